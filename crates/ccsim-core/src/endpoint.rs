@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+//! Sans-IO transport endpoints.
+//!
+//! An endpoint never touches the event loop. The engine calls it and collects what it wants to
+//! send:
+//!
+//! ```text
+//!   engine ── handle_packet(now, pkt, out) ──> endpoint ──> out: Vec<Packet> ──> node (hook, routing)
+//!   engine ── handle_timeout(now, out) ──────> endpoint
+//!   engine <─ poll_timeout() ── the one deadline the endpoint wants (None: none)
+//! ```
+//!
+//! Each endpoint exposes a single deadline; the engine keeps at most one live heap entry for it
+//! and discards stale ones lazily when they pop. `poll_timeout` must be re-read after every
+//! `handle_*` call, since any of them can move the deadline. `handle_timeout` may be called when
+//! no deadline has passed yet (a stale wake-up); endpoints must treat that as a no-op.
+
+use crate::packet::Packet;
+use crate::time::SimTime;
+
+pub trait Endpoint {
+    /// A packet addressed to this endpoint arrived.
+    fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>);
+    /// The deadline returned by `poll_timeout` may have passed.
+    fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>);
+    /// The earliest time this endpoint needs `handle_timeout`.
+    fn poll_timeout(&self) -> Option<SimTime>;
+}
+
+/// Counters every endpoint keeps, in the same units, so the flows table is uniform.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowCounters {
+    /// Payload bytes handed to the network, retransmissions included.
+    pub bytes_sent: u64,
+    /// Bytes on the wire (headers included) handed to the network.
+    pub wire_bytes_sent: u64,
+    /// Data packets handed to the network, retransmissions included.
+    pub packets_sent: u64,
+    /// Retransmitted data segments.
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    /// Unique payload bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Data packets that reached the receiving endpoint (duplicates included).
+    pub packets_received: u64,
+    /// First data packet sent.
+    pub first_send: Option<SimTime>,
+    /// Last in-order delivery at the receiver.
+    pub last_delivery: Option<SimTime>,
+    /// When a finite transfer's last byte was acknowledged (TCP) or delivered (UDP).
+    pub completed_at: Option<SimTime>,
+    /// Sum and count of RTT samples (ns), for the mean; and the minimum.
+    pub rtt_sum_ns: u128,
+    pub rtt_samples: u64,
+    pub rtt_min_ns: Option<u64>,
+}

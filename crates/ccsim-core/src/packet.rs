@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+//! Packets: typed headers, and the payload as a length.
+//!
+//! ```text
+//!   Packet { src, dst, size, dscp, ecn, flow,  transport: Tcp(TcpHeader) | Udp(UdpHeader) }
+//!            └── IP ──────────────────────┘   └── transport header (payload = a length) ──┘
+//! ```
+//!
+//! `size` is the number of bytes the packet occupies on the wire at the IP layer (headers
+//! included); a link's serialization time and a byte-mode queue both use it. No payload bytes
+//! exist anywhere in the simulator.
+//!
+//! Addresses are interface addresses (a multihomed host has several); ports are global endpoint
+//! identifiers, so delivering a packet to its endpoint is one index.
+
+use crate::time::SimTime;
+
+/// The address of one interface of one node (dense, assigned by the network builder).
+pub type Addr = u32;
+/// A transport endpoint's identity; globally unique in a run (dense, assigned by the builder).
+pub type Port = u32;
+/// The metrics identity of the flow a packet belongs to (dense index into the flow table).
+pub type FlowId = u32;
+
+/// Differentiated Services code point of Expedited Forwarding (RFC 3246), used by paper 003.
+pub const DSCP_EF: u8 = 46;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packet {
+    pub src: Addr,
+    pub dst: Addr,
+    /// Bytes on the wire at the IP layer, headers included.
+    pub size: u32,
+    /// DiffServ code point (6 bits), rewritten by markers.
+    pub dscp: u8,
+    /// ECN field (RFC 3168): 0 not-ECT, 1/2 ECT, 3 CE.
+    pub ecn: u8,
+    /// The flow this packet is accounted to.
+    pub flow: FlowId,
+    /// When the packet was first handed to the network by its endpoint (for one-way delay).
+    pub sent_at: SimTime,
+    pub transport: Transport,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transport {
+    Tcp(TcpHeader),
+    Udp(UdpHeader),
+}
+
+/// A TCP segment. Sequence numbers are 64-bit byte offsets from the start of the stream (no
+/// wrap-around: 2^64 bytes is far beyond any run), so no modular comparisons are needed.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TcpHeader {
+    pub src_port: Port,
+    pub dst_port: Port,
+    /// First payload byte carried (data segments).
+    pub seq: u64,
+    /// Cumulative acknowledgment: the next byte expected (ACK segments).
+    pub ack: u64,
+    /// Payload bytes (0 for a pure ACK).
+    pub len: u32,
+    /// Receive window advertised, in bytes (a scaled window, RFC 7323, up to 4 GiB).
+    pub rwnd: u32,
+    pub flags: u8,
+    /// SACK blocks (RFC 2018), most recent first.
+    pub sack: SackBlocks,
+    /// Congestion-control header carried end to end and rewritten by routers (XCP).
+    pub cc: CcHeader,
+}
+
+impl TcpHeader {
+    pub const FLAG_ACK: u8 = 0x10;
+    pub const FLAG_FIN: u8 = 0x01;
+    /// Set by the sender on a retransmitted segment. Not a real TCP bit: it exists so traces and
+    /// base-station agents in tests can check their inference; agents must not rely on it.
+    pub const FLAG_RETX: u8 = 0x80;
+
+    pub fn is_ack(&self) -> bool {
+        self.flags & Self::FLAG_ACK != 0
+    }
+    pub fn end_seq(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+}
+
+/// Up to four SACK blocks `[left, right)` (RFC 2018 §3: at most 4 fit in 40 option bytes,
+/// 3 with timestamps).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct SackBlocks {
+    pub n: u8,
+    pub blocks: [(u64, u64); 4],
+}
+
+impl SackBlocks {
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.n as usize]
+    }
+    pub fn push(&mut self, b: (u64, u64)) -> bool {
+        if (self.n as usize) < self.blocks.len() {
+            self.blocks[self.n as usize] = b;
+            self.n += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Option bytes on the wire: kind, length and 8 bytes per block (RFC 2018 §3), padded to 4.
+    pub fn option_bytes(&self) -> u32 {
+        if self.n == 0 {
+            0
+        } else {
+            (2 + 8 * self.n as u32).div_ceil(4) * 4
+        }
+    }
+}
+
+/// Per-packet congestion header that routers read and rewrite. `None` for ordinary TCP; XCP
+/// (Katabi et al., SIGCOMM 2002) will add its variant: the sender writes its cwnd and RTT, routers
+/// lower the feedback, the receiver echoes it in the ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum CcHeader {
+    #[default]
+    None,
+    Xcp {
+        /// Sender's cwnd in bytes.
+        cwnd: u32,
+        /// Sender's smoothed RTT in microseconds (0 = not yet known).
+        rtt_us: u32,
+        /// Requested window change in bytes (may be negative); routers only lower it.
+        feedback: i32,
+    },
+}
+
+/// A datagram of a UDP source (CBR, on-off); `seq` counts datagrams for loss accounting.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct UdpHeader {
+    pub src_port: Port,
+    pub dst_port: Port,
+    pub seq: u64,
+    pub len: u32,
+}
+
+impl Packet {
+    pub fn dst_port(&self) -> Port {
+        match &self.transport {
+            Transport::Tcp(h) => h.dst_port,
+            Transport::Udp(h) => h.dst_port,
+        }
+    }
+    pub fn tcp(&self) -> Option<&TcpHeader> {
+        match &self.transport {
+            Transport::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpHeader> {
+        match &mut self.transport {
+            Transport::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+    /// Transport payload bytes (what goodput counts).
+    pub fn payload_len(&self) -> u32 {
+        match &self.transport {
+            Transport::Tcp(h) => h.len,
+            Transport::Udp(h) => h.len,
+        }
+    }
+    /// True for packets that carry application data (not pure ACKs).
+    pub fn is_data(&self) -> bool {
+        self.payload_len() > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_stays_within_the_per_packet_memory_budget() {
+        // PERFORMANCE.md: <= 256 B per packet in flight, queue and pipe bookkeeping included.
+        assert!(std::mem::size_of::<Packet>() <= 160, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_option_length_is_two_plus_eight_per_block_padded() {
+        let mut s = SackBlocks::default();
+        assert_eq!(s.option_bytes(), 0);
+        s.push((1, 2));
+        assert_eq!(s.option_bytes(), 12);
+        s.push((3, 4));
+        s.push((5, 6));
+        assert_eq!(s.option_bytes(), 28);
+        assert!(s.push((7, 8)));
+        assert!(!s.push((9, 10)));
+    }
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+//! Results as columns, ready to cross into Python (pandas) or Parquet in bulk.
+//!
+//! A run produces three tables:
+//! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
+//! - `links`: one row per link direction;
+//! - `series`: the time series in long form: `time_s, kind, name, metric, value`.
+//!
+//! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A table: named columns of equal length, in a fixed order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn f64(&self, name: &str) -> Option<&[f64]> {
+        match self.column(name)? {
+            Column::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn u64(&self, name: &str) -> Option<&[u64]> {
+        match self.column(name)? {
+            Column::U64(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn str(&self, name: &str) -> Option<&[String]> {
+        match self.column(name)? {
+            Column::Str(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Simulated time reached the scenario's duration.
+    Duration,
+    /// Every flow finished and nothing was left to happen.
+    Idle,
+    /// `limits.max_events` reached.
+    EventLimit,
+    /// `limits.max_wall_seconds` reached.
+    WallLimit,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Duration => "duration",
+            StopReason::Idle => "idle",
+            StopReason::EventLimit => "event_limit",
+            StopReason::WallLimit => "wall_limit",
+        }
+    }
+}
+
+/// Whole-run figures, for the CLI summary and `ccsim bench`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub stop_reason: StopReason,
+    /// Simulated time when the run ended, seconds.
+    pub sim_seconds: f64,
+    /// Events processed by the event loop.
+    pub events: u64,
+    /// Wall-clock seconds spent building the network and running the event loop.
+    pub wall_seconds: f64,
+    /// Data-carrying packets put on any link (each hop counts once per link).
+    pub data_packets: u64,
+    /// Data packets sent by endpoints (each counts once, whatever its path length).
+    pub data_packets_sent: u64,
+    /// The largest number of packets alive at once (queues, links, hooks).
+    pub peak_packets: u64,
+    /// The largest number of pending events in the heap.
+    pub peak_heap: u64,
+    /// Master seed used.
+    pub seed: u64,
+}
+
+/// Everything a run returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutput {
+    pub summary: RunSummary,
+    pub flows: Table,
+    pub links: Table,
+    pub series: Table,
+}

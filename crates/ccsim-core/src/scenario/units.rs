@@ -1,0 +1,1 @@
+//! Placeholder: units parsing (being written).

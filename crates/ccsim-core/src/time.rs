@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+//! Simulated time, durations and bit rates.
+//!
+//! Time is an integer count of nanoseconds (`u64`: 584 years of simulated time), never a float,
+//! so that the same scenario gives the same bits on every machine. Serialization delay is
+//! computed from bytes and bit rate in `u128` and the remainder is carried from packet to packet
+//! by [`Serializer`], so a link that sends a million packets back to back finishes at exactly
+//! `total_bits / rate`, with no per-packet rounding that accumulates.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant of simulated time, in nanoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimDuration(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimTime(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimTime(s * 1_000_000_000)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float, for reports only (never fed back into the simulation).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// The span since `earlier`, or zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        SimDuration(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimDuration(s * 1_000_000_000)
+    }
+    /// From float seconds, rounded to the nearest nanosecond; for random draws and
+    /// user input only.
+    pub fn from_secs_f64(s: f64) -> Self {
+        if s.is_nan() || s <= 0.0 {
+            SimDuration(0)
+        } else if s >= u64::MAX as f64 * 1e-9 {
+            SimDuration(u64::MAX)
+        } else {
+            SimDuration((s * 1e9).round() as u64)
+        }
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn saturating_mul(self, k: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(k))
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    /// Panics in debug builds if `rhs` is later: use [`SimTime::saturating_since`] when that
+    /// can happen.
+    fn sub(self, rhs: SimTime) -> SimDuration {
+        debug_assert!(self.0 >= rhs.0, "time went backwards");
+        SimDuration(self.0.wrapping_sub(rhs.0))
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, d: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(d.0))
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.9}s", self.as_secs_f64())
+    }
+}
+
+/// A bit rate in bits per second. Always positive once validated by the scenario layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub const fn bps(b: u64) -> Self {
+        Rate(b)
+    }
+    pub const fn mbps(m: u64) -> Self {
+        Rate(m * 1_000_000)
+    }
+    pub const fn gbps(g: u64) -> Self {
+        Rate(g * 1_000_000_000)
+    }
+    pub const fn bits_per_sec(self) -> u64 {
+        self.0
+    }
+    /// Time to put `bytes` on the wire, rounded up to a whole nanosecond. Use a
+    /// [`Serializer`] for back-to-back packets so the rounding does not accumulate.
+    pub fn tx_time(self, bytes: u64) -> SimDuration {
+        let num = bytes as u128 * 8 * 1_000_000_000;
+        let r = self.0.max(1) as u128;
+        SimDuration(num.div_ceil(r).min(u64::MAX as u128) as u64)
+    }
+    /// Bytes sent in `d` at this rate (rounded down).
+    pub fn bytes_in(self, d: SimDuration) -> u64 {
+        (self.0 as u128 * d.0 as u128 / 8_000_000_000) as u64
+    }
+}
+
+/// Exact serialization clock for one transmitter: carries the sub-nanosecond remainder from one
+/// packet to the next, so that `n` back-to-back packets of `b` bytes take exactly
+/// `ceil(n * 8b / rate)` ns in total, not `n * ceil(8b / rate)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serializer {
+    /// Remainder in units of 1/rate nanoseconds, always `< rate`.
+    carry: u128,
+}
+
+impl Serializer {
+    /// The transmission time of the next packet of `bytes` at `rate`.
+    pub fn next(&mut self, rate: Rate, bytes: u64) -> SimDuration {
+        let r = rate.0.max(1) as u128;
+        let num = bytes as u128 * 8 * 1_000_000_000 + self.carry;
+        let whole = num / r;
+        self.carry = num % r;
+        SimDuration(whole.min(u64::MAX as u128) as u64)
+    }
+    /// Forget the remainder, when the transmitter goes idle (the next packet starts on a
+    /// nanosecond boundary).
+    pub fn reset(&mut self) {
+        self.carry = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_1500_byte_packet_at_10_mbps_takes_1_2_ms() {
+        assert_eq!(Rate::mbps(10).tx_time(1500), SimDuration::from_micros(1200));
+    }
+
+    #[test]
+    fn back_to_back_serialization_does_not_accumulate_rounding() {
+        // 1 byte at 3 bit/s is 8/3 s: rounding each up would drift by 1/3 ns per packet.
+        let rate = Rate::bps(3);
+        let mut s = Serializer::default();
+        let total: u64 = (0..3000).map(|_| s.next(rate, 1).0).sum();
+        assert_eq!(total, 8_000_000_000_000);
+    }
+
+    #[test]
+    fn bytes_in_inverts_tx_time_for_whole_packets() {
+        let r = Rate::gbps(1);
+        assert_eq!(r.bytes_in(r.tx_time(1500)), 1500);
+    }
+}
