@@ -1,1 +1,113 @@
-fn main() {}
+// SPDX-License-Identifier: MIT
+//! Criterion benchmarks of the core, in three tiers (SimPy's layout): frequent calls (the
+//! scoreboard on every ACK), and whole scenarios (P0 of PERFORMANCE.md), reported as elements
+//! per second so they read against the bare-heap ceiling there.
+//!
+//! `cargo bench -p ccsim-core` (the `bench` profile keeps debug info for flamegraphs).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+use ccsim_core::tcp::scoreboard::Scoreboard;
+use ccsim_core::time::SimTime;
+
+/// Steady state of a sender with `window` segments in flight: one send and one cumulative ACK
+/// per step. Its cost must not grow with the window (PERFORMANCE.md, "per-ACK work").
+fn scoreboard_send_ack(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scoreboard_send_ack");
+    for window in [100u64, 10_000, 100_000] {
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(window), &window, |b, &w| {
+            let mss = 1448u32;
+            let mut sb = Scoreboard::new(mss);
+            for _ in 0..w {
+                sb.on_send(mss, SimTime::ZERO);
+            }
+            let mut t = 0u64;
+            b.iter(|| {
+                t += 1;
+                sb.on_send(mss, SimTime(t));
+                let a = sb.on_cumulative_ack(sb.snd_una() + mss as u64);
+                black_box(a);
+            });
+        });
+    }
+    g.finish();
+}
+
+/// A SACK-heavy recovery step: one hole at the front, each ACK SACKs one more segment.
+fn scoreboard_sack(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scoreboard_sack_block");
+    for window in [100u64, 10_000] {
+        g.throughput(Throughput::Elements(window - 1));
+        g.bench_with_input(BenchmarkId::from_parameter(window), &window, |b, &w| {
+            let mss = 1448u64;
+            b.iter(|| {
+                let mut sb = Scoreboard::new(mss as u32);
+                for _ in 0..w {
+                    sb.on_send(mss as u32, SimTime::ZERO);
+                }
+                for k in 1..w {
+                    sb.on_sack_block(mss, (k + 1) * mss);
+                    sb.update_lost(3);
+                }
+                black_box(sb.pipe());
+            });
+        });
+    }
+    g.finish();
+}
+
+const P0: &str = r#"
+duration = "10s"
+[nodes]
+h1 = "host"
+r1 = "router"
+r2 = "router"
+d1 = "host"
+[links.in]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+queue = { type = "droptail", limit = 1000 }
+[links.bottleneck]
+a = "r1"
+b = "r2"
+rate = "10Mbps"
+delay = "20ms"
+queue = { type = "droptail", limit = 100 }
+[links.out]
+a = "r2"
+b = "d1"
+rate = "100Mbps"
+delay = "1ms"
+queue = { type = "droptail", limit = 1000 }
+[flows.f1]
+type = "tcp"
+src = "h1"
+dst = "d1"
+variant = "sack"
+mss = 1448
+"#;
+
+fn whole_scenario(c: &mut Criterion) {
+    let spec = ccsim_core::load_scenario(P0, &[], None)
+        .expect("P0 scenario")
+        .spec;
+    let events = ccsim_core::run(&spec).expect("run").summary.events;
+    let mut g = c.benchmark_group("scenario");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("p0_10s_events", |b| {
+        b.iter(|| black_box(ccsim_core::run(&spec).expect("run")))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    scoreboard_send_ack,
+    scoreboard_sack,
+    whole_scenario
+);
+criterion_main!(benches);

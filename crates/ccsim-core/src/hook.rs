@@ -1,1 +1,127 @@
-//! Placeholder: being written.
+// SPDX-License-Identifier: MIT
+//! Node hooks: a packet processor that sees every packet at one node, in both directions.
+//!
+//! Base-station agents (SPACK, Snoop, I-TCP), DiffServ edge policers and markers, and IP-layer
+//! striping are all hooks. A hook sits between the node's links and its forwarding:
+//!
+//! ```text
+//!   link ──> arrives ──┐                      ┌──> routing ──> link
+//!                      ├──> hook.on_packet ───┤
+//!   local endpoint ────┘    (forward, drop,   └──> local endpoint
+//!                            hold, rewrite,
+//!                            inject)
+//! ```
+//!
+//! - **When it fires:** for every packet that arrives at the node over a link (`arrived_on` is
+//!   the interface) and for every packet a local endpoint sends (`arrived_on` is `None`), before
+//!   routing or local delivery. Pure ACKs (zero payload) are packets like any other.
+//! - **What it can do:** [`HookOutput::forward`] the packet (rewritten or not) to continue
+//!   normally; [`HookOutput::drop_packet`] it (counted as a `hook` drop on the link it arrived on);
+//!   keep it and release it later from [`NodeHook::on_timeout`] (a delay: report held packets in
+//!   [`NodeHook::held`] so packet conservation holds); [`HookOutput::inject`] new packets (an
+//!   ACK generated at a base station, a local retransmission).
+//! - **Timers:** one deadline per hook ([`NodeHook::poll_timeout`]), like endpoints; stale
+//!   wake-ups must be no-ops.
+//! - Packets a hook forwards or injects are routed from this node and do not pass the hook again.
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+use crate::rng::RngStream;
+use crate::time::{SimDuration, SimTime};
+
+/// Index of an interface (equal to its address).
+pub type IfaceId = u32;
+
+/// What a hook decided, collected by the engine after each call.
+#[derive(Debug, Default)]
+pub struct HookOutput {
+    pub(crate) packets: Vec<Packet>,
+    pub(crate) injected: u64,
+    pub(crate) dropped: u64,
+}
+
+impl HookOutput {
+    /// Let a packet that reached the hook continue (routing or local delivery).
+    pub fn forward(&mut self, pkt: Packet) {
+        self.packets.push(pkt);
+    }
+    /// Send a packet the hook created.
+    pub fn inject(&mut self, pkt: Packet) {
+        self.injected += 1;
+        self.packets.push(pkt);
+    }
+    /// Destroy a packet that reached the hook.
+    pub fn drop_packet(&mut self, pkt: Packet) {
+        let _ = pkt;
+        self.dropped += 1;
+    }
+}
+
+pub trait NodeHook {
+    /// A packet reached the node (over interface `arrived_on`, or from a local endpoint).
+    fn on_packet(
+        &mut self,
+        now: SimTime,
+        pkt: Packet,
+        arrived_on: Option<IfaceId>,
+        out: &mut HookOutput,
+    );
+    /// The deadline of [`NodeHook::poll_timeout`] may have passed.
+    fn on_timeout(&mut self, _now: SimTime, _out: &mut HookOutput) {}
+    fn poll_timeout(&self) -> Option<SimTime> {
+        None
+    }
+    /// Packets the hook holds (for packet conservation and the memory peak).
+    fn held(&self) -> usize {
+        0
+    }
+}
+
+/// A fault injector and the smallest complete example of a hook: drops each packet with
+/// probability `drop` and delays the others by `delay` (FIFO, so order is kept).
+pub struct Impair {
+    drop: f64,
+    delay: SimDuration,
+    rng: RngStream,
+    held: VecDeque<(SimTime, Packet)>,
+}
+
+impl Impair {
+    pub fn new(drop: f64, delay: SimDuration, rng: RngStream) -> Self {
+        Impair {
+            drop,
+            delay,
+            rng,
+            held: VecDeque::new(),
+        }
+    }
+}
+
+impl NodeHook for Impair {
+    fn on_packet(&mut self, now: SimTime, pkt: Packet, _: Option<IfaceId>, out: &mut HookOutput) {
+        if self.rng.bernoulli(self.drop) {
+            out.drop_packet(pkt);
+        } else if self.delay == SimDuration::ZERO {
+            out.forward(pkt);
+        } else {
+            self.held.push_back((now + self.delay, pkt));
+        }
+    }
+
+    fn on_timeout(&mut self, now: SimTime, out: &mut HookOutput) {
+        while self.held.front().is_some_and(|(t, _)| *t <= now) {
+            if let Some((_, p)) = self.held.pop_front() {
+                out.forward(p);
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.held.front().map(|(t, _)| *t)
+    }
+
+    fn held(&self) -> usize {
+        self.held.len()
+    }
+}

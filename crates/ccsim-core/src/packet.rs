@@ -180,7 +180,11 @@ mod tests {
     #[test]
     fn a_packet_stays_within_the_per_packet_memory_budget() {
         // PERFORMANCE.md: <= 256 B per packet in flight, queue and pipe bookkeeping included.
-        assert!(std::mem::size_of::<Packet>() <= 160, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 160,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 
     #[test]

@@ -1,1 +1,690 @@
-//! Placeholder: being written.
+// SPDX-License-Identifier: MIT
+//! Queue disciplines of one link direction: DropTail and RED.
+//!
+//! ```text
+//!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<Packet> ──> dequeue(now)
+//!                          [ RED: EWMA average, early drop / ECN mark ]
+//! ```
+//!
+//! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
+//! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] at the end of every
+//! transmission. A `dequeue` that finds nothing therefore means "the transmitter went idle",
+//! which is where RED starts its idle period (see [`Red::on_idle`]).
+//!
+//! Everything is O(1) per packet: one `VecDeque` push or pop (the buffer grows to the largest
+//! occupancy seen and is then reused, so there is no allocation per packet in steady state), a
+//! few floating-point operations and at most one random draw for RED.
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+use crate::rng::RngStream;
+use crate::scenario::spec::{QueueLimit, QueueSpec};
+use crate::time::{Rate, SimTime};
+
+/// ECN field values (RFC 3168 §5: 00 not-ECT, 01 ECT(1), 10 ECT(0), 11 CE).
+const ECN_ECT1: u8 = 1;
+const ECN_ECT0: u8 = 2;
+const ECN_CE: u8 = 3;
+
+/// Initial capacity of the packet buffer: enough for typical buffers without a reallocation,
+/// small enough not to matter for thousands of idle links.
+const INITIAL_CAPACITY: u64 = 64;
+
+/// A queue discipline for one link direction (closed set of disciplines, no trait object).
+#[derive(Clone, Debug)]
+pub struct Queue {
+    buf: VecDeque<Packet>,
+    /// Sum of `size` of the packets in `buf`.
+    bytes: u64,
+    /// Hard limit: a packet that does not fit is dropped whatever the discipline says.
+    limit: QueueLimit,
+    /// ECN CE marks made so far.
+    marks: u64,
+    disc: Discipline,
+}
+
+#[derive(Clone, Debug)]
+enum Discipline {
+    DropTail,
+    Red(Red),
+}
+
+/// What RED's early-detection step decided for one arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Enqueue it unchanged.
+    Pass,
+    /// Signal congestion: mark it if ECN applies, otherwise drop it.
+    Signal,
+    /// Drop it even if it is ECN-capable.
+    Force,
+}
+
+/// State of Random Early Detection (Floyd and Jacobson, "Random Early Detection Gateways for
+/// Congestion Avoidance", IEEE/ACM ToN 1(4), 1993; "FJ93" below).
+#[derive(Clone, Debug)]
+struct Red {
+    min_th: f64,
+    max_th: f64,
+    max_p: f64,
+    w_q: f64,
+    gentle: bool,
+    ecn: bool,
+    /// The queue is measured in bytes (thresholds in bytes) when the limit is in bytes. Only
+    /// the measurement changes: the drop/mark probability is *not* scaled by packet size
+    /// (FJ93 §4's byte-mode p_b·size/max_size). RFC 7141 (BCP 41), recommendations (2) and
+    /// (3): packet size should not be taken into account when the network creates congestion
+    /// signals, and RED's byte-mode packet drop variant should not be used.
+    byte_mode: bool,
+    /// 1 / (max_th − min_th), precomputed.
+    inv_range: f64,
+    /// ln(1 − w_q), precomputed: ageing by m packets is exp(m · ln(1 − w_q)).
+    ln_keep: f64,
+    /// Link rate in bit/s and mean_packet_size in bit·ns·1e9 (8e9 · bytes): the number of
+    /// "small packets" that fit in an idle span of `d` ns is d · rate / (8e9 · mean_size).
+    rate_bps: u128,
+    mean_pkt_bit_ns: u128,
+    /// The EWMA average queue size, in packets or bytes (FJ93 §4 `avg`).
+    avg: f64,
+    /// Packets since the last marked/dropped one (FJ93 Fig. 2 `count`, −1 below min_th).
+    count: i64,
+    /// The transmitter is idle and the queue is empty, since `idle_since` (FJ93 `q_time`).
+    idle: bool,
+    idle_since: SimTime,
+    rng: RngStream,
+}
+
+impl Queue {
+    /// A queue with the given discipline. `rng` drives RED's random drops; `link_rate` is the
+    /// rate of the transmitter this queue feeds, which RED needs to age its average over idle
+    /// periods (FJ93 §4). DropTail uses neither.
+    pub fn new(spec: &QueueSpec, rng: RngStream, link_rate: Rate) -> Queue {
+        let (limit, disc) = match *spec {
+            QueueSpec::DropTail { limit } => (limit, Discipline::DropTail),
+            QueueSpec::Red {
+                limit,
+                min_th,
+                max_th,
+                max_p,
+                w_q,
+                gentle,
+                ecn,
+                mean_packet_size,
+            } => {
+                let range = max_th - min_th;
+                let red = Red {
+                    min_th,
+                    max_th,
+                    max_p,
+                    w_q,
+                    gentle,
+                    ecn,
+                    byte_mode: matches!(limit, QueueLimit::Bytes(_)),
+                    inv_range: if range > 0.0 {
+                        1.0 / range
+                    } else {
+                        f64::INFINITY
+                    },
+                    ln_keep: (-w_q).ln_1p(),
+                    rate_bps: link_rate.bits_per_sec() as u128,
+                    mean_pkt_bit_ns: (mean_packet_size.max(1) as u128) * 8 * 1_000_000_000,
+                    avg: 0.0,
+                    // FJ93 Fig. 2, initialization: avg ← 0, count ← −1.
+                    count: -1,
+                    // The link starts idle at time zero (as ns-2's REDQueue::reset does).
+                    idle: true,
+                    idle_since: SimTime::ZERO,
+                    rng,
+                };
+                (limit, Discipline::Red(red))
+            }
+        };
+        let cap = match limit {
+            QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
+            QueueLimit::Bytes(_) => INITIAL_CAPACITY,
+        };
+        Queue {
+            buf: VecDeque::with_capacity(cap as usize),
+            bytes: 0,
+            limit,
+            marks: 0,
+            disc,
+        }
+    }
+
+    /// Whether a packet of `size` bytes fits under the hard limit (tail drop otherwise).
+    #[inline]
+    fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (self.buf.len() as u64) < n,
+            QueueLimit::Bytes(b) => self.bytes + size as u64 <= b,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, pkt: Packet) {
+        self.bytes += pkt.size as u64;
+        self.buf.push_back(pkt);
+    }
+
+    /// `Ok(())` if accepted (possibly ECN-marked: `pkt.ecn` set to 3 when RED has `ecn` and the
+    /// packet is ECT(0) or ECT(1)); `Err(pkt)` if dropped.
+    ///
+    /// The refused packet is handed back by value (the caller counts and discards it): boxing
+    /// it would cost an allocation per drop on the per-packet path.
+    #[allow(clippy::result_large_err)]
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, mut pkt: Packet) -> Result<(), Packet> {
+        let fits = self.fits(pkt.size);
+        let red = match &mut self.disc {
+            Discipline::DropTail => {
+                if !fits {
+                    return Err(pkt);
+                }
+                self.push(pkt);
+                return Ok(());
+            }
+            Discipline::Red(red) => red,
+        };
+        // FJ93 §4: the average is computed on every arrival, from the queue size the arriving
+        // packet finds (ns-2 red.cc uses the length before the enqueue, as here).
+        let q = if red.byte_mode {
+            self.bytes as f64
+        } else {
+            self.buf.len() as f64
+        };
+        red.update_average(now, q);
+        let verdict = red.early_detection();
+        if !fits {
+            // The hard limit always applies, to ECN-capable packets too (RFC 3168 §5: "When
+            // severe congestion has occurred and the router's queue is full, then the router has
+            // no choice but to drop some packet"). The drop restarts the uniformisation count
+            // (count ← 0), as in ns-2 red.cc.
+            red.count = 0;
+            return Err(pkt);
+        }
+        match verdict {
+            Verdict::Pass => {}
+            Verdict::Force => return Err(pkt),
+            Verdict::Signal => {
+                if !red.ecn {
+                    return Err(pkt);
+                }
+                match pkt.ecn {
+                    // RFC 3168 §5: "If so [ECT set], then instead of dropping the packet, the
+                    // router MAY instead set the CE codepoint in the IP header."
+                    ECN_ECT1 | ECN_ECT0 => {
+                        pkt.ecn = ECN_CE;
+                        self.marks += 1;
+                    }
+                    // RFC 3168 §5: "When a CE packet ... is received by a router, the CE
+                    // codepoint is left unchanged, and the packet is transmitted as usual."
+                    ECN_CE => {}
+                    // Not-ECT: the congestion signal can only be a drop (RFC 3168 §5).
+                    _ => return Err(pkt),
+                }
+            }
+        }
+        self.push(pkt);
+        Ok(())
+    }
+
+    /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
+    /// free; `None` starts RED's idle period.
+    #[inline]
+    pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+        match self.buf.pop_front() {
+            Some(p) => {
+                self.bytes -= p.size as u64;
+                if let Discipline::Red(red) = &mut self.disc {
+                    red.idle = false;
+                }
+                Some(p)
+            }
+            None => {
+                if let Discipline::Red(red) = &mut self.disc {
+                    red.on_idle(now);
+                }
+                None
+            }
+        }
+    }
+
+    pub fn len_packets(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// ECN marks made so far (RED with ecn).
+    pub fn marks(&self) -> u64 {
+        self.marks
+    }
+
+    /// RED's average queue size (packets, or bytes in byte mode) as of the last arrival; `None`
+    /// for DropTail. For traces and tests.
+    pub fn average(&self) -> Option<f64> {
+        match &self.disc {
+            Discipline::DropTail => None,
+            Discipline::Red(red) => Some(red.avg),
+        }
+    }
+}
+
+impl Red {
+    /// The transmitter found the queue empty: the idle period starts now, unless it already
+    /// started (several empty dequeues in a row must not move `q_time`). FJ93 Fig. 2: "when
+    /// queue becomes empty: q_time ← time". As in ns-2 (`REDQueue::deque` sets `idle_` and
+    /// `idle_time_` when it finds no packet), the period starts when the *link* goes idle, not
+    /// when the last waiting packet enters the transmitter.
+    #[inline]
+    fn on_idle(&mut self, now: SimTime) {
+        if !self.idle {
+            self.idle = true;
+            self.idle_since = now;
+        }
+    }
+
+    /// FJ93 §4 (Fig. 2) and §6: avg ← (1 − w_q)·avg + w_q·q on each arrival. After an idle period
+    /// the average is first aged as if m = f(time − q_time) small packets had arrived to an
+    /// empty queue, avg ← (1 − w_q)^m · avg, where f counts the transmission times of a packet
+    /// of `mean_packet_size` at the link rate that fit in the idle span (ns-2 red.cc: m =
+    /// ptc · idle_time, then the ordinary EWMA update for the arriving packet).
+    #[inline]
+    fn update_average(&mut self, now: SimTime, q: f64) {
+        if self.idle {
+            self.idle = false;
+            let idle_ns = now.saturating_since(self.idle_since).as_nanos() as u128;
+            let m = idle_ns * self.rate_bps / self.mean_pkt_bit_ns;
+            if m > 0 {
+                self.avg *= (m as f64 * self.ln_keep).exp();
+            }
+        }
+        self.avg += self.w_q * (q - self.avg);
+    }
+
+    /// FJ93 Fig. 2 (with §7's uniformisation) and Floyd's "gentle" RED (2000): decide the fate
+    /// of the arriving packet from the average; updates `count`, draws at most one uniform.
+    #[inline]
+    fn early_detection(&mut self) -> Verdict {
+        let avg = self.avg;
+        let pb = if avg < self.min_th {
+            // FJ93 Fig. 2: "else count ← −1".
+            self.count = -1;
+            return Verdict::Pass;
+        } else if avg < self.max_th {
+            // FJ93 §7: p_b ← max_p (avg − min_th)/(max_th − min_th).
+            self.max_p * (avg - self.min_th) * self.inv_range
+        } else if self.gentle && avg < 2.0 * self.max_th {
+            // Gentle RED (Floyd, "Recommendation on using the gentle variant of RED", 2000):
+            // p_b rises linearly from max_p at max_th to 1 at 2·max_th.
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            // FJ93 Fig. 2: "else if max_th ≤ avg: mark the arriving packet; count ← 0" (with
+            // gentle, from 2·max_th). RFC 3168 §7: "During periods where the average queue size
+            // exceeds an upper threshold ... routers drop packets rather than set the CE
+            // codepoint", hence Force even for ECN-capable packets.
+            self.count = 0;
+            return Verdict::Force;
+        };
+        // FJ93 §7: count packets since the last mark and p_a ← p_b / (1 − count·p_b), so that
+        // the gaps between marks are roughly uniform on [1, 1/p_b] instead of geometric.
+        self.count += 1;
+        let denom = 1.0 - self.count as f64 * pb;
+        let pa = if denom > 0.0 { pb / denom } else { 1.0 };
+        if self.rng.uniform() < pa {
+            self.count = 0;
+            Verdict::Signal
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Transport, UdpHeader};
+
+    fn pkt(size: u32, ecn: u8, tag: u64) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size,
+            dscp: 0,
+            ecn,
+            flow: 0,
+            sent_at: SimTime::ZERO,
+            transport: Transport::Udp(UdpHeader {
+                src_port: 0,
+                dst_port: 1,
+                seq: tag,
+                len: size.saturating_sub(28),
+            }),
+        }
+    }
+
+    fn seq_of(p: &Packet) -> u64 {
+        match &p.transport {
+            Transport::Udp(h) => h.seq,
+            Transport::Tcp(_) => unreachable!(),
+        }
+    }
+
+    fn droptail(limit: QueueLimit) -> Queue {
+        Queue::new(
+            &QueueSpec::DropTail { limit },
+            RngStream::derive(1, "test/queue"),
+            Rate::mbps(10),
+        )
+    }
+
+    fn red(
+        limit: QueueLimit,
+        min_th: f64,
+        max_th: f64,
+        max_p: f64,
+        w_q: f64,
+        gentle: bool,
+        ecn: bool,
+    ) -> Queue {
+        Queue::new(
+            &QueueSpec::Red {
+                limit,
+                min_th,
+                max_th,
+                max_p,
+                w_q,
+                gentle,
+                ecn,
+                mean_packet_size: 1250,
+            },
+            RngStream::derive(7, "test/red"),
+            Rate::mbps(10),
+        )
+    }
+
+    /// Keeps the queue at exactly `target` packets at every arrival: offer one packet, then
+    /// serve until `target` remain. Returns how many of `n` arrivals were refused.
+    fn hold(q: &mut Queue, target: usize, n: u64, ecn: u8) -> u64 {
+        let mut drops = 0;
+        for i in 0..n {
+            if q.enqueue(SimTime::ZERO, pkt(1000, ecn, i)).is_err() {
+                drops += 1;
+            }
+            while q.len_packets() > target {
+                q.dequeue(SimTime::ZERO).unwrap();
+            }
+        }
+        drops
+    }
+
+    /// Fills the queue to `target` packets while the average is still near zero.
+    fn fill(q: &mut Queue, target: usize) {
+        for i in 0..target as u64 {
+            q.enqueue(SimTime::ZERO, pkt(1000, 0, i)).unwrap();
+        }
+    }
+
+    #[test]
+    fn droptail_in_packets_accepts_exactly_limit_packets_then_drops() {
+        let mut q = droptail(QueueLimit::Packets(5));
+        for i in 0..5 {
+            assert!(
+                q.enqueue(SimTime::ZERO, pkt(1500, 0, i)).is_ok(),
+                "packet {i}"
+            );
+        }
+        let refused = q.enqueue(SimTime::ZERO, pkt(1500, 0, 5)).unwrap_err();
+        assert_eq!(seq_of(&refused), 5);
+        assert_eq!(q.len_packets(), 5);
+        assert_eq!(q.len_bytes(), 7500);
+        q.dequeue(SimTime::ZERO).unwrap();
+        assert!(q.enqueue(SimTime::ZERO, pkt(1500, 0, 6)).is_ok());
+    }
+
+    #[test]
+    fn droptail_in_bytes_accepts_a_packet_that_fills_the_limit_exactly_and_drops_one_byte_more() {
+        let mut q = droptail(QueueLimit::Bytes(3000));
+        assert!(q.enqueue(SimTime::ZERO, pkt(1500, 0, 0)).is_ok());
+        assert!(q.enqueue(SimTime::ZERO, pkt(1000, 0, 1)).is_ok());
+        // 2500 + 501 > 3000: refused, though a smaller packet still fits.
+        assert!(q.enqueue(SimTime::ZERO, pkt(501, 0, 2)).is_err());
+        assert!(q.enqueue(SimTime::ZERO, pkt(500, 0, 3)).is_ok());
+        assert_eq!(q.len_bytes(), 3000);
+        assert!(q.enqueue(SimTime::ZERO, pkt(40, 0, 4)).is_err());
+        assert_eq!(q.len_packets(), 3);
+    }
+
+    #[test]
+    fn packets_leave_in_fifo_order_and_byte_count_returns_to_zero() {
+        let mut q = droptail(QueueLimit::Packets(100));
+        for i in 0..50 {
+            q.enqueue(SimTime::ZERO, pkt(40 + i as u32, 0, i)).unwrap();
+        }
+        for i in 0..50 {
+            assert_eq!(seq_of(&q.dequeue(SimTime::ZERO).unwrap()), i);
+        }
+        assert!(q.dequeue(SimTime::ZERO).is_none());
+        assert!(q.is_empty());
+        assert_eq!(q.len_bytes(), 0);
+    }
+
+    #[test]
+    fn red_never_drops_while_a_steady_queue_stays_below_min_th() {
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, true, false);
+        fill(&mut q, 3);
+        assert_eq!(hold(&mut q, 3, 20_000, 0), 0);
+        let avg = q.average().unwrap();
+        assert!((avg - 3.0).abs() < 1e-6, "avg {avg}");
+    }
+
+    #[test]
+    fn red_between_thresholds_drops_twice_pb_of_arrivals_with_uniformised_gaps() {
+        // Queue held at 10 packets: avg → 10, p_b = 0.1 · (10 − 5)/(15 − 5) = 0.05. With
+        // FJ93 §7's p_a = p_b/(1 − count·p_b), the gap between drops is uniform on
+        // {1, …, 1/p_b − 1}, of mean 1/(2 p_b): the long-run drop fraction is 2 p_b = 0.1.
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, false);
+        fill(&mut q, 10);
+        hold(&mut q, 10, 3_000, 0); // warm-up: avg within 10·e^-30 of 10
+        let avg = q.average().unwrap();
+        assert!((avg - 10.0).abs() < 1e-6, "avg {avg}");
+        let n = 100_000;
+        let frac = hold(&mut q, 10, n, 0) as f64 / n as f64;
+        assert!((0.095..0.105).contains(&frac), "drop fraction {frac}");
+    }
+
+    #[test]
+    fn red_gaps_between_drops_never_exceed_one_over_pb() {
+        // Uniformisation bounds the gap: at count = 1/p_b − 1 the probability p_a reaches 1.
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, false);
+        fill(&mut q, 10);
+        hold(&mut q, 10, 3_000, 0);
+        let mut gap = 0u64;
+        let mut max_gap = 0u64;
+        for i in 0..50_000 {
+            gap += 1;
+            if q.enqueue(SimTime::ZERO, pkt(1000, 0, i)).is_err() {
+                max_gap = max_gap.max(gap);
+                gap = 0;
+            }
+            while q.len_packets() > 10 {
+                q.dequeue(SimTime::ZERO);
+            }
+        }
+        assert!(max_gap <= 20, "max gap {max_gap}");
+        assert!(max_gap >= 15, "max gap {max_gap}");
+    }
+
+    #[test]
+    fn red_without_gentle_drops_every_arrival_once_the_average_passes_max_th() {
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, false);
+        fill(&mut q, 20);
+        hold(&mut q, 20, 3_000, 0);
+        assert!(q.average().unwrap() > 19.99);
+        assert_eq!(hold(&mut q, 20, 1_000, 0), 1_000);
+    }
+
+    #[test]
+    fn gentle_red_above_max_th_drops_only_a_fraction_rising_towards_one_at_twice_max_th() {
+        // avg = 20, max_th = 15: p_b = 0.1 + 0.9 · (20 − 15)/15 = 0.4. With the uniformisation,
+        // after a drop the next packet goes with p_a = 0.4/0.6 and the one after surely: gaps
+        // of 1 (2/3) or 2 (1/3), mean 4/3, a drop fraction of 0.75.
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, true, false);
+        fill(&mut q, 20);
+        hold(&mut q, 20, 3_000, 0);
+        let n = 20_000;
+        let frac = hold(&mut q, 20, n, 0) as f64 / n as f64;
+        assert!((0.73..0.77).contains(&frac), "gentle drop fraction {frac}");
+
+        // At and beyond 2·max_th gentle RED drops everything too.
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, true, false);
+        fill(&mut q, 31);
+        hold(&mut q, 31, 3_000, 0);
+        assert!(q.average().unwrap() > 30.0);
+        assert_eq!(hold(&mut q, 31, 1_000, 0), 1_000);
+    }
+
+    #[test]
+    fn red_with_ecn_marks_ect_packets_instead_of_dropping_them() {
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, true);
+        fill(&mut q, 10);
+        hold(&mut q, 10, 3_000, 2);
+        let marks_before = q.marks();
+        let mut ce = 0u64;
+        let n = 50_000;
+        for i in 0..n {
+            q.enqueue(SimTime::ZERO, pkt(1000, 2, i))
+                .expect("ECT packets are not early-dropped");
+            while q.len_packets() > 10 {
+                if q.dequeue(SimTime::ZERO).unwrap().ecn == 3 {
+                    ce += 1;
+                }
+            }
+        }
+        let marks = q.marks() - marks_before;
+        let frac = marks as f64 / n as f64;
+        assert!((0.09..0.11).contains(&frac), "mark fraction {frac}");
+        // Every mark made during the run shows up as CE on a dequeued packet (give or take the
+        // 10 packets still queued at either end).
+        assert!(ce.abs_diff(marks) <= 10, "ce {ce} marks {marks}");
+
+        // The same queue drops not-ECT packets at the same rate and marks none of them.
+        let marks_before = q.marks();
+        let drops = hold(&mut q, 10, n, 0);
+        assert_eq!(q.marks(), marks_before);
+        let frac = drops as f64 / n as f64;
+        assert!((0.09..0.11).contains(&frac), "drop fraction {frac}");
+    }
+
+    #[test]
+    fn red_with_ecn_leaves_ce_packets_unchanged_and_unmarked() {
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, true);
+        fill(&mut q, 10);
+        hold(&mut q, 10, 3_000, 3);
+        let before = q.marks();
+        assert_eq!(hold(&mut q, 10, 10_000, 3), 0);
+        assert_eq!(q.marks(), before);
+    }
+
+    #[test]
+    fn red_with_ecn_still_drops_ect_packets_above_max_th_and_at_the_hard_limit() {
+        // Above max_th without gentle: forced drops, not marks (RFC 3168 §7).
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, false, true);
+        fill(&mut q, 20);
+        hold(&mut q, 20, 3_000, 1);
+        let before = q.marks();
+        assert_eq!(hold(&mut q, 20, 1_000, 1), 1_000);
+        assert_eq!(q.marks(), before);
+
+        // Gentle: marks between max_th and 2·max_th, drops from 2·max_th.
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, true, true);
+        fill(&mut q, 20);
+        assert_eq!(hold(&mut q, 20, 3_000, 1), 0);
+        assert!(q.marks() > 1_000);
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, 0.01, true, true);
+        fill(&mut q, 31);
+        hold(&mut q, 31, 3_000, 1);
+        assert_eq!(hold(&mut q, 31, 1_000, 1), 1_000);
+
+        // A full buffer drops ECT packets even with a small average.
+        let mut q = red(QueueLimit::Packets(4), 2.0, 3.0, 0.1, 0.0001, true, true);
+        for i in 0..4 {
+            q.enqueue(SimTime::ZERO, pkt(1000, 1, i)).unwrap();
+        }
+        assert!(q.average().unwrap() < 0.01);
+        let refused = q.enqueue(SimTime::ZERO, pkt(1000, 1, 4)).unwrap_err();
+        assert_eq!(refused.ecn, 1);
+        assert_eq!(q.marks(), 0);
+    }
+
+    #[test]
+    fn red_in_byte_mode_measures_the_queue_and_thresholds_in_bytes() {
+        // 10 packets of 1000 B held: avg → 10,000 B, between 5,000 and 15,000 B: the same
+        // 2·p_b = 0.1 drop fraction as in packet mode.
+        let mut q = red(
+            QueueLimit::Bytes(100_000),
+            5_000.0,
+            15_000.0,
+            0.1,
+            0.01,
+            false,
+            false,
+        );
+        fill(&mut q, 10);
+        hold(&mut q, 10, 3_000, 0);
+        let avg = q.average().unwrap();
+        assert!((avg - 10_000.0).abs() < 1e-3, "avg {avg}");
+        let n = 50_000;
+        let frac = hold(&mut q, 10, n, 0) as f64 / n as f64;
+        assert!((0.09..0.11).contains(&frac), "drop fraction {frac}");
+    }
+
+    #[test]
+    fn red_average_ages_over_an_idle_link_as_if_small_packets_had_arrived() {
+        // 10 Mbit/s and mean_packet_size 1250 B: one "small packet" per 1 ms of idle time.
+        let w = 0.01;
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, w, true, false);
+        fill(&mut q, 4);
+        hold(&mut q, 4, 3_000, 0);
+        let before = q.average().unwrap();
+        let t0 = SimTime::from_millis(5);
+        while q.dequeue(t0).is_some() {}
+        // Further empty dequeues do not restart the idle period.
+        assert!(q.dequeue(SimTime::from_millis(30)).is_none());
+        q.enqueue(SimTime::from_millis(105), pkt(1000, 0, 0))
+            .unwrap();
+        // 100 ms idle → m = 100, then the ordinary update with q = 0.
+        let expected = before * (1.0 - w).powi(100) * (1.0 - w);
+        let avg = q.average().unwrap();
+        assert!(
+            (avg - expected).abs() < 1e-12 * before,
+            "avg {avg} expected {expected}"
+        );
+        assert!(avg < before * 0.37, "(0.99)^101 ≈ 0.362");
+    }
+
+    #[test]
+    fn red_average_does_not_age_while_the_link_is_still_transmitting() {
+        let w = 0.01;
+        let mut q = red(QueueLimit::Packets(100), 5.0, 15.0, 0.1, w, true, false);
+        fill(&mut q, 4);
+        hold(&mut q, 4, 3_000, 0);
+        let before = q.average().unwrap();
+        // The last waiting packet enters the transmitter: the queue is empty but the link busy.
+        while q.len_packets() > 0 {
+            q.dequeue(SimTime::from_millis(1));
+        }
+        q.enqueue(SimTime::from_millis(50), pkt(1000, 0, 0))
+            .unwrap();
+        let avg = q.average().unwrap();
+        assert!((avg - before * (1.0 - w)).abs() < 1e-12, "avg {avg}");
+    }
+}

@@ -8,12 +8,26 @@
 //!
 //! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
 
-/// One column of a table.
-#[derive(Clone, Debug, PartialEq)]
+/// One column of a table. Equality is bitwise for floats (NaN equals NaN): two runs are the
+/// same when they produced the same bits.
+#[derive(Clone, Debug)]
 pub enum Column {
     F64(Vec<f64>),
     U64(Vec<u64>),
     Str(Vec<String>),
+}
+
+impl PartialEq for Column {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Column::F64(a), Column::F64(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Column::U64(a), Column::U64(b)) => a == b,
+            (Column::Str(a), Column::Str(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Column {
@@ -106,6 +120,12 @@ pub struct RunSummary {
     pub peak_heap: u64,
     /// Master seed used.
     pub seed: u64,
+    /// Packet conservation at the end: created (by endpoints and hooks) = delivered (to
+    /// endpoints) + dropped + alive (still in queues, links and hooks).
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub packets_alive: u64,
 }
 
 /// Everything a run returns.

@@ -1,1 +1,202 @@
-//! Placeholder: being written.
+// SPDX-License-Identifier: MIT
+//! The congestion-control trait: how an algorithm plugs into a TCP endpoint.
+//!
+//! The endpoint (see [`crate::tcp`]) owns the connection state, detects losses and runs loss
+//! recovery (Reno, NewReno, SACK); the algorithm only decides how the window grows and how far it
+//! falls. The split follows ns-3's `TcpCongestionOps`/`TcpRecoveryOps` and quinn's `Controller`:
+//!
+//! ```text
+//!                 ACK arrives                      loss detected (3 dupacks, RTO, ECN)
+//!   endpoint ───────────────> on_ack(ev, &mut w)   endpoint ──> on_congestion(ev) ─> ssthresh
+//!      │  (not in recovery)   grows w.cwnd            │          the endpoint applies it and sets
+//!      │                                              │          cwnd by its recovery algorithm
+//!      └── every data segment sent: on_send(ev, &mut hdr)  (XCP stamps its header)
+//! ```
+//!
+//! Rules every algorithm follows:
+//! - it works in **bytes**, never segments (`ev.mss` is there to convert);
+//! - it never reads a clock: `now` comes in as an argument;
+//! - `on_congestion` *returns* ssthresh and leaves cwnd alone: the endpoint applies it, which
+//!   keeps loss recovery in one place and makes undo possible;
+//! - queries are nouns ([`CongestionControl::name`], [`CongestionControl::metrics`]).
+//!
+//! ## How the later algorithms plug in
+//! - **Delay-based (FAST, Vegas):** every [`AckEvent`] carries the RTT sample of this ACK (Karn's
+//!   rule applied: none for retransmitted data), the smoothed RTT and the minimum RTT seen so far
+//!   (`min_rtt`, the base RTT). FAST updates its window once per RTT from `min_rtt / rtt`; Vegas
+//!   compares expected and actual rate once per RTT. Both keep their own per-RTT bookkeeping,
+//!   using `now` and `ev.snd_una`.
+//! - **Explicit rate from a lower layer (ER-TCP over ATM ABR, paper 000):** the ATM adaptation
+//!   layer at the sender calls [`CongestionControl::on_explicit_rate`] with the last backward-RM
+//!   ER; the algorithm sets `w.cwnd = ER · (48/53) · … · RTT · S` on the next `on_ack`.
+//! - **Router-assisted (XCP):** the algorithm writes its cwnd and RTT into the packet's
+//!   [`CcHeader`] in [`CongestionControl::on_send`]; routers lower the feedback field on the way;
+//!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
+//!   applies the feedback to `w.cwnd`.
+
+pub mod reno;
+
+use crate::packet::CcHeader;
+use crate::time::{SimDuration, SimTime};
+
+pub use reno::{Reno, RenoConfig};
+
+/// The part of the endpoint's state an algorithm may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes (`u64::MAX`: not yet set).
+    pub ssthresh: u64,
+}
+
+impl Window {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// An ACK that advanced SND.UNA while the endpoint was not in loss recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// Bytes newly acknowledged by this ACK (cumulatively), > 0.
+    pub bytes_acked: u64,
+    /// SND.UNA after this ACK.
+    pub snd_una: u64,
+    /// SND.MAX - SND.UNA after this ACK, bytes.
+    pub flight_size: u64,
+    /// Sender maximum segment size, bytes.
+    pub mss: u64,
+    /// RTT measured by this ACK (None: no valid sample, e.g. retransmitted data, Karn's rule).
+    pub rtt_sample: Option<SimDuration>,
+    /// Smoothed RTT (RFC 6298), if any sample has been taken.
+    pub srtt: Option<SimDuration>,
+    /// Smallest RTT sample so far: the base RTT of delay-based algorithms.
+    pub min_rtt: Option<SimDuration>,
+    /// The congestion header the receiver echoed (XCP feedback); `CcHeader::None` otherwise.
+    pub echo: CcHeader,
+}
+
+/// What signalled congestion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionKind {
+    /// Fast retransmit: DupThresh duplicate ACKs or SACK loss detection.
+    DupAck,
+    /// The retransmission timer expired (first expiry for this data only).
+    Rto,
+    /// An ECN echo (RFC 3168).
+    Ecn,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    pub kind: CongestionKind,
+    /// FlightSize when the loss was detected (RFC 5681 eq. (4)), bytes.
+    pub flight_size: u64,
+    /// The window before the reduction.
+    pub window: Window,
+    pub mss: u64,
+}
+
+/// A data segment is about to be sent.
+#[derive(Clone, Copy, Debug)]
+pub struct SendEvent {
+    pub seq: u64,
+    pub len: u32,
+    pub is_retransmission: bool,
+    pub window: Window,
+    pub srtt: Option<SimDuration>,
+}
+
+/// An explicit rate delivered by a lower layer (the ER field of ATM ABR backward RM cells).
+#[derive(Clone, Copy, Debug)]
+pub struct RateEvent {
+    /// Explicit rate, bits per second.
+    pub rate_bps: u64,
+}
+
+/// Internal state an algorithm exposes for traces; units in the field names.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CcMetrics {
+    /// Bytes acknowledged towards the next congestion-avoidance increase (byte counting).
+    pub bytes_acked_accumulator: u64,
+}
+
+/// A congestion-control algorithm. Object-safe, so an algorithm can be chosen by name at run
+/// time; built-ins are dispatched through [`AnyCc`] to avoid the indirection on the hot path.
+pub trait CongestionControl {
+    /// Short lower-case name, as in scenario files (`"reno"`).
+    fn name(&self) -> &'static str;
+
+    /// An ACK advanced SND.UNA outside loss recovery: grow `w.cwnd` (slow start or congestion
+    /// avoidance). Not called for duplicate ACKs nor during fast recovery, where the endpoint's
+    /// recovery algorithm owns cwnd.
+    fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window);
+
+    /// Congestion was detected: return the new ssthresh in bytes. Must not return less than
+    /// `2 * ev.mss` (RFC 5681 eq. (4)'s floor keeps the ACK clock alive).
+    fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64;
+
+    /// Loss recovery ended (the recovery point was acknowledged).
+    fn on_recovery_end(&mut self, _now: SimTime, _w: &mut Window) {}
+
+    /// A lower layer delivered an explicit rate (ER-TCP over ATM ABR).
+    fn on_explicit_rate(&mut self, _now: SimTime, _ev: &RateEvent, _w: &mut Window) {}
+
+    /// A data segment is leaving: an algorithm that carries a header (XCP) writes it here.
+    fn on_send(&mut self, _now: SimTime, _ev: &SendEvent, _hdr: &mut CcHeader) {}
+
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics::default()
+    }
+}
+
+/// The built-in algorithms, dispatched without a vtable.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    Reno(Reno),
+}
+
+impl AnyCc {
+    fn inner(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            AnyCc::Reno(c) => c,
+        }
+    }
+    fn inner_ref(&self) -> &dyn CongestionControl {
+        match self {
+            AnyCc::Reno(c) => c,
+        }
+    }
+}
+
+impl CongestionControl for AnyCc {
+    fn name(&self) -> &'static str {
+        self.inner_ref().name()
+    }
+    #[inline]
+    fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        match self {
+            AnyCc::Reno(c) => c.on_ack(now, ev, w),
+        }
+    }
+    fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
+        self.inner().on_congestion(now, ev)
+    }
+    fn on_recovery_end(&mut self, now: SimTime, w: &mut Window) {
+        self.inner().on_recovery_end(now, w)
+    }
+    fn on_explicit_rate(&mut self, now: SimTime, ev: &RateEvent, w: &mut Window) {
+        self.inner().on_explicit_rate(now, ev, w)
+    }
+    #[inline]
+    fn on_send(&mut self, now: SimTime, ev: &SendEvent, hdr: &mut CcHeader) {
+        match self {
+            AnyCc::Reno(c) => c.on_send(now, ev, hdr),
+        }
+    }
+    fn metrics(&self) -> CcMetrics {
+        self.inner_ref().metrics()
+    }
+}

@@ -117,9 +117,13 @@ pub enum QueueSpec {
 pub enum LossSpec {
     None,
     /// Each packet lost independently with probability `rate`.
-    Uniform { rate: f64 },
+    Uniform {
+        rate: f64,
+    },
     /// Bit error rate; a packet of `b` bits is lost with probability 1 − (1 − ber)^b.
-    BitError { ber: f64 },
+    BitError {
+        ber: f64,
+    },
     /// Two-state Markov chain evaluated once per packet.
     GilbertElliott {
         /// P(good → bad) per packet.
@@ -172,10 +176,18 @@ pub enum FlowKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeDist {
     /// Pareto with minimum `scale` bytes and shape `shape` (mean = shape·scale/(shape−1)).
-    Pareto { scale: f64, shape: f64 },
+    Pareto {
+        scale: f64,
+        shape: f64,
+    },
     /// Lognormal with parameters of the underlying normal (sizes in bytes).
-    Lognormal { mu: f64, sigma: f64 },
-    Constant { bytes: u64 },
+    Lognormal {
+        mu: f64,
+        sigma: f64,
+    },
+    Constant {
+        bytes: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,1 +1,15 @@
-//! Placeholder: being written.
+// SPDX-License-Identifier: MIT
+//! TCP: a one-way data sender and its receiver, as two sans-IO endpoints.
+//!
+//! - [`sender`]: Reno / NewReno / SACK loss recovery, RFC 6298 timer, any [`crate::cc`] algorithm;
+//! - [`receiver`]: cumulative and selective ACKs, delayed ACKs, finite buffer;
+//! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`;
+//! - [`rto`]: the RFC 6298 estimator.
+
+pub mod receiver;
+pub mod rto;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::{TcpReceiver, TcpReceiverConfig};
+pub use sender::{TcpSender, TcpSenderConfig};

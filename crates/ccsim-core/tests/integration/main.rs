@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: MIT
+//! Whole-network tests, built as one binary (nexosim's layout). Scenarios are TOML, run through
+//! the same public API the CLI uses.
+
+mod common;
+mod conservation;
+mod determinism;
+mod tcp_behaviour;

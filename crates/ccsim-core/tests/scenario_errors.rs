@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: MIT
+//! Every scenario error names the field and what would be accepted; these are the messages
+//! documented in docs/scenario.md, checked word for word.
+
+use ccsim_core::scenario::{FlowKind, LossSpec, QueueLimit, QueueSpec, TcpSpec};
+use ccsim_core::{load_scenario, Loaded, ScenarioError};
+
+/// Hosts h1 and h2 joined through router r1 by links `access` and `bottleneck`, one TCP flow.
+const BASE: &str = r#"
+duration = "10s"
+
+[nodes]
+h1 = "host"
+h2 = "host"
+r1 = "router"
+
+[links.access]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+
+[links.bottleneck]
+a = "r1"
+b = "h2"
+rate = "10Mbps"
+delay = "20ms"
+
+[flows.f1]
+type = "tcp"
+src = "h1"
+dst = "h2"
+"#;
+
+fn load(text: &str, overrides: &[&str]) -> Result<Loaded, ScenarioError> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load_scenario(text, &overrides, None)
+}
+
+/// The error of BASE with `overrides`, as displayed ("path: message").
+fn error_with(overrides: &[&str]) -> String {
+    error_of(BASE, overrides)
+}
+
+fn error_of(text: &str, overrides: &[&str]) -> String {
+    match load(text, overrides) {
+        Ok(_) => panic!("expected an error with {overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// BASE with the line `line` removed.
+fn without(line: &str) -> String {
+    assert!(BASE.contains(line), "BASE has no line {line:?}");
+    BASE.replacen(&format!("{line}\n"), "", 1)
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    let loaded = load(BASE, &[]).unwrap();
+    assert_eq!(loaded.spec.flows.len(), 1);
+    assert_eq!(loaded.spec.links.len(), 2);
+}
+
+#[test]
+fn the_complete_example_in_the_documentation_loads() {
+    let doc = include_str!("../../../docs/scenario.md");
+    let start = doc
+        .find("```toml\n")
+        .expect("docs/scenario.md has a toml example")
+        + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let loaded = load(&doc[start..end], &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.spec.flows.len() >= 4);
+    assert!(loaded.spec.routing.routes.len() == 1);
+}
+
+// ---- the messages of the brief ------------------------------------------------------------
+
+#[test]
+fn a_rate_without_a_valid_unit_names_the_field_and_an_example() {
+    assert_eq!(
+        error_with(&["links.bottleneck.rate=10 Mbs"]),
+        r#"links.bottleneck.rate: "10 Mbs" is not a rate, e.g. "10Mbps""#
+    );
+}
+
+#[test]
+fn a_missing_rate_says_what_kind_of_value_is_needed() {
+    let text = BASE.replacen("rate = \"10Mbps\"\n", "", 1);
+    assert_eq!(
+        error_of(&text, &[]),
+        r#"links.bottleneck.rate: missing; a rate such as "10Mbps""#
+    );
+}
+
+#[test]
+fn a_duration_given_as_a_bare_number_shows_the_units_and_what_was_found() {
+    assert_eq!(
+        error_with(&["flows.f1.start=5"]),
+        r#"flows.f1.start: expected a duration such as "1.5s" (units ns, us, ms, s, min), found integer 5"#
+    );
+}
+
+#[test]
+fn a_duration_string_without_a_unit_asks_for_one() {
+    assert_eq!(
+        error_with(&["flows.f1.start=\"5\""]),
+        r#"flows.f1.start: "5" has no unit; add one, e.g. "5s" (units ns, us, ms, s, min)"#
+    );
+}
+
+#[test]
+fn an_unknown_tcp_variant_lists_the_variants() {
+    assert_eq!(
+        error_with(&["flows.f1.variant=vegas"]),
+        r#"flows.f1.variant: "vegas" is not one of reno, newreno, sack"#
+    );
+}
+
+#[test]
+fn a_flow_to_an_unknown_node_lists_the_nodes() {
+    assert_eq!(
+        error_with(&["flows.f1.dst=h9"]),
+        r#"flows.f1.dst: no node named "h9"; nodes are h1, h2, r1"#
+    );
+}
+
+#[test]
+fn hosts_joined_only_through_another_host_are_not_connected() {
+    let text = BASE.replace("r1 = \"router\"", "r1 = \"router\"\nh3 = \"host\"")
+        + "[links.tail]\na = \"h2\"\nb = \"h3\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n";
+    assert_eq!(
+        error_of(&text, &["flows.f1.dst=h3"]),
+        "flows.f1: h1 and h3 are not connected (hosts do not forward; only routers do)"
+    );
+}
+
+#[test]
+fn a_host_without_links_is_not_connected() {
+    let text = BASE.replace("r1 = \"router\"", "r1 = \"router\"\nh3 = \"host\"");
+    assert_eq!(
+        error_of(&text, &["flows.f1.src=h3"]),
+        "flows.f1: h3 and h2 are not connected (hosts do not forward; only routers do)"
+    );
+}
+
+// ---- unknown keys at each level ------------------------------------------------------------
+
+#[test]
+fn an_unknown_top_level_key_lists_the_sections() {
+    assert_eq!(
+        error_with(&["durration=\"5s\""]),
+        "durration: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
+         routing, trace"
+    );
+}
+
+#[test]
+fn an_unknown_link_key_lists_the_link_keys() {
+    assert_eq!(
+        error_with(&["links.bottleneck.rat=\"10Mbps\""]),
+        "links.bottleneck.rat: unknown key; allowed: a, b, rate, delay, mtu, queue, loss, \
+         a_to_b, b_to_a"
+    );
+}
+
+#[test]
+fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
+    assert_eq!(
+        error_with(&["limits.max_time=\"1s\""]),
+        "limits.max_time: unknown key; allowed: max_events, max_wall"
+    );
+    assert_eq!(
+        error_with(&["trace.every=\"1s\""]),
+        "trace.every: unknown key; allowed: interval"
+    );
+    assert_eq!(
+        error_with(&["routing.metrics=\"hops\""]),
+        "routing.metrics: unknown key; allowed: metric, routes"
+    );
+    assert_eq!(
+        error_with(&["routing.routes=[{at=\"r1\", to=\"h2\", through=\"bottleneck\"}]"]),
+        "routing.routes[0].through: unknown key; allowed: at, to, via"
+    );
+}
+
+#[test]
+fn unknown_keys_in_nodes_and_hooks_are_rejected() {
+    assert_eq!(
+        error_with(&["nodes.r1={type=\"router\", kind=\"x\"}"]),
+        "nodes.r1.kind: unknown key; allowed: type, hook"
+    );
+    assert_eq!(
+        error_with(&["nodes.r1={type=\"router\", hook={type=\"impair\", loss=0.1}}"]),
+        "nodes.r1.hook.loss: unknown key; allowed: type, drop, delay"
+    );
+}
+
+#[test]
+fn unknown_keys_in_queues_depend_on_the_queue_type() {
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"droptail\", min_th=5}"]),
+        "links.bottleneck.queue.min_th: unknown key; allowed: type, limit"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", maxp=0.1}"]),
+        "links.bottleneck.queue.maxp: unknown key; allowed: type, limit, min_th, max_th, \
+         max_p, w_q, gentle, ecn, mean_packet_size"
+    );
+}
+
+#[test]
+fn unknown_keys_in_loss_depend_on_the_loss_type() {
+    assert_eq!(
+        error_with(&["links.bottleneck.loss={type=\"uniform\", p=0.1}"]),
+        "links.bottleneck.loss.p: unknown key; allowed: type, rate, direction"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.loss={type=\"gilbert_elliott\", p_gb=0.1}"]),
+        "links.bottleneck.loss.p_gb: unknown key; allowed: type, p_good_to_bad, \
+         p_bad_to_good, loss_good, loss_bad, direction"
+    );
+}
+
+#[test]
+fn a_direction_table_takes_no_direction_key_and_only_four_keys() {
+    assert_eq!(
+        error_with(&[
+            "links.bottleneck.a_to_b.loss={type=\"uniform\", rate=0.1, direction=\"both\"}"
+        ]),
+        "links.bottleneck.a_to_b.loss.direction: unknown key; allowed: type, rate"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.a_to_b.mtu=1000"]),
+        "links.bottleneck.a_to_b.mtu: unknown key; allowed: rate, delay, queue, loss"
+    );
+}
+
+#[test]
+fn unknown_keys_in_flows_depend_on_the_flow_type() {
+    assert_eq!(
+        error_with(&["flows.f2={type=\"cbr\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\", size=5}"]),
+        "flows.f2.size: unknown key; allowed: type, src, dst, start, stop, rate, packet_size"
+    );
+    assert_eq!(
+        error_with(&["flows.f2={type=\"onoff\", src=\"h1\", dst=\"h2\", mss=5}"]),
+        "flows.f2.mss: unknown key; allowed: type, src, dst, start, stop, rate, packet_size, \
+         on, off, distribution"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.windw=\"inf\""]),
+        "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, size, preset, \
+         variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
+         rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
+         delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
+         clock_granularity"
+    );
+}
+
+#[test]
+fn the_tcp_table_takes_only_tcp_keys() {
+    assert_eq!(
+        error_with(&["tcp.size=\"10KB\""]),
+        "tcp.size: unknown key; allowed: preset, variant, cc, mss, header_bytes, \
+         initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
+         dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
+         max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity"
+    );
+}
+
+#[test]
+fn unknown_keys_in_size_distributions_depend_on_the_distribution() {
+    let flow = "flows.f2={type=\"short_tcp\", src=\"h1\", dst=\"h2\", arrival_rate=1, sizes=";
+    assert_eq!(
+        error_with(&[&format!(
+            "{flow}{{dist=\"pareto\", mean=\"1KB\", shape=2, sigma=1}}}}"
+        )]),
+        "flows.f2.sizes.sigma: unknown key; allowed: dist, mean, scale, shape"
+    );
+    assert_eq!(
+        error_with(&[&format!("{flow}{{dist=\"constant\", mean=\"1KB\"}}}}")]),
+        "flows.f2.sizes.mean: unknown key; allowed: dist, size"
+    );
+}
+
+// ---- types, units and ranges ---------------------------------------------------------------
+
+#[test]
+fn a_missing_duration_says_what_kind_of_value_is_needed() {
+    assert_eq!(
+        error_of(&without("duration = \"10s\""), &[]),
+        r#"duration: missing; a duration such as "1.5s""#
+    );
+}
+
+#[test]
+fn a_zero_run_duration_is_out_of_range() {
+    assert_eq!(
+        error_with(&["duration=0s"]),
+        r#"duration: "0s" is out of range; must be greater than 0"#
+    );
+}
+
+#[test]
+fn a_negative_duration_is_rejected() {
+    assert_eq!(
+        error_with(&["links.access.delay=-1ms"]),
+        r#"links.access.delay: "-1ms" is negative; a duration must be >= 0"#
+    );
+}
+
+#[test]
+fn a_rate_given_as_a_number_shows_the_units() {
+    assert_eq!(
+        error_with(&["links.access.rate=10000000"]),
+        r#"links.access.rate: expected a rate such as "10Mbps" (units bps, Kbps, Mbps, Gbps), found integer 10000000"#
+    );
+}
+
+#[test]
+fn a_zero_rate_is_out_of_range() {
+    assert_eq!(
+        error_with(&["links.access.rate=0Mbps"]),
+        r#"links.access.rate: "0Mbps" is out of range; must be greater than 0"#
+    );
+}
+
+#[test]
+fn a_size_with_an_unknown_unit_lists_the_size_units() {
+    assert_eq!(
+        error_with(&["flows.f1.size=\"100 KBytes\""]),
+        r#"flows.f1.size: "100 KBytes" is not a size, e.g. "64KB" (units B, KB, MB, GB, KiB, MiB, GiB)"#
+    );
+}
+
+#[test]
+fn segment_counts_are_only_accepted_in_tcp_window_fields() {
+    assert_eq!(
+        error_with(&["flows.f1.size=20pkt"]),
+        r#"flows.f1.size: "20pkt" is not a size, e.g. "64KB" (units B, KB, MB, GB, KiB, MiB, GiB)"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.max_window=\"20 packets\""]),
+        r#"flows.f1.max_window: "20 packets" is not a size, e.g. "64KB" or "20pkt" (units B, KB, MB, GB, KiB, MiB, GiB, pkt, seg)"#
+    );
+}
+
+#[test]
+fn a_window_of_the_wrong_type_lists_the_three_forms() {
+    assert_eq!(
+        error_with(&["flows.f1.initial_ssthresh=true"]),
+        r#"flows.f1.initial_ssthresh: expected "inf", a size such as "64KB" or a segment count such as "20pkt", found boolean true"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.rcv_buffer=\"inf\""]),
+        r#"flows.f1.rcv_buffer: "inf" is not a size, e.g. "64KB" or "20pkt" (units B, KB, MB, GB, KiB, MiB, GiB, pkt, seg)"#
+    );
+}
+
+#[test]
+fn a_size_of_the_wrong_type_shows_both_forms() {
+    assert_eq!(
+        error_with(&["links.access.mtu=1.5"]),
+        r#"links.access.mtu: expected a size such as "64KB" (units B, KB, MB, GB, KiB, MiB, GiB) or an integer number of bytes, found float 1.5"#
+    );
+}
+
+#[test]
+fn integer_fields_reject_floats_and_out_of_range_values() {
+    assert_eq!(
+        error_with(&["flows.f1.dupthresh=2.5"]),
+        "flows.f1.dupthresh: expected an integer, found float 2.5"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.max_sack_blocks=5"]),
+        "flows.f1.max_sack_blocks: 5 is out of range; must be from 1 to 4"
+    );
+    assert_eq!(
+        error_with(&["limits.max_events=0"]),
+        "limits.max_events: 0 is out of range; must be at least 1"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.mss=0"]),
+        "flows.f1.mss: 0 is out of range; must be from 1 to 4294967295"
+    );
+}
+
+#[test]
+fn a_cbr_packet_must_hold_the_udp_and_ip_headers() {
+    assert_eq!(
+        error_with(&[
+            "flows.f2={type=\"cbr\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\", packet_size=28}"
+        ]),
+        "flows.f2.packet_size: 28 is out of range; must be from 29 to 4294967295"
+    );
+}
+
+#[test]
+fn the_seed_must_be_a_non_negative_integer() {
+    assert_eq!(
+        error_with(&["seed=-1"]),
+        "seed: -1 is out of range; must be at least 0"
+    );
+    assert_eq!(
+        error_with(&["seed=\"one\""]),
+        r#"seed: expected an integer, found string "one""#
+    );
+    let e = load_scenario(BASE, &[], Some(u64::MAX)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "seed: 18446744073709551615 is out of range; must be from 0 to 9223372036854775807"
+    );
+}
+
+#[test]
+fn probabilities_must_lie_between_zero_and_one() {
+    assert_eq!(
+        error_with(&["links.bottleneck.loss={type=\"uniform\", rate=1.5}"]),
+        "links.bottleneck.loss.rate: 1.5 is out of range; must be from 0 to 1"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.loss={type=\"uniform\", rate=\"1%\"}"]),
+        r#"links.bottleneck.loss.rate: expected a probability (a number from 0 to 1), found string "1%""#
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.loss={type=\"ber\"}"]),
+        "links.bottleneck.loss.ber: missing; a probability (a number from 0 to 1)"
+    );
+}
+
+#[test]
+fn booleans_must_be_true_or_false() {
+    assert_eq!(
+        error_with(&["flows.f1.delayed_ack=yes"]),
+        r#"flows.f1.delayed_ack: expected true or false, found string "yes""#
+    );
+}
+
+#[test]
+fn a_choice_of_the_wrong_type_lists_the_choices() {
+    assert_eq!(
+        error_with(&["flows.f1.type=1"]),
+        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, found integer 1"
+    );
+    assert_eq!(
+        error_of(&without("type = \"tcp\""), &[]),
+        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.initial_window=\"rfc9999\""]),
+        r#"flows.f1.initial_window: "rfc9999" is not one of rfc5681, rfc3390, rfc6928"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.initial_window=0"]),
+        "flows.f1.initial_window: 0 is out of range; must be from 1 to 4294967295"
+    );
+}
+
+#[test]
+fn a_section_that_is_not_a_table_says_so() {
+    assert_eq!(
+        error_with(&["trace=5"]),
+        "trace: expected a table, found integer 5"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.loss=0.1"]),
+        r#"links.bottleneck.loss: expected a table such as { type = "uniform", rate = 0.01 }, found float 0.1"#
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.queue=100"]),
+        r#"links.bottleneck.queue: expected a table such as { type = "droptail", limit = 100 }, found integer 100"#
+    );
+}
+
+// ---- nodes, links and names ----------------------------------------------------------------
+
+#[test]
+fn a_node_kind_must_be_host_or_router() {
+    assert_eq!(
+        error_with(&["nodes.r1=\"switch\""]),
+        r#"nodes.r1: "switch" is not one of host, router"#
+    );
+    assert_eq!(
+        error_with(&["nodes.r1=3"]),
+        r#"nodes.r1: expected "host", "router" or a table such as { type = "router" }, found integer 3"#
+    );
+}
+
+#[test]
+fn a_scenario_needs_at_least_two_nodes() {
+    let text = "duration = \"1s\"\n[nodes]\nh1 = \"host\"\n";
+    assert_eq!(
+        error_of(text, &[]),
+        "nodes: at least two nodes are needed, found 1"
+    );
+    assert_eq!(
+        error_of("duration = \"1s\"\n", &[]),
+        r#"nodes: missing; a table of nodes such as h1 = "host""#
+    );
+}
+
+#[test]
+fn names_may_not_be_empty_or_contain_dots() {
+    let dotted = BASE.replace("r1 = \"router\"", "r1 = \"router\"\n\"r.2\" = \"router\"");
+    assert_eq!(
+        error_of(&dotted, &[]),
+        r#"nodes: "r.2" is not a valid name: it contains "." (names appear in --set paths)"#
+    );
+    let empty = BASE.replace("[flows.f1]", "[flows.\"\"]");
+    assert_eq!(
+        error_of(&empty, &[]),
+        r#"flows: "" is not a valid name: names may not be empty"#
+    );
+}
+
+#[test]
+fn a_link_must_join_two_different_nodes() {
+    assert_eq!(
+        error_with(&["links.access.b=h1"]),
+        r#"links.access: a and b are both "h1"; a link joins two different nodes"#
+    );
+    assert_eq!(
+        error_with(&["links.access.b=r9"]),
+        r#"links.access.b: no node named "r9"; nodes are h1, h2, r1"#
+    );
+    assert_eq!(
+        error_of(&without("a = \"h1\""), &[]),
+        "links.access.a: missing; a node name"
+    );
+}
+
+#[test]
+fn red_thresholds_must_be_ordered_within_the_limit() {
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", limit=10}"]),
+        "links.bottleneck.queue: RED needs 0 <= min_th < max_th <= limit; got min_th 5, \
+         max_th 15, limit 10 (packets)"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", min_th=20, max_th=10}"]),
+        "links.bottleneck.queue: RED needs 0 <= min_th < max_th <= limit; got min_th 20, \
+         max_th 10, limit 100 (packets)"
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", w_q=0}"]),
+        "links.bottleneck.queue.w_q: 0 is out of range; must be greater than 0 and at most 1"
+    );
+}
+
+#[test]
+fn red_thresholds_are_in_the_unit_of_the_limit() {
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", limit=\"100KB\", min_th=5}"]),
+        r#"links.bottleneck.queue.min_th: expected a size such as "15KB" (the limit is in bytes), found integer 5"#
+    );
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"red\", min_th=\"5KB\"}"]),
+        r#"links.bottleneck.queue.min_th: expected a number of packets (the limit is in packets), found string "5KB""#
+    );
+}
+
+#[test]
+fn a_queue_limit_string_needs_a_unit() {
+    assert_eq!(
+        error_with(&["links.bottleneck.queue={type=\"droptail\", limit=\"100\"}"]),
+        r#"links.bottleneck.queue.limit: "100" has no unit; write 100 for packets or "100B" for bytes"#
+    );
+}
+
+#[test]
+fn direction_tables_resolve_over_the_link_values() {
+    let loaded = load(
+        BASE,
+        &[
+            "links.bottleneck.loss={type=\"uniform\", rate=0.1, direction=\"a_to_b\"}",
+            "links.bottleneck.b_to_a.queue={type=\"droptail\", limit=\"64KiB\"}",
+        ],
+    )
+    .unwrap();
+    let l = &loaded.spec.links["bottleneck"];
+    assert_eq!(l.a_to_b.loss, LossSpec::Uniform { rate: 0.1 });
+    assert_eq!(l.b_to_a.loss, LossSpec::None);
+    assert_eq!(
+        l.b_to_a.queue,
+        QueueSpec::DropTail {
+            limit: QueueLimit::Bytes(65_536)
+        }
+    );
+    assert_eq!(
+        l.a_to_b.queue,
+        QueueSpec::DropTail {
+            limit: QueueLimit::Packets(100)
+        }
+    );
+}
+
+// ---- flows ---------------------------------------------------------------------------------
+
+#[test]
+fn a_flow_needs_two_different_hosts() {
+    assert_eq!(
+        error_with(&["flows.f1.dst=h1"]),
+        r#"flows.f1: src and dst are both "h1""#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.src=r1"]),
+        r#"flows.f1.src: "r1" is a router; flows run between hosts"#
+    );
+    assert_eq!(
+        error_of(&without("src = \"h1\""), &[]),
+        "flows.f1.src: missing; a host name"
+    );
+}
+
+#[test]
+fn a_flow_must_stop_after_it_starts() {
+    assert_eq!(
+        error_with(&["flows.f1.start=2s", "flows.f1.stop=1.5s"]),
+        "flows.f1.stop: 1.5s is not after start (2s)"
+    );
+}
+
+#[test]
+fn the_rto_bounds_must_be_ordered() {
+    assert_eq!(
+        error_with(&["flows.f1.rto_min=2s", "flows.f1.rto_max=1500ms"]),
+        "flows.f1: rto_min (2s) is greater than rto_max (1.5s)"
+    );
+}
+
+#[test]
+fn a_window_smaller_than_one_segment_is_rejected() {
+    assert_eq!(
+        error_with(&["flows.f1.rcv_buffer=1000"]),
+        "flows.f1: rcv_buffer (1000 bytes) is smaller than one segment (mss 1460)"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.max_window=\"1KB\""]),
+        "flows.f1: max_window (1000 bytes) is smaller than one segment (mss 1460)"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.initial_ssthresh=0pkt"]),
+        r#"flows.f1.initial_ssthresh: "0pkt" is out of range; must be greater than 0"#
+    );
+}
+
+#[test]
+fn abc_limit_without_byte_counting_is_rejected_where_it_was_set() {
+    assert_eq!(
+        error_with(&["tcp.abc_limit=3"]),
+        r#"flows.f1: abc_limit (set at tcp.abc_limit) only applies with growth = "abc", but this flow's growth is "rfc5681""#
+    );
+    let ok = load(BASE, &["tcp.abc_limit=3", "flows.f1.growth=abc"]).unwrap();
+    match &ok.spec.flows["f1"].kind {
+        FlowKind::Tcp { tcp, .. } => assert_eq!(
+            tcp.growth,
+            ccsim_core::scenario::Growth::ByteCounting { limit_segments: 3 }
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_tcp_table_fills_in_what_the_flow_does_not_say() {
+    let loaded = load(
+        BASE,
+        &["tcp.preset=ns2", "tcp.delayed_ack=true", "flows.f1.mss=500"],
+    )
+    .unwrap();
+    match &loaded.spec.flows["f1"].kind {
+        FlowKind::Tcp { tcp, size } => {
+            assert_eq!(*size, None);
+            assert_eq!(
+                *tcp,
+                TcpSpec {
+                    delayed_ack: true,
+                    mss: 500,
+                    initial_ssthresh: Some(20 * 500),
+                    max_window: Some(20 * 500),
+                    ..TcpSpec::ns2()
+                }
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn pareto_sizes_need_exactly_one_of_mean_and_scale() {
+    let flow = "flows.f2={type=\"short_tcp\", src=\"h1\", dst=\"h2\", arrival_rate=1, sizes=";
+    assert_eq!(
+        error_with(&[&format!("{flow}{{dist=\"pareto\", shape=1.2}}}}")]),
+        r#"flows.f2.sizes: missing mean or scale; pareto needs one of them, e.g. { dist = "pareto", mean = "30KB", shape = 1.2 }"#
+    );
+    assert_eq!(
+        error_with(&[&format!(
+            "{flow}{{dist=\"pareto\", mean=\"1KB\", scale=\"1KB\", shape=1.2}}}}"
+        )]),
+        "flows.f2.sizes: give either mean or scale, not both"
+    );
+    assert_eq!(
+        error_with(&[&format!(
+            "{flow}{{dist=\"pareto\", mean=\"1KB\", shape=1}}}}"
+        )]),
+        "flows.f2.sizes.shape: 1 is out of range; must be greater than 1 when mean is given \
+         (the mean is infinite otherwise)"
+    );
+    assert_eq!(
+        error_with(&[&format!("{flow}{{dist=\"lognormal\", sigma=1}}}}")]),
+        r#"flows.f2.sizes: missing median or mu; lognormal needs one of them, e.g. { dist = "lognormal", median = "10KB", sigma = 1.0 }"#
+    );
+    assert_eq!(
+        error_with(&[&format!("{flow}{{dist=\"zipf\"}}}}")]),
+        r#"flows.f2.sizes.dist: "zipf" is not one of pareto, lognormal, constant"#
+    );
+}
+
+#[test]
+fn short_tcp_needs_a_positive_arrival_rate() {
+    assert_eq!(
+        error_with(&["flows.f2={type=\"short_tcp\", src=\"h1\", dst=\"h2\", arrival_rate=0, sizes={dist=\"constant\", size=1000}}"]),
+        "flows.f2.arrival_rate: 0 is out of range; must be greater than 0"
+    );
+}
+
+#[test]
+fn onoff_needs_its_on_and_off_periods() {
+    assert_eq!(
+        error_with(&[
+            "flows.f2={type=\"onoff\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\", on=\"1s\"}"
+        ]),
+        r#"flows.f2.off: missing; a duration such as "1.5s""#
+    );
+}
+
+// ---- routing -------------------------------------------------------------------------------
+
+#[test]
+fn a_route_must_leave_over_a_link_attached_to_its_node() {
+    assert_eq!(
+        error_with(&["routing.routes=[{at=\"h1\", to=\"h2\", via=\"bottleneck\"}]"]),
+        r#"routing.routes[0].via: link "bottleneck" is not attached to "h1"; links attached to "h1" are access"#
+    );
+    assert_eq!(
+        error_with(&["routing.routes=[{at=\"r1\", to=\"h2\", via=\"backup\"}]"]),
+        r#"routing.routes[0].via: no link named "backup"; links are access, bottleneck"#
+    );
+}
+
+#[test]
+fn a_route_is_given_once_per_node_and_destination() {
+    assert_eq!(
+        error_with(&["routing.routes=[{at=\"r1\", to=\"h2\", via=\"bottleneck\"}, {at=\"r1\", to=\"h2\", via=\"access\"}]"]),
+        r#"routing.routes[1]: a route at "r1" to "h2" is already given in routes[0]"#
+    );
+    assert_eq!(
+        error_with(&["routing.routes=[{at=\"r1\", to=\"r1\", via=\"access\"}]"]),
+        r#"routing.routes[0]: at and to are both "r1""#
+    );
+    assert_eq!(
+        error_with(&["routing.routes={at=\"r1\"}"]),
+        r#"routing.routes: expected an array of tables such as [{ at = "r1", to = "h2", via = "l2" }], found a table"#
+    );
+}
+
+// ---- --set and TOML syntax -------------------------------------------------------------------
+
+#[test]
+fn an_override_without_an_equals_sign_is_rejected_with_an_empty_path() {
+    let e = load(BASE, &["links.bottleneck.rate"]).unwrap_err();
+    assert_eq!(e.path, "");
+    assert_eq!(
+        e.to_string(),
+        r#"--set "links.bottleneck.rate": expected PATH=VALUE"#
+    );
+    assert_eq!(
+        error_with(&["links..rate=1"]),
+        r#"--set "links..rate=1": expected PATH=VALUE"#
+    );
+}
+
+#[test]
+fn an_override_inside_a_value_that_is_not_a_table_names_that_value() {
+    assert_eq!(
+        error_with(&["duration.seconds=5"]),
+        r#"duration: not a table (found string "10s"), so --set "duration.seconds=5" cannot set a key inside it"#
+    );
+    assert_eq!(
+        error_with(&["nodes.h1.type=router"]),
+        r#"nodes.h1: not a table (found string "host"), so --set "nodes.h1.type=router" cannot set a key inside it"#
+    );
+}
+
+#[test]
+fn a_toml_syntax_error_reports_the_line_and_column() {
+    let e = load("duration = \"10s\"\nnodes = { h1 = \"host\", \n", &[]).unwrap_err();
+    assert_eq!(e.path, "");
+    assert!(
+        e.message
+            .starts_with("TOML syntax error at line 2, column "),
+        "{}",
+        e.message
+    );
+}
