@@ -5,4 +5,5 @@
 mod common;
 mod conservation;
 mod determinism;
+mod hooks;
 mod tcp_behaviour;
