@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: MIT
+"""The ``ccsim`` command.
+
+    ccsim run FILE --out DIR [--seed N] [--set PATH=VALUE ...]
+    ccsim validate FILE [--set PATH=VALUE ...]
+    ccsim bench [--repeat N] [--only P0,P1,P2]
+
+Errors print one line, ``ccsim: error: <message>``, and exit with status 1 (2 for usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ccsim.errors import Error
+from ccsim.result import Result
+from ccsim.scenario import Scenario, run
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def summary_text(res: Result) -> str:
+    """The table `ccsim run` prints: one line per flow, one per busy link direction."""
+    lines = []
+    f = res.flows
+    if len(f):
+        lines.append(
+            f"{'flow':<16} {'goodput Mb/s':>12} {'retx':>6} {'RTOs':>5} {'done s':>8} {'RTT ms':>8}"
+        )
+        shown = f if len(f) <= 40 else f.head(40)
+        for _, r in shown.iterrows():
+            lines.append(
+                f"{r['name']:<16} {_fmt(r['goodput_bps'] / 1e6):>12} {int(r['retransmits']):>6} "
+                f"{int(r['timeouts']):>5} {_fmt(r['completion_time_s']):>8} "
+                f"{_fmt(r['rtt_mean_s'] * 1e3, 1):>8}"
+            )
+        if len(f) > 40:
+            lines.append(f"... {len(f) - 40} more flows (flows.parquet has them all)")
+    lk = res.links
+    drops = lk["drops_queue"] + lk["drops_loss"] + lk["drops_hook"]
+    busy = lk[(lk["utilization"] >= 0.05) | (drops > 0)]
+    links = busy.sort_values("utilization", ascending=False).head(12)
+    if len(links):
+        lines.append("")
+        lines.append(
+            f"{'link':<22} {'util':>6} {'drops q/loss/hook':>18} {'mean queue':>10} {'max':>6}"
+        )
+        for _, r in links.iterrows():
+            drops = f"{int(r['drops_queue'])}/{int(r['drops_loss'])}/{int(r['drops_hook'])}"
+            lines.append(
+                f"{r['link'] + ':' + r['direction']:<22} {_fmt(r['utilization']):>6} "
+                f"{drops:>18} {_fmt(r['queue_mean_packets'], 1):>10} "
+                f"{int(r['queue_max_packets']):>6}"
+            )
+        hidden = len(lk) - len(links)
+        if hidden:
+            lines.append(f"({hidden} quieter link directions in links.parquet)")
+    s = res.summary
+    if s is not None:
+        lines.append("")
+        lines.append(
+            f"stop: {s.stop_reason} at {s.sim_seconds:.3f} s simulated; {s.events} events in "
+            f"{s.wall_seconds:.3f} s wall; seed {s.seed}"
+        )
+    return "\n".join(lines)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    sc = Scenario.from_toml(args.file).with_overrides(args.set)
+    res = run(sc, seed=args.seed)
+    out = res.to_parquet(args.out)
+    print(summary_text(res))
+    print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    sc = Scenario.from_toml(args.file).with_overrides(args.set)
+    resolved = sc.validate(seed=args.seed)
+    n_lines = resolved.count("\n")
+    print(f"ok: {args.file} is valid ({n_lines} lines resolved)")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from ccsim import bench
+
+    only = [s.strip().upper() for s in args.only.split(",")] if args.only else None
+    rows = bench.run_benchmarks(repeat=args.repeat, only=only)
+    print(bench.format_table(rows))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a scenario and write its results as Parquet")
+    r.add_argument("file", type=Path)
+    r.add_argument("--out", type=Path, required=True, help="directory for the results")
+    r.add_argument("--seed", type=int, default=None, help="replace the scenario's seed")
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a scenario value, e.g. links.bottleneck.loss.rate=0.01",
+    )
+    r.set_defaults(func=_cmd_run)
+
+    v = sub.add_parser("validate", help="check a scenario without running it")
+    v.add_argument("file", type=Path)
+    v.add_argument("--seed", type=int, default=None)
+    v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    v.set_defaults(func=_cmd_validate)
+
+    b = sub.add_parser("bench", help="time the benchmark scenarios P0, P1, P2")
+    b.add_argument("--repeat", type=int, default=3, help="runs per scenario; medians are shown")
+    b.add_argument("--only", default=None, help="comma-separated subset, e.g. P0,P1")
+    b.set_defaults(func=_cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except Error as e:
+        print(f"ccsim: error: {e}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        print(f"ccsim: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    pd.options.display.width = 120
+    sys.exit(main())

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: MIT
+"""Run results as pandas DataFrames, with Parquet round trips.
+
+Three tables (column names carry their unit):
+
+- ``flows``: one row per flow (a short-flow generator adds one row per transfer);
+- ``links``: one row per link direction;
+- ``series``: the time series in long form, ``time_s, kind, name, metric, value``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Union
+
+import pandas as pd
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+TABLES = ("flows", "links", "series")
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """Whole-run figures.
+
+    ``wall_seconds`` covers building the network and the event loop (not Python).
+    ``packets_created == packets_delivered + packets_dropped + packets_alive`` always holds.
+    """
+
+    stop_reason: str
+    sim_seconds: float
+    events: int
+    wall_seconds: float
+    data_packets: int
+    data_packets_sent: int
+    peak_packets: int
+    peak_heap: int
+    seed: int
+    packets_created: int
+    packets_delivered: int
+    packets_dropped: int
+    packets_alive: int
+
+
+class Result:
+    """The tables of one run.
+
+    Attributes
+    ----------
+    flows, links, series
+        pandas DataFrames.
+    summary
+        A ``Summary``.
+    resolved_toml
+        The scenario as run (overrides and seed applied).
+    """
+
+    def __init__(
+        self,
+        flows: pd.DataFrame,
+        links: pd.DataFrame,
+        series: pd.DataFrame,
+        summary: Summary | None,
+        resolved_toml: str,
+    ) -> None:
+        self.flows = flows
+        self.links = links
+        self.series = series
+        self.summary = summary
+        self.resolved_toml = resolved_toml
+
+    @classmethod
+    def _from_raw(cls, raw: dict[str, Any]) -> Result:
+        frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
+        return cls(
+            frames["flows"],
+            frames["links"],
+            frames["series"],
+            Summary(**raw["summary"]),
+            raw["resolved_toml"],
+        )
+
+    def to_parquet(self, directory: PathLike) -> Path:
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
+        ``scenario.toml`` into ``directory`` (created if needed); returns the directory."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        for name in TABLES:
+            getattr(self, name).to_parquet(d / f"{name}.parquet", index=False)
+        (d / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
+        return d
+
+    @classmethod
+    def from_parquet(cls, directory: PathLike) -> Result:
+        """Read back what ``to_parquet`` wrote (the summary is not stored)."""
+        d = Path(directory)
+        frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        toml_path = d / "scenario.toml"
+        resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
+        return cls(frames["flows"], frames["links"], frames["series"], None, resolved)
+
+    def series_of(self, name: str, metric: str) -> pd.Series:
+        """One time series, indexed by time in seconds.
+
+        >>> # res.series_of("f1", "cwnd_bytes").plot()
+        """
+        s = self.series
+        sel = s[(s["name"] == name) & (s["metric"] == metric)]
+        return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
+            f"series={len(self.series)} rows)"
+        )

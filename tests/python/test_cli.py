@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""The ccsim command: run, validate, bench, and their errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ccsim
+import pandas as pd
+from ccsim.cli import main
+
+
+def test_run_writes_the_four_files_and_they_read_back_identical(
+    tmp_path: Path, examples: Path, capsys: object
+) -> None:
+    out = tmp_path / "res"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out), "--seed", "5"]) == 0
+    for name in ("flows.parquet", "links.parquet", "series.parquet", "scenario.toml"):
+        assert (out / name).exists(), name
+    direct = ccsim.run(examples / "random-loss.toml", seed=5)
+    back = ccsim.Result.from_parquet(out)
+    pd.testing.assert_frame_equal(back.flows, direct.flows)
+    pd.testing.assert_frame_equal(back.links, direct.links)
+    pd.testing.assert_frame_equal(back.series, direct.series)
+    # The resolved scenario replays the same run.
+    again = ccsim.run(out / "scenario.toml")
+    pd.testing.assert_frame_equal(again.flows, direct.flows)
+
+
+def test_set_overrides_reach_the_run(tmp_path: Path, examples: Path) -> None:
+    out = tmp_path / "res"
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(out)]
+    assert main([*args, "--set", "links.bottleneck.loss.rate=0.0", "--set", 'duration="10s"']) == 0
+    links = pd.read_parquet(out / "links.parquet")
+    assert links["drops_loss"].sum() == 0
+    assert 'duration = "10s"' in (out / "scenario.toml").read_text()
+
+
+def test_a_bad_scenario_exits_1_with_one_line_naming_the_field(
+    tmp_path: Path, examples: Path
+) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ccsim.cli",
+            "validate",
+            str(examples / "random-loss.toml"),
+            "--set",
+            "links.bottleneck.rate=10",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [
+        'ccsim: error: links.bottleneck.rate: expected a rate such as "10Mbps" '
+        "(units bps, Kbps, Mbps, Gbps), found integer 10"
+    ]
+
+
+def test_a_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ccsim.cli",
+            "run",
+            str(tmp_path / "nope.toml"),
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("ccsim: error:") and "nope.toml" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_validate_accepts_every_example(examples: Path) -> None:
+    for f in sorted(examples.glob("*.toml")):
+        assert main(["validate", str(f)]) == 0, f.name
+
+
+def test_bench_runs_a_scenario_and_reports_its_figures() -> None:
+    from ccsim import bench
+
+    rows = bench.run_benchmarks(repeat=1, only=["P0"])
+    (r,) = rows
+    assert r.name == "P0" and r.events > 100_000 and r.data_packets > 10_000
+    assert r.peak_packets > 0 and r.peak_rss_mb > 0
+    assert "P0" in bench.format_table(rows)

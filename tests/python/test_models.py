@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+"""The throughput models against the values in shared/reference/tcp-models.md §3 and its checks."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+from ccsim import models
+
+
+def test_the_mathis_constants_are_those_of_the_periodic_loss_derivation() -> None:
+    assert models.mathis_constant(1) == pytest.approx(1.2247, abs=1e-3)
+    assert models.mathis_constant(2) == pytest.approx(0.8660, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("p", "b", "full", "approx", "mathis"),
+    [
+        (0.001, 1, 376.6, 378.8, 387.3),
+        (0.001, 2, 265.6, 267.8, 273.9),
+        (0.01, 1, 98.8, 99.9, 122.5),
+        (0.01, 2, 69.5, 70.7, 86.6),
+        (0.05, 2, 18.6, 17.5, 38.7),
+        (0.1, 2, 9.11, 6.90, 27.4),
+    ],
+)
+def test_the_models_reproduce_the_reference_table(
+    p: float, b: int, full: float, approx: float, mathis: float
+) -> None:
+    # RTT 0.1 s, T0 1 s, Wmax infinite; packets per second (MSS = 1 byte).
+    assert models.padhye(1, 0.1, p, 1.0, b=b) == pytest.approx(full, rel=0.01)
+    assert models.padhye_approx(1, 0.1, p, 1.0, b=b) == pytest.approx(approx, rel=0.01)
+    assert models.mathis(1, 0.1, p, b=b) == pytest.approx(mathis, rel=0.01)
+
+
+def test_the_receiver_window_limits_the_full_model() -> None:
+    assert models.padhye(1, 0.1, 0.001, 1.0, b=2, wmax=20) == pytest.approx(174.2, rel=0.005)
+    assert models.padhye(1, 0.1, 0.001, 1.0, b=2, wmax=20) < 20 / 0.1
+
+
+def test_mathis_and_padhye_agree_at_low_loss_and_diverge_at_high_loss() -> None:
+    low = models.mathis(1, 0.1, 1e-3) / models.padhye(1, 0.1, 1e-3, 1.0)
+    assert abs(low - 1) < 0.04
+    assert models.mathis(1, 0.1, 0.1, b=2) >= 3 * models.padhye(1, 0.1, 0.1, 1.0, b=2)
+
+
+def test_throughput_falls_as_loss_rtt_and_timeout_grow() -> None:
+    p = np.array([1e-4, 1e-3, 1e-2, 5e-2])
+    b = models.padhye(1000, 0.1, p, 1.0)
+    assert np.all(np.diff(b) < 0)
+    assert models.padhye(1000, 0.2, 0.01, 1.0) < models.padhye(1000, 0.1, 0.01, 1.0)
+    assert models.padhye(1000, 0.1, 0.01, 2.0) < models.padhye(1000, 0.1, 0.01, 1.0)
+
+
+def test_the_docstring_examples_hold() -> None:
+    assert doctest.testmod(models, raise_on_error=False).failed == 0
