@@ -76,3 +76,40 @@ rate = "1Mbps"
         u64s(&b.flows, "packets_received")[0]
     );
 }
+
+#[test]
+fn an_event_limit_ends_the_run_cleanly_with_its_reason_and_conserved_packets() {
+    let text = dumbbell(
+        2,
+        10,
+        "20ms",
+        "{ type = \"droptail\", limit = 50 }",
+        "60s",
+        "variant = \"sack\"",
+    );
+    let out = run_toml(&text, &["limits.max_events=5000"], None);
+    assert_eq!(out.summary.stop_reason, ccsim_core::StopReason::EventLimit);
+    assert_eq!(out.summary.events, 5000);
+    assert!(out.summary.sim_seconds < 60.0);
+    crate::conservation::assert_conserved(&out);
+}
+
+#[test]
+fn a_network_with_nothing_left_to_do_stops_as_idle_before_its_duration() {
+    let text = dumbbell(
+        1,
+        10,
+        "20ms",
+        "{ type = \"droptail\", limit = 50 }",
+        "600s",
+        "variant = \"sack\"",
+    )
+    .replace(
+        "[flows.f1]\ntype = \"tcp\"\n",
+        "[flows.f1]\ntype = \"tcp\"\nsize = \"100KB\"\n",
+    );
+    let out = run_toml(&text, &[], None);
+    assert_eq!(out.summary.stop_reason, ccsim_core::StopReason::Idle);
+    assert!(out.summary.sim_seconds < 5.0, "{}", out.summary.sim_seconds);
+    assert_eq!(u64s(&out.flows, "bytes_delivered")[0], 100_000);
+}
