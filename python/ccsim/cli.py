@@ -4,6 +4,8 @@
     ccsim run FILE --out DIR [--seed N] [--set PATH=VALUE ...]
     ccsim validate FILE [--set PATH=VALUE ...]
     ccsim bench [--repeat N] [--only P0,P1,P2]
+    ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
+    ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1 (2 for usage).
 """
@@ -101,6 +103,34 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ccsim import sweep
+
+    text = args.file.read_text(encoding="utf-8")
+    params = [sweep.parse_param(p) for p in args.param]
+    runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
+    out: Path = args.out
+    rep = sweep.execute(runs, sweep.Store(out / "runs"), workers=args.workers)
+    flows = sweep.gather(rep.records, "flows")
+    links = sweep.gather(rep.records, "links")
+    flows.to_parquet(out / "flows.parquet", index=False)
+    links.to_parquet(out / "links.parquet", index=False)
+    print(
+        f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
+        f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "
+        "per run, with a column per parameter and the seed)"
+    )
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from ccsim import experiment
+
+    report = experiment.run_cli(args.experiment, args.out, args.quick, args.workers, args.seeds)
+    print(f"report: {report}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
     sub = p.add_subparsers(dest="command", required=True)
@@ -128,6 +158,26 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=3, help="runs per scenario; medians are shown")
     b.add_argument("--only", default=None, help="comma-separated subset, e.g. P0,P1")
     b.set_defaults(func=_cmd_bench)
+
+    w = sub.add_parser("sweep", help="run a scenario over parameter values and seeds")
+    w.add_argument("file", type=Path)
+    w.add_argument(
+        "--param", action="append", default=[], metavar="PATH=V1,V2,...",
+        help="a parameter to sweep; several --param give their cartesian product",
+    )
+    w.add_argument("--seeds", type=int, default=1, help="seeds 1..N per point")
+    w.add_argument("--out", type=Path, required=True)
+    w.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    w.set_defaults(func=_cmd_sweep)
+
+    rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and write a report")
+    rp.add_argument("experiment", help="e.g. p001 (a folder under ./experiments)")
+    rp.add_argument("--quick", action="store_true", help="fewer points and seeds (for CI)")
+    rp.add_argument("--out", type=Path, default=None, help="default: results/<id>")
+    rp.add_argument("--workers", type=int, default=None)
+    rp.add_argument("--seeds", type=int, default=None, help="override the plan's seed count")
+    rp.set_defaults(func=_cmd_reproduce)
     return p
 
 
@@ -139,9 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Error as e:
         print(f"ccsim: error: {e}", file=sys.stderr)
         return 1
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RuntimeError) as e:
         print(f"ccsim: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("ccsim: interrupted; finished runs are kept and will be reused", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -803,7 +803,7 @@ impl Simulator {
         let mut kind = Vec::with_capacity(n);
         let mut src = Vec::with_capacity(n);
         let mut dst = Vec::with_capacity(n);
-        let mut cols_f: [Vec<f64>; 9] = Default::default();
+        let mut cols_f: [Vec<f64>; 10] = Default::default();
         let mut cols_u: [Vec<u64>; 9] = Default::default();
         let end = self.now;
         for f in &self.flows {
@@ -841,6 +841,14 @@ impl Simulator {
                 done.map_or(f64::NAN, |t| t.saturating_since(f.start).as_secs_f64()),
                 rtt_mean,
                 tx.rtt_min_ns.map_or(f64::NAN, |r| r as f64 * 1e-9),
+                // The receiver's view of a finite transfer: when its last byte reached the
+                // application (differs from completion_time_s when a relay acknowledges early).
+                match (f.size, rx.last_delivery) {
+                    (Some(size), Some(t)) if rx.bytes_delivered >= size => {
+                        t.saturating_since(f.start).as_secs_f64()
+                    }
+                    _ => f64::NAN,
+                },
                 match &self.eps[f.sender as usize].ep {
                     AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
                     _ => f64::NAN,
@@ -864,7 +872,7 @@ impl Simulator {
                 c.push(v);
             }
         }
-        let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, final_cwnd_bytes] =
+        let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
             cols_f;
         let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed] =
             cols_u;
@@ -889,6 +897,7 @@ impl Simulator {
                 ("throughput_bps".into(), Column::F64(throughput_bps)),
                 ("completed".into(), Column::U64(completed)),
                 ("completion_time_s".into(), Column::F64(completion_time_s)),
+                ("delivery_time_s".into(), Column::F64(delivery_time_s)),
                 ("rtt_mean_s".into(), Column::F64(rtt_mean_s)),
                 ("rtt_min_s".into(), Column::F64(rtt_min_s)),
                 ("final_cwnd_bytes".into(), Column::F64(final_cwnd_bytes)),

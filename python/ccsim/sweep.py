@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: MIT
+"""Sweeps: many runs of one scenario over parameters and seeds, in parallel, resumable.
+
+Every run is identified by a key derived from its *resolved* scenario (overrides and seed
+applied, as the core serializes it), so two ways of writing the same point share one result, and
+a changed scenario never reuses a stale one. A run's result is written to the store the moment
+it finishes, atomically (a temporary file renamed into place), so a sweep that is interrupted or
+killed keeps every finished run and, started again, runs only what is missing.
+
+::
+
+    runs ──> keys (resolved TOML, sha256) ──> store has it? ── yes ──> load
+                                                   └─ no ──> worker processes ──> save at once
+
+Records hold the run summary and the ``flows`` and ``links`` tables (not the time series); they
+are gathered into one table with a column per swept parameter and the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from ccsim import _core
+
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: scenario text, overrides, seed, and tags that label it in the gathered table."""
+
+    text: str
+    overrides: tuple[str, ...]
+    seed: int
+    tags: tuple[tuple[str, Any], ...] = field(default=())
+
+    def key(self) -> str:
+        """The store key: a hash of the resolved scenario (raises ScenarioError if invalid)."""
+        resolved = _core.validate(self.text, list(self.overrides), self.seed)
+        h = hashlib.sha256(f"v{RECORD_VERSION}\n{resolved}".encode()).hexdigest()
+        return h[:32]
+
+
+class Store:
+    """Finished runs on disk, one JSON file per run under ``directory``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def has(self, key: str) -> bool:
+        return self.path(key).exists()
+
+    def load(self, key: str) -> dict[str, Any]:
+        with self.path(key).open(encoding="utf-8") as fh:
+            record: dict[str, Any] = json.load(fh)
+        return record
+
+    def save(self, key: str, record: dict[str, Any]) -> None:
+        p = self.path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.directory.glob("*/*.json"))
+
+
+class SweepInterrupted(RuntimeError):
+    """A worker process died (killed, out of memory); every finished run is stored."""
+
+    def __init__(self, stored: int) -> None:
+        super().__init__(
+            f"a worker process died; {stored} finished runs are stored, and running the same "
+            "command again resumes from them"
+        )
+
+
+def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
+    """Worker: run one point and return its record (plain, JSON-ready data)."""
+    raw = _core.run(text, list(overrides), seed)
+    return {
+        "version": RECORD_VERSION,
+        "seed": seed,
+        "overrides": list(overrides),
+        "summary": raw["summary"],
+        "flows": raw["flows"],
+        "links": raw["links"],
+    }
+
+
+@dataclass
+class SweepReport:
+    total: int
+    cached: int
+    executed: int
+    records: list[dict[str, Any]]
+
+
+class SweepError(RuntimeError):
+    """Some runs failed; every run that finished was stored."""
+
+    def __init__(self, failures: list[tuple[RunSpec, BaseException]]) -> None:
+        self.failures = failures
+        first_run, first_err = failures[0]
+        super().__init__(
+            f"{len(failures)} run(s) failed; the others were stored. First: seed "
+            f"{first_run.seed}, overrides {list(first_run.overrides)}: {first_err}"
+        )
+
+
+def execute(
+    runs: Sequence[RunSpec],
+    store: Store,
+    workers: int | None = None,
+    progress: bool = True,
+    description: str = "runs",
+) -> SweepReport:
+    """Run what the store does not have yet, in ``workers`` processes; return all records in
+    the order of ``runs``."""
+    keys = [r.key() for r in runs]
+    todo: dict[str, RunSpec] = {}
+    for k, r in zip(keys, runs):
+        if not store.has(k) and k not in todo:
+            todo[k] = r
+    cached = len(set(keys)) - len(todo)
+    workers = max(1, workers or os.cpu_count() or 1)
+    failures: list[tuple[RunSpec, BaseException]] = []
+    if todo:
+        bar = tqdm(
+            total=len(todo),
+            desc=f"{description} ({cached} cached)",
+            unit="run",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            pending: dict[Future[dict[str, Any]], str] = {}
+            queue = iter(todo.items())
+            # Keep a bounded number in flight, so a huge sweep does not pickle everything at
+            # once and an interruption loses at most `2 * workers` runs in progress.
+            for k, r in itertools.islice(queue, 2 * workers):
+                pending[pool.submit(_execute_one, r.text, r.overrides, r.seed)] = k
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        k = pending.pop(fut)
+                        err = fut.exception()
+                        if err is None:
+                            store.save(k, fut.result())
+                        elif isinstance(err, _core.Error):
+                            # A run the core rejected: report it, keep going.
+                            failures.append((todo[k], err))
+                        elif isinstance(err, BrokenProcessPool):
+                            raise SweepInterrupted(len(store)) from err
+                        else:
+                            raise err
+                        bar.update(1)
+                        nxt = next(queue, None)
+                        if nxt is not None:
+                            nk, nr = nxt
+                            pending[pool.submit(_execute_one, nr.text, nr.overrides, nr.seed)] = nk
+            except BaseException:
+                for fut in pending:
+                    fut.cancel()
+                raise
+            finally:
+                bar.close()
+    if failures:
+        raise SweepError(failures)
+    records = []
+    for k, r in zip(keys, runs):
+        rec = store.load(k)
+        rec["tags"] = dict(r.tags)
+        rec["key"] = k
+        records.append(rec)
+    return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
+
+
+def gather(records: Iterable[dict[str, Any]], table: str = "flows") -> pd.DataFrame:
+    """One DataFrame of ``table`` rows from every record, with the record's tags, seed and key
+    as leading columns."""
+    frames = []
+    for rec in records:
+        df = pd.DataFrame(rec[table])
+        lead = {**rec.get("tags", {}), "seed": rec["seed"], "run": rec.get("key", "")}
+        for i, (name, value) in enumerate(lead.items()):
+            df.insert(i, name, [value] * len(df))
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+def parse_param(spec: str) -> tuple[str, list[str]]:
+    """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"])."""
+    if "=" not in spec:
+        raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
+    path, values = spec.split("=", 1)
+    vals = [v.strip() for v in values.split(",") if v.strip()]
+    if not path.strip() or not vals:
+        raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
+    return path.strip(), vals
+
+
+def tag_value(raw: str) -> Any:
+    """How a swept value appears in the gathered table: a number when it is one."""
+    try:
+        x = float(raw)
+    except ValueError:
+        return raw.strip('"')
+    return int(x) if x.is_integer() and "." not in raw and "e" not in raw.lower() else x
+
+
+def plan_grid(
+    text: str,
+    base_overrides: Sequence[str],
+    params: Sequence[tuple[str, list[str]]],
+    seeds: Sequence[int],
+) -> list[RunSpec]:
+    """The cartesian product of parameter values and seeds."""
+    runs = []
+    for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
+        ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))
+        tags = tuple((p, tag_value(v)) for (p, _), v in zip(params, combo))
+        for s in seeds:
+            runs.append(RunSpec(text, ov, s, tags))
+    return runs
+
+
+# Two-sided 95 % Student t quantiles, by degrees of freedom (1..30); above 30 the normal 1.96.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t975(df: int) -> float:
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom."""
+    if df < 1:
+        return math.nan
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
+    """Mean, half-width of the 95 % confidence interval (t-based), and n (NaNs dropped)."""
+    xs = [float(v) for v in values if not math.isnan(float(v))]
+    n = len(xs)
+    if n == 0:
+        return math.nan, math.nan, 0
+    m = sum(xs) / n
+    if n == 1:
+        return m, math.nan, 1
+    var = sum((x - m) ** 2 for x in xs) / (n - 1)
+    return m, t975(n - 1) * math.sqrt(var / n), n

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+"""Sweeps: parallel runs, the store, resuming after a kill, confidence intervals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccsim import sweep
+from ccsim.cli import main
+
+# A run that takes a noticeable time (~0.1 s), so a sweep can be killed mid-way.
+SLOW = """
+duration = "60s"
+[nodes]
+h1 = "host"
+r1 = "router"
+h2 = "host"
+[links.a]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+[links.b]
+a = "r1"
+b = "h2"
+rate = "50Mbps"
+delay = "10ms"
+queue = { type = "droptail", limit = 100 }
+loss = { type = "uniform", rate = 0.001, direction = "a_to_b" }
+[flows.f]
+type = "tcp"
+src = "h1"
+dst = "h2"
+"""
+
+
+def test_a_sweep_has_one_row_per_flow_and_run_with_a_column_per_parameter(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    args = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--seeds", "3",
+            "--out", str(out), "--workers", "2"]  # fmt: skip
+    assert main(args) == 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) == 6
+    assert sorted(set(flows["links.bottleneck.rate"])) == ["2Mbps", "5Mbps"]
+    assert sorted(set(flows["seed"])) == [1, 2, 3]
+    by_rate = flows.groupby("links.bottleneck.rate")["completion_time_s"].mean()
+    assert by_rate["2Mbps"] > by_rate["5Mbps"]
+
+
+def test_a_second_sweep_reuses_every_finished_run(tmp_path: Path, two_hosts: str) -> None:
+    store = sweep.Store(tmp_path / "runs")
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    first = sweep.execute(runs, store, workers=1, progress=False)
+    assert (first.executed, first.cached) == (4, 0)
+    again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (0, 4)
+    assert [r["flows"] for r in again.records] == [r["flows"] for r in first.records]
+
+
+def test_two_spellings_of_the_same_point_share_one_result(tmp_path: Path, two_hosts: str) -> None:
+    a = sweep.RunSpec(two_hosts, ('links.bottleneck.rate="10Mbps"',), 1)
+    b = sweep.RunSpec(two_hosts, ("links.bottleneck.rate=10Mbps",), 1)
+    c = sweep.RunSpec(two_hosts, ("links.bottleneck.rate=10Mbps",), 2)
+    assert a.key() == b.key() != c.key()
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
+def test_a_sweep_killed_mid_way_resumes_without_losing_or_repeating_a_point(
+    tmp_path: Path,
+) -> None:
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "ccsim.cli", "sweep", str(f), "--param",
+           "links.b.loss.rate=0.001,0.002,0.003,0.004,0.005,0.006,0.007,0.008", "--seeds", "5",
+           "--out", str(out), "--workers", "2"]  # fmt: skip
+    total = 40
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = sweep.Store(out / "runs")
+    deadline = time.monotonic() + 120
+    while len(store) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    workers = _children(proc.pid)
+    assert workers, "the sweep should have worker processes"
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert err.strip().splitlines()[-1].startswith("ccsim: error: a worker process died")
+    finished = len(store)
+    assert 4 <= finished < total, finished
+    # Resume: only the missing points run, and the gathered table has every point once.
+    resumed = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300)
+    assert f"{total - finished} executed, {finished} reused" in resumed.stdout
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(flows) == total
+    assert not flows.duplicated(["links.b.loss.rate", "seed"]).any()
+    assert len(store) == total
+
+
+def test_the_confidence_interval_uses_student_t() -> None:
+    m, ci, n = sweep.mean_ci([1.0, 2.0, 3.0])
+    assert (m, n) == (2.0, 3)
+    assert ci == pytest.approx(4.303 / 3**0.5, rel=1e-4)
+    m, ci, n = sweep.mean_ci([5.0, float("nan")])
+    assert (m, n) == (5.0, 1) and ci != ci  # NaN: no interval from one value
+
+
+def test_a_bad_param_is_a_one_line_error(tmp_path: Path, two_hosts: str) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", "sweep", str(f), "--param", "seed", "--out",
+         str(tmp_path / "o")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == 'ccsim: error: --param "seed": expected PATH=V1,V2,...'
