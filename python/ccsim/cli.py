@@ -162,7 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("sweep", help="run a scenario over parameter values and seeds")
     w.add_argument("file", type=Path)
     w.add_argument(
-        "--param", action="append", default=[], metavar="PATH=V1,V2,...",
+        "--param",
+        action="append",
+        default=[],
+        metavar="PATH=V1,V2,...",
         help="a parameter to sweep; several --param give their cartesian product",
     )
     w.add_argument("--seeds", type=int, default=1, help="seeds 1..N per point")

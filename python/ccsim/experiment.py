@@ -23,7 +23,8 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
     [[figures]]
     id = "fig8"
     title = "Packet loss rate vs. transmission time (MSS = 1000 B)"
-    x = { path = "links.wireless.loss.rate", values = [0.01, 0.05, 0.1], label = "loss", quick = [0.05] }
+    x = { path = "links.wireless.loss.rate", values = [0.01, 0.05, 0.1], quick = [0.05],
+          label = "loss rate (%)", scale = 100 }   # quick: the subset for --quick
     set = { "flows.transfer.mss" = 1000 }
     lines = ["reno", "spack"]
 
@@ -168,16 +169,18 @@ def load_plan(folder: Path) -> Plan:
     default_metric = _metric(raw.get("metric", {}), "metric", None) if "metric" in raw else None
     lines = {}
     for lid, ltbl in raw.get("lines", {}).items():
-        lines[lid] = Line(lid, str(ltbl.get("label", lid)), _overrides(ltbl.get("set", {}),
-                                                                       f"lines.{lid}.set"))
+        lines[lid] = Line(
+            lid, str(ltbl.get("label", lid)), _overrides(ltbl.get("set", {}), f"lines.{lid}.set")
+        )
     figures = []
     for i, f in enumerate(raw.get("figures", [])):
         where = f"figures[{i}]"
         x = _need(f, "x", where)
         for lid in _need(f, "lines", where):
             if lid not in lines:
-                raise PlanError(f'{where}.lines: no line named "{lid}"; lines are '
-                                f"{', '.join(lines)}")
+                raise PlanError(
+                    f'{where}.lines: no line named "{lid}"; lines are {", ".join(lines)}'
+                )
         figures.append(
             Figure(
                 id=str(_need(f, "id", where)),
@@ -333,7 +336,7 @@ def write_report(plan: Plan, summary: pd.DataFrame, out: Path, quick: bool, n_ru
                   "|---|---|---|---|---|"]  # fmt: skip
         s = summary[summary["figure"] == fig.id]
         for _, r in s.iterrows():
-            ci = "–" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
+            ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
             note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
             x = float(r["x"]) * fig.x_scale
             lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
@@ -386,7 +389,8 @@ def reproduce(
 
 
 def default_out(plan_id: str, quick: bool) -> Path:
-    return Path(os.environ.get("CCSIM_RESULTS", "results")) / (plan_id + ("-quick" if quick else ""))
+    base = Path(os.environ.get("CCSIM_RESULTS", "results"))
+    return base / (plan_id + ("-quick" if quick else ""))
 
 
 def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
@@ -398,4 +402,4 @@ def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
     return r.report
 
 
-__all__: Sequence[str] = ["Plan", "PlanError", "load_plan", "reproduce", "find_experiment"]
+__all__: Sequence[str] = ["Plan", "PlanError", "find_experiment", "load_plan", "reproduce"]

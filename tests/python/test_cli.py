@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import ccsim
 import pandas as pd
+
+import ccsim
 from ccsim.cli import main
 
 

@@ -7,6 +7,7 @@ import doctest
 
 import numpy as np
 import pytest
+
 from ccsim import models
 
 

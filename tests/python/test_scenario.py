@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import doctest
 
+import pytest
+
 import ccsim
 import ccsim.result
 import ccsim.scenario
-import pytest
 
 
 def test_a_scenario_built_from_a_dict_runs_like_its_toml(two_hosts: str) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ccsim
 import pytest
+
+import ccsim
 from ccsim import models
 
 
