@@ -37,6 +37,33 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
     [[assumptions]]
     text = "The paper does not give the buffer size; we use ..."
 
+Time-series experiments (paper 002) use two more figure kinds and summary tables, run once per
+line and seed (no x)::
+
+    quick_set = { duration = "60s" }    # overrides added in --quick mode only
+
+    [[figures]]
+    id = "fig1"
+    kind = "flow_series"                # each flow's utilization over time, a panel per line
+    set = { ... }                       # e.g. the case's RTTs
+    lines = ["highspeed", "cubic"]
+    flows = ["f1", "f2", "f3", "f4"]
+    link = "bottleneck:a_to_b"          # whose rate utilization is relative to
+
+    [[figures]]
+    kind = "link_series"                # the link's utilization over time, a curve per line
+
+    [[tables]]                          # per line: utilization, Jain, loss, convergence, shares
+    id = "case1"
+    title = "..."
+    set = { ... }
+    lines = [...]
+    flows = [...]
+    link = "bottleneck:a_to_b"
+    from_s = 30.0                       # measure from here (all flows started)
+    window_s = 10.0                     # smoothing window of the convergence test
+    jain_threshold = 0.9
+
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
 gathers one table, computes means and 95 % confidence intervals, draws each figure as PNG and
 SVG, and writes ``report.md`` with the figures, a table of every point, the paper's claims beside
@@ -99,6 +126,32 @@ class Figure:
 
 
 @dataclass
+class SeriesFigure:
+    """A time-series figure (``flow_series`` or ``link_series``)."""
+
+    id: str
+    title: str
+    kind: str
+    overrides: list[str]
+    lines: list[str]
+    flows: list[str]
+    link: str
+
+
+@dataclass
+class SummaryTable:
+    id: str
+    title: str
+    overrides: list[str]
+    lines: list[str]
+    flows: list[str]
+    link: str
+    from_s: float
+    window_s: float
+    jain_threshold: float
+
+
+@dataclass
 class Claim:
     figure: str
     text: str
@@ -119,6 +172,9 @@ class Plan:
     figures: list[Figure]
     claims: list[Claim]
     assumptions: list[str]
+    series_figures: list[SeriesFigure] = field(default_factory=list)
+    tables: list[SummaryTable] = field(default_factory=list)
+    quick_overrides: list[str] = field(default_factory=list)
 
 
 def _overrides(table: dict[str, Any], where: str) -> list[str]:
@@ -161,7 +217,7 @@ def load_plan(folder: Path) -> Plan:
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{path}: {e}") from e
     allowed = {"id", "title", "paper", "scenario", "seeds", "quick_seeds", "metric", "lines",
-               "figures", "claims", "assumptions"}  # fmt: skip
+               "figures", "claims", "assumptions", "tables", "quick_set"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise PlanError(f"{unknown[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
@@ -172,15 +228,40 @@ def load_plan(folder: Path) -> Plan:
         lines[lid] = Line(
             lid, str(ltbl.get("label", lid)), _overrides(ltbl.get("set", {}), f"lines.{lid}.set")
         )
-    figures = []
-    for i, f in enumerate(raw.get("figures", [])):
-        where = f"figures[{i}]"
-        x = _need(f, "x", where)
-        for lid in _need(f, "lines", where):
+
+    def check_lines(tbl: dict[str, Any], where: str) -> list[str]:
+        ids = [str(x) for x in _need(tbl, "lines", where)]
+        for lid in ids:
             if lid not in lines:
                 raise PlanError(
                     f'{where}.lines: no line named "{lid}"; lines are {", ".join(lines)}'
                 )
+        return ids
+
+    figures = []
+    series_figures = []
+    for i, f in enumerate(raw.get("figures", [])):
+        where = f"figures[{i}]"
+        kind = f.get("kind", "points")
+        if kind in ("flow_series", "link_series"):
+            series_figures.append(
+                SeriesFigure(
+                    id=str(_need(f, "id", where)),
+                    title=str(f.get("title", f["id"])),
+                    kind=kind,
+                    overrides=_overrides(f.get("set", {}), f"{where}.set"),
+                    lines=check_lines(f, where),
+                    flows=[str(x) for x in f.get("flows", [])],
+                    link=str(_need(f, "link", where)),
+                )
+            )
+            continue
+        if kind != "points":
+            raise PlanError(
+                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series'
+            )
+        x = _need(f, "x", where)
+        check_lines(f, where)
         figures.append(
             Figure(
                 id=str(_need(f, "id", where)),
@@ -193,6 +274,22 @@ def load_plan(folder: Path) -> Plan:
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
                 metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
+            )
+        )
+    tables = []
+    for i, t in enumerate(raw.get("tables", [])):
+        where = f"tables[{i}]"
+        tables.append(
+            SummaryTable(
+                id=str(_need(t, "id", where)),
+                title=str(t.get("title", t["id"])),
+                overrides=_overrides(t.get("set", {}), f"{where}.set"),
+                lines=check_lines(t, where),
+                flows=[str(x) for x in _need(t, "flows", where)],
+                link=str(_need(t, "link", where)),
+                from_s=float(t.get("from_s", 0.0)),
+                window_s=float(t.get("window_s", 10.0)),
+                jain_threshold=float(t.get("jain_threshold", 0.9)),
             )
         )
     claims = [
@@ -212,6 +309,9 @@ def load_plan(folder: Path) -> Plan:
         figures=figures,
         claims=claims,
         assumptions=[str(a["text"]) for a in raw.get("assumptions", [])],
+        series_figures=series_figures,
+        tables=tables,
+        quick_overrides=_overrides(raw.get("quick_set", {}), "quick_set"),
     )
 
 
@@ -233,16 +333,27 @@ def find_experiment(name: str, root: Path | None = None) -> Path:
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
     n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
+    extra = tuple(plan.quick_overrides) if quick else ()
     runs = []
     for fig in plan.figures:
         xs = fig.x_quick if quick else fig.x_values
         for lid in fig.lines:
             line = plan.lines[lid]
             for x in xs:
-                ov = (*fig.overrides, *line.overrides, f"{fig.x_path}={format_value(x)}")
+                ov = (*fig.overrides, *line.overrides, f"{fig.x_path}={format_value(x)}", *extra)
                 tags = (("figure", fig.id), ("line", lid), ("x", x))
                 for s in range(1, n + 1):
                     runs.append(RunSpec(plan.scenario_text, ov, s, tags))
+    # Time-series figures and tables: one run per line and seed; identical runs share a key.
+    for item in [*plan.series_figures, *plan.tables]:
+        for lid in item.lines:
+            ov = (*item.overrides, *plan.lines[lid].overrides, *extra)
+            for s in range(1, n + 1):
+                runs.append(
+                    RunSpec(
+                        plan.scenario_text, ov, s, (("figure", item.id), ("line", lid), ("x", None))
+                    )
+                )
     return runs
 
 
@@ -290,6 +401,136 @@ def check_claim(claim: Claim, summary: pd.DataFrame) -> str:
             f"({len(significant)} with non-overlapping 95 % CIs)")  # fmt: skip
 
 
+def _series(rec: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(rec.get("series", {}))
+
+
+def flow_rates(rec: dict[str, Any], flows: Sequence[str]) -> pd.DataFrame:
+    """Each flow's goodput (bit/s) per trace interval, from its delivered-bytes series."""
+    s = _series(rec)
+    if s.empty:
+        return pd.DataFrame(columns=list(flows), dtype=float)
+    d = s[(s["kind"] == "flow") & (s["metric"] == "delivered_bytes") & s["name"].isin(flows)]
+    p = d.pivot(index="time_s", columns="name", values="value").sort_index()
+    p = p.reindex(columns=list(flows))
+    times = p.index.to_numpy(dtype=float)
+    dt = pd.Series(times).diff().fillna(times[0] if len(times) else 1.0).to_numpy()
+    rates = p.diff()
+    rates.iloc[0] = p.iloc[0]
+    return rates.mul(8.0 / dt, axis=0)
+
+
+def link_capacity(rec: dict[str, Any], link: str) -> float:
+    """The rate (bit/s) of ``link`` given as ``name:direction``."""
+    name, _, direction = link.partition(":")
+    lk = pd.DataFrame(rec["links"])
+    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))]
+    return float(row["rate_bps"].iloc[0]) if len(row) else math.nan
+
+
+def link_rate(rec: dict[str, Any], link: str) -> pd.Series:
+    """The throughput (bit/s) of ``name:direction`` per trace interval."""
+    s = _series(rec)
+    if s.empty:
+        return pd.Series(dtype=float)
+    d = s[(s["kind"] == "link") & (s["name"] == link) & (s["metric"] == "throughput_bps")]
+    return pd.Series(d["value"].to_numpy(), index=d["time_s"].to_numpy(dtype=float))
+
+
+def jain_index(xs: Sequence[float]) -> float:
+    """Jain's fairness index: (sum x)^2 / (n sum x^2); 1 is a perfectly even split."""
+    v = [float(x) for x in xs]
+    sq = sum(x * x for x in v)
+    return sum(v) ** 2 / (len(v) * sq) if v and sq > 0 else math.nan
+
+
+def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
+    """The summary of one run: utilization, fairness, loss and convergence after ``from_s``.
+
+    Convergence time: smooth each flow's rate over ``window_s``; it is the time from ``from_s``
+    until Jain's index of the smoothed rates stays at or above ``jain_threshold`` to the end of
+    the run (NaN if it is below at the end).
+    """
+    rates = flow_rates(rec, t.flows)
+    cap = link_capacity(rec, t.link)
+    after = rates[rates.index > t.from_s]
+    totals = after.sum()
+    link_u = link_rate(rec, t.link)
+    util = float(link_u[link_u.index > t.from_s].mean() / cap) if len(link_u) else math.nan
+    name, _, direction = t.link.partition(":")
+    lk = pd.DataFrame(rec["links"])
+    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))].iloc[0]
+    offered = float(row.get("packets_offered", row["packets"]))
+    loss = float(row["drops_queue"] + row["drops_loss"]) / offered if offered else math.nan
+    conv = math.nan
+    if len(after) > 1:
+        step = float(after.index[1] - after.index[0])
+        k = max(1, round(t.window_s / step))
+        smooth = after.rolling(window=k, min_periods=k).mean().dropna()
+        jt = smooth.apply(lambda r: jain_index(list(r)), axis=1)
+        if len(jt) and jt.iloc[-1] >= t.jain_threshold:
+            below = jt[jt < t.jain_threshold]
+            start = jt.index[0] if below.empty else jt.index[jt.index > below.index[-1]][0]
+            conv = float(start - t.from_s)
+    total = float(totals.sum())
+    shares = (
+        ", ".join(f"{f} {100 * float(totals[f]) / total:.0f} %" for f in t.flows) if total else ""
+    )
+    return {"utilization": util, "jain": jain_index(list(totals)), "loss_rate": loss,
+            "convergence_s": conv, "shares": shares}  # fmt: skip
+
+
+def draw_series_figure(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if fig.kind == "flow_series":
+        n = len(fig.lines)
+        cols = 2 if n > 1 else 1
+        rows = (n + cols - 1) // cols
+        f, axes = plt.subplots(rows, cols, figsize=(6.4 * cols / 1.3, 2.6 * rows), dpi=120,
+                               sharex=True, sharey=True, squeeze=False)  # fmt: skip
+        for ax, lid in zip(axes.flat, fig.lines):
+            rec = recs.get(lid)
+            if rec is None:
+                continue
+            cap = link_capacity(rec, fig.link)
+            rates = flow_rates(rec, fig.flows)
+            for flow in fig.flows:
+                ax.plot(rates.index, rates[flow] / cap, lw=0.9, label=flow)
+            ax.set_title(plan.lines[lid].label, fontsize=9)
+            ax.grid(alpha=0.3)
+        for ax in axes.flat[n:]:
+            ax.set_visible(False)
+        axes.flat[0].legend(fontsize=7)
+        f.supxlabel("time (s)")
+        f.supylabel("share of the bottleneck")
+    else:
+        f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+        for lid in fig.lines:
+            rec = recs.get(lid)
+            if rec is None:
+                continue
+            u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
+            ax.plot(u.index, u.to_numpy(), lw=0.9, label=plan.lines[lid].label)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(f"utilization of {fig.link}")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    f.suptitle(f"{fig.id}: {fig.title}", fontsize=10)
+    f.tight_layout()
+    paths = [out / f"{fig.id}.png", out / f"{fig.id}.svg"]
+    for p in paths:
+        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
+    plt.close(f)
+    return paths
+
+
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
     import matplotlib
 
@@ -318,7 +559,14 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     return paths
 
 
-def write_report(plan: Plan, summary: pd.DataFrame, out: Path, quick: bool, n_runs: int) -> Path:
+def write_report(
+    plan: Plan,
+    summary: pd.DataFrame,
+    out: Path,
+    quick: bool,
+    n_runs: int,
+    tables: dict[str, pd.DataFrame] | None = None,
+) -> Path:
     lines = [f"# {plan.id}: {plan.title}", ""]
     if plan.paper:
         lines += [f"Paper: {plan.paper}", ""]
@@ -341,6 +589,26 @@ def write_report(plan: Plan, summary: pd.DataFrame, out: Path, quick: bool, n_ru
             x = float(r["x"]) * fig.x_scale
             lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
                          f"{int(r['n'])}{note} |")  # fmt: skip
+        lines.append("")
+    for sf in plan.series_figures:
+        lines += [f"## {sf.id}: {sf.title}", "", f"![{sf.id}]({sf.id}.png)", ""]
+    for t in plan.tables:
+        df = (tables or {}).get(t.id)
+        lines += [f"## {t.id}: {t.title}", "",
+                  f"Measured after {t.from_s:g} s; convergence: smoothed over {t.window_s:g} s, "
+                  f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
+                  "| line | utilization | Jain's index | loss rate | convergence (s) | shares |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        if df is not None:
+            for _, r in df.iterrows():
+                conv = (
+                    "not converged"
+                    if math.isnan(r["convergence_s"])
+                    else f"{r['convergence_s']:.0f}"
+                )
+                lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
+                             f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
+                             f"{r['shares']} |")  # fmt: skip
         lines.append("")
     if plan.assumptions:
         lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
@@ -375,16 +643,46 @@ def reproduce(
     for fig in plan.figures:
         recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
         frames.append(point_values(recs, fig.metric))
-    points = pd.concat(frames, ignore_index=True)
-    summary = summarize(points)
+    points = (pd.concat(frames, ignore_index=True) if frames else
+              pd.DataFrame(columns=["figure", "line", "x", "seed", "value"]))  # fmt: skip
+    summary = (
+        summarize(points)
+        if len(points)
+        else pd.DataFrame(columns=["figure", "line", "x", "mean", "ci95", "n", "unfinished"])
+    )
+
+    def first_seed(item_id: str) -> dict[str, dict[str, Any]]:
+        chosen: dict[str, dict[str, Any]] = {}
+        for r in rep.records:
+            if r["tags"]["figure"] == item_id and r["seed"] == 1:
+                chosen[r["tags"]["line"]] = r
+        return chosen
+
+    for sf in plan.series_figures:
+        draw_series_figure(sf, plan, first_seed(sf.id), out)
+    table_frames: dict[str, pd.DataFrame] = {}
+    for t in plan.tables:
+        rows = []
+        for r in rep.records:
+            if r["tags"]["figure"] == t.id:
+                rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
+                             **table_row(r, t)})  # fmt: skip
+        df = pd.DataFrame(rows)
+        if len(df):
+            num = ["utilization", "jain", "loss_rate", "convergence_s"]
+            agg = df.groupby("line", sort=False)[num].mean().reset_index()
+            agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
+            table_frames[t.id] = agg
+        df.to_parquet(out / f"table-{t.id}.parquet", index=False)
     flows = gather(rep.records, "flows")
-    flows["x"] = flows["x"].astype(str)
+    if "x" in flows:
+        flows["x"] = flows["x"].astype(str)
     flows.to_parquet(out / "results.parquet", index=False)
     points.to_parquet(out / "points.parquet", index=False)
     summary.to_parquet(out / "summary.parquet", index=False)
     for fig in plan.figures:
         draw_figure(fig, plan, summary, out)
-    report = write_report(plan, summary, out, quick, len(runs))
+    report = write_report(plan, summary, out, quick, len(runs), table_frames)
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
 
 

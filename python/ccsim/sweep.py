@@ -12,8 +12,9 @@ killed keeps every finished run and, started again, runs only what is missing.
     runs ──> keys (resolved TOML, sha256) ──> store has it? ── yes ──> load
                                                    └─ no ──> worker processes ──> save at once
 
-Records hold the run summary and the ``flows`` and ``links`` tables (not the time series); they
-are gathered into one table with a column per swept parameter and the seed.
+Records hold the run summary and the ``flows``, ``links`` and ``series`` tables (the series is
+empty unless the scenario asks for a trace); they are gathered into one table with a column per
+swept parameter and the seed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from tqdm import tqdm
 
 from ccsim import _core
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,11 @@ class SweepInterrupted(RuntimeError):
         )
 
 
+def _plain(table: dict[str, Any]) -> dict[str, list[Any]]:
+    """Columns as plain lists (numpy arrays become lists), ready for JSON."""
+    return {k: (v.tolist() if hasattr(v, "tolist") else list(v)) for k, v in table.items()}
+
+
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     raw = _core.run(text, list(overrides), seed)
@@ -106,9 +112,10 @@ def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, An
         "version": RECORD_VERSION,
         "seed": seed,
         "overrides": list(overrides),
-        "summary": raw["summary"],
-        "flows": raw["flows"],
-        "links": raw["links"],
+        "summary": dict(raw["summary"]),
+        "flows": _plain(raw["flows"]),
+        "links": _plain(raw["links"]),
+        "series": _plain(raw["series"]),
     }
 
 

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+"""Declared experiments: plan checks, figures, claims, tables, resuming."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccsim import experiment
+
+SCENARIO = """
+duration = "20s"
+[nodes]
+s1 = "host"
+s2 = "host"
+r1 = "router"
+r2 = "router"
+d1 = "host"
+d2 = "host"
+[links.bottleneck]
+a = "r1"
+b = "r2"
+rate = "10Mbps"
+delay = "10ms"
+queue = { type = "droptail", limit = 40 }
+loss = { type = "uniform", rate = 0.0, direction = "a_to_b" }
+[links.i1]
+a = "s1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+[links.i2]
+a = "s2"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+[links.o1]
+a = "r2"
+b = "d1"
+rate = "100Mbps"
+delay = "1ms"
+[links.o2]
+a = "r2"
+b = "d2"
+rate = "100Mbps"
+delay = "1ms"
+[flows.f1]
+type = "tcp"
+src = "s1"
+dst = "d1"
+[flows.f2]
+type = "tcp"
+src = "s2"
+dst = "d2"
+start = "5s"
+[trace]
+interval = "500ms"
+"""
+
+PLAN = """
+id = "t"
+title = "test"
+scenario = "scenario.toml"
+seeds = 4
+quick_seeds = 2
+quick_set = { duration = "10s" }
+
+[metric]
+table = "flows"
+where = { name = "f1" }
+column = "goodput_bps"
+label = "goodput"
+
+[lines.sack]
+label = "SACK"
+set = { "tcp.variant" = "sack" }
+
+[lines.reno]
+label = "Reno"
+set = { "tcp.variant" = "reno" }
+
+[[figures]]
+id = "loss"
+title = "goodput vs loss"
+x = { path = "links.bottleneck.loss.rate", values = [0.0, 0.02], quick = [0.02] }
+lines = ["sack", "reno"]
+
+[[figures]]
+id = "shares"
+kind = "flow_series"
+lines = ["sack", "reno"]
+flows = ["f1", "f2"]
+link = "bottleneck:a_to_b"
+
+[[figures]]
+id = "util"
+kind = "link_series"
+lines = ["sack", "reno"]
+link = "bottleneck:a_to_b"
+
+[[tables]]
+id = "fairness"
+lines = ["sack", "reno"]
+flows = ["f1", "f2"]
+link = "bottleneck:a_to_b"
+from_s = 5.0
+window_s = 2.0
+
+[[claims]]
+figure = "loss"
+text = "loss lowers goodput"
+lower = "reno"
+than = "sack"
+
+[[assumptions]]
+text = "a test plan"
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "experiments" / "t-test"
+    d.mkdir(parents=True)
+    (d / "scenario.toml").write_text(SCENARIO)
+    (d / "plan.toml").write_text(PLAN)
+    return d
+
+
+def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
+    folder: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    r = experiment.reproduce(folder, out, workers=2, progress=False)
+    for name in ("loss", "shares", "util"):
+        assert (out / f"{name}.png").exists() and (out / f"{name}.svg").exists(), name
+    points = pd.read_parquet(out / "summary.parquet")
+    assert len(points) == 4, "2 lines x 2 loss rates"
+    assert set(points["n"]) == {4} and points["ci95"].notna().all()
+    # Loss lowers goodput for both lines.
+    for line in ("sack", "reno"):
+        p = points[points["line"] == line].set_index("x")["mean"]
+        assert p[0.02] < p[0.0], line
+    fair = pd.read_parquet(out / "table-fairness.parquet")
+    assert set(fair["line"]) == {"sack", "reno"}
+    assert fair["utilization"].between(0.5, 1.0).all()
+    assert fair["jain"].between(0.5, 1.0).all()
+    assert fair["shares"].str.contains("f1").all()
+    report = r.report.read_text()
+    assert "| loss | loss lowers goodput | " in report
+    assert "reno is lower at" in report
+    assert "## fairness" in report and "![shares](shares.png)" in report
+    assert "- a test plan" in report
+
+
+def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = experiment.reproduce(folder, out, workers=2, progress=False)
+    again = experiment.reproduce(folder, out, workers=2, progress=False)
+    assert first.executed > 0 and again.executed == 0
+    assert again.cached == first.executed + first.cached
+
+
+def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "quick"
+    experiment.reproduce(folder, out, quick=True, workers=2, progress=False)
+    points = pd.read_parquet(out / "summary.parquet")
+    assert list(points["x"].unique()) == [0.02]
+    assert set(points["n"]) == {2}
+    runs = pd.read_parquet(out / "results.parquet")
+    assert (runs["start_s"] < 10).all()
+    assert "quick" in (out / "report.md").read_text()
+
+
+def test_a_plan_naming_an_unknown_line_is_rejected_with_its_path(folder: Path) -> None:
+    plan = folder / "plan.toml"
+    plan.write_text(
+        plan.read_text().replace(
+            'lines = ["sack", "reno"]\n\n[[figures]]\nid = "shares"',
+            'lines = ["sack", "cubic"]\n\n[[figures]]\nid = "shares"',
+        )
+    )
+    with pytest.raises(experiment.PlanError, match=r"figures\[0\]\.lines: no line named \"cubic\""):
+        experiment.load_plan(folder)
+
+
+def test_experiments_are_found_by_their_id_prefix(folder: Path, tmp_path: Path) -> None:
+    assert experiment.find_experiment("t", root=tmp_path) == folder
+    with pytest.raises(experiment.PlanError, match="no experiment"):
+        experiment.find_experiment("p999", root=tmp_path)
