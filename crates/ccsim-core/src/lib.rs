@@ -35,6 +35,7 @@ pub mod sim;
 pub mod tcp;
 pub mod time;
 pub mod traffic;
+pub mod xcp;
 
 use std::fmt;
 

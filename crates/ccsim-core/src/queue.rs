@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! Queue disciplines of one link direction: DropTail and RED.
+//! Queue disciplines of one link direction: DropTail, RED, and the XCP router port (`xcp.rs`).
 //!
 //! ```text
 //!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<Packet> ──> dequeue(now)
@@ -21,6 +21,7 @@ use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
+use crate::xcp::{XcpConfig, XcpRouter};
 
 /// ECN field values (RFC 3168 §5: 00 not-ECT, 01 ECT(1), 10 ECT(0), 11 CE).
 const ECN_ECT1: u8 = 1;
@@ -48,6 +49,8 @@ pub struct Queue {
 enum Discipline {
     DropTail,
     Red(Red),
+    /// A DropTail FIFO at an XCP router port, which rewrites XCP congestion headers.
+    Xcp(XcpRouter),
 }
 
 /// What RED's early-detection step decided for one arriving packet.
@@ -139,6 +142,20 @@ impl Queue {
                 };
                 (limit, Discipline::Red(red))
             }
+            QueueSpec::Xcp {
+                limit,
+                alpha,
+                beta,
+                gamma,
+            } => {
+                let cfg = XcpConfig {
+                    alpha,
+                    beta,
+                    gamma,
+                    ..XcpConfig::default()
+                };
+                (limit, Discipline::Xcp(XcpRouter::new(cfg, link_rate)))
+            }
         };
         let cap = match limit {
             QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
@@ -179,6 +196,15 @@ impl Queue {
         let fits = self.fits(pkt.size);
         let red = match &mut self.disc {
             Discipline::DropTail => {
+                if !fits {
+                    return Err(pkt);
+                }
+                self.push(pkt);
+                return Ok(());
+            }
+            Discipline::Xcp(router) => {
+                // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
+                router.on_arrival(now, &mut pkt, self.bytes);
                 if !fits {
                     return Err(pkt);
                 }
@@ -272,7 +298,7 @@ impl Queue {
     /// for DropTail. For traces and tests.
     pub fn average(&self) -> Option<f64> {
         match &self.disc {
-            Discipline::DropTail => None,
+            Discipline::DropTail | Discipline::Xcp(_) => None,
             Discipline::Red(red) => Some(red.avg),
         }
     }

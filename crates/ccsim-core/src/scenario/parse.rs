@@ -783,7 +783,7 @@ fn read_direction(f: &Field, dir: &mut DirSpec) -> Res<()> {
     r.finish()
 }
 
-const QUEUE_TYPES: &[&str] = &["droptail", "red"];
+const QUEUE_TYPES: &[&str] = &["droptail", "red", "xcp"];
 const RED_KEYS: &[&str] = &[
     "type",
     "limit",
@@ -798,17 +798,32 @@ const RED_KEYS: &[&str] = &[
 
 fn read_queue(f: &Field) -> Res<QueueSpec> {
     let mut r = f.table("a table such as { type = \"droptail\", limit = 100 }")?;
-    let kind = r.req("type", "one of droptail, red")?.choice(QUEUE_TYPES)?;
-    if kind == "droptail" {
-        r.allow(&["type", "limit"])?;
-    } else {
-        r.allow(RED_KEYS)?;
+    let kind = r
+        .req("type", "one of droptail, red, xcp")?
+        .choice(QUEUE_TYPES)?;
+    match kind {
+        "droptail" => r.allow(&["type", "limit"])?,
+        "xcp" => r.allow(&["type", "limit", "alpha", "beta", "gamma"])?,
+        _ => r.allow(RED_KEYS)?,
     }
     let limit = opt(&mut r, "limit", read_queue_limit)?
         .unwrap_or(QueueLimit::Packets(DEFAULT_QUEUE_PACKETS));
     if kind == "droptail" {
         r.finish()?;
         return Ok(QueueSpec::DropTail { limit });
+    }
+    if kind == "xcp" {
+        // Defaults: Katabi, Handley, Rohrs, SIGCOMM 2002, §3.4 (alpha, beta) and §3.5 (gamma).
+        let alpha = opt(&mut r, "alpha", read_fraction_above_zero)?.unwrap_or(0.4);
+        let beta = opt(&mut r, "beta", read_fraction_above_zero)?.unwrap_or(0.226);
+        let gamma = opt(&mut r, "gamma", |f| f.probability())?.unwrap_or(0.1);
+        r.finish()?;
+        return Ok(QueueSpec::Xcp {
+            limit,
+            alpha,
+            beta,
+            gamma,
+        });
     }
     let mean_packet_size = opt(&mut r, "mean_packet_size", |f| f.size_u32(1))?.unwrap_or(1000);
     // Default thresholds are ns-2's 5 and 15 packets (of mean_packet_size for a byte limit).

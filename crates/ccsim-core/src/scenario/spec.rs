@@ -111,6 +111,17 @@ pub enum QueueSpec {
         /// Mean packet size used to age the average over idle periods, bytes.
         mean_packet_size: u32,
     },
+    /// A FIFO whose link is an XCP router port (Katabi et al. 2002): it rewrites the congestion
+    /// header of XCP packets (see `xcp.rs`); `limit` is its hard limit.
+    Xcp {
+        limit: QueueLimit,
+        /// Efficiency controller gain on spare bandwidth (0.4).
+        alpha: f64,
+        /// Efficiency controller gain on the persistent queue (0.226).
+        beta: f64,
+        /// Fraction of traffic shuffled each interval for fairness (0.1).
+        gamma: f64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

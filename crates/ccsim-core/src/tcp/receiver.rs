@@ -79,7 +79,23 @@ impl TcpReceiver {
 
     fn on_data(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
         self.counters.packets_received += 1;
-        self.echo = h.cc;
+        // XCP (KHR02 §3.2): the ACK returns the feedback of the data it acknowledges. A delayed
+        // ACK covers several segments, so it carries the sum of their feedback.
+        self.echo = match (self.echo, h.cc) {
+            (
+                CcHeader::Xcp { feedback: acc, .. },
+                CcHeader::Xcp {
+                    cwnd,
+                    rtt_us,
+                    feedback,
+                },
+            ) if self.unacked_segments > 0 => CcHeader::Xcp {
+                cwnd,
+                rtt_us,
+                feedback: acc.saturating_add(feedback),
+            },
+            (_, hdr) => hdr,
+        };
         let (seq, end) = (h.seq, h.end_seq());
         if end <= self.rcv_nxt {
             // An old duplicate: tell the sender where we are at once.
@@ -228,6 +244,62 @@ impl TcpReceiver {
 
     pub fn delack_timeout(&self) -> SimDuration {
         self.cfg.tcp.delack_timeout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64, feedback: i32) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size: 1040,
+            dscp: 0,
+            ecn: 0,
+            flow: 0,
+            sent_at: SimTime::ZERO,
+            transport: Transport::Tcp(TcpHeader {
+                seq,
+                len: 1000,
+                cc: CcHeader::Xcp {
+                    cwnd: 10_000,
+                    rtt_us: 50_000,
+                    feedback,
+                },
+                ..TcpHeader::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn a_delayed_ack_echoes_the_sum_of_the_xcp_feedback_it_covers() {
+        let mut r = TcpReceiver::new(TcpReceiverConfig {
+            addr: 1,
+            peer_addr: 0,
+            port: 1,
+            peer_port: 0,
+            flow: 0,
+            tcp: TcpSpec::default(),
+        });
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, data(0, 300), &mut out);
+        assert!(out.is_empty(), "first segment waits for a second");
+        r.handle_packet(SimTime::ZERO, data(1000, -100), &mut out);
+        let echo = out[0].tcp().map(|h| h.cc);
+        assert!(
+            matches!(echo, Some(CcHeader::Xcp { feedback: 200, .. })),
+            "{echo:?}"
+        );
+        out.clear();
+        r.handle_packet(SimTime::ZERO, data(2000, 50), &mut out);
+        r.handle_packet(SimTime::ZERO, data(3000, 50), &mut out);
+        let echo = out[0].tcp().map(|h| h.cc);
+        assert!(
+            matches!(echo, Some(CcHeader::Xcp { feedback: 100, .. })),
+            "{echo:?}"
+        );
     }
 }
 
