@@ -247,6 +247,26 @@ impl TcpReceiver {
     }
 }
 
+impl Endpoint for TcpReceiver {
+    fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
+        if let Transport::Tcp(h) = &pkt.transport {
+            if h.len > 0 {
+                self.on_data(now, h, out);
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.delack_deadline.is_some_and(|t| t <= now) {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,25 +320,5 @@ mod tests {
             matches!(echo, Some(CcHeader::Xcp { feedback: 100, .. })),
             "{echo:?}"
         );
-    }
-}
-
-impl Endpoint for TcpReceiver {
-    fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
-        if let Transport::Tcp(h) = &pkt.transport {
-            if h.len > 0 {
-                self.on_data(now, h, out);
-            }
-        }
-    }
-
-    fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        if self.delack_deadline.is_some_and(|t| t <= now) {
-            self.send_ack(now, out);
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<SimTime> {
-        self.delack_deadline
     }
 }
