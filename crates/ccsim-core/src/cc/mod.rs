@@ -35,6 +35,7 @@
 //!   applies the feedback to `w.cwnd`.
 
 pub mod reno;
+pub mod xcp;
 
 use crate::packet::CcHeader;
 use crate::time::{SimDuration, SimTime};
