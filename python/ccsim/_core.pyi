@@ -1,17 +1,36 @@
 # SPDX-License-Identifier: MIT
-"""Type stubs of the compiled core (crates/ccsim-py)."""
+"""Type stubs of the compiled core (crates/ccsim-py, module ``ccsim._core``)."""
 
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 __version__: str
 
-class Error(Exception): ...
+class Error(Exception):
+    """Base class of every ccsim error."""
 
 class ScenarioError(Error):
+    """The scenario is invalid and nothing was run; ``str(e)`` is ``"path: reason"``."""
+
     path: str
+    """The field, e.g. ``links.bottleneck.rate``; empty when the whole file is at fault."""
     reason: str
+    """What is wrong with it."""
 
-class SimulationError(Error): ...
+class SimulationError(Error):
+    """The run failed (an internal error of the core included)."""
 
-def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str: ...
-def run(text: str, overrides: list[str] = ..., seed: int | None = ...) -> dict[str, Any]: ...
+Column = npt.NDArray[np.float64] | npt.NDArray[np.int64] | list[str]
+"""float64 and int64 columns are numpy arrays; text columns are lists of str."""
+
+def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str:
+    """Check a scenario; returns the resolved TOML (overrides and seed applied)."""
+
+def run(text: str, overrides: list[str] = ..., seed: int | None = ...) -> dict[str, Any]:
+    """Check and run a scenario with the GIL released.
+
+    Returns ``{"summary": dict, "flows": dict[str, Column], "links": ..., "series": ...,
+    "resolved_toml": str}``.
+    """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,11 +87,28 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def describe_resolved(resolved: str) -> str:
+    r"""One line on what a resolved scenario holds: duration, seed and how many of each part.
+
+    >>> describe_resolved('seed = 3\nduration = "2s"\n[nodes]\na = "host"\n[flows.f]\nsrc = "a"')
+    'duration 2s, seed 3; nodes: 1, links: 0, flows: 1'
+    """
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    tree = tomllib.loads(resolved)
+    parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links", "flows")]
+    return f"duration {tree.get('duration', '?')}, seed {tree.get('seed', '?')}; " + ", ".join(
+        parts
+    )
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     resolved = sc.validate(seed=args.seed)
-    n_lines = resolved.count("\n")
-    print(f"ok: {args.file} is valid ({n_lines} lines resolved)")
+    print(f"ok: {args.file}: {describe_resolved(resolved)}")
     return 0
 
 
@@ -189,15 +207,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except Error as e:
-        print(f"ccsim: error: {e}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError, RuntimeError) as e:
-        print(f"ccsim: error: {e}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("ccsim: interrupted; finished runs are kept and will be reused", file=sys.stderr)
         return 130
+    except (Error, OSError, ValueError, RuntimeError) as e:
+        _error(str(e))
+        return 1
+    except Exception as e:
+        # A bug rather than bad input; CCSIM_TRACEBACK=1 shows where.
+        if os.environ.get("CCSIM_TRACEBACK"):
+            raise
+        _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
+        return 1
+
+
+def _error(message: str) -> None:
+    """Print ``ccsim: error: <message>`` on stderr, on exactly one line."""
+    one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
+    print(f"ccsim: error: {one_line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -11,15 +11,21 @@ Three tables (column names carry their unit):
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 from typing import Any, Union
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 TABLES = ("flows", "links", "series")
+
+# Key of the run summary (JSON) in the schema metadata of flows.parquet.
+SUMMARY_KEY = b"ccsim.summary"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +59,7 @@ class Result:
     flows, links, series
         pandas DataFrames.
     summary
-        A ``Summary``.
+        A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
         The scenario as run (overrides and seed applied).
     """
@@ -85,22 +91,41 @@ class Result:
 
     def to_parquet(self, directory: PathLike) -> Path:
         """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
-        ``scenario.toml`` into ``directory`` (created if needed); returns the directory."""
+        ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
+
+        The summary travels in the schema metadata of ``flows.parquet``, so
+        ``Result.from_parquet`` gets it back.
+        """
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            getattr(self, name).to_parquet(d / f"{name}.parquet", index=False)
+            table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
+            if name == "flows" and self.summary is not None:
+                meta = dict(table.schema.metadata or {})
+                meta[SUMMARY_KEY] = json.dumps(dataclasses.asdict(self.summary)).encode()
+                table = table.replace_schema_metadata(meta)
+            pq.write_table(table, d / f"{name}.parquet")
         (d / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
         return d
 
     @classmethod
     def from_parquet(cls, directory: PathLike) -> Result:
-        """Read back what ``to_parquet`` wrote (the summary is not stored)."""
+        """Read back what ``to_parquet`` wrote.
+
+        ``summary`` is ``None`` when ``flows.parquet`` does not carry one (written by other
+        means); ``resolved_toml`` is empty when there is no ``scenario.toml``.
+        """
         d = Path(directory)
         frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        meta = pq.read_schema(d / "flows.parquet").metadata or {}
+        summary = None
+        if SUMMARY_KEY in meta:
+            known = {f.name for f in dataclasses.fields(Summary)}
+            fields = json.loads(meta[SUMMARY_KEY])
+            summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
-        return cls(frames["flows"], frames["links"], frames["series"], None, resolved)
+        return cls(frames["flows"], frames["links"], frames["series"], summary, resolved)
 
     def series_of(self, name: str, metric: str) -> pd.Series:
         """One time series, indexed by time in seconds.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
+import numpy as np
 import tomli_w
 
 from ccsim import _core
@@ -22,25 +24,69 @@ from ccsim.result import Result
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+# TOML basic-string escapes; other control characters become \uXXXX.
+_ESCAPES = {
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def _toml_string(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
 def format_value(value: Any) -> str:
-    """Format a Python value as the right-hand side of ``--set PATH=VALUE``.
+    """Format a Python value as TOML on one line: the right-hand side of ``--set PATH=VALUE``.
+
+    Numbers and booleans become literals, strings quoted strings (units stay in them), lists
+    arrays and dicts inline tables.
 
     >>> format_value(0.01), format_value(True), format_value("10Mbps"), format_value(3)
     ('0.01', 'true', '"10Mbps"', '3')
+    >>> format_value({"type": "red", "limit": 500})
+    '{ type = "red", limit = 500 }'
+    >>> format_value(["a", 1.5])
+    '["a", 1.5]'
     """
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _toml_string(value)
     if isinstance(value, Mapping):
-        return tomli_w.dumps({"v": dict(value)}).split("=", 1)[1].strip()
-    if isinstance(value, Sequence):
+        if not value:
+            return "{}"
+        items = ", ".join(f"{_toml_key(str(k))} = {format_value(v)}" for k, v in value.items())
+        return "{ " + items + " }"
+    if isinstance(value, (Sequence, np.ndarray)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     raise TypeError(f"cannot use a {type(value).__name__} as a scenario value")
 
@@ -71,13 +117,23 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: PathLike) -> Scenario:
-        """Read a scenario file."""
+        """Read a scenario file (UTF-8 TOML).
+
+        Parameters
+        ----------
+        path
+            The file, e.g. ``examples/dumbbell.toml``.
+        """
         p = Path(path)
         return cls(p.read_text(encoding="utf-8"), source=str(p))
 
     @classmethod
     def from_str(cls, text: str) -> Scenario:
-        """Use TOML text as it is."""
+        """Use TOML text as it is.
+
+        >>> Scenario.from_str('duration = "1s"').to_toml()
+        'duration = "1s"'
+        """
         return cls(text)
 
     @classmethod
@@ -99,7 +155,23 @@ class Scenario:
         return self._source
 
     def set(self, path: str, value: Any) -> Scenario:
-        """A new scenario with one more override ``path = value``."""
+        """A new scenario with one more override ``path = value``; this one is unchanged.
+
+        Parameters
+        ----------
+        path
+            Dotted keys, e.g. ``links.bottleneck.loss.rate``.
+        value
+            A number, bool, string (units stay in strings: ``"10Mbps"``), list or dict.
+
+        Examples
+        --------
+        >>> sc = Scenario.from_str('duration = "1s"')
+        >>> sc.set("links.l.rate", "2Mbps").set("links.l.queue", {"limit": 50}).overrides
+        ('links.l.rate="2Mbps"', 'links.l.queue={ limit = 50 }')
+        >>> sc.overrides
+        ()
+        """
         return Scenario(
             self._text, (*self._overrides, f"{path}={format_value(value)}"), self._source
         )
@@ -113,7 +185,37 @@ class Scenario:
         return self._text
 
     def validate(self, seed: int | None = None) -> str:
-        """Check the scenario; returns the resolved TOML or raises ``ScenarioError``."""
+        """Check the scenario without running it.
+
+        Parameters
+        ----------
+        seed
+            Replaces the scenario's master seed, as ``run(..., seed=)`` would.
+
+        Returns
+        -------
+        str
+            The resolved TOML: overrides and seed applied; running it gives the same run.
+
+        Raises
+        ------
+        ScenarioError
+            With ``.path`` naming the field and ``.reason`` saying what is wrong.
+
+        Examples
+        --------
+        >>> sc = Scenario.from_dict({
+        ...     "duration": "1s",
+        ...     "nodes": {"a": "host", "b": "host"},
+        ...     "links": {"l": {"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms"}},
+        ... })
+        >>> print(sc.validate(seed=2).splitlines()[0])
+        seed = 2
+        >>> sc.set("links.l.rate", "fast").validate()
+        Traceback (most recent call last):
+          ...
+        ccsim._core.ScenarioError: links.l.rate: "fast" is not a rate, e.g. "10Mbps"
+        """
         return _core.validate(self._text, list(self._overrides), seed)
 
     def __repr__(self) -> str:

@@ -4,6 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No example database in the work tree, and no per-example deadline: runs share two cores with
+# whatever else the machine is doing, and timing is not what these properties are about.
+settings.register_profile("ccsim", database=None, deadline=None)
+settings.load_profile("ccsim")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -62,6 +63,24 @@ def test_a_bad_scenario_exits_1_with_one_line_naming_the_field(
         'ccsim: error: links.bottleneck.rate: expected a rate such as "10Mbps" '
         "(units bps, Kbps, Mbps, Gbps), found integer 10"
     ]
+
+
+def test_validate_prints_ok_and_what_the_scenario_holds(examples: Path, capsys: Any) -> None:
+    assert main(["validate", str(examples / "dumbbell.toml"), "--set", "seed=8"]) == 0
+    out = capsys.readouterr().out
+    summary = "duration 60s, seed 8; nodes: 22, links: 21, flows: 10"
+    assert out == f"ok: {examples / 'dumbbell.toml'}: {summary}\n"
+
+
+def test_usage_errors_exit_2() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", "run", "--seed", "x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
 
 
 def test_a_missing_file_is_a_one_line_error(tmp_path: Path) -> None:

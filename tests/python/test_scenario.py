@@ -8,6 +8,7 @@ import doctest
 import pytest
 
 import ccsim
+import ccsim.cli
 import ccsim.result
 import ccsim.scenario
 
@@ -19,6 +20,33 @@ def test_a_scenario_built_from_a_dict_runs_like_its_toml(two_hosts: str) -> None
     from_dict = ccsim.run(ccsim.Scenario.from_dict(tree), seed=3)
     from_text = ccsim.run(ccsim.Scenario.from_str(two_hosts), seed=3)
     assert from_dict.flows.equals(from_text.flows)
+
+
+def test_from_dict_writes_toml_that_reads_back_as_the_same_tree(two_hosts: str) -> None:
+    import tomllib
+
+    tree = tomllib.loads(two_hosts)
+    sc = ccsim.Scenario.from_dict(tree)
+    assert tomllib.loads(sc.to_toml()) == tree
+    # Units stay strings, for the core to parse.
+    assert 'rate = "10Mbps"' in sc.to_toml()
+    assert sc.validate() == ccsim.Scenario.from_str(two_hosts).validate()
+
+
+def test_set_writes_tables_inline_and_later_overrides_win(two_hosts: str) -> None:
+    import tomllib
+
+    sc = (
+        ccsim.Scenario.from_str(two_hosts)
+        .set("links.bottleneck.queue", {"type": "droptail", "limit": 7})
+        .set("links.bottleneck.queue.limit", 9)
+    )
+    assert sc.overrides == (
+        'links.bottleneck.queue={ type = "droptail", limit = 7 }',
+        "links.bottleneck.queue.limit=9",
+    )
+    queue = tomllib.loads(sc.validate())["links"]["bottleneck"]["queue"]
+    assert queue == {"type": "droptail", "limit": 9}
 
 
 def test_set_appends_overrides_that_change_the_run(two_hosts: str) -> None:
@@ -86,5 +114,5 @@ def test_every_ccsim_error_is_a_ccsim_error() -> None:
 
 
 def test_the_docstring_examples_hold() -> None:
-    for module in (ccsim, ccsim.scenario, ccsim.result):
+    for module in (ccsim, ccsim.scenario, ccsim.result, ccsim.cli):
         assert doctest.testmod(module, raise_on_error=False).failed == 0, module.__name__

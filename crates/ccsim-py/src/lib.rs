@@ -2,57 +2,77 @@
 //! `ccsim._core`: the thin bridge between the Rust core and the Python package.
 //!
 //! Two functions, both taking the scenario as TOML text plus `--set` overrides and an optional
-//! seed: `validate` returns the resolved TOML, `run` returns the result tables as plain columns
-//! (one list per column, crossed in bulk; never a callback per packet). The simulation runs with
-//! the GIL released. A panic in the core becomes a `SimulationError`, so no user input can
-//! crash the interpreter.
+//! seed: `validate` returns the resolved TOML, `run` returns the result tables column by column.
+//! Numeric columns cross as numpy arrays filled in bulk (one copy into a `bytearray`, which
+//! `numpy.frombuffer` then views), text columns as lists; nothing is called per packet. The
+//! simulation runs with the GIL released, so other Python threads keep running. A panic in the
+//! core becomes a `SimulationError`: no user input can crash the interpreter.
 
+use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use ccsim_core::{Column, Error, RunOutput, Table};
+use ccsim_core::{Column, Error as CoreError, RunOutput, RunSummary, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyByteArray, PyDict, PyList};
 
 create_exception!(
-    _core,
-    CcsimError,
+    ccsim._core,
+    Error,
     PyException,
     "Base class of every ccsim error."
 );
 create_exception!(
-    _core,
+    ccsim._core,
     ScenarioError,
-    CcsimError,
-    "The scenario is invalid; nothing was run. `.path` names the field."
+    Error,
+    "The scenario is invalid and nothing was run.\n\n`str(e)` is \"path: reason\"; `.path` names \
+     the field (\"links.bottleneck.rate\", empty for the whole file) and `.reason` says what is \
+     wrong with it."
 );
-create_exception!(_core, SimulationError, CcsimError, "The simulation failed.");
+create_exception!(
+    ccsim._core,
+    SimulationError,
+    Error,
+    "The simulation failed (an internal error of the core included)."
+);
 
-fn to_py_err(py: Python<'_>, e: Error) -> PyErr {
+/// The Python exception for an error of the core.
+fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
     match e {
-        Error::Scenario(s) => {
+        CoreError::Scenario(s) => {
             let err = ScenarioError::new_err(s.to_string());
-            // Attach the field path so callers need not parse the message.
-            let _ = err.value(py).setattr("path", s.path.clone());
-            let _ = err.value(py).setattr("reason", s.message.clone());
+            // Attributes, so callers need not parse the message. Setting an attribute on a
+            // fresh exception object cannot fail short of memory exhaustion.
+            let value = err.value(py);
+            let _ = value.setattr("path", s.path);
+            let _ = value.setattr("reason", s.message);
             err
         }
-        Error::Simulation(s) => SimulationError::new_err(s.message),
+        CoreError::Simulation(s) => SimulationError::new_err(s.message),
     }
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
         s.clone()
     } else {
-        "unknown panic".to_string()
+        "a panic without a message".to_owned()
     }
 }
 
-/// Validate a scenario; returns the resolved TOML (overrides and seed applied).
+fn internal_error(doing: &str, payload: &(dyn Any + Send)) -> PyErr {
+    SimulationError::new_err(format!(
+        "internal error while {doing} (please report it with the scenario): {}",
+        panic_message(payload)
+    ))
+}
+
+/// Check a scenario; returns the resolved TOML (overrides and seed applied).
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
 fn validate(
@@ -64,92 +84,147 @@ fn validate(
     match catch_unwind(AssertUnwindSafe(|| {
         ccsim_core::load_scenario(text, &overrides, seed)
     })) {
-        Ok(Ok(l)) => Ok(l.resolved_toml),
-        Ok(Err(e)) => Err(to_py_err(py, Error::Scenario(e))),
-        Err(p) => Err(SimulationError::new_err(format!(
-            "internal error while validating: {}",
-            panic_message(p)
-        ))),
+        Ok(Ok(loaded)) => Ok(loaded.resolved_toml),
+        Ok(Err(e)) => Err(to_py_err(py, CoreError::Scenario(e))),
+        Err(payload) => Err(internal_error("validating", payload.as_ref())),
     }
 }
 
-fn table_to_dict<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, col) in t.columns {
-        match col {
-            Column::F64(v) => d.set_item(name, v)?,
-            Column::U64(v) => d.set_item(name, v)?,
-            Column::Str(v) => d.set_item(name, v)?,
+/// A numpy array of `n` 8-byte items of `dtype`, filled in place by `fill` (native byte order).
+fn numpy_array<'py>(
+    frombuffer: &Bound<'py, PyAny>,
+    n: usize,
+    dtype: &str,
+    fill: impl Fn(&mut [u8]),
+) -> PyResult<Bound<'py, PyAny>> {
+    let buf = PyByteArray::new_with(frombuffer.py(), n * 8, |bytes| {
+        fill(bytes);
+        Ok(())
+    })?;
+    // A bytearray is writable, so the array is too, like any other numpy array.
+    frombuffer.call1((buf, dtype))
+}
+
+/// One column as a Python object: float64 or int64 numpy arrays, a list of str.
+fn column_to_py<'py>(frombuffer: &Bound<'py, PyAny>, col: Column) -> PyResult<Bound<'py, PyAny>> {
+    let py = frombuffer.py();
+    match col {
+        Column::F64(v) => numpy_array(frombuffer, v.len(), "=f8", |bytes| {
+            for (dst, x) in bytes.chunks_exact_mut(8).zip(&v) {
+                dst.copy_from_slice(&x.to_ne_bytes());
+            }
+        }),
+        // Counters cross as int64, the dtype pandas gives Python integers, so differences of
+        // counters behave; a column that would not fit (never seen) stays uint64.
+        Column::U64(v) => {
+            let dtype = if v.iter().all(|&x| i64::try_from(x).is_ok()) {
+                "=i8"
+            } else {
+                "=u8"
+            };
+            numpy_array(frombuffer, v.len(), dtype, |bytes| {
+                for (dst, x) in bytes.chunks_exact_mut(8).zip(&v) {
+                    dst.copy_from_slice(&x.to_ne_bytes());
+                }
+            })
         }
+        Column::Str(v) => Ok(PyList::new(py, v)?.into_any()),
+    }
+}
+
+fn table_to_dict<'py>(
+    frombuffer: &Bound<'py, PyAny>,
+    table: Table,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(frombuffer.py());
+    for (name, col) in table.columns {
+        d.set_item(name, column_to_py(frombuffer, col)?)?;
     }
     Ok(d)
 }
 
-fn output_to_dict<'py>(
-    py: Python<'py>,
-    out: RunOutput,
-    resolved: String,
-) -> PyResult<Bound<'py, PyDict>> {
-    let s = &out.summary;
-    let summary = PyDict::new(py);
-    summary.set_item("stop_reason", s.stop_reason.as_str())?;
-    summary.set_item("sim_seconds", s.sim_seconds)?;
-    summary.set_item("events", s.events)?;
-    summary.set_item("wall_seconds", s.wall_seconds)?;
-    summary.set_item("data_packets", s.data_packets)?;
-    summary.set_item("data_packets_sent", s.data_packets_sent)?;
-    summary.set_item("peak_packets", s.peak_packets)?;
-    summary.set_item("peak_heap", s.peak_heap)?;
-    summary.set_item("seed", s.seed)?;
-    summary.set_item("packets_created", s.packets_created)?;
-    summary.set_item("packets_delivered", s.packets_delivered)?;
-    summary.set_item("packets_dropped", s.packets_dropped)?;
-    summary.set_item("packets_alive", s.packets_alive)?;
+fn summary_to_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("summary", summary)?;
-    d.set_item("flows", table_to_dict(py, out.flows)?)?;
-    d.set_item("links", table_to_dict(py, out.links)?)?;
-    d.set_item("series", table_to_dict(py, out.series)?)?;
+    d.set_item("stop_reason", s.stop_reason.as_str())?;
+    d.set_item("sim_seconds", s.sim_seconds)?;
+    d.set_item("events", s.events)?;
+    d.set_item("wall_seconds", s.wall_seconds)?;
+    d.set_item("data_packets", s.data_packets)?;
+    d.set_item("data_packets_sent", s.data_packets_sent)?;
+    d.set_item("peak_packets", s.peak_packets)?;
+    d.set_item("peak_heap", s.peak_heap)?;
+    d.set_item("seed", s.seed)?;
+    d.set_item("packets_created", s.packets_created)?;
+    d.set_item("packets_delivered", s.packets_delivered)?;
+    d.set_item("packets_dropped", s.packets_dropped)?;
+    d.set_item("packets_alive", s.packets_alive)?;
+    Ok(d)
+}
+
+fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<Bound<'_, PyDict>> {
+    let frombuffer = py.import("numpy")?.getattr("frombuffer")?;
+    let d = PyDict::new(py);
+    d.set_item("summary", summary_to_dict(py, &out.summary)?)?;
+    d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
+    d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
+    d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
-/// Validate and run a scenario; returns a dict with `summary`, `flows`, `links`, `series`
-/// (column name -> list) and `resolved_toml`.
+/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links` and
+/// `series` (column name -> numpy array or list of str) and `resolved_toml`.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
-fn run<'py>(
-    py: Python<'py>,
-    text: &str,
+fn run(
+    py: Python<'_>,
+    text: String,
     overrides: Vec<String>,
     seed: Option<u64>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let text = text.to_owned();
-    let result = py.allow_threads(move || {
+) -> PyResult<Bound<'_, PyDict>> {
+    // Nothing in the closure touches Python, so the GIL is released for the whole run.
+    let result = py.detach(move || {
         catch_unwind(AssertUnwindSafe(|| {
             let loaded = ccsim_core::load_scenario(&text, &overrides, seed)?;
             let out = ccsim_core::run(&loaded.spec)?;
-            Ok::<_, Error>((out, loaded.resolved_toml))
+            Ok::<_, CoreError>((out, loaded.resolved_toml))
         }))
     });
     match result {
         Ok(Ok((out, resolved))) => output_to_dict(py, out, resolved),
         Ok(Err(e)) => Err(to_py_err(py, e)),
-        Err(p) => Err(SimulationError::new_err(format!(
-            "internal error (please report it with the scenario): {}",
-            panic_message(p)
-        ))),
+        Err(payload) => Err(internal_error("running", payload.as_ref())),
     }
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    m.add("Error", py.get_type::<CcsimError>())?;
+    m.add("Error", py.get_type::<Error>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload_of(f: impl FnOnce() + std::panic::UnwindSafe) -> Box<dyn Any + Send> {
+        catch_unwind(f).expect_err("the closure panics")
+    }
+
+    #[test]
+    fn panic_messages_are_recovered_from_literal_and_formatted_panics() {
+        let literal = payload_of(|| panic!("queue underflow"));
+        assert_eq!(panic_message(literal.as_ref()), "queue underflow");
+        let n = 7;
+        let formatted = payload_of(move || panic!("flow {n} lost its route"));
+        assert_eq!(panic_message(formatted.as_ref()), "flow 7 lost its route");
+        let other = payload_of(|| std::panic::panic_any(42_u8));
+        assert_eq!(panic_message(other.as_ref()), "a panic without a message");
+    }
 }

@@ -62,9 +62,9 @@ impl CongestionControl for XcpSender {
     }
 
     fn on_send(&mut self, _now: SimTime, ev: &SendEvent, hdr: &mut CcHeader) {
-        let rtt_us = ev
-            .srtt
-            .map_or(0, |d| (d.as_nanos() / 1000).clamp(1, u32::MAX as u64) as u32);
+        let rtt_us = ev.srtt.map_or(0, |d| {
+            (d.as_nanos() / 1000).clamp(1, u32::MAX as u64) as u32
+        });
         let request = (self.cfg.request_segments * self.mss as f64)
             .clamp(i32::MIN as f64, i32::MAX as f64) as i32;
         *hdr = CcHeader::Xcp {

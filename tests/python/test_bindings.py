@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+"""The compiled core as Python sees it: column types, the GIL, errors, the Parquet round trip."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ccsim
+from ccsim import _core
+
+
+def test_numeric_columns_cross_as_numpy_arrays_and_text_as_lists(two_hosts: str) -> None:
+    raw = _core.run(two_hosts, [], 1)
+    flows = raw["flows"]
+    assert isinstance(flows["goodput_bps"], np.ndarray) and flows["goodput_bps"].dtype == np.float64
+    assert isinstance(flows["retransmits"], np.ndarray) and flows["retransmits"].dtype == np.int64
+    assert flows["name"] == ["f1"]
+    # The arrays own writable memory, like any numpy array.
+    assert flows["goodput_bps"].flags.writeable
+    # Every column of a table has the same length.
+    for table in ("flows", "links", "series"):
+        lengths = {len(col) for col in raw[table].values()}
+        assert len(lengths) == 1, table
+    assert raw["summary"]["seed"] == 1 and "seed = 1" in raw["resolved_toml"]
+
+
+def test_counters_stay_int64_in_the_dataframes(two_hosts: str) -> None:
+    res = ccsim.run(ccsim.Scenario.from_str(two_hosts))
+    assert res.flows["bytes_delivered"].dtype == np.int64
+    assert res.links["drops_queue"].dtype == np.int64
+    assert int(res.flows.loc[0, "bytes_delivered"]) == 500_000
+
+
+def test_a_run_releases_the_gil_so_other_threads_keep_running(examples: Path) -> None:
+    # The ten-flow dumbbell takes a fraction of a second in the core. While it runs, this
+    # thread must keep ticking; a core holding the GIL would freeze it for the whole run.
+    window: dict[str, float] = {}
+    finished = threading.Event()
+
+    def work() -> None:
+        window["start"] = time.perf_counter()
+        res = ccsim.run(examples / "dumbbell.toml")
+        assert res.summary is not None
+        window["wall"] = res.summary.wall_seconds
+        finished.set()
+
+    worker = threading.Thread(target=work)
+    ticks: list[float] = []
+    worker.start()
+    while not finished.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    worker.join()
+    assert window["wall"] > 0.02, "the run is too short to show anything"
+    lo, hi = window["start"], window["start"] + window["wall"]
+    during = [t for t in ticks if lo <= t <= hi]
+    assert len(during) >= 10, (len(during), window["wall"])
+
+
+def test_scenario_errors_carry_the_path_and_the_reason_apart(two_hosts: str) -> None:
+    with pytest.raises(ccsim.ScenarioError) as err:
+        ccsim.Scenario.from_str(two_hosts).set("links.bottleneck.delay", "soon").validate()
+    e = err.value
+    assert e.path == "links.bottleneck.delay"
+    assert str(e) == f"{e.path}: {e.reason}"
+    assert "soon" in e.reason
+    assert type(e).__module__ == "ccsim._core" and type(e).__name__ == "ScenarioError"
+
+
+def test_an_error_in_toml_syntax_is_a_scenario_error_not_a_crash() -> None:
+    with pytest.raises(ccsim.ScenarioError, match="line 1"):
+        _core.validate("duration = ", [], None)
+    with pytest.raises(ccsim.ScenarioError):
+        _core.run("[nodes\n", [], None)
+
+
+def test_the_exceptions_are_declared_once_in_the_core_and_re_exported() -> None:
+    assert ccsim.Error is _core.Error and ccsim.errors.Error is _core.Error
+    assert ccsim.ScenarioError is _core.ScenarioError
+    assert ccsim.SimulationError is _core.SimulationError
+    assert not issubclass(ccsim.ScenarioError, ccsim.SimulationError)
+
+
+def test_a_result_read_back_from_parquet_has_its_summary_and_scenario(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    res = ccsim.run(ccsim.Scenario.from_str(two_hosts), seed=4)
+    out = res.to_parquet(tmp_path / "new" / "dir")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "flows.parquet",
+        "links.parquet",
+        "scenario.toml",
+        "series.parquet",
+    ]
+    back = ccsim.Result.from_parquet(out)
+    assert back.summary == res.summary
+    assert back.resolved_toml == res.resolved_toml
+    assert back.flows.equals(res.flows) and back.series.equals(res.series)
