@@ -17,9 +17,10 @@
 //! ```
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
-//! [`network`], [`hook`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`], [`scenario`],
-//! [`results`].
+//! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
+//! [`scenario`], [`results`].
 
+pub mod agents;
 pub mod cc;
 pub mod endpoint;
 pub mod hook;

@@ -28,9 +28,9 @@ use crate::network::{Network, NO_ROUTE};
 use crate::packet::{Addr, Packet, Port};
 use crate::results::{Column, RunOutput, RunSummary, StopReason, Table};
 use crate::rng::RngStream;
-use crate::scenario::{FlowKind, HookSpec, NodeKind, Spec, TcpSpec};
+use crate::scenario::{FlowKind, FlowSpec, HookSpec, NodeKind, Spec, TcpSpec};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig};
-use crate::time::{SimDuration, SimTime};
+use crate::time::{Rate, SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
 use crate::{DropReason, Error};
 
@@ -197,6 +197,9 @@ impl Simulator {
                             *delay,
                             RngStream::derive(spec.seed, &format!("node/{name}/hook")),
                         )),
+                        HookSpec::Spack(cfg) => Box::new(crate::agents::Spack::new(*cfg)),
+                        HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
+                        HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
                     }
                 })
             })
@@ -254,26 +257,9 @@ impl Simulator {
                     );
                 }
                 FlowKind::Cbr { rate, packet_size } => {
-                    let (tx, rx) = sim.reserve_ports();
-                    let cfg = UdpConfig {
-                        addr: src_addr,
-                        dst_addr,
-                        port: tx,
-                        dst_port: rx,
-                        flow: sim.flows.len() as u32,
-                        start: f.start,
-                        stop: f.stop,
-                        rate: *rate,
-                        packet_size: *packet_size,
-                    };
-                    sim.add_udp_flow(
-                        name,
-                        "cbr",
-                        src,
-                        dst,
-                        f.start,
-                        AnyEndpoint::Cbr(CbrSource::new(cfg)),
-                    );
+                    let cfg = sim.udp_config(src_addr, dst_addr, f, *rate, *packet_size);
+                    let source = AnyEndpoint::Cbr(CbrSource::new(cfg));
+                    sim.add_udp_flow(name, "cbr", src, dst, f.start, source);
                 }
                 FlowKind::OnOff {
                     rate,
@@ -282,21 +268,11 @@ impl Simulator {
                     off,
                     exponential,
                 } => {
-                    let (tx, rx) = sim.reserve_ports();
-                    let cfg = UdpConfig {
-                        addr: src_addr,
-                        dst_addr,
-                        port: tx,
-                        dst_port: rx,
-                        flow: sim.flows.len() as u32,
-                        start: f.start,
-                        stop: f.stop,
-                        rate: *rate,
-                        packet_size: *packet_size,
-                    };
+                    let cfg = sim.udp_config(src_addr, dst_addr, f, *rate, *packet_size);
                     let rng = RngStream::derive(spec.seed, &format!("flow/{name}/onoff"));
-                    let src_ep = OnOffSource::new(cfg, *on, *off, *exponential, rng);
-                    sim.add_udp_flow(name, "onoff", src, dst, f.start, AnyEndpoint::OnOff(src_ep));
+                    let source =
+                        AnyEndpoint::OnOff(OnOffSource::new(cfg, *on, *off, *exponential, rng));
+                    sim.add_udp_flow(name, "onoff", src, dst, f.start, source);
                 }
                 FlowKind::ShortTcp {
                     arrival_rate,
@@ -329,6 +305,29 @@ impl Simulator {
             sim.schedule(SimTime::ZERO + iv, Ev::Sample);
         }
         Ok(sim)
+    }
+
+    /// The configuration of a UDP source for flow `f`, on the ports `add_udp_flow` will use.
+    fn udp_config(
+        &self,
+        addr: Addr,
+        dst_addr: Addr,
+        f: &FlowSpec,
+        rate: Rate,
+        packet_size: u32,
+    ) -> UdpConfig {
+        let (port, dst_port) = self.reserve_ports();
+        UdpConfig {
+            addr,
+            dst_addr,
+            port,
+            dst_port,
+            flow: self.flows.len() as u32,
+            start: f.start,
+            stop: f.stop,
+            rate,
+            packet_size,
+        }
     }
 
     fn reserve_ports(&self) -> (Port, Port) {
@@ -503,6 +502,9 @@ impl Simulator {
     fn after_hook(&mut self, node: u32, arrived_on: Option<u32>, hook_out: &mut HookOutput) {
         self.cons.created += hook_out.injected;
         self.cons.dropped += hook_out.dropped;
+        // Packets a hook received itself (a split-connection relay) end their life delivered.
+        self.cons.delivered += hook_out.consumed;
+        hook_out.consumed = 0;
         if hook_out.dropped > 0 {
             if let Some(i) = arrived_on {
                 let c = self.net.ifaces[i as usize].in_chan;

@@ -671,14 +671,93 @@ fn read_node(f: &Field) -> Res<NodeSpec> {
     }
 }
 
+const HOOK_TYPES: &[&str] = &["impair", "spack", "snoop", "itcp"];
+
 fn read_hook(f: &Field) -> Res<HookSpec> {
     let mut r = f.table("a table such as { type = \"impair\", drop = 0.01, delay = \"1ms\" }")?;
-    r.allow(&["type", "drop", "delay"])?;
-    r.req("type", "one of impair")?.choice(&["impair"])?;
-    let drop = opt(&mut r, "drop", |f| f.probability())?.unwrap_or(0.0);
-    let delay = opt(&mut r, "delay", |f| f.duration())?.unwrap_or(SimDuration::ZERO);
+    // The type decides which keys are allowed, so it is read first.
+    let kind = r
+        .req("type", "one of impair, spack, snoop, itcp")?
+        .choice(HOOK_TYPES)?;
+    let hook = match kind {
+        "spack" => read_spack(&mut r)?,
+        "snoop" => read_snoop(&mut r)?,
+        "itcp" => read_itcp(&mut r)?,
+        _ => {
+            r.allow(&["type", "drop", "delay"])?;
+            let drop = opt(&mut r, "drop", |f| f.probability())?.unwrap_or(0.0);
+            let delay = opt(&mut r, "delay", |f| f.duration())?.unwrap_or(SimDuration::ZERO);
+            HookSpec::Impair { drop, delay }
+        }
+    };
     r.finish()?;
-    Ok(HookSpec::Impair { drop, delay })
+    Ok(hook)
+}
+
+/// SPACK (paper 001 §IV); defaults in [`crate::agents::SpackConfig::default`].
+fn read_spack(r: &mut Reader) -> Res<HookSpec> {
+    r.allow(&["type", "split_acks", "spacing"])?;
+    let d = crate::agents::SpackConfig::default();
+    Ok(HookSpec::Spack(crate::agents::SpackConfig {
+        split_acks: opt(r, "split_acks", |f| f.u32_in(1, u32::MAX))?.unwrap_or(d.split_acks),
+        spacing: opt(r, "spacing", |f| f.duration())?.unwrap_or(d.spacing),
+    }))
+}
+
+/// Snoop; defaults (ns-2 and the Snoop paper) in [`crate::agents::SnoopConfig::default`].
+fn read_snoop(r: &mut Reader) -> Res<HookSpec> {
+    r.allow(&[
+        "type",
+        "cache_size",
+        "min_timeout",
+        "max_local_rtx",
+        "rtx_thresh",
+        "initial_srtt",
+        "initial_rttvar",
+    ])?;
+    let d = crate::agents::SnoopConfig::default();
+    Ok(HookSpec::Snoop(crate::agents::SnoopConfig {
+        cache_size: opt(r, "cache_size", |f| f.u32_in(1, u32::MAX))?.unwrap_or(d.cache_size),
+        min_timeout: opt(r, "min_timeout", |f| f.positive_duration())?.unwrap_or(d.min_timeout),
+        max_local_rtx: opt(r, "max_local_rtx", |f| f.u32_in(0, u32::MAX))?
+            .unwrap_or(d.max_local_rtx),
+        rtx_thresh: opt(r, "rtx_thresh", |f| f.u32_in(1, u32::MAX))?.unwrap_or(d.rtx_thresh),
+        initial_srtt: opt(r, "initial_srtt", |f| f.duration())?.unwrap_or(d.initial_srtt),
+        initial_rttvar: opt(r, "initial_rttvar", |f| f.duration())?.unwrap_or(d.initial_rttvar),
+    }))
+}
+
+/// I-TCP: the relay buffer and the TCP keys of its two embedded endpoints, resolved from their
+/// own `preset` (not from `[tcp]`, which belongs to flows).
+fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
+    let keys: Vec<&'static str> = ["type", "relay_buffer"]
+        .iter()
+        .chain(TCP_KEYS)
+        .copied()
+        .collect();
+    r.allow(&keys)?;
+    let relay = r
+        .get("relay_buffer")
+        .map(|f| Ok((f.positive_size()?, f.path)))
+        .transpose()?;
+    let layer = read_tcp_layer(r)?;
+    let tcp = resolve_tcp(&r.path, &TcpLayer::default(), &layer)?;
+    let relay_buffer = match relay {
+        Some((b, at)) if b < tcp.mss as u64 => {
+            return Err(error(
+                &at,
+                format!("{b} bytes is smaller than one segment (mss {})", tcp.mss),
+            ))
+        }
+        Some((b, _)) => b,
+        None => crate::agents::ItcpConfig::default()
+            .relay_buffer
+            .max(tcp.mss as u64),
+    };
+    Ok(HookSpec::Itcp(crate::agents::ItcpConfig {
+        relay_buffer,
+        tcp,
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -50,12 +50,18 @@ pub struct NodeSpec {
     pub hook: Option<HookSpec>,
 }
 
-/// Built-in node hooks. Later issues add SPACK, Snoop, I-TCP, policers and striping here.
+/// Built-in node hooks. Later issues add policers and striping here.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HookSpec {
     /// Drops every packet with the given probability and delays the others by a fixed time;
     /// a simple, documented example of the hook interface (and a fault injector for tests).
     Impair { drop: f64, delay: SimDuration },
+    /// Split ACKs at a base station (paper 001 §IV): [`crate::agents::spack`].
+    Spack(crate::agents::SpackConfig),
+    /// Snoop, local retransmission at a base station: [`crate::agents::snoop`].
+    Snoop(crate::agents::SnoopConfig),
+    /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`].
+    Itcp(crate::agents::ItcpConfig),
 }
 
 #[derive(Clone, Debug, PartialEq)]

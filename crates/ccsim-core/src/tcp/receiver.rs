@@ -10,10 +10,11 @@
 //!
 //! Out-of-order data is held in an interval map (O(log n) per segment, never a walk over the
 //! window). The application reads in-order data at once, so the advertised window is the buffer
-//! minus the out-of-order bytes held. Duplicate-ACK detection at the sender ignores window changes
-//! (RFC 5681 §2 counts an ACK as duplicate only if the window is unchanged; a receiver whose window
-//! shrinks with held data would then defeat fast retransmit, which real receivers avoid by
-//! advertising buffer slack).
+//! minus the out-of-order bytes held; a relay that reads later (I-TCP) says how far it has read
+//! with [`TcpReceiver::set_app_read`], and unread bytes count against the window too.
+//! Duplicate-ACK detection at the sender ignores window changes (RFC 5681 §2 counts an ACK as
+//! duplicate only if the window is unchanged; a receiver whose window shrinks with held data
+//! would then defeat fast retransmit, which real receivers avoid by advertising buffer slack).
 
 use std::collections::BTreeMap;
 
@@ -47,6 +48,9 @@ pub struct TcpReceiver {
     delack_deadline: Option<SimTime>,
     /// Congestion header of the last data segment, echoed in the ACK (XCP).
     echo: CcHeader,
+    /// Where the application has read up to, if it does not read in-order data at once (a
+    /// relay): the bytes between it and `rcv_nxt` stay in the buffer.
+    app_read: Option<u64>,
     counters: FlowCounters,
 }
 
@@ -61,6 +65,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack_deadline: None,
             echo: CcHeader::None,
+            app_read: None,
             counters: FlowCounters::default(),
             cfg,
         }
@@ -75,6 +80,35 @@ impl TcpReceiver {
     }
     pub fn out_of_order_bytes(&self) -> u64 {
         self.ooo_bytes
+    }
+
+    /// Tells the receiver that its application has consumed the stream below `read_upto`.
+    /// From the first call on, in-order bytes not yet read count against the buffer: the
+    /// advertised window is `rcv_buffer` minus unread and out-of-order bytes (I-TCP's relay
+    /// buffer, whose bytes leave when the mobile host acknowledges them). Without this call
+    /// the application reads in-order data at once.
+    pub fn set_app_read(&mut self, read_upto: u64) {
+        self.app_read = Some(read_upto);
+    }
+
+    /// In-order bytes received and not yet read by the application.
+    fn unread_bytes(&self) -> u64 {
+        self.app_read.map_or(0, |r| self.rcv_nxt.saturating_sub(r))
+    }
+
+    /// The receive window an ACK sent now would advertise.
+    pub fn advertised_window(&self) -> u64 {
+        self.cfg
+            .tcp
+            .rcv_buffer
+            .saturating_sub(self.ooo_bytes + self.unread_bytes())
+    }
+
+    /// Sends an ACK now, to announce a window that opened (RFC 9293 §3.8.6.2.2, the receiver's
+    /// window-update algorithm). The caller decides when: ccsim's sender has no persist timer,
+    /// so a sender stopped by a closed window waits for this ACK.
+    pub fn send_window_update(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.send_ack(now, out);
     }
 
     fn on_data(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
@@ -153,7 +187,7 @@ impl TcpReceiver {
             covered += r.min(end) - l.max(seq);
         }
         let new = (end - seq) - covered;
-        if self.ooo_bytes + new > self.cfg.tcp.rcv_buffer {
+        if self.ooo_bytes + self.unread_bytes() + new > self.cfg.tcp.rcv_buffer {
             return self.block_containing(seq).unwrap_or((seq, end));
         }
         // Merge with blocks that overlap or touch [seq, end).
@@ -218,7 +252,7 @@ impl TcpReceiver {
         } else {
             SackBlocks::default()
         };
-        let rwnd = self.cfg.tcp.rcv_buffer.saturating_sub(self.ooo_bytes);
+        let rwnd = self.advertised_window();
         let size = self.cfg.tcp.header_bytes + sack.option_bytes();
         out.push(Packet {
             src: self.cfg.addr,

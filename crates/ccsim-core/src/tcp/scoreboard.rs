@@ -201,11 +201,15 @@ impl Scoreboard {
     }
 
     /// RTO: every segment not SACKed is lost and no retransmission is in flight any more.
+    /// No segment sent before the timeout may give an RTT sample afterwards: its ACK may answer
+    /// a later copy, and even when it does not, the sample would include the timeout (BSD clears
+    /// its timed segment on an RTO; Karn's rule, RFC 6298 §3).
     pub fn mark_all_lost(&mut self) {
         let una = self.snd_una;
         let mut lost = 0;
         for s in self.segs.iter_mut() {
             s.flags &= !RETX;
+            s.flags |= EVER_RETX;
             if s.flags & SACKED == 0 {
                 s.flags |= LOST;
                 lost += s.end() - s.start.max(una);
@@ -512,6 +516,25 @@ mod tests {
         b.on_cumulative_ack(70);
         assert_eq!(b.pipe(), 230);
         b.check();
+    }
+
+    #[test]
+    fn no_segment_sent_before_a_timeout_gives_an_rtt_sample_after_it() {
+        // Bug pinned: an ACK after an RTO for data sent before it gave srtt ~ 6 s.
+        let mut b = board(3);
+        b.mark_all_lost();
+        let (s, _) = b.next_retransmission().expect("lost");
+        b.on_retransmit(s, SimTime::from_secs(1));
+        // The receiver had segments 0 and 1; the ACK covers the never-resent segment 1.
+        let a = b.on_cumulative_ack(200);
+        assert_eq!(a.sample_sent_at, None);
+        b.on_send(MSS, SimTime::from_secs(2));
+        let a = b.on_cumulative_ack(400);
+        assert_eq!(
+            a.sample_sent_at,
+            Some(SimTime::from_secs(2)),
+            "new data samples again"
+        );
     }
 
     #[test]

@@ -147,6 +147,19 @@ impl TcpSender {
         self.counters.completed_at.is_some()
     }
 
+    /// Hands `bytes` more application data to the sender and sends what the windows allow. For
+    /// a sender whose transfer size is not known up front (a relay, such as I-TCP's base
+    /// station): build it with `size: Some(0)` and offer bytes as they arrive. The transfer is
+    /// complete again only once the new bytes are acknowledged.
+    pub fn offer(&mut self, now: SimTime, bytes: u64, out: &mut Vec<Packet>) {
+        if bytes == 0 {
+            return;
+        }
+        self.app_limit = self.app_limit.saturating_add(bytes);
+        self.counters.completed_at = None;
+        self.transmit(now, out);
+    }
+
     fn uses_sack(&self) -> bool {
         self.cfg.tcp.recovery == Recovery::Sack
     }

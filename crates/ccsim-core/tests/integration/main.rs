@@ -2,6 +2,7 @@
 //! Whole-network tests, built as one binary (nexosim's layout). Scenarios are TOML, run through
 //! the same public API the CLI uses.
 
+mod agents;
 mod common;
 mod conservation;
 mod determinism;

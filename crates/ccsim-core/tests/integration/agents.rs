@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+//! Base-station agents (SPACK, Snoop, I-TCP) on paper 001's topology (§V, Fig. 7):
+//! FH ──100 Mbit/s, 100 ms── BS ──2 Mbit/s, 10 ms── MH, loss only on the wireless hop.
+use crate::common::*;
+use ccsim_core::agents::{ItcpConfig, SnoopConfig, SpackConfig};
+use ccsim_core::scenario::{HookSpec, TcpSpec};
+use ccsim_core::{load_scenario, RunOutput};
+
+/// Paper 001 §V: FH–BS 100 Mbit/s 100 ms, BS–MH 2 Mbit/s 10 ms, uniform loss on the BS→MH
+/// direction only (the data direction), one transfer of `size` from FH to MH with MSS 1000.
+fn paper001(hook: &str, loss: f64, size: &str, tcp: &str) -> String {
+    let bs = if hook.is_empty() {
+        "\"router\"".to_string()
+    } else {
+        format!("{{ type = \"router\", hook = {hook} }}")
+    };
+    format!(
+        r#"
+seed = 1
+duration = "120s"
+[nodes]
+fh = "host"
+bs = {bs}
+mh = "host"
+[links.wired]
+a = "fh"
+b = "bs"
+rate = "100Mbps"
+delay = "100ms"
+[links.wireless]
+a = "bs"
+b = "mh"
+rate = "2Mbps"
+delay = "10ms"
+loss = {{ type = "uniform", rate = {loss}, direction = "a_to_b" }}
+[flows.f]
+type = "tcp"
+src = "fh"
+dst = "mh"
+size = "{size}"
+mss = 1000
+{tcp}
+"#
+    )
+}
+
+const NS2: &str = "preset = \"ns2\"";
+const SPACK4: &str = "{ type = \"spack\", split_acks = 4 }";
+const SNOOP: &str = "{ type = \"snoop\" }";
+const ITCP: &str = "{ type = \"itcp\", preset = \"ns2\" }";
+
+/// Totals over a set of seeds.
+#[derive(Debug, Default)]
+struct Runs {
+    completion: Vec<f64>,
+    delivery: Vec<f64>,
+    fh_retransmits: u64,
+    fh_fast_retransmits: u64,
+    fh_timeouts: u64,
+    /// Data packets sent on the wireless hop minus those that came over the wired hop: the
+    /// agent's own retransmissions.
+    agent_retransmits: i64,
+    wireless_data_losses: u64,
+    /// ACKs the agent suppressed (hook drops on the MH→BS direction).
+    acks_suppressed: u64,
+    /// ACKs toward the FH minus ACKs from the MH that reached the BS.
+    acks_created: i64,
+}
+
+impl Runs {
+    fn mean_completion(&self) -> f64 {
+        self.completion.iter().sum::<f64>() / self.completion.len() as f64
+    }
+    fn mean_delivery(&self) -> f64 {
+        self.delivery.iter().sum::<f64>() / self.delivery.len() as f64
+    }
+}
+
+/// Runs the transfer once per seed and checks, for every run, that it completed, that the MH
+/// received every byte exactly once (in order, no byte missing or duplicated in the stream)
+/// and that packets were conserved.
+fn runs(
+    hook: &str,
+    loss: f64,
+    size: &str,
+    tcp: &str,
+    seeds: std::ops::RangeInclusive<u64>,
+) -> Runs {
+    let text = paper001(hook, loss, size, tcp);
+    let mut r = Runs::default();
+    for seed in seeds {
+        let out = run_toml(&text, &[], Some(seed));
+        check_run(&out, hook, seed);
+        let f = &out.flows;
+        r.completion.push(f64s(f, "completion_time_s")[0]);
+        r.delivery.push(f64s(f, "delivery_time_s")[0]);
+        r.fh_retransmits += u64s(f, "retransmits")[0];
+        r.fh_fast_retransmits += u64s(f, "fast_retransmits")[0];
+        r.fh_timeouts += u64s(f, "timeouts")[0];
+        let l = &out.links;
+        let (wired_in, wl_out) = (
+            link_row(&out, "wired", "a_to_b"),
+            link_row(&out, "wireless", "a_to_b"),
+        );
+        let (wl_in, wired_out) = (
+            link_row(&out, "wireless", "b_to_a"),
+            link_row(&out, "wired", "b_to_a"),
+        );
+        r.agent_retransmits +=
+            u64s(l, "data_packets")[wl_out] as i64 - u64s(l, "data_packets")[wired_in] as i64;
+        r.wireless_data_losses += u64s(l, "drops_loss")[wl_out];
+        r.acks_suppressed += u64s(l, "drops_hook")[wl_in];
+        r.acks_created +=
+            u64s(l, "packets_offered")[wired_out] as i64 - u64s(l, "packets_arrived")[wl_in] as i64;
+    }
+    r
+}
+
+fn check_run(out: &RunOutput, hook: &str, seed: u64) {
+    let f = &out.flows;
+    assert_eq!(
+        u64s(f, "completed")[0],
+        1,
+        "{hook} seed {seed}: not completed"
+    );
+    assert_eq!(
+        u64s(f, "bytes_delivered")[0],
+        f64s(f, "size_bytes")[0] as u64,
+        "{hook} seed {seed}: bytes delivered in order to the MH"
+    );
+    let s = &out.summary;
+    assert_eq!(
+        s.packets_created,
+        s.packets_delivered + s.packets_dropped + s.packets_alive,
+        "{hook} seed {seed}: packet conservation {s:?}"
+    );
+}
+
+fn report(label: &str, r: &Runs) {
+    println!(
+        "{label:34} completion {:.3} s  delivery {:.3} s  FH rtx {} (fast {}, RTO {})  \
+         agent rtx {}  acks suppressed {}  acks created {}",
+        r.mean_completion(),
+        r.mean_delivery(),
+        r.fh_retransmits,
+        r.fh_fast_retransmits,
+        r.fh_timeouts,
+        r.agent_retransmits,
+        r.acks_suppressed,
+        r.acks_created
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// SPACK
+
+#[test]
+fn spack_shortens_transfers_only_for_senders_that_grow_per_ack() {
+    // 200 seeds: with 5 % loss a 100 KB transfer sees about three RTOs, and the spread of
+    // transfer times (s.d. about 3 s) needs that many for a difference of 0.5 s to show.
+    let seeds = 1..=200;
+    let gain = |tcp: &str, label: &str| {
+        let plain = runs("", 0.05, "100KB", tcp, seeds.clone());
+        let spack = runs(SPACK4, 0.05, "100KB", tcp, seeds.clone());
+        report(&format!("{label} plain"), &plain);
+        report(&format!("{label} spack N=4"), &spack);
+        assert!(spack.acks_created > 0, "{label}: SPACK never split an ACK");
+        assert_eq!(plain.acks_created, 0);
+        plain.mean_completion() - spack.mean_completion()
+    };
+    let per_ack = gain(NS2, "ns2 per-ACK");
+    let abc2 = gain(&format!("{NS2}\ngrowth = \"abc\""), "ns2 ABC L=2");
+    let bytes = gain(
+        &format!("{NS2}\ngrowth = \"abc\"\nabc_limit = 1000"),
+        "ns2 uncapped byte counting",
+    );
+    println!("gain: per-ACK {per_ack:.3} s, ABC L=2 {abc2:.3} s, uncapped {bytes:.3} s");
+    // Reference notes §4: splitting restores what a per-ACK cap on growth removes. Per-ACK
+    // growth and ABC with L = 2 SMSS are both capped per ACK: SPACK helps.
+    assert!(
+        per_ack > 0.0,
+        "per-ACK: SPACK did not help ({per_ack:.3} s)"
+    );
+    assert!(abc2 > 0.0, "ABC L=2: SPACK did not help ({abc2:.3} s)");
+    // Uncapped byte counting already credits a stretch ACK fully: only the cost is left (the
+    // split ACKs make a sender that went back to N after an RTO resend data the MH has).
+    assert!(
+        bytes < 0.0,
+        "uncapped byte counting: SPACK helped ({bytes:.3} s)"
+    );
+}
+
+#[test]
+fn spack_with_one_ack_per_split_is_plain_forwarding() {
+    let plain = runs("", 0.05, "100KB", NS2, 1..=20);
+    let one = runs(
+        "{ type = \"spack\", split_acks = 1 }",
+        0.05,
+        "100KB",
+        NS2,
+        1..=20,
+    );
+    assert_eq!(plain.completion, one.completion);
+    assert_eq!(one.acks_created, 0);
+}
+
+#[test]
+fn spack_with_spaced_acks_conserves_packets_and_delivers_every_byte() {
+    let r = runs(
+        "{ type = \"spack\", split_acks = 8, spacing = \"2ms\" }",
+        0.05,
+        "100KB",
+        NS2,
+        1..=20,
+    );
+    assert!(r.acks_created > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snoop
+
+#[test]
+fn snoop_repairs_wireless_losses_locally_and_hides_them_from_the_fixed_host() {
+    let plain = runs("", 0.05, "100KB", NS2, 1..=20);
+    let snoop = runs(SNOOP, 0.05, "100KB", NS2, 1..=20);
+    report("ns2 plain", &plain);
+    report("ns2 snoop", &snoop);
+    let episodes = |r: &Runs| r.fh_fast_retransmits + r.fh_timeouts;
+    assert!(
+        episodes(&snoop) * 10 < episodes(&plain),
+        "FH loss episodes: {} with Snoop, {} without",
+        episodes(&snoop),
+        episodes(&plain)
+    );
+    assert!(snoop.acks_suppressed > 0, "no duplicate ACK was suppressed");
+    assert!(snoop.agent_retransmits > 0, "no local retransmission");
+    // Every data segment lost on the wireless hop was resent by someone.
+    assert!(
+        snoop.agent_retransmits as u64 + snoop.fh_retransmits >= snoop.wireless_data_losses,
+        "{snoop:?}"
+    );
+    assert!(snoop.mean_completion() < plain.mean_completion());
+}
+
+// ---------------------------------------------------------------------------------------------
+// I-TCP
+
+#[test]
+fn itcp_delivers_the_stream_intact_and_the_fixed_host_never_sees_a_wireless_loss() {
+    let r = runs(ITCP, 0.05, "100KB", NS2, 1..=20);
+    report("ns2 itcp", &r);
+    assert!(r.wireless_data_losses > 0);
+    assert_eq!(
+        (r.fh_retransmits, r.fh_fast_retransmits, r.fh_timeouts),
+        (0, 0, 0),
+        "the FH retransmitted"
+    );
+    assert!(r.agent_retransmits > 0, "the relay repaired the losses");
+}
+
+#[test]
+fn with_itcp_the_fixed_hosts_acks_come_from_the_base_station() {
+    // Wired round trip: 2 x 100 ms + 83 us (1040 B at 100 Mbit/s) + 3 us (the ACK); end to end
+    // adds 2 x 10 ms and 4.16 + 0.16 ms of serialization at 2 Mbit/s.
+    let rtt_min = |hook: &str| {
+        let out = run_toml(&paper001(hook, 0.0, "100KB", NS2), &[], None);
+        check_run(&out, hook, 1);
+        f64s(&out.flows, "rtt_min_s")[0]
+    };
+    let (split, e2e) = (rtt_min(ITCP), rtt_min(""));
+    assert!((split - 0.200086).abs() < 1e-5, "FH RTT with I-TCP {split}");
+    assert!((e2e - 0.224406).abs() < 1e-5, "FH RTT end to end {e2e}");
+}
+
+#[test]
+fn itcp_with_a_relay_buffer_of_a_few_segments_back_pressures_the_fixed_host() {
+    let small = runs(
+        "{ type = \"itcp\", preset = \"ns2\", relay_buffer = \"3KB\" }",
+        0.05,
+        "100KB",
+        NS2,
+        1..=10,
+    );
+    let large = runs(ITCP, 0.05, "100KB", NS2, 1..=10);
+    report("ns2 itcp 3KB", &small);
+    report("ns2 itcp 64KB", &large);
+    // The FH can run at most 3 KB ahead of the MH's acknowledgments, so it finishes late,
+    // close to when the MH has everything.
+    assert!(small.mean_completion() > large.mean_completion());
+    for (c, d) in small.completion.iter().zip(&small.delivery) {
+        assert!(d - c < 0.2, "FH done at {c} s, MH at {d} s");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// All four side by side (the numbers the report quotes)
+
+#[test]
+fn transfer_times_of_the_four_schemes_at_five_percent_wireless_loss() {
+    for growth in ["per_ack", "abc"] {
+        let tcp = format!("{NS2}\ngrowth = \"{growth}\"");
+        let mut means = vec![];
+        for (name, hook) in [
+            ("reno", ""),
+            ("spack", SPACK4),
+            ("snoop", SNOOP),
+            ("itcp", ITCP),
+        ] {
+            let r = runs(hook, 0.05, "100KB", &tcp, 1..=20);
+            report(&format!("{growth} {name}"), &r);
+            means.push(r.mean_completion());
+        }
+        // Local repair beats end-to-end recovery by far on this path.
+        assert!(
+            means[2] < means[0] / 2.0 && means[3] < means[0] / 2.0,
+            "{means:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+fn bs_hook(hook: &str) -> Result<Option<HookSpec>, String> {
+    load_scenario(&paper001(hook, 0.0, "10KB", ""), &[], None)
+        .map(|l| l.spec.nodes["bs"].hook.clone())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn each_agent_parses_with_its_defaults() {
+    assert_eq!(
+        bs_hook("{ type = \"spack\" }"),
+        Ok(Some(HookSpec::Spack(SpackConfig::default())))
+    );
+    assert_eq!(
+        SpackConfig::default(),
+        SpackConfig {
+            split_acks: 4,
+            spacing: ccsim_core::time::SimDuration::ZERO
+        }
+    );
+    assert_eq!(
+        bs_hook("{ type = \"snoop\" }"),
+        Ok(Some(HookSpec::Snoop(SnoopConfig::default())))
+    );
+    let d = SnoopConfig::default();
+    assert_eq!(
+        (
+            d.cache_size,
+            d.min_timeout.as_nanos(),
+            d.max_local_rtx,
+            d.rtx_thresh
+        ),
+        (100, 100_000_000, 10, 1)
+    );
+    assert_eq!(
+        bs_hook("{ type = \"itcp\" }"),
+        Ok(Some(HookSpec::Itcp(ItcpConfig {
+            relay_buffer: 64_000,
+            tcp: TcpSpec::default()
+        })))
+    );
+}
+
+#[test]
+fn agent_keys_are_read_into_their_configs() {
+    let Ok(Some(HookSpec::Spack(s))) =
+        bs_hook("{ type = \"spack\", split_acks = 8, spacing = \"1ms\" }")
+    else {
+        panic!()
+    };
+    assert_eq!((s.split_acks, s.spacing.as_nanos()), (8, 1_000_000));
+    let Ok(Some(HookSpec::Snoop(s))) = bs_hook(
+        "{ type = \"snoop\", cache_size = 50, min_timeout = \"50ms\", max_local_rtx = 3, \
+         rtx_thresh = 2, initial_srtt = \"20ms\", initial_rttvar = \"10ms\" }",
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        (
+            s.cache_size,
+            s.max_local_rtx,
+            s.rtx_thresh,
+            s.initial_srtt.as_nanos()
+        ),
+        (50, 3, 2, 20_000_000)
+    );
+    let Ok(Some(HookSpec::Itcp(i))) =
+        bs_hook("{ type = \"itcp\", relay_buffer = \"32KB\", preset = \"ns2\", mss = 500 }")
+    else {
+        panic!()
+    };
+    assert_eq!(i.relay_buffer, 32_000);
+    // The ns2 preset's windows are 20 segments of the hook's own MSS.
+    assert_eq!(
+        i.tcp,
+        TcpSpec {
+            mss: 500,
+            initial_ssthresh: Some(10_000),
+            max_window: Some(10_000),
+            ..TcpSpec::ns2()
+        }
+    );
+}
+
+#[test]
+fn unknown_or_invalid_agent_keys_are_rejected_naming_the_field() {
+    assert_eq!(
+        bs_hook("{ type = \"spack\", split = 4 }"),
+        Err("nodes.bs.hook.split: unknown key; allowed: type, split_acks, spacing".into())
+    );
+    assert_eq!(
+        bs_hook("{ type = \"snoop\", drop = 0.1 }"),
+        Err(
+            "nodes.bs.hook.drop: unknown key; allowed: type, cache_size, min_timeout, \
+             max_local_rtx, rtx_thresh, initial_srtt, initial_rttvar"
+                .into()
+        )
+    );
+    let e = bs_hook("{ type = \"itcp\", buffer = \"1KB\" }").unwrap_err();
+    assert!(
+        e.starts_with("nodes.bs.hook.buffer: unknown key; allowed: type, relay_buffer, preset,"),
+        "{e}"
+    );
+    assert_eq!(
+        bs_hook("{ type = \"spack\", split_acks = 0 }"),
+        Err("nodes.bs.hook.split_acks: 0 is out of range; must be from 1 to 4294967295".into())
+    );
+    assert_eq!(
+        bs_hook("{ type = \"itcp\", relay_buffer = 500, mss = 1000 }"),
+        Err("nodes.bs.hook.relay_buffer: 500 bytes is smaller than one segment (mss 1000)".into())
+    );
+    assert_eq!(
+        bs_hook("{ type = \"split\" }"),
+        Err("nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp".into())
+    );
+}
