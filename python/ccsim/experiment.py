@@ -157,6 +157,8 @@ class Claim:
     text: str
     lower: str | None
     than: str | None
+    #: "lower": line `lower` below line `than`; "similar": the two lines' 95 % CIs overlap.
+    relation: str = "lower"
 
 
 @dataclass
@@ -292,11 +294,20 @@ def load_plan(folder: Path) -> Plan:
                 jain_threshold=float(t.get("jain_threshold", 0.9)),
             )
         )
-    claims = [
-        Claim(str(c.get("figure", "")), str(_need(c, "text", f"claims[{i}]")),
-              c.get("lower"), c.get("than"))
-        for i, c in enumerate(raw.get("claims", []))
-    ]  # fmt: skip
+    claims = []
+    for i, c in enumerate(raw.get("claims", [])):
+        relation = str(c.get("relation", "lower"))
+        if relation not in ("lower", "similar"):
+            raise PlanError(f'claims[{i}].relation: "{relation}" is not one of lower, similar')
+        claims.append(
+            Claim(
+                str(c.get("figure", "")),
+                str(_need(c, "text", f"claims[{i}]")),
+                c.get("lower"),
+                c.get("than"),
+                relation,
+            )
+        )
     return Plan(
         id=str(_need(raw, "id", "plan")),
         title=str(raw.get("title", "")),
@@ -391,14 +402,23 @@ def check_claim(claim: Claim, summary: pd.DataFrame) -> str:
     xs = [x for x in a.index if x in b.index]
     if not xs:
         return "no points to compare"
+    ca = a["ci95"].fillna(0.0)
+    cb = b["ci95"].fillna(0.0)
+    if claim.relation == "similar":
+        overlap = [
+            x for x in xs if abs(a.loc[x, "mean"] - b.loc[x, "mean"]) <= ca.loc[x] + cb.loc[x]
+        ]
+        verdict = "holds" if len(overlap) == len(xs) else ("partly holds" if overlap else
+                                                           "does not hold")  # fmt: skip
+        return (f"{verdict}: {claim.lower} and {claim.than} overlap within their 95 % CIs at "
+                f"{len(overlap)} of {len(xs)} points")  # fmt: skip
     lower = [x for x in xs if a.loc[x, "mean"] < b.loc[x, "mean"]]
-    significant = [
-        x for x in lower
-        if a.loc[x, "mean"] + (a.loc[x, "ci95"] or 0) < b.loc[x, "mean"] - (b.loc[x, "ci95"] or 0)
-    ]  # fmt: skip
+    significant = [x for x in lower if a.loc[x, "mean"] + ca.loc[x] < b.loc[x, "mean"] - cb.loc[x]]
     verdict = "holds" if len(lower) == len(xs) else ("partly holds" if lower else "does not hold")
-    return (f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points "
-            f"({len(significant)} with non-overlapping 95 % CIs)")  # fmt: skip
+    return (
+        f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points "
+        f"({len(significant)} with non-overlapping 95 % CIs)"
+    )
 
 
 def _series(rec: dict[str, Any]) -> pd.DataFrame:

@@ -189,3 +189,39 @@ def test_experiments_are_found_by_their_id_prefix(folder: Path, tmp_path: Path) 
     assert experiment.find_experiment("t", root=tmp_path) == folder
     with pytest.raises(experiment.PlanError, match="no experiment"):
         experiment.find_experiment("p999", root=tmp_path)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_quick_reproduction_of_paper_001_runs_and_reports_every_figure(
+    tmp_path: Path,
+) -> None:
+    folder = experiment.find_experiment("p001", root=ROOT)
+    out = tmp_path / "p001"
+    r = experiment.reproduce(folder, out, quick=True, workers=2, progress=False)
+    report = r.report.read_text()
+    plan = experiment.load_plan(folder)
+    for fig in plan.figures:
+        assert (out / f"{fig.id}.png").exists(), fig.id
+        assert f"## {fig.id}:" in report
+    points = pd.read_parquet(out / "points.parquet")
+    # Every transfer finished: an unfinished one would leave a NaN transfer time.
+    assert points["value"].notna().all()
+    assert "not checked automatically" not in report
+
+
+def test_a_similarity_claim_holds_where_the_confidence_intervals_overlap() -> None:
+    summary = pd.DataFrame(
+        {
+            "figure": ["f"] * 4,
+            "line": ["a", "a", "b", "b"],
+            "x": [1, 2, 1, 2],
+            "mean": [10.0, 10.0, 11.0, 20.0],
+            "ci95": [1.0, 1.0, 1.0, 1.0],
+        }
+    )
+    claim = experiment.Claim("f", "same", "a", "b", "similar")
+    assert experiment.check_claim(claim, summary) == (
+        "partly holds: a and b overlap within their 95 % CIs at 1 of 2 points"
+    )

@@ -243,6 +243,7 @@ impl Simulator {
             else {
                 continue;
             };
+            check_path_mtu(&sim.net, name, f, src, dst_addr)?;
             match &f.kind {
                 FlowKind::Tcp { size, tcp } => {
                     sim.add_tcp_flow(
@@ -994,6 +995,53 @@ impl Simulator {
             ],
         }
     }
+}
+
+/// Reject, before the run, a flow whose largest packet exceeds the MTU of a link on its route:
+/// every such packet would be dropped and the flow would never finish.
+fn check_path_mtu(
+    net: &Network,
+    name: &str,
+    f: &FlowSpec,
+    src: u32,
+    dst_addr: Addr,
+) -> Result<(), Error> {
+    let (size, field) = match &f.kind {
+        FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => {
+            (tcp.mss + tcp.header_bytes, "mss")
+        }
+        FlowKind::Cbr { packet_size, .. } | FlowKind::OnOff { packet_size, .. } => {
+            (*packet_size, "packet_size")
+        }
+    };
+    let mut node = src;
+    for _ in 0..net.nodes.len() {
+        if net.ifaces[dst_addr as usize].node == node {
+            return Ok(());
+        }
+        let iface = net.routes[node as usize][dst_addr as usize];
+        if iface == NO_ROUTE {
+            return Ok(()); // the parser already rejects unconnected flows
+        }
+        let ch = &net.chans[net.ifaces[iface as usize].out_chan as usize];
+        if size > ch.mtu {
+            let what = if field == "mss" {
+                format!("packets of {size} B (mss + header_bytes)")
+            } else {
+                format!("packets of {size} B")
+            };
+            return Err(Error::Scenario(crate::ScenarioError {
+                path: format!("flows.{name}.{field}"),
+                message: format!(
+                    "{what} exceed the MTU ({} B) of link {} on the route; lower it or raise \
+                     links.{}.mtu",
+                    ch.mtu, ch.link, ch.link
+                ),
+            }));
+        }
+        node = ch.to_node;
+    }
+    Ok(())
 }
 
 /// The long-form time series: one row per (time, object, metric).

@@ -436,3 +436,15 @@ fn unknown_or_invalid_agent_keys_are_rejected_naming_the_field() {
         Err("nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp".into())
     );
 }
+
+#[test]
+fn an_itcp_relay_with_a_larger_mss_than_the_fixed_host_delivers_the_stream() {
+    // Bug pinned: the FH's 250-byte segments reach the relay's sender (MSS 1000) in pieces, so
+    // segments shorter than one MSS sit in the middle of its window; the scoreboard assumed
+    // they could not, and a lookup loop stopped advancing (the run never ended).
+    for seed in 1..=5 {
+        let text = paper001(ITCP, 0.10, "200KB", NS2);
+        let out = run_toml(&text, &["flows.f.mss=250"], Some(seed));
+        check_run(&out, "itcp, FH MSS 250", seed);
+    }
+}

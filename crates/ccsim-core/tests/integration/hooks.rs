@@ -67,3 +67,18 @@ fn packets_a_hook_drops_are_counted_as_hook_drops_on_the_link_they_arrived_on() 
     assert_eq!(u64s(&out.links, "drops_loss").iter().sum::<u64>(), 0);
     assert!(u64s(&out.flows, "retransmits")[0] > 0);
 }
+
+#[test]
+fn a_flow_whose_packets_exceed_a_links_mtu_is_rejected_before_the_run() {
+    // Bug found in paper 001's MSS sweep: 1500 B of payload + 40 B of headers were all dropped
+    // by 1500 B links and the transfers silently never finished.
+    let text = path_with_hook("{ type = \"impair\", drop = 0.0, delay = \"0s\" }")
+        .replace("variant = \"sack\"", "variant = \"sack\"\nmss = 1500");
+    let loaded = ccsim_core::load_scenario(&text, &[], None).expect("parses");
+    let err = ccsim_core::run(&loaded.spec).expect_err("rejected");
+    assert_eq!(
+        err.to_string(),
+        "flows.f.mss: packets of 1540 B (mss + header_bytes) exceed the MTU (1500 B) of link \
+         wired on the route; lower it or raise links.wired.mtu"
+    );
+}
