@@ -34,13 +34,31 @@
 //!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
 //!   applies the feedback to `w.cwnd`.
 
+pub mod bic;
+mod common;
+pub mod cubic;
+pub mod fast;
+pub mod highspeed;
+#[cfg(test)]
+mod property;
 pub mod reno;
+pub mod scalable;
+#[cfg(test)]
+mod testkit;
+pub mod vegas;
 pub mod xcp;
 
 use crate::packet::CcHeader;
+use crate::scenario::{CcAlgorithm, Growth};
 use crate::time::{SimDuration, SimTime};
 
+pub use bic::{Bic, BicConfig};
+pub use cubic::{Cubic, CubicConfig};
+pub use fast::{Fast, FastConfig};
+pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use reno::{Reno, RenoConfig};
+pub use scalable::{Scalable, ScalableConfig};
+pub use vegas::{Vegas, VegasConfig};
 
 /// The part of the endpoint's state an algorithm may change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,17 +175,49 @@ pub trait CongestionControl {
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     Reno(Reno),
+    HighSpeed(HighSpeed),
+    Scalable(Scalable),
+    Bic(Bic),
+    Cubic(Cubic),
+    Vegas(Vegas),
+    Fast(Fast),
 }
 
 impl AnyCc {
+    /// The controller a flow's TCP spec names. `growth` is the flow's ACK-counting rule: Reno's
+    /// growth rule, which the other algorithms also use for their Reno parts and to count ACKs.
+    pub fn new(cc: &CcAlgorithm, growth: Growth) -> AnyCc {
+        match *cc {
+            CcAlgorithm::Reno => AnyCc::Reno(RenoConfig { growth }.build()),
+            CcAlgorithm::HighSpeed(c) => AnyCc::HighSpeed(c.build(growth)),
+            CcAlgorithm::Scalable(c) => AnyCc::Scalable(c.build(growth)),
+            CcAlgorithm::Bic(c) => AnyCc::Bic(c.build(growth)),
+            CcAlgorithm::Cubic(c) => AnyCc::Cubic(c.build(growth)),
+            CcAlgorithm::Vegas(c) => AnyCc::Vegas(c.build(growth)),
+            CcAlgorithm::Fast(c) => AnyCc::Fast(c.build(growth)),
+        }
+    }
+
     fn inner(&mut self) -> &mut dyn CongestionControl {
         match self {
             AnyCc::Reno(c) => c,
+            AnyCc::HighSpeed(c) => c,
+            AnyCc::Scalable(c) => c,
+            AnyCc::Bic(c) => c,
+            AnyCc::Cubic(c) => c,
+            AnyCc::Vegas(c) => c,
+            AnyCc::Fast(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
         match self {
             AnyCc::Reno(c) => c,
+            AnyCc::HighSpeed(c) => c,
+            AnyCc::Scalable(c) => c,
+            AnyCc::Bic(c) => c,
+            AnyCc::Cubic(c) => c,
+            AnyCc::Vegas(c) => c,
+            AnyCc::Fast(c) => c,
         }
     }
 }
@@ -180,6 +230,12 @@ impl CongestionControl for AnyCc {
     fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
         match self {
             AnyCc::Reno(c) => c.on_ack(now, ev, w),
+            AnyCc::HighSpeed(c) => c.on_ack(now, ev, w),
+            AnyCc::Scalable(c) => c.on_ack(now, ev, w),
+            AnyCc::Bic(c) => c.on_ack(now, ev, w),
+            AnyCc::Cubic(c) => c.on_ack(now, ev, w),
+            AnyCc::Vegas(c) => c.on_ack(now, ev, w),
+            AnyCc::Fast(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -195,6 +251,12 @@ impl CongestionControl for AnyCc {
     fn on_send(&mut self, now: SimTime, ev: &SendEvent, hdr: &mut CcHeader) {
         match self {
             AnyCc::Reno(c) => c.on_send(now, ev, hdr),
+            AnyCc::HighSpeed(c) => c.on_send(now, ev, hdr),
+            AnyCc::Scalable(c) => c.on_send(now, ev, hdr),
+            AnyCc::Bic(c) => c.on_send(now, ev, hdr),
+            AnyCc::Cubic(c) => c.on_send(now, ev, hdr),
+            AnyCc::Vegas(c) => c.on_send(now, ev, hdr),
+            AnyCc::Fast(c) => c.on_send(now, ev, hdr),
         }
     }
     fn metrics(&self) -> CcMetrics {

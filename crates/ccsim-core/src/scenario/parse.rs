@@ -1129,7 +1129,7 @@ fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
             "newreno" => Recovery::NewReno,
             _ => Recovery::Sack,
         }),
-        cc: opt(r, "cc", |f| f.choice(&["reno"]))?.map(|_| CcAlgorithm::Reno),
+        cc: opt(r, "cc", read_cc)?,
         mss: opt(r, "mss", |f| f.size_u32(1))?,
         header_bytes: opt(r, "header_bytes", |f| f.size_u32(0))?,
         initial_window: opt(r, "initial_window", read_initial_window)?,
@@ -1156,6 +1156,218 @@ fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
         rto_max: opt(r, "rto_max", |f| f.positive_duration())?,
         clock_granularity: opt(r, "clock_granularity", |f| f.duration())?,
     })
+}
+
+const CC_TYPES: &[&str] = &[
+    "reno",
+    "highspeed",
+    "scalable",
+    "bic",
+    "cubic",
+    "vegas",
+    "fast",
+];
+const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast";
+const CC_EXPECTED: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, or a table \
+                           such as { type = \"cubic\", beta = 0.7 }";
+
+/// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
+/// Every default is the algorithm's `Config::default()` in `crate::cc`; windows are segments.
+fn read_cc(f: &Field) -> Res<CcAlgorithm> {
+    let empty = Table::new();
+    let (kind, mut r) = match f.value {
+        Value::String(_) => (f.choice(CC_TYPES)?, Reader::new(&empty, f.path.clone())),
+        Value::Table(_) => {
+            let mut r = f.table(CC_EXPECTED)?;
+            // The type decides which keys are allowed, so it is read first.
+            let kind = r.req("type", CC_ONE_OF)?.choice(CC_TYPES)?;
+            (kind, r)
+        }
+        _ => return Err(f.expected(CC_EXPECTED)),
+    };
+    let cc = match kind {
+        "highspeed" => read_highspeed(&mut r)?,
+        "scalable" => read_scalable(&mut r)?,
+        "bic" => read_bic(&mut r)?,
+        "cubic" => read_cubic(&mut r)?,
+        "vegas" => read_vegas(&mut r)?,
+        "fast" => read_fast(&mut r)?,
+        _ => {
+            r.allow(&["type"])?;
+            CcAlgorithm::Reno
+        }
+    };
+    r.finish()?;
+    Ok(cc)
+}
+
+/// A number in (0, 1).
+fn read_open_fraction(f: &Field) -> Res<f64> {
+    let x = f.number()?;
+    if x > 0.0 && x < 1.0 {
+        Ok(x)
+    } else {
+        Err(f.out_of_range("greater than 0 and less than 1"))
+    }
+}
+
+fn read_non_negative(f: &Field) -> Res<f64> {
+    let x = f.number()?;
+    if x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(f.out_of_range("at least 0"))
+    }
+}
+
+/// `{a} must be less than {b}` at the `cc` table, for two keys read from it.
+fn cc_order(r: &Reader, low: (&str, f64), high: (&str, f64), strict: bool) -> Res<()> {
+    let ok = if strict {
+        low.1 < high.1
+    } else {
+        low.1 <= high.1
+    };
+    if ok {
+        return Ok(());
+    }
+    let rel = if strict { "less than" } else { "at most" };
+    Err(error(
+        &r.path,
+        format!(
+            "{} ({}) must be {rel} {} ({})",
+            low.0, low.1, high.0, high.1
+        ),
+    ))
+}
+
+/// HighSpeed TCP (RFC 3649); defaults in [`crate::cc::HighSpeedConfig::default`].
+fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "low_window",
+        "high_window",
+        "high_p",
+        "low_p",
+        "high_decrease",
+    ])?;
+    let d = crate::cc::HighSpeedConfig::default();
+    let c = crate::cc::HighSpeedConfig {
+        low_window: opt(r, "low_window", |f| f.positive_number())?.unwrap_or(d.low_window),
+        high_window: opt(r, "high_window", |f| f.positive_number())?.unwrap_or(d.high_window),
+        high_p: opt(r, "high_p", read_open_fraction)?.unwrap_or(d.high_p),
+        low_p: opt(r, "low_p", read_open_fraction)?.unwrap_or(d.low_p),
+        high_decrease: opt(r, "high_decrease", read_open_fraction)?.unwrap_or(d.high_decrease),
+    };
+    cc_order(
+        r,
+        ("low_window", c.low_window),
+        ("high_window", c.high_window),
+        true,
+    )?;
+    cc_order(r, ("high_p", c.high_p), ("low_p", c.low_p), true)?;
+    Ok(CcAlgorithm::HighSpeed(c))
+}
+
+/// Scalable TCP (Kelly 2003); defaults in [`crate::cc::ScalableConfig::default`].
+fn read_scalable(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&["type", "a", "b", "low_window"])?;
+    let d = crate::cc::ScalableConfig::default();
+    Ok(CcAlgorithm::Scalable(crate::cc::ScalableConfig {
+        a: opt(r, "a", |f| f.positive_number())?.unwrap_or(d.a),
+        b: opt(r, "b", read_open_fraction)?.unwrap_or(d.b),
+        low_window: opt(r, "low_window", read_non_negative)?.unwrap_or(d.low_window),
+    }))
+}
+
+/// BIC-TCP (Xu, Harfoush, Rhee 2004); defaults in [`crate::cc::BicConfig::default`].
+fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "s_max",
+        "s_min",
+        "beta",
+        "low_window",
+        "fast_convergence",
+        "search_divisor",
+    ])?;
+    let d = crate::cc::BicConfig::default();
+    let divisor = |f: &Field| {
+        let x = f.number()?;
+        if x > 1.0 {
+            Ok(x)
+        } else {
+            Err(f.out_of_range("greater than 1"))
+        }
+    };
+    let c = crate::cc::BicConfig {
+        s_max: opt(r, "s_max", |f| f.positive_number())?.unwrap_or(d.s_max),
+        s_min: opt(r, "s_min", |f| f.positive_number())?.unwrap_or(d.s_min),
+        beta: opt(r, "beta", read_open_fraction)?.unwrap_or(d.beta),
+        low_window: opt(r, "low_window", read_non_negative)?.unwrap_or(d.low_window),
+        fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
+            .unwrap_or(d.fast_convergence),
+        search_divisor: opt(r, "search_divisor", divisor)?.unwrap_or(d.search_divisor),
+    };
+    cc_order(r, ("s_min", c.s_min), ("s_max", c.s_max), false)?;
+    Ok(CcAlgorithm::Bic(c))
+}
+
+/// CUBIC (RFC 9438); defaults in [`crate::cc::CubicConfig::default`].
+fn read_cubic(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&["type", "c", "beta", "fast_convergence", "reno_friendly"])?;
+    let d = crate::cc::CubicConfig::default();
+    Ok(CcAlgorithm::Cubic(crate::cc::CubicConfig {
+        c: opt(r, "c", |f| f.positive_number())?.unwrap_or(d.c),
+        beta: opt(r, "beta", read_open_fraction)?.unwrap_or(d.beta),
+        fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
+            .unwrap_or(d.fast_convergence),
+        reno_friendly: opt(r, "reno_friendly", |f| f.boolean())?.unwrap_or(d.reno_friendly),
+    }))
+}
+
+/// TCP Vegas (Brakmo, Peterson 1995); defaults in [`crate::cc::VegasConfig::default`].
+fn read_vegas(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "alpha",
+        "beta",
+        "gamma",
+        "min_rtt_samples",
+        "slow_start_every_other_rtt",
+    ])?;
+    let d = crate::cc::VegasConfig::default();
+    let c = crate::cc::VegasConfig {
+        alpha: opt(r, "alpha", read_non_negative)?.unwrap_or(d.alpha),
+        beta: opt(r, "beta", read_non_negative)?.unwrap_or(d.beta),
+        gamma: opt(r, "gamma", read_non_negative)?.unwrap_or(d.gamma),
+        min_rtt_samples: opt(r, "min_rtt_samples", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.min_rtt_samples),
+        slow_start_every_other_rtt: opt(r, "slow_start_every_other_rtt", |f| f.boolean())?
+            .unwrap_or(d.slow_start_every_other_rtt),
+    };
+    cc_order(r, ("alpha", c.alpha), ("beta", c.beta), false)?;
+    Ok(CcAlgorithm::Vegas(c))
+}
+
+/// FAST TCP (Jin, Wei, Low 2004); defaults in [`crate::cc::FastConfig::default`].
+fn read_fast(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "alpha",
+        "gamma",
+        "update_interval",
+        "eta_scale",
+        "eta_max",
+    ])?;
+    let d = crate::cc::FastConfig::default();
+    Ok(CcAlgorithm::Fast(crate::cc::FastConfig {
+        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(d.alpha),
+        gamma: opt(r, "gamma", read_fraction_above_zero)?.unwrap_or(d.gamma),
+        update_interval: opt(r, "update_interval", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.update_interval),
+        eta_scale: opt(r, "eta_scale", |f| f.positive_number())?.unwrap_or(d.eta_scale),
+        eta_max: opt(r, "eta_max", read_fraction_above_zero)?.unwrap_or(d.eta_max),
+    }))
 }
 
 fn read_initial_window(f: &Field) -> Res<InitialWindow> {
@@ -2234,6 +2446,109 @@ dst = "h2"
     fn the_ns2_preset_alone_is_exactly_tcpspec_ns2() {
         let s = spec(MINIMAL, &["flows.f1.preset=ns2"]);
         assert_eq!(*f1_tcp(&s), TcpSpec::ns2());
+    }
+
+    #[test]
+    fn cc_takes_a_name_with_its_defaults_or_a_table_of_parameters() {
+        use crate::cc::{CongestionControl, CubicConfig, FastConfig, VegasConfig};
+        let s = spec(MINIMAL, &["tcp.cc=cubic"]);
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Cubic(CubicConfig::default()));
+        let s = spec(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "cubic", c = 0.3, beta = 0.8 }"#],
+        );
+        let expected = CubicConfig {
+            c: 0.3,
+            beta: 0.8,
+            ..CubicConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Cubic(expected));
+        // A flow's cc replaces [tcp]'s whole, parameters included.
+        let s = spec(
+            MINIMAL,
+            &[
+                r#"tcp.cc={ type = "vegas", alpha = 2, beta = 4 }"#,
+                r#"flows.f1.cc={ type = "fast", alpha = 50 }"#,
+            ],
+        );
+        let fast = FastConfig {
+            alpha: 50.0,
+            ..FastConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Fast(fast));
+        let s = spec(
+            MINIMAL,
+            &[r#"tcp.cc={ type = "vegas", alpha = 2, beta = 4 }"#],
+        );
+        let vegas = VegasConfig {
+            alpha: 2.0,
+            beta: 4.0,
+            ..VegasConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Vegas(vegas));
+        for name in ["reno", "highspeed", "scalable", "bic", "vegas", "fast"] {
+            let s = spec(MINIMAL, &[&format!("tcp.cc={name}")]);
+            let t = f1_tcp(&s);
+            assert_eq!(crate::cc::AnyCc::new(&t.cc, t.growth).name(), name);
+        }
+        assert_eq!(
+            spec(MINIMAL, &["tcp.cc={type=\"reno\"}"]),
+            spec(MINIMAL, &[])
+        );
+        // The table survives the resolved scenario.
+        let first = load(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "bic", s_max = 16 }"#],
+            None,
+        )
+        .unwrap();
+        let again = load(&first.resolved_toml, &[], None).unwrap();
+        assert_eq!(again.spec, first.spec);
+    }
+
+    #[test]
+    fn an_unknown_cc_algorithm_or_parameter_is_rejected_naming_the_field() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.cc=westwood"]),
+            "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
+             vegas, fast"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
+            "flows.f1.cc.alpha: unknown key; allowed: type, c, beta, fast_convergence, \
+             reno_friendly"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "reno", beta = 0.5 }"#]),
+            "tcp.cc.beta: unknown key; allowed: type"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast"
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.cc=3"]),
+            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, or a \
+             table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
+            "tcp.cc.beta: 1.0 is out of range; must be greater than 0 and less than 1"
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &[r#"tcp.cc={ type = "vegas", alpha = 4, beta = 2 }"#]
+            ),
+            "tcp.cc: alpha (4) must be at most beta (2)"
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &[r#"tcp.cc={ type = "highspeed", high_p = 0.01 }"#]
+            ),
+            "tcp.cc: high_p (0.01) must be less than low_p (0.001)"
+        );
     }
 
     #[test]

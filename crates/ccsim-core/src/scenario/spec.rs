@@ -228,10 +228,24 @@ pub enum Growth {
     ByteCounting { limit_segments: u32 },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The congestion-control algorithm and its constants; defaults in each `Config::default`
+/// (`crate::cc`). Windows in the configs are in segments.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CcAlgorithm {
     /// Additive increase, multiplicative decrease of RFC 5681 (used by Reno, NewReno and SACK).
     Reno,
+    /// HighSpeed TCP (RFC 3649).
+    HighSpeed(crate::cc::HighSpeedConfig),
+    /// Scalable TCP (Kelly 2003).
+    Scalable(crate::cc::ScalableConfig),
+    /// BIC-TCP (Xu, Harfoush, Rhee 2004).
+    Bic(crate::cc::BicConfig),
+    /// CUBIC (RFC 9438).
+    Cubic(crate::cc::CubicConfig),
+    /// TCP Vegas (Brakmo, Peterson 1995).
+    Vegas(crate::cc::VegasConfig),
+    /// FAST TCP (Jin, Wei, Low 2004).
+    Fast(crate::cc::FastConfig),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,12 +21,11 @@
 //! the RFC describes).
 
 use crate::cc::{
-    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, RenoConfig, SendEvent,
-    Window,
+    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport};
-use crate::scenario::{CcAlgorithm, Recovery, TcpSpec};
+use crate::scenario::{Recovery, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -82,9 +81,7 @@ impl TcpSender {
     pub fn new(cfg: TcpSenderConfig) -> Self {
         let t = &cfg.tcp;
         let mss = t.mss as u64;
-        let cc = match t.cc {
-            CcAlgorithm::Reno => AnyCc::Reno(RenoConfig { growth: t.growth }.build()),
-        };
+        let cc = AnyCc::new(&t.cc, t.growth);
         let w = Window {
             cwnd: t.initial_cwnd().min(t.max_window.unwrap_or(u64::MAX)),
             ssthresh: t.initial_ssthresh.unwrap_or(u64::MAX),

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+//! BIC-TCP (L. Xu, K. Harfoush, I. Rhee, "Binary Increase Congestion Control for Fast, Long
+//! Distance Networks", INFOCOM 2004; "XHR04"): window growth as a search for the window at which
+//! the last loss happened, W_max.
+//!
+//! ```text
+//!   once per RTT (XHR04 §III):              binary search        max probing
+//!     if cwnd < W_max: inc = (W_max − cwnd)/2         W_max ─ ─ ─ ─ ─ ─ ─ ─.─'
+//!     else:            inc = cwnd − W_max                       .-'‾‾‾  ,'
+//!     inc = clamp(inc, S_min, S_max)                         .-'       ,'
+//!     spread over the RTT's ACKs: cwnd += inc/cwnd        ,'  (additive, S_max per RTT, far
+//!   on loss:                                             /    from W_max)
+//!     W_max = cwnd·(2 − β)/2 if cwnd < W_max (fast convergence), else cwnd
+//!     cwnd  = cwnd·(1 − β)
+//! ```
+//!
+//! Far below W_max the increase is additive (S_max per RTT); near it the distance halves every
+//! RTT (binary search), so the window lingers just below the last loss point; past it, "max
+//! probing" mirrors the search (S_min, 2·S_min, 4·S_min, … up to S_max). Before the first loss
+//! W_max is unknown (0 here), so BIC probes additively at S_max per RTT. At or below
+//! `low_window`, and in slow start, the flow is Reno (an embedded [`Reno`] gets the ACK).
+//!
+//! The increment is computed once per round (one RTT, from sequence numbers: `common::Rounds`)
+//! and spread evenly over the round's ACKs, so a round adds `inc` whatever the ACK pattern.
+//! Linux `tcp_bic.c` recomputes a per-ACK count instead, with a search divisor of 4 rather than
+//! 2 and a `smooth_part` instead of S_min; [`BicConfig::linux`] approximates its constants.
+
+use super::common::{ack_credit, floor_ssthresh, segments, Fraction, Rounds};
+use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionKind, Window};
+use super::{Reno, RenoConfig};
+use crate::scenario::Growth;
+use crate::time::SimTime;
+
+/// XHR04's constants. The defaults are the paper's as the reference notes remember them (not
+/// verified against the paper's text): S_max = 32, S_min = 0.01, β = 0.125; `low_window` 14 is
+/// Linux's `low_window` (`tcp_bic.c`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BicConfig {
+    /// Largest increment per RTT, segments (XHR04: S_max = 32).
+    pub s_max: f64,
+    /// Smallest increment per RTT, segments (XHR04: S_min = 0.01).
+    pub s_min: f64,
+    /// Multiplicative decrease: a loss keeps (1 − β) of cwnd (XHR04: β = 0.125).
+    pub beta: f64,
+    /// Segments; at or below it the flow is Reno (Linux `tcp_bic.c`: 14).
+    pub low_window: f64,
+    /// XHR04 fast convergence: a loss below W_max lowers W_max further, to cwnd·(2 − β)/2.
+    pub fast_convergence: bool,
+    /// The search step is the distance to W_max divided by this (XHR04: 2, a binary search;
+    /// Linux: `BICTCP_B` = 4).
+    pub search_divisor: f64,
+}
+
+impl Default for BicConfig {
+    fn default() -> Self {
+        BicConfig {
+            s_max: 32.0,
+            s_min: 0.01,
+            beta: 0.125,
+            low_window: 14.0,
+            fast_convergence: true,
+            search_divisor: 2.0,
+        }
+    }
+}
+
+impl BicConfig {
+    /// Linux `tcp_bic.c`'s constants in this model: `max_increment` 16, `BICTCP_B` 4,
+    /// `beta` 819/1024 (a loss keeps 80 %), `low_window` 14, and S_min = B/`smooth_part` =
+    /// 4/20 (Linux's increment near W_max).
+    pub fn linux() -> Self {
+        BicConfig {
+            s_max: 16.0,
+            s_min: 4.0 / 20.0,
+            beta: 1.0 - 819.0 / 1024.0,
+            low_window: 14.0,
+            fast_convergence: true,
+            search_divisor: 4.0,
+        }
+    }
+
+    /// `growth` is the flow's ACK-counting rule, shared with Reno (see `common::ack_credit`).
+    pub fn build(self, growth: Growth) -> Bic {
+        Bic {
+            cfg: self,
+            growth,
+            reno: RenoConfig { growth }.build(),
+            w_max: 0.0,
+            inc: 0.0,
+            round_cwnd: 1.0,
+            rounds: Rounds::default(),
+            fraction: Fraction::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Bic {
+    cfg: BicConfig,
+    growth: Growth,
+    /// Slow start, and congestion avoidance at or below `low_window`.
+    reno: Reno,
+    /// Segments; the window of the last loss as fast convergence left it (0: none yet).
+    w_max: f64,
+    /// This round's increment, segments.
+    inc: f64,
+    /// cwnd at the start of this round, segments: the round's ACKs share `inc` by it.
+    round_cwnd: f64,
+    rounds: Rounds,
+    fraction: Fraction,
+}
+
+impl Bic {
+    /// XHR04 §III: the increment for the next RTT at a window of `cwnd` segments.
+    fn increment(&self, cwnd: f64) -> f64 {
+        let inc = if cwnd < self.w_max {
+            // Binary search increase: halfway to W_max.
+            (self.w_max - cwnd) / self.cfg.search_divisor
+        } else {
+            // Max probing: the mirror image of the search.
+            cwnd - self.w_max
+        };
+        // Additive increase above S_max; at least S_min.
+        inc.max(self.cfg.s_min).min(self.cfg.s_max)
+    }
+}
+
+impl CongestionControl for Bic {
+    fn name(&self) -> &'static str {
+        "bic"
+    }
+
+    fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        let mss = ev.mss.max(1);
+        let cwnd = segments(w.cwnd, mss);
+        if w.in_slow_start() || cwnd <= self.cfg.low_window {
+            // XHR04 (and Linux `low_window`): standard TCP for small windows.
+            self.reno.on_ack(now, ev, w);
+            self.rounds.reset();
+            return;
+        }
+        if self.rounds.starts_round(ev) {
+            self.round_cwnd = cwnd;
+            self.inc = self.increment(cwnd);
+        }
+        // XHR04: cwnd += inc/cwnd per ACK, with the round's starting cwnd so the round adds inc.
+        let add = self.inc / self.round_cwnd * mss as f64 * ack_credit(self.growth, ev);
+        w.cwnd = w.cwnd.saturating_add(self.fraction.take(add));
+    }
+
+    fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
+        self.fraction.clear();
+        self.rounds.reset();
+        let reno = self.reno.on_congestion(now, ev);
+        let cwnd_bytes = ev.window.cwnd;
+        let cwnd = segments(cwnd_bytes, ev.mss);
+        self.w_max = if cwnd < self.w_max && self.cfg.fast_convergence {
+            // XHR04 fast convergence: release bandwidth to a newcomer sooner.
+            cwnd * (2.0 - self.cfg.beta) / 2.0
+        } else {
+            cwnd
+        };
+        if ev.kind == CongestionKind::Rto {
+            // After a timeout the search restarts from nothing (Linux `bictcp_state` resets
+            // `last_max_cwnd` on entering loss state).
+            self.w_max = 0.0;
+        }
+        if cwnd <= self.cfg.low_window {
+            // Reno's decrease for small windows (RFC 5681 eq. (4)).
+            return reno;
+        }
+        // XHR04: cwnd ← cwnd·(1 − β).
+        let ssthresh = (cwnd_bytes as f64 * (1.0 - self.cfg.beta)) as u64;
+        floor_ssthresh(ssthresh.min(cwnd_bytes), ev.mss)
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.reno.metrics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testkit::Driver;
+    use crate::time::SimDuration;
+
+    const MSS: u64 = 1460;
+
+    fn driver(cfg: BicConfig, segments: u64) -> Driver<Bic> {
+        Driver::new(
+            cfg.build(Growth::Rfc5681),
+            MSS,
+            segments,
+            segments * MSS,
+            SimDuration::from_millis(100),
+        )
+    }
+
+    #[test]
+    fn the_search_halves_the_distance_to_w_max_each_rtt_then_probes_beyond_it() {
+        // Pins XHR04 §III: from 875 after a loss at 1 000 the window climbs S_max = 32 per RTT
+        // while the distance is above 2·S_max, then halves the distance each RTT, then passes
+        // W_max and probes with doubling steps until they reach S_max again.
+        let cfg = BicConfig::default();
+        let mut d = driver(cfg, 1000);
+        assert_eq!(d.loss(CongestionKind::DupAck), 875 * MSS);
+        let w_max = 1000.0;
+        let mut dist = w_max - d.segments();
+        let mut additive = 0;
+        let mut halvings = 0;
+        while dist > 1.0 {
+            let before = d.segments();
+            d.round();
+            let step = d.segments() - before;
+            let expected = (dist / 2.0).clamp(cfg.s_min, cfg.s_max);
+            assert!(
+                (step - expected).abs() <= 0.02 * expected + 0.05,
+                "at distance {dist:.3}: stepped {step:.3}, expected {expected:.3}"
+            );
+            if expected == cfg.s_max {
+                additive += 1;
+            } else {
+                halvings += 1;
+            }
+            dist = w_max - d.segments();
+        }
+        assert_eq!(additive, 2, "125 -> 93 -> 61 are additive steps");
+        assert!(halvings >= 5, "61 -> 30.5 -> ... -> 1 halves");
+        // Reach and pass W_max, then the probing steps double until capped at S_max.
+        let mut rounds = 0;
+        while d.segments() < w_max + 0.5 {
+            d.round();
+            rounds += 1;
+            assert!(rounds < 100, "stuck below W_max at {}", d.segments());
+        }
+        let mut excess = d.segments() - w_max;
+        for _ in 0..4 {
+            d.round();
+            let next = d.segments() - w_max;
+            let ratio = next / excess;
+            assert!((1.8..=2.2).contains(&ratio), "{excess:.3} -> {next:.3}");
+            excess = next;
+        }
+        for _ in 0..8 {
+            d.round();
+        }
+        let before = d.segments();
+        d.round();
+        assert!((d.segments() - before - cfg.s_max).abs() < 0.1);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_after_a_loss_below_it() {
+        // Pins XHR04's fast convergence: a loss at 900 below W_max 1 000 sets W_max to
+        // 900·(2 − 0.125)/2 = 843.75, so the search after it aims below the last loss point.
+        let mut d = driver(BicConfig::default(), 1000);
+        d.loss(CongestionKind::DupAck);
+        d.w.cwnd = 900 * MSS;
+        d.loss(CongestionKind::DupAck);
+        assert!((d.cc.w_max - 843.75).abs() < 1e-9, "{}", d.cc.w_max);
+        let mut plain = driver(
+            BicConfig {
+                fast_convergence: false,
+                ..BicConfig::default()
+            },
+            1000,
+        );
+        plain.loss(CongestionKind::DupAck);
+        plain.w.cwnd = 900 * MSS;
+        plain.loss(CongestionKind::DupAck);
+        assert_eq!(plain.cc.w_max, 900.0);
+    }
+
+    #[test]
+    fn before_any_loss_it_probes_additively_and_small_windows_are_reno() {
+        // Pins W_max = 0 before the first loss (S_max per RTT) and the low_window hand-over.
+        let mut d = driver(BicConfig::default(), 100);
+        d.round();
+        d.round();
+        assert!((d.segments() - 164.0).abs() < 0.5, "{}", d.segments());
+        let mut small = driver(BicConfig::default(), 10);
+        small.round();
+        assert!((10 * MSS + MSS * 9 / 10..=11 * MSS).contains(&small.w.cwnd));
+        let mut small = driver(BicConfig::default(), 10);
+        assert_eq!(small.loss(CongestionKind::DupAck), 5 * MSS);
+    }
+
+    #[test]
+    fn the_linux_constants_keep_eighty_percent_on_a_loss() {
+        // Pins BicConfig::linux(): loss at 1 000 → ssthresh 799.8 segments (notes: 799).
+        let mut d = driver(BicConfig::linux(), 1000);
+        let s = d.loss(CongestionKind::DupAck);
+        assert_eq!(s, (1000.0 * MSS as f64 * 819.0 / 1024.0) as u64);
+    }
+}

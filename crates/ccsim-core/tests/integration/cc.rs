@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+//! Congestion-control algorithms in whole-network runs.
+//!
+//! The delay-based algorithms are checked at their equilibrium, which is only well defined in a
+//! simple setting: one flow alone on a dumbbell, a buffer far larger than what the algorithm
+//! keeps queued (so it never loses a packet), no random loss, and no delayed ACKs (so every RTT
+//! sample is a clean RTT). Then Vegas keeps Diff = cwnd·(1 − BaseRTT/RTT) between α and β
+//! packets and FAST keeps α packets of its own in the bottleneck queue, and the queue is those
+//! packets. The time series (sampled every 100 ms) gives the queue in the second half of the
+//! run, after start-up.
+use crate::common::*;
+use ccsim_core::RunOutput;
+
+/// One flow on a 10 Mb/s, 20 ms dumbbell (RTT ≈ 44 ms, BDP ≈ 37 packets of 1500 B) with a
+/// 1 000-packet buffer, run for 60 s with the queue sampled every 100 ms.
+fn lone_flow(cc: &str) -> RunOutput {
+    let mut text = dumbbell(
+        1,
+        10,
+        "20ms",
+        "{ type = \"droptail\", limit = 1000 }",
+        "60s",
+        &format!("cc = {cc}\nmss = 1460\ndelayed_ack = false"),
+    );
+    text += "[trace]\ninterval = \"100ms\"\n";
+    run_toml(&text, &[], None)
+}
+
+/// Mean of the bottleneck queue (packets) over samples from `from_s` seconds on.
+fn queue_after(out: &RunOutput, from_s: f64) -> f64 {
+    let s = &out.series;
+    let (t, name, metric, value) = (
+        f64s(s, "time_s"),
+        s.str("name").expect("name column"),
+        s.str("metric").expect("metric column"),
+        f64s(s, "value"),
+    );
+    let q: Vec<f64> = (0..t.len())
+        .filter(|&i| {
+            t[i] >= from_s && name[i] == "bottleneck:a_to_b" && metric[i] == "queue_packets"
+        })
+        .map(|i| value[i])
+        .collect();
+    assert!(q.len() > 100, "{} queue samples", q.len());
+    q.iter().sum::<f64>() / q.len() as f64
+}
+
+fn bottleneck(out: &RunOutput, col: &str) -> f64 {
+    let r = link_row(out, "bottleneck", "a_to_b");
+    match out.links.f64(col) {
+        Some(v) => v[r],
+        None => u64s(&out.links, col)[r] as f64,
+    }
+}
+
+#[test]
+fn a_lone_vegas_flow_keeps_between_alpha_and_beta_packets_queued() {
+    // Brakmo & Peterson 1995 §III-B: Diff held in [α, β]. With α = 1, β = 3 (the paper's and
+    // ns-2's) and α = 6, β = 8 the queue sits in those bands, and the link stays busy.
+    for (cc, alpha, beta) in [
+        ("\"vegas\"", 1.0, 3.0),
+        ("{ type = \"vegas\", alpha = 6, beta = 8 }", 6.0, 8.0),
+    ] {
+        let out = lone_flow(cc);
+        let q = queue_after(&out, 30.0);
+        let whole = bottleneck(&out, "queue_mean_packets");
+        eprintln!("vegas α {alpha} β {beta}: queue {q:.2} packets (whole run {whole:.2})");
+        assert!((alpha - 0.5..=beta + 0.5).contains(&q), "{cc}: queue {q}");
+        assert!((q - alpha).abs() <= 2.0 || (q / alpha - 1.0).abs() <= 0.5);
+        assert_eq!(bottleneck(&out, "drops_queue"), 0.0, "{cc}");
+        assert!(bottleneck(&out, "utilization") > 0.95, "{cc}");
+    }
+}
+
+#[test]
+fn a_lone_fast_flow_keeps_alpha_packets_queued() {
+    // Jin, Wei, Low 2004: the equilibrium of eq. (1) is w·(1 − baseRTT/avgRTT) = α, i.e. α of
+    // the flow's packets in the bottleneck queue. Two values of α show the queue follows it.
+    for alpha in [20.0, 60.0] {
+        let out = lone_flow(&format!("{{ type = \"fast\", alpha = {alpha} }}"));
+        let q = queue_after(&out, 30.0);
+        let whole = bottleneck(&out, "queue_mean_packets");
+        eprintln!("fast α {alpha}: queue {q:.2} packets (whole run {whole:.2})");
+        assert!((q / alpha - 1.0).abs() <= 0.1, "α {alpha}: queue {q}");
+        assert!(
+            (whole / alpha - 1.0).abs() <= 0.25,
+            "α {alpha}: whole-run {whole}"
+        );
+        assert_eq!(bottleneck(&out, "drops_queue"), 0.0);
+        assert!(bottleneck(&out, "utilization") > 0.95);
+    }
+}
+
+#[test]
+fn every_algorithm_fills_a_bottleneck_with_a_bdp_of_buffer() {
+    // The wiring end to end: each name in a scenario runs its controller through loss and
+    // recovery on a 37-packet buffer (one BDP) and keeps the link busy; packets are conserved.
+    for cc in [
+        "reno",
+        "highspeed",
+        "scalable",
+        "bic",
+        "cubic",
+        "vegas",
+        "fast",
+    ] {
+        let text = dumbbell(
+            1,
+            10,
+            "20ms",
+            "{ type = \"droptail\", limit = 37 }",
+            "60s",
+            &format!("cc = \"{cc}\"\nvariant = \"sack\"\nmss = 1460\ndelayed_ack = false"),
+        );
+        let out = run_toml(&text, &[], None);
+        let util = bottleneck(&out, "utilization");
+        eprintln!(
+            "{cc}: utilization {util:.3}, drops {}",
+            bottleneck(&out, "drops_queue")
+        );
+        assert!(util > 0.9, "{cc}: utilization {util}");
+        let s = &out.summary;
+        assert_eq!(
+            s.packets_created,
+            s.packets_delivered + s.packets_dropped + s.packets_alive
+        );
+    }
+}
