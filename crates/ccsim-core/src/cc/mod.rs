@@ -59,6 +59,7 @@ pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use reno::{Reno, RenoConfig};
 pub use scalable::{Scalable, ScalableConfig};
 pub use vegas::{Vegas, VegasConfig};
+pub use xcp::{XcpSender, XcpSenderConfig};
 
 /// The part of the endpoint's state an algorithm may change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +182,7 @@ pub enum AnyCc {
     Cubic(Cubic),
     Vegas(Vegas),
     Fast(Fast),
+    Xcp(XcpSender),
 }
 
 impl AnyCc {
@@ -195,6 +197,8 @@ impl AnyCc {
             CcAlgorithm::Cubic(c) => AnyCc::Cubic(c.build(growth)),
             CcAlgorithm::Vegas(c) => AnyCc::Vegas(c.build(growth)),
             CcAlgorithm::Fast(c) => AnyCc::Fast(c.build(growth)),
+            // XCP has no slow start nor ACK counting: the routers set the window.
+            CcAlgorithm::Xcp(c) => AnyCc::Xcp(c.build()),
         }
     }
 
@@ -207,6 +211,7 @@ impl AnyCc {
             AnyCc::Cubic(c) => c,
             AnyCc::Vegas(c) => c,
             AnyCc::Fast(c) => c,
+            AnyCc::Xcp(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -218,6 +223,7 @@ impl AnyCc {
             AnyCc::Cubic(c) => c,
             AnyCc::Vegas(c) => c,
             AnyCc::Fast(c) => c,
+            AnyCc::Xcp(c) => c,
         }
     }
 }
@@ -236,6 +242,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.on_ack(now, ev, w),
             AnyCc::Vegas(c) => c.on_ack(now, ev, w),
             AnyCc::Fast(c) => c.on_ack(now, ev, w),
+            AnyCc::Xcp(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -257,6 +264,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.on_send(now, ev, hdr),
             AnyCc::Vegas(c) => c.on_send(now, ev, hdr),
             AnyCc::Fast(c) => c.on_send(now, ev, hdr),
+            AnyCc::Xcp(c) => c.on_send(now, ev, hdr),
         }
     }
     fn metrics(&self) -> CcMetrics {

@@ -84,6 +84,7 @@ fn algorithms() -> Vec<CcAlgorithm> {
         }),
         CcAlgorithm::Vegas(VegasConfig::default()),
         CcAlgorithm::Vegas(VegasConfig::linux()),
+        CcAlgorithm::Xcp(crate::cc::XcpSenderConfig::default()),
         CcAlgorithm::Fast(FastConfig::default()),
         CcAlgorithm::Fast(FastConfig {
             alpha: 2.0,

@@ -33,10 +33,9 @@ impl Default for XcpSenderConfig {
 }
 
 impl XcpSenderConfig {
-    pub fn build(self, mss: u64) -> XcpSender {
+    pub fn build(self) -> XcpSender {
         XcpSender {
             cfg: self,
-            mss,
             feedback_applied: 0,
         }
     }
@@ -45,7 +44,6 @@ impl XcpSenderConfig {
 #[derive(Clone, Debug)]
 pub struct XcpSender {
     cfg: XcpSenderConfig,
-    mss: u64,
     /// Net feedback applied so far, bytes (for traces and tests).
     feedback_applied: i64,
 }
@@ -65,7 +63,8 @@ impl CongestionControl for XcpSender {
         let rtt_us = ev.srtt.map_or(0, |d| {
             (d.as_nanos() / 1000).clamp(1, u32::MAX as u64) as u32
         });
-        let request = (self.cfg.request_segments * self.mss as f64)
+        // One segment's worth per segment: the packet's own payload length.
+        let request = (self.cfg.request_segments * ev.len as f64)
             .clamp(i32::MIN as f64, i32::MAX as f64) as i32;
         *hdr = CcHeader::Xcp {
             cwnd: ev.window.cwnd.min(u32::MAX as u64) as u32,
@@ -114,7 +113,7 @@ mod tests {
 
     #[test]
     fn the_sender_states_its_window_and_rtt_and_asks_for_one_segment() {
-        let mut x = XcpSenderConfig::default().build(1000);
+        let mut x = XcpSenderConfig::default().build();
         let mut hdr = CcHeader::None;
         let ev = SendEvent {
             seq: 0,
@@ -139,7 +138,7 @@ mod tests {
 
     #[test]
     fn echoed_feedback_moves_the_window_but_never_below_one_segment() {
-        let mut x = XcpSenderConfig::default().build(1000);
+        let mut x = XcpSenderConfig::default().build();
         let mut w = Window {
             cwnd: 10_000,
             ssthresh: u64::MAX,

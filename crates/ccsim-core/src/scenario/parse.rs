@@ -1166,9 +1166,11 @@ const CC_TYPES: &[&str] = &[
     "cubic",
     "vegas",
     "fast",
+    "xcp",
 ];
-const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast";
-const CC_EXPECTED: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, or a table \
+const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp";
+const CC_EXPECTED: &str =
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or a table \
                            such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
@@ -1192,6 +1194,14 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
         "cubic" => read_cubic(&mut r)?,
         "vegas" => read_vegas(&mut r)?,
         "fast" => read_fast(&mut r)?,
+        "xcp" => {
+            r.allow(&["type", "request_segments"])?;
+            let mut c = crate::cc::XcpSenderConfig::default();
+            if let Some(x) = opt(&mut r, "request_segments", |f| f.positive_number())? {
+                c.request_segments = x;
+            }
+            CcAlgorithm::Xcp(c)
+        }
         _ => {
             r.allow(&["type"])?;
             CcAlgorithm::Reno
@@ -2511,7 +2521,7 @@ dst = "h2"
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast"
+             vegas, fast, xcp"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -2524,12 +2534,12 @@ dst = "h2"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
-            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast"
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
-            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, or a \
-             table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or \
+             a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),

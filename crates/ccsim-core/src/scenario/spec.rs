@@ -246,6 +246,9 @@ pub enum CcAlgorithm {
     Vegas(crate::cc::VegasConfig),
     /// FAST TCP (Jin, Wei, Low 2004).
     Fast(crate::cc::FastConfig),
+    /// The XCP sender (Katabi, Handley, Rohrs 2002); its window follows the feedback of XCP
+    /// router ports (`queue = { type = "xcp" }`).
+    Xcp(crate::cc::XcpSenderConfig),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,3 +9,4 @@ mod conservation;
 mod determinism;
 mod hooks;
 mod tcp_behaviour;
+mod xcp;
