@@ -39,8 +39,8 @@ fn goodput(out: &ccsim_core::RunOutput, flow: &str, from: f64, to: f64) -> f64 {
     let d = series(out, flow, "delivered_bytes");
     let at = |x: f64| {
         d.iter()
-            .filter(|(t, _)| *t <= x + 1e-9)
-            .last()
+            .rev()
+            .find(|(t, _)| *t <= x + 1e-9)
             .map_or(0.0, |p| p.1)
     };
     (at(to) - at(from)) * 8.0 / (to - from)
