@@ -145,6 +145,12 @@ impl XcpRouter {
         self.min_queue = Some(self.min_queue.map_or(queue_bytes, |m| m.min(queue_bytes)));
         let s = pkt.size as f64;
         self.input_bytes += s;
+        // Only data packets ask for feedback. A pure ACK carries the feedback echoed back to its
+        // sender, which no router on the reverse path may touch (KHR02 §3.2: the receiver
+        // copies H_feedback into the ACK; §3.5 applies to the data direction).
+        if !pkt.is_data() {
+            return;
+        }
         let Some(hdr) = pkt.tcp_mut().map(|h| &mut h.cc) else {
             return;
         };
@@ -250,6 +256,22 @@ mod tests {
         let mut p = xcp_pkt(150_000, 100_000, -5);
         r.on_arrival(SimTime::from_secs(2), &mut p, 0);
         assert_eq!(feedback(&p), -5);
+    }
+
+    #[test]
+    fn the_feedback_echoed_in_an_ack_passes_a_congested_reverse_port_untouched() {
+        // Bug pinned: reverse-path XCP ports lowered the echo in ACKs, so reverse traffic
+        // throttled the forward flows (3.6 % utilization in paper 002's set-up).
+        let mut r = XcpRouter::new(XcpConfig::default(), Rate::mbps(100));
+        drive(&mut r, 120e6, 2.0, 200_000);
+        let mut ack = xcp_pkt(150_000, 100_000, 700);
+        if let Some(h) = ack.tcp_mut() {
+            h.len = 0;
+            h.flags = TcpHeader::FLAG_ACK;
+        }
+        ack.size = 40;
+        r.on_arrival(SimTime::from_secs(3), &mut ack, 200_000);
+        assert_eq!(feedback(&ack), 700);
     }
 
     #[test]
