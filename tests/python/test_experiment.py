@@ -225,3 +225,22 @@ def test_a_similarity_claim_holds_where_the_confidence_intervals_overlap() -> No
     assert experiment.check_claim(claim, summary) == (
         "partly holds: a and b overlap within their 95 % CIs at 1 of 2 points"
     )
+
+
+def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
+    tmp_path: Path,
+) -> None:
+    folder = experiment.find_experiment("p002", root=ROOT)
+    out = tmp_path / "p002"
+    experiment.reproduce(folder, out, quick=True, workers=2, progress=False)
+    plan = experiment.load_plan(folder)
+    for fig in plan.series_figures:
+        assert (out / f"{fig.id}.png").exists(), fig.id
+    for table in plan.tables:
+        t = pd.read_parquet(out / f"table-{table.id}.parquet").set_index("line")
+        assert set(t.index) == set(table.lines)
+        assert t["utilization"].between(0.0, 1.0).all()
+        assert t["jain"].between(0.25, 1.0).all()
+        # The XCP port keeps the bottleneck busy even with reverse traffic on its other
+        # direction (a reverse port once rewrote the echoed feedback: 3.6 %).
+        assert t.loc["xcp", "utilization"] > 0.8, table.id
