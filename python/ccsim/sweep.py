@@ -191,9 +191,13 @@ def execute(
                         if nxt is not None:
                             nk, nr = nxt
                             pending[pool.submit(_execute_one, nr.text, nr.overrides, nr.seed)] = nk
-            except BaseException:
+            except BaseException as exc:
                 for fut in pending:
                     fut.cancel()
+                if isinstance(exc, BrokenProcessPool):
+                    # Not only a future's result: `submit` on a pool whose worker died raises
+                    # it too (seen when a run finished in the same instant as the death).
+                    raise SweepInterrupted(len(store)) from exc
                 raise
             finally:
                 bar.close()

@@ -8,7 +8,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -120,6 +125,49 @@ def test_a_sweep_killed_mid_way_resumes_without_losing_or_repeating_a_point(
     assert len(flows) == total
     assert not flows.duplicated(["links.b.loss.rate", "seed"]).any()
     assert len(store) == total
+
+
+class _PoolWhoseWorkerDiesAfter:
+    """Runs the first `n` submissions in this process, then acts as a pool whose worker died:
+    `submit` raises, as `ProcessPoolExecutor.submit` does once the pool is broken."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def __enter__(self) -> _PoolWhoseWorkerDiesAfter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., dict[str, Any]], *args: Any) -> Future[dict[str, Any]]:
+        if self.left == 0:
+            raise BrokenProcessPool("A child process terminated abruptly")
+        self.left -= 1
+        fut: Future[dict[str, Any]] = Future()
+        fut.set_result(fn(*args))
+        return fut
+
+
+def test_a_worker_death_seen_when_submitting_is_reported_as_an_interrupted_sweep(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug: a run finishing in the same instant as a worker's death made the next `submit`
+    # raise BrokenProcessPool, which escaped as "A child process terminated abruptly ...".
+    monkeypatch.setattr(
+        sweep, "ProcessPoolExecutor", lambda max_workers: _PoolWhoseWorkerDiesAfter(3)
+    )
+    runs = [sweep.RunSpec(two_hosts, (), seed) for seed in range(1, 7)]
+    store = sweep.Store(tmp_path / "runs")
+    with pytest.raises(sweep.SweepInterrupted, match="2 finished runs are stored"):
+        sweep.execute(runs, store, workers=1, progress=False)
+    # Two results were saved before the failing submit; the third run was still pending.
+    assert len(store) == 2
 
 
 def test_the_confidence_interval_uses_student_t() -> None:

@@ -8,12 +8,27 @@
 //!                                   serialization)                 the head is in the heap)
 //! ```
 //!
-//! A channel has at most two live events: the end of the current transmission and the arrival of
-//! the head of its propagation FIFO. Packets in flight never sit in the event heap
-//! (PERFORMANCE.md: a 2.5 Gbit/s × 225 ms path holds ~47,000 packets).
+//! A channel has at most two live events: the end of a transmission that packets are waiting
+//! for (`TxDone`) and the arrival of the head of its propagation FIFO (`Arrive`). Packets in
+//! flight never sit in the event heap (PERFORMANCE.md: a 2.5 Gbit/s × 225 ms path holds ~47,000
+//! packets).
 //!
-//! The loss model is applied when a packet finishes transmission: a packet corrupted on the wire
-//! has still occupied the channel for its full serialization time.
+//! When a packet starts transmission its whole future on this channel is known: it ends at
+//! `start + size/rate` and reaches the far node `delay` later. So it goes into the propagation
+//! FIFO at once, stamped with its arrival time, and the transmitter just remembers when it is
+//! free again (`busy_until`). A `TxDone` event is needed only when a packet is left *waiting*:
+//! it fires when the transmitter frees up, to start the next one. On a link that is mostly idle
+//! (access links, the ACK path) a packet costs one event per hop instead of two.
+//!
+//! ```text
+//!   t0 offer, idle      t0 + ser           t0 + ser + delay
+//!   ├── transmitting ───┤── propagating ───┤ Arrive: far node
+//!   (into the FIFO at t0; counted as sent and put through the loss model at t0)
+//! ```
+//!
+//! The loss model is drawn when a packet starts transmission (in transmission order, the same
+//! sequence of draws as at its end): a packet corrupted on the wire still occupies the channel
+//! for its full serialization time.
 
 use std::collections::VecDeque;
 
@@ -30,7 +45,8 @@ pub struct ChannelStats {
     pub offered: u64,
     /// Packets that reached the far node.
     pub arrived: u64,
-    /// Packets and bytes that completed transmission (including those the loss model destroyed).
+    /// Packets and bytes put on the wire, counted when their transmission starts (including
+    /// those the loss model destroyed).
     pub packets: u64,
     pub bytes: u64,
     pub data_packets: u64,
@@ -45,7 +61,7 @@ pub struct ChannelStats {
     pub queue_max_packets: u64,
     pub queue_max_bytes: u64,
     last_change: SimTime,
-    /// Bytes transmitted since the last time-series sample.
+    /// Bytes put on the wire since the last time-series sample.
     pub bytes_since_sample: u64,
 }
 
@@ -77,20 +93,40 @@ pub struct Channel {
     pub mtu: u32,
     pub queue: Queue,
     pub loss: LossModel,
-    /// The packet being transmitted.
-    pub tx: Option<Packet>,
+    /// The transmitter is free from this time on (the end of the last transmission started).
+    busy_until: SimTime,
+    /// A `TxDone` event is scheduled at `busy_until` because packets wait in the queue.
+    tx_done_pending: bool,
     ser: Serializer,
-    /// Packets propagating, with their arrival times (non-decreasing).
+    /// Packets in transmission or propagating, with their arrival times (non-decreasing).
     pub pipe: VecDeque<(SimTime, Packet)>,
     pub stats: ChannelStats,
 }
 
 /// What `offer` did with a packet.
 pub enum Offer {
-    /// The transmitter was idle: transmission ends at this time (schedule `TxDone`).
-    Started(SimTime),
-    Queued,
+    /// The transmitter was idle: the packet is on the wire. `head_arrives` is set when it is
+    /// the new head of the propagation FIFO (schedule `Arrive`); `lost` when the loss model
+    /// took it.
+    Sent {
+        head_arrives: Option<SimTime>,
+        lost: bool,
+    },
+    /// The packet waits in the queue; schedule `TxDone` at `tx_done` if set.
+    Queued {
+        tx_done: Option<SimTime>,
+    },
     Dropped(Packet, DropReason),
+}
+
+/// What the end of a transmission that packets were waiting for did.
+pub struct TxDone {
+    /// Schedule `Arrive` at this time (the packet started is the new head of the FIFO).
+    pub head_arrives: Option<SimTime>,
+    /// Schedule the next `TxDone` at this time (more packets wait).
+    pub next_tx_done: Option<SimTime>,
+    /// The loss model took the packet started.
+    pub lost: bool,
 }
 
 impl Channel {
@@ -118,7 +154,8 @@ impl Channel {
             mtu,
             queue,
             loss,
-            tx: None,
+            busy_until: SimTime::ZERO,
+            tx_done_pending: false,
             ser: Serializer::default(),
             pipe: VecDeque::new(),
             stats: ChannelStats::default(),
@@ -148,53 +185,79 @@ impl Channel {
         self.touch_queue(now);
         // Every arrival goes through the discipline, even on an idle link, so that RED's
         // average sees it.
-        if let Err(p) = self.queue.enqueue(now, pkt) {
-            return Offer::Dropped(p, DropReason::Queue);
+        let mut pkt = pkt;
+        if !self.queue.admit(now, &mut pkt) {
+            return Offer::Dropped(pkt, DropReason::Queue);
         }
-        if self.tx.is_none() {
-            if let Some(done) = self.start_next(now) {
-                return Offer::Started(done);
-            }
+        if !self.tx_done_pending && self.busy_until <= now {
+            // Idle transmitter, so nothing waits (a waiting packet means a pending TxDone):
+            // the packet would be dequeued at once, so it skips the buffer.
+            let (head_arrives, lost) = self.transmit(now, pkt);
+            return Offer::Sent { head_arrives, lost };
         }
+        self.queue.push(pkt);
         self.note_queue_max();
-        Offer::Queued
+        let tx_done = if self.tx_done_pending {
+            None
+        } else {
+            self.tx_done_pending = true;
+            Some(self.busy_until)
+        };
+        Offer::Queued { tx_done }
     }
 
-    /// Take the next packet from the queue into the transmitter; returns when it finishes.
-    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
-        let p = self.queue.dequeue(now)?;
-        let d = self.ser.next(self.rate, p.size as u64);
-        self.tx = Some(p);
-        Some(now + d)
-    }
-
-    /// The current transmission ended at `now`. Returns (the time the head of the pipe arrives
-    /// if the pipe was empty before — schedule `Arrive` —, the end of the next transmission if
-    /// one started — schedule `TxDone` —).
-    pub fn on_tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>, bool) {
-        let mut arrive = None;
-        let mut lost = false;
-        if let Some(p) = self.tx.take() {
-            self.stats.packets += 1;
-            self.stats.bytes += p.size as u64;
-            self.stats.bytes_since_sample += p.size as u64;
-            if p.is_data() {
-                self.stats.data_packets += 1;
-            }
-            if !self.loss.is_none() && self.loss.is_lost(p.size) {
-                self.stats.drops_loss += 1;
-                lost = true;
-            } else {
-                let at = now + self.delay;
-                if self.pipe.is_empty() {
-                    arrive = Some(at);
-                }
-                self.pipe.push_back((at, p));
-            }
+    /// Start transmitting the head of the queue at `now` (the transmitter is free).
+    fn transmit_next(&mut self, now: SimTime) -> (Option<SimTime>, bool) {
+        match self.queue.dequeue(now) {
+            Some(p) => self.transmit(now, p),
+            None => (None, false),
         }
+    }
+
+    /// Start transmitting `p` at `now` (the transmitter is free): it goes through the loss
+    /// model and into the propagation FIFO. Returns (the arrival time if it is the new head of
+    /// the FIFO, whether it was lost).
+    #[inline]
+    fn transmit(&mut self, now: SimTime, p: Packet) -> (Option<SimTime>, bool) {
+        let done = now + self.ser.next(self.rate, p.size as u64);
+        self.busy_until = done;
+        if self.queue.is_empty() {
+            // Nothing waits: the transmitter goes idle when this packet is out (RED's idle
+            // period starts then, as when ns-2's deque finds the queue empty).
+            self.queue.idle_from(done);
+        }
+        self.stats.packets += 1;
+        self.stats.bytes += p.size as u64;
+        self.stats.bytes_since_sample += p.size as u64;
+        if p.is_data() {
+            self.stats.data_packets += 1;
+        }
+        if !self.loss.is_none() && self.loss.is_lost(p.size) {
+            self.stats.drops_loss += 1;
+            return (None, true);
+        }
+        let at = done + self.delay;
+        let head = self.pipe.is_empty().then_some(at);
+        self.pipe.push_back((at, p));
+        (head, false)
+    }
+
+    /// The transmitter freed up at `now` with packets waiting: start the next one.
+    pub fn on_tx_done(&mut self, now: SimTime) -> TxDone {
+        self.tx_done_pending = false;
         self.touch_queue(now);
-        let next = self.start_next(now);
-        (arrive, next, lost)
+        let (head_arrives, lost) = self.transmit_next(now);
+        let next_tx_done = if self.queue.is_empty() {
+            None
+        } else {
+            self.tx_done_pending = true;
+            Some(self.busy_until)
+        };
+        TxDone {
+            head_arrives,
+            next_tx_done,
+            lost,
+        }
     }
 
     /// The head of the pipe arrives now; returns it and the arrival time of the next head.
@@ -207,11 +270,181 @@ impl Channel {
 
     /// Packets inside this channel: queued, in transmission and propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() as u64 + self.tx.is_some() as u64 + self.pipe.len() as u64
+        self.queue.len_packets() as u64 + self.pipe.len() as u64
     }
 
     /// Close the queue-length integral at the end of the run.
     pub fn finish(&mut self, now: SimTime) {
         self.touch_queue(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Transport, UdpHeader};
+    use crate::rng::RngStream;
+    use crate::scenario::spec::{LossSpec, QueueLimit, QueueSpec};
+
+    fn udp(seq: u64) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size: 1500,
+            dscp: 0,
+            ecn: 0,
+            flow: 0,
+            sent_at: SimTime::ZERO,
+            transport: Transport::Udp(UdpHeader {
+                src_port: 0,
+                dst_port: 1,
+                seq,
+                len: 1472,
+            }),
+        }
+    }
+
+    /// 10 Mbit/s (a 1,500 B packet takes 1.2 ms) and 5 ms of propagation delay.
+    fn channel(queue: QueueSpec) -> Channel {
+        let rate = Rate::mbps(10);
+        Channel::new(
+            "l".into(),
+            "a_to_b",
+            0,
+            1,
+            1,
+            rate,
+            SimDuration::from_millis(5),
+            1500,
+            Queue::new(&queue, RngStream::derive(1, "test/queue"), rate),
+            LossModel::new(&LossSpec::None, RngStream::derive(1, "test/loss")),
+        )
+    }
+
+    fn droptail() -> Channel {
+        channel(QueueSpec::DropTail {
+            limit: QueueLimit::Packets(10),
+        })
+    }
+
+    fn ms(x: f64) -> SimTime {
+        SimTime::from_nanos((x * 1e6).round() as u64)
+    }
+
+    fn seq(p: &Packet) -> u64 {
+        match &p.transport {
+            Transport::Udp(h) => h.seq,
+            Transport::Tcp(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_packet_offered_to_an_idle_channel_is_on_the_wire_at_once_with_no_tx_done_event() {
+        let mut ch = droptail();
+        match ch.offer(SimTime::ZERO, udp(0)) {
+            Offer::Sent { head_arrives, lost } => {
+                assert_eq!(head_arrives, Some(ms(6.2)), "1.2 ms serialization + 5 ms");
+                assert!(!lost);
+            }
+            _ => panic!("an idle channel must send at once"),
+        }
+        assert_eq!(ch.packets_inside(), 1);
+        assert_eq!(ch.queue.len_packets(), 0);
+        assert_eq!(ch.stats.packets, 1);
+        // Once it is out, the transmitter is free again: the next one goes at once too.
+        assert!(matches!(
+            ch.offer(ms(1.2), udp(1)),
+            Offer::Sent {
+                head_arrives: None,
+                lost: false
+            }
+        ));
+    }
+
+    #[test]
+    fn packets_offered_to_a_busy_transmitter_wait_behind_one_tx_done_and_leave_back_to_back() {
+        let mut ch = droptail();
+        assert!(matches!(
+            ch.offer(SimTime::ZERO, udp(0)),
+            Offer::Sent { .. }
+        ));
+        // The first waiting packet asks for the end of the transmission; the second finds it
+        // already asked for.
+        assert!(matches!(
+            ch.offer(ms(0.1), udp(1)),
+            Offer::Queued {
+                tx_done: Some(t)
+            } if t == ms(1.2)
+        ));
+        assert!(matches!(
+            ch.offer(ms(0.2), udp(2)),
+            Offer::Queued { tx_done: None }
+        ));
+        assert_eq!(ch.stats.queue_max_packets, 2);
+
+        let first = ch.on_tx_done(ms(1.2));
+        assert_eq!(
+            first.head_arrives, None,
+            "packet 0 is still the head of the FIFO"
+        );
+        assert_eq!(first.next_tx_done, Some(ms(2.4)));
+        let second = ch.on_tx_done(ms(2.4));
+        assert_eq!(second.next_tx_done, None, "nothing waits any more");
+        // While packet 2 is on the wire a new packet waits for it.
+        assert!(matches!(
+            ch.offer(ms(3.0), udp(3)),
+            Offer::Queued {
+                tx_done: Some(t)
+            } if t == ms(3.6)
+        ));
+
+        let mut arrivals = Vec::new();
+        while let Some((p, next)) = ch.on_arrive() {
+            arrivals.push((seq(&p), next));
+        }
+        assert_eq!(
+            arrivals,
+            vec![
+                (0, Some(ms(7.4))),
+                (1, Some(ms(8.6))),
+                (2, None), // packet 3 has not started yet
+            ]
+        );
+    }
+
+    #[test]
+    fn red_idle_period_starts_when_the_last_transmission_ends_not_when_it_starts() {
+        // mean_packet_size 1,250 B at 10 Mbit/s: one "small packet" per 1 ms of idle time.
+        let w_q = 0.01;
+        let mut ch = channel(QueueSpec::Red {
+            limit: QueueLimit::Packets(100),
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q,
+            gentle: true,
+            ecn: false,
+            mean_packet_size: 1250,
+        });
+        // A burst builds an average; the last packet's transmission ends at 10 × 1.2 = 12 ms.
+        for i in 0..10 {
+            let _ = ch.offer(SimTime::ZERO, udp(i));
+        }
+        let mut t = ms(1.2);
+        while let Some(next) = ch.on_tx_done(t).next_tx_done {
+            t = next;
+        }
+        assert_eq!(ch.queue.len_packets(), 0);
+        let before = ch.queue.average().unwrap();
+        assert!(before > 0.0);
+        // The link is idle from 12 ms; an arrival at 112 ms sees 100 ms of idleness (m = 100),
+        // not 100 + 1.2 (from the start of the last transmission).
+        let _ = ch.offer(ms(112.0), udp(99));
+        let expected = before * (1.0 - w_q).powi(100) * (1.0 - w_q);
+        let avg = ch.queue.average().unwrap();
+        assert!(
+            (avg - expected).abs() < 1e-12 * before,
+            "avg {avg} expected {expected}"
+        );
     }
 }

@@ -7,9 +7,9 @@
 //! ```
 //!
 //! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
-//! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] at the end of every
-//! transmission. A `dequeue` that finds nothing therefore means "the transmitter went idle",
-//! which is where RED starts its idle period (see [`Red::on_idle`]).
+//! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] when its transmitter is
+//! free. When that leaves the queue empty the channel calls [`Queue::idle_from`] with the end
+//! of the transmission: that is where RED starts its idle period (see [`Red::on_idle`]).
 //!
 //! Everything is O(1) per packet: one `VecDeque` push or pop (the buffer grows to the largest
 //! occupancy seen and is then reused, so there is no allocation per packet in steady state), a
@@ -179,37 +179,42 @@ impl Queue {
         }
     }
 
+    /// Queue a packet [`Queue::admit`] accepted.
     #[inline]
-    fn push(&mut self, pkt: Packet) {
+    pub fn push(&mut self, pkt: Packet) {
         self.bytes += pkt.size as u64;
         self.buf.push_back(pkt);
     }
 
-    /// `Ok(())` if accepted (possibly ECN-marked: `pkt.ecn` set to 3 when RED has `ecn` and the
-    /// packet is ECT(0) or ECT(1)); `Err(pkt)` if dropped.
+    /// `Ok(())` if accepted and queued (possibly ECN-marked, see [`Queue::admit`]); `Err(pkt)`
+    /// if dropped.
     ///
     /// The refused packet is handed back by value (the caller counts and discards it): boxing
     /// it would cost an allocation per drop on the per-packet path.
     #[allow(clippy::result_large_err)]
     #[inline]
     pub fn enqueue(&mut self, now: SimTime, mut pkt: Packet) -> Result<(), Packet> {
+        if !self.admit(now, &mut pkt) {
+            return Err(pkt);
+        }
+        self.push(pkt);
+        Ok(())
+    }
+
+    /// The discipline's decision on an arriving packet, without queueing it: `true` if it is
+    /// accepted (possibly ECN-marked: `pkt.ecn` set to 3 when RED has `ecn` and the packet is
+    /// ECT(0) or ECT(1); an XCP port may lower its feedback), `false` if it must be dropped.
+    /// An accepted packet must then be [`Queue::push`]ed, or, when the queue is empty and the
+    /// transmitter idle, sent at once (the channel's fast path: it would be dequeued at once).
+    #[inline]
+    pub fn admit(&mut self, now: SimTime, pkt: &mut Packet) -> bool {
         let fits = self.fits(pkt.size);
         let red = match &mut self.disc {
-            Discipline::DropTail => {
-                if !fits {
-                    return Err(pkt);
-                }
-                self.push(pkt);
-                return Ok(());
-            }
+            Discipline::DropTail => return fits,
             Discipline::Xcp(router) => {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
-                router.on_arrival(now, &mut pkt, self.bytes);
-                if !fits {
-                    return Err(pkt);
-                }
-                self.push(pkt);
-                return Ok(());
+                router.on_arrival(now, pkt, self.bytes);
+                return fits;
             }
             Discipline::Red(red) => red,
         };
@@ -228,14 +233,14 @@ impl Queue {
             // no choice but to drop some packet"). The drop restarts the uniformisation count
             // (count ← 0), as in ns-2 red.cc.
             red.count = 0;
-            return Err(pkt);
+            return false;
         }
         match verdict {
-            Verdict::Pass => {}
-            Verdict::Force => return Err(pkt),
+            Verdict::Pass => true,
+            Verdict::Force => false,
             Verdict::Signal => {
                 if !red.ecn {
-                    return Err(pkt);
+                    return false;
                 }
                 match pkt.ecn {
                     // RFC 3168 §5: "If so [ECT set], then instead of dropping the packet, the
@@ -243,17 +248,16 @@ impl Queue {
                     ECN_ECT1 | ECN_ECT0 => {
                         pkt.ecn = ECN_CE;
                         self.marks += 1;
+                        true
                     }
                     // RFC 3168 §5: "When a CE packet ... is received by a router, the CE
                     // codepoint is left unchanged, and the packet is transmitted as usual."
-                    ECN_CE => {}
+                    ECN_CE => true,
                     // Not-ECT: the congestion signal can only be a drop (RFC 3168 §5).
-                    _ => return Err(pkt),
+                    _ => false,
                 }
             }
         }
-        self.push(pkt);
-        Ok(())
     }
 
     /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
@@ -274,6 +278,16 @@ impl Queue {
                 }
                 None
             }
+        }
+    }
+
+    /// Nothing waits and the transmitter goes idle at `at` (the end of the transmission just
+    /// started, possibly in the future): RED's idle period starts then. An arrival before `at`
+    /// ages the average by nothing (the idle span it sees is zero) and ends the idle period.
+    #[inline]
+    pub fn idle_from(&mut self, at: SimTime) {
+        if let Discipline::Red(red) = &mut self.disc {
+            red.on_idle(at);
         }
     }
 

@@ -5,7 +5,8 @@
 //!   heap of (time, seq, event), seq strictly increasing: equal times run in scheduling order,
 //!   so a run is a pure function of the scenario and the seed.
 //!
-//!   TxDone(chan)   a transmission ended: loss model, into the propagation FIFO, start the next
+//!   TxDone(chan)   a transmitter freed up with packets waiting: start the next (only then; a
+//!                  packet offered to an idle channel goes straight onto the wire, link.rs)
 //!   Arrive(chan)   the head of a propagation FIFO reached the far node: hook, route or deliver
 //!   Timer(ep)      an endpoint's deadline (lazily cancelled: stale entries are skipped)
 //!   HookTimer(n)   a node hook's deadline (same rule)
@@ -554,8 +555,19 @@ impl Simulator {
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
-            Offer::Started(done) => self.schedule(done, Ev::TxDone(chan)),
-            Offer::Queued => {}
+            Offer::Sent { head_arrives, lost } => {
+                if lost {
+                    self.cons.dropped += 1;
+                }
+                if let Some(t) = head_arrives {
+                    self.schedule(t, Ev::Arrive(chan));
+                }
+            }
+            Offer::Queued { tx_done } => {
+                if let Some(t) = tx_done {
+                    self.schedule(t, Ev::TxDone(chan));
+                }
+            }
             Offer::Dropped(_, reason) => {
                 self.cons.dropped += 1;
                 self.net.chans[chan as usize].stats.count_drop(reason);
@@ -687,14 +699,14 @@ impl Simulator {
             self.events += 1;
             match e.ev {
                 Ev::TxDone(c) => {
-                    let (arrive, next, lost) = self.net.chans[c as usize].on_tx_done(self.now);
-                    if lost {
+                    let done = self.net.chans[c as usize].on_tx_done(self.now);
+                    if done.lost {
                         self.cons.dropped += 1;
                     }
-                    if let Some(t) = arrive {
+                    if let Some(t) = done.head_arrives {
                         self.schedule(t, Ev::Arrive(c));
                     }
-                    if let Some(t) = next {
+                    if let Some(t) = done.next_tx_done {
                         self.schedule(t, Ev::TxDone(c));
                     }
                 }
