@@ -64,6 +64,13 @@ line and seed (no x)::
     window_s = 10.0                     # smoothing window of the convergence test
     jain_threshold = 0.9
 
+    [[claims]]                          # a claim on a table: a column, line by line, against
+    table = "case1"                     # a number (at_least, at_most), another column of the
+    text = "..."                        # row (above = "share_f4") or the same column of
+    lines = ["highspeed", "bic"]        # another line (below_line = "fast", above_line)
+    column = "utilization"              # utilization, jain, loss_rate, convergence_s, rate_cv
+    at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
+
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
 gathers one table, computes means and 95 % confidence intervals, draws each figure as PNG and
 SVG, and writes ``report.md`` with the figures, a table of every point, the paper's claims beside
@@ -159,6 +166,17 @@ class Claim:
     than: str | None
     #: "lower": line `lower` below line `than`; "similar": the two lines' 95 % CIs overlap.
     relation: str = "lower"
+    #: A claim on a summary table instead: ``column`` of each of ``lines`` compared with a number
+    #: (``at_least``, ``at_most``), with another column of the same row (``above``), or with
+    #: the same column of another line (``below_line``, ``above_line``).
+    table: str | None = None
+    lines: list[str] = field(default_factory=list)
+    column: str | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    above: str | None = None
+    below_line: str | None = None
+    above_line: str | None = None
 
 
 @dataclass
@@ -295,19 +313,45 @@ def load_plan(folder: Path) -> Plan:
             )
         )
     claims = []
+    table_ids = {t.id for t in tables}
     for i, c in enumerate(raw.get("claims", [])):
+        where = f"claims[{i}]"
         relation = str(c.get("relation", "lower"))
         if relation not in ("lower", "similar"):
-            raise PlanError(f'claims[{i}].relation: "{relation}" is not one of lower, similar')
-        claims.append(
-            Claim(
-                str(c.get("figure", "")),
-                str(_need(c, "text", f"claims[{i}]")),
-                c.get("lower"),
-                c.get("than"),
-                relation,
-            )
+            raise PlanError(f'{where}.relation: "{relation}" is not one of lower, similar')
+        claim = Claim(
+            str(c.get("figure", c.get("table", ""))),
+            str(_need(c, "text", where)),
+            c.get("lower"),
+            c.get("than"),
+            relation,
         )
+        if "table" in c:
+            claim.table = str(c["table"])
+            if claim.table not in table_ids:
+                raise PlanError(f'{where}.table: "{claim.table}" is not a table of this plan')
+            claim.lines = [str(x) for x in _need(c, "lines", where)]
+            for ln in claim.lines:
+                if ln not in lines:
+                    raise PlanError(f'{where}.lines: "{ln}" is not a line of this plan')
+            claim.column = str(_need(c, "column", where))
+            kinds = ("at_least", "at_most", "above", "below_line", "above_line")
+            if sum(k in c for k in kinds) != 1:
+                raise PlanError(f"{where}: a table claim needs exactly one of "
+                                f"{', '.join(kinds)}")  # fmt: skip
+            if "at_least" in c:
+                claim.at_least = float(c["at_least"])
+            if "at_most" in c:
+                claim.at_most = float(c["at_most"])
+            if "above" in c:
+                claim.above = str(c["above"])
+            for key in ("below_line", "above_line"):
+                if key in c:
+                    other = str(c[key])
+                    if other not in lines:
+                        raise PlanError(f'{where}.{key}: "{other}" is not a line of this plan')
+                    setattr(claim, key, other)
+        claims.append(claim)
     return Plan(
         id=str(_need(raw, "id", "plan")),
         title=str(raw.get("title", "")),
@@ -392,8 +436,58 @@ def summarize(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def check_claim(claim: Claim, summary: pd.DataFrame) -> str:
-    """What our points say about a claim of the form "line A lower than line B"."""
+def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
+    """What a summary table says about a claim on one of its columns, line by line."""
+    if table is None or not len(table):
+        return "no table to compare"
+    t = table.set_index("line")
+    col = claim.column or ""
+    if col not in t.columns:
+        return f'the table has no column "{col}"'
+    held, shown = [], []
+    for ln in claim.lines:
+        if ln not in t.index:
+            continue
+        v = float(t.loc[ln, col])
+        if claim.at_least is not None:
+            ok, what = v >= claim.at_least, f"{v:.3g}"
+        elif claim.at_most is not None:
+            ok, what = v <= claim.at_most, f"{v:.3g}"
+        elif claim.above is not None:
+            w = float(t.loc[ln, claim.above])
+            ok, what = v > w, f"{v:.3g} vs {w:.3g}"
+        elif claim.below_line is not None:
+            ok, what = v < float(t.loc[claim.below_line, col]), f"{v:.3g}"
+        else:
+            ok, what = v > float(t.loc[claim.above_line, col]), f"{v:.3g}"
+        held.append(ok)
+        shown.append(f"{ln} {what}")
+    if not held:
+        return "no lines to compare"
+    if claim.at_least is not None:
+        rule = f"{col} ≥ {claim.at_least:g}"
+    elif claim.at_most is not None:
+        rule = f"{col} ≤ {claim.at_most:g}"
+    elif claim.above is not None:
+        rule = f"{col} > {claim.above}"
+    elif claim.below_line is not None:
+        w = float(t.loc[claim.below_line, col])
+        rule = f"{col} < {claim.below_line}'s {w:.3g}"
+    else:
+        w = float(t.loc[claim.above_line, col])
+        rule = f"{col} > {claim.above_line}'s {w:.3g}"
+    n = sum(held)
+    verdict = "holds" if n == len(held) else ("partly holds" if n else "does not hold")
+    return f"{verdict}: {rule} for {n} of {len(held)} lines ({'; '.join(shown)})"
+
+
+def check_claim(
+    claim: Claim, summary: pd.DataFrame, tables: dict[str, pd.DataFrame] | None = None
+) -> str:
+    """What our points say about a claim of the form "line A lower than line B", or about a
+    table claim (see :func:`check_table_claim`)."""
+    if claim.table is not None:
+        return check_table_claim(claim, (tables or {}).get(claim.table))
     if not claim.lower or not claim.than:
         return "not checked automatically"
     s = summary[summary["figure"] == claim.figure]
@@ -496,8 +590,15 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     shares = (
         ", ".join(f"{f} {100 * float(totals[f]) / total:.0f} %" for f in t.flows) if total else ""
     )
+    share_of = {f"share_{f}": float(totals[f]) / total if total else math.nan for f in t.flows}
+    # Stability: how much each flow's rate swings around its mean (coefficient of variation
+    # over the trace samples after from_s), averaged over the flows.
+    means = after.mean()
+    cvs = [float(after[f].std(ddof=0) / means[f]) for f in t.flows if means[f] > 0]
+    rate_cv = float(sum(cvs) / len(cvs)) if cvs else math.nan
     return {"utilization": util, "jain": jain_index(list(totals)), "loss_rate": loss,
-            "convergence_s": conv, "shares": shares}  # fmt: skip
+            "convergence_s": conv, "rate_cv": rate_cv, "shares": shares,
+            **share_of}  # fmt: skip
 
 
 def draw_series_figure(
@@ -596,7 +697,7 @@ def write_report(
     lines += ["## The paper's findings and ours", "", "| figure | the paper says | our points |",
               "|---|---|---|"]  # fmt: skip
     for c in plan.claims:
-        lines.append(f"| {c.figure} | {c.text} | {check_claim(c, summary)} |")
+        lines.append(f"| {c.figure} | {c.text} | {check_claim(c, summary, tables)} |")
     lines.append("")
     for fig in plan.figures:
         lines += [f"## {fig.id}: {fig.title}", "", f"![{fig.id}]({fig.id}.png)", ""]
@@ -617,8 +718,11 @@ def write_report(
         lines += [f"## {t.id}: {t.title}", "",
                   f"Measured after {t.from_s:g} s; convergence: smoothed over {t.window_s:g} s, "
                   f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
-                  "| line | utilization | Jain's index | loss rate | convergence (s) | shares |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+                  "Rate swing: each flow's coefficient of variation over the trace samples, "
+                  "averaged over the flows (lower is steadier).", "",
+                  "| line | utilization | Jain's index | loss rate | convergence (s) | rate swing "
+                  "| shares |",
+                  "|---|---|---|---|---|---|---|"]  # fmt: skip
         if df is not None:
             for _, r in df.iterrows():
                 conv = (
@@ -628,7 +732,7 @@ def write_report(
                 )
                 lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
                              f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
-                             f"{r['shares']} |")  # fmt: skip
+                             f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
         lines.append("")
     if plan.assumptions:
         lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
@@ -689,7 +793,8 @@ def reproduce(
                              **table_row(r, t)})  # fmt: skip
         df = pd.DataFrame(rows)
         if len(df):
-            num = ["utilization", "jain", "loss_rate", "convergence_s"]
+            num = ["utilization", "jain", "loss_rate", "convergence_s", "rate_cv"]
+            num += [f"share_{f}" for f in t.flows]
             agg = df.groupby("line", sort=False)[num].mean().reset_index()
             agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
             table_frames[t.id] = agg

@@ -114,6 +114,13 @@ text = "loss lowers goodput"
 lower = "reno"
 than = "sack"
 
+[[claims]]
+table = "fairness"
+text = "two flows of one kind split the bottleneck"
+lines = ["sack", "reno"]
+column = "jain"
+at_least = 0.5
+
 [[assumptions]]
 text = "a test plan"
 """
@@ -147,9 +154,15 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     assert fair["utilization"].between(0.5, 1.0).all()
     assert fair["jain"].between(0.5, 1.0).all()
     assert fair["shares"].str.contains("f1").all()
+    assert (fair["share_f1"] + fair["share_f2"]).round(9).eq(1.0).all()
+    assert fair["rate_cv"].between(0.0, 1.0).all()
     report = r.report.read_text()
     assert "| loss | loss lowers goodput | " in report
     assert "reno is lower at" in report
+    assert (
+        "| fairness | two flows of one kind split the bottleneck | holds: jain ≥ 0.5 for 2 of 2"
+        in report
+    )
     assert "## fairness" in report and "![shares](shares.png)" in report
     assert "- a test plan" in report
 
@@ -183,6 +196,63 @@ def test_a_plan_naming_an_unknown_line_is_rejected_with_its_path(folder: Path) -
     )
     with pytest.raises(experiment.PlanError, match=r"figures\[0\]\.lines: no line named \"cubic\""):
         experiment.load_plan(folder)
+
+
+def _table_claim(**kw: object) -> experiment.Claim:
+    c = experiment.Claim("case", "text", None, None, table="case", column="utilization")
+    for k, v in kw.items():
+        setattr(c, k, v)
+    return c
+
+
+def test_a_table_claim_shows_each_lines_value_against_the_rule() -> None:
+    table = pd.DataFrame(
+        {
+            "line": ["hs", "fast", "bic"],
+            "utilization": [0.93, 0.41, 0.97],
+            "jain": [0.7, 0.5, 0.8],
+            "share_f1": [0.4, 0.6, 0.2],
+            "share_f4": [0.1, 0.1, 0.3],
+        }
+    )
+    tables = {"case": table}
+    summary = pd.DataFrame()
+    check = experiment.check_claim
+    assert check(_table_claim(lines=["fast"], at_most=0.5), summary, tables) == (
+        "holds: utilization ≤ 0.5 for 1 of 1 lines (fast 0.41)"
+    )
+    assert check(_table_claim(lines=["hs", "bic"], at_least=0.95), summary, tables) == (
+        "partly holds: utilization ≥ 0.95 for 1 of 2 lines (hs 0.93; bic 0.97)"
+    )
+    c = _table_claim(lines=["hs", "bic"], column="share_f1", above="share_f4")
+    assert check(c, summary, tables) == (
+        "partly holds: share_f1 > share_f4 for 1 of 2 lines (hs 0.4 vs 0.1; bic 0.2 vs 0.3)"
+    )
+    c = _table_claim(lines=["fast", "bic"], column="jain", below_line="hs")
+    assert check(c, summary, tables) == (
+        "partly holds: jain < hs's 0.7 for 1 of 2 lines (fast 0.5; bic 0.8)"
+    )
+    c = _table_claim(lines=["fast"], column="jain", above_line="bic")
+    assert check(c, summary, tables) == (
+        "does not hold: jain > bic's 0.8 for 0 of 1 lines (fast 0.5)"
+    )
+    assert check(_table_claim(lines=["hs"], at_least=0.9), summary, {}) == "no table to compare"
+
+
+def test_a_table_claim_needs_one_rule_and_known_lines(folder: Path) -> None:
+    plan = folder / "plan.toml"
+    text = plan.read_text()
+    claim = '\n[[claims]]\ntable = "{t}"\ntext = "x"\nlines = ["{line}"]\ncolumn = "jain"\n{rule}\n'
+    cases = [
+        ("nope", "sack", "at_least = 0.5", r'claims\[\d\]\.table: "nope" is not a table'),
+        ("fairness", "cubic", "at_least = 0.5", r'claims\[\d\]\.lines: "cubic" is not a line'),
+        ("fairness", "sack", "", r"needs exactly one of at_least, at_most, above"),
+        ("fairness", "sack", "at_least = 0.5\nat_most = 0.9", r"needs exactly one of"),
+    ]
+    for t, line, rule, message in cases:
+        plan.write_text(text + claim.format(t=t, line=line, rule=rule))
+        with pytest.raises(experiment.PlanError, match=message):
+            experiment.load_plan(folder)
 
 
 def test_experiments_are_found_by_their_id_prefix(folder: Path, tmp_path: Path) -> None:
