@@ -807,7 +807,8 @@ def reproduce(
     summary.to_parquet(out / "summary.parquet", index=False)
     for fig in plan.figures:
         draw_figure(fig, plan, summary, out)
-    report = write_report(plan, summary, out, quick, len(runs), table_frames)
+    # Figures and tables with the same overrides share runs: count each simulation once.
+    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames)
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
 
 

@@ -313,4 +313,5 @@ def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
         assert t["jain"].between(0.25, 1.0).all()
         # The XCP port keeps the bottleneck busy even with reverse traffic on its other
         # direction (a reverse port once rewrote the echoed feedback: 3.6 %).
-        assert t.loc["xcp", "utilization"] > 0.8, table.id
+        if "xcp" in table.lines:
+            assert t.loc["xcp", "utilization"] > 0.8, table.id
