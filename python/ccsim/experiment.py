@@ -601,13 +601,22 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
             **share_of}  # fmt: skip
 
 
-def draw_series_figure(
-    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
-) -> list[Path]:
+def _pyplot() -> Any:
+    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure: without a
+    fixed salt its SVG element ids are random, so two reproductions would differ."""
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "ccsim"
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_series_figure(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    plt = _pyplot()
 
     if fig.kind == "flow_series":
         n = len(fig.lines)
@@ -653,10 +662,7 @@ def draw_series_figure(
 
 
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     s = summary[summary["figure"] == fig.id]
     f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)

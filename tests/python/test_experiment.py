@@ -170,9 +170,12 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
 def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = experiment.reproduce(folder, out, workers=2, progress=False)
+    figures = {p.name: p.read_bytes() for p in out.glob("*.svg")}
     again = experiment.reproduce(folder, out, workers=2, progress=False)
     assert first.executed > 0 and again.executed == 0
     assert again.cached == first.executed + first.cached
+    # Same runs, same bytes: SVG ids were once random, so every reproduction differed.
+    assert figures and figures == {p.name: p.read_bytes() for p in out.glob("*.svg")}
 
 
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:

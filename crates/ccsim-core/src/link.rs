@@ -282,26 +282,12 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Transport, UdpHeader};
+    use crate::packet::Transport;
     use crate::rng::RngStream;
     use crate::scenario::spec::{LossSpec, QueueLimit, QueueSpec};
 
     fn udp(seq: u64) -> Packet {
-        Packet {
-            src: 0,
-            dst: 1,
-            size: 1500,
-            dscp: 0,
-            ecn: 0,
-            flow: 0,
-            sent_at: SimTime::ZERO,
-            transport: Transport::Udp(UdpHeader {
-                src_port: 0,
-                dst_port: 1,
-                seq,
-                len: 1472,
-            }),
-        }
+        Packet::test_udp(1500, 0, seq)
     }
 
     /// 10 Mbit/s (a 1,500 B packet takes 1.2 ms) and 5 ms of propagation delay.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 //! Per-packet loss models of one link direction: none, uniform, bit errors, Gilbert-Elliott.
 //!
-//! The channel asks [`LossModel::is_lost`] once per packet that finishes transmission. Each model
-//! draws a fixed number of uniforms per call whatever the outcome and whatever the packet size
-//! (none: 0, uniform and bit error: 1, Gilbert-Elliott: 2), so a run's random stream stays aligned
-//! packet for packet when, say, a parameter or a packet size changes: two runs that differ only in
-//! the loss rate see the same uniforms in the same order (common random numbers).
+//! The channel asks [`LossModel::is_lost`] once per packet put on the wire (when its transmission
+//! starts). Each model draws a fixed number of uniforms per call whatever the outcome and whatever
+//! the packet size (none: 0, uniform and bit error: 1, Gilbert-Elliott: 2), so a run's random
+//! stream stays aligned packet for packet when, say, a parameter or a packet size changes: two runs
+//! that differ only in the loss rate see the same uniforms in the same order (common random
+//! numbers).
 
 use crate::rng::RngStream;
 use crate::scenario::spec::LossSpec;

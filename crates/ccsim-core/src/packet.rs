@@ -173,6 +173,29 @@ impl Packet {
     }
 }
 
+/// Test fixtures shared by the unit tests of the modules that move packets.
+#[cfg(test)]
+impl Packet {
+    /// A UDP datagram of `size` bytes on the wire (28 of them headers), tagged by `seq`.
+    pub(crate) fn test_udp(size: u32, ecn: u8, seq: u64) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size,
+            dscp: 0,
+            ecn,
+            flow: 0,
+            sent_at: SimTime::ZERO,
+            transport: Transport::Udp(UdpHeader {
+                src_port: 0,
+                dst_port: 1,
+                seq,
+                len: size.saturating_sub(28),
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -391,24 +391,10 @@ impl Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Transport, UdpHeader};
+    use crate::packet::Transport;
 
     fn pkt(size: u32, ecn: u8, tag: u64) -> Packet {
-        Packet {
-            src: 0,
-            dst: 1,
-            size,
-            dscp: 0,
-            ecn,
-            flow: 0,
-            sent_at: SimTime::ZERO,
-            transport: Transport::Udp(UdpHeader {
-                src_port: 0,
-                dst_port: 1,
-                seq: tag,
-                len: size.saturating_sub(28),
-            }),
-        }
+        Packet::test_udp(size, ecn, tag)
     }
 
     fn seq_of(p: &Packet) -> u64 {
