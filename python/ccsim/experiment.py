@@ -413,13 +413,15 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
 
 
 def point_values(records: list[dict[str, Any]], metric: Metric) -> pd.DataFrame:
-    """One value per record: the metric column of the (single) row matching ``where``."""
+    """One value per record: the metric column of the (single) row matching ``where``. Read
+    from the record's column lists directly (a DataFrame per record costs milliseconds)."""
     rows = []
     for rec in records:
-        tbl = pd.DataFrame(rec[metric.table])
-        for col, val in metric.where.items():
-            tbl = tbl[tbl[col] == val]
-        value = float(tbl[metric.column].iloc[0]) if len(tbl) else math.nan
+        tbl = rec[metric.table]
+        where = [(tbl[col], val) for col, val in metric.where.items()]
+        column = tbl[metric.column]
+        hit = next((i for i in range(len(column)) if all(c[i] == v for c, v in where)), None)
+        value = math.nan if hit is None or column[hit] is None else float(column[hit])
         tags = rec["tags"]
         rows.append({"figure": tags["figure"], "line": tags["line"], "x": tags["x"],
                      "seed": rec["seed"], "value": value})  # fmt: skip

@@ -214,17 +214,26 @@ def execute(
 
 def gather(records: Iterable[dict[str, Any]], table: str = "flows") -> pd.DataFrame:
     """One DataFrame of ``table`` rows from every record, with the record's tags, seed and key
-    as leading columns."""
-    frames = []
+    as leading columns.
+
+    Built as plain column lists and turned into one DataFrame at the end: a DataFrame per record
+    cost ~4 ms each, 30 s of a 7,000-run reproduction.
+    """
+    columns: dict[str, list[Any]] = {}
+    rows = 0
     for rec in records:
-        df = pd.DataFrame(rec[table])
+        tbl = rec[table]
+        n = len(next(iter(tbl.values()), ()))
         lead = {**rec.get("tags", {}), "seed": rec["seed"], "run": rec.get("key", "")}
-        for i, (name, value) in enumerate(lead.items()):
-            df.insert(i, name, [value] * len(df))
-        frames.append(df)
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+        for name, value in lead.items():
+            columns.setdefault(name, [None] * rows).extend([value] * n)
+        for name, col in tbl.items():
+            columns.setdefault(name, [None] * rows).extend(list(col))
+        rows += n
+        for col in columns.values():
+            if len(col) < rows:  # a column this record lacks
+                col.extend([None] * (rows - len(col)))
+    return pd.DataFrame(columns)
 
 
 def parse_param(spec: str) -> tuple[str, list[str]]:

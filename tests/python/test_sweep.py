@@ -188,3 +188,19 @@ def test_a_bad_param_is_a_one_line_error(tmp_path: Path, two_hosts: str) -> None
     )  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr.strip() == 'ccsim: error: --param "seed": expected PATH=V1,V2,...'
+
+
+def test_gather_puts_tags_first_and_fills_a_column_a_record_lacks() -> None:
+    records = [
+        {"tags": {"rate": "2Mbps"}, "seed": 1, "key": "k1",
+         "flows": {"name": ["a", "b"], "goodput_bps": [1.0, 2.0]}},
+        {"tags": {"rate": "5Mbps"}, "seed": 2, "key": "k2",
+         "flows": {"name": ["a"], "goodput_bps": [3.0], "timeouts": [4]}},
+    ]  # fmt: skip
+    df = sweep.gather(records)
+    assert list(df.columns) == ["rate", "seed", "run", "name", "goodput_bps", "timeouts"]
+    assert list(df["rate"]) == ["2Mbps", "2Mbps", "5Mbps"]
+    assert list(df["seed"]) == [1, 1, 2]
+    assert list(df["goodput_bps"]) == [1.0, 2.0, 3.0]
+    assert df["timeouts"].isna().tolist() == [True, True, False]
+    assert sweep.gather([]).empty
