@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""``ccsim bench``: whole-scenario benchmarks P0, P1 and P2 of PERFORMANCE.md.
+"""``ccsim bench``: whole-scenario benchmarks P0, P1 and P2 of PERFORMANCE.md, and on request
+(``--only P002``, ~1.5 min) paper 002's full case-1 run with HighSpeed TCP, read from
+``experiments/p002-highspeed`` (so run it from the repository root).
 
 Each run happens in a fresh child process so that its peak memory is its own (read with
 ``os.wait4``). Reported per scenario, as the median over ``repeat`` runs:
@@ -24,11 +26,16 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).parent / "benchmarks"
 SCENARIOS = {"P0": "p0.toml", "P1": "p1.toml", "P2": "p2.toml"}
+#: Run only when asked for by name: too long for the default set.
+ON_REQUEST = {"P002": "p002"}
+#: Paper 002's case 1 (PERFORMANCE.md: "paper 002 full run ... <= 3 min") with its algorithm
+#: under test set to HighSpeed, as in P2.
+P002_OVERRIDES = tuple(f'flows.{f}.cc="highspeed"' for f in ("f1", "f2", "f3", "f4"))
 
 _CHILD = """
 import json, sys
 import ccsim
-res = ccsim.run(sys.argv[1])
+res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
 s = res.summary
 print(json.dumps({"wall": s.wall_seconds, "events": s.events,
                   "pkts": s.data_packets_sent, "peak": s.peak_packets}))
@@ -71,11 +78,25 @@ class BenchRow:
         return self.events / self.data_packets if self.data_packets else float("nan")
 
 
-def _child_run(path: Path) -> tuple[dict[str, float], float, float]:
+def benchmark_scenario(name: str) -> tuple[Path, tuple[str, ...]]:
+    """The scenario file and overrides of benchmark ``name``."""
+    if name in SCENARIOS:
+        return BENCH_DIR / SCENARIOS[name], ()
+    if name in ON_REQUEST:
+        from ccsim.experiment import find_experiment
+
+        return find_experiment(ON_REQUEST[name]) / "scenario.toml", P002_OVERRIDES
+    known = ", ".join([*SCENARIOS, *ON_REQUEST])
+    raise ValueError(f"unknown benchmark {name}; known: {known}")
+
+
+def _child_run(
+    path: Path, overrides: tuple[str, ...] = ()
+) -> tuple[dict[str, float], float, float]:
     """Run one scenario in a child; returns its summary, whole-process seconds, peak RSS MB."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _CHILD, str(path), *overrides], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
     with proc.stdout:
@@ -91,9 +112,7 @@ def _child_run(path: Path) -> tuple[dict[str, float], float, float]:
 
 def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[BenchRow]:
     names = only or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
-    if unknown:
-        raise ValueError(f"unknown benchmark {unknown[0]}; known: {', '.join(SCENARIOS)}")
+    cases = {n: benchmark_scenario(n) for n in names}  # unknown names fail before any run
     trivial = Path(os.environ.get("TMPDIR", "/tmp")) / f"ccsim-bench-trivial-{os.getpid()}.toml"
     trivial.write_text(_TRIVIAL, encoding="utf-8")
     try:
@@ -102,7 +121,7 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
         trivial.unlink(missing_ok=True)
     rows = []
     for name in names:
-        runs = [_child_run(BENCH_DIR / SCENARIOS[name]) for _ in range(max(1, repeat))]
+        runs = [_child_run(*cases[name]) for _ in range(max(1, repeat))]
         summ = [r[0] for r in runs]
         rss = statistics.median(r[2] for r in runs)
         peak = int(statistics.median(s["peak"] for s in summ))

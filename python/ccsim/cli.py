@@ -3,7 +3,7 @@
 
     ccsim run FILE --out DIR [--seed N] [--set PATH=VALUE ...]
     ccsim validate FILE [--set PATH=VALUE ...]
-    ccsim bench [--repeat N] [--only P0,P1,P2]
+    ccsim bench [--repeat N] [--only P0,P1,P2,P002]
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
 
@@ -174,7 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="time the benchmark scenarios P0, P1, P2")
     b.add_argument("--repeat", type=int, default=3, help="runs per scenario; medians are shown")
-    b.add_argument("--only", default=None, help="comma-separated subset, e.g. P0,P1")
+    b.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated subset, e.g. P0,P1; P002 (on request only) is paper 002's "
+        "full case-1 run, from the repository root",
+    )
     b.set_defaults(func=_cmd_bench)
 
     w = sub.add_parser("sweep", help="run a scenario over parameter values and seeds")

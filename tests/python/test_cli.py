@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
 import ccsim
 from ccsim.cli import main
@@ -116,3 +117,19 @@ def test_bench_runs_a_scenario_and_reports_its_figures() -> None:
     assert r.name == "P0" and r.events > 100_000 and r.data_packets > 10_000
     assert r.peak_packets > 0 and r.peak_rss_mb > 0
     assert "P0" in bench.format_table(rows)
+
+
+def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_named(
+    monkeypatch: Any,
+) -> None:
+    from ccsim import bench
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    assert "P002" not in bench.SCENARIOS, "not in the default set: it takes ~1.5 min"
+    path, overrides = bench.benchmark_scenario("P002")
+    resolved = ccsim.Scenario.from_toml(path).with_overrides(overrides).validate()
+    ccs = [line for line in resolved.splitlines() if line.startswith("cc = ")]
+    assert ccs.count('cc = "highspeed"') == 4
+    assert 'duration = "500s"' in resolved
+    with pytest.raises(ValueError, match="unknown benchmark P9; known: P0, P1, P2, P002"):
+        bench.run_benchmarks(only=["P9"])
