@@ -184,7 +184,7 @@ impl Deadlines {
 pub(crate) mod testutil {
     //! Hand-made packets for the agents' unit tests: FH = address 0 port 0, MH = address 1
     //! port 1, MSS 1000.
-    use crate::packet::{Packet, SackBlocks, TcpHeader, Transport};
+    use crate::packet::{Packet, SackOption, TcpHeader, Transport};
     use crate::time::SimTime;
 
     pub const MSS: u64 = 1000;
@@ -223,7 +223,7 @@ pub(crate) mod testutil {
                 ack,
                 rwnd: 65_535,
                 flags: TcpHeader::FLAG_ACK,
-                sack: SackBlocks::default(),
+                sack: SackOption::default(),
                 ..TcpHeader::default()
             }),
         }

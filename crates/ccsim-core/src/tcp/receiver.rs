@@ -19,7 +19,9 @@
 use std::collections::BTreeMap;
 
 use crate::endpoint::{Endpoint, FlowCounters};
-use crate::packet::{Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport};
+use crate::packet::{
+    Addr, CcHeader, FlowId, Packet, Port, SackBlocks, SackOption, TcpHeader, Transport,
+};
 use crate::scenario::{Recovery, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 
@@ -248,9 +250,9 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         self.delack_deadline = None;
         let sack = if self.sack {
-            self.recent
+            SackOption::encode(self.rcv_nxt, &self.recent)
         } else {
-            SackBlocks::default()
+            SackOption::default()
         };
         let rwnd = self.advertised_window();
         let size = self.cfg.tcp.header_bytes + sack.option_bytes();

@@ -24,7 +24,7 @@ use crate::cc::{
     AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
-use crate::packet::{Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport};
+use crate::packet::{Addr, CcHeader, FlowId, Packet, Port, SackOption, TcpHeader, Transport};
 use crate::scenario::{Recovery, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -178,8 +178,8 @@ impl TcpSender {
         let snd_una = self.board.snd_una();
         let ack = h.ack.min(self.board.snd_max());
         let cum = self.board.on_cumulative_ack(ack);
-        if self.uses_sack() && h.sack.n > 0 {
-            for &(l, r) in h.sack.as_slice() {
+        if self.uses_sack() && !h.sack.is_empty() {
+            for (l, r) in h.sack.iter(h.ack) {
                 self.board.on_sack_block(l, r);
             }
             self.board.update_lost(self.cfg.tcp.dupthresh);
@@ -453,7 +453,7 @@ impl TcpSender {
                 len,
                 rwnd: 0,
                 flags: if retx { TcpHeader::FLAG_RETX } else { 0 },
-                sack: SackBlocks::default(),
+                sack: SackOption::default(),
                 cc: cc_hdr,
             }),
         });
@@ -497,6 +497,7 @@ mod tests {
     //! Hand-computed traces (tcp-core.md "Checks" 4, 5, 7, 9): a 20-segment window, MSS 1000,
     //! the receiver's ACKs crafted by hand.
     use super::*;
+    use crate::packet::SackBlocks;
     use crate::scenario::InitialWindow;
 
     const MSS: u64 = 1000;
@@ -541,7 +542,7 @@ mod tests {
                 ack,
                 rwnd: u32::MAX,
                 flags: TcpHeader::FLAG_ACK,
-                sack: blocks,
+                sack: SackOption::encode(ack, &blocks),
                 ..TcpHeader::default()
             }),
         }
