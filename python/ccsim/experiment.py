@@ -81,6 +81,7 @@ per-figure summary) is what an HTML report will read.
 from __future__ import annotations
 
 import math
+import operator
 import os
 import sys
 from collections.abc import Sequence
@@ -446,38 +447,37 @@ def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
     col = claim.column or ""
     if col not in t.columns:
         return f'the table has no column "{col}"'
+    # The rule: a fixed reference (a number, or another line's value) compared with `op`,
+    # or, for `above`, another column of the same row.
+    ref: float | None = None
+    if claim.at_least is not None:
+        op, ref, rule = operator.ge, claim.at_least, f"{col} ≥ {claim.at_least:g}"
+    elif claim.at_most is not None:
+        op, ref, rule = operator.le, claim.at_most, f"{col} ≤ {claim.at_most:g}"
+    elif claim.above is not None:
+        op, rule = operator.gt, f"{col} > {claim.above}"
+    else:
+        other, op, word = (
+            (claim.below_line, operator.lt, "<")
+            if claim.below_line is not None
+            else (claim.above_line, operator.gt, ">")
+        )
+        ref = float(t.loc[other, col])
+        rule = f"{col} {word} {other}'s {ref:.3g}"
     held, shown = [], []
     for ln in claim.lines:
         if ln not in t.index:
             continue
         v = float(t.loc[ln, col])
-        if claim.at_least is not None:
-            ok, what = v >= claim.at_least, f"{v:.3g}"
-        elif claim.at_most is not None:
-            ok, what = v <= claim.at_most, f"{v:.3g}"
-        elif claim.above is not None:
+        if ref is None:
             w = float(t.loc[ln, claim.above])
-            ok, what = v > w, f"{v:.3g} vs {w:.3g}"
-        elif claim.below_line is not None:
-            ok, what = v < float(t.loc[claim.below_line, col]), f"{v:.3g}"
+            held.append(op(v, w))
+            shown.append(f"{ln} {v:.3g} vs {w:.3g}")
         else:
-            ok, what = v > float(t.loc[claim.above_line, col]), f"{v:.3g}"
-        held.append(ok)
-        shown.append(f"{ln} {what}")
+            held.append(op(v, ref))
+            shown.append(f"{ln} {v:.3g}")
     if not held:
         return "no lines to compare"
-    if claim.at_least is not None:
-        rule = f"{col} ≥ {claim.at_least:g}"
-    elif claim.at_most is not None:
-        rule = f"{col} ≤ {claim.at_most:g}"
-    elif claim.above is not None:
-        rule = f"{col} > {claim.above}"
-    elif claim.below_line is not None:
-        w = float(t.loc[claim.below_line, col])
-        rule = f"{col} < {claim.below_line}'s {w:.3g}"
-    else:
-        w = float(t.loc[claim.above_line, col])
-        rule = f"{col} > {claim.above_line}'s {w:.3g}"
     n = sum(held)
     verdict = "holds" if n == len(held) else ("partly holds" if n else "does not hold")
     return f"{verdict}: {rule} for {n} of {len(held)} lines ({'; '.join(shown)})"
@@ -615,6 +615,16 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
+    """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
+    bytes every time) and close it."""
+    paths = [out / f"{name}.png", out / f"{name}.svg"]
+    for p in paths:
+        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
+    plt.close(f)
+    return paths
+
+
 def draw_series_figure(
     fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
 ) -> list[Path]:
@@ -656,11 +666,7 @@ def draw_series_figure(
         ax.legend(fontsize=8)
     f.suptitle(f"{fig.id}: {fig.title}", fontsize=10)
     f.tight_layout()
-    paths = [out / f"{fig.id}.png", out / f"{fig.id}.svg"]
-    for p in paths:
-        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
-    plt.close(f)
-    return paths
+    return _save(plt, f, out, fig.id)
 
 
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
@@ -681,11 +687,7 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     ax.grid(alpha=0.3)
     ax.legend()
     f.tight_layout()
-    paths = [out / f"{fig.id}.png", out / f"{fig.id}.svg"]
-    for p in paths:
-        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
-    plt.close(f)
-    return paths
+    return _save(plt, f, out, fig.id)
 
 
 def write_report(

@@ -94,9 +94,8 @@ pub struct Channel {
     pub queue: Queue,
     pub loss: LossModel,
     /// The transmitter is free from this time on (the end of the last transmission started).
+    /// A `TxDone` event is scheduled at this time exactly when the queue is not empty.
     busy_until: SimTime,
-    /// A `TxDone` event is scheduled at `busy_until` because packets wait in the queue.
-    tx_done_pending: bool,
     ser: Serializer,
     /// Packets in transmission or propagating, with their arrival times (non-decreasing).
     pub pipe: VecDeque<(SimTime, Packet)>,
@@ -155,7 +154,6 @@ impl Channel {
             queue,
             loss,
             busy_until: SimTime::ZERO,
-            tx_done_pending: false,
             ser: Serializer::default(),
             pipe: VecDeque::new(),
             stats: ChannelStats::default(),
@@ -189,28 +187,18 @@ impl Channel {
         if !self.queue.admit(now, &mut pkt) {
             return Offer::Dropped(pkt, DropReason::Queue);
         }
-        if !self.tx_done_pending && self.busy_until <= now {
-            // Idle transmitter, so nothing waits (a waiting packet means a pending TxDone):
-            // the packet would be dequeued at once, so it skips the buffer.
+        // Packets waiting means a TxDone is already scheduled; the first one to wait asks for it.
+        let first_to_wait = self.queue.is_empty();
+        if first_to_wait && self.busy_until <= now {
+            // Idle transmitter and nothing waits: the packet would be dequeued at once, so it
+            // skips the buffer.
             let (head_arrives, lost) = self.transmit(now, pkt);
             return Offer::Sent { head_arrives, lost };
         }
         self.queue.push(pkt);
         self.note_queue_max();
-        let tx_done = if self.tx_done_pending {
-            None
-        } else {
-            self.tx_done_pending = true;
-            Some(self.busy_until)
-        };
-        Offer::Queued { tx_done }
-    }
-
-    /// Start transmitting the head of the queue at `now` (the transmitter is free).
-    fn transmit_next(&mut self, now: SimTime) -> (Option<SimTime>, bool) {
-        match self.queue.dequeue(now) {
-            Some(p) => self.transmit(now, p),
-            None => (None, false),
+        Offer::Queued {
+            tx_done: first_to_wait.then_some(self.busy_until),
         }
     }
 
@@ -244,18 +232,14 @@ impl Channel {
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
     pub fn on_tx_done(&mut self, now: SimTime) -> TxDone {
-        self.tx_done_pending = false;
         self.touch_queue(now);
-        let (head_arrives, lost) = self.transmit_next(now);
-        let next_tx_done = if self.queue.is_empty() {
-            None
-        } else {
-            self.tx_done_pending = true;
-            Some(self.busy_until)
+        let (head_arrives, lost) = match self.queue.dequeue(now) {
+            Some(p) => self.transmit(now, p),
+            None => (None, false), // not scheduled with an empty queue; harmless if it were
         };
         TxDone {
             head_arrives,
-            next_tx_done,
+            next_tx_done: (!self.queue.is_empty()).then_some(self.busy_until),
             lost,
         }
     }
