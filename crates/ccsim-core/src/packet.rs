@@ -56,15 +56,13 @@ pub struct TcpHeader {
     pub dst_port: Port,
     /// First payload byte carried (data segments).
     pub seq: u64,
-    /// Cumulative acknowledgment: the next byte expected (ACK segments).
-    pub ack: u64,
+    /// Cumulative acknowledgment (the next byte expected) and SACK blocks (ACK segments).
+    pub ack: Acknowledgment,
     /// Payload bytes (0 for a pure ACK).
     pub len: u32,
     /// Receive window advertised, in bytes (a scaled window, RFC 7323, up to 4 GiB).
     pub rwnd: u32,
     pub flags: u8,
-    /// SACK blocks (RFC 2018), most recent first, stored relative to `ack`.
-    pub sack: SackOption,
     /// Congestion-control header carried end to end and rewritten by routers (XCP).
     pub cc: CcHeader,
 }
@@ -81,6 +79,72 @@ impl TcpHeader {
     }
     pub fn end_seq(&self) -> u64 {
         self.seq + self.len as u64
+    }
+}
+
+/// What an ACK acknowledges: the cumulative ACK number (the next byte expected) and the SACK
+/// blocks above it (RFC 2018), most recent first.
+///
+/// One value with private fields, because the blocks travel as offsets from the number (see
+/// [`SackOption`]): code that changed the number alone would shift every block and SACK data the
+/// receiver never got. SPACK's split ACKs once did exactly that, and a SACK sender then never
+/// resent the hole. [`Acknowledgment::renumbered`] is the only way to change the number, and it
+/// keeps every block where it was.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Acknowledgment {
+    number: u64,
+    sack: SackOption,
+}
+
+impl Acknowledgment {
+    /// A cumulative ACK of everything below `number`, with no SACK blocks.
+    pub fn cumulative(number: u64) -> Self {
+        Acknowledgment {
+            number,
+            sack: SackOption::default(),
+        }
+    }
+
+    /// A cumulative ACK with SACK blocks. A block that cannot be reported (below `number`, or
+    /// more than 2^32 bytes above it) is left out.
+    pub fn with_sack(number: u64, blocks: &SackBlocks) -> Self {
+        Acknowledgment {
+            number,
+            sack: SackOption::encode(number, blocks),
+        }
+    }
+
+    /// The cumulative ACK number: every byte below it has been received.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The SACK blocks as absolute `[left, right)` byte ranges, most recent first.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sack.iter(self.number)
+    }
+
+    /// Number of SACK blocks carried.
+    pub fn sack_len(&self) -> usize {
+        self.sack.len()
+    }
+
+    /// SACK option bytes on the wire (0 without blocks).
+    pub fn option_bytes(&self) -> u32 {
+        self.sack.option_bytes()
+    }
+
+    /// The same acknowledgment with another cumulative number: the SACK blocks keep their
+    /// absolute positions (re-encoded against the new number); a block that the new number
+    /// covers, or that can no longer be expressed, is left out.
+    pub fn renumbered(&self, number: u64) -> Self {
+        let mut blocks = SackBlocks::default();
+        for (l, r) in self.sack_blocks() {
+            if l >= number {
+                blocks.push((l, r));
+            }
+        }
+        Acknowledgment::with_sack(number, &blocks)
     }
 }
 
@@ -111,9 +175,10 @@ impl SackBlocks {
 /// ACK's cumulative acknowledgment, so that a packet stays small (every block lies above it:
 /// RFC 2018 §4 reports only data above the cumulative ACK, and the out-of-order data a receiver
 /// holds fits in its window, at most 2^32 bytes with window scaling, RFC 7323 §2.3). The
-/// absolute view is [`SackBlocks`].
+/// absolute view is [`SackBlocks`]. Only [`Acknowledgment`] holds one, together with the number
+/// its offsets are taken from.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct SackOption {
+struct SackOption {
     n: u8,
     blocks: [(u32, u32); 4],
 }
@@ -121,7 +186,7 @@ pub struct SackOption {
 impl SackOption {
     /// The blocks of `sack` relative to `ack`. A block that does not lie within 2^32 bytes
     /// above `ack` cannot be reported and is left out.
-    pub fn encode(ack: u64, sack: &SackBlocks) -> SackOption {
+    fn encode(ack: u64, sack: &SackBlocks) -> SackOption {
         let mut opt = SackOption::default();
         for &(l, r) in sack.as_slice() {
             if let (Some(dl), Some(dr)) = (offset(ack, l), offset(ack, r)) {
@@ -133,23 +198,19 @@ impl SackOption {
     }
 
     /// Number of blocks.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.n as usize
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
     /// The blocks as absolute `[left, right)` byte ranges, given the header's `ack`.
-    pub fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.blocks[..self.n as usize]
             .iter()
             .map(move |&(l, r)| (ack + l as u64, ack + r as u64))
     }
 
     /// Option bytes on the wire: kind, length and 8 bytes per block (RFC 2018 §3), padded to 4.
-    pub fn option_bytes(&self) -> u32 {
+    fn option_bytes(&self) -> u32 {
         if self.n == 0 {
             0
         } else {
@@ -270,6 +331,23 @@ mod tests {
         assert_eq!(SackOption::encode(0, &s).option_bytes(), 28);
         assert!(s.push((7, 8)));
         assert!(!s.push((9, 10)));
+    }
+
+    #[test]
+    fn a_renumbered_acknowledgment_keeps_its_sack_blocks_where_they_were() {
+        let mut s = SackBlocks::default();
+        s.push((5000, 6000));
+        s.push((3000, 4000));
+        let real = Acknowledgment::with_sack(2000, &s);
+        let split = real.renumbered(1000);
+        assert_eq!(split.number(), 1000);
+        assert_eq!(
+            split.sack_blocks().collect::<Vec<_>>(),
+            vec![(5000, 6000), (3000, 4000)]
+        );
+        // A block the new number covers is no longer reported.
+        let beyond = real.renumbered(4000);
+        assert_eq!(beyond.sack_blocks().collect::<Vec<_>>(), vec![(5000, 6000)]);
     }
 
     #[test]

@@ -216,7 +216,7 @@ impl Itcp {
         for p in self.scratch.drain(..) {
             if let Some(h) = p.tcp() {
                 if h.len == 0 {
-                    conn.last_edge = h.ack + h.rwnd as u64;
+                    conn.last_edge = h.ack.number() + h.rwnd as u64;
                 }
             }
             out.inject(p);
@@ -287,7 +287,7 @@ mod tests {
                 if h.len > 0 {
                     (true, h.seq, 0, p.src, p.dst)
                 } else {
-                    (false, h.ack, h.rwnd, p.src, p.dst)
+                    (false, h.ack.number(), h.rwnd, p.src, p.dst)
                 }
             })
             .collect()

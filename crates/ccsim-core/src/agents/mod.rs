@@ -184,7 +184,7 @@ impl Deadlines {
 pub(crate) mod testutil {
     //! Hand-made packets for the agents' unit tests: FH = address 0 port 0, MH = address 1
     //! port 1, MSS 1000.
-    use crate::packet::{Packet, SackOption, TcpHeader, Transport};
+    use crate::packet::{Acknowledgment, Packet, TcpHeader, Transport};
     use crate::time::SimTime;
 
     pub const MSS: u64 = 1000;
@@ -220,10 +220,9 @@ pub(crate) mod testutil {
             transport: Transport::Tcp(TcpHeader {
                 src_port: 1,
                 dst_port: 0,
-                ack,
+                ack: Acknowledgment::cumulative(ack),
                 rwnd: 65_535,
                 flags: TcpHeader::FLAG_ACK,
-                sack: SackOption::default(),
                 ..TcpHeader::default()
             }),
         }

@@ -238,7 +238,7 @@ impl Snoop {
     }
 
     fn on_ack(&mut self, now: SimTime, c: u32, pkt: Packet, out: &mut HookOutput) {
-        let a = tcp(&pkt).ack;
+        let a = tcp(&pkt).ack.number();
         let conn = self.conns.get_mut(c);
         match conn.last_ack {
             // An older ACK (reordered): ns-2 forwards it (the paper drops it).
@@ -384,7 +384,7 @@ mod tests {
                 if h.len > 0 {
                     (true, h.seq)
                 } else {
-                    (false, h.ack)
+                    (false, h.ack.number())
                 }
             })
             .collect()

@@ -28,7 +28,10 @@
 //!   MSS-sized from the retransmitted one on (only the stream's last may be shorter, and A
 //!   covers it).
 //! - **Fields:** each split ACK is a copy of the real ACK (window, SACK blocks, congestion
-//!   header, size, flow) with only the ACK number changed; the real ACK itself carries A.
+//!   header, size, flow) with only the ACK number changed; the real ACK itself carries A. The
+//!   SACK blocks keep their byte positions ([`crate::packet::Acknowledgment::renumbered`]): they
+//!   travel as offsets from the ACK number, and shifting them once made a SACK sender believe
+//!   the MH held data it had lost.
 //! - **Timing:** back to back by default (`spacing` 0: all N leave at the instant the real ACK
 //!   arrives, in increasing order); with `spacing` > 0 the k-th leaves (k−1)·spacing later, and
 //!   a newer ACK of the same connection first releases the ones still waiting, so ACK numbers
@@ -154,7 +157,7 @@ impl Spack {
             // Derived: a newer ACK must not overtake split ACKs still waiting.
             self.release_conn(c, out);
         }
-        let a = tcp(&pkt).ack;
+        let a = tcp(&pkt).ack.number();
         let conn = self.conns.get_mut(c);
         let last = conn.last_ack_fwd;
         let armed = match conn.armed {
@@ -182,7 +185,8 @@ impl Spack {
         for k in 0..n - 1 {
             let mut p = pkt.clone();
             if let Some(h) = p.tcp_mut() {
-                h.ack = self.points[k];
+                // The blocks stay where they were (split ACKs with SACK: issue 9).
+                h.ack = h.ack.renumbered(self.points[k]);
             }
             self.emit(now, c, k, p, true, out);
         }
@@ -326,7 +330,7 @@ mod tests {
     fn acks_of(out: &mut HookOutput) -> Vec<u64> {
         out.packets
             .drain(..)
-            .map(|p| p.tcp().map_or(u64::MAX, |h| h.ack))
+            .map(|p| p.tcp().map_or(u64::MAX, |h| h.ack.number()))
             .collect()
     }
 

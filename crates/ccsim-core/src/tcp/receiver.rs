@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
-    Addr, CcHeader, FlowId, Packet, Port, SackBlocks, SackOption, TcpHeader, Transport,
+    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport,
 };
 use crate::scenario::{Recovery, TcpSpec};
 use crate::time::{SimDuration, SimTime};
@@ -249,13 +249,13 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.unacked_segments = 0;
         self.delack_deadline = None;
-        let sack = if self.sack {
-            SackOption::encode(self.rcv_nxt, &self.recent)
+        let ack = if self.sack {
+            Acknowledgment::with_sack(self.rcv_nxt, &self.recent)
         } else {
-            SackOption::default()
+            Acknowledgment::cumulative(self.rcv_nxt)
         };
         let rwnd = self.advertised_window();
-        let size = self.cfg.tcp.header_bytes + sack.option_bytes();
+        let size = self.cfg.tcp.header_bytes + ack.option_bytes();
         out.push(Packet {
             src: self.cfg.addr,
             dst: self.cfg.peer_addr,
@@ -268,11 +268,10 @@ impl TcpReceiver {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.peer_port,
                 seq: 0,
-                ack: self.rcv_nxt,
+                ack,
                 len: 0,
                 rwnd: rwnd.min(u32::MAX as u64) as u32,
                 flags: TcpHeader::FLAG_ACK,
-                sack,
                 cc: self.echo,
             }),
         });

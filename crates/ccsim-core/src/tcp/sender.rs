@@ -24,7 +24,7 @@ use crate::cc::{
     AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
-use crate::packet::{Addr, CcHeader, FlowId, Packet, Port, SackOption, TcpHeader, Transport};
+use crate::packet::{Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport};
 use crate::scenario::{Recovery, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -176,10 +176,10 @@ impl TcpSender {
     fn on_ack(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
         self.peer_rwnd = h.rwnd as u64;
         let snd_una = self.board.snd_una();
-        let ack = h.ack.min(self.board.snd_max());
+        let ack = h.ack.number().min(self.board.snd_max());
         let cum = self.board.on_cumulative_ack(ack);
-        if self.uses_sack() && !h.sack.is_empty() {
-            for (l, r) in h.sack.iter(h.ack) {
+        if self.uses_sack() && h.ack.sack_len() > 0 {
+            for (l, r) in h.ack.sack_blocks() {
                 self.board.on_sack_block(l, r);
             }
             self.board.update_lost(self.cfg.tcp.dupthresh);
@@ -449,11 +449,10 @@ impl TcpSender {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
                 seq,
-                ack: 0,
+                ack: Acknowledgment::default(),
                 len,
                 rwnd: 0,
                 flags: if retx { TcpHeader::FLAG_RETX } else { 0 },
-                sack: SackOption::default(),
                 cc: cc_hdr,
             }),
         });
@@ -539,10 +538,9 @@ mod tests {
             transport: Transport::Tcp(TcpHeader {
                 src_port: 1,
                 dst_port: 0,
-                ack,
+                ack: Acknowledgment::with_sack(ack, &blocks),
                 rwnd: u32::MAX,
                 flags: TcpHeader::FLAG_ACK,
-                sack: SackOption::encode(ack, &blocks),
                 ..TcpHeader::default()
             }),
         }
