@@ -23,8 +23,18 @@
 //! - the byte counters behind `pipe` are updated as flags change, never recomputed.
 //!
 //! An RTO (the only O(window) operation, and rare) marks everything not SACKed as lost. SACK
-//! information is kept across an RTO: ccsim receivers never renege, so this is the Linux
-//! behaviour rather than RFC 2018's conservative expunge.
+//! information is kept across an RTO, as Linux does, rather than expunged as RFC 6675 §5.1
+//! allows: a ccsim receiver reports only data it holds (never data it dropped for lack of
+//! buffer) and never discards held data, so a kept mark cannot hide a hole. Should a receiver
+//! renege all the same, the sender sees it (an ACK that stops at a segment it holds as SACKed,
+//! [`Scoreboard::receiver_reneged`]) and forgets every SACK mark ([`Scoreboard::forget_sacks`]),
+//! so the hole is resent instead of waited for.
+//!
+//! Retransmission candidates follow RFC 6675 §4 NextSeg: rule (1), lost segments, comes from
+//! [`Scoreboard::next_retransmission`]; rule (3), un-SACKed segments below the highest SACKed
+//! byte that are not yet deemed lost, from [`Scoreboard::next_unsacked_below_highest_sack`]; rule
+//! (4), the rescue retransmission of the highest un-SACKed segment, from
+//! [`Scoreboard::rescue_candidate`]. Rule (2), new data, is the sender's.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -34,8 +44,11 @@ const SACKED: u8 = 1;
 const LOST: u8 = 2;
 /// A retransmission of this segment is in flight (cleared by an RTO).
 const RETX: u8 = 4;
-/// The segment has been retransmitted at least once: no RTT sample from it (Karn's rule).
+/// The segment has been retransmitted at least once: no RTT sample from an ACK that covers it
+/// (Karn's rule).
 const EVER_RETX: u8 = 8;
+/// Sent before an RTO: gives no RTT sample itself (its ACK may answer a later copy).
+const NO_SAMPLE: u8 = 16;
 
 #[derive(Clone, Copy, Debug)]
 struct Seg {
@@ -78,6 +91,9 @@ pub struct Scoreboard {
     lost_upto: u64,
     /// No lost, un-retransmitted segment starts below this (the retransmission cursor).
     rxt_next: u64,
+    /// NextSeg rule (3)'s cursor: no un-SACKed, un-retransmitted segment below it qualifies.
+    /// Reset at the start of each recovery.
+    rule3_next: u64,
     /// Scratch space for `on_sack_block`, kept to avoid an allocation per ACK.
     scratch: Vec<(u64, u64)>,
 }
@@ -95,6 +111,7 @@ impl Scoreboard {
             retx_bytes: 0,
             lost_upto: 0,
             rxt_next: 0,
+            rule3_next: 0,
             scratch: Vec::new(),
         }
     }
@@ -194,7 +211,11 @@ impl Scoreboard {
         }
         s.flags |= RETX | EVER_RETX;
         s.sent_at = now;
-        self.rxt_next = self.rxt_next.max(s.end());
+        // Only a rule (1) retransmission moves rule (1)'s cursor: a segment resent by rule (3)
+        // or (4) lies above data that may yet be deemed lost and must not be skipped then.
+        if s.flags & LOST != 0 {
+            self.rxt_next = self.rxt_next.max(s.end());
+        }
     }
 
     /// Mark the segment at SND.UNA lost (fast retransmit, NewReno partial ACK) so that it is
@@ -224,7 +245,7 @@ impl Scoreboard {
         let mut lost = 0;
         for s in self.segs.iter_mut() {
             s.flags &= !RETX;
-            s.flags |= EVER_RETX;
+            s.flags |= NO_SAMPLE;
             if s.flags & SACKED == 0 {
                 s.flags |= LOST;
                 lost += s.end() - s.start.max(una);
@@ -237,6 +258,11 @@ impl Scoreboard {
     }
 
     /// Process a cumulative ACK (ignored unless it advances SND.UNA within what was sent).
+    ///
+    /// The RTT sample is the send time of the last segment the ACK completes, taken only if no
+    /// segment the ACK covers was ever retransmitted (Karn's rule, RFC 6298 §3): after a fast
+    /// retransmit, the ACK that the retransmission releases also covers segments sent a whole
+    /// RTT before it, and timing those would count the recovery in the RTT.
     pub fn on_cumulative_ack(&mut self, ack: u64) -> CumAck {
         let ack = ack.min(self.snd_max);
         if ack <= self.snd_una {
@@ -246,14 +272,16 @@ impl Scoreboard {
             bytes_acked: ack - self.snd_una,
             sample_sent_at: None,
         };
+        let mut ambiguous = false;
         while let Some(s) = self.segs.front().copied() {
             let live_before = self.live_len(&s);
+            ambiguous |= s.flags & EVER_RETX != 0;
             if s.end() <= ack {
                 self.forget_flags(&s, live_before);
-                out.sample_sent_at = if s.flags & (EVER_RETX | SACKED) == 0 {
-                    Some(s.sent_at)
-                } else {
+                out.sample_sent_at = if ambiguous || s.flags & (SACKED | NO_SAMPLE) != 0 {
                     None
+                } else {
+                    Some(s.sent_at)
                 };
                 self.segs.pop_front();
             } else {
@@ -261,6 +289,9 @@ impl Scoreboard {
                 if s.start < ack {
                     let gone = live_before - (s.end() - ack);
                     self.forget_flags(&s, gone);
+                    if ambiguous {
+                        out.sample_sent_at = None;
+                    }
                 }
                 break;
             }
@@ -281,7 +312,86 @@ impl Scoreboard {
         }
         self.lost_upto = self.lost_upto.max(ack);
         self.rxt_next = self.rxt_next.max(ack);
+        self.rule3_next = self.rule3_next.max(ack);
         out
+    }
+
+    /// True if the segment at SND.UNA is held as SACKed: the receiver reported it and then sent a
+    /// cumulative ACK that stops short of it, so it has discarded data it had SACKed (reneging,
+    /// RFC 2018 §8). Check after the cumulative ACK and SACK blocks of an ACK are processed.
+    pub fn receiver_reneged(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.flags & SACKED != 0)
+    }
+
+    /// Forget every SACK mark (after reneging): the data is outstanding again, lost if it was
+    /// marked lost, in flight otherwise. O(window); reneging is rare.
+    pub fn forget_sacks(&mut self) {
+        let una = self.snd_una;
+        for s in self.segs.iter_mut() {
+            if s.flags & SACKED != 0 {
+                s.flags &= !SACKED;
+                let live = s.end() - s.start.max(una);
+                if s.flags & LOST != 0 {
+                    self.lost_bytes += live;
+                }
+                if s.flags & RETX != 0 {
+                    self.retx_bytes += live;
+                }
+            }
+        }
+        self.sacked.clear();
+        self.sacked_bytes = 0;
+        self.rxt_next = una;
+        self.rule3_next = una;
+    }
+
+    /// A new loss recovery begins: NextSeg rule (3) looks again from SND.UNA.
+    pub fn start_recovery(&mut self) {
+        self.rule3_next = self.snd_una;
+    }
+
+    /// The highest byte any SACK block covers, plus one (0 without SACK information).
+    fn highest_sacked(&self) -> u64 {
+        self.sacked.last_key_value().map_or(0, |(_, &r)| r)
+    }
+
+    /// RFC 6675 NextSeg rule (3): the first segment not SACKed, not deemed lost, not yet
+    /// retransmitted and below the highest SACKed byte: `(seq, len)` of its unacknowledged
+    /// part. Segments deemed lost are rule (1)'s; un-SACKed segments below `lost_upto` are all
+    /// deemed lost, so the walk starts above the segments rule (1) handles. The cursor only
+    /// moves forward within a recovery.
+    pub fn next_unsacked_below_highest_sack(&mut self) -> Option<(u64, u32)> {
+        let top = self.highest_sacked();
+        let at = self.rule3_next.max(self.snd_una);
+        if at >= top || at >= self.snd_max {
+            return None;
+        }
+        let mut i = self.index_of(at);
+        while let Some(&s) = self.segs.get(i) {
+            if s.start >= top {
+                break;
+            }
+            if s.flags & (SACKED | LOST | RETX) == 0 {
+                let from = s.start.max(self.snd_una);
+                self.rule3_next = from;
+                return Some((from, (s.end() - from) as u32));
+            }
+            self.rule3_next = s.end();
+            i += 1;
+        }
+        None
+    }
+
+    /// RFC 6675 NextSeg rule (4): the segment holding the highest un-SACKed byte, if it is not
+    /// already being retransmitted. The caller allows one such rescue retransmission per
+    /// recovery.
+    pub fn rescue_candidate(&self) -> Option<(u64, u32)> {
+        let s = self.segs.iter().rev().find(|s| s.flags & SACKED == 0)?;
+        if s.flags & RETX != 0 {
+            return None;
+        }
+        let from = s.start.max(self.snd_una);
+        Some((from, (s.end() - from) as u32))
     }
 
     /// Remove `bytes` of segment `s` from the lost / retransmitted counters.
@@ -562,6 +672,73 @@ mod tests {
         assert_eq!(a.sample_sent_at, Some(SimTime::from_millis(2)));
     }
 
+    #[test]
+    fn no_rtt_sample_when_any_segment_the_ack_covers_was_retransmitted() {
+        // Bug pinned (issue 9): after a fast retransmit of segment 0 at 50 ms, the ACK at 100 ms
+        // covers segments 0..5 and the last of them was sent at 0 ms, never retransmitted: the
+        // sample was 100 ms where the path's RTT is 50 ms (Karn's rule, RFC 6298 §3).
+        let mut b = board(5);
+        b.mark_front_lost();
+        let (s, _) = b.next_retransmission().expect("front lost");
+        b.on_retransmit(s, SimTime::from_millis(50));
+        let a = b.on_cumulative_ack(500);
+        assert_eq!(a.bytes_acked, 500);
+        assert_eq!(a.sample_sent_at, None);
+    }
+
+    #[test]
+    fn rule_3_resends_unsacked_data_below_the_highest_sack_before_it_is_deemed_lost() {
+        // Segments 0 and 1 missing, 2 SACKed: neither is lost yet (one SACKed segment above).
+        let mut b = board(6);
+        b.on_sack_block(200, 300);
+        b.update_lost(3);
+        assert_eq!(b.next_retransmission(), None);
+        b.start_recovery();
+        assert_eq!(b.next_unsacked_below_highest_sack(), Some((0, 100)));
+        b.on_retransmit(0, SimTime::ZERO);
+        assert_eq!(b.next_unsacked_below_highest_sack(), Some((100, 100)));
+        b.on_retransmit(100, SimTime::ZERO);
+        assert_eq!(
+            b.next_unsacked_below_highest_sack(),
+            None,
+            "nothing un-SACKed below byte 300 is left"
+        );
+        // Each counts twice in pipe (RFC 6675 SetPipe: not lost, and retransmitted).
+        assert_eq!(b.pipe(), 600 - 100 + 200);
+        // Later SACKs deem segment 0 lost: rule (1) does not resend it again.
+        b.on_sack_block(300, 600);
+        b.update_lost(3);
+        assert_eq!(b.next_retransmission(), None);
+        b.check();
+    }
+
+    #[test]
+    fn the_rescue_candidate_is_the_highest_unsacked_segment() {
+        let mut b = board(5);
+        b.on_sack_block(300, 500);
+        assert_eq!(b.rescue_candidate(), Some((200, 100)));
+        b.on_retransmit(200, SimTime::ZERO);
+        assert_eq!(b.rescue_candidate(), None, "already being resent");
+        b.check();
+    }
+
+    #[test]
+    fn a_receiver_that_reneges_is_noticed_and_its_sack_marks_forgotten() {
+        let mut b = board(5);
+        b.on_sack_block(100, 500);
+        b.update_lost(3);
+        assert!(b.front_is_lost());
+        b.on_cumulative_ack(100);
+        assert!(
+            b.receiver_reneged(),
+            "ACK 100 stops at a segment held as SACKed"
+        );
+        b.forget_sacks();
+        assert_eq!(b.sacked_bytes(), 0);
+        assert_eq!(b.pipe(), 400);
+        b.check();
+    }
+
     #[derive(Clone, Debug)]
     enum Op {
         Send(u32),
@@ -571,6 +748,9 @@ mod tests {
         Rto,
         Retx,
         FrontLost,
+        Rule3,
+        Rescue,
+        Renege,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -582,6 +762,9 @@ mod tests {
             1 => Just(Op::Rto),
             2 => Just(Op::Retx),
             1 => Just(Op::FrontLost),
+            1 => Just(Op::Rule3),
+            1 => Just(Op::Rescue),
+            1 => Just(Op::Renege),
         ]
     }
 
@@ -603,6 +786,9 @@ mod tests {
                     Op::Rto => b.mark_all_lost(),
                     Op::Retx => if let Some((s, _)) = b.next_retransmission() { b.on_retransmit(s, SimTime::ZERO) },
                     Op::FrontLost => b.mark_front_lost(),
+                    Op::Rule3 => if let Some((s, _)) = b.next_unsacked_below_highest_sack() { b.on_retransmit(s, SimTime::ZERO) },
+                    Op::Rescue => if let Some((s, _)) = b.rescue_candidate() { b.on_retransmit(s, SimTime::ZERO) },
+                    Op::Renege => b.forget_sacks(),
                 }
                 b.check();
                 prop_assert!(b.pipe() <= b.flight_size() + b.flight_size());

@@ -52,6 +52,8 @@ struct RecoveryState {
     point: u64,
     /// NewReno restarts the timer on the first partial ACK only (RFC 6582 §3.2 step 5).
     partial_seen: bool,
+    /// RFC 6675 NextSeg rule (4): the one rescue retransmission of this recovery was sent.
+    rescue_sent: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -66,9 +68,13 @@ pub struct TcpSender {
     started: bool,
     dupacks: u32,
     recovery: Option<RecoveryState>,
-    /// Highest SND.MAX at the last fast retransmit or RTO: no new fast recovery until SND.UNA
-    /// passes it (RFC 6582 §3.2 step 2; also ns-2 Reno's `bug_fix_`).
+    /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
+    /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
+    /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`]).
     recover: Option<u64>,
+    /// New data sent by Limited Transmit since the last cumulative ACK: excluded from FlightSize
+    /// when ssthresh is computed (RFC 5681 §3.2 step 2, RFC 3042 §2).
+    limited_transmit_bytes: u64,
     /// Send the next retransmission even if the window is full (fast retransmit, RTO).
     force_retransmit: bool,
     peer_rwnd: u64,
@@ -103,6 +109,7 @@ impl TcpSender {
             dupacks: 0,
             recovery: None,
             recover: None,
+            limited_transmit_bytes: 0,
             force_retransmit: false,
             peer_rwnd: t.rcv_buffer,
             app_limit: cfg.size.unwrap_or(u64::MAX),
@@ -174,15 +181,22 @@ impl TcpSender {
     }
 
     fn on_ack(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
+        let window_changed = h.rwnd as u64 != self.peer_rwnd;
         self.peer_rwnd = h.rwnd as u64;
         let snd_una = self.board.snd_una();
         let ack = h.ack.number().min(self.board.snd_max());
         let cum = self.board.on_cumulative_ack(ack);
+        let mut newly_sacked = 0;
         if self.uses_sack() && h.ack.sack_len() > 0 {
             for (l, r) in h.ack.sack_blocks() {
-                self.board.on_sack_block(l, r);
+                newly_sacked += self.board.on_sack_block(l, r);
             }
             self.board.update_lost(self.cfg.tcp.dupthresh);
+        }
+        if self.uses_sack() && self.board.receiver_reneged() {
+            // RFC 2018 §8: SACK is advisory. A receiver that dropped data it had SACKed would
+            // otherwise leave that data unsent for ever.
+            self.board.forget_sacks();
         }
         if cum.bytes_acked > 0 {
             if let Some(sent_at) = cum.sample_sent_at {
@@ -200,9 +214,24 @@ impl TcpSender {
                 h.cc,
                 cum.sample_sent_at.map(|s| now.saturating_since(s)),
             );
-        } else if ack == snd_una && h.len == 0 && self.board.flight_size() > 0 {
-            self.on_dupack(now);
         }
+        let duplicate = if self.uses_sack() {
+            // RFC 6675 §2: an ACK is a duplicate when it SACKs data not SACKed before, whether
+            // or not it also moves the cumulative ACK or changes the window.
+            newly_sacked > 0
+        } else {
+            // RFC 5681 §2: data outstanding, no data carried, the ACK number unchanged, and the
+            // advertised window unchanged.
+            cum.bytes_acked == 0
+                && ack == snd_una
+                && h.len == 0
+                && !window_changed
+                && self.board.flight_size() > 0
+        };
+        if duplicate {
+            self.on_dupack();
+        }
+        self.detect_loss(now);
         self.transmit(now, out);
     }
 
@@ -213,7 +242,9 @@ impl TcpSender {
         echo: CcHeader,
         rtt_sample: Option<SimDuration>,
     ) {
+        // RFC 5681 §3.2 / RFC 6675 §5 step (1): a cumulative ACK resets the duplicate count.
         self.dupacks = 0;
+        self.limited_transmit_bytes = 0;
         let una = self.board.snd_una();
         let mut restart = true;
         match self.recovery {
@@ -251,12 +282,8 @@ impl TcpSender {
                     self.recovery = Some(rec);
                 }
                 Recovery::Sack => {
-                    // RFC 6675 §5 step (C): keep sending by pipe; the scoreboard knows what to
-                    // resend. A hole at SND.UNA not yet marked lost is resent now, as in NewReno,
-                    // so that recovery does not stall waiting for DupThresh more SACKs.
-                    if !self.board.front_is_lost() {
-                        self.board.mark_front_lost();
-                    }
+                    // RFC 6675 §5 step (C): keep sending by pipe; NextSeg (the scoreboard's rules
+                    // 1, 3 and 4) finds what to resend, holes not yet deemed lost included.
                 }
             },
             None => {
@@ -283,29 +310,57 @@ impl TcpSender {
         }
     }
 
-    fn on_dupack(&mut self, now: SimTime) {
-        self.dupacks += 1;
-        if self.recovery.is_some() {
-            if !self.uses_sack() {
-                // RFC 5681 §3.2 step 4: each further dupack means a segment left the network.
-                self.w.cwnd += self.mss;
-            }
+    /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2 with SACK).
+    fn on_dupack(&mut self) {
+        if self.recovery.is_none() {
+            self.dupacks += 1;
+        } else if !self.uses_sack() {
+            // RFC 5681 §3.2 step 4: each further dupack means a segment left the network.
+            self.w.cwnd += self.mss;
+        }
+    }
+
+    /// Whether a loss now calls for a congestion response: not while SND.UNA is below
+    /// `recover`, the losses of a window already reduced for (RFC 6582 §3.2 step 2: the
+    /// cumulative ACK must cover more than `recover`, the highest byte sent, i.e. reach SND.MAX
+    /// as it was). ns-2's `bug_fix_` demands one byte more: its ACK must pass `recover`
+    /// strictly, so a loss in the first segment after the old window goes unanswered until the
+    /// RTO; the `ns2` preset keeps that guard.
+    fn may_respond(&self) -> bool {
+        let una = self.board.snd_una();
+        match self.recover {
+            None => true,
+            Some(r) if self.cfg.tcp.ns2_recover_guard => una > r,
+            Some(r) => una >= r,
+        }
+    }
+
+    /// Outside recovery: enter it when the duplicate ACKs or the scoreboard say a segment is
+    /// lost (RFC 5681 §3.2 step 2, RFC 6675 §5 steps (2.a), (2.b)), unless that loss belongs to a
+    /// window already reduced for.
+    fn detect_loss(&mut self, now: SimTime) {
+        if self.recovery.is_some() || self.board.flight_size() == 0 {
             return;
         }
-        let sack_loss = self.uses_sack() && self.board.front_is_lost();
+        // With SACK any segment the scoreboard deems lost is a congestion signal, not only the
+        // one at SND.UNA: a loss found after the last recovery ended is a new event (RFC 6675
+        // §5), never a silent resend.
+        let sack_loss = self.uses_sack() && self.board.lost_bytes() > 0;
         if self.dupacks < self.cfg.tcp.dupthresh && !sack_loss {
             return;
         }
-        let una = self.board.snd_una();
-        if self.recover.is_some_and(|r| una <= r) {
-            // RFC 6582 §3.2 step 2: these dupacks belong to a window already reduced for.
+        if !self.may_respond() {
             return;
         }
         self.enter_recovery(now);
     }
 
     fn enter_recovery(&mut self, now: SimTime) {
-        let flight = self.board.flight_size();
+        // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in FlightSize.
+        let flight = self
+            .board
+            .flight_size()
+            .saturating_sub(self.limited_transmit_bytes);
         let ssthresh = self.cc.on_congestion(
             now,
             &CongestionEvent {
@@ -321,6 +376,7 @@ impl TcpSender {
         self.recovery = Some(RecoveryState {
             point,
             partial_seen: false,
+            rescue_sent: false,
         });
         self.w.cwnd = if self.uses_sack() {
             // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation (pipe does the work).
@@ -329,7 +385,13 @@ impl TcpSender {
             // RFC 5681 §3.2 step 3: inflate by the segments that left the network.
             ssthresh + self.cfg.tcp.dupthresh as u64 * self.mss
         };
-        self.board.mark_front_lost();
+        if self.board.lost_bytes() == 0 {
+            // DupThresh duplicate ACKs: the segment at SND.UNA is presumed lost (RFC 6675
+            // (4.3), RFC 5681 §3.2 step 3).
+            self.board.mark_front_lost();
+        }
+        self.board.start_recovery();
+        // The first retransmission goes out whatever pipe says (RFC 6675 (4.3)).
         self.force_retransmit = true;
         self.counters.fast_retransmits += 1;
     }
@@ -340,22 +402,37 @@ impl TcpSender {
         // Nor when the timer fires during fast recovery: this window was already reduced for,
         // and FlightSize now counts everything sent while cwnd was inflated, so halving it
         // would *raise* ssthresh (Linux `tcp_enter_loss` keeps ssthresh in that state too).
-        if self.rto.backoff() == 0 && self.recovery.is_none() {
-            self.w.ssthresh = self.cc.on_congestion(
+        if self.rto.backoff() == 0 {
+            let in_recovery = self.recovery.is_some();
+            // The controller hears of every first expiry (CUBIC and BIC restart their epoch,
+            // RFC 9438 §4.8), with the window recovery had settled on, not an inflated one.
+            let window = Window {
+                cwnd: if in_recovery {
+                    self.w.cwnd.min(self.w.ssthresh)
+                } else {
+                    self.w.cwnd
+                },
+                ssthresh: self.w.ssthresh,
+            };
+            let ssthresh = self.cc.on_congestion(
                 now,
                 &CongestionEvent {
                     kind: CongestionKind::Rto,
                     flight_size: self.board.flight_size(),
-                    window: self.w,
+                    window,
                     mss: self.mss,
                 },
             );
+            if !in_recovery {
+                self.w.ssthresh = ssthresh;
+            }
         }
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
         self.recover = Some(self.board.snd_max());
         self.recovery = None;
         self.dupacks = 0;
+        self.limited_transmit_bytes = 0;
         self.rto.on_expiry();
         self.board.mark_all_lost();
         self.force_retransmit = true;
@@ -363,59 +440,106 @@ impl TcpSender {
         self.transmit(now, out);
     }
 
-    /// What the window is compared with. During loss recovery, and after an RTO while data is
-    /// marked lost, it is RFC 6675's `pipe`; otherwise RFC 5681's FlightSize (SND.MAX −
-    /// SND.UNA), so SACKed duplicate ACKs before DupThresh do not release new data (that is
-    /// RFC 3042 Limited Transmit's job, a separate option).
+    /// What the window is compared with. During loss recovery, after an RTO while data is
+    /// marked lost, and during SACK Limited Transmit, it is RFC 6675's `pipe`; otherwise RFC
+    /// 5681's FlightSize (SND.MAX − SND.UNA), so SACKed duplicate ACKs before DupThresh release
+    /// no new data unless Limited Transmit is on.
     fn in_flight(&self) -> u64 {
-        if self.recovery.is_some() || self.board.lost_bytes() > 0 {
+        let sack_limited_transmit =
+            self.uses_sack() && self.cfg.tcp.limited_transmit && self.dupacks > 0;
+        if self.recovery.is_some() || self.board.lost_bytes() > 0 || sack_limited_transmit {
             self.board.pipe()
         } else {
             self.board.flight_size()
         }
     }
 
-    /// Send what the window allows: retransmissions first (RFC 6675 NextSeg rule 1), then new
-    /// data (rule 2).
+    /// The window new transmissions are held to.
+    fn send_window(&self) -> u64 {
+        let mut window = self.w.cwnd.min(self.max_window());
+        if self.cfg.tcp.limited_transmit
+            && !self.uses_sack()
+            && self.recovery.is_none()
+            && self.dupacks > 0
+        {
+            // RFC 3042 §2: one new segment for each of the first two duplicate ACKs, cwnd
+            // unchanged. (With SACK, RFC 6675 §5 step (3) sends by pipe instead: the segments
+            // the duplicate ACKs SACKed have left it.)
+            window += self.dupacks.min(2) as u64 * self.mss;
+        }
+        window
+    }
+
+    /// Send what the window allows, in RFC 6675 §4 NextSeg order: (1) segments deemed lost,
+    /// (2) new data, and in SACK recovery when neither applies (3) un-SACKed segments below the
+    /// highest SACKed byte, then (4) one rescue retransmission of the highest un-SACKed segment.
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if !self.started {
             return;
         }
-        let mut window = self.w.cwnd.min(self.max_window());
-        if self.cfg.tcp.limited_transmit && self.recovery.is_none() && self.dupacks > 0 {
-            // RFC 3042 §2: one new segment for each of the first two dupacks.
-            window += self.dupacks.min(2) as u64 * self.mss;
-        }
+        let window = self.send_window();
         let data_stops = self.cfg.stop.is_some_and(|t| now >= t);
         loop {
             let in_flight = self.in_flight();
             if let Some((seq, len)) = self.board.next_retransmission() {
                 if self.force_retransmit || in_flight + len as u64 <= window {
                     self.force_retransmit = false;
-                    self.board.on_retransmit(seq, now);
-                    self.counters.retransmits += 1;
-                    self.emit(now, seq, len, true, out);
+                    self.retransmit(now, seq, len, out);
                     continue;
                 }
                 break;
             }
             self.force_retransmit = false;
             let snd_max = self.board.snd_max();
-            if data_stops || snd_max >= self.app_limit {
+            if !data_stops && snd_max < self.app_limit {
+                let len = self.mss.min(self.app_limit - snd_max);
+                let rwnd_edge = self.board.snd_una().saturating_add(self.peer_rwnd);
+                if snd_max + len <= rwnd_edge {
+                    if in_flight + len > window {
+                        break;
+                    }
+                    if self.recovery.is_none() && self.dupacks > 0 {
+                        self.limited_transmit_bytes += len;
+                    }
+                    self.board.on_send(len as u32, now);
+                    self.emit(now, snd_max, len as u32, false, out);
+                    continue;
+                }
+            }
+            // Rules (3) and (4): only when there is no new data to send (none left, or the
+            // receiver's window is closed), and only in SACK recovery.
+            let Some(rec) = self.recovery.filter(|_| self.uses_sack()) else {
+                break;
+            };
+            let (candidate, rescue) = match self.board.next_unsacked_below_highest_sack() {
+                Some(c) => (Some(c), false),
+                None if !rec.rescue_sent => (self.board.rescue_candidate(), true),
+                None => (None, false),
+            };
+            let Some((seq, len)) = candidate else {
+                break;
+            };
+            if in_flight + len as u64 > window {
                 break;
             }
-            let len = self.mss.min(self.app_limit - snd_max);
-            let rwnd_edge = self.board.snd_una().saturating_add(self.peer_rwnd);
-            if snd_max + len > rwnd_edge || in_flight + len > window {
-                break;
+            if rescue {
+                self.recovery = Some(RecoveryState {
+                    rescue_sent: true,
+                    ..rec
+                });
             }
-            self.board.on_send(len as u32, now);
-            self.emit(now, snd_max, len as u32, false, out);
+            self.retransmit(now, seq, len, out);
         }
         if self.rto_deadline.is_none() && self.board.flight_size() > 0 {
             // RFC 6298 (5.1).
             self.rto_deadline = Some(now + self.rto.rto());
         }
+    }
+
+    fn retransmit(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Packet>) {
+        self.board.on_retransmit(seq, now);
+        self.counters.retransmits += 1;
+        self.emit(now, seq, len, true, out);
     }
 
     fn emit(&mut self, now: SimTime, seq: u64, len: u32, retx: bool, out: &mut Vec<Packet>) {
