@@ -45,8 +45,7 @@ use super::{classify, tcp, ConnKey, Conns, Deadlines, Role};
 use crate::endpoint::Endpoint;
 use crate::hook::{HookOutput, IfaceId, NodeHook};
 use crate::packet::{FlowId, Packet};
-use crate::scenario::TcpSpec;
-use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig};
+use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
 use crate::time::SimTime;
 
 /// Parameters of the I-TCP agent (scenario: `hook = { type = "itcp", ... }`).
@@ -264,7 +263,7 @@ impl NodeHook for Itcp {
 mod tests {
     use super::super::testutil::*;
     use super::*;
-    use crate::scenario::InitialWindow;
+    use crate::tcp::InitialWindow;
 
     fn itcp(buffer: u64) -> Itcp {
         Itcp::new(ItcpConfig {

@@ -26,9 +26,9 @@
 //! 2 and a `smooth_part` instead of S_min; [`BicConfig::linux`] approximates its constants.
 
 use super::common::{ack_credit, floor_ssthresh, segments, Fraction, Rounds};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionKind, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 /// XHR04's constants. The defaults are the paper's as the reference notes remember them (not

@@ -8,7 +8,7 @@
 //! that growth far below one byte per ACK (SMSS²/cwnd at large windows) is not lost.
 
 use super::AckEvent;
-use crate::scenario::Growth;
+use super::Growth;
 
 /// Congestion-avoidance credit of one ACK, in segments.
 ///

@@ -26,9 +26,9 @@
 //! sample, then the minimum, if there is no smoothed value yet; 0 if none at all).
 
 use super::common::{ack_credit, bytes, floor_ssthresh, segments, Fraction};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionKind, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -23,9 +23,9 @@
 //! the flow is plain Reno.
 
 use super::common::{bytes, segments, Fraction, Rounds};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -28,9 +28,9 @@
 //! boundary, and a multiply otherwise.
 
 use super::common::{ack_credit, floor_ssthresh, segments, Fraction};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionKind, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 /// The four parameters of RFC 3649 §5 and §7, plus the loss rate at `low_window`.

@@ -36,6 +36,7 @@
 
 pub mod bic;
 mod common;
+pub mod config;
 pub mod cubic;
 pub mod fast;
 pub mod highspeed;
@@ -49,10 +50,10 @@ pub mod vegas;
 pub mod xcp;
 
 use crate::packet::CcHeader;
-use crate::scenario::{CcAlgorithm, Growth};
 use crate::time::{SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig};
+pub use config::{CcAlgorithm, Growth};
 pub use cubic::{Cubic, CubicConfig};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};

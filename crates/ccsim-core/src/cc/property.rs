@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use super::testkit::Driver;
 use super::{AnyCc, CongestionControl, CongestionKind};
 use super::{BicConfig, CubicConfig, FastConfig, HighSpeedConfig, ScalableConfig, VegasConfig};
-use crate::scenario::{CcAlgorithm, Growth};
+use super::{CcAlgorithm, Growth};
 use crate::time::SimDuration;
 
 const CAP: u64 = 1 << 40;

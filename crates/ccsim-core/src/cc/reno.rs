@@ -14,8 +14,8 @@
 //!
 //! N is the number of bytes the ACK newly acknowledges.
 
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, Window};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,9 +17,9 @@
 //! min(cwnd, 100) acked segments, ssthresh = max(cwnd − cwnd/8, 2), and no legacy region.
 
 use super::common::{ack_credit, floor_ssthresh, segments, Fraction};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

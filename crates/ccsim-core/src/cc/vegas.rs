@@ -21,9 +21,9 @@
 //! At equilibrium a single flow thus keeps between α and β packets in the bottleneck queue.
 
 use super::common::{bytes, segments, Rounds};
+use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, Window};
 use super::{Reno, RenoConfig};
-use crate::scenario::Growth;
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,12 +4,15 @@
 //! - [`sender`]: Reno / NewReno / SACK loss recovery, RFC 6298 timer, any [`crate::cc`] algorithm;
 //! - [`receiver`]: cumulative and selective ACKs, delayed ACKs, finite buffer;
 //! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`;
-//! - [`rto`]: the RFC 6298 estimator.
+//! - [`rto`]: the RFC 6298 estimator;
+//! - [`config`]: [`TcpSpec`], every parameter of a connection, with the RFCs' and ns-2's defaults.
 
+pub mod config;
 pub mod receiver;
 pub mod rto;
 pub mod scoreboard;
 pub mod sender;
 
+pub use config::{InitialWindow, Recovery, TcpSpec};
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

@@ -22,7 +22,7 @@ use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport,
 };
-use crate::scenario::{Recovery, TcpSpec};
+use crate::tcp::config::{Recovery, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Clone, Debug)]

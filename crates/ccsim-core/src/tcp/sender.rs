@@ -25,7 +25,7 @@ use crate::cc::{
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport};
-use crate::scenario::{Recovery, TcpSpec};
+use crate::tcp::config::{Recovery, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -621,7 +621,7 @@ mod tests {
     //! the receiver's ACKs crafted by hand.
     use super::*;
     use crate::packet::SackBlocks;
-    use crate::scenario::InitialWindow;
+    use crate::tcp::config::InitialWindow;
 
     const MSS: u64 = 1000;
 
