@@ -2030,6 +2030,7 @@ interval = "100ms"
             rto_min: ms(300),
             rto_max: SimDuration::from_secs(30),
             clock_granularity: ms(1),
+            ..TcpSpec::ns2()
         };
         let web_tcp = TcpSpec {
             recovery: Recovery::Sack,

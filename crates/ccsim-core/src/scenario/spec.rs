@@ -15,7 +15,7 @@ use crate::time::{Rate, SimDuration, SimTime};
 // The protocols own their parameter types; a scenario holds them as they are. Re-exported so
 // that `scenario::TcpSpec` and friends keep naming the same types.
 pub use crate::cc::{CcAlgorithm, Growth};
-pub use crate::tcp::{InitialWindow, Recovery, TcpSpec};
+pub use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {

@@ -41,6 +41,30 @@ pub enum InitialWindow {
     Rfc6928,
 }
 
+/// When a loss may trigger a new congestion response after an earlier one (RFC 6582's
+/// `recover`: SND.MAX when the last fast retransmit or RTO happened).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoverGuard {
+    /// RFC 6582 §3.2 step 2 (and RFC 6675's RecoveryPoint): once the cumulative ACK covers
+    /// everything sent before the last response, i.e. SND.UNA ≥ `recover`.
+    Rfc6582,
+    /// ns-2's `bug_fix_`: only once the ACK passes `recover` strictly (SND.UNA > `recover`), so
+    /// a loss of the first segment sent after the old window waits for the RTO.
+    Ns2,
+}
+
+/// How the sender takes RTT samples for its RFC 6298 estimator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttSampling {
+    /// From every ACK that completes a segment never retransmitted (Karn's rule), at the
+    /// simulator's nanosecond resolution.
+    EveryAck,
+    /// As ns-2's `Agent/TCP` does: one timed segment at a time (a new one is timed when the
+    /// last is acknowledged), the sample counted in whole clock ticks (`clock_granularity`),
+    /// and the timing cancelled when anything is retransmitted.
+    Ns2,
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -76,6 +100,21 @@ pub struct TcpSpec {
     pub rto_max: SimDuration,
     /// RFC 6298 clock granularity G; the RTO is also rounded up to a multiple of it (0: exact).
     pub clock_granularity: SimDuration,
+    /// When a new loss may reduce the window again.
+    pub recover_guard: RecoverGuard,
+    /// How RTT samples are taken.
+    pub rtt_sampling: RttSampling,
+    /// RFC 5681 §4.1: after an idle period longer than the RTO, cwnd restarts from at most the
+    /// initial window.
+    pub restart_after_idle: bool,
+    /// RFC 3168 ECN: data segments are sent ECN-capable (ECT(0)), the receiver echoes CE marks
+    /// with ECE until the sender's CWR, and the sender reduces its window once per window of
+    /// data. Off by default, as RFC 3168 §6.1.1 makes it a negotiated option.
+    pub ecn: bool,
+    /// Three-way handshake before the first data segment and a FIN exchange after the last
+    /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2` preset, whose
+    /// one-way agents have none.
+    pub handshake: bool,
 }
 
 impl Default for TcpSpec {
@@ -102,6 +141,11 @@ impl Default for TcpSpec {
             rto_min: SimDuration::from_secs(1),
             rto_max: SimDuration::from_secs(60),
             clock_granularity: SimDuration::ZERO,
+            recover_guard: RecoverGuard::Rfc6582,
+            rtt_sampling: RttSampling::EveryAck,
+            restart_after_idle: true,
+            ecn: false,
+            handshake: true,
         }
     }
 }
@@ -125,6 +169,10 @@ impl TcpSpec {
             rto_min: SimDuration::from_millis(200),
             clock_granularity: SimDuration::from_millis(10),
             max_sack_blocks: 3,
+            recover_guard: RecoverGuard::Ns2,
+            rtt_sampling: RttSampling::Ns2,
+            restart_after_idle: false,
+            handshake: false,
             ..TcpSpec::default()
         }
     }

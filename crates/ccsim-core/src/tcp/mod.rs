@@ -13,6 +13,6 @@ pub mod rto;
 pub mod scoreboard;
 pub mod sender;
 
-pub use config::{InitialWindow, Recovery, TcpSpec};
+pub use config::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

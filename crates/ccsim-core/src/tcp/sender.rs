@@ -25,7 +25,7 @@ use crate::cc::{
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport};
-use crate::tcp::config::{Recovery, TcpSpec};
+use crate::tcp::config::{RecoverGuard, Recovery, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -330,7 +330,7 @@ impl TcpSender {
         let una = self.board.snd_una();
         match self.recover {
             None => true,
-            Some(r) if self.cfg.tcp.ns2_recover_guard => una > r,
+            Some(r) if self.cfg.tcp.recover_guard == RecoverGuard::Ns2 => una > r,
             Some(r) => una >= r,
         }
     }
@@ -663,7 +663,8 @@ mod tests {
                 src_port: 1,
                 dst_port: 0,
                 ack: Acknowledgment::with_sack(ack, &blocks),
-                rwnd: u32::MAX,
+                // What the receiver of `sender()` advertises: its whole buffer.
+                rwnd: TcpSpec::default().rcv_buffer as u32,
                 flags: TcpHeader::FLAG_ACK,
                 ..TcpHeader::default()
             }),
