@@ -44,6 +44,8 @@ pub struct FlowCounters {
     pub bytes_delivered: u64,
     /// Data packets that reached the receiving endpoint (duplicates included).
     pub packets_received: u64,
+    /// Out-of-order segments the receiver dropped because its buffer was full.
+    pub receiver_drops: u64,
     /// First data packet sent.
     pub first_send: Option<SimTime>,
     /// Last in-order delivery at the receiver.

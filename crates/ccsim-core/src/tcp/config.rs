@@ -41,16 +41,18 @@ pub enum InitialWindow {
     Rfc6928,
 }
 
-/// When a loss may trigger a new congestion response after an earlier one (RFC 6582's
-/// `recover`: SND.MAX when the last fast retransmit or RTO happened).
+/// When a loss may trigger a new congestion response after an earlier one. `recover` is SND.MAX
+/// at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's RecoveryPoint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecoverGuard {
-    /// RFC 6582 §3.2 step 2 (and RFC 6675's RecoveryPoint): once the cumulative ACK covers
-    /// everything sent before the last response, i.e. SND.UNA ≥ `recover`.
-    Rfc6582,
-    /// ns-2's `bug_fix_`: only once the ACK passes `recover` strictly (SND.UNA > `recover`), so
-    /// a loss of the first segment sent after the old window waits for the RTO.
-    Ns2,
+    /// Once SND.UNA reaches `recover` (RFC 6675 §5.1: HighACK ≥ RecoveryPoint). Safe with SACK
+    /// only: a duplicate ACK then needs new SACK information (RFC 6675 §2), which the
+    /// duplicates of a go-back-N resend after an RTO never carry.
+    AtRecoveryPoint,
+    /// Only once SND.UNA passes `recover` (ns-2's `bug_fix_`, `highest_ack_ > recover_`). Without
+    /// SACK this is what keeps the duplicate ACKs that a go-back-N resend draws from the
+    /// receiver, all carrying ACK = `recover`, from starting a second fast retransmit.
+    PastRecoveryPoint,
 }
 
 /// How the sender takes RTT samples for its RFC 6298 estimator.
@@ -100,8 +102,9 @@ pub struct TcpSpec {
     pub rto_max: SimDuration,
     /// RFC 6298 clock granularity G; the RTO is also rounded up to a multiple of it (0: exact).
     pub clock_granularity: SimDuration,
-    /// When a new loss may reduce the window again.
-    pub recover_guard: RecoverGuard,
+    /// When a new loss may reduce the window again (None: `AtRecoveryPoint` with SACK,
+    /// `PastRecoveryPoint` without).
+    pub recover_guard: Option<RecoverGuard>,
     /// How RTT samples are taken.
     pub rtt_sampling: RttSampling,
     /// RFC 5681 §4.1: after an idle period longer than the RTO, cwnd restarts from at most the
@@ -141,7 +144,7 @@ impl Default for TcpSpec {
             rto_min: SimDuration::from_secs(1),
             rto_max: SimDuration::from_secs(60),
             clock_granularity: SimDuration::ZERO,
-            recover_guard: RecoverGuard::Rfc6582,
+            recover_guard: None,
             rtt_sampling: RttSampling::EveryAck,
             restart_after_idle: true,
             ecn: false,
@@ -169,7 +172,7 @@ impl TcpSpec {
             rto_min: SimDuration::from_millis(200),
             clock_granularity: SimDuration::from_millis(10),
             max_sack_blocks: 3,
-            recover_guard: RecoverGuard::Ns2,
+            recover_guard: Some(RecoverGuard::PastRecoveryPoint),
             rtt_sampling: RttSampling::Ns2,
             restart_after_idle: false,
             handshake: false,

@@ -9,12 +9,17 @@
 //! ```
 //!
 //! Out-of-order data is held in an interval map (O(log n) per segment, never a walk over the
-//! window). The application reads in-order data at once, so the advertised window is the buffer
-//! minus the out-of-order bytes held; a relay that reads later (I-TCP) says how far it has read
-//! with [`TcpReceiver::set_app_read`], and unread bytes count against the window too.
-//! Duplicate-ACK detection at the sender ignores window changes (RFC 5681 §2 counts an ACK as
-//! duplicate only if the window is unchanged; a receiver whose window shrinks with held data
-//! would then defeat fast retransmit, which real receivers avoid by advertising buffer slack).
+//! window). The window's right edge (RCV.NXT + RCV.WND) is where the buffer ends: the first
+//! byte the application has not read plus the buffer size. The application reads in-order data
+//! at once; a relay that reads later (I-TCP) says how far it has read with
+//! [`TcpReceiver::set_app_read`]. Held out-of-order data lies inside the window and does not
+//! shrink it, so the right edge never moves left (RFC 9293 §3.8.6.2.1, RFC 7323 §2.4), and a
+//! duplicate ACK carries the same window as the ACK before it (RFC 5681 §2's definition of a
+//! duplicate ACK needs that).
+//!
+//! A segment that does not fit in the buffer is dropped, and no SACK block ever reports it
+//! (RFC 2018 §4 reports received data; reporting dropped data would make a SACK sender wait for
+//! ever for an ACK of data it believes delivered).
 
 use std::collections::BTreeMap;
 
@@ -53,6 +58,8 @@ pub struct TcpReceiver {
     /// Where the application has read up to, if it does not read in-order data at once (a
     /// relay): the bytes between it and `rcv_nxt` stay in the buffer.
     app_read: Option<u64>,
+    /// The highest right edge of the window advertised so far.
+    right_edge: u64,
     counters: FlowCounters,
 }
 
@@ -68,6 +75,7 @@ impl TcpReceiver {
             delack_deadline: None,
             echo: CcHeader::None,
             app_read: None,
+            right_edge: 0,
             counters: FlowCounters::default(),
             cfg,
         }
@@ -93,17 +101,19 @@ impl TcpReceiver {
         self.app_read = Some(read_upto);
     }
 
-    /// In-order bytes received and not yet read by the application.
-    fn unread_bytes(&self) -> u64 {
-        self.app_read.map_or(0, |r| self.rcv_nxt.saturating_sub(r))
+    /// The right edge of the receive buffer: the first byte not yet read by the application
+    /// plus the buffer size.
+    fn buffer_edge(&self) -> u64 {
+        self.app_read
+            .unwrap_or(self.rcv_nxt)
+            .min(self.rcv_nxt)
+            .saturating_add(self.cfg.tcp.rcv_buffer)
     }
 
-    /// The receive window an ACK sent now would advertise.
+    /// The receive window an ACK sent now would advertise: from RCV.NXT to the right edge, which
+    /// never moves left.
     pub fn advertised_window(&self) -> u64 {
-        self.cfg
-            .tcp
-            .rcv_buffer
-            .saturating_sub(self.ooo_bytes + self.unread_bytes())
+        self.buffer_edge().max(self.right_edge) - self.rcv_nxt
     }
 
     /// Sends an ACK now, to announce a window that opened (RFC 9293 §3.8.6.2.2, the receiver's
@@ -170,17 +180,24 @@ impl TcpReceiver {
             return;
         }
         // Out of order: hold it if the buffer has room, and send a duplicate ACK either way.
-        let (l, r) = self.insert_ooo(seq, end);
-        if self.sack {
-            self.note_recent(l, r);
+        if let Some((l, r)) = self.insert_ooo(seq, end) {
+            if self.sack {
+                self.note_recent(l, r);
+            }
+        } else {
+            self.counters.receiver_drops += 1;
         }
         self.send_ack(now, out);
     }
 
     /// Insert [seq, end) into the held data if the buffer has room; returns the held block
-    /// that contains it (or the segment itself if it was dropped for lack of room).
-    fn insert_ooo(&mut self, seq: u64, end: u64) -> (u64, u64) {
-        // First count the bytes not held yet, so that a full buffer changes nothing.
+    /// that contains it, or None if it was dropped for lack of room.
+    fn insert_ooo(&mut self, seq: u64, end: u64) -> Option<(u64, u64)> {
+        // A segment that ends beyond the window does not fit in the buffer: the bytes from
+        // RCV.NXT up to it must stay free for the hole (RFC 9293 §3.10.7.4 acceptability).
+        if end > self.buffer_edge().max(self.right_edge) {
+            return None;
+        }
         let mut covered = 0;
         for (&l, &r) in self.ooo.range(..end).rev() {
             if r <= seq {
@@ -189,9 +206,6 @@ impl TcpReceiver {
             covered += r.min(end) - l.max(seq);
         }
         let new = (end - seq) - covered;
-        if self.ooo_bytes + self.unread_bytes() + new > self.cfg.tcp.rcv_buffer {
-            return self.block_containing(seq).unwrap_or((seq, end));
-        }
         // Merge with blocks that overlap or touch [seq, end).
         let mut lo = seq;
         let mut hi = end;
@@ -205,7 +219,7 @@ impl TcpReceiver {
         }
         self.ooo_bytes += new;
         self.ooo.insert(lo, hi);
-        (lo, hi)
+        Some((lo, hi))
     }
 
     fn block_containing(&self, seq: u64) -> Option<(u64, u64)> {
@@ -255,6 +269,7 @@ impl TcpReceiver {
             Acknowledgment::cumulative(self.rcv_nxt)
         };
         let rwnd = self.advertised_window();
+        self.right_edge = self.rcv_nxt + rwnd;
         let size = self.cfg.tcp.header_bytes + ack.option_bytes();
         out.push(Packet {
             src: self.cfg.addr,
@@ -326,6 +341,131 @@ mod tests {
                 ..TcpHeader::default()
             }),
         }
+    }
+
+    fn receiver(tcp: TcpSpec) -> TcpReceiver {
+        TcpReceiver::new(TcpReceiverConfig {
+            addr: 1,
+            peer_addr: 0,
+            port: 1,
+            peer_port: 0,
+            flow: 0,
+            tcp,
+        })
+    }
+
+    fn sack_receiver(rcv_buffer: u64, delayed_ack: bool) -> TcpReceiver {
+        receiver(TcpSpec {
+            recovery: Recovery::Sack,
+            rcv_buffer,
+            delayed_ack,
+            ..TcpSpec::default()
+        })
+    }
+
+    fn seg(seq: u64) -> Packet {
+        let mut p = data(seq, 0);
+        if let Some(h) = p.tcp_mut() {
+            h.cc = CcHeader::None;
+        }
+        p
+    }
+
+    /// (ACK number, window, SACK blocks) of each ACK in `out`.
+    fn acks(out: &[Packet]) -> Vec<(u64, u32, Vec<(u64, u64)>)> {
+        out.iter()
+            .filter_map(|p| p.tcp())
+            .map(|h| (h.ack.number(), h.rwnd, h.ack.sack_blocks().collect()))
+            .collect()
+    }
+
+    #[test]
+    fn a_segment_that_does_not_fit_is_dropped_and_never_sacked() {
+        // Bug pinned (issue 9): the receiver reported a SACK block for data it had dropped, and
+        // the SACK sender never resent it. Buffer of 3 segments; 0 is lost, 1..=3 arrive.
+        let mut r = sack_receiver(3000, false);
+        let mut out = vec![];
+        for seq in [1000, 2000] {
+            r.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        out.clear();
+        // Segment 3 lies beyond the window (0 + 3000): it does not fit.
+        r.handle_packet(SimTime::ZERO, seg(3000), &mut out);
+        assert_eq!(acks(&out), vec![(0, 3000, vec![(1000, 3000)])]);
+        assert_eq!(r.counters().receiver_drops, 1);
+        assert_eq!(r.out_of_order_bytes(), 2000);
+    }
+
+    #[test]
+    fn held_out_of_order_data_never_moves_the_right_edge_left() {
+        // Bug pinned (issue 9): the window fell 3000 -> 0 as out-of-order data arrived, so the
+        // right edge (ACK + window) moved left, which RFC 9293 §3.8.6.2.1 forbids.
+        let mut r = sack_receiver(3000, false);
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
+        r.handle_packet(SimTime::ZERO, seg(2000), &mut out);
+        let edges: Vec<u64> = acks(&out).iter().map(|a| a.0 + a.1 as u64).collect();
+        assert_eq!(edges, vec![3000, 3000]);
+        out.clear();
+        // The hole is filled: everything is delivered, the edge moves right.
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        assert_eq!(acks(&out), vec![(3000, 3000, vec![])]);
+    }
+
+    #[test]
+    fn sack_blocks_report_the_newest_block_first_then_the_ones_reported_before() {
+        // RFC 2018 §4. Holes at 0, 2000 and 4000 while 1000, 3000 and 5000 arrive.
+        let mut r = sack_receiver(1 << 20, false);
+        let mut out = vec![];
+        for seq in [1000, 3000, 5000] {
+            r.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        let blocks: Vec<_> = acks(&out).into_iter().map(|a| a.2).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                vec![(1000, 2000)],
+                vec![(3000, 4000), (1000, 2000)],
+                vec![(5000, 6000), (3000, 4000), (1000, 2000)],
+            ]
+        );
+        out.clear();
+        // Segment 4000 joins 3000 and 5000 into one block, reported first; 0 then fills the
+        // first hole and the block below the ACK is no longer reported.
+        r.handle_packet(SimTime::ZERO, seg(4000), &mut out);
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        let blocks: Vec<_> = acks(&out).into_iter().map(|a| (a.0, a.2)).collect();
+        assert_eq!(
+            blocks,
+            vec![
+                (0, vec![(3000, 6000), (1000, 2000)]),
+                (2000, vec![(3000, 6000)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_fires() {
+        let mut r = sack_receiver(1 << 20, true);
+        let mut out = vec![];
+        r.handle_packet(SimTime::from_millis(10), seg(0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.poll_timeout(), Some(SimTime::from_millis(210)));
+        r.handle_timeout(SimTime::from_millis(210), &mut out);
+        assert_eq!(acks(&out), vec![(1000, 1 << 20, vec![])]);
+        assert_eq!(r.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_segment_that_fills_a_gap_is_acknowledged_at_once_even_with_delayed_acks() {
+        // RFC 5681 §4.2: out-of-order data and gap fills are ACKed immediately.
+        let mut r = sack_receiver(1 << 20, true);
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
+        assert_eq!(out.len(), 1, "out of order: immediate duplicate ACK");
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        assert_eq!(out.len(), 2, "gap fill: immediate ACK");
+        assert_eq!(acks(&out)[1].0, 2000);
     }
 
     #[test]

@@ -320,18 +320,19 @@ impl TcpSender {
         }
     }
 
-    /// Whether a loss now calls for a congestion response: not while SND.UNA is below
-    /// `recover`, the losses of a window already reduced for (RFC 6582 §3.2 step 2: the
-    /// cumulative ACK must cover more than `recover`, the highest byte sent, i.e. reach SND.MAX
-    /// as it was). ns-2's `bug_fix_` demands one byte more: its ACK must pass `recover`
-    /// strictly, so a loss in the first segment after the old window goes unanswered until the
-    /// RTO; the `ns2` preset keeps that guard.
+    /// Whether a loss now calls for a congestion response: not while it belongs to a window
+    /// already reduced for, i.e. while SND.UNA has not reached `recover` ([`RecoverGuard`]).
     fn may_respond(&self) -> bool {
         let una = self.board.snd_una();
-        match self.recover {
-            None => true,
-            Some(r) if self.cfg.tcp.recover_guard == RecoverGuard::Ns2 => una > r,
-            Some(r) => una >= r,
+        let guard = self.cfg.tcp.recover_guard.unwrap_or(if self.uses_sack() {
+            RecoverGuard::AtRecoveryPoint
+        } else {
+            RecoverGuard::PastRecoveryPoint
+        });
+        match (self.recover, guard) {
+            (None, _) => true,
+            (Some(r), RecoverGuard::AtRecoveryPoint) => una >= r,
+            (Some(r), RecoverGuard::PastRecoveryPoint) => una > r,
         }
     }
 
