@@ -25,7 +25,7 @@ use crate::cc::{
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport};
-use crate::tcp::config::{RecoverGuard, Recovery, TcpSpec};
+use crate::tcp::config::{RecoverGuard, Recovery, RttSampling, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -80,7 +80,14 @@ pub struct TcpSender {
     peer_rwnd: u64,
     app_limit: u64,
     min_rtt: Option<SimDuration>,
+    /// `RttSampling::Ns2`: the one segment being timed, by its end and send time.
+    timed: Option<(u64, SimTime)>,
+    /// When data was last sent (RFC 5681 §4.1 restart after idle).
+    last_send: Option<SimTime>,
     counters: FlowCounters,
+    /// Every congestion event reported to the controller, for tests.
+    #[cfg(test)]
+    congestion_log: Vec<CongestionKind>,
 }
 
 impl TcpSender {
@@ -114,7 +121,11 @@ impl TcpSender {
             peer_rwnd: t.rcv_buffer,
             app_limit: cfg.size.unwrap_or(u64::MAX),
             min_rtt: None,
+            timed: None,
+            last_send: None,
             counters: FlowCounters::default(),
+            #[cfg(test)]
+            congestion_log: Vec::new(),
             cfg,
         }
     }
@@ -199,9 +210,11 @@ impl TcpSender {
             self.board.forget_sacks();
         }
         if cum.bytes_acked > 0 {
+            if let Some(r) = self.estimator_sample(now, ack, cum.sample_sent_at) {
+                self.rto.on_sample(r);
+            }
             if let Some(sent_at) = cum.sample_sent_at {
                 let r = now.saturating_since(sent_at);
-                self.rto.on_sample(r);
                 let c = &mut self.counters;
                 c.rtt_sum_ns += r.as_nanos() as u128;
                 c.rtt_samples += 1;
@@ -310,6 +323,37 @@ impl TcpSender {
         }
     }
 
+    /// The RTT sample this ACK gives the RFC 6298 estimator, if any. `sent_at` is the send time
+    /// of the last segment the ACK completed when Karn's rule allows a sample.
+    fn estimator_sample(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        sent_at: Option<SimTime>,
+    ) -> Option<SimDuration> {
+        match self.cfg.tcp.rtt_sampling {
+            RttSampling::EveryAck => sent_at.map(|t| now.saturating_since(t)),
+            RttSampling::Ns2 => {
+                // ns-2 `TcpAgent::newack`: the timed segment's ACK ends the timing;
+                // `rtt_update` counts the tick boundaries crossed since it was sent (its clock
+                // ticks at multiples of `tcp_tick_` from time zero: `boot_time_` 0), at least 1.
+                let (end, t0) = self.timed?;
+                if ack < end {
+                    return None;
+                }
+                self.timed = None;
+                let tick = self.cfg.tcp.clock_granularity.as_nanos();
+                if tick == 0 {
+                    return Some(now.saturating_since(t0));
+                }
+                let ticks = (now.as_nanos() / tick)
+                    .saturating_sub(t0.as_nanos() / tick)
+                    .max(1);
+                Some(SimDuration(ticks * tick))
+            }
+        }
+    }
+
     /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2 with SACK).
     fn on_dupack(&mut self) {
         if self.recovery.is_none() {
@@ -362,6 +406,8 @@ impl TcpSender {
             .board
             .flight_size()
             .saturating_sub(self.limited_transmit_bytes);
+        #[cfg(test)]
+        self.congestion_log.push(CongestionKind::DupAck);
         let ssthresh = self.cc.on_congestion(
             now,
             &CongestionEvent {
@@ -415,6 +461,8 @@ impl TcpSender {
                 },
                 ssthresh: self.w.ssthresh,
             };
+            #[cfg(test)]
+            self.congestion_log.push(CongestionKind::Rto);
             let ssthresh = self.cc.on_congestion(
                 now,
                 &CongestionEvent {
@@ -435,6 +483,8 @@ impl TcpSender {
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
         self.rto.on_expiry();
+        // ns-2 `reset_rtx_timer`: an RTO ends any RTT timing in progress.
+        self.timed = None;
         self.board.mark_all_lost();
         self.force_retransmit = true;
         self.rto_deadline = Some(now + self.rto.rto());
@@ -478,6 +528,7 @@ impl TcpSender {
         if !self.started {
             return;
         }
+        self.restart_after_idle(now);
         let window = self.send_window();
         let data_stops = self.cfg.stop.is_some_and(|t| now >= t);
         loop {
@@ -501,6 +552,9 @@ impl TcpSender {
                     }
                     if self.recovery.is_none() && self.dupacks > 0 {
                         self.limited_transmit_bytes += len;
+                    }
+                    if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
+                        self.timed = Some((snd_max + len, now));
                     }
                     self.board.on_send(len as u32, now);
                     self.emit(now, snd_max, len as u32, false, out);
@@ -537,7 +591,22 @@ impl TcpSender {
         }
     }
 
+    /// RFC 5681 §4.1: a sender that has sent nothing for longer than the RTO has lost its ACK
+    /// clock; it restarts from cwnd = min(IW, cwnd) rather than bursting a stale window.
+    fn restart_after_idle(&mut self, now: SimTime) {
+        if self.cfg.tcp.restart_after_idle
+            && self.board.flight_size() == 0
+            && self
+                .last_send
+                .is_some_and(|t| now.saturating_since(t) > self.rto.rto())
+        {
+            self.w.cwnd = self.w.cwnd.min(self.cfg.tcp.initial_cwnd().max(self.mss));
+        }
+    }
+
     fn retransmit(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Packet>) {
+        // ns-2 `reset_rtx_timer`: any retransmission ends the timing (Karn's rule).
+        self.timed = None;
         self.board.on_retransmit(seq, now);
         self.counters.retransmits += 1;
         self.emit(now, seq, len, true, out);
@@ -557,6 +626,7 @@ impl TcpSender {
             &mut cc_hdr,
         );
         let size = len + self.cfg.tcp.header_bytes;
+        self.last_send = Some(now);
         let c = &mut self.counters;
         c.bytes_sent += len as u64;
         c.wire_bytes_sent += size as u64;
@@ -623,6 +693,7 @@ mod tests {
     use super::*;
     use crate::packet::SackBlocks;
     use crate::tcp::config::InitialWindow;
+    use crate::tcp::receiver::{TcpReceiver, TcpReceiverConfig};
 
     const MSS: u64 = 1000;
 
@@ -817,6 +888,12 @@ mod tests {
         assert_eq!(s.counters().timeouts, 1);
         assert_eq!(s.ssthresh(), 10 * MSS);
         assert_eq!(s.cwnd(), MSS);
+        // Issue 9: the controller still hears of the timeout (CUBIC and BIC restart their
+        // epoch, RFC 9438 §4.8), though ssthresh keeps the recovery's value.
+        assert_eq!(
+            s.congestion_log,
+            vec![CongestionKind::DupAck, CongestionKind::Rto]
+        );
     }
 
     #[test]
@@ -853,5 +930,319 @@ mod tests {
             None,
             "timer stopped with nothing in flight"
         );
+    }
+
+    fn sender_with(tcp: TcpSpec, size: Option<u64>) -> TcpSender {
+        TcpSender::new(TcpSenderConfig {
+            addr: 0,
+            dst_addr: 1,
+            port: 0,
+            dst_port: 1,
+            flow: 0,
+            start: SimTime::ZERO,
+            stop: None,
+            size,
+            tcp,
+        })
+    }
+
+    fn spec(recovery: Recovery, iw: u32) -> TcpSpec {
+        TcpSpec {
+            recovery,
+            mss: MSS as u32,
+            initial_window: InitialWindow::Segments(iw),
+            delayed_ack: false,
+            ..TcpSpec::default()
+        }
+    }
+
+    fn ack_rwnd(ack: u64, rwnd: u32) -> Packet {
+        let mut p = ack_pkt(ack, &[]);
+        if let Some(h) = p.tcp_mut() {
+            h.rwnd = rwnd;
+        }
+        p
+    }
+
+    /// Sequence numbers of the retransmissions in `out`.
+    fn resent(out: &[Packet]) -> Vec<u64> {
+        out.iter()
+            .filter_map(|p| p.tcp())
+            .filter(|h| h.flags & TcpHeader::FLAG_RETX != 0)
+            .map(|h| h.seq)
+            .collect()
+    }
+
+    /// SACK blocks a receiver holding `held` segments (indices) above a hole would send, newest
+    /// first: contiguous runs of held segments.
+    fn blocks(held: &[u64]) -> Vec<(u64, u64)> {
+        let mut runs: Vec<(u64, u64)> = vec![];
+        for &i in held {
+            match runs.last_mut() {
+                Some(r) if r.1 == i * MSS => r.1 = (i + 1) * MSS,
+                _ => runs.push((i * MSS, (i + 1) * MSS)),
+            }
+        }
+        runs.reverse();
+        runs.truncate(4);
+        runs
+    }
+
+    #[test]
+    fn no_rtt_sample_from_an_ack_that_covers_a_fast_retransmission() {
+        // Bug pinned (issue 9): the ACK that the retransmission of segment 1 releases also
+        // covers segments sent 60 ms earlier; timing the last of them counted the recovery in
+        // the RTT (Karn's rule, RFC 6298 §3).
+        let mut s = sender(Recovery::NewReno);
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(50)));
+        for _ in 0..3 {
+            s.handle_packet(t(60), ack_pkt(MSS, &[]), &mut out);
+        }
+        assert_eq!(resent(&out), vec![MSS]);
+        s.handle_packet(t(110), ack_pkt(22 * MSS, &[]), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(50)));
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_segment_per_early_dupack_and_they_do_not_count_in_ssthresh() {
+        // RFC 3042 §2 and RFC 5681 §3.2 step 2.
+        let mut s = sender_with(
+            TcpSpec {
+                limited_transmit: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+        s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+        assert_eq!(seqs(&out), vec![20 * MSS, 21 * MSS]);
+        out.clear();
+        s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+        assert_eq!(resent(&out), vec![0]);
+        assert_eq!(s.ssthresh(), 10 * MSS, "half of 20 segments, not of 22");
+    }
+
+    #[test]
+    fn sack_limited_transmit_sends_by_pipe_on_duplicate_acks_with_new_sack_information() {
+        // RFC 6675 §5 step (3): pipe, not an allowance of two segments.
+        let mut s = sender_with(
+            TcpSpec {
+                limited_transmit: true,
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(0, &blocks(&[1])), &mut out);
+        assert_eq!(seqs(&out), vec![20 * MSS]);
+        // The same SACK again is not a duplicate ACK (RFC 6675 §2) and sends nothing.
+        s.handle_packet(t(50), ack_pkt(0, &blocks(&[1])), &mut out);
+        assert_eq!(out.len(), 1);
+        s.handle_packet(t(50), ack_pkt(0, &blocks(&[1, 2])), &mut out);
+        assert_eq!(seqs(&out), vec![20 * MSS, 21 * MSS]);
+        out.clear();
+        s.handle_packet(t(50), ack_pkt(0, &blocks(&[1, 2, 3])), &mut out);
+        assert_eq!(resent(&out), vec![0]);
+        assert_eq!(s.ssthresh(), 10 * MSS);
+    }
+
+    #[test]
+    fn a_loss_found_after_sack_recovery_ends_is_a_new_congestion_event() {
+        // Bug pinned (issue 9): segments the scoreboard deemed lost outside recovery were
+        // resent with no congestion response.
+        let mut s = sender(Recovery::Sack);
+        start(&mut s);
+        let mut out = vec![];
+        for k in 1..=19 {
+            s.handle_packet(
+                t(50),
+                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
+                &mut out,
+            );
+        }
+        assert_eq!(s.counters().fast_retransmits, 1);
+        assert!(s.snd_max() >= 25 * MSS, "recovery sent new data by pipe");
+        out.clear();
+        // Segment 0's retransmission arrives: recovery ends. The new segment 20 was lost and
+        // 21..=23 arrived: that loss belongs to data sent after the recovery point.
+        s.handle_packet(t(100), ack_pkt(20 * MSS, &blocks(&[21, 22, 23])), &mut out);
+        assert_eq!(s.counters().fast_retransmits, 2);
+        assert_eq!(resent(&out), vec![20 * MSS]);
+        assert!(s.ssthresh() < 10 * MSS, "{}", s.ssthresh());
+    }
+
+    #[test]
+    fn rules_3_and_4_resend_holes_not_deemed_lost_when_no_new_data_is_left() {
+        // RFC 6675 NextSeg (3) and (4). A 20-segment transfer loses segments 0 and 18; 18 has a
+        // single SACKed segment above it, so it is never deemed lost, and used to wait for the
+        // RTO. Once pipe allows (11 segments SACKed), the rescue retransmission (4) resends the
+        // highest un-SACKed segment, 19, whose SACK has not arrived yet; when it does, 18 lies
+        // below the highest SACKed byte and rule (3) resends it.
+        let mut s = sender_with(spec(Recovery::Sack, 20), Some(20 * MSS));
+        start(&mut s);
+        let mut out = vec![];
+        for k in 1..=17 {
+            s.handle_packet(
+                t(50),
+                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
+                &mut out,
+            );
+        }
+        let mut held: Vec<u64> = (1..=17).collect();
+        held.push(19);
+        s.handle_packet(t(51), ack_pkt(0, &blocks(&held)), &mut out);
+        assert_eq!(resent(&out), vec![0, 19 * MSS, 18 * MSS]);
+        assert_eq!(s.counters().timeouts, 0);
+    }
+
+    #[test]
+    fn one_rescue_retransmission_per_recovery_resends_a_lost_tail() {
+        // RFC 6675 NextSeg (4). Segments 0 and 19 (the last) are lost: nothing is SACKed above
+        // 19, so only the rescue retransmission resends it before the RTO.
+        let mut s = sender_with(spec(Recovery::Sack, 20), Some(20 * MSS));
+        start(&mut s);
+        let mut out = vec![];
+        for k in 1..=18 {
+            s.handle_packet(
+                t(50),
+                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
+                &mut out,
+            );
+        }
+        assert_eq!(resent(&out), vec![0, 19 * MSS]);
+        // A partial ACK later: no second rescue.
+        out.clear();
+        s.handle_packet(t(100), ack_pkt(19 * MSS, &[]), &mut out);
+        assert!(resent(&out).is_empty(), "{:?}", resent(&out));
+    }
+
+    #[test]
+    fn the_receive_window_limits_what_is_sent() {
+        let mut s = sender(Recovery::NewReno);
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_rwnd(20 * MSS, 5 * MSS as u32), &mut out);
+        assert_eq!(seqs(&out), (20..25).map(|i| i * MSS).collect::<Vec<_>>());
+        assert!(s.cwnd() > 5 * MSS, "cwnd is not the limit");
+    }
+
+    #[test]
+    fn after_an_idle_period_longer_than_the_rto_cwnd_restarts_from_the_initial_window() {
+        // RFC 5681 §4.1. A 4-segment transfer grows cwnd to 4 segments; 5 s later more data.
+        for (restart, expected) in [(true, 2), (false, 4)] {
+            let mut s = sender_with(
+                TcpSpec {
+                    restart_after_idle: restart,
+                    ..spec(Recovery::NewReno, 2)
+                },
+                Some(4 * MSS),
+            );
+            start(&mut s);
+            let mut out = vec![];
+            s.handle_packet(t(50), ack_pkt(2 * MSS, &[]), &mut out);
+            s.handle_packet(t(100), ack_pkt(4 * MSS, &[]), &mut out);
+            assert_eq!(s.cwnd(), 4 * MSS);
+            out.clear();
+            s.offer(t(5000), 10 * MSS, &mut out);
+            assert_eq!(out.len(), expected, "restart_after_idle = {restart}");
+        }
+    }
+
+    #[test]
+    fn ns2_rtt_sampling_times_one_segment_and_counts_whole_ticks() {
+        let mut s = sender_with(
+            TcpSpec {
+                rtt_sampling: RttSampling::Ns2,
+                clock_granularity: SimDuration::from_millis(10),
+                rto_min: SimDuration::ZERO,
+                ..spec(Recovery::NewReno, 2)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        // Segment 0 is timed: 23 ms cross two tick boundaries (10, 20): a 20 ms sample.
+        s.handle_packet(t(23), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(20)));
+        // Segment 1 was not timed (one at a time): no sample, whatever its ACK says.
+        s.handle_packet(t(30), ack_pkt(2 * MSS, &[]), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(20)));
+        // A retransmission cancels the timing of the segment sent at 23 ms.
+        for _ in 0..3 {
+            s.handle_packet(t(40), ack_pkt(2 * MSS, &[]), &mut out);
+        }
+        assert_eq!(s.counters().fast_retransmits, 1);
+        s.handle_packet(t(90), ack_pkt(6 * MSS, &[]), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(20)));
+    }
+
+    #[test]
+    fn no_new_data_is_offered_after_the_stop_time() {
+        let mut s = sender(Recovery::NewReno);
+        s.cfg.stop = Some(t(100));
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(out.len(), 2, "slow start before the stop time");
+        out.clear();
+        s.handle_packet(t(150), ack_pkt(5 * MSS, &[]), &mut out);
+        assert!(out.is_empty());
+    }
+
+    /// Runs a sender against a real receiver, one RTT per round, dropping the first copy of
+    /// each segment whose index is in `lost`. Returns the number of rounds until the transfer
+    /// completed.
+    fn exchange(s: &mut TcpSender, r: &mut TcpReceiver, lost: &[u64], rounds: u64) -> u64 {
+        let mut to_receiver = start(s);
+        let mut dropped = std::collections::HashSet::new();
+        for round in 1..=rounds {
+            let now = t(50 * round);
+            let mut acks = vec![];
+            for p in to_receiver.drain(..) {
+                let seq = p.tcp().map_or(0, |h| h.seq);
+                if lost.contains(&(seq / MSS)) && dropped.insert(seq) {
+                    continue;
+                }
+                r.handle_packet(now, p, &mut acks);
+            }
+            for a in acks {
+                s.handle_packet(now, a, &mut to_receiver);
+            }
+            if s.is_complete() {
+                return round;
+            }
+            if to_receiver.is_empty() {
+                if let Some(deadline) = s.poll_timeout() {
+                    s.handle_timeout(deadline, &mut to_receiver);
+                }
+            }
+        }
+        panic!("transfer not complete after {rounds} rounds");
+    }
+
+    #[test]
+    fn sack_recovers_several_losses_in_one_window_with_one_reduction_and_no_timeout() {
+        let tcp = spec(Recovery::Sack, 20);
+        let mut s = sender_with(tcp.clone(), Some(40 * MSS));
+        let mut r = TcpReceiver::new(TcpReceiverConfig {
+            addr: 1,
+            peer_addr: 0,
+            port: 1,
+            peer_port: 0,
+            flow: 0,
+            tcp,
+        });
+        let rounds = exchange(&mut s, &mut r, &[0, 5, 10, 15], 20);
+        let c = s.counters();
+        assert_eq!((c.fast_retransmits, c.retransmits, c.timeouts), (1, 4, 0));
+        assert_eq!(s.ssthresh(), 10 * MSS);
+        assert_eq!(r.rcv_nxt(), 40 * MSS);
+        assert!(rounds <= 4, "{rounds} rounds");
     }
 }
