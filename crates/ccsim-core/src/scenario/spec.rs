@@ -169,7 +169,8 @@ pub struct FlowSpec {
     pub dst: String,
     /// When the application starts.
     pub start: SimTime,
-    /// When the application stops offering new data (None: never).
+    /// When the application stops offering new data (None: never): a time since the run
+    /// began, like `start`, not a duration after `start`.
     pub stop: Option<SimTime>,
     pub kind: FlowKind,
 }

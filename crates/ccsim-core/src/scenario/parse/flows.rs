@@ -252,6 +252,23 @@ mod tests {
     use super::super::testutil::*;
     use super::*;
 
+    /// `stop` is a time since the run began, as in an ns-2 script, and as the engine uses it
+    /// (it hands `FlowSpec::stop` to `TcpSenderConfig::stop` unchanged). docs/scenario.md once
+    /// called it a duration after `start`, which would make this flow stop at 30 s.
+    #[test]
+    fn a_flow_that_starts_at_10s_and_stops_at_20s_stops_at_20s_not_30s() {
+        let s = spec(MINIMAL, &["flows.f1.start=10s", "flows.f1.stop=20s"]);
+        let f1 = &s.flows["f1"];
+        assert_eq!(f1.start, SimTime::from_secs(10));
+        assert_eq!(f1.stop, Some(SimTime::from_secs(20)));
+        // Read as a duration after start, 5 s would be a valid stop at 15 s; it is a time
+        // before the start, so an error.
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.start=10s", "flows.f1.stop=5s"]),
+            "flows.f1.stop: 5s is not after start (10s)"
+        );
+    }
+
     #[test]
     fn short_tcp_size_distributions_convert_to_their_parameters() {
         let base = "flows.f1={type=\"short_tcp\", src=\"h1\", dst=\"h2\", arrival_rate=5, sizes=";
