@@ -132,7 +132,7 @@ impl CongestionControl for Cubic {
                     self.k = 0.0;
                 } else {
                     // RFC 9438 §4.2, Figure 2: K = ∛((W_max − cwnd_epoch)/C).
-                    self.k = ((self.w_max - cwnd) / self.cfg.c).cbrt();
+                    self.k = libm::cbrt((self.w_max - cwnd) / self.cfg.c);
                 }
                 now
             }
@@ -226,14 +226,15 @@ mod tests {
         assert_eq!(d.loss(CongestionKind::DupAck), 700 * MSS);
         let start = d.now;
         let (c, w_max) = (0.4, 1000.0);
-        let k = f64::cbrt(300.0 / c);
+        let k = libm::cbrt(300.0 / c);
         let mut worst: f64 = 0.0;
         let mut seen_concave = false;
         let mut seen_convex = false;
         for _ in 0..150 {
             d.round();
             let t = d.now.saturating_since(start).as_secs_f64();
-            let model = c * (t - k).powi(3) + w_max;
+            let dt = t - k;
+            let model = c * dt * dt * dt + w_max;
             let err = d.segments() / model - 1.0;
             worst = worst.max(err.abs());
             assert!(
