@@ -57,6 +57,7 @@ fn bottleneck(out: &RunOutput, col: &str) -> f64 {
 fn a_lone_vegas_flow_keeps_between_alpha_and_beta_packets_queued() {
     // Brakmo & Peterson 1995 §III-B: Diff held in [α, β]. With α = 1, β = 3 (the paper's and
     // ns-2's) and α = 6, β = 8 the queue sits in those bands, and the link stays busy.
+    let mut queues = Vec::new();
     for (cc, alpha, beta) in [
         ("\"vegas\"", 1.0, 3.0),
         ("{ type = \"vegas\", alpha = 6, beta = 8 }", 6.0, 8.0),
@@ -66,10 +67,19 @@ fn a_lone_vegas_flow_keeps_between_alpha_and_beta_packets_queued() {
         let whole = bottleneck(&out, "queue_mean_packets");
         eprintln!("vegas α {alpha} β {beta}: queue {q:.2} packets (whole run {whole:.2})");
         assert!((alpha - 0.5..=beta + 0.5).contains(&q), "{cc}: queue {q}");
-        assert!((q - alpha).abs() <= 2.0 || (q / alpha - 1.0).abs() <= 0.5);
         assert_eq!(bottleneck(&out, "drops_queue"), 0.0, "{cc}");
         assert!(bottleneck(&out, "utilization") > 0.95, "{cc}");
+        queues.push(q);
     }
+    // Raising α and β by 5 packets raises the queue by 5, within a packet and a half: Vegas
+    // climbs from an empty queue by one packet per RTT and holds at the first window whose
+    // Diff reaches α, so in either band it sits at most about a packet above α (measured:
+    // 1.0 and 7.0). The bands alone allow a rise from 2 to 8 packets (3.4 -> 5.6 passes them).
+    let rise = queues[1] - queues[0];
+    assert!(
+        (3.5..=6.5).contains(&rise),
+        "queue rose by {rise:.2} packets"
+    );
 }
 
 #[test]
