@@ -31,13 +31,6 @@ pub mod packet;
 pub mod queue;
 pub mod results;
 pub mod rng;
-// The scenario reader computes a lognormal's mu = ln(median) with std's `ln` (parse.rs), which
-// is the platform's math library: it moves to `libm::log` with the reader's split (issue 9),
-// and then this expectation is unfulfilled and goes. See clippy.toml.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "scenario/parse.rs is being split by another change; it adopts libm then"
-)]
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

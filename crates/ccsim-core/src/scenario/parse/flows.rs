@@ -190,7 +190,7 @@ fn read_sizes(f: &Field) -> Res<SizeDist> {
                 return Err(sigma_field.out_of_range("at least 0"));
             }
             let mu = match (r.get("median"), r.get("mu")) {
-                (Some(median), None) => (median.positive_size()? as f64).ln(),
+                (Some(median), None) => libm::log(median.positive_size()? as f64),
                 (None, Some(mu)) => mu.number()?,
                 (Some(_), Some(_)) => return Err(f.error("give either median or mu, not both")),
                 (None, None) => {
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(
             sizes("{dist=\"lognormal\", median=\"10KB\", sigma=1.0}"),
             SizeDist::Lognormal {
-                mu: 10_000f64.ln(),
+                mu: libm::log(10_000.0),
                 sigma: 1.0
             }
         );
