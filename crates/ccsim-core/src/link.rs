@@ -410,7 +410,7 @@ mod tests {
         // The link is idle from 12 ms; an arrival at 112 ms sees 100 ms of idleness (m = 100),
         // not 100 + 1.2 (from the start of the last transmission).
         let _ = ch.offer(ms(112.0), udp(99));
-        let expected = before * (1.0 - w_q).powi(100) * (1.0 - w_q);
+        let expected = before * libm::pow(1.0 - w_q, 100.0) * (1.0 - w_q);
         let avg = ch.queue.average().unwrap();
         assert!(
             (avg - expected).abs() < 1e-12 * before,

@@ -49,7 +49,7 @@ fn bit_error_loss_probability(ln_keep_bit: f64, size_bytes: u32) -> f64 {
     if size_bytes == 0 {
         return 0.0;
     }
-    -(8.0 * size_bytes as f64 * ln_keep_bit).exp_m1()
+    -libm::expm1(8.0 * size_bytes as f64 * ln_keep_bit)
 }
 
 impl LossModel {
@@ -58,7 +58,7 @@ impl LossModel {
             LossSpec::None => Kind::None,
             LossSpec::Uniform { rate } => Kind::Uniform { rate },
             LossSpec::BitError { ber } => {
-                let ln_keep_bit = (-ber).ln_1p();
+                let ln_keep_bit = libm::log1p(-ber);
                 Kind::BitError {
                     ln_keep_bit,
                     cached_size: 0,
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn bit_error_probability_of_a_1500_byte_packet_at_ber_1e_minus_5_is_0_1131() {
         // 1 − (1 − 1e-5)^12000 = 1 − e^(−0.12000060) = 0.1130801…
-        let p = bit_error_loss_probability((-1e-5f64).ln_1p(), 1500);
+        let p = bit_error_loss_probability(libm::log1p(-1e-5), 1500);
         assert!((p - 0.113_080_1).abs() < 1e-7, "p {p}");
         let mut m = model(LossSpec::BitError { ber: 1e-5 });
         let n = 100_000;
@@ -198,14 +198,14 @@ mod tests {
     #[test]
     fn bit_error_probability_keeps_precision_at_tiny_ber_and_scales_with_size() {
         // For n·ber ≪ 1, p ≈ n·ber − (n·ber)²/2: 320 bits at 1e-12 → 3.2e-10 to 1e-19.
-        let p = bit_error_loss_probability((-1e-12f64).ln_1p(), 40);
+        let p = bit_error_loss_probability(libm::log1p(-1e-12), 40);
         assert!((p - 3.2e-10).abs() < 1e-18, "p {p}");
-        let small = bit_error_loss_probability((-1e-6f64).ln_1p(), 40);
-        let big = bit_error_loss_probability((-1e-6f64).ln_1p(), 1500);
+        let small = bit_error_loss_probability(libm::log1p(-1e-6), 40);
+        let big = bit_error_loss_probability(libm::log1p(-1e-6), 1500);
         assert!(big > 30.0 * small && big < 1500.0 / 40.0 * small);
-        assert_eq!(bit_error_loss_probability((-1e-6f64).ln_1p(), 0), 0.0);
-        assert_eq!(bit_error_loss_probability((-1.0f64).ln_1p(), 1), 1.0);
-        assert_eq!(bit_error_loss_probability(0.0f64.ln_1p(), 1500), 0.0);
+        assert_eq!(bit_error_loss_probability(libm::log1p(-1e-6), 0), 0.0);
+        assert_eq!(bit_error_loss_probability(libm::log1p(-1.0), 1), 1.0);
+        assert_eq!(bit_error_loss_probability(libm::log1p(0.0), 1500), 0.0);
     }
 
     #[test]

@@ -129,7 +129,7 @@ impl Queue {
                     } else {
                         f64::INFINITY
                     },
-                    ln_keep: (-w_q).ln_1p(),
+                    ln_keep: libm::log1p(-w_q),
                     rate_bps: link_rate.bits_per_sec() as u128,
                     mean_pkt_bit_ns: (mean_packet_size.max(1) as u128) * 8 * 1_000_000_000,
                     avg: 0.0,
@@ -344,7 +344,7 @@ impl Red {
             let idle_ns = now.saturating_since(self.idle_since).as_nanos() as u128;
             let m = idle_ns * self.rate_bps / self.mean_pkt_bit_ns;
             if m > 0 {
-                self.avg *= (m as f64 * self.ln_keep).exp();
+                self.avg *= libm::exp(m as f64 * self.ln_keep);
             }
         }
         self.avg += self.w_q * (q - self.avg);
@@ -688,7 +688,7 @@ mod tests {
         q.enqueue(SimTime::from_millis(105), pkt(1000, 0, 0))
             .unwrap();
         // 100 ms idle → m = 100, then the ordinary update with q = 0.
-        let expected = before * (1.0 - w).powi(100) * (1.0 - w);
+        let expected = before * libm::pow(1.0 - w, 100.0) * (1.0 - w);
         let avg = q.average().unwrap();
         assert!(
             (avg - expected).abs() < 1e-12 * before,

@@ -281,8 +281,8 @@ impl Simulator {
                     sizes,
                     tcp,
                 } => {
-                    let rng = RngStream::derive(spec.seed, &format!("flow/{name}/arrivals"));
-                    let mut arrivals = ShortFlowArrivals::new(*arrival_rate, sizes.clone(), rng);
+                    let mut arrivals =
+                        ShortFlowArrivals::new(*arrival_rate, sizes.clone(), spec.seed, name);
                     let first = f.start + arrivals.next_gap();
                     let g = sim.gens.len() as u32;
                     sim.gens.push(Generator {

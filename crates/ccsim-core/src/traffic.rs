@@ -289,18 +289,28 @@ impl Endpoint for UdpSink {
 /// Poisson arrivals of short transfers with random sizes (web-like traffic).
 ///
 /// Gaps are exponential with mean `1/arrival_rate` s (a Poisson process); sizes follow
-/// [`SizeDist`], rounded to whole bytes and at least 1 byte. Each call draws a fixed number of
-/// uniforms: a gap 1, a Pareto size 1, a lognormal size 2, a constant size 0.
+/// [`SizeDist`], rounded to whole bytes and at least 1 byte.
+///
+/// Gaps and sizes draw from two streams of their own, `flow/NAME/arrivals` and
+/// `flow/NAME/sizes` (see [`crate::rng`]), so the arrival times do not depend on the size
+/// distribution: a sweep over sizes compares runs with the same arrivals (common random
+/// numbers), and the variance of a difference between two points is not inflated by
+/// arrivals that moved. One stream would not do: a Pareto size takes one uniform, a lognormal
+/// two and a constant none, so changing the distribution would shift every later gap.
 #[derive(Clone, Debug)]
 pub struct ShortFlowArrivals {
     /// Mean gap in seconds (infinite for a non-positive rate: no arrivals).
     mean_gap: f64,
     sizes: SizeDist,
-    rng: RngStream,
+    /// Draws the gaps: one uniform per gap.
+    gap_rng: RngStream,
+    /// Draws the sizes: a Pareto size takes 1 uniform, a lognormal 2, a constant none.
+    size_rng: RngStream,
 }
 
 impl ShortFlowArrivals {
-    pub fn new(arrival_rate: f64, sizes: SizeDist, rng: RngStream) -> ShortFlowArrivals {
+    /// The generator of flow `flow` in a run with master seed `seed`.
+    pub fn new(arrival_rate: f64, sizes: SizeDist, seed: u64, flow: &str) -> ShortFlowArrivals {
         let mean_gap = if arrival_rate > 0.0 {
             1.0 / arrival_rate
         } else {
@@ -309,13 +319,14 @@ impl ShortFlowArrivals {
         ShortFlowArrivals {
             mean_gap,
             sizes,
-            rng,
+            gap_rng: RngStream::derive(seed, &format!("flow/{flow}/arrivals")),
+            size_rng: RngStream::derive(seed, &format!("flow/{flow}/sizes")),
         }
     }
 
     /// Time to the next arrival (saturates at `SimDuration::MAX`, "never").
     pub fn next_gap(&mut self) -> SimDuration {
-        SimDuration::from_secs_f64(self.rng.exponential(self.mean_gap))
+        SimDuration::from_secs_f64(self.gap_rng.exponential(self.mean_gap))
     }
 
     /// Size of the next transfer in bytes, >= 1.
@@ -323,9 +334,9 @@ impl ShortFlowArrivals {
         let x = match self.sizes {
             // Pareto: P(X > x) = (scale/x)^shape for x >= scale; mean shape·scale/(shape − 1)
             // for shape > 1 (heavy-tailed web object sizes: Crovella and Bestavros 1997).
-            SizeDist::Pareto { scale, shape } => self.rng.pareto(scale, shape),
+            SizeDist::Pareto { scale, shape } => self.size_rng.pareto(scale, shape),
             // Lognormal: ln X ~ N(mu, sigma²); median e^mu, mean e^(mu + sigma²/2).
-            SizeDist::Lognormal { mu, sigma } => self.rng.lognormal(mu, sigma),
+            SizeDist::Lognormal { mu, sigma } => self.size_rng.lognormal(mu, sigma),
             SizeDist::Constant { bytes } => return bytes.max(1),
         };
         // `as` saturates: +∞ → u64::MAX, NaN → 0 (then 1).
@@ -629,11 +640,7 @@ mod tests {
 
     #[test]
     fn arrival_gaps_are_exponential_with_mean_one_over_the_arrival_rate() {
-        let mut a = ShortFlowArrivals::new(
-            10.0,
-            SizeDist::Constant { bytes: 1 },
-            RngStream::derive(9, "test/arr"),
-        );
+        let mut a = ShortFlowArrivals::new(10.0, SizeDist::Constant { bytes: 1 }, 9, "test/arr");
         let n = 200_000;
         let gaps: Vec<f64> = (0..n).map(|_| a.next_gap().as_secs_f64()).collect();
         let mean = gaps.iter().sum::<f64>() / n as f64;
@@ -641,7 +648,7 @@ mod tests {
         // Memoryless: P(gap > mean) = e^-1.
         let above = gaps.iter().filter(|&&g| g > 0.1).count() as f64 / n as f64;
         assert!(
-            (above - (-1.0f64).exp()).abs() < 0.005,
+            (above - libm::exp(-1.0)).abs() < 0.005,
             "P(gap > mean) {above}"
         );
     }
@@ -656,7 +663,8 @@ mod tests {
                 scale: 6000.0,
                 shape: 2.5,
             },
-            RngStream::derive(9, "test/pareto"),
+            9,
+            "test/pareto",
         );
         let n = 400_000;
         let sizes: Vec<u64> = (0..n).map(|_| a.next_size()).collect();
@@ -667,12 +675,9 @@ mod tests {
 
     #[test]
     fn lognormal_sizes_have_median_e_to_the_mu() {
-        let mu = 20_000f64.ln();
-        let mut a = ShortFlowArrivals::new(
-            1.0,
-            SizeDist::Lognormal { mu, sigma: 1.0 },
-            RngStream::derive(9, "test/ln"),
-        );
+        let mu = libm::log(20_000.0);
+        let mut a =
+            ShortFlowArrivals::new(1.0, SizeDist::Lognormal { mu, sigma: 1.0 }, 9, "test/ln");
         let mut sizes: Vec<u64> = (0..100_001).map(|_| a.next_size()).collect();
         sizes.sort_unstable();
         let median = sizes[50_000] as f64;
@@ -682,17 +687,9 @@ mod tests {
 
     #[test]
     fn sizes_are_whole_bytes_and_never_zero() {
-        let mut c = ShortFlowArrivals::new(
-            1.0,
-            SizeDist::Constant { bytes: 0 },
-            RngStream::derive(9, "c"),
-        );
+        let mut c = ShortFlowArrivals::new(1.0, SizeDist::Constant { bytes: 0 }, 9, "c");
         assert_eq!(c.next_size(), 1);
-        let mut c = ShortFlowArrivals::new(
-            1.0,
-            SizeDist::Constant { bytes: 1460 },
-            RngStream::derive(9, "c"),
-        );
+        let mut c = ShortFlowArrivals::new(1.0, SizeDist::Constant { bytes: 1460 }, 9, "c");
         assert_eq!(c.next_size(), 1460);
         let mut tiny = ShortFlowArrivals::new(
             1.0,
@@ -700,9 +697,47 @@ mod tests {
                 mu: -10.0,
                 sigma: 0.1,
             },
-            RngStream::derive(9, "t"),
+            9,
+            "t",
         );
         assert!((0..1000).all(|_| tiny.next_size() == 1));
+    }
+
+    #[test]
+    fn the_size_distribution_does_not_move_the_arrival_times() {
+        // Common random numbers: the engine draws a size, then the next gap, for each
+        // arrival. With one shared stream, a Pareto (one uniform per size), a lognormal (two)
+        // and a constant (none) would each shift the gaps differently.
+        let dists = [
+            SizeDist::Constant { bytes: 1000 },
+            SizeDist::Pareto {
+                scale: 1000.0,
+                shape: 1.2,
+            },
+            SizeDist::Lognormal {
+                mu: 9.0,
+                sigma: 1.0,
+            },
+        ];
+        let gaps: Vec<Vec<SimDuration>> = dists
+            .iter()
+            .map(|d| {
+                let mut a = ShortFlowArrivals::new(5.0, d.clone(), 4, "web");
+                (0..1000)
+                    .map(|_| {
+                        a.next_size();
+                        a.next_gap()
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(gaps[0], gaps[1]);
+        assert_eq!(gaps[0], gaps[2]);
+        // The gaps keep the stream they always had, so runs with constant sizes are unchanged.
+        let mut old = RngStream::derive(4, "flow/web/arrivals");
+        for g in &gaps[0] {
+            assert_eq!(*g, SimDuration::from_secs_f64(old.exponential(0.2)));
+        }
     }
 
     #[test]
@@ -711,8 +746,8 @@ mod tests {
             scale: 1000.0,
             shape: 1.2,
         };
-        let mut a = ShortFlowArrivals::new(5.0, sizes.clone(), RngStream::derive(4, "same"));
-        let mut b = ShortFlowArrivals::new(5.0, sizes, RngStream::derive(4, "same"));
+        let mut a = ShortFlowArrivals::new(5.0, sizes.clone(), 4, "same");
+        let mut b = ShortFlowArrivals::new(5.0, sizes, 4, "same");
         for _ in 0..1000 {
             assert_eq!(a.next_gap(), b.next_gap());
             assert_eq!(a.next_size(), b.next_size());

@@ -56,8 +56,9 @@ impl Default for CubicConfig {
 }
 
 impl CubicConfig {
-    /// `growth` is the flow's ACK-counting rule, shared with Reno (see `common::ack_credit`):
-    /// W_est then estimates Reno under the same ACK pattern.
+    /// `growth` is the flow's ACK-counting rule, shared with Reno (see `common::ack_credit`): it
+    /// decides how the cubic increase counts ACKs. W_est counts segments acknowledged whatever
+    /// the rule, as RFC 9438 §4.3 writes it.
     pub fn build(self, growth: Growth) -> Cubic {
         Cubic {
             cfg: self,
@@ -132,7 +133,7 @@ impl CongestionControl for Cubic {
                     self.k = 0.0;
                 } else {
                     // RFC 9438 §4.2, Figure 2: K = ∛((W_max − cwnd_epoch)/C).
-                    self.k = ((self.w_max - cwnd) / self.cfg.c).cbrt();
+                    self.k = libm::cbrt((self.w_max - cwnd) / self.cfg.c);
                 }
                 now
             }
@@ -146,13 +147,15 @@ impl CongestionControl for Cubic {
         let credit = ack_credit(self.growth, ev);
         if self.cfg.reno_friendly {
             // RFC 9438 §4.3: W_est += α_cubic·segments_acked/cwnd, α_cubic becoming 1 once
-            // W_est reaches cwnd_prior.
+            // W_est reaches cwnd_prior. Segments, not ACKs: with delayed ACKs (one ACK per two
+            // segments) counting ACKs would grow W_est at half Reno's rate per RTT.
             let alpha = if self.w_est >= self.cwnd_prior {
                 1.0
             } else {
                 self.alpha
             };
-            self.w_est += alpha * credit / cwnd;
+            let segments_acked = ev.bytes_acked as f64 / mss as f64;
+            self.w_est += alpha * segments_acked / cwnd;
             // RFC 9438 §4.3: if W_cubic(t) < W_est, the Reno-friendly region: cwnd = W_est.
             // Only ever upwards (Linux `bictcp_update` likewise only speeds growth up).
             let est = bytes(self.w_est, mss);
@@ -226,14 +229,15 @@ mod tests {
         assert_eq!(d.loss(CongestionKind::DupAck), 700 * MSS);
         let start = d.now;
         let (c, w_max) = (0.4, 1000.0);
-        let k = f64::cbrt(300.0 / c);
+        let k = libm::cbrt(300.0 / c);
         let mut worst: f64 = 0.0;
         let mut seen_concave = false;
         let mut seen_convex = false;
         for _ in 0..150 {
             d.round();
             let t = d.now.saturating_since(start).as_secs_f64();
-            let model = c * (t - k).powi(3) + w_max;
+            let dt = t - k;
+            let model = c * dt * dt * dt + w_max;
             let err = d.segments() / model - 1.0;
             worst = worst.max(err.abs());
             assert!(
@@ -306,6 +310,65 @@ mod tests {
         );
         assert!((d.segments() / reno_model - 1.0).abs() < 0.05);
         assert!(pure.segments() < 21.0);
+    }
+
+    #[test]
+    fn an_ack_of_two_segments_grows_w_est_as_much_as_two_acks_of_one() {
+        // Pins RFC 9438 §4.3: W_est += α_cubic·segments_acked/cwnd. The bug it pins: W_est
+        // grew by α_cubic/cwnd per ACK whatever the ACK covered, so a delayed-ACK receiver
+        // halved the Reno-friendly estimate's growth. The stage starts at cwnd 700 after a
+        // loss at 1 000 (the cubic region: cwnd itself moves by well under a byte per ACK).
+        let started = || {
+            let mut d = driver(CubicConfig::default(), 1000, 100);
+            d.loss(CongestionKind::DupAck);
+            d.ack(MSS, Some(d.rtt));
+            d
+        };
+        let (mut one, mut two) = (started(), started());
+        let w_est = one.cc.w_est;
+        assert_eq!(w_est, two.cc.w_est);
+        one.ack(2 * MSS, Some(one.rtt));
+        two.ack(MSS, Some(two.rtt));
+        two.ack(MSS, Some(two.rtt));
+        let (by_one, by_two) = (one.cc.w_est - w_est, two.cc.w_est - w_est);
+        // 2·α_cubic/700 = 2·0.5294/700 = 0.0015126 segments either way.
+        assert!(
+            (by_two - 2.0 * 0.529_411_8 / 700.0).abs() < 1e-6,
+            "{by_two}"
+        );
+        assert!((by_one / by_two - 1.0).abs() < 1e-3, "{by_one} vs {by_two}");
+    }
+
+    #[test]
+    fn with_delayed_acks_w_est_still_grows_alpha_cubic_per_rtt() {
+        // RFC 9438 §4.3 with one ACK per two segments: the Reno-friendly region after a loss at
+        // 20 segments (cwnd 14, RTT 10 ms, so the cubic curve barely moves) grows by
+        // α_cubic = 0.529 per RTT, as with an ACK per segment: 14 + 10·0.529 = 19.3 segments
+        // after 10 RTTs. Counting ACKs gave half: 14 + 2.6 = 16.6.
+        let mut d = driver(CubicConfig::default(), 20, 10);
+        d.loss(CongestionKind::DupAck);
+        for _ in 0..10 {
+            // The round's window, ACKed two segments at a time (an odd last one alone, as the
+            // delayed-ACK timer would), spread over the RTT.
+            let mut left = (d.snd_max - d.snd_una) / MSS;
+            let (start, acks) = (d.now, left.div_ceil(2));
+            for i in 1..=acks {
+                d.now = start + SimDuration::from_nanos(d.rtt.as_nanos() * i / acks);
+                let n = left.min(2);
+                d.ack(n * MSS, Some(d.rtt));
+                left -= n;
+            }
+        }
+        let expected = 14.0 + 10.0 * d.cc.alpha;
+        assert!(
+            (d.cc.w_est - expected).abs() < 0.3,
+            "W_est {:.2}, expected {expected:.2}",
+            d.cc.w_est
+        );
+        assert!(
+            (d.segments() - d.cc.w_est).abs() < 0.01,
+            "cwnd follows W_est"
+        );
     }
 
     #[test]

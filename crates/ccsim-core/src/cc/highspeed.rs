@@ -64,10 +64,10 @@ impl Default for HighSpeedConfig {
 impl HighSpeedConfig {
     /// `growth` is the flow's ACK-counting rule, shared with Reno (see `common::ack_credit`).
     pub fn build(self, growth: Growth) -> HighSpeed {
-        let ln_low_w = self.low_window.ln();
-        let ln_span_w = self.high_window.ln() - ln_low_w;
+        let ln_low_w = libm::log(self.low_window);
+        let ln_span_w = libm::log(self.high_window) - ln_low_w;
         // RFC 3649 §5: S = (log High_Window − log Low_Window)/(log High_P − log Low_P).
-        let s = ln_span_w / (self.high_p.ln() - self.low_p.ln());
+        let s = ln_span_w / (libm::log(self.high_p) - libm::log(self.low_p));
         HighSpeed {
             cfg: self,
             growth,
@@ -108,12 +108,12 @@ impl HighSpeed {
             // RFC 3649 §7: a(w) = 1 and b(w) = 0.5 for w <= Low_Window (standard TCP).
             return (1.0, 0.5);
         }
-        let frac = (w.ln() - self.ln_low_w) / self.ln_span_w;
+        let frac = (libm::log(w) - self.ln_low_w) / self.ln_span_w;
         // RFC 3649 §7: b(w) = (High_Decrease − 0.5)·(log w − log Low_Window)
         //                     / (log High_Window − log Low_Window) + 0.5.
         let b = (self.cfg.high_decrease - 0.5) * frac + 0.5;
         // The response function of §5 solved for p: p(w) = Low_P·(w/Low_Window)^(1/S).
-        let p = self.cfg.low_p * (w / self.cfg.low_window).powf(self.inv_s);
+        let p = self.cfg.low_p * libm::pow(w / self.cfg.low_window, self.inv_s);
         // RFC 3649 §7: a(w) = w²·p(w)·2·b(w)/(2 − b(w)).
         let a = w * w * p * 2.0 * b / (2.0 - b);
         (a, b)
@@ -253,7 +253,7 @@ mod tests {
     /// The time-average window (segments) under one loss every 1/p segments, driven for
     /// `cycles` loss cycles after one cycle of warm-up, starting near the expected window.
     fn steady_window(p: f64, cycles: u32) -> f64 {
-        let start = (0.12 / p.powf(0.835)) as u64;
+        let start = (0.12 / libm::pow(p, 0.835)) as u64;
         let mut d = Driver::new(hs(), MSS, start, start * MSS, SimDuration::from_millis(100));
         let period = (1.0 / p).round() as u64;
         let (mut acked, mut rounds, mut losses) = (0u64, 0u64, 0u32);
@@ -283,7 +283,7 @@ mod tests {
         // (its table: 38, 263, 1795, 12279, 83981 for p = 1e-3 ... 1e-7). A deterministic
         // sawtooth with one loss every 1/p segments must average within 10 % of it.
         for (p, cycles) in [(1e-3, 40), (1e-4, 20), (1e-5, 8), (1e-6, 4), (1e-7, 2)] {
-            let rfc = 0.12 / f64::powf(p, 0.835);
+            let rfc = 0.12 / libm::pow(p, 0.835);
             let got = steady_window(p, cycles);
             let err = got / rfc - 1.0;
             eprintln!("p = {p:e}: window {got:.1} segments, RFC 3649 {rfc:.1} ({err:+.3})");

@@ -26,9 +26,9 @@
 //!   (`min_rtt`, the base RTT). FAST updates its window once per RTT from `min_rtt / rtt`; Vegas
 //!   compares expected and actual rate once per RTT. Both keep their own per-RTT bookkeeping,
 //!   using `now` and `ev.snd_una`.
-//! - **Explicit rate from a lower layer (ER-TCP over ATM ABR, paper 000):** the ATM adaptation
-//!   layer at the sender calls [`CongestionControl::on_explicit_rate`] with the last backward-RM
-//!   ER; the algorithm sets `w.cwnd = ER · (48/53) · … · RTT · S` on the next `on_ack`.
+//! - **Explicit rate from a lower layer (ER-TCP over ATM ABR, paper 000):** not here yet. The
+//!   ATM adaptation layer will hand the backward-RM cell's explicit rate to the algorithm
+//!   through a hook of its own, added with ATM, from which the algorithm derives cwnd.
 //! - **Router-assisted (XCP):** the algorithm writes its cwnd and RTT into the packet's
 //!   [`CcHeader`] in [`CongestionControl::on_send`]; routers lower the feedback field on the way;
 //!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
@@ -129,13 +129,6 @@ pub struct SendEvent {
     pub srtt: Option<SimDuration>,
 }
 
-/// An explicit rate delivered by a lower layer (the ER field of ATM ABR backward RM cells).
-#[derive(Clone, Copy, Debug)]
-pub struct RateEvent {
-    /// Explicit rate, bits per second.
-    pub rate_bps: u64,
-}
-
 /// Internal state an algorithm exposes for traces; units in the field names.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
@@ -161,9 +154,6 @@ pub trait CongestionControl {
 
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_end(&mut self, _now: SimTime, _w: &mut Window) {}
-
-    /// A lower layer delivered an explicit rate (ER-TCP over ATM ABR).
-    fn on_explicit_rate(&mut self, _now: SimTime, _ev: &RateEvent, _w: &mut Window) {}
 
     /// A data segment is leaving: an algorithm that carries a header (XCP) writes it here.
     fn on_send(&mut self, _now: SimTime, _ev: &SendEvent, _hdr: &mut CcHeader) {}
@@ -251,9 +241,6 @@ impl CongestionControl for AnyCc {
     }
     fn on_recovery_end(&mut self, now: SimTime, w: &mut Window) {
         self.inner().on_recovery_end(now, w)
-    }
-    fn on_explicit_rate(&mut self, now: SimTime, ev: &RateEvent, w: &mut Window) {
-        self.inner().on_explicit_rate(now, ev, w)
     }
     #[inline]
     fn on_send(&mut self, now: SimTime, ev: &SendEvent, hdr: &mut CcHeader) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 //! The validated scenario: plain typed data, every value in simulator units.
 //!
-//! The parser (`parse.rs`) turns TOML (or the same tree built from Python) into these types and
-//! checks everything a user can get wrong, naming the field path. The engine trusts a `Spec`:
-//! it never re-validates, and it never panics on one that the parser accepted.
+//! The parser (`parse/`, one file per section) turns TOML (or the same tree built from Python)
+//! into these types and checks everything a user can get wrong, naming the field path. The
+//! engine trusts a `Spec`: it never re-validates, and it never panics on one that the parser
+//! accepted. The transports' parameters are the transports' own types ([`TcpSpec`] in
+//! [`crate::tcp`], [`CcAlgorithm`] and [`Growth`] in [`crate::cc`]), re-exported here.
 //!
 //! Maps keep the user's order (`IndexMap`), so ids, outputs and random streams do not depend on
 //! hashing.
@@ -167,7 +169,8 @@ pub struct FlowSpec {
     pub dst: String,
     /// When the application starts.
     pub start: SimTime,
-    /// When the application stops offering new data (None: never).
+    /// When the application stops offering new data (None: never): a time since the run
+    /// began, like `start`, not a duration after `start`.
     pub stop: Option<SimTime>,
     pub kind: FlowKind,
 }

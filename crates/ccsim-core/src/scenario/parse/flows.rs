@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+//! `[flows.NAME]` of `docs/scenario.md`: what each flow sends, from which host to which, and
+//! when: bulk or finite TCP, constant-rate and on-off UDP, and Poisson arrivals of short TCP
+//! transfers with their size distribution. A TCP flow's own TCP keys are read by `tcp.rs`, over
+//! `[tcp]`.
+//!
+//! `start` and `stop` are times since the beginning of the run, as in an ns-2 script's
+//! `$ns at`; `stop` must be later than `start`.
+
+use std::collections::{HashSet, VecDeque};
+
+use indexmap::IndexMap;
+use toml::Value;
+
+use super::reader::{check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT};
+use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
+use crate::scenario::spec::{FlowKind, FlowSpec, LinkSpec, NodeKind, NodeSpec, SizeDist};
+use crate::scenario::units;
+use crate::time::{SimDuration, SimTime};
+
+const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp"];
+const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop"];
+const DEFAULT_PACKET_SIZE: u32 = 1000;
+/// 20 B IPv4 header, 8 B UDP header, 1 B of payload.
+const MIN_PACKET_SIZE: u32 = 29;
+
+pub(super) fn read_flows(
+    f: &Field,
+    nodes: &IndexMap<String, NodeSpec>,
+    links: &IndexMap<String, LinkSpec>,
+    tcp_defaults: &TcpLayer,
+) -> Res<IndexMap<String, FlowSpec>> {
+    let Value::Table(table) = f.value else {
+        return Err(f.expected("a table of flows such as [flows.bulk]"));
+    };
+    let graph = Graph::new(nodes, links);
+    let mut flows = IndexMap::new();
+    for (name, value) in table {
+        check_name(&f.path, name)?;
+        let flow = Field {
+            value,
+            path: join(&f.path, name),
+        };
+        flows.insert(name.clone(), read_flow(&flow, nodes, &graph, tcp_defaults)?);
+    }
+    Ok(flows)
+}
+
+fn read_flow(
+    f: &Field,
+    nodes: &IndexMap<String, NodeSpec>,
+    graph: &Graph,
+    tcp_defaults: &TcpLayer,
+) -> Res<FlowSpec> {
+    let mut r = f.table("a table such as { type = \"tcp\", src = \"h1\", dst = \"h2\" }")?;
+    let kind = r
+        .req("type", "one of tcp, cbr, onoff, short_tcp")?
+        .choice(FLOW_TYPES)?;
+    let mut allowed = FLOW_COMMON_KEYS.to_vec();
+    match kind {
+        "tcp" => {
+            allowed.push("size");
+            allowed.extend(TCP_KEYS);
+        }
+        "cbr" => allowed.extend(["rate", "packet_size"]),
+        "onoff" => allowed.extend(["rate", "packet_size", "on", "off", "distribution"]),
+        _ => {
+            allowed.extend(["arrival_rate", "sizes"]);
+            allowed.extend(TCP_KEYS);
+        }
+    }
+    r.allow(&allowed)?;
+    let src = r.req("src", "a host name")?.host(nodes)?;
+    let dst = r.req("dst", "a host name")?.host(nodes)?;
+    if src == dst {
+        return Err(f.error(format!("src and dst are both {src:?}")));
+    }
+    let start = opt(&mut r, "start", |f| f.duration())?.unwrap_or(SimDuration::ZERO);
+    let start = SimTime::ZERO + start;
+    let stop = match r.get("stop") {
+        Some(field) => {
+            let stop = SimTime::ZERO + field.duration()?;
+            if stop <= start {
+                return Err(field.error(format!(
+                    "{} is not after start ({})",
+                    units::format_duration(stop - SimTime::ZERO),
+                    units::format_duration(start - SimTime::ZERO)
+                )));
+            }
+            Some(stop)
+        }
+        None => None,
+    };
+    let flow_kind = match kind {
+        "tcp" => {
+            let size = opt(&mut r, "size", |f| f.positive_size())?;
+            let own = read_tcp_layer(&mut r)?;
+            FlowKind::Tcp {
+                size,
+                tcp: resolve_tcp(&f.path, tcp_defaults, &own)?,
+            }
+        }
+        "cbr" => FlowKind::Cbr {
+            rate: r.req("rate", RATE_SHORT)?.rate()?,
+            packet_size: opt(&mut r, "packet_size", |f| f.size_u32(MIN_PACKET_SIZE))?
+                .unwrap_or(DEFAULT_PACKET_SIZE),
+        },
+        "onoff" => FlowKind::OnOff {
+            rate: r.req("rate", RATE_SHORT)?.rate()?,
+            packet_size: opt(&mut r, "packet_size", |f| f.size_u32(MIN_PACKET_SIZE))?
+                .unwrap_or(DEFAULT_PACKET_SIZE),
+            on: r.req("on", DURATION_SHORT)?.positive_duration()?,
+            off: r.req("off", DURATION_SHORT)?.duration()?,
+            exponential: opt(&mut r, "distribution", |f| {
+                f.choice(&["deterministic", "exponential"])
+            })? == Some("exponential"),
+        },
+        _ => {
+            let arrival_rate = r
+                .req("arrival_rate", "a number of flows per second such as 10.0")?
+                .positive_number()?;
+            let sizes = read_sizes(&r.req(
+                "sizes",
+                "a table such as { dist = \"pareto\", mean = \"30KB\", shape = 1.2 }",
+            )?)?;
+            let own = read_tcp_layer(&mut r)?;
+            FlowKind::ShortTcp {
+                arrival_rate,
+                sizes,
+                tcp: resolve_tcp(&f.path, tcp_defaults, &own)?,
+            }
+        }
+    };
+    r.finish()?;
+    if !graph.connected(&src, &dst) {
+        return Err(f.error(format!(
+            "{src} and {dst} are not connected (hosts do not forward; only routers do)"
+        )));
+    }
+    Ok(FlowSpec {
+        src,
+        dst,
+        start,
+        stop,
+        kind: flow_kind,
+    })
+}
+
+fn read_sizes(f: &Field) -> Res<SizeDist> {
+    let mut r = f.table("a table such as { dist = \"pareto\", mean = \"30KB\", shape = 1.2 }")?;
+    let dist = r
+        .req("dist", "one of pareto, lognormal, constant")?
+        .choice(&["pareto", "lognormal", "constant"])?;
+    let sizes = match dist {
+        "pareto" => {
+            r.allow(&["dist", "mean", "scale", "shape"])?;
+            let shape_field = r.req("shape", "a number greater than 1")?;
+            let shape = shape_field.positive_number()?;
+            match (r.get("mean"), r.get("scale")) {
+                (Some(mean), None) => {
+                    if shape <= 1.0 {
+                        return Err(shape_field.out_of_range(
+                            "greater than 1 when mean is given (the mean is infinite otherwise)",
+                        ));
+                    }
+                    let mean = mean.positive_size()? as f64;
+                    SizeDist::Pareto {
+                        scale: mean * (shape - 1.0) / shape,
+                        shape,
+                    }
+                }
+                (None, Some(scale)) => SizeDist::Pareto {
+                    scale: scale.positive_size()? as f64,
+                    shape,
+                },
+                (Some(_), Some(_)) => return Err(f.error("give either mean or scale, not both")),
+                (None, None) => {
+                    return Err(f.error(
+                        "missing mean or scale; pareto needs one of them, e.g. \
+                         { dist = \"pareto\", mean = \"30KB\", shape = 1.2 }",
+                    ))
+                }
+            }
+        }
+        "lognormal" => {
+            r.allow(&["dist", "median", "mu", "sigma"])?;
+            let sigma_field = r.req("sigma", "a number >= 0 such as 1.0")?;
+            let sigma = sigma_field.number()?;
+            if sigma < 0.0 {
+                return Err(sigma_field.out_of_range("at least 0"));
+            }
+            let mu = match (r.get("median"), r.get("mu")) {
+                (Some(median), None) => libm::log(median.positive_size()? as f64),
+                (None, Some(mu)) => mu.number()?,
+                (Some(_), Some(_)) => return Err(f.error("give either median or mu, not both")),
+                (None, None) => {
+                    return Err(f.error(
+                        "missing median or mu; lognormal needs one of them, e.g. \
+                         { dist = \"lognormal\", median = \"10KB\", sigma = 1.0 }",
+                    ))
+                }
+            };
+            SizeDist::Lognormal { mu, sigma }
+        }
+        _ => {
+            r.allow(&["dist", "size"])?;
+            SizeDist::Constant {
+                bytes: r.req("size", SIZE_SHORT)?.positive_size()?,
+            }
+        }
+    };
+    r.finish()?;
+    Ok(sizes)
+}
+
+/// Who is linked to whom, to check that flows have a path through routers.
+struct Graph<'n> {
+    nodes: &'n IndexMap<String, NodeSpec>,
+    neighbours: IndexMap<&'n str, Vec<&'n str>>,
+}
+
+impl<'n> Graph<'n> {
+    fn new(nodes: &'n IndexMap<String, NodeSpec>, links: &'n IndexMap<String, LinkSpec>) -> Self {
+        let mut neighbours: IndexMap<&str, Vec<&str>> = IndexMap::new();
+        for link in links.values() {
+            neighbours.entry(&link.a).or_default().push(&link.b);
+            neighbours.entry(&link.b).or_default().push(&link.a);
+        }
+        Graph { nodes, neighbours }
+    }
+
+    /// Whether a path leads from `src` to `dst` through routers only (breadth-first).
+    fn connected(&self, src: &str, dst: &str) -> bool {
+        let mut seen: HashSet<&str> = HashSet::from([src]);
+        let mut queue: VecDeque<&str> = VecDeque::from([src]);
+        while let Some(at) = queue.pop_front() {
+            for &next in self.neighbours.get(at).into_iter().flatten() {
+                if next == dst {
+                    return true;
+                }
+                if self.nodes[next].kind == NodeKind::Router && seen.insert(next) {
+                    queue.push_back(next);
+                }
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    /// `stop` is a time since the run began, as in an ns-2 script, and as the engine uses it
+    /// (it hands `FlowSpec::stop` to `TcpSenderConfig::stop` unchanged). docs/scenario.md once
+    /// called it a duration after `start`, which would make this flow stop at 30 s.
+    #[test]
+    fn a_flow_that_starts_at_10s_and_stops_at_20s_stops_at_20s_not_30s() {
+        let s = spec(MINIMAL, &["flows.f1.start=10s", "flows.f1.stop=20s"]);
+        let f1 = &s.flows["f1"];
+        assert_eq!(f1.start, SimTime::from_secs(10));
+        assert_eq!(f1.stop, Some(SimTime::from_secs(20)));
+        // Read as a duration after start, 5 s would be a valid stop at 15 s; it is a time
+        // before the start, so an error.
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.start=10s", "flows.f1.stop=5s"]),
+            "flows.f1.stop: 5s is not after start (10s)"
+        );
+    }
+
+    #[test]
+    fn short_tcp_size_distributions_convert_to_their_parameters() {
+        let base = "flows.f1={type=\"short_tcp\", src=\"h1\", dst=\"h2\", arrival_rate=5, sizes=";
+        let sizes = |dist: &str| {
+            let s = spec(MINIMAL, &[&format!("{base}{dist}}}")]);
+            match &s.flows["f1"].kind {
+                FlowKind::ShortTcp {
+                    sizes,
+                    arrival_rate,
+                    ..
+                } => {
+                    assert_eq!(*arrival_rate, 5.0);
+                    sizes.clone()
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            sizes("{dist=\"pareto\", scale=\"10KB\", shape=1.5}"),
+            SizeDist::Pareto {
+                scale: 10_000.0,
+                shape: 1.5
+            }
+        );
+        assert_eq!(
+            sizes("{dist=\"lognormal\", median=\"10KB\", sigma=1.0}"),
+            SizeDist::Lognormal {
+                mu: libm::log(10_000.0),
+                sigma: 1.0
+            }
+        );
+        assert_eq!(
+            sizes("{dist=\"lognormal\", mu=9.2, sigma=0.5}"),
+            SizeDist::Lognormal {
+                mu: 9.2,
+                sigma: 0.5
+            }
+        );
+        assert_eq!(
+            sizes("{dist=\"constant\", size=\"100KB\"}"),
+            SizeDist::Constant { bytes: 100_000 }
+        );
+    }
+
+    #[test]
+    fn flows_connect_through_routers_but_not_through_hosts() {
+        let mut g = String::from(MINIMAL);
+        g.push_str("[links.back]\na = \"h2\"\nb = \"h3\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n");
+        let text = g.replace("r1 = \"router\"", "r1 = \"router\"\nh3 = \"host\"");
+        assert!(load(&text, &[], None).is_ok());
+        assert_eq!(
+            message(&text, &["flows.f1.dst=h3"]),
+            "flows.f1: h1 and h3 are not connected (hosts do not forward; only routers do)"
+        );
+        // Turning h2 into a router opens the path.
+        let s = spec(&text, &["nodes.h2=router", "flows.f1.dst=h3"]);
+        assert_eq!(s.flows["f1"].dst, "h3");
+    }
+}

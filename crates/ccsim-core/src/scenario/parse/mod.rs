@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: MIT
+//! The scenario parser: TOML text and `--set` overrides in, a validated [`Spec`] out.
+//!
+//! The TOML tree is walked by hand. Every table is read through a `Reader` that knows the keys
+//! allowed there (an unknown key is an error that lists them) and which keys were read, and every
+//! value through a `Field` that knows its full path (`links.bottleneck.rate`), so that each
+//! error names the field and what would have been accepted. The format and every message are
+//! documented in `docs/scenario.md`.
+//!
+//! One file per section of `docs/scenario.md`; this one reads the top level, `[limits]`,
+//! `[trace]` and "Overrides and the seed", and hands each other table to its reader:
+//!
+//! ```text
+//!   load_scenario(text, --set overrides, seed)
+//!     parse_toml ─> apply_override (each) ─> set_seed ─> spec_from_table
+//!                                                          ├─ [nodes]         nodes.rs
+//!                                                          ├─ [links.NAME]    links.rs
+//!                                                          ├─ [tcp]           tcp.rs
+//!                                                          ├─ [flows.NAME]    flows.rs
+//!                                                          ├─ [routing]       routing.rs
+//!                                                          └─ [limits], [trace]  here
+//!   every file reads through reader.rs: Reader, Field and the shared messages
+//! ```
+//!
+//! Nodes carry their hooks, links their queues and loss models; `tcp.rs` reads congestion
+//! control too, and the TCP keys of flows and of the `itcp` hook.
+//!
+//! A new top-level section (SCTP associations, say) is a new file with its `read_*` function,
+//! its key in `TOP_KEYS` and one line in [`spec_from_table`]. A new kind inside a section (a
+//! WRED queue, a DiffServ policer hook, an ATM link) is one arm in that section's dispatch on
+//! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
+//! of its own, as the agents' do in `nodes.rs`.
+
+mod flows;
+mod links;
+mod nodes;
+mod reader;
+mod routing;
+mod tcp;
+#[cfg(test)]
+mod testutil;
+
+use toml::{Table, Value};
+
+use self::flows::read_flows;
+use self::links::read_links;
+use self::nodes::read_nodes;
+use self::reader::{describe, error, join, opt, Field, Reader, Res, A_TABLE, DURATION_SHORT};
+use self::routing::read_routing;
+use self::tcp::read_tcp_table;
+use super::spec::*;
+use super::{Loaded, ScenarioError};
+
+/// Seed used when neither the scenario nor the caller gives one.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// Parses a scenario, applies `--set` overrides (`"links.bottleneck.loss.rate=0.01"`) and the
+/// seed (which replaces the scenario's), and validates it.
+///
+/// `resolved_toml` is the tree after overrides and seed (always with a `seed` key): loading it
+/// again with no overrides gives the same [`Spec`].
+pub fn load_scenario(
+    text: &str,
+    overrides: &[String],
+    seed: Option<u64>,
+) -> Result<Loaded, ScenarioError> {
+    let mut tree = parse_toml(text)?;
+    for item in overrides {
+        apply_override(&mut tree, item)?;
+    }
+    set_seed(&mut tree, seed)?;
+    let spec = spec_from_table(&tree)?;
+    let resolved_toml = toml::to_string(&tree)
+        .map_err(|e| error("", format!("cannot write the resolved scenario: {e}")))?;
+    Ok(Loaded {
+        spec,
+        resolved_toml,
+    })
+}
+
+/// Parses TOML text into a table; a syntax error gives its line and column.
+pub fn parse_toml(text: &str) -> Res<Table> {
+    text.parse::<Table>().map_err(|e| {
+        let message = e.message().trim().replace('\n', "; ");
+        match e.span() {
+            Some(span) => {
+                let (line, column) = line_and_column(text, span.start);
+                error(
+                    "",
+                    format!("TOML syntax error at line {line}, column {column}: {message}"),
+                )
+            }
+            None => error("", format!("TOML syntax error: {message}")),
+        }
+    })
+}
+
+/// 1-based line and column (in characters) of byte offset `at`.
+fn line_and_column(text: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// Applies one `PATH=VALUE` override. PATH is dotted keys; missing tables on the way are
+/// created. VALUE is read as a TOML value (`0.01`, `true`, `"x"`, `[1, 2]`,
+/// `{ type = "uniform", rate = 0.1 }`), or else taken as a bare string (`20Mbps`).
+pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
+    let expected = || error("", format!("--set {item:?}: expected PATH=VALUE"));
+    let (path, raw) = item.split_once('=').ok_or_else(expected)?;
+    let keys: Vec<&str> = path.split('.').map(str::trim).collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(expected());
+    }
+    let value = parse_override_value(raw.trim());
+    let (last, parents) = keys.split_last().expect("split gives at least one key");
+    let mut table = tree;
+    for (i, key) in parents.iter().enumerate() {
+        let entry = table
+            .entry(key.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        match entry {
+            Value::Table(t) => table = t,
+            other => {
+                let at = keys[..=i]
+                    .iter()
+                    .fold(String::new(), |path, key| join(&path, key));
+                return Err(error(
+                    &at,
+                    format!(
+                        "not a table (found {}), so --set {item:?} cannot set a key inside it",
+                        describe(other)
+                    ),
+                ));
+            }
+        }
+    }
+    table.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn parse_override_value(raw: &str) -> Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<Table>() {
+        Ok(mut t) if t.len() == 1 => t.remove("v").unwrap_or_else(|| Value::String(raw.into())),
+        _ => Value::String(raw.to_string()),
+    }
+}
+
+/// Sets the top-level `seed` to `seed`, or to the default if the tree has none, so that the
+/// resolved TOML always records the seed used.
+fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
+    let value = match seed {
+        Some(s) => Value::Integer(i64::try_from(s).map_err(|_| {
+            error(
+                "seed",
+                format!("{s} is out of range; must be from 0 to {}", i64::MAX),
+            )
+        })?),
+        None if tree.contains_key("seed") => return Ok(()),
+        None => Value::Integer(DEFAULT_SEED as i64),
+    };
+    if tree.contains_key("seed") {
+        tree.insert("seed".into(), value);
+    } else {
+        let mut with_seed = Table::new();
+        with_seed.insert("seed".into(), value);
+        with_seed.extend(std::mem::take(tree));
+        *tree = with_seed;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenario
+
+const TOP_KEYS: &[&str] = &[
+    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace",
+];
+
+/// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
+pub fn spec_from_table(tree: &Table) -> Res<Spec> {
+    let mut top = Reader::new(tree, String::new());
+    top.allow(TOP_KEYS)?;
+    let seed = opt(&mut top, "seed", |f| f.int_in(0, i64::MAX))?.map_or(DEFAULT_SEED, |s| s as u64);
+    let duration = top.req("duration", DURATION_SHORT)?.positive_duration()?;
+    let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
+    let nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
+    let links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
+    let flows = opt(&mut top, "flows", |f| {
+        read_flows(f, &nodes, &links, &tcp_defaults)
+    })?
+    .unwrap_or_default();
+    let routing =
+        opt(&mut top, "routing", |f| read_routing(f, &nodes, &links))?.unwrap_or(RoutingSpec {
+            metric: RouteMetric::Hops,
+            routes: Vec::new(),
+        });
+    let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
+    top.finish()?;
+    Ok(Spec {
+        seed,
+        duration,
+        limits,
+        nodes,
+        links,
+        flows,
+        routing,
+        trace,
+    })
+}
+
+fn read_limits(f: &Field) -> Res<Limits> {
+    let mut r = f.table(A_TABLE)?;
+    r.allow(&["max_events", "max_wall"])?;
+    let limits = Limits {
+        max_events: opt(&mut r, "max_events", |f| f.int_in(1, i64::MAX))?.map(|n| n as u64),
+        // Divided rather than multiplied by 1e-9, so that "1.5s" gives exactly 1.5.
+        max_wall_seconds: opt(&mut r, "max_wall", |f| f.positive_duration())?
+            .map(|d| d.as_nanos() as f64 / 1e9),
+    };
+    r.finish()?;
+    Ok(limits)
+}
+
+fn read_trace(f: &Field) -> Res<TraceSpec> {
+    let mut r = f.table(A_TABLE)?;
+    r.allow(&["interval"])?;
+    let interval = opt(&mut r, "interval", |f| f.positive_duration())?;
+    r.finish()?;
+    Ok(TraceSpec { interval })
+}
+
+#[cfg(test)]
+mod tests {
+    use indexmap::IndexMap;
+
+    use super::testutil::*;
+    use super::*;
+    use crate::time::{Rate, SimDuration, SimTime};
+
+    /// Every section and most keys, with values different from the defaults.
+    const FULL: &str = r#"
+seed = 7
+duration = "60s"
+
+[limits]
+max_events = 1000000
+max_wall = "10min"
+
+[nodes]
+h1 = "host"
+h2 = "host"
+r1 = { type = "router" }
+r2 = { type = "router", hook = { type = "impair", drop = 0.01, delay = "1ms" } }
+
+[links.access]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+
+[links.bottleneck]
+a = "r1"
+b = "r2"
+rate = "10Mbps"
+delay = "20ms"
+mtu = 1400
+queue = { type = "red", limit = 100, min_th = 10, max_th = 30, max_p = 0.2, w_q = 0.004, gentle = false, ecn = true, mean_packet_size = 1500 }
+loss = { type = "uniform", rate = 0.01, direction = "a_to_b" }
+
+[links.bottleneck.b_to_a]
+rate = "1Mbps"
+queue = { type = "droptail", limit = "64KB" }
+
+[links.exit]
+a = "r2"
+b = "h2"
+rate = "100Mbps"
+delay = "1ms"
+loss = { type = "gilbert_elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.1 }
+
+[tcp]
+preset = "ns2"
+variant = "sack"
+
+[flows.bulk]
+type = "tcp"
+src = "h1"
+dst = "h2"
+start = "1.5s"
+stop = "50s"
+size = "100KB"
+mss = 1460
+initial_window = "rfc3390"
+rcv_buffer = "64KiB"
+growth = "abc"
+abc_limit = 3
+dupthresh = 4
+limited_transmit = true
+delayed_ack = true
+delack_timeout = "40ms"
+delack_count = 3
+max_sack_blocks = 2
+rto_initial = "2s"
+rto_min = "300ms"
+rto_max = "30s"
+clock_granularity = "1ms"
+header_bytes = 52
+cc = "reno"
+
+[flows.web]
+type = "short_tcp"
+src = "h1"
+dst = "h2"
+arrival_rate = 10.0
+sizes = { dist = "pareto", mean = "30KB", shape = 1.2 }
+preset = "rfc"
+
+[flows.voice]
+type = "cbr"
+src = "h2"
+dst = "h1"
+rate = "64Kbps"
+packet_size = 200
+
+[flows.burst]
+type = "onoff"
+src = "h1"
+dst = "h2"
+rate = "1Mbps"
+on = "500ms"
+off = "1.5s"
+distribution = "exponential"
+
+[routing]
+metric = "delay"
+routes = [{ at = "r1", to = "h2", via = "bottleneck" }]
+
+[trace]
+interval = "100ms"
+"#;
+
+    fn full_spec() -> Spec {
+        let host = NodeSpec {
+            kind: NodeKind::Host,
+            hook: None,
+        };
+        let router = NodeSpec {
+            kind: NodeKind::Router,
+            hook: None,
+        };
+        let droptail100 = QueueSpec::DropTail {
+            limit: QueueLimit::Packets(100),
+        };
+        let plain = |a: &str, b: &str, loss: LossSpec| {
+            let dir = DirSpec {
+                rate: Rate::mbps(100),
+                delay: ms(1),
+                queue: droptail100.clone(),
+                loss,
+            };
+            LinkSpec {
+                a: a.into(),
+                b: b.into(),
+                rate: Rate::mbps(100),
+                delay: ms(1),
+                mtu: 1500,
+                a_to_b: dir.clone(),
+                b_to_a: dir,
+            }
+        };
+        let ge = LossSpec::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let red = QueueSpec::Red {
+            limit: QueueLimit::Packets(100),
+            min_th: 10.0,
+            max_th: 30.0,
+            max_p: 0.2,
+            w_q: 0.004,
+            gentle: false,
+            ecn: true,
+            mean_packet_size: 1500,
+        };
+        let bulk_tcp = TcpSpec {
+            recovery: Recovery::Sack,
+            cc: CcAlgorithm::Reno,
+            mss: 1460,
+            header_bytes: 52,
+            initial_window: InitialWindow::Rfc3390,
+            // ns2 preset: 20 packets of this flow's MSS.
+            initial_ssthresh: Some(20 * 1460),
+            max_window: Some(20 * 1460),
+            rcv_buffer: 65_536,
+            growth: Growth::ByteCounting { limit_segments: 3 },
+            dupthresh: 4,
+            limited_transmit: true,
+            delayed_ack: true,
+            delack_timeout: ms(40),
+            delack_count: 3,
+            max_sack_blocks: 2,
+            rto_initial: SimDuration::from_secs(2),
+            rto_min: ms(300),
+            rto_max: SimDuration::from_secs(30),
+            clock_granularity: ms(1),
+            ..TcpSpec::ns2()
+        };
+        let web_tcp = TcpSpec {
+            recovery: Recovery::Sack,
+            ..TcpSpec::default()
+        };
+        Spec {
+            seed: 7,
+            duration: SimDuration::from_secs(60),
+            limits: Limits {
+                max_events: Some(1_000_000),
+                max_wall_seconds: Some(600.0),
+            },
+            nodes: IndexMap::from([
+                ("h1".to_string(), host.clone()),
+                ("h2".to_string(), host),
+                ("r1".to_string(), router),
+                (
+                    "r2".to_string(),
+                    NodeSpec {
+                        kind: NodeKind::Router,
+                        hook: Some(HookSpec::Impair {
+                            drop: 0.01,
+                            delay: ms(1),
+                        }),
+                    },
+                ),
+            ]),
+            links: IndexMap::from([
+                ("access".to_string(), plain("h1", "r1", LossSpec::None)),
+                (
+                    "bottleneck".to_string(),
+                    LinkSpec {
+                        a: "r1".into(),
+                        b: "r2".into(),
+                        rate: Rate::mbps(10),
+                        delay: ms(20),
+                        mtu: 1400,
+                        a_to_b: DirSpec {
+                            rate: Rate::mbps(10),
+                            delay: ms(20),
+                            queue: red,
+                            loss: LossSpec::Uniform { rate: 0.01 },
+                        },
+                        b_to_a: DirSpec {
+                            rate: Rate::mbps(1),
+                            delay: ms(20),
+                            queue: QueueSpec::DropTail {
+                                limit: QueueLimit::Bytes(64_000),
+                            },
+                            loss: LossSpec::None,
+                        },
+                    },
+                ),
+                ("exit".to_string(), plain("r2", "h2", ge)),
+            ]),
+            flows: IndexMap::from([
+                (
+                    "bulk".to_string(),
+                    FlowSpec {
+                        src: "h1".into(),
+                        dst: "h2".into(),
+                        start: SimTime::from_millis(1500),
+                        stop: Some(SimTime::from_secs(50)),
+                        kind: FlowKind::Tcp {
+                            size: Some(100_000),
+                            tcp: bulk_tcp,
+                        },
+                    },
+                ),
+                (
+                    "web".to_string(),
+                    FlowSpec {
+                        src: "h1".into(),
+                        dst: "h2".into(),
+                        start: SimTime::ZERO,
+                        stop: None,
+                        kind: FlowKind::ShortTcp {
+                            arrival_rate: 10.0,
+                            sizes: SizeDist::Pareto {
+                                scale: 30_000.0 * (1.2 - 1.0) / 1.2,
+                                shape: 1.2,
+                            },
+                            tcp: web_tcp,
+                        },
+                    },
+                ),
+                (
+                    "voice".to_string(),
+                    FlowSpec {
+                        src: "h2".into(),
+                        dst: "h1".into(),
+                        start: SimTime::ZERO,
+                        stop: None,
+                        kind: FlowKind::Cbr {
+                            rate: Rate::bps(64_000),
+                            packet_size: 200,
+                        },
+                    },
+                ),
+                (
+                    "burst".to_string(),
+                    FlowSpec {
+                        src: "h1".into(),
+                        dst: "h2".into(),
+                        start: SimTime::ZERO,
+                        stop: None,
+                        kind: FlowKind::OnOff {
+                            rate: Rate::mbps(1),
+                            packet_size: 1000,
+                            on: ms(500),
+                            off: ms(1500),
+                            exponential: true,
+                        },
+                    },
+                ),
+            ]),
+            routing: RoutingSpec {
+                metric: RouteMetric::Delay,
+                routes: vec![RouteSpec {
+                    at: "r1".into(),
+                    to: "h2".into(),
+                    via: "bottleneck".into(),
+                }],
+            },
+            trace: TraceSpec {
+                interval: Some(ms(100)),
+            },
+        }
+    }
+
+    #[test]
+    fn a_full_scenario_parses_into_the_exact_spec_expected() {
+        assert_eq!(spec(FULL, &[]), full_spec());
+    }
+
+    #[test]
+    fn a_minimal_scenario_gets_every_default() {
+        let s = spec(MINIMAL, &[]);
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.limits, Limits::default());
+        assert_eq!(s.routing.metric, RouteMetric::Hops);
+        assert!(s.routing.routes.is_empty());
+        assert_eq!(s.trace.interval, None);
+        let l = &s.links["bottleneck"];
+        assert_eq!(l.mtu, 1500);
+        for dir in [&l.a_to_b, &l.b_to_a] {
+            assert_eq!(dir.rate, Rate::mbps(10));
+            assert_eq!(dir.delay, ms(20));
+            assert_eq!(
+                dir.queue,
+                QueueSpec::DropTail {
+                    limit: QueueLimit::Packets(100)
+                }
+            );
+            assert_eq!(dir.loss, LossSpec::None);
+        }
+        let f = &s.flows["f1"];
+        assert_eq!((f.start, f.stop), (SimTime::ZERO, None));
+        assert_eq!(
+            f.kind,
+            FlowKind::Tcp {
+                size: None,
+                tcp: TcpSpec::default()
+            }
+        );
+    }
+
+    #[test]
+    fn a_numeric_override_replaces_a_value() {
+        let s = spec(FULL, &["links.bottleneck.loss.rate=0.05"]);
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.loss,
+            LossSpec::Uniform { rate: 0.05 }
+        );
+    }
+
+    #[test]
+    fn a_bare_string_override_is_taken_as_a_string() {
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.rate=20Mbps", "flows.f1.variant=reno"],
+        );
+        assert_eq!(s.links["bottleneck"].rate, Rate::mbps(20));
+        assert_eq!(s.links["bottleneck"].b_to_a.rate, Rate::mbps(20));
+        assert_eq!(f1_tcp(&s).recovery, Recovery::Reno);
+    }
+
+    #[test]
+    fn an_override_of_a_new_key_creates_the_tables_on_its_path() {
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.a_to_b.delay=5ms", "trace.interval=1s"],
+        );
+        assert_eq!(s.links["bottleneck"].a_to_b.delay, ms(5));
+        assert_eq!(s.links["bottleneck"].b_to_a.delay, ms(20));
+        assert_eq!(s.trace.interval, Some(SimDuration::from_secs(1)));
+    }
+
+    #[test]
+    fn an_override_can_give_an_inline_table_or_a_quoted_string() {
+        let s = spec(
+            MINIMAL,
+            &[
+                "links.bottleneck.loss={type=\"uniform\", rate=0.1}",
+                "duration=\"2min\"",
+            ],
+        );
+        assert_eq!(
+            s.links["bottleneck"].b_to_a.loss,
+            LossSpec::Uniform { rate: 0.1 }
+        );
+        assert_eq!(s.duration, SimDuration::from_secs(120));
+    }
+
+    #[test]
+    fn an_override_without_an_equals_sign_is_rejected() {
+        let e = load(MINIMAL, &["links.bottleneck.rate"], None).unwrap_err();
+        assert_eq!(e.path, "");
+        assert_eq!(
+            e.message,
+            "--set \"links.bottleneck.rate\": expected PATH=VALUE"
+        );
+    }
+
+    #[test]
+    fn an_override_through_a_value_that_is_not_a_table_names_that_value() {
+        let e = load(MINIMAL, &["nodes.h1.hook.type=impair"], None).unwrap_err();
+        assert_eq!(e.path, "nodes.h1");
+        assert_eq!(
+            e.message,
+            "not a table (found string \"host\"), so --set \"nodes.h1.hook.type=impair\" \
+             cannot set a key inside it"
+        );
+    }
+
+    #[test]
+    fn the_seed_argument_replaces_the_scenario_seed_and_is_recorded() {
+        let loaded = load(FULL, &[], Some(42)).unwrap();
+        assert_eq!(loaded.spec.seed, 42);
+        let tree: Table = loaded.resolved_toml.parse().unwrap();
+        assert_eq!(tree["seed"], Value::Integer(42));
+        // The seed keeps its place in the file.
+        assert_eq!(tree.keys().next().map(String::as_str), Some("seed"));
+    }
+
+    #[test]
+    fn the_default_seed_is_written_into_the_resolved_toml() {
+        let loaded = load(MINIMAL, &[], None).unwrap();
+        assert_eq!(loaded.spec.seed, 1);
+        assert!(loaded.resolved_toml.starts_with("seed = 1\n"));
+    }
+
+    #[test]
+    fn a_seed_override_through_set_also_works() {
+        assert_eq!(spec(MINIMAL, &["seed=9"]).seed, 9);
+    }
+
+    #[test]
+    fn the_resolved_toml_loads_again_into_the_same_spec() {
+        let overrides = [
+            "links.bottleneck.loss.rate=0.05",
+            "links.exit.rate=20Mbps",
+            "flows.bulk.variant=newreno",
+            "flows.extra={type=\"cbr\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\"}",
+        ];
+        let first = load(FULL, &overrides, Some(3)).unwrap();
+        let again = load(&first.resolved_toml, &[], None).unwrap();
+        assert_eq!(again.spec, first.spec);
+        assert_eq!(again.spec.seed, 3);
+        assert_eq!(again.spec.flows.len(), 5);
+        assert_eq!(again.resolved_toml, first.resolved_toml);
+    }
+
+    #[test]
+    fn a_toml_syntax_error_gives_line_and_column() {
+        let e = load("duration = \"10s\"\nnodes = [\n", &[], None).unwrap_err();
+        assert_eq!(e.path, "");
+        assert!(
+            e.message
+                .starts_with("TOML syntax error at line 3, column 1: "),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn syntax_error_positions_agree_with_what_toml_itself_reports() {
+        for text in [
+            "duration = \"10s\"\nnodes = { a = 1, \n",
+            "a = 1\nb = \"x\ny = 2\n",
+            "é = 1\n[t]\nk = = 2\n",
+            "a = 1\na = 2\n",
+        ] {
+            let toml_says = text.parse::<Table>().unwrap_err().to_string();
+            let ours = parse_toml(text).unwrap_err();
+            let position = ours
+                .message
+                .strip_prefix("TOML syntax error at ")
+                .and_then(|m| m.split(':').next())
+                .unwrap();
+            assert!(
+                toml_says.contains(position),
+                "{position:?} not in {toml_says:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_wall_clock_limit_is_converted_to_exact_seconds() {
+        let s = spec(MINIMAL, &["limits.max_wall=1.1s"]);
+        assert_eq!(s.limits.max_wall_seconds, Some(1.1));
+        assert_eq!(s.limits.max_events, None);
+    }
+
+    #[test]
+    fn syntax_error_positions_count_characters_not_bytes() {
+        assert_eq!(line_and_column("ab\ncé d", 7), (2, 4));
+        assert_eq!(line_and_column("x", 0), (1, 1));
+    }
+}

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+//! How every section is read: a `Reader` per table and a `Field` per value, and the messages
+//! they give. This file implements the rules of "Values" and "Error messages" in
+//! `docs/scenario.md` (the "Any field" and "Units" tables); every section file reads its keys
+//! and values through these two types, so every message has the same shape.
+//!
+//! ```text
+//!   Field { value, path: "links.bottleneck" } ──.table()──> Reader
+//!       Reader.allow(&["a", "b", "rate", ...])   an unknown key is an error listing these
+//!       Reader.req("rate", what) / .get / opt()  ──> Field { path: "links.bottleneck.rate" }
+//!           Field.rate() / .duration() / .size() / .choice() ...  ──> a value or an error
+//!       Reader.finish()                           every allowed key present was read
+//! ```
+//!
+//! Each error carries the field's full path, so a message reads
+//! `links.bottleneck.rate: "10 Mbs" is not a rate, e.g. "10Mbps"` however deep the value was.
+
+use indexmap::IndexMap;
+use toml::{Table, Value};
+
+use crate::scenario::spec::{LinkSpec, NodeKind, NodeSpec};
+use crate::scenario::units;
+use crate::scenario::ScenarioError;
+use crate::time::{Rate, SimDuration};
+
+pub(super) type Res<T> = Result<T, ScenarioError>;
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+const DURATION: &str = "a duration such as \"1.5s\" (units ns, us, ms, s, min)";
+pub(super) const DURATION_SHORT: &str = "a duration such as \"1.5s\"";
+const RATE: &str = "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)";
+pub(super) const RATE_SHORT: &str = "a rate such as \"10Mbps\"";
+const SIZE: &str =
+    "a size such as \"64KB\" (units B, KB, MB, GB, KiB, MiB, GiB) or an integer number of bytes";
+pub(super) const SIZE_SHORT: &str = "a size such as \"64KB\"";
+pub(super) const NODE_NAME: &str = "a node name";
+pub(super) const LINK_NAME: &str = "a link name";
+pub(super) const A_TABLE: &str = "a table";
+
+/// How a value is shown after "found": `integer 5`, `string "x"`.
+pub(super) fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("string {s:?}"),
+        Value::Integer(i) => format!("integer {i}"),
+        Value::Float(f) => format!("float {f:?}"),
+        Value::Boolean(b) => format!("boolean {b}"),
+        Value::Datetime(d) => format!("datetime {d}"),
+        Value::Array(_) => "an array".into(),
+        Value::Table(_) => "a table".into(),
+    }
+}
+
+/// How a value is quoted in a message: `5`, `"0s"`.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Integer(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Boolean(b) => b.to_string(),
+        other => describe(other),
+    }
+}
+
+pub(super) fn error(path: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        path: path.to_string(),
+        message: message.into(),
+    }
+}
+
+/// `path.key`, quoting a key that is not a bare TOML key.
+pub(super) fn join(path: &str, key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let key = if bare {
+        key.to_string()
+    } else {
+        format!("{key:?}")
+    };
+    if path.is_empty() {
+        key
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Names for a message: all of them, or the first 20 and how many there are.
+pub(super) fn list_names<'n>(names: impl Iterator<Item = &'n String>) -> String {
+    const SHOWN: usize = 20;
+    let all: Vec<&String> = names.collect();
+    if all.is_empty() {
+        return "none".into();
+    }
+    let mut text = all
+        .iter()
+        .take(SHOWN)
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if all.len() > SHOWN {
+        text.push_str(&format!(", ... ({} in all)", all.len()));
+    }
+    text
+}
+
+/// "at least 1", "from 1 to 4".
+fn range_rule(min: i64, max: i64) -> String {
+    if max == i64::MAX {
+        format!("at least {min}")
+    } else {
+        format!("from {min} to {max}")
+    }
+}
+
+pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
+    if name.is_empty() {
+        Err(error(
+            parent,
+            "\"\" is not a valid name: names may not be empty",
+        ))
+    } else if name.contains('.') {
+        Err(error(
+            parent,
+            format!(
+                "{name:?} is not a valid name: it contains \".\" (names appear in --set paths)"
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading tables and values
+
+/// One table being read: rejects keys that are not allowed, remembers which keys were read.
+pub(super) struct Reader<'a> {
+    table: &'a Table,
+    pub(super) path: String,
+    allowed: Vec<&'static str>,
+    used: Vec<String>,
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn new(table: &'a Table, path: String) -> Self {
+        Reader {
+            table,
+            path,
+            allowed: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+
+    /// Declares the keys allowed here; the first other key (in file order) is an error.
+    pub(super) fn allow(&mut self, allowed: &[&'static str]) -> Res<()> {
+        self.allowed = allowed.to_vec();
+        match self.table.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(key) => Err(self.unknown(key)),
+            None => Ok(()),
+        }
+    }
+
+    fn unknown(&self, key: &str) -> ScenarioError {
+        error(
+            &join(&self.path, key),
+            format!("unknown key; allowed: {}", self.allowed.join(", ")),
+        )
+    }
+
+    /// The value of `key`, if present.
+    pub(super) fn get(&mut self, key: &str) -> Option<Field<'a>> {
+        debug_assert!(
+            self.allowed.is_empty() || self.allowed.contains(&key),
+            "{key} is read at {} but not allowed there",
+            self.path
+        );
+        let value = self.table.get(key)?;
+        if !self.used.iter().any(|k| k == key) {
+            self.used.push(key.to_string());
+        }
+        Some(Field {
+            value,
+            path: join(&self.path, key),
+        })
+    }
+
+    /// The value of `key`; if absent, an error "missing; {what}".
+    pub(super) fn req(&mut self, key: &str, what: &str) -> Res<Field<'a>> {
+        self.get(key)
+            .ok_or_else(|| error(&join(&self.path, key), format!("missing; {what}")))
+    }
+
+    /// Checks that every key was read (a key allowed but never read is a parser bug).
+    pub(super) fn finish(self) -> Res<()> {
+        for key in self.table.keys() {
+            if !self.used.iter().any(|k| k == key) {
+                debug_assert!(false, "{key} at {} was allowed but not read", self.path);
+                return Err(self.unknown(key));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One value and its full path.
+pub(super) struct Field<'a> {
+    pub(super) value: &'a Value,
+    pub(super) path: String,
+}
+
+impl<'a> Field<'a> {
+    pub(super) fn error(&self, message: impl Into<String>) -> ScenarioError {
+        error(&self.path, message)
+    }
+
+    /// "expected {what}, found integer 5".
+    pub(super) fn expected(&self, what: &str) -> ScenarioError {
+        self.error(format!("expected {what}, found {}", describe(self.value)))
+    }
+
+    /// "5 is out of range; must be {rule}".
+    pub(super) fn out_of_range(&self, rule: &str) -> ScenarioError {
+        self.error(format!(
+            "{} is out of range; must be {rule}",
+            shown(self.value)
+        ))
+    }
+
+    pub(super) fn table(&self, what: &str) -> Res<Reader<'a>> {
+        match self.value {
+            Value::Table(t) => Ok(Reader::new(t, self.path.clone())),
+            _ => Err(self.expected(what)),
+        }
+    }
+
+    pub(super) fn choice(&self, options: &[&'static str]) -> Res<&'static str> {
+        let list = options.join(", ");
+        match self.value {
+            Value::String(s) => options
+                .iter()
+                .find(|o| **o == s.as_str())
+                .copied()
+                .ok_or_else(|| self.error(format!("{s:?} is not one of {list}"))),
+            _ => Err(self.expected(&format!("one of {list}"))),
+        }
+    }
+
+    pub(super) fn boolean(&self) -> Res<bool> {
+        match self.value {
+            Value::Boolean(b) => Ok(*b),
+            _ => Err(self.expected("true or false")),
+        }
+    }
+
+    pub(super) fn int_in(&self, min: i64, max: i64) -> Res<i64> {
+        match self.value {
+            Value::Integer(i) if (min..=max).contains(i) => Ok(*i),
+            Value::Integer(_) => Err(self.out_of_range(&range_rule(min, max))),
+            _ => Err(self.expected("an integer")),
+        }
+    }
+
+    pub(super) fn u32_in(&self, min: u32, max: u32) -> Res<u32> {
+        Ok(self.int_in(min as i64, max as i64)? as u32)
+    }
+
+    /// An integer or a finite float.
+    pub(super) fn number(&self) -> Res<f64> {
+        match self.value {
+            Value::Integer(i) => Ok(*i as f64),
+            Value::Float(f) if f.is_finite() => Ok(*f),
+            Value::Float(_) => Err(self.out_of_range("a finite number")),
+            _ => Err(self.expected("a number")),
+        }
+    }
+
+    pub(super) fn positive_number(&self) -> Res<f64> {
+        let x = self.number()?;
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.out_of_range("greater than 0"))
+        }
+    }
+
+    pub(super) fn probability(&self) -> Res<f64> {
+        let p = match self.value {
+            Value::Integer(i) => *i as f64,
+            Value::Float(f) => *f,
+            _ => return Err(self.expected("a probability (a number from 0 to 1)")),
+        };
+        // NaN is not in the range either.
+        if (0.0..=1.0).contains(&p) {
+            Ok(p)
+        } else {
+            Err(self.out_of_range("from 0 to 1"))
+        }
+    }
+
+    pub(super) fn duration(&self) -> Res<SimDuration> {
+        match self.value {
+            Value::String(s) => units::parse_duration(s).map_err(|m| self.error(m)),
+            _ => Err(self.expected(DURATION)),
+        }
+    }
+
+    pub(super) fn positive_duration(&self) -> Res<SimDuration> {
+        let d = self.duration()?;
+        if d > SimDuration::ZERO {
+            Ok(d)
+        } else {
+            Err(self.out_of_range("greater than 0"))
+        }
+    }
+
+    pub(super) fn rate(&self) -> Res<Rate> {
+        match self.value {
+            Value::String(s) => units::parse_rate(s).map_err(|m| self.error(m)),
+            _ => Err(self.expected(RATE)),
+        }
+    }
+
+    /// Bytes: an integer, or a string with a size unit.
+    pub(super) fn size(&self) -> Res<u64> {
+        match self.value {
+            Value::Integer(i) if *i >= 0 => Ok(*i as u64),
+            Value::Integer(i) => Err(self.error(format!("{i} is negative; a size must be >= 0"))),
+            Value::String(s) => units::parse_size(s).map_err(|m| self.error(m)),
+            _ => Err(self.expected(SIZE)),
+        }
+    }
+
+    pub(super) fn positive_size(&self) -> Res<u64> {
+        match self.size()? {
+            0 => Err(self.out_of_range("greater than 0")),
+            b => Ok(b),
+        }
+    }
+
+    pub(super) fn size_u32(&self, min: u32) -> Res<u32> {
+        let b = self.size()?;
+        if b < min as u64 || b > u32::MAX as u64 {
+            return Err(self.out_of_range(&range_rule(min as i64, u32::MAX as i64)));
+        }
+        Ok(b as u32)
+    }
+
+    pub(super) fn name(&self, what: &str) -> Res<&'a str> {
+        match self.value {
+            Value::String(s) => Ok(s),
+            _ => Err(self.expected(what)),
+        }
+    }
+
+    pub(super) fn node(&self, nodes: &IndexMap<String, NodeSpec>) -> Res<String> {
+        let name = self.name(NODE_NAME)?;
+        if nodes.contains_key(name) {
+            Ok(name.to_string())
+        } else {
+            Err(self.error(format!(
+                "no node named {name:?}; nodes are {}",
+                list_names(nodes.keys())
+            )))
+        }
+    }
+
+    pub(super) fn host(&self, nodes: &IndexMap<String, NodeSpec>) -> Res<String> {
+        let name = self.node(nodes)?;
+        match nodes[&name].kind {
+            NodeKind::Host => Ok(name),
+            NodeKind::Router => {
+                Err(self.error(format!("{name:?} is a router; flows run between hosts")))
+            }
+        }
+    }
+
+    pub(super) fn link(&self, links: &IndexMap<String, LinkSpec>) -> Res<String> {
+        let name = self.name(LINK_NAME)?;
+        if links.contains_key(name) {
+            Ok(name.to_string())
+        } else {
+            Err(self.error(format!(
+                "no link named {name:?}; links are {}",
+                list_names(links.keys())
+            )))
+        }
+    }
+}
+
+/// Optional field: `r.get(key)` mapped through `read`.
+pub(super) fn opt<'a, T>(
+    r: &mut Reader<'a>,
+    key: &str,
+    read: impl FnOnce(&Field<'a>) -> Res<T>,
+) -> Res<Option<T>> {
+    r.get(key).map(|f| read(&f)).transpose()
+}
+
+// Numeric rules shared by several sections (queues, controllers).
+
+/// A number in (0, 1].
+pub(super) fn read_fraction_above_zero(f: &Field) -> Res<f64> {
+    let x = f.number()?;
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(f.out_of_range("greater than 0 and at most 1"))
+    }
+}
+
+/// A number in (0, 1).
+pub(super) fn read_open_fraction(f: &Field) -> Res<f64> {
+    let x = f.number()?;
+    if x > 0.0 && x < 1.0 {
+        Ok(x)
+    } else {
+        Err(f.out_of_range("greater than 0 and less than 1"))
+    }
+}
+
+/// A number >= 0.
+pub(super) fn read_non_negative(f: &Field) -> Res<f64> {
+    let x = f.number()?;
+    if x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(f.out_of_range("at least 0"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn unknown_keys_list_what_is_allowed_at_that_level() {
+        assert_eq!(
+            message(MINIMAL, &["links.bottleneck.rat=1"]),
+            "links.bottleneck.rat: unknown key; allowed: a, b, rate, delay, mtu, queue, loss, \
+             a_to_b, b_to_a"
+        );
+        assert_eq!(
+            message(MINIMAL, &["durations=1"]),
+            "durations: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
+             routing, trace"
+        );
+    }
+
+    #[test]
+    fn long_name_lists_are_cut_after_twenty() {
+        let names: Vec<String> = (0..25).map(|i| format!("n{i}")).collect();
+        assert_eq!(
+            list_names(names.iter()),
+            "n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, n10, n11, n12, n13, n14, n15, n16, n17, \
+             n18, n19, ... (25 in all)"
+        );
+    }
+}

@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: MIT
+//! `[tcp] and TCP keys` of `docs/scenario.md`, with "Congestion control": the keys that build a
+//! [`TcpSpec`] (owned by [`crate::tcp`]) and the `cc` key that picks a [`CcAlgorithm`] (owned by
+//! [`crate::cc`]).
+//!
+//! TCP keys come in layers, each over the one before:
+//!
+//! ```text
+//!   preset ("rfc": TcpSpec::default, "ns2": TcpSpec::ns2)   the flow's own, else [tcp]'s
+//!     <- [tcp] keys                                          defaults for every flow
+//!       <- the flow's keys                                   (or an itcp hook's, over its preset)
+//! ```
+//!
+//! Windows given in segments (`"20pkt"`) stay in segments until the last layer has fixed the
+//! MSS; the checks that involve several keys run once, on the result.
+
+use toml::{Table, Value};
+
+use super::reader::{
+    error, opt, read_fraction_above_zero, read_non_negative, read_open_fraction, Field, Reader,
+    Res, A_TABLE,
+};
+use crate::cc::{CcAlgorithm, Growth};
+use crate::scenario::units::{self, WindowSize};
+use crate::tcp::{InitialWindow, Recovery, TcpSpec};
+use crate::time::SimDuration;
+
+pub(super) const TCP_KEYS: &[&str] = &[
+    "preset",
+    "variant",
+    "cc",
+    "mss",
+    "header_bytes",
+    "initial_window",
+    "initial_ssthresh",
+    "max_window",
+    "rcv_buffer",
+    "growth",
+    "abc_limit",
+    "dupthresh",
+    "limited_transmit",
+    "delayed_ack",
+    "delack_timeout",
+    "delack_count",
+    "max_sack_blocks",
+    "rto_initial",
+    "rto_min",
+    "rto_max",
+    "clock_granularity",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Preset {
+    Rfc,
+    Ns2,
+}
+
+/// A window-like TCP value before the flow's MSS is known.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Window {
+    Inf,
+    Finite(WindowSize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum GrowthKind {
+    PerAck,
+    Rfc5681,
+    Abc,
+}
+
+impl GrowthKind {
+    fn name(self) -> &'static str {
+        match self {
+            GrowthKind::PerAck => "per_ack",
+            GrowthKind::Rfc5681 => "rfc5681",
+            GrowthKind::Abc => "abc",
+        }
+    }
+}
+
+/// TCP keys given in one table (`[tcp]` or a flow); None = not given there.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TcpLayer {
+    preset: Option<Preset>,
+    recovery: Option<Recovery>,
+    cc: Option<CcAlgorithm>,
+    mss: Option<u32>,
+    header_bytes: Option<u32>,
+    initial_window: Option<InitialWindow>,
+    initial_ssthresh: Option<Window>,
+    max_window: Option<Window>,
+    rcv_buffer: Option<Window>,
+    growth: Option<GrowthKind>,
+    /// The value and the path it was given at.
+    abc_limit: Option<(u32, String)>,
+    dupthresh: Option<u32>,
+    limited_transmit: Option<bool>,
+    delayed_ack: Option<bool>,
+    delack_timeout: Option<SimDuration>,
+    delack_count: Option<u32>,
+    max_sack_blocks: Option<u32>,
+    rto_initial: Option<SimDuration>,
+    rto_min: Option<SimDuration>,
+    rto_max: Option<SimDuration>,
+    clock_granularity: Option<SimDuration>,
+}
+
+/// The `[tcp]` table: TCP keys that every flow starts from.
+pub(super) fn read_tcp_table(f: &Field) -> Res<TcpLayer> {
+    let mut r = f.table(A_TABLE)?;
+    r.allow(TCP_KEYS)?;
+    let layer = read_tcp_layer(&mut r)?;
+    r.finish()?;
+    Ok(layer)
+}
+
+/// Reads the TCP keys of `r` (the caller has allowed them).
+pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
+    Ok(TcpLayer {
+        preset: opt(r, "preset", |f| f.choice(&["rfc", "ns2"]))?.map(|p| match p {
+            "ns2" => Preset::Ns2,
+            _ => Preset::Rfc,
+        }),
+        recovery: opt(r, "variant", |f| f.choice(&["reno", "newreno", "sack"]))?.map(|v| match v {
+            "reno" => Recovery::Reno,
+            "newreno" => Recovery::NewReno,
+            _ => Recovery::Sack,
+        }),
+        cc: opt(r, "cc", read_cc)?,
+        mss: opt(r, "mss", |f| f.size_u32(1))?,
+        header_bytes: opt(r, "header_bytes", |f| f.size_u32(0))?,
+        initial_window: opt(r, "initial_window", read_initial_window)?,
+        initial_ssthresh: opt(r, "initial_ssthresh", |f| read_window(f, true))?,
+        max_window: opt(r, "max_window", |f| read_window(f, true))?,
+        rcv_buffer: opt(r, "rcv_buffer", |f| read_window(f, false))?,
+        growth: opt(r, "growth", |f| f.choice(&["per_ack", "rfc5681", "abc"]))?.map(|g| match g {
+            "per_ack" => GrowthKind::PerAck,
+            "abc" => GrowthKind::Abc,
+            _ => GrowthKind::Rfc5681,
+        }),
+        abc_limit: r
+            .get("abc_limit")
+            .map(|f| Ok((f.u32_in(1, u32::MAX)?, f.path)))
+            .transpose()?,
+        dupthresh: opt(r, "dupthresh", |f| f.u32_in(1, u32::MAX))?,
+        limited_transmit: opt(r, "limited_transmit", |f| f.boolean())?,
+        delayed_ack: opt(r, "delayed_ack", |f| f.boolean())?,
+        delack_timeout: opt(r, "delack_timeout", |f| f.duration())?,
+        delack_count: opt(r, "delack_count", |f| f.u32_in(1, u32::MAX))?,
+        max_sack_blocks: opt(r, "max_sack_blocks", |f| f.u32_in(1, 4))?,
+        rto_initial: opt(r, "rto_initial", |f| f.positive_duration())?,
+        rto_min: opt(r, "rto_min", |f| f.duration())?,
+        rto_max: opt(r, "rto_max", |f| f.positive_duration())?,
+        clock_granularity: opt(r, "clock_granularity", |f| f.duration())?,
+    })
+}
+
+/// A TCP window field: a size, a segment count (`"20pkt"`) or, if `allow_inf`, `"inf"`.
+fn read_window(f: &Field, allow_inf: bool) -> Res<Window> {
+    let size = match f.value {
+        Value::String(s) if allow_inf && s.trim() == "inf" => return Ok(Window::Inf),
+        // `--set tcp.max_window=inf` arrives as the TOML float inf.
+        Value::Float(x) if allow_inf && *x == f64::INFINITY => return Ok(Window::Inf),
+        Value::String(s) => units::parse_window_size(s).map_err(|m| f.error(m))?,
+        Value::Integer(i) if *i >= 0 => WindowSize::Bytes(*i as u64),
+        Value::Integer(i) => return Err(f.error(format!("{i} is negative; a size must be >= 0"))),
+        _ if allow_inf => {
+            return Err(
+                f.expected("\"inf\", a size such as \"64KB\" or a segment count such as \"20pkt\"")
+            )
+        }
+        _ => return Err(f.expected("a size such as \"64KB\" or a segment count such as \"20pkt\"")),
+    };
+    match size {
+        WindowSize::Bytes(0) | WindowSize::Segments(0) => Err(f.out_of_range("greater than 0")),
+        _ => Ok(Window::Finite(size)),
+    }
+}
+
+fn read_initial_window(f: &Field) -> Res<InitialWindow> {
+    match f.value {
+        Value::Integer(_) => Ok(InitialWindow::Segments(f.u32_in(1, u32::MAX)?)),
+        Value::String(_) => Ok(match f.choice(&["rfc5681", "rfc3390", "rfc6928"])? {
+            "rfc5681" => InitialWindow::Rfc5681,
+            "rfc3390" => InitialWindow::Rfc3390,
+            _ => InitialWindow::Rfc6928,
+        }),
+        _ => Err(f.expected("an integer number of segments or one of rfc5681, rfc3390, rfc6928")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Congestion control: `cc`
+
+const CC_TYPES: &[&str] = &[
+    "reno",
+    "highspeed",
+    "scalable",
+    "bic",
+    "cubic",
+    "vegas",
+    "fast",
+    "xcp",
+];
+const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp";
+const CC_EXPECTED: &str =
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or a table \
+                           such as { type = \"cubic\", beta = 0.7 }";
+
+/// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
+/// Every default is the algorithm's `Config::default()` in `crate::cc`; windows are segments.
+fn read_cc(f: &Field) -> Res<CcAlgorithm> {
+    let empty = Table::new();
+    let (kind, mut r) = match f.value {
+        Value::String(_) => (f.choice(CC_TYPES)?, Reader::new(&empty, f.path.clone())),
+        Value::Table(_) => {
+            let mut r = f.table(CC_EXPECTED)?;
+            // The type decides which keys are allowed, so it is read first.
+            let kind = r.req("type", CC_ONE_OF)?.choice(CC_TYPES)?;
+            (kind, r)
+        }
+        _ => return Err(f.expected(CC_EXPECTED)),
+    };
+    let cc = match kind {
+        "highspeed" => read_highspeed(&mut r)?,
+        "scalable" => read_scalable(&mut r)?,
+        "bic" => read_bic(&mut r)?,
+        "cubic" => read_cubic(&mut r)?,
+        "vegas" => read_vegas(&mut r)?,
+        "fast" => read_fast(&mut r)?,
+        "xcp" => {
+            r.allow(&["type", "request_segments"])?;
+            let mut c = crate::cc::XcpSenderConfig::default();
+            if let Some(x) = opt(&mut r, "request_segments", |f| f.positive_number())? {
+                c.request_segments = x;
+            }
+            CcAlgorithm::Xcp(c)
+        }
+        _ => {
+            r.allow(&["type"])?;
+            CcAlgorithm::Reno
+        }
+    };
+    r.finish()?;
+    Ok(cc)
+}
+
+/// `{a} must be less than {b}` at the `cc` table, for two keys read from it.
+fn cc_order(r: &Reader, low: (&str, f64), high: (&str, f64), strict: bool) -> Res<()> {
+    let ok = if strict {
+        low.1 < high.1
+    } else {
+        low.1 <= high.1
+    };
+    if ok {
+        return Ok(());
+    }
+    let rel = if strict { "less than" } else { "at most" };
+    Err(error(
+        &r.path,
+        format!(
+            "{} ({}) must be {rel} {} ({})",
+            low.0, low.1, high.0, high.1
+        ),
+    ))
+}
+
+/// HighSpeed TCP (RFC 3649); defaults in [`crate::cc::HighSpeedConfig::default`].
+fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "low_window",
+        "high_window",
+        "high_p",
+        "low_p",
+        "high_decrease",
+    ])?;
+    let d = crate::cc::HighSpeedConfig::default();
+    let c = crate::cc::HighSpeedConfig {
+        low_window: opt(r, "low_window", |f| f.positive_number())?.unwrap_or(d.low_window),
+        high_window: opt(r, "high_window", |f| f.positive_number())?.unwrap_or(d.high_window),
+        high_p: opt(r, "high_p", read_open_fraction)?.unwrap_or(d.high_p),
+        low_p: opt(r, "low_p", read_open_fraction)?.unwrap_or(d.low_p),
+        high_decrease: opt(r, "high_decrease", read_open_fraction)?.unwrap_or(d.high_decrease),
+    };
+    cc_order(
+        r,
+        ("low_window", c.low_window),
+        ("high_window", c.high_window),
+        true,
+    )?;
+    cc_order(r, ("high_p", c.high_p), ("low_p", c.low_p), true)?;
+    Ok(CcAlgorithm::HighSpeed(c))
+}
+
+/// Scalable TCP (Kelly 2003); defaults in [`crate::cc::ScalableConfig::default`].
+fn read_scalable(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&["type", "a", "b", "low_window"])?;
+    let d = crate::cc::ScalableConfig::default();
+    Ok(CcAlgorithm::Scalable(crate::cc::ScalableConfig {
+        a: opt(r, "a", |f| f.positive_number())?.unwrap_or(d.a),
+        b: opt(r, "b", read_open_fraction)?.unwrap_or(d.b),
+        low_window: opt(r, "low_window", read_non_negative)?.unwrap_or(d.low_window),
+    }))
+}
+
+/// BIC-TCP (Xu, Harfoush, Rhee 2004); defaults in [`crate::cc::BicConfig::default`].
+fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "s_max",
+        "s_min",
+        "beta",
+        "low_window",
+        "fast_convergence",
+        "search_divisor",
+    ])?;
+    let d = crate::cc::BicConfig::default();
+    let divisor = |f: &Field| {
+        let x = f.number()?;
+        if x > 1.0 {
+            Ok(x)
+        } else {
+            Err(f.out_of_range("greater than 1"))
+        }
+    };
+    let c = crate::cc::BicConfig {
+        s_max: opt(r, "s_max", |f| f.positive_number())?.unwrap_or(d.s_max),
+        s_min: opt(r, "s_min", |f| f.positive_number())?.unwrap_or(d.s_min),
+        beta: opt(r, "beta", read_open_fraction)?.unwrap_or(d.beta),
+        low_window: opt(r, "low_window", read_non_negative)?.unwrap_or(d.low_window),
+        fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
+            .unwrap_or(d.fast_convergence),
+        search_divisor: opt(r, "search_divisor", divisor)?.unwrap_or(d.search_divisor),
+    };
+    cc_order(r, ("s_min", c.s_min), ("s_max", c.s_max), false)?;
+    Ok(CcAlgorithm::Bic(c))
+}
+
+/// CUBIC (RFC 9438); defaults in [`crate::cc::CubicConfig::default`].
+fn read_cubic(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&["type", "c", "beta", "fast_convergence", "reno_friendly"])?;
+    let d = crate::cc::CubicConfig::default();
+    Ok(CcAlgorithm::Cubic(crate::cc::CubicConfig {
+        c: opt(r, "c", |f| f.positive_number())?.unwrap_or(d.c),
+        beta: opt(r, "beta", read_open_fraction)?.unwrap_or(d.beta),
+        fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
+            .unwrap_or(d.fast_convergence),
+        reno_friendly: opt(r, "reno_friendly", |f| f.boolean())?.unwrap_or(d.reno_friendly),
+    }))
+}
+
+/// TCP Vegas (Brakmo, Peterson 1995); defaults in [`crate::cc::VegasConfig::default`].
+fn read_vegas(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "alpha",
+        "beta",
+        "gamma",
+        "min_rtt_samples",
+        "slow_start_every_other_rtt",
+    ])?;
+    let d = crate::cc::VegasConfig::default();
+    let c = crate::cc::VegasConfig {
+        alpha: opt(r, "alpha", read_non_negative)?.unwrap_or(d.alpha),
+        beta: opt(r, "beta", read_non_negative)?.unwrap_or(d.beta),
+        gamma: opt(r, "gamma", read_non_negative)?.unwrap_or(d.gamma),
+        min_rtt_samples: opt(r, "min_rtt_samples", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.min_rtt_samples),
+        slow_start_every_other_rtt: opt(r, "slow_start_every_other_rtt", |f| f.boolean())?
+            .unwrap_or(d.slow_start_every_other_rtt),
+    };
+    cc_order(r, ("alpha", c.alpha), ("beta", c.beta), false)?;
+    Ok(CcAlgorithm::Vegas(c))
+}
+
+/// FAST TCP (Jin, Wei, Low 2004); defaults in [`crate::cc::FastConfig::default`].
+fn read_fast(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "alpha",
+        "gamma",
+        "update_interval",
+        "eta_scale",
+        "eta_max",
+    ])?;
+    let d = crate::cc::FastConfig::default();
+    Ok(CcAlgorithm::Fast(crate::cc::FastConfig {
+        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(d.alpha),
+        gamma: opt(r, "gamma", read_fraction_above_zero)?.unwrap_or(d.gamma),
+        update_interval: opt(r, "update_interval", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.update_interval),
+        eta_scale: opt(r, "eta_scale", |f| f.positive_number())?.unwrap_or(d.eta_scale),
+        eta_max: opt(r, "eta_max", read_fraction_above_zero)?.unwrap_or(d.eta_max),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolving the layers
+
+/// A TCP configuration being resolved: windows stay in segments until the MSS is final.
+struct TcpDraft {
+    spec: TcpSpec,
+    initial_ssthresh: Window,
+    max_window: Window,
+    rcv_buffer: Window,
+    growth: GrowthKind,
+    abc_limit: u32,
+    abc_limit_at: Option<String>,
+}
+
+impl TcpDraft {
+    fn from_preset(preset: Preset) -> Self {
+        let bytes = |b: Option<u64>| match b {
+            Some(b) => Window::Finite(WindowSize::Bytes(b)),
+            None => Window::Inf,
+        };
+        let spec = match preset {
+            Preset::Rfc => TcpSpec::default(),
+            Preset::Ns2 => TcpSpec::ns2(),
+        };
+        let (growth, abc_limit) = match spec.growth {
+            Growth::PerAck => (GrowthKind::PerAck, 2),
+            Growth::Rfc5681 => (GrowthKind::Rfc5681, 2),
+            Growth::ByteCounting { limit_segments } => (GrowthKind::Abc, limit_segments),
+        };
+        let mut draft = TcpDraft {
+            initial_ssthresh: bytes(spec.initial_ssthresh),
+            max_window: bytes(spec.max_window),
+            rcv_buffer: bytes(Some(spec.rcv_buffer)),
+            growth,
+            abc_limit,
+            abc_limit_at: None,
+            spec,
+        };
+        if preset == Preset::Ns2 {
+            // ns-2's window_ and ssthresh_ are 20 packets, whatever the packet size.
+            draft.initial_ssthresh = Window::Finite(WindowSize::Segments(20));
+            draft.max_window = Window::Finite(WindowSize::Segments(20));
+        }
+        draft
+    }
+
+    fn apply(&mut self, layer: &TcpLayer) {
+        let s = &mut self.spec;
+        fn set<T: Clone>(to: &mut T, from: &Option<T>) {
+            if let Some(v) = from {
+                *to = v.clone();
+            }
+        }
+        set(&mut s.recovery, &layer.recovery);
+        set(&mut s.cc, &layer.cc);
+        set(&mut s.mss, &layer.mss);
+        set(&mut s.header_bytes, &layer.header_bytes);
+        set(&mut s.initial_window, &layer.initial_window);
+        set(&mut s.dupthresh, &layer.dupthresh);
+        set(&mut s.limited_transmit, &layer.limited_transmit);
+        set(&mut s.delayed_ack, &layer.delayed_ack);
+        set(&mut s.delack_timeout, &layer.delack_timeout);
+        set(&mut s.delack_count, &layer.delack_count);
+        set(&mut s.max_sack_blocks, &layer.max_sack_blocks);
+        set(&mut s.rto_initial, &layer.rto_initial);
+        set(&mut s.rto_min, &layer.rto_min);
+        set(&mut s.rto_max, &layer.rto_max);
+        set(&mut s.clock_granularity, &layer.clock_granularity);
+        set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
+        set(&mut self.max_window, &layer.max_window);
+        set(&mut self.rcv_buffer, &layer.rcv_buffer);
+        set(&mut self.growth, &layer.growth);
+        if let Some((limit, at)) = &layer.abc_limit {
+            self.abc_limit = *limit;
+            self.abc_limit_at = Some(at.clone());
+        }
+    }
+
+    /// The final TCP parameters of the flow at `path`, with the checks that involve several
+    /// keys.
+    fn finish(self, path: &str) -> Res<TcpSpec> {
+        let mut spec = self.spec;
+        let mss = spec.mss;
+        let bytes = |w: Window, key: &str| -> Res<Option<u64>> {
+            match w {
+                Window::Inf => Ok(None),
+                Window::Finite(size) => size.to_bytes(mss).map(Some).ok_or_else(|| {
+                    error(
+                        path,
+                        format!("{key} is too large for mss {mss} (more than 2^64 bytes)"),
+                    )
+                }),
+            }
+        };
+        spec.initial_ssthresh = bytes(self.initial_ssthresh, "initial_ssthresh")?;
+        spec.max_window = bytes(self.max_window, "max_window")?;
+        spec.rcv_buffer = bytes(self.rcv_buffer, "rcv_buffer")?.expect("rcv_buffer is never inf");
+        spec.growth = match self.growth {
+            GrowthKind::PerAck => Growth::PerAck,
+            GrowthKind::Rfc5681 => Growth::Rfc5681,
+            GrowthKind::Abc => Growth::ByteCounting {
+                limit_segments: self.abc_limit,
+            },
+        };
+        if let (Some(at), false) = (&self.abc_limit_at, self.growth == GrowthKind::Abc) {
+            return Err(error(
+                path,
+                format!(
+                    "abc_limit (set at {at}) only applies with growth = \"abc\", but this \
+                     flow's growth is {:?}",
+                    self.growth.name()
+                ),
+            ));
+        }
+        if spec.rto_min > spec.rto_max {
+            return Err(error(
+                path,
+                format!(
+                    "rto_min ({}) is greater than rto_max ({})",
+                    units::format_duration(spec.rto_min),
+                    units::format_duration(spec.rto_max)
+                ),
+            ));
+        }
+        if spec.rcv_buffer < mss as u64 {
+            return Err(error(
+                path,
+                format!(
+                    "rcv_buffer ({} bytes) is smaller than one segment (mss {mss})",
+                    spec.rcv_buffer
+                ),
+            ));
+        }
+        if let Some(w) = spec.max_window.filter(|w| *w < mss as u64) {
+            return Err(error(
+                path,
+                format!("max_window ({w} bytes) is smaller than one segment (mss {mss})"),
+            ));
+        }
+        Ok(spec)
+    }
+}
+
+pub(super) fn resolve_tcp(path: &str, defaults: &TcpLayer, own: &TcpLayer) -> Res<TcpSpec> {
+    let preset = own.preset.or(defaults.preset).unwrap_or(Preset::Rfc);
+    let mut draft = TcpDraft::from_preset(preset);
+    draft.apply(defaults);
+    draft.apply(own);
+    draft.finish(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn an_override_of_inf_is_accepted_for_a_window() {
+        let s = spec(
+            MINIMAL,
+            &["flows.f1.max_window=inf", "flows.f1.initial_ssthresh=inf"],
+        );
+        assert_eq!(f1_tcp(&s).max_window, None);
+        assert_eq!(f1_tcp(&s).initial_ssthresh, None);
+    }
+
+    #[test]
+    fn the_flow_preset_comes_first_then_the_tcp_table_then_the_flow_keys() {
+        // [tcp] says ns2 and mss 1200; the flow says rfc: the flow's preset wins, but [tcp]'s
+        // mss is still applied over it, and the flow's own rto_min over both.
+        let s = spec(
+            MINIMAL,
+            &[
+                "tcp.preset=ns2",
+                "tcp.mss=1200",
+                "tcp.rto_min=500ms",
+                "flows.f1.preset=rfc",
+                "flows.f1.rto_min=100ms",
+            ],
+        );
+        assert_eq!(
+            *f1_tcp(&s),
+            TcpSpec {
+                mss: 1200,
+                rto_min: ms(100),
+                ..TcpSpec::default()
+            }
+        );
+        // With no flow preset, [tcp]'s preset is the base.
+        let s = spec(MINIMAL, &["tcp.preset=ns2", "tcp.rto_min=500ms"]);
+        assert_eq!(
+            *f1_tcp(&s),
+            TcpSpec {
+                rto_min: ms(500),
+                ..TcpSpec::ns2()
+            }
+        );
+    }
+
+    #[test]
+    fn the_ns2_preset_alone_is_exactly_tcpspec_ns2() {
+        let s = spec(MINIMAL, &["flows.f1.preset=ns2"]);
+        assert_eq!(*f1_tcp(&s), TcpSpec::ns2());
+    }
+
+    #[test]
+    fn cc_takes_a_name_with_its_defaults_or_a_table_of_parameters() {
+        use crate::cc::{CongestionControl, CubicConfig, FastConfig, VegasConfig};
+        let s = spec(MINIMAL, &["tcp.cc=cubic"]);
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Cubic(CubicConfig::default()));
+        let s = spec(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "cubic", c = 0.3, beta = 0.8 }"#],
+        );
+        let expected = CubicConfig {
+            c: 0.3,
+            beta: 0.8,
+            ..CubicConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Cubic(expected));
+        // A flow's cc replaces [tcp]'s whole, parameters included.
+        let s = spec(
+            MINIMAL,
+            &[
+                r#"tcp.cc={ type = "vegas", alpha = 2, beta = 4 }"#,
+                r#"flows.f1.cc={ type = "fast", alpha = 50 }"#,
+            ],
+        );
+        let fast = FastConfig {
+            alpha: 50.0,
+            ..FastConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Fast(fast));
+        let s = spec(
+            MINIMAL,
+            &[r#"tcp.cc={ type = "vegas", alpha = 2, beta = 4 }"#],
+        );
+        let vegas = VegasConfig {
+            alpha: 2.0,
+            beta: 4.0,
+            ..VegasConfig::default()
+        };
+        assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Vegas(vegas));
+        for name in ["reno", "highspeed", "scalable", "bic", "vegas", "fast"] {
+            let s = spec(MINIMAL, &[&format!("tcp.cc={name}")]);
+            let t = f1_tcp(&s);
+            assert_eq!(crate::cc::AnyCc::new(&t.cc, t.growth).name(), name);
+        }
+        assert_eq!(
+            spec(MINIMAL, &["tcp.cc={type=\"reno\"}"]),
+            spec(MINIMAL, &[])
+        );
+        // The table survives the resolved scenario.
+        let first = load(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "bic", s_max = 16 }"#],
+            None,
+        )
+        .unwrap();
+        let again = load(&first.resolved_toml, &[], None).unwrap();
+        assert_eq!(again.spec, first.spec);
+    }
+
+    #[test]
+    fn an_unknown_cc_algorithm_or_parameter_is_rejected_naming_the_field() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.cc=westwood"]),
+            "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
+             vegas, fast, xcp"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
+            "flows.f1.cc.alpha: unknown key; allowed: type, c, beta, fast_convergence, \
+             reno_friendly"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "reno", beta = 0.5 }"#]),
+            "tcp.cc.beta: unknown key; allowed: type"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp"
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.cc=3"]),
+            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or \
+             a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
+            "tcp.cc.beta: 1.0 is out of range; must be greater than 0 and less than 1"
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &[r#"tcp.cc={ type = "vegas", alpha = 4, beta = 2 }"#]
+            ),
+            "tcp.cc: alpha (4) must be at most beta (2)"
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &[r#"tcp.cc={ type = "highspeed", high_p = 0.01 }"#]
+            ),
+            "tcp.cc: high_p (0.01) must be less than low_p (0.001)"
+        );
+    }
+
+    #[test]
+    fn pkt_and_seg_sizes_are_multiples_of_the_flows_final_mss() {
+        let s = spec(
+            MINIMAL,
+            &[
+                "tcp.initial_ssthresh=20pkt",
+                "tcp.rcv_buffer=100seg",
+                "flows.f1.mss=1000",
+                "flows.f1.max_window=\"30 pkt\"",
+            ],
+        );
+        let tcp = f1_tcp(&s);
+        assert_eq!(tcp.initial_ssthresh, Some(20_000));
+        assert_eq!(tcp.rcv_buffer, 100_000);
+        assert_eq!(tcp.max_window, Some(30_000));
+    }
+}
