@@ -49,6 +49,11 @@ pub struct BicConfig {
     /// The search step is the distance to W_max divided by this (XHR04: 2, a binary search;
     /// Linux: `BICTCP_B` = 4).
     pub search_divisor: f64,
+    /// After a timeout erases W_max, take the window at the start of the next
+    /// congestion-avoidance stage as the plateau to probe from (true), as RFC 9438 §4.8 does for
+    /// CUBIC, BIC's successor; or probe from nothing (false), as Linux `bictcp_state` does
+    /// (W_max = 0: additive growth at S_max per RTT at once). XHR04 leaves the case open.
+    pub plateau_after_timeout: bool,
 }
 
 impl Default for BicConfig {
@@ -60,6 +65,7 @@ impl Default for BicConfig {
             low_window: 14.0,
             fast_convergence: true,
             search_divisor: 2.0,
+            plateau_after_timeout: true,
         }
     }
 }
@@ -76,6 +82,7 @@ impl BicConfig {
             low_window: 14.0,
             fast_convergence: true,
             search_divisor: 4.0,
+            plateau_after_timeout: false,
         }
     }
 
@@ -90,6 +97,7 @@ impl BicConfig {
             round_cwnd: 1.0,
             rounds: Rounds::default(),
             fraction: Fraction::default(),
+            plateau_from_next_stage: false,
         }
     }
 }
@@ -108,6 +116,9 @@ pub struct Bic {
     round_cwnd: f64,
     rounds: Rounds,
     fraction: Fraction,
+    /// A timeout erased W_max: the next congestion-avoidance stage takes its starting cwnd as
+    /// the plateau to probe from ([`BicConfig::plateau_after_timeout`]).
+    plateau_from_next_stage: bool,
 }
 
 impl Bic {
@@ -140,6 +151,10 @@ impl CongestionControl for Bic {
             return;
         }
         if self.rounds.starts_round(ev) {
+            if self.plateau_from_next_stage {
+                self.plateau_from_next_stage = false;
+                self.w_max = cwnd;
+            }
             self.round_cwnd = cwnd;
             self.inc = self.increment(cwnd);
         }
@@ -164,6 +179,7 @@ impl CongestionControl for Bic {
             // After a timeout the search restarts from nothing (Linux `bictcp_state` resets
             // `last_max_cwnd` on entering loss state).
             self.w_max = 0.0;
+            self.plateau_from_next_stage = self.cfg.plateau_after_timeout;
         }
         if cwnd <= self.cfg.low_window {
             // Reno's decrease for small windows (RFC 5681 eq. (4)).
@@ -313,5 +329,37 @@ mod tests {
         let mut d = driver(BicConfig::linux(), 1000);
         let s = d.loss(CongestionKind::DupAck);
         assert_eq!(s, (1000.0 * MSS as f64 * 819.0 / 1024.0) as u64);
+    }
+
+    #[test]
+    fn after_a_timeout_bic_probes_from_the_next_stages_window_unless_told_to_forget_it() {
+        // A timeout at 100 segments: slow start back to ssthresh (87.5), then congestion
+        // avoidance. With the plateau rule, max probing starts next to the new W_max, by S_min;
+        // without it (Linux), W_max = 0 and BIC adds S_max = 32 segments in the first rounds.
+        let grow = |plateau_after_timeout: bool| {
+            let mut d = driver(
+                BicConfig {
+                    plateau_after_timeout,
+                    ..BicConfig::default()
+                },
+                100,
+            );
+            d.loss(CongestionKind::Rto);
+            while d.segments() < 87.0 {
+                d.round();
+            }
+            d.round();
+            let before = d.segments();
+            d.round();
+            d.round();
+            d.segments() - before
+        };
+        let plateau = grow(true);
+        let forget = grow(false);
+        assert!(plateau < 1.0, "plateau: +{plateau:.2} segments in two RTTs");
+        assert!(
+            forget > 60.0,
+            "W_max = 0: +{forget:.2} segments in two RTTs"
+        );
     }
 }

@@ -119,9 +119,18 @@ impl<C: CongestionControl> Driver<C> {
     /// What `tcp::sender` does on a congestion signal: outside recovery it asks the controller
     /// for ssthresh (returned) and applies it; a timeout also sets cwnd to one segment and ends
     /// any recovery; fast retransmit (or ECN) enters recovery with cwnd = ssthresh (RFC 6675).
-    /// Inside recovery a duplicate-ACK signal is ignored and a timeout does not ask the
-    /// controller (RFC 5681 §3.1, as the endpoint).
+    /// Inside recovery a duplicate-ACK signal is ignored, and a timeout is reported to the
+    /// controller but keeps the recovery's ssthresh (RFC 5681 §3.1, as the endpoint).
     pub fn congestion(&mut self, kind: CongestionKind, flight_size: u64) -> Option<u64> {
+        if self.in_recovery && kind == CongestionKind::Rto {
+            let ev = CongestionEvent {
+                kind,
+                flight_size,
+                window: self.w,
+                mss: self.mss,
+            };
+            self.cc.on_congestion(self.now, &ev);
+        }
         let asked = if self.in_recovery {
             None
         } else {

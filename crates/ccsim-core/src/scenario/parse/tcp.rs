@@ -22,7 +22,7 @@ use super::reader::{
 };
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
-use crate::tcp::{InitialWindow, Recovery, TcpSpec};
+use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
 use crate::time::SimDuration;
 
 pub(super) const TCP_KEYS: &[&str] = &[
@@ -47,6 +47,9 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "rto_min",
     "rto_max",
     "clock_granularity",
+    "recover_guard",
+    "rtt_sampling",
+    "restart_after_idle",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,6 +107,9 @@ pub(super) struct TcpLayer {
     rto_min: Option<SimDuration>,
     rto_max: Option<SimDuration>,
     clock_granularity: Option<SimDuration>,
+    recover_guard: Option<Option<RecoverGuard>>,
+    rtt_sampling: Option<RttSampling>,
+    restart_after_idle: Option<bool>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -153,6 +159,21 @@ pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
         rto_min: opt(r, "rto_min", |f| f.duration())?,
         rto_max: opt(r, "rto_max", |f| f.positive_duration())?,
         clock_granularity: opt(r, "clock_granularity", |f| f.duration())?,
+        recover_guard: opt(r, "recover_guard", |f| {
+            f.choice(&["auto", "at_recovery_point", "past_recovery_point"])
+        })?
+        .map(|g| match g {
+            "at_recovery_point" => Some(RecoverGuard::AtRecoveryPoint),
+            "past_recovery_point" => Some(RecoverGuard::PastRecoveryPoint),
+            _ => None,
+        }),
+        rtt_sampling: opt(r, "rtt_sampling", |f| f.choice(&["every_ack", "ns2"]))?.map(
+            |m| match m {
+                "ns2" => RttSampling::Ns2,
+                _ => RttSampling::EveryAck,
+            },
+        ),
+        restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
     })
 }
 
@@ -315,6 +336,7 @@ fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
         "low_window",
         "fast_convergence",
         "search_divisor",
+        "plateau_after_timeout",
     ])?;
     let d = crate::cc::BicConfig::default();
     let divisor = |f: &Field| {
@@ -333,6 +355,8 @@ fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
         fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
             .unwrap_or(d.fast_convergence),
         search_divisor: opt(r, "search_divisor", divisor)?.unwrap_or(d.search_divisor),
+        plateau_after_timeout: opt(r, "plateau_after_timeout", |f| f.boolean())?
+            .unwrap_or(d.plateau_after_timeout),
     };
     cc_order(r, ("s_min", c.s_min), ("s_max", c.s_max), false)?;
     Ok(CcAlgorithm::Bic(c))
@@ -464,6 +488,9 @@ impl TcpDraft {
         set(&mut s.rto_min, &layer.rto_min);
         set(&mut s.rto_max, &layer.rto_max);
         set(&mut s.clock_granularity, &layer.clock_granularity);
+        set(&mut s.recover_guard, &layer.recover_guard);
+        set(&mut s.rtt_sampling, &layer.rtt_sampling);
+        set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
