@@ -69,6 +69,7 @@ pub struct TcpHeader {
 
 impl TcpHeader {
     pub const FLAG_ACK: u8 = 0x10;
+    pub const FLAG_SYN: u8 = 0x02;
     pub const FLAG_FIN: u8 = 0x01;
     /// Set by the sender on a retransmitted segment. Not a real TCP bit: it exists so traces and
     /// base-station agents in tests can check their inference; agents must not rely on it.
@@ -76,6 +77,12 @@ impl TcpHeader {
 
     pub fn is_ack(&self) -> bool {
         self.flags & Self::FLAG_ACK != 0
+    }
+    pub fn is_syn(&self) -> bool {
+        self.flags & Self::FLAG_SYN != 0
+    }
+    pub fn is_fin(&self) -> bool {
+        self.flags & Self::FLAG_FIN != 0
     }
     pub fn end_seq(&self) -> u64 {
         self.seq + self.len as u64

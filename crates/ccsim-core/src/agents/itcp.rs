@@ -128,7 +128,14 @@ impl Itcp {
         let scratch = &mut self.scratch;
         let stats = &mut self.stats;
         self.conns.find_or_insert(key, || {
-            let mut rx_tcp = cfg.tcp.clone();
+            // The relay's two halves start established with the first data segment: the FH's
+            // handshake, if it makes one, passes through the base station end to end (SYNs are
+            // not the agent's), and the relayed stream has no end of its own to FIN.
+            let relay_tcp = TcpSpec {
+                handshake: false,
+                ..cfg.tcp.clone()
+            };
+            let mut rx_tcp = relay_tcp.clone();
             rx_tcp.rcv_buffer = cfg.relay_buffer;
             let fh_side = TcpReceiver::new(TcpReceiverConfig {
                 addr: key.dst,
@@ -148,7 +155,7 @@ impl Itcp {
                 stop: None,
                 // Nothing to send until bytes arrive from the FH (`offer`).
                 size: Some(0),
-                tcp: cfg.tcp.clone(),
+                tcp: relay_tcp,
             });
             mh_side.handle_timeout(now, scratch);
             stats.connections += 1;

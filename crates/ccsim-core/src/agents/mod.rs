@@ -61,6 +61,10 @@ pub(crate) fn classify(p: &Packet) -> Role {
     let Some(h) = p.tcp() else {
         return Role::Other;
     };
+    if h.is_syn() {
+        // The handshake is end to end: no agent touches it.
+        return Role::Other;
+    }
     if h.len > 0 {
         Role::Data(ConnKey {
             src: p.src,

@@ -60,6 +60,9 @@ pub struct TcpReceiver {
     app_read: Option<u64>,
     /// The highest right edge of the window advertised so far.
     right_edge: u64,
+    /// End of the stream, once a segment carrying FIN has arrived: with everything below it
+    /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
+    fin_at: Option<u64>,
     counters: FlowCounters,
 }
 
@@ -76,6 +79,7 @@ impl TcpReceiver {
             echo: CcHeader::None,
             app_read: None,
             right_edge: 0,
+            fin_at: None,
             counters: FlowCounters::default(),
             cfg,
         }
@@ -143,6 +147,9 @@ impl TcpReceiver {
             (_, hdr) => hdr,
         };
         let (seq, end) = (h.seq, h.end_seq());
+        if h.is_fin() {
+            self.fin_at = Some(end);
+        }
         if end <= self.rcv_nxt {
             // An old duplicate: tell the sender where we are at once.
             self.send_ack(now, out);
@@ -164,8 +171,9 @@ impl TcpReceiver {
             self.counters.bytes_delivered += self.rcv_nxt - before;
             self.counters.last_delivery = Some(now);
             self.prune_recent();
-            if had_gap {
-                // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately.
+            if had_gap || self.closing() {
+                // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately; so is
+                // the end of the stream (RFC 9293 §3.6: FIN is not delayed).
                 self.send_ack(now, out);
             } else if self.cfg.tcp.delayed_ack {
                 self.unacked_segments += 1;
@@ -260,6 +268,32 @@ impl TcpReceiver {
         self.recent = kept;
     }
 
+    /// Everything up to the sender's FIN has arrived.
+    fn closing(&self) -> bool {
+        self.fin_at.is_some_and(|f| self.rcv_nxt >= f)
+    }
+
+    /// The handshake (RFC 9293 §3.5): a SYN is answered with SYN-ACK, at once and each time
+    /// (a resent SYN means the SYN-ACK was lost).
+    fn on_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        out.push(Packet {
+            src: self.cfg.addr,
+            dst: self.cfg.peer_addr,
+            size: self.cfg.tcp.header_bytes,
+            dscp: 0,
+            ecn: 0,
+            flow: self.cfg.flow,
+            sent_at: now,
+            transport: Transport::Tcp(TcpHeader {
+                src_port: self.cfg.port,
+                dst_port: self.cfg.peer_port,
+                rwnd: self.advertised_window().min(u32::MAX as u64) as u32,
+                flags: TcpHeader::FLAG_SYN | TcpHeader::FLAG_ACK,
+                ..TcpHeader::default()
+            }),
+        });
+    }
+
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -286,7 +320,11 @@ impl TcpReceiver {
                 ack,
                 len: 0,
                 rwnd: rwnd.min(u32::MAX as u64) as u32,
-                flags: TcpHeader::FLAG_ACK,
+                flags: if self.closing() {
+                    TcpHeader::FLAG_ACK | TcpHeader::FLAG_FIN
+                } else {
+                    TcpHeader::FLAG_ACK
+                },
                 cc: self.echo,
             }),
         });
@@ -300,7 +338,9 @@ impl TcpReceiver {
 impl Endpoint for TcpReceiver {
     fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
         if let Transport::Tcp(h) = &pkt.transport {
-            if h.len > 0 {
+            if h.is_syn() {
+                self.on_syn(now, out);
+            } else if h.len > 0 {
                 self.on_data(now, h, out);
             }
         }

@@ -83,6 +83,18 @@ impl RtoEstimator {
         self.backoff = 0;
     }
 
+    /// The handshake is over and the SYN had to be retransmitted: with no RTT sample yet, the
+    /// RTO for data is at least 3 s (RFC 6298 (5.7)), and the SYN's back-off ends.
+    pub fn after_syn_timeout(&mut self) {
+        self.backoff = 0;
+        if self.srtt.is_none() {
+            self.base_rto = self
+                .base_rto
+                .max(SimDuration::from_secs(3).as_nanos())
+                .min(self.cfg.max.as_nanos());
+        }
+    }
+
     /// The timer expired: double the RTO (5.5).
     pub fn on_expiry(&mut self) {
         self.backoff = self.backoff.saturating_add(1);

@@ -3,8 +3,13 @@
 //! SACK-based (RFC 6675) loss recovery, the RFC 6298 retransmission timer, and a pluggable
 //! congestion-control algorithm ([`crate::cc`]).
 //!
-//! The connection is modelled from the first data segment (no handshake): the papers measure
-//! transfers, not connection set-up, and a SYN exchange would only shift every curve by one RTT.
+//! With `handshake` (the `rfc` preset), the connection opens with a SYN and the receiver's
+//! SYN-ACK before the first data segment (the third segment of the handshake travels with the
+//! data, as it does when the client has data to send), and the last data segment of a finite
+//! transfer carries FIN; the receiver answers with FIN-ACK and the sender's last ACK closes
+//! (RFC 9293 §3.5, §3.6). A transfer's time then includes the setup RTT. Without it (the `ns2`
+//! preset, whose one-way agents have none) the connection starts established. Control segments
+//! take no sequence space here: data bytes are numbered from 0 either way.
 //!
 //! ```text
 //!   ACK ──> scoreboard (cumulative ACK, SACK blocks, loss marks)
@@ -46,6 +51,17 @@ pub struct TcpSenderConfig {
     pub tcp: TcpSpec,
 }
 
+/// Where the connection stands before data may flow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Opening {
+    /// Not started yet, or started and waiting for the SYN-ACK.
+    SynSent {
+        sent_at: Option<SimTime>,
+        retransmitted: bool,
+    },
+    Established,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct RecoveryState {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: SND.MAX when recovery began.
@@ -66,6 +82,7 @@ pub struct TcpSender {
     rto: RtoEstimator,
     rto_deadline: Option<SimTime>,
     started: bool,
+    opening: Opening,
     dupacks: u32,
     recovery: Option<RecoveryState>,
     /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
@@ -113,6 +130,14 @@ impl TcpSender {
             rto,
             rto_deadline: None,
             started: false,
+            opening: if t.handshake {
+                Opening::SynSent {
+                    sent_at: None,
+                    retransmitted: false,
+                }
+            } else {
+                Opening::Established
+            },
             dupacks: 0,
             recovery: None,
             recover: None,
@@ -233,11 +258,12 @@ impl TcpSender {
             // or not it also moves the cumulative ACK or changes the window.
             newly_sacked > 0
         } else {
-            // RFC 5681 §2: data outstanding, no data carried, the ACK number unchanged, and the
-            // advertised window unchanged.
+            // RFC 5681 §2: data outstanding, no data carried, no SYN or FIN, the ACK number
+            // unchanged, and the advertised window unchanged.
             cum.bytes_acked == 0
                 && ack == snd_una
                 && h.len == 0
+                && !h.is_fin()
                 && !window_changed
                 && self.board.flight_size() > 0
         };
@@ -525,7 +551,7 @@ impl TcpSender {
     /// (2) new data, and in SACK recovery when neither applies (3) un-SACKed segments below the
     /// highest SACKed byte, then (4) one rescue retransmission of the highest un-SACKed segment.
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        if !self.started {
+        if !self.started || self.opening != Opening::Established {
             return;
         }
         self.restart_after_idle(now);
@@ -626,6 +652,17 @@ impl TcpSender {
             &mut cc_hdr,
         );
         let size = len + self.cfg.tcp.header_bytes;
+        // RFC 9293 §3.6: the last data segment of a finite transfer carries FIN when the
+        // connection was opened with a handshake (a relay's stream, offered piece by piece,
+        // never ends).
+        let fin = if self.cfg.tcp.handshake
+            && self.cfg.size.is_some()
+            && seq + len as u64 == self.app_limit
+        {
+            TcpHeader::FLAG_FIN
+        } else {
+            0
+        };
         self.last_send = Some(now);
         let c = &mut self.counters;
         c.bytes_sent += len as u64;
@@ -647,19 +684,92 @@ impl TcpSender {
                 ack: Acknowledgment::default(),
                 len,
                 rwnd: 0,
-                flags: if retx { TcpHeader::FLAG_RETX } else { 0 },
+                flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin,
                 cc: cc_hdr,
             }),
         });
+    }
+
+    /// A segment with no data: the SYN, or the ACK of the receiver's FIN.
+    fn emit_control(&mut self, now: SimTime, flags: u8, out: &mut Vec<Packet>) {
+        let size = self.cfg.tcp.header_bytes;
+        self.counters.wire_bytes_sent += size as u64;
+        out.push(Packet {
+            src: self.cfg.addr,
+            dst: self.cfg.dst_addr,
+            size,
+            dscp: 0,
+            ecn: 0,
+            flow: self.cfg.flow,
+            sent_at: now,
+            transport: Transport::Tcp(TcpHeader {
+                src_port: self.cfg.port,
+                dst_port: self.cfg.dst_port,
+                flags,
+                ..TcpHeader::default()
+            }),
+        });
+    }
+
+    /// Sends (or resends) the SYN and arms the timer for it.
+    fn send_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let retransmitted = matches!(
+            self.opening,
+            Opening::SynSent {
+                sent_at: Some(_),
+                ..
+            }
+        );
+        self.opening = Opening::SynSent {
+            sent_at: Some(now),
+            retransmitted,
+        };
+        self.emit_control(now, TcpHeader::FLAG_SYN, out);
+        self.rto_deadline = Some(now + self.rto.rto());
+    }
+
+    /// The SYN-ACK arrived: the connection is open. Its RTT is a valid sample unless the SYN
+    /// was resent (Karn's rule); if it was, RFC 6298 (5.7) sets the data's RTO to 3 s.
+    fn on_syn_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let Opening::SynSent {
+            sent_at: Some(sent_at),
+            retransmitted,
+        } = self.opening
+        else {
+            return;
+        };
+        self.opening = Opening::Established;
+        self.rto_deadline = None;
+        if retransmitted {
+            self.rto.after_syn_timeout();
+        } else {
+            // The RTO estimator may start from the SYN's RTT (RFC 6298 §2); the base RTT of the
+            // delay-based controllers may not: a 40-byte SYN spends less time serialized than a
+            // full segment, and Vegas would take the difference for queueing.
+            self.rto.on_sample(now.saturating_since(sent_at));
+        }
+        self.transmit(now, out);
     }
 }
 
 impl Endpoint for TcpSender {
     fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
-        if let Transport::Tcp(h) = &pkt.transport {
+        let Transport::Tcp(h) = &pkt.transport else {
+            return;
+        };
+        if h.is_syn() {
             if h.is_ack() {
-                self.on_ack(now, h, out);
+                self.on_syn_ack(now, out);
             }
+            return;
+        }
+        if self.opening != Opening::Established || !h.is_ack() {
+            return;
+        }
+        self.on_ack(now, h, out);
+        if h.is_fin() && self.is_complete() {
+            // The receiver closed its side: the last ACK of the exchange.
+            self.emit_control(now, TcpHeader::FLAG_ACK, out);
         }
     }
 
@@ -669,11 +779,23 @@ impl Endpoint for TcpSender {
                 return;
             }
             self.started = true;
-            self.transmit(now, out);
+            if self.opening == Opening::Established {
+                self.transmit(now, out);
+            } else {
+                self.send_syn(now, out);
+            }
             return;
         }
-        if self.rto_deadline.is_some_and(|t| t <= now) {
+        if !self.rto_deadline.is_some_and(|t| t <= now) {
+            return;
+        }
+        if self.opening == Opening::Established {
             self.on_rto(now, out);
+        } else {
+            // RFC 6298 (5.5): the SYN's timer backs off like any other.
+            self.counters.timeouts += 1;
+            self.rto.on_expiry();
+            self.send_syn(now, out);
         }
     }
 
@@ -703,6 +825,7 @@ mod tests {
             mss: MSS as u32,
             initial_window: InitialWindow::Segments(20),
             delayed_ack: false,
+            handshake: false,
             ..TcpSpec::default()
         };
         TcpSender::new(TcpSenderConfig {
@@ -952,6 +1075,7 @@ mod tests {
             mss: MSS as u32,
             initial_window: InitialWindow::Segments(iw),
             delayed_ack: false,
+            handshake: false,
             ..TcpSpec::default()
         }
     }
@@ -1244,5 +1368,98 @@ mod tests {
         assert_eq!(s.ssthresh(), 10 * MSS);
         assert_eq!(r.rcv_nxt(), 40 * MSS);
         assert!(rounds <= 4, "{rounds} rounds");
+    }
+
+    fn receiver_for(tcp: TcpSpec) -> TcpReceiver {
+        TcpReceiver::new(TcpReceiverConfig {
+            addr: 1,
+            peer_addr: 0,
+            port: 1,
+            peer_port: 0,
+            flow: 0,
+            tcp,
+        })
+    }
+
+    fn flags(out: &[Packet]) -> Vec<u8> {
+        out.iter()
+            .filter_map(|p| p.tcp())
+            .map(|h| h.flags)
+            .collect()
+    }
+
+    #[test]
+    fn with_a_handshake_data_waits_one_rtt_for_the_syn_ack_and_the_stream_ends_with_fin() {
+        let tcp = TcpSpec {
+            handshake: true,
+            ..spec(Recovery::NewReno, 4)
+        };
+        let mut s = sender_with(tcp.clone(), Some(2 * MSS));
+        let mut r = receiver_for(tcp);
+        let syn = start(&mut s);
+        assert_eq!(flags(&syn), vec![TcpHeader::FLAG_SYN], "a SYN and no data");
+        let mut back = vec![];
+        r.handle_packet(t(20), syn[0].clone(), &mut back);
+        assert_eq!(
+            flags(&back),
+            vec![TcpHeader::FLAG_SYN | TcpHeader::FLAG_ACK]
+        );
+        let mut data = vec![];
+        s.handle_packet(t(40), back.remove(0), &mut data);
+        assert_eq!(
+            s.srtt(),
+            Some(SimDuration::from_millis(40)),
+            "the SYN's RTT"
+        );
+        assert_eq!(seqs(&data), vec![0, MSS]);
+        assert_eq!(
+            flags(&data),
+            vec![0, TcpHeader::FLAG_FIN],
+            "FIN on the last segment"
+        );
+        for p in data {
+            r.handle_packet(t(60), p, &mut back);
+        }
+        // The segment that completes the stream is acknowledged at once, with FIN.
+        let last = back.pop().expect("an ACK");
+        assert_eq!(
+            last.tcp().map(|h| (h.ack.number(), h.flags)),
+            Some((2 * MSS, TcpHeader::FLAG_ACK | TcpHeader::FLAG_FIN))
+        );
+        let mut close = vec![];
+        s.handle_packet(t(80), last, &mut close);
+        assert_eq!(
+            s.counters().completed_at,
+            Some(t(80)),
+            "one RTT more than without"
+        );
+        assert_eq!(flags(&close), vec![TcpHeader::FLAG_ACK], "the last ACK");
+    }
+
+    #[test]
+    fn a_lost_syn_is_resent_after_the_initial_rto_and_data_then_starts_with_a_3_s_rto() {
+        // RFC 6298 (2.1), (5.5) and (5.7).
+        let mut s = sender_with(
+            TcpSpec {
+                handshake: true,
+                ..spec(Recovery::NewReno, 4)
+            },
+            None,
+        );
+        start(&mut s);
+        assert_eq!(s.poll_timeout(), Some(t(1000)));
+        let mut out = vec![];
+        s.handle_timeout(t(1000), &mut out);
+        assert_eq!(flags(&out), vec![TcpHeader::FLAG_SYN]);
+        assert_eq!(s.poll_timeout(), Some(t(3000)), "backed off to 2 s");
+        out.clear();
+        let mut syn_ack = ack_pkt(0, &[]);
+        if let Some(h) = syn_ack.tcp_mut() {
+            h.flags = TcpHeader::FLAG_SYN | TcpHeader::FLAG_ACK;
+        }
+        s.handle_packet(t(1100), syn_ack, &mut out);
+        assert_eq!(out.len(), 4, "the initial window of data");
+        assert_eq!(s.srtt(), None, "no sample from a resent SYN (Karn)");
+        assert_eq!(s.poll_timeout(), Some(t(4100)), "RTO 3 s");
     }
 }

@@ -50,6 +50,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "recover_guard",
     "rtt_sampling",
     "restart_after_idle",
+    "handshake",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,6 +111,7 @@ pub(super) struct TcpLayer {
     recover_guard: Option<Option<RecoverGuard>>,
     rtt_sampling: Option<RttSampling>,
     restart_after_idle: Option<bool>,
+    handshake: Option<bool>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -174,6 +176,7 @@ pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
             },
         ),
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
+        handshake: opt(r, "handshake", |f| f.boolean())?,
     })
 }
 
@@ -491,6 +494,7 @@ impl TcpDraft {
         set(&mut s.recover_guard, &layer.recover_guard);
         set(&mut s.rtt_sampling, &layer.rtt_sampling);
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
+        set(&mut s.handshake, &layer.handshake);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
