@@ -411,8 +411,11 @@ mod tests {
         p
     }
 
-    /// (ACK number, window, SACK blocks) of each ACK in `out`.
-    fn acks(out: &[Packet]) -> Vec<(u64, u32, Vec<(u64, u64)>)> {
+    /// (ACK number, window, SACK blocks) of one ACK.
+    type AckView = (u64, u32, Vec<(u64, u64)>);
+
+    /// Each ACK in `out`.
+    fn acks(out: &[Packet]) -> Vec<AckView> {
         out.iter()
             .filter_map(|p| p.tcp())
             .map(|h| (h.ack.number(), h.rwnd, h.ack.sack_blocks().collect()))

@@ -786,7 +786,7 @@ impl Endpoint for TcpSender {
             }
             return;
         }
-        if !self.rto_deadline.is_some_and(|t| t <= now) {
+        if self.rto_deadline.is_none_or(|t| t > now) {
             return;
         }
         if self.opening == Opening::Established {
