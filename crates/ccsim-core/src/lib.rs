@@ -9,7 +9,7 @@
 //!
 //!   Simulator
 //!   ├── event heap (time, seq): one entry per busy transmitter, per non-empty propagation
-//!   │   pipe, per endpoint deadline, per hook deadline, per generator; never one per packet
+//!   │   FIFO, per endpoint deadline, per hook deadline, per generator; never one per packet
 //!   ├── nodes ── interfaces (one address each) ── channels (one per link direction)
 //!   │             channel = queue discipline ─> transmitter ─> loss model ─> propagation FIFO
 //!   ├── node hooks: see every packet at a node, may drop, delay, rewrite, inject
