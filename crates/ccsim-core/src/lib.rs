@@ -18,7 +18,8 @@
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
-//! [`scenario`], [`results`].
+//! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
+//! the sender half is [`cc::xcp`]).
 
 pub mod agents;
 pub mod cc;
@@ -36,7 +37,7 @@ pub mod sim;
 pub mod tcp;
 pub mod time;
 pub mod traffic;
-pub mod xcp;
+pub mod xcp_router;
 
 use std::fmt;
 
