@@ -59,34 +59,21 @@ pub enum DropReason {
     NoRoute,
 }
 
-/// An error from a run that the scenario layer could not have caught. Fatal: the run's partial
-/// results are discarded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimulationError {
-    pub message: String,
-}
-
-impl fmt::Display for SimulationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for SimulationError {}
-
 /// Any error of the public API.
+///
+/// A run itself does not fail: it ends with a [`StopReason`], and the limits of `[limits]` end it
+/// cleanly with their own reason. A broken invariant of the engine is a panic, not an `Error`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
-    /// The scenario is invalid; nothing was run.
+    /// The scenario is invalid; nothing was run. Fatal for this scenario: fix the field the
+    /// error names and run again.
     Scenario(ScenarioError),
-    /// The run failed.
-    Simulation(SimulationError),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Scenario(e) => e.fmt(f),
-            Error::Simulation(e) => e.fmt(f),
         }
     }
 }
