@@ -31,6 +31,8 @@
 mod build;
 mod engine;
 mod report;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::time::Instant;
