@@ -9,7 +9,7 @@
 //!
 //!   Simulator
 //!   ├── event heap (time, seq): one entry per busy transmitter, per non-empty propagation
-//!   │   pipe, per endpoint deadline, per hook deadline, per generator; never one per packet
+//!   │   FIFO, per endpoint deadline, per hook deadline, per generator; never one per packet
 //!   ├── nodes ── interfaces (one address each) ── channels (one per link direction)
 //!   │             channel = queue discipline ─> transmitter ─> loss model ─> propagation FIFO
 //!   ├── node hooks: see every packet at a node, may drop, delay, rewrite, inject
@@ -18,7 +18,8 @@
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
-//! [`scenario`], [`results`].
+//! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
+//! the sender half is [`cc::xcp`]).
 
 pub mod agents;
 pub mod cc;
@@ -36,7 +37,7 @@ pub mod sim;
 pub mod tcp;
 pub mod time;
 pub mod traffic;
-pub mod xcp;
+pub mod xcp_router;
 
 use std::fmt;
 
@@ -58,34 +59,21 @@ pub enum DropReason {
     NoRoute,
 }
 
-/// An error from a run that the scenario layer could not have caught. Fatal: the run's partial
-/// results are discarded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SimulationError {
-    pub message: String,
-}
-
-impl fmt::Display for SimulationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-impl std::error::Error for SimulationError {}
-
 /// Any error of the public API.
+///
+/// A run itself does not fail: it ends with a [`StopReason`], and the limits of `[limits]` end it
+/// cleanly with their own reason. A broken invariant of the engine is a panic, not an `Error`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Error {
-    /// The scenario is invalid; nothing was run.
+    /// The scenario is invalid; nothing was run. Fatal for this scenario: fix the field the
+    /// error names and run again.
     Scenario(ScenarioError),
-    /// The run failed.
-    Simulation(SimulationError),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Scenario(e) => e.fmt(f),
-            Error::Simulation(e) => e.fmt(f),
         }
     }
 }

@@ -97,8 +97,11 @@ pub struct Channel {
     /// A `TxDone` event is scheduled at this time exactly when the queue is not empty.
     busy_until: SimTime,
     ser: Serializer,
-    /// Packets in transmission or propagating, with their arrival times (non-decreasing).
-    pub pipe: VecDeque<(SimTime, Packet)>,
+    /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
+    /// its arrival time at the far node. The delay is constant, so arrival times never decrease
+    /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
+    /// sender's estimate of its own data in flight.)
+    pub propagation: VecDeque<(SimTime, Packet)>,
     pub stats: ChannelStats,
 }
 
@@ -155,7 +158,7 @@ impl Channel {
             loss,
             busy_until: SimTime::ZERO,
             ser: Serializer::default(),
-            pipe: VecDeque::new(),
+            propagation: VecDeque::new(),
             stats: ChannelStats::default(),
         }
     }
@@ -225,8 +228,8 @@ impl Channel {
             return (None, true);
         }
         let at = done + self.delay;
-        let head = self.pipe.is_empty().then_some(at);
-        self.pipe.push_back((at, p));
+        let head = self.propagation.is_empty().then_some(at);
+        self.propagation.push_back((at, p));
         (head, false)
     }
 
@@ -244,17 +247,18 @@ impl Channel {
         }
     }
 
-    /// The head of the pipe arrives now; returns it and the arrival time of the next head.
+    /// The head of the propagation FIFO arrives now; returns it and the arrival time of the
+    /// next head.
     pub fn on_arrive(&mut self) -> Option<(Packet, Option<SimTime>)> {
-        let (_, p) = self.pipe.pop_front()?;
+        let (_, p) = self.propagation.pop_front()?;
         self.stats.arrived += 1;
-        let next = self.pipe.front().map(|(t, _)| *t);
+        let next = self.propagation.front().map(|(t, _)| *t);
         Some((p, next))
     }
 
     /// Packets inside this channel: queued, in transmission and propagating.
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() as u64 + self.pipe.len() as u64
+        self.queue.len_packets() as u64 + self.propagation.len() as u64
     }
 
     /// Close the queue-length integral at the end of the run.

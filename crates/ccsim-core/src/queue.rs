@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-//! Queue disciplines of one link direction: DropTail, RED, and the XCP router port (`xcp.rs`).
+//! Queue disciplines of one link direction: DropTail, RED, and the XCP router port
+//! (`xcp_router.rs`).
 //!
 //! ```text
 //!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<Packet> ──> dequeue(now)
@@ -21,7 +22,7 @@ use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
-use crate::xcp::{XcpConfig, XcpRouter};
+use crate::xcp_router::{XcpConfig, XcpRouter};
 
 /// ECN field values (RFC 3168 §5: 00 not-ECT, 01 ECT(1), 10 ECT(0), 11 CE).
 const ECN_ECT1: u8 = 1;

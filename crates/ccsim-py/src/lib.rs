@@ -50,7 +50,6 @@ fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
             let _ = value.setattr("reason", s.message);
             err
         }
-        CoreError::Simulation(s) => SimulationError::new_err(s.message),
     }
 }
 

@@ -2,7 +2,9 @@
 //! The router half of XCP (Katabi, Handley, Rohrs, "Congestion Control for High
 //! Bandwidth-Delay Product Networks", SIGCOMM 2002; "KHR02" below), as the queue discipline of
 //! one link direction. A link whose queue is `type = "xcp"` is an XCP router's output port; any
-//! other link leaves the congestion header alone, so XCP and non-XCP routers mix freely.
+//! other link leaves the congestion header alone, so XCP and non-XCP routers mix freely. The
+//! sender half, which only states its window and RTT and applies the feedback, is
+//! [`crate::cc::xcp`].
 //!
 //! ```text
 //!   every control interval d (the mean RTT of the traffic):

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+//! Building a simulator from a validated scenario: the network and its hooks, the flows, and
+//! the first events. Short flows a generator starts during the run come from the same flow
+//! factory.
+//!
+//! ```text
+//!   Spec ─┬─> Network::build        nodes, interfaces, channels, routes
+//!         ├─> build_hooks           one hook per node that declares one
+//!         ├─> add_flow, per flow    path MTU check, then
+//!         │     tcp                 TcpSender on src ──────────────> TcpReceiver on dst
+//!         │     cbr, onoff          CbrSource / OnOffSource on src ─> UdpSink on dst
+//!         │     short_tcp           a Generator; each Spawn event adds a finite tcp flow
+//!         └─> schedule_first_events each endpoint's first deadline, the first sample
+//! ```
+//!
+//! Every flow takes the next two ports, sender then receiver, and a port is its endpoint's index,
+//! so routing finds a packet's endpoint without a map. Random streams are derived from the seed
+//! and a name (`node/<name>/hook`, `flow/<name>/onoff`; a generator's gaps and sizes, see
+//! `ShortFlowArrivals`), so adding a flow changes no other component's draws.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use super::engine::{Ev, EventHeap};
+use super::report::{Conservation, SeriesBuilder};
+use super::{AnyEndpoint, EndpointSlot, FlowRecord, Generator, Simulator};
+use crate::hook::{HookOutput, Impair, NodeHook};
+use crate::network::{Network, NO_ROUTE};
+use crate::packet::{Addr, Port};
+use crate::rng::RngStream;
+use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
+use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
+use crate::time::{Rate, SimTime};
+use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
+use crate::Error;
+
+/// The two hosts of a flow and the addresses its packets carry (each host's first address).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FlowEnds {
+    src: u32,
+    src_addr: Addr,
+    dst: u32,
+    dst_addr: Addr,
+}
+
+impl FlowEnds {
+    fn of(spec: &Spec, net: &Network, f: &FlowSpec) -> Option<FlowEnds> {
+        let src = spec.nodes.get_index_of(&f.src)? as u32;
+        let dst = spec.nodes.get_index_of(&f.dst)? as u32;
+        Some(FlowEnds {
+            src,
+            src_addr: net.primary_addr(src)?,
+            dst,
+            dst_addr: net.primary_addr(dst)?,
+        })
+    }
+}
+
+impl Simulator {
+    /// Build the network, endpoints, hooks and generators of a validated scenario.
+    ///
+    /// The one error is a flow whose packets exceed the MTU of a link on its route
+    /// (`check_path_mtu`): the parser does not compute routes, so it cannot see it.
+    pub fn build(spec: &Spec) -> Result<Simulator, Error> {
+        let mut sim = Simulator::without_flows(spec, Instant::now());
+        for (name, f) in &spec.flows {
+            // The parser guarantees both hosts exist and have a link.
+            let Some(ends) = FlowEnds::of(spec, &sim.net, f) else {
+                continue;
+            };
+            check_path_mtu(&sim.net, name, f, ends)?;
+            sim.add_flow(name, f, ends);
+        }
+        sim.schedule_first_events();
+        Ok(sim)
+    }
+
+    /// The scenario's network and hooks, with no endpoint and nothing scheduled.
+    fn without_flows(spec: &Spec, build_started: Instant) -> Simulator {
+        let net = Network::build(spec);
+        let hooks = build_hooks(spec);
+        let n_nodes = net.nodes.len();
+        Simulator {
+            now: SimTime::ZERO,
+            heap: EventHeap::default(),
+            net,
+            eps: Vec::new(),
+            hooks,
+            hook_timer_at: vec![None; n_nodes],
+            flows: Vec::new(),
+            gens: Vec::new(),
+            out: Vec::new(),
+            hook_out: HookOutput::default(),
+            local: VecDeque::new(),
+            end: SimTime::ZERO + spec.duration,
+            max_events: spec.limits.max_events.unwrap_or(u64::MAX),
+            max_wall: spec.limits.max_wall_seconds,
+            events: 0,
+            peak_heap: 0,
+            cons: Conservation::default(),
+            peak_alive: 0,
+            data_packets_sent: 0,
+            trace_interval: spec.trace.interval.filter(|d| d.as_nanos() > 0),
+            series: SeriesBuilder::default(),
+            seed: spec.seed,
+            build_started,
+        }
+    }
+
+    /// The endpoints of one configured flow, or its generator.
+    fn add_flow(&mut self, name: &str, f: &FlowSpec, ends: FlowEnds) {
+        match &f.kind {
+            FlowKind::Tcp { size, tcp } => {
+                self.add_tcp_flow(name.to_string(), ends, f.start, f.stop, *size, tcp, true);
+            }
+            FlowKind::Cbr { rate, packet_size } => {
+                let cfg = self.udp_config(ends, f, *rate, *packet_size);
+                let source = AnyEndpoint::Cbr(CbrSource::new(cfg));
+                self.add_udp_flow(name, "cbr", ends, f.start, source);
+            }
+            FlowKind::OnOff {
+                rate,
+                packet_size,
+                on,
+                off,
+                exponential,
+            } => {
+                let cfg = self.udp_config(ends, f, *rate, *packet_size);
+                let rng = RngStream::derive(self.seed, &format!("flow/{name}/onoff"));
+                let source =
+                    AnyEndpoint::OnOff(OnOffSource::new(cfg, *on, *off, *exponential, rng));
+                self.add_udp_flow(name, "onoff", ends, f.start, source);
+            }
+            FlowKind::ShortTcp {
+                arrival_rate,
+                sizes,
+                tcp,
+            } => self.add_generator(name, ends, f, *arrival_rate, sizes, tcp),
+        }
+    }
+
+    /// The events that start the run: each endpoint's first deadline, in port order, then the
+    /// first sample. (Generators scheduled their first arrival as they were added.)
+    fn schedule_first_events(&mut self) {
+        for port in 0..self.eps.len() as u32 {
+            self.reschedule_endpoint(port);
+        }
+        if let Some(iv) = self.trace_interval {
+            self.heap.schedule(SimTime::ZERO + iv, Ev::Sample);
+        }
+    }
+
+    /// The configuration of a UDP source for flow `f`, on the ports `add_udp_flow` will use.
+    fn udp_config(&self, ends: FlowEnds, f: &FlowSpec, rate: Rate, packet_size: u32) -> UdpConfig {
+        let (port, dst_port) = self.reserve_ports();
+        UdpConfig {
+            addr: ends.src_addr,
+            dst_addr: ends.dst_addr,
+            port,
+            dst_port,
+            flow: self.flows.len() as u32,
+            start: f.start,
+            stop: f.stop,
+            rate,
+            packet_size,
+        }
+    }
+
+    /// The ports the next flow's sender and receiver get.
+    fn reserve_ports(&self) -> (Port, Port) {
+        let p = self.eps.len() as Port;
+        (p, p + 1)
+    }
+
+    fn add_udp_flow(
+        &mut self,
+        name: &str,
+        kind: &'static str,
+        ends: FlowEnds,
+        start: SimTime,
+        source: AnyEndpoint,
+    ) {
+        let flow = self.flows.len() as u32;
+        let (tx, rx) = self.reserve_ports();
+        self.eps.push(EndpointSlot {
+            node: ends.src,
+            ep: source,
+            timer_at: None,
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.dst,
+            ep: AnyEndpoint::UdpSink(UdpSink::new(flow)),
+            timer_at: None,
+        });
+        self.flows.push(FlowRecord {
+            name: name.to_string(),
+            kind,
+            src: ends.src,
+            dst: ends.dst,
+            start,
+            size: None,
+            sender: tx,
+            receiver: rx,
+            traced: false,
+        });
+    }
+
+    /// A TCP sender on `ends.src` and its receiver on `ends.dst`; returns the sender's port.
+    /// `size` is `None` for a bulk transfer; `traced` puts the flow in the time series.
+    #[allow(clippy::too_many_arguments)]
+    fn add_tcp_flow(
+        &mut self,
+        name: String,
+        ends: FlowEnds,
+        start: SimTime,
+        stop: Option<SimTime>,
+        size: Option<u64>,
+        tcp: &TcpSpec,
+        traced: bool,
+    ) -> Port {
+        let flow = self.flows.len() as u32;
+        let (tx, rx) = self.reserve_ports();
+        let sender = TcpSender::new(TcpSenderConfig {
+            addr: ends.src_addr,
+            dst_addr: ends.dst_addr,
+            port: tx,
+            dst_port: rx,
+            flow,
+            start,
+            stop,
+            size,
+            tcp: tcp.clone(),
+        });
+        let receiver = TcpReceiver::new(TcpReceiverConfig {
+            addr: ends.dst_addr,
+            peer_addr: ends.src_addr,
+            port: rx,
+            peer_port: tx,
+            flow,
+            tcp: tcp.clone(),
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.src,
+            ep: AnyEndpoint::TcpSender(Box::new(sender)),
+            timer_at: None,
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.dst,
+            ep: AnyEndpoint::TcpReceiver(Box::new(receiver)),
+            timer_at: None,
+        });
+        self.flows.push(FlowRecord {
+            name,
+            kind: if size.is_some() {
+                "tcp_transfer"
+            } else {
+                "tcp_bulk"
+            },
+            src: ends.src,
+            dst: ends.dst,
+            start,
+            size,
+            sender: tx,
+            receiver: rx,
+            traced,
+        });
+        tx
+    }
+
+    /// A generator of Poisson arrivals of finite TCP transfers from `f.start`, and its first
+    /// arrival. Its transfers are named `<name>#1`, `<name>#2`, ... and are not traced.
+    fn add_generator(
+        &mut self,
+        name: &str,
+        ends: FlowEnds,
+        f: &FlowSpec,
+        arrival_rate: f64,
+        sizes: &SizeDist,
+        tcp: &TcpSpec,
+    ) {
+        let mut arrivals = ShortFlowArrivals::new(arrival_rate, sizes.clone(), self.seed, name);
+        let first = f.start + arrivals.next_gap();
+        let g = self.gens.len() as u32;
+        self.gens.push(Generator {
+            name: name.to_string(),
+            ends,
+            stop: f.stop,
+            arrivals,
+            tcp: tcp.clone(),
+            spawned: 0,
+        });
+        self.schedule_spawn(g, first, f.stop);
+    }
+
+    /// A `Spawn` event: generator `g` starts a transfer now and schedules its next arrival.
+    pub(super) fn spawn_short_flow(&mut self, g: u32) {
+        let now = self.now;
+        let generator = &mut self.gens[g as usize];
+        let size = generator.arrivals.next_size();
+        let gap = generator.arrivals.next_gap();
+        generator.spawned += 1;
+        let name = format!("{}#{}", generator.name, generator.spawned);
+        let (ends, stop, tcp) = (generator.ends, generator.stop, generator.tcp.clone());
+        let port = self.add_tcp_flow(name, ends, now, None, Some(size), &tcp, false);
+        self.call_endpoint(port, None);
+        self.schedule_spawn(g, now + gap, stop);
+    }
+
+    /// Schedule generator `g`'s arrival at `at` if it falls within the run and before the
+    /// generator's `stop`.
+    fn schedule_spawn(&mut self, g: u32, at: SimTime, stop: Option<SimTime>) {
+        if at <= self.end && stop.is_none_or(|s| at < s) {
+            self.heap.schedule(at, Ev::Spawn(g));
+        }
+    }
+}
+
+/// One hook per node that declares one, indexed by node.
+fn build_hooks(spec: &Spec) -> Vec<Option<Box<dyn NodeHook>>> {
+    spec.nodes
+        .iter()
+        .map(|(name, n)| n.hook.as_ref().map(|h| build_hook(spec.seed, name, h)))
+        .collect()
+}
+
+fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
+    match h {
+        HookSpec::Impair { drop, delay } => Box::new(Impair::new(
+            *drop,
+            *delay,
+            RngStream::derive(seed, &format!("node/{node}/hook")),
+        )),
+        HookSpec::Spack(cfg) => Box::new(crate::agents::Spack::new(*cfg)),
+        HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
+        HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
+    }
+}
+
+/// Reject, before the run, a flow whose largest packet exceeds the MTU of a link on its route:
+/// every such packet would be dropped and the flow would never finish.
+fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Result<(), Error> {
+    let (size, field) = match &f.kind {
+        FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => {
+            (tcp.mss + tcp.header_bytes, "mss")
+        }
+        FlowKind::Cbr { packet_size, .. } | FlowKind::OnOff { packet_size, .. } => {
+            (*packet_size, "packet_size")
+        }
+    };
+    let mut node = ends.src;
+    for _ in 0..net.nodes.len() {
+        if net.ifaces[ends.dst_addr as usize].node == node {
+            return Ok(());
+        }
+        let iface = net.routes[node as usize][ends.dst_addr as usize];
+        if iface == NO_ROUTE {
+            return Ok(()); // the parser already rejects unconnected flows
+        }
+        let ch = &net.chans[net.ifaces[iface as usize].out_chan as usize];
+        if size > ch.mtu {
+            let what = if field == "mss" {
+                format!("packets of {size} B (mss + header_bytes)")
+            } else {
+                format!("packets of {size} B")
+            };
+            return Err(Error::Scenario(crate::ScenarioError {
+                path: format!("flows.{name}.{field}"),
+                message: format!(
+                    "{what} exceed the MTU ({} B) of link {} on the route; lower it or raise \
+                     links.{}.mtu",
+                    ch.mtu, ch.link, ch.link
+                ),
+            }));
+        }
+        node = ch.to_node;
+    }
+    Ok(())
+}

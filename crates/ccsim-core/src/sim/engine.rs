@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+//! The engine: the event heap, the loop that drains it, and the path of a packet through a node.
+//!
+//! ```text
+//!   heap of (time, seq, event), seq strictly increasing: equal times run in scheduling order,
+//!   so a run is a pure function of the scenario and the seed.
+//!
+//!   TxDone(chan)   a transmitter freed up with packets waiting: start the next (only then; a
+//!                  packet offered to an idle channel goes straight onto the wire, link.rs)
+//!   Arrive(chan)   the head of a propagation FIFO reached the far node: hook, route or deliver
+//!   Timer(ep)      an endpoint's deadline (lazily cancelled: stale entries are skipped)
+//!   HookTimer(n)   a node hook's deadline (same rule)
+//!   Spawn(g)       a short-flow generator starts a new TCP transfer
+//!   Sample         the time-series sampler
+//! ```
+//!
+//! Everything that happens at one instant without delay (a hook, routing, delivery to an
+//! endpoint, the endpoint's reply) is a direct call, not an event. Packets an endpoint delivers
+//! to another endpoint on the same node go through a local FIFO, so there is no recursion:
+//!
+//! ```text
+//!   channel ──Arrive──> at_node ──> hook? ──> route ──┬──> local FIFO ──> endpoint ──┐
+//!                          ^                          └──> channel.offer (next hop)  │
+//!                          └──────────── call_endpoint: what the endpoint sends <────┘
+//! ```
+//!
+//! A packet whose destination is neither this node nor reachable from it (a host does not
+//! forward; a router may have no route) is dropped as [`DropReason::NoRoute`], counted on the
+//! link it arrived on.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
+
+use super::Simulator;
+use crate::hook::HookOutput;
+use crate::link::Offer;
+use crate::network::NO_ROUTE;
+use crate::packet::{Packet, Port};
+use crate::results::StopReason;
+use crate::scenario::NodeKind;
+use crate::time::SimTime;
+use crate::DropReason;
+
+/// What happens at a scheduled time, and to which object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ev {
+    /// Channel `c`'s transmitter is free and packets wait in its queue.
+    TxDone(u32),
+    /// The head of channel `c`'s propagation FIFO reaches the far node.
+    Arrive(u32),
+    /// The deadline of the endpoint on port `p`.
+    Timer(u32),
+    /// The deadline of node `n`'s hook.
+    HookTimer(u32),
+    /// Generator `g` starts a short flow.
+    Spawn(u32),
+    /// Take a time-series sample.
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Entry {
+    pub(super) time: SimTime,
+    seq: u64,
+    pub(super) ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    /// Reversed: `BinaryHeap` is a max-heap and we want the earliest (time, seq).
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// The pending events, earliest `(time, seq)` first. A binary heap alone does not keep equal
+/// keys in insertion order; the sequence number, one more for every event scheduled, does.
+#[derive(Default)]
+pub(super) struct EventHeap {
+    seq: u64,
+    heap: BinaryHeap<Entry>,
+}
+
+impl EventHeap {
+    #[inline]
+    pub(super) fn schedule(&mut self, time: SimTime, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    #[inline]
+    pub(super) fn pop(&mut self) -> Option<Entry> {
+        self.heap.pop()
+    }
+
+    /// Return an entry [`EventHeap::pop`] gave, in its old place (its `seq` is kept).
+    pub(super) fn put_back(&mut self, e: Entry) {
+        self.heap.push(e);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+impl Simulator {
+    /// Run the event loop until the end time, an idle network or a limit.
+    ///
+    /// Stopping at `duration` leaves later events pending and sets the clock to `duration`
+    /// exactly, so the rates of [`Simulator::finish`] divide by the scenario's duration.
+    pub fn run_loop(&mut self) -> StopReason {
+        loop {
+            if let Some(limit) = self.limit_reached() {
+                return limit;
+            }
+            self.peak_heap = self.peak_heap.max(self.heap.len() as u64);
+            let Some(e) = self.heap.pop() else {
+                return StopReason::Idle;
+            };
+            if e.time > self.end {
+                self.heap.put_back(e);
+                self.now = self.end;
+                return StopReason::Duration;
+            }
+            self.now = e.time;
+            self.events += 1;
+            if let ControlFlow::Break(reason) = self.dispatch(e.ev, e.time) {
+                return reason;
+            }
+            self.pump_local();
+            self.note_peak_alive();
+        }
+    }
+
+    /// `limits.max_events`, checked before every event, and `limits.max_wall_seconds`,
+    /// checked every 65,536 events (reading the clock costs more than an event).
+    fn limit_reached(&self) -> Option<StopReason> {
+        if self.events >= self.max_events {
+            return Some(StopReason::EventLimit);
+        }
+        if self.events & 0xffff == 0 {
+            if let Some(limit) = self.max_wall {
+                if self.build_started.elapsed().as_secs_f64() >= limit {
+                    return Some(StopReason::WallLimit);
+                }
+            }
+        }
+        None
+    }
+
+    /// Handle one event that was due at `at` (now).
+    #[inline]
+    fn dispatch(&mut self, ev: Ev, at: SimTime) -> ControlFlow<StopReason> {
+        match ev {
+            Ev::TxDone(c) => self.on_tx_done(c),
+            Ev::Arrive(c) => self.on_arrive(c),
+            Ev::Timer(port) => self.on_endpoint_timer(port, at),
+            Ev::HookTimer(node) => self.on_hook_timer(node, at),
+            Ev::Spawn(g) => self.spawn_short_flow(g),
+            Ev::Sample => return self.on_sample(),
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn on_tx_done(&mut self, c: u32) {
+        let done = self.net.chans[c as usize].on_tx_done(self.now);
+        if done.lost {
+            self.cons.dropped += 1;
+        }
+        if let Some(t) = done.head_arrives {
+            self.heap.schedule(t, Ev::Arrive(c));
+        }
+        if let Some(t) = done.next_tx_done {
+            self.heap.schedule(t, Ev::TxDone(c));
+        }
+    }
+
+    fn on_arrive(&mut self, c: u32) {
+        let ch = &mut self.net.chans[c as usize];
+        let (to_node, to_iface) = (ch.to_node, ch.to_iface);
+        if let Some((p, next)) = ch.on_arrive() {
+            if let Some(t) = next {
+                self.heap.schedule(t, Ev::Arrive(c));
+            }
+            self.at_node(to_node, p, Some(to_iface));
+        }
+    }
+
+    /// An endpoint's deadline. Rescheduling never removes the old entry (lazy cancellation):
+    /// only the entry at `timer_at` is live, and the endpoint may have moved its deadline
+    /// later since, in which case it is only rescheduled.
+    fn on_endpoint_timer(&mut self, port: Port, at: SimTime) {
+        let slot = &mut self.eps[port as usize];
+        if slot.timer_at != Some(at) {
+            return; // superseded by an earlier entry
+        }
+        slot.timer_at = None;
+        if slot.ep.poll_timeout().is_some_and(|t| t <= self.now) {
+            self.call_endpoint(port, None);
+        } else {
+            self.reschedule_endpoint(port);
+        }
+    }
+
+    /// A hook's deadline, with the same lazy cancellation as an endpoint's.
+    fn on_hook_timer(&mut self, node: u32, at: SimTime) {
+        if self.hook_timer_at[node as usize] != Some(at) {
+            return;
+        }
+        self.hook_timer_at[node as usize] = None;
+        let mut hook_out = std::mem::take(&mut self.hook_out);
+        if let Some(h) = self.hooks[node as usize].as_mut() {
+            h.on_timeout(self.now, &mut hook_out);
+        }
+        self.after_hook(node, None, &mut hook_out);
+        self.hook_out = hook_out;
+    }
+
+    /// Take a sample and schedule the next, unless the sampler is all that is left: then
+    /// nothing else can ever happen, and the run stops rather than sample an idle network
+    /// until `duration`.
+    fn on_sample(&mut self) -> ControlFlow<StopReason> {
+        self.sample();
+        if self.heap.is_empty() {
+            return ControlFlow::Break(StopReason::Idle);
+        }
+        if let Some(iv) = self.trace_interval {
+            self.heap.schedule(self.now + iv, Ev::Sample);
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The peak of packets alive. By conservation, alive = created - delivered - dropped
+    /// (checked against a structural count by the tests): O(1) per event.
+    #[inline]
+    fn note_peak_alive(&mut self) {
+        let alive = (self.cons.created).saturating_sub(self.cons.delivered + self.cons.dropped);
+        self.peak_alive = self.peak_alive.max(alive);
+    }
+
+    /// Keep one heap entry at the endpoint's deadline: a new one only if the deadline moved
+    /// earlier; a later deadline is found when the old entry fires.
+    pub(super) fn reschedule_endpoint(&mut self, port: Port) {
+        let slot = &mut self.eps[port as usize];
+        if let Some(t) = slot.ep.poll_timeout() {
+            let t = t.max(self.now);
+            if slot.timer_at.is_none_or(|cur| t < cur) {
+                slot.timer_at = Some(t);
+                self.heap.schedule(t, Ev::Timer(port));
+            }
+        }
+    }
+
+    /// The same for the hook of `node`.
+    fn reschedule_hook(&mut self, node: u32) {
+        let Some(h) = &self.hooks[node as usize] else {
+            return;
+        };
+        if let Some(t) = h.poll_timeout() {
+            let t = t.max(self.now);
+            if self.hook_timer_at[node as usize].is_none_or(|cur| t < cur) {
+                self.hook_timer_at[node as usize] = Some(t);
+                self.heap.schedule(t, Ev::HookTimer(node));
+            }
+        }
+    }
+
+    /// Call an endpoint (with a packet, or for its timer) and send what it emits.
+    pub(super) fn call_endpoint(&mut self, port: Port, pkt: Option<Packet>) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let slot = &mut self.eps[port as usize];
+        match pkt {
+            Some(p) => slot.ep.as_endpoint().handle_packet(now, p, &mut out),
+            None => slot.ep.as_endpoint().handle_timeout(now, &mut out),
+        }
+        let node = slot.node;
+        self.reschedule_endpoint(port);
+        for p in out.drain(..) {
+            self.cons.created += 1;
+            if p.is_data() {
+                self.data_packets_sent += 1;
+            }
+            self.at_node(node, p, None);
+        }
+        self.out = out;
+    }
+
+    /// A packet is at `node`: through the hook if any, then routing or local delivery.
+    fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+        if self.hooks[node as usize].is_none() {
+            self.route(node, pkt, arrived_on);
+            return;
+        }
+        let mut hook_out = std::mem::take(&mut self.hook_out);
+        if let Some(h) = self.hooks[node as usize].as_mut() {
+            h.on_packet(self.now, pkt, arrived_on, &mut hook_out);
+        }
+        self.after_hook(node, arrived_on, &mut hook_out);
+        self.hook_out = hook_out;
+    }
+
+    /// Account for what a hook did and route the packets it forwarded or injected.
+    fn after_hook(&mut self, node: u32, arrived_on: Option<u32>, hook_out: &mut HookOutput) {
+        self.cons.created += hook_out.injected;
+        self.cons.dropped += hook_out.dropped;
+        // Packets a hook received itself (a split-connection relay) end their life delivered.
+        self.cons.delivered += hook_out.consumed;
+        hook_out.consumed = 0;
+        if hook_out.dropped > 0 {
+            if let Some(i) = arrived_on {
+                let c = self.net.ifaces[i as usize].in_chan;
+                self.net.chans[c as usize].stats.drops_hook += hook_out.dropped;
+            }
+        }
+        hook_out.injected = 0;
+        hook_out.dropped = 0;
+        let mut pkts = std::mem::take(&mut hook_out.packets);
+        for p in pkts.drain(..) {
+            self.route(node, p, arrived_on);
+        }
+        hook_out.packets = pkts;
+        self.reschedule_hook(node);
+    }
+
+    /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
+    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason) {
+        self.cons.dropped += 1;
+        if let Some(i) = arrived_on {
+            let c = self.net.ifaces[i as usize].in_chan;
+            self.net.chans[c as usize].stats.count_drop(reason);
+        }
+    }
+
+    /// Deliver a packet addressed to this node to its endpoint, or offer it to the channel its
+    /// route leaves by. Hosts send their own packets but forward no one else's.
+    fn route(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+        let dst = pkt.dst as usize;
+        if dst < self.net.ifaces.len() && self.net.ifaces[dst].node == node {
+            let port = pkt.dst_port();
+            if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
+                self.local.push_back((port, pkt));
+            } else {
+                self.drop_packet(arrived_on, DropReason::NoRoute);
+            }
+            return;
+        }
+        let forwards =
+            arrived_on.is_none() || self.net.nodes[node as usize].kind == NodeKind::Router;
+        let iface = if forwards && dst < self.net.ifaces.len() {
+            self.net.routes[node as usize][dst]
+        } else {
+            NO_ROUTE
+        };
+        if iface == NO_ROUTE {
+            self.drop_packet(arrived_on, DropReason::NoRoute);
+            return;
+        }
+        let chan = self.net.ifaces[iface as usize].out_chan;
+        match self.net.chans[chan as usize].offer(self.now, pkt) {
+            Offer::Sent { head_arrives, lost } => {
+                if lost {
+                    self.cons.dropped += 1;
+                }
+                if let Some(t) = head_arrives {
+                    self.heap.schedule(t, Ev::Arrive(chan));
+                }
+            }
+            Offer::Queued { tx_done } => {
+                if let Some(t) = tx_done {
+                    self.heap.schedule(t, Ev::TxDone(chan));
+                }
+            }
+            Offer::Dropped(_, reason) => {
+                self.cons.dropped += 1;
+                self.net.chans[chan as usize].stats.count_drop(reason);
+            }
+        }
+    }
+
+    /// Deliver packets queued for local endpoints (and whatever they send in reply).
+    fn pump_local(&mut self) {
+        while let Some((port, pkt)) = self.local.pop_front() {
+            self.cons.delivered += 1;
+            self.call_endpoint(port, Some(pkt));
+        }
+    }
+}

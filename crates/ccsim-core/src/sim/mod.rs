@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+//! The simulator: a network, the endpoints and hooks on its nodes, and the event loop that moves
+//! packets between them.
+//!
+//! ```text
+//!   Spec ──build──> Simulator ──run_loop──> StopReason ──finish──> RunOutput
+//!          build.rs     │        engine.rs                report.rs   (flows, links, series)
+//!                       │
+//!                       ├── heap: pending (time, seq, event), one per busy object, never one per
+//!                       │         packet
+//!                       ├── net: nodes, interfaces, channels, routes (network.rs, link.rs)
+//!                       ├── hooks[node], eps[port]: what runs on the nodes
+//!                       ├── flows, gens: one record per flow, one generator per short_tcp flow
+//!                       └── counters: events, conservation, peaks, time series
+//! ```
+//!
+//! - [`build`](Simulator::build) (`build.rs`) turns a validated [`Spec`](crate::scenario::Spec)
+//!   into a ready simulator: the network, one hook per node that has one, two endpoints per
+//!   flow, a generator per `short_tcp` flow, and the first events. It rejects a flow whose
+//!   packets exceed the MTU of a link on its route, the one scenario error the parser cannot
+//!   see.
+//! - [`run_loop`](Simulator::run_loop) (`engine.rs`) pops events in `(time, seq)` order and hands
+//!   packets from channel to node to hook to endpoint until the end time, an idle network or a
+//!   limit.
+//! - [`finish`](Simulator::finish) (`report.rs`) assembles the result tables, and
+//!   [`conservation`](Simulator::conservation) checks that no packet was lost track of.
+//!
+//! [`Simulator::run`] does all three. Nothing here validates: the engine trusts a `Spec` the
+//! parser accepted and must not panic on one.
+
+mod build;
+mod engine;
+mod report;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::endpoint::{Endpoint, FlowCounters};
+use crate::hook::{HookOutput, NodeHook};
+use crate::network::Network;
+use crate::packet::{Packet, Port};
+use crate::results::RunOutput;
+use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
+use crate::time::{SimDuration, SimTime};
+use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
+use crate::Error;
+
+use build::FlowEnds;
+use engine::EventHeap;
+use report::SeriesBuilder;
+
+pub use report::Conservation;
+
+/// A network ready to run, and everything it has done so far.
+pub struct Simulator {
+    /// The simulated clock: the time of the event being handled (the end time once stopped).
+    now: SimTime,
+    heap: EventHeap,
+    net: Network,
+    /// Endpoints, indexed by port (a packet's destination port is its endpoint's index).
+    eps: Vec<EndpointSlot>,
+    /// The hook of each node, if it has one, and the time of its live heap entry.
+    hooks: Vec<Option<Box<dyn NodeHook>>>,
+    hook_timer_at: Vec<Option<SimTime>>,
+    flows: Vec<FlowRecord>,
+    gens: Vec<Generator>,
+    /// Scratch buffers, reused so the hot path does not allocate.
+    out: Vec<Packet>,
+    hook_out: HookOutput,
+    /// Packets for an endpoint on the node they are at, delivered after the current event
+    /// (a FIFO instead of a call, so an endpoint's reply never recurses into its peer).
+    local: VecDeque<(Port, Packet)>,
+    /// The limits: `duration`, `limits.max_events`, `limits.max_wall_seconds`.
+    end: SimTime,
+    max_events: u64,
+    max_wall: Option<f64>,
+    /// What the run summary reports.
+    events: u64,
+    peak_heap: u64,
+    cons: Conservation,
+    peak_alive: u64,
+    data_packets_sent: u64,
+    /// The time-series sampling period; `None` when the scenario asks for no series.
+    trace_interval: Option<SimDuration>,
+    series: SeriesBuilder,
+    seed: u64,
+    /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
+    build_started: Instant,
+}
+
+impl Simulator {
+    /// Run to the end; consumes the simulator.
+    pub fn run(mut self) -> Result<RunOutput, Error> {
+        let reason = self.run_loop();
+        Ok(self.finish(reason))
+    }
+
+    /// The simulated time: of the event being handled, or where the run stopped.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+}
+
+/// The built-in endpoints, dispatched without a vtable.
+enum AnyEndpoint {
+    TcpSender(Box<TcpSender>),
+    TcpReceiver(Box<TcpReceiver>),
+    Cbr(CbrSource),
+    OnOff(OnOffSource),
+    UdpSink(UdpSink),
+}
+
+impl AnyEndpoint {
+    fn as_endpoint(&mut self) -> &mut dyn Endpoint {
+        match self {
+            AnyEndpoint::TcpSender(e) => e.as_mut(),
+            AnyEndpoint::TcpReceiver(e) => e.as_mut(),
+            AnyEndpoint::Cbr(e) => e,
+            AnyEndpoint::OnOff(e) => e,
+            AnyEndpoint::UdpSink(e) => e,
+        }
+    }
+    fn poll_timeout(&self) -> Option<SimTime> {
+        match self {
+            AnyEndpoint::TcpSender(e) => e.poll_timeout(),
+            AnyEndpoint::TcpReceiver(e) => e.poll_timeout(),
+            AnyEndpoint::Cbr(e) => e.poll_timeout(),
+            AnyEndpoint::OnOff(e) => e.poll_timeout(),
+            AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+        }
+    }
+    fn counters(&self) -> &FlowCounters {
+        match self {
+            AnyEndpoint::TcpSender(e) => e.counters(),
+            AnyEndpoint::TcpReceiver(e) => e.counters(),
+            AnyEndpoint::Cbr(e) => e.counters(),
+            AnyEndpoint::OnOff(e) => e.counters(),
+            AnyEndpoint::UdpSink(e) => e.counters(),
+        }
+    }
+}
+
+/// An endpoint and where it lives.
+struct EndpointSlot {
+    node: u32,
+    ep: AnyEndpoint,
+    /// Time of the live heap entry for this endpoint, if any.
+    timer_at: Option<SimTime>,
+}
+
+/// One row of the flows table.
+struct FlowRecord {
+    name: String,
+    kind: &'static str,
+    src: u32,
+    dst: u32,
+    start: SimTime,
+    size: Option<u64>,
+    sender: Port,
+    receiver: Port,
+    /// Traced in the time series (configured flows; not generated short flows).
+    traced: bool,
+}
+
+/// A Poisson generator of short TCP transfers.
+struct Generator {
+    name: String,
+    ends: FlowEnds,
+    stop: Option<SimTime>,
+    arrivals: ShortFlowArrivals,
+    tcp: TcpSpec,
+    spawned: u64,
+}

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+//! Reporting a run: the result tables [`Simulator::finish`] assembles, the time series the
+//! `Sample` event feeds, and the packet conservation check.
+//!
+//! ```text
+//!   flows    one row per flow (and per transfer a short-flow generator started): counters of
+//!            its sender and receiver, goodput, completion time, RTT
+//!   links    one row per link direction: rate, utilization, drops by reason, queue length
+//!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
+//!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
+//!            and throughput of every link direction
+//! ```
+//!
+//! Conservation: every packet an endpoint sends or a hook injects is, at any moment, delivered,
+//! dropped or alive (in a queue, a propagation FIFO or a hook). The engine keeps the first three
+//! counts; [`Simulator::conservation`] counts the alive ones structurally, so a test can check
+//! that no packet was lost track of.
+
+use super::{AnyEndpoint, Simulator};
+use crate::results::{Column, RunOutput, RunSummary, StopReason, Table};
+use crate::time::SimDuration;
+
+/// Packet bookkeeping for the conservation check: created = delivered + dropped + alive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conservation {
+    /// Packets sent by endpoints or injected by hooks.
+    pub created: u64,
+    /// Packets handed to an endpoint.
+    pub delivered: u64,
+    /// Packets dropped for any reason.
+    pub dropped: u64,
+    /// Packets still in queues, transmitters, propagation FIFOs and hooks.
+    pub alive: u64,
+}
+
+impl Simulator {
+    /// Packet bookkeeping at this point of the run.
+    pub fn conservation(&self) -> Conservation {
+        Conservation {
+            alive: self.alive(),
+            ..self.cons
+        }
+    }
+
+    /// Assemble the result tables at `now` (where [`Simulator::run_loop`] stopped): the flows,
+    /// the link directions, the time series and the run summary.
+    pub fn finish(mut self, reason: StopReason) -> RunOutput {
+        let now = self.now;
+        for c in &mut self.net.chans {
+            c.finish(now);
+        }
+        let alive = self.alive();
+        self.peak_alive = self.peak_alive.max(alive);
+        let wall = self.build_started.elapsed().as_secs_f64();
+        let flows = self.flows_table();
+        let links = self.links_table();
+        let data_packets = self.net.chans.iter().map(|c| c.stats.data_packets).sum();
+        let cons = self.conservation();
+        RunOutput {
+            summary: RunSummary {
+                stop_reason: reason,
+                sim_seconds: now.as_secs_f64(),
+                events: self.events,
+                wall_seconds: wall,
+                data_packets,
+                data_packets_sent: self.data_packets_sent,
+                peak_packets: self.peak_alive,
+                peak_heap: self.peak_heap,
+                seed: self.seed,
+                packets_created: cons.created,
+                packets_delivered: cons.delivered,
+                packets_dropped: cons.dropped,
+                packets_alive: cons.alive,
+            },
+            flows,
+            links,
+            series: std::mem::take(&mut self.series).into_table(),
+        }
+    }
+
+    /// One row per flow, in the order flows were added (configured flows, then transfers as
+    /// generators started them). Rates divide by the time a flow was active: until it completed,
+    /// or until `now`.
+    fn flows_table(&self) -> Table {
+        let n = self.flows.len();
+        let mut name = Vec::with_capacity(n);
+        let mut kind = Vec::with_capacity(n);
+        let mut src = Vec::with_capacity(n);
+        let mut dst = Vec::with_capacity(n);
+        let mut cols_f: [Vec<f64>; 10] = Default::default();
+        let mut cols_u: [Vec<u64>; 9] = Default::default();
+        let end = self.now;
+        for f in &self.flows {
+            let tx = self.eps[f.sender as usize].ep.counters();
+            let rx = self.eps[f.receiver as usize].ep.counters();
+            name.push(f.name.clone());
+            kind.push(f.kind.to_string());
+            src.push(self.net.nodes[f.src as usize].name.clone());
+            dst.push(self.net.nodes[f.dst as usize].name.clone());
+            let done = tx.completed_at;
+            let active_end = done.unwrap_or(end);
+            let active = active_end.saturating_since(f.start).as_secs_f64();
+            let per_s = |x: u64| {
+                if active > 0.0 {
+                    x as f64 * 8.0 / active
+                } else {
+                    f64::NAN
+                }
+            };
+            let rtt_mean = if tx.rtt_samples > 0 {
+                tx.rtt_sum_ns as f64 / tx.rtt_samples as f64 * 1e-9
+            } else {
+                f64::NAN
+            };
+            let f_vals = [
+                f.start.as_secs_f64(),
+                f.size.map_or(f64::NAN, |s| s as f64),
+                per_s(rx.bytes_delivered),
+                per_s(tx.wire_bytes_sent),
+                if tx.packets_sent > 0 {
+                    tx.retransmits as f64 / tx.packets_sent as f64
+                } else {
+                    0.0
+                },
+                done.map_or(f64::NAN, |t| t.saturating_since(f.start).as_secs_f64()),
+                rtt_mean,
+                tx.rtt_min_ns.map_or(f64::NAN, |r| r as f64 * 1e-9),
+                // The receiver's view of a finite transfer: when its last byte reached the
+                // application (differs from completion_time_s when a relay acknowledges early).
+                match (f.size, rx.last_delivery) {
+                    (Some(size), Some(t)) if rx.bytes_delivered >= size => {
+                        t.saturating_since(f.start).as_secs_f64()
+                    }
+                    _ => f64::NAN,
+                },
+                match &self.eps[f.sender as usize].ep {
+                    AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
+                    _ => f64::NAN,
+                },
+            ];
+            let u_vals = [
+                tx.bytes_sent,
+                tx.wire_bytes_sent,
+                tx.packets_sent,
+                tx.retransmits,
+                tx.timeouts,
+                tx.fast_retransmits,
+                rx.bytes_delivered,
+                rx.packets_received,
+                done.is_some() as u64,
+            ];
+            for (c, v) in cols_f.iter_mut().zip(f_vals) {
+                c.push(v);
+            }
+            for (c, v) in cols_u.iter_mut().zip(u_vals) {
+                c.push(v);
+            }
+        }
+        let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
+            cols_f;
+        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed] =
+            cols_u;
+        Table {
+            columns: vec![
+                ("name".into(), Column::Str(name)),
+                ("kind".into(), Column::Str(kind)),
+                ("src".into(), Column::Str(src)),
+                ("dst".into(), Column::Str(dst)),
+                ("start_s".into(), Column::F64(start_s)),
+                ("size_bytes".into(), Column::F64(size_bytes)),
+                ("bytes_sent".into(), Column::U64(bytes_sent)),
+                ("wire_bytes_sent".into(), Column::U64(wire_bytes_sent)),
+                ("packets_sent".into(), Column::U64(packets_sent)),
+                ("retransmits".into(), Column::U64(retransmits)),
+                ("retransmit_ratio".into(), Column::F64(retransmit_ratio)),
+                ("timeouts".into(), Column::U64(timeouts)),
+                ("fast_retransmits".into(), Column::U64(fast_retransmits)),
+                ("bytes_delivered".into(), Column::U64(bytes_delivered)),
+                ("packets_received".into(), Column::U64(packets_received)),
+                ("goodput_bps".into(), Column::F64(goodput_bps)),
+                ("throughput_bps".into(), Column::F64(throughput_bps)),
+                ("completed".into(), Column::U64(completed)),
+                ("completion_time_s".into(), Column::F64(completion_time_s)),
+                ("delivery_time_s".into(), Column::F64(delivery_time_s)),
+                ("rtt_mean_s".into(), Column::F64(rtt_mean_s)),
+                ("rtt_min_s".into(), Column::F64(rtt_min_s)),
+                ("final_cwnd_bytes".into(), Column::F64(final_cwnd_bytes)),
+            ],
+        }
+    }
+
+    /// One row per link direction, in declaration order (`a_to_b` before `b_to_a`).
+    fn links_table(&self) -> Table {
+        let mut link = Vec::new();
+        let mut direction = Vec::new();
+        let mut from = Vec::new();
+        let mut to = Vec::new();
+        let mut f: [Vec<f64>; 7] = Default::default();
+        let mut u: [Vec<u64>; 13] = Default::default();
+        let secs = self.now.as_secs_f64();
+        for c in &self.net.chans {
+            let s = &c.stats;
+            link.push(c.link.clone());
+            direction.push(c.direction.to_string());
+            from.push(self.net.nodes[c.from_node as usize].name.clone());
+            to.push(self.net.nodes[c.to_node as usize].name.clone());
+            let rate = c.rate.bits_per_sec() as f64;
+            let ns = self.now.as_nanos().max(1) as f64;
+            for (col, v) in f.iter_mut().zip([
+                rate,
+                c.delay.as_secs_f64(),
+                if secs > 0.0 {
+                    s.bytes as f64 * 8.0 / (rate * secs)
+                } else {
+                    0.0
+                },
+                if secs > 0.0 {
+                    s.bytes as f64 * 8.0 / secs
+                } else {
+                    0.0
+                },
+                s.queue_pkt_ns as f64 / ns,
+                s.queue_byte_ns as f64 / ns,
+                0.0,
+            ]) {
+                col.push(v);
+            }
+            for (col, v) in u.iter_mut().zip([
+                s.packets,
+                s.bytes,
+                s.data_packets,
+                s.drops_queue,
+                s.drops_loss,
+                s.drops_hook,
+                s.drops_mtu,
+                s.drops_noroute,
+                s.queue_max_packets,
+                s.queue_max_bytes,
+                s.offered,
+                s.arrived,
+                c.packets_inside(),
+            ]) {
+                col.push(v);
+            }
+        }
+        let [rate_bps, delay_s, utilization, throughput_bps, queue_mean_packets, queue_mean_bytes, _] =
+            f;
+        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, queue_max_packets, queue_max_bytes, offered, arrived, inside] =
+            u;
+        let marks = self.net.chans.iter().map(|c| c.queue.marks()).collect();
+        Table {
+            columns: vec![
+                ("link".into(), Column::Str(link)),
+                ("direction".into(), Column::Str(direction)),
+                ("from".into(), Column::Str(from)),
+                ("to".into(), Column::Str(to)),
+                ("rate_bps".into(), Column::F64(rate_bps)),
+                ("delay_s".into(), Column::F64(delay_s)),
+                ("utilization".into(), Column::F64(utilization)),
+                ("throughput_bps".into(), Column::F64(throughput_bps)),
+                ("packets".into(), Column::U64(packets)),
+                ("bytes".into(), Column::U64(bytes)),
+                ("data_packets".into(), Column::U64(data_packets)),
+                ("drops_queue".into(), Column::U64(drops_queue)),
+                ("drops_loss".into(), Column::U64(drops_loss)),
+                ("drops_hook".into(), Column::U64(drops_hook)),
+                ("drops_mtu".into(), Column::U64(drops_mtu)),
+                ("drops_noroute".into(), Column::U64(drops_noroute)),
+                ("ecn_marks".into(), Column::U64(marks)),
+                ("queue_mean_packets".into(), Column::F64(queue_mean_packets)),
+                ("queue_max_packets".into(), Column::U64(queue_max_packets)),
+                ("queue_mean_bytes".into(), Column::F64(queue_mean_bytes)),
+                ("queue_max_bytes".into(), Column::U64(queue_max_bytes)),
+                ("packets_offered".into(), Column::U64(offered)),
+                ("packets_arrived".into(), Column::U64(arrived)),
+                ("packets_inside".into(), Column::U64(inside)),
+            ],
+        }
+    }
+
+    /// Packets in channels and hooks, counted one place at a time.
+    fn alive(&self) -> u64 {
+        let in_chans: u64 = self.net.chans.iter().map(|c| c.packets_inside()).sum();
+        let in_hooks: u64 = self.hooks.iter().flatten().map(|h| h.held() as u64).sum();
+        in_chans + in_hooks
+    }
+
+    /// One row per metric of each traced flow and each link direction, at `now`.
+    pub(super) fn sample(&mut self) {
+        let t = self.now.as_secs_f64();
+        let iv = self.trace_interval.unwrap_or(SimDuration::from_secs(1));
+        for f in &self.flows {
+            if !f.traced {
+                continue;
+            }
+            if let AnyEndpoint::TcpSender(s) = &self.eps[f.sender as usize].ep {
+                let s = s.as_ref();
+                self.series
+                    .push(t, "flow", &f.name, "cwnd_bytes", s.cwnd() as f64);
+                let ssth = if s.ssthresh() == u64::MAX {
+                    f64::NAN
+                } else {
+                    s.ssthresh() as f64
+                };
+                self.series.push(t, "flow", &f.name, "ssthresh_bytes", ssth);
+                let srtt = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+                self.series.push(t, "flow", &f.name, "srtt_s", srtt);
+            }
+            let delivered = self.eps[f.receiver as usize].ep.counters().bytes_delivered;
+            self.series
+                .push(t, "flow", &f.name, "delivered_bytes", delivered as f64);
+        }
+        for c in &mut self.net.chans {
+            let name = format!("{}:{}", c.link, c.direction);
+            self.series.push(
+                t,
+                "link",
+                &name,
+                "queue_packets",
+                c.queue.len_packets() as f64,
+            );
+            self.series
+                .push(t, "link", &name, "queue_bytes", c.queue.len_bytes() as f64);
+            let bps = c.stats.bytes_since_sample as f64 * 8.0 / iv.as_secs_f64();
+            c.stats.bytes_since_sample = 0;
+            self.series.push(t, "link", &name, "throughput_bps", bps);
+        }
+    }
+}
+
+/// The long-form time series: one row per (time, object, metric).
+#[derive(Default)]
+pub(super) struct SeriesBuilder {
+    time: Vec<f64>,
+    kind: Vec<String>,
+    name: Vec<String>,
+    metric: Vec<String>,
+    value: Vec<f64>,
+}
+
+impl SeriesBuilder {
+    fn push(&mut self, t: f64, kind: &str, name: &str, metric: &str, value: f64) {
+        self.time.push(t);
+        self.kind.push(kind.to_string());
+        self.name.push(name.to_string());
+        self.metric.push(metric.to_string());
+        self.value.push(value);
+    }
+
+    fn into_table(self) -> Table {
+        Table {
+            columns: vec![
+                ("time_s".into(), Column::F64(self.time)),
+                ("kind".into(), Column::Str(self.kind)),
+                ("name".into(), Column::Str(self.name)),
+                ("metric".into(), Column::Str(self.metric)),
+                ("value".into(), Column::F64(self.value)),
+            ],
+        }
+    }
+}
