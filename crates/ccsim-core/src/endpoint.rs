@@ -46,6 +46,10 @@ pub struct FlowCounters {
     pub packets_received: u64,
     /// Out-of-order segments the receiver dropped because its buffer was full.
     pub receiver_drops: u64,
+    /// Data segments that arrived marked Congestion Experienced (receiver, RFC 3168).
+    pub ecn_ce_received: u64,
+    /// Window reductions in answer to ECN-Echo (sender, RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
     /// First data packet sent.
     pub first_send: Option<SimTime>,
     /// Last in-order delivery at the receiver.

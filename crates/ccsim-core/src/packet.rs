@@ -22,6 +22,12 @@ pub type Port = u32;
 /// The metrics identity of the flow a packet belongs to (dense index into the flow table).
 pub type FlowId = u32;
 
+/// ECN field values (RFC 3168 §5): not ECN-capable, ECT(1), ECT(0), Congestion Experienced.
+pub const ECN_NOT_ECT: u8 = 0;
+pub const ECN_ECT1: u8 = 1;
+pub const ECN_ECT0: u8 = 2;
+pub const ECN_CE: u8 = 3;
+
 /// Differentiated Services code point of Expedited Forwarding (RFC 3246), used by paper 003.
 pub const DSCP_EF: u8 = 46;
 
@@ -62,18 +68,24 @@ pub struct TcpHeader {
     pub len: u32,
     /// Receive window advertised, in bytes (a scaled window, RFC 7323, up to 4 GiB).
     pub rwnd: u32,
-    pub flags: u8,
+    /// TCP flags (the low byte as on the wire, RFC 9293 §3.1 and RFC 3168 §6.1), and ccsim's
+    /// own [`TcpHeader::FLAG_RETX`] above them.
+    pub flags: u16,
     /// Congestion-control header carried end to end and rewritten by routers (XCP).
     pub cc: CcHeader,
 }
 
 impl TcpHeader {
-    pub const FLAG_ACK: u8 = 0x10;
-    pub const FLAG_SYN: u8 = 0x02;
-    pub const FLAG_FIN: u8 = 0x01;
+    /// RFC 3168 §6.1: Congestion Window Reduced, set by the sender after it reduced for ECE.
+    pub const FLAG_CWR: u16 = 0x80;
+    /// RFC 3168 §6.1: ECN-Echo, set by the receiver after a CE-marked segment until CWR.
+    pub const FLAG_ECE: u16 = 0x40;
+    pub const FLAG_ACK: u16 = 0x10;
+    pub const FLAG_SYN: u16 = 0x02;
+    pub const FLAG_FIN: u16 = 0x01;
     /// Set by the sender on a retransmitted segment. Not a real TCP bit: it exists so traces and
     /// base-station agents in tests can check their inference; agents must not rely on it.
-    pub const FLAG_RETX: u8 = 0x80;
+    pub const FLAG_RETX: u16 = 0x100;
 
     pub fn is_ack(&self) -> bool {
         self.flags & Self::FLAG_ACK != 0
@@ -83,6 +95,12 @@ impl TcpHeader {
     }
     pub fn is_fin(&self) -> bool {
         self.flags & Self::FLAG_FIN != 0
+    }
+    pub fn is_ece(&self) -> bool {
+        self.flags & Self::FLAG_ECE != 0
+    }
+    pub fn is_cwr(&self) -> bool {
+        self.flags & Self::FLAG_CWR != 0
     }
     pub fn end_seq(&self) -> u64 {
         self.seq + self.len as u64

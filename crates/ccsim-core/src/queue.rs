@@ -18,16 +18,11 @@
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
+use crate::packet::{Packet, ECN_CE, ECN_ECT0, ECN_ECT1};
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
-
-/// ECN field values (RFC 3168 §5: 00 not-ECT, 01 ECT(1), 10 ECT(0), 11 CE).
-const ECN_ECT1: u8 = 1;
-const ECN_ECT0: u8 = 2;
-const ECN_CE: u8 = 3;
 
 /// Initial capacity of the packet buffer: enough for typical buffers without a reallocation,
 /// small enough not to matter for thousands of idle links.

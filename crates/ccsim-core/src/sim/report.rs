@@ -88,7 +88,7 @@ impl Simulator {
         let mut src = Vec::with_capacity(n);
         let mut dst = Vec::with_capacity(n);
         let mut cols_f: [Vec<f64>; 10] = Default::default();
-        let mut cols_u: [Vec<u64>; 9] = Default::default();
+        let mut cols_u: [Vec<u64>; 12] = Default::default();
         let end = self.now;
         for f in &self.flows {
             let tx = self.eps[f.sender as usize].ep.counters();
@@ -148,6 +148,9 @@ impl Simulator {
                 rx.bytes_delivered,
                 rx.packets_received,
                 done.is_some() as u64,
+                rx.receiver_drops,
+                rx.ecn_ce_received,
+                tx.ecn_reductions,
             ];
             for (c, v) in cols_f.iter_mut().zip(f_vals) {
                 c.push(v);
@@ -158,7 +161,7 @@ impl Simulator {
         }
         let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
             cols_f;
-        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed] =
+        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed, receiver_drops, ecn_ce_received, ecn_reductions] =
             cols_u;
         Table {
             columns: vec![
@@ -185,6 +188,9 @@ impl Simulator {
                 ("rtt_mean_s".into(), Column::F64(rtt_mean_s)),
                 ("rtt_min_s".into(), Column::F64(rtt_min_s)),
                 ("final_cwnd_bytes".into(), Column::F64(final_cwnd_bytes)),
+                ("receiver_drops".into(), Column::U64(receiver_drops)),
+                ("ecn_ce_received".into(), Column::U64(ecn_ce_received)),
+                ("ecn_reductions".into(), Column::U64(ecn_reductions)),
             ],
         }
     }

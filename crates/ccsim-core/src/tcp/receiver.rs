@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
-    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport,
+    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport, ECN_CE,
 };
 use crate::tcp::config::{Recovery, TcpSpec};
 use crate::time::{SimDuration, SimTime};
@@ -60,6 +60,8 @@ pub struct TcpReceiver {
     app_read: Option<u64>,
     /// The highest right edge of the window advertised so far.
     right_edge: u64,
+    /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since: every ACK carries ECE.
+    ece: bool,
     /// End of the stream, once a segment carrying FIN has arrived: with everything below it
     /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
     fin_at: Option<u64>,
@@ -80,6 +82,7 @@ impl TcpReceiver {
             app_read: None,
             right_edge: 0,
             fin_at: None,
+            ece: false,
             counters: FlowCounters::default(),
             cfg,
         }
@@ -127,7 +130,7 @@ impl TcpReceiver {
         self.send_ack(now, out);
     }
 
-    fn on_data(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
+    fn on_data(&mut self, now: SimTime, h: &TcpHeader, ecn: u8, out: &mut Vec<Packet>) {
         self.counters.packets_received += 1;
         // XCP (KHR02 §3.2): the ACK returns the feedback of the data it acknowledges. A delayed
         // ACK covers several segments, so it carries the sum of their feedback.
@@ -146,6 +149,16 @@ impl TcpReceiver {
             },
             (_, hdr) => hdr,
         };
+        if self.cfg.tcp.ecn {
+            // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
+            if h.is_cwr() {
+                self.ece = false;
+            }
+            if ecn == ECN_CE {
+                self.ece = true;
+                self.counters.ecn_ce_received += 1;
+            }
+        }
         let (seq, end) = (h.seq, h.end_seq());
         if h.is_fin() {
             self.fin_at = Some(end);
@@ -320,11 +333,13 @@ impl TcpReceiver {
                 ack,
                 len: 0,
                 rwnd: rwnd.min(u32::MAX as u64) as u32,
-                flags: if self.closing() {
-                    TcpHeader::FLAG_ACK | TcpHeader::FLAG_FIN
-                } else {
-                    TcpHeader::FLAG_ACK
-                },
+                flags: TcpHeader::FLAG_ACK
+                    | if self.closing() {
+                        TcpHeader::FLAG_FIN
+                    } else {
+                        0
+                    }
+                    | if self.ece { TcpHeader::FLAG_ECE } else { 0 },
                 cc: self.echo,
             }),
         });
@@ -341,7 +356,7 @@ impl Endpoint for TcpReceiver {
             if h.is_syn() {
                 self.on_syn(now, out);
             } else if h.len > 0 {
-                self.on_data(now, h, out);
+                self.on_data(now, h, pkt.ecn, out);
             }
         }
     }
@@ -538,5 +553,34 @@ mod tests {
             matches!(echo, Some(CcHeader::Xcp { feedback: 100, .. })),
             "{echo:?}"
         );
+    }
+
+    #[test]
+    fn a_ce_mark_is_echoed_in_every_ack_until_the_sender_says_cwr() {
+        // RFC 3168 §6.1.3.
+        let mut r = receiver(TcpSpec {
+            ecn: true,
+            delayed_ack: false,
+            ..TcpSpec::default()
+        });
+        let ece = |out: &[Packet]| -> Vec<bool> {
+            out.iter()
+                .filter_map(|p| p.tcp())
+                .map(|h| h.is_ece())
+                .collect()
+        };
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        let mut marked = seg(1000);
+        marked.ecn = ECN_CE;
+        r.handle_packet(SimTime::ZERO, marked, &mut out);
+        r.handle_packet(SimTime::ZERO, seg(2000), &mut out);
+        let mut cwr = seg(3000);
+        if let Some(h) = cwr.tcp_mut() {
+            h.flags |= TcpHeader::FLAG_CWR;
+        }
+        r.handle_packet(SimTime::ZERO, cwr, &mut out);
+        assert_eq!(ece(&out), vec![false, true, true, false]);
+        assert_eq!(r.counters().ecn_ce_received, 1);
     }
 }

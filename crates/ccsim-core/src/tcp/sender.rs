@@ -29,7 +29,10 @@ use crate::cc::{
     AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
-use crate::packet::{Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport};
+use crate::packet::{
+    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport, ECN_ECT0,
+    ECN_NOT_ECT,
+};
 use crate::tcp::config::{RecoverGuard, Recovery, RttSampling, TcpSpec};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -97,6 +100,9 @@ pub struct TcpSender {
     peer_rwnd: u64,
     app_limit: u64,
     min_rtt: Option<SimDuration>,
+    /// RFC 3168 §6.1.2: the window was reduced for ECN-Echo; the next new data segment says so
+    /// with CWR.
+    cwr_pending: bool,
     /// `RttSampling::Ns2`: the one segment being timed, by its end and send time.
     timed: Option<(u64, SimTime)>,
     /// When data was last sent (RFC 5681 §4.1 restart after idle).
@@ -146,6 +152,7 @@ impl TcpSender {
             peer_rwnd: t.rcv_buffer,
             app_limit: cfg.size.unwrap_or(u64::MAX),
             min_rtt: None,
+            cwr_pending: false,
             timed: None,
             last_send: None,
             counters: FlowCounters::default(),
@@ -270,6 +277,9 @@ impl TcpSender {
         if duplicate {
             self.on_dupack();
         }
+        if h.is_ece() {
+            self.on_ecn_echo(now);
+        }
         self.detect_loss(now);
         self.transmit(now, out);
     }
@@ -378,6 +388,35 @@ impl TcpSender {
                 Some(SimDuration(ticks * tick))
             }
         }
+    }
+
+    /// RFC 3168 §6.1.2: an ACK with ECN-Echo. The sender reduces as for a loss (the controller
+    /// chooses ssthresh, cwnd = ssthresh) but retransmits nothing, and at most once per window
+    /// of data: not during loss recovery, nor before the data outstanding at the last reduction
+    /// is acknowledged.
+    fn on_ecn_echo(&mut self, now: SimTime) {
+        if !self.cfg.tcp.ecn || self.recovery.is_some() {
+            return;
+        }
+        if self.recover.is_some_and(|r| self.board.snd_una() < r) {
+            return;
+        }
+        #[cfg(test)]
+        self.congestion_log.push(CongestionKind::Ecn);
+        let ssthresh = self.cc.on_congestion(
+            now,
+            &CongestionEvent {
+                kind: CongestionKind::Ecn,
+                flight_size: self.board.flight_size(),
+                window: self.w,
+                mss: self.mss,
+            },
+        );
+        self.w.ssthresh = ssthresh;
+        self.w.cwnd = ssthresh.max(self.mss);
+        self.recover = Some(self.board.snd_max());
+        self.cwr_pending = true;
+        self.counters.ecn_reductions += 1;
     }
 
     /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2 with SACK).
@@ -663,6 +702,14 @@ impl TcpSender {
         } else {
             0
         };
+        // RFC 3168 §6.1.2 and §6.1.5: new data is ECN-capable and the first after a reduction
+        // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed.
+        let (ecn, cwr) = if self.cfg.tcp.ecn && !retx {
+            let cwr = std::mem::take(&mut self.cwr_pending);
+            (ECN_ECT0, if cwr { TcpHeader::FLAG_CWR } else { 0 })
+        } else {
+            (ECN_NOT_ECT, 0)
+        };
         self.last_send = Some(now);
         let c = &mut self.counters;
         c.bytes_sent += len as u64;
@@ -674,7 +721,7 @@ impl TcpSender {
             dst: self.cfg.dst_addr,
             size,
             dscp: 0,
-            ecn: 0,
+            ecn,
             flow: self.cfg.flow,
             sent_at: now,
             transport: Transport::Tcp(TcpHeader {
@@ -684,14 +731,14 @@ impl TcpSender {
                 ack: Acknowledgment::default(),
                 len,
                 rwnd: 0,
-                flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin,
+                flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin | cwr,
                 cc: cc_hdr,
             }),
         });
     }
 
     /// A segment with no data: the SYN, or the ACK of the receiver's FIN.
-    fn emit_control(&mut self, now: SimTime, flags: u8, out: &mut Vec<Packet>) {
+    fn emit_control(&mut self, now: SimTime, flags: u16, out: &mut Vec<Packet>) {
         let size = self.cfg.tcp.header_bytes;
         self.counters.wire_bytes_sent += size as u64;
         out.push(Packet {
@@ -1381,7 +1428,7 @@ mod tests {
         })
     }
 
-    fn flags(out: &[Packet]) -> Vec<u8> {
+    fn flags(out: &[Packet]) -> Vec<u16> {
         out.iter()
             .filter_map(|p| p.tcp())
             .map(|h| h.flags)
@@ -1461,5 +1508,69 @@ mod tests {
         assert_eq!(out.len(), 4, "the initial window of data");
         assert_eq!(s.srtt(), None, "no sample from a resent SYN (Karn)");
         assert_eq!(s.poll_timeout(), Some(t(4100)), "RTO 3 s");
+    }
+
+    fn ece_ack(ack: u64) -> Packet {
+        let mut p = ack_pkt(ack, &[]);
+        if let Some(h) = p.tcp_mut() {
+            h.flags |= TcpHeader::FLAG_ECE;
+        }
+        p
+    }
+
+    #[test]
+    fn ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
+        // RFC 3168 §6.1.2: reduce as for a loss, at most once per window, resend nothing, and
+        // say CWR on the next new segment; new data is ECT(0).
+        let mut s = sender_with(
+            TcpSpec {
+                ecn: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        let first = start(&mut s);
+        assert!(first.iter().all(|p| p.ecn == ECN_ECT0));
+        let mut out = vec![];
+        s.handle_packet(t(50), ece_ack(MSS), &mut out);
+        assert_eq!(s.ssthresh(), 19 * MSS / 2, "half the flight of 19 segments");
+        assert_eq!(s.cwnd(), 19 * MSS / 2);
+        assert!(resent(&out).is_empty());
+        assert_eq!(s.counters().ecn_reductions, 1);
+        // More echoes from the same window change nothing.
+        s.handle_packet(t(51), ece_ack(2 * MSS), &mut out);
+        s.handle_packet(t(52), ece_ack(3 * MSS), &mut out);
+        assert_eq!(s.counters().ecn_reductions, 1);
+        assert_eq!(s.congestion_log, vec![CongestionKind::Ecn]);
+        // Once the window outstanding at the reduction is acknowledged, data flows again and
+        // its first new segment carries CWR.
+        out.clear();
+        s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
+        let cwr: Vec<bool> = out
+            .iter()
+            .filter_map(|p| p.tcp())
+            .map(|h| h.is_cwr())
+            .collect();
+        assert_eq!(cwr.first(), Some(&true));
+        assert!(cwr[1..].iter().all(|c| !c));
+        // An echo now belongs to a new window: a second reduction.
+        s.handle_packet(t(101), ece_ack(20 * MSS), &mut out);
+        assert_eq!(s.counters().ecn_reductions, 2);
+    }
+
+    #[test]
+    fn retransmissions_are_never_ecn_capable() {
+        let mut s = sender_with(
+            TcpSpec {
+                ecn: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_timeout(t(1000), &mut out);
+        assert_eq!(resent(&out), vec![0]);
+        assert_eq!(out[0].ecn, ECN_NOT_ECT);
     }
 }

@@ -104,3 +104,56 @@ fn a_sack_sender_needs_fewer_timeouts_than_reno_under_loss() {
     let (reno, sack) = (timeouts("reno"), timeouts("sack"));
     assert!(sack < reno, "sack {sack} timeouts vs reno {reno}");
 }
+
+#[test]
+fn with_ecn_red_marks_instead_of_dropping_and_the_sender_backs_off_without_retransmitting() {
+    // RFC 3168 end to end: ECT data, CE at the RED port, ECE echoed, one reduction per window.
+    let run = |ecn: bool| {
+        let text = dumbbell(
+            1,
+            10,
+            "20ms",
+            "{ type = \"red\", limit = 100, min_th = 5, max_th = 15, max_p = 0.1, ecn = true }",
+            "30s",
+            &format!("variant = \"sack\"\nmss = 1460\necn = {ecn}"),
+        );
+        run_toml(&text, &[], None)
+    };
+    let (with, without) = (run(true), run(false));
+    let r = link_row(&with, "bottleneck", "a_to_b");
+    let marks = u64s(&with.links, "ecn_marks")[r];
+    let drops_with = u64s(&with.links, "drops_queue")[r];
+    let drops_without = u64s(&without.links, "drops_queue")[r];
+    let reductions = u64s(&with.flows, "ecn_reductions")[0];
+    let ce = u64s(&with.flows, "ecn_ce_received")[0];
+    eprintln!(
+        "ecn: marks {marks}, CE {ce}, reductions {reductions}, drops {drops_with}, \
+         retransmits {}; without: drops {drops_without}, retransmits {}",
+        u64s(&with.flows, "retransmits")[0],
+        u64s(&without.flows, "retransmits")[0]
+    );
+    assert!(marks > 20, "RED marked {marks} packets");
+    assert_eq!(
+        ce, marks,
+        "every mark reaches the receiver (no loss after the bottleneck)"
+    );
+    assert!(reductions > 0 && reductions <= marks);
+    assert_eq!(
+        u64s(&without.links, "ecn_marks")[r],
+        0,
+        "not-ECT packets are dropped"
+    );
+    assert!(
+        drops_with * 5 < drops_without,
+        "drops {drops_with} with ECN vs {drops_without} without"
+    );
+    assert!(u64s(&with.flows, "retransmits")[0] < u64s(&without.flows, "retransmits")[0]);
+    let (u_with, u_without) = (
+        f64s(&with.links, "utilization")[r],
+        f64s(&without.links, "utilization")[r],
+    );
+    eprintln!(
+        "utilization {u_with:.3} with ECN, {u_without:.3} without ({} fast retransmits)",
+        u64s(&without.flows, "fast_retransmits")[0]
+    );
+}

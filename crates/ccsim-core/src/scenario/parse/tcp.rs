@@ -51,6 +51,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "rtt_sampling",
     "restart_after_idle",
     "handshake",
+    "ecn",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -112,6 +113,7 @@ pub(super) struct TcpLayer {
     rtt_sampling: Option<RttSampling>,
     restart_after_idle: Option<bool>,
     handshake: Option<bool>,
+    ecn: Option<bool>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -177,6 +179,7 @@ pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
         ),
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
+        ecn: opt(r, "ecn", |f| f.boolean())?,
     })
 }
 
@@ -495,6 +498,7 @@ impl TcpDraft {
         set(&mut s.rtt_sampling, &layer.rtt_sampling);
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut s.handshake, &layer.handshake);
+        set(&mut s.ecn, &layer.ecn);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
