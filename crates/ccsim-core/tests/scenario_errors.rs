@@ -254,7 +254,7 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
          rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
-         clock_granularity"
+         clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn"
     );
 }
 
@@ -265,7 +265,8 @@ fn the_tcp_table_takes_only_tcp_keys() {
         "tcp.size: unknown key; allowed: preset, variant, cc, mss, header_bytes, \
          initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
-         max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity"
+         max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
+         rtt_sampling, restart_after_idle, handshake, ecn"
     );
 }
 
@@ -801,5 +802,39 @@ fn a_toml_syntax_error_reports_the_line_and_column() {
             .starts_with("TOML syntax error at line 2, column "),
         "{}",
         e.message
+    );
+}
+
+#[test]
+fn the_tcp_keys_of_issue_9_are_read_and_their_bad_values_named() {
+    let loaded = load(
+        BASE,
+        &[
+            "flows.f1.recover_guard=\"at_recovery_point\"",
+            "flows.f1.rtt_sampling=\"ns2\"",
+            "flows.f1.restart_after_idle=false",
+            "flows.f1.handshake=false",
+            "flows.f1.ecn=true",
+        ],
+    )
+    .unwrap();
+    match &loaded.spec.flows["f1"].kind {
+        FlowKind::Tcp { tcp, .. } => {
+            assert_eq!(
+                tcp.recover_guard,
+                Some(ccsim_core::tcp::RecoverGuard::AtRecoveryPoint)
+            );
+            assert_eq!(tcp.rtt_sampling, ccsim_core::tcp::RttSampling::Ns2);
+            assert!(!tcp.restart_after_idle && !tcp.handshake && tcp.ecn);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        error_with(&["flows.f1.recover_guard=\"never\""]),
+        r#"flows.f1.recover_guard: "never" is not one of auto, at_recovery_point, past_recovery_point"#
+    );
+    assert_eq!(
+        error_with(&["tcp.ecn=1"]),
+        "tcp.ecn: expected true or false, found integer 1"
     );
 }

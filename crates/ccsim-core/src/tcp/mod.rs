@@ -3,12 +3,14 @@
 //!
 //! - [`sender`]: Reno / NewReno / SACK loss recovery, RFC 6298 timer, any [`crate::cc`] algorithm;
 //! - [`receiver`]: cumulative and selective ACKs, delayed ACKs, finite buffer;
-//! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`;
+//! - [`recovery`]: what Reno, NewReno and SACK loss recovery do differently, one file each;
+//! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`, NextSeg;
 //! - [`rto`]: the RFC 6298 estimator;
 //! - [`config`]: [`TcpSpec`], every parameter of a connection, with the RFCs' and ns-2's defaults.
 
 pub mod config;
 pub mod receiver;
+pub mod recovery;
 pub mod rto;
 pub mod scoreboard;
 pub mod sender;

@@ -27,7 +27,8 @@ use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport, ECN_CE,
 };
-use crate::tcp::config::{Recovery, TcpSpec};
+use crate::tcp::config::TcpSpec;
+use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Clone, Debug)]
@@ -71,7 +72,7 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     pub fn new(cfg: TcpReceiverConfig) -> Self {
         TcpReceiver {
-            sack: cfg.tcp.recovery == Recovery::Sack,
+            sack: AnyRecovery::new(cfg.tcp.recovery).uses_sack(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
@@ -375,6 +376,7 @@ impl Endpoint for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::config::Recovery;
 
     fn data(seq: u64, feedback: i32) -> Packet {
         Packet {

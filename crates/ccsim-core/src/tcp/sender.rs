@@ -12,18 +12,25 @@
 //! take no sequence space here: data bytes are numbered from 0 either way.
 //!
 //! ```text
-//!   ACK ──> scoreboard (cumulative ACK, SACK blocks, loss marks)
+//!   ACK ──> scoreboard (cumulative ACK, SACK blocks, loss marks; reneging check)
 //!       ├─ new data acked:  outside recovery → cc.on_ack grows cwnd
-//!       │                   in recovery      → full ACK ends it / partial ACK (NewReno) resends
-//!       ├─ duplicate ACK:   DupThresh (or SACK loss) → cc.on_congestion → fast retransmit
-//!       └─ transmit(): lost segments first, then new data, while pipe + len ≤ window
-//!   RTO ──> cc.on_congestion (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
+//!       │                   in recovery      → recovery point reached: it ends;
+//!       │                                      partial ACK: the algorithm says (tcp::recovery)
+//!       ├─ duplicate ACK?   the algorithm's definition (RFC 5681 §2 / RFC 6675 §2)
+//!       ├─ ECN-Echo:        cc.on_congestion(Ecn), once per window (RFC 3168)
+//!       ├─ loss detected:   DupThresh dupacks or a segment deemed lost, and the window not
+//!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
+//!       └─ transmit(): NextSeg order (lost segments, new data, rule 3, rescue) while pipe + len
+//!                      ≤ window
+//!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
 //! ```
 //!
 //! One sending rule serves every variant: send while `pipe + len ≤ min(cwnd, max_window)`, where
 //! `pipe` is RFC 6675's estimate (for Reno and NewReno, which have no SACK information, it equals
 //! SND.MAX − SND.UNA during fast recovery, so the inflated cwnd of RFC 5681 §3.2 step 4 works as
-//! the RFC describes).
+//! the RFC describes). What differs between Reno, NewReno and SACK recovery lives in
+//! [`crate::tcp::recovery`], one file each. The full model, with every departure from the RFCs
+//! and from ns-2, is described in `docs/tcp.md`.
 
 use crate::cc::{
     AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
@@ -33,7 +40,8 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport, ECN_ECT0,
     ECN_NOT_ECT,
 };
-use crate::tcp::config::{RecoverGuard, Recovery, RttSampling, TcpSpec};
+use crate::tcp::config::{RecoverGuard, RttSampling, TcpSpec};
+use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -66,7 +74,7 @@ enum Opening {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct RecoveryState {
+struct RecoveryEpisode {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: SND.MAX when recovery began.
     point: u64,
     /// NewReno restarts the timer on the first partial ACK only (RFC 6582 §3.2 step 5).
@@ -87,11 +95,14 @@ pub struct TcpSender {
     started: bool,
     opening: Opening,
     dupacks: u32,
-    recovery: Option<RecoveryState>,
+    /// The recovery algorithm (Reno, NewReno, SACK): [`crate::tcp::recovery`].
+    algo: AnyRecovery,
+    /// The fast recovery in progress, if any.
+    episode: Option<RecoveryEpisode>,
     /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
     /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
     /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`]).
-    recover: Option<u64>,
+    reduction_point: Option<u64>,
     /// New data sent by Limited Transmit since the last cumulative ACK: excluded from FlightSize
     /// when ssthresh is computed (RFC 5681 §3.2 step 2, RFC 3042 §2).
     limited_transmit_bytes: u64,
@@ -145,8 +156,9 @@ impl TcpSender {
                 Opening::Established
             },
             dupacks: 0,
-            recovery: None,
-            recover: None,
+            algo: AnyRecovery::new(t.recovery),
+            episode: None,
+            reduction_point: None,
             limited_transmit_bytes: 0,
             force_retransmit: false,
             peer_rwnd: t.rcv_buffer,
@@ -184,7 +196,7 @@ impl TcpSender {
         self.board.snd_max()
     }
     pub fn in_recovery(&self) -> bool {
-        self.recovery.is_some()
+        self.episode.is_some()
     }
     pub fn pipe(&self) -> u64 {
         self.board.pipe()
@@ -208,7 +220,7 @@ impl TcpSender {
     }
 
     fn uses_sack(&self) -> bool {
-        self.cfg.tcp.recovery == Recovery::Sack
+        self.algo.uses_sack()
     }
 
     fn max_window(&self) -> u64 {
@@ -260,20 +272,14 @@ impl TcpSender {
                 cum.sample_sent_at.map(|s| now.saturating_since(s)),
             );
         }
-        let duplicate = if self.uses_sack() {
-            // RFC 6675 §2: an ACK is a duplicate when it SACKs data not SACKed before, whether
-            // or not it also moves the cumulative ACK or changes the window.
-            newly_sacked > 0
-        } else {
-            // RFC 5681 §2: data outstanding, no data carried, no SYN or FIN, the ACK number
-            // unchanged, and the advertised window unchanged.
-            cum.bytes_acked == 0
-                && ack == snd_una
-                && h.len == 0
-                && !h.is_fin()
-                && !window_changed
-                && self.board.flight_size() > 0
-        };
+        let duplicate = self.algo.is_duplicate(&AckView {
+            bytes_acked: cum.bytes_acked,
+            ack_unchanged: ack == snd_una,
+            carries_data_or_control: h.len > 0 || h.is_fin() || h.is_syn(),
+            window_changed,
+            data_outstanding: self.board.flight_size() > 0,
+            newly_sacked,
+        });
         if duplicate {
             self.on_dupack();
         }
@@ -296,44 +302,18 @@ impl TcpSender {
         self.limited_transmit_bytes = 0;
         let una = self.board.snd_una();
         let mut restart = true;
-        match self.recovery {
-            Some(rec) if una >= rec.point => {
-                // Full ACK: leave recovery.
-                self.recovery = None;
-                if self.cfg.tcp.recovery == Recovery::NewReno {
-                    // RFC 6582 §3.2 step 3, option (1): avoid a burst after recovery.
-                    let flight = self.board.flight_size();
-                    self.w.cwnd = self.w.ssthresh.min(flight.max(self.mss) + self.mss);
-                } else {
-                    self.w.cwnd = self.w.ssthresh;
-                }
-                self.cc.on_recovery_end(now, &mut self.w);
-            }
-            Some(mut rec) => match self.cfg.tcp.recovery {
-                Recovery::Reno => {
-                    // RFC 5681 §3.2 step 6: the first ACK of new data deflates and ends it.
-                    self.recovery = None;
-                    self.w.cwnd = self.w.ssthresh;
-                    self.cc.on_recovery_end(now, &mut self.w);
-                }
-                Recovery::NewReno => {
-                    // RFC 6582 §3.2 step 5: partial ACK. Resend the first unacknowledged segment,
-                    // deflate by the amount acked, add back one SMSS if that was at least one.
+        match self.episode {
+            Some(rec) if una >= rec.point => self.end_recovery(now),
+            Some(mut rec) => match self.algo.on_partial_ack(&mut self.w, bytes_acked, self.mss) {
+                PartialAck::Ends => self.end_recovery(now),
+                PartialAck::ResendFront => {
                     self.board.mark_front_lost();
                     self.force_retransmit = true;
-                    self.w.cwnd = self.w.cwnd.saturating_sub(bytes_acked);
-                    if bytes_acked >= self.mss {
-                        self.w.cwnd += self.mss;
-                    }
-                    self.w.cwnd = self.w.cwnd.max(self.mss);
                     restart = !rec.partial_seen;
                     rec.partial_seen = true;
-                    self.recovery = Some(rec);
+                    self.episode = Some(rec);
                 }
-                Recovery::Sack => {
-                    // RFC 6675 §5 step (C): keep sending by pipe; NextSeg (the scoreboard's rules
-                    // 1, 3 and 4) finds what to resend, holes not yet deemed lost included.
-                }
+                PartialAck::KeepSending => {}
             },
             None => {
                 let ev = AckEvent {
@@ -395,10 +375,13 @@ impl TcpSender {
     /// of data: not during loss recovery, nor before the data outstanding at the last reduction
     /// is acknowledged.
     fn on_ecn_echo(&mut self, now: SimTime) {
-        if !self.cfg.tcp.ecn || self.recovery.is_some() {
+        if !self.cfg.tcp.ecn || self.episode.is_some() {
             return;
         }
-        if self.recover.is_some_and(|r| self.board.snd_una() < r) {
+        if self
+            .reduction_point
+            .is_some_and(|r| self.board.snd_una() < r)
+        {
             return;
         }
         #[cfg(test)]
@@ -414,31 +397,39 @@ impl TcpSender {
         );
         self.w.ssthresh = ssthresh;
         self.w.cwnd = ssthresh.max(self.mss);
-        self.recover = Some(self.board.snd_max());
+        self.reduction_point = Some(self.board.snd_max());
         self.cwr_pending = true;
         self.counters.ecn_reductions += 1;
     }
 
     /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2 with SACK).
     fn on_dupack(&mut self) {
-        if self.recovery.is_none() {
+        if self.episode.is_none() {
             self.dupacks += 1;
-        } else if !self.uses_sack() {
-            // RFC 5681 §3.2 step 4: each further dupack means a segment left the network.
-            self.w.cwnd += self.mss;
+        } else {
+            self.algo.on_dupack_in_recovery(&mut self.w, self.mss);
         }
+    }
+
+    /// The recovery point was acknowledged (or, for Reno, any new data).
+    fn end_recovery(&mut self, now: SimTime) {
+        self.episode = None;
+        self.w.cwnd = self
+            .algo
+            .cwnd_on_exit(&self.w, self.board.flight_size(), self.mss);
+        self.cc.on_recovery_end(now, &mut self.w);
     }
 
     /// Whether a loss now calls for a congestion response: not while it belongs to a window
     /// already reduced for, i.e. while SND.UNA has not reached `recover` ([`RecoverGuard`]).
     fn may_respond(&self) -> bool {
         let una = self.board.snd_una();
-        let guard = self.cfg.tcp.recover_guard.unwrap_or(if self.uses_sack() {
-            RecoverGuard::AtRecoveryPoint
-        } else {
-            RecoverGuard::PastRecoveryPoint
-        });
-        match (self.recover, guard) {
+        let guard = self
+            .cfg
+            .tcp
+            .recover_guard
+            .unwrap_or(self.algo.default_guard());
+        match (self.reduction_point, guard) {
             (None, _) => true,
             (Some(r), RecoverGuard::AtRecoveryPoint) => una >= r,
             (Some(r), RecoverGuard::PastRecoveryPoint) => una > r,
@@ -449,7 +440,7 @@ impl TcpSender {
     /// lost (RFC 5681 §3.2 step 2, RFC 6675 §5 steps (2.a), (2.b)), unless that loss belongs to a
     /// window already reduced for.
     fn detect_loss(&mut self, now: SimTime) {
-        if self.recovery.is_some() || self.board.flight_size() == 0 {
+        if self.episode.is_some() || self.board.flight_size() == 0 {
             return;
         }
         // With SACK any segment the scoreboard deems lost is a congestion signal, not only the
@@ -484,19 +475,15 @@ impl TcpSender {
         );
         self.w.ssthresh = ssthresh;
         let point = self.board.snd_max();
-        self.recover = Some(point);
-        self.recovery = Some(RecoveryState {
+        self.reduction_point = Some(point);
+        self.episode = Some(RecoveryEpisode {
             point,
             partial_seen: false,
             rescue_sent: false,
         });
-        self.w.cwnd = if self.uses_sack() {
-            // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation (pipe does the work).
-            ssthresh
-        } else {
-            // RFC 5681 §3.2 step 3: inflate by the segments that left the network.
-            ssthresh + self.cfg.tcp.dupthresh as u64 * self.mss
-        };
+        self.w.cwnd = self
+            .algo
+            .cwnd_on_entry(ssthresh, self.cfg.tcp.dupthresh, self.mss);
         if self.board.lost_bytes() == 0 {
             // DupThresh duplicate ACKs: the segment at SND.UNA is presumed lost (RFC 6675
             // (4.3), RFC 5681 §3.2 step 3).
@@ -515,7 +502,7 @@ impl TcpSender {
         // and FlightSize now counts everything sent while cwnd was inflated, so halving it
         // would *raise* ssthresh (Linux `tcp_enter_loss` keeps ssthresh in that state too).
         if self.rto.backoff() == 0 {
-            let in_recovery = self.recovery.is_some();
+            let in_recovery = self.episode.is_some();
             // The controller hears of every first expiry (CUBIC and BIC restart their epoch,
             // RFC 9438 §4.8), with the window recovery had settled on, not an inflated one.
             let window = Window {
@@ -543,8 +530,8 @@ impl TcpSender {
         }
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
-        self.recover = Some(self.board.snd_max());
-        self.recovery = None;
+        self.reduction_point = Some(self.board.snd_max());
+        self.episode = None;
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
         self.rto.on_expiry();
@@ -563,7 +550,7 @@ impl TcpSender {
     fn in_flight(&self) -> u64 {
         let sack_limited_transmit =
             self.uses_sack() && self.cfg.tcp.limited_transmit && self.dupacks > 0;
-        if self.recovery.is_some() || self.board.lost_bytes() > 0 || sack_limited_transmit {
+        if self.episode.is_some() || self.board.lost_bytes() > 0 || sack_limited_transmit {
             self.board.pipe()
         } else {
             self.board.flight_size()
@@ -575,7 +562,7 @@ impl TcpSender {
         let mut window = self.w.cwnd.min(self.max_window());
         if self.cfg.tcp.limited_transmit
             && !self.uses_sack()
-            && self.recovery.is_none()
+            && self.episode.is_none()
             && self.dupacks > 0
         {
             // RFC 3042 §2: one new segment for each of the first two duplicate ACKs, cwnd
@@ -615,7 +602,7 @@ impl TcpSender {
                     if in_flight + len > window {
                         break;
                     }
-                    if self.recovery.is_none() && self.dupacks > 0 {
+                    if self.episode.is_none() && self.dupacks > 0 {
                         self.limited_transmit_bytes += len;
                     }
                     if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
@@ -628,7 +615,7 @@ impl TcpSender {
             }
             // Rules (3) and (4): only when there is no new data to send (none left, or the
             // receiver's window is closed), and only in SACK recovery.
-            let Some(rec) = self.recovery.filter(|_| self.uses_sack()) else {
+            let Some(rec) = self.episode.filter(|_| self.uses_sack()) else {
                 break;
             };
             let (candidate, rescue) = match self.board.next_unsacked_below_highest_sack() {
@@ -643,7 +630,7 @@ impl TcpSender {
                 break;
             }
             if rescue {
-                self.recovery = Some(RecoveryState {
+                self.episode = Some(RecoveryEpisode {
                     rescue_sent: true,
                     ..rec
                 });
@@ -861,7 +848,7 @@ mod tests {
     //! the receiver's ACKs crafted by hand.
     use super::*;
     use crate::packet::SackBlocks;
-    use crate::tcp::config::InitialWindow;
+    use crate::tcp::config::{InitialWindow, Recovery};
     use crate::tcp::receiver::{TcpReceiver, TcpReceiverConfig};
 
     const MSS: u64 = 1000;
