@@ -11,7 +11,8 @@
 //!   pipe = (SND.MAX − SND.UNA) − SACKed − lost + retransmitted      (Linux's in_flight, RFC 6675 SetPipe)
 //! ```
 //!
-//! Why it is cheap (PERFORMANCE.md: ns-3 spends 78 % of a high-BDP run walking its segment list):
+//! Why it is cheap (a simulator that walks its list of segments on every ACK spends most of a
+//! high bandwidth-delay run doing so; ns-3's profile shows it):
 //! - segments keep the boundaries of their first transmission and all but the last are one MSS,
 //!   so the segment holding a sequence number is found by division, in O(1);
 //! - SACKed ranges live in an interval map; an incoming block only walks the segments it newly

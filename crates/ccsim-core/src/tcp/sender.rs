@@ -844,8 +844,8 @@ impl Endpoint for TcpSender {
 
 #[cfg(test)]
 mod tests {
-    //! Hand-computed traces (tcp-core.md "Checks" 4, 5, 7, 9): a 20-segment window, MSS 1000,
-    //! the receiver's ACKs crafted by hand.
+    //! Hand-computed traces of RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5 and RFC 6298 §5: a
+    //! 20-segment window, MSS 1000, the receiver's ACKs crafted by hand.
     use super::*;
     use crate::packet::SackBlocks;
     use crate::tcp::config::{InitialWindow, Recovery};
