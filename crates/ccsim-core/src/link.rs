@@ -205,6 +205,16 @@ impl Channel {
         }
     }
 
+    /// Bits put on the wire by `now`: those of every transmission started, less the part of the
+    /// one in progress not yet serialized (a run may end in the middle of a packet, and on a
+    /// slow link that packet can outweigh everything else sent).
+    pub fn bits_sent_by(&self, now: SimTime) -> u128 {
+        let started = self.stats.bytes as u128 * 8;
+        let left_ns = self.busy_until.as_nanos().saturating_sub(now.as_nanos()) as u128;
+        let left_bits = (left_ns * self.rate.bits_per_sec() as u128).div_ceil(1_000_000_000);
+        started.saturating_sub(left_bits)
+    }
+
     /// Start transmitting `p` at `now` (the transmitter is free): it goes through the loss
     /// model and into the propagation FIFO. Returns (the arrival time if it is the new head of
     /// the FIFO, whether it was lost).

@@ -212,19 +212,16 @@ impl Simulator {
             to.push(self.net.nodes[c.to_node as usize].name.clone());
             let rate = c.rate.bits_per_sec() as f64;
             let ns = self.now.as_nanos().max(1) as f64;
+            let bits = c.bits_sent_by(self.now) as f64;
             for (col, v) in f.iter_mut().zip([
                 rate,
                 c.delay.as_secs_f64(),
                 if secs > 0.0 {
-                    s.bytes as f64 * 8.0 / (rate * secs)
+                    bits / (rate * secs)
                 } else {
                     0.0
                 },
-                if secs > 0.0 {
-                    s.bytes as f64 * 8.0 / secs
-                } else {
-                    0.0
-                },
+                if secs > 0.0 { bits / secs } else { 0.0 },
                 s.queue_pkt_ns as f64 / ns,
                 s.queue_byte_ns as f64 / ns,
                 0.0,

@@ -238,3 +238,22 @@ fn a_flow_whose_packets_exceed_the_mtu_of_a_link_on_its_route_is_rejected_at_bui
     assert_eq!(e.path, "flows.v.packet_size");
     assert!(build(&udp, &["links.access.mtu=1000"]).is_ok());
 }
+
+#[test]
+fn utilization_counts_only_the_bits_serialized_before_the_run_ends() {
+    // Bug pinned (issue 10, defect 1): a packet still being serialized at the end was counted
+    // in full, and a 64 kbit/s link over 100 ms reported utilization 1.875. The CBR source
+    // offers 1 Mbit/s, so the exit link is busy from the first packet's arrival (at 1.08 ms)
+    // to the end: utilization (100 − 1.08) / 100.
+    let out = run(
+        &line(&cbr("f")),
+        &["links.exit.rate=64Kbps", "duration=100ms"],
+    );
+    let links = out.links.str("link").unwrap();
+    let dirs = out.links.str("direction").unwrap();
+    let row = (0..links.len())
+        .find(|&i| links[i] == "exit" && dirs[i] == "a_to_b")
+        .unwrap();
+    let u = out.links.f64("utilization").unwrap()[row];
+    assert!((u - 0.9892).abs() < 1e-3, "utilization {u}");
+}
