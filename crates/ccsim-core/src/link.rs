@@ -61,8 +61,8 @@ pub struct ChannelStats {
     pub queue_max_packets: u64,
     pub queue_max_bytes: u64,
     last_change: SimTime,
-    /// Bytes put on the wire since the last time-series sample.
-    pub bytes_since_sample: u64,
+    /// Bits serialized by the last time-series sample ([`Channel::bits_sent_by`]).
+    pub bits_at_last_sample: u128,
 }
 
 impl ChannelStats {
@@ -229,7 +229,6 @@ impl Channel {
         }
         self.stats.packets += 1;
         self.stats.bytes += p.size as u64;
-        self.stats.bytes_since_sample += p.size as u64;
         if p.is_data() {
             self.stats.data_packets += 1;
         }

@@ -324,8 +324,13 @@ impl Simulator {
             );
             self.series
                 .push(t, "link", &name, "queue_bytes", c.queue.len_bytes() as f64);
-            let bps = c.stats.bytes_since_sample as f64 * 8.0 / iv.as_secs_f64();
-            c.stats.bytes_since_sample = 0;
+            // Bits serialized in the interval, not bits of transmissions started in it: a
+            // packet that straddles a sample counts on both sides as it is sent.
+            // (Rounding of the serialization time to whole nanoseconds may make the count dip
+            // by a bit as a transmission starts: never count backwards.)
+            let bits = c.bits_sent_by(self.now).max(c.stats.bits_at_last_sample);
+            let bps = (bits - c.stats.bits_at_last_sample) as f64 / iv.as_secs_f64();
+            c.stats.bits_at_last_sample = bits;
             self.series.push(t, "link", &name, "throughput_bps", bps);
         }
     }
