@@ -13,7 +13,7 @@
 //! byte the application has not read plus the buffer size. The application reads in-order data
 //! at once; a relay that reads later (I-TCP) says how far it has read with
 //! [`TcpReceiver::set_app_read`]. Held out-of-order data lies inside the window and does not
-//! shrink it, so the right edge never moves left (RFC 9293 §3.8.6.2.1, RFC 7323 §2.4), and a
+//! shrink it, so the right edge never moves left (RFC 9293 §3.8.6, SHLD-14; RFC 7323 §2.4), and a
 //! duplicate ACK carries the same window as the ACK before it (RFC 5681 §2's definition of a
 //! duplicate ACK needs that).
 //!
@@ -459,7 +459,7 @@ mod tests {
     #[test]
     fn held_out_of_order_data_never_moves_the_right_edge_left() {
         // Bug pinned (issue 9): the window fell 3000 -> 0 as out-of-order data arrived, so the
-        // right edge (ACK + window) moved left, which RFC 9293 §3.8.6.2.1 forbids.
+        // right edge (ACK + window) moved left, which RFC 9293 §3.8.6 (SHLD-14) forbids.
         let mut r = sack_receiver(3000, false);
         let mut out = vec![];
         r.handle_packet(SimTime::ZERO, seg(1000), &mut out);

@@ -77,7 +77,7 @@ enum Opening {
 struct RecoveryEpisode {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: SND.MAX when recovery began.
     point: u64,
-    /// NewReno restarts the timer on the first partial ACK only (RFC 6582 §3.2 step 5).
+    /// NewReno restarts the timer on the first partial ACK only (RFC 6582 §3.2 step 3).
     partial_seen: bool,
     /// RFC 6675 NextSeg rule (4): the one rescue retransmission of this recovery was sent.
     rescue_sent: bool,
@@ -114,6 +114,9 @@ pub struct TcpSender {
     /// RFC 3168 §6.1.2: the window was reduced for ECN-Echo; the next new data segment says so
     /// with CWR.
     cwr_pending: bool,
+    /// SND.MAX at the last reduction for ECN-Echo: no second one, and no loss response that
+    /// reduces again, until SND.UNA reaches it.
+    ecn_point: Option<u64>,
     /// `RttSampling::Ns2`: the one segment being timed, by its end and send time.
     timed: Option<(u64, SimTime)>,
     /// When data was last sent (RFC 5681 §4.1 restart after idle).
@@ -165,6 +168,7 @@ impl TcpSender {
             app_limit: cfg.size.unwrap_or(u64::MAX),
             min_rtt: None,
             cwr_pending: false,
+            ecn_point: None,
             timed: None,
             last_send: None,
             counters: FlowCounters::default(),
@@ -378,9 +382,8 @@ impl TcpSender {
         if !self.cfg.tcp.ecn || self.episode.is_some() {
             return;
         }
-        if self
-            .reduction_point
-            .is_some_and(|r| self.board.snd_una() < r)
+        let una = self.board.snd_una();
+        if self.reduction_point.is_some_and(|r| una < r) || self.ecn_point.is_some_and(|r| una < r)
         {
             return;
         }
@@ -397,7 +400,7 @@ impl TcpSender {
         );
         self.w.ssthresh = ssthresh;
         self.w.cwnd = ssthresh.max(self.mss);
-        self.reduction_point = Some(self.board.snd_max());
+        self.ecn_point = Some(self.board.snd_max());
         self.cwr_pending = true;
         self.counters.ecn_reductions += 1;
     }
@@ -453,27 +456,35 @@ impl TcpSender {
         if !self.may_respond() {
             return;
         }
-        self.enter_recovery(now);
+        // A loss in a window already reduced for ECN-Echo is repaired by fast retransmit and
+        // recovery, but the window is not reduced twice (RFC 3168 §6.1.2).
+        let reduced_for_ecn = self.ecn_point.is_some_and(|p| self.board.snd_una() < p);
+        self.enter_recovery(now, !reduced_for_ecn);
     }
 
-    fn enter_recovery(&mut self, now: SimTime) {
-        // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in FlightSize.
-        let flight = self
-            .board
-            .flight_size()
-            .saturating_sub(self.limited_transmit_bytes);
-        #[cfg(test)]
-        self.congestion_log.push(CongestionKind::DupAck);
-        let ssthresh = self.cc.on_congestion(
-            now,
-            &CongestionEvent {
-                kind: CongestionKind::DupAck,
-                flight_size: flight,
-                window: self.w,
-                mss: self.mss,
-            },
-        );
-        self.w.ssthresh = ssthresh;
+    /// Fast retransmit and recovery; `reduce`: ask the controller for a new ssthresh (not if
+    /// this window was already reduced for ECN).
+    fn enter_recovery(&mut self, now: SimTime, reduce: bool) {
+        if reduce {
+            // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in
+            // FlightSize.
+            let flight = self
+                .board
+                .flight_size()
+                .saturating_sub(self.limited_transmit_bytes);
+            #[cfg(test)]
+            self.congestion_log.push(CongestionKind::DupAck);
+            self.w.ssthresh = self.cc.on_congestion(
+                now,
+                &CongestionEvent {
+                    kind: CongestionKind::DupAck,
+                    flight_size: flight,
+                    window: self.w,
+                    mss: self.mss,
+                },
+            );
+        }
+        let ssthresh = self.w.ssthresh;
         let point = self.board.snd_max();
         self.reduction_point = Some(point);
         self.episode = Some(RecoveryEpisode {
@@ -602,7 +613,7 @@ impl TcpSender {
                     if in_flight + len > window {
                         break;
                     }
-                    if self.episode.is_none() && self.dupacks > 0 {
+                    if self.cfg.tcp.limited_transmit && self.episode.is_none() && self.dupacks > 0 {
                         self.limited_transmit_bytes += len;
                     }
                     if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
@@ -1543,6 +1554,31 @@ mod tests {
         // An echo now belongs to a new window: a second reduction.
         s.handle_packet(t(101), ece_ack(20 * MSS), &mut out);
         assert_eq!(s.counters().ecn_reductions, 2);
+    }
+
+    #[test]
+    fn a_loss_in_a_window_already_reduced_for_ecn_is_resent_at_once_without_a_second_cut() {
+        // Found by the docs review: the ECN reduction used the loss guard, so without SACK
+        // this loss waited for the RTO and cwnd fell to one segment. RFC 3168 §6.1.2 only
+        // forbids a second reduction in the window.
+        let mut s = sender_with(
+            TcpSpec {
+                ecn: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ece_ack(MSS), &mut out);
+        let ssthresh = s.ssthresh();
+        for _ in 0..3 {
+            s.handle_packet(t(51), ack_pkt(MSS, &[]), &mut out);
+        }
+        assert_eq!(resent(&out), vec![MSS], "fast retransmit, no RTO");
+        assert_eq!(s.counters().fast_retransmits, 1);
+        assert_eq!(s.ssthresh(), ssthresh, "no second reduction");
+        assert_eq!(s.congestion_log, vec![CongestionKind::Ecn]);
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub enum PartialAck {
     /// Recovery ends, as on a full ACK (RFC 5681's Reno).
     Ends,
     /// Resend the segment now at SND.UNA at once; restart the retransmission timer only on
-    /// the first partial ACK of the recovery (RFC 6582 §3.2 step 5, the "impatient" variant).
+    /// the first partial ACK of the recovery (RFC 6582 §3.2 step 3).
     ResendFront,
     /// Nothing beyond sending by pipe (RFC 6675: the scoreboard knows what to resend).
     KeepSending,

@@ -29,7 +29,7 @@ impl RecoveryOps for NewReno {
         w.cwnd += mss;
     }
     fn on_partial_ack(&self, w: &mut Window, bytes_acked: u64, mss: u64) -> PartialAck {
-        // RFC 6582 §3.2 step 5: deflate by the amount acknowledged, add back one SMSS if that
+        // RFC 6582 §3.2 step 3, partial ACK: deflate by the amount acknowledged, add back one SMSS if that
         // was at least one.
         w.cwnd = w.cwnd.saturating_sub(bytes_acked);
         if bytes_acked >= mss {
