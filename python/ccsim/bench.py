@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""``ccsim bench``: whole-scenario benchmarks P0, P1 and P2 of PERFORMANCE.md, and on request
+"""``ccsim bench``: whole-scenario benchmarks P0, P1 and P2 of docs/performance.md, and on request
 (``--only P002``, ~1.5 min) paper 002's full case-1 run with HighSpeed TCP, read from
 ``experiments/p002-highspeed`` (so run it from the repository root).
 
@@ -28,8 +28,8 @@ BENCH_DIR = Path(__file__).parent / "benchmarks"
 SCENARIOS = {"P0": "p0.toml", "P1": "p1.toml", "P2": "p2.toml"}
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}
-#: Paper 002's case 1 (PERFORMANCE.md: "paper 002 full run ... <= 3 min") with its algorithm
-#: under test set to HighSpeed, as in P2.
+#: Paper 002's case 1 (P002 in docs/performance.md, first milestone <= 3 min) with its
+#: algorithm under test set to HighSpeed, as in P2.
 P002_OVERRIDES = tuple(f'flows.{f}.cc="highspeed"' for f in ("f1", "f2", "f3", "f4"))
 
 _CHILD = """

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! Criterion benchmarks of the core, in three tiers (SimPy's layout): frequent calls (the
-//! scoreboard on every ACK), and whole scenarios (P0 of PERFORMANCE.md), reported as elements
-//! per second so they read against the bare-heap ceiling there.
+//! scoreboard on every ACK), and whole scenarios (P0 of `docs/performance.md`), reported as
+//! elements per second so they read against the bare-heap ceiling given there.
 //!
 //! `cargo bench -p ccsim-core` (the `bench` profile keeps debug info for flamegraphs).
 
@@ -11,7 +11,7 @@ use ccsim_core::tcp::scoreboard::Scoreboard;
 use ccsim_core::time::SimTime;
 
 /// Steady state of a sender with `window` segments in flight: one send and one cumulative ACK
-/// per step. Its cost must not grow with the window (PERFORMANCE.md, "per-ACK work").
+/// per step. Its cost must not grow with the window (`docs/performance.md`, "work per ACK").
 fn scoreboard_send_ack(c: &mut Criterion) {
     let mut g = c.benchmark_group("scoreboard_send_ack");
     for window in [100u64, 10_000, 100_000] {

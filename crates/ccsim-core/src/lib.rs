@@ -8,8 +8,10 @@
 //!   scenario (TOML) ──parse/validate──> Spec ──build──> Simulator ──run──> RunOutput (columns)
 //!
 //!   Simulator
-//!   ├── event heap (time, seq): one entry per busy transmitter, per non-empty propagation
-//!   │   FIFO, per endpoint deadline, per hook deadline, per generator; never one per packet
+//!   ├── event heap (time, seq): one entry per transmitter with packets waiting in its queue,
+//!   │   per non-empty propagation FIFO, per endpoint deadline, per hook deadline, per
+//!   │   generator; never one per packet (a packet that finds its transmitter idle costs no
+//!   │   event until it arrives)
 //!   ├── nodes ── interfaces (one address each) ── channels (one per link direction)
 //!   │             channel = queue discipline ─> transmitter ─> loss model ─> propagation FIFO
 //!   ├── node hooks: see every packet at a node, may drop, delay, rewrite, inject

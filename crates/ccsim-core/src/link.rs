@@ -10,8 +10,8 @@
 //!
 //! A channel has at most two live events: the end of a transmission that packets are waiting
 //! for (`TxDone`) and the arrival of the head of its propagation FIFO (`Arrive`). Packets in
-//! flight never sit in the event heap (PERFORMANCE.md: a 2.5 Gbit/s × 225 ms path holds ~47,000
-//! packets).
+//! flight never sit in the event heap (`docs/performance.md`: a 2.5 Gbit/s × 225 ms path holds
+//! ~47,000 packets).
 //!
 //! When a packet starts transmission its whole future on this channel is known: it ends at
 //! `start + size/rate` and reaches the far node `delay` later. So it goes into the propagation

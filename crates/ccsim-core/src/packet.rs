@@ -248,9 +248,9 @@ fn offset(ack: u64, seq: u64) -> Option<u32> {
     seq.checked_sub(ack).and_then(|d| u32::try_from(d).ok())
 }
 
-/// Per-packet congestion header that routers read and rewrite. `None` for ordinary TCP; XCP
-/// (Katabi et al., SIGCOMM 2002) will add its variant: the sender writes its cwnd and RTT, routers
-/// lower the feedback, the receiver echoes it in the ACK.
+/// Per-packet congestion header that routers read and rewrite. `None` for ordinary TCP; `Xcp`
+/// for XCP (Katabi et al., SIGCOMM 2002): the sender writes its cwnd and RTT, routers lower the
+/// feedback, the receiver echoes it in the ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum CcHeader {
     #[default]
@@ -335,9 +335,10 @@ mod tests {
 
     #[test]
     fn a_packet_stays_within_the_per_packet_memory_budget() {
-        // PERFORMANCE.md: <= 256 B per packet in flight, queue and pipe bookkeeping included
-        // (goal 128). Two cache lines: every hop copies the packet through a queue and a FIFO,
-        // and going from 160 to 128 B (SACK blocks as offsets) took 13 % off P1 and P2.
+        // docs/performance.md: <= 256 B per packet in flight, its place in a queue and a
+        // propagation FIFO included (goal 128). Two cache lines: every hop copies the packet
+        // through a queue and a FIFO, and going from 160 to 128 B (SACK blocks as offsets) took
+        // 13 % off P1 and P2.
         assert!(
             std::mem::size_of::<Packet>() <= 128,
             "{}",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //! I-TCP, indirect TCP (Bakre & Badrinath, ICDCS 1995): the base station splits the connection
-//! in two and relays bytes between them (reference notes §3; paper 001 §3.2).
+//! in two and relays bytes between them (paper 001 §3.2 and its Fig. 2 describe it).
 //!
 //! ```text
 //!   FH sender ──data──> BS: fh_side (TcpReceiver, answers as the MH) ──ACK (rwnd = free relay)──> FH
@@ -15,10 +15,11 @@
 //!   the FH's address and port, so the MH's receiver takes its data for the FH's. Data from the
 //!   FH and ACKs from the MH are consumed by the hook ([`HookOutput::consume`]: delivered, not
 //!   dropped); everything the two endpoints send is injected.
-//! - The relay buffer (§3: "the FH side's rwnd = free relay buffer") holds the bytes received
-//!   from the FH and not yet acknowledged by the MH, plus the FH's out-of-order bytes; the
-//!   FH-side receiver advertises what is left ([`TcpReceiver::set_app_read`]), so the FH is
-//!   back-pressured once the wireless side falls behind.
+//! - The relay buffer (paper 001 §3.2: I-TCP needs much buffer at the base station; its bound
+//!   and the back-pressure below are this model's) holds the bytes received from the FH and
+//!   not yet acknowledged by the MH, plus the FH's out-of-order bytes; the FH-side receiver
+//!   advertises what is left as its receive window ([`TcpReceiver::set_app_read`]), so the FH
+//!   is back-pressured once the wireless side falls behind.
 //! - Window updates (derived): when the MH's ACKs free buffer space, the FH-side receiver sends
 //!   an ACK announcing it if (1) the window the FH last saw (that ACK's right edge − RCV.NXT) is
 //!   at most half the buffer and the window now is at least twice it (Linux
@@ -36,8 +37,8 @@
 //! - Both endpoints use the hook's TCP parameters ([`ItcpConfig::tcp`]; the hook cannot see
 //!   the flows' specs): the FH-side receiver's delayed-ACK and SACK settings, and the MH-side
 //!   sender's everything. The FH-side receiver's buffer is the relay buffer.
-//! - End-to-end semantics are broken (§3): the FH's transfer completes when the relay has
-//!   acknowledged its last byte, not when the MH has it. The flows table shows both:
+//! - End-to-end semantics are broken (paper 001 §3.2): the FH's transfer completes when the
+//!   relay has acknowledged its last byte, not when the MH has it. The flows table shows both:
 //!   `completion_time_s` (the FH's sender: relay acknowledged) and `delivery_time_s` (the MH's
 //!   receiver: last byte delivered).
 

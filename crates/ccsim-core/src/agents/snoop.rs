@@ -3,7 +3,8 @@
 //! that caches data toward the MH, retransmits lost segments locally and hides the duplicate
 //! ACKs that the local retransmission answers, so the FH does not mistake wireless loss for
 //! congestion. End-to-end semantics are kept: the agent never acknowledges data itself.
-//! Reference: notes §2 and ns-2.35 `tcp/snoop.cc` (defaults `tcl/lan/ns-ll.tcl`).
+//! Reference: the paper and ns-2.35's implementation, `tcp/snoop.cc` and `tcp/snoop.h`
+//! (defaults in `tcl/lan/ns-ll.tcl`); paper 001 §3.3 summarises it.
 //!
 //! ```text
 //!   data from FH: end ≤ last ACK         → forward, not cached
@@ -195,7 +196,7 @@ impl Snoop {
         let (seq, end) = (h.seq, h.end_seq());
         let cache_size = self.cfg.cache_size as usize;
         let conn = self.conns.get_mut(c);
-        // §2 rule 1 (ns-2 `snoop_insert`): already acknowledged by the MH, not cached.
+        // Data the MH has already acknowledged is forwarded, not cached (ns-2 `snoop_insert`).
         if conn.last_ack.is_some_and(|a| end <= a) {
             out.forward(pkt);
             return;
@@ -210,8 +211,8 @@ impl Snoop {
             e.sent = now;
             restart = true;
         } else if conn.cache.len() < cache_size {
-            // §2 rules 2 and 3: cache; out of order means a sender retransmission or
-            // reordering, whose dupacks are let through.
+            // New or older data (the table above): cache it; out of order means a sender
+            // retransmission or reordering, whose dupacks are let through (ns-2 `snoop_data`).
             conn.cache.insert(
                 seq,
                 Cached {
@@ -245,7 +246,8 @@ impl Snoop {
             Some(l) if a < l => out.forward(pkt),
             Some(l) if a == l => self.on_dupack(now, c, pkt, out),
             _ => {
-                // A new ACK (§2): free what it covers, sample the RTT, reset the dupack state.
+                // A new ACK (ns-2 `snoop_ack`): free what it covers, sample the RTT, reset the
+                // dupack state.
                 let mut sample = None;
                 while let Some(e) = conn.cache.first_entry() {
                     if e.get().end > a {

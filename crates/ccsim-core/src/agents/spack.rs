@@ -13,7 +13,7 @@
 //! SPACK; the BS then turns the MH's ACK into several ACKs numbered between Retrans_Seq_No and
 //! the ACK's number, and the FH, which grows its window per ACK received, recovers faster.
 //!
-//! Rules the paper leaves open (derived; reference notes §4 step 3):
+//! Rules the paper leaves open (this model's own, derived from what the scheme is for):
 //! - **Which ACK is split:** the first ACK from the MH whose number covers the whole
 //!   retransmitted segment (A ≥ R + its length). Earlier ACKs pass unchanged and SPACK stays
 //!   armed; duplicate and old ACKs (A ≤ the last ACK forwarded) always pass unchanged.

@@ -31,8 +31,8 @@ use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionK
 use super::{Reno, RenoConfig};
 use crate::time::SimTime;
 
-/// XHR04's constants. The defaults are the paper's as the reference notes remember them (not
-/// verified against the paper's text): S_max = 32, S_min = 0.01, β = 0.125; `low_window` 14 is
+/// XHR04's constants. The defaults are the values usually quoted for the paper (not checked
+/// against its text here): S_max = 32, S_min = 0.01, β = 0.125; `low_window` 14 is
 /// Linux's `low_window` (`tcp_bic.c`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BicConfig {
@@ -325,7 +325,8 @@ mod tests {
 
     #[test]
     fn the_linux_constants_keep_eighty_percent_on_a_loss() {
-        // Pins BicConfig::linux(): loss at 1 000 → ssthresh 799.8 segments (notes: 799).
+        // Pins BicConfig::linux(): loss at 1 000 → ssthresh 799.8 segments (Linux `tcp_bic.c`
+        // works in whole segments: 1000·819/1024 = 799).
         let mut d = driver(BicConfig::linux(), 1000);
         let s = d.loss(CongestionKind::DupAck);
         assert_eq!(s, (1000.0 * MSS as f64 * 819.0 / 1024.0) as u64);

@@ -30,8 +30,8 @@ use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FastConfig {
-    /// Packets the flow aims to keep queued in its path (JWL04's α; its experiments use 200,
-    /// per the reference notes, which could not verify it).
+    /// Packets the flow aims to keep queued in its path (JWL04's α; 200 is the value usually
+    /// quoted for its experiments, not checked against the paper's text here).
     pub alpha: f64,
     /// Damping of the update, in (0, 1] (JWL04: γ = 0.5; CUBIN ns-2 `gamma_` 0.5).
     pub gamma: f64,

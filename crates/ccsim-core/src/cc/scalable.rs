@@ -28,9 +28,9 @@ pub struct ScalableConfig {
     pub a: f64,
     /// Fraction of cwnd given up on a loss (Kelly 2003: b = 0.125).
     pub b: f64,
-    /// Legacy window `lwnd`, segments: at or below it the flow is Reno. 16 is the value the
-    /// project's brief gives for Kelly's lwnd; the reference notes could not verify it in an
-    /// accessible source (Linux has no legacy region, i.e. 0).
+    /// Legacy window `lwnd`, segments: at or below it the flow is Reno. 16 is the lwnd usually
+    /// quoted for Kelly 2003, not checked against the paper's text here (Linux `tcp_scalable.c`
+    /// has no legacy region, i.e. 0).
     pub low_window: f64,
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! The XCP sender (Katabi, Handley, Rohrs, SIGCOMM 2002, §3.1; "KHR02"). The routers do the
-//! control (see `crate::xcp`); the sender only states its window and RTT and applies what comes
-//! back:
+//! control (see [`crate::xcp_router`]); the sender only states its window and RTT and applies
+//! what comes back:
 //!
 //! ```text
 //!   on_send:  header = { cwnd, rtt, feedback = request }     routers lower `feedback`

@@ -125,7 +125,7 @@ pub enum QueueSpec {
         mean_packet_size: u32,
     },
     /// A FIFO whose link is an XCP router port (Katabi et al. 2002): it rewrites the congestion
-    /// header of XCP packets (see `xcp.rs`); `limit` is its hard limit.
+    /// header of XCP packets (see `xcp_router.rs`); `limit` is its hard limit.
     Xcp {
         limit: QueueLimit,
         /// Efficiency controller gain on spare bandwidth (0.4).

@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn first_and_second_samples_follow_rfc_6298_arithmetic() {
-        // tcp-core.md check 6: R = 100 ms then 200 ms, G = 0, no floor.
+        // RFC 6298 §2.2 and §2.3 by hand: R = 100 ms then 200 ms, G = 0, no floor.
         let mut e = RtoEstimator::new(RtoConfig {
             min: SimDuration::ZERO,
             ..RtoConfig::default()

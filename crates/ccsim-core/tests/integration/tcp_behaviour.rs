@@ -21,19 +21,63 @@ fn one_flow_fills_a_10_mbps_20_ms_path_with_a_bdp_of_buffer() {
 }
 
 #[test]
-fn two_identical_flows_share_a_bottleneck_fairly() {
+fn two_identical_flows_share_a_red_bottleneck_evenly() {
+    // RED's random drops break the phase effects of a drop-tail queue (next test), so the split
+    // is noise around 1:1 and seeds sample it. Measured over 500 seeds (both flows starting at
+    // 0 s, 120 s runs): ln(g1/g2) has mean 0.000 and s.d. 0.076, the largest single split is
+    // 1.25 (1.50 in 60 s runs, hence 120 s), and the total over 20 seeds splits at most 1.032
+    // in 25 disjoint groups of 20. Bounds: 1.35 per run (|ln r| = 0.30, four s.d.) and 1.06
+    // for the total (3.4 standard errors of a 20-seed mean); seeds 1 to 20 split 1.020.
     let text = dumbbell(
         2,
         10,
         "20ms",
-        "{ type = \"droptail\", limit = 50 }",
-        "60s",
+        "{ type = \"red\", limit = 50, min_th = 10, max_th = 30, max_p = 0.1 }",
+        "120s",
         "variant = \"newreno\"",
     );
-    let out = run_toml(&text, &[], None);
-    let goodput = f64s(&out.flows, "goodput_bps");
-    let j = jain(goodput);
-    assert!(j >= 0.95, "Jain's index {j} for {goodput:?}");
+    let mut total = [0.0, 0.0];
+    for seed in 1..=20 {
+        let out = run_toml(&text, &[], Some(seed));
+        let g = f64s(&out.flows, "goodput_bps");
+        assert!(max_over_min(g) <= 1.35, "seed {seed}: goodputs {g:?}");
+        total[0] += g[0];
+        total[1] += g[1];
+    }
+    let r = max_over_min(&total);
+    println!("20 seeds: total goodput split {r:.4}");
+    assert!(r <= 1.06, "total goodputs over 20 seeds {total:?}");
+}
+
+#[test]
+fn two_identical_flows_started_together_split_a_drop_tail_bottleneck_evenly() {
+    // Started at the same instant on identical paths the two flows are symmetric but for the
+    // order of simultaneous events: measured split 1.024 (the second flow starting 0 to 40 ms
+    // later: 1.024 to 1.025). This is not fairness in general: a drop-tail queue fed by
+    // deterministic sources drops by phase (Floyd & Jacobson, "On traffic phase effects in
+    // packet-switched gateways", 1992), and starting the second flow later by 140 ms, 330 ms
+    // or 400 ms gives splits of 1.86, 1.95 and 2.26 for the whole run. RED (previous test) is
+    // where an even split is a property.
+    for start in ["0ms", "20ms", "40ms"] {
+        let text = dumbbell(
+            2,
+            10,
+            "20ms",
+            "{ type = \"droptail\", limit = 50 }",
+            "60s",
+            "variant = \"newreno\"",
+        )
+        .replace(
+            "[flows.f2]\ntype = \"tcp\"\n",
+            &format!("[flows.f2]\ntype = \"tcp\"\nstart = \"{start}\"\n"),
+        );
+        let out = run_toml(&text, &[], None);
+        let g = f64s(&out.flows, "goodput_bps");
+        assert!(
+            max_over_min(g) <= 1.1,
+            "f2 starting at {start}: goodputs {g:?}"
+        );
+    }
 }
 
 #[test]
