@@ -75,7 +75,7 @@ fn the_complete_example_in_the_documentation_loads() {
     assert!(loaded.spec.routing.routes.len() == 1);
 }
 
-// ---- the messages of the brief ------------------------------------------------------------
+// ---- the messages docs/scenario.md documents --------------------------------------------
 
 #[test]
 fn a_rate_without_a_valid_unit_names_the_field_and_an_example() {
