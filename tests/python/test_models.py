@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The throughput models against worked values of their formulas (Mathis et al. 1997; Padhye et al. 1998)."""
+"""The throughput models against worked values of their formulas (Mathis 1997, Padhye 1998)."""
 
 from __future__ import annotations
 
