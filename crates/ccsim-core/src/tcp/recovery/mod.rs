@@ -107,37 +107,43 @@ impl AnyRecovery {
             Recovery::Sack => AnyRecovery::Sack(Sack),
         }
     }
+}
 
-    fn ops(&self) -> &dyn RecoveryOps {
-        match self {
-            AnyRecovery::Reno(r) => r,
-            AnyRecovery::NewReno(r) => r,
-            AnyRecovery::Sack(r) => r,
+/// Calls a method of the algorithm inside through a `match` the compiler can inline (the sender
+/// asks on every ACK).
+macro_rules! dispatch {
+    ($self:ident, $r:ident => $call:expr) => {
+        match $self {
+            AnyRecovery::Reno($r) => $call,
+            AnyRecovery::NewReno($r) => $call,
+            AnyRecovery::Sack($r) => $call,
         }
-    }
+    };
 }
 
 impl RecoveryOps for AnyRecovery {
+    #[inline]
     fn uses_sack(&self) -> bool {
-        self.ops().uses_sack()
+        dispatch!(self, r => r.uses_sack())
     }
+    #[inline]
     fn is_duplicate(&self, ack: &AckView) -> bool {
-        self.ops().is_duplicate(ack)
+        dispatch!(self, r => r.is_duplicate(ack))
     }
     fn cwnd_on_entry(&self, ssthresh: u64, dupthresh: u32, mss: u64) -> u64 {
-        self.ops().cwnd_on_entry(ssthresh, dupthresh, mss)
+        dispatch!(self, r => r.cwnd_on_entry(ssthresh, dupthresh, mss))
     }
     fn on_dupack_in_recovery(&self, w: &mut Window, mss: u64) {
-        self.ops().on_dupack_in_recovery(w, mss)
+        dispatch!(self, r => r.on_dupack_in_recovery(w, mss))
     }
     fn on_partial_ack(&self, w: &mut Window, bytes_acked: u64, mss: u64) -> PartialAck {
-        self.ops().on_partial_ack(w, bytes_acked, mss)
+        dispatch!(self, r => r.on_partial_ack(w, bytes_acked, mss))
     }
     fn cwnd_on_exit(&self, w: &Window, flight: u64, mss: u64) -> u64 {
-        self.ops().cwnd_on_exit(w, flight, mss)
+        dispatch!(self, r => r.cwnd_on_exit(w, flight, mss))
     }
     fn default_guard(&self) -> RecoverGuard {
-        self.ops().default_guard()
+        dispatch!(self, r => r.default_guard())
     }
 }
 
