@@ -7,7 +7,8 @@
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
 
-Errors print one line, ``ccsim: error: <message>``, and exit with status 1 (2 for usage).
+Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
+(a missing or malformed option) included, as README.md promises.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ import argparse
 import math
 import os
 import sys
+import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pandas as pd
 
 from ccsim.errors import Error
-from ccsim.result import Result
-from ccsim.scenario import Scenario, run
+from ccsim.result import TABLES, Result
+from ccsim.scenario import Scenario, read_text, run, seed_problem
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -78,8 +82,36 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
+def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str]) -> None:
+    """Refuse ``--out`` before anything runs: when writing ``names`` into it would replace an
+    input file, or when the folder cannot be created or written to.
+
+    A run writes the resolved scenario as ``scenario.toml``; with ``--out`` the input's own
+    folder that was the user's file, comments and all.
+    """
+    for name in names:
+        target = out / name
+        for inp in inputs:
+            same = target.resolve() == inp.resolve()
+            if not same and target.exists() and inp.exists():
+                same = os.path.samefile(target, inp)  # a hard link or another path to it
+            if same:
+                raise ValueError(
+                    f"--out {out}: the run would write {name} over the input {inp}; "
+                    "choose another output folder"
+                )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out, prefix=".ccsim-write-check-"):
+            pass
+    except OSError as e:
+        raise ValueError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
+    outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
+    check_output_folder(args.out, [args.file], outputs)
     res = run(sc, seed=args.seed)
     out = res.to_parquet(args.out)
     print(summary_text(res))
@@ -124,7 +156,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ccsim import sweep
 
-    text = args.file.read_text(encoding="utf-8")
+    text = read_text(args.file)
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
     out: Path = args.out
@@ -149,14 +181,53 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+class UsageError(Exception):
+    """A command line that argparse could not read (an unknown option, a missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a usage error is one line and exit status 1 like every other
+    error (argparse prints the usage and a message, two lines, and exits with 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _seed(text: str) -> int:
+    """``--seed``: a master seed, 0 to 2^63 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+    problem = seed_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _count(what: str) -> Any:
+    """An option that counts something (seeds, workers, repetitions): an integer of 1 or more."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} {what}; it must be at least 1")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
+    p = _Parser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a scenario and write its results as Parquet")
     r.add_argument("file", type=Path)
     r.add_argument("--out", type=Path, required=True, help="directory for the results")
-    r.add_argument("--seed", type=int, default=None, help="replace the scenario's seed")
+    r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     r.add_argument(
         "--set",
         action="append",
@@ -168,12 +239,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check a scenario without running it")
     v.add_argument("file", type=Path)
-    v.add_argument("--seed", type=int, default=None)
+    v.add_argument("--seed", type=_seed, default=None)
     v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     v.set_defaults(func=_cmd_validate)
 
     b = sub.add_parser("bench", help="time the benchmark scenarios P0, P1, P2")
-    b.add_argument("--repeat", type=int, default=3, help="runs per scenario; medians are shown")
+    b.add_argument(
+        "--repeat",
+        type=_count("repetitions"),
+        default=3,
+        help="runs per scenario; medians are shown",
+    )
     b.add_argument(
         "--only",
         default=None,
@@ -191,9 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH=V1,V2,...",
         help="a parameter to sweep; several --param give their cartesian product",
     )
-    w.add_argument("--seeds", type=int, default=1, help="seeds 1..N per point")
+    w.add_argument("--seeds", type=_count("seeds"), default=1, help="seeds 1..N per point")
     w.add_argument("--out", type=Path, required=True)
-    w.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    w.add_argument(
+        "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
+    )
     w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     w.set_defaults(func=_cmd_sweep)
 
@@ -201,15 +279,23 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("experiment", help="e.g. p001 (a folder under ./experiments)")
     rp.add_argument("--quick", action="store_true", help="fewer points and seeds (for CI)")
     rp.add_argument("--out", type=Path, default=None, help="default: results/<id>")
-    rp.add_argument("--workers", type=int, default=None)
-    rp.add_argument("--seeds", type=int, default=None, help="override the plan's seed count")
+    rp.add_argument("--workers", type=_count("workers"), default=None)
+    rp.add_argument(
+        "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
+    )
     rp.set_defaults(func=_cmd_reproduce)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # Warnings (a damaged record in a sweep store) are one line, like errors.
+    warnings.showwarning = _show_warning
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:
+        _error(str(e))
+        return 1
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
@@ -224,6 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
         return 1
+
+
+def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
+    """Print a warning as ``ccsim: warning: <message>`` on stderr, on one line."""
+    print(f"ccsim: warning: {message}", file=sys.stderr)
 
 
 def _error(message: str) -> None:

@@ -23,6 +23,57 @@ from ccsim.result import Result
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+#: The largest master seed. The scenario file holds the seed as a TOML integer, which is a
+#: signed 64-bit number (TOML 1.0, "Integer"), so the range is 0 to 2^63 - 1, not 2^64 - 1.
+MAX_SEED = 2**63 - 1
+
+
+def seed_problem(seed: object) -> str | None:
+    """Why ``seed`` cannot be a master seed, or None when it can.
+
+    >>> seed_problem(3) is None, seed_problem(-1), seed_problem(True)
+    (True, '-1 is out of range; a seed is an integer from 0 to 2^63 - 1', 'True is not an integer')
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        return f"{seed!r} is not an integer"
+    if not 0 <= int(seed) <= MAX_SEED:
+        return f"{seed} is out of range; a seed is an integer from 0 to 2^63 - 1"
+    return None
+
+
+def _scenario_error(path: str, reason: str) -> _core.ScenarioError:
+    """A ScenarioError raised from Python, with the same ``path`` and ``reason`` attributes as
+    the core's."""
+    err = _core.ScenarioError(f"{path}: {reason}" if path else reason)
+    err.path = path
+    err.reason = reason
+    return err
+
+
+def check_seed(seed: int | None) -> int | None:
+    """``seed`` unchanged if it is None or a valid master seed; otherwise a ScenarioError on
+    ``seed`` (the binding would raise a bare OverflowError, and would take ``True`` as 1)."""
+    if seed is None:
+        return None
+    problem = seed_problem(seed)
+    if problem is not None:
+        raise _scenario_error("seed", problem)
+    return int(seed)
+
+
+def read_text(path: PathLike) -> str:
+    """A scenario or plan file's text, which must be UTF-8; the error names the file."""
+    p = Path(path)
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _scenario_error(
+            "",
+            f"{p}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+            "scenario files are UTF-8 TOML",
+        ) from None
+
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -125,7 +176,7 @@ class Scenario:
             The file, e.g. ``examples/dumbbell.toml``.
         """
         p = Path(path)
-        return cls(p.read_text(encoding="utf-8"), source=str(p))
+        return cls(read_text(p), source=str(p))
 
     @classmethod
     def from_str(cls, text: str) -> Scenario:
@@ -216,7 +267,7 @@ class Scenario:
           ...
         ccsim._core.ScenarioError: links.l.rate: "fast" is not a rate, e.g. "10Mbps"
         """
-        return _core.validate(self._text, list(self._overrides), seed)
+        return _core.validate(self._text, list(self._overrides), check_seed(seed))
 
     def __repr__(self) -> str:
         return f"Scenario(source={self._source!r}, overrides={list(self._overrides)!r})"
@@ -248,5 +299,5 @@ def run(
     """
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     sc = sc.with_overrides(overrides)
-    raw = _core.run(sc.to_toml(), list(sc.overrides), seed)
+    raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed))
     return Result._from_raw(raw)

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -56,6 +57,28 @@ class RunSpec:
         return h[:32]
 
 
+class CorruptRecordWarning(UserWarning):
+    """A run record in the store could not be read (empty, truncated, not a record); the run
+    is treated as missing and runs again."""
+
+
+def record_problem(record: Any) -> str | None:
+    """What makes ``record`` (decoded JSON) unusable as a run record, or None if nothing."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    if record.get("version") != RECORD_VERSION:
+        return f"version {record.get('version')!r}, not {RECORD_VERSION}"
+    if not isinstance(record.get("seed"), int) or not isinstance(record.get("summary"), dict):
+        return "no seed or summary"
+    for table in ("flows", "links", "series"):
+        columns = record.get(table)
+        if not isinstance(columns, dict) or not all(isinstance(c, list) for c in columns.values()):
+            return f'no "{table}" table'
+        if len({len(c) for c in columns.values()}) > 1:
+            return f'columns of unequal length in "{table}"'
+    return None
+
+
 class Store:
     """Finished runs on disk, one JSON file per run under ``directory``."""
 
@@ -73,6 +96,29 @@ class Store:
         with self.path(key).open(encoding="utf-8") as fh:
             record: dict[str, Any] = json.load(fh)
         return record
+
+    def load_valid(self, key: str) -> dict[str, Any] | None:
+        """The record of ``key``, or None when the store lacks it or holds a damaged one (a
+        disk that filled up, a copy cut short, an edit by hand): that file is named in a
+        ``CorruptRecordWarning``, and the run counts as missing, so it runs again and its
+        file is replaced."""
+        p = self.path(key)
+        if not p.exists():
+            return None
+        try:
+            record: Any = json.loads(p.read_text(encoding="utf-8"))
+        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+            problem: str | None = f"not valid JSON ({e})"
+        else:
+            problem = record_problem(record)
+        if problem is not None:
+            warnings.warn(
+                f"{p}: damaged run record ({problem}); running it again",
+                CorruptRecordWarning,
+                stacklevel=2,
+            )
+            return None
+        return dict(record)
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         p = self.path(key)
@@ -150,9 +196,15 @@ def execute(
     the order of ``runs``."""
     keys = [r.key() for r in runs]
     todo: dict[str, RunSpec] = {}
+    have: dict[str, dict[str, Any]] = {}
     for k, r in zip(keys, runs):
-        if not store.has(k) and k not in todo:
+        if k in have or k in todo:
+            continue
+        rec = store.load_valid(k)
+        if rec is None:
             todo[k] = r
+        else:
+            have[k] = rec
     cached = len(set(keys)) - len(todo)
     workers = max(1, workers or os.cpu_count() or 1)
     failures: list[tuple[RunSpec, BaseException]] = []
@@ -178,7 +230,8 @@ def execute(
                         k = pending.pop(fut)
                         err = fut.exception()
                         if err is None:
-                            store.save(k, fut.result())
+                            have[k] = fut.result()
+                            store.save(k, have[k])
                         elif isinstance(err, _core.Error):
                             # A run the core rejected: report it, keep going.
                             failures.append((todo[k], err))
@@ -205,7 +258,9 @@ def execute(
         raise SweepError(failures)
     records = []
     for k, r in zip(keys, runs):
-        rec = store.load(k)
+        # A copy per run: runs that share a key (the same point in two figures) get their own
+        # tags.
+        rec = dict(have[k])
         rec["tags"] = dict(r.tags)
         rec["key"] = k
         records.append(rec)
@@ -262,7 +317,21 @@ def plan_grid(
     params: Sequence[tuple[str, list[str]]],
     seeds: Sequence[int],
 ) -> list[RunSpec]:
-    """The cartesian product of parameter values and seeds."""
+    """The cartesian product of parameter values and seeds.
+
+    The seed is not a parameter: each run's seed replaces the scenario's, so ``seed=1,2,3``
+    (or an override of ``seed``) would give identical rows, all labelled alike.
+    """
+
+    def is_seed(path: str) -> bool:
+        return path.strip().strip('"') == "seed"
+
+    if any(is_seed(p) for p, _ in params):
+        raise ValueError(
+            "--param seed: the seed is not a parameter; use --seeds N (seeds 1..N at every point)"
+        )
+    if any(is_seed(o.split("=", 1)[0]) for o in base_overrides):
+        raise ValueError("--set seed: a sweep gives each run its seed; use --seeds N instead")
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))

@@ -73,15 +73,15 @@ def test_validate_prints_ok_and_what_the_scenario_holds(examples: Path, capsys: 
     assert out == f"ok: {examples / 'dumbbell.toml'}: {summary}\n"
 
 
-def test_usage_errors_exit_2() -> None:
+def test_usage_errors_exit_1_on_one_line_like_every_other_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "ccsim.cli", "run", "--seed", "x"],
         capture_output=True,
         text=True,
         check=False,
     )
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 1
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
 def test_a_missing_file_is_a_one_line_error(tmp_path: Path) -> None:

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: MIT
+"""Bad input through the command line and the Python API (issue 10): every one is a clean,
+one-line error that names the option or field, and no input file is ever written over."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import ccsim
+from ccsim import cli, sweep
+from ccsim.cli import main
+
+
+def ccsim_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def one_error_line(capsys: Any) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("ccsim: error: "), err
+    return str(err[0])
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64), str(2**63)])
+def test_an_out_of_range_seed_names_the_option_and_the_range(
+    seed: str, examples: Path, tmp_path: Path, capsys: Any
+) -> None:
+    # Issue 10, defect 4: -1 and 2^64 gave "internal error (OverflowError)".
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path), "--seed", seed]
+    assert main(args) == 1
+    line = one_error_line(capsys)
+    assert "--seed" in line and "from 0 to 2^63 - 1" in line and "internal" not in line
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, True])
+def test_the_python_api_refuses_a_bad_seed_as_a_scenario_error_on_seed(
+    seed: Any, examples: Path
+) -> None:
+    sc = ccsim.Scenario.from_toml(examples / "random-loss.toml")
+    with pytest.raises(ccsim.ScenarioError, match=r"^seed: ") as e:
+        ccsim.run(sc, seed=seed)
+    assert e.value.path == "seed"
+    with pytest.raises(ccsim.ScenarioError, match=r"^seed: "):
+        sc.validate(seed=seed)
+
+
+def test_a_boolean_seed_in_the_scenario_is_refused(examples: Path, capsys: Any) -> None:
+    assert main(["validate", str(examples / "random-loss.toml"), "--set", "seed=true"]) == 1
+    assert "seed: expected an integer" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["sweep", "FILE", "--out", "OUT", "--seeds", "0"], "--seeds"),
+        (["sweep", "FILE", "--out", "OUT", "--seeds", "-3"], "--seeds"),
+        (["sweep", "FILE", "--out", "OUT", "--workers", "-1"], "--workers"),
+        (["sweep", "FILE", "--out", "OUT", "--workers", "0"], "--workers"),
+        (["reproduce", "p001", "--seeds", "0"], "--seeds"),
+        (["reproduce", "p001", "--workers", "-1"], "--workers"),
+        (["bench", "--repeat", "-1"], "--repeat"),
+    ],
+)
+def test_counts_below_one_are_refused_naming_the_option(
+    args: list[str], option: str, examples: Path, tmp_path: Path, capsys: Any
+) -> None:
+    args = [
+        str(examples / "random-loss.toml") if a == "FILE" else str(tmp_path) if a == "OUT" else a
+        for a in args
+    ]
+    assert main(args) == 1
+    line = one_error_line(capsys)
+    assert f"argument {option}:" in line and "at least 1" in line
+    assert not (tmp_path / "runs").exists(), "nothing ran"
+
+
+def test_a_usage_error_is_one_line_with_status_1_as_the_readme_says() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "Every error is one line" in readme and "exit status 1" in readme
+    proc = ccsim_cli("run", "--seed", "x")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        'ccsim: error: argument --seed: "x" is not an integer (see ccsim run --help)'
+    ]
+    proc = ccsim_cli("frobnicate")
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1
+
+
+def test_help_still_exits_0() -> None:
+    proc = ccsim_cli("run", "--help")
+    assert proc.returncode == 0 and "--out" in proc.stdout
+
+
+def test_a_scenario_file_that_is_not_utf8_is_named_in_the_error(
+    tmp_path: Path, capsys: Any
+) -> None:
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes('duration = "1s"\n# caf\xe9\n'.encode("latin-1"))
+    for command in (["validate", str(bad)], ["sweep", str(bad), "--out", str(tmp_path / "o")]):
+        assert main(command) == 1
+        line = one_error_line(capsys)
+        assert f"{bad}: not UTF-8 text (byte 0xe9" in line
+    with pytest.raises(ccsim.ScenarioError, match=r"latin1\.toml: not UTF-8"):
+        ccsim.Scenario.from_toml(bad)
+
+
+def test_run_refuses_an_output_folder_where_it_would_overwrite_the_input(
+    tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    # Issue 10, defect 8: `ccsim run /d/scenario.toml --out /d` replaced the user's file
+    # (comments and values) with the resolved scenario.
+    original = (examples / "random-loss.toml").read_text()
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(original)
+    ran = []
+    monkeypatch.setattr(cli, "run", lambda *a, **k: ran.append(a))
+    assert main(["run", str(scenario), "--out", str(tmp_path)]) == 1
+    line = one_error_line(capsys)
+    assert "--out" in line and f"over the input {scenario}" in line
+    assert scenario.read_text() == original
+    # The same file under another path (a hard link) is the same input.
+    linked = tmp_path / "elsewhere"
+    linked.mkdir()
+    os.link(scenario, linked / "scenario.toml")
+    assert main(["run", str(scenario), "--out", str(linked)]) == 1
+    one_error_line(capsys)
+    assert ran == [], "refused before the simulation"
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    ran = []
+    monkeypatch.setattr(cli, "run", lambda *a, **k: ran.append(a))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(a_file / "out")]) == 1
+    assert "cannot write there" in one_error_line(capsys)
+    assert ran == []
+
+
+def test_run_into_the_inputs_folder_under_another_name_still_works(
+    tmp_path: Path, examples: Path
+) -> None:
+    scenario = tmp_path / "my-scenario.toml"
+    scenario.write_text((examples / "random-loss.toml").read_text())
+    args = ["run", str(scenario), "--out", str(tmp_path), "--set", 'duration="1s"']
+    assert main(args) == 0
+    assert scenario.read_text() == (examples / "random-loss.toml").read_text()
+    assert (tmp_path / "scenario.toml").exists()
+
+
+def test_seed_is_refused_as_a_sweep_parameter_pointing_to_seeds(
+    tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Issue 10, defect 5: `--param seed=1,2,3` wrote three identical rows, all seed 1.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--param", "seed=1,2,3", "--out", str(out)]) == 1
+    line = one_error_line(capsys)
+    assert "--param seed" in line and "--seeds" in line
+    assert main(["sweep", str(f), "--set", "seed=4", "--out", str(out)]) == 1
+    assert "--seeds" in one_error_line(capsys)
+    assert not (out / "flows.parquet").exists()
+
+
+def _sweep_of_four(tmp_path: Path, two_hosts: str) -> tuple[list[sweep.RunSpec], sweep.Store]:
+    runs = sweep.plan_grid(
+        two_hosts, ['duration="1s"'], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])], [1, 2]
+    )
+    return runs, sweep.Store(tmp_path / "runs")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b'{"version": 2, "seed": 1, "flo', b"[]", b'{"version": 2}', b"\xff\xfe"],
+    ids=["empty", "truncated", "a list", "no tables", "not utf-8"],
+)
+def test_a_damaged_run_record_is_named_and_run_again(
+    damage: bytes, tmp_path: Path, two_hosts: str
+) -> None:
+    # Issue 10, defect 10: an empty or truncated record gave "internal error (KeyError):
+    # 'flows'" and the sweep could not recover.
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+    first = sweep.execute(runs, store, workers=1, progress=False)
+    victim = store.path(runs[2].key())
+    victim.write_bytes(damage)
+    with pytest.warns(sweep.CorruptRecordWarning, match=str(victim)):
+        again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (1, 3)
+    assert sweep.record_problem(json.loads(victim.read_text())) is None, "replaced"
+    pd.testing.assert_frame_equal(sweep.gather(again.records), sweep.gather(first.records))
+
+
+def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    args = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--seeds", "2",
+            "--set", 'duration="1s"', "--out", str(out), "--workers", "1"]  # fmt: skip
+    assert ccsim_cli(*args).returncode == 0
+    victim = sorted((out / "runs").glob("*/*.json"))[0]
+    victim.write_text("")
+    proc = ccsim_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("ccsim: warning:")]
+    assert warnings == [
+        f"ccsim: warning: {victim}: damaged run record (not valid JSON (Expecting value: line 1 "
+        "column 1 (char 0))); running it again"
+    ]
+    assert "4 runs: 1 executed, 3 reused" in proc.stdout
+    assert len(pd.read_parquet(out / "flows.parquet")) == 4
