@@ -91,8 +91,9 @@ from typing import Any
 
 import pandas as pd
 
-from ccsim.scenario import format_value
-from ccsim.sweep import RunSpec, Store, execute, gather, mean_ci
+from ccsim import _core
+from ccsim.scenario import format_value, read_text
+from ccsim.sweep import RunSpec, Store, _execute_one, execute, gather, mean_ci
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -110,6 +111,8 @@ class Metric:
     column: str
     label: str
     where: dict[str, Any] = field(default_factory=dict)
+    #: Where in the plan it was declared ("metric", "figures[2].metric"), for messages.
+    origin: str = "metric"
 
 
 @dataclass
@@ -131,6 +134,8 @@ class Figure:
     lines: list[str]
     metric: Metric
     x_scale: float = 1.0
+    #: Where in the plan it was declared ("figures[2]"), for messages.
+    origin: str = ""
 
 
 @dataclass
@@ -144,6 +149,7 @@ class SeriesFigure:
     lines: list[str]
     flows: list[str]
     link: str
+    origin: str = ""
 
 
 @dataclass
@@ -157,6 +163,7 @@ class SummaryTable:
     from_s: float
     window_s: float
     jain_threshold: float
+    origin: str = ""
 
 
 @dataclass
@@ -178,6 +185,7 @@ class Claim:
     above: str | None = None
     below_line: str | None = None
     above_line: str | None = None
+    origin: str = ""
 
 
 @dataclass
@@ -227,6 +235,7 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
         column=str(_need(tbl, "column", where)),
         label=str(tbl.get("label", tbl["column"])),
         where=dict(tbl.get("where", {})),
+        origin=where,
     )
 
 
@@ -234,7 +243,7 @@ def load_plan(folder: Path) -> Plan:
     """Read and check ``folder/plan.toml``."""
     path = folder / "plan.toml"
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{path}: {e}") from e
     allowed = {"id", "title", "paper", "scenario", "seeds", "quick_seeds", "metric", "lines",
@@ -274,6 +283,7 @@ def load_plan(folder: Path) -> Plan:
                     lines=check_lines(f, where),
                     flows=[str(x) for x in f.get("flows", [])],
                     link=str(_need(f, "link", where)),
+                    origin=where,
                 )
             )
             continue
@@ -295,6 +305,7 @@ def load_plan(folder: Path) -> Plan:
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
                 metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
+                origin=where,
             )
         )
     tables = []
@@ -311,8 +322,20 @@ def load_plan(folder: Path) -> Plan:
                 from_s=float(t.get("from_s", 0.0)),
                 window_s=float(t.get("window_s", 10.0)),
                 jain_threshold=float(t.get("jain_threshold", 0.9)),
+                origin=where,
             )
         )
+    # Runs are tagged with the id of their figure or table: two with one id would pool
+    # their seeds (a CI twice as many seeds wide, so too narrow) and mix their points.
+    first_use: dict[str, str] = {}
+    for item in [*figures, *series_figures, *tables]:
+        if item.id in first_use:
+            raise PlanError(
+                f'{item.origin}.id: "{item.id}" is already the id of {first_use[item.id]}; '
+                "ids of figures and tables must be unique"
+            )
+        first_use[item.id] = item.origin
+    points = {f.id: f for f in figures}
     claims = []
     table_ids = {t.id for t in tables}
     for i, c in enumerate(raw.get("claims", [])):
@@ -326,7 +349,21 @@ def load_plan(folder: Path) -> Plan:
             c.get("lower"),
             c.get("than"),
             relation,
+            origin=where,
         )
+        if "table" not in c:
+            fig = points.get(claim.figure)
+            if fig is None:
+                raise PlanError(
+                    f'{where}.figure: "{claim.figure}" is not a figure of points of this plan; '
+                    f"figures are {', '.join(points) or 'none'}"
+                )
+            for key in ("lower", "than"):
+                if key in c and str(c[key]) not in fig.lines:
+                    raise PlanError(
+                        f'{where}.{key}: "{c[key]}" is not a line of figure {fig.id}; '
+                        f"its lines are {', '.join(fig.lines)}"
+                    )
         if "table" in c:
             claim.table = str(c["table"])
             if claim.table not in table_ids:
@@ -353,14 +390,22 @@ def load_plan(folder: Path) -> Plan:
                         raise PlanError(f'{where}.{key}: "{other}" is not a line of this plan')
                     setattr(claim, key, other)
         claims.append(claim)
+    seeds = {}
+    for key, default in (("seeds", 30), ("quick_seeds", 3)):
+        n = raw.get(key, default)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise PlanError(f"{key}: {n!r} is not a count of seeds; it must be an integer >= 1")
+        seeds[key] = n
+    if not scenario_path.is_file():
+        raise PlanError(f"scenario: {scenario_path} is not a file")
     return Plan(
         id=str(_need(raw, "id", "plan")),
         title=str(raw.get("title", "")),
         paper=str(raw.get("paper", "")),
         folder=folder,
-        scenario_text=scenario_path.read_text(encoding="utf-8"),
-        seeds=int(raw.get("seeds", 30)),
-        quick_seeds=int(raw.get("quick_seeds", 3)),
+        scenario_text=read_text(scenario_path),
+        seeds=seeds["seeds"],
+        quick_seeds=seeds["quick_seeds"],
         lines=lines,
         figures=figures,
         claims=claims,
@@ -385,6 +430,97 @@ def find_experiment(name: str, root: Path | None = None) -> Path:
             "(run from the repository root, or give the folder)"
         )
     return matches[0]
+
+
+#: Stops a probe run at its first event: enough for the core to build the network and return
+#: every table with a row per flow and link direction, which is all a plan check reads.
+_PROBE = "limits.max_events=1"
+
+
+def _probe(plan: Plan, overrides: Sequence[str], where: str) -> dict[str, Any]:
+    """The record of a run of ``overrides`` stopped at once; a scenario error names ``where``."""
+    try:
+        return _execute_one(plan.scenario_text, [*overrides, _PROBE], 1)
+    except _core.ScenarioError as e:
+        raise PlanError(f"{where}: {e}") from None
+
+
+def _rows(record: dict[str, Any], table: str) -> list[dict[str, Any]]:
+    columns = record[table]
+    n = len(next(iter(columns.values()), ()))
+    return [{name: col[i] for name, col in columns.items()} for i in range(n)]
+
+
+def _check_link_and_flows(record: dict[str, Any], item: SeriesFigure | SummaryTable) -> None:
+    name, _, direction = item.link.partition(":")
+    links = {(r["link"], r["direction"]) for r in _rows(record, "links")}
+    if (name, direction or "a_to_b") not in links:
+        known = ", ".join(sorted(f"{a}:{b}" for a, b in links))
+        raise PlanError(f'{item.origin}.link: no link direction "{item.link}"; there are {known}')
+    names = [r["name"] for r in _rows(record, "flows")]
+    for flow in item.flows:
+        if flow not in names:
+            raise PlanError(
+                f'{item.origin}.flows: no flow "{flow}" in the scenario; flows are '
+                f"{', '.join(names)}"
+            )
+
+
+def check_plan(plan: Plan, quick: bool = False) -> None:
+    """Check everything a plan refers to against the scenario before anything runs, so that a
+    mistake is one error naming its key and not a KeyError after every simulation.
+
+    Every run's overrides (line, figure, x value, quick mode) must resolve; a figure's metric
+    column and its filter's columns must be columns of the table, and the filter must match a
+    row; a time-series figure's or a table's link and flows must exist; a table claim's columns
+    must be columns of the summary table. The columns are not listed here: they are read from
+    short probe runs of the core (stopped at their first event), one per figure and line, and
+    the summary columns from :func:`table_row` applied to a probe, so they cannot drift from
+    what a run produces.
+    """
+    extra = list(plan.quick_overrides) if quick else []
+    for fig in plan.figures:
+        for lid in fig.lines:
+            base = [*fig.overrides, *plan.lines[lid].overrides]
+            xs = fig.x_quick if quick else fig.x_values
+            for x in xs:
+                ov = [*base, f"{fig.x_path}={format_value(x)}", *extra]
+                try:
+                    _core.validate(plan.scenario_text, ov, 1)
+                except _core.ScenarioError as e:
+                    raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
+            where = f"{fig.origin} (line {lid})"
+            record = _probe(plan, [*base, f"{fig.x_path}={format_value(xs[0])}", *extra], where)
+            m = fig.metric
+            columns = record[m.table]
+            for key, col in [("column", m.column)] + [(f"where.{c}", c) for c in m.where]:
+                if col not in columns:
+                    raise PlanError(
+                        f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '
+                        f"{', '.join(columns)}"
+                    )
+            rows = _rows(record, m.table)
+            if not any(all(r[c] == v for c, v in m.where.items()) for r in rows):
+                raise PlanError(
+                    f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}"
+                )
+    for item in [*plan.series_figures, *plan.tables]:
+        for lid in item.lines:
+            where = f"{item.origin} (line {lid})"
+            record = _probe(plan, [*item.overrides, *plan.lines[lid].overrides, *extra], where)
+            _check_link_and_flows(record, item)
+            if isinstance(item, SummaryTable):
+                summary_columns = set(table_row(record, item))
+                for c in plan.claims:
+                    if c.table != item.id:
+                        continue
+                    for key in ("column", "above"):
+                        col = getattr(c, key)
+                        if col is not None and col not in summary_columns:
+                            raise PlanError(
+                                f'{c.origin}.{key}: "{col}" is not a column of table {item.id}; '
+                                f"columns are {', '.join(sorted(summary_columns))}"
+                            )
 
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
@@ -498,23 +634,38 @@ def check_claim(
     xs = [x for x in a.index if x in b.index]
     if not xs:
         return "no points to compare"
-    ca = a["ci95"].fillna(0.0)
-    cb = b["ci95"].fillna(0.0)
+    # A point of fewer than 2 seeds has no confidence interval (its ci95 is NaN): there is
+    # nothing to overlap or not, so such points are left out of every judgement on CIs.
+    ca, cb = a["ci95"], b["ci95"]
+    with_ci = [x for x in xs if not (math.isnan(ca.loc[x]) or math.isnan(cb.loc[x]))]
+    no_ci = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
     if claim.relation == "similar":
+        if not with_ci:
+            return f"not judged: {no_ci}"
         overlap = [
-            x for x in xs if abs(a.loc[x, "mean"] - b.loc[x, "mean"]) <= ca.loc[x] + cb.loc[x]
+            x for x in with_ci if abs(a.loc[x, "mean"] - b.loc[x, "mean"]) <= ca.loc[x] + cb.loc[x]
         ]
-        verdict = "holds" if len(overlap) == len(xs) else ("partly holds" if overlap else
-                                                           "does not hold")  # fmt: skip
+        verdict = "holds" if len(overlap) == len(with_ci) else ("partly holds" if overlap else
+                                                                "does not hold")  # fmt: skip
+        unjudged = (
+            f"; {len(xs) - len(with_ci)} points without a CI" if len(with_ci) < len(xs) else ""
+        )
         return (f"{verdict}: {claim.lower} and {claim.than} overlap within their 95 % CIs at "
-                f"{len(overlap)} of {len(xs)} points")  # fmt: skip
+                f"{len(overlap)} of {len(with_ci)} points{unjudged}")  # fmt: skip
     lower = [x for x in xs if a.loc[x, "mean"] < b.loc[x, "mean"]]
-    significant = [x for x in lower if a.loc[x, "mean"] + ca.loc[x] < b.loc[x, "mean"] - cb.loc[x]]
     verdict = "holds" if len(lower) == len(xs) else ("partly holds" if lower else "does not hold")
-    return (
-        f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points "
-        f"({len(significant)} with non-overlapping 95 % CIs)"
-    )
+    if not with_ci:
+        significance = no_ci
+    else:
+        significant = [
+            x
+            for x in lower
+            if x in with_ci and a.loc[x, "mean"] + ca.loc[x] < b.loc[x, "mean"] - cb.loc[x]
+        ]
+        significance = f"{len(significant)} with non-overlapping 95 % CIs"
+        if len(with_ci) < len(xs):
+            significance += f"; {len(xs) - len(with_ci)} points without a CI"
+    return f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points ({significance})"
 
 
 def _series(rec: dict[str, Any]) -> pd.DataFrame:
@@ -769,6 +920,7 @@ def reproduce(
 ) -> Reproduction:
     """Run (or resume) an experiment and write its figures and report into ``out``."""
     plan = load_plan(folder)
+    check_plan(plan, quick)
     out.mkdir(parents=True, exist_ok=True)
     runs = plan_runs(plan, quick, seeds)
     rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,

@@ -318,3 +318,133 @@ def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
         # direction (a reverse port once rewrote the echoed feedback: 3.6 %).
         if "xcp" in table.lines:
             assert t.loc["xcp", "utilization"] > 0.8, table.id
+
+
+def test_a_claim_from_one_seed_says_no_significance_can_be_judged() -> None:
+    # Issue 10, defect 11: with one seed every CI is NaN, which was read as 0, so the report
+    # claimed "non-overlapping 95 % CIs" where no CI exists.
+    summary = pd.DataFrame(
+        {
+            "figure": ["f"] * 4,
+            "line": ["a", "a", "b", "b"],
+            "x": [1, 2, 1, 2],
+            "mean": [10.0, 10.0, 11.0, 20.0],
+            "ci95": [float("nan")] * 4,
+            "n": [1] * 4,
+        }
+    )
+    lower = experiment.check_claim(experiment.Claim("f", "a below b", "a", "b"), summary)
+    assert lower == (
+        "holds: a is lower at 2 of 2 points (no significance can be judged: fewer than 2 seeds "
+        "per point, so no 95 % CIs)"
+    )
+    similar = experiment.check_claim(experiment.Claim("f", "same", "a", "b", "similar"), summary)
+    assert similar.startswith("not judged: no significance can be judged")
+    # A point with a CI among points without one: only it is judged.
+    summary.loc[[0, 2], "ci95"] = 0.1
+    lower = experiment.check_claim(experiment.Claim("f", "a below b", "a", "b"), summary)
+    assert lower.endswith("(1 with non-overlapping 95 % CIs; 1 points without a CI)")
+
+
+def test_a_quick_reproduction_with_one_seed_claims_no_significance(
+    folder: Path, tmp_path: Path
+) -> None:
+    r = experiment.reproduce(folder, tmp_path / "o", quick=True, seeds=1, progress=False)
+    report = r.report.read_text()
+    assert "non-overlapping" not in report
+    assert "no significance can be judged" in report
+
+
+def _edit_plan(folder: Path, old: str, new: str) -> None:
+    plan = folder / "plan.toml"
+    text = plan.read_text()
+    assert old in text, old
+    plan.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # Issue 10, defect 12: a duplicate id pooled the seeds of two figures.
+        (
+            'id = "shares"',
+            'id = "loss"',
+            r'figures\[1\]\.id: "loss" is already the id of figures\[0\]',
+        ),
+        (
+            'id = "fairness"',
+            'id = "util"',
+            r'tables\[0\]\.id: "util" is already the id of figures\[2\]',
+        ),
+        ('figure = "loss"', 'figure = "los"', r'claims\[0\]\.figure: "los" is not a figure'),
+        (
+            'lower = "reno"',
+            'lower = "cubic"',
+            r'claims\[0\]\.lower: "cubic" is not a line of figure loss',
+        ),
+        ("seeds = 4", "seeds = 0", r"seeds: 0 is not a count of seeds"),
+        (
+            'scenario = "scenario.toml"',
+            'scenario = "nope.toml"',
+            r"scenario: .*nope\.toml is not a file",
+        ),
+    ],
+)
+def test_a_plan_with_a_bad_key_is_refused_when_it_is_read(
+    folder: Path, old: str, new: str, message: str
+) -> None:
+    _edit_plan(folder, old, new)
+    with pytest.raises(experiment.PlanError, match=message):
+        experiment.load_plan(folder)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # A filter matching nothing read "does not hold: 0 of 2"; a missing column was a
+        # KeyError after every simulation had run.
+        (
+            'where = { name = "f1" }',
+            'where = { name = "f9" }',
+            r"metric\.where: .*matches no row of flows",
+        ),
+        (
+            'column = "goodput_bps"',
+            'column = "goodput"',
+            r'metric\.column: "goodput" is not a column of flows',
+        ),
+        (
+            'where = { name = "f1" }',
+            'where = { nom = "f1" }',
+            r'metric\.where\.nom: "nom" is not a column',
+        ),
+        (
+            'path = "links.bottleneck.loss.rate"',
+            'path = "links.bottlenek.loss.rate"',
+            r"figures\[0\] \(line sack, x = 0\.0\): links",
+        ),
+        (
+            'flows = ["f1", "f2"]\nlink',
+            'flows = ["f1", "f3"]\nlink',
+            r'figures\[1\]\.flows: no flow "f3"',
+        ),
+        (
+            'link = "bottleneck:a_to_b"\nfrom_s',
+            'link = "bottleneck:up"\nfrom_s',
+            r'tables\[0\]\.link: no link direction "bottleneck:up"',
+        ),
+        (
+            'column = "jain"',
+            'column = "fairness"',
+            r'claims\[1\]\.column: "fairness" is not a column of table fairness',
+        ),
+    ],
+)
+def test_a_plan_is_checked_against_the_scenario_before_the_first_run(
+    folder: Path, tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    _edit_plan(folder, old, new)
+    out = tmp_path / "out"
+    with pytest.raises(experiment.PlanError, match=message):
+        experiment.reproduce(folder, out, workers=1, progress=False)
+    assert not (out / "runs").exists(), "nothing ran"
