@@ -283,6 +283,28 @@ pub struct UdpHeader {
 }
 
 impl Packet {
+    /// A TCP segment of `size` bytes on the wire from `src` to `dst`, with DSCP 0 and the given
+    /// ECN field.
+    pub fn tcp_segment(
+        (src, dst): (Addr, Addr),
+        size: u32,
+        ecn: u8,
+        flow: FlowId,
+        sent_at: SimTime,
+        header: TcpHeader,
+    ) -> Packet {
+        Packet {
+            src,
+            dst,
+            size,
+            dscp: 0,
+            ecn,
+            flow,
+            sent_at,
+            transport: Transport::Tcp(header),
+        }
+    }
+
     pub fn dst_port(&self) -> Port {
         match &self.transport {
             Transport::Tcp(h) => h.dst_port,

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport, ECN_CE,
+    ECN_NOT_ECT,
 };
 use crate::tcp::config::TcpSpec;
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
@@ -290,22 +291,20 @@ impl TcpReceiver {
     /// The handshake (RFC 9293 §3.5): a SYN is answered with SYN-ACK, at once and each time
     /// (a resent SYN means the SYN-ACK was lost).
     fn on_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        out.push(Packet {
-            src: self.cfg.addr,
-            dst: self.cfg.peer_addr,
-            size: self.cfg.tcp.header_bytes,
-            dscp: 0,
-            ecn: 0,
-            flow: self.cfg.flow,
-            sent_at: now,
-            transport: Transport::Tcp(TcpHeader {
+        out.push(Packet::tcp_segment(
+            (self.cfg.addr, self.cfg.peer_addr),
+            self.cfg.tcp.header_bytes,
+            ECN_NOT_ECT,
+            self.cfg.flow,
+            now,
+            TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.peer_port,
                 rwnd: self.advertised_window().min(u32::MAX as u64) as u32,
                 flags: TcpHeader::FLAG_SYN | TcpHeader::FLAG_ACK,
                 ..TcpHeader::default()
-            }),
-        });
+            },
+        ));
     }
 
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -319,15 +318,13 @@ impl TcpReceiver {
         let rwnd = self.advertised_window();
         self.right_edge = self.rcv_nxt + rwnd;
         let size = self.cfg.tcp.header_bytes + ack.option_bytes();
-        out.push(Packet {
-            src: self.cfg.addr,
-            dst: self.cfg.peer_addr,
+        out.push(Packet::tcp_segment(
+            (self.cfg.addr, self.cfg.peer_addr),
             size,
-            dscp: 0,
-            ecn: 0,
-            flow: self.cfg.flow,
-            sent_at: now,
-            transport: Transport::Tcp(TcpHeader {
+            ECN_NOT_ECT,
+            self.cfg.flow,
+            now,
+            TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.peer_port,
                 seq: 0,
@@ -342,8 +339,8 @@ impl TcpReceiver {
                     }
                     | if self.ece { TcpHeader::FLAG_ECE } else { 0 },
                 cc: self.echo,
-            }),
-        });
+            },
+        ));
     }
 
     pub fn delack_timeout(&self) -> SimDuration {
@@ -370,6 +367,22 @@ impl Endpoint for TcpReceiver {
 
     fn poll_timeout(&self) -> Option<SimTime> {
         self.delack_deadline
+    }
+}
+
+/// A receiver at address 1, port 1, talking to a sender at address 0, port 0, flow 0: the
+/// fixture of the TCP unit tests.
+#[cfg(test)]
+impl TcpReceiver {
+    pub(crate) fn for_test(tcp: TcpSpec) -> TcpReceiver {
+        TcpReceiver::new(TcpReceiverConfig {
+            addr: 1,
+            peer_addr: 0,
+            port: 1,
+            peer_port: 0,
+            flow: 0,
+            tcp,
+        })
     }
 }
 
@@ -401,14 +414,7 @@ mod tests {
     }
 
     fn receiver(tcp: TcpSpec) -> TcpReceiver {
-        TcpReceiver::new(TcpReceiverConfig {
-            addr: 1,
-            peer_addr: 0,
-            port: 1,
-            peer_port: 0,
-            flow: 0,
-            tcp,
-        })
+        TcpReceiver::for_test(tcp)
     }
 
     fn sack_receiver(rcv_buffer: u64, delayed_ack: bool) -> TcpReceiver {
@@ -530,14 +536,7 @@ mod tests {
 
     #[test]
     fn a_delayed_ack_echoes_the_sum_of_the_xcp_feedback_it_covers() {
-        let mut r = TcpReceiver::new(TcpReceiverConfig {
-            addr: 1,
-            peer_addr: 0,
-            port: 1,
-            peer_port: 0,
-            flow: 0,
-            tcp: TcpSpec::default(),
-        });
+        let mut r = TcpReceiver::for_test(TcpSpec::default());
         let mut out = vec![];
         r.handle_packet(SimTime::ZERO, data(0, 300), &mut out);
         assert!(out.is_empty(), "first segment waits for a second");

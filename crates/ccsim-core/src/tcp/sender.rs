@@ -714,15 +714,13 @@ impl TcpSender {
         c.wire_bytes_sent += size as u64;
         c.packets_sent += 1;
         c.first_send.get_or_insert(now);
-        out.push(Packet {
-            src: self.cfg.addr,
-            dst: self.cfg.dst_addr,
+        out.push(Packet::tcp_segment(
+            (self.cfg.addr, self.cfg.dst_addr),
             size,
-            dscp: 0,
             ecn,
-            flow: self.cfg.flow,
-            sent_at: now,
-            transport: Transport::Tcp(TcpHeader {
+            self.cfg.flow,
+            now,
+            TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
                 seq,
@@ -731,29 +729,27 @@ impl TcpSender {
                 rwnd: 0,
                 flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin | cwr,
                 cc: cc_hdr,
-            }),
-        });
+            },
+        ));
     }
 
     /// A segment with no data: the SYN, or the ACK of the receiver's FIN.
     fn emit_control(&mut self, now: SimTime, flags: u16, out: &mut Vec<Packet>) {
         let size = self.cfg.tcp.header_bytes;
         self.counters.wire_bytes_sent += size as u64;
-        out.push(Packet {
-            src: self.cfg.addr,
-            dst: self.cfg.dst_addr,
+        out.push(Packet::tcp_segment(
+            (self.cfg.addr, self.cfg.dst_addr),
             size,
-            dscp: 0,
-            ecn: 0,
-            flow: self.cfg.flow,
-            sent_at: now,
-            transport: Transport::Tcp(TcpHeader {
+            ECN_NOT_ECT,
+            self.cfg.flow,
+            now,
+            TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
                 flags,
                 ..TcpHeader::default()
-            }),
-        });
+            },
+        ));
     }
 
     /// Sends (or resends) the SYN and arms the timer for it.
@@ -860,7 +856,7 @@ mod tests {
     use super::*;
     use crate::packet::SackBlocks;
     use crate::tcp::config::{InitialWindow, Recovery};
-    use crate::tcp::receiver::{TcpReceiver, TcpReceiverConfig};
+    use crate::tcp::receiver::TcpReceiver;
 
     const MSS: u64 = 1000;
 
@@ -1157,6 +1153,15 @@ mod tests {
         runs
     }
 
+    /// Segment 0 is lost and segments 1..=`last` arrive one by one: one ACK each, for 0, SACKing
+    /// all that arrived so far.
+    fn sack_one_by_one(s: &mut TcpSender, last: u64, at: SimTime, out: &mut Vec<Packet>) {
+        for k in 1..=last {
+            let held: Vec<u64> = (1..=k).collect();
+            s.handle_packet(at, ack_pkt(0, &blocks(&held)), out);
+        }
+    }
+
     #[test]
     fn no_rtt_sample_from_an_ack_that_covers_a_fast_retransmission() {
         // Bug pinned (issue 9): the ACK that the retransmission of segment 1 releases also
@@ -1228,13 +1233,7 @@ mod tests {
         let mut s = sender(Recovery::Sack);
         start(&mut s);
         let mut out = vec![];
-        for k in 1..=19 {
-            s.handle_packet(
-                t(50),
-                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
-                &mut out,
-            );
-        }
+        sack_one_by_one(&mut s, 19, t(50), &mut out);
         assert_eq!(s.counters().fast_retransmits, 1);
         assert!(s.snd_max() >= 25 * MSS, "recovery sent new data by pipe");
         out.clear();
@@ -1256,13 +1255,7 @@ mod tests {
         let mut s = sender_with(spec(Recovery::Sack, 20), Some(20 * MSS));
         start(&mut s);
         let mut out = vec![];
-        for k in 1..=17 {
-            s.handle_packet(
-                t(50),
-                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
-                &mut out,
-            );
-        }
+        sack_one_by_one(&mut s, 17, t(50), &mut out);
         let mut held: Vec<u64> = (1..=17).collect();
         held.push(19);
         s.handle_packet(t(51), ack_pkt(0, &blocks(&held)), &mut out);
@@ -1277,13 +1270,7 @@ mod tests {
         let mut s = sender_with(spec(Recovery::Sack, 20), Some(20 * MSS));
         start(&mut s);
         let mut out = vec![];
-        for k in 1..=18 {
-            s.handle_packet(
-                t(50),
-                ack_pkt(0, &blocks(&(1..=k).collect::<Vec<_>>())),
-                &mut out,
-            );
-        }
+        sack_one_by_one(&mut s, 18, t(50), &mut out);
         assert_eq!(resent(&out), vec![0, 19 * MSS]);
         // A partial ACK later: no second rescue.
         out.clear();
@@ -1399,14 +1386,7 @@ mod tests {
     fn sack_recovers_several_losses_in_one_window_with_one_reduction_and_no_timeout() {
         let tcp = spec(Recovery::Sack, 20);
         let mut s = sender_with(tcp.clone(), Some(40 * MSS));
-        let mut r = TcpReceiver::new(TcpReceiverConfig {
-            addr: 1,
-            peer_addr: 0,
-            port: 1,
-            peer_port: 0,
-            flow: 0,
-            tcp,
-        });
+        let mut r = TcpReceiver::for_test(tcp);
         let rounds = exchange(&mut s, &mut r, &[0, 5, 10, 15], 20);
         let c = s.counters();
         assert_eq!((c.fast_retransmits, c.retransmits, c.timeouts), (1, 4, 0));
@@ -1416,14 +1396,7 @@ mod tests {
     }
 
     fn receiver_for(tcp: TcpSpec) -> TcpReceiver {
-        TcpReceiver::new(TcpReceiverConfig {
-            addr: 1,
-            peer_addr: 0,
-            port: 1,
-            peer_port: 0,
-            flow: 0,
-            tcp,
-        })
+        TcpReceiver::for_test(tcp)
     }
 
     fn flags(out: &[Packet]) -> Vec<u16> {

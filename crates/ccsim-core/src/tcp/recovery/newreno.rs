@@ -8,29 +8,30 @@
 //!   full ACK:               cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)   (step 3, option 1)
 //! ```
 
-use super::{is_rfc5681_duplicate, AckView, PartialAck, RecoveryOps};
+use super::{AckView, PartialAck, RecoveryOps, Reno};
 use crate::cc::Window;
 use crate::tcp::config::RecoverGuard;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NewReno;
 
+/// Everything but the partial and full ACKs is Reno's.
 impl RecoveryOps for NewReno {
     fn uses_sack(&self) -> bool {
-        false
+        Reno.uses_sack()
     }
     fn is_duplicate(&self, ack: &AckView) -> bool {
-        is_rfc5681_duplicate(ack)
+        Reno.is_duplicate(ack)
     }
     fn cwnd_on_entry(&self, ssthresh: u64, dupthresh: u32, mss: u64) -> u64 {
-        ssthresh + dupthresh as u64 * mss
+        Reno.cwnd_on_entry(ssthresh, dupthresh, mss)
     }
     fn on_dupack_in_recovery(&self, w: &mut Window, mss: u64) {
-        w.cwnd += mss;
+        Reno.on_dupack_in_recovery(w, mss)
     }
     fn on_partial_ack(&self, w: &mut Window, bytes_acked: u64, mss: u64) -> PartialAck {
-        // RFC 6582 §3.2 step 3, partial ACK: deflate by the amount acknowledged, add back one SMSS if that
-        // was at least one.
+        // RFC 6582 §3.2 step 3, partial ACK: deflate by the amount acknowledged, add back one
+        // SMSS if that was at least one.
         w.cwnd = w.cwnd.saturating_sub(bytes_acked);
         if bytes_acked >= mss {
             w.cwnd += mss;
@@ -43,7 +44,7 @@ impl RecoveryOps for NewReno {
         w.ssthresh.min(flight.max(mss) + mss)
     }
     fn default_guard(&self) -> RecoverGuard {
-        RecoverGuard::PastRecoveryPoint
+        Reno.default_guard()
     }
 }
 
