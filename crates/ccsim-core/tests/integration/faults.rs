@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+//! Scenarios a hostile or careless user can write (issue 10): routes that loop, times at the
+//! end of the clock, runs that would outgrow memory, builds longer than the wall-clock limit.
+//! Each ends in a clean scenario error or a clean stop, never a hang or an abort.
+
+use ccsim_core::{load_scenario, Error, RunOutput, ScenarioError, StopReason};
+
+use crate::common::{dumbbell, link_row, u64s};
+
+/// Load and build `text` with `overrides`; the scenario error of the build, if any.
+fn build_error(text: &str, overrides: &[&str]) -> Option<ScenarioError> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let loaded = load_scenario(text, &overrides, None).unwrap_or_else(|e| panic!("{e}"));
+    match ccsim_core::sim::Simulator::build(&loaded.spec) {
+        Ok(_) => None,
+        Err(Error::Scenario(e)) => Some(e),
+    }
+}
+
+fn try_run(text: &str, overrides: &[&str]) -> Result<RunOutput, Error> {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    ccsim_core::run_toml(text, &overrides, None)
+}
+
+/// The dumbbell of two flows from examples/dumbbell.toml's shape: h1, h2 -> r1 -> r2 -> d1, d2.
+fn two_flows() -> String {
+    dumbbell(
+        2,
+        10,
+        "10ms",
+        "{ type = \"droptail\", limit = 100 }",
+        "2s",
+        "",
+    )
+}
+
+#[test]
+fn an_explicit_route_back_across_the_bottleneck_is_refused_naming_the_route() {
+    // Bug pinned (issue 10, defect 3): r2 sent d1's packets back to r1, whose shortest path
+    // sends them to r2 again; they circled for ever, with no drop and no error.
+    let e = build_error(
+        &two_flows(),
+        &[r#"routing.routes=[{at="r2", to="d1", via="bottleneck"}]"#],
+    )
+    .expect("a routing loop must be refused");
+    assert_eq!(e.path, "routing.routes[0]");
+    assert_eq!(
+        e.message,
+        "packets to \"d1\" would loop for ever: r2 -> r1 by routes[0], r1 -> r2 by the \
+         shortest path; change routes[0] so that packets reach \"d1\""
+    );
+}
+
+#[test]
+fn a_loop_made_of_two_explicit_routes_names_both() {
+    let e = build_error(
+        &two_flows(),
+        &[r#"routing.routes=[{at="r1", to="h1", via="bottleneck"}, {at="r2", to="h1", via="bottleneck"}]"#],
+    )
+    .expect("a routing loop must be refused");
+    assert_eq!(e.path, "routing.routes[0]");
+    assert!(
+        e.message
+            .contains("r1 -> r2 by routes[0], r2 -> r1 by routes[1]")
+            && e.message.contains("change routes[0] or routes[1]"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn explicit_routes_that_lead_somewhere_are_not_loops() {
+    // Towards the destination, or into a host that drops the packet: neither circles.
+    assert_eq!(
+        build_error(
+            &two_flows(),
+            &[r#"routing.routes=[{at="r1", to="d1", via="bottleneck"}]"#]
+        ),
+        None
+    );
+    assert_eq!(
+        build_error(
+            &two_flows(),
+            &[r#"routing.routes=[{at="r2", to="d1", via="out2"}]"#]
+        ),
+        None
+    );
+}
+
+/// A chain of `n` routers between two hosts: h1 - r1 - r2 - ... - rN - h2.
+fn chain(n: usize) -> String {
+    let mut s = String::from("duration = \"1s\"\n[nodes]\nh1 = \"host\"\nh2 = \"host\"\n");
+    for i in 1..=n {
+        s += &format!("r{i} = \"router\"\n");
+    }
+    let link = |name: String, a: String, b: String| {
+        format!("[links.{name}]\na = \"{a}\"\nb = \"{b}\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n")
+    };
+    s += &link("first".into(), "h1".into(), "r1".into());
+    for i in 1..n {
+        s += &link(format!("l{i}"), format!("r{i}"), format!("r{}", i + 1));
+    }
+    s += &link("last".into(), format!("r{n}"), "h2".into());
+    s += "[flows.f]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n";
+    s
+}
+
+#[test]
+fn a_build_longer_than_the_wall_clock_limit_stops_at_the_limit() {
+    // Bug pinned (issue 10, defect 9): routing 10,000 routers took 25 s before the first event
+    // whatever limits.max_wall said. 2,000 routers take seconds in a debug build; the build
+    // must give up at 50 ms with an error naming the limit.
+    let started = std::time::Instant::now();
+    let e = build_error(&chain(2000), &["limits.max_wall=50ms"])
+        .expect("the build must stop at the limit");
+    let took = started.elapsed().as_secs_f64();
+    assert_eq!(e.path, "limits.max_wall");
+    assert!(
+        e.message
+            .starts_with("the network build took longer than the limit (0.05 s)"),
+        "{}",
+        e.message
+    );
+    // Loading the scenario itself (TOML, 4,000 nodes and links) is outside the limit.
+    assert!(took < 5.0, "the build went on for {took} s");
+}
+
+#[test]
+fn a_build_within_the_wall_clock_limit_runs() {
+    let out = try_run(&chain(3), &["limits.max_wall=60s"]).unwrap();
+    assert_eq!(out.summary.stop_reason, StopReason::Duration);
+    assert!(u64s(&out.flows, "bytes_delivered")[0] > 0);
+    let _ = link_row(&out, "l1", "a_to_b");
+}
