@@ -31,7 +31,7 @@ use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
 use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
-use crate::time::{Rate, SimTime};
+use crate::time::{Rate, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
 use crate::Error;
 
@@ -101,7 +101,9 @@ impl Simulator {
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),
-            end: SimTime::ZERO + spec.duration,
+            // The parser bounds durations; clamped again so that the end is before SimTime::MAX
+            // for any Spec, and an event whose time saturated can never run (time.rs).
+            end: SimTime::ZERO + spec.duration.min(MAX_SCENARIO_DURATION),
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
             max_wall: spec.limits.max_wall_seconds,
             events: 0,

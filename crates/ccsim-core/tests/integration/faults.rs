@@ -132,3 +132,62 @@ fn a_build_within_the_wall_clock_limit_runs() {
     assert!(u64s(&out.flows, "bytes_delivered")[0] > 0);
     let _ = link_row(&out, "l1", "a_to_b");
 }
+
+/// h1 -> r1 -> h2 with one TCP flow that loses every packet, so it lives on its RTO timer.
+fn a_flow_on_its_timer() -> String {
+    chain(1)
+        + "[links.last.loss]\ntype = \"uniform\"\nrate = 1.0\n\
+           [tcp]\nrto_initial = \"1s\"\n"
+}
+
+#[test]
+fn durations_near_the_end_of_the_clock_are_refused_naming_the_field() {
+    // Bug pinned (issue 10, defect 6): with a duration and an RTO near 2^64 ns, saturating time
+    // arithmetic put the timer at the same instant again and again, and the run never ended.
+    let near_2_64 = "18446744073709551000ns";
+    for (key, path) in [
+        ("duration", "duration"),
+        ("flows.f.start", "flows.f.start"),
+        ("flows.f.rto_max", "flows.f.rto_max"),
+        ("trace.interval", "trace.interval"),
+        ("limits.max_wall", "limits.max_wall"),
+    ] {
+        let set = format!("{key}={near_2_64}");
+        let e = load_scenario(&a_flow_on_its_timer(), &[set], None)
+            .expect_err("a duration above 2^62 ns must be refused");
+        assert_eq!(e.path, path);
+        assert_eq!(
+            e.message,
+            "\"18446744073709551000ns\" is out of range; must be at most \
+             \"4611686018427387904ns\" (2^62 ns, about 146 years)"
+        );
+    }
+}
+
+#[test]
+fn a_run_at_the_largest_durations_ends() {
+    // Every time at its largest allowed value: the run, the flow's start just before its end,
+    // the RTO. It must end (at its duration) and not repeat an instant for ever; run in a
+    // thread so that a regression fails instead of hanging the suite.
+    let max = "4611686018427387904ns";
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let out = try_run(
+            &a_flow_on_its_timer(),
+            &[
+                &format!("duration={max}"),
+                "flows.f.start=4611686018427387000ns",
+                &format!("flows.f.rto_max={max}"),
+                &format!("flows.f.rto_initial={max}"),
+                &format!("trace.interval={max}"),
+            ],
+        );
+        let _ = tx.send(out.map(|o| o.summary));
+    });
+    let summary = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the run must end")
+        .unwrap();
+    assert_eq!(summary.stop_reason, StopReason::Duration);
+    assert!(summary.events < 100, "{} events", summary.events);
+}
