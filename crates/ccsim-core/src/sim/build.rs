@@ -23,15 +23,16 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
-use super::report::{Conservation, SeriesBuilder};
+use super::report::{Conservation, SeriesBuilder, PACKET_BYTES, SERIES_ROW_BYTES};
 use super::{AnyEndpoint, EndpointSlot, FlowRecord, Generator, Simulator};
 use crate::hook::{HookOutput, Impair, NodeHook};
 use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
+use crate::scenario::units::format_duration;
 use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
-use crate::time::{Rate, SimTime, MAX_SCENARIO_DURATION};
+use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
 use crate::Error;
 
@@ -75,6 +76,7 @@ impl Simulator {
             check_path_mtu(&sim.net, name, f, ends)?;
             sim.add_flow(name, f, ends);
         }
+        sim.max_alive = budget_packets(spec, &sim)?;
         sim.schedule_first_events();
         Ok(sim)
     }
@@ -106,6 +108,7 @@ impl Simulator {
             end: SimTime::ZERO + spec.duration.min(MAX_SCENARIO_DURATION),
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
             max_wall: spec.limits.max_wall_seconds,
+            max_alive: u64::MAX,
             events: 0,
             peak_heap: 0,
             cons: Conservation::default(),
@@ -345,6 +348,43 @@ fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
         HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
         HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
     }
+}
+
+/// Split `limits.max_memory` between the time series and the packets: the rows the series will
+/// hold are known before the run (samples × rows per sample, fewer samples if `max_events`
+/// ends the run sooner), and a series that would not fit is refused, naming `trace.interval`.
+/// What is left bounds the packets alive during the run, in packets.
+fn budget_packets(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
+    let budget = spec.limits.max_memory;
+    let Some(iv) = sim.trace_interval else {
+        return Ok(budget / PACKET_BYTES);
+    };
+    let run_ns = sim.end.as_nanos();
+    // A sample at each multiple of the interval up to the end (`on_sample`); each is an event.
+    let samples = (run_ns / iv.as_nanos()).min(spec.limits.max_events.unwrap_or(u64::MAX));
+    let rows = samples as u128 * sim.series_rows_per_sample() as u128;
+    let bytes = rows * SERIES_ROW_BYTES as u128;
+    if bytes <= budget as u128 {
+        return Ok((budget - bytes as u64) / PACKET_BYTES);
+    }
+    // The shortest interval whose series fits: duration × row bytes per sample / budget.
+    let per_sample = sim.series_rows_per_sample() as u128 * SERIES_ROW_BYTES as u128;
+    let shortest = (run_ns as u128 * per_sample).div_ceil(budget as u128);
+    let shortest = SimDuration::from_nanos(shortest.min(u64::MAX as u128) as u64);
+    Err(Error::Scenario(crate::ScenarioError {
+        path: "trace.interval".into(),
+        message: format!(
+            "a sample every {} for {} is {samples} samples of {} rows, about {} MiB, more than \
+             limits.max_memory ({} MiB); sample every {} or less often, or raise \
+             limits.max_memory",
+            format_duration(iv),
+            format_duration(spec.duration),
+            sim.series_rows_per_sample(),
+            bytes >> 20,
+            budget >> 20,
+            format_duration(shortest),
+        ),
+    }))
 }
 
 /// The error of a build that reached `limits.max_wall` while computing routes.

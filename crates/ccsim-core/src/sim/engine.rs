@@ -148,6 +148,10 @@ impl Simulator {
             }
             self.pump_local();
             self.note_peak_alive();
+            // The peak only grows, so one comparison per event bounds the packets alive.
+            if self.peak_alive > self.max_alive {
+                return StopReason::MemoryLimit;
+            }
         }
     }
 

@@ -17,8 +17,18 @@
 //! that no packet was lost track of.
 
 use super::{AnyEndpoint, Simulator};
+use crate::packet::Packet;
 use crate::results::{Column, RunOutput, RunSummary, StopReason, Table};
 use crate::time::SimDuration;
+
+/// Memory one packet alive takes, for `limits.max_memory`: the packet in a queue or a
+/// propagation FIFO, twice over because a growing `VecDeque` may hold twice the capacity it uses
+/// (docs/performance.md budgets 256 B per packet in flight).
+pub(super) const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64 + 16;
+
+/// Memory one row of the time series takes while the run builds it: two floats, three
+/// `String`s (24 B each) and their heap buffers (a short string takes a 32-byte allocation).
+pub(super) const SERIES_ROW_BYTES: u64 = 2 * 8 + 3 * 24 + 3 * 32;
 
 /// Packet bookkeeping for the conservation check: created = delivered + dropped + alive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -286,6 +296,21 @@ impl Simulator {
         let in_chans: u64 = self.net.chans.iter().map(|c| c.packets_inside()).sum();
         let in_hooks: u64 = self.hooks.iter().flatten().map(|h| h.held() as u64).sum();
         in_chans + in_hooks
+    }
+
+    /// The rows [`Simulator::sample`] adds each time: four per traced TCP flow, one per other
+    /// traced flow, three per link direction. Kept beside `sample` so that the two agree.
+    pub(super) fn series_rows_per_sample(&self) -> u64 {
+        let flows: u64 = self
+            .flows
+            .iter()
+            .filter(|f| f.traced)
+            .map(|f| match self.eps[f.sender as usize].ep {
+                AnyEndpoint::TcpSender(_) => 4,
+                _ => 1,
+            })
+            .sum();
+        flows + 3 * self.net.chans.len() as u64
     }
 
     /// One row per metric of each traced flow and each link direction, at `now`.

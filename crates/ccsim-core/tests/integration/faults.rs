@@ -191,3 +191,69 @@ fn a_run_at_the_largest_durations_ends() {
     assert_eq!(summary.stop_reason, StopReason::Duration);
     assert!(summary.events < 100, "{} events", summary.events);
 }
+
+#[test]
+fn a_time_series_too_large_for_memory_is_refused_before_the_run_naming_the_interval() {
+    // Bug pinned (issue 10, defect 7): a 1 ns trace interval grew the series until the process
+    // aborted. One second at 1 ns is 10^9 samples of 16 rows (a TCP flow's 4, 3 per link
+    // direction): terabytes, against the 8 GiB default.
+    let e = build_error(&chain(1), &["trace.interval=1ns"]).expect("must be refused");
+    assert_eq!(e.path, "trace.interval");
+    assert!(
+        e.message
+            .starts_with("a sample every 1ns for 1s is 1000000000 samples of 16 rows, about ")
+            && e.message
+                .contains("more than limits.max_memory (8192 MiB); sample every "),
+        "{}",
+        e.message
+    );
+    // The interval the message proposes fits.
+    let proposed = e.message.split("sample every ").nth(2).unwrap();
+    let proposed = proposed.split(' ').next().unwrap();
+    assert_eq!(
+        build_error(&chain(1), &[&format!("trace.interval={proposed}")]),
+        None
+    );
+    // An event limit bounds the samples too: 1,000 events are at most 1,000 samples.
+    assert_eq!(
+        build_error(&chain(1), &["trace.interval=1ns", "limits.max_events=1000"]),
+        None
+    );
+}
+
+#[test]
+fn packets_piling_up_in_a_huge_queue_stop_the_run_at_the_memory_limit() {
+    // Bug pinned (issue 10, defect 7): a CBR source into a 9e9-packet queue grew until the
+    // process aborted. 100 Mbit/s of 1,000 B datagrams into a 1 Mbit/s link queue 99 packets
+    // of every 100; 1 MiB holds a few thousand of them.
+    let text = chain(1).replace(
+        "[flows.f]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n",
+        "[flows.f]\ntype = \"cbr\"\nsrc = \"h1\"\ndst = \"h2\"\nrate = \"100Mbps\"\n\
+         packet_size = 1000\n",
+    );
+    let out = try_run(
+        &text,
+        &[
+            "links.first.rate=1Gbps",
+            "links.last.rate=1Mbps",
+            "links.last.queue={type=\"droptail\", limit=9000000000}",
+            "duration=60s",
+            "limits.max_memory=1MiB",
+        ],
+    )
+    .unwrap();
+    let s = &out.summary;
+    assert_eq!(s.stop_reason, StopReason::MemoryLimit);
+    assert_eq!(s.stop_reason.as_str(), "memory_limit");
+    let per_packet = 2 * std::mem::size_of::<ccsim_core::packet::Packet>() as u64 + 16;
+    assert_eq!(
+        s.peak_packets,
+        (1 << 20) / per_packet + 1,
+        "stopped at the first packet over"
+    );
+    assert!(s.sim_seconds < 1.0, "{}", s.sim_seconds);
+    assert_eq!(
+        s.packets_created,
+        s.packets_delivered + s.packets_dropped + s.packets_alive
+    );
+}
