@@ -177,7 +177,7 @@ fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     );
     assert_eq!(
         error_with(&["routing.metrics=\"hops\""]),
-        "routing.metrics: unknown key; allowed: metric, routes"
+        "routing.metrics: unknown key; allowed: metric, routes, ttl"
     );
     assert_eq!(
         error_with(&["routing.routes=[{at=\"r1\", to=\"h2\", through=\"bottleneck\"}]"]),

@@ -246,6 +246,8 @@ pub struct RoutingSpec {
     pub metric: RouteMetric,
     /// Explicit routes, applied over the shortest paths.
     pub routes: Vec<RouteSpec>,
+    /// The IP time to live hosts give their packets (RFC 791 §3.2), 1 to 255.
+    pub ttl: u8,
 }
 
 /// At node `at`, packets for any address of node `to` leave over link `via`.

@@ -109,6 +109,7 @@ impl Simulator {
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
             max_wall: spec.limits.max_wall_seconds,
             max_alive: u64::MAX,
+            ttl: spec.routing.ttl,
             events: 0,
             peak_heap: 0,
             cons: Conservation::default(),

@@ -81,6 +81,8 @@ pub struct Simulator {
     ///
     /// [`StopReason::MemoryLimit`]: crate::StopReason::MemoryLimit
     max_alive: u64,
+    /// `routing.ttl`: the time to live the sending host's IP layer gives every packet.
+    ttl: u8,
     /// What the run summary reports.
     events: u64,
     peak_heap: u64,

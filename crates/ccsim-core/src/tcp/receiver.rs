@@ -296,6 +296,7 @@ impl TcpReceiver {
             size: self.cfg.tcp.header_bytes,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: self.cfg.flow,
             sent_at: now,
             transport: Transport::Tcp(TcpHeader {
@@ -325,6 +326,7 @@ impl TcpReceiver {
             size,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: self.cfg.flow,
             sent_at: now,
             transport: Transport::Tcp(TcpHeader {
@@ -385,6 +387,7 @@ mod tests {
             size: 1040,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Tcp(TcpHeader {

@@ -720,6 +720,7 @@ impl TcpSender {
             size,
             dscp: 0,
             ecn,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: self.cfg.flow,
             sent_at: now,
             transport: Transport::Tcp(TcpHeader {
@@ -745,6 +746,7 @@ impl TcpSender {
             size,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: self.cfg.flow,
             sent_at: now,
             transport: Transport::Tcp(TcpHeader {
@@ -897,6 +899,7 @@ mod tests {
             size: 40,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Tcp(TcpHeader {

@@ -257,3 +257,32 @@ fn packets_piling_up_in_a_huge_queue_stop_the_run_at_the_memory_limit() {
         s.packets_delivered + s.packets_dropped + s.packets_alive
     );
 }
+
+#[test]
+fn a_packet_whose_time_to_live_runs_out_is_dropped_and_counted_as_ttl() {
+    // Issue 10, defect 3: besides the build's loop check, a packet carries an IP TTL (RFC 791
+    // §3.2) that each forwarding router decrements, so nothing can circle for ever. Through
+    // h1 - r1 - r2 - r3 - h2 a packet takes three router hops: with a TTL of 3 it arrives at
+    // r3 with 1 left and is dropped there (RFC 1812 §5.3.1); with 4 it is delivered.
+    let text = chain(3).replace(
+        "[flows.f]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n",
+        "[flows.f]\ntype = \"cbr\"\nsrc = \"h1\"\ndst = \"h2\"\nrate = \"1Mbps\"\n\
+         packet_size = 1000\nstop = \"100ms\"\n",
+    );
+    let out = try_run(&text, &["routing.ttl=3"]).unwrap();
+    let sent = u64s(&out.flows, "packets_sent")[0];
+    assert!(sent > 0);
+    assert_eq!(
+        u64s(&out.links, "drops_ttl")[link_row(&out, "l2", "a_to_b")],
+        sent
+    );
+    assert_eq!(u64s(&out.links, "drops_ttl").iter().sum::<u64>(), sent);
+    assert_eq!(u64s(&out.flows, "packets_received"), [0]);
+
+    let out = try_run(&text, &["routing.ttl=4"]).unwrap();
+    assert_eq!(u64s(&out.flows, "packets_received"), [sent]);
+    assert_eq!(u64s(&out.links, "drops_ttl").iter().sum::<u64>(), 0);
+    // The default, 64, as Linux.
+    let out = try_run(&text, &[]).unwrap();
+    assert_eq!(u64s(&out.flows, "packets_received"), [sent]);
+}

@@ -201,6 +201,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         opt(&mut top, "routing", |f| read_routing(f, &nodes, &links))?.unwrap_or(RoutingSpec {
             metric: RouteMetric::Hops,
             routes: Vec::new(),
+            ttl: crate::packet::DEFAULT_TTL,
         });
     let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
     top.finish()?;
@@ -345,6 +346,7 @@ distribution = "exponential"
 [routing]
 metric = "delay"
 routes = [{ at = "r1", to = "h2", via = "bottleneck" }]
+ttl = 32
 
 [trace]
 interval = "100ms"
@@ -541,6 +543,7 @@ interval = "100ms"
                     to: "h2".into(),
                     via: "bottleneck".into(),
                 }],
+                ttl: 32,
             },
             trace: TraceSpec {
                 interval: Some(ms(100)),
