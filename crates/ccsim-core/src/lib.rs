@@ -59,6 +59,8 @@ pub enum DropReason {
     Mtu,
     /// No route to its destination.
     NoRoute,
+    /// Its time to live ran out at a router (RFC 791 §3.2, RFC 1812 §5.3.1).
+    Ttl,
 }
 
 /// Any error of the public API.

@@ -55,6 +55,7 @@ pub struct ChannelStats {
     pub drops_hook: u64,
     pub drops_mtu: u64,
     pub drops_noroute: u64,
+    pub drops_ttl: u64,
     /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
     pub queue_pkt_ns: u128,
     pub queue_byte_ns: u128,
@@ -73,10 +74,16 @@ impl ChannelStats {
             DropReason::Hook => self.drops_hook += 1,
             DropReason::Mtu => self.drops_mtu += 1,
             DropReason::NoRoute => self.drops_noroute += 1,
+            DropReason::Ttl => self.drops_ttl += 1,
         }
     }
     pub fn drops(&self) -> u64 {
-        self.drops_queue + self.drops_loss + self.drops_hook + self.drops_mtu + self.drops_noroute
+        self.drops_queue
+            + self.drops_loss
+            + self.drops_hook
+            + self.drops_mtu
+            + self.drops_noroute
+            + self.drops_ttl
     }
 }
 

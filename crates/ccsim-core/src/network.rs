@@ -16,9 +16,21 @@
 //! where only routers forward (hosts are sources and sinks). Costs are hop counts or propagation
 //! delay (ties broken by hop count, then by declaration order, so routes are deterministic).
 //! Explicit routes from the scenario override the computed ones.
+//!
+//! Shortest-path trees have no loops, but an explicit route can point back the way a packet
+//! came:
+//!
+//! ```text
+//!   r1 ──computed──> r2 ──routes[0]──> r1 ──computed──> r2 ...   (packets for d1, behind r2)
+//! ```
+//!
+//! [`Network::routing_loop`] finds such a cycle before the run (every cycle passes through the
+//! `at` node of some explicit route, so walking from each of those finds them all), and the
+//! IP TTL (RFC 791 §3.2) bounds the hops of any packet that would still circle.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::time::Instant;
 
 use crate::link::Channel;
 use crate::loss::LossModel;
@@ -43,6 +55,24 @@ pub struct Iface {
     pub in_chan: u32,
 }
 
+/// A cycle of routes found by [`Network::routing_loop`]: packets for `to` (a node index) that
+/// reach `nodes[0]` go round `nodes[0] -> nodes[1] -> ... -> nodes[0]` for ever.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoutingLoop {
+    /// The destination node whose packets loop.
+    pub to: u32,
+    /// The nodes of the cycle in forwarding order, each once.
+    pub nodes: Vec<u32>,
+}
+
+/// The build stopped at its deadline (`limits.max_wall`) while computing routes: `done` of
+/// `total` destination addresses had their routes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfTime {
+    pub done: usize,
+    pub total: usize,
+}
+
 pub struct Network {
     pub nodes: Vec<Node>,
     pub ifaces: Vec<Iface>,
@@ -54,6 +84,15 @@ pub struct Network {
 impl Network {
     /// Build from a validated spec. Random streams: `link/<name>/<dir>/queue` and `.../loss`.
     pub fn build(spec: &Spec) -> Network {
+        match Network::build_until(spec, None) {
+            Ok(net) => net,
+            Err(_) => unreachable!("a build without a deadline cannot run out of time"),
+        }
+    }
+
+    /// [`Network::build`], giving up at `deadline` (checked once per destination address while
+    /// routes are computed, the part of the build that grows with the square of the network).
+    pub fn build_until(spec: &Spec, deadline: Option<Instant>) -> Result<Network, OutOfTime> {
         let mut nodes: Vec<Node> = spec
             .nodes
             .iter()
@@ -116,7 +155,7 @@ impl Network {
             chans,
             routes: Vec::new(),
         };
-        net.compute_routes(spec.routing.metric);
+        net.compute_routes(spec.routing.metric, deadline)?;
         for r in &spec.routing.routes {
             let (Some(at), Some(to)) = (node_id(&r.at), node_id(&r.to)) else {
                 continue;
@@ -129,7 +168,7 @@ impl Network {
                 net.routes[at as usize][addr as usize] = via;
             }
         }
-        net
+        Ok(net)
     }
 
     /// The interface of `node` attached to link `link`.
@@ -146,7 +185,11 @@ impl Network {
         self.nodes[node as usize].ifaces.first().copied()
     }
 
-    fn compute_routes(&mut self, metric: RouteMetric) {
+    fn compute_routes(
+        &mut self,
+        metric: RouteMetric,
+        deadline: Option<Instant>,
+    ) -> Result<(), OutOfTime> {
         let n_nodes = self.nodes.len();
         let n_addrs = self.ifaces.len();
         self.routes = vec![vec![NO_ROUTE; n_addrs]; n_nodes];
@@ -154,6 +197,13 @@ impl Network {
         let mut dist: Vec<(u64, u32)> = vec![(u64::MAX, u32::MAX); n_nodes];
         let mut heap = BinaryHeap::new();
         for addr in 0..n_addrs {
+            // One clock read per destination: a Dijkstra over the whole network costs far more.
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(OutOfTime {
+                    done: addr,
+                    total: n_addrs,
+                });
+            }
             let owner = self.ifaces[addr].node;
             // The neighbour across this interface's link forwards to `addr` over that link.
             let in_chan = &self.chans[self.ifaces[addr].in_chan as usize];
@@ -187,6 +237,56 @@ impl Network {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The first routing loop, walking from the `at` node of each explicit route in order
+    /// towards each address of its `to` node; `None` if packets between every pair of nodes
+    /// reach their destination or are dropped.
+    ///
+    /// A walk follows `routes[node][addr]` and ends at the address's owner, at a host other
+    /// than where it started (hosts do not forward: the packet is dropped there), or at a node
+    /// without a route. Reaching a node twice is a loop.
+    pub fn routing_loop(&self, spec: &Spec) -> Option<RoutingLoop> {
+        // When each node was last seen, as (walk number, position on the walk): no clearing
+        // between walks.
+        let mut seen: Vec<(u32, u32)> = vec![(0, 0); self.nodes.len()];
+        let mut walk = 0u32;
+        let mut path: Vec<u32> = Vec::new();
+        for r in &spec.routing.routes {
+            let (Some(at), Some(to)) = (
+                spec.nodes.get_index_of(&r.at).map(|i| i as u32),
+                spec.nodes.get_index_of(&r.to).map(|i| i as u32),
+            ) else {
+                continue;
+            };
+            for &addr in &self.nodes[to as usize].ifaces {
+                walk += 1;
+                path.clear();
+                let mut node = at;
+                loop {
+                    seen[node as usize] = (walk, path.len() as u32);
+                    path.push(node);
+                    let iface = self.routes[node as usize][addr as usize];
+                    if iface == NO_ROUTE {
+                        break;
+                    }
+                    let next = self.chans[self.ifaces[iface as usize].out_chan as usize].to_node;
+                    if next == to || self.nodes[next as usize].kind != NodeKind::Router {
+                        break; // delivered, or dropped by a host that does not forward
+                    }
+                    let (w, pos) = seen[next as usize];
+                    if w == walk {
+                        return Some(RoutingLoop {
+                            to,
+                            nodes: path[pos as usize..].to_vec(),
+                        });
+                    }
+                    node = next;
+                }
+            }
+        }
+        None
     }
 
     /// The interface at the other end of `iface`'s link.

@@ -2,8 +2,8 @@
 //! Packets: typed headers, and the payload as a length.
 //!
 //! ```text
-//!   Packet { src, dst, size, dscp, ecn, flow,  transport: Tcp(TcpHeader) | Udp(UdpHeader) }
-//!            └── IP ──────────────────────┘   └── transport header (payload = a length) ──┘
+//!   Packet { src, dst, size, dscp, ecn, ttl, flow,  transport: Tcp(TcpHeader) | Udp(UdpHeader) }
+//!            └── IP ───────────────────────────┘   └── transport header (payload = a length) ──┘
 //! ```
 //!
 //! `size` is the number of bytes the packet occupies on the wire at the IP layer (headers
@@ -28,6 +28,10 @@ pub const ECN_ECT1: u8 = 1;
 pub const ECN_ECT0: u8 = 2;
 pub const ECN_CE: u8 = 3;
 
+/// The TTL a host gives the packets it sends unless `routing.ttl` says otherwise: Linux's
+/// `net.ipv4.ip_default_ttl`, as RFC 1700 recommends.
+pub const DEFAULT_TTL: u8 = 64;
+
 /// Differentiated Services code point of Expedited Forwarding (RFC 3246), used by paper 003.
 pub const DSCP_EF: u8 = 46;
 
@@ -41,6 +45,11 @@ pub struct Packet {
     pub dscp: u8,
     /// ECN field (RFC 3168): 0 not-ECT, 1/2 ECT, 3 CE.
     pub ecn: u8,
+    /// Time to live (RFC 791 §3.1): the hops a packet may still take. The sending host sets it
+    /// (`routing.ttl`, [`DEFAULT_TTL`] unless the scenario says otherwise); each router that
+    /// forwards it takes one off, and a packet that would leave with none is dropped (RFC 1812
+    /// §5.3.1), so a routing loop cannot keep a packet for ever.
+    pub ttl: u8,
     /// The flow this packet is accounted to.
     pub flow: FlowId,
     /// When the packet was first handed to the network by its endpoint (for one-way delay).
@@ -299,6 +308,8 @@ impl Packet {
             size,
             dscp: 0,
             ecn,
+            // The engine sets the TTL when the sending host hands the packet to the network.
+            ttl: DEFAULT_TTL,
             flow,
             sent_at,
             transport: Transport::Tcp(header),
@@ -347,6 +358,7 @@ impl Packet {
             size,
             dscp: 0,
             ecn,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Udp(UdpHeader {

@@ -87,6 +87,9 @@ pub enum StopReason {
     EventLimit,
     /// `limits.max_wall_seconds` reached.
     WallLimit,
+    /// The packets alive (in queues, on links, in hooks) reached what `limits.max_memory`
+    /// leaves for them.
+    MemoryLimit,
 }
 
 impl StopReason {
@@ -96,6 +99,7 @@ impl StopReason {
             StopReason::Idle => "idle",
             StopReason::EventLimit => "event_limit",
             StopReason::WallLimit => "wall_limit",
+            StopReason::MemoryLimit => "memory_limit",
         }
     }
 }

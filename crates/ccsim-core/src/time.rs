@@ -10,6 +10,18 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+/// The longest duration a scenario may give anywhere (`duration`, a flow's `start`, a timer):
+/// 2^62 ns, about 146 years.
+///
+/// Time arithmetic saturates at [`SimTime::MAX`] rather than wrap. Saturation must never happen
+/// inside a run: an event rescheduled at `now + d` that saturates lands at the same instant for
+/// ever, and a run whose end is `SimTime::MAX` would handle it for ever (issue 10, defect 6: a
+/// duration and an RTO near 2^64 ns hung). With every scenario value at most 2^62 ns, an instant
+/// of the run plus any such duration stays below 2^63; and because the end of a run is at most
+/// 2^62 ns, a time that does saturate (the serialization of a 4 GB packet at 1 bit/s) is after the
+/// end, where the run stops.
+pub const MAX_SCENARIO_DURATION: SimDuration = SimDuration(1 << 62);
+
 /// An instant of simulated time, in nanoseconds since the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SimTime(pub u64);

@@ -58,6 +58,7 @@ impl UdpConfig {
             size: self.packet_size,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: self.flow,
             sent_at: now,
             transport: Transport::Udp(UdpHeader {

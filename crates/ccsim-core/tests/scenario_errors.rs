@@ -169,7 +169,7 @@ fn an_unknown_link_key_lists_the_link_keys() {
 fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     assert_eq!(
         error_with(&["limits.max_time=\"1s\""]),
-        "limits.max_time: unknown key; allowed: max_events, max_wall"
+        "limits.max_time: unknown key; allowed: max_events, max_wall, max_memory"
     );
     assert_eq!(
         error_with(&["trace.every=\"1s\""]),
@@ -177,7 +177,7 @@ fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     );
     assert_eq!(
         error_with(&["routing.metrics=\"hops\""]),
-        "routing.metrics: unknown key; allowed: metric, routes"
+        "routing.metrics: unknown key; allowed: metric, routes, ttl"
     );
     assert_eq!(
         error_with(&["routing.routes=[{at=\"r1\", to=\"h2\", through=\"bottleneck\"}]"]),

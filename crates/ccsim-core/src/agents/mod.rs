@@ -200,6 +200,7 @@ pub(crate) mod testutil {
             size: MSS as u32 + 40,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Tcp(TcpHeader {
@@ -219,6 +220,7 @@ pub(crate) mod testutil {
             size: 40,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Tcp(TcpHeader {

@@ -34,12 +34,32 @@ pub struct Spec {
 }
 
 /// Resource limits; hitting one ends the run cleanly with a stop reason.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Limits {
     /// Stop after this many events (None: no limit).
     pub max_events: Option<u64>,
     /// Stop after this much wall-clock time, in seconds (None: no limit).
     pub max_wall_seconds: Option<f64>,
+    /// Bytes the run may use for its time series and its packets alive (default
+    /// [`Limits::DEFAULT_MAX_MEMORY`]). A time series larger than this is refused before the
+    /// run; packets alive beyond what is left stop the run.
+    pub max_memory: u64,
+}
+
+impl Limits {
+    /// 8 GiB: a fixed default rather than a share of the machine's memory, so that a scenario
+    /// stops at the same point on every machine.
+    pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: None,
+            max_wall_seconds: None,
+            max_memory: Limits::DEFAULT_MAX_MEMORY,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +246,8 @@ pub struct RoutingSpec {
     pub metric: RouteMetric,
     /// Explicit routes, applied over the shortest paths.
     pub routes: Vec<RouteSpec>,
+    /// The IP time to live hosts give their packets (RFC 791 §3.2), 1 to 255.
+    pub ttl: u8,
 }
 
 /// At node `at`, packets for any address of node `to` leave over link `via`.

@@ -4,7 +4,8 @@
 //! factory.
 //!
 //! ```text
-//!   Spec ─┬─> Network::build        nodes, interfaces, channels, routes
+//!   Spec ─┬─> Network::build_until  nodes, interfaces, channels, routes (within max_wall)
+//!         ├─> check_routing_loops   no explicit route may send packets round a cycle
 //!         ├─> build_hooks           one hook per node that declares one
 //!         ├─> add_flow, per flow    path MTU check, then
 //!         │     tcp                 TcpSender on src ──────────────> TcpReceiver on dst
@@ -19,18 +20,19 @@
 //! `ShortFlowArrivals`), so adding a flow changes no other component's draws.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
-use super::report::{Conservation, SeriesBuilder};
+use super::report::{Conservation, SeriesBuilder, PACKET_BYTES, SERIES_ROW_BYTES};
 use super::{AnyEndpoint, EndpointSlot, FlowRecord, Generator, Simulator};
 use crate::hook::{HookOutput, Impair, NodeHook};
-use crate::network::{Network, NO_ROUTE};
+use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
+use crate::scenario::units::format_duration;
 use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
-use crate::time::{Rate, SimTime};
+use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
 use crate::Error;
 
@@ -59,10 +61,13 @@ impl FlowEnds {
 impl Simulator {
     /// Build the network, endpoints, hooks and generators of a validated scenario.
     ///
-    /// The one error is a flow whose packets exceed the MTU of a link on its route
-    /// (`check_path_mtu`): the parser does not compute routes, so it cannot see it.
+    /// The errors are what the parser cannot see because it does not compute routes: a
+    /// routing loop (`check_routing_loops`) and a flow whose packets exceed the MTU of a link
+    /// on its route (`check_path_mtu`); and a build that takes longer than `limits.max_wall`
+    /// (the wall-clock limit covers the build as well as the run).
     pub fn build(spec: &Spec) -> Result<Simulator, Error> {
-        let mut sim = Simulator::without_flows(spec, Instant::now());
+        let mut sim = Simulator::without_flows(spec, Instant::now())?;
+        check_routing_loops(spec, &sim.net)?;
         for (name, f) in &spec.flows {
             // The parser guarantees both hosts exist and have a link.
             let Some(ends) = FlowEnds::of(spec, &sim.net, f) else {
@@ -71,16 +76,22 @@ impl Simulator {
             check_path_mtu(&sim.net, name, f, ends)?;
             sim.add_flow(name, f, ends);
         }
+        sim.max_alive = budget_packets(spec, &sim)?;
         sim.schedule_first_events();
         Ok(sim)
     }
 
     /// The scenario's network and hooks, with no endpoint and nothing scheduled.
-    fn without_flows(spec: &Spec, build_started: Instant) -> Simulator {
-        let net = Network::build(spec);
+    fn without_flows(spec: &Spec, build_started: Instant) -> Result<Simulator, Error> {
+        let deadline = spec
+            .limits
+            .max_wall_seconds
+            .and_then(|s| build_started.checked_add(Duration::try_from_secs_f64(s).ok()?));
+        let net = Network::build_until(spec, deadline)
+            .map_err(|e| build_out_of_time(spec.limits.max_wall_seconds.unwrap_or(0.0), e))?;
         let hooks = build_hooks(spec);
         let n_nodes = net.nodes.len();
-        Simulator {
+        Ok(Simulator {
             now: SimTime::ZERO,
             heap: EventHeap::default(),
             net,
@@ -92,9 +103,13 @@ impl Simulator {
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),
-            end: SimTime::ZERO + spec.duration,
+            // The parser bounds durations; clamped again so that the end is before SimTime::MAX
+            // for any Spec, and an event whose time saturated can never run (time.rs).
+            end: SimTime::ZERO + spec.duration.min(MAX_SCENARIO_DURATION),
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
             max_wall: spec.limits.max_wall_seconds,
+            max_alive: u64::MAX,
+            ttl: spec.routing.ttl,
             events: 0,
             peak_heap: 0,
             cons: Conservation::default(),
@@ -104,7 +119,7 @@ impl Simulator {
             series: SeriesBuilder::default(),
             seed: spec.seed,
             build_started,
-        }
+        })
     }
 
     /// The endpoints of one configured flow, or its generator.
@@ -334,6 +349,96 @@ fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
         HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
         HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
     }
+}
+
+/// Split `limits.max_memory` between the time series and the packets: the rows the series will
+/// hold are known before the run (samples × rows per sample, fewer samples if `max_events`
+/// ends the run sooner), and a series that would not fit is refused, naming `trace.interval`.
+/// What is left bounds the packets alive during the run, in packets.
+fn budget_packets(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
+    let budget = spec.limits.max_memory;
+    let Some(iv) = sim.trace_interval else {
+        return Ok(budget / PACKET_BYTES);
+    };
+    let run_ns = sim.end.as_nanos();
+    // A sample at each multiple of the interval up to the end (`on_sample`); each is an event.
+    let samples = (run_ns / iv.as_nanos()).min(spec.limits.max_events.unwrap_or(u64::MAX));
+    let rows = samples as u128 * sim.series_rows_per_sample() as u128;
+    let bytes = rows * SERIES_ROW_BYTES as u128;
+    if bytes <= budget as u128 {
+        return Ok((budget - bytes as u64) / PACKET_BYTES);
+    }
+    // The shortest interval whose series fits: duration × row bytes per sample / budget.
+    let per_sample = sim.series_rows_per_sample() as u128 * SERIES_ROW_BYTES as u128;
+    let shortest = (run_ns as u128 * per_sample).div_ceil(budget as u128);
+    let shortest = SimDuration::from_nanos(shortest.min(u64::MAX as u128) as u64);
+    Err(Error::Scenario(crate::ScenarioError {
+        path: "trace.interval".into(),
+        message: format!(
+            "a sample every {} for {} is {samples} samples of {} rows, about {} MiB, more than \
+             limits.max_memory ({} MiB); sample every {} or less often, or raise \
+             limits.max_memory",
+            format_duration(iv),
+            format_duration(spec.duration),
+            sim.series_rows_per_sample(),
+            bytes >> 20,
+            budget >> 20,
+            format_duration(shortest),
+        ),
+    }))
+}
+
+/// The error of a build that reached `limits.max_wall` while computing routes.
+fn build_out_of_time(max_wall_seconds: f64, e: OutOfTime) -> Error {
+    Error::Scenario(crate::ScenarioError {
+        path: "limits.max_wall".into(),
+        message: format!(
+            "the network build took longer than the limit ({max_wall_seconds} s) before the \
+             first event, with routes to {} of {} addresses computed; raise the limit or use a \
+             smaller network",
+            e.done, e.total
+        ),
+    })
+}
+
+/// Reject a scenario whose routes (explicit ones over the computed shortest paths) send
+/// packets round a cycle: without this they would circle until their TTL runs out, and a
+/// flow could never finish. The error names the explicit routes on the cycle.
+fn check_routing_loops(spec: &Spec, net: &Network) -> Result<(), Error> {
+    let Some(found) = net.routing_loop(spec) else {
+        return Ok(());
+    };
+    let name = |n: u32| net.nodes[n as usize].name.as_str();
+    let to = name(found.to);
+    // Which explicit route, if any, gives each hop of the cycle.
+    let by_route = |at: u32| {
+        spec.routing
+            .routes
+            .iter()
+            .position(|r| r.at == name(at) && r.to == to)
+    };
+    let n = found.nodes.len();
+    let hops: Vec<String> = (0..n)
+        .map(|i| {
+            let (a, b) = (found.nodes[i], found.nodes[(i + 1) % n]);
+            match by_route(a) {
+                Some(j) => format!("{} -> {} by routes[{j}]", name(a), name(b)),
+                None => format!("{} -> {} by the shortest path", name(a), name(b)),
+            }
+        })
+        .collect();
+    let mut routes: Vec<usize> = found.nodes.iter().filter_map(|&a| by_route(a)).collect();
+    routes.sort_unstable();
+    let first = routes.first().copied().unwrap_or(0);
+    let listed: Vec<String> = routes.iter().map(|j| format!("routes[{j}]")).collect();
+    Err(Error::Scenario(crate::ScenarioError {
+        path: format!("routing.routes[{first}]"),
+        message: format!(
+            "packets to {to:?} would loop for ever: {}; change {} so that packets reach {to:?}",
+            hops.join(", "),
+            listed.join(" or ")
+        ),
+    }))
 }
 
 /// Reject, before the run, a flow whose largest packet exceeds the MTU of a link on its route:

@@ -26,7 +26,8 @@
 //!
 //! A packet whose destination is neither this node nor reachable from it (a host does not
 //! forward; a router may have no route) is dropped as [`DropReason::NoRoute`], counted on the
-//! link it arrived on.
+//! link it arrived on. A router drops a packet whose time to live runs out as
+//! [`DropReason::Ttl`] (a routing loop the build did not refuse could otherwise keep it for ever).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -148,6 +149,10 @@ impl Simulator {
             }
             self.pump_local();
             self.note_peak_alive();
+            // The peak only grows, so one comparison per event bounds the packets alive.
+            if self.peak_alive > self.max_alive {
+                return StopReason::MemoryLimit;
+            }
         }
     }
 
@@ -295,7 +300,9 @@ impl Simulator {
         }
         let node = slot.node;
         self.reschedule_endpoint(port);
-        for p in out.drain(..) {
+        for mut p in out.drain(..) {
+            // The host's IP layer, not the transport, sets the TTL (RFC 791 §3.2).
+            p.ttl = self.ttl;
             self.cons.created += 1;
             if p.is_data() {
                 self.data_packets_sent += 1;
@@ -353,7 +360,11 @@ impl Simulator {
 
     /// Deliver a packet addressed to this node to its endpoint, or offer it to the channel its
     /// route leaves by. Hosts send their own packets but forward no one else's.
-    fn route(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+    ///
+    /// A router that forwards a packet takes one off its TTL and drops it, as
+    /// [`DropReason::Ttl`], if none would be left (RFC 1812 §5.3.1); a packet for this node is
+    /// delivered whatever its TTL.
+    fn route(&mut self, node: u32, mut pkt: Packet, arrived_on: Option<u32>) {
         let dst = pkt.dst as usize;
         if dst < self.net.ifaces.len() && self.net.ifaces[dst].node == node {
             let port = pkt.dst_port();
@@ -374,6 +385,13 @@ impl Simulator {
         if iface == NO_ROUTE {
             self.drop_packet(arrived_on, DropReason::NoRoute);
             return;
+        }
+        if arrived_on.is_some() {
+            if pkt.ttl <= 1 {
+                self.drop_packet(arrived_on, DropReason::Ttl);
+                return;
+            }
+            pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
         match self.net.chans[chan as usize].offer(self.now, pkt) {

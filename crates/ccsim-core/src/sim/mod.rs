@@ -76,6 +76,13 @@ pub struct Simulator {
     end: SimTime,
     max_events: u64,
     max_wall: Option<f64>,
+    /// `limits.max_memory` as packets: what the time series leaves, divided by
+    /// [`report::PACKET_BYTES`]. More packets alive stop the run ([`StopReason::MemoryLimit`]).
+    ///
+    /// [`StopReason::MemoryLimit`]: crate::StopReason::MemoryLimit
+    max_alive: u64,
+    /// `routing.ttl`: the time to live the sending host's IP layer gives every packet.
+    ttl: u8,
     /// What the run summary reports.
     events: u64,
     peak_heap: u64,

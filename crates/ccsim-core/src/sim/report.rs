@@ -5,7 +5,8 @@
 //! ```text
 //!   flows    one row per flow (and per transfer a short-flow generator started): counters of
 //!            its sender and receiver, goodput, completion time, RTT
-//!   links    one row per link direction: rate, utilization, drops by reason, queue length
+//!   links    one row per link direction: rate, utilization, drops by reason (queue, loss,
+//!            hook, mtu, noroute, ttl), queue length
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
 //!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
 //!            and throughput of every link direction
@@ -17,8 +18,18 @@
 //! that no packet was lost track of.
 
 use super::{AnyEndpoint, Simulator};
+use crate::packet::Packet;
 use crate::results::{Column, RunOutput, RunSummary, StopReason, Table};
 use crate::time::SimDuration;
+
+/// Memory one packet alive takes, for `limits.max_memory`: the packet in a queue or a
+/// propagation FIFO, twice over because a growing `VecDeque` may hold twice the capacity it uses
+/// (docs/performance.md budgets 256 B per packet in flight).
+pub(super) const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64 + 16;
+
+/// Memory one row of the time series takes while the run builds it: two floats, three
+/// `String`s (24 B each) and their heap buffers (a short string takes a 32-byte allocation).
+pub(super) const SERIES_ROW_BYTES: u64 = 2 * 8 + 3 * 24 + 3 * 32;
 
 /// Packet bookkeeping for the conservation check: created = delivered + dropped + alive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -202,7 +213,7 @@ impl Simulator {
         let mut from = Vec::new();
         let mut to = Vec::new();
         let mut f: [Vec<f64>; 7] = Default::default();
-        let mut u: [Vec<u64>; 13] = Default::default();
+        let mut u: [Vec<u64>; 14] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             let s = &c.stats;
@@ -237,6 +248,7 @@ impl Simulator {
                 s.drops_hook,
                 s.drops_mtu,
                 s.drops_noroute,
+                s.drops_ttl,
                 s.queue_max_packets,
                 s.queue_max_bytes,
                 s.offered,
@@ -248,7 +260,7 @@ impl Simulator {
         }
         let [rate_bps, delay_s, utilization, throughput_bps, queue_mean_packets, queue_mean_bytes, _] =
             f;
-        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, queue_max_packets, queue_max_bytes, offered, arrived, inside] =
+        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside] =
             u;
         let marks = self.net.chans.iter().map(|c| c.queue.marks()).collect();
         Table {
@@ -269,6 +281,7 @@ impl Simulator {
                 ("drops_hook".into(), Column::U64(drops_hook)),
                 ("drops_mtu".into(), Column::U64(drops_mtu)),
                 ("drops_noroute".into(), Column::U64(drops_noroute)),
+                ("drops_ttl".into(), Column::U64(drops_ttl)),
                 ("ecn_marks".into(), Column::U64(marks)),
                 ("queue_mean_packets".into(), Column::F64(queue_mean_packets)),
                 ("queue_max_packets".into(), Column::U64(queue_max_packets)),
@@ -286,6 +299,21 @@ impl Simulator {
         let in_chans: u64 = self.net.chans.iter().map(|c| c.packets_inside()).sum();
         let in_hooks: u64 = self.hooks.iter().flatten().map(|h| h.held() as u64).sum();
         in_chans + in_hooks
+    }
+
+    /// The rows [`Simulator::sample`] adds each time: four per traced TCP flow, one per other
+    /// traced flow, three per link direction. Kept beside `sample` so that the two agree.
+    pub(super) fn series_rows_per_sample(&self) -> u64 {
+        let flows: u64 = self
+            .flows
+            .iter()
+            .filter(|f| f.traced)
+            .map(|f| match self.eps[f.sender as usize].ep {
+                AnyEndpoint::TcpSender(_) => 4,
+                _ => 1,
+            })
+            .sum();
+        flows + 3 * self.net.chans.len() as u64
     }
 
     /// One row per metric of each traced flow and each link direction, at `now`.

@@ -257,3 +257,19 @@ fn utilization_counts_only_the_bits_serialized_before_the_run_ends() {
     let u = out.links.f64("utilization").unwrap()[row];
     assert!((u - 0.9892).abs() < 1e-3, "utilization {u}");
 }
+
+#[test]
+fn the_rows_counted_for_the_memory_limit_are_the_rows_a_sample_adds() {
+    // limits.max_memory refuses a time series by counting its rows before the run: the count
+    // must follow `sample` (a TCP flow's four metrics, a CBR flow's none, three per link
+    // direction).
+    let text = line(&format!(
+        "{}[flows.t]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n[trace]\ninterval = \"100ms\"\n",
+        cbr("c")
+    ));
+    let mut sim = build(&text, &[]).unwrap();
+    assert_eq!(sim.series_rows_per_sample(), 4 + 3 * 4);
+    sim.sample();
+    let out = sim.finish(StopReason::Duration);
+    assert_eq!(out.series.rows(), 4 + 3 * 4);
+}

@@ -398,6 +398,7 @@ mod tests {
             size: 1040,
             dscp: 0,
             ecn: 0,
+            ttl: crate::packet::DEFAULT_TTL,
             flow: 0,
             sent_at: SimTime::ZERO,
             transport: Transport::Tcp(TcpHeader {

@@ -7,6 +7,7 @@ mod cc;
 mod common;
 mod conservation;
 mod determinism;
+mod faults;
 mod hooks;
 mod tcp_behaviour;
 mod xcp;

@@ -201,6 +201,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         opt(&mut top, "routing", |f| read_routing(f, &nodes, &links))?.unwrap_or(RoutingSpec {
             metric: RouteMetric::Hops,
             routes: Vec::new(),
+            ttl: crate::packet::DEFAULT_TTL,
         });
     let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
     top.finish()?;
@@ -218,12 +219,14 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
 
 fn read_limits(f: &Field) -> Res<Limits> {
     let mut r = f.table(A_TABLE)?;
-    r.allow(&["max_events", "max_wall"])?;
+    r.allow(&["max_events", "max_wall", "max_memory"])?;
     let limits = Limits {
         max_events: opt(&mut r, "max_events", |f| f.int_in(1, i64::MAX))?.map(|n| n as u64),
         // Divided rather than multiplied by 1e-9, so that "1.5s" gives exactly 1.5.
         max_wall_seconds: opt(&mut r, "max_wall", |f| f.positive_duration())?
             .map(|d| d.as_nanos() as f64 / 1e9),
+        max_memory: opt(&mut r, "max_memory", |f| f.positive_size())?
+            .unwrap_or(Limits::DEFAULT_MAX_MEMORY),
     };
     r.finish()?;
     Ok(limits)
@@ -253,6 +256,7 @@ duration = "60s"
 [limits]
 max_events = 1000000
 max_wall = "10min"
+max_memory = "1GiB"
 
 [nodes]
 h1 = "host"
@@ -342,6 +346,7 @@ distribution = "exponential"
 [routing]
 metric = "delay"
 routes = [{ at = "r1", to = "h2", via = "bottleneck" }]
+ttl = 32
 
 [trace]
 interval = "100ms"
@@ -425,6 +430,7 @@ interval = "100ms"
             limits: Limits {
                 max_events: Some(1_000_000),
                 max_wall_seconds: Some(600.0),
+                max_memory: 1 << 30,
             },
             nodes: IndexMap::from([
                 ("h1".to_string(), host.clone()),
@@ -537,6 +543,7 @@ interval = "100ms"
                     to: "h2".into(),
                     via: "bottleneck".into(),
                 }],
+                ttl: 32,
             },
             trace: TraceSpec {
                 interval: Some(ms(100)),

@@ -21,7 +21,7 @@ use toml::{Table, Value};
 use crate::scenario::spec::{LinkSpec, NodeKind, NodeSpec};
 use crate::scenario::units;
 use crate::scenario::ScenarioError;
-use crate::time::{Rate, SimDuration};
+use crate::time::{Rate, SimDuration, MAX_SCENARIO_DURATION};
 
 pub(super) type Res<T> = Result<T, ScenarioError>;
 
@@ -29,6 +29,8 @@ pub(super) type Res<T> = Result<T, ScenarioError>;
 // Messages
 
 const DURATION: &str = "a duration such as \"1.5s\" (units ns, us, ms, s, min)";
+/// The range of every duration; `MAX_SCENARIO_DURATION` is 2^62 ns.
+const DURATION_RULE: &str = "at most \"4611686018427387904ns\" (2^62 ns, about 146 years)";
 pub(super) const DURATION_SHORT: &str = "a duration such as \"1.5s\"";
 const RATE: &str = "a rate such as \"10Mbps\" (units bps, Kbps, Mbps, Gbps)";
 pub(super) const RATE_SHORT: &str = "a rate such as \"10Mbps\"";
@@ -301,11 +303,17 @@ impl<'a> Field<'a> {
         }
     }
 
+    /// A duration of at most [`MAX_SCENARIO_DURATION`], so that the run's time arithmetic never
+    /// saturates (see there).
     pub(super) fn duration(&self) -> Res<SimDuration> {
-        match self.value {
-            Value::String(s) => units::parse_duration(s).map_err(|m| self.error(m)),
-            _ => Err(self.expected(DURATION)),
+        let d = match self.value {
+            Value::String(s) => units::parse_duration(s).map_err(|m| self.error(m))?,
+            _ => return Err(self.expected(DURATION)),
+        };
+        if d > MAX_SCENARIO_DURATION {
+            return Err(self.out_of_range(DURATION_RULE));
         }
+        Ok(d)
     }
 
     pub(super) fn positive_duration(&self) -> Res<SimDuration> {

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{list_names, opt, Field, Res, A_TABLE, LINK_NAME, NODE_NAME};
+use crate::packet::DEFAULT_TTL;
 use crate::scenario::spec::{LinkSpec, NodeSpec, RouteMetric, RouteSpec, RoutingSpec};
 
 pub(super) fn read_routing(
@@ -15,7 +16,7 @@ pub(super) fn read_routing(
     links: &IndexMap<String, LinkSpec>,
 ) -> Res<RoutingSpec> {
     let mut r = f.table(A_TABLE)?;
-    r.allow(&["metric", "routes"])?;
+    r.allow(&["metric", "routes", "ttl"])?;
     let metric = match opt(&mut r, "metric", |f| f.choice(&["hops", "delay"]))? {
         Some("delay") => RouteMetric::Delay,
         _ => RouteMetric::Hops,
@@ -48,8 +49,13 @@ pub(super) fn read_routing(
             routes.push(route);
         }
     }
+    let ttl = opt(&mut r, "ttl", |f| f.u32_in(1, 255))?.map_or(DEFAULT_TTL, |t| t as u8);
     r.finish()?;
-    Ok(RoutingSpec { metric, routes })
+    Ok(RoutingSpec {
+        metric,
+        routes,
+        ttl,
+    })
 }
 
 fn read_route(
