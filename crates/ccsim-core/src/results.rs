@@ -87,6 +87,10 @@ pub enum StopReason {
     EventLimit,
     /// `limits.max_wall_seconds` reached.
     WallLimit,
+    /// The caller asked the run to stop ([`StopSignal`](crate::sim::StopSignal), e.g. on
+    /// Ctrl-C). Where it stopped depends on when the request came, so the tables are a partial
+    /// run that the same scenario and seed will not reproduce: not a result to keep.
+    Interrupted,
 }
 
 impl StopReason {
@@ -96,6 +100,7 @@ impl StopReason {
             StopReason::Idle => "idle",
             StopReason::EventLimit => "event_limit",
             StopReason::WallLimit => "wall_limit",
+            StopReason::Interrupted => "interrupted",
         }
     }
 }

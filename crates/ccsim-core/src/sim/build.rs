@@ -95,6 +95,7 @@ impl Simulator {
             end: SimTime::ZERO + spec.duration,
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
             max_wall: spec.limits.max_wall_seconds,
+            stop: None,
             events: 0,
             peak_heap: 0,
             cons: Conservation::default(),
