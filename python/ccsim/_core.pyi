@@ -26,11 +26,18 @@ Column = npt.NDArray[np.float64] | npt.NDArray[np.int64] | list[str]
 """float64 and int64 columns are numpy arrays; text columns are lists of str."""
 
 def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str:
-    """Check a scenario; returns the resolved TOML (overrides and seed applied)."""
+    """Check a scenario as ``run`` does before its first event, without running it: parse,
+    validate and build the network (so a flow whose packets exceed the MTU of a link on its
+    route is refused here too). Returns the resolved TOML (overrides and seed applied)."""
 
 def run(text: str, overrides: list[str] = ..., seed: int | None = ...) -> dict[str, Any]:
     """Check and run a scenario with the GIL released.
 
     Returns ``{"summary": dict, "flows": dict[str, Column], "links": ..., "series": ...,
     "resolved_toml": str}``.
+
+    Interruptible: every 50 ms the calling thread runs Python's signal handlers (in the main
+    thread only, as Python does). If one raises, such as ``KeyboardInterrupt`` on Ctrl-C, the
+    core stops within milliseconds, its partial run is dropped and the exception propagates; a
+    handler that returns leaves the run alone.
     """

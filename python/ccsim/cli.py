@@ -9,17 +9,26 @@
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
 (a missing or malformed option) included, as README.md promises.
+
+Ctrl-C (SIGINT) or SIGTERM stops any command within a second: it prints one line,
+``ccsim: interrupted by SIGINT; <what was kept>``, and exits with status 128 + the signal's
+number (130, 143). A single run is stopped inside the core and nothing is written; a sweep or a
+reproduction keeps every finished run, and the same command resumes from them. A second signal
+while the first is being handled is ignored, so it cannot interrupt the clean-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -112,7 +121,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
     check_output_folder(args.out, [args.file], outputs)
+    # The core drops an interrupted run: nothing of it reaches the output folder.
+    args.kept = "the run was stopped before it finished and nothing was written"
     res = run(sc, seed=args.seed)
+    args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
     print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
@@ -160,7 +172,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
     out: Path = args.out
-    rep = sweep.execute(runs, sweep.Store(out / "runs"), workers=args.workers)
+    store = sweep.Store(out / "runs")
+    args.kept = lambda: (
+        f"{len(store)} finished runs are kept in {store.directory}, and the same command "
+        "resumes from them"
+    )
+    rep = sweep.execute(runs, store, workers=args.workers)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
     flows.to_parquet(out / "flows.parquet", index=False)
@@ -176,6 +193,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ccsim import experiment
 
+    args.kept = "finished runs are kept, and the same command resumes from them"
     report = experiment.run_cli(args.experiment, args.out, args.quick, args.workers, args.seeds)
     print(f"report: {report}")
     return 0
@@ -287,6 +305,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[list[int]]:
+    """While the block runs, SIGINT and SIGTERM raise KeyboardInterrupt, once: the handler
+    ignores both from then on, so a second Ctrl-C cannot break into the clean-up after the first
+    (stopping workers, saving a record, the message) with a traceback. Yields the list the
+    signal's number is appended to. The previous handlers are back afterwards unless a signal
+    came: then the process is on its way out, and a late Ctrl-C must not break into its exit
+    either (seen: the third of three quick Ctrl-C killing the CLI after its message).
+
+    Only the main thread can set handlers; elsewhere (ccsim's CLI called from a thread) the
+    block runs with the process's handlers as they are.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, interrupt)
+    try:
+        yield received
+    finally:
+        for s, handler in previous.items() if not received else ():
+            # None: a handler not set from Python; the default action is the safe guess.
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+def _interrupted(args: argparse.Namespace, received: list[int]) -> int:
+    """Print the one line saying what an interruption kept; return the exit status."""
+    kept = getattr(args, "kept", "nothing was written")
+    if callable(kept):
+        kept = kept()
+    signum = received[0] if received else signal.SIGINT
+    by = f" by {signal.Signals(signum).name}" if received else ""
+    print(f"ccsim: interrupted{by}; {kept}", file=sys.stderr)
+    return 128 + int(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     # Warnings (a damaged record in a sweep store) are one line, like errors.
@@ -296,11 +359,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         _error(str(e))
         return 1
+    with _signals_interrupt() as received:
+        return _dispatch(args, received)
+
+
+def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print("ccsim: interrupted; finished runs are kept and will be reused", file=sys.stderr)
-        return 130
+        return _interrupted(args, received)
     except (Error, OSError, ValueError, RuntimeError) as e:
         _error(str(e))
         return 1

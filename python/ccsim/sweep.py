@@ -12,6 +12,14 @@ killed keeps every finished run and, started again, runs only what is missing.
     runs ──> keys (resolved TOML, sha256) ──> store has it? ── yes ──> load
                                                    └─ no ──> worker processes ──> save at once
 
+Interruptions. Only the parent process handles Ctrl-C and SIGTERM: workers ignore SIGINT (the
+terminal sends it to the whole process group) and keep SIGTERM's default action, so on a
+``KeyboardInterrupt`` the parent terminates them, which ends each at once, mid-run, without a
+traceback. Workers never write to the store (the parent saves each record, atomically), so
+whatever is stored is a finished run. Workers also exit when their parent dies, even by SIGKILL:
+on Linux the kernel kills them (``prctl(PR_SET_PDEATHSIG)``), and everywhere a watchdog thread
+sees that they were re-parented.
+
 Records hold the run summary and the ``flows``, ``links`` and ``series`` tables (the series is
 empty unless the scenario asks for a trace); they are gathered into one table with a column per
 swept parameter and the seed.
@@ -19,12 +27,17 @@ swept parameter and the seed.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 import json
 import math
 import os
+import signal
+import sys
 import tempfile
+import threading
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -151,6 +164,86 @@ def _plain(table: dict[str, Any]) -> dict[str, list[Any]]:
     return {k: (v.tolist() if hasattr(v, "tolist") else list(v)) for k, v in table.items()}
 
 
+# The signals the parent handles and its workers must not act on while they start.
+_PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# How often a worker's watchdog checks that its parent is alive, seconds.
+_ORPHAN_POLL_S = 0.2
+# How long the parent waits for terminated workers to exit before killing them, seconds.
+_TERMINATE_GRACE_S = 0.5
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make this worker exit when process ``parent`` does, however the parent ends."""
+    if sys.platform.startswith("linux"):
+        # prctl(2): PR_SET_PDEATHSIG = 1, the signal the kernel sends this process when the
+        # thread that forked it (the parent's main thread, which submits every run) exits.
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watchdog below still covers it
+
+    def watch() -> None:
+        # An orphan is re-parented (to init or a subreaper), so its parent id changes.
+        while os.getppid() == parent:
+            time.sleep(_ORPHAN_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ccsim-orphan-watchdog", daemon=True).start()
+
+
+def _init_worker(parent: int) -> None:
+    """Worker initializer: leave SIGINT and SIGTERM to the parent, and die with it.
+
+    The parent forks with both signals blocked (``_submit``), so none is acted on before this
+    runs; the handlers inherited from the parent (the CLI's raises KeyboardInterrupt) would print
+    a traceback in the worker.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):  # POSIX
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
+
+
+def _submit(pool: ProcessPoolExecutor, r: RunSpec) -> Future[dict[str, Any]]:
+    """Submit one run, with SIGINT and SIGTERM held off meanwhile: ``submit`` may fork a worker,
+    which must start with them blocked, and an interruption inside ``submit`` could leave the
+    pool's locks held. A signal that arrives meanwhile is acted on just after."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: no signal masks to hold them off
+        return pool.submit(_execute_one, r.text, r.overrides, r.seed)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+    try:
+        return pool.submit(_execute_one, r.text, r.overrides, r.seed)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End every worker now (SIGTERM, then SIGKILL for any still alive after a grace period)
+    and let the pool wind down without waiting for runs in progress."""
+    # The pool keeps its processes private; there is no public way to end them before 3.14.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + _TERMINATE_GRACE_S
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
+    # A worker killed while sending its result leaves half a message in the result pipe, and
+    # the pool's manager thread waits for the rest for ever; the interpreter joins that thread
+    # at exit, so the CLI hung after its message (1 Ctrl-C in 15). With the workers dead, this
+    # process holds the last copy of the pipe's write end: closing it gives the reader an end of
+    # file, and the pool winds down as broken.
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     raw = _core.run(text, list(overrides), seed)
@@ -216,14 +309,16 @@ def execute(
             disable=not progress,
             dynamic_ncols=True,
         )
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
+        ) as pool:
             pending: dict[Future[dict[str, Any]], str] = {}
             queue = iter(todo.items())
-            # Keep a bounded number in flight, so a huge sweep does not pickle everything at
-            # once and an interruption loses at most `2 * workers` runs in progress.
-            for k, r in itertools.islice(queue, 2 * workers):
-                pending[pool.submit(_execute_one, r.text, r.overrides, r.seed)] = k
             try:
+                # Keep a bounded number in flight, so a huge sweep does not pickle everything
+                # at once and an interruption loses at most `2 * workers` runs in progress.
+                for k, r in itertools.islice(queue, 2 * workers):
+                    pending[_submit(pool, r)] = k
                 while pending:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
@@ -243,10 +338,14 @@ def execute(
                         nxt = next(queue, None)
                         if nxt is not None:
                             nk, nr = nxt
-                            pending[pool.submit(_execute_one, nr.text, nr.overrides, nr.seed)] = nk
+                            pending[_submit(pool, nr)] = nk
             except BaseException as exc:
                 for fut in pending:
                     fut.cancel()
+                if isinstance(exc, KeyboardInterrupt):
+                    # Ctrl-C or SIGTERM (the CLI turns both into KeyboardInterrupt): runs in
+                    # progress are abandoned, and the `with` must not wait for them.
+                    _stop_workers(pool)
                 if isinstance(exc, BrokenProcessPool):
                     # Not only a future's result: `submit` on a pool whose worker died raises
                     # it too (seen when a run finished in the same instant as the death).

@@ -160,7 +160,7 @@ def test_a_worker_death_seen_when_submitting_is_reported_as_an_interrupted_sweep
     # Bug: a run finishing in the same instant as a worker's death made the next `submit`
     # raise BrokenProcessPool, which escaped as "A child process terminated abruptly ...".
     monkeypatch.setattr(
-        sweep, "ProcessPoolExecutor", lambda max_workers: _PoolWhoseWorkerDiesAfter(3)
+        sweep, "ProcessPoolExecutor", lambda max_workers, **_: _PoolWhoseWorkerDiesAfter(3)
     )
     runs = [sweep.RunSpec(two_hosts, (), seed) for seed in range(1, 7)]
     store = sweep.Store(tmp_path / "runs")

@@ -45,6 +45,7 @@ use std::fmt;
 
 pub use results::{Column, RunOutput, RunSummary, StopReason, Table};
 pub use scenario::{load_scenario, Loaded, ScenarioError};
+pub use sim::StopSignal;
 
 /// Why a packet left the network without reaching its endpoint. Counted per link direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,4 +100,92 @@ pub fn run_toml(text: &str, overrides: &[String], seed: Option<u64>) -> Result<R
 /// Run a validated scenario.
 pub fn run(spec: &scenario::Spec) -> Result<RunOutput, Error> {
     sim::Simulator::build(spec)?.run()
+}
+
+/// Run a validated scenario that stops early, with [`StopReason::Interrupted`], once `stop` is
+/// requested from another thread (see [`sim::StopSignal`] for how soon).
+pub fn run_with_stop(spec: &scenario::Spec, stop: &StopSignal) -> Result<RunOutput, Error> {
+    let mut sim = sim::Simulator::build(spec)?;
+    sim.stop_on(stop.clone());
+    sim.run()
+}
+
+/// Every check [`run`] makes before its first event, without running: the scenario is built
+/// (network, routes, endpoints) and dropped. Building finds what parsing cannot, such as a flow
+/// whose packets exceed the MTU of a link on its route, so a scenario that passes here is one
+/// that `run` accepts.
+pub fn check(spec: &scenario::Spec) -> Result<(), Error> {
+    sim::Simulator::build(spec).map(drop)
+}
+
+/// [`load_scenario`] followed by [`check`]: the whole of what `ccsim validate` reports.
+pub fn check_toml(text: &str, overrides: &[String], seed: Option<u64>) -> Result<Loaded, Error> {
+    let loaded = load_scenario(text, overrides, seed)?;
+    check(&loaded.spec)?;
+    Ok(loaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `h1 ── r ── h2`, one Reno flow with 1,460 B segments (1,500 B packets).
+    const LINE: &str = r#"
+duration = "1s"
+[nodes]
+h1 = "host"
+r = "router"
+h2 = "host"
+[links.access]
+a = "h1"
+b = "r"
+rate = "100Mbps"
+delay = "1ms"
+[links.bottleneck]
+a = "r"
+b = "h2"
+rate = "10Mbps"
+delay = "20ms"
+[flows.reno]
+type = "tcp"
+src = "h1"
+dst = "h2"
+mss = 1460
+"#;
+
+    fn set(overrides: &[&str]) -> Vec<String> {
+        overrides.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn check_refuses_a_segment_over_the_mtu_that_parsing_alone_accepts() {
+        // Defect 2 of issue 10: `ccsim validate` said ok where `ccsim run` refused.
+        let small_mtu = set(&["links.bottleneck.mtu=576"]);
+        assert!(
+            load_scenario(LINE, &small_mtu, None).is_ok(),
+            "the parser cannot see routes, so it cannot see this"
+        );
+        let Err(Error::Scenario(e)) = check_toml(LINE, &small_mtu, None) else {
+            panic!("1,500 B packets over a 576 B MTU must be refused");
+        };
+        assert_eq!(e.path, "flows.reno.mss");
+        let Err(refused) = run_toml(LINE, &small_mtu, None) else {
+            panic!("run refuses it too");
+        };
+        assert_eq!(
+            refused,
+            Error::Scenario(e),
+            "validate and run refuse with the same error"
+        );
+    }
+
+    #[test]
+    fn check_accepts_what_run_runs_and_returns_the_resolved_scenario() {
+        let loaded = check_toml(LINE, &set(&["duration=2s"]), Some(9)).unwrap();
+        assert_eq!(
+            loaded,
+            load_scenario(LINE, &set(&["duration=2s"]), Some(9)).unwrap()
+        );
+        assert!(run(&loaded.spec).is_ok());
+    }
 }

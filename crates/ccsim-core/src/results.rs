@@ -90,6 +90,10 @@ pub enum StopReason {
     /// The packets alive (in queues, on links, in hooks) reached what `limits.max_memory`
     /// leaves for them.
     MemoryLimit,
+    /// The caller asked the run to stop ([`StopSignal`](crate::sim::StopSignal), e.g. on
+    /// Ctrl-C). Where it stopped depends on when the request came, so the tables are a partial
+    /// run that the same scenario and seed will not reproduce: not a result to keep.
+    Interrupted,
 }
 
 impl StopReason {
@@ -100,6 +104,7 @@ impl StopReason {
             StopReason::EventLimit => "event_limit",
             StopReason::WallLimit => "wall_limit",
             StopReason::MemoryLimit => "memory_limit",
+            StopReason::Interrupted => "interrupted",
         }
     }
 }

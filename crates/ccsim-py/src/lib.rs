@@ -4,14 +4,34 @@
 //! Two functions, both taking the scenario as TOML text plus `--set` overrides and an optional
 //! seed: `validate` returns the resolved TOML, `run` returns the result tables column by column.
 //! Numeric columns cross as numpy arrays filled in bulk (one copy into a `bytearray`, which
-//! `numpy.frombuffer` then views), text columns as lists; nothing is called per packet. The
-//! simulation runs with the GIL released, so other Python threads keep running. A panic in the
-//! core becomes a `SimulationError`: no user input can crash the interpreter.
+//! `numpy.frombuffer` then views), text columns as lists; nothing is called per packet. A panic
+//! in the core becomes a `SimulationError`: no user input can crash the interpreter.
+//!
+//! `validate` makes every check `run` makes before its first event: it parses the scenario and
+//! builds the network (`ccsim_core::check_toml`), so a flow whose packets exceed the MTU of a
+//! link on its route is refused by both, with the same error.
+//!
+//! A run is interruptible. The simulation runs on a thread of its own with the GIL released,
+//! while the calling thread waits for it and, every 50 ms, lets the interpreter run its signal
+//! handlers (`PyErr_CheckSignals`, which does nothing off the main thread):
+//!
+//! ```text
+//!   calling thread (GIL released)              run thread (never touches Python)
+//!   ─────────────────────────────              ─────────────────────────────────
+//!   spawn ───────────────────────────────────> load, build, run_loop
+//!   every 50 ms: check_signals()                  reads the StopSignal every 65,536 events
+//!     a handler raised (KeyboardInterrupt) ──> stop.request() ──> StopReason::Interrupted
+//!     wait for the run thread to end  <──────  (within ~15 ms)
+//!     raise the handler's exception; the partial run is dropped, never returned
+//! ```
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::Duration;
 
-use ccsim_core::{Column, Error as CoreError, RunOutput, RunSummary, Table};
+use ccsim_core::{Column, Error as CoreError, RunOutput, RunSummary, StopSignal, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -71,7 +91,8 @@ fn internal_error(doing: &str, payload: &(dyn Any + Send)) -> PyErr {
     ))
 }
 
-/// Check a scenario; returns the resolved TOML (overrides and seed applied).
+/// Check a scenario as `run` would, without running it (parse, validate, build the network);
+/// returns the resolved TOML (overrides and seed applied).
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
 fn validate(
@@ -80,11 +101,15 @@ fn validate(
     overrides: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<String> {
-    match catch_unwind(AssertUnwindSafe(|| {
-        ccsim_core::load_scenario(text, &overrides, seed)
-    })) {
+    // Building a large network takes a while; other Python threads need not wait for it.
+    let result = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            ccsim_core::check_toml(text, &overrides, seed)
+        }))
+    });
+    match result {
         Ok(Ok(loaded)) => Ok(loaded.resolved_toml),
-        Ok(Err(e)) => Err(to_py_err(py, CoreError::Scenario(e))),
+        Ok(Err(e)) => Err(to_py_err(py, e)),
         Err(payload) => Err(internal_error("validating", payload.as_ref())),
     }
 }
@@ -181,19 +206,72 @@ fn run(
     overrides: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<Bound<'_, PyDict>> {
-    // Nothing in the closure touches Python, so the GIL is released for the whole run.
-    let result = py.detach(move || {
+    let stop = StopSignal::new();
+    let simulate = || {
         catch_unwind(AssertUnwindSafe(|| {
             let loaded = ccsim_core::load_scenario(&text, &overrides, seed)?;
-            let out = ccsim_core::run(&loaded.spec)?;
+            let out = ccsim_core::run_with_stop(&loaded.spec, &stop)?;
             Ok::<_, CoreError>((out, loaded.resolved_toml))
         }))
-    });
-    match result {
-        Ok(Ok((out, resolved))) => output_to_dict(py, out, resolved),
-        Ok(Err(e)) => Err(to_py_err(py, e)),
-        Err(payload) => Err(internal_error("running", payload.as_ref())),
+    };
+    match py.detach(|| run_watching_signals(simulate, &stop)) {
+        Err(raised) => Err(raised),
+        Ok(Ok(Ok((out, resolved)))) => output_to_dict(py, out, resolved),
+        Ok(Ok(Err(e))) => Err(to_py_err(py, e)),
+        Ok(Err(payload)) => Err(internal_error("running", payload.as_ref())),
     }
+}
+
+/// How often the waiting thread lets Python run its signal handlers: a Ctrl-C is acted on
+/// within this (plus the core's ~15 ms), and the waiting costs nothing measurable.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// The run thread's stack: the main thread's usual 8 MiB rather than a spawned thread's 2 MiB,
+/// so a scenario that builds on the main thread builds here too.
+const RUN_STACK_BYTES: usize = 8 << 20;
+
+/// Call `simulate` on a thread of its own and wait for it, running Python's signal handlers
+/// every [`SIGNAL_POLL`]. When a handler raises, `stop` is requested, the run is waited for
+/// (it ends at its next check) and its output dropped, and the handler's exception is returned:
+/// an interrupted run never looks like a finished one. Called with the GIL released.
+fn run_watching_signals<T: Send>(
+    simulate: impl FnOnce() -> T + Send,
+    stop: &StopSignal,
+) -> PyResult<T> {
+    let (done_tx, done_rx) = mpsc::channel();
+    thread::scope(|scope| {
+        let spawned = thread::Builder::new()
+            .name("ccsim-run".to_owned())
+            .stack_size(RUN_STACK_BYTES)
+            .spawn_scoped(scope, move || {
+                // The receiver outlives this thread (it is dropped after the scope joins it).
+                let _ = done_tx.send(simulate());
+            });
+        if let Err(e) = spawned {
+            return Err(SimulationError::new_err(format!(
+                "could not start the simulation thread: {e}"
+            )));
+        }
+        loop {
+            match done_rx.recv_timeout(SIGNAL_POLL) {
+                Ok(out) => return Ok(out),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(raised) = Python::attach(|py| py.check_signals()) {
+                        stop.request();
+                        // The partial output (StopReason::Interrupted) is dropped here.
+                        let _ = done_rx.recv();
+                        return Err(raised);
+                    }
+                }
+                // `simulate` catches panics, so the sender is only dropped after sending.
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(SimulationError::new_err(
+                        "internal error: the simulation thread ended without a result",
+                    ))
+                }
+            }
+        }
+    })
 }
 
 #[pymodule]

@@ -110,6 +110,7 @@ impl Simulator {
             max_wall: spec.limits.max_wall_seconds,
             max_alive: u64::MAX,
             ttl: spec.routing.ttl,
+            stop: None,
             events: 0,
             peak_heap: 0,
             cons: Conservation::default(),

@@ -156,13 +156,18 @@ impl Simulator {
         }
     }
 
-    /// `limits.max_events`, checked before every event, and `limits.max_wall_seconds`,
-    /// checked every 65,536 events (reading the clock costs more than an event).
+    /// `limits.max_events`, checked before every event; a stop request and
+    /// `limits.max_wall_seconds`, checked every 65,536 events (reading the clock costs more
+    /// than an event; the request, an atomic load, is read there too so the hot path keeps one
+    /// branch).
     fn limit_reached(&self) -> Option<StopReason> {
         if self.events >= self.max_events {
             return Some(StopReason::EventLimit);
         }
         if self.events & 0xffff == 0 {
+            if self.stop.as_ref().is_some_and(|s| s.is_requested()) {
+                return Some(StopReason::Interrupted);
+            }
             if let Some(limit) = self.max_wall {
                 if self.build_started.elapsed().as_secs_f64() >= limit {
                     return Some(StopReason::WallLimit);

@@ -25,11 +25,14 @@
 //! - [`finish`](Simulator::finish) (`report.rs`) assembles the result tables, and
 //!   [`conservation`](Simulator::conservation) checks that no packet was lost track of.
 //!
-//! [`Simulator::run`] does all three. Nothing here validates: the engine trusts a `Spec` the
+//! [`Simulator::run`] does all three. A caller may also stop a run early from another thread
+//! through a [`StopSignal`] (`interrupt.rs`), given with [`Simulator::stop_on`]. Nothing here
+//! validates: the engine trusts a `Spec` the
 //! parser accepted and must not panic on one.
 
 mod build;
 mod engine;
+mod interrupt;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -51,6 +54,7 @@ use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
 
+pub use interrupt::StopSignal;
 pub use report::Conservation;
 
 /// A network ready to run, and everything it has done so far.
@@ -83,6 +87,9 @@ pub struct Simulator {
     max_alive: u64,
     /// `routing.ttl`: the time to live the sending host's IP layer gives every packet.
     ttl: u8,
+    /// A request from outside to stop, read with the wall-clock limit; `None` when nobody can
+    /// ask.
+    stop: Option<StopSignal>,
     /// What the run summary reports.
     events: u64,
     peak_heap: u64,
@@ -102,6 +109,13 @@ impl Simulator {
     pub fn run(mut self) -> Result<RunOutput, Error> {
         let reason = self.run_loop();
         Ok(self.finish(reason))
+    }
+
+    /// Stop the run with [`StopReason::Interrupted`](crate::StopReason::Interrupted) once
+    /// `signal` is requested (checked every 65,536 events, and before the first). Replaces any
+    /// earlier signal.
+    pub fn stop_on(&mut self, signal: StopSignal) {
+        self.stop = Some(signal);
     }
 
     /// The simulated time: of the event being handled, or where the run stopped.
