@@ -70,12 +70,36 @@ pub fn load_scenario(
     }
     set_seed(&mut tree, seed)?;
     let spec = spec_from_table(&tree)?;
+    keep_node_order(&mut tree);
     let resolved_toml = toml::to_string(&tree)
         .map_err(|e| error("", format!("cannot write the resolved scenario: {e}")))?;
     Ok(Loaded {
         spec,
         resolved_toml,
     })
+}
+
+/// The TOML writer puts a table's plain values before its sub-tables, so `h1 = "host"` after
+/// `r1 = { type = "router", hook = ... }` would come out first, and the node ids, random
+/// streams and results of the resolved scenario would differ from the file's (the fuzz test
+/// found this). When a node written as a string follows one written as a table, every node is
+/// written as a table (`"host"` is `{ type = "host" }`), which keeps their order.
+fn keep_node_order(tree: &mut Table) {
+    let Some(Value::Table(nodes)) = tree.get_mut("nodes") else {
+        return;
+    };
+    let first_table = nodes.values().position(Value::is_table);
+    let reordered = first_table.is_some_and(|i| nodes.values().skip(i).any(|v| !v.is_table()));
+    if !reordered {
+        return;
+    }
+    for (_, v) in nodes.iter_mut() {
+        if let Value::String(kind) = v {
+            let mut t = Table::new();
+            t.insert("type".into(), Value::String(std::mem::take(kind)));
+            *v = Value::Table(t);
+        }
+    }
 }
 
 /// Parses TOML text into a table; a syntax error gives its line and column.
@@ -692,6 +716,18 @@ interval = "100ms"
         assert_eq!(again.spec.seed, 3);
         assert_eq!(again.spec.flows.len(), 5);
         assert_eq!(again.resolved_toml, first.resolved_toml);
+    }
+
+    #[test]
+    fn the_resolved_toml_keeps_the_node_order_when_a_string_node_follows_a_table_node() {
+        // Node order fixes node ids and random streams: a reordered resolved scenario runs
+        // differently. (Spec's `==` compares maps without their order, so compare the names.)
+        let text = "duration = \"1s\"\n[nodes]\nr1 = { type = \"router\" }\nh1 = \"host\"\nh2 = \"host\"\n";
+        let first = load(text, &[], None).unwrap();
+        let again = load(&first.resolved_toml, &[], None).unwrap();
+        let names = |l: &Loaded| l.spec.nodes.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(names(&first), ["r1", "h1", "h2"]);
+        assert_eq!(names(&again), names(&first), "{}", first.resolved_toml);
     }
 
     #[test]
