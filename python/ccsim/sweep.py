@@ -36,7 +36,6 @@ import math
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -137,17 +136,17 @@ class Store:
     def save(self, key: str, record: dict[str, Any]) -> None:
         p = self.path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
-        # Ctrl-C or SIGTERM waits until the record is whole and in place: a signal handled
-        # between creating the temporary file and the `try` below would leave it behind.
+        # The temporary file's name is known before it exists, so wherever an interruption
+        # lands (even inside the call that creates it) the cleanup below can remove it; and
+        # Ctrl-C or SIGTERM arriving during the save waits until the record is in place.
+        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
         with _signals_deferred():
-            fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                with open(tmp, "w", encoding="utf-8") as fh:
                     json.dump(record, fh)
                 os.replace(tmp, p)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            finally:
+                tmp.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return sum(1 for f in self.directory.glob("*/*.json") if not f.name.startswith(".tmp-"))
