@@ -239,6 +239,68 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     )
 
 
+# The shape of a plan file: what each key's value must be. "scalar" is a string or a number
+# (ids and labels are read with str()), "number" an int or float, "table" a table of anything;
+# a dict is a table with those keys (others are checked by the reader), a one-element list a
+# list of that. Checked before anything is interpreted, so that a value of the wrong kind is an
+# error naming its key, not a TypeError deep in the reader (found by the plan-file fuzzer).
+_METRIC_SHAPE = {"table": "scalar", "column": "scalar", "label": "scalar", "where": "table"}
+_PLAN_SHAPE: dict[str, Any] = {
+    "id": "scalar", "title": "scalar", "paper": "scalar", "scenario": "scalar",
+    "metric": _METRIC_SHAPE, "quick_set": "table",
+    "lines": ("each", {"label": "scalar", "set": "table"}),
+    "figures": [{
+        "id": "scalar", "title": "scalar", "kind": "scalar", "set": "table", "lines": ["scalar"],
+        "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE,
+        "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
+              "scale": "number"},
+    }],
+    "tables": [{
+        "id": "scalar", "title": "scalar", "set": "table", "lines": ["scalar"],
+        "flows": ["scalar"], "link": "scalar", "from_s": "number", "window_s": "number",
+        "jain_threshold": "number",
+    }],
+    "claims": [{
+        "figure": "scalar", "table": "scalar", "text": "scalar", "lower": "scalar",
+        "than": "scalar", "relation": "scalar", "lines": ["scalar"], "column": "scalar",
+        "at_least": "number", "at_most": "number", "above": "scalar", "below_line": "scalar",
+        "above_line": "scalar",
+    }],
+    "assumptions": [{"text": "scalar"}],
+}  # fmt: skip
+
+
+def _check_shape(value: Any, shape: Any, where: str) -> None:
+    def wrong(expected: str) -> PlanError:
+        return PlanError(f"{where}: expected {expected}, found {type(value).__name__} {value!r}")
+
+    if shape == "scalar":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise wrong("a string or a number")
+    elif shape == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong("a number")
+    elif shape == "table":
+        if not isinstance(value, dict):
+            raise wrong("a table")
+    elif isinstance(shape, tuple):  # ("each", shape): a table whose every value has that shape
+        if not isinstance(value, dict):
+            raise wrong("a table")
+        for k, v in value.items():
+            _check_shape(v, shape[1], f"{where}.{k}")
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise wrong("a list")
+        for i, v in enumerate(value):
+            _check_shape(v, shape[0], f"{where}[{i}]")
+    else:
+        if not isinstance(value, dict):
+            raise wrong("a table")
+        for k, sub in shape.items():
+            if k in value:
+                _check_shape(value[k], sub, f"{where}.{k}" if where else k)
+
+
 def load_plan(folder: Path) -> Plan:
     """Read and check ``folder/plan.toml``."""
     path = folder / "plan.toml"
@@ -246,6 +308,7 @@ def load_plan(folder: Path) -> Plan:
         raw = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{path}: {e}") from e
+    _check_shape(raw, _PLAN_SHAPE, "")
     allowed = {"id", "title", "paper", "scenario", "seeds", "quick_seeds", "metric", "lines",
                "figures", "claims", "assumptions", "tables", "quick_set"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
@@ -409,7 +472,10 @@ def load_plan(folder: Path) -> Plan:
         lines=lines,
         figures=figures,
         claims=claims,
-        assumptions=[str(a["text"]) for a in raw.get("assumptions", [])],
+        assumptions=[
+            str(_need(a, "text", f"assumptions[{i}]"))
+            for i, a in enumerate(raw.get("assumptions", []))
+        ],
         series_figures=series_figures,
         tables=tables,
         quick_overrides=_overrides(raw.get("quick_set", {}), "quick_set"),
