@@ -16,11 +16,17 @@
 100000
 """
 
-from ccsim import models
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ccsim._core import __version__
 from ccsim.errors import Error, ScenarioError, SimulationError
 from ccsim.result import Result, Summary
 from ccsim.scenario import Scenario, run
+
+if TYPE_CHECKING:
+    from ccsim import models
 
 __all__ = [
     "Error",
@@ -33,3 +39,17 @@ __all__ = [
     "models",
     "run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``ccsim.models`` on first use (PEP 562): it imports numpy, which ``import ccsim`` (and
+    so every ``ccsim`` command) would otherwise pay for at start-up (issue 11)."""
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("ccsim.models")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

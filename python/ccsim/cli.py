@@ -30,13 +30,18 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim.errors import Error
-from ccsim.result import TABLES, Result
+from ccsim.result import TABLES
 from ccsim.scenario import Scenario, read_text, run, seed_problem
+
+if TYPE_CHECKING:
+    from ccsim.result import Result
+
+# Nothing imported here may import pandas, numpy or pyarrow: `ccsim --help` and `ccsim validate`
+# need none of them, and loading them is most of a process's start-up (issue 11). The commands
+# that need them import them when they run (Result's methods, ccsim.sweep, ccsim.experiment).
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -117,13 +122,40 @@ def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str])
         raise ValueError(f"--out {out}: cannot write there ({e.strerror or e})") from None
 
 
+def _import_table_libraries() -> None:
+    """Import what turning a run's output into tables and Parquet files needs."""
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+
+@contextlib.contextmanager
+def _importing_table_libraries_meanwhile() -> Iterator[None]:
+    """Import pandas and pyarrow on a thread of their own while the block runs.
+
+    The core runs a simulation with Python's lock released, so the imports (about 0.2 s, as
+    long as P1's simulation) overlap it on a second core instead of following it (issue 11).
+    Python's import lock makes a later ``import pandas`` on the main thread wait for the
+    thread's instead of starting another. The thread is joined before the block is left, also
+    when it raises, so the interpreter never shuts down under a half-done import.
+    """
+    loader = threading.Thread(
+        target=_import_table_libraries, name="ccsim-import-tables", daemon=True
+    )
+    loader.start()
+    try:
+        yield
+    finally:
+        loader.join()
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
     check_output_folder(args.out, [args.file], outputs)
     # The core drops an interrupted run: nothing of it reaches the output folder.
     args.kept = "the run was stopped before it finished and nothing was written"
-    res = run(sc, seed=args.seed)
+    with _importing_table_libraries_meanwhile():
+        res = run(sc, seed=args.seed)
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
@@ -391,5 +423,4 @@ def _error(message: str) -> None:
 
 
 if __name__ == "__main__":
-    pd.options.display.width = 120
     sys.exit(main())

@@ -14,11 +14,14 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas and pyarrow are imported by the methods that use them, not here: ``import ccsim`` (and
+# with it ``ccsim validate`` and ``ccsim --help``) would otherwise spend most of its start-up,
+# about 0.3 s, loading them (issue 11).
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -80,6 +83,8 @@ class Result:
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
+        import pandas as pd
+
         frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
         return cls(
             frames["flows"],
@@ -96,6 +101,9 @@ class Result:
         The summary travels in the schema metadata of ``flows.parquet``, so
         ``Result.from_parquet`` gets it back.
         """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
@@ -115,6 +123,9 @@ class Result:
         ``summary`` is ``None`` when ``flows.parquet`` does not carry one (written by other
         means); ``resolved_toml`` is empty when there is no ``scenario.toml``.
         """
+        import pandas as pd
+        import pyarrow.parquet as pq
+
         d = Path(directory)
         frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
@@ -132,6 +143,8 @@ class Result:
 
         >>> # res.series_of("f1", "cwnd_bytes").plot()
         """
+        import pandas as pd
+
         s = self.series
         sel = s[(s["name"] == name) & (s["metric"] == metric)]
         return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)

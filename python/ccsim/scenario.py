@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-import numpy as np
 import tomli_w
 
 from ccsim import _core
@@ -28,13 +28,25 @@ PathLike = Union[str, "os.PathLike[str]"]
 MAX_SEED = 2**63 - 1
 
 
+def _numpy() -> Any:
+    """numpy if something has imported it, else None.
+
+    A numpy scalar or array can only exist once numpy is imported, so the checks for them need
+    not import it themselves; importing it here would cost ``ccsim validate`` a tenth of a
+    second of start-up (issue 11).
+    """
+    return sys.modules.get("numpy")
+
+
 def seed_problem(seed: object) -> str | None:
     """Why ``seed`` cannot be a master seed, or None when it can.
 
     >>> seed_problem(3) is None, seed_problem(-1), seed_problem(True)
     (True, '-1 is out of range; a seed is an integer from 0 to 2^63 - 1', 'True is not an integer')
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+    np = _numpy()
+    integer_types = (int, np.integer) if np is not None else (int,)
+    if isinstance(seed, bool) or not isinstance(seed, integer_types):
         return f"{seed!r} is not an integer"
     if not 0 <= int(seed) <= MAX_SEED:
         return f"{seed} is out of range; a seed is an integer from 0 to 2^63 - 1"
@@ -118,7 +130,8 @@ def format_value(value: Any) -> str:
     >>> format_value(["a", 1.5])
     '["a", 1.5]'
     """
-    if isinstance(value, np.generic):
+    np = _numpy()
+    if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -137,7 +150,7 @@ def format_value(value: Any) -> str:
             return "{}"
         items = ", ".join(f"{_toml_key(str(k))} = {format_value(v)}" for k, v in value.items())
         return "{ " + items + " }"
-    if isinstance(value, (Sequence, np.ndarray)):
+    if isinstance(value, Sequence) or (np is not None and isinstance(value, np.ndarray)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     raise TypeError(f"cannot use a {type(value).__name__} as a scenario value")
 

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: MIT
+"""What ``import ccsim`` and the light commands load: not pandas, numpy, pyarrow or the rest.
+
+Loading them is most of a short command's time (issue 11: ``ccsim --help`` went from 0.38 s to
+0.05 s without them). Timing is not tested; which modules a fresh interpreter holds afterwards
+is, so an import added at the top of a module fails here instead of slowing every command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pandas", "numpy", "pyarrow", "matplotlib", "tqdm", "scipy")
+
+# Runs `code` in a fresh interpreter, then prints which of HEAVY it loaded, as JSON.
+REPORT = "import json, sys\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))"
+
+
+def heavy_modules_after(code: str) -> list[str]:
+    """The heavy modules a fresh interpreter holds after running ``code``."""
+    script = code + "\n" + REPORT.format(heavy=HEAVY)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_importing_ccsim_and_its_cli_loads_none_of_the_heavy_libraries() -> None:
+    assert heavy_modules_after("import ccsim, ccsim.cli") == []
+
+
+def test_validate_loads_none_of_the_heavy_libraries(examples: Path) -> None:
+    code = (
+        "import ccsim.cli\n"
+        f"assert ccsim.cli.main(['validate', {str(examples / 'random-loss.toml')!r}]) == 0"
+    )
+    assert heavy_modules_after(code) == []
+
+
+def test_help_loads_none_of_the_heavy_libraries() -> None:
+    code = (
+        "import ccsim.cli\n"
+        "try:\n"
+        "    ccsim.cli.main(['--help'])\n"
+        "except SystemExit as e:\n"
+        "    assert e.code == 0, e.code\n"
+        "else:\n"
+        "    raise AssertionError('--help did not exit')\n"
+    )
+    assert heavy_modules_after(code) == []
+
+
+def test_the_check_itself_sees_a_heavy_library_once_something_imports_it() -> None:
+    # Without this, a broken check (a wrong module name, an empty report) would pass the above.
+    assert {"numpy", "pandas"} <= set(heavy_modules_after("import ccsim; import pandas"))
+
+
+@pytest.mark.parametrize("name", ["Result", "Summary", "Scenario", "ScenarioError", "run"])
+def test_every_public_name_is_there_without_importing_the_heavy_libraries(name: str) -> None:
+    code = f"import ccsim\nassert ccsim.{name} is not None\nfrom ccsim import {name}"
+    assert heavy_modules_after(code) == []
+
+
+def test_ccsim_models_is_still_reachable_as_an_attribute_and_brings_numpy() -> None:
+    code = "import ccsim\nassert callable(ccsim.models.mathis)"
+    assert "numpy" in heavy_modules_after(code)
