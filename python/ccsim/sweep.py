@@ -463,19 +463,16 @@ def plan_grid(
     return runs
 
 
-# Two-sided 95 % Student t quantiles, by degrees of freedom (1..30); above 30 the normal 1.96.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
-
 def t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom."""
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (SciPy's, exact for
+    any ``df``: the hand-kept table this replaced fell back to the normal 1.96 past 30 degrees
+    of freedom, which made intervals over 40 seeds about 3 % too narrow)."""
     if df < 1:
         return math.nan
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    # Imported here: SciPy takes a third of a second to import, and only statistics need it.
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, df))
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:

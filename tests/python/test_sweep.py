@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -204,3 +205,17 @@ def test_gather_puts_tags_first_and_fills_a_column_a_record_lacks() -> None:
     assert list(df["goodput_bps"]) == [1.0, 2.0, 3.0]
     assert df["timeouts"].isna().tolist() == [True, True, False]
     assert sweep.gather([]).empty
+
+
+def test_confidence_intervals_use_the_exact_t_quantile_past_30_degrees_of_freedom() -> None:
+    # Bug pinned (issue 12): a hand-kept table fell back to the normal 1.96 past 30 degrees of
+    # freedom, so intervals over 40 seeds were about 3 % too narrow. Quantiles from the
+    # standard t table (two-sided 95 %).
+    from ccsim.sweep import t975
+
+    for df, q in [(1, 12.706), (10, 2.228), (29, 2.045), (39, 2.023), (120, 1.980)]:
+        assert abs(t975(df) - q) < 5e-4, (df, t975(df))
+    xs = [float(i % 7) for i in range(40)]
+    _, half, n = sweep.mean_ci(xs)
+    assert n == 40
+    assert abs(half - 2.0227 * statistics.stdev(xs) / 40**0.5) < 1e-3
