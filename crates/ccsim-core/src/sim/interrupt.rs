@@ -55,40 +55,16 @@ mod tests {
 
     use super::StopSignal;
     use crate::results::{RunOutput, StopReason};
-    use crate::scenario::load_scenario;
+    use crate::sim::tests::{build, line};
     use crate::sim::Simulator;
 
-    /// One bulk TCP transfer over `h1 ── r ── h2` for `duration`, traced every 100 ms.
+    /// One bulk TCP transfer over the engine tests' `h1 ── r ── h2` line for `duration`,
+    /// traced every 100 s (a finer trace of a million-second run is over `max_memory`).
     fn bulk(duration: &str) -> Simulator {
-        let text = format!(
-            r#"
-seed = 3
-duration = "{duration}"
-[nodes]
-h1 = "host"
-r = "router"
-h2 = "host"
-[links.access]
-a = "h1"
-b = "r"
-rate = "100Mbps"
-delay = "1ms"
-[links.exit]
-a = "r"
-b = "h2"
-rate = "10Mbps"
-delay = "10ms"
-queue = {{ type = "droptail", limit = 50 }}
-[flows.bulk]
-type = "tcp"
-src = "h1"
-dst = "h2"
-[trace]
-interval = "100s"
-"#
-        );
-        let loaded = load_scenario(&text, &[], None).unwrap_or_else(|e| panic!("{e}"));
-        Simulator::build(&loaded.spec).unwrap_or_else(|e| panic!("{e}"))
+        let rest = "[flows.bulk]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n\
+                    [trace]\ninterval = \"100s\"\n";
+        let duration = format!("duration=\"{duration}\"");
+        build(&line(rest), &[&duration, "seed=3"]).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn assert_conserved(out: &RunOutput) {

@@ -12,7 +12,7 @@ use crate::Error;
 
 /// `h1 ── access (100 Mbit/s, 1 ms) ── r ── exit (10 Mbit/s, 10 ms) ── h2`, one second long,
 /// followed by `rest` (flows, routing).
-fn line(rest: &str) -> String {
+pub(super) fn line(rest: &str) -> String {
     format!(
         r#"
 seed = 1
@@ -48,7 +48,7 @@ fn cbr(name: &str) -> String {
     )
 }
 
-fn build(text: &str, overrides: &[&str]) -> Result<Simulator, Error> {
+pub(super) fn build(text: &str, overrides: &[&str]) -> Result<Simulator, Error> {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let loaded = load_scenario(text, &overrides, None).unwrap_or_else(|e| panic!("{e}"));
     Simulator::build(&loaded.spec)

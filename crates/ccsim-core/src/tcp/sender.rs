@@ -1482,6 +1482,17 @@ mod tests {
         assert_eq!(s.poll_timeout(), Some(t(4100)), "RTO 3 s");
     }
 
+    /// A NewReno sender with ECN and a 20-segment initial window.
+    fn ecn_sender() -> TcpSender {
+        sender_with(
+            TcpSpec {
+                ecn: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        )
+    }
+
     fn ece_ack(ack: u64) -> Packet {
         let mut p = ack_pkt(ack, &[]);
         if let Some(h) = p.tcp_mut() {
@@ -1494,13 +1505,7 @@ mod tests {
     fn ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
         // RFC 3168 §6.1.2: reduce as for a loss, at most once per window, resend nothing, and
         // say CWR on the next new segment; new data is ECT(0).
-        let mut s = sender_with(
-            TcpSpec {
-                ecn: true,
-                ..spec(Recovery::NewReno, 20)
-            },
-            None,
-        );
+        let mut s = ecn_sender();
         let first = start(&mut s);
         assert!(first.iter().all(|p| p.ecn == ECN_ECT0));
         let mut out = vec![];
@@ -1535,13 +1540,7 @@ mod tests {
         // Found by the docs review: the ECN reduction used the loss guard, so without SACK
         // this loss waited for the RTO and cwnd fell to one segment. RFC 3168 §6.1.2 only
         // forbids a second reduction in the window.
-        let mut s = sender_with(
-            TcpSpec {
-                ecn: true,
-                ..spec(Recovery::NewReno, 20)
-            },
-            None,
-        );
+        let mut s = ecn_sender();
         start(&mut s);
         let mut out = vec![];
         s.handle_packet(t(50), ece_ack(MSS), &mut out);
@@ -1557,13 +1556,7 @@ mod tests {
 
     #[test]
     fn retransmissions_are_never_ecn_capable() {
-        let mut s = sender_with(
-            TcpSpec {
-                ecn: true,
-                ..spec(Recovery::NewReno, 20)
-            },
-            None,
-        );
+        let mut s = ecn_sender();
         start(&mut s);
         let mut out = vec![];
         s.handle_timeout(t(1000), &mut out);
