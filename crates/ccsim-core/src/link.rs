@@ -29,11 +29,16 @@
 //! The loss model is drawn when a packet starts transmission (in transmission order, the same
 //! sequence of draws as at its end): a packet corrupted on the wire still occupies the channel
 //! for its full serialization time.
+//!
+//! The queue and the propagation FIFO hold [`PacketId`]s, handles into the engine's
+//! [`PacketArena`] (`arena.rs`): a packet is read in place (its size, the discipline's
+//! decision) and never copied on its way through a channel. The channel frees the slot of a
+//! packet it destroys (MTU, queue, loss); one that arrives is handed on by its handle.
 
 use std::collections::VecDeque;
 
+use crate::arena::{PacketArena, PacketId};
 use crate::loss::LossModel;
-use crate::packet::Packet;
 use crate::queue::Queue;
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
@@ -108,7 +113,7 @@ pub struct Channel {
     /// its arrival time at the far node. The delay is constant, so arrival times never decrease
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
-    pub propagation: VecDeque<(SimTime, Packet)>,
+    pub propagation: VecDeque<(SimTime, PacketId)>,
     pub stats: ChannelStats,
 }
 
@@ -125,7 +130,8 @@ pub enum Offer {
     Queued {
         tx_done: Option<SimTime>,
     },
-    Dropped(Packet, DropReason),
+    /// The packet was refused (its arena slot is already freed).
+    Dropped(DropReason),
 }
 
 /// What the end of a transmission that packets were waiting for did.
@@ -184,28 +190,31 @@ impl Channel {
         s.queue_max_bytes = s.queue_max_bytes.max(self.queue.len_bytes());
     }
 
-    /// A packet wants to leave over this channel.
-    pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
+    /// The packet `id` wants to leave over this channel.
+    pub fn offer(&mut self, now: SimTime, pkts: &mut PacketArena, id: PacketId) -> Offer {
         self.stats.offered += 1;
-        if pkt.size > self.mtu {
-            return Offer::Dropped(pkt, DropReason::Mtu);
+        let pkt = pkts.get_mut(id);
+        let size = pkt.size;
+        if size > self.mtu {
+            pkts.free(id);
+            return Offer::Dropped(DropReason::Mtu);
         }
         self.touch_queue(now);
         // Every arrival goes through the discipline, even on an idle link, so that RED's
         // average sees it.
-        let mut pkt = pkt;
-        if !self.queue.admit(now, &mut pkt) {
-            return Offer::Dropped(pkt, DropReason::Queue);
+        if !self.queue.admit(now, pkt) {
+            pkts.free(id);
+            return Offer::Dropped(DropReason::Queue);
         }
         // Packets waiting means a TxDone is already scheduled; the first one to wait asks for it.
         let first_to_wait = self.queue.is_empty();
         if first_to_wait && self.busy_until <= now {
             // Idle transmitter and nothing waits: the packet would be dequeued at once, so it
             // skips the buffer.
-            let (head_arrives, lost) = self.transmit(now, pkt);
+            let (head_arrives, lost) = self.transmit(now, pkts, id);
             return Offer::Sent { head_arrives, lost };
         }
-        self.queue.push(pkt);
+        self.queue.push(id, size);
         self.note_queue_max();
         Offer::Queued {
             tx_done: first_to_wait.then_some(self.busy_until),
@@ -222,11 +231,17 @@ impl Channel {
         started.saturating_sub(left_bits)
     }
 
-    /// Start transmitting `p` at `now` (the transmitter is free): it goes through the loss
-    /// model and into the propagation FIFO. Returns (the arrival time if it is the new head of
-    /// the FIFO, whether it was lost).
+    /// Start transmitting packet `id` at `now` (the transmitter is free): it goes through the
+    /// loss model and into the propagation FIFO. Returns (the arrival time if it is the new head
+    /// of the FIFO, whether it was lost; a lost packet's slot is freed).
     #[inline]
-    fn transmit(&mut self, now: SimTime, p: Packet) -> (Option<SimTime>, bool) {
+    fn transmit(
+        &mut self,
+        now: SimTime,
+        pkts: &mut PacketArena,
+        id: PacketId,
+    ) -> (Option<SimTime>, bool) {
+        let p = pkts.get(id);
         let done = now + self.ser.next(self.rate, p.size as u64);
         self.busy_until = done;
         if self.queue.is_empty() {
@@ -241,19 +256,20 @@ impl Channel {
         }
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
+            pkts.free(id);
             return (None, true);
         }
         let at = done + self.delay;
         let head = self.propagation.is_empty().then_some(at);
-        self.propagation.push_back((at, p));
+        self.propagation.push_back((at, id));
         (head, false)
     }
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
-    pub fn on_tx_done(&mut self, now: SimTime) -> TxDone {
+    pub fn on_tx_done(&mut self, now: SimTime, pkts: &mut PacketArena) -> TxDone {
         self.touch_queue(now);
         let (head_arrives, lost) = match self.queue.dequeue(now) {
-            Some(p) => self.transmit(now, p),
+            Some(id) => self.transmit(now, pkts, id),
             None => (None, false), // not scheduled with an empty queue; harmless if it were
         };
         TxDone {
@@ -265,7 +281,7 @@ impl Channel {
 
     /// The head of the propagation FIFO arrives now; returns it and the arrival time of the
     /// next head.
-    pub fn on_arrive(&mut self) -> Option<(Packet, Option<SimTime>)> {
+    pub fn on_arrive(&mut self) -> Option<(PacketId, Option<SimTime>)> {
         let (_, p) = self.propagation.pop_front()?;
         self.stats.arrived += 1;
         let next = self.propagation.front().map(|(t, _)| *t);
@@ -286,7 +302,7 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Transport;
+    use crate::packet::{Packet, Transport};
     use crate::rng::RngStream;
     use crate::scenario::spec::{LossSpec, QueueLimit, QueueSpec};
 
@@ -294,10 +310,37 @@ mod tests {
         Packet::test_udp(1500, 0, seq)
     }
 
+    /// A channel with its own arena, driven with packets by value as the engine would.
+    struct Ch {
+        ch: Channel,
+        pkts: PacketArena,
+    }
+
+    impl Ch {
+        fn offer(&mut self, now: SimTime, p: Packet) -> Offer {
+            let id = self.pkts.insert(p);
+            self.ch.offer(now, &mut self.pkts, id)
+        }
+        fn on_tx_done(&mut self, now: SimTime) -> TxDone {
+            self.ch.on_tx_done(now, &mut self.pkts)
+        }
+        fn on_arrive(&mut self) -> Option<(Packet, Option<SimTime>)> {
+            let (id, next) = self.ch.on_arrive()?;
+            Some((self.pkts.take(id), next))
+        }
+    }
+
+    impl std::ops::Deref for Ch {
+        type Target = Channel;
+        fn deref(&self) -> &Channel {
+            &self.ch
+        }
+    }
+
     /// 10 Mbit/s (a 1,500 B packet takes 1.2 ms) and 5 ms of propagation delay.
-    fn channel(queue: QueueSpec) -> Channel {
+    fn channel(queue: QueueSpec) -> Ch {
         let rate = Rate::mbps(10);
-        Channel::new(
+        let ch = Channel::new(
             "l".into(),
             "a_to_b",
             0,
@@ -308,10 +351,14 @@ mod tests {
             1500,
             Queue::new(&queue, RngStream::derive(1, "test/queue"), rate),
             LossModel::new(&LossSpec::None, RngStream::derive(1, "test/loss")),
-        )
+        );
+        Ch {
+            ch,
+            pkts: PacketArena::new(),
+        }
     }
 
-    fn droptail() -> Channel {
+    fn droptail() -> Ch {
         channel(QueueSpec::DropTail {
             limit: QueueLimit::Packets(10),
         })

@@ -3,9 +3,14 @@
 //! (`xcp_router.rs`).
 //!
 //! ```text
-//!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<Packet> ──> dequeue(now)
+//!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<(PacketId, size)> ──> dequeue(now)
 //!                          [ RED: EWMA average, early drop / ECN mark ]
 //! ```
+//!
+//! The queue holds handles into the [`PacketArena`] (`arena.rs`), 8 bytes each with the
+//! packet's size (which the byte count needs when it leaves), not the packets: the discipline
+//! reads and rewrites a packet in place when it arrives ([`Queue::admit`]) and never touches it
+//! again, so a packet waiting in a queue is never copied.
 //!
 //! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
 //! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] when its transmitter is
@@ -18,6 +23,7 @@
 
 use std::collections::VecDeque;
 
+use crate::arena::{PacketArena, PacketId};
 use crate::packet::{Packet, ECN_CE, ECN_ECT0, ECN_ECT1};
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
@@ -31,7 +37,8 @@ const INITIAL_CAPACITY: u64 = 64;
 /// A queue discipline for one link direction (closed set of disciplines, no trait object).
 #[derive(Clone, Debug)]
 pub struct Queue {
-    buf: VecDeque<Packet>,
+    /// The waiting packets in arrival order: handle and size in bytes.
+    buf: VecDeque<(PacketId, u32)>,
     /// Sum of `size` of the packets in `buf`.
     bytes: u64,
     /// Hard limit: a packet that does not fit is dropped whatever the discipline says.
@@ -175,26 +182,24 @@ impl Queue {
         }
     }
 
-    /// Queue a packet [`Queue::admit`] accepted.
+    /// Queue a packet of `size` bytes that [`Queue::admit`] accepted.
     #[inline]
-    pub fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.size as u64;
-        self.buf.push_back(pkt);
+    pub fn push(&mut self, id: PacketId, size: u32) {
+        self.bytes += size as u64;
+        self.buf.push_back((id, size));
     }
 
-    /// `Ok(())` if accepted and queued (possibly ECN-marked, see [`Queue::admit`]); `Err(pkt)`
-    /// if dropped.
-    ///
-    /// The refused packet is handed back by value (the caller counts and discards it): boxing
-    /// it would cost an allocation per drop on the per-packet path.
-    #[allow(clippy::result_large_err)]
+    /// [`Queue::admit`] the packet `id` and queue it: `true` if accepted (possibly ECN-marked),
+    /// `false` if refused. A refused packet stays in the arena: the caller counts and frees it.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, mut pkt: Packet) -> Result<(), Packet> {
-        if !self.admit(now, &mut pkt) {
-            return Err(pkt);
+    pub fn enqueue(&mut self, now: SimTime, pkts: &mut PacketArena, id: PacketId) -> bool {
+        let pkt = pkts.get_mut(id);
+        let size = pkt.size;
+        if !self.admit(now, pkt) {
+            return false;
         }
-        self.push(pkt);
-        Ok(())
+        self.push(id, size);
+        true
     }
 
     /// The discipline's decision on an arriving packet, without queueing it: `true` if it is
@@ -259,14 +264,14 @@ impl Queue {
     /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
     /// free; `None` starts RED's idle period.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
         match self.buf.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size as u64;
+            Some((id, size)) => {
+                self.bytes -= size as u64;
                 if let Discipline::Red(red) = &mut self.disc {
                     red.idle = false;
                 }
-                Some(p)
+                Some(id)
             }
             None => {
                 if let Discipline::Red(red) = &mut self.disc {
@@ -400,12 +405,47 @@ mod tests {
         }
     }
 
-    fn droptail(limit: QueueLimit) -> Queue {
-        Queue::new(
+    /// A queue with its own arena, and the by-value view the tests below were written with:
+    /// `enqueue` hands a refused packet back, `dequeue` returns the packet.
+    struct Q {
+        q: Queue,
+        pkts: PacketArena,
+    }
+
+    impl Q {
+        fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Packet> {
+            let id = self.pkts.insert(p);
+            if self.q.enqueue(now, &mut self.pkts, id) {
+                Ok(())
+            } else {
+                Err(self.pkts.take(id))
+            }
+        }
+        fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+            self.q.dequeue(now).map(|id| self.pkts.take(id))
+        }
+    }
+
+    impl std::ops::Deref for Q {
+        type Target = Queue;
+        fn deref(&self) -> &Queue {
+            &self.q
+        }
+    }
+
+    fn with_arena(q: Queue) -> Q {
+        Q {
+            q,
+            pkts: PacketArena::new(),
+        }
+    }
+
+    fn droptail(limit: QueueLimit) -> Q {
+        with_arena(Queue::new(
             &QueueSpec::DropTail { limit },
             RngStream::derive(1, "test/queue"),
             Rate::mbps(10),
-        )
+        ))
     }
 
     fn red(
@@ -416,8 +456,8 @@ mod tests {
         w_q: f64,
         gentle: bool,
         ecn: bool,
-    ) -> Queue {
-        Queue::new(
+    ) -> Q {
+        with_arena(Queue::new(
             &QueueSpec::Red {
                 limit,
                 min_th,
@@ -430,12 +470,12 @@ mod tests {
             },
             RngStream::derive(7, "test/red"),
             Rate::mbps(10),
-        )
+        ))
     }
 
     /// Keeps the queue at exactly `target` packets at every arrival: offer one packet, then
     /// serve until `target` remain. Returns how many of `n` arrivals were refused.
-    fn hold(q: &mut Queue, target: usize, n: u64, ecn: u8) -> u64 {
+    fn hold(q: &mut Q, target: usize, n: u64, ecn: u8) -> u64 {
         let mut drops = 0;
         for i in 0..n {
             if q.enqueue(SimTime::ZERO, pkt(1000, ecn, i)).is_err() {
@@ -449,7 +489,7 @@ mod tests {
     }
 
     /// Fills the queue to `target` packets while the average is still near zero.
-    fn fill(q: &mut Queue, target: usize) {
+    fn fill(q: &mut Q, target: usize) {
         for i in 0..target as u64 {
             q.enqueue(SimTime::ZERO, pkt(1000, 0, i)).unwrap();
         }

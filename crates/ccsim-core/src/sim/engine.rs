@@ -34,10 +34,11 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
 use super::Simulator;
+use crate::arena::PacketId;
 use crate::hook::HookOutput;
 use crate::link::Offer;
 use crate::network::NO_ROUTE;
-use crate::packet::{Packet, Port};
+use crate::packet::Port;
 use crate::results::StopReason;
 use crate::scenario::NodeKind;
 use crate::time::SimTime;
@@ -192,7 +193,7 @@ impl Simulator {
     }
 
     fn on_tx_done(&mut self, c: u32) {
-        let done = self.net.chans[c as usize].on_tx_done(self.now);
+        let done = self.net.chans[c as usize].on_tx_done(self.now, &mut self.pkts);
         if done.lost {
             self.cons.dropped += 1;
         }
@@ -294,13 +295,17 @@ impl Simulator {
         }
     }
 
-    /// Call an endpoint (with a packet, or for its timer) and send what it emits.
-    pub(super) fn call_endpoint(&mut self, port: Port, pkt: Option<Packet>) {
+    /// Call an endpoint (with a packet, which leaves the arena, or for its timer) and send what
+    /// it emits.
+    pub(super) fn call_endpoint(&mut self, port: Port, pkt: Option<PacketId>) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         let slot = &mut self.eps[port as usize];
         match pkt {
-            Some(p) => slot.ep.as_endpoint().handle_packet(now, p, &mut out),
+            Some(id) => {
+                let p = self.pkts.take(id);
+                slot.ep.as_endpoint().handle_packet(now, p, &mut out)
+            }
             None => slot.ep.as_endpoint().handle_timeout(now, &mut out),
         }
         let node = slot.node;
@@ -312,18 +317,22 @@ impl Simulator {
             if p.is_data() {
                 self.data_packets_sent += 1;
             }
-            self.at_node(node, p, None);
+            let id = self.pkts.insert(p);
+            self.at_node(node, id, None);
         }
         self.out = out;
     }
 
-    /// A packet is at `node`: through the hook if any, then routing or local delivery.
-    fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+    /// A packet is at `node`: through the hook if any, then routing or local delivery. A hook
+    /// takes packets by value, so the packet leaves the arena for it, and what the hook
+    /// forwards or injects comes back in ([`Simulator::after_hook`]).
+    fn at_node(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
         if self.hooks[node as usize].is_none() {
-            self.route(node, pkt, arrived_on);
+            self.route(node, id, arrived_on);
             return;
         }
         let mut hook_out = std::mem::take(&mut self.hook_out);
+        let pkt = self.pkts.take(id);
         if let Some(h) = self.hooks[node as usize].as_mut() {
             h.on_packet(self.now, pkt, arrived_on, &mut hook_out);
         }
@@ -348,14 +357,16 @@ impl Simulator {
         hook_out.dropped = 0;
         let mut pkts = std::mem::take(&mut hook_out.packets);
         for p in pkts.drain(..) {
-            self.route(node, p, arrived_on);
+            let id = self.pkts.insert(p);
+            self.route(node, id, arrived_on);
         }
         hook_out.packets = pkts;
         self.reschedule_hook(node);
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
-    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason) {
+    fn drop_packet(&mut self, id: PacketId, arrived_on: Option<u32>, reason: DropReason) {
+        self.pkts.free(id);
         self.cons.dropped += 1;
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
@@ -369,14 +380,15 @@ impl Simulator {
     /// A router that forwards a packet takes one off its TTL and drops it, as
     /// [`DropReason::Ttl`], if none would be left (RFC 1812 §5.3.1); a packet for this node is
     /// delivered whatever its TTL.
-    fn route(&mut self, node: u32, mut pkt: Packet, arrived_on: Option<u32>) {
+    fn route(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
+        let pkt = self.pkts.get(id);
         let dst = pkt.dst as usize;
         if dst < self.net.ifaces.len() && self.net.ifaces[dst].node == node {
             let port = pkt.dst_port();
             if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
-                self.local.push_back((port, pkt));
+                self.local.push_back((port, id));
             } else {
-                self.drop_packet(arrived_on, DropReason::NoRoute);
+                self.drop_packet(id, arrived_on, DropReason::NoRoute);
             }
             return;
         }
@@ -388,18 +400,19 @@ impl Simulator {
             NO_ROUTE
         };
         if iface == NO_ROUTE {
-            self.drop_packet(arrived_on, DropReason::NoRoute);
+            self.drop_packet(id, arrived_on, DropReason::NoRoute);
             return;
         }
         if arrived_on.is_some() {
+            let pkt = self.pkts.get_mut(id);
             if pkt.ttl <= 1 {
-                self.drop_packet(arrived_on, DropReason::Ttl);
+                self.drop_packet(id, arrived_on, DropReason::Ttl);
                 return;
             }
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
-        match self.net.chans[chan as usize].offer(self.now, pkt) {
+        match self.net.chans[chan as usize].offer(self.now, &mut self.pkts, id) {
             Offer::Sent { head_arrives, lost } => {
                 if lost {
                     self.cons.dropped += 1;
@@ -413,7 +426,7 @@ impl Simulator {
                     self.heap.schedule(t, Ev::TxDone(chan));
                 }
             }
-            Offer::Dropped(_, reason) => {
+            Offer::Dropped(reason) => {
                 self.cons.dropped += 1;
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
@@ -422,9 +435,9 @@ impl Simulator {
 
     /// Deliver packets queued for local endpoints (and whatever they send in reply).
     fn pump_local(&mut self) {
-        while let Some((port, pkt)) = self.local.pop_front() {
+        while let Some((port, id)) = self.local.pop_front() {
             self.cons.delivered += 1;
-            self.call_endpoint(port, Some(pkt));
+            self.call_endpoint(port, Some(id));
         }
     }
 }
