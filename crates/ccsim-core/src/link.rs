@@ -177,10 +177,14 @@ impl Channel {
     }
 
     /// Account the queue length up to `now` before it changes.
+    #[inline]
     fn touch_queue(&mut self, now: SimTime) {
-        let dt = now.saturating_since(self.stats.last_change).as_nanos() as u128;
-        self.stats.queue_pkt_ns += self.queue.len_packets() as u128 * dt;
-        self.stats.queue_byte_ns += self.queue.len_bytes() as u128 * dt;
+        // An empty queue adds nothing (most offers on an idle link).
+        if !self.queue.is_empty() {
+            let dt = now.saturating_since(self.stats.last_change).as_nanos() as u128;
+            self.stats.queue_pkt_ns += self.queue.len_packets() as u128 * dt;
+            self.stats.queue_byte_ns += self.queue.len_bytes() as u128 * dt;
+        }
         self.stats.last_change = now;
     }
 
