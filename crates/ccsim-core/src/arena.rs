@@ -171,6 +171,12 @@ mod tests {
     }
 
     #[test]
+    fn a_handle_is_4_bytes_and_a_propagation_fifo_entry_16() {
+        assert_eq!(std::mem::size_of::<PacketId>(), 4);
+        assert_eq!(std::mem::size_of::<(crate::time::SimTime, PacketId)>(), 16);
+    }
+
+    #[test]
     #[cfg(debug_assertions)]
     #[should_panic(expected = "used after it was freed")]
     fn a_debug_build_refuses_a_handle_used_after_its_packet_was_freed() {

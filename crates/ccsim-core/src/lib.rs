@@ -18,7 +18,8 @@
 //!   └── endpoints (sans-IO): TCP sender/receiver, UDP sources/sinks
 //! ```
 //!
-//! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
+//! Modules, one per layer: [`time`], [`rng`], [`packet`], [`arena`] (where packets live while
+//! they are inside the network; everything else passes handles), [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
 //! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
 //! the sender half is [`cc::xcp`]).

@@ -127,9 +127,7 @@ pub enum Offer {
         lost: bool,
     },
     /// The packet waits in the queue; schedule `TxDone` at `tx_done` if set.
-    Queued {
-        tx_done: Option<SimTime>,
-    },
+    Queued { tx_done: Option<SimTime> },
     /// The packet was refused (its arena slot is already freed).
     Dropped(DropReason),
 }

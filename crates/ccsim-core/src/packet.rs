@@ -418,6 +418,17 @@ mod tests {
     }
 
     #[test]
+    fn the_transport_headers_share_88_bytes_which_sctp_and_atm_must_fit_in() {
+        // The header-space plan of the module docs: a new transport variant must not make the
+        // enum larger than the TCP header already does.
+        assert!(
+            std::mem::size_of::<Transport>() <= 88,
+            "{}",
+            std::mem::size_of::<Transport>()
+        );
+    }
+
+    #[test]
     fn sack_option_length_is_two_plus_eight_per_block_padded() {
         let mut s = SackBlocks::default();
         assert_eq!(SackOption::encode(0, &s).option_bytes(), 0);

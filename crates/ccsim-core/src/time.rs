@@ -237,7 +237,11 @@ mod tests {
             let rate = Rate::bps([3, 7_000_001, 1_000_000_007][(i / 7 % 3) as usize]);
             let num = bytes as u128 * 8_000_000_000 + carry;
             carry = num % rate.0 as u128;
-            assert_eq!(s.next(rate, bytes).0 as u128, num / rate.0 as u128, "packet {i}");
+            assert_eq!(
+                s.next(rate, bytes).0 as u128,
+                num / rate.0 as u128,
+                "packet {i}"
+            );
         }
     }
 

@@ -24,6 +24,10 @@
 //!                          └──────────── call_endpoint: what the endpoint sends <────┘
 //! ```
 //!
+//! Along this path a packet is a [`PacketId`] into the simulator's arena (`arena.rs`): it is put
+//! there when `call_endpoint` (or a hook) hands it over, and taken out when it is delivered or
+//! given to a hook; whoever drops it frees its slot.
+//!
 //! A packet whose destination is neither this node nor reachable from it (a host does not
 //! forward; a router may have no route) is dropped as [`DropReason::NoRoute`], counted on the
 //! link it arrived on. A router drops a packet whose time to live runs out as
