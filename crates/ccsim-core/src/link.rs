@@ -236,7 +236,8 @@ impl Channel {
     /// Start transmitting packet `id` at `now` (the transmitter is free): it goes through the
     /// loss model and into the propagation FIFO. Returns (the arrival time if it is the new head
     /// of the FIFO, whether it was lost; a lost packet's slot is freed).
-    #[inline]
+    // Always inlined into its two callers: the call itself was 3 % of P1's instructions.
+    #[inline(always)]
     fn transmit(
         &mut self,
         now: SimTime,

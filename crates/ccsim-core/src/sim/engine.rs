@@ -416,7 +416,8 @@ impl Simulator {
     /// A router that forwards a packet takes one off its TTL and drops it, as
     /// [`DropReason::Ttl`], if none would be left (RFC 1812 §5.3.1); a packet for this node is
     /// delivered whatever its TTL.
-    #[inline]
+    // Always inlined (into `at_node` and `after_hook`): 3 % of P1's instructions.
+    #[inline(always)]
     fn route(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
         let pkt = self.pkts.get(id);
         let dst = pkt.dst as usize;
