@@ -200,6 +200,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ccsim import sweep
 
+    cluster = _cluster(args)
     text = read_text(args.file)
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
@@ -209,7 +210,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "
         "resumes from them"
     )
-    rep = sweep.execute(runs, store, workers=args.workers)
+    rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
     flows.to_parquet(out / "flows.parquet", index=False)
@@ -229,6 +230,41 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     report = experiment.run_cli(args.experiment, args.out, args.quick, args.workers, args.seeds)
     print(f"report: {report}")
     return 0
+
+
+def _cluster(args: argparse.Namespace) -> str | None:
+    """The Dask scheduler address that ``--executor``/``--scheduler`` ask for, or None to run
+    in local processes."""
+    if args.executor == "dask":
+        if args.scheduler is None:
+            raise ValueError(
+                "--executor dask needs --scheduler tcp://HOST:PORT (the address `dask "
+                "scheduler` prints)"
+            )
+        if args.workers is not None:
+            raise ValueError(
+                "--workers counts local processes; with --executor dask the cluster's workers "
+                "run the runs (start them with `dask worker`)"
+            )
+        return str(args.scheduler)
+    if args.scheduler is not None:
+        raise ValueError("--scheduler is for --executor dask (the default executor is local)")
+    return None
+
+
+def _add_executor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where runs execute: local processes (default) or a Dask cluster",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="the Dask scheduler's address, with --executor dask",
+    )
 
 
 class UsageError(Exception):
@@ -323,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
     )
     w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    _add_executor_options(w)
     w.set_defaults(func=_cmd_sweep)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and write a report")
