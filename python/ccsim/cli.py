@@ -5,7 +5,9 @@
     ccsim validate FILE [--set PATH=VALUE ...]
     ccsim bench [--repeat N] [--only P0,P1,P2,P002]
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
+                     [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
+    ccsim --version
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
 (a missing or malformed option) included, as README.md promises.
@@ -267,6 +269,12 @@ def _add_executor_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _version() -> str:
+    from ccsim._core import __version__
+
+    return str(__version__)
+
+
 class UsageError(Exception):
     """A command line that argparse could not read (an unknown option, a missing argument)."""
 
@@ -306,8 +314,30 @@ def _count(what: str) -> Any:
     return parse
 
 
+DESCRIPTION = """\
+ccsim: a fast, deterministic packet-level network simulator for transport-protocol research.
+The same scenario file and seed give the same results, bit for bit, on any machine."""
+
+EPILOG = """\
+examples:
+  ccsim run examples/random-loss.toml --out results/loss
+  ccsim run examples/random-loss.toml --out results/loss5 --set links.bottleneck.loss.rate=0.05
+  ccsim sweep examples/random-loss.toml --param links.bottleneck.loss.rate=0.01,0.02 \\
+        --seeds 10 --out results/sweep
+  ccsim reproduce p001            # paper 001's figures and report, in results/p001
+
+Each command has its own --help. Scenario keys: docs/scenario.md. Errors are one line
+(`ccsim: error: ...`) with exit status 1; Ctrl-C stops any command, keeping finished runs."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
+    p = _Parser(
+        prog="ccsim",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"ccsim {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a scenario and write its results as Parquet")

@@ -133,3 +133,23 @@ def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_nam
     assert 'duration = "500s"' in resolved
     with pytest.raises(ValueError, match="unknown benchmark P9; known: P0, P1, P2, P002"):
         bench.run_benchmarks(only=["P9"])
+
+
+def test_version_prints_the_package_version_and_exits_with_status_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ccsim {ccsim.__version__}"
+
+
+def test_help_says_what_ccsim_is_and_shows_examples_not_the_module_docstring(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "packet-level network simulator" in out
+    assert "ccsim reproduce p001" in out
+    assert "The ``ccsim`` command" not in out
