@@ -29,6 +29,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -156,13 +157,55 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_output_folder(args.out, [args.file], outputs)
     # The core drops an interrupted run: nothing of it reaches the output folder.
     args.kept = "the run was stopped before it finished and nothing was written"
-    with _importing_table_libraries_meanwhile():
-        res = run(sc, seed=args.seed)
+    with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
+        res = run(sc, seed=args.seed, progress=progress)
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
     print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
     return 0
+
+
+class _ProgressLine:
+    """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s``, rewritten in place on a terminal.
+
+    Shown only when ``stream`` is a terminal and the run has gone on for a second (short runs
+    and redirected output stay as they were)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.shown = False
+        self.started = time.monotonic()
+        self.last: tuple[float, int] = (self.started, 0)
+
+    def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        now = time.monotonic()
+        t0, e0 = self.last
+        self.last = (now, events)
+        if now - self.started < 1.0:
+            return
+        rate = (events - e0) / max(now - t0, 1e-9)
+        share = f" of {end_s:g} s ({100 * sim_s / end_s:.0f} %)" if end_s > 0 else ""
+        self.stream.write(f"\rsimulated {sim_s:.1f} s{share}, {rate / 1e6:.1f} M events/s ")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@contextlib.contextmanager
+def _progress_line(stream: Any) -> Iterator[_ProgressLine | None]:
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        yield None
+        return
+    line = _ProgressLine(stream)
+    try:
+        yield line
+    finally:
+        line.close()
 
 
 def describe_resolved(resolved: str) -> str:
