@@ -54,7 +54,7 @@ use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
 
-pub use interrupt::StopSignal;
+pub use interrupt::{Progress, StopSignal};
 pub use report::Conservation;
 
 /// A network ready to run, and everything it has done so far.
@@ -115,6 +115,7 @@ impl Simulator {
     /// `signal` is requested (checked every 65,536 events, and before the first). Replaces any
     /// earlier signal.
     pub fn stop_on(&mut self, signal: StopSignal) {
+        signal.set_end(self.end);
         self.stop = Some(signal);
     }
 
