@@ -1,104 +1,198 @@
 # SPDX-License-Identifier: MIT
-"""The paper's claims checked against our points and tables."""
+"""The paper's claims checked against our points and tables.
+
+A claim on a figure compares two of its lines, A and B, point by point. Runs of the two lines
+at one x share their seeds, hence their random draws (the same losses hit both), so each
+point's evidence is the mean of the per-seed differences A - B and its 95 % interval (a paired
+t-test, :func:`ccsim.experiment.stats.compare_lines`), far sharper than asking whether two
+independent intervals overlap.
+
+- ``lower`` / ``higher``: how many points are lower (higher), how many significantly, and
+  whether any is significant the other way. The claim holds when the claimed direction is
+  significant at ``min_significant_share`` of the points with an interval and the opposite at
+  none, and, with a ``trend``, when the regression slope of the gap in the claimed direction
+  against x has the stated sign by its 95 % interval.
+- ``similar``: two one-sided tests at each point, with bounds ``± margin`` times B's mean; the
+  claim holds when equivalence is shown at ``min_significant_share`` of the points. Points
+  where the difference is significant are listed, since a similar claim can fail by them.
+- With fewer than 2 seeds there is no interval: the claim is "not judged", and says so.
+
+A claim on a summary table (one row per line and seed) compares a column with a number, another
+column, or another line; with one seed a value within ``tolerance`` of the rule is too close to
+call, with several the 95 % interval of the (paired) margin decides.
+"""
 
 from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 
 import pandas as pd
 
 from .plan import Claim
+from .stats import compare_lines, mean_ci, slope_ci
+
+NO_CI = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
 
 
-def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
-    """What a summary table says about a claim on one of its columns, line by line."""
-    if table is None or not len(table):
-        return "no table to compare"
-    t = table.set_index("line")
-    col = claim.column or ""
-    if col not in t.columns:
-        return f'the table has no column "{col}"'
-    # The rule: a fixed reference (a number, or another line's value) compared with `op`,
-    # or, for `above`, another column of the same row.
-    ref: float | None = None
-    if claim.at_least is not None:
-        op, ref, rule = operator.ge, claim.at_least, f"{col} ≥ {claim.at_least:g}"
-    elif claim.at_most is not None:
-        op, ref, rule = operator.le, claim.at_most, f"{col} ≤ {claim.at_most:g}"
-    elif claim.above is not None:
-        op, rule = operator.gt, f"{col} > {claim.above}"
-    else:
-        other, op, word = (
-            (claim.below_line, operator.lt, "<")
-            if claim.below_line is not None
-            else (claim.above_line, operator.gt, ">")
-        )
-        ref = float(t.loc[other, col])
-        rule = f"{col} {word} {other}'s {ref:.3g}"
-    held, shown = [], []
-    for ln in claim.lines:
-        if ln not in t.index:
-            continue
-        v = float(t.loc[ln, col])
-        if ref is None:
-            w = float(t.loc[ln, claim.above])
-            held.append(op(v, w))
-            shown.append(f"{ln} {v:.3g} vs {w:.3g}")
-        else:
-            held.append(op(v, ref))
-            shown.append(f"{ln} {v:.3g}")
-    if not held:
-        return "no lines to compare"
-    n = sum(held)
-    verdict = "holds" if n == len(held) else ("partly holds" if n else "does not hold")
-    return f"{verdict}: {rule} for {n} of {len(held)} lines ({'; '.join(shown)})"
+def _xs(xs: Sequence[float], scale: float) -> str:
+    return ", ".join(f"{float(x) * scale:g}" for x in xs) or "none"
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{100 * k / n:.0f} %" if n else "-"
 
 
 def check_claim(
-    claim: Claim, summary: pd.DataFrame, tables: dict[str, pd.DataFrame] | None = None
+    claim: Claim,
+    points: pd.DataFrame,
+    tables: dict[str, pd.DataFrame] | None = None,
+    x_scale: float = 1.0,
 ) -> str:
-    """What our points say about a claim of the form "line A lower than line B", or about a
-    table claim (see :func:`check_table_claim`)."""
+    """What our points (one row per figure, line, x and seed) say about a claim on a figure,
+    or what a summary table says about a table claim (see :func:`check_table_claim`).
+    ``x_scale`` turns x values into the figure's axis units in the text."""
     if claim.table is not None:
         return check_table_claim(claim, (tables or {}).get(claim.table))
-    if not claim.lower or not claim.than:
+    a, b = claim.lower, claim.than
+    if not a or not b:
         return "not checked automatically"
-    s = summary[summary["figure"] == claim.figure]
-    a = s[s["line"] == claim.lower].set_index("x")
-    b = s[s["line"] == claim.than].set_index("x")
-    xs = [x for x in a.index if x in b.index]
-    if not xs:
+    similar = claim.relation == "similar"
+    cmp = (
+        compare_lines(points, claim.figure, a, b, claim.margin if similar else None)
+        if len(points)
+        else pd.DataFrame()
+    )
+    if cmp.empty:
         return "no points to compare"
-    # A point of fewer than 2 seeds has no confidence interval (its ci95 is NaN): there is
-    # nothing to overlap or not, so such points are left out of every judgement on CIs.
-    ca, cb = a["ci95"], b["ci95"]
-    with_ci = [x for x in xs if not (math.isnan(ca.loc[x]) or math.isnan(cb.loc[x]))]
-    no_ci = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
-    if claim.relation == "similar":
-        if not with_ci:
-            return f"not judged: {no_ci}"
-        overlap = [
-            x for x in with_ci if abs(a.loc[x, "mean"] - b.loc[x, "mean"]) <= ca.loc[x] + cb.loc[x]
-        ]
-        verdict = "holds" if len(overlap) == len(with_ci) else ("partly holds" if overlap else
-                                                                "does not hold")  # fmt: skip
-        unjudged = (
-            f"; {len(xs) - len(with_ci)} points without a CI" if len(with_ci) < len(xs) else ""
+    xs = list(cmp["x"])
+    judged = cmp[cmp["n"] >= 2]
+    unjudged = f"; {len(xs) - len(judged)} points without a CI" if len(judged) < len(xs) else ""
+    need = f"the claim needs {100 * claim.min_significant_share:g} %"
+    lower_sig = list(judged[judged["sign"] < 0]["x"])
+    higher_sig = list(judged[judged["sign"] > 0]["x"])
+    if similar:
+        if judged.empty:
+            return f"not judged: {NO_CI}"
+        eq = list(judged[judged["equivalent"].astype(bool)]["x"])
+        share = len(eq) / len(judged)
+        verdict = "holds" if share >= claim.min_significant_share else "does not hold"
+        return (
+            f"{verdict}: {a} within ±{100 * claim.margin:g} % of {b} (paired two one-sided "
+            f"tests, 5 %) at {len(eq)} of {len(judged)} points ({_pct(len(eq), len(judged))}; "
+            f"{need}); {a} significantly lower (paired 95 % CI) at x = {_xs(lower_sig, x_scale)}"
+            f", higher at x = {_xs(higher_sig, x_scale)}{unjudged}"
         )
-        return (f"{verdict}: {claim.lower} and {claim.than} overlap within their 95 % CIs at "
-                f"{len(overlap)} of {len(with_ci)} points{unjudged}")  # fmt: skip
-    lower = [x for x in xs if a.loc[x, "mean"] < b.loc[x, "mean"]]
-    verdict = "holds" if len(lower) == len(xs) else ("partly holds" if lower else "does not hold")
-    if not with_ci:
-        significance = no_ci
+    word, other = ("lower", "higher") if claim.relation == "lower" else ("higher", "lower")
+    want = -1 if claim.relation == "lower" else 1
+    in_dir = cmp[cmp["diff"] * want > 0]
+    counted = f"{a} is {word} at {len(in_dir)} of {len(xs)} points"
+    if judged.empty:
+        return f"not judged: {counted} ({NO_CI})"
+    sig = lower_sig if want < 0 else higher_sig
+    opp = higher_sig if want < 0 else lower_sig
+    share = len(sig) / len(judged)
+    ok = share >= claim.min_significant_share and not opp
+    text = (
+        f"{counted}, significantly (paired 95 % CI) at {len(sig)} of {len(judged)} "
+        f"({_pct(len(sig), len(judged))}; {need}); significantly {other} at "
+        f"{'x = ' + _xs(opp, x_scale) if opp else 'none'}{unjudged}"
+    )
+    if claim.trend is not None:
+        # The gap in the claimed direction: B - A for "lower", A - B for "higher".
+        gap = [want * float(d) for d in cmp["diff"]]
+        s = slope_ci([float(x) * x_scale for x in xs], gap)
+        sign = 1 if claim.trend == "increasing" else -1
+        gap_name = f"{b} - {a}" if want < 0 else f"{a} - {b}"
+        claimed = f"; trend claimed: the gap {gap_name} {'grows' if sign > 0 else 'shrinks'} with x"
+        if math.isnan(s.half):
+            text += f"{claimed}; not judged ({s.k} points: a slope's interval needs 3)"
+            ok = False
+        else:
+            found = {sign: "as claimed", -sign: "the opposite, significantly"}.get(
+                s.sign, "no significant trend"
+            )
+            ok = ok and s.sign == sign
+            text += (
+                f"{claimed}; its slope is {s.slope:.3g} per unit of the x axis (95 % CI "
+                f"{s.slope - s.half:.3g} to {s.slope + s.half:.3g}): {found}"
+            )
+    return f"{'holds' if ok else 'does not hold'}: {text}"
+
+
+def _values(t: pd.DataFrame, line: str, column: str) -> pd.Series:
+    """One line's values of ``column``, indexed by seed (by position without a seed column)."""
+    rows = t[t["line"] == line]
+    if "seed" in rows:
+        return rows.set_index("seed")[column].astype(float)
+    return rows[column].astype(float).reset_index(drop=True)
+
+
+def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
+    """What a summary table says about a claim on one of its columns, line by line.
+
+    ``table`` has one row per line and seed (or per line). With one value per line the rule is
+    applied to it, and a value within ``claim.tolerance`` of the reference is too close to
+    call; with several seeds the mean margin and its 95 % interval decide (paired by seed when
+    the reference is another line or column)."""
+    if table is None or not len(table):
+        return "no table to compare"
+    col = claim.column or ""
+    if col not in table.columns:
+        return f'the table has no column "{col}"'
+    # The rule: a fixed reference (a number, another line's value) compared with `op`, or,
+    # for `above`, another column of the same row. `sense` turns value - reference into a
+    # margin that is positive when the rule holds.
+    ref_line: str | None = None
+    if claim.at_least is not None:
+        op, sense, rule = operator.ge, 1, f"{col} ≥ {claim.at_least:g}"
+    elif claim.at_most is not None:
+        op, sense, rule = operator.le, -1, f"{col} ≤ {claim.at_most:g}"
+    elif claim.above is not None:
+        op, sense, rule = operator.gt, 1, f"{col} > {claim.above}"
     else:
-        significant = [
-            x
-            for x in lower
-            if x in with_ci and a.loc[x, "mean"] + ca.loc[x] < b.loc[x, "mean"] - cb.loc[x]
-        ]
-        significance = f"{len(significant)} with non-overlapping 95 % CIs"
-        if len(with_ci) < len(xs):
-            significance += f"; {len(xs) - len(with_ci)} points without a CI"
-    return f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points ({significance})"
+        ref_line = claim.below_line if claim.below_line is not None else claim.above_line
+        below = claim.below_line is not None
+        op, sense = (operator.lt, -1) if below else (operator.gt, 1)
+        ref_mean = float(_values(table, str(ref_line), col).mean())
+        rule = f"{col} {'<' if below else '>'} {ref_line}'s {ref_mean:.3g}"
+    held, close, shown = [], [], []
+    seeds = 1
+    for ln in claim.lines:
+        v = _values(table, ln, col)
+        if v.empty:
+            continue
+        if claim.at_least is not None or claim.at_most is not None:
+            limit = claim.at_least if claim.at_least is not None else claim.at_most
+            ref = pd.Series(float(limit), index=v.index)
+        elif claim.above is not None:
+            ref = _values(table, ln, claim.above)
+        else:
+            ref = _values(table, str(ref_line), col).reindex(v.index)
+        seeds = max(seeds, len(v))
+        m, half, n = mean_ci([sense * (x - r) for x, r in zip(v, ref)])
+        value = float(v.mean())
+        versus = f" vs {float(ref.mean()):.3g}" if claim.above is not None else ""
+        if n >= 2:
+            shown.append(f"{ln} {value:.3g} ± {mean_ci(list(v))[1]:.2g}{versus}")
+            ok, near = m - half > 0, m - half <= 0 <= m + half
+        else:
+            shown.append(f"{ln} {value:.3g}{versus}")
+            near = claim.tolerance > 0 and abs(m) <= claim.tolerance
+            ok = not near and op(value, float(ref.mean()))
+        held.append(ok)
+        if near:
+            close.append(ln)
+    if not held:
+        return "no lines to compare"
+    k = sum(held)
+    verdict = "holds" if k == len(held) else ("partly holds" if k else "does not hold")
+    if seeds >= 2:
+        basis = f"{seeds} seeds per line: mean ± 95 % CI; a CI reaching the rule is too close"
+    elif claim.tolerance > 0:
+        basis = f"one run per line, tolerance ±{claim.tolerance:g}"
+    else:
+        basis = "one run per line, no tolerance"
+    near = f"; too close to call: {', '.join(close)}" if close else ""
+    return f"{verdict}: {rule} for {k} of {len(held)} lines ({'; '.join(shown)}){near} [{basis}]"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,12 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _wrap(title: str, width_in: float) -> str:
+    """``title`` broken into lines that fit a figure ``width_in`` inches wide at 10 points
+    (about 11 characters per inch), so that no title is cut off at the figure's edge."""
+    return textwrap.fill(title, width=max(30, int(width_in * 11)))
 
 
 def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
@@ -73,7 +80,7 @@ def draw_series_figure(
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    f.suptitle(f"{fig.id}: {fig.title}", fontsize=10)
+    f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
     f.tight_layout()
     return _save(plt, f, out, fig.id)
 
@@ -92,7 +99,7 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
                     label=plan.lines[lid].label)  # fmt: skip
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.metric.label)
-    ax.set_title(f"{fig.id}: {fig.title}", fontsize=10)
+    ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
     f.tight_layout()

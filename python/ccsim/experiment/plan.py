@@ -30,9 +30,18 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
 
     [[claims]]                          # what the paper states, checked against our points
     figure = "fig8"
-    text = "SPACK transfers finish sooner than Reno's at every loss rate"
-    lower = "spack"                     # the line expected to be lower ...
-    than = "reno"                       # ... than this one
+    text = "SPACK transfers finish sooner than Reno's, more so as the loss rate grows"
+    lower = "spack"                     # the line expected to be lower (or higher = ...) ...
+    than = "reno"                       # ... than this one, paired by seed at each x
+    min_significant_share = 0.5         # holds if significant at this share of the points
+    trend = "increasing"                # optional: the gap (reno - spack) grows with x
+
+    [[claims]]
+    figure = "fig8_abc"
+    text = "with byte counting, split ACKs change nothing"
+    similar = "spack_abc"               # equivalent, by a paired TOST, within
+    than = "reno_abc"                   # ± margin * reno_abc's mean at each x
+    margin = 0.05
 
     [[assumptions]]
     text = "The paper does not give the buffer size; we use ..."
@@ -70,6 +79,9 @@ line and seed (no x)::
     lines = ["highspeed", "bic"]        # another line (below_line = "fast", above_line)
     column = "utilization"              # utilization, jain, loss_rate, convergence_s, rate_cv
     at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
+    tolerance = 0.02                    # with one seed: a value this close is too close to call
+
+docs/experiments.md describes every key and the statistics behind each claim's verdict.
 
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
 gathers one table, computes means and 95 % confidence intervals, draws each figure as PNG and
@@ -163,14 +175,32 @@ class SummaryTable:
     origin: str = ""
 
 
+#: The default share of the points at which a "lower"/"higher" claim's direction must be
+#: significant (or a "similar" claim's equivalence shown): half of them.
+DEFAULT_SIGNIFICANT_SHARE = 0.5
+#: The default equivalence margin of a "similar" claim: ±5 % of the reference line's mean.
+DEFAULT_MARGIN = 0.05
+
+
 @dataclass
 class Claim:
     figure: str
     text: str
+    #: The line the claim is about ("A"); named ``lower`` for the plan key it came from first.
     lower: str | None
+    #: The line it is compared with ("B").
     than: str | None
-    #: "lower": line `lower` below line `than`; "similar": the two lines' 95 % CIs overlap.
+    #: "lower" / "higher": A below / above B, by the paired difference at each x; "similar":
+    #: A within ``margin`` of B by a paired two-one-sided test at each x.
     relation: str = "lower"
+    #: The share of the points (with an interval) at which the paired difference must be
+    #: significant in the claimed direction, or equivalence shown, for the claim to hold.
+    min_significant_share: float = DEFAULT_SIGNIFICANT_SHARE
+    #: "increasing" / "decreasing": the gap in the claimed direction (B - A for "lower", A - B
+    #: for "higher") grows / shrinks with x, by the 95 % interval of its regression slope.
+    trend: str | None = None
+    #: For "similar": the equivalence bounds, relative to B's mean at each x.
+    margin: float = DEFAULT_MARGIN
     #: A claim on a summary table instead: ``column`` of each of ``lines`` compared with a number
     #: (``at_least``, ``at_most``), with another column of the same row (``above``), or with
     #: the same column of another line (``below_line``, ``above_line``).
@@ -182,6 +212,9 @@ class Claim:
     above: str | None = None
     below_line: str | None = None
     above_line: str | None = None
+    #: For a table claim from one run per line: a value within this of the rule's reference is
+    #: too close to call (with several seeds the 95 % interval decides instead).
+    tolerance: float = 0.0
     origin: str = ""
 
 
@@ -261,7 +294,9 @@ _PLAN_SHAPE: dict[str, Any] = {
         "figure": "scalar", "table": "scalar", "text": "scalar", "lower": "scalar",
         "than": "scalar", "relation": "scalar", "lines": ["scalar"], "column": "scalar",
         "at_least": "number", "at_most": "number", "above": "scalar", "below_line": "scalar",
-        "above_line": "scalar",
+        "above_line": "scalar", "higher": "scalar", "similar": "scalar",
+        "min_significant_share": "number", "trend": "scalar", "margin": "number",
+        "tolerance": "number",
     }],
     "assumptions": [{"text": "scalar"}],
 }  # fmt: skip
@@ -296,6 +331,57 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
         for k, sub in shape.items():
             if k in value:
                 _check_shape(value[k], sub, f"{where}.{k}" if where else k)
+
+
+_CLAIM_KEYS = set(_PLAN_SHAPE["claims"][0])
+
+
+def _figure_claim(c: dict[str, Any], where: str) -> Claim:
+    """A claim on a figure's points: ``lower``, ``higher`` or ``similar`` names line A (or
+    ``lower`` with ``relation``, the older spelling), ``than`` line B."""
+    named = [k for k in ("lower", "higher", "similar") if k in c]
+    if len(named) > 1:
+        raise PlanError(f"{where}: give one of lower, higher, similar, not {' and '.join(named)}")
+    relation = named[0] if named else "lower"
+    if "relation" in c:
+        relation = str(c["relation"])
+        if relation not in ("lower", "higher", "similar"):
+            raise PlanError(f'{where}.relation: "{relation}" is not one of lower, higher, similar')
+        if named and named[0] != "lower" and named[0] != relation:
+            raise PlanError(f'{where}.relation: "{relation}" contradicts {named[0]}')
+    a = c.get(named[0]) if named else None
+    claim = Claim(
+        str(c.get("figure", "")),
+        str(_need(c, "text", where)),
+        None if a is None else str(a),
+        None if c.get("than") is None else str(c["than"]),
+        relation,
+        origin=where,
+    )
+    if "tolerance" in c:
+        raise PlanError(f"{where}.tolerance: only for a claim on a table")
+    if "min_significant_share" in c:
+        share = float(c["min_significant_share"])
+        if not 0 < share <= 1:
+            raise PlanError(
+                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
+            )
+        claim.min_significant_share = share
+    if "trend" in c:
+        if relation == "similar":
+            raise PlanError(f"{where}.trend: only for a lower or higher claim")
+        trend = str(c["trend"])
+        if trend not in ("increasing", "decreasing"):
+            raise PlanError(f'{where}.trend: "{trend}" is not one of increasing, decreasing')
+        claim.trend = trend
+    if "margin" in c:
+        if relation != "similar":
+            raise PlanError(f"{where}.margin: only for a similar claim")
+        margin = float(c["margin"])
+        if not margin > 0:
+            raise PlanError(f"{where}.margin: {margin:g} must be > 0 (a share of the mean)")
+        claim.margin = margin
+    return claim
 
 
 def load_plan(folder: Path) -> Plan:
@@ -400,17 +486,13 @@ def load_plan(folder: Path) -> Plan:
     table_ids = {t.id for t in tables}
     for i, c in enumerate(raw.get("claims", [])):
         where = f"claims[{i}]"
-        relation = str(c.get("relation", "lower"))
-        if relation not in ("lower", "similar"):
-            raise PlanError(f'{where}.relation: "{relation}" is not one of lower, similar')
-        claim = Claim(
-            str(c.get("figure", c.get("table", ""))),
-            str(_need(c, "text", where)),
-            c.get("lower"),
-            c.get("than"),
-            relation,
-            origin=where,
-        )
+        unknown = sorted(set(c) - _CLAIM_KEYS)
+        if unknown:
+            raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: "
+                            f"{', '.join(sorted(_CLAIM_KEYS))}")  # fmt: skip
+        claim = _figure_claim(c, where) if "table" not in c else Claim(
+            str(c["table"]), str(_need(c, "text", where)), None, None, origin=where
+        )  # fmt: skip
         if "table" not in c:
             fig = points.get(claim.figure)
             if fig is None:
@@ -418,13 +500,17 @@ def load_plan(folder: Path) -> Plan:
                     f'{where}.figure: "{claim.figure}" is not a figure of points of this plan; '
                     f"figures are {', '.join(points) or 'none'}"
                 )
-            for key in ("lower", "than"):
+            for key in ("lower", "higher", "similar", "than"):
                 if key in c and str(c[key]) not in fig.lines:
                     raise PlanError(
                         f'{where}.{key}: "{c[key]}" is not a line of figure {fig.id}; '
                         f"its lines are {', '.join(fig.lines)}"
                     )
-        if "table" in c:
+        else:
+            for key in ("lower", "higher", "similar", "than", "relation", "trend", "margin",
+                        "min_significant_share"):  # fmt: skip
+                if key in c:
+                    raise PlanError(f"{where}.{key}: only for a claim on a figure, not a table")
             claim.table = str(c["table"])
             if claim.table not in table_ids:
                 raise PlanError(f'{where}.table: "{claim.table}" is not a table of this plan')
@@ -443,6 +529,11 @@ def load_plan(folder: Path) -> Plan:
                 claim.at_most = float(c["at_most"])
             if "above" in c:
                 claim.above = str(c["above"])
+            if "tolerance" in c:
+                tol = float(c["tolerance"])
+                if not tol >= 0:
+                    raise PlanError(f"{where}.tolerance: {tol:g} must be >= 0")
+                claim.tolerance = tol
             for key in ("below_line", "above_line"):
                 if key in c:
                     other = str(c[key])

@@ -13,10 +13,10 @@ import pandas as pd
 from ccsim.sweep import Store, execute, gather
 
 from .figures import draw_figure, draw_series_figure
-from .plan import check_plan, find_experiment, load_plan
+from .plan import Plan, check_plan, find_experiment, load_plan
 from .report import write_report
 from .runs import plan_runs, point_values
-from .stats import summarize
+from .stats import compare_lines, summarize
 from .tables import table_row
 
 
@@ -65,6 +65,7 @@ def reproduce(
     for sf in plan.series_figures:
         draw_series_figure(sf, plan, first_seed(sf.id), out)
     table_frames: dict[str, pd.DataFrame] = {}
+    table_seeds: dict[str, pd.DataFrame] = {}
     for t in plan.tables:
         rows = []
         for r in rep.records:
@@ -78,6 +79,7 @@ def reproduce(
             agg = df.groupby("line", sort=False)[num].mean().reset_index()
             agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
             table_frames[t.id] = agg
+            table_seeds[t.id] = df
         df.to_parquet(out / f"table-{t.id}.parquet", index=False)
     flows = gather(rep.records, "flows")
     if "x" in flows:
@@ -87,9 +89,40 @@ def reproduce(
     summary.to_parquet(out / "summary.parquet", index=False)
     for fig in plan.figures:
         draw_figure(fig, plan, summary, out)
+    paired_comparisons(plan, points).to_parquet(out / "paired.parquet", index=False)
     # Figures and tables with the same overrides share runs: count each simulation once.
-    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames)
+    command = rerun_command(plan.id, out, quick, seeds)
+    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
+                          points=points, table_seeds=table_seeds, command=command)  # fmt: skip
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:
+    """Every figure claim's paired comparison (:func:`compare_lines`), one row per x, with
+    the figure and the two lines: what the report's paired tables show."""
+    frames = []
+    for c in plan.claims:
+        if c.table is None and c.lower and c.than and len(points):
+            margin = c.margin if c.relation == "similar" else None
+            cmp = compare_lines(points, c.figure, c.lower, c.than, margin)
+            frames.append(cmp.assign(figure=c.figure, a=c.lower, b=c.than))
+    if not frames:
+        return pd.DataFrame(columns=["figure", "a", "b", "x", "n", "diff", "low", "high"])
+    df = pd.concat(frames, ignore_index=True)
+    df["x"] = df["x"].astype(str)
+    return df
+
+
+def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> str:
+    """The command line that writes this reproduction again."""
+    parts = ["ccsim", "reproduce", plan_id]
+    if quick:
+        parts.append("--quick")
+    if seeds is not None:
+        parts += ["--seeds", str(seeds)]
+    if Path(out) != default_out(plan_id, quick):
+        parts += ["--out", str(out)]
+    return " ".join(parts)
 
 
 def default_out(plan_id: str, quick: bool) -> Path:
