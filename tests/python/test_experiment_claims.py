@@ -251,11 +251,12 @@ def test_a_long_figure_title_is_wrapped_to_the_figures_width() -> None:
 def test_the_parameter_table_lists_the_resolved_topology() -> None:
     rows = report.parameter_rows(
         'seed = 1\nduration = "5s"\n[nodes.h]\ntype = "host"\n[links.l]\na = "h"\nb = "r"\n'
-        'rate = "2Mbps"\n[links.l.queue]\ntype = "droptail"\nlimit = 50\n[trace]\ninterval = "1s"\n'
+        'rate = "2Mbps"\n[links.l.queue]\ntype = "droptail"\nlimit = 50\n'
+        "[tcp]\ndelayed_ack = false\n"
     )
     assert rows == [
         ("run", "", "seed 1, duration 5s"),
         ("node", "h", "type host"),
         ("link", "l", "a h, b r, rate 2Mbps, queue {type droptail, limit 50}"),
-        ("trace", "", "interval 1s"),
+        ("tcp", "", "delayed_ack false"),
     ]

@@ -40,9 +40,16 @@ from .plan import (
     load_plan,
 )
 from .report import write_report
-from .reproduction import Reproduction, default_out, reproduce, run_cli
+from .reproduction import (
+    Reproduction,
+    default_out,
+    paired_comparisons,
+    reproduce,
+    rerun_command,
+    run_cli,
+)
 from .runs import plan_runs, point_values
-from .stats import summarize
+from .stats import compare_lines, summarize
 from .tables import flow_rates, jain_index, link_capacity, link_rate, table_row
 
 __all__: Sequence[str] = [
@@ -58,6 +65,7 @@ __all__: Sequence[str] = [
     "check_claim",
     "check_plan",
     "check_table_claim",
+    "compare_lines",
     "default_out",
     "draw_figure",
     "draw_series_figure",
@@ -67,9 +75,11 @@ __all__: Sequence[str] = [
     "link_capacity",
     "link_rate",
     "load_plan",
+    "paired_comparisons",
     "plan_runs",
     "point_values",
     "reproduce",
+    "rerun_command",
     "run_cli",
     "summarize",
     "table_row",

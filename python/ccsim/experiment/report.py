@@ -51,6 +51,8 @@ def _setting(value: Any) -> str:
         return "{" + ", ".join(f"{k} {_setting(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_setting(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as TOML writes it
     return str(value)
 
 
@@ -141,8 +143,10 @@ def write_report(
               "significant at the stated share of the points and the opposite at none, and its "
               "trend, if it states one, by the 95 % interval of the regression slope of the gap "
               "against x; a \"similar\" claim holds when two one-sided tests show the lines "
-              "within the stated margin at that share of the points. docs/experiments.md has "
-              "the details.", "",
+              "within the stated margin at that share of the points. A claim on a table "
+              "compares each line's value with its rule and ends with its basis: one run with a "
+              "tolerance, or several seeds and their 95 % CIs. docs/experiments.md has the "
+              "details.", "",
               "| figure | the paper says | our points |", "|---|---|---|"]  # fmt: skip
     scales = {f.id: f.x_scale for f in plan.figures}
     seeds_of = table_seeds if table_seeds is not None else tables
