@@ -32,7 +32,6 @@ import ctypes
 import hashlib
 import itertools
 import json
-import math
 import os
 import signal
 import sys
@@ -502,25 +501,16 @@ def plan_grid(
 
 
 def t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (SciPy's, exact for
-    any ``df``: the hand-kept table this replaced fell back to the normal 1.96 past 30 degrees
-    of freedom, which made intervals over 40 seeds about 3 % too narrow)."""
-    if df < 1:
-        return math.nan
-    # Imported here: SciPy takes a third of a second to import, and only statistics need it.
-    from scipy import stats
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (SciPy's; see
+    :func:`ccsim.experiment.stats.t975`, where every statistic of the reports lives)."""
+    from ccsim.experiment.stats import t975 as quantile
 
-    return float(stats.t.ppf(0.975, df))
+    return quantile(df)
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, half-width of the 95 % confidence interval (t-based), and n (NaNs dropped)."""
-    xs = [float(v) for v in values if not math.isnan(float(v))]
-    n = len(xs)
-    if n == 0:
-        return math.nan, math.nan, 0
-    m = sum(xs) / n
-    if n == 1:
-        return m, math.nan, 1
-    var = sum((x - m) ** 2 for x in xs) / (n - 1)
-    return m, t975(n - 1) * math.sqrt(var / n), n
+    """Mean, half-width of the 95 % confidence interval (t-based), and n (NaNs dropped); see
+    :func:`ccsim.experiment.stats.mean_ci`."""
+    from ccsim.experiment.stats import mean_ci as interval
+
+    return interval(values)
