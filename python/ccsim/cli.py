@@ -7,6 +7,7 @@
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
                      [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
+                     [--executor dask --scheduler tcp://HOST:PORT]
     ccsim --version
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
@@ -271,8 +272,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ccsim import experiment
 
+    cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
-    report = experiment.run_cli(args.experiment, args.out, args.quick, args.workers, args.seeds)
+    report = experiment.run_cli(
+        args.experiment, args.out, args.quick, args.workers, args.seeds, cluster=cluster
+    )
     print(f"report: {report}")
     return 0
 
@@ -443,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
     )
+    _add_executor_options(rp)
     rp.set_defaults(func=_cmd_reproduce)
     return p
 

@@ -237,3 +237,26 @@ def test_short_runs_travel_in_batches_and_a_long_run_alone() -> None:
     assert cluster.batch_size(10.0) == 1
     assert cluster.batch_size(cluster.TASK_TARGET_S / 4) == 4
     assert cluster.batch_size(1e-9) == cluster.MAX_BATCH
+
+
+def test_a_reproduction_on_the_cluster_gives_the_same_points_as_on_local_processes(
+    tmp_path: Path, local_cluster: Any
+) -> None:
+    from ccsim import experiment
+
+    root = Path(__file__).resolve().parents[2]
+    folder = experiment.find_experiment("p001", root=root)
+    local = experiment.reproduce(folder, tmp_path / "local", quick=True, seeds=2, progress=False)
+    on_dask = experiment.reproduce(
+        folder,
+        tmp_path / "dask",
+        quick=True,
+        seeds=2,
+        progress=False,
+        cluster=local_cluster.scheduler_address,
+    )
+    assert on_dask.executed == local.executed > 0
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "local" / "points.parquet"),
+        pd.read_parquet(tmp_path / "dask" / "points.parquet"),
+    )

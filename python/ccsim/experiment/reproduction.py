@@ -35,14 +35,16 @@ def reproduce(
     workers: int | None = None,
     seeds: int | None = None,
     progress: bool = True,
+    cluster: Any = None,
 ) -> Reproduction:
-    """Run (or resume) an experiment and write its figures and report into ``out``."""
+    """Run (or resume) an experiment and write its figures and report into ``out``; with
+    ``cluster`` (a Dask scheduler address or client) the runs go to that cluster."""
     plan = load_plan(folder)
     check_plan(plan, quick)
     out.mkdir(parents=True, exist_ok=True)
     runs = plan_runs(plan, quick, seeds)
     rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
-                  description=plan.id)  # fmt: skip
+                  description=plan.id, cluster=cluster)  # fmt: skip
     frames = []
     for fig in plan.figures:
         recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
@@ -131,9 +133,10 @@ def default_out(plan_id: str, quick: bool) -> Path:
 
 
 def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
-            seeds: int | None) -> Path:  # fmt: skip
+            seeds: int | None, cluster: str | None = None) -> Path:  # fmt: skip
     folder = find_experiment(name)
     plan_id = load_plan(folder).id
-    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds)
+    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
+                  cluster=cluster)  # fmt: skip
     print(f"{r.executed} runs executed, {r.cached} reused from the store")
     return r.report
