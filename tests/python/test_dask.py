@@ -29,31 +29,6 @@ distributed = pytest.importorskip(
 
 from ccsim import cluster  # noqa: E402  (after the skip: it needs distributed)
 
-# ~0.3 s per run: long enough to kill a worker while it runs one.
-SLOW = """
-duration = "120s"
-[nodes]
-h1 = "host"
-r1 = "router"
-h2 = "host"
-[links.a]
-a = "h1"
-b = "r1"
-rate = "100Mbps"
-delay = "1ms"
-[links.bottleneck]
-a = "r1"
-b = "h2"
-rate = "50Mbps"
-delay = "10ms"
-queue = { type = "droptail", limit = 100 }
-loss = { type = "uniform", rate = 0.001, direction = "a_to_b" }
-[flows.f]
-type = "tcp"
-src = "h1"
-dst = "h2"
-"""
-
 
 @pytest.fixture
 def local_cluster() -> Iterator[Any]:
@@ -119,9 +94,9 @@ def test_a_sweep_started_locally_finishes_on_the_cluster_and_back_without_repeat
 
 
 def test_a_worker_killed_mid_run_loses_only_that_run_which_runs_again(
-    tmp_path: Path, local_cluster: Any
+    tmp_path: Path, local_cluster: Any, slow_line: str
 ) -> None:
-    runs = _grid(SLOW, ["40Mbps", "50Mbps"], [1, 2, 3])
+    runs = sweep.plan_grid(slow_line, [], [("links.b.rate", ["40Mbps", "50Mbps"])], [1, 2, 3])
     with distributed.Client(local_cluster.scheduler_address, set_as_default=False) as client:
         pids = list(client.run(os.getpid).values())
         killed: list[int] = []
