@@ -62,6 +62,9 @@ pub enum DropReason {
     NoRoute,
     /// Its time to live ran out at a router (RFC 791 §3.2, RFC 1812 §5.3.1).
     Ttl,
+    /// The link (or the interface) was down: offered while down, or on the wire when it went
+    /// down (`[[events]]`).
+    LinkDown,
 }
 
 /// Any error of the public API.

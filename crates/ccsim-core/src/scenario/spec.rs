@@ -31,6 +31,8 @@ pub struct Spec {
     pub flows: IndexMap<String, FlowSpec>,
     pub routing: RoutingSpec,
     pub trace: TraceSpec,
+    /// Link and interface state changes during the run (`[[events]]`), in time order.
+    pub events: Vec<EventSpec>,
 }
 
 /// Resource limits; hitting one ends the run cleanly with a stop reason.
@@ -262,4 +264,23 @@ pub struct RouteSpec {
 pub struct TraceSpec {
     /// Sampling interval of the time series (None: no time series).
     pub interval: Option<SimDuration>,
+}
+
+/// A scheduled change of a link's or an interface's state (`[[events]]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventSpec {
+    /// When it happens, since the run began.
+    pub at: SimTime,
+    pub target: EventTarget,
+    /// The new state: up (true) or down (false).
+    pub up: bool,
+}
+
+/// What an event switches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventTarget {
+    /// Both directions of link `link`.
+    Link { link: String },
+    /// The interface of node `node` on link `link`: what it sends and what it receives.
+    Interface { node: String, link: String },
 }

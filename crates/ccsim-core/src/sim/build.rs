@@ -78,6 +78,8 @@ impl Simulator {
         }
         sim.max_alive = budget_packets(spec, &sim)?;
         sim.schedule_first_events();
+        let events = super::link_events::link_events(spec, &sim.net);
+        sim.schedule_link_events(events);
         Ok(sim)
     }
 
@@ -100,6 +102,7 @@ impl Simulator {
             hook_timer_at: vec![None; n_nodes],
             flows: Vec::new(),
             gens: Vec::new(),
+            link_events: Vec::new(),
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),

@@ -33,6 +33,7 @@
 mod build;
 mod engine;
 mod interrupt;
+mod link_events;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -70,6 +71,8 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
+    /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
+    link_events: Vec<link_events::LinkEvent>,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,

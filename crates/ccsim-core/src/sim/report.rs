@@ -6,7 +6,8 @@
 //!   flows    one row per flow (and per transfer a short-flow generator started): counters of
 //!            its sender and receiver, goodput, completion time, RTT
 //!   links    one row per link direction: rate, utilization, drops by reason (queue, loss,
-//!            hook, mtu, noroute, ttl), queue length
+//!            hook, mtu, noroute, ttl,
+//!            link_down), queue length
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
 //!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
 //!            and throughput of every link direction
@@ -213,7 +214,7 @@ impl Simulator {
         let mut from = Vec::new();
         let mut to = Vec::new();
         let mut f: [Vec<f64>; 7] = Default::default();
-        let mut u: [Vec<u64>; 14] = Default::default();
+        let mut u: [Vec<u64>; 15] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             let s = &c.stats;
@@ -254,13 +255,14 @@ impl Simulator {
                 s.offered,
                 s.arrived,
                 c.packets_inside(),
+                s.drops_link_down,
             ]) {
                 col.push(v);
             }
         }
         let [rate_bps, delay_s, utilization, throughput_bps, queue_mean_packets, queue_mean_bytes, _] =
             f;
-        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside] =
+        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside, drops_link_down] =
             u;
         let marks = self.net.chans.iter().map(|c| c.queue.marks()).collect();
         Table {
@@ -282,6 +284,7 @@ impl Simulator {
                 ("drops_mtu".into(), Column::U64(drops_mtu)),
                 ("drops_noroute".into(), Column::U64(drops_noroute)),
                 ("drops_ttl".into(), Column::U64(drops_ttl)),
+                ("drops_link_down".into(), Column::U64(drops_link_down)),
                 ("ecn_marks".into(), Column::U64(marks)),
                 ("queue_mean_packets".into(), Column::F64(queue_mean_packets)),
                 ("queue_max_packets".into(), Column::U64(queue_max_packets)),

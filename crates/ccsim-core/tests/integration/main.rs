@@ -9,5 +9,6 @@ mod conservation;
 mod determinism;
 mod faults;
 mod hooks;
+mod link_events;
 mod tcp_behaviour;
 mod xcp;

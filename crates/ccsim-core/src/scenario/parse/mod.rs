@@ -31,6 +31,7 @@
 //! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
 //! of its own, as the agents' do in `nodes.rs`.
 
+mod events;
 mod flows;
 mod links;
 mod nodes;
@@ -42,6 +43,7 @@ mod testutil;
 
 use toml::{Table, Value};
 
+use self::events::read_events;
 use self::flows::read_flows;
 use self::links::read_links;
 use self::nodes::read_nodes;
@@ -204,7 +206,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 // The scenario
 
 const TOP_KEYS: &[&str] = &[
-    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace",
+    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "events",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -228,6 +230,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             ttl: crate::packet::DEFAULT_TTL,
         });
     let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
+    let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     top.finish()?;
     Ok(Spec {
         seed,
@@ -238,6 +241,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         flows,
         routing,
         trace,
+        events,
     })
 }
 
@@ -572,6 +576,7 @@ interval = "100ms"
             trace: TraceSpec {
                 interval: Some(ms(100)),
             },
+            events: Vec::new(),
         }
     }
 
