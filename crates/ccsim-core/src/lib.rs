@@ -35,6 +35,7 @@ pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod scenario;
+pub mod sctp;
 pub mod sim;
 pub mod tcp;
 pub mod time;

@@ -211,6 +211,14 @@ pub enum FlowKind {
         off: SimDuration,
         exponential: bool,
     },
+    /// One SCTP association between two multihomed hosts (`crate::sctp`), bulk.
+    Sctp {
+        /// Each path: the link of the sender's interface and of the receiver's interface.
+        paths: Vec<SctpPathSpec>,
+        /// Index into `paths` of the primary path.
+        primary: usize,
+        sctp: crate::sctp::SctpSpec,
+    },
     /// Poisson arrivals of short TCP transfers with random sizes (web-like traffic).
     ShortTcp {
         /// Mean arrivals per second.
@@ -218,6 +226,14 @@ pub enum FlowKind {
         sizes: SizeDist,
         tcp: TcpSpec,
     },
+}
+
+/// One path of an SCTP association: from the sender's address on link `src_link` to the
+/// receiver's address on link `dst_link`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SctpPathSpec {
+    pub src_link: String,
+    pub dst_link: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -30,7 +30,8 @@ use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
 use crate::scenario::units::format_duration;
-use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
+use crate::scenario::{FlowKind, FlowSpec, HookSpec, SctpPathSpec, SizeDist, Spec};
+use crate::sctp::{SctpReceiver, SctpReceiverConfig, SctpSender, SctpSenderConfig};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
 use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
@@ -155,6 +156,14 @@ impl Simulator {
                 sizes,
                 tcp,
             } => self.add_generator(name, ends, f, *arrival_rate, sizes, tcp),
+            FlowKind::Sctp {
+                paths,
+                primary,
+                sctp,
+            } => {
+                let paths = sctp_addrs(&self.net, ends, paths);
+                self.add_sctp_flow(name, ends, f, paths, *primary, sctp);
+            }
         }
     }
 
@@ -286,6 +295,59 @@ impl Simulator {
         tx
     }
 
+    /// An SCTP association: its sender on `ends.src`, its receiver on `ends.dst`, over the paths
+    /// given as (sender address, receiver address).
+    fn add_sctp_flow(
+        &mut self,
+        name: &str,
+        ends: FlowEnds,
+        f: &FlowSpec,
+        paths: Vec<(Addr, Addr)>,
+        primary: usize,
+        sctp: &crate::sctp::SctpSpec,
+    ) {
+        let flow = self.flows.len() as u32;
+        let (tx, rx) = self.reserve_ports();
+        let sender = SctpSender::new(SctpSenderConfig {
+            flow,
+            port: tx,
+            dst_port: rx,
+            paths,
+            primary,
+            start: f.start,
+            stop: f.stop,
+            spec: sctp.clone(),
+            rng: RngStream::derive(self.seed, &format!("flow/{name}/sctp")),
+        });
+        let receiver = SctpReceiver::new(SctpReceiverConfig {
+            flow,
+            port: rx,
+            peer_port: tx,
+            spec: sctp.clone(),
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.src,
+            ep: AnyEndpoint::SctpSender(Box::new(sender)),
+            timer_at: None,
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.dst,
+            ep: AnyEndpoint::SctpReceiver(Box::new(receiver)),
+            timer_at: None,
+        });
+        self.flows.push(FlowRecord {
+            name: name.to_string(),
+            kind: "sctp",
+            src: ends.src,
+            dst: ends.dst,
+            start: f.start,
+            size: None,
+            sender: tx,
+            receiver: rx,
+            traced: true,
+        });
+    }
+
     /// A generator of Poisson arrivals of finite TCP transfers from `f.start`, and its first
     /// arrival. Its transfers are named `<name>#1`, `<name>#2`, ... and are not traced.
     fn add_generator(
@@ -332,6 +394,22 @@ impl Simulator {
             self.heap.schedule(at, Ev::Spawn(g));
         }
     }
+}
+
+/// The (sender, receiver) addresses of an association's paths: each host's interface on the
+/// link the path names (the parser checked that the links touch the hosts).
+fn sctp_addrs(net: &Network, ends: FlowEnds, paths: &[SctpPathSpec]) -> Vec<(Addr, Addr)> {
+    paths
+        .iter()
+        .map(|p| {
+            (
+                net.iface_on_link(ends.src, &p.src_link)
+                    .unwrap_or(ends.src_addr),
+                net.iface_on_link(ends.dst, &p.dst_link)
+                    .unwrap_or(ends.dst_addr),
+            )
+        })
+        .collect()
 }
 
 /// One hook per node that declares one, indexed by node.
@@ -455,7 +533,30 @@ fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Re
         FlowKind::Cbr { packet_size, .. } | FlowKind::OnOff { packet_size, .. } => {
             (*packet_size, "packet_size")
         }
+        FlowKind::Sctp { paths, sctp, .. } => {
+            // Every path, not only the first addresses'.
+            for (src_addr, dst_addr) in sctp_addrs(net, ends, paths) {
+                let path = FlowEnds {
+                    src_addr,
+                    dst_addr,
+                    ..ends
+                };
+                check_route_mtu(net, name, sctp.packet_size, "packet_size", path)?;
+            }
+            return Ok(());
+        }
     };
+    check_route_mtu(net, name, size, field, ends)
+}
+
+/// The MTU check of one route: `size`-byte packets from `ends.src` to `ends.dst_addr`.
+fn check_route_mtu(
+    net: &Network,
+    name: &str,
+    size: u32,
+    field: &str,
+    ends: FlowEnds,
+) -> Result<(), Error> {
     let mut node = ends.src;
     for _ in 0..net.nodes.len() {
         if net.ifaces[ends.dst_addr as usize].node == node {

@@ -46,6 +46,7 @@ use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
 use crate::packet::{Packet, Port};
 use crate::results::RunOutput;
+use crate::sctp::{SctpReceiver, SctpSender};
 use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
@@ -134,6 +135,8 @@ enum AnyEndpoint {
     Cbr(CbrSource),
     OnOff(OnOffSource),
     UdpSink(UdpSink),
+    SctpSender(Box<SctpSender>),
+    SctpReceiver(Box<SctpReceiver>),
 }
 
 impl AnyEndpoint {
@@ -144,6 +147,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e,
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::SctpSender(e) => e.as_mut(),
+            AnyEndpoint::SctpReceiver(e) => e.as_mut(),
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -153,6 +158,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::SctpSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -162,6 +169,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::SctpSender(e) => e.counters(),
+            AnyEndpoint::SctpReceiver(e) => e.counters(),
         }
     }
 }

@@ -147,6 +147,8 @@ impl Simulator {
                 },
                 match &self.eps[f.sender as usize].ep {
                     AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
+                    // The sum over the association's paths.
+                    AnyEndpoint::SctpSender(s) => s.cwnd_total() as f64,
                     _ => f64::NAN,
                 },
             ];

@@ -10,5 +10,6 @@ mod determinism;
 mod faults;
 mod hooks;
 mod link_events;
+mod sctp;
 mod tcp_behaviour;
 mod xcp;

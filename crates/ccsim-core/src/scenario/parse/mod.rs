@@ -37,6 +37,7 @@ mod links;
 mod nodes;
 mod reader;
 mod routing;
+mod sctp;
 mod tcp;
 #[cfg(test)]
 mod testutil;
