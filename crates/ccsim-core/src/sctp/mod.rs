@@ -37,6 +37,7 @@
 
 pub mod config;
 pub mod path;
+pub mod received;
 pub mod receiver;
 pub mod sender;
 

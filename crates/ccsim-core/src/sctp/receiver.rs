@@ -19,6 +19,7 @@ use crate::packet::{
 use crate::time::SimTime;
 
 use super::config::{SctpSpec, HEARTBEAT_BYTES, SACK_BASE};
+use super::received::{Received, Taken};
 
 pub struct SctpReceiverConfig {
     pub flow: FlowId,
@@ -27,21 +28,11 @@ pub struct SctpReceiverConfig {
     pub spec: SctpSpec,
 }
 
-/// Received TSNs `first..=last` above the cumulative ack, holding `bytes` of user data.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Range {
-    first: u32,
-    last: u32,
-    bytes: u64,
-}
-
 pub struct SctpReceiver {
     cfg: SctpReceiverConfig,
-    /// The next TSN expected in order (cum TSN ack + 1).
-    next: u32,
+    /// The TSNs received: what the application got in order and what is held above a gap.
+    tsns: Received,
     any: bool,
-    ranges: Vec<Range>,
-    held: u64,
     dups: Vec<u32>,
     /// DATA packets since the last SACK.
     unacked: u32,
@@ -59,10 +50,8 @@ impl SctpReceiver {
     pub fn new(cfg: SctpReceiverConfig) -> SctpReceiver {
         SctpReceiver {
             cfg,
-            next: 0,
+            tsns: Received::default(),
             any: false,
-            ranges: Vec::new(),
-            held: 0,
             dups: Vec::new(),
             unacked: 0,
             sack_at: None,
@@ -85,14 +74,14 @@ impl SctpReceiver {
     }
     /// The next TSN expected in order.
     pub fn next_tsn(&self) -> u32 {
-        self.next
+        self.tsns.next
     }
 
     fn a_rwnd(&self) -> u32 {
         self.cfg
             .spec
             .rcv_buffer
-            .saturating_sub(self.held)
+            .saturating_sub(self.tsns.held)
             .min(u32::MAX as u64) as u32
     }
 
@@ -104,66 +93,28 @@ impl SctpReceiver {
     /// Take DATA chunk `d`; returns whether it was a duplicate.
     fn on_data(&mut self, now: SimTime, d: &SctpData) -> bool {
         self.any = true;
-        let tsn = d.tsn;
-        if tsn < self.next || self.ranges.iter().any(|r| r.first <= tsn && tsn <= r.last) {
-            self.dups.push(tsn);
-            return true;
-        }
-        if tsn == self.next {
-            self.next += 1;
-            self.deliver(now, d.len as u64);
-            while let Some(r) = self.ranges.first().copied() {
-                if r.first != self.next {
-                    break;
-                }
-                self.ranges.remove(0);
-                self.next = r.last + 1;
-                self.held -= r.bytes;
-                self.deliver(now, r.bytes);
-            }
-            return false;
-        }
-        if self.held + d.len as u64 > self.cfg.spec.rcv_buffer {
+        let len = d.len as u64;
+        let above_gap = d.tsn != self.tsns.next && !self.tsns.has(d.tsn);
+        if above_gap && self.tsns.held + len > self.cfg.spec.rcv_buffer {
             // No room for out-of-order data: dropped, not acknowledged.
             self.counters.receiver_drops += 1;
             return false;
         }
-        self.held += d.len as u64;
-        let len = d.len as u64;
-        let at = self.ranges.partition_point(|r| r.last < tsn);
-        let joins_left = at > 0 && self.ranges[at - 1].last + 1 == tsn;
-        let joins_right = at < self.ranges.len() && self.ranges[at].first == tsn + 1;
-        match (joins_left, joins_right) {
-            (true, true) => {
-                let right = self.ranges.remove(at);
-                let left = &mut self.ranges[at - 1];
-                left.last = right.last;
-                left.bytes += right.bytes + len;
+        match self.tsns.take(d.tsn, len) {
+            Taken::Duplicate => {
+                self.dups.push(d.tsn);
+                true
             }
-            (true, false) => {
-                let left = &mut self.ranges[at - 1];
-                left.last = tsn;
-                left.bytes += len;
+            Taken::InOrder(bytes) => {
+                self.deliver(now, bytes);
+                false
             }
-            (false, true) => {
-                let right = &mut self.ranges[at];
-                right.first = tsn;
-                right.bytes += len;
-            }
-            (false, false) => self.ranges.insert(
-                at,
-                Range {
-                    first: tsn,
-                    last: tsn,
-                    bytes: len,
-                },
-            ),
+            Taken::OutOfOrder => false,
         }
-        false
     }
 
     fn sack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        let cum = self.next.wrapping_sub(1);
+        let cum = self.tsns.next.wrapping_sub(1);
         let mut s = SctpSack {
             cum_tsn: cum,
             any: self.any,
@@ -171,15 +122,7 @@ impl SctpReceiver {
             packets: self.unacked.min(u8::MAX as u32) as u8,
             ..SctpSack::default()
         };
-        for r in &self.ranges {
-            let (a, b) = (r.first.wrapping_sub(cum), r.last.wrapping_sub(cum));
-            if (s.n_gaps as usize) < SctpSack::MAX_GAPS && b <= u16::MAX as u32 {
-                s.gaps[s.n_gaps as usize] = (a as u16, b as u16);
-                s.n_gaps += 1;
-            } else {
-                self.gaps_left_out += 1;
-            }
-        }
+        self.gaps_left_out += self.tsns.gap_blocks(&mut s.gaps, &mut s.n_gaps);
         for &d in &self.dups {
             if (s.n_dups as usize) < SctpSack::MAX_DUPS {
                 s.dups[s.n_dups as usize] = d;
@@ -221,12 +164,12 @@ impl Endpoint for SctpReceiver {
             SctpChunk::Data(d) => {
                 self.counters.packets_received += 1;
                 self.reply = (pkt.src, pkt.dst);
-                let had_gap = !self.ranges.is_empty();
+                let had_gap = !self.tsns.ranges.is_empty();
                 let dup = self.on_data(now, d);
                 self.unacked += 1;
                 // §6.2: every second packet or within sack_delay; §6.7: at once while a gap
                 // exists (or one just closed), and on a duplicate.
-                let gap = had_gap || !self.ranges.is_empty();
+                let gap = had_gap || !self.tsns.ranges.is_empty();
                 if dup || gap || self.unacked >= self.cfg.spec.sack_frequency {
                     self.sack(now, out);
                 } else if self.sack_at.is_none() {

@@ -122,6 +122,10 @@ impl SctpSender {
             .find(|&i| self.paths[i].active)
             .unwrap_or(self.cfg.primary)
     }
+    /// The primary path's index.
+    pub fn primary(&self) -> usize {
+        self.cfg.primary
+    }
     pub fn is_closed(&self) -> bool {
         self.closed
     }
