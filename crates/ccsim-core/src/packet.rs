@@ -113,6 +113,10 @@ pub struct SctpSack {
     pub n_dups: u8,
     /// DATA packets received since the last SACK (CMT's delayed ack for CMT, DAC).
     pub packets: u8,
+    /// The paper's LS mode (seed 004 §3.2): the path (SID) this SACK reports on and its
+    /// Cumulative SSN Ack; the gap blocks and duplicates are then SSNs of that path.
+    pub sid: u16,
+    pub cum_ssn: u32,
 }
 
 impl SctpSack {

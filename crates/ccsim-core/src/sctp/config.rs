@@ -9,6 +9,9 @@ use crate::time::SimDuration;
 pub const DATA_OVERHEAD: u32 = 20 + 12 + 16;
 /// A SACK without gap blocks or duplicates: IPv4 20, common header 12, SACK chunk 16 (§3.3.4).
 pub const SACK_BASE: u32 = 20 + 12 + 16;
+/// The paper's LS SACK adds a 4-byte Cumulative SSN Ack (seed 004 §3.2, Fig. 4): its chunk
+/// is 20 + 4N + 4X bytes.
+pub const LS_SACK_BASE: u32 = SACK_BASE + 4;
 /// A HEARTBEAT or HEARTBEAT ACK: IPv4 20, common header 12, chunk header 4, the Heartbeat Info
 /// parameter's header 4 and 8 bytes of sender-specific info (the send time) (§3.3.5).
 pub const HEARTBEAT_BYTES: u32 = 20 + 12 + 4 + 4 + 8;
@@ -19,6 +22,10 @@ pub enum SctpMode {
     /// RFC 4960: new data to the primary path only; the others carry retransmissions and
     /// heartbeats, and new data after a failover.
     Single,
+    /// The paper's load-sharing mode (seed 004 §3): new data on every path in proportion to
+    /// its cwnd, per-path SSNs and per-path error control, redundant retransmission
+    /// (`sctp/ls.rs`).
+    Ls,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +61,9 @@ pub struct SctpSpec {
     pub sack_frequency: u32,
     /// ... or this long after the first unacknowledged one (200 ms, §6.2; at most 500 ms).
     pub sack_delay: SimDuration,
+    /// LS mode: a chunk judged lost is also resent once on another path with cwnd room (the
+    /// paper's redundant retransmission); false is the paper's "LS 1Rtx".
+    pub ls_redundant_rtx: bool,
 }
 
 impl Default for SctpSpec {
@@ -75,6 +85,7 @@ impl Default for SctpSpec {
             rtx_to_alt: true,
             sack_frequency: 2,
             sack_delay: SimDuration::from_millis(200),
+            ls_redundant_rtx: true,
         }
     }
 }

@@ -36,12 +36,14 @@
 //! `docs/sctp.md`.
 
 pub mod config;
+pub mod ls;
 pub mod path;
 pub mod received;
 pub mod receiver;
 pub mod sender;
 
 pub use config::{SctpMode, SctpSpec};
+pub use ls::LsSender;
 pub use path::{Path, PathCounters};
 pub use receiver::{SctpReceiver, SctpReceiverConfig};
 pub use sender::{SctpSender, SctpSenderConfig};

@@ -18,7 +18,7 @@ use crate::packet::{
 };
 use crate::time::SimTime;
 
-use super::config::{SctpSpec, HEARTBEAT_BYTES, SACK_BASE};
+use super::config::{SctpMode, SctpSpec, HEARTBEAT_BYTES, LS_SACK_BASE, SACK_BASE};
 use super::received::{Received, Taken};
 
 pub struct SctpReceiverConfig {
@@ -26,6 +26,16 @@ pub struct SctpReceiverConfig {
     pub port: Port,
     pub peer_port: Port,
     pub spec: SctpSpec,
+}
+
+/// LS mode: the acknowledgment state of one path (its SSN space and its own delayed SACKs).
+#[derive(Default)]
+struct PathAcks {
+    ssns: Received,
+    dups: Vec<u32>,
+    unacked: u32,
+    sack_at: Option<SimTime>,
+    reply: (Addr, Addr),
 }
 
 pub struct SctpReceiver {
@@ -44,6 +54,8 @@ pub struct SctpReceiver {
     /// Gap blocks and duplicate TSNs that did not fit in a SACK (counted, not sent).
     gaps_left_out: u64,
     dups_left_out: u64,
+    /// LS mode only: per path (SID).
+    ls: Vec<PathAcks>,
 }
 
 impl SctpReceiver {
@@ -60,6 +72,7 @@ impl SctpReceiver {
             sacks_sent: 0,
             gaps_left_out: 0,
             dups_left_out: 0,
+            ls: Vec::new(),
         }
     }
 
@@ -113,6 +126,89 @@ impl SctpReceiver {
         }
     }
 
+    /// LS mode: a DATA chunk on path `d.sid`; SACKs by that path's own rules.
+    fn on_ls_data(&mut self, now: SimTime, pkt: &Packet, d: &SctpData, out: &mut Vec<Packet>) {
+        let i = d.sid as usize;
+        if self.ls.len() <= i {
+            self.ls.resize_with(i + 1, PathAcks::default);
+        }
+        let len = d.len as u64;
+        let above_gap = d.tsn != self.tsns.next && !self.tsns.has(d.tsn);
+        if above_gap && self.tsns.held + len > self.cfg.spec.rcv_buffer {
+            self.counters.receiver_drops += 1;
+            return;
+        }
+        self.any = true;
+        if let Taken::InOrder(bytes) = self.tsns.take(d.tsn, len) {
+            self.deliver(now, bytes);
+        }
+        let p = &mut self.ls[i];
+        p.reply = (pkt.src, pkt.dst);
+        let had_gap = !p.ssns.ranges.is_empty();
+        let dup = p.ssns.take(d.ssn, 0) == Taken::Duplicate;
+        if dup {
+            p.dups.push(d.ssn);
+        }
+        p.unacked += 1;
+        let gap = had_gap || !p.ssns.ranges.is_empty();
+        if dup || gap || p.unacked >= self.cfg.spec.sack_frequency {
+            self.ls_sack(i, now, out);
+        } else if p.sack_at.is_none() {
+            p.sack_at = Some(now + self.cfg.spec.sack_delay);
+        }
+    }
+
+    /// The paper's SACK (seed 004 Fig. 4) for path `i`: Cumulative TSN Ack, Cumulative SSN Ack,
+    /// a_rwnd, gap blocks and duplicates in the path's SSNs; 20 + 4N + 4X bytes of chunk.
+    fn ls_sack(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let a_rwnd = self.a_rwnd();
+        let cum_tsn = self.tsns.next.wrapping_sub(1);
+        let p = &mut self.ls[i];
+        let mut s = SctpSack {
+            cum_tsn,
+            any: true,
+            a_rwnd,
+            packets: p.unacked.min(u8::MAX as u32) as u8,
+            sid: i as u16,
+            cum_ssn: p.ssns.next.wrapping_sub(1),
+            ..SctpSack::default()
+        };
+        self.gaps_left_out += p.ssns.gap_blocks(&mut s.gaps, &mut s.n_gaps);
+        for &d in &p.dups {
+            if (s.n_dups as usize) < SctpSack::MAX_DUPS {
+                s.dups[s.n_dups as usize] = d;
+                s.n_dups += 1;
+            } else {
+                self.dups_left_out += 1;
+            }
+        }
+        p.dups.clear();
+        p.unacked = 0;
+        p.sack_at = None;
+        self.sacks_sent += 1;
+        let size = LS_SACK_BASE + 4 * (s.n_gaps as u32 + s.n_dups as u32);
+        let (dst, src) = p.reply;
+        out.push(self.sack_packet(src, dst, size, s, now));
+    }
+
+    fn sack_packet(&self, src: Addr, dst: Addr, size: u32, s: SctpSack, now: SimTime) -> Packet {
+        Packet {
+            src,
+            dst,
+            size,
+            dscp: 0,
+            ecn: 0,
+            ttl: DEFAULT_TTL,
+            flow: self.cfg.flow,
+            sent_at: now,
+            transport: Transport::Sctp(SctpHeader {
+                src_port: self.cfg.port,
+                dst_port: self.cfg.peer_port,
+                chunk: SctpChunk::Sack(s),
+            }),
+        }
+    }
+
     fn sack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         let cum = self.tsns.next.wrapping_sub(1);
         let mut s = SctpSack {
@@ -137,21 +233,7 @@ impl SctpReceiver {
         self.sacks_sent += 1;
         let size = SACK_BASE + 4 * (s.n_gaps as u32 + s.n_dups as u32);
         let (dst, src) = self.reply;
-        out.push(Packet {
-            src,
-            dst,
-            size,
-            dscp: 0,
-            ecn: 0,
-            ttl: DEFAULT_TTL,
-            flow: self.cfg.flow,
-            sent_at: now,
-            transport: Transport::Sctp(SctpHeader {
-                src_port: self.cfg.port,
-                dst_port: self.cfg.peer_port,
-                chunk: SctpChunk::Sack(s),
-            }),
-        });
+        out.push(self.sack_packet(src, dst, size, s, now));
     }
 }
 
@@ -161,6 +243,10 @@ impl Endpoint for SctpReceiver {
             return;
         };
         match &h.chunk {
+            SctpChunk::Data(d) if self.cfg.spec.mode == SctpMode::Ls => {
+                self.counters.packets_received += 1;
+                self.on_ls_data(now, &pkt, d, out);
+            }
             SctpChunk::Data(d) => {
                 self.counters.packets_received += 1;
                 self.reply = (pkt.src, pkt.dst);
@@ -197,9 +283,18 @@ impl Endpoint for SctpReceiver {
         if self.sack_at.is_some_and(|t| t <= now) {
             self.sack(now, out);
         }
+        for i in 0..self.ls.len() {
+            if self.ls[i].sack_at.is_some_and(|t| t <= now) {
+                self.ls_sack(i, now, out);
+            }
+        }
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.sack_at
+        self.ls
+            .iter()
+            .filter_map(|p| p.sack_at)
+            .chain(self.sack_at)
+            .min()
     }
 }

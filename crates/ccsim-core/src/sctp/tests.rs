@@ -9,6 +9,7 @@ use super::*;
 use crate::endpoint::Endpoint;
 use crate::packet::{Packet, SctpChunk, SctpSack, Transport};
 use crate::rng::RngStream;
+use crate::sctp::config::SctpMode;
 use crate::time::{SimDuration, SimTime};
 
 /// Sender addresses 10 + i, receiver addresses 20 + i: path i.
@@ -20,8 +21,8 @@ fn path_of(p: &Packet) -> usize {
     }
 }
 
-struct Harness {
-    tx: SctpSender,
+struct Harness<T: Endpoint = SctpSender> {
+    tx: T,
     rx: SctpReceiver,
     now: SimTime,
     /// (arrival time, sequence) -> (to the receiver?, packet)
@@ -33,26 +34,45 @@ struct Harness {
     /// Path i loses everything between these times.
     down: Vec<Option<(SimTime, SimTime)>>,
     out: Vec<Packet>,
-    /// Every DATA TSN the receiver got, in arrival order (retransmissions included).
-    data_seen: Vec<(u32, usize, bool)>,
+    /// Every DATA the receiver got, in arrival order (retransmissions included): TSN, path,
+    /// retransmission flag, SID, SSN.
+    data_seen: Vec<(u32, usize, bool, u16, u32)>,
 }
 
-impl Harness {
-    fn new(spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Harness {
-        let paths = (0..delays_ms.len() as u32)
-            .map(|i| (10 + i, 20 + i))
-            .collect();
-        let tx = SctpSender::new(SctpSenderConfig {
-            flow: 0,
-            port: 0,
-            dst_port: 1,
-            paths,
-            primary: 0,
-            start: SimTime::ZERO,
-            stop: None,
-            spec: spec.clone(),
-            rng: RngStream::derive(1, "test/sctp/hb"),
-        });
+fn config(spec: &SctpSpec, n: usize) -> SctpSenderConfig {
+    SctpSenderConfig {
+        flow: 0,
+        port: 0,
+        dst_port: 1,
+        paths: (0..n as u32).map(|i| (10 + i, 20 + i)).collect(),
+        primary: 0,
+        start: SimTime::ZERO,
+        stop: None,
+        spec: spec.clone(),
+        rng: RngStream::derive(1, "test/sctp/hb"),
+    }
+}
+
+impl Harness<SctpSender> {
+    fn new(spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
+        let tx = SctpSender::new(config(&spec, delays_ms.len()));
+        Harness::with(tx, spec, delays_ms, loss)
+    }
+}
+
+impl Harness<LsSender> {
+    fn ls(spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
+        let spec = SctpSpec {
+            mode: SctpMode::Ls,
+            ..spec
+        };
+        let tx = LsSender::new(config(&spec, delays_ms.len()));
+        Harness::with(tx, spec, delays_ms, loss)
+    }
+}
+
+impl<T: Endpoint> Harness<T> {
+    fn with(tx: T, spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
         let rx = SctpReceiver::new(SctpReceiverConfig {
             flow: 0,
             port: 1,
@@ -113,7 +133,8 @@ impl Harness {
                 if to_rx {
                     if let Transport::Sctp(h) = &p.transport {
                         if let SctpChunk::Data(d) = &h.chunk {
-                            self.data_seen.push((d.tsn, path, d.retransmission));
+                            self.data_seen
+                                .push((d.tsn, path, d.retransmission, d.sid, d.ssn));
                         }
                     }
                     self.rx.handle_packet(t, p, &mut self.out);
@@ -409,4 +430,179 @@ fn gap_blocks_beyond_what_a_packet_holds_are_counted_not_lost_silently() {
     let (s, _) = *sacks(&out).last().unwrap();
     assert_eq!(s.gap_blocks().len(), crate::packet::SctpSack::MAX_GAPS);
     assert!(rx.left_out().0 > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The paper's LS mode
+
+#[test]
+fn ls_distribution_follows_the_cwnd_ratio_under_the_receive_window() {
+    use super::ls::share;
+    assert_eq!(share(&[10, 30], 20), [5, 15]);
+    assert_eq!(share(&[10, 30], 40), [10, 30]);
+    assert_eq!(share(&[10, 30], 100), [10, 30]);
+    // A window too small for the floors still goes out, by largest remainder.
+    assert_eq!(share(&[3, 3], 1), [1, 0]);
+    assert_eq!(share(&[2, 5], 3), [1, 2]);
+    assert_eq!(share(&[0, 0], 5), [0, 0]);
+}
+
+#[test]
+fn ls_tags_every_data_with_its_path_and_numbers_each_path_without_holes_or_retransmissions() {
+    // Unequal delays, no loss: reordering between paths opens no SSN gap.
+    let spec = SctpSpec {
+        rcv_buffer: 1 << 20,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[5, 40], 0.0);
+    h.run(secs(20));
+    let mut next = [0u32; 2];
+    for &(_, path, rtx, sid, ssn) in &h.data_seen {
+        assert_eq!(sid as usize, path);
+        assert_eq!(ssn, next[path], "path {path}");
+        assert!(!rtx);
+        next[path] += 1;
+    }
+    assert!(next[0] > 1000 && next[1] > 1000, "{next:?}");
+    let c = h.tx.counters();
+    assert_eq!((c.fast_retransmits, c.timeouts, c.retransmits), (0, 0, 0));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+}
+
+#[test]
+fn ls_delivers_the_tsn_stream_once_in_order_and_never_sends_one_tsn_twice_as_copies_on_a_path() {
+    let mut h = Harness::ls(SctpSpec::default(), &[10, 30], 0.03);
+    h.run(secs(120));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+    assert!(h.rx.next_tsn() > 1000);
+    assert!(h.tx.redundant_copies() > 0);
+    // One TSN has at most one SSN on each path: the path's own resends reuse it, and a
+    // redundant copy goes only to a path it was never sent on (Fig. 7's send bits).
+    let mut ssn_of: BTreeMap<(u32, usize), u32> = BTreeMap::new();
+    for &(tsn, path, _, _, ssn) in &h.data_seen {
+        let first = *ssn_of.entry((tsn, path)).or_insert(ssn);
+        assert_eq!(first, ssn, "TSN {tsn} sent as two SSNs on path {path}");
+    }
+    // The Rtx-info table keeps only entries still waiting for an ack from some path.
+    for e in h.tx.rtx_info().values() {
+        assert_ne!(e.ack & e.send, e.send);
+    }
+}
+
+#[test]
+fn ls_1rtx_resends_only_on_the_original_path() {
+    let spec = SctpSpec {
+        ls_redundant_rtx: false,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[10, 30], 0.03);
+    h.run(secs(60));
+    assert_eq!(h.tx.redundant_copies(), 0);
+    let mut path_of_tsn: BTreeMap<u32, usize> = BTreeMap::new();
+    for &(tsn, path, ..) in &h.data_seen {
+        assert_eq!(*path_of_tsn.entry(tsn).or_insert(path), path);
+    }
+    assert!(h.tx.counters().retransmits > 0);
+}
+
+#[test]
+fn ls_a_failed_path_keeps_one_mtu_and_carries_no_new_data() {
+    let spec = SctpSpec {
+        path_max_retrans: 1,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[10, 10], 0.0);
+    h.down[1] = Some((secs(2), secs(1000)));
+    h.run(secs(30));
+    let p = h.tx.path(1);
+    assert!(!p.active);
+    assert_eq!(p.cwnd, 1500);
+    // Everything path 1 sent after it failed was a resend of its own SSNs.
+    let failed_sends_before = p.counters.data_packets;
+    h.run(secs(60));
+    let p = h.tx.path(1);
+    assert!(p.counters.data_packets - failed_sends_before <= p.counters.timeouts);
+    assert!(h.tx.path(0).counters.data_packets > 10_000);
+}
+
+fn ls_sack(sid: u16, cum_ssn: u32, cum_tsn: u32, a_rwnd: u32) -> Packet {
+    let mut p = sack(cum_tsn, &[], a_rwnd);
+    p.src = 20 + sid as u32;
+    p.dst = 10 + sid as u32;
+    if let Transport::Sctp(h) = &mut p.transport {
+        if let SctpChunk::Sack(s) = &mut h.chunk {
+            s.sid = sid;
+            s.cum_ssn = cum_ssn;
+        }
+    }
+    p
+}
+
+#[test]
+fn ls_only_a_provably_newest_sack_changes_the_receive_window() {
+    let spec = SctpSpec {
+        mode: SctpMode::Ls,
+        ..SctpSpec::default()
+    };
+    let mut tx = LsSender::new(config(&spec, 2));
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    let t = SimTime::from_millis(30);
+    // Path 0 carried TSNs 0, 1, ... as its SSNs 0, 1, ...: cum TSN 1 advances the CTSN.
+    tx.handle_packet(t, ls_sack(0, 1, 1, 40_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    // An older SACK (cum TSN 0) from the other path: its window is not used.
+    tx.handle_packet(t, ls_sack(1, u32::MAX, 0, 10_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    // The same cum TSN, nothing newly acked: not used either.
+    tx.handle_packet(t, ls_sack(0, 1, 1, 20_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    assert_eq!(tx.rwnd_ignored(), 2);
+}
+
+#[test]
+fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
+    let mut rx = SctpReceiver::new(SctpReceiverConfig {
+        flow: 0,
+        port: 1,
+        peer_port: 0,
+        spec: SctpSpec {
+            mode: SctpMode::Ls,
+            ..SctpSpec::default()
+        },
+    });
+    let mut out = Vec::new();
+    // Path 1 carries SSNs 0, 2, 3, 5 (TSNs 10, 12, 13, 15), then SSN 0 again.
+    for (ssn, tsn) in [(0, 10), (2, 12), (3, 13), (5, 15), (0, 10)] {
+        let mut p = data(tsn);
+        p.dst = 21;
+        p.src = 11;
+        if let Transport::Sctp(h) = &mut p.transport {
+            if let SctpChunk::Data(d) = &mut h.chunk {
+                d.sid = 1;
+                d.ssn = ssn;
+            }
+        }
+        rx.handle_packet(SimTime::ZERO, p, &mut out);
+    }
+    let (s, size) = *sacks(&out).last().unwrap();
+    assert_eq!((s.sid, s.cum_ssn), (1, 0));
+    assert_eq!(
+        s.cum_tsn,
+        u32::MAX,
+        "TSNs 0-9 never came: nothing in order yet"
+    );
+    assert_eq!(s.gap_blocks(), [(2, 3), (5, 5)]);
+    assert_eq!(s.dup_tsns(), [0], "duplicate SSNs");
+    assert_eq!(size - 20 - 12, 20 + 4 * 2 + 4);
+    // Sent back to where the DATA came from, out of the address it arrived at.
+    assert_eq!((out[0].src, out[0].dst), (21, 11));
 }

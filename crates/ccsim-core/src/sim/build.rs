@@ -31,7 +31,9 @@ use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
 use crate::scenario::units::format_duration;
 use crate::scenario::{FlowKind, FlowSpec, HookSpec, SctpPathSpec, SizeDist, Spec};
-use crate::sctp::{SctpReceiver, SctpReceiverConfig, SctpSender, SctpSenderConfig};
+use crate::sctp::{
+    LsSender, SctpMode, SctpReceiver, SctpReceiverConfig, SctpSender, SctpSenderConfig,
+};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
 use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
@@ -308,7 +310,7 @@ impl Simulator {
     ) {
         let flow = self.flows.len() as u32;
         let (tx, rx) = self.reserve_ports();
-        let sender = SctpSender::new(SctpSenderConfig {
+        let cfg = SctpSenderConfig {
             flow,
             port: tx,
             dst_port: rx,
@@ -318,7 +320,11 @@ impl Simulator {
             stop: f.stop,
             spec: sctp.clone(),
             rng: RngStream::derive(self.seed, &format!("flow/{name}/sctp")),
-        });
+        };
+        let sender = match sctp.mode {
+            SctpMode::Single => AnyEndpoint::SctpSender(Box::new(SctpSender::new(cfg))),
+            SctpMode::Ls => AnyEndpoint::SctpLsSender(Box::new(LsSender::new(cfg))),
+        };
         let receiver = SctpReceiver::new(SctpReceiverConfig {
             flow,
             port: rx,
@@ -327,7 +333,7 @@ impl Simulator {
         });
         self.eps.push(EndpointSlot {
             node: ends.src,
-            ep: AnyEndpoint::SctpSender(Box::new(sender)),
+            ep: sender,
             timer_at: None,
         });
         self.eps.push(EndpointSlot {

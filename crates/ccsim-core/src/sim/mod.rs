@@ -46,7 +46,7 @@ use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
 use crate::packet::{Packet, Port};
 use crate::results::RunOutput;
-use crate::sctp::{SctpReceiver, SctpSender};
+use crate::sctp::{LsSender, Path, SctpReceiver, SctpSender};
 use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
@@ -136,6 +136,7 @@ enum AnyEndpoint {
     OnOff(OnOffSource),
     UdpSink(UdpSink),
     SctpSender(Box<SctpSender>),
+    SctpLsSender(Box<LsSender>),
     SctpReceiver(Box<SctpReceiver>),
 }
 
@@ -148,6 +149,7 @@ impl AnyEndpoint {
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
             AnyEndpoint::SctpSender(e) => e.as_mut(),
+            AnyEndpoint::SctpLsSender(e) => e.as_mut(),
             AnyEndpoint::SctpReceiver(e) => e.as_mut(),
         }
     }
@@ -159,6 +161,7 @@ impl AnyEndpoint {
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
             AnyEndpoint::SctpSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
             AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
         }
     }
@@ -170,7 +173,22 @@ impl AnyEndpoint {
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
             AnyEndpoint::SctpSender(e) => e.counters(),
+            AnyEndpoint::SctpLsSender(e) => e.counters(),
             AnyEndpoint::SctpReceiver(e) => e.counters(),
+        }
+    }
+}
+
+impl AnyEndpoint {
+    /// An SCTP sender's paths and its primary's index.
+    fn sctp_paths(&self) -> Option<(Vec<&Path>, usize)> {
+        match self {
+            AnyEndpoint::SctpSender(s) => Some((s.paths().iter().collect(), s.primary())),
+            AnyEndpoint::SctpLsSender(s) => Some((
+                (0..s.path_count()).map(|i| s.path(i)).collect(),
+                s.primary(),
+            )),
+            _ => None,
         }
     }
 }

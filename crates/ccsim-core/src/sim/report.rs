@@ -152,6 +152,7 @@ impl Simulator {
                     AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
                     // The sum over the association's paths.
                     AnyEndpoint::SctpSender(s) => s.cwnd_total() as f64,
+                    AnyEndpoint::SctpLsSender(s) => s.cwnd_total() as f64,
                     _ => f64::NAN,
                 },
             ];
@@ -226,12 +227,12 @@ impl Simulator {
             format!("{}:{link}", self.net.nodes[iface.node as usize].name)
         };
         for fr in &self.flows {
-            let AnyEndpoint::SctpSender(s) = &self.eps[fr.sender as usize].ep else {
+            let Some((paths, primary_path)) = self.eps[fr.sender as usize].ep.sctp_paths() else {
                 continue;
             };
             let secs = self.now.saturating_since(fr.start).as_secs_f64();
-            let acked_total: u64 = s.paths().iter().map(|p| p.counters.bytes_acked).sum();
-            for (i, p) in s.paths().iter().enumerate() {
+            let acked_total: u64 = paths.iter().map(|p| p.counters.bytes_acked).sum();
+            for (i, p) in paths.iter().enumerate() {
                 let c = &p.counters;
                 flow.push(fr.name.clone());
                 local.push(addr_name(p.local));
@@ -256,7 +257,7 @@ impl Simulator {
                 }
                 for (col, v) in u.iter_mut().zip([
                     i as u64,
-                    (i == s.primary()) as u64,
+                    (i == primary_path) as u64,
                     c.data_packets,
                     c.data_bytes,
                     c.retransmits,

@@ -63,3 +63,33 @@ fn when_the_primary_link_fails_data_moves_to_the_alternate_and_nothing_is_delive
     assert!(u64s(&out.flows, "timeouts")[0] >= 6);
     assert_conserved(&out);
 }
+
+#[test]
+fn ls_mode_aggregates_two_paths_of_unequal_bandwidth_in_proportion_to_their_windows() {
+    // The paper's Fig. 9 setting at 10 and 6 Mbit/s, with a receive window large enough.
+    let out = run_toml(
+        &two_paths("30s", ""),
+        &[
+            "links.a1.rate=\"6Mbps\"",
+            "links.b1.rate=\"6Mbps\"",
+            "flows.assoc.mode=\"ls\"",
+            "flows.assoc.rcv_buffer=\"1MiB\"",
+        ],
+        None,
+    );
+    let goodput = f64s(&out.flows, "goodput_bps")[0];
+    let ideal = 16e6 * 1452.0 / 1500.0;
+    assert!(goodput > 0.9 * ideal, "goodput {goodput} of {ideal}");
+    // Each path carries its share: about 10:6.
+    let share = f64s(&out.paths, "acked_share");
+    assert!((share[0] - 10.0 / 16.0).abs() < 0.05, "{share:?}");
+    // No false fast retransmits from the reordering between paths: each answers a packet a
+    // queue dropped (the windows grow until the 50-packet queues overflow).
+    let drops: u64 = ["a0", "b0", "a1", "b1"]
+        .iter()
+        .map(|l| u64s(&out.links, "drops_queue")[link_row(&out, l, "a_to_b")])
+        .sum();
+    let fast = u64s(&out.flows, "fast_retransmits")[0];
+    assert!(fast <= drops, "{fast} fast retransmits for {drops} drops");
+    assert_conserved(&out);
+}

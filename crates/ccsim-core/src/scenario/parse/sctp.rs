@@ -40,6 +40,7 @@ pub(super) const SCTP_KEYS: &[&str] = &[
     "rtx_to_alt",
     "sack_frequency",
     "sack_delay",
+    "redundant_rtx",
 ];
 
 /// The smallest packet_size: the 48 bytes of headers and 4 bytes of data.
@@ -60,10 +61,24 @@ pub(super) fn read_sctp_flow(
         None => 0,
     };
     let d = SctpSpec::default();
-    let mode = match opt(r, "mode", |f| f.choice(&["single"]))? {
-        Some("single") | None => SctpMode::Single,
-        Some(_) => unreachable!("choice returns one of the options"),
+    let mode = match opt(r, "mode", |f| f.choice(&["single", "ls"]))? {
+        Some("ls") => SctpMode::Ls,
+        _ => SctpMode::Single,
     };
+    // Redundant retransmission exists in LS mode only (an option that does nothing is refused).
+    let ls_redundant_rtx = match r.get("redundant_rtx") {
+        Some(f) if mode != SctpMode::Ls => {
+            return Err(f.error("applies to mode = \"ls\" only"));
+        }
+        Some(f) => f.boolean()?,
+        None => d.ls_redundant_rtx,
+    };
+    if mode == SctpMode::Ls && paths.len() > 64 {
+        return Err(super::reader::error(
+            &r.path,
+            format!("mode = \"ls\" takes at most 64 paths, not {}", paths.len()),
+        ));
+    }
     let packet_size =
         opt(r, "packet_size", |f| f.size_u32(MIN_PACKET_SIZE))?.unwrap_or(d.packet_size);
     let chunk = (packet_size - crate::sctp::config::DATA_OVERHEAD) as u64;
@@ -114,6 +129,7 @@ pub(super) fn read_sctp_flow(
         rtx_to_alt: opt(r, "rtx_to_alt", |f| f.boolean())?.unwrap_or(d.rtx_to_alt),
         sack_frequency: opt(r, "sack_frequency", |f| f.u32_in(1, 255))?.unwrap_or(d.sack_frequency),
         sack_delay: opt(r, "sack_delay", |f| f.positive_duration())?.unwrap_or(d.sack_delay),
+        ls_redundant_rtx,
     };
     Ok(FlowKind::Sctp {
         paths,
@@ -270,6 +286,20 @@ dst = "h2"
     }
 
     #[test]
+    fn redundant_retransmission_is_an_ls_mode_option_only() {
+        let (_, _, sctp) = sctp_of(&spec(
+            TWO_PATHS,
+            &["flows.f1.mode=\"ls\"", "flows.f1.redundant_rtx=false"],
+        ));
+        assert_eq!(sctp.mode, SctpMode::Ls);
+        assert!(!sctp.ls_redundant_rtx);
+        assert_eq!(
+            message(TWO_PATHS, &["flows.f1.redundant_rtx=false"]),
+            "flows.f1.redundant_rtx: applies to mode = \"ls\" only"
+        );
+    }
+
+    #[test]
     fn bad_paths_are_refused_naming_the_field() {
         assert_eq!(
             message(
@@ -293,14 +323,14 @@ dst = "h2"
         );
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.mode=\"fast\""]),
-            "flows.f1.mode: \"fast\" is not one of single"
+            "flows.f1.mode: \"fast\" is not one of single, ls"
         );
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.size=1000"]),
             "flows.f1.size: unknown key; allowed: type, src, dst, start, stop, paths, primary, \
              mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, rto_initial, \
              rto_min, rto_max, path_max_retrans, assoc_max_retrans, hb_interval, max_burst, \
-             fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay"
+             fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx"
         );
     }
 }
