@@ -37,6 +37,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sctp;
 pub mod sim;
+pub mod striping;
 pub mod tcp;
 pub mod time;
 pub mod traffic;

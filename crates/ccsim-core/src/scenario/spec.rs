@@ -91,6 +91,9 @@ pub enum HookSpec {
     Snoop(crate::agents::SnoopConfig),
     /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`].
     Itcp(crate::agents::ItcpConfig),
+    /// IP-layer round-robin striping of the data packets for host `dst` over its addresses on
+    /// `links` (paper 004's "IP" line): [`crate::striping`].
+    Stripe { dst: String, links: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq)]

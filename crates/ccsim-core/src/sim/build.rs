@@ -94,7 +94,7 @@ impl Simulator {
             .and_then(|s| build_started.checked_add(Duration::try_from_secs_f64(s).ok()?));
         let net = Network::build_until(spec, deadline)
             .map_err(|e| build_out_of_time(spec.limits.max_wall_seconds.unwrap_or(0.0), e))?;
-        let hooks = build_hooks(spec);
+        let hooks = build_hooks(spec, &net);
         let n_nodes = net.nodes.len();
         Ok(Simulator {
             now: SimTime::ZERO,
@@ -419,15 +419,19 @@ fn sctp_addrs(net: &Network, ends: FlowEnds, paths: &[SctpPathSpec]) -> Vec<(Add
 }
 
 /// One hook per node that declares one, indexed by node.
-fn build_hooks(spec: &Spec) -> Vec<Option<Box<dyn NodeHook>>> {
+fn build_hooks(spec: &Spec, net: &Network) -> Vec<Option<Box<dyn NodeHook>>> {
     spec.nodes
         .iter()
-        .map(|(name, n)| n.hook.as_ref().map(|h| build_hook(spec.seed, name, h)))
+        .map(|(name, n)| n.hook.as_ref().map(|h| build_hook(spec, net, name, h)))
         .collect()
 }
 
-fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
+fn build_hook(spec: &Spec, net: &Network, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
+    let seed = spec.seed;
     match h {
+        HookSpec::Stripe { dst, links } => {
+            Box::new(crate::striping::Stripe::build(spec, net, dst, links))
+        }
         HookSpec::Impair { drop, delay } => Box::new(Impair::new(
             *drop,
             *delay,

@@ -38,6 +38,7 @@ mod nodes;
 mod reader;
 mod routing;
 mod sctp;
+mod striping;
 mod tcp;
 #[cfg(test)]
 mod testutil;
@@ -219,6 +220,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
     let nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
     let links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
         read_flows(f, &nodes, &links, &tcp_defaults)
