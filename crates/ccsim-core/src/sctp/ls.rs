@@ -83,8 +83,13 @@ pub struct LsSender {
     next_tsn: u32,
     /// CTSN + 1: the receiver has every TSN below it.
     ctsn_next: u32,
-    /// TSNs above the CTSN known to be acknowledged.
-    acked_above: BTreeSet<u32>,
+    /// TSNs above the CTSN known to be acknowledged: entry k is TSN `ctsn_next + k` (a window
+    /// of flags, not a tree: one push or pop per chunk on the per-packet path).
+    acked_above: VecDeque<bool>,
+    /// Scratch buffers reused by every SACK (no allocation per packet).
+    scratch_tsns: Vec<u32>,
+    scratch_open: Vec<u64>,
+    scratch_quota: Vec<u64>,
     a_rwnd: u64,
     /// TSNs waiting for a redundant copy (the Rtx data buffer).
     rtx_buffer: BTreeSet<u32>,
@@ -117,7 +122,10 @@ impl LsSender {
             paths,
             next_tsn: 0,
             ctsn_next: 0,
-            acked_above: BTreeSet::new(),
+            acked_above: VecDeque::new(),
+            scratch_tsns: Vec::new(),
+            scratch_open: Vec::new(),
+            scratch_quota: Vec::new(),
             rtx_buffer: BTreeSet::new(),
             rtx_info: BTreeMap::new(),
             started: false,
@@ -161,22 +169,26 @@ impl LsSender {
 
     /// The packets each active path may send now (Fig. 6), with the choices of the module doc.
     pub fn distribution(&self) -> Vec<u64> {
+        let (mut open, mut quota) = (Vec::new(), Vec::new());
+        self.distribute(&mut open, &mut quota);
+        quota
+    }
+
+    /// [`LsSender::distribution`] into `quota`, with `open` as scratch.
+    fn distribute(&self, open: &mut Vec<u64>, quota: &mut Vec<u64>) {
         let c = self.chunk_len();
         let outstanding = (self.next_tsn - self.ctsn_next) as u64;
         let rwnd_pkts = (self.a_rwnd / c).saturating_sub(outstanding);
-        let open: Vec<u64> = self
-            .paths
-            .iter()
-            .map(|m| {
-                let p = &m.path;
-                if p.active && p.flight < p.cwnd {
-                    (p.cwnd - p.flight).div_ceil(c)
-                } else {
-                    0
-                }
-            })
-            .collect();
-        share(&open, rwnd_pkts)
+        open.clear();
+        open.extend(self.paths.iter().map(|m| {
+            let p = &m.path;
+            if p.active && p.flight < p.cwnd {
+                (p.cwnd - p.flight).div_ceil(c)
+            } else {
+                0
+            }
+        }));
+        share_into(open, rwnd_pkts, quota);
     }
 
     fn packet(&self, i: usize, size: u32, chunk: SctpChunk, now: SimTime) -> Packet {
@@ -259,7 +271,20 @@ impl LsSender {
     }
 
     fn is_acked(&self, tsn: u32) -> bool {
-        tsn < self.ctsn_next || self.acked_above.contains(&tsn)
+        tsn < self.ctsn_next
+            || self
+                .acked_above
+                .get((tsn - self.ctsn_next) as usize)
+                .is_some_and(|&a| a)
+    }
+
+    /// Note TSN `tsn` (at or above the CTSN) as acknowledged; true if it was not before.
+    fn note_acked(&mut self, tsn: u32) -> bool {
+        let k = (tsn - self.ctsn_next) as usize;
+        if self.acked_above.len() <= k {
+            self.acked_above.resize(k + 1, false);
+        }
+        !std::mem::replace(&mut self.acked_above[k], true)
     }
 
     fn send_what_fits(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -279,8 +304,10 @@ impl LsSender {
             }
         }
         // 2. Redundant copies of lost TSNs, each to a path it has not been sent on (Fig. 7).
-        let waiting: Vec<u32> = self.rtx_buffer.iter().copied().collect();
-        for tsn in waiting {
+        let mut waiting = std::mem::take(&mut self.scratch_tsns);
+        waiting.clear();
+        waiting.extend(self.rtx_buffer.iter().copied());
+        for &tsn in &waiting {
             if self.is_acked(tsn) {
                 self.rtx_buffer.remove(&tsn);
                 continue;
@@ -298,17 +325,24 @@ impl LsSender {
                 self.send_ssn(q, ssn, tsn, now, out);
             }
         }
+        self.scratch_tsns = waiting;
         // 3. New data, distributed by the windows (Fig. 6).
         if self.cfg.stop.is_some_and(|s| now >= s) {
             return;
         }
-        let quota = self.distribution();
+        let (mut open, mut quota) = (
+            std::mem::take(&mut self.scratch_open),
+            std::mem::take(&mut self.scratch_quota),
+        );
+        self.distribute(&mut open, &mut quota);
         for (i, &n) in quota.iter().enumerate() {
             for _ in 0..n {
                 let (ssn, tsn) = (self.paths[i].next_ssn, self.next_tsn);
                 self.send_ssn(i, ssn, tsn, now, out);
             }
         }
+        self.scratch_open = open;
+        self.scratch_quota = quota;
     }
 
     fn on_sack(&mut self, now: SimTime, s: &SctpSack, out: &mut Vec<Packet>) {
@@ -330,7 +364,7 @@ impl LsSender {
             let advanced = cum_next > m.base;
             let mut acked = 0u64;
             let mut htna = None;
-            let mut acked_tsns = Vec::new();
+            let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
             let mut ack_one = |m: &mut PathModule, ssn: u32| {
                 let k = (ssn - m.base) as usize;
                 let c = m.slots[k];
@@ -404,12 +438,16 @@ impl LsSender {
                     }
                 }
             }
-            for tsn in acked_tsns {
-                self.rtx_info.entry(tsn).and_modify(|e| e.ack |= 1 << i);
-                if tsn >= self.ctsn_next && self.acked_above.insert(tsn) {
+            for &tsn in &acked_tsns {
+                if !self.rtx_info.is_empty() {
+                    self.rtx_info.entry(tsn).and_modify(|e| e.ack |= 1 << i);
+                }
+                if tsn >= self.ctsn_next && self.note_acked(tsn) {
                     newly_acked_tsn = true;
                 }
             }
+            acked_tsns.clear();
+            self.scratch_tsns = acked_tsns;
             if !fast.is_empty() {
                 self.fast_retransmit(i, &fast, now, out);
             }
@@ -417,14 +455,10 @@ impl LsSender {
         // Flow control: only a provably newest SACK updates the window.
         let ctsn_next = s.cum_tsn.wrapping_add(1);
         if ctsn_next > self.ctsn_next && ctsn_next <= self.next_tsn {
+            let advance = (ctsn_next - self.ctsn_next) as usize;
+            self.acked_above
+                .drain(..advance.min(self.acked_above.len()));
             self.ctsn_next = ctsn_next;
-            while self
-                .acked_above
-                .first()
-                .is_some_and(|&t| t < self.ctsn_next)
-            {
-                self.acked_above.pop_first();
-            }
             self.a_rwnd = s.a_rwnd as u64;
         } else if ctsn_next == self.ctsn_next && newly_acked_tsn {
             self.a_rwnd = s.a_rwnd as u64;
@@ -527,27 +561,30 @@ impl LsSender {
 /// all of them when the window allows, else shares in proportion, floored, the rest one by one
 /// by largest remainder (ties to the lower index).
 pub fn share(open: &[u64], rwnd_pkts: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    share_into(open, rwnd_pkts, &mut out);
+    out
+}
+
+/// [`share`] into `out` (reused: no allocation when the window allows everything).
+fn share_into(open: &[u64], rwnd_pkts: u64, out: &mut Vec<u64>) {
+    out.clear();
     let sum: u64 = open.iter().sum();
     if rwnd_pkts >= sum {
-        return open.to_vec();
+        out.extend_from_slice(open);
+        return;
     }
-    if sum == 0 {
-        return vec![0; open.len()];
-    }
-    let mut out: Vec<u64> = open.iter().map(|&w| w * rwnd_pkts / sum).collect();
+    out.extend(open.iter().map(|&w| w * rwnd_pkts / sum));
     let mut left = rwnd_pkts - out.iter().sum::<u64>();
-    let mut order: Vec<usize> = (0..open.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse((open[i] * rwnd_pkts) % sum));
-    for i in order {
-        if left == 0 {
-            break;
-        }
-        if out[i] < open[i] {
-            out[i] += 1;
-            left -= 1;
-        }
+    // Largest remainder first (ties to the lower index): a few paths, so a selection is cheap.
+    while left > 0 {
+        let best = (0..open.len())
+            .filter(|&i| out[i] < open[i] && out[i] * sum <= open[i] * rwnd_pkts)
+            .max_by_key(|&i| (open[i] * rwnd_pkts - out[i] * sum, std::cmp::Reverse(i)));
+        let Some(i) = best else { break };
+        out[i] += 1;
+        left -= 1;
     }
-    out
 }
 
 impl Endpoint for LsSender {

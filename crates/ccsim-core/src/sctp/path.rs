@@ -57,6 +57,11 @@ pub struct Path {
     /// A HEARTBEAT not yet answered: when it was sent.
     pub hb_sent: Option<SimTime>,
     pub counters: PathCounters,
+    /// Per-SACK scratch of the sender (kept here so that a SACK allocates nothing): the flight
+    /// before the SACK, the bytes it newly acked here, the earliest TSN outstanding here.
+    pub(crate) sack_flight_before: u64,
+    pub(crate) sack_acked: u64,
+    pub(crate) sack_earliest: Option<u32>,
 }
 
 impl Path {
@@ -82,6 +87,9 @@ impl Path {
             rtt_probe: None,
             hb_sent: None,
             counters: PathCounters::default(),
+            sack_flight_before: 0,
+            sack_acked: 0,
+            sack_earliest: None,
         }
     }
 

@@ -300,17 +300,20 @@ impl SctpSender {
         }
         let mtu = self.mtu();
         let n = self.paths.len();
-        let flight_before: Vec<u64> = self.paths.iter().map(|p| p.flight).collect();
-        let mut acked = vec![0u64; n];
+        for p in &mut self.paths {
+            p.sack_flight_before = p.flight;
+            p.sack_acked = 0;
+            p.sack_earliest = None;
+        }
         // Each path's earliest outstanding TSN, to know whether its T3 restarts (§6.3.2 R3).
-        let mut earliest: Vec<Option<u32>> = vec![None; n];
         let mut found = 0;
         for (i, c) in self.outstanding.iter().enumerate() {
             if found == n {
                 break;
             }
-            if c.state == State::InFlight && earliest[c.path as usize].is_none() {
-                earliest[c.path as usize] = Some(self.base + i as u32);
+            let p = &mut self.paths[c.path as usize];
+            if c.state == State::InFlight && p.sack_earliest.is_none() {
+                p.sack_earliest = Some(self.base + i as u32);
                 found += 1;
             }
         }
@@ -318,7 +321,7 @@ impl SctpSender {
         let advanced = cum_next > self.base;
         // Cumulatively acked chunks.
         for tsn in self.base..cum_next {
-            self.newly_ack(tsn, now, &mut acked, &mut htna);
+            self.newly_ack(tsn, now, &mut htna);
         }
         // Gap-acked chunks.
         for &(s, e) in sack.gap_blocks() {
@@ -327,7 +330,7 @@ impl SctpSender {
                 sack.cum_tsn.wrapping_add(e as u32),
             );
             for tsn in lo.max(cum_next)..=hi.min(self.next_tsn.saturating_sub(1)) {
-                self.newly_ack(tsn, now, &mut acked, &mut htna);
+                self.newly_ack(tsn, now, &mut htna);
             }
         }
         // Forget the chunks below the new cum ack point.
@@ -341,19 +344,19 @@ impl SctpSender {
         // Growth before any cut of the same SACK (§7.2.4).
         if advanced {
             let in_fr = self.fast_recovery.is_some();
-            for (i, p) in self.paths.iter_mut().enumerate() {
-                p.grow(acked[i], flight_before[i], in_fr, mtu);
+            for p in &mut self.paths {
+                p.grow(p.sack_acked, p.sack_flight_before, in_fr, mtu);
             }
         }
-        let restart: Vec<bool> = earliest
-            .iter()
-            .map(|e| e.is_some_and(|t| t < cum_next || self.acked_by_gap(t)))
-            .collect();
-        for (i, p) in self.paths.iter_mut().enumerate() {
+        for i in 0..n {
+            let restart = self.paths[i]
+                .sack_earliest
+                .is_some_and(|t| t < cum_next || self.acked_by_gap(t));
+            let p = &mut self.paths[i];
             if p.flight == 0 {
                 p.pba = 0;
                 p.t3 = None;
-            } else if restart[i] {
+            } else if restart {
                 p.t3 = Some(now + p.rto.rto());
             }
         }
@@ -376,7 +379,7 @@ impl SctpSender {
     }
 
     /// TSN `tsn` is acknowledged by the SACK being processed (cumulatively or by a gap block).
-    fn newly_ack(&mut self, tsn: u32, now: SimTime, acked: &mut [u64], htna: &mut Option<u32>) {
+    fn newly_ack(&mut self, tsn: u32, now: SimTime, htna: &mut Option<u32>) {
         let i = (tsn - self.base) as usize;
         let c = self.outstanding[i];
         if c.state == State::GapAcked {
@@ -389,7 +392,7 @@ impl SctpSender {
             self.marked.remove(&tsn);
         }
         self.outstanding[i].state = State::GapAcked;
-        acked[path] += c.len as u64;
+        self.paths[path].sack_acked += c.len as u64;
         *htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
         let p = &mut self.paths[path];
         p.counters.bytes_acked += c.len as u64;
