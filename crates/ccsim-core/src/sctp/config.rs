@@ -26,6 +26,21 @@ pub enum SctpMode {
     /// its cwnd, per-path SSNs and per-path error control, redundant retransmission
     /// (`sctp/ls.rs`).
     Ls,
+    /// Concurrent Multipath Transfer (Iyengar, Amer, Stewart 2006): new data on every path at
+    /// once in one TSN space, with the split fast retransmit (SFR), the cwnd update (CUC) and
+    /// the delayed ack (DAC) for CMT, and a retransmission policy.
+    Cmt,
+}
+
+/// Where a CMT sender resends a chunk (Iyengar et al., ICON 2004).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtxPolicy {
+    /// The path it was sent on (unless inactive).
+    Same,
+    /// The active path with the largest cwnd (ns-2's default, `eCmtRtxPolicy_ 4`).
+    Cwnd,
+    /// The active path with the largest ssthresh.
+    Ssthresh,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -64,6 +79,12 @@ pub struct SctpSpec {
     /// LS mode: a chunk judged lost is also resent once on another path with cwnd room (the
     /// paper's redundant retransmission); false is the paper's "LS 1Rtx".
     pub ls_redundant_rtx: bool,
+    /// CMT's split fast retransmit, cwnd update and delayed ack (all on, as ns-2's defaults).
+    pub cmt_sfr: bool,
+    pub cmt_cuc: bool,
+    pub cmt_dac: bool,
+    /// CMT's retransmission destination.
+    pub rtx_policy: RtxPolicy,
 }
 
 impl Default for SctpSpec {
@@ -86,6 +107,10 @@ impl Default for SctpSpec {
             sack_frequency: 2,
             sack_delay: SimDuration::from_millis(200),
             ls_redundant_rtx: true,
+            cmt_sfr: true,
+            cmt_cuc: true,
+            cmt_dac: true,
+            rtx_policy: RtxPolicy::Cwnd,
         }
     }
 }

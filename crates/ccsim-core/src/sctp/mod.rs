@@ -42,7 +42,7 @@ pub mod received;
 pub mod receiver;
 pub mod sender;
 
-pub use config::{SctpMode, SctpSpec};
+pub use config::{RtxPolicy, SctpMode, SctpSpec};
 pub use ls::LsSender;
 pub use path::{Path, PathCounters};
 pub use receiver::{SctpReceiver, SctpReceiverConfig};

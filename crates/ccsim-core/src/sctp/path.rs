@@ -62,6 +62,11 @@ pub struct Path {
     pub(crate) sack_flight_before: u64,
     pub(crate) sack_acked: u64,
     pub(crate) sack_earliest: Option<u32>,
+    /// The lowest and highest TSN the SACK newly acked here (CMT's SFR and DAC).
+    pub(crate) sack_lowest: Option<u32>,
+    pub(crate) sack_highest: Option<u32>,
+    /// CMT: this path's own Fast Recovery, until the cum ack passes this TSN.
+    pub(crate) fr_exit: Option<u32>,
 }
 
 impl Path {
@@ -90,6 +95,9 @@ impl Path {
             sack_flight_before: 0,
             sack_acked: 0,
             sack_earliest: None,
+            sack_lowest: None,
+            sack_highest: None,
+            fr_exit: None,
         }
     }
 

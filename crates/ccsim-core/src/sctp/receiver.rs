@@ -255,7 +255,9 @@ impl Endpoint for SctpReceiver {
                 self.unacked += 1;
                 // §6.2: every second packet or within sack_delay; §6.7: at once while a gap
                 // exists (or one just closed), and on a duplicate.
-                let gap = had_gap || !self.tsns.ranges.is_empty();
+                // CMT's DAC: keep delaying despite gaps (the sender counts the packets).
+                let dac = self.cfg.spec.mode == SctpMode::Cmt && self.cfg.spec.cmt_dac;
+                let gap = !dac && (had_gap || !self.tsns.ranges.is_empty());
                 if dup || gap || self.unacked >= self.cfg.spec.sack_frequency {
                     self.sack(now, out);
                 } else if self.sack_at.is_none() {

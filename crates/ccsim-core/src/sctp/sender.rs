@@ -23,7 +23,7 @@ use crate::packet::{
 use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 
-use super::config::{SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
+use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::Path;
 
 pub struct SctpSenderConfig {
@@ -81,6 +81,8 @@ pub struct SctpSender {
     counters: FlowCounters,
     /// SACKs whose cum TSN was below the ack point (dropped, §6.2.1).
     stale_sacks: u64,
+    /// CMT: the path the next new chunk tries first (round robin over paths with room).
+    next_path: usize,
 }
 
 impl SctpSender {
@@ -104,6 +106,7 @@ impl SctpSender {
             started: false,
             counters: FlowCounters::default(),
             stale_sacks: 0,
+            next_path: 0,
         }
     }
 
@@ -122,6 +125,15 @@ impl SctpSender {
             .find(|&i| self.paths[i].active)
             .unwrap_or(self.cfg.primary)
     }
+    #[cfg(test)]
+    pub(crate) fn paths_mut(&mut self) -> &mut [Path] {
+        &mut self.paths
+    }
+    #[cfg(test)]
+    pub(crate) fn rtx_destination_of(&self, path: usize) -> usize {
+        self.rtx_destination(path)
+    }
+
     /// The primary path's index.
     pub fn primary(&self) -> usize {
         self.cfg.primary
@@ -142,6 +154,34 @@ impl SctpSender {
     }
     pub fn stale_sacks(&self) -> u64 {
         self.stale_sacks
+    }
+
+    fn cmt(&self) -> bool {
+        self.cfg.spec.mode == SctpMode::Cmt
+    }
+
+    /// CMT: where a chunk last sent on `path` is resent, by the retransmission policy.
+    fn rtx_destination(&self, path: usize) -> usize {
+        let best = |key: fn(&Path) -> u64| {
+            (0..self.paths.len())
+                .filter(|&i| self.paths[i].active)
+                .max_by_key(|&i| (key(&self.paths[i]), std::cmp::Reverse(i)))
+                .unwrap_or(path)
+        };
+        match self.cfg.spec.rtx_policy {
+            RtxPolicy::Same if self.paths[path].active => path,
+            RtxPolicy::Same => self.alternate(path),
+            RtxPolicy::Cwnd => best(|p| p.cwnd),
+            RtxPolicy::Ssthresh => best(|p| p.ssthresh),
+        }
+    }
+
+    /// CMT: the first active path from the round-robin point with cwnd room.
+    fn cmt_data_path(&self) -> Option<usize> {
+        let n = self.paths.len();
+        (0..n)
+            .map(|k| (self.next_path + k) % n)
+            .find(|&i| self.paths[i].active && self.paths[i].flight < self.paths[i].cwnd)
     }
 
     fn mtu(&self) -> u64 {
@@ -274,7 +314,14 @@ impl SctpSender {
             if self.cfg.stop.is_some_and(|s| now >= s) {
                 break;
             }
-            let path = self.data_path();
+            let path = if self.cmt() {
+                match self.cmt_data_path() {
+                    Some(p) => p,
+                    None => break,
+                }
+            } else {
+                self.data_path()
+            };
             let p = &self.paths[path];
             let len = self.cfg.spec.chunk_len() as u64;
             // A zero window still lets one chunk probe it when nothing is in flight (§6.1 A).
@@ -283,6 +330,7 @@ impl SctpSender {
                 break;
             }
             self.send_chunk(self.next_tsn, path, now, out);
+            self.next_path = (path + 1) % self.paths.len();
             sent += 1;
         }
     }
@@ -304,6 +352,8 @@ impl SctpSender {
             p.sack_flight_before = p.flight;
             p.sack_acked = 0;
             p.sack_earliest = None;
+            p.sack_lowest = None;
+            p.sack_highest = None;
         }
         // Each path's earliest outstanding TSN, to know whether its T3 restarts (§6.3.2 R3).
         let mut found = 0;
@@ -341,8 +391,31 @@ impl SctpSender {
         if self.fast_recovery.is_some_and(|exit| cum_next > exit) {
             self.fast_recovery = None;
         }
-        // Growth before any cut of the same SACK (§7.2.4).
-        if advanced {
+        for p in &mut self.paths {
+            if p.fr_exit.is_some_and(|exit| cum_next > exit) {
+                p.fr_exit = None;
+            }
+        }
+        // Growth before any cut of the same SACK (§7.2.4). CMT's CUC: a path grows when its
+        // own earliest outstanding chunk (its pseudo-cumack) is acknowledged, though the cum
+        // ack may stall behind another path's chunks.
+        if self.cmt() {
+            let cuc = self.cfg.spec.cmt_cuc;
+            for i in 0..n {
+                let grows = if cuc {
+                    self.paths[i]
+                        .sack_earliest
+                        .is_some_and(|t| t < cum_next || self.acked_by_gap(t))
+                } else {
+                    advanced
+                };
+                let p = &mut self.paths[i];
+                if grows {
+                    let in_fr = p.fr_exit.is_some();
+                    p.grow(p.sack_acked, p.sack_flight_before, in_fr, mtu);
+                }
+            }
+        } else if advanced {
             let in_fr = self.fast_recovery.is_some();
             for p in &mut self.paths {
                 p.grow(p.sack_acked, p.sack_flight_before, in_fr, mtu);
@@ -361,7 +434,11 @@ impl SctpSender {
             }
         }
         // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked.
-        let fast = self.count_misses(htna, advanced);
+        let fast = if self.cmt() {
+            self.count_misses_cmt(htna, sack.packets)
+        } else {
+            self.count_misses(htna, advanced)
+        };
         // a_rwnd less what is still outstanding (§6.2.1 D iv).
         self.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(self.total_flight());
         if !fast.is_empty() {
@@ -392,7 +469,10 @@ impl SctpSender {
             self.marked.remove(&tsn);
         }
         self.outstanding[i].state = State::GapAcked;
-        self.paths[path].sack_acked += c.len as u64;
+        let p = &mut self.paths[path];
+        p.sack_acked += c.len as u64;
+        p.sack_lowest = Some(p.sack_lowest.map_or(tsn, |l| l.min(tsn)));
+        p.sack_highest = Some(p.sack_highest.map_or(tsn, |h| h.max(tsn)));
         *htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
         let p = &mut self.paths[path];
         p.counters.bytes_acked += c.len as u64;
@@ -441,6 +521,42 @@ impl SctpSender {
         fast
     }
 
+    /// CMT's miss indications. SFR: a chunk sent to path d gets one only if this SACK newly
+    /// acked a chunk sent to d, and one above it. DAC: +1 when the SACK newly acks chunks of
+    /// several paths or one of d's below the missing chunk; otherwise the number of DATA
+    /// packets the SACK reports (the receiver delayed it over that many).
+    fn count_misses_cmt(&mut self, htna: Option<u32>, packets: u8) -> Vec<u32> {
+        let mut fast = Vec::new();
+        let Some(limit) = htna else {
+            return fast;
+        };
+        let spec = &self.cfg.spec;
+        let (sfr, dac) = (spec.cmt_sfr, spec.cmt_dac);
+        let threshold = spec.fast_rtx_threshold as u8;
+        let dests = self.paths.iter().filter(|p| p.sack_acked > 0).count();
+        for tsn in self.base..limit {
+            let c = self.outstanding[(tsn - self.base) as usize];
+            if c.state != State::InFlight || c.fast_done {
+                continue;
+            }
+            let d = &self.paths[c.path as usize];
+            if sfr && d.sack_highest.is_none_or(|h| tsn >= h) {
+                continue;
+            }
+            let add = if !dac || dests > 1 || d.sack_lowest.is_some_and(|l| l < tsn) {
+                1
+            } else {
+                packets.max(1)
+            };
+            let c = &mut self.outstanding[(tsn - self.base) as usize];
+            c.misses = c.misses.saturating_add(add);
+            if c.misses >= threshold {
+                fast.push(tsn);
+            }
+        }
+        fast
+    }
+
     /// §7.2.4: mark `tsns`, cut the windows of the paths they were sent on (once per Fast
     /// Recovery), and resend the lowest at once on its original path, ignoring cwnd.
     fn fast_retransmit(&mut self, tsns: &[u32], now: SimTime, out: &mut Vec<Packet>) {
@@ -449,7 +565,9 @@ impl SctpSender {
         for &tsn in tsns {
             let i = (tsn - self.base) as usize;
             let path = self.outstanding[i].path as usize;
-            let rtx_path = if self.paths[path].active {
+            let rtx_path = if self.cmt() {
+                self.rtx_destination(path)
+            } else if self.paths[path].active {
                 path
             } else {
                 self.alternate(path)
@@ -464,13 +582,22 @@ impl SctpSender {
             self.marked.insert(tsn);
             cut[path] = true;
         }
-        if self.fast_recovery.is_none() {
+        let exit = self.next_tsn.saturating_sub(1);
+        if self.cmt() {
+            // Each path has its own Fast Recovery: one cut per path per window.
+            for (i, p) in self.paths.iter_mut().enumerate() {
+                if cut[i] && p.fr_exit.is_none() {
+                    p.cut_on_fast_retransmit(mtu);
+                    p.fr_exit = Some(exit);
+                }
+            }
+        } else if self.fast_recovery.is_none() {
             for (i, p) in self.paths.iter_mut().enumerate() {
                 if cut[i] {
                     p.cut_on_fast_retransmit(mtu);
                 }
             }
-            self.fast_recovery = Some(self.next_tsn.saturating_sub(1));
+            self.fast_recovery = Some(exit);
         }
         let first = tsns[0];
         let path = self.chunk(first).rtx_path as usize;
@@ -503,7 +630,10 @@ impl SctpSender {
         }
         // ns-2 leaves Fast Recovery on a timeout.
         self.fast_recovery = None;
-        let dest = if self.cfg.spec.rtx_to_alt {
+        self.paths[path].fr_exit = None;
+        let dest = if self.cmt() {
+            self.rtx_destination(path)
+        } else if self.cfg.spec.rtx_to_alt {
             self.alternate(path)
         } else {
             path

@@ -9,7 +9,7 @@ use super::*;
 use crate::endpoint::Endpoint;
 use crate::packet::{Packet, SctpChunk, SctpSack, Transport};
 use crate::rng::RngStream;
-use crate::sctp::config::SctpMode;
+use crate::sctp::config::{RtxPolicy, SctpMode};
 use crate::time::{SimDuration, SimTime};
 
 /// Sender addresses 10 + i, receiver addresses 20 + i: path i.
@@ -605,4 +605,102 @@ fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
     assert_eq!(size - 20 - 12, 20 + 4 * 2 + 4);
     // Sent back to where the DATA came from, out of the address it arrived at.
     assert_eq!((out[0].src, out[0].dst), (21, 11));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CMT
+
+fn cmt(f: impl FnOnce(&mut SctpSpec)) -> SctpSpec {
+    let mut spec = SctpSpec {
+        mode: SctpMode::Cmt,
+        rcv_buffer: 1 << 20,
+        ..SctpSpec::default()
+    };
+    f(&mut spec);
+    spec
+}
+
+#[test]
+fn cmt_split_fast_retransmit_removes_the_fast_retransmits_reordering_causes() {
+    // Two loss-free paths of unequal delay: chunks on the short path overtake those on the
+    // long one. SFR: no fast retransmit at all; without it, many needless ones.
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(secs(20));
+    assert_eq!(on.tx.counters().fast_retransmits, 0);
+    let mut off = Harness::new(cmt(|s| s.cmt_sfr = false), &[5, 40], 0.0);
+    off.run(secs(20));
+    assert!(
+        off.tx.counters().fast_retransmits > 10,
+        "{:?}",
+        off.tx.counters()
+    );
+    // Both paths carry new data.
+    assert!(on.tx.paths()[0].counters.data_packets > 1000);
+    assert!(on.tx.paths()[1].counters.data_packets > 1000);
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        on.rx.counters().bytes_delivered,
+        on.rx.next_tsn() as u64 * chunk
+    );
+}
+
+#[test]
+fn cmt_cwnd_update_lets_each_path_grow_while_the_cum_ack_stalls() {
+    // Over the first second the windows are still opening: with CUC each path grows on its
+    // own acknowledgments; without it growth waits for the cum ack, which the long path holds.
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(SimTime::from_millis(1000));
+    let mut off = Harness::new(cmt(|s| s.cmt_cuc = false), &[5, 40], 0.0);
+    off.run(SimTime::from_millis(1000));
+    let (c_on, c_off) = (on.tx.paths()[0].cwnd, off.tx.paths()[0].cwnd);
+    assert!(
+        c_on > c_off,
+        "short path cwnd with CUC {c_on}, without {c_off}"
+    );
+}
+
+#[test]
+fn cmt_delayed_ack_keeps_one_sack_per_two_packets_despite_reordering() {
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(secs(10));
+    let ratio = |h: &Harness| h.rx.sacks_sent() as f64 / h.rx.counters().packets_received as f64;
+    assert!(
+        ratio(&on) < 0.55,
+        "SACKs per packet with DAC {}",
+        ratio(&on)
+    );
+    let mut off = Harness::new(cmt(|s| s.cmt_dac = false), &[5, 40], 0.0);
+    off.run(secs(10));
+    assert!(
+        ratio(&off) > ratio(&on) + 0.1,
+        "without DAC {}",
+        ratio(&off)
+    );
+}
+
+#[test]
+fn cmt_delivers_the_tsn_stream_once_and_in_order_under_loss() {
+    let mut h = Harness::new(cmt(|s| s.rcv_buffer = 65_536), &[10, 30], 0.03);
+    h.run(secs(120));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+    assert!(h.rx.next_tsn() > 1000);
+}
+
+#[test]
+fn rtx_cwnd_and_rtx_ssthresh_pick_the_active_path_with_the_largest_value() {
+    let mut tx = SctpSender::new(config(&cmt(|_| {}), 3));
+    let p = tx.paths_mut();
+    (p[0].cwnd, p[1].cwnd, p[2].cwnd) = (5000, 9000, 7000);
+    (p[0].ssthresh, p[1].ssthresh, p[2].ssthresh) = (30_000, 10_000, 20_000);
+    assert_eq!(tx.rtx_destination_of(0), 1);
+    tx.paths_mut()[1].active = false;
+    assert_eq!(tx.rtx_destination_of(0), 2, "inactive paths are skipped");
+    let mut tx = SctpSender::new(config(&cmt(|s| s.rtx_policy = RtxPolicy::Ssthresh), 3));
+    let p = tx.paths_mut();
+    (p[0].ssthresh, p[1].ssthresh, p[2].ssthresh) = (30_000, 10_000, 20_000);
+    assert_eq!(tx.rtx_destination_of(2), 0);
 }

@@ -322,7 +322,9 @@ impl Simulator {
             rng: RngStream::derive(self.seed, &format!("flow/{name}/sctp")),
         };
         let sender = match sctp.mode {
-            SctpMode::Single => AnyEndpoint::SctpSender(Box::new(SctpSender::new(cfg))),
+            SctpMode::Single | SctpMode::Cmt => {
+                AnyEndpoint::SctpSender(Box::new(SctpSender::new(cfg)))
+            }
             SctpMode::Ls => AnyEndpoint::SctpLsSender(Box::new(LsSender::new(cfg))),
         };
         let receiver = SctpReceiver::new(SctpReceiverConfig {

@@ -19,7 +19,7 @@ use toml::Value;
 
 use super::reader::{opt, Field, Reader, Res, LINK_NAME};
 use crate::scenario::spec::{FlowKind, LinkSpec, SctpPathSpec};
-use crate::sctp::{SctpMode, SctpSpec};
+use crate::sctp::{RtxPolicy, SctpMode, SctpSpec};
 
 pub(super) const SCTP_KEYS: &[&str] = &[
     "paths",
@@ -41,6 +41,10 @@ pub(super) const SCTP_KEYS: &[&str] = &[
     "sack_frequency",
     "sack_delay",
     "redundant_rtx",
+    "sfr",
+    "cuc",
+    "dac",
+    "rtx_policy",
 ];
 
 /// The smallest packet_size: the 48 bytes of headers and 4 bytes of data.
@@ -61,9 +65,34 @@ pub(super) fn read_sctp_flow(
         None => 0,
     };
     let d = SctpSpec::default();
-    let mode = match opt(r, "mode", |f| f.choice(&["single", "ls"]))? {
+    let mode = match opt(r, "mode", |f| f.choice(&["single", "ls", "cmt"]))? {
         Some("ls") => SctpMode::Ls,
+        Some("cmt") => SctpMode::Cmt,
         _ => SctpMode::Single,
+    };
+    // CMT's options exist in CMT mode only.
+    let mut cmt_flag = |key: &str, default: bool| -> Res<bool> {
+        match r.get(key) {
+            Some(f) if mode != SctpMode::Cmt => Err(f.error("applies to mode = \"cmt\" only")),
+            Some(f) => f.boolean(),
+            None => Ok(default),
+        }
+    };
+    let (cmt_sfr, cmt_cuc, cmt_dac) = (
+        cmt_flag("sfr", d.cmt_sfr)?,
+        cmt_flag("cuc", d.cmt_cuc)?,
+        cmt_flag("dac", d.cmt_dac)?,
+    );
+    let rtx_policy = match r.get("rtx_policy") {
+        Some(f) if mode != SctpMode::Cmt => {
+            return Err(f.error("applies to mode = \"cmt\" only"));
+        }
+        Some(f) => match f.choice(&["same", "cwnd", "ssthresh"])? {
+            "same" => RtxPolicy::Same,
+            "ssthresh" => RtxPolicy::Ssthresh,
+            _ => RtxPolicy::Cwnd,
+        },
+        None => d.rtx_policy,
     };
     // Redundant retransmission exists in LS mode only (an option that does nothing is refused).
     let ls_redundant_rtx = match r.get("redundant_rtx") {
@@ -130,6 +159,10 @@ pub(super) fn read_sctp_flow(
         sack_frequency: opt(r, "sack_frequency", |f| f.u32_in(1, 255))?.unwrap_or(d.sack_frequency),
         sack_delay: opt(r, "sack_delay", |f| f.positive_duration())?.unwrap_or(d.sack_delay),
         ls_redundant_rtx,
+        cmt_sfr,
+        cmt_cuc,
+        cmt_dac,
+        rtx_policy,
     };
     Ok(FlowKind::Sctp {
         paths,
@@ -300,6 +333,25 @@ dst = "h2"
     }
 
     #[test]
+    fn cmt_options_are_read_in_cmt_mode_and_refused_elsewhere() {
+        let (_, _, sctp) = sctp_of(&spec(
+            TWO_PATHS,
+            &[
+                "flows.f1.mode=\"cmt\"",
+                "flows.f1.sfr=false",
+                "flows.f1.rtx_policy=\"ssthresh\"",
+            ],
+        ));
+        assert_eq!(sctp.mode, SctpMode::Cmt);
+        assert!(!sctp.cmt_sfr && sctp.cmt_cuc && sctp.cmt_dac);
+        assert_eq!(sctp.rtx_policy, RtxPolicy::Ssthresh);
+        assert_eq!(
+            message(TWO_PATHS, &["flows.f1.dac=false"]),
+            "flows.f1.dac: applies to mode = \"cmt\" only"
+        );
+    }
+
+    #[test]
     fn bad_paths_are_refused_naming_the_field() {
         assert_eq!(
             message(
@@ -323,14 +375,15 @@ dst = "h2"
         );
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.mode=\"fast\""]),
-            "flows.f1.mode: \"fast\" is not one of single, ls"
+            "flows.f1.mode: \"fast\" is not one of single, ls, cmt"
         );
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.size=1000"]),
             "flows.f1.size: unknown key; allowed: type, src, dst, start, stop, paths, primary, \
              mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, rto_initial, \
              rto_min, rto_max, path_max_retrans, assoc_max_retrans, hb_interval, max_burst, \
-             fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx"
+             fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx, sfr, cuc, \
+             dac, rtx_policy"
         );
     }
 }
