@@ -85,6 +85,9 @@ pub struct SctpSpec {
     pub cmt_dac: bool,
     /// CMT's retransmission destination.
     pub rtx_policy: RtxPolicy,
+    /// CMT and LS: couple the paths' congestion avoidance by RFC 6356's linked increase (LIA)
+    /// instead of growing each on its own.
+    pub coupled: bool,
 }
 
 impl Default for SctpSpec {
@@ -111,6 +114,7 @@ impl Default for SctpSpec {
             cmt_cuc: true,
             cmt_dac: true,
             rtx_policy: RtxPolicy::Cwnd,
+            coupled: false,
         }
     }
 }

@@ -352,6 +352,12 @@ impl LsSender {
         }
         let mtu = self.cfg.spec.mtu();
         let mut newly_acked_tsn = false;
+        // Coupled increase (RFC 6356), from the windows before this SACK.
+        let lia = self
+            .cfg
+            .spec
+            .coupled
+            .then(|| super::path::lia_alpha(self.paths.iter().map(|m| &m.path)));
         let m = &mut self.paths[i];
         let cum_next = s.cum_ssn.wrapping_add(1);
         if cum_next >= m.base && cum_next <= m.next_ssn {
@@ -415,8 +421,11 @@ impl LsSender {
                 m.path.confirm();
             }
             if advanced {
-                m.path
-                    .grow(acked, flight_before, m.fast_recovery.is_some(), mtu);
+                let in_fr = m.fast_recovery.is_some();
+                match lia {
+                    Some(l) => m.path.grow_coupled(acked, flight_before, in_fr, mtu, l),
+                    None => m.path.grow(acked, flight_before, in_fr, mtu),
+                }
             }
             if m.path.flight == 0 {
                 m.path.pba = 0;

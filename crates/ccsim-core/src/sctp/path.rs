@@ -67,6 +67,8 @@ pub struct Path {
     pub(crate) sack_highest: Option<u32>,
     /// CMT: this path's own Fast Recovery, until the cum ack passes this TSN.
     pub(crate) fr_exit: Option<u32>,
+    /// Coupled increase: the fraction of a byte of cwnd earned and not yet added.
+    lia_credit: f64,
 }
 
 impl Path {
@@ -98,6 +100,7 @@ impl Path {
             sack_lowest: None,
             sack_highest: None,
             fr_exit: None,
+            lia_credit: 0.0,
         }
     }
 
@@ -121,6 +124,34 @@ impl Path {
                 self.cwnd += mtu;
             }
         }
+    }
+
+    /// [`Path::grow`] with RFC 6356's coupled increase (LIA) in congestion avoidance: the
+    /// window rises by min(α·acked·MTU / cwnd_total, acked·MTU / cwnd) bytes, so that all
+    /// paths together take no more than one flow would on the best of them; `alpha` and
+    /// `cwnd_total` come from [`lia_alpha`]. Slow start is unchanged.
+    pub fn grow_coupled(
+        &mut self,
+        acked: u64,
+        flight_before: u64,
+        in_fast_recovery: bool,
+        mtu: u64,
+        (alpha, cwnd_total): (f64, f64),
+    ) {
+        if acked == 0 || self.cwnd <= self.ssthresh {
+            self.grow(acked, flight_before, in_fast_recovery, mtu);
+            return;
+        }
+        if flight_before < self.cwnd || in_fast_recovery {
+            return;
+        }
+        let (a, m) = (acked as f64, mtu as f64);
+        let coupled = alpha * a * m / cwnd_total.max(1.0);
+        let alone = a * m / self.cwnd as f64;
+        self.lia_credit += coupled.min(alone);
+        let whole = self.lia_credit as u64;
+        self.cwnd += whole;
+        self.lia_credit -= whole as f64;
     }
 
     /// A loss seen through SACKs (§7.2.3).
@@ -159,6 +190,23 @@ impl Path {
     pub fn srtt(&self) -> Option<SimDuration> {
         self.rto.srtt()
     }
+}
+
+/// RFC 6356 §3: α = cwnd_total · max_i(cwnd_i / rtt_i²) / (Σ_i cwnd_i / rtt_i)², over the
+/// active paths (an RTT not yet measured counts as the path's RTO); returns (α, cwnd_total).
+pub fn lia_alpha<'p>(paths: impl Iterator<Item = &'p Path> + Clone) -> (f64, f64) {
+    let rtt = |p: &Path| p.srtt().unwrap_or(p.rto.rto()).as_nanos().max(1) as f64 * 1e-9;
+    let active = paths.filter(|p| p.active);
+    let total: f64 = active.clone().map(|p| p.cwnd as f64).sum();
+    let best = active
+        .clone()
+        .map(|p| p.cwnd as f64 / (rtt(p) * rtt(p)))
+        .fold(0.0, f64::max);
+    let sum: f64 = active.map(|p| p.cwnd as f64 / rtt(p)).sum();
+    if sum <= 0.0 {
+        return (1.0, total);
+    }
+    (total * best / (sum * sum), total)
 }
 
 #[cfg(test)]
@@ -250,6 +298,30 @@ mod tests {
         p.confirm();
         assert!(p.active);
         assert_eq!(p.error_count, 0);
+    }
+
+    #[test]
+    fn coupled_increase_on_two_equal_paths_gives_each_half_of_what_it_would_get_alone() {
+        // Two paths of equal cwnd and RTT: α = 2c · (c/r²) / (2c/r)² = 1/2, and each path's
+        // increase is α·acked·MTU / (2c) = a quarter of acked·MTU / c; together they grow
+        // by half of what one uncoupled path would.
+        let mut a = path();
+        let mut b = path();
+        for p in [&mut a, &mut b] {
+            p.cwnd = 30_000;
+            p.ssthresh = 10_000;
+            p.rto.on_sample(SimDuration::from_millis(100));
+        }
+        let (alpha, total) = lia_alpha([&a, &b].into_iter());
+        assert!((alpha - 0.5).abs() < 1e-12, "{alpha}");
+        assert_eq!(total, 60_000.0);
+        // One window of acked bytes: uncoupled +1500, coupled +1500/4.
+        for _ in 0..20 {
+            let window_full = a.cwnd;
+            a.grow_coupled(1500, window_full, false, MTU, (alpha, total));
+        }
+        // (Within one byte: α and the RTTs are floating point, the window whole bytes.)
+        assert!((30_374..=30_375).contains(&a.cwnd), "{}", a.cwnd);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 
 use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
-use super::path::Path;
+use super::path::{lia_alpha, Path};
 
 pub struct SctpSenderConfig {
     pub flow: FlowId,
@@ -401,6 +401,7 @@ impl SctpSender {
         // ack may stall behind another path's chunks.
         if self.cmt() {
             let cuc = self.cfg.spec.cmt_cuc;
+            let lia = self.cfg.spec.coupled.then(|| lia_alpha(self.paths.iter()));
             for i in 0..n {
                 let grows = if cuc {
                     self.paths[i]
@@ -412,7 +413,11 @@ impl SctpSender {
                 let p = &mut self.paths[i];
                 if grows {
                     let in_fr = p.fr_exit.is_some();
-                    p.grow(p.sack_acked, p.sack_flight_before, in_fr, mtu);
+                    let (acked, before) = (p.sack_acked, p.sack_flight_before);
+                    match lia {
+                        Some(l) => p.grow_coupled(acked, before, in_fr, mtu, l),
+                        None => p.grow(acked, before, in_fr, mtu),
+                    }
                 }
             }
         } else if advanced {

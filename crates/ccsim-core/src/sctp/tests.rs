@@ -704,3 +704,19 @@ fn rtx_cwnd_and_rtx_ssthresh_pick_the_active_path_with_the_largest_value() {
     (p[0].ssthresh, p[1].ssthresh, p[2].ssthresh) = (30_000, 10_000, 20_000);
     assert_eq!(tx.rtx_destination_of(2), 0);
 }
+
+#[test]
+fn coupled_increase_makes_two_paths_grow_slower_together_than_uncoupled() {
+    // The same loss-free start with and without LIA: coupled windows stay smaller.
+    let run = |coupled: bool| {
+        let spec = cmt(|s| {
+            s.coupled = coupled;
+            s.initial_ssthresh = Some(10_000);
+        });
+        let mut h = Harness::new(spec, &[20, 20], 0.0);
+        h.run(secs(5));
+        h.tx.cwnd_total()
+    };
+    let (alone, coupled) = (run(false), run(true));
+    assert!(coupled < alone, "coupled {coupled}, uncoupled {alone}");
+}

@@ -45,6 +45,7 @@ pub(super) const SCTP_KEYS: &[&str] = &[
     "cuc",
     "dac",
     "rtx_policy",
+    "cc",
 ];
 
 /// The smallest packet_size: the 48 bytes of headers and 4 bytes of data.
@@ -93,6 +94,14 @@ pub(super) fn read_sctp_flow(
             _ => RtxPolicy::Cwnd,
         },
         None => d.rtx_policy,
+    };
+    // Coupling needs several paths carrying new data: CMT or LS.
+    let coupled = match r.get("cc") {
+        Some(f) if mode == SctpMode::Single => {
+            return Err(f.error("applies to mode = \"cmt\" or \"ls\" only"));
+        }
+        Some(f) => f.choice(&["uncoupled", "lia"])? == "lia",
+        None => d.coupled,
     };
     // Redundant retransmission exists in LS mode only (an option that does nothing is refused).
     let ls_redundant_rtx = match r.get("redundant_rtx") {
@@ -163,6 +172,7 @@ pub(super) fn read_sctp_flow(
         cmt_cuc,
         cmt_dac,
         rtx_policy,
+        coupled,
     };
     Ok(FlowKind::Sctp {
         paths,
@@ -345,6 +355,15 @@ dst = "h2"
         assert_eq!(sctp.mode, SctpMode::Cmt);
         assert!(!sctp.cmt_sfr && sctp.cmt_cuc && sctp.cmt_dac);
         assert_eq!(sctp.rtx_policy, RtxPolicy::Ssthresh);
+        let (_, _, ls) = sctp_of(&spec(
+            TWO_PATHS,
+            &["flows.f1.mode=\"ls\"", "flows.f1.cc=\"lia\""],
+        ));
+        assert!(ls.coupled);
+        assert_eq!(
+            message(TWO_PATHS, &["flows.f1.cc=\"lia\""]),
+            "flows.f1.cc: applies to mode = \"cmt\" or \"ls\" only"
+        );
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.dac=false"]),
             "flows.f1.dac: applies to mode = \"cmt\" only"
@@ -383,7 +402,7 @@ dst = "h2"
              mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, rto_initial, \
              rto_min, rto_max, path_max_retrans, assoc_max_retrans, hb_interval, max_burst, \
              fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx, sfr, cuc, \
-             dac, rtx_policy"
+             dac, rtx_policy, cc"
         );
     }
 }
