@@ -8,6 +8,8 @@
 //!   ▓▓▓▓▓▓│░░░░▓▓▓▓░░▓▓▓▓▓▓
 //! ```
 
+use std::collections::VecDeque;
+
 /// Numbers `first..=last` received above the cumulative point, holding `bytes`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
@@ -20,7 +22,9 @@ pub struct Range {
 pub struct Received {
     /// The next number expected in order (the cumulative ack + 1).
     pub next: u32,
-    pub ranges: Vec<Range>,
+    /// Sorted and disjoint; after a burst of losses there are hundreds, so they are searched
+    /// by bisection and popped from the front, never scanned per packet.
+    pub ranges: VecDeque<Range>,
     /// Bytes held above `next`.
     pub held: u64,
 }
@@ -38,7 +42,11 @@ pub enum Taken {
 
 impl Received {
     pub fn has(&self, n: u32) -> bool {
-        n < self.next || self.ranges.iter().any(|r| r.first <= n && n <= r.last)
+        if n < self.next {
+            return true;
+        }
+        let at = self.ranges.partition_point(|r| r.last < n);
+        self.ranges.get(at).is_some_and(|r| r.first <= n)
     }
 
     /// Take number `n` carrying `len` bytes.
@@ -49,11 +57,11 @@ impl Received {
         if n == self.next {
             self.next += 1;
             let mut bytes = len;
-            while let Some(r) = self.ranges.first().copied() {
+            while let Some(r) = self.ranges.front().copied() {
                 if r.first != self.next {
                     break;
                 }
-                self.ranges.remove(0);
+                self.ranges.pop_front();
                 self.next = r.last + 1;
                 self.held -= r.bytes;
                 bytes += r.bytes;
@@ -66,7 +74,11 @@ impl Received {
         let joins_right = at < self.ranges.len() && self.ranges[at].first == n + 1;
         match (joins_left, joins_right) {
             (true, true) => {
-                let right = self.ranges.remove(at);
+                let right = self.ranges.remove(at).unwrap_or(Range {
+                    first: n,
+                    last: n,
+                    bytes: 0,
+                });
                 let left = &mut self.ranges[at - 1];
                 left.last = right.last;
                 left.bytes += right.bytes + len;
@@ -99,9 +111,13 @@ impl Received {
         let cum = self.next.wrapping_sub(1);
         let mut left_out = 0;
         *n_out = 0;
-        for r in &self.ranges {
+        for (k, r) in self.ranges.iter().enumerate() {
+            if *n_out as usize == out.len() {
+                // The packet is full: the rest are counted, not looked at.
+                return left_out + (self.ranges.len() - k) as u64;
+            }
             let (a, b) = (r.first.wrapping_sub(cum), r.last.wrapping_sub(cum));
-            if (*n_out as usize) < out.len() && b <= u16::MAX as u32 {
+            if b <= u16::MAX as u32 {
                 out[*n_out as usize] = (a as u16, b as u16);
                 *n_out += 1;
             } else {
