@@ -19,6 +19,12 @@
 //! with SACK chunks: cumulative TSN, gap-ack blocks and duplicate TSNs, every second packet or
 //! within 200 ms, at once while a gap exists.
 //!
+//! Three modes (`SctpSpec::mode`): `Single`, RFC 4960 as above; `Cmt`, Concurrent Multipath
+//! Transfer in the same sender (new data on every path, with SFR, CUC and DAC); `Ls`, paper
+//! 004's load-sharing mode in its own sender (`ls.rs`: per-path SSN spaces, the paper's SACK,
+//! redundant retransmission). CMT and LS paths may couple their growth by RFC 6356's LIA
+//! (`path.rs`).
+//!
 //! How it plugs into the simulator: both ends implement [`crate::endpoint::Endpoint`], exactly
 //! like TCP's, and the engine dispatches them through two more `AnyEndpoint` variants. Each
 //! knows the addresses of its paths and sets a packet's source and destination address

@@ -145,3 +145,28 @@ fn round_robin_striping_over_unequal_delays_fast_retransmits_segments_that_were_
     assert_eq!(u64s(&equal.flows, "fast_retransmits")[0], 0);
     assert_conserved(&out);
 }
+
+#[test]
+fn sctp_runs_repeat_bit_for_bit_and_another_seed_changes_only_the_random_draws() {
+    // Random loss on both paths and heartbeats every few seconds (their jitter is the
+    // association's own random stream).
+    let text = two_paths("20s", "[trace]\ninterval = \"500ms\"\n");
+    let lossy = [
+        "links.b0.loss={type=\"uniform\", rate=0.01}",
+        "links.b1.loss={type=\"uniform\", rate=0.01}",
+        "flows.assoc.hb_interval=\"2s\"",
+    ];
+    for mode in ["single", "ls", "cmt"] {
+        let mut sets = lossy.to_vec();
+        let m = format!("flows.assoc.mode=\"{mode}\"");
+        sets.push(&m);
+        let a = run_toml(&text, &sets, Some(3));
+        let b = run_toml(&text, &sets, Some(3));
+        assert_eq!(a.flows, b.flows, "{mode}");
+        assert_eq!(a.paths, b.paths, "{mode}");
+        assert_eq!(a.series, b.series, "{mode}");
+        let c = run_toml(&text, &sets, Some(4));
+        assert_ne!(a.flows, c.flows, "{mode}: another seed, other losses");
+        assert_conserved(&a);
+    }
+}
