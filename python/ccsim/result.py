@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Three tables (column names carry their unit):
+Four tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
-- ``series``: the time series in long form, ``time_s, kind, name, metric, value``.
+- ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
+- ``paths``: one row per path of each multipath flow (SCTP); empty without one.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series")
+TABLES = ("flows", "links", "series", "paths")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -59,7 +60,7 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series
+    flows, links, series, paths
         pandas DataFrames.
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
@@ -74,10 +75,14 @@ class Result:
         series: pd.DataFrame,
         summary: Summary | None,
         resolved_toml: str,
+        paths: pd.DataFrame | None = None,
     ) -> None:
+        import pandas as pd
+
         self.flows = flows
         self.links = links
         self.series = series
+        self.paths = paths if paths is not None else pd.DataFrame()
         self.summary = summary
         self.resolved_toml = resolved_toml
 
@@ -92,10 +97,12 @@ class Result:
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
+            frames["paths"],
         )
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, ``paths.parquet`` (when
+        a flow has paths) and the resolved
         ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
@@ -107,6 +114,8 @@ class Result:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
+            if name == "paths" and self.paths.empty:
+                continue  # only runs with a multipath flow have one
             table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
@@ -127,7 +136,13 @@ class Result:
         import pyarrow.parquet as pq
 
         d = Path(directory)
-        frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        # Results written before the paths table existed have no paths.parquet.
+        frames = {
+            name: pd.read_parquet(d / f"{name}.parquet")
+            if (d / f"{name}.parquet").exists() or name != "paths"
+            else pd.DataFrame()
+            for name in TABLES
+        }
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
@@ -136,7 +151,9 @@ class Result:
             summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
-        return cls(frames["flows"], frames["links"], frames["series"], summary, resolved)
+        return cls(
+            frames["flows"], frames["links"], frames["series"], summary, resolved, frames["paths"]
+        )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
         """One time series, indexed by time in seconds.

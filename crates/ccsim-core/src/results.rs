@@ -144,4 +144,6 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    /// One row per path of each multipath flow (SCTP): what went where.
+    pub paths: Table,
 }

@@ -192,12 +192,13 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
     d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
+    d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
-/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links` and
-/// `series` (column name -> numpy array or list of str) and `resolved_toml`.
+/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
+/// `series` and `paths` (column name -> numpy array or list of str) and `resolved_toml`.
 ///
 /// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
 /// run goes on, with the simulated seconds reached, the events so far and the run's duration

@@ -58,6 +58,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// Scenario event `i` takes links down or up (`link_events.rs`).
+    LinkState(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +192,7 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
     }
@@ -210,9 +213,14 @@ impl Simulator {
     fn on_arrive(&mut self, c: u32) {
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
+        let lost = ch.next_arrival_lost();
         if let Some((p, next)) = ch.on_arrive() {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
+            }
+            if lost {
+                self.cons.dropped += 1; // on the wire when the link went down
+                return;
             }
             self.at_node(to_node, p, Some(to_iface));
         }

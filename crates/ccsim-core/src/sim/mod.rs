@@ -33,6 +33,7 @@
 mod build;
 mod engine;
 mod interrupt;
+mod link_events;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -45,6 +46,7 @@ use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
 use crate::packet::{Packet, Port};
 use crate::results::RunOutput;
+use crate::sctp::{LsSender, Path, SctpReceiver, SctpSender};
 use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
@@ -70,6 +72,8 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
+    /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
+    link_events: Vec<link_events::LinkEvent>,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,
@@ -132,6 +136,9 @@ enum AnyEndpoint {
     Cbr(CbrSource),
     OnOff(OnOffSource),
     UdpSink(UdpSink),
+    SctpSender(Box<SctpSender>),
+    SctpLsSender(Box<LsSender>),
+    SctpReceiver(Box<SctpReceiver>),
 }
 
 impl AnyEndpoint {
@@ -142,6 +149,9 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e,
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::SctpSender(e) => e.as_mut(),
+            AnyEndpoint::SctpLsSender(e) => e.as_mut(),
+            AnyEndpoint::SctpReceiver(e) => e.as_mut(),
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -151,6 +161,9 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::SctpSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -160,6 +173,23 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::SctpSender(e) => e.counters(),
+            AnyEndpoint::SctpLsSender(e) => e.counters(),
+            AnyEndpoint::SctpReceiver(e) => e.counters(),
+        }
+    }
+}
+
+impl AnyEndpoint {
+    /// An SCTP sender's paths and its primary's index.
+    fn sctp_paths(&self) -> Option<(Vec<&Path>, usize)> {
+        match self {
+            AnyEndpoint::SctpSender(s) => Some((s.paths().iter().collect(), s.primary())),
+            AnyEndpoint::SctpLsSender(s) => Some((
+                (0..s.path_count()).map(|i| s.path(i)).collect(),
+                s.primary(),
+            )),
+            _ => None,
         }
     }
 }

@@ -9,5 +9,7 @@ mod conservation;
 mod determinism;
 mod faults;
 mod hooks;
+mod link_events;
+mod sctp;
 mod tcp_behaviour;
 mod xcp;

@@ -31,17 +31,21 @@
 //! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
 //! of its own, as the agents' do in `nodes.rs`.
 
+mod events;
 mod flows;
 mod links;
 mod nodes;
 mod reader;
 mod routing;
+mod sctp;
+mod striping;
 mod tcp;
 #[cfg(test)]
 mod testutil;
 
 use toml::{Table, Value};
 
+use self::events::read_events;
 use self::flows::read_flows;
 use self::links::read_links;
 use self::nodes::read_nodes;
@@ -204,7 +208,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 // The scenario
 
 const TOP_KEYS: &[&str] = &[
-    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace",
+    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "events",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -216,6 +220,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
     let nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
     let links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
         read_flows(f, &nodes, &links, &tcp_defaults)
@@ -228,6 +233,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             ttl: crate::packet::DEFAULT_TTL,
         });
     let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
+    let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     top.finish()?;
     Ok(Spec {
         seed,
@@ -238,6 +244,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         flows,
         routing,
         trace,
+        events,
     })
 }
 
@@ -572,6 +579,7 @@ interval = "100ms"
             trace: TraceSpec {
                 interval: Some(ms(100)),
             },
+            events: Vec::new(),
         }
     }
 

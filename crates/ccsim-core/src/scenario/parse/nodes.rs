@@ -61,18 +61,19 @@ fn read_node(f: &Field) -> Res<NodeSpec> {
     }
 }
 
-const HOOK_TYPES: &[&str] = &["impair", "spack", "snoop", "itcp"];
+const HOOK_TYPES: &[&str] = &["impair", "spack", "snoop", "itcp", "stripe"];
 
 fn read_hook(f: &Field) -> Res<HookSpec> {
     let mut r = f.table("a table such as { type = \"impair\", drop = 0.01, delay = \"1ms\" }")?;
     // The type decides which keys are allowed, so it is read first.
     let kind = r
-        .req("type", "one of impair, spack, snoop, itcp")?
+        .req("type", "one of impair, spack, snoop, itcp, stripe")?
         .choice(HOOK_TYPES)?;
     let hook = match kind {
         "spack" => read_spack(&mut r)?,
         "snoop" => read_snoop(&mut r)?,
         "itcp" => read_itcp(&mut r)?,
+        "stripe" => super::striping::read_stripe(&mut r)?,
         _ => {
             r.allow(&["type", "drop", "delay"])?;
             let drop = opt(&mut r, "drop", |f| f.probability())?.unwrap_or(0.0);
