@@ -163,7 +163,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
-    print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
+    written = ", ".join(
+        n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
+    )
+    print(f"\nresults: {out}/ ({written})")
     return 0
 
 
