@@ -110,6 +110,10 @@ pub struct Channel {
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, Packet)>,
     pub stats: ChannelStats,
+    /// Set while the packet trace watches this channel: the loss model's last victim is kept
+    /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers).
+    pub keep_lost: bool,
+    pub lost_for_trace: Option<Packet>,
 }
 
 /// What `offer` did with a packet.
@@ -167,6 +171,8 @@ impl Channel {
             ser: Serializer::default(),
             propagation: VecDeque::new(),
             stats: ChannelStats::default(),
+            keep_lost: false,
+            lost_for_trace: None,
         }
     }
 
@@ -241,6 +247,9 @@ impl Channel {
         }
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
+            if self.keep_lost {
+                self.lost_for_trace = Some(p);
+            }
             return (None, true);
         }
         let at = done + self.delay;

@@ -10,4 +10,5 @@ mod determinism;
 mod faults;
 mod hooks;
 mod tcp_behaviour;
+mod trace;
 mod xcp;
