@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Three tables (column names carry their unit):
+Five tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
-- ``series``: the time series in long form, ``time_s, kind, name, metric, value``.
+- ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
+- ``agents``: one row per node hook that counts (SPACK, Snoop, I-TCP): ``node, agent`` and
+  its counters (NaN where a row's agent keeps no such counter);
+- ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
+  flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
+  the scenario asks for it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series")
+TABLES = ("flows", "links", "series", "agents", "packets")
+# Tables a directory written before they existed may lack: read back as empty frames.
+_OPTIONAL_TABLES = ("agents", "packets")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -52,6 +59,8 @@ class Summary:
     packets_delivered: int
     packets_dropped: int
     packets_alive: int
+    #: Packet-trace events past ``[trace] packets.max_rows``: counted, not kept.
+    packets_untraced: int = 0
 
 
 class Result:
@@ -59,8 +68,8 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series
-        pandas DataFrames.
+    flows, links, series, agents, packets
+        pandas DataFrames (``agents`` and ``packets`` may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -74,10 +83,16 @@ class Result:
         series: pd.DataFrame,
         summary: Summary | None,
         resolved_toml: str,
+        agents: pd.DataFrame | None = None,
+        packets: pd.DataFrame | None = None,
     ) -> None:
+        import pandas as pd
+
         self.flows = flows
         self.links = links
         self.series = series
+        self.agents = agents if agents is not None else pd.DataFrame()
+        self.packets = packets if packets is not None else pd.DataFrame()
         self.summary = summary
         self.resolved_toml = resolved_toml
 
@@ -92,11 +107,14 @@ class Result:
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
+            agents=frames["agents"],
+            packets=frames["packets"],
         )
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
-        ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, ``agents.parquet``,
+        ``packets.parquet`` and the resolved ``scenario.toml`` into ``directory`` (created if
+        needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
         ``Result.from_parquet`` gets it back.
@@ -127,7 +145,12 @@ class Result:
         import pyarrow.parquet as pq
 
         d = Path(directory)
-        frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        frames = {
+            name: pd.read_parquet(d / f"{name}.parquet")
+            if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
+            else pd.DataFrame()
+            for name in TABLES
+        }
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
@@ -136,7 +159,15 @@ class Result:
             summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
-        return cls(frames["flows"], frames["links"], frames["series"], summary, resolved)
+        return cls(
+            frames["flows"],
+            frames["links"],
+            frames["series"],
+            summary,
+            resolved,
+            agents=frames["agents"],
+            packets=frames["packets"],
+        )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
         """One time series, indexed by time in seconds.
@@ -152,5 +183,6 @@ class Result:
     def __repr__(self) -> str:
         return (
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
-            f"series={len(self.series)} rows)"
+            f"series={len(self.series)} rows, agents={len(self.agents)} rows, "
+            f"packets={len(self.packets)} rows)"
         )
