@@ -147,12 +147,10 @@ impl PacketTrace {
             return PacketTrace::default();
         };
         let net = &sim.net;
-        let flows = spec.flows.as_ref().map(|names| {
-            sim.flows
-                .iter()
-                .map(|f| names.iter().any(|n| *n == f.name))
-                .collect()
-        });
+        let flows = spec
+            .flows
+            .as_ref()
+            .map(|names| sim.flows.iter().map(|f| names.contains(&f.name)).collect());
         let nodes = match &spec.nodes {
             None => vec![true; net.nodes.len()],
             Some(names) => net.nodes.iter().map(|n| names.contains(&n.name)).collect(),
