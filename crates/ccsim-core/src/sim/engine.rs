@@ -166,8 +166,11 @@ impl Simulator {
             return Some(StopReason::EventLimit);
         }
         if self.events & 0xffff == 0 {
-            if self.stop.as_ref().is_some_and(|s| s.is_requested()) {
-                return Some(StopReason::Interrupted);
+            if let Some(stop) = &self.stop {
+                if stop.is_requested() {
+                    return Some(StopReason::Interrupted);
+                }
+                stop.report(self.now, self.events);
             }
             if let Some(limit) = self.max_wall {
                 if self.build_started.elapsed().as_secs_f64() >= limit {

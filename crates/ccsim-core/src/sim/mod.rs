@@ -56,7 +56,7 @@ use engine::EventHeap;
 use report::SeriesBuilder;
 use trace::PacketTrace;
 
-pub use interrupt::StopSignal;
+pub use interrupt::{Progress, StopSignal};
 pub use report::Conservation;
 /// Rows the packet trace keeps unless `[trace] packets.max_rows` says otherwise.
 pub use trace::DEFAULT_MAX_ROWS as DEFAULT_TRACE_ROWS;
@@ -121,6 +121,7 @@ impl Simulator {
     /// `signal` is requested (checked every 65,536 events, and before the first). Replaces any
     /// earlier signal.
     pub fn stop_on(&mut self, signal: StopSignal) {
+        signal.set_end(self.end);
         self.stop = Some(signal);
     }
 
