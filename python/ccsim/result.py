@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Four tables (column names carry their unit):
+Six tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
 - ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
-- ``paths``: one row per path of each multipath flow (SCTP); empty without one.
+- ``paths``: one row per path of each multipath flow (SCTP); empty without one;
+- ``agents``: one row per node hook that counts (SPACK, Snoop, I-TCP): ``node, agent`` and
+  its counters (NaN where a row's agent keeps no such counter);
+- ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
+  flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
+  the scenario asks for it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series", "paths")
+TABLES = ("flows", "links", "series", "paths", "agents", "packets")
+# Tables written only when they have rows (a run without SCTP flows, agents or a packet trace
+# has none), and that a directory written before they existed lacks: read back as empty frames.
+_OPTIONAL_TABLES = ("paths", "agents", "packets")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -53,6 +61,8 @@ class Summary:
     packets_delivered: int
     packets_dropped: int
     packets_alive: int
+    #: Packet-trace events past ``[trace] packets.max_rows``: counted, not kept.
+    packets_untraced: int = 0
 
 
 class Result:
@@ -60,8 +70,8 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series, paths
-        pandas DataFrames.
+    flows, links, series, paths, agents, packets
+        pandas DataFrames (``paths``, ``agents`` and ``packets`` may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -76,6 +86,8 @@ class Result:
         summary: Summary | None,
         resolved_toml: str,
         paths: pd.DataFrame | None = None,
+        agents: pd.DataFrame | None = None,
+        packets: pd.DataFrame | None = None,
     ) -> None:
         import pandas as pd
 
@@ -83,6 +95,8 @@ class Result:
         self.links = links
         self.series = series
         self.paths = paths if paths is not None else pd.DataFrame()
+        self.agents = agents if agents is not None else pd.DataFrame()
+        self.packets = packets if packets is not None else pd.DataFrame()
         self.summary = summary
         self.resolved_toml = resolved_toml
 
@@ -97,12 +111,14 @@ class Result:
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
-            frames["paths"],
+            paths=frames["paths"],
+            agents=frames["agents"],
+            packets=frames["packets"],
         )
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, ``paths.parquet`` (when
-        a flow has paths) and the resolved
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, the ``paths``,
+        ``agents`` and ``packets`` tables when they have rows, and the resolved
         ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
@@ -114,8 +130,8 @@ class Result:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            if name == "paths" and self.paths.empty:
-                continue  # only runs with a multipath flow have one
+            if name in _OPTIONAL_TABLES and getattr(self, name).empty:
+                continue
             table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
@@ -136,10 +152,9 @@ class Result:
         import pyarrow.parquet as pq
 
         d = Path(directory)
-        # Results written before the paths table existed have no paths.parquet.
         frames = {
             name: pd.read_parquet(d / f"{name}.parquet")
-            if (d / f"{name}.parquet").exists() or name != "paths"
+            if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
             else pd.DataFrame()
             for name in TABLES
         }
@@ -152,7 +167,14 @@ class Result:
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
         return cls(
-            frames["flows"], frames["links"], frames["series"], summary, resolved, frames["paths"]
+            frames["flows"],
+            frames["links"],
+            frames["series"],
+            summary,
+            resolved,
+            paths=frames["paths"],
+            agents=frames["agents"],
+            packets=frames["packets"],
         )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
@@ -169,5 +191,6 @@ class Result:
     def __repr__(self) -> str:
         return (
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
-            f"series={len(self.series)} rows)"
+            f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
+            f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )

@@ -92,8 +92,10 @@ def test_a_result_read_back_from_parquet_has_its_summary_and_scenario(
     res = ccsim.run(ccsim.Scenario.from_str(two_hosts), seed=4)
     out = res.to_parquet(tmp_path / "new" / "dir")
     assert sorted(p.name for p in out.iterdir()) == [
+        "agents.parquet",
         "flows.parquet",
         "links.parquet",
+        "packets.parquet",
         "scenario.toml",
         "series.parquet",
     ]

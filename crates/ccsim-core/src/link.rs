@@ -118,6 +118,10 @@ pub struct Channel {
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
     doomed: usize,
+    /// Set while the packet trace watches this channel: the loss model's last victim is kept
+    /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers).
+    pub keep_lost: bool,
+    pub lost_for_trace: Option<Packet>,
 }
 
 /// What `offer` did with a packet.
@@ -177,6 +181,8 @@ impl Channel {
             stats: ChannelStats::default(),
             down: false,
             doomed: 0,
+            keep_lost: false,
+            lost_for_trace: None,
         }
     }
 
@@ -276,6 +282,9 @@ impl Channel {
         }
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
+            if self.keep_lost {
+                self.lost_for_trace = Some(p);
+            }
             return (None, true);
         }
         let at = done + self.delay;

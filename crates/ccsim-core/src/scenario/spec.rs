@@ -283,6 +283,22 @@ pub struct RouteSpec {
 pub struct TraceSpec {
     /// Sampling interval of the time series (None: no time series).
     pub interval: Option<SimDuration>,
+    /// The per-packet trace (None: off).
+    pub packets: Option<PacketTraceSpec>,
+}
+
+/// `[trace] packets`: which packets' events the `packets` table records (`sim/trace.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacketTraceSpec {
+    /// Flow names (None: every flow, generated short transfers included).
+    pub flows: Option<Vec<String>>,
+    /// Link directions: (link name, `Some("a_to_b" | "b_to_a")` or `None` for both); None:
+    /// every link.
+    pub links: Option<Vec<(String, Option<String>)>>,
+    /// Node names (None: every node).
+    pub nodes: Option<Vec<String>>,
+    /// Rows kept at most; later events are only counted.
+    pub max_rows: u64,
 }
 
 /// A scheduled change of a link's or an interface's state (`[[events]]`).

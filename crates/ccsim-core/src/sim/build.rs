@@ -80,6 +80,7 @@ impl Simulator {
             sim.add_flow(name, f, ends);
         }
         sim.max_alive = budget_packets(spec, &sim)?;
+        sim.start_packet_trace(spec.trace.packets.as_ref());
         sim.schedule_first_events();
         let events = super::link_events::link_events(spec, &sim.net);
         sim.schedule_link_events(events);
@@ -124,6 +125,7 @@ impl Simulator {
             data_packets_sent: 0,
             trace_interval: spec.trace.interval.filter(|d| d.as_nanos() > 0),
             series: SeriesBuilder::default(),
+            packet_trace: Default::default(),
             seed: spec.seed,
             build_started,
         })

@@ -37,6 +37,7 @@ mod link_events;
 mod report;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -55,9 +56,12 @@ use crate::Error;
 use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
+use trace::PacketTrace;
 
 pub use interrupt::{Progress, StopSignal};
 pub use report::Conservation;
+/// Rows the packet trace keeps unless `[trace] packets.max_rows` says otherwise.
+pub use trace::DEFAULT_MAX_ROWS as DEFAULT_TRACE_ROWS;
 
 /// A network ready to run, and everything it has done so far.
 pub struct Simulator {
@@ -103,6 +107,8 @@ pub struct Simulator {
     /// The time-series sampling period; `None` when the scenario asks for no series.
     trace_interval: Option<SimDuration>,
     series: SeriesBuilder,
+    /// `[trace] packets`: off unless asked for (`trace.rs`).
+    packet_trace: PacketTrace,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,

@@ -13,6 +13,8 @@
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
 //!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
 //!            and throughput of every link direction
+//!   agents   one row per node hook that counts (SPACK, Snoop, I-TCP): node, agent, counters
+//!   packets  the per-packet trace of `[trace] packets` (trace.rs)
 //! ```
 //!
 //! Conservation: every packet an endpoint sends or a hook injects is, at any moment, delivered,
@@ -85,12 +87,57 @@ impl Simulator {
                 packets_delivered: cons.delivered,
                 packets_dropped: cons.dropped,
                 packets_alive: cons.alive,
+                packets_untraced: self.packet_trace.overflow,
             },
             flows,
             links,
             series: std::mem::take(&mut self.series).into_table(),
             paths: self.paths_table(),
+            agents: self.agents_table(),
+            packets: {
+                let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
+                std::mem::take(&mut self.packet_trace).into_table(&self.net, &names)
+            },
         }
+    }
+
+    /// One row per node whose hook counts something, in node order. Columns: `node`, `agent`,
+    /// then every counter name in order of first appearance; a row whose agent does not keep a
+    /// counter has NaN there (counts are exact in an f64 up to 2^53).
+    fn agents_table(&self) -> Table {
+        let mut node = Vec::new();
+        let mut agent = Vec::new();
+        let mut names: Vec<&'static str> = Vec::new();
+        let mut rows = Vec::new();
+        for (n, h) in self.hooks.iter().enumerate() {
+            let Some(c) = h.as_ref().and_then(|h| h.counters()) else {
+                continue;
+            };
+            node.push(self.net.nodes[n].name.clone());
+            agent.push(c.agent.to_string());
+            for (k, _) in &c.values {
+                if !names.contains(k) {
+                    names.push(k);
+                }
+            }
+            rows.push(c.values);
+        }
+        let mut columns = vec![
+            ("node".to_string(), Column::Str(node)),
+            ("agent".to_string(), Column::Str(agent)),
+        ];
+        for k in names {
+            let col = rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .find(|(n, _)| *n == k)
+                        .map_or(f64::NAN, |(_, v)| *v as f64)
+                })
+                .collect();
+            columns.push((k.to_string(), Column::F64(col)));
+        }
+        Table { columns }
     }
 
     /// One row per flow, in the order flows were added (configured flows, then transfers as
@@ -103,7 +150,7 @@ impl Simulator {
         let mut src = Vec::with_capacity(n);
         let mut dst = Vec::with_capacity(n);
         let mut cols_f: [Vec<f64>; 10] = Default::default();
-        let mut cols_u: [Vec<u64>; 12] = Default::default();
+        let mut cols_u: [Vec<u64>; 13] = Default::default();
         let end = self.now;
         for f in &self.flows {
             let tx = self.eps[f.sender as usize].ep.counters();
@@ -165,6 +212,7 @@ impl Simulator {
                 tx.fast_retransmits,
                 rx.bytes_delivered,
                 rx.packets_received,
+                rx.duplicate_segments,
                 done.is_some() as u64,
                 rx.receiver_drops,
                 rx.ecn_ce_received,
@@ -179,7 +227,7 @@ impl Simulator {
         }
         let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
             cols_f;
-        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed, receiver_drops, ecn_ce_received, ecn_reductions] =
+        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, duplicate_segments_received, completed, receiver_drops, ecn_ce_received, ecn_reductions] =
             cols_u;
         Table {
             columns: vec![
@@ -198,6 +246,10 @@ impl Simulator {
                 ("fast_retransmits".into(), Column::U64(fast_retransmits)),
                 ("bytes_delivered".into(), Column::U64(bytes_delivered)),
                 ("packets_received".into(), Column::U64(packets_received)),
+                (
+                    "duplicate_segments_received".into(),
+                    Column::U64(duplicate_segments_received),
+                ),
                 ("goodput_bps".into(), Column::F64(goodput_bps)),
                 ("throughput_bps".into(), Column::F64(throughput_bps)),
                 ("completed".into(), Column::U64(completed)),

@@ -12,4 +12,5 @@ mod hooks;
 mod link_events;
 mod sctp;
 mod tcp_behaviour;
+mod trace;
 mod xcp;

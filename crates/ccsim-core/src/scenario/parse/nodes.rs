@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{check_name, error, join, opt, Field, Reader, Res, A_TABLE};
-use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
+use super::tcp::{read_relay_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
 use crate::scenario::spec::{HookSpec, NodeKind, NodeSpec};
 use crate::time::SimDuration;
 
@@ -119,7 +119,8 @@ fn read_snoop(r: &mut Reader) -> Res<HookSpec> {
 }
 
 /// I-TCP: the relay buffer and the TCP keys of its two embedded endpoints, resolved from their
-/// own `preset` (not from `[tcp]`, which belongs to flows).
+/// own `preset` (not from `[tcp]`, which belongs to flows). `mss` is `"follow"` (the default:
+/// the relay sends segments of the FH's size) or a fixed size.
 fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
     let keys: Vec<&'static str> = ["type", "relay_buffer"]
         .iter()
@@ -131,7 +132,7 @@ fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
         .get("relay_buffer")
         .map(|f| Ok((f.positive_size()?, f.path)))
         .transpose()?;
-    let layer = read_tcp_layer(r)?;
+    let (layer, follow_mss) = read_relay_tcp_layer(r)?;
     let tcp = resolve_tcp(&r.path, &TcpLayer::default(), &layer)?;
     let relay_buffer = match relay {
         Some((b, at)) if b < tcp.mss as u64 => {
@@ -148,5 +149,6 @@ fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
     Ok(HookSpec::Itcp(crate::agents::ItcpConfig {
         relay_buffer,
         tcp,
+        follow_mss,
     }))
 }
