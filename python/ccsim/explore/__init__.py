@@ -104,7 +104,7 @@ class FigureEntry:
                 x_path=fig.x_path,
                 x_label=fig.x_label,
                 x_values=self.x_values,
-                x_shown=[float(x) * fig.x_scale for x in self.x_values],
+                x_shown=[_shown(x, fig.x_scale) for x in self.x_values],
                 x_quick=[_literal(x) for x in fig.x_quick],
                 metric=fig.metric.label,
             )
@@ -385,7 +385,7 @@ class Engine:
             tagged = [{**rec, "tags": {"figure": fig.id, "line": line, "x": x}} for rec in recs]
             values = [float(v) for v in point_values(tagged, fig.metric)["value"]]
             mean, half, n = mean_ci(values)
-            job.emit("point", line=line, x=x, x_shown=float(x or 0) * fig.x_scale,
+            job.emit("point", line=line, x=x, x_shown=_shown(x or "0", fig.x_scale),
                      mean=_num(mean), ci95=_num(half), n=n,
                      seeds=[_num(v) for v in values])  # fmt: skip
             return
@@ -404,6 +404,11 @@ class Engine:
             traces.append({"name": "utilization", "t": [float(t) for t in u.index],
                            "y": [_num(v) for v in u]})  # fmt: skip
         job.emit("series", line=line, traces=traces)
+
+
+def _shown(x: str, scale: float) -> float:
+    """An x value in the axis's units, without binary noise (0.07 * 100 is 7.000000000000001)."""
+    return float(f"{float(x) * scale:.12g}")
 
 
 def _num(v: Any) -> float | None:

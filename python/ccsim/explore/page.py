@@ -8,6 +8,7 @@ values received per line and x), ``job`` (the current job) and ``last`` (its las
 
 PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ccsim explore</title>
+<link rel="icon" href="data:,">
 <script src="/plotly.min.js" charset="utf-8"></script>
 <style>
 body { font-family: system-ui, sans-serif; margin: 0.8rem 1.2rem; color: #222; }
@@ -176,10 +177,17 @@ function draw() {
       for (const t of ts)
         traces.push({name: `${label(line)}: ${t.name}`, mode: "lines", x: t.t, y: t.y});
   }
-  const layout = {title: {text: `${f.id}: ${f.title}`}, template: "plotly_white",
+  // Settings moved away from the plan's: named under the title, which states the plan's.
+  const changed = f.params.filter(q => {
+    const el = document.querySelector(`input[data-path='${q.path}']`);
+    return el && q.values[+el.value] !== q.default;
+  }).map(q => `${q.path} = ${show(q.values[+document.querySelector(
+    `input[data-path='${q.path}']`).value])}`);
+  const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
+  const layout = {title: {text: `${f.id}: ${f.title}${sub}`}, template: "plotly_white",
     xaxis: {title: {text: f.kind === "points" ? f.x_label : "time (s)"}},
     yaxis: {title: {text: f.kind === "points" ? f.metric : "share or utilization"}},
-    margin: {t: 50, l: 60, r: 20, b: 50}, height: 480};
+    margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
 }
 

@@ -102,18 +102,20 @@ def find_reports(results: Path) -> list[Path]:
 # Figures
 
 
-def _plan_for(page: PaperPage) -> Any:
+def _plan_for(page: PaperPage, root: Path | None = None) -> Any:
     """The plan of a reproduction (for labels and the run store's keys), or None when its
     experiment folder is not found from here (the site then shows the points by their ids)."""
     from ccsim.experiment.plan import PlanError, find_experiment, load_plan
 
     try:
-        return load_plan(find_experiment(page.plan_id))
+        return load_plan(find_experiment(page.plan_id, root))
     except (PlanError, OSError):
         return None
 
 
-def _fig_html(fig: Any, div_id: str, expected_points: int) -> str:
+def _fig_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
+    """A figure's div; ``data-kind`` (points, series) and ``data-count`` (markers drawn for
+    points, lines for series) let a test check what the browser drew against the data."""
     body = fig.to_html(
         full_html=False,
         include_plotlyjs=False,
@@ -122,7 +124,7 @@ def _fig_html(fig: Any, div_id: str, expected_points: int) -> str:
     )
     return (
         f'<div class="figure" data-figure="{html.escape(div_id)}" '
-        f'data-points="{expected_points}">{body}</div>'
+        f'data-kind="{kind}" data-count="{expected}">{body}</div>'
     )
 
 
@@ -285,11 +287,11 @@ def _mark_verdicts(rendered: str) -> str:
     return re.sub(r"<td>(" + "|".join(_VERDICTS) + r")(?=:)", mark, rendered)
 
 
-def paper_page(page: PaperPage, rel_results: str) -> tuple[str, int]:
+def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> tuple[str, int]:
     """The HTML of one reproduction's page and how many figures it draws interactively."""
     import pandas as pd
 
-    plan = _plan_for(page)
+    plan = _plan_for(page, root)
     summary_path = page.folder / "summary.parquet"
     summary = pd.read_parquet(summary_path) if summary_path.exists() else pd.DataFrame()
     figures: dict[str, str] = {}
@@ -298,11 +300,11 @@ def paper_page(page: PaperPage, rel_results: str) -> tuple[str, int]:
             if len(summary):
                 f, n = point_figure(fig, plan, summary)
                 if n:
-                    figures[fig.id] = _fig_html(f, fig.id, n)
+                    figures[fig.id] = _fig_html(f, fig.id, n, "points")
         for sf in plan.series_figures:
             drawn = series_figure(sf, plan, page.folder, page.quick)
             if drawn is not None:
-                figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1])
+                figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1], "series")
     text = (page.folder / "report.md").read_text(encoding="utf-8")
     chunks: list[str] = []
     pending: list[str] = []
@@ -366,9 +368,10 @@ def index_page(pages: list[PaperPage]) -> str:
     return _page("ccsim: reproduced papers", body, plotly=False)
 
 
-def build_site(results: Path, out: Path | None = None) -> Path:
+def build_site(results: Path, out: Path | None = None, root: Path | None = None) -> Path:
     """Write the site for every reproduction under ``results`` into ``out`` (default
-    ``results/site``) and return the path of its index.html."""
+    ``results/site``) and return the path of its index.html. The plans (for labels and the
+    time series) are looked up in ``root/experiments`` (default: the working directory's)."""
     import os
 
     import plotly.offline
@@ -386,7 +389,7 @@ def build_site(results: Path, out: Path | None = None) -> Path:
         if folder.resolve() == out.resolve():
             continue
         page = read_report(folder)
-        body, _ = paper_page(page, rel)
+        body, _ = paper_page(page, rel, root)
         (out / f"{page.name}.html").write_text(body, encoding="utf-8")
         pages.append(page)
     index = out / "index.html"
