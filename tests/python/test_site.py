@@ -113,6 +113,19 @@ def test_ccsim_report_writes_the_site_and_prints_its_path(
     assert (tmp_path / "s" / "p001-quick.html").exists()
 
 
+def test_ccsim_reproduce_ends_by_updating_the_site_and_printing_its_path(
+    results: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(ROOT)
+    out = results / "p001-quick"
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--out", str(out), "--workers", "1"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "0 runs executed, 158 reused from the store"
+    assert f"site: {results / 'site' / 'index.html'}" in printed
+    assert (results / "site" / "p001-quick.html").exists()
+
+
 def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -165,4 +178,32 @@ def test_in_chromium_the_index_links_each_page(
     pg.wait_for_url("**/p001-quick.html")
     assert pg.locator("h1").first.text_content().startswith("p001: ")  # type: ignore[union-attr]
     keep_screenshot(pg, tmp_path / "index.png")
+    assert errors == []
+
+
+def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_store(
+    tmp_path: Path, page: tuple[Any, list[str]]
+) -> None:
+    from test_experiment import PLAN, SCENARIO
+
+    folder = tmp_path / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(SCENARIO)
+    (folder / "plan.toml").write_text(PLAN)
+    results = tmp_path / "results"
+    reproduce(folder, results / "t-quick", quick=True, workers=1, progress=False)
+    site = build_site(results, root=tmp_path)
+    pg, errors = page
+    pg.goto((site.parent / "t-quick.html").as_uri())
+    kinds = {}
+    for fig in pg.locator("div.figure").all():
+        fid = fig.get_attribute("data-figure")
+        kinds[fid] = fig.get_attribute("data-kind")
+        fig.locator(".scatterlayer .trace").first.wait_for()
+        drawn = fig.locator(".scatterlayer .trace").count()
+        assert drawn == int(fig.get_attribute("data-count") or 0), fid
+    assert kinds == {"loss": "points", "shares": "series", "util": "series"}
+    # 2 lines x 2 flows in the flow series, a line each in the link series.
+    counts = pg.evaluate("['shares', 'util'].map(id => document.getElementById(id).data.length)")
+    assert counts == [4, 2]
     assert errors == []

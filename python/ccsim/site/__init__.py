@@ -192,32 +192,52 @@ def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, i
                 recs[tags["line"]] = rec
     if not recs:
         return None
-    out = go.Figure()
     count = 0
-    for lid in sf.lines:
-        rec = recs.get(lid)
-        if rec is None:
-            continue
-        label = plan.lines[lid].label
-        cap = link_capacity(rec, sf.link)
-        if sf.kind == "flow_series":
+    lines = [lid for lid in sf.lines if lid in recs]
+    if sf.kind == "flow_series":
+        # A panel per line, as the PNG; a flow keeps its colour and legend entry across panels
+        # (clicking it hides that flow in every panel).
+        from plotly.subplots import make_subplots
+
+        cols = 2 if len(lines) > 1 else 1
+        rows = (len(lines) + cols - 1) // cols
+        out = make_subplots(rows=rows, cols=cols, shared_xaxes=True, shared_yaxes=True,
+                            subplot_titles=[plan.lines[lid].label for lid in lines],
+                            vertical_spacing=0.3 / rows)  # fmt: skip
+        palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+        for k, lid in enumerate(lines):
+            rec = recs[lid]
+            cap = link_capacity(rec, sf.link)
             rates = flow_rates(rec, sf.flows)
-            for flow in sf.flows:
-                y = (rates[flow] / cap).tolist()
+            label = plan.lines[lid].label
+            for j, flow in enumerate(sf.flows):
                 out.add_trace(
                     go.Scatter(
                         x=list(rates.index),
-                        y=y,
+                        y=(rates[flow] / cap).tolist(),
                         mode="lines",
-                        name=f"{label}: {flow}",
-                        legendgroup=lid,
+                        name=flow,
+                        legendgroup=flow,
+                        showlegend=k == 0,
+                        line={"color": palette[j % len(palette)], "width": 1.2},
                         hovertemplate=f"{html.escape(label)}, {flow}<br>t %{{x:.3g}} s<br>"
                         "share %{y:.3f}<extra></extra>",
-                    )
+                    ),
+                    row=k // cols + 1,
+                    col=k % cols + 1,
                 )
                 count += 1
-        else:
-            u = link_rate(rec, sf.link) / cap
+        out.update_yaxes(range=[0, 1.1])
+        for c in range(1, cols + 1):
+            out.update_xaxes(title_text="time (s)", row=rows, col=c)
+        height = max(460, 230 * rows + 120)
+        what = "share of the bottleneck"
+    else:
+        out = go.Figure()
+        for lid in lines:
+            rec = recs[lid]
+            u = link_rate(rec, sf.link) / link_capacity(rec, sf.link)
+            label = plan.lines[lid].label
             out.add_trace(
                 go.Scatter(
                     x=list(u.index),
@@ -229,14 +249,15 @@ def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, i
                 )
             )
             count += 1
-    what = "share of the bottleneck" if sf.kind == "flow_series" else f"utilization of {sf.link}"
+        height = 460
+        what = f"utilization of {sf.link}"
+        out.update_layout(xaxis_title="time (s)", yaxis_title=what)
     out.update_layout(
-        title=f"{sf.id}: {sf.title}",
-        xaxis_title="time (s)",
-        yaxis_title=what,
+        title=f"{sf.id}: {sf.title}"
+        + (f"<br><sup>{what}</sup>" if sf.kind == "flow_series" else ""),
         template="plotly_white",
-        height=460,
-        margin={"t": 60, "l": 60, "r": 20, "b": 50},
+        height=height,
+        margin={"t": 80, "l": 60, "r": 20, "b": 50},
     )
     return out, count
 
@@ -333,7 +354,7 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
         "none are drawn.</p>"
     )
     nav = '<nav><a href="index.html">← all papers</a></nav>'
-    body = nav + chunks[0] + note + "".join(chunks[1:])
+    body = nav + note + "".join(chunks)
     return _page(f"{page.plan_id}: {page.title}", body, plotly=True), len(figures)
 
 
