@@ -124,7 +124,7 @@ async function cancel() {
 async function start() {
   await cancel();
   const body = request();
-  S.points = {}; S.series = {};
+  S.points = {}; S.series = {}; S.last = null;
   const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
