@@ -17,8 +17,8 @@ import pytest
 from test_site import browser_page, keep_screenshot
 
 import ccsim
-from ccsim.experiment import load_plan, point_values
-from ccsim.sweep import Store
+from ccsim.experiment import load_plan, plan_runs, point_values
+from ccsim.sweep import RunSpec, Store
 
 pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`")
 uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
@@ -97,6 +97,29 @@ def test_the_catalog_offers_a_figures_settings_with_the_values_the_plan_uses() -
     assert fig.defaults["links.wireless.loss.rate"] == "0.05"
     assert fig.params["links.wireless.loss.rate"][0] == "0.01"
     assert "0.1" in fig.params["links.wireless.loss.rate"]
+
+
+def test_a_time_series_figure_offers_the_plans_other_settings_with_each_modes_default() -> None:
+    fig = Catalog(EXPERIMENTS).papers["p002"].figures["fig2"]
+    assert fig.defaults["links.bottleneck.rate"] == '"2.5Gbps"'
+    assert fig.quick_defaults["links.bottleneck.rate"] == '"250Mbps"'
+    # The small-buffer table's setting; the congestion control is the lines' own.
+    assert "960" in fig.params["links.bottleneck.queue.limit"]
+    assert "flows.f1.cc" not in fig.params
+
+
+def test_an_unmoved_figure_runs_the_reproductions_own_scenarios_and_a_moved_key_wins() -> None:
+    cat = Catalog(EXPERIMENTS)
+    plan = cat.papers["p001"].plan
+    ask = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
+    ours = [r for r in plan_runs(plan, False, 1)
+            if dict(r.tags) == {"figure": "fig8", "line": "spack", "x": 0.05}]  # fmt: skip
+    req = cat.request({**ask, "params": {"flows.transfer.mss": "1000"}})
+    assert req.overrides("spack", "0.05") == ours[0].overrides
+    req = cat.request({**ask, "params": {"flows.transfer.mss": "500"}})
+    moved = req.overrides("spack", "0.05")
+    assert moved[-1] == "flows.transfer.mss=500"
+    assert RunSpec(plan.scenario_text, moved, 1).key() != ours[0].key()
 
 
 def test_the_api_refuses_a_key_the_figure_does_not_expose_and_a_value_the_plan_lacks() -> None:

@@ -61,17 +61,28 @@ def _split(override: str) -> tuple[str, str]:
     return path, value
 
 
-def _order(values: list[str]) -> list[str]:
-    """Numbers in numeric order, then the rest as they came."""
-
-    def num(v: str) -> float | None:
-        try:
-            return float(v)
-        except ValueError:
+def _lookup(tree: dict[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` in a resolved scenario, or None; a table is not a value."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
             return None
+        node = node[part]
+    return None if isinstance(node, dict) else node
 
-    nums = sorted((v for v in values if num(v) is not None), key=lambda v: float(v))
-    return nums + [v for v in values if num(v) is None]
+
+def _order(values: list[str]) -> list[str]:
+    """Numbers in numeric order, then quantities with a unit ("7.5ms", "2.5Gbps") in numeric
+    order within each unit, then the rest as they came."""
+    import re
+
+    def key(v: str) -> tuple[int, str, float]:
+        m = re.fullmatch(r'"?(\d+(?:\.\d+)?)\s*([A-Za-z%]*)"?', v)
+        if m is None:
+            return (2, "", 0.0)
+        return (0 if not m.group(2) else 1, m.group(2), float(m.group(1)))
+
+    return sorted(values, key=key)  # stable: the rest keep their order
 
 
 @dataclass
@@ -85,7 +96,9 @@ class FigureEntry:
     lines: list[str]
     x_values: list[str] = field(default_factory=list)  # TOML literals
     params: dict[str, list[str]] = field(default_factory=dict)  # path -> allowed literals
-    defaults: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, str] = field(default_factory=dict)  # as the figure runs in full mode
+    quick_defaults: dict[str, str] = field(default_factory=dict)  # ... and in quick mode
+    own: set[str] = field(default_factory=set)  # the keys the figure itself sets
 
     def describe(self, plan: Any) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -94,7 +107,13 @@ class FigureEntry:
             "kind": self.kind,
             "lines": [{"id": lid, "label": plan.lines[lid].label} for lid in self.lines],
             "params": [
-                {"path": p, "values": v, "default": self.defaults[p]}
+                {
+                    "path": p,
+                    "values": v,
+                    "default": self.defaults[p],
+                    "quick_default": self.quick_defaults[p],
+                    "own": p in self.own,
+                }
                 for p, v in self.params.items()
             ],
         }
@@ -130,8 +149,11 @@ class PaperEntry:
 
 class Catalog:
     """Every plan under ``experiments/`` and what the page may change in each figure: its x
-    values, its lines, and the keys it sets, each to a value that the plan uses for that key
-    somewhere (as another figure's x value or setting)."""
+    values, its lines, and the scenario keys the plan sets anywhere (a figure's or table's
+    settings, another figure's x, the quick mode's settings), each to a value that the plan uses
+    for that key or the figure's own value. A key is offered to a figure when the figure's
+    scenario has it (resolved with the figure's settings), unless it is the figure's x or one
+    of its lines sets it (the line would override the slider)."""
 
     def __init__(self, experiments: Path) -> None:
         from ccsim.experiment.plan import load_plan
@@ -143,6 +165,15 @@ class Catalog:
 
     @staticmethod
     def _figures(plan: Any) -> dict[str, FigureEntry]:
+        import sys
+
+        from ccsim import _core
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
         seen: dict[str, list[str]] = {}
 
         def note(path: str, value: str) -> None:
@@ -157,16 +188,35 @@ class Catalog:
         for fig in plan.figures:
             for x in fig.x_values:
                 note(fig.x_path, _literal(x))
+        for ov in plan.quick_overrides:
+            note(*_split(ov))
+
+        def resolved(overrides: list[str]) -> dict[str, Any]:
+            return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
+
         out: dict[str, FigureEntry] = {}
         for item in items:
             kind = getattr(item, "kind", "points")
             entry = FigureEntry(item.id, item.title, kind, item, list(item.lines))
             if kind == "points":
                 entry.x_values = [_literal(x) for x in item.x_values]
-            for ov in item.overrides:
-                path, value = _split(ov)
-                entry.params[path] = _order(seen[path])
-                entry.defaults[path] = value
+            entry.own = {_split(ov)[0] for ov in item.overrides}
+            full = resolved(list(item.overrides))
+            quick = resolved([*item.overrides, *plan.quick_overrides])
+            by_lines = {_split(ov)[0] for lid in item.lines for ov in plan.lines[lid].overrides}
+            for path, values in seen.items():
+                if path == getattr(item, "x_path", None) or path in by_lines:
+                    continue
+                v_full, v_quick = _lookup(full, path), _lookup(quick, path)
+                if v_full is None or v_quick is None:
+                    continue  # not in this figure's scenario (a line adds it, or nothing)
+                d_full, d_quick = _literal(v_full), _literal(v_quick)
+                entry.params[path] = _order(list(dict.fromkeys([*values, d_full, d_quick])))
+                entry.defaults[path] = d_full
+                entry.quick_defaults[path] = d_quick
+            # The figure's own settings first, then the others in the plan's order.
+            entry.params = {p: entry.params[p] for p in sorted(entry.params,
+                            key=lambda p: p not in entry.own)}  # fmt: skip
             out[item.id] = entry
         return out
 
@@ -194,7 +244,9 @@ class Catalog:
         params = body.get("params", {})
         if not isinstance(params, dict):
             raise RequestError("params must be an object of key: value")
-        chosen = dict(fig.defaults)
+        quick = bool(body.get("quick", False)) and bool(paper.plan.quick_overrides)
+        defaults = fig.quick_defaults if quick else fig.defaults
+        chosen: dict[str, str] = {}
         for path, value in params.items():
             if path not in fig.params:
                 raise RequestError(
@@ -203,7 +255,8 @@ class Catalog:
                 )
             if str(value) not in fig.params[path]:
                 raise RequestError(f"{path}: {value!r} is not one of {', '.join(fig.params[path])}")
-            chosen[path] = str(value)
+            if str(value) != defaults[path]:
+                chosen[path] = str(value)
         lines = body.get("lines", fig.lines)
         if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
             raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
@@ -213,7 +266,6 @@ class Catalog:
             if not isinstance(xs, list) or not all(str(x) in fig.x_values for x in xs):
                 raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
             xs = [str(x) for x in xs]
-        quick = bool(body.get("quick", False)) and bool(paper.plan.quick_overrides)
         top = paper.plan.quick_seeds if quick else paper.plan.seeds
         seeds = body.get("seeds", top)
         if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
@@ -225,6 +277,7 @@ class Catalog:
 class Request:
     plan: Any
     figure: FigureEntry
+    #: The settings moved away from the figure's (in this mode): applied after all others.
     params: dict[str, str]
     lines: list[str]
     xs: list[str]
@@ -232,15 +285,15 @@ class Request:
     quick: bool
 
     def overrides(self, line: str, x: str | None) -> tuple[str, ...]:
-        """In the order ``plan_runs`` writes them (the store key is the resolved scenario's,
-        so order only matters for a key set twice, and it is the same here)."""
+        """The run's overrides as ``plan_runs`` writes them, then the settings the page moved
+        (last, so they win over the figure's, the line's and the quick mode's). Unmoved, a run
+        is the reproduction's own: the same resolved scenario, the same store key."""
         item = self.figure.item
-        fixed = [f"{_split(ov)[0]}={self.params[_split(ov)[0]]}" for ov in item.overrides]
         line_ov = list(self.plan.lines[line].overrides)
         extra = list(self.plan.quick_overrides) if self.quick else []
-        if x is None:
-            return (*fixed, *line_ov, *extra)
-        return (*fixed, *line_ov, f"{item.x_path}={x}", *extra)
+        x_ov = [] if x is None else [f"{item.x_path}={x}"]
+        moved = [f"{p}={v}" for p, v in self.params.items()]
+        return (*item.overrides, *line_ov, *x_ov, *extra, *moved)
 
 
 @dataclass

@@ -64,9 +64,12 @@ function slider(name, values, start, onchange) {
 function buildControls() {
   const f = figure(), p = paper();
   let h = "";
-  if (f.params.length) {
-    h += "<fieldset><legend>settings the figure holds fixed</legend>";
-    for (const q of f.params) h += slider(q.path, q.values, q.default);
+  const own = f.params.filter(q => q.own), other = f.params.filter(q => !q.own);
+  for (const [legend, qs] of [["the figure's settings", own],
+                              ["other settings the plan varies", other]]) {
+    if (!qs.length) continue;
+    h += `<fieldset><legend>${legend}</legend>`;
+    for (const q of qs) h += slider(q.path, q.values, defaultOf(q));
     h += "</fieldset>";
   }
   h += "<fieldset><legend>lines</legend>" + f.lines.map(l =>
@@ -99,6 +102,7 @@ function buildControls() {
 }
 
 function quick() { return paper().has_quick && $("quick").checked; }
+function defaultOf(q) { return quick() ? q.quick_default : q.default; }
 
 function request() {
   const f = figure(), params = {};
@@ -180,7 +184,7 @@ function draw() {
   // Settings moved away from the plan's: named under the title, which states the plan's.
   const changed = f.params.filter(q => {
     const el = document.querySelector(`input[data-path='${q.path}']`);
-    return el && q.values[+el.value] !== q.default;
+    return el && q.values[+el.value] !== defaultOf(q);
   }).map(q => `${q.path} = ${show(q.values[+document.querySelector(
     `input[data-path='${q.path}']`).value])}`);
   const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
