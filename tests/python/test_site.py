@@ -80,6 +80,13 @@ def test_the_site_has_an_index_a_page_per_reproduction_and_plotly_beside_them(si
     assert "cdn." not in page
     index = site.read_text(encoding="utf-8")
     assert 'href="p001-quick.html"' in index and "quick (not for conclusions)" in index
+    # The index counts each verdict of report.md's claims table.
+    claims = read_report(site.parent.parent / "p001-quick").claims
+    holds = sum(1 for _, _, ours in claims if ours.startswith("holds:"))
+    not_held = sum(1 for _, _, ours in claims if ours.startswith("does not hold:"))
+    assert holds + not_held == len(claims) == 7
+    assert f'<span class="verdict-holds">{holds} hold</span>' in index
+    assert f'<span class="verdict-does-not-hold">{not_held} do not hold</span>' in index
 
 
 def test_a_page_shows_every_claim_of_report_md_with_its_verdict(site: Path, results: Path) -> None:
