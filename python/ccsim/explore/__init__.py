@@ -28,6 +28,7 @@ results folder.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import math
@@ -327,6 +328,13 @@ class Engine:
 
         return Store(self.results / (plan_id + ("-quick" if quick else "")) / "runs")
 
+    def close(self) -> None:
+        """Cancel every job and drop the runs not started yet."""
+        with self._lock:
+            for job in self.jobs.values():
+                job.cancelled = True
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
     def _key_lock(self, key: str) -> threading.Lock:
         with self._lock:
             return self._key_locks.setdefault(key, threading.Lock())
@@ -541,8 +549,16 @@ def create_app(results: Path, experiments: Path, host: str = "127.0.0.1", worker
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
 
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        yield
+        # Shutting down (Ctrl-C): stop every run within one progress report, so the server's
+        # threads do not hold the process for the rest of a long run.
+        engine.close()
+
     hosts = [host, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
     app = Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/", index),
             Route("/plotly.min.js", plotly),
