@@ -228,3 +228,14 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert "95 % CI" in (pg.locator(".hoverlayer .hovertext").first.text_content() or "")
     keep_screenshot(pg, tmp_path / "explore.png", "explore.png")
     assert errors == []
+
+
+def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["explore", "--port", "8799"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
