@@ -240,3 +240,18 @@ def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
     assert main(["explore", "--port", "8799"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
+
+
+def test_a_plan_without_figures_is_left_out_of_the_catalog(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(EXPERIMENTS / "p001-spack", tmp_path / "p001-spack")
+    (tmp_path / "t-tables").mkdir()
+    (tmp_path / "t-tables" / "scenario.toml").write_text(
+        (EXPERIMENTS / "p001-spack" / "scenario.toml").read_text()
+    )
+    (tmp_path / "t-tables" / "plan.toml").write_text(
+        'id = "t"\ntitle = "tables only"\nscenario = "scenario.toml"\nseeds = 1\n'
+        'quick_seeds = 1\n[metric]\ncolumn = "delivery_time_s"\n'
+    )
+    assert [p["id"] for p in Catalog(tmp_path).describe()] == ["p001"]

@@ -162,7 +162,9 @@ class Catalog:
         self.papers: dict[str, PaperEntry] = {}
         for folder in sorted(Path(experiments).glob("*/plan.toml")):
             plan = load_plan(folder.parent)
-            self.papers[plan.id] = PaperEntry(plan, self._figures(plan))
+            figures = self._figures(plan)
+            if figures:  # a plan of tables only (paper 004) has nothing to plot here
+                self.papers[plan.id] = PaperEntry(plan, figures)
 
     @staticmethod
     def _figures(plan: Any) -> dict[str, FigureEntry]:
