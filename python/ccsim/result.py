@@ -60,7 +60,7 @@ class Result:
     Attributes
     ----------
     flows, links, series
-        pandas DataFrames.
+        pandas DataFrames, made from the core's columns on first use.
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -75,39 +75,91 @@ class Result:
         summary: Summary | None,
         resolved_toml: str,
     ) -> None:
-        self.flows = flows
-        self.links = links
-        self.series = series
+        self._frames: dict[str, pd.DataFrame] = {
+            "flows": flows,
+            "links": links,
+            "series": series,
+        }
+        # The core's columns (name -> numpy array or list of str) of the tables not yet turned
+        # into DataFrames: `ccsim run` writes them and prints its summary without pandas.
+        self._raw: dict[str, dict[str, Any]] = {}
         self.summary = summary
         self.resolved_toml = resolved_toml
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
-        import pandas as pd
+        res = cls.__new__(cls)
+        res._frames = {}
+        res._raw = {name: raw[name] for name in TABLES}
+        res.summary = Summary(**raw["summary"])
+        res.resolved_toml = raw["resolved_toml"]
+        return res
 
-        frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
-        return cls(
-            frames["flows"],
-            frames["links"],
-            frames["series"],
-            Summary(**raw["summary"]),
-            raw["resolved_toml"],
-        )
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            import pandas as pd
+
+            self._frames[name] = pd.DataFrame(self._raw.pop(name))
+        return self._frames[name]
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """One row per flow (a short-flow generator adds one row per transfer)."""
+        return self._frame("flows")
+
+    @flows.setter
+    def flows(self, df: pd.DataFrame) -> None:
+        self._raw.pop("flows", None)
+        self._frames["flows"] = df
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per link direction."""
+        return self._frame("links")
+
+    @links.setter
+    def links(self, df: pd.DataFrame) -> None:
+        self._raw.pop("links", None)
+        self._frames["links"] = df
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """The time series in long form: ``time_s, kind, name, metric, value``."""
+        return self._frame("series")
+
+    @series.setter
+    def series(self, df: pd.DataFrame) -> None:
+        self._raw.pop("series", None)
+        self._frames["series"] = df
+
+    def _columns(self, name: str) -> dict[str, Any]:
+        """Table ``name`` as columns (numpy arrays or lists), without pandas when the table
+        has not been turned into a DataFrame yet."""
+        if name in self._raw:
+            return self._raw[name]
+        df = self._frames[name]
+        return {str(c): df[c].to_numpy() for c in df.columns}
 
     def to_parquet(self, directory: PathLike) -> Path:
         """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
         ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
-        ``Result.from_parquet`` gets it back.
+        ``Result.from_parquet`` gets it back. A table still held as the core's columns is
+        written without pandas, to the same bytes ``pyarrow.Table.from_pandas`` gives
+        (``_arrow_table``).
         """
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
+            if name in self._raw:
+                table = _arrow_table(self._raw[name])
+            else:
+                import pyarrow as pa
+
+                table = pa.Table.from_pandas(self._frames[name], preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[SUMMARY_KEY] = json.dumps(dataclasses.asdict(self.summary)).encode()
@@ -154,3 +206,92 @@ class Result:
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
             f"series={len(self.series)} rows)"
         )
+
+
+def _arrow_table(columns: dict[str, Any]) -> Any:
+    """The Arrow table ``pyarrow.Table.from_pandas(pandas.DataFrame(columns),
+    preserve_index=False)`` gives, built without importing pandas (about 0.3 s of a short
+    ``ccsim run``, issue 11).
+
+    The columns are the core's: float64 or int64 (uint64 when a counter does not fit) numpy
+    arrays, or lists of str. pandas keeps the numeric dtypes, stores text as its ``str`` dtype
+    (Arrow ``large_string``), makes an empty list a float64 column and writes NaN as null; the
+    ``pandas`` schema metadata describes each column as ``from_pandas`` does, so
+    ``pandas.read_parquet`` gives the same DataFrame back (``tests/python/test_result_parquet.py``
+    pins the bytes against pandas's).
+    """
+    from importlib.metadata import version
+
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = []
+    described = []
+    for name, col in columns.items():
+        if isinstance(col, list):
+            if col:
+                arr = _large_strings(col)
+                pandas_type, numpy_type = "object", "str"
+            else:
+                arr = _numbers(np.empty(0, dtype=np.float64))
+                pandas_type = numpy_type = "float64"
+        else:
+            arr = _numbers(col)
+            pandas_type = numpy_type = str(col.dtype)
+        arrays.append(arr)
+        described.append(
+            {
+                "name": name,
+                "field_name": name,
+                "pandas_type": pandas_type,
+                "numpy_type": numpy_type,
+                "metadata": None,
+            }
+        )
+    pandas_meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": version("pandas"),
+    }
+    table = pa.table(arrays, names=list(columns))
+    return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode("utf8")})
+
+
+def _numbers(col: Any) -> Any:
+    """A numpy float64, int64 or uint64 array as an Arrow array of the same type, NaN as null
+    (what ``pyarrow.array(col, from_pandas=True)`` gives)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrow_type = {"float64": pa.float64(), "int64": pa.int64(), "uint64": pa.uint64()}[
+        str(col.dtype)
+    ]
+    data = np.ascontiguousarray(col)
+    validity = None
+    nulls = 0
+    if data.dtype.kind == "f":
+        valid = ~np.isnan(data)
+        nulls = int(len(data) - np.count_nonzero(valid))
+        if nulls:
+            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        arrow_type, len(data), [validity, pa.py_buffer(data)], null_count=nulls
+    )
+
+
+def _large_strings(values: list[str]) -> Any:
+    """A list of str as an Arrow ``large_string`` array (64-bit offsets, no nulls)."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(),
+        len(encoded),
+        [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
+    )
