@@ -195,6 +195,8 @@ impl Simulator {
         let done = self.net.chans[c as usize].on_tx_done(self.now);
         if done.lost {
             self.cons.dropped += 1;
+            // The channel does not say whose packet the loss model took (retire.rs).
+            self.life.lose_track();
         }
         if let Some(t) = done.head_arrives {
             self.heap.schedule(t, Ev::Arrive(c));
@@ -309,6 +311,7 @@ impl Simulator {
             // The host's IP layer, not the transport, sets the TTL (RFC 791 §3.2).
             p.ttl = self.ttl;
             self.cons.created += 1;
+            self.life.created(p.flow);
             if p.is_data() {
                 self.data_packets_sent += 1;
             }
@@ -355,8 +358,9 @@ impl Simulator {
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
-    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason) {
+    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason, pkt: &Packet) {
         self.cons.dropped += 1;
+        self.life.ended(pkt.flow);
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
             self.net.chans[c as usize].stats.count_drop(reason);
@@ -376,7 +380,7 @@ impl Simulator {
             if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
                 self.local.push_back((port, pkt));
             } else {
-                self.drop_packet(arrived_on, DropReason::NoRoute);
+                self.drop_packet(arrived_on, DropReason::NoRoute, &pkt);
             }
             return;
         }
@@ -388,21 +392,23 @@ impl Simulator {
             NO_ROUTE
         };
         if iface == NO_ROUTE {
-            self.drop_packet(arrived_on, DropReason::NoRoute);
+            self.drop_packet(arrived_on, DropReason::NoRoute, &pkt);
             return;
         }
         if arrived_on.is_some() {
             if pkt.ttl <= 1 {
-                self.drop_packet(arrived_on, DropReason::Ttl);
+                self.drop_packet(arrived_on, DropReason::Ttl, &pkt);
                 return;
             }
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
                 if lost {
                     self.cons.dropped += 1;
+                    self.life.ended(flow);
                 }
                 if let Some(t) = head_arrives {
                     self.heap.schedule(t, Ev::Arrive(chan));
@@ -413,8 +419,9 @@ impl Simulator {
                     self.heap.schedule(t, Ev::TxDone(chan));
                 }
             }
-            Offer::Dropped(_, reason) => {
+            Offer::Dropped(p, reason) => {
                 self.cons.dropped += 1;
+                self.life.ended(p.flow);
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
         }
@@ -424,6 +431,7 @@ impl Simulator {
     fn pump_local(&mut self) {
         while let Some((port, pkt)) = self.local.pop_front() {
             self.cons.delivered += 1;
+            self.life.ended(pkt.flow);
             self.call_endpoint(port, Some(pkt));
         }
     }

@@ -34,6 +34,7 @@ mod build;
 mod engine;
 mod interrupt;
 mod report;
+mod retire;
 #[cfg(test)]
 mod tests;
 
@@ -53,6 +54,7 @@ use crate::Error;
 use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
+use retire::{FlowLife, Retired};
 
 pub use interrupt::StopSignal;
 pub use report::Conservation;
@@ -70,6 +72,8 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
+    /// Packets alive per flow, and the finished transfers whose endpoints can go (`retire.rs`).
+    life: FlowLife,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,
@@ -131,6 +135,8 @@ enum AnyEndpoint {
     Cbr(CbrSource),
     OnOff(OnOffSource),
     UdpSink(UdpSink),
+    /// A finished transfer's endpoint, down to its counters (`retire.rs`).
+    Retired(Box<Retired>),
 }
 
 impl AnyEndpoint {
@@ -141,6 +147,7 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e,
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::Retired(e) => e.as_mut(),
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -150,6 +157,7 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::Retired(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -159,6 +167,7 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::Retired(e) => e.counters(),
         }
     }
 }

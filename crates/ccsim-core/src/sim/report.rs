@@ -146,6 +146,7 @@ impl Simulator {
                 },
                 match &self.eps[f.sender as usize].ep {
                     AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
+                    AnyEndpoint::Retired(r) => r.cwnd.map_or(f64::NAN, |c| c as f64),
                     _ => f64::NAN,
                 },
             ];
