@@ -134,7 +134,7 @@ impl Simulator {
             }
             FlowKind::Cbr { rate, packet_size } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
-                let source = AnyEndpoint::Cbr(CbrSource::new(cfg));
+                let source = AnyEndpoint::Cbr(Box::new(CbrSource::new(cfg)));
                 self.add_udp_flow(name, "cbr", ends, f.start, source);
             }
             FlowKind::OnOff {
@@ -146,8 +146,13 @@ impl Simulator {
             } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
                 let rng = RngStream::derive(self.seed, &format!("flow/{name}/onoff"));
-                let source =
-                    AnyEndpoint::OnOff(OnOffSource::new(cfg, *on, *off, *exponential, rng));
+                let source = AnyEndpoint::OnOff(Box::new(OnOffSource::new(
+                    cfg,
+                    *on,
+                    *off,
+                    *exponential,
+                    rng,
+                )));
                 self.add_udp_flow(name, "onoff", ends, f.start, source);
             }
             FlowKind::ShortTcp {
@@ -208,7 +213,7 @@ impl Simulator {
         });
         self.eps.push(EndpointSlot {
             node: ends.dst,
-            ep: AnyEndpoint::UdpSink(UdpSink::new(flow)),
+            ep: AnyEndpoint::UdpSink(Box::new(UdpSink::new(flow))),
             timer_at: None,
         });
         self.life.add_flow();

@@ -7,7 +7,8 @@
 //!   spawn ──> TcpSender + TcpReceiver ── ... ── completed, no deadline, no packet alive
 //!                                                   │  (checked at a later spawn)
 //!                                                   v
-//!                                  Retired { counters, cwnd }  x 2   (~200 B each)
+//!                     FlowLife::rows[flow] = both counters + cwnd   (~370 B)
+//!                     eps[sender], eps[receiver] = Retired           (no state)
 //! ```
 //!
 //! A flow's row is final when no event can reach its endpoints again:
@@ -25,8 +26,8 @@
 //! depend on it, only the memory does. A scenario with node hooks never retires flows.
 //!
 //! A retired endpoint keeps its port (a port is its endpoint's index, and stale timer entries
-//! of the heap name it): it answers no packet, has no deadline, and reports the counters it
-//! had. Each `Spawn` event looks at two unretired transfers in turn, so a finished transfer
+//! of the heap name it): it answers no packet and has no deadline; the flows table reads the
+//! flow's counters from [`FlowLife`] instead. Each `Spawn` event looks at two unretired transfers in turn, so a finished transfer
 //! is retired within about half as many spawns as there are transfers in progress, and the
 //! endpoints held stay proportional to the transfers alive at once, not to those ever started.
 
@@ -50,6 +51,8 @@ pub(super) struct FlowLife {
     pending: Vec<FlowId>,
     cursor: usize,
     retired: u64,
+    /// What the rows of retired flows are made of, indexed by flow (`None`: not retired).
+    rows: Vec<Option<Box<RetiredFlow>>>,
 }
 
 impl FlowLife {
@@ -61,12 +64,14 @@ impl FlowLife {
             pending: Vec::new(),
             cursor: 0,
             retired: 0,
+            rows: Vec::new(),
         }
     }
 
     /// A flow was added (its id is the next index).
     pub(super) fn add_flow(&mut self) {
         self.alive.push(0);
+        self.rows.push(None);
     }
 
     /// An endpoint sent a packet of `flow`.
@@ -95,21 +100,30 @@ impl FlowLife {
     pub(super) fn retired(&self) -> u64 {
         self.retired
     }
-}
 
-/// What a retired endpoint keeps: what its row of the flows table reads.
-#[derive(Debug)]
-pub(super) struct Retired {
-    counters: FlowCounters,
-    /// The sender's final congestion window (`final_cwnd_bytes`); `None` for a receiver.
-    pub(super) cwnd: Option<u64>,
-}
-
-impl Retired {
-    pub(super) fn counters(&self) -> &FlowCounters {
-        &self.counters
+    /// The counters of `flow` if it was retired.
+    pub(super) fn row(&self, flow: usize) -> Option<&RetiredFlow> {
+        self.rows.get(flow).and_then(|r| r.as_deref())
     }
 }
+
+/// What the row of a retired flow is made of: its endpoints' counters as they were retired.
+#[derive(Debug)]
+pub(super) struct RetiredFlow {
+    pub(super) tx: FlowCounters,
+    pub(super) rx: FlowCounters,
+    /// The sender's final congestion window (`final_cwnd_bytes`).
+    pub(super) cwnd: u64,
+}
+
+/// A retired endpoint: no state, no deadline, and nothing to answer (its flow has no packet
+/// alive).
+#[derive(Debug)]
+pub(super) struct Retired;
+
+/// The counters a retired endpoint reports: none (its flow's are in [`FlowLife`]).
+pub(super) static NO_COUNTERS: std::sync::LazyLock<FlowCounters> =
+    std::sync::LazyLock::new(FlowCounters::default);
 
 impl Endpoint for Retired {
     /// Never called: a flow is retired only when none of its packets is alive.
@@ -152,23 +166,21 @@ impl Simulator {
         }
         let f = &self.flows[flow as usize];
         let (tx, rx) = (f.sender as usize, f.receiver as usize);
-        let final_row = match (&self.eps[tx].ep, &self.eps[rx].ep) {
-            (AnyEndpoint::TcpSender(s), AnyEndpoint::TcpReceiver(r)) => {
-                s.is_complete() && s.poll_timeout().is_none() && r.poll_timeout().is_none()
+        let row = match (&self.eps[tx].ep, &self.eps[rx].ep) {
+            (AnyEndpoint::TcpSender(s), AnyEndpoint::TcpReceiver(r))
+                if s.is_complete() && s.poll_timeout().is_none() && r.poll_timeout().is_none() =>
+            {
+                RetiredFlow {
+                    tx: s.counters().clone(),
+                    rx: r.counters().clone(),
+                    cwnd: s.cwnd(),
+                }
             }
-            _ => false,
+            _ => return false,
         };
-        if !final_row {
-            return false;
-        }
-        for port in [tx, rx] {
-            let cwnd = match &self.eps[port].ep {
-                AnyEndpoint::TcpSender(s) => Some(s.cwnd()),
-                _ => None,
-            };
-            let counters = self.eps[port].ep.counters().clone();
-            self.eps[port].ep = AnyEndpoint::Retired(Box::new(Retired { counters, cwnd }));
-        }
+        self.life.rows[flow as usize] = Some(Box::new(row));
+        self.eps[tx].ep = AnyEndpoint::Retired(Retired);
+        self.eps[rx].ep = AnyEndpoint::Retired(Retired);
         true
     }
 
@@ -242,6 +254,13 @@ sizes = {{ dist = "pareto", mean = "20KB", shape = 1.6 }}
         let held = sim.endpoints_held();
         let retired = sim.flows_retired();
         (sim.finish(reason), held, retired)
+    }
+
+    #[test]
+    fn an_endpoint_slot_is_40_bytes_so_a_retired_transfer_keeps_little_besides_its_row() {
+        // Every endpoint ever started keeps its slot (its port is its index): with the UDP
+        // endpoints inline a slot took ~360 B, as much again as a retired flow's counters.
+        assert_eq!(std::mem::size_of::<super::super::EndpointSlot>(), 40);
     }
 
     #[test]
