@@ -3,7 +3,7 @@
 
     ccsim run FILE --out DIR [--seed N] [--set PATH=VALUE ...]
     ccsim validate FILE [--set PATH=VALUE ...]
-    ccsim bench [--repeat N] [--only P0,P1,P2,P002]
+    ccsim bench [--repeat N] [--only P0,P1,P2,P002,F1000,FT8,...] [--scale] [--plot PNG]
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
 
@@ -217,8 +217,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from ccsim import bench
 
     only = [s.strip().upper() for s in args.only.split(",")] if args.only else None
+    if args.scale:
+        only = [*(only or []), *bench.SCALE_DEFAULT]
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     print(bench.format_table(rows))
+    if args.plot is not None:
+        print(f"plot: {bench.plot_scale(rows, args.plot)}")
     return 0
 
 
@@ -329,7 +333,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--only",
         default=None,
         help="comma-separated subset, e.g. P0,P1; P002 (on request only) is paper 002's "
-        "full case-1 run, from the repository root",
+        "full case-1 run, from the repository root; generated scale cases F10 ... F100000, "
+        "FT4, FT8, FT16, T15 ... T120, W10K, W100K, W1M (ccsim.bench)",
+    )
+    b.add_argument(
+        "--scale",
+        action="store_true",
+        help="run the scale cases F*, FT* and T* (minutes)",
+    )
+    b.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="PNG",
+        help="draw wall time against flows, nodes and simulated time (log-log) into PNG",
     )
     b.set_defaults(func=_cmd_bench)
 
