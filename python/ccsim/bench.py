@@ -9,7 +9,8 @@ Scale cases, on request by name (``--only F1000,FT8``) or all at once (``--scale
 - ``F10`` ... ``F100000``: a 1 Gbit/s dumbbell with that many long flows, 1 ms apart at the
   start, run until 10 s after the last start (flows);
 - ``FT4``, ``FT8``, ``FT16``: k-ary fat-trees (20, 80 and 320 switches; 16, 128 and 1,024 hosts)
-  with a permutation of long flows and short web transfers, 1 s (nodes);
+  with a permutation of long flows (all started in the first 100 ms) and short web transfers,
+  0.5 s (nodes);
 - ``T15`` ... ``T120``: P1 run for 15 to 120 s (simulated time);
 - ``W10K``, ``W100K``, ``W1M`` (not in ``--scale``): that many short web transfers over a
   1 Gbit/s dumbbell, arriving at 5,000 per second, for peak memory.
@@ -84,9 +85,15 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
         return topologies.dumbbell(size).to_toml(), ()
     if group == "nodes":
         k = int(name[2:])
-        # Every host sends one long flow (a permutation across pods); one host in eight also
-        # starts short web transfers, 20 per second each.
-        sc = topologies.fat_tree(k, web_hosts=k**3 // 32, web_rate=20.0, duration="1s")
+        # Every host sends one long flow (a permutation across pods), all started within the
+        # first 100 ms; one host in eight also starts short web transfers, 20 per second each.
+        sc = topologies.fat_tree(
+            k,
+            start_gap_ms=100.0 / (k**3 // 4),
+            web_hosts=k**3 // 32,
+            web_rate=20.0,
+            duration="500ms",
+        )
         return sc.to_toml(), ()
     if group == "seconds":
         return (BENCH_DIR / SCENARIOS["P1"]).read_text(encoding="utf-8"), (f'duration="{size}s"',)

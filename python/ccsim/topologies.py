@@ -152,6 +152,7 @@ def fat_tree(
     delay_us: float = 10.0,
     buffer_packets: int = 100,
     long_flows: int | None = None,
+    start_gap_ms: float = 1.0,
     web_rate: float = 0.0,
     web_hosts: int = 0,
     web_sizes: Mapping[str, Any] = WEB_SIZES,
@@ -177,8 +178,9 @@ def fat_tree(
 
     Traffic: a permutation of long flows (host ``i`` sends a bulk TCP flow to host
     ``perm(i)`` in another pod, ``perm`` drawn with ``seed``), the first ``long_flows`` hosts
-    (default all), each started 1 ms after the previous; and ``web_hosts`` Poisson sources of
-    short transfers at ``web_rate`` per second each, to a host of another pod.
+    (default all), each started ``start_gap_ms`` after the previous; and ``web_hosts``
+    Poisson sources of short transfers at ``web_rate`` per second each, to a host of another
+    pod.
     """
     if k < 2 or k % 2:
         raise ValueError(f"k must be an even number >= 2, not {k}")
@@ -225,7 +227,7 @@ def fat_tree(
             "type": "tcp",
             "src": hosts[i][0],
             "dst": hosts[perm[i]][0],
-            "start": _ms(i * 1.0),
+            "start": _ms(i * start_gap_ms),
         }
     for w in range(min(web_hosts, len(hosts))):
         src = rng.randrange(len(hosts))
