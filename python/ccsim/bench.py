@@ -208,14 +208,36 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
         rows = []
         for name in names:
             if name in SCALE:
-                text, overrides = scale_scenario(name)
-                path = Path(tmp) / f"{name}.toml"
-                path.write_text(text, encoding="utf-8")
-                case = (path, overrides)
+                case = (Path(tmp) / f"{name}.toml", _write_scale_case(name, Path(tmp)))
             else:
                 case = benchmark_scenario(name)
             rows.append(_measure(name, case, repeat, base_rss))
     return rows
+
+
+_WRITE_CASE = """
+import json, sys
+from pathlib import Path
+from ccsim.bench import scale_scenario
+text, overrides = scale_scenario(sys.argv[1])
+Path(sys.argv[2]).write_text(text, encoding="utf-8")
+print(json.dumps(list(overrides)))
+"""
+
+
+def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
+    """Write generated case ``name`` to ``directory/NAME.toml`` from a child process; returns
+    its overrides. Linux keeps a process's peak RSS across ``exec``, so a child forked from a
+    parent that had built a 1,000-host scenario in memory would report the parent's peak as
+    its own."""
+    path = directory / f"{name}.toml"
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE_CASE, name, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return tuple(json.loads(done.stdout))
 
 
 def _measure(
