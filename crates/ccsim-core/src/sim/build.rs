@@ -100,9 +100,16 @@ impl Simulator {
             hook_timer_at: vec![None; n_nodes],
             flows: Vec::new(),
             gens: Vec::new(),
-            // Hooks consume, inject and drop packets without saying whose: with any hook, the
-            // packets alive per flow are unknown and no flow is retired (`retire.rs`).
-            life: FlowLife::new(spec.nodes.values().all(|n| n.hook.is_none())),
+            // Only generated short flows are retired. Hooks consume, inject and drop packets
+            // without saying whose: with any hook, the packets alive per flow are unknown and no
+            // flow is retired (`retire.rs`).
+            life: FlowLife::new(
+                spec.nodes.values().all(|n| n.hook.is_none())
+                    && spec
+                        .flows
+                        .values()
+                        .any(|f| matches!(f.kind, FlowKind::ShortTcp { .. })),
+            ),
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),

@@ -22,6 +22,9 @@
 //! - [`run_loop`](Simulator::run_loop) (`engine.rs`) pops events in `(time, seq)` order and hands
 //!   packets from channel to node to hook to endpoint until the end time, an idle network or a
 //!   limit.
+//! - Each `Spawn` of a short flow also retires finished transfers (`retire.rs`): once nothing
+//!   can change a transfer's row, its two endpoints give way to its counters, so a run of a
+//!   million short flows holds the state of those in progress, not of all ever started.
 //! - [`finish`](Simulator::finish) (`report.rs`) assembles the result tables, and
 //!   [`conservation`](Simulator::conservation) checks that no packet was lost track of.
 //!
