@@ -148,6 +148,7 @@ mod tests {
         match &p.transport {
             crate::packet::Transport::Udp(h) => h.seq,
             crate::packet::Transport::Tcp(h) => h.seq,
+            _ => unreachable!("the tests use UDP and TCP packets"),
         }
     }
 

@@ -33,12 +33,15 @@
 //! The queue and the propagation FIFO hold [`PacketId`]s, handles into the engine's
 //! [`PacketArena`] (`arena.rs`): a packet is read in place (its size, the discipline's
 //! decision) and never copied on its way through a channel. The channel frees the slot of a
-//! packet it destroys (MTU, queue, loss); one that arrives is handed on by its handle.
+//! packet it destroys (MTU, queue, loss, link down: offered or waiting); one that arrives is
+//! handed on by its handle, also when the link went down while it was on the wire (the engine
+//! frees that one, `next_arrival_lost`).
 
 use std::collections::VecDeque;
 
 use crate::arena::{PacketArena, PacketId};
 use crate::loss::LossModel;
+use crate::packet::Packet;
 use crate::queue::Queue;
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
@@ -61,6 +64,7 @@ pub struct ChannelStats {
     pub drops_mtu: u64,
     pub drops_noroute: u64,
     pub drops_ttl: u64,
+    pub drops_link_down: u64,
     /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
     pub queue_pkt_ns: u128,
     pub queue_byte_ns: u128,
@@ -80,6 +84,7 @@ impl ChannelStats {
             DropReason::Mtu => self.drops_mtu += 1,
             DropReason::NoRoute => self.drops_noroute += 1,
             DropReason::Ttl => self.drops_ttl += 1,
+            DropReason::LinkDown => self.drops_link_down += 1,
         }
     }
     pub fn drops(&self) -> u64 {
@@ -89,6 +94,7 @@ impl ChannelStats {
             + self.drops_mtu
             + self.drops_noroute
             + self.drops_ttl
+            + self.drops_link_down
     }
 }
 
@@ -115,6 +121,16 @@ pub struct Channel {
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, PacketId)>,
     pub stats: ChannelStats,
+    /// Down (`[[events]]`): offered packets are dropped as `link_down`.
+    pub down: bool,
+    /// Packets at the front of the propagation FIFO that were on the wire when the link went
+    /// down: each is lost when its arrival comes (so no event has to be cancelled).
+    doomed: usize,
+    /// Set while the packet trace watches this channel: the loss model's last victim is kept
+    /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers), a
+    /// copy taken before its arena slot is freed.
+    pub keep_lost: bool,
+    pub lost_for_trace: Option<Packet>,
 }
 
 /// What `offer` did with a packet.
@@ -171,7 +187,35 @@ impl Channel {
             ser: Serializer::default(),
             propagation: VecDeque::new(),
             stats: ChannelStats::default(),
+            down: false,
+            doomed: 0,
+            keep_lost: false,
+            lost_for_trace: None,
         }
+    }
+
+    /// The link goes down at `now`: what waits in the queue and what is on the wire is lost.
+    /// Returns the packets lost now (the queue, whose arena slots are freed); those on the wire
+    /// are lost as they "arrive" (the engine frees them then).
+    pub fn go_down(&mut self, now: SimTime, pkts: &mut PacketArena) -> u64 {
+        self.down = true;
+        self.doomed = self.propagation.len();
+        // The transmission under way is cut. A `TxDone` scheduled for its end is now stale;
+        // `on_tx_done` ignores any that comes before the transmitter is free.
+        self.busy_until = self.busy_until.min(now);
+        self.touch_queue(now);
+        let mut lost = 0;
+        while let Some(id) = self.queue.dequeue(now) {
+            pkts.free(id);
+            lost += 1;
+        }
+        self.stats.drops_link_down += lost;
+        lost
+    }
+
+    /// Whether the next arrival is a packet that was on the wire when the link went down.
+    pub fn next_arrival_lost(&self) -> bool {
+        self.doomed > 0
     }
 
     /// Account the queue length up to `now` before it changes.
@@ -195,6 +239,10 @@ impl Channel {
     /// The packet `id` wants to leave over this channel.
     pub fn offer(&mut self, now: SimTime, pkts: &mut PacketArena, id: PacketId) -> Offer {
         self.stats.offered += 1;
+        if self.down {
+            pkts.free(id);
+            return Offer::Dropped(DropReason::LinkDown);
+        }
         let pkt = pkts.get_mut(id);
         let size = pkt.size;
         if size > self.mtu {
@@ -259,6 +307,11 @@ impl Channel {
         }
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
+            if self.keep_lost {
+                // The trace reads the victim after its slot is recycled: keep a copy (only
+                // while the trace watches this channel, so the untraced path never copies).
+                self.lost_for_trace = Some(p.clone());
+            }
             pkts.free(id);
             return (None, true);
         }
@@ -270,6 +323,14 @@ impl Channel {
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
     pub fn on_tx_done(&mut self, now: SimTime, pkts: &mut PacketArena) -> TxDone {
+        if self.busy_until > now {
+            // Stale: scheduled before the link went down and came back up (`go_down`).
+            return TxDone {
+                head_arrives: None,
+                next_tx_done: None,
+                lost: false,
+            };
+        }
         self.touch_queue(now);
         let (head_arrives, lost) = match self.queue.dequeue(now) {
             Some(id) => self.transmit(now, pkts, id),
@@ -286,7 +347,12 @@ impl Channel {
     /// next head.
     pub fn on_arrive(&mut self) -> Option<(PacketId, Option<SimTime>)> {
         let (_, p) = self.propagation.pop_front()?;
-        self.stats.arrived += 1;
+        if self.doomed > 0 {
+            self.doomed -= 1;
+            self.stats.drops_link_down += 1;
+        } else {
+            self.stats.arrived += 1;
+        }
         let next = self.propagation.front().map(|(t, _)| *t);
         Some((p, next))
     }
@@ -374,7 +440,7 @@ mod tests {
     fn seq(p: &Packet) -> u64 {
         match &p.transport {
             Transport::Udp(h) => h.seq,
-            Transport::Tcp(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 
@@ -486,5 +552,30 @@ mod tests {
             (avg - expected).abs() < 1e-12 * before,
             "avg {avg} expected {expected}"
         );
+    }
+
+    #[test]
+    fn a_link_going_down_frees_the_slots_of_what_waits_and_of_what_it_refuses_after() {
+        let mut ch = droptail();
+        for i in 0..4 {
+            let _ = ch.offer(SimTime::ZERO, udp(i));
+        }
+        // One packet on the wire, three waiting.
+        assert_eq!((ch.propagation.len(), ch.queue.len_packets()), (1, 3));
+        assert_eq!(ch.ch.go_down(ms(0.5), &mut ch.pkts), 3);
+        // The queue's slots are free; the packet on the wire keeps its slot until its arrival,
+        // where the engine frees it (`next_arrival_lost`).
+        assert_eq!(ch.pkts.len(), 1);
+        assert!(ch.next_arrival_lost());
+        assert!(matches!(
+            ch.offer(ms(1.0), udp(9)),
+            Offer::Dropped(DropReason::LinkDown)
+        ));
+        assert_eq!(
+            ch.pkts.len(),
+            1,
+            "a packet refused while down is freed at once"
+        );
+        assert_eq!(ch.stats.drops_link_down, 3);
     }
 }

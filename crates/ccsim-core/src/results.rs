@@ -4,7 +4,10 @@
 //! A run produces three tables:
 //! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
 //! - `links`: one row per link direction;
-//! - `series`: the time series in long form: `time_s, kind, name, metric, value`.
+//! - `series`: the time series in long form: `time_s, kind, name, metric, value`;
+//! - `agents`: one row per node hook that counts (base-station agents): `node, agent` and
+//!   the counters of every agent type present, NaN where a row's agent does not keep one;
+//! - `packets`: the per-packet trace of `[trace] packets` (empty unless asked for).
 //!
 //! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
 
@@ -135,6 +138,8 @@ pub struct RunSummary {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub packets_alive: u64,
+    /// Packet-trace events past `[trace] packets.max_rows`: counted, not kept.
+    pub packets_untraced: u64,
 }
 
 /// Everything a run returns.
@@ -144,4 +149,10 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    /// One row per path of each multipath flow (SCTP): what went where.
+    pub paths: Table,
+    /// Counters of node hooks (base-station agents), one row per hook that keeps any.
+    pub agents: Table,
+    /// The per-packet trace (`[trace] packets`), one row per recorded event.
+    pub packets: Table,
 }

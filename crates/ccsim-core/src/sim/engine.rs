@@ -37,6 +37,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
+use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::arena::PacketId;
 use crate::hook::HookOutput;
@@ -63,6 +64,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// Scenario event `i` takes links down or up (`link_events.rs`).
+    LinkState(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -202,8 +205,11 @@ impl Simulator {
             return Some(StopReason::EventLimit);
         }
         if self.events & 0xffff == 0 {
-            if self.stop.as_ref().is_some_and(|s| s.is_requested()) {
-                return Some(StopReason::Interrupted);
+            if let Some(stop) = &self.stop {
+                if stop.is_requested() {
+                    return Some(StopReason::Interrupted);
+                }
+                stop.report(self.now, self.events);
             }
             if let Some(limit) = self.max_wall {
                 if self.build_started.elapsed().as_secs_f64() >= limit {
@@ -224,14 +230,20 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
     }
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now, &mut self.pkts);
+        if self.packet_trace.on {
+            self.trace_departure(c, done.lost);
+        }
         if done.lost {
             self.cons.dropped += 1;
+            // The channel does not say whose packet the loss model took (retire.rs).
+            self.life.lose_track();
         }
         if let Some(t) = done.head_arrives {
             self.heap.schedule(t, Ev::Arrive(c));
@@ -244,11 +256,28 @@ impl Simulator {
     fn on_arrive(&mut self, c: u32) {
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
-        if let Some((p, next)) = ch.on_arrive() {
+        let lost = ch.next_arrival_lost();
+        if let Some((id, next)) = ch.on_arrive() {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
             }
-            self.at_node(to_node, p, Some(to_iface));
+            if lost {
+                // On the wire when the link went down: it dies here, so its slot is freed here
+                // (after the trace has read it).
+                if self.packet_trace.on {
+                    let s = Stamp::of(self.pkts.get(id));
+                    self.trace_on_chan(c, s, Event::Dropped(DropReason::LinkDown));
+                }
+                self.cons.dropped += 1;
+                self.life.ended(self.pkts.get(id).flow);
+                self.pkts.free(id);
+                return;
+            }
+            if self.packet_trace.on {
+                let s = Stamp::of(self.pkts.get(id));
+                self.trace_on_chan(c, s, Event::Arrived);
+            }
+            self.at_node(to_node, id, Some(to_iface));
         }
     }
 
@@ -350,10 +379,14 @@ impl Simulator {
             // The host's IP layer, not the transport, sets the TTL (RFC 791 §3.2).
             p.ttl = self.ttl;
             self.cons.created += 1;
+            self.life.created(p.flow);
             if p.is_data() {
                 self.data_packets_sent += 1;
             }
             let id = self.pkts.insert(p);
+            if self.packet_trace.on {
+                self.trace_at_node(node, id, Event::Sent);
+            }
             self.at_node(node, id, None);
         }
         self.out = out;
@@ -401,9 +434,20 @@ impl Simulator {
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
-    fn drop_packet(&mut self, id: PacketId, arrived_on: Option<u32>, reason: DropReason) {
+    fn drop_packet(
+        &mut self,
+        node: u32,
+        id: PacketId,
+        arrived_on: Option<u32>,
+        reason: DropReason,
+    ) {
+        if self.packet_trace.on {
+            self.trace_at_node(node, id, Event::Dropped(reason));
+        }
+        let flow = self.pkts.get(id).flow;
         self.pkts.free(id);
         self.cons.dropped += 1;
+        self.life.ended(flow);
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
             self.net.chans[c as usize].stats.count_drop(reason);
@@ -426,7 +470,7 @@ impl Simulator {
             if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
                 self.local.push_back((port, id));
             } else {
-                self.drop_packet(id, arrived_on, DropReason::NoRoute);
+                self.drop_packet(node, id, arrived_on, DropReason::NoRoute);
             }
             return;
         }
@@ -438,34 +482,52 @@ impl Simulator {
             NO_ROUTE
         };
         if iface == NO_ROUTE {
-            self.drop_packet(id, arrived_on, DropReason::NoRoute);
+            self.drop_packet(node, id, arrived_on, DropReason::NoRoute);
             return;
         }
         if arrived_on.is_some() {
             let pkt = self.pkts.get_mut(id);
             if pkt.ttl <= 1 {
-                self.drop_packet(id, arrived_on, DropReason::Ttl);
+                self.drop_packet(node, id, arrived_on, DropReason::Ttl);
                 return;
             }
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        let pkt = self.pkts.get(id);
+        let stamp = self.packet_trace.on.then(|| Stamp::of(pkt));
+        let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, &mut self.pkts, id) {
             Offer::Sent { head_arrives, lost } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                    self.trace_departure(chan, lost);
+                }
                 if lost {
                     self.cons.dropped += 1;
+                    self.life.ended(flow);
                 }
                 if let Some(t) = head_arrives {
                     self.heap.schedule(t, Ev::Arrive(chan));
                 }
             }
             Offer::Queued { tx_done } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                }
                 if let Some(t) = tx_done {
                     self.heap.schedule(t, Ev::TxDone(chan));
                 }
             }
             Offer::Dropped(reason) => {
+                // The channel freed the slot: the stamp is the one taken before the offer (a
+                // discipline changes no stamped field of a packet it refuses: RED marks only
+                // what it accepts, XCP writes only the congestion header).
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Dropped(reason));
+                }
                 self.cons.dropped += 1;
+                self.life.ended(flow);
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
         }
@@ -475,6 +537,11 @@ impl Simulator {
     fn pump_local(&mut self) {
         while let Some((port, id)) = self.local.pop_front() {
             self.cons.delivered += 1;
+            if self.packet_trace.on {
+                let node = self.eps[port as usize].node;
+                self.trace_at_node(node, id, Event::Delivered);
+            }
+            self.life.ended(self.pkts.get(id).flow);
             self.call_endpoint(port, Some(id));
         }
     }
