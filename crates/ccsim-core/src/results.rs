@@ -144,4 +144,7 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    /// ATM (empty without `[atm]`): one row per ABR VC and CBR source, and per ATM port.
+    pub atm_vcs: Table,
+    pub atm_ports: Table,
 }

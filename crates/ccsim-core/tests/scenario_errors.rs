@@ -152,7 +152,7 @@ fn an_unknown_top_level_key_lists_the_sections() {
     assert_eq!(
         error_with(&["durration=\"5s\""]),
         "durration: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
-         routing, trace"
+         routing, trace, atm"
     );
 }
 

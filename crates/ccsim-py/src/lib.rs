@@ -192,6 +192,8 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
     d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
+    d.set_item("atm_vcs", table_to_dict(&frombuffer, out.atm_vcs)?)?;
+    d.set_item("atm_ports", table_to_dict(&frombuffer, out.atm_ports)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }

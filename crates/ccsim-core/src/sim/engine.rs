@@ -58,6 +58,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// ATM: the cell network's earliest event is due (`sim/atm.rs`).
+    Atm,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -187,6 +189,7 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::Atm => self.on_atm(at), // ATM
         }
         ControlFlow::Continue(())
     }
@@ -318,7 +321,7 @@ impl Simulator {
     }
 
     /// A packet is at `node`: through the hook if any, then routing or local delivery.
-    fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+    pub(super) fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
         if self.hooks[node as usize].is_none() {
             self.route(node, pkt, arrived_on);
             return;
@@ -399,6 +402,10 @@ impl Simulator {
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        // ATM: a channel of an [atm] link hands the packet to the cell network.
+        if self.atm.as_ref().is_some_and(|a| a.carries(chan)) {
+            return self.to_atm(chan, pkt);
+        }
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
                 if lost {

@@ -86,6 +86,12 @@ impl Simulator {
             flows,
             links,
             series: std::mem::take(&mut self.series).into_table(),
+            atm_vcs: self.atm.as_ref().map(|a| a.vcs_table()).unwrap_or_default(),
+            atm_ports: self
+                .atm
+                .as_ref()
+                .map(|a| a.ports_table(&self.net))
+                .unwrap_or_default(),
         }
     }
 
@@ -298,7 +304,7 @@ impl Simulator {
     fn alive(&self) -> u64 {
         let in_chans: u64 = self.net.chans.iter().map(|c| c.packets_inside()).sum();
         let in_hooks: u64 = self.hooks.iter().flatten().map(|h| h.held() as u64).sum();
-        in_chans + in_hooks
+        in_chans + in_hooks + self.atm_packets_inside()
     }
 
     /// The rows [`Simulator::sample`] adds each time: four per traced TCP flow, one per other

@@ -18,6 +18,7 @@
 //!                                                          ├─ [tcp]           tcp.rs
 //!                                                          ├─ [flows.NAME]    flows.rs
 //!                                                          ├─ [routing]       routing.rs
+//!                                                          ├─ [atm]           atm.rs
 //!                                                          └─ [limits], [trace]  here
 //!   every file reads through reader.rs: Reader, Field and the shared messages
 //! ```
@@ -31,6 +32,7 @@
 //! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
 //! of its own, as the agents' do in `nodes.rs`.
 
+mod atm;
 mod flows;
 mod links;
 mod nodes;
@@ -42,6 +44,7 @@ mod testutil;
 
 use toml::{Table, Value};
 
+use self::atm::read_atm;
 use self::flows::read_flows;
 use self::links::read_links;
 use self::nodes::read_nodes;
@@ -204,7 +207,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 // The scenario
 
 const TOP_KEYS: &[&str] = &[
-    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace",
+    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "atm",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -228,6 +231,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             ttl: crate::packet::DEFAULT_TTL,
         });
     let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
+    let atm = opt(&mut top, "atm", |f| read_atm(f, &nodes, &links))?;
     top.finish()?;
     Ok(Spec {
         seed,
@@ -238,6 +242,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         flows,
         routing,
         trace,
+        atm,
     })
 }
 
@@ -572,6 +577,7 @@ interval = "100ms"
             trace: TraceSpec {
                 interval: Some(ms(100)),
             },
+            atm: None,
         }
     }
 
