@@ -405,7 +405,7 @@ impl AtmFabric {
 
     /// Offer a cell to a port and schedule what that needs; a dropped cell is accounted.
     #[inline]
-    fn to_port(&mut self, now: SimTime, port: u32, c: Cell) {
+    fn offer_cell(&mut self, now: SimTime, port: u32, c: Cell) {
         match self.ports[port as usize].offer(now, c) {
             CellOffer::Sent(Some(h)) => self.schedule(h, FEv::Arrive(port)),
             CellOffer::Queued(Some(t)) => self.schedule(t, FEv::Tx(port)),
@@ -497,7 +497,7 @@ impl AtmFabric {
             vc.slot_at = Some(t);
             self.schedule(t, FEv::Slot(v));
         }
-        self.to_port(now, port, cell);
+        self.offer_cell(now, port, cell);
     }
 
     fn on_arrive(&mut self, now: SimTime, p: u32, out: &mut Vec<(u32, u32, Packet)>) {
@@ -515,7 +515,7 @@ impl AtmFabric {
                 if hop < path.len() {
                     let next_port = path[hop];
                     c.hop = hop as u8;
-                    self.to_port(now, next_port, c);
+                    self.offer_cell(now, next_port, c);
                 } else {
                     self.cbr[c.vc as usize].delivered += 1;
                 }
@@ -525,7 +525,7 @@ impl AtmFabric {
                 if hop < vc.path.len() {
                     let next_port = vc.path[hop];
                     c.hop = hop as u8;
-                    self.to_port(now, next_port, c);
+                    self.offer_cell(now, next_port, c);
                 } else if c.kind == CellKind::Frm {
                     self.turn_around(now, c);
                 } else {
@@ -542,7 +542,7 @@ impl AtmFabric {
                     self.ports[fwd as usize].write_er(now, &mut c, mcr);
                     let next_port = self.vcs[v].back[hop];
                     c.hop = hop as u8;
-                    self.to_port(now, next_port, c);
+                    self.offer_cell(now, next_port, c);
                 } else {
                     self.at_source(now, c);
                 }
@@ -563,7 +563,7 @@ impl AtmFabric {
             }
             _ => {
                 let port = self.vcs[v].back[0];
-                self.to_port(now, port, b);
+                self.offer_cell(now, port, b);
             }
         }
     }
@@ -676,7 +676,7 @@ impl AtmFabric {
                 + SimDuration::from_nanos((s.cells_in_phase as f64 * 1e9 / s.rate).ceil() as u64);
             let t = next.min(s.phase_end);
             self.schedule(t, FEv::Cbr(i));
-            self.to_port(now, port, Cell::cbr(i));
+            self.offer_cell(now, port, Cell::cbr(i));
         } else {
             let t = due.min(s.phase_end);
             self.schedule(t, FEv::Cbr(i));

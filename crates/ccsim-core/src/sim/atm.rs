@@ -12,7 +12,7 @@ use crate::DropReason;
 impl Simulator {
     /// A packet leaves by ATM channel `chan`: it becomes an AAL5 frame in its VC's source
     /// buffer, or is dropped (counted on the channel) when no VC or no room takes it.
-    pub(super) fn to_atm(&mut self, chan: u32, pkt: Packet) {
+    pub(super) fn send_over_atm(&mut self, chan: u32, pkt: Packet) {
         let Some(atm) = self.atm.as_mut() else {
             return;
         };

@@ -404,7 +404,7 @@ impl Simulator {
         let chan = self.net.ifaces[iface as usize].out_chan;
         // ATM: a channel of an [atm] link hands the packet to the cell network.
         if self.atm.as_ref().is_some_and(|a| a.carries(chan)) {
-            return self.to_atm(chan, pkt);
+            return self.send_over_atm(chan, pkt);
         }
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
