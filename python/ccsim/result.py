@@ -52,6 +52,16 @@ class Summary:
     packets_delivered: int
     packets_dropped: int
     packets_alive: int
+    # ATM (paper 000): cells that crossed a link, one per cell per hop, and the cell network's
+    # own events (not in ``events``); 0 without an ``[atm]`` section.
+    cell_hops: int = 0
+    atm_events: int = 0
+
+
+def pd_empty() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
 
 
 class Result:
@@ -61,6 +71,9 @@ class Result:
     ----------
     flows, links, series
         pandas DataFrames.
+    atm_vcs, atm_ports
+        pandas DataFrames of the ATM layer (one row per ABR VC or CBR source, one per ATM
+        link direction); empty without an ``[atm]`` section. Not written by ``to_parquet``.
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -80,19 +93,24 @@ class Result:
         self.series = series
         self.summary = summary
         self.resolved_toml = resolved_toml
+        self.atm_vcs = pd_empty()
+        self.atm_ports = pd_empty()
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
         import pandas as pd
 
         frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
-        return cls(
+        res = cls(
             frames["flows"],
             frames["links"],
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
         )
+        res.atm_vcs = pd.DataFrame(raw.get("atm_vcs", {}))
+        res.atm_ports = pd.DataFrame(raw.get("atm_ports", {}))
+        return res
 
     def to_parquet(self, directory: PathLike) -> Path:
         """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved

@@ -135,6 +135,10 @@ pub struct RunSummary {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub packets_alive: u64,
+    /// ATM (0 without `[atm]`): cells that crossed a link (one per cell per hop), and the cell
+    /// network's own events (not in `events`).
+    pub cell_hops: u64,
+    pub atm_events: u64,
 }
 
 /// Everything a run returns.

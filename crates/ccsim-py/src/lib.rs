@@ -182,6 +182,8 @@ fn summary_to_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, 
     d.set_item("packets_delivered", s.packets_delivered)?;
     d.set_item("packets_dropped", s.packets_dropped)?;
     d.set_item("packets_alive", s.packets_alive)?;
+    d.set_item("cell_hops", s.cell_hops)?;
+    d.set_item("atm_events", s.atm_events)?;
     Ok(d)
 }
 

@@ -82,6 +82,8 @@ impl Simulator {
                 packets_delivered: cons.delivered,
                 packets_dropped: cons.dropped,
                 packets_alive: cons.alive,
+                cell_hops: self.atm.as_ref().map_or(0, |a| a.cell_hops),
+                atm_events: self.atm.as_ref().map_or(0, |a| a.events),
             },
             flows,
             links,
