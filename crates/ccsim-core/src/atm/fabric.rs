@@ -377,13 +377,23 @@ impl AtmFabric {
         self.schedule(t, FEv::Slot(v));
     }
 
-    /// Run every event due by `now`; packets reassembled at a VC's exit are pushed on `out`
+    /// Run events from `now` on, up to `limit` (the engine's next event: nothing outside can
+    /// change the fabric before it), but only to the end of the first instant at which a packet
+    /// is reassembled, so that the engine hands it on at that time. Returns the time of the
+    /// last event run (`now` if none); packets reassembled at a VC's exit are pushed on `out`
     /// with the node and interface they arrive on.
-    pub fn advance(&mut self, now: SimTime, out: &mut Vec<(u32, u32, Packet)>) {
+    pub fn advance(
+        &mut self,
+        now: SimTime,
+        limit: SimTime,
+        out: &mut Vec<(u32, u32, Packet)>,
+    ) -> SimTime {
+        let mut last = now;
         while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
-            if t > now {
+            if t > limit || (!out.is_empty() && t > last) {
                 break;
             }
+            last = t;
             self.heap.pop();
             self.events += 1;
             match ev {
@@ -401,6 +411,7 @@ impl AtmFabric {
                 FEv::Cbr(i) => self.on_cbr(t, i),
             }
         }
+        last
     }
 
     /// Offer a cell to a port and schedule what that needs; a dropped cell is accounted.

@@ -34,8 +34,12 @@ impl Simulator {
         }
         self.atm_at = None;
         let mut out = std::mem::take(&mut self.atm_out);
+        // Cells move alone until the engine's next event (or the end of the run): one engine
+        // event per run of cell events, not one per cell.
+        let limit = self.heap.peek_time().map_or(self.end, |t| t.min(self.end));
         if let Some(atm) = self.atm.as_mut() {
-            atm.advance(self.now, &mut out);
+            let last = atm.advance(self.now, limit, &mut out);
+            self.now = self.now.max(last);
             self.cons.dropped += atm.take_lost();
         }
         for (node, iface, pkt) in out.drain(..) {

@@ -116,6 +116,11 @@ impl EventHeap {
         self.heap.push(e);
     }
 
+    /// The time of the earliest pending event (ATM: how far the cell network may run alone).
+    pub(super) fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| e.time)
+    }
+
     pub(super) fn len(&self) -> usize {
         self.heap.len()
     }
