@@ -429,8 +429,12 @@ impl AtmFabric {
         match c.kind {
             CellKind::Cbr => self.cbr[c.vc as usize].lost += 1,
             CellKind::Data => {
-                self.vcs[c.vc as usize].stats.cells_lost += 1;
+                let before = self.packets_lost;
                 self.cell_done(c.frame);
+                let s = &mut self.vcs[c.vc as usize].stats;
+                s.cells_lost += 1;
+                // The frame's last cell still inside was lost: the frame is.
+                s.frames_lost += self.packets_lost - before;
             }
             CellKind::Frm | CellKind::Brm => self.vcs[c.vc as usize].stats.rm_lost += 1,
         }
