@@ -100,6 +100,13 @@ pub struct Vc {
     pub stats: VcStats,
 }
 
+impl Vc {
+    /// Cells waiting in the source buffer.
+    pub fn source_cells(&self) -> u64 {
+        self.source_cells
+    }
+}
+
 /// A native on-off CBR cell source (paper 000's background), at CBR priority.
 pub struct CbrSource {
     pub name: String,

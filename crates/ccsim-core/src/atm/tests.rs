@@ -159,3 +159,25 @@ fn erica_brings_the_five_vcs_to_equal_rates() {
         assert!((a - share).abs() / share < 0.15, "{a} vs {share}");
     }
 }
+
+#[test]
+fn the_time_series_carries_each_vcs_acr_and_er() {
+    let out = run(PAPER, &["duration=\"1s\"", "trace.interval=\"100ms\""]);
+    let s = &out.series;
+    let (kind, name, metric) = (
+        s.str("kind").unwrap(),
+        s.str("name").unwrap(),
+        s.str("metric").unwrap(),
+    );
+    let value = s.f64("value").unwrap();
+    let acr: Vec<f64> = (0..kind.len())
+        .filter(|&i| kind[i] == "vc" && name[i] == "h1>d1" && metric[i] == "acr_bps")
+        .map(|i| value[i])
+        .collect();
+    assert_eq!(acr.len(), 10);
+    // ACR within [MCR, PCR] (check 9) and away from ICR once feedback arrived.
+    assert!(acr
+        .iter()
+        .all(|&a| (0.1e6 - 1.0..=150e6 + 1.0).contains(&a)));
+    assert!(acr.iter().any(|&a| a > 5e6 + 1.0));
+}
