@@ -54,6 +54,31 @@ struct Reassembly {
     efci: bool,
 }
 
+impl Reassembly {
+    /// A data cell arrives; true when it completes its frame intact (deliver the packet).
+    fn accept(&mut self, c: &Cell) -> bool {
+        self.efci = c.efci;
+        if self.collecting != Some(c.frame) {
+            // A frame still being collected lost its EOM: it merges with this one and both
+            // fail the check (RFC 1483 §3 length/CRC).
+            self.damaged = self.collecting.is_some();
+            self.collecting = Some(c.frame);
+            self.expect = 0;
+        }
+        if c.idx != self.expect {
+            self.damaged = true;
+        }
+        self.expect = c.idx.wrapping_add(1);
+        if !c.eom {
+            return false;
+        }
+        let intact = !self.damaged;
+        self.collecting = None;
+        self.damaged = false;
+        intact
+    }
+}
+
 /// Counters of one VC.
 #[derive(Clone, Debug, Default)]
 pub struct VcStats {
@@ -619,26 +644,9 @@ impl AtmFabric {
     fn reassemble(&mut self, c: Cell, out: &mut Vec<(u32, u32, Packet)>) {
         let v = c.vc as usize;
         let exit = *self.vcs[v].path.last().expect("a VC has a path") as usize;
-        let r = &mut self.vcs[v].reasm;
-        r.efci = c.efci;
-        if r.collecting != Some(c.frame) {
-            // A frame still being collected lost its EOM: it merges with this one and both
-            // fail the check (RFC 1483 §3 length/CRC).
-            r.damaged = r.collecting.is_some();
-            r.collecting = Some(c.frame);
-            r.expect = 0;
-        }
-        if c.idx != r.expect {
-            r.damaged = true;
-        }
-        r.expect = c.idx.wrapping_add(1);
         let mut delivered = None;
-        if c.eom {
-            if !r.damaged {
-                delivered = self.frames[c.frame as usize].pkt.take();
-            }
-            r.collecting = None;
-            r.damaged = false;
+        if self.vcs[v].reasm.accept(&c) {
+            delivered = self.frames[c.frame as usize].pkt.take();
         }
         self.vcs[v].stats.cells_delivered += 1;
         if let Some(mut pkt) = delivered {
@@ -714,5 +722,46 @@ impl CbrSource {
         } else {
             mean
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Frames 0, 1, 2 of 3 cells each, less the cells in `lost` (frame, index); returns the
+    /// frames delivered.
+    fn delivered(lost: &[(u32, u16)]) -> Vec<u32> {
+        let mut r = Reassembly::default();
+        let mut out = Vec::new();
+        for f in 0..3 {
+            for i in 0..3u16 {
+                if lost.contains(&(f, i)) {
+                    continue;
+                }
+                if r.accept(&Cell::data(0, f, i, i == 2)) {
+                    out.push(f);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_lost_cell_loses_exactly_its_frame_and_a_lost_eom_also_the_next() {
+        // Check 3.
+        assert_eq!(delivered(&[]), vec![0, 1, 2]);
+        assert_eq!(delivered(&[(1, 0)]), vec![0, 2], "BOM lost");
+        assert_eq!(delivered(&[(1, 1)]), vec![0, 2], "a middle cell lost");
+        assert_eq!(
+            delivered(&[(0, 2)]),
+            vec![2],
+            "EOM lost: frames 0 and 1 merge"
+        );
+        assert_eq!(
+            delivered(&[(0, 2), (1, 2)]),
+            vec![],
+            "two EOMs: all three merge"
+        );
     }
 }
