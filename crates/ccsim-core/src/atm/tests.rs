@@ -181,3 +181,27 @@ fn the_time_series_carries_each_vcs_acr_and_er() {
         .all(|&a| (0.1e6 - 1.0..=150e6 + 1.0).contains(&a)));
     assert!(acr.iter().any(|&a| a > 5e6 + 1.0));
 }
+
+#[test]
+fn with_cbr_on_erica_gives_abr_the_target_share_of_what_cbr_leaves() {
+    // Check 15: CBR at R = 100 Mbit/s always on; ABR gets ≈ U·(C − R) on l2.
+    let out = run(
+        PAPER,
+        &[
+            "duration=\"3s\"",
+            "atm.cbr.bg.count=1",
+            "atm.cbr.bg.rate=\"100Mbps\"",
+            "atm.cbr.bg.on=\"100s\"",
+        ],
+    );
+    let secs = 3.0;
+    let cell_bits = 424.0;
+    let abr = port_u64(&out, "l2", "a_to_b", "abr_cells_sent") as f64 * cell_bits / secs;
+    let cbr = port_u64(&out, "l2", "a_to_b", "cbr_cells_sent") as f64 * cell_bits / secs;
+    assert!((cbr - 100e6).abs() < 1e6, "{cbr}");
+    let target = 0.9 * (150e6 - 100e6);
+    assert!((abr - target).abs() / target < 0.1, "ABR {abr} vs {target}");
+    // Utilization ≈ U·C + (1 − U)·R.
+    let util = (abr + cbr) / 150e6;
+    assert!((util - (0.9 + 0.1 * 100.0 / 150.0)).abs() < 0.05, "{util}");
+}
