@@ -205,3 +205,17 @@ fn with_cbr_on_erica_gives_abr_the_target_share_of_what_cbr_leaves() {
     let util = (abr + cbr) / 150e6;
     assert!((util - (0.9 + 0.1 * 100.0 / 150.0)).abs() < 0.05, "{util}");
 }
+
+#[test]
+fn partial_packet_discard_raises_tcp_goodput_under_cell_loss() {
+    // Check 16's second half (Romanow and Floyd 1995): the cells of a damaged frame that a
+    // switch keeps forwarding are wasted; dropping them leaves room for whole frames.
+    let mut set = LOSSY.to_vec();
+    let without = total_goodput_mbps(&run(PAPER, &set));
+    set.push("atm.ppd=true");
+    let with = total_goodput_mbps(&run(PAPER, &set));
+    assert!(
+        with > 1.1 * without,
+        "PPD {with} Mbit/s, none {without} Mbit/s"
+    );
+}
