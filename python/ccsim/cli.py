@@ -5,7 +5,10 @@
     ccsim validate FILE [--set PATH=VALUE ...]
     ccsim bench [--repeat N] [--only P0,P1,P2,P002]
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
+                     [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
+                     [--executor dask --scheduler tcp://HOST:PORT]
+    ccsim --version
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
 (a missing or malformed option) included, as README.md promises.
@@ -27,6 +30,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -154,13 +158,58 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_output_folder(args.out, [args.file], outputs)
     # The core drops an interrupted run: nothing of it reaches the output folder.
     args.kept = "the run was stopped before it finished and nothing was written"
-    with _importing_table_libraries_meanwhile():
-        res = run(sc, seed=args.seed)
+    with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
+        res = run(sc, seed=args.seed, progress=progress)
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
-    print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
+    written = ", ".join(
+        n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
+    )
+    print(f"\nresults: {out}/ ({written})")
     return 0
+
+
+class _ProgressLine:
+    """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s``, rewritten in place on a terminal.
+
+    Shown only when ``stream`` is a terminal and the run has gone on for a second (short runs
+    and redirected output stay as they were)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.shown = False
+        self.started = time.monotonic()
+        self.last: tuple[float, int] = (self.started, 0)
+
+    def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        now = time.monotonic()
+        t0, e0 = self.last
+        self.last = (now, events)
+        if now - self.started < 1.0:
+            return
+        rate = (events - e0) / max(now - t0, 1e-9)
+        share = f" of {end_s:g} s ({100 * sim_s / end_s:.0f} %)" if end_s > 0 else ""
+        self.stream.write(f"\rsimulated {sim_s:.1f} s{share}, {rate / 1e6:.1f} M events/s ")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@contextlib.contextmanager
+def _progress_line(stream: Any) -> Iterator[_ProgressLine | None]:
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        yield None
+        return
+    line = _ProgressLine(stream)
+    try:
+        yield line
+    finally:
+        line.close()
 
 
 def describe_resolved(resolved: str) -> str:
@@ -200,6 +249,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from ccsim import sweep
 
+    cluster = _cluster(args)
     text = read_text(args.file)
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
@@ -209,7 +259,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "
         "resumes from them"
     )
-    rep = sweep.execute(runs, store, workers=args.workers)
+    rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
     flows.to_parquet(out / "flows.parquet", index=False)
@@ -225,10 +275,54 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ccsim import experiment
 
+    cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
-    report = experiment.run_cli(args.experiment, args.out, args.quick, args.workers, args.seeds)
+    report = experiment.run_cli(
+        args.experiment, args.out, args.quick, args.workers, args.seeds, cluster=cluster
+    )
     print(f"report: {report}")
     return 0
+
+
+def _cluster(args: argparse.Namespace) -> str | None:
+    """The Dask scheduler address that ``--executor``/``--scheduler`` ask for, or None to run
+    in local processes."""
+    if args.executor == "dask":
+        if args.scheduler is None:
+            raise ValueError(
+                "--executor dask needs --scheduler tcp://HOST:PORT (the address `dask "
+                "scheduler` prints)"
+            )
+        if args.workers is not None:
+            raise ValueError(
+                "--workers counts local processes; with --executor dask the cluster's workers "
+                "run the runs (start them with `dask worker`)"
+            )
+        return str(args.scheduler)
+    if args.scheduler is not None:
+        raise ValueError("--scheduler is for --executor dask (the default executor is local)")
+    return None
+
+
+def _add_executor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where runs execute: local processes (default) or a Dask cluster",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="the Dask scheduler's address, with --executor dask",
+    )
+
+
+def _version() -> str:
+    from ccsim._core import __version__
+
+    return str(__version__)
 
 
 class UsageError(Exception):
@@ -270,8 +364,30 @@ def _count(what: str) -> Any:
     return parse
 
 
+DESCRIPTION = """\
+ccsim: a fast, deterministic packet-level network simulator for transport-protocol research.
+The same scenario file and seed give the same results, bit for bit, on any machine."""
+
+EPILOG = """\
+examples:
+  ccsim run examples/random-loss.toml --out results/loss
+  ccsim run examples/random-loss.toml --out results/loss5 --set links.bottleneck.loss.rate=0.05
+  ccsim sweep examples/random-loss.toml --param links.bottleneck.loss.rate=0.01,0.02 \\
+        --seeds 10 --out results/sweep
+  ccsim reproduce p001            # paper 001's figures and report, in results/p001
+
+Each command has its own --help. Scenario keys: docs/scenario.md. Errors are one line
+(`ccsim: error: ...`) with exit status 1; Ctrl-C stops any command, keeping finished runs."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="ccsim", description=__doc__.split("\n")[0] if __doc__ else "")
+    p = _Parser(
+        prog="ccsim",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"ccsim {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a scenario and write its results as Parquet")
@@ -323,6 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
     )
     w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    _add_executor_options(w)
     w.set_defaults(func=_cmd_sweep)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and write a report")
@@ -333,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
     )
+    _add_executor_options(rp)
     rp.set_defaults(func=_cmd_reproduce)
     return p
 

@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Three tables (column names carry their unit):
+Six tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
-- ``series``: the time series in long form, ``time_s, kind, name, metric, value``.
+- ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
+- ``paths``: one row per path of each multipath flow (SCTP); empty without one;
+- ``agents``: one row per node hook that counts (SPACK, Snoop, I-TCP): ``node, agent`` and
+  its counters (NaN where a row's agent keeps no such counter);
+- ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
+  flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
+  the scenario asks for it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series")
+TABLES = ("flows", "links", "series", "paths", "agents", "packets", "atm_vcs", "atm_ports")
+# Tables written only when they have rows (a run without SCTP flows, agents or a packet trace
+# has none), and that a directory written before they existed lacks: read back as empty frames.
+_OPTIONAL_TABLES = ("paths", "agents", "packets", "atm_vcs", "atm_ports")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -52,16 +61,12 @@ class Summary:
     packets_delivered: int
     packets_dropped: int
     packets_alive: int
-    # ATM (paper 000): cells that crossed a link, one per cell per hop, and the cell network's
-    # own events (not in ``events``); 0 without an ``[atm]`` section.
+    #: Packet-trace events past ``[trace] packets.max_rows``: counted, not kept.
+    packets_untraced: int = 0
+    #: ATM (paper 000): cells that crossed a link, one per cell per hop, and the cell network's
+    #: own events (not in ``events``); 0 without an ``[atm]`` section.
     cell_hops: int = 0
     atm_events: int = 0
-
-
-def pd_empty() -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame()
 
 
 class Result:
@@ -69,11 +74,9 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series
-        pandas DataFrames.
-    atm_vcs, atm_ports
-        pandas DataFrames of the ATM layer (one row per ABR VC or CBR source, one per ATM
-        link direction); empty without an ``[atm]`` section. Not written by ``to_parquet``.
+    flows, links, series, paths, agents, packets, atm_vcs, atm_ports
+        pandas DataFrames (``paths``, ``agents``, ``packets`` and the ATM tables may have no
+        rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -87,33 +90,46 @@ class Result:
         series: pd.DataFrame,
         summary: Summary | None,
         resolved_toml: str,
+        paths: pd.DataFrame | None = None,
+        agents: pd.DataFrame | None = None,
+        packets: pd.DataFrame | None = None,
+        atm_vcs: pd.DataFrame | None = None,
+        atm_ports: pd.DataFrame | None = None,
     ) -> None:
+        import pandas as pd
+
         self.flows = flows
         self.links = links
         self.series = series
+        self.paths = paths if paths is not None else pd.DataFrame()
+        self.agents = agents if agents is not None else pd.DataFrame()
+        self.packets = packets if packets is not None else pd.DataFrame()
+        self.atm_vcs = atm_vcs if atm_vcs is not None else pd.DataFrame()
+        self.atm_ports = atm_ports if atm_ports is not None else pd.DataFrame()
         self.summary = summary
         self.resolved_toml = resolved_toml
-        self.atm_vcs = pd_empty()
-        self.atm_ports = pd_empty()
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
         import pandas as pd
 
         frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
-        res = cls(
+        return cls(
             frames["flows"],
             frames["links"],
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
+            paths=frames["paths"],
+            agents=frames["agents"],
+            packets=frames["packets"],
+            atm_vcs=frames["atm_vcs"],
+            atm_ports=frames["atm_ports"],
         )
-        res.atm_vcs = pd.DataFrame(raw.get("atm_vcs", {}))
-        res.atm_ports = pd.DataFrame(raw.get("atm_ports", {}))
-        return res
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, the ``paths``,
+        ``agents`` and ``packets`` tables when they have rows, and the resolved
         ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
@@ -125,6 +141,8 @@ class Result:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
+            if name in _OPTIONAL_TABLES and getattr(self, name).empty:
+                continue
             table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
@@ -145,7 +163,12 @@ class Result:
         import pyarrow.parquet as pq
 
         d = Path(directory)
-        frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        frames = {
+            name: pd.read_parquet(d / f"{name}.parquet")
+            if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
+            else pd.DataFrame()
+            for name in TABLES
+        }
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
@@ -154,7 +177,18 @@ class Result:
             summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
-        return cls(frames["flows"], frames["links"], frames["series"], summary, resolved)
+        return cls(
+            frames["flows"],
+            frames["links"],
+            frames["series"],
+            summary,
+            resolved,
+            paths=frames["paths"],
+            agents=frames["agents"],
+            packets=frames["packets"],
+            atm_vcs=frames["atm_vcs"],
+            atm_ports=frames["atm_ports"],
+        )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
         """One time series, indexed by time in seconds.
@@ -170,5 +204,6 @@ class Result:
     def __repr__(self) -> str:
         return (
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
-            f"series={len(self.series)} rows)"
+            f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
+            f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )

@@ -12,7 +12,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -291,6 +291,7 @@ def run(
     *,
     seed: int | None = None,
     overrides: Sequence[str] = (),
+    progress: Callable[[float, int, float], None] | None = None,
 ) -> Result:
     """Run a scenario and return its result tables.
 
@@ -302,6 +303,10 @@ def run(
         Replaces the scenario's master seed.
     overrides
         More ``PATH=VALUE`` overrides, applied after the scenario's own.
+    progress
+        Called about twice a second while the run goes on (from this thread), with the
+        simulated seconds reached, the events so far and the scenario's duration in seconds.
+        An exception it raises stops the run and is raised here.
 
     Raises
     ------
@@ -312,5 +317,5 @@ def run(
     """
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     sc = sc.with_overrides(overrides)
-    raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed))
+    raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress)
     return Result._from_raw(raw)

@@ -32,14 +32,13 @@ import ctypes
 import hashlib
 import itertools
 import json
-import math
 import os
 import signal
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -302,9 +301,14 @@ def execute(
     workers: int | None = None,
     progress: bool = True,
     description: str = "runs",
+    cluster: Any = None,
 ) -> SweepReport:
-    """Run what the store does not have yet, in ``workers`` processes; return all records in
-    the order of ``runs``."""
+    """Run what the store does not have yet and return all records in the order of ``runs``.
+
+    Runs go to ``workers`` local processes, or, with ``cluster`` (a Dask scheduler address such
+    as ``"tcp://host:8786"``, or a ``distributed.Client``), to that cluster as tasks
+    (``ccsim.cluster``). Either way this process saves each record the moment it arrives.
+    """
     keys = [r.key() for r in runs]
     todo: dict[str, RunSpec] = {}
     have: dict[str, dict[str, Any]] = {}
@@ -317,7 +321,6 @@ def execute(
         else:
             have[k] = rec
     cached = len(set(keys)) - len(todo)
-    workers = max(1, workers or os.cpu_count() or 1)
     failures: list[tuple[RunSpec, BaseException]] = []
     if todo:
         bar = tqdm(
@@ -327,55 +330,34 @@ def execute(
             disable=not progress,
             dynamic_ncols=True,
         )
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
-        ) as pool:
-            pending: dict[Future[dict[str, Any]], str] = {}
-            queue = iter(todo.items())
-            try:
-                # Keep a bounded number in flight, so a huge sweep does not pickle everything
-                # at once and an interruption loses at most `2 * workers` runs in progress.
-                for k, r in itertools.islice(queue, 2 * workers):
-                    pending[_submit(pool, r)] = k
-                while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        k = pending.pop(fut)
-                        err = fut.exception()
-                        if err is None:
-                            have[k] = fut.result()
-                            store.save(k, have[k])
-                        elif isinstance(err, _core.Error):
-                            # A run the core rejected: report it, keep going.
-                            failures.append((todo[k], err))
-                        elif isinstance(err, BrokenProcessPool):
-                            raise SweepInterrupted(len(store)) from err
-                        else:
-                            raise err
-                        bar.update(1)
-                        nxt = next(queue, None)
-                        if nxt is not None:
-                            nk, nr = nxt
-                            pending[_submit(pool, nr)] = nk
-            except BaseException as exc:
-                if isinstance(exc, KeyboardInterrupt):
-                    # Ctrl-C or SIGTERM (the CLI turns both into KeyboardInterrupt): runs in
-                    # progress are abandoned, and the `with` must not wait for them. Their
-                    # futures are left for the broken pool to fail: Python 3.11's pool sets an
-                    # exception on every pending future when it breaks, and one already
-                    # cancelled made its thread print an InvalidStateError traceback (seen in
-                    # 1 of several SIGTERM tests on a fresh clone).
-                    _stop_workers(pool)
-                else:
-                    for fut in pending:
-                        fut.cancel()
-                if isinstance(exc, BrokenProcessPool):
-                    # Not only a future's result: `submit` on a pool whose worker died raises
-                    # it too (seen when a run finished in the same instant as the death).
-                    raise SweepInterrupted(len(store)) from exc
-                raise
-            finally:
-                bar.close()
+
+        def finished(k: str, record: dict[str, Any]) -> None:
+            have[k] = record
+            store.save(k, record)
+            bar.update(1)
+
+        def failed(k: str, err: BaseException) -> None:
+            failures.append((todo[k], err))
+            bar.update(1)
+
+        try:
+            if cluster is not None:
+                from ccsim import cluster as dask_cluster
+
+                dask_cluster.run_on_cluster(
+                    todo,
+                    cluster,
+                    _execute_one,
+                    finished,
+                    failed,
+                    lambda e: isinstance(e, _core.Error),
+                )
+            else:
+                _execute_local(
+                    todo, store, max(1, workers or os.cpu_count() or 1), finished, failed
+                )
+        finally:
+            bar.close()
     if failures:
         raise SweepError(failures)
     records = []
@@ -387,6 +369,61 @@ def execute(
         rec["key"] = k
         records.append(rec)
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
+
+
+def _execute_local(
+    todo: dict[str, RunSpec],
+    store: Store,
+    workers: int,
+    finished: Callable[[str, dict[str, Any]], None],
+    failed: Callable[[str, BaseException], None],
+) -> None:
+    """Run ``todo`` in a pool of ``workers`` processes, reporting each run as it ends."""
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
+    ) as pool:
+        pending: dict[Future[dict[str, Any]], str] = {}
+        queue = iter(todo.items())
+        try:
+            # Keep a bounded number in flight, so a huge sweep does not pickle everything
+            # at once and an interruption loses at most `2 * workers` runs in progress.
+            for k, r in itertools.islice(queue, 2 * workers):
+                pending[_submit(pool, r)] = k
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    k = pending.pop(fut)
+                    err = fut.exception()
+                    if err is None:
+                        finished(k, fut.result())
+                    elif isinstance(err, _core.Error):
+                        # A run the core rejected: report it, keep going.
+                        failed(k, err)
+                    elif isinstance(err, BrokenProcessPool):
+                        raise SweepInterrupted(len(store)) from err
+                    else:
+                        raise err
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        nk, nr = nxt
+                        pending[_submit(pool, nr)] = nk
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                # Ctrl-C or SIGTERM (the CLI turns both into KeyboardInterrupt): runs in
+                # progress are abandoned, and the `with` must not wait for them. Their
+                # futures are left for the broken pool to fail: Python 3.11's pool sets an
+                # exception on every pending future when it breaks, and one already
+                # cancelled made its thread print an InvalidStateError traceback (seen in
+                # 1 of several SIGTERM tests on a fresh clone).
+                _stop_workers(pool)
+            else:
+                for fut in pending:
+                    fut.cancel()
+            if isinstance(exc, BrokenProcessPool):
+                # Not only a future's result: `submit` on a pool whose worker died raises
+                # it too (seen when a run finished in the same instant as the death).
+                raise SweepInterrupted(len(store)) from exc
+            raise
 
 
 def gather(records: Iterable[dict[str, Any]], table: str = "flows") -> pd.DataFrame:
@@ -464,25 +501,16 @@ def plan_grid(
 
 
 def t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (SciPy's, exact for
-    any ``df``: the hand-kept table this replaced fell back to the normal 1.96 past 30 degrees
-    of freedom, which made intervals over 40 seeds about 3 % too narrow)."""
-    if df < 1:
-        return math.nan
-    # Imported here: SciPy takes a third of a second to import, and only statistics need it.
-    from scipy import stats
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (SciPy's; see
+    :func:`ccsim.experiment.stats.t975`, where every statistic of the reports lives)."""
+    from ccsim.experiment.stats import t975 as quantile
 
-    return float(stats.t.ppf(0.975, df))
+    return quantile(df)
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
-    """Mean, half-width of the 95 % confidence interval (t-based), and n (NaNs dropped)."""
-    xs = [float(v) for v in values if not math.isnan(float(v))]
-    n = len(xs)
-    if n == 0:
-        return math.nan, math.nan, 0
-    m = sum(xs) / n
-    if n == 1:
-        return m, math.nan, 1
-    var = sum((x - m) ** 2 for x in xs) / (n - 1)
-    return m, t975(n - 1) * math.sqrt(var / n), n
+    """Mean, half-width of the 95 % confidence interval (t-based), and n (NaNs dropped); see
+    :func:`ccsim.experiment.stats.mean_ci`."""
+    from ccsim.experiment.stats import mean_ci as interval
+
+    return interval(values)

@@ -49,3 +49,35 @@ interval = "100ms"
 @pytest.fixture
 def two_hosts() -> str:
     return TWO_HOSTS
+
+
+# One flow over a 60-second line (~0.1 s of wall time per run): long enough to kill a sweep or
+# a worker while runs are going on. The lossy link is `b`.
+SLOW_LINE = """
+duration = "60s"
+[nodes]
+h1 = "host"
+r1 = "router"
+h2 = "host"
+[links.a]
+a = "h1"
+b = "r1"
+rate = "100Mbps"
+delay = "1ms"
+[links.b]
+a = "r1"
+b = "h2"
+rate = "50Mbps"
+delay = "10ms"
+queue = { type = "droptail", limit = 100 }
+loss = { type = "uniform", rate = 0.001, direction = "a_to_b" }
+[flows.f]
+type = "tcp"
+src = "h1"
+dst = "h2"
+"""
+
+
+@pytest.fixture
+def slow_line() -> str:
+    return SLOW_LINE

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -131,5 +132,50 @@ def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_nam
     ccs = [line for line in resolved.splitlines() if line.startswith("cc = ")]
     assert ccs.count('cc = "highspeed"') == 4
     assert 'duration = "500s"' in resolved
-    with pytest.raises(ValueError, match="unknown benchmark P9; known: P0, P1, P2, PATM, P002"):
+    with pytest.raises(
+        ValueError, match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, P002"
+    ):
         bench.run_benchmarks(only=["P9"])
+
+
+def test_version_prints_the_package_version_and_exits_with_status_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ccsim {ccsim.__version__}"
+
+
+def test_help_says_what_ccsim_is_and_shows_examples_not_the_module_docstring(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "packet-level network simulator" in out
+    assert "ccsim reproduce p001" in out
+    assert "The ``ccsim`` command" not in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_run_shows_its_progress_on_a_terminal_and_nothing_elsewhere() -> None:
+    from ccsim.cli import _progress_line
+
+    with _progress_line(io.StringIO()) as none:
+        assert none is None, "no progress line when stderr is not a terminal"
+    term = _Terminal()
+    with _progress_line(term) as line:
+        assert line is not None
+        line(1.0, 1_000, 500.0)  # within its first second: nothing yet
+        assert term.getvalue() == ""
+        line.started -= 2.0
+        line.last = (line.last[0] - 1.0, line.last[1])
+        line(125.0, 4_001_000, 500.0)
+    out = term.getvalue()
+    assert out.startswith("\rsimulated 125.0 s of 500 s (25 %), ")
+    assert "M events/s" in out and out.endswith("\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import ccsim
 from ccsim import experiment
 
 SCENARIO = """
@@ -62,6 +63,7 @@ interval = "500ms"
 PLAN = """
 id = "t"
 title = "test"
+paper = 'A. Author, "A Title", Some Venue, 2001'
 scenario = "scenario.toml"
 seeds = 4
 quick_seeds = 2
@@ -165,6 +167,17 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     )
     assert "## fairness" in report and "![shares](shares.png)" in report
     assert "- a test plan" in report
+    # What a newcomer needs to trust and re-run it (issue 12).
+    assert '**Paper:** A. Author, "A Title", Some Venue, 2001' in report
+    assert f"Produced by ccsim {ccsim.__version__}, git commit " in report
+    assert f"`ccsim reproduce t --out {out}`" in report
+    assert "| link | bottleneck | a r1, b r2, rate 10Mbps, delay 10ms" in report
+    assert '| reno | Reno | tcp.variant="reno" |' in report
+    # The claim's paired comparison, one row per x.
+    assert "reno - sack, paired by seed (goodput;" in report
+    assert report.count("| 0 | 4 | ") == 1 and report.count("| 0.02 | 4 | ") == 1
+    paired = pd.read_parquet(out / "paired.parquet")
+    assert list(paired["n"]) == [4, 4] and set(paired["a"]) == {"reno"}
 
 
 def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:
@@ -222,22 +235,26 @@ def test_a_table_claim_shows_each_lines_value_against_the_rule() -> None:
     summary = pd.DataFrame()
     check = experiment.check_claim
     assert check(_table_claim(lines=["fast"], at_most=0.5), summary, tables) == (
-        "holds: utilization ≤ 0.5 for 1 of 1 lines (fast 0.41)"
+        "holds: utilization ≤ 0.5 for 1 of 1 lines (fast 0.41) [one run per line, no tolerance]"
     )
     assert check(_table_claim(lines=["hs", "bic"], at_least=0.95), summary, tables) == (
-        "partly holds: utilization ≥ 0.95 for 1 of 2 lines (hs 0.93; bic 0.97)"
+        "partly holds: utilization ≥ 0.95 for 1 of 2 lines (hs 0.93; bic 0.97) "
+        "[one run per line, no tolerance]"
     )
     c = _table_claim(lines=["hs", "bic"], column="share_f1", above="share_f4")
     assert check(c, summary, tables) == (
-        "partly holds: share_f1 > share_f4 for 1 of 2 lines (hs 0.4 vs 0.1; bic 0.2 vs 0.3)"
+        "partly holds: share_f1 > share_f4 for 1 of 2 lines (hs 0.4 vs 0.1; bic 0.2 vs 0.3) "
+        "[one run per line, no tolerance]"
     )
     c = _table_claim(lines=["fast", "bic"], column="jain", below_line="hs")
     assert check(c, summary, tables) == (
-        "partly holds: jain < hs's 0.7 for 1 of 2 lines (fast 0.5; bic 0.8)"
+        "partly holds: jain < hs's 0.7 for 1 of 2 lines (fast 0.5; bic 0.8) "
+        "[one run per line, no tolerance]"
     )
     c = _table_claim(lines=["fast"], column="jain", above_line="bic")
     assert check(c, summary, tables) == (
-        "does not hold: jain > bic's 0.8 for 0 of 1 lines (fast 0.5)"
+        "does not hold: jain > bic's 0.8 for 0 of 1 lines (fast 0.5) "
+        "[one run per line, no tolerance]"
     )
     assert check(_table_claim(lines=["hs"], at_least=0.9), summary, {}) == "no table to compare"
 
@@ -282,22 +299,19 @@ def test_the_quick_reproduction_of_paper_001_runs_and_reports_every_figure(
     # Every transfer finished: an unfinished one would leave a NaN transfer time.
     assert points["value"].notna().all()
     assert "not checked automatically" not in report
+    # A clone of the repository has no shared/ folder: a report must not point there.
+    assert "shared/" not in report
+    assert "**Paper:** Kyo-hong Jin" in report and "`ccsim reproduce p001 --quick" in report
 
 
-def test_a_similarity_claim_holds_where_the_confidence_intervals_overlap() -> None:
-    summary = pd.DataFrame(
-        {
-            "figure": ["f"] * 4,
-            "line": ["a", "a", "b", "b"],
-            "x": [1, 2, 1, 2],
-            "mean": [10.0, 10.0, 11.0, 20.0],
-            "ci95": [1.0, 1.0, 1.0, 1.0],
-        }
-    )
-    claim = experiment.Claim("f", "same", "a", "b", "similar")
-    assert experiment.check_claim(claim, summary) == (
-        "partly holds: a and b overlap within their 95 % CIs at 1 of 2 points"
-    )
+def test_no_file_a_newcomer_reads_points_into_the_shared_folder() -> None:
+    # The papers are cited by their reference; a clone has no shared/ folder to point into.
+    files = [ROOT / "README.md"]
+    for folder in ("docs", "experiments", "python"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".md", ".toml", ".py")]
+    assert len(files) > 10
+    offenders = [str(p) for p in files if "shared/" in p.read_text(encoding="utf-8")]
+    assert offenders == []
 
 
 def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
@@ -323,27 +337,38 @@ def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
 def test_a_claim_from_one_seed_says_no_significance_can_be_judged() -> None:
     # Issue 10, defect 11: with one seed every CI is NaN, which was read as 0, so the report
     # claimed "non-overlapping 95 % CIs" where no CI exists.
-    summary = pd.DataFrame(
+    points = pd.DataFrame(
         {
             "figure": ["f"] * 4,
             "line": ["a", "a", "b", "b"],
             "x": [1, 2, 1, 2],
-            "mean": [10.0, 10.0, 11.0, 20.0],
-            "ci95": [float("nan")] * 4,
-            "n": [1] * 4,
+            "seed": [1] * 4,
+            "value": [10.0, 10.0, 11.0, 20.0],
         }
     )
-    lower = experiment.check_claim(experiment.Claim("f", "a below b", "a", "b"), summary)
+    lower = experiment.check_claim(experiment.Claim("f", "a below b", "a", "b"), points)
     assert lower == (
-        "holds: a is lower at 2 of 2 points (no significance can be judged: fewer than 2 seeds "
-        "per point, so no 95 % CIs)"
+        "not judged: a is lower at 2 of 2 points (no significance can be judged: fewer than 2 "
+        "seeds per point, so no 95 % CIs)"
     )
-    similar = experiment.check_claim(experiment.Claim("f", "same", "a", "b", "similar"), summary)
+    similar = experiment.check_claim(experiment.Claim("f", "same", "a", "b", "similar"), points)
     assert similar.startswith("not judged: no significance can be judged")
-    # A point with a CI among points without one: only it is judged.
-    summary.loc[[0, 2], "ci95"] = 0.1
-    lower = experiment.check_claim(experiment.Claim("f", "a below b", "a", "b"), summary)
-    assert lower.endswith("(1 with non-overlapping 95 % CIs; 1 points without a CI)")
+    # A point with a second seed among points without one: only it is judged.
+    extra = pd.DataFrame(
+        {
+            "figure": ["f"] * 2,
+            "line": ["a", "b"],
+            "x": [1, 1],
+            "seed": [2, 2],
+            "value": [10.0, 11.01],
+        }
+    )
+    lower = experiment.check_claim(
+        experiment.Claim("f", "a below b", "a", "b"), pd.concat([points, extra])
+    )
+    assert lower.endswith("significantly higher at none; 1 points without a CI")
+    assert lower.startswith("holds: a is lower at 2 of 2 points, significantly (paired 95 % CI) "
+                            "at 1 of 1 (100 %")  # fmt: skip
 
 
 def test_a_quick_reproduction_with_one_seed_claims_no_significance(
@@ -351,7 +376,7 @@ def test_a_quick_reproduction_with_one_seed_claims_no_significance(
 ) -> None:
     r = experiment.reproduce(folder, tmp_path / "o", quick=True, seeds=1, progress=False)
     report = r.report.read_text()
-    assert "non-overlapping" not in report
+    assert "significantly (paired" not in report
     assert "no significance can be judged" in report
 
 

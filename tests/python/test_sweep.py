@@ -22,31 +22,6 @@ import pytest
 from ccsim import sweep
 from ccsim.cli import main
 
-# A run that takes a noticeable time (~0.1 s), so a sweep can be killed mid-way.
-SLOW = """
-duration = "60s"
-[nodes]
-h1 = "host"
-r1 = "router"
-h2 = "host"
-[links.a]
-a = "h1"
-b = "r1"
-rate = "100Mbps"
-delay = "1ms"
-[links.b]
-a = "r1"
-b = "h2"
-rate = "50Mbps"
-delay = "10ms"
-queue = { type = "droptail", limit = 100 }
-loss = { type = "uniform", rate = 0.001, direction = "a_to_b" }
-[flows.f]
-type = "tcp"
-src = "h1"
-dst = "h2"
-"""
-
 
 def test_a_sweep_has_one_row_per_flow_and_run_with_a_column_per_parameter(
     tmp_path: Path, two_hosts: str
@@ -97,10 +72,10 @@ def _children(pid: int) -> list[int]:
 
 
 def test_a_sweep_killed_mid_way_resumes_without_losing_or_repeating_a_point(
-    tmp_path: Path,
+    tmp_path: Path, slow_line: str
 ) -> None:
     f = tmp_path / "slow.toml"
-    f.write_text(SLOW)
+    f.write_text(slow_line)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "ccsim.cli", "sweep", str(f), "--param",
            "links.b.loss.rate=0.001,0.002,0.003,0.004,0.005,0.006,0.007,0.008", "--seeds", "5",

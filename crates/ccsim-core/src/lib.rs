@@ -36,7 +36,9 @@ pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod scenario;
+pub mod sctp;
 pub mod sim;
+pub mod striping;
 pub mod tcp;
 pub mod time;
 pub mod traffic;
@@ -63,6 +65,9 @@ pub enum DropReason {
     NoRoute,
     /// Its time to live ran out at a router (RFC 791 §3.2, RFC 1812 §5.3.1).
     Ttl,
+    /// The link (or the interface) was down: offered while down, or on the wire when it went
+    /// down (`[[events]]`).
+    LinkDown,
 }
 
 /// Any error of the public API.

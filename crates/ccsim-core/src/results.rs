@@ -4,7 +4,10 @@
 //! A run produces three tables:
 //! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
 //! - `links`: one row per link direction;
-//! - `series`: the time series in long form: `time_s, kind, name, metric, value`.
+//! - `series`: the time series in long form: `time_s, kind, name, metric, value`;
+//! - `agents`: one row per node hook that counts (base-station agents): `node, agent` and
+//!   the counters of every agent type present, NaN where a row's agent does not keep one;
+//! - `packets`: the per-packet trace of `[trace] packets` (empty unless asked for).
 //!
 //! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
 
@@ -139,6 +142,8 @@ pub struct RunSummary {
     /// network's own events (not in `events`).
     pub cell_hops: u64,
     pub atm_events: u64,
+    /// Packet-trace events past `[trace] packets.max_rows`: counted, not kept.
+    pub packets_untraced: u64,
 }
 
 /// Everything a run returns.
@@ -151,4 +156,10 @@ pub struct RunOutput {
     /// ATM (empty without `[atm]`): one row per ABR VC and CBR source, and per ATM port.
     pub atm_vcs: Table,
     pub atm_ports: Table,
+    /// One row per path of each multipath flow (SCTP): what went where.
+    pub paths: Table,
+    /// Counters of node hooks (base-station agents), one row per hook that keeps any.
+    pub agents: Table,
+    /// The per-packet trace (`[trace] packets`), one row per recorded event.
+    pub packets: Table,
 }

@@ -184,6 +184,7 @@ fn summary_to_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, 
     d.set_item("packets_alive", s.packets_alive)?;
     d.set_item("cell_hops", s.cell_hops)?;
     d.set_item("atm_events", s.atm_events)?;
+    d.set_item("packets_untraced", s.packets_untraced)?;
     Ok(d)
 }
 
@@ -196,20 +197,30 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
     d.set_item("atm_vcs", table_to_dict(&frombuffer, out.atm_vcs)?)?;
     d.set_item("atm_ports", table_to_dict(&frombuffer, out.atm_ports)?)?;
+    d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
+    d.set_item("agents", table_to_dict(&frombuffer, out.agents)?)?;
+    d.set_item("packets", table_to_dict(&frombuffer, out.packets)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
-/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links` and
-/// `series` (column name -> numpy array or list of str) and `resolved_toml`.
+/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
+/// `series`, `paths`, `agents` and `packets` (column name -> numpy array or list of str) and
+/// `resolved_toml`.
+///
+/// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
+/// run goes on, with the simulated seconds reached, the events so far and the run's duration
+/// in seconds: a few calls a second, never one per packet. If it raises, the run is stopped
+/// and its exception raised, as for Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
-fn run(
-    py: Python<'_>,
+#[pyo3(signature = (text, overrides=Vec::new(), seed=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
     text: String,
     overrides: Vec<String>,
     seed: Option<u64>,
-) -> PyResult<Bound<'_, PyDict>> {
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let stop = StopSignal::new();
     let simulate = || {
         catch_unwind(AssertUnwindSafe(|| {
@@ -218,7 +229,8 @@ fn run(
             Ok::<_, CoreError>((out, loaded.resolved_toml))
         }))
     };
-    match py.detach(|| run_watching_signals(simulate, &stop)) {
+    let report = progress.map(|callback| callback.unbind());
+    match py.detach(|| run_watching_signals(simulate, &stop, report.as_ref())) {
         Err(raised) => Err(raised),
         Ok(Ok(Ok((out, resolved)))) => output_to_dict(py, out, resolved),
         Ok(Ok(Err(e))) => Err(to_py_err(py, e)),
@@ -229,6 +241,9 @@ fn run(
 /// How often the waiting thread lets Python run its signal handlers: a Ctrl-C is acted on
 /// within this (plus the core's ~15 ms), and the waiting costs nothing measurable.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// How often a `progress` callback is called while a run goes on.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// The run thread's stack: the main thread's usual 8 MiB rather than a spawned thread's 2 MiB,
 /// so a scenario that builds on the main thread builds here too.
@@ -241,7 +256,9 @@ const RUN_STACK_BYTES: usize = 8 << 20;
 fn run_watching_signals<T: Send>(
     simulate: impl FnOnce() -> T + Send,
     stop: &StopSignal,
+    progress: Option<&Py<PyAny>>,
 ) -> PyResult<T> {
+    let mut last_report = std::time::Instant::now();
     let (done_tx, done_rx) = mpsc::channel();
     thread::scope(|scope| {
         let spawned = thread::Builder::new()
@@ -260,7 +277,20 @@ fn run_watching_signals<T: Send>(
             match done_rx.recv_timeout(SIGNAL_POLL) {
                 Ok(out) => return Ok(out),
                 Err(RecvTimeoutError::Timeout) => {
-                    if let Err(raised) = Python::attach(|py| py.check_signals()) {
+                    let due = progress.filter(|_| last_report.elapsed() >= PROGRESS_EVERY);
+                    let checked = Python::attach(|py| {
+                        py.check_signals()?;
+                        if let Some(callback) = due {
+                            let p = stop.progress();
+                            let args = (p.now.as_secs_f64(), p.events, p.end.as_secs_f64());
+                            callback.call1(py, args)?;
+                        }
+                        Ok::<(), PyErr>(())
+                    });
+                    if due.is_some() {
+                        last_report = std::time::Instant::now();
+                    }
+                    if let Err(raised) = checked {
                         stop.request();
                         // The partial output (StopReason::Interrupted) is dropped here.
                         let _ = done_rx.recv();

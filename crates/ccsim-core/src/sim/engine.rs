@@ -33,6 +33,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
+use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::hook::HookOutput;
 use crate::link::Offer;
@@ -60,6 +61,8 @@ pub(super) enum Ev {
     Sample,
     /// ATM: the cell network's earliest event is due (`sim/atm.rs`).
     Atm,
+    /// Scenario event `i` takes links down or up (`link_events.rs`).
+    LinkState(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -172,8 +175,11 @@ impl Simulator {
             return Some(StopReason::EventLimit);
         }
         if self.events & 0xffff == 0 {
-            if self.stop.as_ref().is_some_and(|s| s.is_requested()) {
-                return Some(StopReason::Interrupted);
+            if let Some(stop) = &self.stop {
+                if stop.is_requested() {
+                    return Some(StopReason::Interrupted);
+                }
+                stop.report(self.now, self.events);
             }
             if let Some(limit) = self.max_wall {
                 if self.build_started.elapsed().as_secs_f64() >= limit {
@@ -195,12 +201,16 @@ impl Simulator {
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
             Ev::Atm => self.on_atm(at), // ATM
+            Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
     }
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now);
+        if self.packet_trace.on {
+            self.trace_departure(c, done.lost);
+        }
         if done.lost {
             self.cons.dropped += 1;
         }
@@ -215,9 +225,21 @@ impl Simulator {
     fn on_arrive(&mut self, c: u32) {
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
+        let lost = ch.next_arrival_lost();
         if let Some((p, next)) = ch.on_arrive() {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
+            }
+            if lost {
+                // On the wire when the link went down.
+                if self.packet_trace.on {
+                    self.trace_on_chan(c, Stamp::of(&p), Event::Dropped(DropReason::LinkDown));
+                }
+                self.cons.dropped += 1;
+                return;
+            }
+            if self.packet_trace.on {
+                self.trace_on_chan(c, Stamp::of(&p), Event::Arrived);
             }
             self.at_node(to_node, p, Some(to_iface));
         }
@@ -320,6 +342,9 @@ impl Simulator {
             if p.is_data() {
                 self.data_packets_sent += 1;
             }
+            if self.packet_trace.on {
+                self.trace_at_node(node, &p, Event::Sent);
+            }
             self.at_node(node, p, None);
         }
         self.out = out;
@@ -363,7 +388,10 @@ impl Simulator {
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
-    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason) {
+    fn drop_packet(&mut self, node: u32, p: &Packet, arrived_on: Option<u32>, reason: DropReason) {
+        if self.packet_trace.on {
+            self.trace_at_node(node, p, Event::Dropped(reason));
+        }
         self.cons.dropped += 1;
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
@@ -384,7 +412,7 @@ impl Simulator {
             if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
                 self.local.push_back((port, pkt));
             } else {
-                self.drop_packet(arrived_on, DropReason::NoRoute);
+                self.drop_packet(node, &pkt, arrived_on, DropReason::NoRoute);
             }
             return;
         }
@@ -396,12 +424,12 @@ impl Simulator {
             NO_ROUTE
         };
         if iface == NO_ROUTE {
-            self.drop_packet(arrived_on, DropReason::NoRoute);
+            self.drop_packet(node, &pkt, arrived_on, DropReason::NoRoute);
             return;
         }
         if arrived_on.is_some() {
             if pkt.ttl <= 1 {
-                self.drop_packet(arrived_on, DropReason::Ttl);
+                self.drop_packet(node, &pkt, arrived_on, DropReason::Ttl);
                 return;
             }
             pkt.ttl -= 1;
@@ -411,8 +439,13 @@ impl Simulator {
         if self.atm.as_ref().is_some_and(|a| a.carries(chan)) {
             return self.send_over_atm(chan, pkt);
         }
+        let stamp = self.packet_trace.on.then(|| Stamp::of(&pkt));
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                    self.trace_departure(chan, lost);
+                }
                 if lost {
                     self.cons.dropped += 1;
                 }
@@ -421,11 +454,17 @@ impl Simulator {
                 }
             }
             Offer::Queued { tx_done } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                }
                 if let Some(t) = tx_done {
                     self.heap.schedule(t, Ev::TxDone(chan));
                 }
             }
-            Offer::Dropped(_, reason) => {
+            Offer::Dropped(p, reason) => {
+                if stamp.is_some() {
+                    self.trace_on_chan(chan, Stamp::of(&p), Event::Dropped(reason));
+                }
                 self.cons.dropped += 1;
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
@@ -436,6 +475,10 @@ impl Simulator {
     fn pump_local(&mut self) {
         while let Some((port, pkt)) = self.local.pop_front() {
             self.cons.delivered += 1;
+            if self.packet_trace.on {
+                let node = self.eps[port as usize].node;
+                self.trace_at_node(node, &pkt, Event::Delivered);
+            }
             self.call_endpoint(port, Some(pkt));
         }
     }

@@ -21,13 +21,38 @@
 //! which depends on the wall clock, so the same scenario and seed do not give the same bits.
 //! Callers must not present it (or store it) as a result.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::time::SimTime;
 
 /// A request to stop a run, shared between the thread that runs it and any thread that may
 /// want it stopped. Cloning gives another handle to the same flag.
+///
+/// The run also leaves its progress here at each check (simulated time reached, events so
+/// far), so a watcher can show how far a long run has got ([`StopSignal::progress`]) without
+/// the run calling anything: the same relaxed stores at the same point, no callback.
 #[derive(Clone, Debug, Default)]
-pub struct StopSignal(Arc<AtomicBool>);
+pub struct StopSignal(Arc<Shared>);
+
+/// A run's progress as last reported ([`StopSignal::progress`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The simulated time reached.
+    pub now: SimTime,
+    /// Events handled so far.
+    pub events: u64,
+    /// Where the run ends at the latest: its `duration` (zero before it starts watching).
+    pub end: SimTime,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    stop: AtomicBool,
+    now_ns: AtomicU64,
+    events: AtomicU64,
+    end_ns: AtomicU64,
+}
 
 impl StopSignal {
     /// A signal nobody has requested yet.
@@ -39,12 +64,35 @@ impl StopSignal {
     /// withdrawn.
     pub fn request(&self) {
         // Relaxed: the flag carries no data with it; the run only needs to see it eventually.
-        self.0.store(true, Ordering::Relaxed);
+        self.0.stop.store(true, Ordering::Relaxed);
     }
 
     /// Whether [`StopSignal::request`] has been called on any handle.
     pub fn is_requested(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.stop.load(Ordering::Relaxed)
+    }
+
+    /// Called by the run at each check: how far it has got.
+    pub(crate) fn report(&self, now: SimTime, events: u64) {
+        // Relaxed: a watcher only needs recent values, not values consistent with each other
+        // to the event.
+        self.0.now_ns.store(now.as_nanos(), Ordering::Relaxed);
+        self.0.events.store(events, Ordering::Relaxed);
+    }
+
+    /// Called by the run when it starts watching: where it will end (its `duration`).
+    pub(crate) fn set_end(&self, end: SimTime) {
+        self.0.end_ns.store(end.as_nanos(), Ordering::Relaxed);
+    }
+
+    /// How far the run watching this signal had got at its last check (every 65,536 events;
+    /// zeros before the first).
+    pub fn progress(&self) -> Progress {
+        Progress {
+            now: SimTime::from_nanos(self.0.now_ns.load(Ordering::Relaxed)),
+            events: self.0.events.load(Ordering::Relaxed),
+            end: SimTime::from_nanos(self.0.end_ns.load(Ordering::Relaxed)),
+        }
     }
 }
 
@@ -57,6 +105,7 @@ mod tests {
     use crate::results::{RunOutput, StopReason};
     use crate::sim::tests::{build, line};
     use crate::sim::Simulator;
+    use crate::time::SimTime;
 
     /// One bulk TCP transfer over the engine tests' `h1 ── r ── h2` line for `duration`,
     /// traced every 100 s (a finer trace of a million-second run is over `max_memory`).
@@ -126,6 +175,34 @@ mod tests {
         // Wall time is the one figure that differs between two runs of the same scenario.
         watched.summary.wall_seconds = plain.summary.wall_seconds;
         assert_eq!(watched, plain);
+    }
+
+    #[test]
+    fn a_watcher_sees_the_progress_of_a_long_run_while_it_runs() {
+        let mut sim = bulk("1000000s");
+        let stop = StopSignal::new();
+        sim.stop_on(stop.clone());
+        let watcher = thread::spawn(move || {
+            // Wait until the run has reported twice, then stop it.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut seen = Vec::new();
+            while seen.len() < 2 && Instant::now() < deadline {
+                let p = stop.progress();
+                assert_eq!(p.end, SimTime::from_secs(1_000_000), "the run's duration");
+                if p.events > 0 && seen.last().is_none_or(|&(_, e)| e < p.events) {
+                    seen.push((p.now, p.events));
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+            stop.request();
+            seen
+        });
+        let out = sim.run().unwrap();
+        let seen = watcher.join().unwrap();
+        assert_eq!(seen.len(), 2, "two reports seen: {seen:?}");
+        assert!(seen[0].0 < seen[1].0, "simulated time advances: {seen:?}");
+        assert!(seen[1].1 <= out.summary.events);
+        assert_eq!(seen[0].1 % 65_536, 0, "reported at the checks");
     }
 
     #[test]

@@ -34,9 +34,11 @@ mod atm;
 mod build;
 mod engine;
 mod interrupt;
+mod link_events;
 mod report;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -46,6 +48,7 @@ use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
 use crate::packet::{Packet, Port};
 use crate::results::RunOutput;
+use crate::sctp::{LsSender, Path, SctpReceiver, SctpSender};
 use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
@@ -54,9 +57,12 @@ use crate::Error;
 use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
+use trace::PacketTrace;
 
-pub use interrupt::StopSignal;
+pub use interrupt::{Progress, StopSignal};
 pub use report::Conservation;
+/// Rows the packet trace keeps unless `[trace] packets.max_rows` says otherwise.
+pub use trace::DEFAULT_MAX_ROWS as DEFAULT_TRACE_ROWS;
 
 /// A network ready to run, and everything it has done so far.
 pub struct Simulator {
@@ -71,6 +77,8 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
+    /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
+    link_events: Vec<link_events::LinkEvent>,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,
@@ -100,6 +108,8 @@ pub struct Simulator {
     /// The time-series sampling period; `None` when the scenario asks for no series.
     trace_interval: Option<SimDuration>,
     series: SeriesBuilder,
+    /// `[trace] packets`: off unless asked for (`trace.rs`).
+    packet_trace: PacketTrace,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
@@ -121,6 +131,7 @@ impl Simulator {
     /// `signal` is requested (checked every 65,536 events, and before the first). Replaces any
     /// earlier signal.
     pub fn stop_on(&mut self, signal: StopSignal) {
+        signal.set_end(self.end);
         self.stop = Some(signal);
     }
 
@@ -137,6 +148,9 @@ enum AnyEndpoint {
     Cbr(CbrSource),
     OnOff(OnOffSource),
     UdpSink(UdpSink),
+    SctpSender(Box<SctpSender>),
+    SctpLsSender(Box<LsSender>),
+    SctpReceiver(Box<SctpReceiver>),
 }
 
 impl AnyEndpoint {
@@ -147,6 +161,9 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e,
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::SctpSender(e) => e.as_mut(),
+            AnyEndpoint::SctpLsSender(e) => e.as_mut(),
+            AnyEndpoint::SctpReceiver(e) => e.as_mut(),
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -156,6 +173,9 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::SctpSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -165,6 +185,23 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::SctpSender(e) => e.counters(),
+            AnyEndpoint::SctpLsSender(e) => e.counters(),
+            AnyEndpoint::SctpReceiver(e) => e.counters(),
+        }
+    }
+}
+
+impl AnyEndpoint {
+    /// An SCTP sender's paths and its primary's index.
+    fn sctp_paths(&self) -> Option<(Vec<&Path>, usize)> {
+        match self {
+            AnyEndpoint::SctpSender(s) => Some((s.paths().iter().collect(), s.primary())),
+            AnyEndpoint::SctpLsSender(s) => Some((
+                (0..s.path_count()).map(|i| s.path(i)).collect(),
+                s.primary(),
+            )),
+            _ => None,
         }
     }
 }

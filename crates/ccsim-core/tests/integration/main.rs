@@ -9,5 +9,8 @@ mod conservation;
 mod determinism;
 mod faults;
 mod hooks;
+mod link_events;
+mod sctp;
 mod tcp_behaviour;
+mod trace;
 mod xcp;

@@ -13,12 +13,13 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT};
+use super::sctp::{read_sctp_flow, SCTP_KEYS};
 use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
 use crate::scenario::spec::{FlowKind, FlowSpec, LinkSpec, NodeKind, NodeSpec, SizeDist};
 use crate::scenario::units;
 use crate::time::{SimDuration, SimTime};
 
-const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp"];
+const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp"];
 const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop"];
 const DEFAULT_PACKET_SIZE: u32 = 1000;
 /// 20 B IPv4 header, 8 B UDP header, 1 B of payload.
@@ -41,7 +42,10 @@ pub(super) fn read_flows(
             value,
             path: join(&f.path, name),
         };
-        flows.insert(name.clone(), read_flow(&flow, nodes, &graph, tcp_defaults)?);
+        flows.insert(
+            name.clone(),
+            read_flow(&flow, nodes, links, &graph, tcp_defaults)?,
+        );
     }
     Ok(flows)
 }
@@ -49,12 +53,13 @@ pub(super) fn read_flows(
 fn read_flow(
     f: &Field,
     nodes: &IndexMap<String, NodeSpec>,
+    links: &IndexMap<String, LinkSpec>,
     graph: &Graph,
     tcp_defaults: &TcpLayer,
 ) -> Res<FlowSpec> {
     let mut r = f.table("a table such as { type = \"tcp\", src = \"h1\", dst = \"h2\" }")?;
     let kind = r
-        .req("type", "one of tcp, cbr, onoff, short_tcp")?
+        .req("type", "one of tcp, cbr, onoff, short_tcp, sctp")?
         .choice(FLOW_TYPES)?;
     let mut allowed = FLOW_COMMON_KEYS.to_vec();
     match kind {
@@ -64,6 +69,7 @@ fn read_flow(
         }
         "cbr" => allowed.extend(["rate", "packet_size"]),
         "onoff" => allowed.extend(["rate", "packet_size", "on", "off", "distribution"]),
+        "sctp" => allowed.extend(SCTP_KEYS),
         _ => {
             allowed.extend(["arrival_rate", "sizes"]);
             allowed.extend(TCP_KEYS);
@@ -115,6 +121,7 @@ fn read_flow(
                 f.choice(&["deterministic", "exponential"])
             })? == Some("exponential"),
         },
+        "sctp" => read_sctp_flow(&mut r, &src, &dst, links)?,
         _ => {
             let arrival_rate = r
                 .req("arrival_rate", "a number of flows per second such as 10.0")?

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Paper reproductions: a declarative plan, its runs, figures and a report.
+"""The plan of a paper's reproduction: its file format, loading and checks.
 
 An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``plan.toml``::
 
@@ -30,9 +30,18 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
 
     [[claims]]                          # what the paper states, checked against our points
     figure = "fig8"
-    text = "SPACK transfers finish sooner than Reno's at every loss rate"
-    lower = "spack"                     # the line expected to be lower ...
-    than = "reno"                       # ... than this one
+    text = "SPACK transfers finish sooner than Reno's, more so as the loss rate grows"
+    lower = "spack"                     # the line expected to be lower (or higher = ...) ...
+    than = "reno"                       # ... than this one, paired by seed at each x
+    min_significant_share = 0.5         # holds if significant at this share of the points
+    trend = "increasing"                # optional: the gap (reno - spack) grows with x
+
+    [[claims]]
+    figure = "fig8_abc"
+    text = "with byte counting, split ACKs change nothing"
+    similar = "spack_abc"               # equivalent, by a paired TOST, within
+    than = "reno_abc"                   # ± margin * reno_abc's mean at each x
+    margin = 0.05
 
     [[assumptions]]
     text = "The paper does not give the buffer size; we use ..."
@@ -70,6 +79,9 @@ line and seed (no x)::
     lines = ["highspeed", "bic"]        # another line (below_line = "fast", above_line)
     column = "utilization"              # utilization, jain, loss_rate, convergence_s, rate_cv
     at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
+    tolerance = 0.02                    # with one seed: a value this close is too close to call
+
+docs/experiments.md describes every key and the statistics behind each claim's verdict.
 
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
 gathers one table, computes means and 95 % confidence intervals, draws each figure as PNG and
@@ -80,20 +92,17 @@ per-figure summary) is what an HTML report will read.
 
 from __future__ import annotations
 
-import math
-import operator
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ccsim import _core
 from ccsim.scenario import format_value, read_text
-from ccsim.sweep import RunSpec, Store, _execute_one, execute, gather, mean_ci
+from ccsim.sweep import _execute_one
+
+from .tables import table_row
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -166,14 +175,32 @@ class SummaryTable:
     origin: str = ""
 
 
+#: The default share of the points at which a "lower"/"higher" claim's direction must be
+#: significant (or a "similar" claim's equivalence shown): half of them.
+DEFAULT_SIGNIFICANT_SHARE = 0.5
+#: The default equivalence margin of a "similar" claim: ±5 % of the reference line's mean.
+DEFAULT_MARGIN = 0.05
+
+
 @dataclass
 class Claim:
     figure: str
     text: str
+    #: The line the claim is about ("A"); named ``lower`` for the plan key it came from first.
     lower: str | None
+    #: The line it is compared with ("B").
     than: str | None
-    #: "lower": line `lower` below line `than`; "similar": the two lines' 95 % CIs overlap.
+    #: "lower" / "higher": A below / above B, by the paired difference at each x; "similar":
+    #: A within ``margin`` of B by a paired two-one-sided test at each x.
     relation: str = "lower"
+    #: The share of the points (with an interval) at which the paired difference must be
+    #: significant in the claimed direction, or equivalence shown, for the claim to hold.
+    min_significant_share: float = DEFAULT_SIGNIFICANT_SHARE
+    #: "increasing" / "decreasing": the gap in the claimed direction (B - A for "lower", A - B
+    #: for "higher") grows / shrinks with x, by the 95 % interval of its regression slope.
+    trend: str | None = None
+    #: For "similar": the equivalence bounds, relative to B's mean at each x.
+    margin: float = DEFAULT_MARGIN
     #: A claim on a summary table instead: ``column`` of each of ``lines`` compared with a number
     #: (``at_least``, ``at_most``), with another column of the same row (``above``), or with
     #: the same column of another line (``below_line``, ``above_line``).
@@ -185,6 +212,9 @@ class Claim:
     above: str | None = None
     below_line: str | None = None
     above_line: str | None = None
+    #: For a table claim from one run per line: a value within this of the rule's reference is
+    #: too close to call (with several seeds the 95 % interval decides instead).
+    tolerance: float = 0.0
     origin: str = ""
 
 
@@ -264,7 +294,9 @@ _PLAN_SHAPE: dict[str, Any] = {
         "figure": "scalar", "table": "scalar", "text": "scalar", "lower": "scalar",
         "than": "scalar", "relation": "scalar", "lines": ["scalar"], "column": "scalar",
         "at_least": "number", "at_most": "number", "above": "scalar", "below_line": "scalar",
-        "above_line": "scalar",
+        "above_line": "scalar", "higher": "scalar", "similar": "scalar",
+        "min_significant_share": "number", "trend": "scalar", "margin": "number",
+        "tolerance": "number",
     }],
     "assumptions": [{"text": "scalar"}],
 }  # fmt: skip
@@ -299,6 +331,57 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
         for k, sub in shape.items():
             if k in value:
                 _check_shape(value[k], sub, f"{where}.{k}" if where else k)
+
+
+_CLAIM_KEYS = set(_PLAN_SHAPE["claims"][0])
+
+
+def _figure_claim(c: dict[str, Any], where: str) -> Claim:
+    """A claim on a figure's points: ``lower``, ``higher`` or ``similar`` names line A (or
+    ``lower`` with ``relation``, the older spelling), ``than`` line B."""
+    named = [k for k in ("lower", "higher", "similar") if k in c]
+    if len(named) > 1:
+        raise PlanError(f"{where}: give one of lower, higher, similar, not {' and '.join(named)}")
+    relation = named[0] if named else "lower"
+    if "relation" in c:
+        relation = str(c["relation"])
+        if relation not in ("lower", "higher", "similar"):
+            raise PlanError(f'{where}.relation: "{relation}" is not one of lower, higher, similar')
+        if named and named[0] != "lower" and named[0] != relation:
+            raise PlanError(f'{where}.relation: "{relation}" contradicts {named[0]}')
+    a = c.get(named[0]) if named else None
+    claim = Claim(
+        str(c.get("figure", "")),
+        str(_need(c, "text", where)),
+        None if a is None else str(a),
+        None if c.get("than") is None else str(c["than"]),
+        relation,
+        origin=where,
+    )
+    if "tolerance" in c:
+        raise PlanError(f"{where}.tolerance: only for a claim on a table")
+    if "min_significant_share" in c:
+        share = float(c["min_significant_share"])
+        if not 0 < share <= 1:
+            raise PlanError(
+                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
+            )
+        claim.min_significant_share = share
+    if "trend" in c:
+        if relation == "similar":
+            raise PlanError(f"{where}.trend: only for a lower or higher claim")
+        trend = str(c["trend"])
+        if trend not in ("increasing", "decreasing"):
+            raise PlanError(f'{where}.trend: "{trend}" is not one of increasing, decreasing')
+        claim.trend = trend
+    if "margin" in c:
+        if relation != "similar":
+            raise PlanError(f"{where}.margin: only for a similar claim")
+        margin = float(c["margin"])
+        if not margin > 0:
+            raise PlanError(f"{where}.margin: {margin:g} must be > 0 (a share of the mean)")
+        claim.margin = margin
+    return claim
 
 
 def load_plan(folder: Path) -> Plan:
@@ -403,17 +486,13 @@ def load_plan(folder: Path) -> Plan:
     table_ids = {t.id for t in tables}
     for i, c in enumerate(raw.get("claims", [])):
         where = f"claims[{i}]"
-        relation = str(c.get("relation", "lower"))
-        if relation not in ("lower", "similar"):
-            raise PlanError(f'{where}.relation: "{relation}" is not one of lower, similar')
-        claim = Claim(
-            str(c.get("figure", c.get("table", ""))),
-            str(_need(c, "text", where)),
-            c.get("lower"),
-            c.get("than"),
-            relation,
-            origin=where,
-        )
+        unknown = sorted(set(c) - _CLAIM_KEYS)
+        if unknown:
+            raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: "
+                            f"{', '.join(sorted(_CLAIM_KEYS))}")  # fmt: skip
+        claim = _figure_claim(c, where) if "table" not in c else Claim(
+            str(c["table"]), str(_need(c, "text", where)), None, None, origin=where
+        )  # fmt: skip
         if "table" not in c:
             fig = points.get(claim.figure)
             if fig is None:
@@ -421,13 +500,17 @@ def load_plan(folder: Path) -> Plan:
                     f'{where}.figure: "{claim.figure}" is not a figure of points of this plan; '
                     f"figures are {', '.join(points) or 'none'}"
                 )
-            for key in ("lower", "than"):
+            for key in ("lower", "higher", "similar", "than"):
                 if key in c and str(c[key]) not in fig.lines:
                     raise PlanError(
                         f'{where}.{key}: "{c[key]}" is not a line of figure {fig.id}; '
                         f"its lines are {', '.join(fig.lines)}"
                     )
-        if "table" in c:
+        else:
+            for key in ("lower", "higher", "similar", "than", "relation", "trend", "margin",
+                        "min_significant_share"):  # fmt: skip
+                if key in c:
+                    raise PlanError(f"{where}.{key}: only for a claim on a figure, not a table")
             claim.table = str(c["table"])
             if claim.table not in table_ids:
                 raise PlanError(f'{where}.table: "{claim.table}" is not a table of this plan')
@@ -446,6 +529,11 @@ def load_plan(folder: Path) -> Plan:
                 claim.at_most = float(c["at_most"])
             if "above" in c:
                 claim.above = str(c["above"])
+            if "tolerance" in c:
+                tol = float(c["tolerance"])
+                if not tol >= 0:
+                    raise PlanError(f"{where}.tolerance: {tol:g} must be >= 0")
+                claim.tolerance = tol
             for key in ("below_line", "above_line"):
                 if key in c:
                     other = str(c[key])
@@ -587,471 +675,3 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                                 f'{c.origin}.{key}: "{col}" is not a column of table {item.id}; '
                                 f"columns are {', '.join(sorted(summary_columns))}"
                             )
-
-
-def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
-    n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
-    extra = tuple(plan.quick_overrides) if quick else ()
-    runs = []
-    for fig in plan.figures:
-        xs = fig.x_quick if quick else fig.x_values
-        for lid in fig.lines:
-            line = plan.lines[lid]
-            for x in xs:
-                ov = (*fig.overrides, *line.overrides, f"{fig.x_path}={format_value(x)}", *extra)
-                tags = (("figure", fig.id), ("line", lid), ("x", x))
-                for s in range(1, n + 1):
-                    runs.append(RunSpec(plan.scenario_text, ov, s, tags))
-    # Time-series figures and tables: one run per line and seed; identical runs share a key.
-    for item in [*plan.series_figures, *plan.tables]:
-        for lid in item.lines:
-            ov = (*item.overrides, *plan.lines[lid].overrides, *extra)
-            for s in range(1, n + 1):
-                runs.append(
-                    RunSpec(
-                        plan.scenario_text, ov, s, (("figure", item.id), ("line", lid), ("x", None))
-                    )
-                )
-    return runs
-
-
-def point_values(records: list[dict[str, Any]], metric: Metric) -> pd.DataFrame:
-    """One value per record: the metric column of the (single) row matching ``where``. Read
-    from the record's column lists directly (a DataFrame per record costs milliseconds)."""
-    rows = []
-    for rec in records:
-        tbl = rec[metric.table]
-        where = [(tbl[col], val) for col, val in metric.where.items()]
-        column = tbl[metric.column]
-        hit = next((i for i in range(len(column)) if all(c[i] == v for c, v in where)), None)
-        value = math.nan if hit is None or column[hit] is None else float(column[hit])
-        tags = rec["tags"]
-        rows.append({"figure": tags["figure"], "line": tags["line"], "x": tags["x"],
-                     "seed": rec["seed"], "value": value})  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def summarize(points: pd.DataFrame) -> pd.DataFrame:
-    """Mean, 95 % CI half-width and n per (figure, line, x)."""
-    out = []
-    for (fig, line, x), grp in points.groupby(["figure", "line", "x"], sort=False):
-        m, ci, n = mean_ci(list(grp["value"]))
-        out.append({"figure": fig, "line": line, "x": x, "mean": m, "ci95": ci, "n": n,
-                    "unfinished": int(grp["value"].isna().sum())})  # fmt: skip
-    return pd.DataFrame(out)
-
-
-def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
-    """What a summary table says about a claim on one of its columns, line by line."""
-    if table is None or not len(table):
-        return "no table to compare"
-    t = table.set_index("line")
-    col = claim.column or ""
-    if col not in t.columns:
-        return f'the table has no column "{col}"'
-    # The rule: a fixed reference (a number, or another line's value) compared with `op`,
-    # or, for `above`, another column of the same row.
-    ref: float | None = None
-    if claim.at_least is not None:
-        op, ref, rule = operator.ge, claim.at_least, f"{col} ≥ {claim.at_least:g}"
-    elif claim.at_most is not None:
-        op, ref, rule = operator.le, claim.at_most, f"{col} ≤ {claim.at_most:g}"
-    elif claim.above is not None:
-        op, rule = operator.gt, f"{col} > {claim.above}"
-    else:
-        other, op, word = (
-            (claim.below_line, operator.lt, "<")
-            if claim.below_line is not None
-            else (claim.above_line, operator.gt, ">")
-        )
-        ref = float(t.loc[other, col])
-        rule = f"{col} {word} {other}'s {ref:.3g}"
-    held, shown = [], []
-    for ln in claim.lines:
-        if ln not in t.index:
-            continue
-        v = float(t.loc[ln, col])
-        if ref is None:
-            w = float(t.loc[ln, claim.above])
-            held.append(op(v, w))
-            shown.append(f"{ln} {v:.3g} vs {w:.3g}")
-        else:
-            held.append(op(v, ref))
-            shown.append(f"{ln} {v:.3g}")
-    if not held:
-        return "no lines to compare"
-    n = sum(held)
-    verdict = "holds" if n == len(held) else ("partly holds" if n else "does not hold")
-    return f"{verdict}: {rule} for {n} of {len(held)} lines ({'; '.join(shown)})"
-
-
-def check_claim(
-    claim: Claim, summary: pd.DataFrame, tables: dict[str, pd.DataFrame] | None = None
-) -> str:
-    """What our points say about a claim of the form "line A lower than line B", or about a
-    table claim (see :func:`check_table_claim`)."""
-    if claim.table is not None:
-        return check_table_claim(claim, (tables or {}).get(claim.table))
-    if not claim.lower or not claim.than:
-        return "not checked automatically"
-    s = summary[summary["figure"] == claim.figure]
-    a = s[s["line"] == claim.lower].set_index("x")
-    b = s[s["line"] == claim.than].set_index("x")
-    xs = [x for x in a.index if x in b.index]
-    if not xs:
-        return "no points to compare"
-    # A point of fewer than 2 seeds has no confidence interval (its ci95 is NaN): there is
-    # nothing to overlap or not, so such points are left out of every judgement on CIs.
-    ca, cb = a["ci95"], b["ci95"]
-    with_ci = [x for x in xs if not (math.isnan(ca.loc[x]) or math.isnan(cb.loc[x]))]
-    no_ci = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
-    if claim.relation == "similar":
-        if not with_ci:
-            return f"not judged: {no_ci}"
-        overlap = [
-            x for x in with_ci if abs(a.loc[x, "mean"] - b.loc[x, "mean"]) <= ca.loc[x] + cb.loc[x]
-        ]
-        verdict = "holds" if len(overlap) == len(with_ci) else ("partly holds" if overlap else
-                                                                "does not hold")  # fmt: skip
-        unjudged = (
-            f"; {len(xs) - len(with_ci)} points without a CI" if len(with_ci) < len(xs) else ""
-        )
-        return (f"{verdict}: {claim.lower} and {claim.than} overlap within their 95 % CIs at "
-                f"{len(overlap)} of {len(with_ci)} points{unjudged}")  # fmt: skip
-    lower = [x for x in xs if a.loc[x, "mean"] < b.loc[x, "mean"]]
-    verdict = "holds" if len(lower) == len(xs) else ("partly holds" if lower else "does not hold")
-    if not with_ci:
-        significance = no_ci
-    else:
-        significant = [
-            x
-            for x in lower
-            if x in with_ci and a.loc[x, "mean"] + ca.loc[x] < b.loc[x, "mean"] - cb.loc[x]
-        ]
-        significance = f"{len(significant)} with non-overlapping 95 % CIs"
-        if len(with_ci) < len(xs):
-            significance += f"; {len(xs) - len(with_ci)} points without a CI"
-    return f"{verdict}: {claim.lower} is lower at {len(lower)} of {len(xs)} points ({significance})"
-
-
-def _series(rec: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame(rec.get("series", {}))
-
-
-def flow_rates(rec: dict[str, Any], flows: Sequence[str]) -> pd.DataFrame:
-    """Each flow's goodput (bit/s) per trace interval, from its delivered-bytes series."""
-    s = _series(rec)
-    if s.empty:
-        return pd.DataFrame(columns=list(flows), dtype=float)
-    d = s[(s["kind"] == "flow") & (s["metric"] == "delivered_bytes") & s["name"].isin(flows)]
-    p = d.pivot(index="time_s", columns="name", values="value").sort_index()
-    p = p.reindex(columns=list(flows))
-    times = p.index.to_numpy(dtype=float)
-    dt = pd.Series(times).diff().fillna(times[0] if len(times) else 1.0).to_numpy()
-    rates = p.diff()
-    rates.iloc[0] = p.iloc[0]
-    return rates.mul(8.0 / dt, axis=0)
-
-
-def link_capacity(rec: dict[str, Any], link: str) -> float:
-    """The rate (bit/s) of ``link`` given as ``name:direction``."""
-    name, _, direction = link.partition(":")
-    lk = pd.DataFrame(rec["links"])
-    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))]
-    return float(row["rate_bps"].iloc[0]) if len(row) else math.nan
-
-
-def link_rate(rec: dict[str, Any], link: str) -> pd.Series:
-    """The throughput (bit/s) of ``name:direction`` per trace interval."""
-    s = _series(rec)
-    if s.empty:
-        return pd.Series(dtype=float)
-    d = s[(s["kind"] == "link") & (s["name"] == link) & (s["metric"] == "throughput_bps")]
-    return pd.Series(d["value"].to_numpy(), index=d["time_s"].to_numpy(dtype=float))
-
-
-def jain_index(xs: Sequence[float]) -> float:
-    """Jain's fairness index: (sum x)^2 / (n sum x^2); 1 is a perfectly even split."""
-    v = [float(x) for x in xs]
-    sq = sum(x * x for x in v)
-    return sum(v) ** 2 / (len(v) * sq) if v and sq > 0 else math.nan
-
-
-def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
-    """The summary of one run: utilization, fairness, loss and convergence after ``from_s``.
-
-    Convergence time: smooth each flow's rate over ``window_s``; it is the time from ``from_s``
-    until Jain's index of the smoothed rates stays at or above ``jain_threshold`` to the end of
-    the run (NaN if it is below at the end).
-    """
-    rates = flow_rates(rec, t.flows)
-    cap = link_capacity(rec, t.link)
-    after = rates[rates.index > t.from_s]
-    totals = after.sum()
-    link_u = link_rate(rec, t.link)
-    util = float(link_u[link_u.index > t.from_s].mean() / cap) if len(link_u) else math.nan
-    name, _, direction = t.link.partition(":")
-    lk = pd.DataFrame(rec["links"])
-    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))].iloc[0]
-    offered = float(row.get("packets_offered", row["packets"]))
-    loss = float(row["drops_queue"] + row["drops_loss"]) / offered if offered else math.nan
-    conv = math.nan
-    if len(after) > 1:
-        step = float(after.index[1] - after.index[0])
-        k = max(1, round(t.window_s / step))
-        smooth = after.rolling(window=k, min_periods=k).mean().dropna()
-        jt = smooth.apply(lambda r: jain_index(list(r)), axis=1)
-        if len(jt) and jt.iloc[-1] >= t.jain_threshold:
-            below = jt[jt < t.jain_threshold]
-            start = jt.index[0] if below.empty else jt.index[jt.index > below.index[-1]][0]
-            conv = float(start - t.from_s)
-    total = float(totals.sum())
-    shares = (
-        ", ".join(f"{f} {100 * float(totals[f]) / total:.0f} %" for f in t.flows) if total else ""
-    )
-    share_of = {f"share_{f}": float(totals[f]) / total if total else math.nan for f in t.flows}
-    # Stability: how much each flow's rate swings around its mean (coefficient of variation
-    # over the trace samples after from_s), averaged over the flows.
-    means = after.mean()
-    cvs = [float(after[f].std(ddof=0) / means[f]) for f in t.flows if means[f] > 0]
-    rate_cv = float(sum(cvs) / len(cvs)) if cvs else math.nan
-    return {"utilization": util, "jain": jain_index(list(totals)), "loss_rate": loss,
-            "convergence_s": conv, "rate_cv": rate_cv, "shares": shares,
-            **share_of}  # fmt: skip
-
-
-def _pyplot() -> Any:
-    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure: without a
-    fixed salt its SVG element ids are random, so two reproductions would differ."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "ccsim"
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
-    """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
-    bytes every time) and close it."""
-    paths = [out / f"{name}.png", out / f"{name}.svg"]
-    for p in paths:
-        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
-    plt.close(f)
-    return paths
-
-
-def draw_series_figure(
-    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
-) -> list[Path]:
-    plt = _pyplot()
-
-    if fig.kind == "flow_series":
-        n = len(fig.lines)
-        cols = 2 if n > 1 else 1
-        rows = (n + cols - 1) // cols
-        f, axes = plt.subplots(rows, cols, figsize=(6.4 * cols / 1.3, 2.6 * rows), dpi=120,
-                               sharex=True, sharey=True, squeeze=False)  # fmt: skip
-        for ax, lid in zip(axes.flat, fig.lines):
-            rec = recs.get(lid)
-            if rec is None:
-                continue
-            cap = link_capacity(rec, fig.link)
-            rates = flow_rates(rec, fig.flows)
-            for flow in fig.flows:
-                ax.plot(rates.index, rates[flow] / cap, lw=0.9, label=flow)
-            ax.set_title(plan.lines[lid].label, fontsize=9)
-            ax.grid(alpha=0.3)
-        for ax in axes.flat[n:]:
-            ax.set_visible(False)
-        axes.flat[0].legend(fontsize=7)
-        f.supxlabel("time (s)")
-        f.supylabel("share of the bottleneck")
-    else:
-        f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-        for lid in fig.lines:
-            rec = recs.get(lid)
-            if rec is None:
-                continue
-            u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
-            ax.plot(u.index, u.to_numpy(), lw=0.9, label=plan.lines[lid].label)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel(f"utilization of {fig.link}")
-        ax.set_ylim(0, 1.05)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    f.suptitle(f"{fig.id}: {fig.title}", fontsize=10)
-    f.tight_layout()
-    return _save(plt, f, out, fig.id)
-
-
-def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
-    plt = _pyplot()
-
-    s = summary[summary["figure"] == fig.id]
-    f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for lid in fig.lines:
-        d = s[s["line"] == lid].sort_values("x")
-        if d.empty:
-            continue
-        xs = [float(x) * fig.x_scale for x in d["x"]]
-        ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
-                    label=plan.lines[lid].label)  # fmt: skip
-    ax.set_xlabel(fig.x_label)
-    ax.set_ylabel(fig.metric.label)
-    ax.set_title(f"{fig.id}: {fig.title}", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    f.tight_layout()
-    return _save(plt, f, out, fig.id)
-
-
-def write_report(
-    plan: Plan,
-    summary: pd.DataFrame,
-    out: Path,
-    quick: bool,
-    n_runs: int,
-    tables: dict[str, pd.DataFrame] | None = None,
-) -> Path:
-    lines = [f"# {plan.id}: {plan.title}", ""]
-    if plan.paper:
-        lines += [f"Paper: {plan.paper}", ""]
-    mode = "quick (fewer points and seeds; for CI, not for conclusions)" if quick else "full"
-    lines += [f"Mode: {mode}. Runs: {n_runs}. Every point: mean and 95 % confidence interval "
-              "(Student t) over seeds 1..n.", ""]  # fmt: skip
-    lines += ["## The paper's findings and ours", "", "| figure | the paper says | our points |",
-              "|---|---|---|"]  # fmt: skip
-    for c in plan.claims:
-        lines.append(f"| {c.figure} | {c.text} | {check_claim(c, summary, tables)} |")
-    lines.append("")
-    for fig in plan.figures:
-        lines += [f"## {fig.id}: {fig.title}", "", f"![{fig.id}]({fig.id}.png)", ""]
-        lines += [f"| {fig.x_label} | line | mean {fig.metric.label} | ± 95 % CI | n |",
-                  "|---|---|---|---|---|"]  # fmt: skip
-        s = summary[summary["figure"] == fig.id]
-        for _, r in s.iterrows():
-            ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
-            note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
-            x = float(r["x"]) * fig.x_scale
-            lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
-                         f"{int(r['n'])}{note} |")  # fmt: skip
-        lines.append("")
-    for sf in plan.series_figures:
-        lines += [f"## {sf.id}: {sf.title}", "", f"![{sf.id}]({sf.id}.png)", ""]
-    for t in plan.tables:
-        df = (tables or {}).get(t.id)
-        lines += [f"## {t.id}: {t.title}", "",
-                  f"Measured after {t.from_s:g} s; convergence: smoothed over {t.window_s:g} s, "
-                  f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
-                  "Rate swing: each flow's coefficient of variation over the trace samples, "
-                  "averaged over the flows (lower is steadier).", "",
-                  "| line | utilization | Jain's index | loss rate | convergence (s) | rate swing "
-                  "| shares |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
-        if df is not None:
-            for _, r in df.iterrows():
-                conv = (
-                    "not converged"
-                    if math.isnan(r["convergence_s"])
-                    else f"{r['convergence_s']:.0f}"
-                )
-                lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
-                             f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
-                             f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
-        lines.append("")
-    if plan.assumptions:
-        lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
-
-
-@dataclass
-class Reproduction:
-    report: Path
-    results: Path
-    executed: int
-    cached: int
-
-
-def reproduce(
-    folder: Path,
-    out: Path,
-    quick: bool = False,
-    workers: int | None = None,
-    seeds: int | None = None,
-    progress: bool = True,
-) -> Reproduction:
-    """Run (or resume) an experiment and write its figures and report into ``out``."""
-    plan = load_plan(folder)
-    check_plan(plan, quick)
-    out.mkdir(parents=True, exist_ok=True)
-    runs = plan_runs(plan, quick, seeds)
-    rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
-                  description=plan.id)  # fmt: skip
-    frames = []
-    for fig in plan.figures:
-        recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
-        frames.append(point_values(recs, fig.metric))
-    points = (pd.concat(frames, ignore_index=True) if frames else
-              pd.DataFrame(columns=["figure", "line", "x", "seed", "value"]))  # fmt: skip
-    summary = (
-        summarize(points)
-        if len(points)
-        else pd.DataFrame(columns=["figure", "line", "x", "mean", "ci95", "n", "unfinished"])
-    )
-
-    def first_seed(item_id: str) -> dict[str, dict[str, Any]]:
-        chosen: dict[str, dict[str, Any]] = {}
-        for r in rep.records:
-            if r["tags"]["figure"] == item_id and r["seed"] == 1:
-                chosen[r["tags"]["line"]] = r
-        return chosen
-
-    for sf in plan.series_figures:
-        draw_series_figure(sf, plan, first_seed(sf.id), out)
-    table_frames: dict[str, pd.DataFrame] = {}
-    for t in plan.tables:
-        rows = []
-        for r in rep.records:
-            if r["tags"]["figure"] == t.id:
-                rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
-                             **table_row(r, t)})  # fmt: skip
-        df = pd.DataFrame(rows)
-        if len(df):
-            num = ["utilization", "jain", "loss_rate", "convergence_s", "rate_cv"]
-            num += [f"share_{f}" for f in t.flows]
-            agg = df.groupby("line", sort=False)[num].mean().reset_index()
-            agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
-            table_frames[t.id] = agg
-        df.to_parquet(out / f"table-{t.id}.parquet", index=False)
-    flows = gather(rep.records, "flows")
-    if "x" in flows:
-        flows["x"] = flows["x"].astype(str)
-    flows.to_parquet(out / "results.parquet", index=False)
-    points.to_parquet(out / "points.parquet", index=False)
-    summary.to_parquet(out / "summary.parquet", index=False)
-    for fig in plan.figures:
-        draw_figure(fig, plan, summary, out)
-    # Figures and tables with the same overrides share runs: count each simulation once.
-    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames)
-    return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
-
-
-def default_out(plan_id: str, quick: bool) -> Path:
-    base = Path(os.environ.get("CCSIM_RESULTS", "results"))
-    return base / (plan_id + ("-quick" if quick else ""))
-
-
-def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
-            seeds: int | None) -> Path:  # fmt: skip
-    folder = find_experiment(name)
-    plan_id = load_plan(folder).id
-    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds)
-    print(f"{r.executed} runs executed, {r.cached} reused from the store")
-    return r.report
-
-
-__all__: Sequence[str] = ["Plan", "PlanError", "find_experiment", "load_plan", "reproduce"]

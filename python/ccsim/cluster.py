@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: MIT
+"""Sweeps and reproductions on a Dask cluster: each run a task, every result stored locally.
+
+::
+
+    this process                         Dask scheduler              workers (any machines)
+    ────────────                         ──────────────              ──────────────────────
+    runs ─> keys ─> store has it? ─ no ─> submit(runs) ─────────────> _core.run(...) -> records
+                          │                                                   │
+       store.save(key) <──┴──────── as_completed: records (columns) <─────────┘
+
+The cluster only computes. The process that started the sweep keeps the run store: it submits
+the runs the store lacks, receives each record as it finishes and saves it at once, exactly as
+the local executor does. So a sweep can start on a laptop, move to a cluster and finish on the
+laptop without repeating a point, and an interrupted sweep keeps every finished run.
+
+Records come back through the scheduler to this process as their tasks finish, fetched in the
+background, and are released on the cluster as soon as they are saved. Short runs travel in
+batches sized to take about ``TASK_TARGET_S`` on a worker (Dask's cost per task is a few
+milliseconds, more than a short run), and a few tasks per worker thread are in flight
+(``IN_FLIGHT_PER_THREAD``), so no worker waits on the scheduler and neither the scheduler nor
+the workers ever hold a whole sweep's results. Beyond a few hundred runs per second the limit
+is this process (computing each run's key, receiving, JSON-encoding and writing each record); a
+store on a shared file system written by the workers would lift it, at the price of workers
+that can write there.
+
+Failures:
+
+- A worker that dies mid-run (killed, out of memory, its machine gone) loses only its task, one
+  run (or a batch of short ones, about ``TASK_TARGET_S`` of work): the scheduler gives the task
+  to another worker. After ``distributed.scheduler.allowed-failures`` deaths on one task (Dask's
+  default is 3) its runs are reported as failed, with their parameters.
+- A run the core rejects (a scenario error) fails once and is reported once with its parameters;
+  it is not retried (``retries=0``): it would fail the same way everywhere.
+- Workers must run the same ccsim version as this process (the store's keys say nothing about
+  the simulator's version): that is checked before the first run is submitted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+#: Tasks kept in flight per worker thread: enough that no worker waits on the scheduler
+#: between tasks, few enough that a huge sweep's results never pile up on the cluster.
+IN_FLIGHT_PER_THREAD = 4
+
+#: Short runs are sent in batches that take about this long on a worker, so the scheduler's
+#: per-task cost (milliseconds) does not dominate runs that take one; the size follows the mean
+#: wall time of the runs finished so far, and a run longer than this goes alone.
+TASK_TARGET_S = 0.2
+MAX_BATCH = 64
+
+#: How long to wait for the first worker to connect before giving up, seconds.
+WORKER_WAIT_S = 30.0
+
+
+class ClusterError(RuntimeError):
+    """The Dask cluster cannot be used: no scheduler at the address, no workers, or workers
+    running another ccsim version."""
+
+
+def _worker_version() -> str:
+    """On a worker: the ccsim version it would run (or why it cannot)."""
+    try:
+        import ccsim
+
+        return str(ccsim.__version__)
+    except Exception as e:  # reported to the user as the worker's state
+        return f"no usable ccsim ({type(e).__name__}: {e})"
+
+
+def connect(target: str | Client) -> tuple[Client, bool]:
+    """A client for ``target`` (a scheduler address such as ``tcp://host:8786``, or a client
+    the caller made), and whether this module owns it (and must close it)."""
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise ClusterError(
+            "--executor dask needs Dask's distributed scheduler: pip install 'dask[distributed]'"
+        ) from e
+    if isinstance(target, Client):
+        return target, False
+    try:
+        return Client(target, set_as_default=False, timeout=WORKER_WAIT_S), True
+    except (OSError, TimeoutError) as e:
+        raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({e})") from e
+
+
+def check_workers(client: Client) -> int:
+    """Wait for at least one worker; check that every worker runs this ccsim version. Returns
+    the number of threads the cluster offers."""
+    import ccsim
+
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except TimeoutError as e:
+        raise ClusterError(
+            f"no Dask worker connected to {client.scheduler.address} within "
+            f"{WORKER_WAIT_S:.0f} s: start some with `dask worker {client.scheduler.address}`"
+        ) from e
+    versions = client.run(_worker_version)
+    wrong = {w: v for w, v in versions.items() if v != ccsim.__version__}
+    if wrong:
+        listed = ", ".join(f"{w}: {v}" for w, v in sorted(wrong.items()))
+        raise ClusterError(
+            f"workers must run ccsim {ccsim.__version__}, as this process does; "
+            f"{len(wrong)} do not ({listed})"
+        )
+    threads = client.nthreads()
+    return max(1, sum(threads.values()))
+
+
+def _run_batch(
+    execute_one: Callable[..., dict[str, Any]],
+    runs: list[tuple[str, list[str], int]],
+    is_run_error: Callable[[BaseException], bool],
+) -> list[tuple[bool, Any]]:
+    """On a worker: several runs in a row, each ``(True, record)`` or, for a run the core
+    refused, ``(False, error)``: one bad run does not take its batch-mates with it."""
+    out: list[tuple[bool, Any]] = []
+    for text, overrides, seed in runs:
+        try:
+            out.append((True, execute_one(text, overrides, seed)))
+        except Exception as e:
+            if not is_run_error(e):
+                raise
+            out.append((False, e))
+    return out
+
+
+def batch_size(mean_run_s: float | None) -> int:
+    """Runs per task: one while nothing is known, then as many as fill ``TASK_TARGET_S``
+    (at most ``MAX_BATCH``)."""
+    if mean_run_s is None:
+        return 1
+    return max(1, min(MAX_BATCH, int(TASK_TARGET_S / max(mean_run_s, 1e-6))))
+
+
+def run_on_cluster(
+    todo: dict[str, Any],
+    target: str | Client,
+    execute_one: Callable[..., dict[str, Any]],
+    on_record: Callable[[str, dict[str, Any]], None],
+    on_failure: Callable[[str, BaseException], None],
+    is_run_error: Callable[[BaseException], bool],
+) -> None:
+    """Run every ``RunSpec`` of ``todo`` (key -> run) on the cluster at ``target``.
+
+    ``on_record(key, record)`` is called in this process as each run finishes (the caller saves
+    it); ``on_failure(key, error)`` once for a run that failed with an error ``is_run_error``
+    accepts (a scenario error, or a run whose workers kept dying). Any other error, and
+    ``KeyboardInterrupt``, cancels what is still pending and propagates.
+    """
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    client, owned = connect(target)
+    futures: dict[Any, list[str]] = {}
+    try:
+        in_flight = IN_FLIGHT_PER_THREAD * check_workers(client)
+        queue = iter(todo.items())
+        # Mean wall time of the runs finished so far, which sets the batch size.
+        run_seconds = 0.0
+        runs_done = 0
+
+        def submit_next() -> Any | None:
+            mean = run_seconds / runs_done if runs_done else None
+            batch = list(itertools.islice(queue, batch_size(mean)))
+            if not batch:
+                return None
+            fut = client.submit(
+                _run_batch,
+                execute_one,
+                [(r.text, list(r.overrides), r.seed) for _, r in batch],
+                is_run_error,
+                # Unique per submission: a key reused from an earlier, failed sweep would hand
+                # back that failure instead of running again.
+                pure=False,
+                retries=0,
+            )
+            futures[fut] = [k for k, _ in batch]
+            return fut
+
+        # Results are fetched in the background as tasks finish (with_results), not by one
+        # blocking round trip per task from this thread.
+        first = [f for f in (submit_next() for _ in range(in_flight)) if f is not None]
+        ac = as_completed(first, loop=client.loop, with_results=True, raise_errors=False)
+        for fut, outcome in ac:
+            keys = futures.pop(fut)
+            if fut.status == "finished":
+                for key, (ok, value) in zip(keys, outcome):
+                    if ok:
+                        run_seconds += float(value["summary"].get("wall_seconds", 0.0))
+                        runs_done += 1
+                        on_record(key, value)
+                    else:
+                        on_failure(key, value)
+            elif isinstance(outcome, KilledWorker):
+                # Its workers kept dying (allowed-failures times): every run of the batch.
+                for key in keys:
+                    on_failure(key, outcome)
+            else:
+                raise outcome
+            fut.release()
+            nxt = submit_next()
+            if nxt is not None:
+                ac.add(nxt)
+    finally:
+        if futures:
+            client.cancel(list(futures))
+        if owned:
+            client.close()

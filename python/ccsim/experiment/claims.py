@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: MIT
+"""The paper's claims checked against our points and tables.
+
+A claim on a figure compares two of its lines, A and B, point by point. Runs of the two lines
+at one x share their seeds, hence their random draws (the same losses hit both), so each
+point's evidence is the mean of the per-seed differences A - B and its 95 % interval (a paired
+t-test, :func:`ccsim.experiment.stats.compare_lines`), far sharper than asking whether two
+independent intervals overlap.
+
+- ``lower`` / ``higher``: how many points are lower (higher), how many significantly, and
+  whether any is significant the other way. The claim holds when the claimed direction is
+  significant at ``min_significant_share`` of the points with an interval and the opposite at
+  none, and, with a ``trend``, when the regression slope of the gap in the claimed direction
+  against x has the stated sign by its 95 % interval.
+- ``similar``: two one-sided tests at each point, with bounds ``± margin`` times B's mean; the
+  claim holds when equivalence is shown at ``min_significant_share`` of the points. Points
+  where the difference is significant are listed, since a similar claim can fail by them.
+- With fewer than 2 seeds there is no interval: the claim is "not judged", and says so.
+
+A claim on a summary table (one row per line and seed) compares a column with a number, another
+column, or another line; with one seed a value within ``tolerance`` of the rule is too close to
+call, with several the 95 % interval of the (paired) margin decides.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+
+import pandas as pd
+
+from .plan import Claim
+from .stats import compare_lines, mean_ci, slope_ci
+
+NO_CI = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
+
+
+def _xs(xs: Sequence[float], scale: float) -> str:
+    return ", ".join(f"{float(x) * scale:g}" for x in xs) or "none"
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{100 * k / n:.0f} %" if n else "-"
+
+
+def check_claim(
+    claim: Claim,
+    points: pd.DataFrame,
+    tables: dict[str, pd.DataFrame] | None = None,
+    x_scale: float = 1.0,
+) -> str:
+    """What our points (one row per figure, line, x and seed) say about a claim on a figure,
+    or what a summary table says about a table claim (see :func:`check_table_claim`).
+    ``x_scale`` turns x values into the figure's axis units in the text."""
+    if claim.table is not None:
+        return check_table_claim(claim, (tables or {}).get(claim.table))
+    a, b = claim.lower, claim.than
+    if not a or not b:
+        return "not checked automatically"
+    similar = claim.relation == "similar"
+    cmp = (
+        compare_lines(points, claim.figure, a, b, claim.margin if similar else None)
+        if len(points)
+        else pd.DataFrame()
+    )
+    if cmp.empty:
+        return "no points to compare"
+    xs = list(cmp["x"])
+    judged = cmp[cmp["n"] >= 2]
+    unjudged = f"; {len(xs) - len(judged)} points without a CI" if len(judged) < len(xs) else ""
+    need = f"the claim needs {100 * claim.min_significant_share:g} %"
+    lower_sig = list(judged[judged["sign"] < 0]["x"])
+    higher_sig = list(judged[judged["sign"] > 0]["x"])
+    if similar:
+        if judged.empty:
+            return f"not judged: {NO_CI}"
+        eq = list(judged[judged["equivalent"].astype(bool)]["x"])
+        share = len(eq) / len(judged)
+        verdict = "holds" if share >= claim.min_significant_share else "does not hold"
+        return (
+            f"{verdict}: {a} within ±{100 * claim.margin:g} % of {b} (paired two one-sided "
+            f"tests, 5 %) at {len(eq)} of {len(judged)} points ({_pct(len(eq), len(judged))}; "
+            f"{need}); {a} significantly lower (paired 95 % CI) at x = {_xs(lower_sig, x_scale)}"
+            f", higher at x = {_xs(higher_sig, x_scale)}{unjudged}"
+        )
+    word, other = ("lower", "higher") if claim.relation == "lower" else ("higher", "lower")
+    want = -1 if claim.relation == "lower" else 1
+    in_dir = cmp[cmp["diff"] * want > 0]
+    counted = f"{a} is {word} at {len(in_dir)} of {len(xs)} points"
+    if judged.empty:
+        return f"not judged: {counted} ({NO_CI})"
+    sig = lower_sig if want < 0 else higher_sig
+    opp = higher_sig if want < 0 else lower_sig
+    share = len(sig) / len(judged)
+    ok = share >= claim.min_significant_share and not opp
+    text = (
+        f"{counted}, significantly (paired 95 % CI) at {len(sig)} of {len(judged)} "
+        f"({_pct(len(sig), len(judged))}; {need}); significantly {other} at "
+        f"{'x = ' + _xs(opp, x_scale) if opp else 'none'}{unjudged}"
+    )
+    if claim.trend is not None:
+        # The gap in the claimed direction: B - A for "lower", A - B for "higher".
+        gap = [want * float(d) for d in cmp["diff"]]
+        s = slope_ci([float(x) * x_scale for x in xs], gap)
+        sign = 1 if claim.trend == "increasing" else -1
+        gap_name = f"{b} - {a}" if want < 0 else f"{a} - {b}"
+        claimed = f"; trend claimed: the gap {gap_name} {'grows' if sign > 0 else 'shrinks'} with x"
+        if math.isnan(s.half):
+            text += f"{claimed}; not judged ({s.k} points: a slope's interval needs 3)"
+            ok = False
+        else:
+            found = {sign: "as claimed", -sign: "the opposite, significantly"}.get(
+                s.sign, "no significant trend"
+            )
+            ok = ok and s.sign == sign
+            text += (
+                f"{claimed}; its slope is {s.slope:.3g} per unit of the x axis (95 % CI "
+                f"{s.slope - s.half:.3g} to {s.slope + s.half:.3g}): {found}"
+            )
+    return f"{'holds' if ok else 'does not hold'}: {text}"
+
+
+def _values(t: pd.DataFrame, line: str, column: str) -> pd.Series:
+    """One line's values of ``column``, indexed by seed (by position without a seed column)."""
+    rows = t[t["line"] == line]
+    if "seed" in rows:
+        return rows.set_index("seed")[column].astype(float)
+    return rows[column].astype(float).reset_index(drop=True)
+
+
+def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
+    """What a summary table says about a claim on one of its columns, line by line.
+
+    ``table`` has one row per line and seed (or per line). With one value per line the rule is
+    applied to it, and a value within ``claim.tolerance`` of the reference is too close to
+    call; with several seeds the mean margin and its 95 % interval decide (paired by seed when
+    the reference is another line or column)."""
+    if table is None or not len(table):
+        return "no table to compare"
+    col = claim.column or ""
+    if col not in table.columns:
+        return f'the table has no column "{col}"'
+    # The rule: a fixed reference (a number, another line's value) compared with `op`, or,
+    # for `above`, another column of the same row. `sense` turns value - reference into a
+    # margin that is positive when the rule holds.
+    ref_line: str | None = None
+    if claim.at_least is not None:
+        op, sense, rule = operator.ge, 1, f"{col} ≥ {claim.at_least:g}"
+    elif claim.at_most is not None:
+        op, sense, rule = operator.le, -1, f"{col} ≤ {claim.at_most:g}"
+    elif claim.above is not None:
+        op, sense, rule = operator.gt, 1, f"{col} > {claim.above}"
+    else:
+        ref_line = claim.below_line if claim.below_line is not None else claim.above_line
+        below = claim.below_line is not None
+        op, sense = (operator.lt, -1) if below else (operator.gt, 1)
+        ref_mean = float(_values(table, str(ref_line), col).mean())
+        rule = f"{col} {'<' if below else '>'} {ref_line}'s {ref_mean:.3g}"
+    held, close, shown = [], [], []
+    seeds = 1
+    for ln in claim.lines:
+        v = _values(table, ln, col)
+        if v.empty:
+            continue
+        if claim.at_least is not None or claim.at_most is not None:
+            limit = claim.at_least if claim.at_least is not None else claim.at_most
+            ref = pd.Series(float(limit), index=v.index)
+        elif claim.above is not None:
+            ref = _values(table, ln, claim.above)
+        else:
+            ref = _values(table, str(ref_line), col).reindex(v.index)
+        seeds = max(seeds, len(v))
+        m, half, n = mean_ci([sense * (x - r) for x, r in zip(v, ref)])
+        value = float(v.mean())
+        versus = f" vs {float(ref.mean()):.3g}" if claim.above is not None else ""
+        if n >= 2:
+            shown.append(f"{ln} {value:.3g} ± {mean_ci(list(v))[1]:.2g}{versus}")
+            ok, near = m - half > 0, m - half <= 0 <= m + half
+        else:
+            shown.append(f"{ln} {value:.3g}{versus}")
+            near = claim.tolerance > 0 and abs(m) <= claim.tolerance
+            ok = not near and op(value, float(ref.mean()))
+        held.append(ok)
+        if near:
+            close.append(ln)
+    if not held:
+        return "no lines to compare"
+    k = sum(held)
+    verdict = "holds" if k == len(held) else ("partly holds" if k else "does not hold")
+    if seeds >= 2:
+        basis = f"{seeds} seeds per line: mean ± 95 % CI; a CI reaching the rule is too close"
+    elif claim.tolerance > 0:
+        basis = f"one run per line, tolerance ±{claim.tolerance:g}"
+    else:
+        basis = "one run per line, no tolerance"
+    near = f"; too close to call: {', '.join(close)}" if close else ""
+    return f"{verdict}: {rule} for {k} of {len(held)} lines ({'; '.join(shown)}){near} [{basis}]"

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+"""Figures as PNG and SVG: points with their CIs, and time series."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .plan import Figure, Plan, SeriesFigure
+from .tables import flow_rates, link_capacity, link_rate
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure: without a
+    fixed salt its SVG element ids are random, so two reproductions would differ."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "ccsim"
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _wrap(title: str, width_in: float) -> str:
+    """``title`` broken into lines that fit a figure ``width_in`` inches wide at 10 points
+    (about 11 characters per inch), so that no title is cut off at the figure's edge."""
+    return textwrap.fill(title, width=max(30, int(width_in * 11)))
+
+
+def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
+    """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
+    bytes every time) and close it."""
+    paths = [out / f"{name}.png", out / f"{name}.svg"]
+    for p in paths:
+        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
+    plt.close(f)
+    return paths
+
+
+def draw_series_figure(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    plt = _pyplot()
+
+    if fig.kind == "flow_series":
+        n = len(fig.lines)
+        cols = 2 if n > 1 else 1
+        rows = (n + cols - 1) // cols
+        f, axes = plt.subplots(rows, cols, figsize=(6.4 * cols / 1.3, 2.6 * rows), dpi=120,
+                               sharex=True, sharey=True, squeeze=False)  # fmt: skip
+        for ax, lid in zip(axes.flat, fig.lines):
+            rec = recs.get(lid)
+            if rec is None:
+                continue
+            cap = link_capacity(rec, fig.link)
+            rates = flow_rates(rec, fig.flows)
+            for flow in fig.flows:
+                ax.plot(rates.index, rates[flow] / cap, lw=0.9, label=flow)
+            ax.set_title(plan.lines[lid].label, fontsize=9)
+            ax.grid(alpha=0.3)
+        for ax in axes.flat[n:]:
+            ax.set_visible(False)
+        axes.flat[0].legend(fontsize=7)
+        f.supxlabel("time (s)")
+        f.supylabel("share of the bottleneck")
+    else:
+        f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+        for lid in fig.lines:
+            rec = recs.get(lid)
+            if rec is None:
+                continue
+            u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
+            ax.plot(u.index, u.to_numpy(), lw=0.9, label=plan.lines[lid].label)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(f"utilization of {fig.link}")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
+    f.tight_layout()
+    return _save(plt, f, out, fig.id)
+
+
+def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
+    plt = _pyplot()
+
+    s = summary[summary["figure"] == fig.id]
+    f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    for lid in fig.lines:
+        d = s[s["line"] == lid].sort_values("x")
+        if d.empty:
+            continue
+        xs = [float(x) * fig.x_scale for x in d["x"]]
+        ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
+                    label=plan.lines[lid].label)  # fmt: skip
+    ax.set_xlabel(fig.x_label)
+    ax.set_ylabel(fig.metric.label)
+    ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    f.tight_layout()
+    return _save(plt, f, out, fig.id)

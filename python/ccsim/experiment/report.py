@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: MIT
+"""The Markdown report: the paper's findings beside ours, every figure, point and table.
+
+What a newcomer needs to trust and re-run it comes first: the paper's reference, the ccsim
+version and git commit that produced the report, the command that re-runs it, and the
+topology and settings as the core resolved them. Each claim on a figure gets a table of its
+paired comparison (x, mean difference, 95 % CI, significant?) under the figure.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ccsim import _core
+
+from .claims import check_claim
+from .plan import Claim, Figure, Plan
+from .stats import compare_lines
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def git_commit(folder: Path) -> str:
+    """The commit checked out where ``folder`` is, with "+ local changes" when tracked files
+    differ from it; "unknown" outside a git work tree or without git."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                              text=True, check=True, timeout=10)  # fmt: skip
+        return done.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{commit} + local changes" if dirty else commit
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} {_setting(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_setting(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as TOML writes it
+    return str(value)
+
+
+def parameter_rows(resolved_toml: str) -> list[tuple[str, str, str]]:
+    """(part, name, settings) for each node, link, flow and other table of a resolved
+    scenario, and one "run" row for its top-level keys."""
+    tree = tomllib.loads(resolved_toml)
+    rows = []
+    top = {k: v for k, v in tree.items() if not isinstance(v, dict)}
+    if top:
+        rows.append(("run", "", ", ".join(f"{k} {_setting(v)}" for k, v in top.items())))
+    for part, entries in tree.items():
+        if not isinstance(entries, dict):
+            continue
+        named = part in ("nodes", "links", "flows")
+        for name, body in entries.items() if named else [("", entries)]:
+            if isinstance(body, dict):
+                text = ", ".join(f"{k} {_setting(v)}" for k, v in body.items())
+            else:
+                text = _setting(body)
+            rows.append((part.rstrip("s") if named else part, name, text))
+    return rows
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
+    a, b = str(claim.lower), str(claim.than)
+    similar = claim.relation == "similar"
+    cmp = compare_lines(points, fig.id, a, b, claim.margin if similar else None)
+    if cmp.empty:
+        return []
+    unit = fig.metric.label
+    eq_head = f" within ±{100 * claim.margin:g} % (TOST)? |" if similar else ""
+    out = [f"{a} - {b}, paired by seed ({unit}; a significant difference: its 95 % CI "
+           "excludes 0):", "",
+           f"| {fig.x_label} | pairs | mean {b} | mean {a} - {b} | 95 % CI | p | "
+           f"significant? |{eq_head}",
+           "|---|---|---|---|---|---|---|" + ("---|" if similar else "")]  # fmt: skip
+    for _, r in cmp.iterrows():
+        x = float(r["x"]) * fig.x_scale
+        if r["n"] >= 2:
+            ci = f"{r['low']:.3g} to {r['high']:.3g}"
+            p = f"{r['p_value']:.2g}"
+            sig = {-1: f"yes, {a} lower", 1: f"yes, {a} higher"}.get(int(r["sign"]), "no")
+        else:
+            ci, p, sig = "-", "-", "not judged"
+        row = (f"| {x:g} | {int(r['n'])} | {r['mean_b']:.4g} | {r['diff']:.3g} | {ci} | {p} "
+               f"| {sig} |")  # fmt: skip
+        if similar:
+            row += (" yes |" if bool(r["equivalent"]) else " no |") if r["n"] >= 2 else " - |"
+        out.append(row)
+    return [*out, ""]
+
+
+def write_report(
+    plan: Plan,
+    summary: pd.DataFrame,
+    out: Path,
+    quick: bool,
+    n_runs: int,
+    tables: dict[str, pd.DataFrame] | None = None,
+    points: pd.DataFrame | None = None,
+    table_seeds: dict[str, pd.DataFrame] | None = None,
+    command: str | None = None,
+) -> Path:
+    """Write ``out/report.md``. ``summary``: a row per (figure, line, x); ``points``: a row per
+    run (the paired comparisons need the seeds); ``tables``: a summary table's means per line,
+    ``table_seeds`` its rows per line and seed (the table claims read these); ``command``:
+    the command line that re-runs this report."""
+    points = points if points is not None else pd.DataFrame()
+    lines = [f"# {plan.id}: {plan.title}", ""]
+    if plan.paper:
+        lines += [f"**Paper:** {plan.paper}", ""]
+    lines += [f"Produced by ccsim {_core.__version__}, git commit {git_commit(plan.folder)}."]
+    if command:
+        lines += [f"Re-run it from the repository's root with `{command}` (finished runs are "
+                  "reused from the store in the output folder)."]  # fmt: skip
+    mode = "quick (fewer points and seeds; for CI, not for conclusions)" if quick else "full"
+    lines += ["", f"Mode: {mode}. Runs: {n_runs}. Every point: mean and 95 % confidence interval "
+              "(Student t) over seeds 1..n.", ""]  # fmt: skip
+    lines += ["## The paper's findings and ours", "",
+              "A claim on a figure compares two lines point by point, runs paired by seed (the "
+              "same seed gives both lines the same loss draws): the mean of the per-seed "
+              "differences and its 95 % interval. It holds when the claimed direction is "
+              "significant at the stated share of the points and the opposite at none, and its "
+              "trend, if it states one, by the 95 % interval of the regression slope of the gap "
+              "against x; a \"similar\" claim holds when two one-sided tests show the lines "
+              "within the stated margin at that share of the points. A claim on a table "
+              "compares each line's value with its rule and ends with its basis: one run with a "
+              "tolerance, or several seeds and their 95 % CIs. docs/experiments.md has the "
+              "details.", "",
+              "| figure | the paper says | our points |", "|---|---|---|"]  # fmt: skip
+    scales = {f.id: f.x_scale for f in plan.figures}
+    seeds_of = table_seeds if table_seeds is not None else tables
+    for c in plan.claims:
+        verdict = check_claim(c, points, seeds_of, scales.get(c.figure, 1.0))
+        lines.append(f"| {c.figure} | {_cell(c.text)} | {_cell(verdict)} |")
+    lines.append("")
+    lines += _setup(plan, quick)
+    for fig in plan.figures:
+        lines += [f"## {fig.id}: {fig.title}", "", f"![{fig.id}]({fig.id}.png)", ""]
+        lines += [f"| {fig.x_label} | line | mean {fig.metric.label} | ± 95 % CI | n |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        s = summary[summary["figure"] == fig.id]
+        for _, r in s.iterrows():
+            ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
+            note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
+            x = float(r["x"]) * fig.x_scale
+            lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
+                         f"{int(r['n'])}{note} |")  # fmt: skip
+        lines.append("")
+        if len(points):
+            for c in plan.claims:
+                if c.table is None and c.figure == fig.id and c.lower and c.than:
+                    lines += _paired_table(fig, c, points)
+    for sf in plan.series_figures:
+        lines += [f"## {sf.id}: {sf.title}", "", f"![{sf.id}]({sf.id}.png)", ""]
+    for t in plan.tables:
+        df = (tables or {}).get(t.id)
+        lines += [f"## {t.id}: {t.title}", "",
+                  f"Measured after {t.from_s:g} s; convergence: smoothed over {t.window_s:g} s, "
+                  f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
+                  "Rate swing: each flow's coefficient of variation over the trace samples, "
+                  "averaged over the flows (lower is steadier).", "",
+                  "| line | utilization | Jain's index | loss rate | convergence (s) | rate swing "
+                  "| shares |",
+                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        if df is not None:
+            for _, r in df.iterrows():
+                conv = (
+                    "not converged"
+                    if math.isnan(r["convergence_s"])
+                    else f"{r['convergence_s']:.0f}"
+                )
+                lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
+                             f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
+                             f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
+        lines.append("")
+    if plan.assumptions:
+        lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _setup(plan: Plan, quick: bool) -> list[str]:
+    """The base scenario as the core resolved it (quick overrides applied in quick mode), then
+    what each line and figure changes."""
+    resolved = _core.validate(plan.scenario_text, list(plan.quick_overrides) if quick else [], 1)
+    out = ["## Setup", "",
+           "The base scenario as ccsim resolved it (each run then sets its seed, its line's "
+           "and its figure's settings):", "",
+           "| part | name | settings |", "|---|---|---|"]  # fmt: skip
+    out += [f"| {p} | {n} | {_cell(t)} |" for p, n, t in parameter_rows(resolved)]
+    out += ["", "| line | label | settings |", "|---|---|---|"]
+    for ln in plan.lines.values():
+        out.append(f"| {ln.id} | {_cell(ln.label)} | {_cell(', '.join(ln.overrides) or '-')} |")
+    out += ["", "| figure or table | x | settings |", "|---|---|---|"]
+    for f in plan.figures:
+        xs = f.x_quick if quick else f.x_values
+        x = f"{f.x_path} = {', '.join(str(v) for v in xs)}"
+        out.append(f"| {f.id} | {_cell(x)} | {_cell(', '.join(f.overrides) or '-')} |")
+    for item in [*plan.series_figures, *plan.tables]:
+        out.append(f"| {item.id} | - | {_cell(', '.join(item.overrides) or '-')} |")
+    if quick and plan.quick_overrides:
+        out += ["", f"Quick mode adds: {_cell(', '.join(plan.quick_overrides))}."]
+    return [*out, ""]

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+"""``ccsim reproduce``: run (or resume) a plan, then its figures, tables and report."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ccsim.sweep import Store, execute, gather
+
+from .figures import draw_figure, draw_series_figure
+from .plan import Plan, check_plan, find_experiment, load_plan
+from .report import write_report
+from .runs import plan_runs, point_values
+from .stats import compare_lines, summarize
+from .tables import table_row
+
+
+@dataclass
+class Reproduction:
+    report: Path
+    results: Path
+    executed: int
+    cached: int
+
+
+def reproduce(
+    folder: Path,
+    out: Path,
+    quick: bool = False,
+    workers: int | None = None,
+    seeds: int | None = None,
+    progress: bool = True,
+    cluster: Any = None,
+) -> Reproduction:
+    """Run (or resume) an experiment and write its figures and report into ``out``; with
+    ``cluster`` (a Dask scheduler address or client) the runs go to that cluster."""
+    plan = load_plan(folder)
+    check_plan(plan, quick)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = plan_runs(plan, quick, seeds)
+    rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
+                  description=plan.id, cluster=cluster)  # fmt: skip
+    frames = []
+    for fig in plan.figures:
+        recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
+        frames.append(point_values(recs, fig.metric))
+    points = (pd.concat(frames, ignore_index=True) if frames else
+              pd.DataFrame(columns=["figure", "line", "x", "seed", "value"]))  # fmt: skip
+    summary = (
+        summarize(points)
+        if len(points)
+        else pd.DataFrame(columns=["figure", "line", "x", "mean", "ci95", "n", "unfinished"])
+    )
+
+    def first_seed(item_id: str) -> dict[str, dict[str, Any]]:
+        chosen: dict[str, dict[str, Any]] = {}
+        for r in rep.records:
+            if r["tags"]["figure"] == item_id and r["seed"] == 1:
+                chosen[r["tags"]["line"]] = r
+        return chosen
+
+    for sf in plan.series_figures:
+        draw_series_figure(sf, plan, first_seed(sf.id), out)
+    table_frames: dict[str, pd.DataFrame] = {}
+    table_seeds: dict[str, pd.DataFrame] = {}
+    for t in plan.tables:
+        rows = []
+        for r in rep.records:
+            if r["tags"]["figure"] == t.id:
+                rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
+                             **table_row(r, t)})  # fmt: skip
+        df = pd.DataFrame(rows)
+        if len(df):
+            num = ["utilization", "jain", "loss_rate", "convergence_s", "rate_cv"]
+            num += [f"share_{f}" for f in t.flows]
+            agg = df.groupby("line", sort=False)[num].mean().reset_index()
+            agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
+            table_frames[t.id] = agg
+            table_seeds[t.id] = df
+        df.to_parquet(out / f"table-{t.id}.parquet", index=False)
+    flows = gather(rep.records, "flows")
+    if "x" in flows:
+        flows["x"] = flows["x"].astype(str)
+    flows.to_parquet(out / "results.parquet", index=False)
+    points.to_parquet(out / "points.parquet", index=False)
+    summary.to_parquet(out / "summary.parquet", index=False)
+    for fig in plan.figures:
+        draw_figure(fig, plan, summary, out)
+    paired_comparisons(plan, points).to_parquet(out / "paired.parquet", index=False)
+    # Figures and tables with the same overrides share runs: count each simulation once.
+    command = rerun_command(plan.id, out, quick, seeds)
+    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
+                          points=points, table_seeds=table_seeds, command=command)  # fmt: skip
+    return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:
+    """Every figure claim's paired comparison (:func:`compare_lines`), one row per x, with
+    the figure and the two lines: what the report's paired tables show."""
+    frames = []
+    for c in plan.claims:
+        if c.table is None and c.lower and c.than and len(points):
+            margin = c.margin if c.relation == "similar" else None
+            cmp = compare_lines(points, c.figure, c.lower, c.than, margin)
+            frames.append(cmp.assign(figure=c.figure, a=c.lower, b=c.than))
+    if not frames:
+        return pd.DataFrame(columns=["figure", "a", "b", "x", "n", "diff", "low", "high"])
+    df = pd.concat(frames, ignore_index=True)
+    df["x"] = df["x"].astype(str)
+    return df
+
+
+def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> str:
+    """The command line that writes this reproduction again."""
+    parts = ["ccsim", "reproduce", plan_id]
+    if quick:
+        parts.append("--quick")
+    if seeds is not None:
+        parts += ["--seeds", str(seeds)]
+    if Path(out) != default_out(plan_id, quick):
+        parts += ["--out", str(out)]
+    return " ".join(parts)
+
+
+def default_out(plan_id: str, quick: bool) -> Path:
+    base = Path(os.environ.get("CCSIM_RESULTS", "results"))
+    return base / (plan_id + ("-quick" if quick else ""))
+
+
+def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
+            seeds: int | None, cluster: str | None = None) -> Path:  # fmt: skip
+    folder = find_experiment(name)
+    plan_id = load_plan(folder).id
+    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
+                  cluster=cluster)  # fmt: skip
+    print(f"{r.executed} runs executed, {r.cached} reused from the store")
+    return r.report

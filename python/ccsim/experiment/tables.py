@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+"""Summaries of time-series runs (paper 002's tables): each flow's rate, the link's, Jain's
+index, convergence and stability, one row per run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from .plan import SummaryTable
+
+
+def _series(rec: dict[str, Any]) -> pd.DataFrame:
+    return pd.DataFrame(rec.get("series", {}))
+
+
+def flow_rates(rec: dict[str, Any], flows: Sequence[str]) -> pd.DataFrame:
+    """Each flow's goodput (bit/s) per trace interval, from its delivered-bytes series."""
+    s = _series(rec)
+    if s.empty:
+        return pd.DataFrame(columns=list(flows), dtype=float)
+    d = s[(s["kind"] == "flow") & (s["metric"] == "delivered_bytes") & s["name"].isin(flows)]
+    p = d.pivot(index="time_s", columns="name", values="value").sort_index()
+    p = p.reindex(columns=list(flows))
+    times = p.index.to_numpy(dtype=float)
+    dt = pd.Series(times).diff().fillna(times[0] if len(times) else 1.0).to_numpy()
+    rates = p.diff()
+    rates.iloc[0] = p.iloc[0]
+    return rates.mul(8.0 / dt, axis=0)
+
+
+def link_capacity(rec: dict[str, Any], link: str) -> float:
+    """The rate (bit/s) of ``link`` given as ``name:direction``."""
+    name, _, direction = link.partition(":")
+    lk = pd.DataFrame(rec["links"])
+    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))]
+    return float(row["rate_bps"].iloc[0]) if len(row) else math.nan
+
+
+def link_rate(rec: dict[str, Any], link: str) -> pd.Series:
+    """The throughput (bit/s) of ``name:direction`` per trace interval."""
+    s = _series(rec)
+    if s.empty:
+        return pd.Series(dtype=float)
+    d = s[(s["kind"] == "link") & (s["name"] == link) & (s["metric"] == "throughput_bps")]
+    return pd.Series(d["value"].to_numpy(), index=d["time_s"].to_numpy(dtype=float))
+
+
+def jain_index(xs: Sequence[float]) -> float:
+    """Jain's fairness index: (sum x)^2 / (n sum x^2); 1 is a perfectly even split."""
+    v = [float(x) for x in xs]
+    sq = sum(x * x for x in v)
+    return sum(v) ** 2 / (len(v) * sq) if v and sq > 0 else math.nan
+
+
+def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
+    """The summary of one run: utilization, fairness, loss and convergence after ``from_s``.
+
+    Convergence time: smooth each flow's rate over ``window_s``; it is the time from ``from_s``
+    until Jain's index of the smoothed rates stays at or above ``jain_threshold`` to the end of
+    the run (NaN if it is below at the end).
+    """
+    rates = flow_rates(rec, t.flows)
+    cap = link_capacity(rec, t.link)
+    after = rates[rates.index > t.from_s]
+    totals = after.sum()
+    link_u = link_rate(rec, t.link)
+    util = float(link_u[link_u.index > t.from_s].mean() / cap) if len(link_u) else math.nan
+    name, _, direction = t.link.partition(":")
+    lk = pd.DataFrame(rec["links"])
+    row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))].iloc[0]
+    offered = float(row.get("packets_offered", row["packets"]))
+    loss = float(row["drops_queue"] + row["drops_loss"]) / offered if offered else math.nan
+    conv = math.nan
+    if len(after) > 1:
+        step = float(after.index[1] - after.index[0])
+        k = max(1, round(t.window_s / step))
+        smooth = after.rolling(window=k, min_periods=k).mean().dropna()
+        jt = smooth.apply(lambda r: jain_index(list(r)), axis=1)
+        if len(jt) and jt.iloc[-1] >= t.jain_threshold:
+            below = jt[jt < t.jain_threshold]
+            start = jt.index[0] if below.empty else jt.index[jt.index > below.index[-1]][0]
+            conv = float(start - t.from_s)
+    total = float(totals.sum())
+    shares = (
+        ", ".join(f"{f} {100 * float(totals[f]) / total:.0f} %" for f in t.flows) if total else ""
+    )
+    share_of = {f"share_{f}": float(totals[f]) / total if total else math.nan for f in t.flows}
+    # Stability: how much each flow's rate swings around its mean (coefficient of variation
+    # over the trace samples after from_s), averaged over the flows.
+    means = after.mean()
+    cvs = [float(after[f].std(ddof=0) / means[f]) for f in t.flows if means[f] > 0]
+    rate_cv = float(sum(cvs) / len(cvs)) if cvs else math.nan
+    return {"utilization": util, "jain": jain_index(list(totals)), "loss_rate": loss,
+            "convergence_s": conv, "rate_cv": rate_cv, "shares": shares,
+            **share_of}  # fmt: skip
