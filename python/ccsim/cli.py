@@ -8,6 +8,8 @@
                      [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
                      [--executor dask --scheduler tcp://HOST:PORT]
+    ccsim report [--results DIR] [--out DIR]
+    ccsim explore [--port N] [--host 127.0.0.1] [--results DIR]
     ccsim --version
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
@@ -284,6 +286,45 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _results_dir(args: argparse.Namespace) -> Path:
+    return Path(args.results or os.environ.get("CCSIM_RESULTS", "results"))
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ccsim.site import build_site
+
+    results = _results_dir(args)
+    if not results.is_dir():
+        raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    print(f"site: {build_site(results, args.out)}")
+    return 0
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    try:
+        from ccsim.explore import serve
+    except ImportError as e:
+        raise ValueError(
+            f"ccsim explore needs the extra `explore` ({e.name} is missing): "
+            "pip install 'ccsim[explore]'"
+        ) from e
+
+    experiments = Path("experiments")
+    if not any(experiments.glob("*/plan.toml")):
+        raise ValueError(
+            "no experiments/*/plan.toml here: run ccsim explore from the repository root"
+        )
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"ccsim explore: warning: listening on {args.host}: anyone who can reach this address "
+            "can start simulations (only of the plans' figures, with the plans' values)",
+            file=sys.stderr,
+        )
+    args.kept = "every finished run is in the store"
+    serve(_results_dir(args), experiments, args.host, args.port, args.workers)
+    return 0
+
+
 def _cluster(args: argparse.Namespace) -> str | None:
     """The Dask scheduler address that ``--executor``/``--scheduler`` ask for, or None to run
     in local processes."""
@@ -375,6 +416,8 @@ examples:
   ccsim sweep examples/random-loss.toml --param links.bottleneck.loss.rate=0.01,0.02 \\
         --seeds 10 --out results/sweep
   ccsim reproduce p001            # paper 001's figures and report, in results/p001
+  ccsim report                    # results/site/index.html: every reproduction, interactive
+  ccsim explore                   # http://127.0.0.1:8765/: re-run a figure as you move it
 
 Each command has its own --help. Scenario keys: docs/scenario.md. Errors are one line
 (`ccsim: error: ...`) with exit status 1; Ctrl-C stops any command, keeping finished runs."""
@@ -452,6 +495,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_executor_options(rp)
     rp.set_defaults(func=_cmd_reproduce)
+
+    rs = sub.add_parser(
+        "report", help="write one offline HTML site for every reproduction under results/"
+    )
+    rs.add_argument(
+        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+    )
+    rs.add_argument("--out", type=Path, default=None, help="default: <results>/site")
+    rs.set_defaults(func=_cmd_report)
+
+    ex = sub.add_parser(
+        "explore", help="a local web app: move a figure's parameters, watch it re-run"
+    )
+    ex.add_argument("--port", type=_count("port"), default=8765)
+    ex.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; another address "
+        "lets other machines start simulations)",
+    )
+    ex.add_argument(
+        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+    )
+    ex.add_argument("--workers", type=_count("workers"), default=2, help="runs at once (threads)")
+    ex.set_defaults(func=_cmd_explore)
     return p
 
 

@@ -201,9 +201,43 @@ class Result:
         sel = s[(s["name"] == name) & (s["metric"] == metric)]
         return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)
 
+    def _repr_html_(self) -> str:
+        """How Jupyter shows a result: the run summary, then the flows and links tables (the
+        first 20 rows of each) and the size of the series table."""
+        import html
+
+        parts = ["<div><strong>ccsim Result</strong>"]
+        if self.summary is not None:
+            cells = "".join(
+                f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                f"<td style='text-align:right'>{html.escape(_shown(v))}</td></tr>"
+                for k, v in dataclasses.asdict(self.summary).items()
+            )
+            parts.append(
+                f"<details open><summary>summary</summary><table>{cells}</table></details>"
+            )
+        for name in ("flows", "links"):
+            df = getattr(self, name)
+            more = f", the first 20 of {len(df)}" if len(df) > 20 else ""
+            parts.append(
+                f"<details open><summary>{name} ({len(df)} rows{more})</summary>"
+                f"{df.head(20).to_html(index=False, float_format=lambda x: f'{x:.6g}')}</details>"
+            )
+        series = self.series
+        kinds = ", ".join(sorted(set(series["metric"]))) if len(series) else "none"
+        parts.append(
+            f"<p>series: {len(series)} rows (metrics: {html.escape(kinds)}); "
+            "<code>series_of(name, metric)</code> gives one as a pandas Series</p></div>"
+        )
+        return "".join(parts)
+
     def __repr__(self) -> str:
         return (
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
             f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
             f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )
+
+
+def _shown(v: Any) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
