@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Six tables (column names carry their unit):
+Tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
@@ -12,6 +12,8 @@ Six tables (column names carry their unit):
 - ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
   flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
   the scenario asks for it.
+
+Each table is a property that turns the core's columns into a DataFrame on first use.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ class Result:
     Attributes
     ----------
     flows, links, series, paths, agents, packets, atm_vcs, atm_ports
-        pandas DataFrames (``paths``, ``agents``, ``packets`` and the ATM tables may have no
-        rows).
+        pandas DataFrames, made from the core's columns on first use (``paths``, ``agents``,
+        ``packets`` and the ATM tables may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -96,36 +98,99 @@ class Result:
         atm_vcs: pd.DataFrame | None = None,
         atm_ports: pd.DataFrame | None = None,
     ) -> None:
-        import pandas as pd
-
-        self.flows = flows
-        self.links = links
-        self.series = series
-        self.paths = paths if paths is not None else pd.DataFrame()
-        self.agents = agents if agents is not None else pd.DataFrame()
-        self.packets = packets if packets is not None else pd.DataFrame()
-        self.atm_vcs = atm_vcs if atm_vcs is not None else pd.DataFrame()
-        self.atm_ports = atm_ports if atm_ports is not None else pd.DataFrame()
+        self._frames: dict[str, pd.DataFrame] = {"flows": flows, "links": links, "series": series}
+        optional = (
+            ("paths", paths),
+            ("agents", agents),
+            ("packets", packets),
+            ("atm_vcs", atm_vcs),
+            ("atm_ports", atm_ports),
+        )
+        for name, df in optional:
+            if df is not None:
+                self._frames[name] = df
+        # The core's columns (name -> numpy array or list of str) of the tables not yet turned
+        # into DataFrames: `ccsim run` writes them and prints its summary without pandas. An
+        # optional table given neither way is empty.
+        self._raw: dict[str, dict[str, Any]] = {
+            name: {} for name in _OPTIONAL_TABLES if name not in self._frames
+        }
         self.summary = summary
         self.resolved_toml = resolved_toml
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
-        import pandas as pd
+        res = cls.__new__(cls)
+        res._frames = {}
+        res._raw = {name: raw.get(name, {}) for name in TABLES}
+        res.summary = Summary(**raw["summary"])
+        res.resolved_toml = raw["resolved_toml"]
+        return res
 
-        frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
-        return cls(
-            frames["flows"],
-            frames["links"],
-            frames["series"],
-            Summary(**raw["summary"]),
-            raw["resolved_toml"],
-            paths=frames["paths"],
-            agents=frames["agents"],
-            packets=frames["packets"],
-            atm_vcs=frames["atm_vcs"],
-            atm_ports=frames["atm_ports"],
-        )
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            import pandas as pd
+
+            self._frames[name] = pd.DataFrame(self._raw.pop(name))
+        return self._frames[name]
+
+    def _set_frame(self, name: str, df: pd.DataFrame) -> None:
+        self._raw.pop(name, None)
+        self._frames[name] = df
+
+    def _rows(self, name: str) -> int:
+        if name in self._raw:
+            return len(next(iter(self._raw[name].values()), ()))
+        return len(self._frames[name])
+
+    flows = property(
+        lambda self: self._frame("flows"),
+        lambda self, df: self._set_frame("flows", df),
+        doc="One row per flow (a short-flow generator adds one row per transfer).",
+    )
+    links = property(
+        lambda self: self._frame("links"),
+        lambda self, df: self._set_frame("links", df),
+        doc="One row per link direction.",
+    )
+    series = property(
+        lambda self: self._frame("series"),
+        lambda self, df: self._set_frame("series", df),
+        doc="The time series in long form: ``time_s, kind, name, metric, value``.",
+    )
+    paths = property(
+        lambda self: self._frame("paths"),
+        lambda self, df: self._set_frame("paths", df),
+        doc="One row per path of each multipath (SCTP) flow.",
+    )
+    agents = property(
+        lambda self: self._frame("agents"),
+        lambda self, df: self._set_frame("agents", df),
+        doc="One row per node hook that counts: ``node, agent`` and its counters.",
+    )
+    packets = property(
+        lambda self: self._frame("packets"),
+        lambda self, df: self._set_frame("packets", df),
+        doc="The per-packet trace of ``[trace] packets``.",
+    )
+    atm_vcs = property(
+        lambda self: self._frame("atm_vcs"),
+        lambda self, df: self._set_frame("atm_vcs", df),
+        doc="ATM: one row per ABR VC and per CBR cell source (``[atm]``).",
+    )
+    atm_ports = property(
+        lambda self: self._frame("atm_ports"),
+        lambda self, df: self._set_frame("atm_ports", df),
+        doc="ATM: one row per ATM link direction (``[atm]``).",
+    )
+
+    def _columns(self, name: str) -> dict[str, Any]:
+        """Table ``name`` as columns (numpy arrays or lists), without pandas when the table
+        has not been turned into a DataFrame yet."""
+        if name in self._raw:
+            return self._raw[name]
+        df = self._frames[name]
+        return {str(c): df[c].to_numpy() for c in df.columns}
 
     def to_parquet(self, directory: PathLike) -> Path:
         """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, the ``paths``,
@@ -133,17 +198,23 @@ class Result:
         ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
-        ``Result.from_parquet`` gets it back.
+        ``Result.from_parquet`` gets it back. A table still held as the core's columns is
+        written without pandas, to the same bytes ``pyarrow.Table.from_pandas`` gives
+        (``_arrow_table``).
         """
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            if name in _OPTIONAL_TABLES and getattr(self, name).empty:
+            if name in _OPTIONAL_TABLES and self._rows(name) == 0:
                 continue
-            table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
+            if name in self._raw:
+                table = _arrow_table(self._raw[name])
+            else:
+                import pyarrow as pa
+
+                table = pa.Table.from_pandas(self._frames[name], preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[SUMMARY_KEY] = json.dumps(dataclasses.asdict(self.summary)).encode()
@@ -241,3 +312,92 @@ class Result:
 
 def _shown(v: Any) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _arrow_table(columns: dict[str, Any]) -> Any:
+    """The Arrow table ``pyarrow.Table.from_pandas(pandas.DataFrame(columns),
+    preserve_index=False)`` gives, built without importing pandas (about 0.3 s of a short
+    ``ccsim run``, issue 11).
+
+    The columns are the core's: float64 or int64 (uint64 when a counter does not fit) numpy
+    arrays, or lists of str. pandas keeps the numeric dtypes, stores text as its ``str`` dtype
+    (Arrow ``large_string``), makes an empty list a float64 column and writes NaN as null; the
+    ``pandas`` schema metadata describes each column as ``from_pandas`` does, so
+    ``pandas.read_parquet`` gives the same DataFrame back (``tests/python/test_result_parquet.py``
+    pins the bytes against pandas's).
+    """
+    from importlib.metadata import version
+
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = []
+    described = []
+    for name, col in columns.items():
+        if isinstance(col, list):
+            if col:
+                arr = _large_strings(col)
+                pandas_type, numpy_type = "object", "str"
+            else:
+                arr = _numbers(np.empty(0, dtype=np.float64))
+                pandas_type = numpy_type = "float64"
+        else:
+            arr = _numbers(col)
+            pandas_type = numpy_type = str(col.dtype)
+        arrays.append(arr)
+        described.append(
+            {
+                "name": name,
+                "field_name": name,
+                "pandas_type": pandas_type,
+                "numpy_type": numpy_type,
+                "metadata": None,
+            }
+        )
+    pandas_meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": version("pandas"),
+    }
+    table = pa.table(arrays, names=list(columns))
+    return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode("utf8")})
+
+
+def _numbers(col: Any) -> Any:
+    """A numpy float64, int64 or uint64 array as an Arrow array of the same type, NaN as null
+    (what ``pyarrow.array(col, from_pandas=True)`` gives)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrow_type = {"float64": pa.float64(), "int64": pa.int64(), "uint64": pa.uint64()}[
+        str(col.dtype)
+    ]
+    data = np.ascontiguousarray(col)
+    validity = None
+    nulls = 0
+    if data.dtype.kind == "f":
+        valid = ~np.isnan(data)
+        nulls = int(len(data) - np.count_nonzero(valid))
+        if nulls:
+            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        arrow_type, len(data), [validity, pa.py_buffer(data)], null_count=nulls
+    )
+
+
+def _large_strings(values: list[str]) -> Any:
+    """A list of str as an Arrow ``large_string`` array (64-bit offsets, no nulls)."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(),
+        len(encoded),
+        [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
+    )

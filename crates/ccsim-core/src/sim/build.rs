@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
 use super::report::{Conservation, SeriesBuilder, PACKET_BYTES, SERIES_ROW_BYTES};
-use super::{AnyEndpoint, EndpointSlot, FlowRecord, Generator, Simulator};
+use super::{AnyEndpoint, EndpointSlot, FlowLife, FlowRecord, Generator, Simulator};
 use crate::hook::{HookOutput, Impair, NodeHook};
 use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
@@ -109,6 +109,16 @@ impl Simulator {
             flows: Vec::new(),
             gens: Vec::new(),
             link_events: Vec::new(),
+            // Only generated short flows are retired. Hooks consume, inject and drop packets
+            // without saying whose: with any hook, the packets alive per flow are unknown and no
+            // flow is retired (`retire.rs`).
+            life: FlowLife::new(
+                spec.nodes.values().all(|n| n.hook.is_none())
+                    && spec
+                        .flows
+                        .values()
+                        .any(|f| matches!(f.kind, FlowKind::ShortTcp { .. })),
+            ),
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),
@@ -144,7 +154,7 @@ impl Simulator {
             }
             FlowKind::Cbr { rate, packet_size } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
-                let source = AnyEndpoint::Cbr(CbrSource::new(cfg));
+                let source = AnyEndpoint::Cbr(Box::new(CbrSource::new(cfg)));
                 self.add_udp_flow(name, "cbr", ends, f.start, source);
             }
             FlowKind::OnOff {
@@ -156,8 +166,13 @@ impl Simulator {
             } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
                 let rng = RngStream::derive(self.seed, &format!("flow/{name}/onoff"));
-                let source =
-                    AnyEndpoint::OnOff(OnOffSource::new(cfg, *on, *off, *exponential, rng));
+                let source = AnyEndpoint::OnOff(Box::new(OnOffSource::new(
+                    cfg,
+                    *on,
+                    *off,
+                    *exponential,
+                    rng,
+                )));
                 self.add_udp_flow(name, "onoff", ends, f.start, source);
             }
             FlowKind::ShortTcp {
@@ -227,9 +242,10 @@ impl Simulator {
         });
         self.eps.push(EndpointSlot {
             node: ends.dst,
-            ep: AnyEndpoint::UdpSink(UdpSink::new(flow)),
+            ep: AnyEndpoint::UdpSink(Box::new(UdpSink::new(flow))),
             timer_at: None,
         });
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name: name.to_string(),
             kind,
@@ -287,6 +303,7 @@ impl Simulator {
             ep: AnyEndpoint::TcpReceiver(Box::new(receiver)),
             timer_at: None,
         });
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name,
             kind: if size.is_some() {
@@ -398,9 +415,11 @@ impl Simulator {
         generator.spawned += 1;
         let name = format!("{}#{}", generator.name, generator.spawned);
         let (ends, stop, tcp) = (generator.ends, generator.stop, generator.tcp.clone());
+        let flow = self.flows.len() as u32;
         let port = self.add_tcp_flow(name, ends, now, None, Some(size), &tcp, false);
         self.call_endpoint(port, None);
         self.schedule_spawn(g, now + gap, stop);
+        self.retire_finished(flow);
     }
 
     /// Schedule generator `g`'s arrival at `at` if it falls within the run and before the

@@ -213,6 +213,8 @@ impl Simulator {
         }
         if done.lost {
             self.cons.dropped += 1;
+            // The channel does not say whose packet the loss model took (retire.rs).
+            self.life.lose_track();
         }
         if let Some(t) = done.head_arrives {
             self.heap.schedule(t, Ev::Arrive(c));
@@ -236,6 +238,7 @@ impl Simulator {
                     self.trace_on_chan(c, Stamp::of(&p), Event::Dropped(DropReason::LinkDown));
                 }
                 self.cons.dropped += 1;
+                self.life.ended(p.flow);
                 return;
             }
             if self.packet_trace.on {
@@ -339,6 +342,7 @@ impl Simulator {
             // The host's IP layer, not the transport, sets the TTL (RFC 791 §3.2).
             p.ttl = self.ttl;
             self.cons.created += 1;
+            self.life.created(p.flow);
             if p.is_data() {
                 self.data_packets_sent += 1;
             }
@@ -393,6 +397,7 @@ impl Simulator {
             self.trace_at_node(node, p, Event::Dropped(reason));
         }
         self.cons.dropped += 1;
+        self.life.ended(p.flow);
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
             self.net.chans[c as usize].stats.count_drop(reason);
@@ -440,6 +445,7 @@ impl Simulator {
             return self.send_over_atm(chan, pkt);
         }
         let stamp = self.packet_trace.on.then(|| Stamp::of(&pkt));
+        let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
                 if let Some(s) = stamp {
@@ -448,6 +454,7 @@ impl Simulator {
                 }
                 if lost {
                     self.cons.dropped += 1;
+                    self.life.ended(flow);
                 }
                 if let Some(t) = head_arrives {
                     self.heap.schedule(t, Ev::Arrive(chan));
@@ -466,6 +473,7 @@ impl Simulator {
                     self.trace_on_chan(chan, Stamp::of(&p), Event::Dropped(reason));
                 }
                 self.cons.dropped += 1;
+                self.life.ended(p.flow);
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
         }
@@ -479,6 +487,7 @@ impl Simulator {
                 let node = self.eps[port as usize].node;
                 self.trace_at_node(node, &pkt, Event::Delivered);
             }
+            self.life.ended(pkt.flow);
             self.call_endpoint(port, Some(pkt));
         }
     }

@@ -69,7 +69,12 @@ impl Simulator {
             if e.up {
                 ch.down = false;
             } else if !ch.down {
-                self.cons.dropped += ch.go_down(self.now);
+                let lost = ch.go_down(self.now);
+                if lost > 0 {
+                    self.cons.dropped += lost;
+                    // The queue's packets go without saying whose they were (retire.rs).
+                    self.life.lose_track();
+                }
             }
         }
     }

@@ -22,6 +22,9 @@
 //! - [`run_loop`](Simulator::run_loop) (`engine.rs`) pops events in `(time, seq)` order and hands
 //!   packets from channel to node to hook to endpoint until the end time, an idle network or a
 //!   limit.
+//! - Each `Spawn` of a short flow also retires finished transfers (`retire.rs`): once nothing
+//!   can change a transfer's row, its two endpoints give way to its counters, so a run of a
+//!   million short flows holds the state of those in progress, not of all ever started.
 //! - [`finish`](Simulator::finish) (`report.rs`) assembles the result tables, and
 //!   [`conservation`](Simulator::conservation) checks that no packet was lost track of.
 //!
@@ -36,6 +39,7 @@ mod engine;
 mod interrupt;
 mod link_events;
 mod report;
+mod retire;
 #[cfg(test)]
 mod tests;
 mod trace;
@@ -57,6 +61,7 @@ use crate::Error;
 use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
+use retire::{FlowLife, Retired, NO_COUNTERS};
 use trace::PacketTrace;
 
 pub use interrupt::{Progress, StopSignal};
@@ -79,6 +84,8 @@ pub struct Simulator {
     gens: Vec<Generator>,
     /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
     link_events: Vec<link_events::LinkEvent>,
+    /// Packets alive per flow, and the finished transfers whose endpoints can go (`retire.rs`).
+    life: FlowLife,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,
@@ -145,12 +152,16 @@ impl Simulator {
 enum AnyEndpoint {
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
-    Cbr(CbrSource),
-    OnOff(OnOffSource),
-    UdpSink(UdpSink),
+    // Boxed like the TCP endpoints, so that a slot is small (40 B): a run of many short flows
+    // keeps a slot per endpoint ever started (`retire.rs`).
+    Cbr(Box<CbrSource>),
+    OnOff(Box<OnOffSource>),
+    UdpSink(Box<UdpSink>),
     SctpSender(Box<SctpSender>),
     SctpLsSender(Box<LsSender>),
     SctpReceiver(Box<SctpReceiver>),
+    /// A finished transfer's endpoint; its counters are kept by its flow (`retire.rs`).
+    Retired(Retired),
 }
 
 impl AnyEndpoint {
@@ -158,12 +169,13 @@ impl AnyEndpoint {
         match self {
             AnyEndpoint::TcpSender(e) => e.as_mut(),
             AnyEndpoint::TcpReceiver(e) => e.as_mut(),
-            AnyEndpoint::Cbr(e) => e,
-            AnyEndpoint::OnOff(e) => e,
-            AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::Cbr(e) => e.as_mut(),
+            AnyEndpoint::OnOff(e) => e.as_mut(),
+            AnyEndpoint::UdpSink(e) => e.as_mut(),
             AnyEndpoint::SctpSender(e) => e.as_mut(),
             AnyEndpoint::SctpLsSender(e) => e.as_mut(),
             AnyEndpoint::SctpReceiver(e) => e.as_mut(),
+            AnyEndpoint::Retired(e) => e,
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -176,6 +188,7 @@ impl AnyEndpoint {
             AnyEndpoint::SctpSender(e) => e.poll_timeout(),
             AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
             AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
+            AnyEndpoint::Retired(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -188,6 +201,7 @@ impl AnyEndpoint {
             AnyEndpoint::SctpSender(e) => e.counters(),
             AnyEndpoint::SctpLsSender(e) => e.counters(),
             AnyEndpoint::SctpReceiver(e) => e.counters(),
+            AnyEndpoint::Retired(_) => &NO_COUNTERS,
         }
     }
 }

@@ -160,9 +160,16 @@ impl Simulator {
         let mut cols_f: [Vec<f64>; 10] = Default::default();
         let mut cols_u: [Vec<u64>; 13] = Default::default();
         let end = self.now;
-        for f in &self.flows {
-            let tx = self.eps[f.sender as usize].ep.counters();
-            let rx = self.eps[f.receiver as usize].ep.counters();
+        for (i, f) in self.flows.iter().enumerate() {
+            // A retired flow's counters are kept by the flow, not its endpoints (retire.rs).
+            let retired = self.life.row(i);
+            let (tx, rx) = match retired {
+                Some(r) => (&r.tx, &r.rx),
+                None => (
+                    self.eps[f.sender as usize].ep.counters(),
+                    self.eps[f.receiver as usize].ep.counters(),
+                ),
+            };
             name.push(f.name.clone());
             kind.push(f.kind.to_string());
             src.push(self.net.nodes[f.src as usize].name.clone());
@@ -203,11 +210,12 @@ impl Simulator {
                     }
                     _ => f64::NAN,
                 },
-                match &self.eps[f.sender as usize].ep {
-                    AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
+                match (&self.eps[f.sender as usize].ep, retired) {
+                    (AnyEndpoint::TcpSender(s), _) => s.cwnd() as f64,
                     // The sum over the association's paths.
-                    AnyEndpoint::SctpSender(s) => s.cwnd_total() as f64,
-                    AnyEndpoint::SctpLsSender(s) => s.cwnd_total() as f64,
+                    (AnyEndpoint::SctpSender(s), _) => s.cwnd_total() as f64,
+                    (AnyEndpoint::SctpLsSender(s), _) => s.cwnd_total() as f64,
+                    (_, Some(r)) => r.cwnd as f64,
                     _ => f64::NAN,
                 },
             ];
