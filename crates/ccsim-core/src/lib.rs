@@ -24,6 +24,7 @@
 //! the sender half is [`cc::xcp`]).
 
 pub mod agents;
+pub mod atm;
 pub mod cc;
 pub mod endpoint;
 pub mod hook;

@@ -59,6 +59,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// ATM: the cell network's earliest event is due (`sim/atm.rs`).
+    Atm,
     /// Scenario event `i` takes links down or up (`link_events.rs`).
     LinkState(u32),
 }
@@ -115,6 +117,11 @@ impl EventHeap {
     /// Return an entry [`EventHeap::pop`] gave, in its old place (its `seq` is kept).
     pub(super) fn put_back(&mut self, e: Entry) {
         self.heap.push(e);
+    }
+
+    /// The time of the earliest pending event (ATM: how far the cell network may run alone).
+    pub(super) fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| e.time)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -193,6 +200,7 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::Atm => self.on_atm(at), // ATM
             Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
@@ -347,7 +355,7 @@ impl Simulator {
     }
 
     /// A packet is at `node`: through the hook if any, then routing or local delivery.
-    fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
+    pub(super) fn at_node(&mut self, node: u32, pkt: Packet, arrived_on: Option<u32>) {
         if self.hooks[node as usize].is_none() {
             self.route(node, pkt, arrived_on);
             return;
@@ -432,6 +440,10 @@ impl Simulator {
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        // ATM: a channel of an [atm] link hands the packet to the cell network.
+        if self.atm.as_ref().is_some_and(|a| a.carries(chan)) {
+            return self.send_over_atm(chan, pkt);
+        }
         let stamp = self.packet_trace.on.then(|| Stamp::of(&pkt));
         let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
