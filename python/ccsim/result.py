@@ -33,10 +33,10 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series", "paths", "agents", "packets")
+TABLES = ("flows", "links", "series", "paths", "agents", "packets", "atm_vcs", "atm_ports")
 # Tables written only when they have rows (a run without SCTP flows, agents or a packet trace
 # has none), and that a directory written before they existed lacks: read back as empty frames.
-_OPTIONAL_TABLES = ("paths", "agents", "packets")
+_OPTIONAL_TABLES = ("paths", "agents", "packets", "atm_vcs", "atm_ports")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -65,6 +65,10 @@ class Summary:
     packets_alive: int
     #: Packet-trace events past ``[trace] packets.max_rows``: counted, not kept.
     packets_untraced: int = 0
+    #: ATM (paper 000): cells that crossed a link, one per cell per hop, and the cell network's
+    #: own events (not in ``events``); 0 without an ``[atm]`` section.
+    cell_hops: int = 0
+    atm_events: int = 0
 
 
 class Result:
@@ -72,9 +76,9 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series, paths, agents, packets
-        pandas DataFrames, made from the core's columns on first use (``paths``, ``agents``
-        and ``packets`` may have no rows).
+    flows, links, series, paths, agents, packets, atm_vcs, atm_ports
+        pandas DataFrames, made from the core's columns on first use (``paths``, ``agents``,
+        ``packets`` and the ATM tables may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -91,9 +95,18 @@ class Result:
         paths: pd.DataFrame | None = None,
         agents: pd.DataFrame | None = None,
         packets: pd.DataFrame | None = None,
+        atm_vcs: pd.DataFrame | None = None,
+        atm_ports: pd.DataFrame | None = None,
     ) -> None:
         self._frames: dict[str, pd.DataFrame] = {"flows": flows, "links": links, "series": series}
-        for name, df in (("paths", paths), ("agents", agents), ("packets", packets)):
+        optional = (
+            ("paths", paths),
+            ("agents", agents),
+            ("packets", packets),
+            ("atm_vcs", atm_vcs),
+            ("atm_ports", atm_ports),
+        )
+        for name, df in optional:
             if df is not None:
                 self._frames[name] = df
         # The core's columns (name -> numpy array or list of str) of the tables not yet turned
@@ -159,6 +172,16 @@ class Result:
         lambda self: self._frame("packets"),
         lambda self, df: self._set_frame("packets", df),
         doc="The per-packet trace of ``[trace] packets``.",
+    )
+    atm_vcs = property(
+        lambda self: self._frame("atm_vcs"),
+        lambda self, df: self._set_frame("atm_vcs", df),
+        doc="ATM: one row per ABR VC and per CBR cell source (``[atm]``).",
+    )
+    atm_ports = property(
+        lambda self: self._frame("atm_ports"),
+        lambda self, df: self._set_frame("atm_ports", df),
+        doc="ATM: one row per ATM link direction (``[atm]``).",
     )
 
     def _columns(self, name: str) -> dict[str, Any]:
@@ -234,6 +257,8 @@ class Result:
             paths=frames["paths"],
             agents=frames["agents"],
             packets=frames["packets"],
+            atm_vcs=frames["atm_vcs"],
+            atm_ports=frames["atm_ports"],
         )
 
     def series_of(self, name: str, metric: str) -> pd.Series:

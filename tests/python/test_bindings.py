@@ -130,3 +130,21 @@ def test_progress_is_reported_while_a_run_goes_on_and_an_exception_from_it_stops
     assert all(end == pytest.approx(1_000_000.0) for _, _, end in seen)
     assert 0 < seen[0][0] < seen[1][0] < 1_000_000.0, "simulated time advances"
     assert 0 < seen[0][1] < seen[1][1]
+
+
+def test_an_atm_run_brings_its_vc_and_port_tables_and_cell_counts() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    sc = ccsim.Scenario.from_toml(repo / "experiments/p000-atm-abr/scenario.toml")
+    res = ccsim.run(sc.set("duration", "200ms"))
+    assert res.summary is not None and res.summary.cell_hops > 10_000
+    vcs = res.atm_vcs.set_index("name")
+    assert vcs.loc["h1>d1", "kind"] == "abr" and vcs.loc["h1>d1", "cells_sent"] > 0
+    assert vcs.loc["bg.0", "kind"] == "cbr"
+    l2 = res.atm_ports[(res.atm_ports["link"] == "l2") & (res.atm_ports["direction"] == "a_to_b")]
+    assert int(l2["er_written"].iloc[0]) > 0
+
+
+def test_a_run_without_atm_has_empty_atm_tables_and_no_cells(two_hosts: str) -> None:
+    raw = _core.run(two_hosts, [], 1)
+    assert raw["summary"]["cell_hops"] == 0 and raw["summary"]["atm_events"] == 0
+    assert raw["atm_vcs"] == {} and raw["atm_ports"] == {}

@@ -200,8 +200,13 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
 ) -> None:
     pg, errors = page
     pg.goto(server.url + "/")
-    # The first figure (fig8) starts at once with its quick x values and up to 10 seeds.
-    wait_done(pg, None)
+    # The page opens the first paper of the catalog (p000 since paper 000's experiments);
+    # switch to p001, whose first figure (fig8) then starts with its quick x values and up to
+    # 10 seeds.
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
     plot = "document.getElementById('plot')"
     n_points = pg.evaluate(f"{plot}.data.reduce((n, t) => n + t.x.length, 0)")
     assert n_points == 4 * 3  # 4 lines x 3 loss rates

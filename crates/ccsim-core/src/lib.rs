@@ -26,6 +26,7 @@
 
 pub mod agents;
 pub mod arena;
+pub mod atm;
 pub mod cc;
 pub mod endpoint;
 pub mod hook;

@@ -384,6 +384,9 @@ pub enum CcHeader {
         /// Requested window change in bytes (may be negative); routers only lower it.
         feedback: i32,
     },
+    /// The latest explicit rate of the ATM ABR VC leaving the receiving host, in cells/s,
+    /// written by the ATM layer on a packet it delivers (paper 000's ER-TCP; `atm/`).
+    ExplicitRate { cells_per_s: f32 },
 }
 
 /// A datagram of a UDP source (CBR, on-off); `seq` counts datagrams for loss accounting.

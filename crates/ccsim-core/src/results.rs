@@ -138,6 +138,10 @@ pub struct RunSummary {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub packets_alive: u64,
+    /// ATM (0 without `[atm]`): cells that crossed a link (one per cell per hop), and the cell
+    /// network's own events (not in `events`).
+    pub cell_hops: u64,
+    pub atm_events: u64,
     /// Packet-trace events past `[trace] packets.max_rows`: counted, not kept.
     pub packets_untraced: u64,
 }
@@ -149,6 +153,9 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    /// ATM (empty without `[atm]`): one row per ABR VC and CBR source, and per ATM port.
+    pub atm_vcs: Table,
+    pub atm_ports: Table,
     /// One row per path of each multipath flow (SCTP): what went where.
     pub paths: Table,
     /// Counters of node hooks (base-station agents), one row per hook that keeps any.

@@ -152,7 +152,7 @@ fn an_unknown_top_level_key_lists_the_sections() {
     assert_eq!(
         error_with(&["durration=\"5s\""]),
         "durration: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
-         routing, trace, events"
+         routing, trace, events, atm"
     );
 }
 
@@ -840,6 +840,81 @@ fn the_tcp_keys_of_issue_9_are_read_and_their_bad_values_named() {
     assert_eq!(
         error_with(&["tcp.ecn=1"]),
         "tcp.ecn: expected true or false, found integer 1"
+    );
+}
+
+// ---- ATM ([atm], docs/atm.md) -----------------------------------------------------------
+
+/// The error `Simulator::build` gives for BASE with `overrides` (errors that need routes).
+fn build_error_with(overrides: &[&str]) -> String {
+    let loaded = load(BASE, overrides).unwrap_or_else(|e| panic!("{e}"));
+    match ccsim_core::sim::Simulator::build(&loaded.spec) {
+        Ok(_) => panic!("expected a build error with {overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn er_tcp_on_a_flow_without_an_abr_vc_is_refused_naming_the_flow() {
+    assert_eq!(
+        build_error_with(&["flows.f1.cc=\"er\""]),
+        "flows.f1.cc: type \"er\" needs an ABR VC, but the route of flow f1 crosses no link \
+         listed in [atm] links"
+    );
+}
+
+#[test]
+fn er_tcp_over_an_atm_link_builds() {
+    let loaded = load(BASE, &["flows.f1.cc=\"er\"", "atm.links=[\"bottleneck\"]"]).unwrap();
+    assert!(ccsim_core::sim::Simulator::build(&loaded.spec).is_ok());
+}
+
+#[test]
+fn atm_fields_are_checked_naming_the_field() {
+    assert_eq!(
+        error_with(&["atm.links=[\"nope\"]"]),
+        "atm.links[0]: no link named \"nope\"; links are access, bottleneck"
+    );
+    assert_eq!(
+        error_with(&["atm.links=[]"]),
+        "atm.links: empty; name at least one link that carries cells"
+    );
+    assert_eq!(
+        error_with(&["atm.links=[\"access\"]", "atm.nrm=1"]),
+        "atm.nrm: 1 is out of range; must be from 2 to 256"
+    );
+    assert_eq!(
+        error_with(&["atm.links=[\"access\"]", "atm.epd_threshold=2000"]),
+        "atm.epd_threshold: 2000 is not below abr_buffer (1000); EPD's threshold is under the \
+         buffer size"
+    );
+    assert_eq!(
+        error_with(&[
+            "atm.links=[\"access\"]",
+            "atm.pcr=\"1Mbps\"",
+            "atm.mcr=\"2Mbps\""
+        ]),
+        "atm.mcr: 2000000 bit/s is above pcr (1000000 bit/s)"
+    );
+    assert_eq!(
+        error_with(&["atm.links=[\"access\"]", "atm.feedback=\"efci\""]),
+        "atm.feedback: efci needs a threshold: { type = \"efci\", threshold = 500 }"
+    );
+    assert_eq!(
+        error_with(&["atm.links=[\"access\"]", "atm.cbr.bg={ from = \"h1\", to = \"h1\", rate = \"1Mbps\", on = \"1s\", off = \"1s\" }"]),
+        "atm.cbr.bg: from and to are both \"h1\""
+    );
+}
+
+#[test]
+fn a_cbr_source_whose_route_leaves_atm_is_refused() {
+    assert_eq!(
+        build_error_with(&[
+            "atm.links=[\"access\"]",
+            "atm.cbr.bg={ from = \"h1\", to = \"h2\", rate = \"1Mbps\", on = \"1s\", off = \"1s\" }"
+        ]),
+        "atm.cbr.bg: the route from h1 to h2 must cross only links listed in [atm] links: CBR \
+         cells have no IP packet to route"
     );
 }
 

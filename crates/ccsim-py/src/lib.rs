@@ -182,6 +182,8 @@ fn summary_to_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, 
     d.set_item("packets_delivered", s.packets_delivered)?;
     d.set_item("packets_dropped", s.packets_dropped)?;
     d.set_item("packets_alive", s.packets_alive)?;
+    d.set_item("cell_hops", s.cell_hops)?;
+    d.set_item("atm_events", s.atm_events)?;
     d.set_item("packets_untraced", s.packets_untraced)?;
     Ok(d)
 }
@@ -193,6 +195,8 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
     d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
+    d.set_item("atm_vcs", table_to_dict(&frombuffer, out.atm_vcs)?)?;
+    d.set_item("atm_ports", table_to_dict(&frombuffer, out.atm_ports)?)?;
     d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
     d.set_item("agents", table_to_dict(&frombuffer, out.agents)?)?;
     d.set_item("packets", table_to_dict(&frombuffer, out.packets)?)?;

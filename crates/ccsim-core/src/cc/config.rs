@@ -9,7 +9,7 @@
 //! and no scenario format.
 
 use super::{
-    BicConfig, CubicConfig, FastConfig, HighSpeedConfig, ScalableConfig, VegasConfig,
+    BicConfig, CubicConfig, ErConfig, FastConfig, HighSpeedConfig, ScalableConfig, VegasConfig,
     XcpSenderConfig,
 };
 
@@ -46,4 +46,7 @@ pub enum CcAlgorithm {
     /// The XCP sender (Katabi, Handley, Rohrs 2002); its window follows the feedback of XCP
     /// router ports (`queue = { type = "xcp" }`).
     Xcp(XcpSenderConfig),
+    /// ER-TCP (paper 000): the window follows the explicit rate of the ATM ABR VC under the
+    /// flow; needs a route over `[atm]` links.
+    Er(ErConfig),
 }

@@ -26,9 +26,10 @@
 //!   (`min_rtt`, the base RTT). FAST updates its window once per RTT from `min_rtt / rtt`; Vegas
 //!   compares expected and actual rate once per RTT. Both keep their own per-RTT bookkeeping,
 //!   using `now` and `ev.snd_una`.
-//! - **Explicit rate from a lower layer (ER-TCP over ATM ABR, paper 000):** not here yet. The
-//!   ATM adaptation layer will hand the backward-RM cell's explicit rate to the algorithm
-//!   through a hook of its own, added with ATM, from which the algorithm derives cwnd.
+//! - **Explicit rate from a lower layer (ER-TCP over ATM ABR, paper 000, `er.rs`):** the ATM
+//!   layer at the sender's host writes the latest backward-RM ER into each ACK it delivers
+//!   ([`CcHeader::ExplicitRate`]); it arrives as [`AckEvent::echo`] like XCP's feedback, and
+//!   the algorithm derives cwnd from it.
 //! - **Router-assisted (XCP):** the algorithm writes its cwnd and RTT into the packet's
 //!   [`CcHeader`] in [`CongestionControl::on_send`]; routers lower the feedback field on the way;
 //!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
@@ -38,6 +39,7 @@ pub mod bic;
 mod common;
 pub mod config;
 pub mod cubic;
+pub mod er;
 pub mod fast;
 pub mod highspeed;
 #[cfg(test)]
@@ -55,6 +57,7 @@ use crate::time::{SimDuration, SimTime};
 pub use bic::{Bic, BicConfig};
 pub use config::{CcAlgorithm, Growth};
 pub use cubic::{Cubic, CubicConfig};
+pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use reno::{Reno, RenoConfig};
@@ -174,6 +177,8 @@ pub enum AnyCc {
     Vegas(Vegas),
     Fast(Fast),
     Xcp(XcpSender),
+    /// ER-TCP over ATM ABR (paper 000).
+    Er(ErTcp),
 }
 
 impl AnyCc {
@@ -190,6 +195,7 @@ impl AnyCc {
             CcAlgorithm::Fast(c) => AnyCc::Fast(c.build(growth)),
             // XCP has no slow start nor ACK counting: the routers set the window.
             CcAlgorithm::Xcp(c) => AnyCc::Xcp(c.build()),
+            CcAlgorithm::Er(c) => AnyCc::Er(c.build(growth)),
         }
     }
 
@@ -203,6 +209,7 @@ impl AnyCc {
             AnyCc::Vegas(c) => c,
             AnyCc::Fast(c) => c,
             AnyCc::Xcp(c) => c,
+            AnyCc::Er(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -215,6 +222,7 @@ impl AnyCc {
             AnyCc::Vegas(c) => c,
             AnyCc::Fast(c) => c,
             AnyCc::Xcp(c) => c,
+            AnyCc::Er(c) => c,
         }
     }
 }
@@ -234,6 +242,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Vegas(c) => c.on_ack(now, ev, w),
             AnyCc::Fast(c) => c.on_ack(now, ev, w),
             AnyCc::Xcp(c) => c.on_ack(now, ev, w),
+            AnyCc::Er(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -253,6 +262,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Vegas(c) => c.on_send(now, ev, hdr),
             AnyCc::Fast(c) => c.on_send(now, ev, hdr),
             AnyCc::Xcp(c) => c.on_send(now, ev, hdr),
+            AnyCc::Er(c) => c.on_send(now, ev, hdr),
         }
     }
     fn metrics(&self) -> CcMetrics {

@@ -31,6 +31,8 @@ pub struct Spec {
     pub flows: IndexMap<String, FlowSpec>,
     pub routing: RoutingSpec,
     pub trace: TraceSpec,
+    /// `[atm]`: links that carry cells, ABR VCs, switch ports, CBR cell sources (None: no ATM).
+    pub atm: Option<crate::atm::AtmSpec>,
     /// Link and interface state changes during the run (`[[events]]`), in time order.
     pub events: Vec<EventSpec>,
 }

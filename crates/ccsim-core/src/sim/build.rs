@@ -79,6 +79,8 @@ impl Simulator {
             check_path_mtu(&sim.net, name, f, ends)?;
             sim.add_flow(name, f, ends);
         }
+        // ATM: the cell network of the [atm] links (atm/plan.rs).
+        sim.atm = crate::atm::plan::build(spec, &sim.net)?.map(Box::new);
         sim.max_alive = budget_packets(spec, &sim)?;
         sim.start_packet_trace(spec.trace.packets.as_ref());
         sim.schedule_first_events();
@@ -139,6 +141,9 @@ impl Simulator {
             packet_trace: Default::default(),
             seed: spec.seed,
             build_started,
+            atm: None,
+            atm_at: None,
+            atm_out: Vec::new(),
         })
     }
 
@@ -196,6 +201,7 @@ impl Simulator {
         if let Some(iv) = self.trace_interval {
             self.heap.schedule(SimTime::ZERO + iv, Ev::Sample);
         }
+        self.schedule_atm();
     }
 
     /// The configuration of a UDP source for flow `f`, on the ports `add_udp_flow` will use.

@@ -64,6 +64,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// ATM: the cell network's earliest event is due (`sim/atm.rs`).
+    Atm,
     /// Scenario event `i` takes links down or up (`link_events.rs`).
     LinkState(u32),
 }
@@ -154,6 +156,20 @@ impl EventHeap {
         self.root_taken = false;
     }
 
+    /// The time of the earliest pending event (ATM: how far the cell network may run alone).
+    pub(super) fn peek_time(&self) -> Option<SimTime> {
+        if !self.root_taken {
+            return self.heap.peek().map(|e| e.time);
+        }
+        // The root is the event being handled, no longer pending: the earliest pending one is
+        // the greater (in the reversed order, the earlier) of its two children.
+        let slice = self.heap.as_slice();
+        slice
+            .get(1..)
+            .and_then(|c| c.iter().take(2).max())
+            .map(|e| e.time)
+    }
+
     pub(super) fn len(&self) -> usize {
         self.heap.len() - self.root_taken as usize
     }
@@ -230,6 +246,7 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::Atm => self.on_atm(at), // ATM
             Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
@@ -395,7 +412,7 @@ impl Simulator {
     /// A packet is at `node`: through the hook if any, then routing or local delivery. A hook
     /// takes packets by value, so the packet leaves the arena for it, and what the hook
     /// forwards or injects comes back in ([`Simulator::after_hook`]).
-    fn at_node(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
+    pub(super) fn at_node(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
         if self.hooks[node as usize].is_none() {
             self.route(node, id, arrived_on);
             return;
@@ -494,6 +511,12 @@ impl Simulator {
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        // ATM: a channel of an [atm] link hands the packet to the cell network, which holds
+        // its frames by value: the packet leaves the arena (`sim/atm.rs`).
+        if self.atm.as_ref().is_some_and(|a| a.carries(chan)) {
+            let pkt = self.pkts.take(id);
+            return self.send_over_atm(chan, pkt);
+        }
         let pkt = self.pkts.get(id);
         let stamp = self.packet_trace.on.then(|| Stamp::of(pkt));
         let flow = pkt.flow;

@@ -33,6 +33,7 @@
 //! validates: the engine trusts a `Spec` the
 //! parser accepted and must not panic on one.
 
+mod atm;
 mod build;
 mod engine;
 mod interrupt;
@@ -123,6 +124,11 @@ pub struct Simulator {
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
+    /// ATM: the cell network under the `[atm]` links, the time of its live `Atm` event, and
+    /// the packets it reassembled (`atm.rs`).
+    atm: Option<Box<crate::atm::AtmFabric>>,
+    atm_at: Option<SimTime>,
+    atm_out: Vec<(u32, u32, Packet)>,
 }
 
 impl Simulator {

@@ -98,11 +98,19 @@ impl Simulator {
                 packets_delivered: cons.delivered,
                 packets_dropped: cons.dropped,
                 packets_alive: cons.alive,
+                cell_hops: self.atm.as_ref().map_or(0, |a| a.cell_hops),
+                atm_events: self.atm.as_ref().map_or(0, |a| a.events),
                 packets_untraced: self.packet_trace.overflow,
             },
             flows,
             links,
             series: std::mem::take(&mut self.series).into_table(),
+            atm_vcs: self.atm.as_ref().map(|a| a.vcs_table()).unwrap_or_default(),
+            atm_ports: self
+                .atm
+                .as_ref()
+                .map(|a| a.ports_table(&self.net))
+                .unwrap_or_default(),
             paths: self.paths_table(),
             agents: self.agents_table(),
             packets: {
@@ -468,7 +476,7 @@ impl Simulator {
     fn alive(&self) -> u64 {
         let in_chans: u64 = self.net.chans.iter().map(|c| c.packets_inside()).sum();
         let in_hooks: u64 = self.hooks.iter().flatten().map(|h| h.held() as u64).sum();
-        in_chans + in_hooks
+        in_chans + in_hooks + self.atm_packets_inside()
     }
 
     /// The rows [`Simulator::sample`] adds each time: four per traced TCP flow, one per other
@@ -483,7 +491,11 @@ impl Simulator {
                 _ => 1,
             })
             .sum();
-        flows + 3 * self.net.chans.len() as u64
+        let atm = self
+            .atm
+            .as_ref()
+            .map_or(0, |a| 3 * a.vcs.len() as u64 + 2 * a.ports.len() as u64);
+        flows + 3 * self.net.chans.len() as u64 + atm
     }
 
     /// One row per metric of each traced flow and each link direction, at `now`.
@@ -530,6 +542,27 @@ impl Simulator {
             let bps = (bits - c.stats.bits_at_last_sample) as f64 / iv.as_secs_f64();
             c.stats.bits_at_last_sample = bits;
             self.series.push(t, "link", &name, "throughput_bps", bps);
+        }
+        // ATM: each VC's ACR, latest ER and source buffer; each port's class queues.
+        if let Some(a) = &self.atm {
+            let bits = crate::atm::cell::CELL_BITS;
+            for v in &a.vcs {
+                self.series
+                    .push(t, "vc", &v.name, "acr_bps", v.acr.acr * bits);
+                self.series
+                    .push(t, "vc", &v.name, "er_bps", v.last_er * bits);
+                let cells = v.source_cells() as f64;
+                self.series.push(t, "vc", &v.name, "source_cells", cells);
+            }
+            for p in &a.ports {
+                let c = &self.net.chans[p.chan as usize];
+                let name = format!("{}:{}", c.link, c.direction);
+                let (abr, cbr) = (p.queue_len(1) as f64, p.queue_len(0) as f64);
+                self.series
+                    .push(t, "atm_port", &name, "abr_queue_cells", abr);
+                self.series
+                    .push(t, "atm_port", &name, "cbr_queue_cells", cbr);
+            }
         }
     }
 }

@@ -18,6 +18,7 @@
 //!                                                          ├─ [tcp]           tcp.rs
 //!                                                          ├─ [flows.NAME]    flows.rs
 //!                                                          ├─ [routing]       routing.rs
+//!                                                          ├─ [atm]           atm.rs
 //!                                                          └─ [limits], [trace]  here
 //!   every file reads through reader.rs: Reader, Field and the shared messages
 //! ```
@@ -31,6 +32,7 @@
 //! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
 //! of its own, as the agents' do in `nodes.rs`.
 
+mod atm;
 mod events;
 mod flows;
 mod links;
@@ -45,6 +47,7 @@ mod testutil;
 
 use toml::{Table, Value};
 
+use self::atm::read_atm;
 use self::events::read_events;
 use self::flows::read_flows;
 use self::links::read_links;
@@ -211,6 +214,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 
 const TOP_KEYS: &[&str] = &[
     "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "events",
+    "atm",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -240,6 +244,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             packets: None,
         });
     let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
+    let atm = opt(&mut top, "atm", |f| read_atm(f, &nodes, &links))?;
     top.finish()?;
     Ok(Spec {
         seed,
@@ -250,6 +255,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         flows,
         routing,
         trace,
+        atm,
         events,
     })
 }
@@ -692,6 +698,7 @@ interval = "100ms"
                 interval: Some(ms(100)),
                 packets: None,
             },
+            atm: None,
             events: Vec::new(),
         }
     }

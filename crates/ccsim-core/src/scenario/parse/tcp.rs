@@ -269,10 +269,11 @@ const CC_TYPES: &[&str] = &[
     "vegas",
     "fast",
     "xcp",
+    "er",
 ];
-const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp";
+const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er";
 const CC_EXPECTED: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or a table \
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, or a table \
                            such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
@@ -303,6 +304,15 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
                 c.request_segments = x;
             }
             CcAlgorithm::Xcp(c)
+        }
+        "er" => {
+            // ER-TCP over ATM ABR (paper 000); the build refuses it on a flow with no ABR VC.
+            r.allow(&["type", "safety"])?;
+            let mut c = crate::cc::ErConfig::default();
+            if let Some(x) = opt(&mut r, "safety", |f| f.positive_number())? {
+                c.safety = x;
+            }
+            CcAlgorithm::Er(c)
         }
         _ => {
             r.allow(&["type"])?;
@@ -777,7 +787,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp"
+             vegas, fast, xcp, er"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -790,12 +800,12 @@ mod tests {
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
-            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp"
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
-            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, or \
-             a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+            "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
+             or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+//! ATM under whole runs: scenarios from TOML, as a user writes them.
+
+use crate::results::RunOutput;
+use crate::scenario::load_scenario;
+use crate::sim::Simulator;
+
+/// Paper 000's WAN network (experiments/p000-atm-abr/scenario.toml).
+pub(super) const PAPER: &str = include_str!("../../../../experiments/p000-atm-abr/scenario.toml");
+
+pub(super) fn run(text: &str, overrides: &[&str]) -> RunOutput {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    let loaded = load_scenario(text, &overrides, None).unwrap_or_else(|e| panic!("{e}"));
+    Simulator::build(&loaded.spec)
+        .and_then(Simulator::run)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn total_goodput_mbps(out: &RunOutput) -> f64 {
+    out.flows.f64("goodput_bps").unwrap().iter().sum::<f64>() / 1e6
+}
+
+fn vc_u64(out: &RunOutput, name: &str, col: &str) -> u64 {
+    let names = out.atm_vcs.str("name").unwrap();
+    let row = names.iter().position(|n| n == name).unwrap();
+    out.atm_vcs.u64(col).unwrap()[row]
+}
+
+fn port_u64(out: &RunOutput, link: &str, dir: &str, col: &str) -> u64 {
+    let links = out.atm_ports.str("link").unwrap();
+    let dirs = out.atm_ports.str("direction").unwrap();
+    let row = (0..links.len())
+        .find(|&i| links[i] == link && dirs[i] == dir)
+        .unwrap();
+    out.atm_ports.u64(col).unwrap()[row]
+}
+
+/// A 300-cell ABR buffer at the switches and a 100 Mbit/s on-off CBR source: each time the CBR
+/// source turns on, ABR cells arrive faster than ERICA's feedback can slow them for a feedback
+/// delay, and the ABR queue at s1 overflows.
+const LOSSY: &[&str] = &[
+    "duration=\"8s\"",
+    "atm.abr_buffer=300",
+    "atm.cbr.bg.count=1",
+    "atm.cbr.bg.rate=\"100Mbps\"",
+];
+
+#[test]
+fn tcp_delivers_its_byte_stream_intact_over_atm_when_cells_are_lost() {
+    let out = run(PAPER, LOSSY);
+    let lost: u64 = out.atm_ports.u64("abr_cells_lost").unwrap().iter().sum();
+    assert!(lost > 0, "the scenario must lose cells");
+    let frames_lost: u64 = (1..=5)
+        .map(|i| vc_u64(&out, &format!("h{i}>d{i}"), "frames_lost"))
+        .sum();
+    assert!(frames_lost > 0);
+    // Every lost frame was retransmitted; the receivers got a gap-free stream: what they
+    // delivered is exactly the bytes the senders had acknowledged or have in flight.
+    let delivered = out.flows.u64("bytes_delivered").unwrap();
+    let retx = out.flows.u64("retransmits").unwrap();
+    assert!(retx.iter().sum::<u64>() > 0);
+    assert!(delivered.iter().sum::<u64>() > 0);
+    // Only whole segments reach TCP: a frame missing a cell is never delivered in part.
+    assert!(delivered.iter().all(|&b| b % 9140 == 0), "{delivered:?}");
+    assert_eq!(out.summary.stop_reason.as_str(), "duration");
+}
+
+#[test]
+fn every_cell_sent_is_delivered_lost_or_still_inside_and_every_packet_is_accounted() {
+    let out = run(PAPER, LOSSY);
+    let s = &out.summary;
+    assert_eq!(
+        s.packets_created,
+        s.packets_delivered + s.packets_dropped + s.packets_alive
+    );
+    for i in 1..=5 {
+        let vc = format!("h{i}>d{i}");
+        let sent = vc_u64(&out, &vc, "cells_sent");
+        let delivered = vc_u64(&out, &vc, "cells_delivered");
+        let lost = vc_u64(&out, &vc, "cells_lost");
+        // Data cells only count here; at most the cells of one window are still inside.
+        assert!(delivered + lost <= sent, "{vc}");
+        assert!(sent - delivered - lost < 20 * 192 + 1000, "{vc}");
+        let frames = vc_u64(&out, &vc, "frames_in");
+        let done = vc_u64(&out, &vc, "frames_delivered") + vc_u64(&out, &vc, "frames_lost");
+        assert!(
+            done <= frames && frames - done <= 40,
+            "{vc}: {frames} in, {done} done"
+        );
+    }
+}
+
+#[test]
+fn cbr_cells_are_never_lost_to_abr_load() {
+    // Check 15's premise: strict priority keeps CBR whole whatever ABR does.
+    let out = run(PAPER, LOSSY);
+    assert!(port_u64(&out, "l2", "a_to_b", "cbr_cells_sent") > 0);
+    let cbr_lost: u64 = out.atm_ports.u64("cbr_cells_lost").unwrap().iter().sum();
+    assert_eq!(cbr_lost, 0);
+    assert!(port_u64(&out, "l1_1", "a_to_b", "abr_cells_sent") > 0);
+}
+
+#[test]
+fn epd_drops_whole_frames_only() {
+    // Check 16: with EPD (and PPD for overflow) a frame's cells are all lost or none is.
+    let mut set = LOSSY.to_vec();
+    set.push("atm.epd_threshold=50");
+    set.push("atm.ppd=true");
+    let out = run(PAPER, &set);
+    let lost: u64 = out.atm_ports.u64("abr_cells_lost").unwrap().iter().sum();
+    assert!(lost > 0);
+    for i in 1..=5 {
+        let vc = format!("h{i}>d{i}");
+        // 9,180-byte packets are 192 cells; with whole-frame discard, the cells lost are a
+        // multiple of a frame, less the EOM cells PPD keeps.
+        let cells = vc_u64(&out, &vc, "cells_lost");
+        let frames = vc_u64(&out, &vc, "frames_lost");
+        assert!(
+            cells <= frames * 192,
+            "{vc}: {cells} cells, {frames} frames"
+        );
+    }
+}
+
+#[test]
+fn er_tcp_keeps_the_source_buffer_shorter_than_reno() {
+    let reno = run(PAPER, &["duration=\"3s\""]);
+    let er = run(
+        PAPER,
+        &["duration=\"3s\"", "tcp.cc={ type = \"er\", safety = 0.4 }"],
+    );
+    let q = |o: &RunOutput| vc_u64(o, "h1>d1", "max_source_cells");
+    assert!(q(&er) < q(&reno), "{} vs {}", q(&er), q(&reno));
+    let rtt = |o: &RunOutput| o.flows.f64("rtt_mean_s").unwrap()[0];
+    assert!(rtt(&er) < rtt(&reno));
+    // ... at no cost in throughput.
+    assert!(total_goodput_mbps(&er) > 0.9 * total_goodput_mbps(&reno));
+}
+
+#[test]
+fn erica_brings_the_five_vcs_to_equal_rates() {
+    // Check 13 in a run: no CBR, five greedy VCs share U·C.
+    let out = run(
+        PAPER,
+        &[
+            "duration=\"2s\"",
+            "atm.cbr.bg.count=1",
+            "atm.cbr.bg.rate=\"1bps\"",
+        ],
+    );
+    let acr = out.atm_vcs.f64("acr_bps").unwrap();
+    let names = out.atm_vcs.str("name").unwrap();
+    let fwd: Vec<f64> = (0..names.len())
+        .filter(|&i| names[i].starts_with('h'))
+        .map(|i| acr[i])
+        .collect();
+    let share = 0.9 * 150e6 / 5.0;
+    for a in &fwd {
+        assert!((a - share).abs() / share < 0.15, "{a} vs {share}");
+    }
+}
+
+#[test]
+fn the_time_series_carries_each_vcs_acr_and_er() {
+    let out = run(PAPER, &["duration=\"1s\"", "trace.interval=\"100ms\""]);
+    let s = &out.series;
+    let (kind, name, metric) = (
+        s.str("kind").unwrap(),
+        s.str("name").unwrap(),
+        s.str("metric").unwrap(),
+    );
+    let value = s.f64("value").unwrap();
+    let acr: Vec<f64> = (0..kind.len())
+        .filter(|&i| kind[i] == "vc" && name[i] == "h1>d1" && metric[i] == "acr_bps")
+        .map(|i| value[i])
+        .collect();
+    assert_eq!(acr.len(), 10);
+    // ACR within [MCR, PCR] (check 9) and away from ICR once feedback arrived.
+    assert!(acr
+        .iter()
+        .all(|&a| (0.1e6 - 1.0..=150e6 + 1.0).contains(&a)));
+    assert!(acr.iter().any(|&a| a > 5e6 + 1.0));
+}
+
+#[test]
+fn with_cbr_on_erica_gives_abr_the_target_share_of_what_cbr_leaves() {
+    // Check 15: CBR at R = 100 Mbit/s always on; ABR gets ≈ U·(C − R) on l2.
+    let out = run(
+        PAPER,
+        &[
+            "duration=\"3s\"",
+            "atm.cbr.bg.count=1",
+            "atm.cbr.bg.rate=\"100Mbps\"",
+            "atm.cbr.bg.on=\"100s\"",
+        ],
+    );
+    let secs = 3.0;
+    let cell_bits = 424.0;
+    let abr = port_u64(&out, "l2", "a_to_b", "abr_cells_sent") as f64 * cell_bits / secs;
+    let cbr = port_u64(&out, "l2", "a_to_b", "cbr_cells_sent") as f64 * cell_bits / secs;
+    assert!((cbr - 100e6).abs() < 1e6, "{cbr}");
+    let target = 0.9 * (150e6 - 100e6);
+    assert!((abr - target).abs() / target < 0.1, "ABR {abr} vs {target}");
+    // Utilization ≈ U·C + (1 − U)·R.
+    let util = (abr + cbr) / 150e6;
+    assert!((util - (0.9 + 0.1 * 100.0 / 150.0)).abs() < 0.05, "{util}");
+}
+
+#[test]
+fn partial_packet_discard_raises_tcp_goodput_under_cell_loss() {
+    // Check 16's second half (Romanow and Floyd 1995): the cells of a damaged frame that a
+    // switch keeps forwarding are wasted; dropping them leaves room for whole frames.
+    let mut set = LOSSY.to_vec();
+    let without = total_goodput_mbps(&run(PAPER, &set));
+    set.push("atm.ppd=true");
+    let with = total_goodput_mbps(&run(PAPER, &set));
+    assert!(
+        with > 1.1 * without,
+        "PPD {with} Mbit/s, none {without} Mbit/s"
+    );
+}
