@@ -31,6 +31,7 @@ pub mod link;
 pub mod loss;
 pub mod network;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod results;
 pub mod rng;
