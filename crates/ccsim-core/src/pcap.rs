@@ -39,7 +39,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use crate::packet::{Addr, Packet, Port, TcpHeader, Transport};
+use crate::packet::{Addr, Packet, Port, SctpChunk, SctpHeader, TcpHeader, Transport};
 use crate::time::SimTime;
 
 /// pcap's magic number for nanosecond timestamps (the libpcap file format's "modified"
@@ -55,6 +55,8 @@ const TCP_HEADER: usize = 20;
 const UDP_HEADER: usize = 8;
 const PROTO_TCP: u8 = 6;
 const PROTO_UDP: u8 = 17;
+const PROTO_SCTP: u8 = 132;
+const SCTP_COMMON_HEADER: usize = 12;
 /// The window a sender's segments advertise: see the module doc.
 const SENDER_WINDOW: u16 = 65_535;
 
@@ -151,6 +153,7 @@ pub fn encode(pkt: &Packet, end: TcpEnd, ip_id: u16, buf: &mut Vec<u8>) {
     let proto = match pkt.transport {
         Transport::Tcp(_) => PROTO_TCP,
         Transport::Udp(_) => PROTO_UDP,
+        Transport::Sctp(_) => PROTO_SCTP,
     };
     let (src, dst) = (ipv4_of(pkt.src), ipv4_of(pkt.dst));
     let total = pkt.size.min(u16::MAX as u32) as u16;
@@ -175,6 +178,11 @@ pub fn encode(pkt: &Packet, end: TcpEnd, ip_id: u16, buf: &mut Vec<u8>) {
             let len = transport_len.max(UDP_HEADER).min(u16::MAX as usize) as u16;
             buf.extend_from_slice(&len.to_be_bytes());
             buf.extend_from_slice(&[0, 0]);
+        }
+        Transport::Sctp(h) => {
+            // SCTP has no pseudo-header: its CRC32c covers the packet alone (written here).
+            encode_sctp(h, transport_len, buf);
+            return;
         }
     }
     // RFC 793 §3.1, RFC 768: the checksum covers a pseudo-header, the header and the payload
@@ -258,6 +266,105 @@ fn encode_tcp(h: &TcpHeader, end: TcpEnd, transport_len: usize, buf: &mut Vec<u8
     buf.resize(options_end, 1); // NOP
 }
 
+/// An SCTP packet: common header and its one chunk (RFC 9260 §3), the checksum a CRC32c over
+/// the whole SCTP packet with the user data as zeros (§6.8, Appendix A).
+///
+/// - The verification tag is the receiving endpoint's: no INIT is written, so each end's tag
+///   is made from its port (`0x5c70_0000 + port`, never 0).
+/// - DATA (§3.3.1): flags B and E (one unfragmented message), length 16 + data bytes, the
+///   SSN's low 16 bits (ccsim's SSN is 32-bit), payload protocol identifier 0.
+/// - SACK (§3.3.4): cumulative TSN ack, a_rwnd, the gap blocks and duplicate TSNs carried. The
+///   paper's LS-mode SACK (a per-path cumulative SSN ack) has no standard form; it is written as
+///   a standard SACK of the same fields.
+/// - HEARTBEAT / HEARTBEAT ACK (§3.3.5, §3.3.6): one heartbeat-info parameter of 8 bytes, the
+///   path probed in the first byte and the sending time's low 56 bits of nanoseconds.
+fn encode_sctp(h: &SctpHeader, transport_len: usize, buf: &mut Vec<u8>) {
+    let t0 = buf.len();
+    buf.extend_from_slice(&port_of(h.src_port).to_be_bytes());
+    buf.extend_from_slice(&port_of(h.dst_port).to_be_bytes());
+    buf.extend_from_slice(&(0x5c70_0000u32 + port_of(h.dst_port) as u32).to_be_bytes());
+    buf.extend_from_slice(&[0, 0, 0, 0]); // checksum, filled below
+    let payload = match &h.chunk {
+        SctpChunk::Data(d) => {
+            buf.extend_from_slice(&[0, 0b11]);
+            buf.extend_from_slice(&((16 + d.len).min(u16::MAX as u32) as u16).to_be_bytes());
+            buf.extend_from_slice(&d.tsn.to_be_bytes());
+            buf.extend_from_slice(&d.sid.to_be_bytes());
+            buf.extend_from_slice(&(d.ssn as u16).to_be_bytes());
+            buf.extend_from_slice(&[0, 0, 0, 0]); // payload protocol identifier
+            d.len as usize
+        }
+        SctpChunk::Sack(s) => {
+            let (gaps, dups) = (s.gap_blocks(), s.dup_tsns());
+            let len = 16 + 4 * gaps.len() + 4 * dups.len();
+            buf.extend_from_slice(&[3, 0]);
+            buf.extend_from_slice(&(len as u16).to_be_bytes());
+            buf.extend_from_slice(&s.cum_tsn.to_be_bytes());
+            buf.extend_from_slice(&s.a_rwnd.to_be_bytes());
+            buf.extend_from_slice(&(gaps.len() as u16).to_be_bytes());
+            buf.extend_from_slice(&(dups.len() as u16).to_be_bytes());
+            for (start, end) in gaps {
+                buf.extend_from_slice(&start.to_be_bytes());
+                buf.extend_from_slice(&end.to_be_bytes());
+            }
+            for d in dups {
+                buf.extend_from_slice(&d.to_be_bytes());
+            }
+            0
+        }
+        SctpChunk::Heartbeat(b) | SctpChunk::HeartbeatAck(b) => {
+            let kind = if matches!(h.chunk, SctpChunk::Heartbeat(_)) {
+                4
+            } else {
+                5
+            };
+            buf.extend_from_slice(&[kind, 0, 0, 16]);
+            buf.extend_from_slice(&[0, 1, 0, 12]); // heartbeat info parameter, 8 bytes of info
+            let info = ((b.path as u64) << 56) | (b.sent_at.as_nanos() & 0x00ff_ffff_ffff_ffff);
+            buf.extend_from_slice(&info.to_be_bytes());
+            0
+        }
+    };
+    // The CRC covers the user data (zeros) and the padding to the size the run accounted for.
+    let headers = buf.len() - t0;
+    let zeros = transport_len.max(headers + payload) - headers;
+    let mut crc = crc32c_update(!0, &buf[t0..]);
+    for _ in 0..zeros {
+        crc = CRC32C_TABLE[(crc as u8) as usize] ^ (crc >> 8);
+    }
+    // Appendix A: the CRC's bytes go out least significant first.
+    buf[t0 + 8..t0 + 12].copy_from_slice(&(!crc).to_le_bytes());
+}
+
+/// CRC32c (Castagnoli, reflected polynomial 0x82F63B78: RFC 9260 Appendix A), one byte a
+/// step through a table built at compile time.
+const CRC32C_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0x82F6_3B78
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+};
+
+fn crc32c_update(mut crc: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        crc = CRC32C_TABLE[((crc ^ b as u32) & 0xff) as usize] ^ (crc >> 8);
+    }
+    crc
+}
+
 /// RFC 1071 one's-complement sum of `bytes` (big-endian 16-bit words, an odd byte padded with
 /// zero) added to the running sum whose complement is `initial`, returned complemented.
 fn checksum(initial: u16, bytes: &[u8]) -> u16 {
@@ -279,6 +386,13 @@ fn checksum(initial: u16, bytes: &[u8]) -> u16 {
 mod tests {
     use super::*;
     use crate::packet::{Acknowledgment, SackBlocks, ECN_ECT0};
+
+    #[test]
+    fn crc32c_gives_the_check_value_of_rfc_3720() {
+        // RFC 3720 §B.4: 32 bytes of zeros give CRC 0x8A9136AA.
+        assert_eq!(!crc32c_update(!0, &[0u8; 32]), 0x8A91_36AA);
+        assert_eq!(!crc32c_update(!0, b"123456789"), 0xE306_9283);
+    }
 
     fn data_segment(seq: u64, len: u32) -> Packet {
         Packet::tcp_segment(
