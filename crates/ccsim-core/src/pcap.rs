@@ -56,7 +56,6 @@ const UDP_HEADER: usize = 8;
 const PROTO_TCP: u8 = 6;
 const PROTO_UDP: u8 = 17;
 const PROTO_SCTP: u8 = 132;
-const SCTP_COMMON_HEADER: usize = 12;
 /// The window a sender's segments advertise: see the module doc.
 const SENDER_WINDOW: u16 = 65_535;
 

@@ -70,6 +70,7 @@ fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
             let _ = value.setattr("reason", s.message);
             err
         }
+        CoreError::Output(m) => SimulationError::new_err(m),
     }
 }
 

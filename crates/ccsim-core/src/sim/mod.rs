@@ -34,6 +34,7 @@
 //! parser accepted and must not panic on one.
 
 mod build;
+mod capture;
 mod engine;
 mod interrupt;
 mod link_events;
@@ -116,6 +117,8 @@ pub struct Simulator {
     series: SeriesBuilder,
     /// `[trace] packets`: off unless asked for (`trace.rs`).
     packet_trace: PacketTrace,
+    /// `[trace] pcap`: off unless asked for and given a folder (`capture.rs`).
+    capture: capture::Capture,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
@@ -124,7 +127,9 @@ pub struct Simulator {
 impl Simulator {
     /// Run to the end; consumes the simulator.
     pub fn run(mut self) -> Result<RunOutput, Error> {
+        self.check_capture()?;
         let reason = self.run_loop();
+        self.capture.finish()?;
         Ok(self.finish(reason))
     }
 
