@@ -192,7 +192,7 @@ pub fn encode(pkt: &Packet, end: TcpEnd, ip_id: u16, buf: &mut Vec<u8>) {
     pseudo[9] = proto;
     pseudo[10..12].copy_from_slice(&(transport_len.min(u16::MAX as usize) as u16).to_be_bytes());
     let mut sum = checksum(0, &pseudo);
-    sum = checksum(!sum, &buf[t0..]);
+    sum = checksum(sum, &buf[t0..]);
     // RFC 768: a computed UDP checksum of zero is sent as all ones.
     let sum = if proto == PROTO_UDP && sum == 0 {
         0xffff
@@ -487,7 +487,7 @@ mod tests {
             pseudo[4..8].copy_from_slice(&buf[16..20]);
             pseudo[9] = 6;
             pseudo[10..12].copy_from_slice(&(tcp_len as u16).to_be_bytes());
-            let sum = checksum(!checksum(0, &pseudo), &whole);
+            let sum = checksum(checksum(0, &pseudo), &whole);
             assert_eq!(sum, 0, "a segment with a correct checksum sums to zero");
         }
     }
