@@ -198,7 +198,7 @@ def test_bytes_and_flows_agree_with_the_flows_table(lossy) -> None:
 
 
 def test_one_data_segment_s_header_fields_are_what_ccsim_sent(lossy) -> None:
-    res, folder = lossy
+    _, folder = lossy
     rows = fields(
         folder / "mh-wl.pcap",
         "ip.len",

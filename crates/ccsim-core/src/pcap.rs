@@ -487,8 +487,16 @@ mod tests {
             pseudo[4..8].copy_from_slice(&buf[16..20]);
             pseudo[9] = 6;
             pseudo[10..12].copy_from_slice(&(tcp_len as u16).to_be_bytes());
-            let sum = checksum(checksum(0, &pseudo), &whole);
-            assert_eq!(sum, 0, "a segment with a correct checksum sums to zero");
+            // RFC 1071 §1, summed here word by word: a correct segment sums to all ones.
+            let mut sum: u32 = pseudo
+                .chunks(2)
+                .chain(whole.chunks(2))
+                .map(|w| u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32)
+                .sum();
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            assert_eq!(sum, 0xffff, "a segment with a correct checksum sums to all ones");
         }
     }
 
