@@ -496,7 +496,10 @@ mod tests {
             while sum > 0xffff {
                 sum = (sum & 0xffff) + (sum >> 16);
             }
-            assert_eq!(sum, 0xffff, "a segment with a correct checksum sums to all ones");
+            assert_eq!(
+                sum, 0xffff,
+                "a segment with a correct checksum sums to all ones"
+            );
         }
     }
 
