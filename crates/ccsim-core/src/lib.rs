@@ -32,6 +32,7 @@ pub mod link;
 pub mod loss;
 pub mod network;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod results;
 pub mod rng;
@@ -79,12 +80,16 @@ pub enum Error {
     /// The scenario is invalid; nothing was run. Fatal for this scenario: fix the field the
     /// error names and run again.
     Scenario(ScenarioError),
+    /// The run could not write an output it was asked for (a capture file); the message names
+    /// the file and the system's reason.
+    Output(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Scenario(e) => e.fmt(f),
+            Error::Output(m) => f.write_str(m),
         }
     }
 }
@@ -113,6 +118,28 @@ pub fn run(spec: &scenario::Spec) -> Result<RunOutput, Error> {
 pub fn run_with_stop(spec: &scenario::Spec, stop: &StopSignal) -> Result<RunOutput, Error> {
     let mut sim = sim::Simulator::build(spec)?;
     sim.stop_on(stop.clone());
+    sim.run()
+}
+
+/// How a run is carried out, beyond its scenario: where its files go and who may stop it.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The folder for the pcap files the scenario's `[trace] pcap` asks for (created if
+    /// missing). A scenario asking for captures does not run without one.
+    pub pcap_dir: Option<std::path::PathBuf>,
+    /// Stop early, as [`run_with_stop`] does.
+    pub stop: Option<StopSignal>,
+}
+
+/// Run a validated scenario with [`RunOptions`].
+pub fn run_with_options(spec: &scenario::Spec, options: &RunOptions) -> Result<RunOutput, Error> {
+    let mut sim = sim::Simulator::build(spec)?;
+    if let Some(stop) = &options.stop {
+        sim.stop_on(stop.clone());
+    }
+    if let Some(dir) = &options.pcap_dir {
+        sim.capture_to(dir)?;
+    }
     sim.run()
 }
 

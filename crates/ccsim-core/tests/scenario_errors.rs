@@ -173,7 +173,7 @@ fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     );
     assert_eq!(
         error_with(&["trace.every=\"1s\""]),
-        "trace.every: unknown key; allowed: interval, packets"
+        "trace.every: unknown key; allowed: interval, packets, pcap, pcap_snaplen"
     );
     assert_eq!(
         error_with(&["routing.metrics=\"hops\""]),

@@ -287,6 +287,11 @@ pub struct TraceSpec {
     pub interval: Option<SimDuration>,
     /// The per-packet trace (None: off).
     pub packets: Option<PacketTraceSpec>,
+    /// `pcap`: capture points, (node, `Some(link)` for its interface on that link or `None` for
+    /// all its interfaces); one pcap file per interface (`sim/capture.rs`). Empty: none.
+    pub pcap: Vec<(String, Option<String>)>,
+    /// `pcap_snaplen`: bytes of each packet a capture keeps (the true length is recorded).
+    pub pcap_snaplen: u32,
 }
 
 /// `[trace] packets`: which packets' events the `packets` table records (`sim/trace.rs`).

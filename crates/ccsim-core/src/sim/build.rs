@@ -83,6 +83,7 @@ impl Simulator {
         sim.atm = crate::atm::plan::build(spec, &sim.net)?.map(Box::new);
         sim.max_alive = budget_packets(spec, &sim)?;
         sim.start_packet_trace(spec.trace.packets.as_ref());
+        sim.capture = super::capture::Capture::new(&spec.trace, &sim);
         sim.schedule_first_events();
         let events = super::link_events::link_events(spec, &sim.net);
         sim.schedule_link_events(events);
@@ -138,6 +139,7 @@ impl Simulator {
             trace_interval: spec.trace.interval.filter(|d| d.as_nanos() > 0),
             series: SeriesBuilder::default(),
             packet_trace: Default::default(),
+            capture: Default::default(),
             seed: spec.seed,
             build_started,
             atm: None,

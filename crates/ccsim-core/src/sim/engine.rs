@@ -208,6 +208,9 @@ impl Simulator {
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now);
+        if self.capture.on {
+            self.capture_departure(c, done.lost);
+        }
         if self.packet_trace.on {
             self.trace_departure(c, done.lost);
         }
@@ -243,6 +246,9 @@ impl Simulator {
             }
             if self.packet_trace.on {
                 self.trace_on_chan(c, Stamp::of(&p), Event::Arrived);
+            }
+            if self.capture.on {
+                self.capture_arrival(c, &p);
             }
             self.at_node(to_node, p, Some(to_iface));
         }
@@ -448,6 +454,9 @@ impl Simulator {
         let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
+                if self.capture.on {
+                    self.capture_departure(chan, lost);
+                }
                 if let Some(s) = stamp {
                     self.trace_on_chan(chan, s, Event::Enqueued);
                     self.trace_departure(chan, lost);

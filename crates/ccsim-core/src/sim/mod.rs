@@ -35,6 +35,7 @@
 
 mod atm;
 mod build;
+mod capture;
 mod engine;
 mod interrupt;
 mod link_events;
@@ -117,6 +118,8 @@ pub struct Simulator {
     series: SeriesBuilder,
     /// `[trace] packets`: off unless asked for (`trace.rs`).
     packet_trace: PacketTrace,
+    /// `[trace] pcap`: off unless asked for and given a folder (`capture.rs`).
+    capture: capture::Capture,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
@@ -130,7 +133,9 @@ pub struct Simulator {
 impl Simulator {
     /// Run to the end; consumes the simulator.
     pub fn run(mut self) -> Result<RunOutput, Error> {
+        self.check_capture()?;
         let reason = self.run_loop();
+        self.capture.finish()?;
         Ok(self.finish(reason))
     }
 

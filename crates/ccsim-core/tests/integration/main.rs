@@ -10,6 +10,7 @@ mod determinism;
 mod faults;
 mod hooks;
 mod link_events;
+mod pcap;
 mod sctp;
 mod tcp_behaviour;
 mod trace;

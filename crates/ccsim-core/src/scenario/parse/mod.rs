@@ -242,6 +242,8 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         opt(&mut top, "trace", |f| read_trace(f, &nodes, &links, &flows))?.unwrap_or(TraceSpec {
             interval: None,
             packets: None,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         });
     let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     let atm = opt(&mut top, "atm", |f| read_atm(f, &nodes, &links))?;
@@ -282,13 +284,81 @@ fn read_trace(
     flows: &indexmap::IndexMap<String, FlowSpec>,
 ) -> Res<TraceSpec> {
     let mut r = f.table(A_TABLE)?;
-    r.allow(&["interval", "packets"])?;
+    r.allow(&["interval", "packets", "pcap", "pcap_snaplen"])?;
     let interval = opt(&mut r, "interval", |f| f.positive_duration())?;
     let packets = opt(&mut r, "packets", |f| {
         read_packet_trace(f, nodes, links, flows)
     })?;
+    let pcap = opt(&mut r, "pcap", |f| read_pcap_points(f, nodes, links))?.unwrap_or_default();
+    // At least the largest header written (IPv4 20 + TCP 60 bytes).
+    let pcap_snaplen = opt(&mut r, "pcap_snaplen", |f| f.int_in(80, 262_144))?
+        .map_or(crate::pcap::DEFAULT_SNAPLEN, |n| n as u32);
     r.finish()?;
-    Ok(TraceSpec { interval, packets })
+    Ok(TraceSpec {
+        interval,
+        packets,
+        pcap,
+        pcap_snaplen,
+    })
+}
+
+/// `[trace] pcap = ["h1", "r1:bottleneck"]`: a node (all its interfaces) or `node:link` (its
+/// interface on that link), every name checked.
+fn read_pcap_points(
+    f: &Field,
+    nodes: &indexmap::IndexMap<String, NodeSpec>,
+    links: &indexmap::IndexMap<String, LinkSpec>,
+) -> Res<Vec<(String, Option<String>)>> {
+    let Value::Array(items) = f.value else {
+        return Err(f.expected("a list such as [\"h1\", \"r1:bottleneck\"] (NODE or NODE:LINK)"));
+    };
+    let mut points = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        let at = format!("{}[{i}]", f.path);
+        let Value::String(s) = v else {
+            return Err(error(
+                &at,
+                format!("expected NODE or NODE:LINK, found {}", describe(v)),
+            ));
+        };
+        let (node, link) = match s.split_once(':') {
+            Some((n, l)) => (n.to_string(), Some(l.to_string())),
+            None => (s.clone(), None),
+        };
+        if !nodes.contains_key(&node) {
+            return Err(error(
+                &at,
+                format!(
+                    "{node:?} is not a node; nodes: {}",
+                    list_names(nodes.keys())
+                ),
+            ));
+        }
+        if let Some(l) = &link {
+            let Some(spec) = links.get(l) else {
+                return Err(error(
+                    &at,
+                    format!("{l:?} is not a link; links: {}", list_names(links.keys())),
+                ));
+            };
+            if spec.a != node && spec.b != node {
+                let on: Vec<&String> = links
+                    .iter()
+                    .filter(|(_, s)| s.a == node || s.b == node)
+                    .map(|(n, _)| n)
+                    .collect();
+                return Err(error(
+                    &at,
+                    format!(
+                        "node {node:?} is not on link {l:?}; its links: {}",
+                        list_names(on.into_iter())
+                    ),
+                ));
+            }
+        }
+        points.push((node, link));
+    }
+    Ok(points)
 }
 
 /// `[trace] packets = { flows = [...], links = ["wl:a_to_b", "wired"], nodes = [...],
@@ -697,6 +767,8 @@ interval = "100ms"
             trace: TraceSpec {
                 interval: Some(ms(100)),
                 packets: None,
+                pcap: Vec::new(),
+                pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
             },
             atm: None,
             events: Vec::new(),
