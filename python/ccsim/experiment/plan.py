@@ -11,7 +11,7 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
     quick_seeds = 3
 
     [metric]                            # what a point measures (default for every figure)
-    table = "flows"                     # flows | links
+    table = "flows"                     # flows | links | paths | agents
     where = { name = "transfer" }       # row filter: column = value
     column = "completion_time_s"
     label = "transfer time (s)"
@@ -49,7 +49,8 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
 Time-series experiments (paper 002) use two more figure kinds and summary tables, run once per
 line and seed (no x)::
 
-    quick_set = { duration = "60s" }    # overrides added in --quick mode only
+    quick_set = { duration = "60s" }    # overrides added in --quick mode only; a figure or
+                                        # table may have its own, applied after this one
 
     [[figures]]
     id = "fig1"
@@ -145,11 +146,14 @@ class Figure:
     x_scale: float = 1.0
     #: Where in the plan it was declared ("figures[2]"), for messages.
     origin: str = ""
+    #: Overrides added in --quick mode after the plan's ``quick_set`` (its own ``quick_set``).
+    quick_overrides: list[str] = field(default_factory=list)
 
 
 @dataclass
 class SeriesFigure:
-    """A time-series figure (``flow_series`` or ``link_series``)."""
+    """A time-series figure (``flow_series``, ``link_series`` or ``packet_trace``), from one run
+    per line (seed 1; ``packet_trace``: its ``seed``)."""
 
     id: str
     title: str
@@ -159,6 +163,13 @@ class SeriesFigure:
     flows: list[str]
     link: str
     origin: str = ""
+    quick_overrides: list[str] = field(default_factory=list)
+    #: packet_trace: the seed of its one run per line.
+    seed: int = 1
+
+
+#: The most packet-trace rows a ``packet_trace`` figure keeps per run unless it says otherwise.
+PACKET_TRACE_ROWS = 200_000
 
 
 @dataclass
@@ -173,6 +184,10 @@ class SummaryTable:
     window_s: float
     jain_threshold: float
     origin: str = ""
+    quick_overrides: list[str] = field(default_factory=list)
+    #: Named sets of ``flows`` whose summed share is a column ``share_<name>`` (paper 002's
+    #: coexistence: the standard TCP flows' share of the total).
+    groups: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: The default share of the points at which a "lower"/"higher" claim's direction must be
@@ -248,6 +263,11 @@ def _need(tbl: dict[str, Any], key: str, where: str) -> Any:
     return tbl[key]
 
 
+#: The record tables a metric may read: flows and links (every run), paths (one row per path of
+#: an SCTP association) and agents (the counters of base-station agents: SPACK, Snoop, I-TCP).
+METRIC_TABLES = ("flows", "links", "paths", "agents")
+
+
 def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     if not tbl:
         if default is None:
@@ -258,8 +278,8 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     if unknown:
         raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
     table = tbl.get("table", default.table if default else "flows")
-    if table not in ("flows", "links"):
-        raise PlanError(f'{where}.table: "{table}" is not one of flows, links')
+    if table not in METRIC_TABLES:
+        raise PlanError(f'{where}.table: "{table}" is not one of {", ".join(METRIC_TABLES)}')
     return Metric(
         table=table,
         column=str(_need(tbl, "column", where)),
@@ -281,13 +301,16 @@ _PLAN_SHAPE: dict[str, Any] = {
     "lines": ("each", {"label": "scalar", "set": "table"}),
     "figures": [{
         "id": "scalar", "title": "scalar", "kind": "scalar", "set": "table", "lines": ["scalar"],
-        "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE,
+        "quick_set": "table",
+        "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
+        "seed": "number", "max_rows": "number",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number"},
     }],
     "tables": [{
         "id": "scalar", "title": "scalar", "set": "table", "lines": ["scalar"],
-        "flows": ["scalar"], "link": "scalar", "from_s": "number", "window_s": "number",
+        "quick_set": "table", "flows": ["scalar"], "link": "scalar", "from_s": "number",
+        "groups": ("each", ["scalar"]), "window_s": "number",
         "jain_threshold": "number",
     }],
     "claims": [{
@@ -419,6 +442,34 @@ def load_plan(folder: Path) -> Plan:
     for i, f in enumerate(raw.get("figures", [])):
         where = f"figures[{i}]"
         kind = f.get("kind", "points")
+        if kind == "packet_trace":
+            flow = str(_need(f, "flow", where))
+            seed = f.get("seed", 1)
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 1:
+                raise PlanError(f"{where}.seed: {seed!r} is not a seed; it must be an integer >= 1")
+            rows = f.get("max_rows", PACKET_TRACE_ROWS)
+            if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+                raise PlanError(f"{where}.max_rows: {rows!r} must be an integer >= 1")
+            # The figure asks the core for the trace it draws: the flow's packets only.
+            trace = format_value({"flows": [flow], "max_rows": rows})
+            series_figures.append(
+                SeriesFigure(
+                    id=str(_need(f, "id", where)),
+                    title=str(f.get("title", f["id"])),
+                    kind=kind,
+                    overrides=[
+                        *_overrides(f.get("set", {}), f"{where}.set"),
+                        f"trace.packets={trace}",
+                    ],
+                    lines=check_lines(f, where),
+                    flows=[flow],
+                    link=str(_need(f, "link", where)),
+                    origin=where,
+                    quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
+                    seed=seed,
+                )
+            )
+            continue
         if kind in ("flow_series", "link_series"):
             series_figures.append(
                 SeriesFigure(
@@ -430,12 +481,14 @@ def load_plan(folder: Path) -> Plan:
                     flows=[str(x) for x in f.get("flows", [])],
                     link=str(_need(f, "link", where)),
                     origin=where,
+                    quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                 )
             )
             continue
         if kind != "points":
             raise PlanError(
-                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series'
+                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series, '
+                "packet_trace"
             )
         x = _need(f, "x", where)
         check_lines(f, where)
@@ -452,23 +505,35 @@ def load_plan(folder: Path) -> Plan:
                 lines=list(f["lines"]),
                 metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
                 origin=where,
+                quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
             )
         )
     tables = []
     for i, t in enumerate(raw.get("tables", [])):
         where = f"tables[{i}]"
+        flows = [str(x) for x in _need(t, "flows", where)]
+        groups = {str(g): [str(x) for x in members] for g, members in t.get("groups", {}).items()}
+        for g, members in groups.items():
+            if g in flows:
+                raise PlanError(f'{where}.groups.{g}: "{g}" is already a flow of the table')
+            for m in members:
+                if m not in flows:
+                    raise PlanError(f'{where}.groups.{g}: "{m}" is not one of the table\'s flows '
+                                    f"({', '.join(flows)})")  # fmt: skip
         tables.append(
             SummaryTable(
                 id=str(_need(t, "id", where)),
                 title=str(t.get("title", t["id"])),
                 overrides=_overrides(t.get("set", {}), f"{where}.set"),
                 lines=check_lines(t, where),
-                flows=[str(x) for x in _need(t, "flows", where)],
+                flows=flows,
                 link=str(_need(t, "link", where)),
+                groups=groups,
                 from_s=float(t.get("from_s", 0.0)),
                 window_s=float(t.get("window_s", 10.0)),
                 jain_threshold=float(t.get("jain_threshold", 0.9)),
                 origin=where,
+                quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
             )
         )
     # Runs are tagged with the id of their figure or table: two with one id would pool
@@ -570,6 +635,15 @@ def load_plan(folder: Path) -> Plan:
     )
 
 
+def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
+    """The overrides --quick adds to a run of ``item`` (a figure or table): the plan's
+    ``quick_set``, then the item's own, so that an item can scale what the plan's quick mode
+    changes (paper 002's small buffer follows its ten times slower link). Empty when not quick."""
+    if not quick:
+        return []
+    return [*plan.quick_overrides, *getattr(item, "quick_overrides", [])]
+
+
 def find_experiment(name: str, root: Path | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = (root or Path.cwd()) / "experiments"
@@ -632,8 +706,8 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
     the summary columns from :func:`table_row` applied to a probe, so they cannot drift from
     what a run produces.
     """
-    extra = list(plan.quick_overrides) if quick else []
     for fig in plan.figures:
+        extra = quick_overrides(plan, fig, quick)
         for lid in fig.lines:
             base = [*fig.overrides, *plan.lines[lid].overrides]
             xs = fig.x_quick if quick else fig.x_values
@@ -659,6 +733,7 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                     f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}"
                 )
     for item in [*plan.series_figures, *plan.tables]:
+        extra = quick_overrides(plan, item, quick)
         for lid in item.lines:
             where = f"{item.origin} (line {lid})"
             record = _probe(plan, [*item.overrides, *plan.lines[lid].overrides, *extra], where)

@@ -180,9 +180,12 @@ def write_report(
                   f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
                   "Rate swing: each flow's coefficient of variation over the trace samples, "
                   "averaged over the flows (lower is steadier).", "",
-                  "| line | utilization | Jain's index | loss rate | convergence (s) | rate swing "
-                  "| shares |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+                  "Utilization: tested = the listed flows' goodput over the capacity; "
+                  "background = the link's utilization (every packet, headers included) less "
+                  "the tested.", "",
+                  "| line | tested utilization | background | link utilization | Jain's index "
+                  "| loss rate | convergence (s) | rate swing | shares |",
+                  "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         if df is not None:
             for _, r in df.iterrows():
                 conv = (
@@ -190,7 +193,9 @@ def write_report(
                     if math.isnan(r["convergence_s"])
                     else f"{r['convergence_s']:.0f}"
                 )
-                lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
+                lines.append(f"| {plan.lines[r['line']].label} | "
+                             f"{r['tested_utilization']:.3f} | "
+                             f"{r['background_utilization']:.3f} | {r['utilization']:.3f} | "
                              f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
                              f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
         lines.append("")

@@ -11,14 +11,14 @@ import pandas as pd
 from ccsim.scenario import format_value
 from ccsim.sweep import RunSpec
 
-from .plan import Metric, Plan
+from .plan import Metric, Plan, quick_overrides
 
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
     n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
-    extra = tuple(plan.quick_overrides) if quick else ()
     runs = []
     for fig in plan.figures:
+        extra = tuple(quick_overrides(plan, fig, quick))
         xs = fig.x_quick if quick else fig.x_values
         for lid in fig.lines:
             line = plan.lines[lid]
@@ -29,9 +29,13 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
                     runs.append(RunSpec(plan.scenario_text, ov, s, tags))
     # Time-series figures and tables: one run per line and seed; identical runs share a key.
     for item in [*plan.series_figures, *plan.tables]:
+        extra = tuple(quick_overrides(plan, item, quick))
         for lid in item.lines:
             ov = (*item.overrides, *plan.lines[lid].overrides, *extra)
-            for s in range(1, n + 1):
+            seeds_of_item = (
+                [item.seed] if getattr(item, "kind", "") == "packet_trace" else range(1, n + 1)
+            )
+            for s in seeds_of_item:
                 runs.append(
                     RunSpec(
                         plan.scenario_text, ov, s, (("figure", item.id), ("line", lid), ("x", None))
