@@ -5,14 +5,16 @@ flows and packet-trace figures (issues 12 and 15)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_experiment import PLAN, SCENARIO
 
 from ccsim import experiment
 from ccsim.experiment.figures import packet_trace_points
-from ccsim.experiment.plan import PlanError, load_plan
+from ccsim.experiment.plan import PlanError, load_plan, metric_value, x_number
 from ccsim.experiment.runs import plan_runs
 from ccsim.experiment.tables import table_row
 from ccsim.sweep import RECORD_TABLES, _execute_one, record_problem
@@ -134,4 +136,51 @@ def test_a_packet_trace_figure_runs_one_seed_per_line_and_marks_the_drops(
 def test_a_packet_trace_figure_needs_its_flow(folder: Path) -> None:
     _append(folder, PACKET_TRACE.replace('flow = "f1"\n', ""))
     with pytest.raises(PlanError, match=r"figures\[3\]\.flow: missing"):
+        load_plan(folder)
+
+
+UNITS = """
+[[figures]]
+id = "by_rate"
+lines = ["sack"]
+[figures.x]
+path = "links.bottleneck.rate"
+values = ["10Mbps", "2Mbps"]
+label = "rate (Mbit/s)"
+also = { "links.bottleneck.delay" = ["10ms", "30ms"] }
+[figures.metric]
+where = { name = "f1" }
+column = "(bytes_sent - bytes_delivered) / bytes_sent"
+"""
+
+
+def test_an_x_with_units_sets_its_companion_keys_and_plots_by_its_number(
+    folder: Path, tmp_path: Path
+) -> None:
+    _append(folder, UNITS)
+    plan = load_plan(folder)
+    fig = plan.figures[1]
+    runs = [r for r in plan_runs(plan, False) if dict(r.tags)["figure"] == "by_rate"]
+    slow = next(r for r in runs if dict(r.tags)["x"] == "2Mbps")
+    assert 'links.bottleneck.rate="2Mbps"' in slow.overrides
+    assert 'links.bottleneck.delay="30ms"' in slow.overrides
+    assert [x_number(x) for x in fig.x_values] == [10.0, 2.0]
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, seeds=1, workers=2, progress=False)
+    points = pd.read_parquet(out / "points.parquet")
+    over = points[points["figure"] == "by_rate"]["value"]
+    assert len(over) == 2 and ((over >= 0) & (over < 0.5)).all()
+
+
+def test_a_metric_column_may_be_arithmetic_on_columns_and_nothing_else(folder: Path) -> None:
+    assert metric_value("(a - b) / a", {"a": 4, "b": 1}) == 0.75
+    assert math.isnan(metric_value("b / (a - 4)", {"a": 4, "b": 1}))
+    _append(folder, UNITS.replace("(bytes_sent - bytes_delivered)", "__import__('os')"))
+    with pytest.raises(PlanError, match=r"figures\[3\]\.metric\.column: .*only column names"):
+        load_plan(folder)
+
+
+def test_companion_keys_need_one_value_per_x(folder: Path) -> None:
+    _append(folder, UNITS.replace('["10ms", "30ms"]', '["10ms"]'))
+    with pytest.raises(PlanError, match=r"x\.also\.links\.bottleneck\.delay: 1 values for 2"):
         load_plan(folder)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .plan import Figure, Plan, SeriesFigure
+from .plan import Figure, Plan, SeriesFigure, x_number
 from .tables import flow_rates, link_capacity, link_rate
 
 
@@ -93,10 +93,11 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     s = summary[summary["figure"] == fig.id]
     f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for lid in fig.lines:
-        d = s[s["line"] == lid].sort_values("x")
+        d = s[s["line"] == lid]
         if d.empty:
             continue
-        xs = [float(x) * fig.x_scale for x in d["x"]]
+        d = d.iloc[sorted(range(len(d)), key=lambda i: x_number(d["x"].iloc[i]))]
+        xs = [x_number(x) * fig.x_scale for x in d["x"]]
         ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
                     label=plan.lines[lid].label)  # fmt: skip
     ax.set_xlabel(fig.x_label)

@@ -93,6 +93,10 @@ per-figure summary) is what an HTML report will read.
 
 from __future__ import annotations
 
+import ast
+import math
+import operator
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,6 +148,9 @@ class Figure:
     lines: list[str]
     metric: Metric
     x_scale: float = 1.0
+    #: Keys set together with x: PATH -> one value per x value (Fig. 12 of paper 004: the cross
+    #: traffic's rate follows path1's bandwidth).
+    x_also: dict[str, list[Any]] = field(default_factory=dict)
     #: Where in the plan it was declared ("figures[2]"), for messages.
     origin: str = ""
     #: Overrides added in --quick mode after the plan's ``quick_set`` (its own ``quick_set``).
@@ -263,6 +270,50 @@ def _need(tbl: dict[str, Any], key: str, where: str) -> Any:
     return tbl[key]
 
 
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv}  # fmt: skip
+
+
+def _expression(column: str) -> ast.expr:
+    """A metric column is a column name or arithmetic (+ - * / and parentheses) on column
+    names and numbers of one row: "(packets_sent - packets_received) / packets_sent"."""
+    try:
+        tree = ast.parse(column, mode="eval").body
+    except SyntaxError:
+        raise ValueError(f'"{column}" is not a column name or arithmetic on columns') from None
+    for node in ast.walk(tree):
+        ok = isinstance(node, (ast.BinOp, ast.Name, ast.Load, ast.UnaryOp, ast.USub, *_OPS))
+        ok = ok or (isinstance(node, ast.Constant) and isinstance(node.value, (int, float)))
+        if not ok:
+            raise ValueError(f'"{column}": only column names, numbers, + - * / and () allowed')
+    return tree
+
+
+def metric_columns(column: str) -> list[str]:
+    """The column names a metric column (a name or arithmetic on names) reads."""
+    return sorted({n.id for n in ast.walk(_expression(column)) if isinstance(n, ast.Name)})
+
+
+def metric_value(column: str, row: dict[str, Any]) -> float:
+    """A metric column's value in ``row``; NaN if a column is missing or a division by zero."""
+
+    def ev(node: ast.expr) -> float:
+        if isinstance(node, ast.Constant):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            v = row.get(node.id)
+            return math.nan if v is None else float(v)
+        if isinstance(node, ast.UnaryOp):
+            return -ev(node.operand)
+        assert isinstance(node, ast.BinOp)
+        a, b = ev(node.left), ev(node.right)
+        if isinstance(node.op, ast.Div) and b == 0:
+            return math.nan
+        return float(_OPS[type(node.op)](a, b))
+
+    return ev(_expression(column))
+
+
 #: The record tables a metric may read: flows and links (every run), paths (one row per path of
 #: an SCTP association) and agents (the counters of base-station agents: SPACK, Snoop, I-TCP).
 METRIC_TABLES = ("flows", "links", "paths", "agents")
@@ -280,9 +331,14 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     table = tbl.get("table", default.table if default else "flows")
     if table not in METRIC_TABLES:
         raise PlanError(f'{where}.table: "{table}" is not one of {", ".join(METRIC_TABLES)}')
+    column = str(_need(tbl, "column", where))
+    try:
+        metric_columns(column)
+    except ValueError as e:
+        raise PlanError(f"{where}.column: {e}") from None
     return Metric(
         table=table,
-        column=str(_need(tbl, "column", where)),
+        column=column,
         label=str(tbl.get("label", tbl["column"])),
         where=dict(tbl.get("where", {})),
         origin=where,
@@ -305,7 +361,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
         "seed": "number", "max_rows": "number",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
-              "scale": "number"},
+              "scale": "number", "also": ("each", ["scalar"])},
     }],
     "tables": [{
         "id": "scalar", "title": "scalar", "set": "table", "lines": ["scalar"],
@@ -492,6 +548,14 @@ def load_plan(folder: Path) -> Plan:
             )
         x = _need(f, "x", where)
         check_lines(f, where)
+        also = {str(k): list(v) for k, v in x.get("also", {}).items()}
+        for k, v in also.items():
+            if len(v) != len(x["values"]):
+                raise PlanError(f"{where}.x.also.{k}: {len(v)} values for {len(x['values'])} x "
+                                "values; give one per x value")  # fmt: skip
+        for q in x.get("quick", []):
+            if q not in x["values"]:
+                raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
         figures.append(
             Figure(
                 id=str(_need(f, "id", where)),
@@ -501,6 +565,7 @@ def load_plan(folder: Path) -> Plan:
                 x_quick=list(x.get("quick", x["values"])),
                 x_label=str(x.get("label", x["path"])),
                 x_scale=float(x.get("scale", 1.0)),
+                x_also=also,
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
                 metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
@@ -635,6 +700,22 @@ def load_plan(folder: Path) -> Plan:
     )
 
 
+def x_overrides(fig: Figure, x: Any) -> list[str]:
+    """The overrides of x value ``x``: its path and every key set with it (``x.also``)."""
+    i = fig.x_values.index(x)
+    also = [f"{k}={format_value(v[i])}" for k, v in fig.x_also.items()]
+    return [f"{fig.x_path}={format_value(x)}", *also]
+
+
+def x_number(x: Any) -> float:
+    """An x value as a number to plot: a number as it is, a value with a unit by its number
+    ("10Mbps" -> 10.0, "6ms" -> 6.0; the axis label names the unit)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    m = re.match(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)", str(x))
+    return float(m.group(1)) if m else math.nan
+
+
 def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
     """The overrides --quick adds to a run of ``item`` (a figure or table): the plan's
     ``quick_set``, then the item's own, so that an item can scale what the plan's quick mode
@@ -712,16 +793,17 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
             base = [*fig.overrides, *plan.lines[lid].overrides]
             xs = fig.x_quick if quick else fig.x_values
             for x in xs:
-                ov = [*base, f"{fig.x_path}={format_value(x)}", *extra]
+                ov = [*base, *x_overrides(fig, x), *extra]
                 try:
                     _core.validate(plan.scenario_text, ov, 1)
                 except _core.ScenarioError as e:
                     raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
             where = f"{fig.origin} (line {lid})"
-            record = _probe(plan, [*base, f"{fig.x_path}={format_value(xs[0])}", *extra], where)
+            record = _probe(plan, [*base, *x_overrides(fig, xs[0]), *extra], where)
             m = fig.metric
             columns = record[m.table]
-            for key, col in [("column", m.column)] + [(f"where.{c}", c) for c in m.where]:
+            used = [("column", c) for c in metric_columns(m.column)]
+            for key, col in used + [(f"where.{c}", c) for c in m.where]:
                 if col not in columns:
                     raise PlanError(
                         f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '

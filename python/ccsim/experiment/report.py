@@ -20,7 +20,7 @@ import pandas as pd
 from ccsim import _core
 
 from .claims import check_claim
-from .plan import Claim, Figure, Plan
+from .plan import Claim, Figure, Plan, x_number
 from .stats import compare_lines
 
 if sys.version_info >= (3, 11):
@@ -95,7 +95,7 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
            f"significant? |{eq_head}",
            "|---|---|---|---|---|---|---|" + ("---|" if similar else "")]  # fmt: skip
     for _, r in cmp.iterrows():
-        x = float(r["x"]) * fig.x_scale
+        x = x_number(r["x"]) * fig.x_scale
         if r["n"] >= 2:
             ci = f"{r['low']:.3g} to {r['high']:.3g}"
             p = f"{r['p_value']:.2g}"
@@ -163,8 +163,9 @@ def write_report(
         for _, r in s.iterrows():
             ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
             note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
-            x = float(r["x"]) * fig.x_scale
-            lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
+            x = (f"{float(r['x']) * fig.x_scale:g}" if not isinstance(r["x"], str)
+                 else r["x"])  # fmt: skip
+            lines.append(f"| {x} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
                          f"{int(r['n'])}{note} |")  # fmt: skip
         lines.append("")
         if len(points):

@@ -86,8 +86,8 @@ def reproduce(
     if "x" in flows:
         flows["x"] = flows["x"].astype(str)
     flows.to_parquet(out / "results.parquet", index=False)
-    points.to_parquet(out / "points.parquet", index=False)
-    summary.to_parquet(out / "summary.parquet", index=False)
+    _x_column_for_parquet(points).to_parquet(out / "points.parquet", index=False)
+    _x_column_for_parquet(summary).to_parquet(out / "summary.parquet", index=False)
     for fig in plan.figures:
         draw_figure(fig, plan, summary, out)
     paired_comparisons(plan, points).to_parquet(out / "paired.parquet", index=False)
@@ -96,6 +96,14 @@ def reproduce(
     report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
                           points=points, table_seeds=table_seeds, command=command)  # fmt: skip
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its x column as text when some x values are (a unit: "10Mbps"): a Parquet
+    column has one type. Numbers alone stay numbers."""
+    if "x" in df and any(isinstance(x, str) for x in df["x"]):
+        return df.assign(x=df["x"].astype(str))
+    return df
 
 
 def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:

@@ -8,10 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from ccsim.scenario import format_value
 from ccsim.sweep import RunSpec
 
-from .plan import Metric, Plan, quick_overrides
+from .plan import Metric, Plan, metric_value, quick_overrides, x_overrides
 
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
@@ -23,7 +22,7 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
         for lid in fig.lines:
             line = plan.lines[lid]
             for x in xs:
-                ov = (*fig.overrides, *line.overrides, f"{fig.x_path}={format_value(x)}", *extra)
+                ov = (*fig.overrides, *line.overrides, *x_overrides(fig, x), *extra)
                 tags = (("figure", fig.id), ("line", lid), ("x", x))
                 for s in range(1, n + 1):
                     runs.append(RunSpec(plan.scenario_text, ov, s, tags))
@@ -51,9 +50,14 @@ def point_values(records: list[dict[str, Any]], metric: Metric) -> pd.DataFrame:
     for rec in records:
         tbl = rec[metric.table]
         where = [(tbl[col], val) for col, val in metric.where.items()]
-        column = tbl[metric.column]
-        hit = next((i for i in range(len(column)) if all(c[i] == v for c, v in where)), None)
-        value = math.nan if hit is None or column[hit] is None else float(column[hit])
+        n = len(next(iter(tbl.values()), ()))
+        hit = next((i for i in range(n) if all(c[i] == v for c, v in where)), None)
+        if hit is None:
+            value = math.nan
+        elif metric.column in tbl:
+            value = math.nan if tbl[metric.column][hit] is None else float(tbl[metric.column][hit])
+        else:
+            value = metric_value(metric.column, {k: c[hit] for k, c in tbl.items()})
         tags = rec["tags"]
         rows.append({"figure": tags["figure"], "line": tags["line"], "x": tags["x"],
                      "seed": rec["seed"], "value": value})  # fmt: skip
