@@ -82,6 +82,22 @@ line and seed (no x)::
     at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
     tolerance = 0.02                    # with one seed: a value this close is too close to call
 
+A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig. 11)::
+
+    [[figures]]
+    id = "fig5_trace"
+    kind = "packet_trace"               # a panel per line: data departures on the link, drops,
+    set = { ... }                       # and the ACK numbers the sender is delivered
+    lines = ["reno", "spack"]
+    flow = "transfer"
+    link = "wireless:a_to_b"
+    seed = 1                            # optional; max_rows = 200000 likewise
+
+A figure or table may have its own ``quick_set`` (after the plan's); a table's ``groups = {
+reno = ["f2", "f4"] }`` adds the column ``share_reno``; an x may carry units (``"10Mbps"``) and
+companion keys (``also = { PATH = [one value per x] }``); a metric's column may be arithmetic
+on the row's columns (``"(packets_sent - packets_received) / packets_sent"``).
+
 docs/experiments.md describes every key and the statistics behind each claim's verdict.
 
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
