@@ -25,6 +25,7 @@
 
 pub mod agents;
 pub mod cc;
+pub mod diffserv;
 pub mod endpoint;
 pub mod hook;
 pub mod link;
