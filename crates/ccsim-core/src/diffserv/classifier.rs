@@ -28,6 +28,9 @@ pub enum Protocol {
 /// everything).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MatchSpec {
+    /// Where the rule was written (`links.b.queue.classes[0].match`), for the errors of name
+    /// resolution.
+    pub at: String,
     /// Source nodes by name (for messages) and their addresses (resolved by the parser).
     pub src_nodes: Vec<String>,
     pub src: Vec<Addr>,

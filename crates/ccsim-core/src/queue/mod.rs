@@ -19,9 +19,21 @@
 //! Everything is O(1) per packet: one FIFO push or pop, a few floating-point operations and at
 //! most one random draw for RED.
 
+mod cbwfq;
+mod classes;
 mod droptail;
+mod drr;
 mod fifo;
+mod priority;
 mod red;
+mod wfq;
+mod wred;
+
+pub use classes::{
+    ClassCounters, ClassPolice, ClassQueue, ClassSpec, DropSpec, SchedulerKind, SchedulerSpec,
+    Share,
+};
+pub use wred::WredProfileSpec;
 
 pub(crate) use fifo::Fifo;
 pub(crate) use red::{signal, RedAverage, RedProfile, Signalled, Verdict};
@@ -54,6 +66,8 @@ enum Discipline {
     Red(Red),
     /// A DropTail FIFO at an XCP router port, which rewrites XCP congestion headers.
     Xcp(XcpRouter),
+    /// DiffServ: per-class FIFOs and a scheduler (`classes.rs`); `buf` stays empty.
+    Classes(Box<ClassQueue>),
 }
 
 impl Queue {
@@ -96,6 +110,10 @@ impl Queue {
                 };
                 (limit, Discipline::Xcp(XcpRouter::new(cfg, link_rate)))
             }
+            QueueSpec::Scheduler(ref sched) => (
+                QueueLimit::Packets(0),
+                Discipline::Classes(Box::new(ClassQueue::new(sched, &rng, link_rate))),
+            ),
         };
         let cap = match limit {
             QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
@@ -112,7 +130,19 @@ impl Queue {
     /// Queue a packet [`Queue::admit`] accepted.
     #[inline]
     pub fn push(&mut self, pkt: Packet) {
-        self.buf.push(pkt);
+        match &mut self.disc {
+            Discipline::Classes(c) => c.push(pkt),
+            _ => self.buf.push(pkt),
+        }
+    }
+
+    /// The packet [`Queue::admit`] accepted last went straight to an idle transmitter (the
+    /// channel's fast path): per-class counters count it as sent.
+    #[inline]
+    pub fn sent_at_once(&mut self, size: u32) {
+        if let Discipline::Classes(c) = &mut self.disc {
+            c.sent_at_once(size);
+        }
     }
 
     /// `Ok(())` if accepted and queued (possibly ECN-marked, see [`Queue::admit`]); `Err(pkt)`
@@ -146,6 +176,11 @@ impl Queue {
                 return fits;
             }
             Discipline::Red(red) => red,
+            Discipline::Classes(c) => {
+                let (accepted, marked) = c.admit(now, pkt);
+                self.marks += marked as u64;
+                return accepted;
+            }
         };
         let q = if red.byte_mode {
             self.buf.bytes() as f64
@@ -179,6 +214,9 @@ impl Queue {
     /// free; `None` starts RED's idle period.
     #[inline]
     pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+        if let Discipline::Classes(c) = &mut self.disc {
+            return c.dequeue(now);
+        }
         match self.buf.pop() {
             Some(p) => {
                 if let Discipline::Red(red) = &mut self.disc {
@@ -200,21 +238,37 @@ impl Queue {
     /// ages the average by nothing (the idle span it sees is zero) and ends the idle period.
     #[inline]
     pub fn idle_from(&mut self, at: SimTime) {
-        if let Discipline::Red(red) = &mut self.disc {
-            red.average.on_idle(at);
+        match &mut self.disc {
+            Discipline::Red(red) => red.average.on_idle(at),
+            Discipline::Classes(c) => c.idle_from(at),
+            _ => {}
         }
     }
 
     pub fn len_packets(&self) -> usize {
-        self.buf.len()
+        match &self.disc {
+            Discipline::Classes(c) => c.len(),
+            _ => self.buf.len(),
+        }
     }
 
     pub fn len_bytes(&self) -> u64 {
-        self.buf.bytes()
+        match &self.disc {
+            Discipline::Classes(c) => c.bytes(),
+            _ => self.buf.bytes(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.len_packets() == 0
+    }
+
+    /// The DiffServ classes of this queue, if it has any (for the `classes` result table).
+    pub fn classes(&self) -> Option<&ClassQueue> {
+        match &self.disc {
+            Discipline::Classes(c) => Some(c),
+            _ => None,
+        }
     }
 
     /// ECN marks made so far (RED with ecn).
@@ -226,7 +280,7 @@ impl Queue {
     /// for DropTail. For traces and tests.
     pub fn average(&self) -> Option<f64> {
         match &self.disc {
-            Discipline::DropTail | Discipline::Xcp(_) => None,
+            Discipline::DropTail | Discipline::Xcp(_) | Discipline::Classes(_) => None,
             Discipline::Red(red) => Some(red.average.avg),
         }
     }

@@ -89,6 +89,8 @@ pub enum HookSpec {
     Snoop(crate::agents::SnoopConfig),
     /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`].
     Itcp(crate::agents::ItcpConfig),
+    /// A DiffServ edge: classifier, meters, markers and droppers ([`crate::diffserv::policer`]).
+    Policer(crate::diffserv::PolicerSpec),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -155,6 +157,9 @@ pub enum QueueSpec {
         /// Fraction of traffic shuffled each interval for fairness (0.1).
         gamma: f64,
     },
+    /// DiffServ per-class queues and a scheduler (strict priority, WFQ, DRR, CBWFQ with LLQ):
+    /// [`crate::queue::SchedulerSpec`], read by `parse/diffserv.rs`.
+    Scheduler(crate::queue::SchedulerSpec),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -349,6 +349,7 @@ fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
         HookSpec::Spack(cfg) => Box::new(crate::agents::Spack::new(*cfg)),
         HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
         HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
+        HookSpec::Policer(spec) => Box::new(crate::diffserv::Policer::new(spec)),
     }
 }
 

@@ -469,7 +469,7 @@ fn unknown_or_invalid_agent_keys_are_rejected_naming_the_field() {
     );
     assert_eq!(
         bs_hook("{ type = \"split\" }"),
-        Err("nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp".into())
+        Err("nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp, policer, classifier".into())
     );
 }
 
