@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: MIT
 """Run results as pandas DataFrames, with Parquet round trips.
 
-Three tables (column names carry their unit):
+Tables (column names carry their unit):
 
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
-- ``series``: the time series in long form, ``time_s, kind, name, metric, value``.
+- ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
+- ``classes``: one row per DiffServ class of a link direction with class-based queueing
+  (offered, accepted, sent, drops by reason: tail, early, police; ECN marks);
+- ``pings``: one row per echo request of a ping probe (``rtt_s`` NaN when unanswered;
+  ``counted`` 1 when it counts for the loss ratio).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ if TYPE_CHECKING:
 PathLike = Union[str, "os.PathLike[str]"]
 
 TABLES = ("flows", "links", "series")
+# Tables a run may leave empty; files written before they existed lack them.
+OPTIONAL_TABLES = ("classes", "pings")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -59,8 +65,9 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series
-        pandas DataFrames.
+    flows, links, series, classes, pings
+        pandas DataFrames (``classes`` and ``pings`` empty when the run has no class-based
+        queue or ping probe).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -74,10 +81,16 @@ class Result:
         series: pd.DataFrame,
         summary: Summary | None,
         resolved_toml: str,
+        classes: pd.DataFrame | None = None,
+        pings: pd.DataFrame | None = None,
     ) -> None:
+        import pandas as pd
+
         self.flows = flows
         self.links = links
         self.series = series
+        self.classes = classes if classes is not None else pd.DataFrame()
+        self.pings = pings if pings is not None else pd.DataFrame()
         self.summary = summary
         self.resolved_toml = resolved_toml
 
@@ -85,13 +98,15 @@ class Result:
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
         import pandas as pd
 
-        frames = {name: pd.DataFrame(raw[name]) for name in TABLES}
+        frames = {name: pd.DataFrame(raw[name]) for name in TABLES + OPTIONAL_TABLES if name in raw}
         return cls(
             frames["flows"],
             frames["links"],
             frames["series"],
             Summary(**raw["summary"]),
             raw["resolved_toml"],
+            classes=frames.get("classes"),
+            pings=frames.get("pings"),
         )
 
     def to_parquet(self, directory: PathLike) -> Path:
@@ -106,7 +121,10 @@ class Result:
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
+        # ``classes`` and ``pings`` only when the run has them, so a run without DiffServ or
+        # ping writes the same files as before.
+        names = [*TABLES, *(n for n in OPTIONAL_TABLES if len(getattr(self, n)))]
+        for name in names:
             table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
@@ -128,6 +146,9 @@ class Result:
 
         d = Path(directory)
         frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        for name in OPTIONAL_TABLES:
+            if (d / f"{name}.parquet").exists():
+                frames[name] = pd.read_parquet(d / f"{name}.parquet")
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
@@ -136,7 +157,15 @@ class Result:
             summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
         resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
-        return cls(frames["flows"], frames["links"], frames["series"], summary, resolved)
+        return cls(
+            frames["flows"],
+            frames["links"],
+            frames["series"],
+            summary,
+            resolved,
+            classes=frames.get("classes"),
+            pings=frames.get("pings"),
+        )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
         """One time series, indexed by time in seconds.

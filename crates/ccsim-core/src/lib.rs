@@ -32,6 +32,7 @@ pub mod link;
 pub mod loss;
 pub mod network;
 pub mod packet;
+pub mod ping;
 pub mod queue;
 pub mod results;
 pub mod rng;

@@ -4,7 +4,10 @@
 //! A run produces three tables:
 //! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
 //! - `links`: one row per link direction;
-//! - `series`: the time series in long form: `time_s, kind, name, metric, value`.
+//! - `series`: the time series in long form: `time_s, kind, name, metric, value`;
+//! - `classes`: one row per DiffServ class of each link direction with class-based queueing
+//!   (empty without);
+//! - `pings`: one row per echo request of each ping probe, with its RTT (empty without).
 //!
 //! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
 
@@ -144,4 +147,6 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    pub classes: Table,
+    pub pings: Table,
 }

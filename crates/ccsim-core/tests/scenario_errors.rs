@@ -442,11 +442,11 @@ fn booleans_must_be_true_or_false() {
 fn a_choice_of_the_wrong_type_lists_the_choices() {
     assert_eq!(
         error_with(&["flows.f1.type=1"]),
-        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, found integer 1"
+        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, ping, found integer 1"
     );
     assert_eq!(
         error_of(&without("type = \"tcp\""), &[]),
-        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp"
+        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp, ping"
     );
     assert_eq!(
         error_with(&["flows.f1.initial_window=\"rfc9999\""]),

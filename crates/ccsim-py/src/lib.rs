@@ -192,17 +192,15 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
     d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
+    d.set_item("classes", table_to_dict(&frombuffer, out.classes)?)?;
+    d.set_item("pings", table_to_dict(&frombuffer, out.pings)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
-/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links` and
-/// `series` (column name -> numpy array or list of str) and `resolved_toml`.
-///
-/// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
-/// run goes on, with the simulated seconds reached, the events so far and the run's duration
-/// in seconds: a few calls a second, never one per packet. If it raises, the run is stopped
-/// and its exception raised, as for Ctrl-C.
+/// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
+/// `series`, `classes` and `pings` (column name -> numpy array or list of str) and
+/// `resolved_toml`.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), seed=None, progress=None))]
 fn run<'py>(

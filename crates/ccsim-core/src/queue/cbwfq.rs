@@ -13,9 +13,10 @@
 //!   class-default without a bandwidth gets what the others leave of the link (at least 1 %).
 //! - `priority RATE` (LLQ): served ahead of every bandwidth class, and policed to RATE *only
 //!   while the link is congested*; with no congestion it may use more (Cisco tech note 10100,
-//!   "Comparing the bandwidth and priority commands"). Cisco's trigger is a full transmit ring;
-//!   here the link is congested when packets are waiting in this queue (the transmitter is busy
-//!   and something is queued behind it). Tokens are taken by every packet that fits, congested
+//!   "Comparing the bandwidth and priority commands"). Cisco's trigger is a full transmit ring
+//!   (the interface's own small FIFO below the software queues); here the link is congested
+//!   while at least `tx_ring` packets wait in this queue (default 4, a chosen value: a short
+//!   wait behind one packet of another class is not congestion, a standing queue is). Tokens are taken by every packet that fits, congested
 //!   or not, so the policer always measures the class's real rate. The default burst is 200 ms
 //!   at the configured rate (the IOS default).
 

@@ -103,6 +103,9 @@ pub struct ClassSpec {
 pub struct SchedulerSpec {
     pub kind: SchedulerKind,
     pub classes: Vec<ClassSpec>,
+    /// CBWFQ: the link counts as congested (and LLQ classes are policed) while at least this
+    /// many packets wait in the queue, the model of a router's full transmit ring.
+    pub tx_ring: u32,
 }
 
 /// Counters of one class.
@@ -161,6 +164,8 @@ pub struct ClassQueue {
     sched: Sched,
     /// The class of the packet [`ClassQueue::admit`] accepted last, for `push`.
     pending: usize,
+    /// See [`SchedulerSpec::tx_ring`].
+    tx_ring: usize,
     len: usize,
     bytes: u64,
 }
@@ -293,6 +298,7 @@ impl ClassQueue {
             classes,
             sched,
             pending: 0,
+            tx_ring: spec.tx_ring.max(1) as usize,
             len: 0,
             bytes: 0,
         }
@@ -312,7 +318,7 @@ impl ClassQueue {
     #[inline]
     pub(crate) fn admit(&mut self, now: SimTime, pkt: &mut Packet) -> (bool, bool) {
         let i = self.class_of(pkt);
-        let congested = self.len > 0;
+        let congested = self.len >= self.tx_ring;
         let c = &mut self.classes[i];
         c.counters.offered_packets += 1;
         c.counters.offered_bytes += pkt.size as u64;
@@ -527,7 +533,11 @@ mod tests {
 
     fn queue(kind: SchedulerKind, classes: Vec<ClassSpec>, rate: Rate) -> Queue {
         Queue::new(
-            &QueueSpec::Scheduler(SchedulerSpec { kind, classes }),
+            &QueueSpec::Scheduler(SchedulerSpec {
+                kind,
+                classes,
+                tx_ring: 4,
+            }),
             RngStream::derive(3, "test/classes"),
             rate,
         )

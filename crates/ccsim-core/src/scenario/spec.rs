@@ -214,6 +214,15 @@ pub enum FlowKind {
         off: SimDuration,
         exponential: bool,
     },
+    /// A ping probe: echo requests every `interval` (`crate::ping`), answered by the
+    /// destination; results give each request's RTT and the loss ratio.
+    Ping {
+        interval: SimDuration,
+        /// IP bytes per request and reply.
+        packet_size: u32,
+        /// DSCP of the requests (replies copy it).
+        dscp: u8,
+    },
     /// Poisson arrivals of short TCP transfers with random sizes (web-like traffic).
     ShortTcp {
         /// Mean arrivals per second.

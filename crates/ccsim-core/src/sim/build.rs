@@ -152,6 +152,35 @@ impl Simulator {
                 sizes,
                 tcp,
             } => self.add_generator(name, ends, f, *arrival_rate, sizes, tcp),
+            FlowKind::Ping {
+                interval,
+                packet_size,
+                dscp,
+            } => {
+                let (port, dst_port) = self.reserve_ports();
+                let probe = crate::ping::PingSource::new(crate::ping::PingConfig {
+                    addr: ends.src_addr,
+                    dst_addr: ends.dst_addr,
+                    port,
+                    dst_port,
+                    flow: self.flows.len() as u32,
+                    start: f.start,
+                    stop: f.stop,
+                    interval: *interval,
+                    packet_size: *packet_size,
+                    dscp: *dscp,
+                });
+                self.add_udp_flow(
+                    name,
+                    "ping",
+                    ends,
+                    f.start,
+                    AnyEndpoint::Ping(Box::new(probe)),
+                );
+                if let Some(slot) = self.eps.last_mut() {
+                    slot.ep = AnyEndpoint::Echo(crate::ping::EchoResponder::default());
+                }
+            }
         }
     }
 
@@ -450,9 +479,9 @@ fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Re
         FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => {
             (tcp.mss + tcp.header_bytes, "mss")
         }
-        FlowKind::Cbr { packet_size, .. } | FlowKind::OnOff { packet_size, .. } => {
-            (*packet_size, "packet_size")
-        }
+        FlowKind::Cbr { packet_size, .. }
+        | FlowKind::OnOff { packet_size, .. }
+        | FlowKind::Ping { packet_size, .. } => (*packet_size, "packet_size"),
     };
     let mut node = ends.src;
     for _ in 0..net.nodes.len() {

@@ -132,6 +132,8 @@ enum AnyEndpoint {
     Cbr(CbrSource),
     OnOff(OnOffSource),
     UdpSink(UdpSink),
+    Ping(Box<crate::ping::PingSource>),
+    Echo(crate::ping::EchoResponder),
 }
 
 impl AnyEndpoint {
@@ -142,6 +144,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e,
             AnyEndpoint::OnOff(e) => e,
             AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::Ping(e) => e.as_mut(),
+            AnyEndpoint::Echo(e) => e,
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -151,6 +155,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::Ping(e) => e.poll_timeout(),
+            AnyEndpoint::Echo(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -160,6 +166,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::Ping(e) => e.counters(),
+            AnyEndpoint::Echo(e) => e.counters(),
         }
     }
 }

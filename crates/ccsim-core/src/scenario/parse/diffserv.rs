@@ -33,6 +33,9 @@ pub(super) const SCHEDULER_TYPES: &[&str] = &["priority", "wfq", "drr", "cbwfq"]
 
 /// Cisco's default `queue-limit` of a class: 64 packets.
 const DEFAULT_CLASS_LIMIT: u64 = 64;
+/// Packets waiting from which CBWFQ counts the link as congested (a chosen value; see
+/// `queue/cbwfq.rs`).
+const DEFAULT_TX_RING: u32 = 4;
 /// IOS's default LLQ burst: 200 ms at the configured rate.
 const LLQ_DEFAULT_BURST_MS: u64 = 200;
 
@@ -42,7 +45,11 @@ const LLQ_DEFAULT_BURST_MS: u64 = 200;
 /// `queue = { type = "priority" | "wfq" | "drr" | "cbwfq", classes = [...] }`; `r` has read
 /// `type` already.
 pub(super) fn read_scheduler(r: &mut Reader, kind: &str) -> Res<QueueSpec> {
-    r.allow(&["type", "classes"])?;
+    if kind == "cbwfq" {
+        r.allow(&["type", "classes", "tx_ring"])?;
+    } else {
+        r.allow(&["type", "classes"])?;
+    }
     let kind = match kind {
         "priority" => SchedulerKind::Priority,
         "wfq" => SchedulerKind::Wfq,
@@ -100,7 +107,16 @@ pub(super) fn read_scheduler(r: &mut Reader, kind: &str) -> Res<QueueSpec> {
             )));
         }
     }
-    Ok(QueueSpec::Scheduler(SchedulerSpec { kind, classes }))
+    let tx_ring = if kind == SchedulerKind::Cbwfq {
+        opt(r, "tx_ring", |f| f.u32_in(1, u32::MAX))?.unwrap_or(DEFAULT_TX_RING)
+    } else {
+        DEFAULT_TX_RING
+    };
+    Ok(QueueSpec::Scheduler(SchedulerSpec {
+        kind,
+        classes,
+        tx_ring,
+    }))
 }
 
 fn read_class(f: &Field, kind: SchedulerKind) -> Res<ClassSpec> {

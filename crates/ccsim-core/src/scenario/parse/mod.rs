@@ -35,6 +35,7 @@ mod diffserv;
 mod flows;
 mod links;
 mod nodes;
+mod ping;
 mod reader;
 mod routing;
 mod tcp;
