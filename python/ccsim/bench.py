@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).parent / "benchmarks"
-SCENARIOS = {"P0": "p0.toml", "P1": "p1.toml", "P2": "p2.toml"}
+SCENARIOS = {"P0": "p0.toml", "P1": "p1.toml", "P2": "p2.toml", "PDS": "pds.toml"}
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}
 #: Paper 002's case 1 (P002 in docs/performance.md, first milestone <= 3 min) with its
