@@ -98,7 +98,8 @@ class Result:
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
         import pandas as pd
 
-        frames = {name: pd.DataFrame(raw[name]) for name in TABLES + OPTIONAL_TABLES if name in raw}
+        names = [*TABLES, *(n for n in OPTIONAL_TABLES if n in raw)]
+        frames = {name: pd.DataFrame(raw[name]) for name in names}
         return cls(
             frames["flows"],
             frames["links"],
@@ -110,8 +111,9 @@ class Result:
         )
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` and the resolved
-        ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` (and ``classes.parquet``,
+        ``pings.parquet`` when the run has them) and the resolved ``scenario.toml`` into
+        ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
         ``Result.from_parquet`` gets it back.
