@@ -19,7 +19,9 @@
 //! ```
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
-//! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
+//! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
+//! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
+//! [`ping`], [`sim`],
 //! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
 //! the sender half is [`cc::xcp`]).
 

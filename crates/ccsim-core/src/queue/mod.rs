@@ -13,8 +13,8 @@
 //! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
 //! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] when its transmitter is
 //! free. When that leaves the queue empty the channel calls [`Queue::idle_from`] with the end
-//! of the transmission: that is where RED starts its idle period (see
-//! [`RedAverage::on_idle`](red::RedAverage::on_idle)).
+//! of the transmission: that is where RED starts its idle period (see `RedAverage::on_idle` in
+//! `red.rs`).
 //!
 //! Everything is O(1) per packet: one FIFO push or pop, a few floating-point operations and at
 //! most one random draw for RED.
