@@ -892,4 +892,52 @@ mod tests {
         assert_eq!(d11, 0);
         assert!(d13 > 500, "AF13 drops {d13}");
     }
+
+    #[test]
+    fn wred_with_ecn_marks_ect_packets_and_drops_not_ect_ones_early() {
+        let mut table = [WredProfileSpec {
+            min_th: 20.0,
+            max_th: 40.0,
+            max_p: 0.1,
+        }; 64];
+        table[14] = WredProfileSpec {
+            min_th: 24.0,
+            max_th: 40.0,
+            max_p: 0.1,
+        };
+        let mut c = class("af1", None, Share::Order);
+        c.drop = DropSpec::Wred {
+            w_q: 1.0 / 512.0,
+            ecn: true,
+            mean_packet_size: 1000,
+            profiles: Box::new(table),
+        };
+        let mut q = queue(SchedulerKind::Priority, vec![c], Rate::mbps(10));
+        // Hold the class at 30 packets (between AF13's thresholds) with ECT(0) packets.
+        for k in 0..30u32 {
+            let mut p = pkt(1000, 14, k);
+            p.ecn = 2;
+            q.enqueue(SimTime::ZERO, p).unwrap();
+        }
+        let mut ce = 0;
+        for k in 0..20_000u32 {
+            let mut p = pkt(1000, 14, k);
+            p.ecn = if k % 2 == 0 { 2 } else { 0 };
+            let _ = q.enqueue(SimTime::ZERO, p);
+            while q.len_packets() > 30 {
+                ce += (q.dequeue(SimTime::ZERO).unwrap().ecn == 3) as u64;
+            }
+        }
+        let k = q.classes().unwrap().classes().next().unwrap().1.clone();
+        assert!(k.ecn_marks > 100, "marks {}", k.ecn_marks);
+        assert!(k.drops_early > 100, "early drops {}", k.drops_early);
+        assert_eq!(k.drops_tail, 0);
+        assert!(
+            ce.abs_diff(k.ecn_marks) <= 30,
+            "CE seen {ce}, marks {}",
+            k.ecn_marks
+        );
+        // The queue-level mark count includes the class's.
+        assert_eq!(q.marks(), k.ecn_marks);
+    }
 }

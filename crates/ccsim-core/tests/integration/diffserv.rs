@@ -168,3 +168,21 @@ fn packets_are_conserved_class_by_class_and_the_ping_probe_sees_the_priority_pat
         s.packets_delivered + s.packets_dropped + s.packets_alive
     );
 }
+
+#[test]
+fn match_addresses_resolved_by_the_parser_are_those_the_network_builds() {
+    // The parser gives link i's ends the addresses 2i and 2i + 1 (network.rs); the edge rule
+    // on src = "h1" must catch all of h1's packets and none of h2's.
+    let out = run_toml(
+        &edge_and_core("10s", "8Mbps", "20Mbps", "5000kbps"),
+        &[],
+        None,
+    );
+    let offered = out.classes.u64("offered_packets").unwrap();
+    let ef = offered[class_row(&out, "premium")];
+    let be = offered[class_row(&out, "default")];
+    // h1: 8 Mbit/s of 500 B for 10 s = 20,000 datagrams and 101 pings, less the few still on
+    // the access and core links at the end; h2: 20 Mbit/s of 1000 B = 25,000.
+    assert!((20_090..=20_101).contains(&ef), "premium offered {ef}");
+    assert!((24_990..=25_000).contains(&be), "default offered {be}");
+}

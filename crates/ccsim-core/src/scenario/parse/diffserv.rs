@@ -811,3 +811,102 @@ pub(super) fn resolve_names(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    fn bottleneck_queue(queue: &str) -> SchedulerSpec {
+        let s = spec(MINIMAL, &[&format!("links.bottleneck.queue={queue}")]);
+        match &s.links["bottleneck"].a_to_b.queue {
+            QueueSpec::Scheduler(q) => q.clone(),
+            other => panic!("not a scheduler: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_issues_cbwfq_example_gets_ios_defaults() {
+        let q = bottleneck_queue(
+            "{type=\"cbwfq\", classes=[{name=\"premium\", match={dscp=46}, \
+             priority=\"5000kbps\"}, {name=\"default\", bandwidth_percent=25, \
+             drop={type=\"wred\"}}]}",
+        );
+        assert_eq!(q.kind, SchedulerKind::Cbwfq);
+        assert_eq!(q.tx_ring, 4);
+        let [premium, default] = &q.classes[..] else {
+            panic!("two classes expected")
+        };
+        // 200 ms at 5 Mbit/s = 125,000 B of burst; IOS's 64-packet queue-limit.
+        assert_eq!(
+            premium.share,
+            Share::Priority {
+                rate: Rate::bps(5_000_000),
+                burst: 125_000
+            }
+        );
+        assert_eq!(premium.limit, QueueLimit::Packets(64));
+        assert_eq!(premium.matches.as_ref().unwrap().dscp_mask, 1 << 46);
+        assert_eq!(default.share, Share::BandwidthPercent(25));
+        assert!(default.matches.is_none());
+        let DropSpec::Wred {
+            w_q, ecn, profiles, ..
+        } = &default.drop
+        else {
+            panic!("WRED expected")
+        };
+        // Reference check 6: exponential weighting constant 9, denominator 10.
+        assert_eq!(*w_q, 1.0 / 512.0);
+        assert!(!ecn);
+        assert_eq!(profiles[10].min_th, 33.0);
+        assert_eq!(profiles[14].min_th, 24.0);
+        assert_eq!(profiles[0].max_th, 40.0);
+        assert!(profiles.iter().all(|p| p.max_p == 0.1));
+    }
+
+    #[test]
+    fn wred_profiles_override_the_defaults_of_the_dscps_they_name() {
+        let q = bottleneck_queue(
+            "{type=\"priority\", classes=[{name=\"all\", limit=100, drop={type=\"wred\", \
+             ecn=true, profiles=[{dscp=[10, 12], min_th=50, max_th=90, max_p=0.02}]}}]}",
+        );
+        let DropSpec::Wred { ecn, profiles, .. } = &q.classes[0].drop else {
+            panic!("WRED expected")
+        };
+        assert!(ecn);
+        assert_eq!(
+            (profiles[12].min_th, profiles[12].max_th, profiles[12].max_p),
+            (50.0, 90.0, 0.02)
+        );
+        assert_eq!(profiles[14].min_th, 24.0);
+    }
+
+    #[test]
+    fn a_policer_rule_resolves_its_nodes_to_their_addresses() {
+        let s = spec(
+            MINIMAL,
+            &[
+                "nodes.r1={type=\"router\", hook={type=\"policer\", rules=[{match={src=\"h1\", \
+               protocol=\"tcp\"}, meter={type=\"car\", rate=\"10Mbps\", normal_burst=10000}, \
+               set_dscp=46}]}}",
+            ],
+        );
+        let Some(HookSpec::Policer(p)) = &s.nodes["r1"].hook else {
+            panic!("policer expected")
+        };
+        let rule = &p.rules[0];
+        // h1 has one interface: end a of the first link, address 0.
+        assert_eq!(rule.matches.src, vec![0]);
+        assert_eq!(rule.conform, Action::SetDscpTransmit(46));
+        assert_eq!((rule.exceed, rule.violate), (Action::Drop, Action::Drop));
+        assert_eq!(
+            rule.meter,
+            Some(MeterSpec::Car {
+                rate: Rate::bps(10_000_000),
+                normal_burst: 10_000,
+                excess_burst: 10_000,
+                limit: CarLimit::ExcessBurst,
+            })
+        );
+    }
+}
