@@ -103,6 +103,33 @@ def test_a_result_read_back_from_parquet_has_its_summary_and_scenario(
     assert back.flows.equals(res.flows) and back.series.equals(res.series)
 
 
+class _Enough(Exception):
+    """Raised by a progress callback to end a run it has seen enough of."""
+
+
+def test_progress_is_reported_while_a_run_goes_on_and_an_exception_from_it_stops_the_run(
+    two_hosts: str,
+) -> None:
+    # A run of a million simulated seconds would take minutes; the callback ends it after its
+    # second report (about a second).
+    sc = ccsim.Scenario.from_str(two_hosts).with_overrides(
+        ['duration="1000000s"', 'flows.f1.size="10GB"', 'trace.interval="1000s"']
+    )
+    seen: list[tuple[float, int, float]] = []
+
+    def progress(sim_s: float, events: int, end_s: float) -> None:
+        seen.append((sim_s, events, end_s))
+        if len(seen) == 2:
+            raise _Enough
+
+    with pytest.raises(_Enough):
+        ccsim.run(sc, progress=progress)
+    assert len(seen) == 2
+    assert all(end == pytest.approx(1_000_000.0) for _, _, end in seen)
+    assert 0 < seen[0][0] < seen[1][0] < 1_000_000.0, "simulated time advances"
+    assert 0 < seen[0][1] < seen[1][1]
+
+
 DIFFSERV = """
 duration = "3s"
 [nodes]

@@ -201,6 +201,11 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
 /// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
 /// `series`, `classes` and `pings` (column name -> numpy array or list of str) and
 /// `resolved_toml`.
+///
+/// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
+/// run goes on, with the simulated seconds reached, the events so far and the run's duration
+/// in seconds: a few calls a second, never one per packet. If it raises, the run is stopped
+/// and its exception raised, as for Ctrl-C.
 #[pyfunction]
 #[pyo3(signature = (text, overrides=Vec::new(), seed=None, progress=None))]
 fn run<'py>(
