@@ -49,9 +49,19 @@ impl MatchSpec {
     /// Whether `pkt` satisfies every field of the rule.
     #[inline]
     pub fn matches(&self, pkt: &Packet) -> bool {
-        if self.dscp_mask != 0 && self.dscp_mask & (1u64 << (pkt.dscp & 63)) == 0 {
-            return false;
-        }
+        self.matches_dscp(pkt.dscp) && self.matches_addresses(pkt)
+    }
+
+    /// Whether the DSCP field of the rule (if any) holds for code point `dscp`.
+    #[inline]
+    pub fn matches_dscp(&self, dscp: u8) -> bool {
+        self.dscp_mask == 0 || self.dscp_mask & (1u64 << (dscp & 63)) != 0
+    }
+
+    /// Whether `pkt` satisfies every field of the rule other than the DSCP. These fields are the
+    /// same for every packet of one flow from one source, so their answer can be remembered.
+    #[inline]
+    pub fn matches_addresses(&self, pkt: &Packet) -> bool {
         if let Some(p) = self.protocol {
             let is = match pkt.transport {
                 Transport::Tcp(_) => Protocol::Tcp,

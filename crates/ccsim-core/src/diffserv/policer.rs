@@ -19,7 +19,7 @@
 use super::classifier::MatchSpec;
 use super::meter::{Action, Colour, Meter, MeterSpec};
 use crate::hook::{HookOutput, IfaceId, NodeHook};
-use crate::packet::Packet;
+use crate::packet::{Addr, Packet};
 use crate::time::SimTime;
 
 /// One rule of a policer hook.
@@ -44,6 +44,12 @@ pub struct Policer {
     rules: Vec<(PolicerRule, Option<Meter>)>,
     /// Packets per rule and colour (green, yellow, red).
     pub counts: Vec<[u64; 3]>,
+    /// Where the walk over the rules may start for the packets of a flow from a source: the
+    /// first rule whose fields other than the DSCP hold for them (those fields are the same for
+    /// every such packet; the DSCP is checked packet by packet). Indexed by flow, two sources
+    /// (the two directions) per flow; `(address, first rule)`. Without it each packet would
+    /// walk every rule before its own: O(rules) per packet at an edge with many rules.
+    first_rule: Vec<[Option<(Addr, u16)>; 2]>,
 }
 
 impl Policer {
@@ -55,13 +61,41 @@ impl Policer {
                 .map(|r| (r.clone(), r.meter.as_ref().map(Meter::new)))
                 .collect(),
             counts: vec![[0; 3]; spec.rules.len()],
+            first_rule: Vec::new(),
         }
+    }
+
+    /// The first rule whose non-DSCP fields hold for `pkt`'s flow and source (see
+    /// `first_rule`); `rules.len()` if none.
+    #[inline]
+    fn first_candidate(&mut self, pkt: &Packet) -> usize {
+        let f = pkt.flow as usize;
+        if f >= self.first_rule.len() {
+            self.first_rule.resize(f + 1, [None; 2]);
+        }
+        let slots = &mut self.first_rule[f];
+        for (addr, k) in slots.iter().flatten() {
+            if *addr == pkt.src {
+                return *k as usize;
+            }
+        }
+        let k = self
+            .rules
+            .iter()
+            .position(|(r, _)| r.matches.matches_addresses(pkt))
+            .unwrap_or(self.rules.len());
+        // A third source for one flow (not made by ccsim's endpoints) is simply not remembered.
+        if let Some(free) = slots.iter_mut().find(|s| s.is_none()) {
+            *free = Some((pkt.src, k as u16));
+        }
+        k
     }
 
     /// The fate of one packet: `Ok(pkt)` (possibly re-marked) to forward, `Err(pkt)` to drop.
     #[allow(clippy::result_large_err)]
     pub fn police(&mut self, now: SimTime, mut pkt: Packet) -> Result<Packet, Packet> {
-        for (i, (rule, meter)) in self.rules.iter_mut().enumerate() {
+        let first = self.first_candidate(&pkt);
+        for (i, (rule, meter)) in self.rules.iter_mut().enumerate().skip(first) {
             if !rule.matches.matches(&pkt) {
                 continue;
             }
@@ -161,5 +195,50 @@ mod tests {
         let mut pkt = Packet::test_udp(100, 0, 0);
         pkt.dscp = 8;
         assert_eq!(none.police(SimTime::ZERO, pkt).unwrap().dscp, 8);
+    }
+
+    #[test]
+    fn remembering_the_first_candidate_rule_per_flow_keeps_first_match_semantics() {
+        // Rule 0 needs DSCP 10 and src address 1; rule 1 takes src 1 whatever its DSCP; rule 2
+        // takes everything. Packets of one flow from two sources and with changing DSCPs must
+        // get the rule a full walk would give.
+        let rule = |src: Option<Addr>, dscp_mask: u64, mark: u8| PolicerRule {
+            matches: MatchSpec {
+                src_nodes: src.map(|_| vec!["n".into()]).unwrap_or_default(),
+                src: src.into_iter().collect(),
+                dscp_mask,
+                ..MatchSpec::default()
+            },
+            meter: None,
+            conform: Action::SetDscpTransmit(mark),
+            exceed: Action::Drop,
+            violate: Action::Drop,
+        };
+        let spec = PolicerSpec {
+            rules: vec![
+                rule(Some(1), 1 << 10, 40),
+                rule(Some(1), 0, 41),
+                rule(None, 0, 42),
+            ],
+        };
+        let mut p = Policer::new(&spec);
+        let mut walk = Policer::new(&spec);
+        for k in 0..40u64 {
+            let mut pkt = Packet::test_udp(100, 0, k);
+            pkt.flow = (k % 3) as u32;
+            pkt.src = if k % 2 == 0 { 1 } else { 7 };
+            pkt.dscp = if k % 5 == 0 { 10 } else { 0 };
+            let got = p.police(SimTime::ZERO, pkt.clone()).unwrap().dscp;
+            // The reference: a fresh policer per packet walks every rule.
+            walk.first_rule.clear();
+            let want = walk.police(SimTime::ZERO, pkt.clone()).unwrap().dscp;
+            assert_eq!(got, want, "packet {k}");
+            let expected = match (pkt.src, pkt.dscp) {
+                (1, 10) => 40,
+                (1, _) => 41,
+                _ => 42,
+            };
+            assert_eq!(got, expected, "packet {k}");
+        }
     }
 }

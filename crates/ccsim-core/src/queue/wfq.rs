@@ -12,8 +12,10 @@
 //! Tags are given when a packet reaches the head of its class rather than on arrival: a class
 //! that stays backlogged has S = F of its previous packet either way (that packet's F is ≥ V),
 //! and a class that was empty gets S = V, as on arrival. So only the heads carry tags and the
-//! class FIFOs stay plain. Tags are exact integers (L·2³²/φ in u128): long runs neither drift
-//! nor tie by rounding; ties go to the lower class index. O(log classes) per packet.
+//! class FIFOs stay plain. Tags are integers: a byte of class i advances its tag by
+//! ⌊2⁴⁸/φ_i⌋ (precomputed, so a packet costs a multiplication, not a 128-bit division), which
+//! keeps the shares exact to about φ/2⁴⁸ and the runs free of floating-point drift; ties go to the
+//! lower class index. O(log classes) per packet.
 //!
 //! Long-run shares of backlogged classes are in proportion to φ; an idle class's share goes to
 //! the others in proportion to theirs (check 8 of the reference notes).
@@ -21,13 +23,14 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Scale of a tag: L·SCALE/φ keeps sub-byte precision for weights up to 2³².
-const SCALE: u128 = 1 << 32;
+/// Scale of a tag: a byte of weight φ is worth SCALE/φ (weights are bit rates up to ~2³⁷ in
+/// CBWFQ, so at least 2¹¹ units per byte).
+const SCALE: u128 = 1 << 48;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Wfq {
-    /// φ_i of each class (0 for a class this selector does not serve).
-    weight: Vec<u64>,
+    /// ⌊SCALE/φ_i⌋: the tag units one byte of class i is worth.
+    per_byte: Vec<u128>,
     /// F of the last packet of each class that reached the head.
     last_finish: Vec<u128>,
     /// (F of the head, class) of every backlogged class.
@@ -40,7 +43,7 @@ impl Wfq {
     pub(crate) fn new(weight: Vec<u64>) -> Wfq {
         let n = weight.len();
         Wfq {
-            weight,
+            per_byte: weight.iter().map(|&w| SCALE / w.max(1) as u128).collect(),
             last_finish: vec![0; n],
             heads: BinaryHeap::with_capacity(n),
             virtual_time: 0,
@@ -51,7 +54,7 @@ impl Wfq {
     #[inline]
     pub(crate) fn head(&mut self, i: usize, size: u32) {
         let start = self.last_finish[i].max(self.virtual_time);
-        let finish = start + size as u128 * SCALE / self.weight[i].max(1) as u128;
+        let finish = start + size as u128 * self.per_byte[i];
         self.last_finish[i] = finish;
         self.heads.push(Reverse((finish, i)));
     }

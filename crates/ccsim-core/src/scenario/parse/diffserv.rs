@@ -31,6 +31,8 @@ use crate::time::Rate;
 /// The queue types read here.
 pub(super) const SCHEDULER_TYPES: &[&str] = &["priority", "wfq", "drr", "cbwfq"];
 
+/// Rules of one policer or classifier hook (the policer remembers rule indices in 16 bits).
+const MAX_RULES: usize = 4096;
 /// Cisco's default `queue-limit` of a class: 64 packets.
 const DEFAULT_CLASS_LIMIT: u64 = 64;
 /// Packets waiting from which CBWFQ counts the link as congested (a chosen value; see
@@ -603,6 +605,12 @@ pub(super) fn read_edge_hook(r: &mut Reader, kind: &str) -> Res<HookSpec> {
     };
     if items.is_empty() {
         return Err(f.error("no rules; a hook with no rule would do nothing"));
+    }
+    if items.len() > MAX_RULES {
+        return Err(f.error(format!(
+            "{} rules; at most {MAX_RULES} are allowed",
+            items.len()
+        )));
     }
     let mut rules = Vec::new();
     for (i, v) in items.iter().enumerate() {
