@@ -3,11 +3,13 @@
 
     ccsim run FILE --out DIR [--seed N] [--set PATH=VALUE ...]
     ccsim validate FILE [--set PATH=VALUE ...]
-    ccsim bench [--repeat N] [--only P0,P1,P2,P002]
+    ccsim bench [--repeat N] [--only P0,P1,P2,P002,F1000,FT8,...] [--scale] [--plot PNG]
     ccsim sweep FILE --param PATH=V1,V2,... [--param ...] --seeds N --out DIR [--workers N]
                      [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
                      [--executor dask --scheduler tcp://HOST:PORT]
+    ccsim report [--results DIR] [--out DIR]
+    ccsim explore [--port N] [--host 127.0.0.1] [--results DIR]
     ccsim --version
 
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
@@ -54,40 +56,65 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def _by_utilization(util: Any) -> list[int]:
+    """Row order of ``DataFrame.sort_values("utilization", ascending=False)`` (pandas'
+    ``nargsort``: quicksort of the reversed values, reversed again; NaN last), so the printed
+    table is the same as when it was sorted with pandas."""
+    import numpy as np
+
+    items = np.asarray(util, dtype=np.float64)
+    idx = np.arange(len(items))
+    nan = np.isnan(items)
+    values, positions = items[~nan][::-1], idx[~nan][::-1]
+    order = positions[values.argsort(kind="quicksort")][::-1]
+    return [int(i) for i in order] + [int(i) for i in idx[nan]]
+
+
 def summary_text(res: Result) -> str:
-    """The table `ccsim run` prints: one line per flow, one per busy link direction."""
+    """The table `ccsim run` prints: one line per flow, one per busy link direction.
+
+    Reads the result's columns, not DataFrames, so that `ccsim run` never imports pandas."""
     lines = []
-    f = res.flows
-    if len(f):
+    f = res._columns("flows")
+    n_flows = len(f["name"])
+    if n_flows:
         lines.append(
             f"{'flow':<16} {'goodput Mb/s':>12} {'retx':>6} {'RTOs':>5} {'done s':>8} {'RTT ms':>8}"
         )
-        shown = f if len(f) <= 40 else f.head(40)
-        for _, r in shown.iterrows():
+        for i in range(min(n_flows, 40)):
             lines.append(
-                f"{r['name']:<16} {_fmt(r['goodput_bps'] / 1e6):>12} {int(r['retransmits']):>6} "
-                f"{int(r['timeouts']):>5} {_fmt(r['completion_time_s']):>8} "
-                f"{_fmt(r['rtt_mean_s'] * 1e3, 1):>8}"
+                f"{f['name'][i]:<16} {_fmt(float(f['goodput_bps'][i]) / 1e6):>12} "
+                f"{int(f['retransmits'][i]):>6} {int(f['timeouts'][i]):>5} "
+                f"{_fmt(float(f['completion_time_s'][i])):>8} "
+                f"{_fmt(float(f['rtt_mean_s'][i]) * 1e3, 1):>8}"
             )
-        if len(f) > 40:
-            lines.append(f"... {len(f) - 40} more flows (flows.parquet has them all)")
-    lk = res.links
-    drops = lk["drops_queue"] + lk["drops_loss"] + lk["drops_hook"]
-    busy = lk[(lk["utilization"] >= 0.05) | (drops > 0)]
-    links = busy.sort_values("utilization", ascending=False).head(12)
-    if len(links):
+        if n_flows > 40:
+            lines.append(f"... {n_flows - 40} more flows (flows.parquet has them all)")
+    lk = res._columns("links")
+    n_links = len(lk["link"])
+    drops = [
+        int(lk["drops_queue"][i]) + int(lk["drops_loss"][i]) + int(lk["drops_hook"][i])
+        for i in range(n_links)
+    ]
+    busy = [i for i in range(n_links) if lk["utilization"][i] >= 0.05 or drops[i] > 0]
+    order = _by_utilization([lk["utilization"][i] for i in busy])
+    shown = [busy[j] for j in order][:12]
+    if shown:
         lines.append("")
         lines.append(
             f"{'link':<22} {'util':>6} {'drops q/loss/hook':>18} {'mean queue':>10} {'max':>6}"
         )
-        for _, r in links.iterrows():
-            drops = f"{int(r['drops_queue'])}/{int(r['drops_loss'])}/{int(r['drops_hook'])}"
-            lines.append(
-                f"{r['link'] + ':' + r['direction']:<22} {_fmt(r['utilization']):>6} "
-                f"{drops:>18} {_fmt(r['queue_mean_packets'], 1):>10} "
-                f"{int(r['queue_max_packets']):>6}"
+        for i in shown:
+            dropped = (
+                f"{int(lk['drops_queue'][i])}/{int(lk['drops_loss'][i])}/{int(lk['drops_hook'][i])}"
             )
-        hidden = len(lk) - len(links)
+            lines.append(
+                f"{lk['link'][i] + ':' + lk['direction'][i]:<22} "
+                f"{_fmt(float(lk['utilization'][i])):>6} {dropped:>18} "
+                f"{_fmt(float(lk['queue_mean_packets'][i]), 1):>10} "
+                f"{int(lk['queue_max_packets'][i]):>6}"
+            )
+        hidden = n_links - len(shown)
         if hidden:
             lines.append(f"({hidden} quieter link directions in links.parquet)")
     s = res.summary
@@ -127,18 +154,18 @@ def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str])
 
 
 def _import_table_libraries() -> None:
-    """Import what turning a run's output into tables and Parquet files needs."""
-    import pandas  # noqa: F401
+    """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
+    writes the core's columns with pyarrow alone)."""
     import pyarrow.parquet  # noqa: F401
 
 
 @contextlib.contextmanager
 def _importing_table_libraries_meanwhile() -> Iterator[None]:
-    """Import pandas and pyarrow on a thread of their own while the block runs.
+    """Import pyarrow on a thread of its own while the block runs.
 
     The core runs a simulation with Python's lock released, so the imports (about 0.2 s, as
     long as P1's simulation) overlap it on a second core instead of following it (issue 11).
-    Python's import lock makes a later ``import pandas`` on the main thread wait for the
+    Python's import lock makes a later ``import pyarrow`` on the main thread wait for the
     thread's instead of starting another. The thread is joined before the block is left, also
     when it raises, so the interpreter never shuts down under a half-done import.
     """
@@ -163,7 +190,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
-    print(f"\nresults: {out}/ (flows.parquet, links.parquet, series.parquet, scenario.toml)")
+    written = ", ".join(
+        n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
+    )
+    print(f"\nresults: {out}/ ({written})")
     return 0
 
 
@@ -238,8 +268,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from ccsim import bench
 
     only = [s.strip().upper() for s in args.only.split(",")] if args.only else None
+    if args.scale:
+        only = [*(only or []), *bench.SCALE_DEFAULT]
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     print(bench.format_table(rows))
+    if args.plot is not None:
+        print(f"plot: {bench.plot_scale(rows, args.plot)}")
     return 0
 
 
@@ -278,6 +312,45 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         args.experiment, args.out, args.quick, args.workers, args.seeds, cluster=cluster
     )
     print(f"report: {report}")
+    return 0
+
+
+def _results_dir(args: argparse.Namespace) -> Path:
+    return Path(args.results or os.environ.get("CCSIM_RESULTS", "results"))
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ccsim.site import build_site
+
+    results = _results_dir(args)
+    if not results.is_dir():
+        raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    print(f"site: {build_site(results, args.out)}")
+    return 0
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    try:
+        from ccsim.explore import serve
+    except ImportError as e:
+        raise ValueError(
+            f"ccsim explore needs the extra `explore` ({e.name} is missing): "
+            "pip install 'ccsim[explore]'"
+        ) from e
+
+    experiments = Path("experiments")
+    if not any(experiments.glob("*/plan.toml")):
+        raise ValueError(
+            "no experiments/*/plan.toml here: run ccsim explore from the repository root"
+        )
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"ccsim explore: warning: listening on {args.host}: anyone who can reach this address "
+            "can start simulations (only of the plans' figures, with the plans' values)",
+            file=sys.stderr,
+        )
+    args.kept = "every finished run is in the store"
+    serve(_results_dir(args), experiments, args.host, args.port, args.workers)
     return 0
 
 
@@ -372,6 +445,8 @@ examples:
   ccsim sweep examples/random-loss.toml --param links.bottleneck.loss.rate=0.01,0.02 \\
         --seeds 10 --out results/sweep
   ccsim reproduce p001            # paper 001's figures and report, in results/p001
+  ccsim report                    # results/site/index.html: every reproduction, interactive
+  ccsim explore                   # http://127.0.0.1:8765/: re-run a figure as you move it
 
 Each command has its own --help. Scenario keys: docs/scenario.md. Errors are one line
 (`ccsim: error: ...`) with exit status 1; Ctrl-C stops any command, keeping finished runs."""
@@ -417,7 +492,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--only",
         default=None,
         help="comma-separated subset, e.g. P0,P1; P002 (on request only) is paper 002's "
-        "full case-1 run, from the repository root",
+        "full case-1 run, from the repository root; generated scale cases F10 ... F100000, "
+        "FT4, FT8, FT16, T15 ... T120, W10K, W100K, W1M (ccsim.bench)",
+    )
+    b.add_argument(
+        "--scale",
+        action="store_true",
+        help="run the scale cases F*, FT* and T* (minutes)",
+    )
+    b.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="PNG",
+        help="draw wall time against flows, nodes and simulated time (log-log) into PNG",
     )
     b.set_defaults(func=_cmd_bench)
 
@@ -449,6 +537,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_executor_options(rp)
     rp.set_defaults(func=_cmd_reproduce)
+
+    rs = sub.add_parser(
+        "report", help="write one offline HTML site for every reproduction under results/"
+    )
+    rs.add_argument(
+        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+    )
+    rs.add_argument("--out", type=Path, default=None, help="default: <results>/site")
+    rs.set_defaults(func=_cmd_report)
+
+    ex = sub.add_parser(
+        "explore", help="a local web app: move a figure's parameters, watch it re-run"
+    )
+    ex.add_argument("--port", type=_count("port"), default=8765)
+    ex.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; another address "
+        "lets other machines start simulations)",
+    )
+    ex.add_argument(
+        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+    )
+    ex.add_argument("--workers", type=_count("workers"), default=2, help="runs at once (threads)")
+    ex.set_defaults(func=_cmd_explore)
     return p
 
 

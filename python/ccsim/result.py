@@ -6,10 +6,18 @@ Tables (column names carry their unit):
 - ``flows``: one row per flow (a short-flow generator adds one row per transfer);
 - ``links``: one row per link direction;
 - ``series``: the time series in long form, ``time_s, kind, name, metric, value``;
+- ``paths``: one row per path of each multipath flow (SCTP); empty without one;
+- ``agents``: one row per node hook that counts (SPACK, Snoop, I-TCP): ``node, agent`` and
+  its counters (NaN where a row's agent keeps no such counter);
+- ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
+  flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
+  the scenario asks for it;
 - ``classes``: one row per DiffServ class of a link direction with class-based queueing
-  (offered, accepted, sent, drops by reason: tail, early, police; ECN marks);
+  (offered, accepted, sent, drops by reason: tail, early, police; ECN marks); empty without;
 - ``pings``: one row per echo request of a ping probe (``rtt_s`` NaN when unanswered;
-  ``counted`` 1 when it counts for the loss ratio).
+  ``counted`` 1 when it counts for the loss ratio); empty without.
+
+Each table is a property that turns the core's columns into a DataFrame on first use.
 """
 
 from __future__ import annotations
@@ -29,9 +37,11 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series")
-# Tables a run may leave empty; files written before they existed lack them.
-OPTIONAL_TABLES = ("classes", "pings")
+TABLES = ("flows", "links", "series", "paths", "agents", "packets", "classes", "pings")
+# Tables written only when they have rows (a run without SCTP flows, agents, a packet trace,
+# class-based queues or ping probes has none), and that a directory written before they existed
+# lacks: read back as empty frames.
+_OPTIONAL_TABLES = ("paths", "agents", "packets", "classes", "pings")
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -58,6 +68,8 @@ class Summary:
     packets_delivered: int
     packets_dropped: int
     packets_alive: int
+    #: Packet-trace events past ``[trace] packets.max_rows``: counted, not kept.
+    packets_untraced: int = 0
 
 
 class Result:
@@ -65,9 +77,9 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series, classes, pings
-        pandas DataFrames (``classes`` and ``pings`` empty when the run has no class-based
-        queue or ping probe).
+    flows, links, series, paths, agents, packets, classes, pings
+        pandas DataFrames, made from the core's columns on first use (``paths``, ``agents``,
+        ``packets``, ``classes`` and ``pings`` may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -81,53 +93,129 @@ class Result:
         series: pd.DataFrame,
         summary: Summary | None,
         resolved_toml: str,
+        paths: pd.DataFrame | None = None,
+        agents: pd.DataFrame | None = None,
+        packets: pd.DataFrame | None = None,
         classes: pd.DataFrame | None = None,
         pings: pd.DataFrame | None = None,
     ) -> None:
-        import pandas as pd
-
-        self.flows = flows
-        self.links = links
-        self.series = series
-        self.classes = classes if classes is not None else pd.DataFrame()
-        self.pings = pings if pings is not None else pd.DataFrame()
+        self._frames: dict[str, pd.DataFrame] = {"flows": flows, "links": links, "series": series}
+        optional = (
+            ("paths", paths),
+            ("agents", agents),
+            ("packets", packets),
+            ("classes", classes),
+            ("pings", pings),
+        )
+        for name, df in optional:
+            if df is not None:
+                self._frames[name] = df
+        # The core's columns (name -> numpy array or list of str) of the tables not yet turned
+        # into DataFrames: `ccsim run` writes them and prints its summary without pandas. An
+        # optional table given neither way is empty.
+        self._raw: dict[str, dict[str, Any]] = {
+            name: {} for name in _OPTIONAL_TABLES if name not in self._frames
+        }
         self.summary = summary
         self.resolved_toml = resolved_toml
 
     @classmethod
     def _from_raw(cls, raw: dict[str, Any]) -> Result:
-        import pandas as pd
+        res = cls.__new__(cls)
+        res._frames = {}
+        res._raw = {name: raw.get(name, {}) for name in TABLES}
+        res.summary = Summary(**raw["summary"])
+        res.resolved_toml = raw["resolved_toml"]
+        return res
 
-        names = [*TABLES, *(n for n in OPTIONAL_TABLES if n in raw)]
-        frames = {name: pd.DataFrame(raw[name]) for name in names}
-        return cls(
-            frames["flows"],
-            frames["links"],
-            frames["series"],
-            Summary(**raw["summary"]),
-            raw["resolved_toml"],
-            classes=frames.get("classes"),
-            pings=frames.get("pings"),
-        )
+    def _frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            import pandas as pd
+
+            self._frames[name] = pd.DataFrame(self._raw.pop(name))
+        return self._frames[name]
+
+    def _set_frame(self, name: str, df: pd.DataFrame) -> None:
+        self._raw.pop(name, None)
+        self._frames[name] = df
+
+    def _rows(self, name: str) -> int:
+        if name in self._raw:
+            return len(next(iter(self._raw[name].values()), ()))
+        return len(self._frames[name])
+
+    flows = property(
+        lambda self: self._frame("flows"),
+        lambda self, df: self._set_frame("flows", df),
+        doc="One row per flow (a short-flow generator adds one row per transfer).",
+    )
+    links = property(
+        lambda self: self._frame("links"),
+        lambda self, df: self._set_frame("links", df),
+        doc="One row per link direction.",
+    )
+    series = property(
+        lambda self: self._frame("series"),
+        lambda self, df: self._set_frame("series", df),
+        doc="The time series in long form: ``time_s, kind, name, metric, value``.",
+    )
+    paths = property(
+        lambda self: self._frame("paths"),
+        lambda self, df: self._set_frame("paths", df),
+        doc="One row per path of each multipath (SCTP) flow.",
+    )
+    agents = property(
+        lambda self: self._frame("agents"),
+        lambda self, df: self._set_frame("agents", df),
+        doc="One row per node hook that counts: ``node, agent`` and its counters.",
+    )
+    packets = property(
+        lambda self: self._frame("packets"),
+        lambda self, df: self._set_frame("packets", df),
+        doc="The per-packet trace of ``[trace] packets``.",
+    )
+    classes = property(
+        lambda self: self._frame("classes"),
+        lambda self, df: self._set_frame("classes", df),
+        doc="One row per DiffServ class of a link direction with class-based queueing.",
+    )
+    pings = property(
+        lambda self: self._frame("pings"),
+        lambda self, df: self._set_frame("pings", df),
+        doc="One row per echo request of a ping probe (``rtt_s`` NaN when unanswered).",
+    )
+
+    def _columns(self, name: str) -> dict[str, Any]:
+        """Table ``name`` as columns (numpy arrays or lists), without pandas when the table
+        has not been turned into a DataFrame yet."""
+        if name in self._raw:
+            return self._raw[name]
+        df = self._frames[name]
+        return {str(c): df[c].to_numpy() for c in df.columns}
 
     def to_parquet(self, directory: PathLike) -> Path:
-        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet`` (and ``classes.parquet``,
-        ``pings.parquet`` when the run has them) and the resolved ``scenario.toml`` into
-        ``directory`` (created if needed); returns the directory.
+        """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, the ``paths``,
+        ``agents``, ``packets``, ``classes`` and ``pings`` tables when they have rows, and the
+        resolved ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
-        ``Result.from_parquet`` gets it back.
+        ``Result.from_parquet`` gets it back. A table still held as the core's columns is
+        written without pandas, to the same bytes ``pyarrow.Table.from_pandas`` gives
+        (``_arrow_table``).
         """
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        # ``classes`` and ``pings`` only when the run has them, so a run without DiffServ or
-        # ping writes the same files as before.
-        names = [*TABLES, *(n for n in OPTIONAL_TABLES if len(getattr(self, n)))]
-        for name in names:
-            table = pa.Table.from_pandas(getattr(self, name), preserve_index=False)
+        for name in TABLES:
+            if name in _OPTIONAL_TABLES and self._rows(name) == 0:
+                continue
+            if name in self._raw:
+                table = _arrow_table(self._raw[name])
+            else:
+                import pyarrow as pa
+
+                table = pa.Table.from_pandas(self._frames[name], preserve_index=False)
             if name == "flows" and self.summary is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[SUMMARY_KEY] = json.dumps(dataclasses.asdict(self.summary)).encode()
@@ -147,10 +235,12 @@ class Result:
         import pyarrow.parquet as pq
 
         d = Path(directory)
-        frames = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
-        for name in OPTIONAL_TABLES:
-            if (d / f"{name}.parquet").exists():
-                frames[name] = pd.read_parquet(d / f"{name}.parquet")
+        frames = {
+            name: pd.read_parquet(d / f"{name}.parquet")
+            if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
+            else pd.DataFrame()
+            for name in TABLES
+        }
         meta = pq.read_schema(d / "flows.parquet").metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
@@ -165,8 +255,11 @@ class Result:
             frames["series"],
             summary,
             resolved,
-            classes=frames.get("classes"),
-            pings=frames.get("pings"),
+            paths=frames["paths"],
+            agents=frames["agents"],
+            packets=frames["packets"],
+            classes=frames["classes"],
+            pings=frames["pings"],
         )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
@@ -180,8 +273,132 @@ class Result:
         sel = s[(s["name"] == name) & (s["metric"] == metric)]
         return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)
 
+    def _repr_html_(self) -> str:
+        """How Jupyter shows a result: the run summary, then the flows and links tables (the
+        first 20 rows of each) and the size of the series table."""
+        import html
+
+        parts = ["<div><strong>ccsim Result</strong>"]
+        if self.summary is not None:
+            cells = "".join(
+                f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                f"<td style='text-align:right'>{html.escape(_shown(v))}</td></tr>"
+                for k, v in dataclasses.asdict(self.summary).items()
+            )
+            parts.append(
+                f"<details open><summary>summary</summary><table>{cells}</table></details>"
+            )
+        for name in ("flows", "links"):
+            df = getattr(self, name)
+            more = f", the first 20 of {len(df)}" if len(df) > 20 else ""
+            parts.append(
+                f"<details open><summary>{name} ({len(df)} rows{more})</summary>"
+                f"{df.head(20).to_html(index=False, float_format=lambda x: f'{x:.6g}')}</details>"
+            )
+        series = self.series
+        kinds = ", ".join(sorted(set(series["metric"]))) if len(series) else "none"
+        parts.append(
+            f"<p>series: {len(series)} rows (metrics: {html.escape(kinds)}); "
+            "<code>series_of(name, metric)</code> gives one as a pandas Series</p></div>"
+        )
+        return "".join(parts)
+
     def __repr__(self) -> str:
         return (
             f"Result(flows={len(self.flows)} rows, links={len(self.links)} rows, "
-            f"series={len(self.series)} rows)"
+            f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
+            f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )
+
+
+def _shown(v: Any) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _arrow_table(columns: dict[str, Any]) -> Any:
+    """The Arrow table ``pyarrow.Table.from_pandas(pandas.DataFrame(columns),
+    preserve_index=False)`` gives, built without importing pandas (about 0.3 s of a short
+    ``ccsim run``, issue 11).
+
+    The columns are the core's: float64 or int64 (uint64 when a counter does not fit) numpy
+    arrays, or lists of str. pandas keeps the numeric dtypes, stores text as its ``str`` dtype
+    (Arrow ``large_string``), makes an empty list a float64 column and writes NaN as null; the
+    ``pandas`` schema metadata describes each column as ``from_pandas`` does, so
+    ``pandas.read_parquet`` gives the same DataFrame back (``tests/python/test_result_parquet.py``
+    pins the bytes against pandas's).
+    """
+    from importlib.metadata import version
+
+    import numpy as np
+    import pyarrow as pa
+
+    arrays = []
+    described = []
+    for name, col in columns.items():
+        if isinstance(col, list):
+            if col:
+                arr = _large_strings(col)
+                pandas_type, numpy_type = "object", "str"
+            else:
+                arr = _numbers(np.empty(0, dtype=np.float64))
+                pandas_type = numpy_type = "float64"
+        else:
+            arr = _numbers(col)
+            pandas_type = numpy_type = str(col.dtype)
+        arrays.append(arr)
+        described.append(
+            {
+                "name": name,
+                "field_name": name,
+                "pandas_type": pandas_type,
+                "numpy_type": numpy_type,
+                "metadata": None,
+            }
+        )
+    pandas_meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": version("pandas"),
+    }
+    table = pa.table(arrays, names=list(columns))
+    return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode("utf8")})
+
+
+def _numbers(col: Any) -> Any:
+    """A numpy float64, int64 or uint64 array as an Arrow array of the same type, NaN as null
+    (what ``pyarrow.array(col, from_pandas=True)`` gives)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrow_type = {"float64": pa.float64(), "int64": pa.int64(), "uint64": pa.uint64()}[
+        str(col.dtype)
+    ]
+    data = np.ascontiguousarray(col)
+    validity = None
+    nulls = 0
+    if data.dtype.kind == "f":
+        valid = ~np.isnan(data)
+        nulls = int(len(data) - np.count_nonzero(valid))
+        if nulls:
+            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(
+        arrow_type, len(data), [validity, pa.py_buffer(data)], null_count=nulls
+    )
+
+
+def _large_strings(values: list[str]) -> Any:
+    """A list of str as an Arrow ``large_string`` array (64-bit offsets, no nulls)."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.large_string(),
+        len(encoded),
+        [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))],
+    )

@@ -44,6 +44,9 @@ pub struct FlowCounters {
     pub bytes_delivered: u64,
     /// Data packets that reached the receiving endpoint (duplicates included).
     pub packets_received: u64,
+    /// Of those, segments that brought no byte the receiver did not already have (delivered or
+    /// held out of order): what needless retransmissions cost the receiving side.
+    pub duplicate_segments: u64,
     /// Out-of-order segments the receiver dropped because its buffer was full.
     pub receiver_drops: u64,
     /// Data segments that arrived marked Congestion Experienced (receiver, RFC 3168).

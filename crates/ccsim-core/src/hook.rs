@@ -85,6 +85,20 @@ pub trait NodeHook {
     fn held(&self) -> usize {
         0
     }
+    /// What the hook counted, for the `agents` results table (None: it counts nothing). Read
+    /// once, when the run's tables are assembled.
+    fn counters(&self) -> Option<HookCounters> {
+        None
+    }
+}
+
+/// A hook's counters as the `agents` table shows them: its type and (name, value) pairs in a
+/// fixed order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookCounters {
+    /// The hook's `type` in the scenario (`spack`, `snoop`, `itcp`).
+    pub agent: &'static str,
+    pub values: Vec<(&'static str, u64)>,
 }
 
 /// A fault injector and the smallest complete example of a hook: drops each packet with

@@ -39,7 +39,9 @@ pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod scenario;
+pub mod sctp;
 pub mod sim;
+pub mod striping;
 pub mod tcp;
 pub mod time;
 pub mod traffic;
@@ -66,6 +68,9 @@ pub enum DropReason {
     NoRoute,
     /// Its time to live ran out at a router (RFC 791 §3.2, RFC 1812 §5.3.1).
     Ttl,
+    /// The link (or the interface) was down: offered while down, or on the wire when it went
+    /// down (`[[events]]`).
+    LinkDown,
 }
 
 /// Any error of the public API.

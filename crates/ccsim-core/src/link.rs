@@ -56,6 +56,7 @@ pub struct ChannelStats {
     pub drops_mtu: u64,
     pub drops_noroute: u64,
     pub drops_ttl: u64,
+    pub drops_link_down: u64,
     /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
     pub queue_pkt_ns: u128,
     pub queue_byte_ns: u128,
@@ -75,6 +76,7 @@ impl ChannelStats {
             DropReason::Mtu => self.drops_mtu += 1,
             DropReason::NoRoute => self.drops_noroute += 1,
             DropReason::Ttl => self.drops_ttl += 1,
+            DropReason::LinkDown => self.drops_link_down += 1,
         }
     }
     pub fn drops(&self) -> u64 {
@@ -84,6 +86,7 @@ impl ChannelStats {
             + self.drops_mtu
             + self.drops_noroute
             + self.drops_ttl
+            + self.drops_link_down
     }
 }
 
@@ -110,6 +113,15 @@ pub struct Channel {
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, Packet)>,
     pub stats: ChannelStats,
+    /// Down (`[[events]]`): offered packets are dropped as `link_down`.
+    pub down: bool,
+    /// Packets at the front of the propagation FIFO that were on the wire when the link went
+    /// down: each is lost when its arrival comes (so no event has to be cancelled).
+    doomed: usize,
+    /// Set while the packet trace watches this channel: the loss model's last victim is kept
+    /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers).
+    pub keep_lost: bool,
+    pub lost_for_trace: Option<Packet>,
 }
 
 /// What `offer` did with a packet.
@@ -167,7 +179,33 @@ impl Channel {
             ser: Serializer::default(),
             propagation: VecDeque::new(),
             stats: ChannelStats::default(),
+            down: false,
+            doomed: 0,
+            keep_lost: false,
+            lost_for_trace: None,
         }
+    }
+
+    /// The link goes down at `now`: what waits in the queue and what is on the wire is lost.
+    /// Returns the packets lost now (the queue); those on the wire are lost as they "arrive".
+    pub fn go_down(&mut self, now: SimTime) -> u64 {
+        self.down = true;
+        self.doomed = self.propagation.len();
+        // The transmission under way is cut. A `TxDone` scheduled for its end is now stale;
+        // `on_tx_done` ignores any that comes before the transmitter is free.
+        self.busy_until = self.busy_until.min(now);
+        self.touch_queue(now);
+        let mut lost = 0;
+        while self.queue.dequeue(now).is_some() {
+            lost += 1;
+        }
+        self.stats.drops_link_down += lost;
+        lost
+    }
+
+    /// Whether the next arrival is a packet that was on the wire when the link went down.
+    pub fn next_arrival_lost(&self) -> bool {
+        self.doomed > 0
     }
 
     /// Account the queue length up to `now` before it changes.
@@ -187,6 +225,9 @@ impl Channel {
     /// A packet wants to leave over this channel.
     pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
         self.stats.offered += 1;
+        if self.down {
+            return Offer::Dropped(pkt, DropReason::LinkDown);
+        }
         if pkt.size > self.mtu {
             return Offer::Dropped(pkt, DropReason::Mtu);
         }
@@ -242,6 +283,9 @@ impl Channel {
         }
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
+            if self.keep_lost {
+                self.lost_for_trace = Some(p);
+            }
             return (None, true);
         }
         let at = done + self.delay;
@@ -252,6 +296,14 @@ impl Channel {
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
     pub fn on_tx_done(&mut self, now: SimTime) -> TxDone {
+        if self.busy_until > now {
+            // Stale: scheduled before the link went down and came back up (`go_down`).
+            return TxDone {
+                head_arrives: None,
+                next_tx_done: None,
+                lost: false,
+            };
+        }
         self.touch_queue(now);
         let (head_arrives, lost) = match self.queue.dequeue(now) {
             Some(p) => self.transmit(now, p),
@@ -268,7 +320,12 @@ impl Channel {
     /// next head.
     pub fn on_arrive(&mut self) -> Option<(Packet, Option<SimTime>)> {
         let (_, p) = self.propagation.pop_front()?;
-        self.stats.arrived += 1;
+        if self.doomed > 0 {
+            self.doomed -= 1;
+            self.stats.drops_link_down += 1;
+        } else {
+            self.stats.arrived += 1;
+        }
         let next = self.propagation.front().map(|(t, _)| *t);
         Some((p, next))
     }
@@ -325,7 +382,7 @@ mod tests {
     fn seq(p: &Packet) -> u64 {
         match &p.transport {
             Transport::Udp(h) => h.seq,
-            Transport::Tcp(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 

@@ -61,6 +61,82 @@ pub struct Packet {
 pub enum Transport {
     Tcp(TcpHeader),
     Udp(UdpHeader),
+    /// One SCTP chunk in its packet (`crate::sctp`).
+    Sctp(SctpHeader),
+}
+
+/// An SCTP packet with one chunk (RFC 4960 §3): the common header's ports and the chunk.
+/// Bundling is not modelled: ccsim sends one chunk per packet, as the paper's ns-2 runs do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SctpHeader {
+    pub src_port: Port,
+    pub dst_port: Port,
+    pub chunk: SctpChunk,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SctpChunk {
+    Data(SctpData),
+    Sack(SctpSack),
+    /// HEARTBEAT (§3.3.5); the info the sender puts in is echoed by the HEARTBEAT ACK.
+    Heartbeat(SctpHeartbeat),
+    HeartbeatAck(SctpHeartbeat),
+}
+
+/// A DATA chunk (§3.3.1). TSNs are 32-bit and do not wrap here (2^32 chunks are far beyond a
+/// run); the SSN is 32-bit too so that the paper's per-path SSN spaces never wrap either.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct SctpData {
+    pub tsn: u32,
+    /// Stream identifier (always 0 in the single-stream runs; the path in the paper's LS mode).
+    pub sid: u16,
+    pub ssn: u32,
+    /// User data bytes.
+    pub len: u32,
+    /// ccsim's own marker of a retransmission (traces and tests only, as TCP's `FLAG_RETX`).
+    pub retransmission: bool,
+}
+
+/// A SACK chunk (§3.3.4): the cumulative TSN ack, the receiver window, and the first gap-ack
+/// blocks and duplicate TSNs, as many as the packet holds (the rest is counted by the
+/// receiver, never silently lost).
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct SctpSack {
+    pub cum_tsn: u32,
+    /// False before any DATA arrived (then `cum_tsn` means nothing).
+    pub any: bool,
+    pub a_rwnd: u32,
+    /// Gap-ack blocks as (start, end) offsets from `cum_tsn`, both inclusive, lowest first.
+    pub gaps: [(u16, u16); SctpSack::MAX_GAPS],
+    pub n_gaps: u8,
+    pub dups: [u32; SctpSack::MAX_DUPS],
+    pub n_dups: u8,
+    /// DATA packets received since the last SACK (CMT's delayed ack for CMT, DAC).
+    pub packets: u8,
+    /// The paper's LS mode (seed 004 §3.2): the path (SID) this SACK reports on and its
+    /// Cumulative SSN Ack; the gap blocks and duplicates are then SSNs of that path.
+    pub sid: u16,
+    pub cum_ssn: u32,
+}
+
+impl SctpSack {
+    /// Gap-ack blocks one packet carries here (each 4 bytes on the wire).
+    pub const MAX_GAPS: usize = 4;
+    /// Duplicate TSNs one packet carries here (each 4 bytes on the wire).
+    pub const MAX_DUPS: usize = 4;
+    pub fn gap_blocks(&self) -> &[(u16, u16)] {
+        &self.gaps[..self.n_gaps as usize]
+    }
+    pub fn dup_tsns(&self) -> &[u32] {
+        &self.dups[..self.n_dups as usize]
+    }
+}
+
+/// What a HEARTBEAT carries and its ACK returns: the path probed and when.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SctpHeartbeat {
+    pub path: u8,
+    pub sent_at: SimTime,
 }
 
 /// A TCP segment. Sequence numbers are 64-bit byte offsets from the start of the stream (no
@@ -320,6 +396,7 @@ impl Packet {
         match &self.transport {
             Transport::Tcp(h) => h.dst_port,
             Transport::Udp(h) => h.dst_port,
+            Transport::Sctp(h) => h.dst_port,
         }
     }
     pub fn tcp(&self) -> Option<&TcpHeader> {
@@ -339,6 +416,10 @@ impl Packet {
         match &self.transport {
             Transport::Tcp(h) => h.len,
             Transport::Udp(h) => h.len,
+            Transport::Sctp(h) => match &h.chunk {
+                SctpChunk::Data(d) => d.len,
+                _ => 0,
+            },
         }
     }
     /// True for packets that carry application data (not pure ACKs).

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 //! Results as columns, ready to cross into Python (pandas) or Parquet in bulk.
 //!
-//! A run produces three tables:
+//! A run produces these tables:
 //! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
 //! - `links`: one row per link direction;
 //! - `series`: the time series in long form: `time_s, kind, name, metric, value`;
+//! - `paths`: one row per path of each multipath flow (SCTP): what went where (empty without);
+//! - `agents`: one row per node hook that counts (base-station agents): `node, agent` and
+//!   the counters of every agent type present, NaN where a row's agent does not keep one;
+//! - `packets`: the per-packet trace of `[trace] packets` (empty unless asked for);
 //! - `classes`: one row per DiffServ class of each link direction with class-based queueing
 //!   (empty without);
 //! - `pings`: one row per echo request of each ping probe, with its RTT (empty without).
@@ -138,6 +142,8 @@ pub struct RunSummary {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub packets_alive: u64,
+    /// Packet-trace events past `[trace] packets.max_rows`: counted, not kept.
+    pub packets_untraced: u64,
 }
 
 /// Everything a run returns.
@@ -147,6 +153,14 @@ pub struct RunOutput {
     pub flows: Table,
     pub links: Table,
     pub series: Table,
+    /// One row per path of each multipath flow (SCTP): what went where.
+    pub paths: Table,
+    /// Counters of node hooks (base-station agents), one row per hook that keeps any.
+    pub agents: Table,
+    /// The per-packet trace (`[trace] packets`), one row per recorded event.
+    pub packets: Table,
+    /// One row per DiffServ class of each link direction with class-based queueing.
     pub classes: Table,
+    /// One row per echo request of each ping probe.
     pub pings: Table,
 }

@@ -383,7 +383,7 @@ mod tests {
     fn udp(p: &Packet) -> UdpHeader {
         match p.transport {
             Transport::Udp(h) => h,
-            Transport::Tcp(_) => panic!("not a datagram"),
+            _ => panic!("not a datagram"),
         }
     }
 

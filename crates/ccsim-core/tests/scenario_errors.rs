@@ -152,7 +152,7 @@ fn an_unknown_top_level_key_lists_the_sections() {
     assert_eq!(
         error_with(&["durration=\"5s\""]),
         "durration: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
-         routing, trace"
+         routing, trace, events"
     );
 }
 
@@ -173,7 +173,7 @@ fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     );
     assert_eq!(
         error_with(&["trace.every=\"1s\""]),
-        "trace.every: unknown key; allowed: interval"
+        "trace.every: unknown key; allowed: interval, packets"
     );
     assert_eq!(
         error_with(&["routing.metrics=\"hops\""]),
@@ -442,11 +442,11 @@ fn booleans_must_be_true_or_false() {
 fn a_choice_of_the_wrong_type_lists_the_choices() {
     assert_eq!(
         error_with(&["flows.f1.type=1"]),
-        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, ping, found integer 1"
+        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, sctp, ping, found integer 1"
     );
     assert_eq!(
         error_of(&without("type = \"tcp\""), &[]),
-        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp, ping"
+        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp, sctp, ping"
     );
     assert_eq!(
         error_with(&["flows.f1.initial_window=\"rfc9999\""]),
@@ -666,7 +666,11 @@ fn abc_limit_without_byte_counting_is_rejected_where_it_was_set() {
 fn the_tcp_table_fills_in_what_the_flow_does_not_say() {
     let loaded = load(
         BASE,
-        &["tcp.preset=ns2", "tcp.delayed_ack=true", "flows.f1.mss=500"],
+        &[
+            "tcp.preset=\"ns2-2001\"",
+            "tcp.delayed_ack=true",
+            "flows.f1.mss=500",
+        ],
     )
     .unwrap();
     match &loaded.spec.flows["f1"].kind {
@@ -679,7 +683,7 @@ fn the_tcp_table_fills_in_what_the_flow_does_not_say() {
                     mss: 500,
                     initial_ssthresh: Some(20 * 500),
                     max_window: Some(20 * 500),
-                    ..TcpSpec::ns2()
+                    ..TcpSpec::ns2_2001()
                 }
             );
         }
@@ -984,4 +988,50 @@ fn meters_reject_inconsistent_rates_and_bursts() {
         "nodes.r1.hook.rules[0].meter.excess_burst: 5000 is below normal_burst (10000); the \
          excess burst is at least the normal burst"
     );
+}
+
+#[test]
+fn a_packet_trace_names_flows_links_and_nodes_that_exist() {
+    let msg = |o: &str| load(BASE, &[o]).map(|_| ()).unwrap_err().to_string();
+    assert!(load(BASE, &["trace.packets={ flows = [\"f1\"] }"]).is_ok());
+    assert_eq!(
+        msg("trace.packets={ flows = [\"nope\"] }"),
+        format!(
+            "trace.packets.flows[0]: \"nope\" is not a flow; flows: {}",
+            load(BASE, &[])
+                .unwrap()
+                .spec
+                .flows
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    );
+    assert!(msg("trace.packets={ links = [\"nope:a_to_b\"] }")
+        .starts_with("trace.packets.links[0]: \"nope\" is not a link; links: "));
+    let link = load(BASE, &[])
+        .unwrap()
+        .spec
+        .links
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        msg(&format!("trace.packets={{ links = [\"{link}:up\"] }}")),
+        "trace.packets.links[0]: \"up\" is not a direction; use LINK, LINK:a_to_b or LINK:b_to_a"
+    );
+    assert!(msg("trace.packets={ nodes = [\"nope\"] }")
+        .starts_with("trace.packets.nodes[0]: \"nope\" is not a node; nodes: "));
+    assert_eq!(
+        msg("trace.packets={ max_rows = 0 }"),
+        "trace.packets.max_rows: 0 is out of range; must be at least 1"
+    );
+    assert_eq!(
+        msg("trace.packets={ flows = [1] }"),
+        "trace.packets.flows[0]: expected a name, found integer 1"
+    );
+    assert!(msg("trace.packets={ every = true }")
+        .starts_with("trace.packets.every: unknown key; allowed: flows, links, nodes, max_rows"));
 }

@@ -182,6 +182,7 @@ fn summary_to_dict<'py>(py: Python<'py>, s: &RunSummary) -> PyResult<Bound<'py, 
     d.set_item("packets_delivered", s.packets_delivered)?;
     d.set_item("packets_dropped", s.packets_dropped)?;
     d.set_item("packets_alive", s.packets_alive)?;
+    d.set_item("packets_untraced", s.packets_untraced)?;
     Ok(d)
 }
 
@@ -192,6 +193,9 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("flows", table_to_dict(&frombuffer, out.flows)?)?;
     d.set_item("links", table_to_dict(&frombuffer, out.links)?)?;
     d.set_item("series", table_to_dict(&frombuffer, out.series)?)?;
+    d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
+    d.set_item("agents", table_to_dict(&frombuffer, out.agents)?)?;
+    d.set_item("packets", table_to_dict(&frombuffer, out.packets)?)?;
     d.set_item("classes", table_to_dict(&frombuffer, out.classes)?)?;
     d.set_item("pings", table_to_dict(&frombuffer, out.pings)?)?;
     d.set_item("resolved_toml", resolved)?;
@@ -199,8 +203,8 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
 }
 
 /// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
-/// `series`, `classes` and `pings` (column name -> numpy array or list of str) and
-/// `resolved_toml`.
+/// `series`, `paths`, `agents`, `packets`, `classes` and `pings` (column name -> numpy array
+/// or list of str) and `resolved_toml`.
 ///
 /// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
 /// run goes on, with the simulated seconds reached, the events so far and the run's duration

@@ -139,4 +139,8 @@ def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
     r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
                   cluster=cluster)  # fmt: skip
     print(f"{r.executed} runs executed, {r.cached} reused from the store")
+    # The HTML site of every reproduction beside this one (ccsim report), brought up to date.
+    from ccsim.site import build_site
+
+    print(f"site: {build_site(r.report.parent.parent)}")
     return r.report

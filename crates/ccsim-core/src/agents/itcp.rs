@@ -44,7 +44,7 @@
 
 use super::{classify, tcp, ConnKey, Conns, Deadlines, Role};
 use crate::endpoint::Endpoint;
-use crate::hook::{HookOutput, IfaceId, NodeHook};
+use crate::hook::{HookCounters, HookOutput, IfaceId, NodeHook};
 use crate::packet::{FlowId, Packet};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
 use crate::time::SimTime;
@@ -56,6 +56,10 @@ pub struct ItcpConfig {
     pub relay_buffer: u64,
     /// TCP parameters of the FH-side receiver and the MH-side sender.
     pub tcp: TcpSpec,
+    /// The MH-side sender's MSS takes the FH's (`mss = "follow"`, the default): a relay keeps
+    /// the segment size of the connection it splits, so a figure that varies the FH's MSS
+    /// varies the wireless hop's too. False: `tcp.mss` whatever the FH sends (`mss = N`).
+    pub follow_mss: bool,
 }
 
 impl Default for ItcpConfig {
@@ -63,6 +67,7 @@ impl Default for ItcpConfig {
         ItcpConfig {
             relay_buffer: 64_000,
             tcp: TcpSpec::default(),
+            follow_mss: true,
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct ItcpStats {
     pub window_updates: u64,
     /// Most bytes a connection's relay buffer held.
     pub peak_buffered: u64,
+    /// In-order bytes handed from the FH side to the MH side.
+    pub bytes_relayed: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -124,7 +131,10 @@ impl Itcp {
         self.stats
     }
 
-    fn open(&mut self, now: SimTime, key: ConnKey, flow: FlowId) -> u32 {
+    /// Opens (or finds) the connection of a data segment; `fh_len` is that segment's payload,
+    /// the FH's MSS when `follow_mss` (the first segment of a transfer is full-sized unless the
+    /// whole transfer is shorter, and then there is nothing more to relay).
+    fn open(&mut self, now: SimTime, key: ConnKey, flow: FlowId, fh_len: u32) -> u32 {
         let cfg = &self.cfg;
         let scratch = &mut self.scratch;
         let stats = &mut self.stats;
@@ -132,10 +142,13 @@ impl Itcp {
             // The relay's two halves start established with the first data segment: the FH's
             // handshake, if it makes one, passes through the base station end to end (SYNs are
             // not the agent's), and the relayed stream has no end of its own to FIN.
-            let relay_tcp = TcpSpec {
+            let mut relay_tcp = TcpSpec {
                 handshake: false,
                 ..cfg.tcp.clone()
             };
+            if cfg.follow_mss && fh_len > 0 {
+                relay_tcp.mss = fh_len;
+            }
             let mut rx_tcp = relay_tcp.clone();
             rx_tcp.rcv_buffer = cfg.relay_buffer;
             let fh_side = TcpReceiver::new(TcpReceiverConfig {
@@ -172,7 +185,7 @@ impl Itcp {
     }
 
     fn on_data(&mut self, now: SimTime, key: ConnKey, pkt: Packet, out: &mut HookOutput) {
-        let c = self.open(now, key, pkt.flow);
+        let c = self.open(now, key, pkt.flow, tcp(&pkt).len);
         self.stats.fh_segments += 1;
         let conn = self.conns.get_mut(c);
         conn.fh_mss = conn.fh_mss.max(tcp(&pkt).len as u64);
@@ -185,6 +198,7 @@ impl Itcp {
         if nxt > conn.relayed {
             conn.mh_side
                 .offer(now, nxt - conn.relayed, &mut self.scratch);
+            self.stats.bytes_relayed += nxt - conn.relayed;
             conn.relayed = nxt;
         }
         let buffered = nxt - conn.mh_side.snd_una().min(nxt) + conn.fh_side.out_of_order_bytes();
@@ -265,6 +279,30 @@ impl NodeHook for Itcp {
     fn poll_timeout(&self) -> Option<SimTime> {
         self.timers.first()
     }
+
+    fn counters(&self) -> Option<HookCounters> {
+        let s = self.stats;
+        // The MH-side senders' own loss recovery on the wireless hop.
+        let (mut rtx, mut timeouts) = (0, 0);
+        for c in 0..self.conns.len() as u32 {
+            let k = self.conns.get(c).mh_side.counters();
+            rtx += k.retransmits;
+            timeouts += k.timeouts;
+        }
+        Some(HookCounters {
+            agent: "itcp",
+            values: vec![
+                ("connections", s.connections),
+                ("fh_segments", s.fh_segments),
+                ("mh_acks", s.mh_acks),
+                ("window_updates", s.window_updates),
+                ("peak_buffered_bytes", s.peak_buffered),
+                ("bytes_relayed", s.bytes_relayed),
+                ("relay_retransmits", rtx),
+                ("relay_timeouts", timeouts),
+            ],
+        })
+    }
 }
 
 #[cfg(test)]
@@ -282,6 +320,7 @@ mod tests {
                 delayed_ack: false,
                 ..TcpSpec::default()
             },
+            follow_mss: false,
         })
     }
 

@@ -50,7 +50,7 @@
 use std::collections::BTreeMap;
 
 use super::{classify, tcp, Conns, Deadlines, Role};
-use crate::hook::{HookOutput, IfaceId, NodeHook};
+use crate::hook::{HookCounters, HookOutput, IfaceId, NodeHook};
 use crate::packet::Packet;
 use crate::time::{SimDuration, SimTime};
 
@@ -370,6 +370,20 @@ impl NodeHook for Snoop {
 
     fn poll_timeout(&self) -> Option<SimTime> {
         self.timers.first()
+    }
+
+    fn counters(&self) -> Option<HookCounters> {
+        let s = self.stats;
+        Some(HookCounters {
+            agent: "snoop",
+            values: vec![
+                ("local_retransmits", s.local_retransmits),
+                ("local_timeouts", s.local_timeouts),
+                ("dupacks_suppressed", s.dupacks_suppressed),
+                ("dupacks_forwarded", s.dupacks_forwarded),
+                ("cache_full", s.cache_full),
+            ],
+        })
     }
 }
 

@@ -41,7 +41,7 @@
 use std::collections::BTreeMap;
 
 use super::{classify, tcp, Conns, Role};
-use crate::hook::{HookOutput, IfaceId, NodeHook};
+use crate::hook::{HookCounters, HookOutput, IfaceId, NodeHook};
 use crate::packet::Packet;
 use crate::time::{SimDuration, SimTime};
 
@@ -318,6 +318,19 @@ impl NodeHook for Spack {
 
     fn held(&self) -> usize {
         self.held_real
+    }
+
+    fn counters(&self) -> Option<HookCounters> {
+        let s = self.stats;
+        Some(HookCounters {
+            agent: "spack",
+            values: vec![
+                ("retransmissions_seen", s.retransmissions_seen),
+                ("times_armed", s.armed),
+                ("acks_split", s.splits),
+                ("acks_created", s.acks_created),
+            ],
+        })
     }
 }
 

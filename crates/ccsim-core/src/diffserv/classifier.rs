@@ -22,6 +22,8 @@ use crate::packet::{Addr, FlowId, Packet, Transport};
 pub enum Protocol {
     Tcp,
     Udp,
+    /// SCTP (IP protocol 132, RFC 4960): every chunk type, DATA, SACK and HEARTBEAT alike.
+    Sctp,
 }
 
 /// One match rule: every field that is set must hold (Cisco `match-all`; an empty rule matches
@@ -66,6 +68,7 @@ impl MatchSpec {
             let is = match pkt.transport {
                 Transport::Tcp(_) => Protocol::Tcp,
                 Transport::Udp(_) => Protocol::Udp,
+                Transport::Sctp(_) => Protocol::Sctp,
             };
             if is != p {
                 return false;

@@ -299,7 +299,7 @@ mod tests {
     fn seq_of(p: &Packet) -> u64 {
         match &p.transport {
             Transport::Udp(h) => h.seq,
-            Transport::Tcp(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 

@@ -31,6 +31,8 @@ pub struct Spec {
     pub flows: IndexMap<String, FlowSpec>,
     pub routing: RoutingSpec,
     pub trace: TraceSpec,
+    /// Link and interface state changes during the run (`[[events]]`), in time order.
+    pub events: Vec<EventSpec>,
 }
 
 /// Resource limits; hitting one ends the run cleanly with a stop reason.
@@ -77,7 +79,7 @@ pub struct NodeSpec {
     pub hook: Option<HookSpec>,
 }
 
-/// Built-in node hooks. Later issues add policers and striping here.
+/// Built-in node hooks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HookSpec {
     /// Drops every packet with the given probability and delays the others by a fixed time;
@@ -89,6 +91,9 @@ pub enum HookSpec {
     Snoop(crate::agents::SnoopConfig),
     /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`].
     Itcp(crate::agents::ItcpConfig),
+    /// IP-layer round-robin striping of the data packets for host `dst` over its addresses on
+    /// `links` (paper 004's "IP" line): [`crate::striping`].
+    Stripe { dst: String, links: Vec<String> },
     /// A DiffServ edge: classifier, meters, markers and droppers ([`crate::diffserv::policer`]).
     Policer(crate::diffserv::PolicerSpec),
 }
@@ -214,6 +219,14 @@ pub enum FlowKind {
         off: SimDuration,
         exponential: bool,
     },
+    /// One SCTP association between two multihomed hosts (`crate::sctp`), bulk.
+    Sctp {
+        /// Each path: the link of the sender's interface and of the receiver's interface.
+        paths: Vec<SctpPathSpec>,
+        /// Index into `paths` of the primary path.
+        primary: usize,
+        sctp: crate::sctp::SctpSpec,
+    },
     /// A ping probe: echo requests every `interval` (`crate::ping`), answered by the
     /// destination; results give each request's RTT and the loss ratio.
     Ping {
@@ -230,6 +243,14 @@ pub enum FlowKind {
         sizes: SizeDist,
         tcp: TcpSpec,
     },
+}
+
+/// One path of an SCTP association: from the sender's address on link `src_link` to the
+/// receiver's address on link `dst_link`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SctpPathSpec {
+    pub src_link: String,
+    pub dst_link: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -276,4 +297,39 @@ pub struct RouteSpec {
 pub struct TraceSpec {
     /// Sampling interval of the time series (None: no time series).
     pub interval: Option<SimDuration>,
+    /// The per-packet trace (None: off).
+    pub packets: Option<PacketTraceSpec>,
+}
+
+/// `[trace] packets`: which packets' events the `packets` table records (`sim/trace.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacketTraceSpec {
+    /// Flow names (None: every flow, generated short transfers included).
+    pub flows: Option<Vec<String>>,
+    /// Link directions: (link name, `Some("a_to_b" | "b_to_a")` or `None` for both); None:
+    /// every link.
+    pub links: Option<Vec<(String, Option<String>)>>,
+    /// Node names (None: every node).
+    pub nodes: Option<Vec<String>>,
+    /// Rows kept at most; later events are only counted.
+    pub max_rows: u64,
+}
+
+/// A scheduled change of a link's or an interface's state (`[[events]]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventSpec {
+    /// When it happens, since the run began.
+    pub at: SimTime,
+    pub target: EventTarget,
+    /// The new state: up (true) or down (false).
+    pub up: bool,
+}
+
+/// What an event switches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventTarget {
+    /// Both directions of link `link`.
+    Link { link: String },
+    /// The interface of node `node` on link `link`: what it sends and what it receives.
+    Interface { node: String, link: String },
 }

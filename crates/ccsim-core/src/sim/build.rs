@@ -24,13 +24,16 @@ use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
 use super::report::{Conservation, SeriesBuilder, PACKET_BYTES, SERIES_ROW_BYTES};
-use super::{AnyEndpoint, EndpointSlot, FlowRecord, Generator, Simulator};
+use super::{AnyEndpoint, EndpointSlot, FlowLife, FlowRecord, Generator, Simulator};
 use crate::hook::{HookOutput, Impair, NodeHook};
 use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
 use crate::scenario::units::format_duration;
-use crate::scenario::{FlowKind, FlowSpec, HookSpec, SizeDist, Spec};
+use crate::scenario::{FlowKind, FlowSpec, HookSpec, SctpPathSpec, SizeDist, Spec};
+use crate::sctp::{
+    LsSender, SctpMode, SctpReceiver, SctpReceiverConfig, SctpSender, SctpSenderConfig,
+};
 use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, TcpSpec};
 use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
@@ -77,7 +80,10 @@ impl Simulator {
             sim.add_flow(name, f, ends);
         }
         sim.max_alive = budget_packets(spec, &sim)?;
+        sim.start_packet_trace(spec.trace.packets.as_ref());
         sim.schedule_first_events();
+        let events = super::link_events::link_events(spec, &sim.net);
+        sim.schedule_link_events(events);
         Ok(sim)
     }
 
@@ -89,7 +95,7 @@ impl Simulator {
             .and_then(|s| build_started.checked_add(Duration::try_from_secs_f64(s).ok()?));
         let net = Network::build_until(spec, deadline)
             .map_err(|e| build_out_of_time(spec.limits.max_wall_seconds.unwrap_or(0.0), e))?;
-        let hooks = build_hooks(spec);
+        let hooks = build_hooks(spec, &net);
         let n_nodes = net.nodes.len();
         Ok(Simulator {
             now: SimTime::ZERO,
@@ -100,6 +106,17 @@ impl Simulator {
             hook_timer_at: vec![None; n_nodes],
             flows: Vec::new(),
             gens: Vec::new(),
+            link_events: Vec::new(),
+            // Only generated short flows are retired. Hooks consume, inject and drop packets
+            // without saying whose: with any hook, the packets alive per flow are unknown and no
+            // flow is retired (`retire.rs`).
+            life: FlowLife::new(
+                spec.nodes.values().all(|n| n.hook.is_none())
+                    && spec
+                        .flows
+                        .values()
+                        .any(|f| matches!(f.kind, FlowKind::ShortTcp { .. })),
+            ),
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),
@@ -118,6 +135,7 @@ impl Simulator {
             data_packets_sent: 0,
             trace_interval: spec.trace.interval.filter(|d| d.as_nanos() > 0),
             series: SeriesBuilder::default(),
+            packet_trace: Default::default(),
             seed: spec.seed,
             build_started,
         })
@@ -131,7 +149,7 @@ impl Simulator {
             }
             FlowKind::Cbr { rate, packet_size } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
-                let source = AnyEndpoint::Cbr(CbrSource::new(cfg));
+                let source = AnyEndpoint::Cbr(Box::new(CbrSource::new(cfg)));
                 self.add_udp_flow(name, "cbr", ends, f.start, source);
             }
             FlowKind::OnOff {
@@ -143,8 +161,13 @@ impl Simulator {
             } => {
                 let cfg = self.udp_config(ends, f, *rate, *packet_size);
                 let rng = RngStream::derive(self.seed, &format!("flow/{name}/onoff"));
-                let source =
-                    AnyEndpoint::OnOff(OnOffSource::new(cfg, *on, *off, *exponential, rng));
+                let source = AnyEndpoint::OnOff(Box::new(OnOffSource::new(
+                    cfg,
+                    *on,
+                    *off,
+                    *exponential,
+                    rng,
+                )));
                 self.add_udp_flow(name, "onoff", ends, f.start, source);
             }
             FlowKind::ShortTcp {
@@ -178,8 +201,16 @@ impl Simulator {
                     AnyEndpoint::Ping(Box::new(probe)),
                 );
                 if let Some(slot) = self.eps.last_mut() {
-                    slot.ep = AnyEndpoint::Echo(crate::ping::EchoResponder::default());
+                    slot.ep = AnyEndpoint::Echo(Box::default());
                 }
+            }
+            FlowKind::Sctp {
+                paths,
+                primary,
+                sctp,
+            } => {
+                let paths = sctp_addrs(&self.net, ends, paths);
+                self.add_sctp_flow(name, ends, f, paths, *primary, sctp);
             }
         }
     }
@@ -234,9 +265,10 @@ impl Simulator {
         });
         self.eps.push(EndpointSlot {
             node: ends.dst,
-            ep: AnyEndpoint::UdpSink(UdpSink::new(flow)),
+            ep: AnyEndpoint::UdpSink(Box::new(UdpSink::new(flow))),
             timer_at: None,
         });
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name: name.to_string(),
             kind,
@@ -294,6 +326,7 @@ impl Simulator {
             ep: AnyEndpoint::TcpReceiver(Box::new(receiver)),
             timer_at: None,
         });
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name,
             kind: if size.is_some() {
@@ -310,6 +343,65 @@ impl Simulator {
             traced,
         });
         tx
+    }
+
+    /// An SCTP association: its sender on `ends.src`, its receiver on `ends.dst`, over the paths
+    /// given as (sender address, receiver address).
+    fn add_sctp_flow(
+        &mut self,
+        name: &str,
+        ends: FlowEnds,
+        f: &FlowSpec,
+        paths: Vec<(Addr, Addr)>,
+        primary: usize,
+        sctp: &crate::sctp::SctpSpec,
+    ) {
+        let flow = self.flows.len() as u32;
+        let (tx, rx) = self.reserve_ports();
+        let cfg = SctpSenderConfig {
+            flow,
+            port: tx,
+            dst_port: rx,
+            paths,
+            primary,
+            start: f.start,
+            stop: f.stop,
+            spec: sctp.clone(),
+            rng: RngStream::derive(self.seed, &format!("flow/{name}/sctp")),
+        };
+        let sender = match sctp.mode {
+            SctpMode::Single | SctpMode::Cmt => {
+                AnyEndpoint::SctpSender(Box::new(SctpSender::new(cfg)))
+            }
+            SctpMode::Ls => AnyEndpoint::SctpLsSender(Box::new(LsSender::new(cfg))),
+        };
+        let receiver = SctpReceiver::new(SctpReceiverConfig {
+            flow,
+            port: rx,
+            peer_port: tx,
+            spec: sctp.clone(),
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.src,
+            ep: sender,
+            timer_at: None,
+        });
+        self.eps.push(EndpointSlot {
+            node: ends.dst,
+            ep: AnyEndpoint::SctpReceiver(Box::new(receiver)),
+            timer_at: None,
+        });
+        self.flows.push(FlowRecord {
+            name: name.to_string(),
+            kind: "sctp",
+            src: ends.src,
+            dst: ends.dst,
+            start: f.start,
+            size: None,
+            sender: tx,
+            receiver: rx,
+            traced: true,
+        });
     }
 
     /// A generator of Poisson arrivals of finite TCP transfers from `f.start`, and its first
@@ -346,9 +438,11 @@ impl Simulator {
         generator.spawned += 1;
         let name = format!("{}#{}", generator.name, generator.spawned);
         let (ends, stop, tcp) = (generator.ends, generator.stop, generator.tcp.clone());
+        let flow = self.flows.len() as u32;
         let port = self.add_tcp_flow(name, ends, now, None, Some(size), &tcp, false);
         self.call_endpoint(port, None);
         self.schedule_spawn(g, now + gap, stop);
+        self.retire_finished(flow);
     }
 
     /// Schedule generator `g`'s arrival at `at` if it falls within the run and before the
@@ -360,16 +454,36 @@ impl Simulator {
     }
 }
 
-/// One hook per node that declares one, indexed by node.
-fn build_hooks(spec: &Spec) -> Vec<Option<Box<dyn NodeHook>>> {
-    spec.nodes
+/// The (sender, receiver) addresses of an association's paths: each host's interface on the
+/// link the path names (the parser checked that the links touch the hosts).
+fn sctp_addrs(net: &Network, ends: FlowEnds, paths: &[SctpPathSpec]) -> Vec<(Addr, Addr)> {
+    paths
         .iter()
-        .map(|(name, n)| n.hook.as_ref().map(|h| build_hook(spec.seed, name, h)))
+        .map(|p| {
+            (
+                net.iface_on_link(ends.src, &p.src_link)
+                    .unwrap_or(ends.src_addr),
+                net.iface_on_link(ends.dst, &p.dst_link)
+                    .unwrap_or(ends.dst_addr),
+            )
+        })
         .collect()
 }
 
-fn build_hook(seed: u64, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
+/// One hook per node that declares one, indexed by node.
+fn build_hooks(spec: &Spec, net: &Network) -> Vec<Option<Box<dyn NodeHook>>> {
+    spec.nodes
+        .iter()
+        .map(|(name, n)| n.hook.as_ref().map(|h| build_hook(spec, net, name, h)))
+        .collect()
+}
+
+fn build_hook(spec: &Spec, net: &Network, node: &str, h: &HookSpec) -> Box<dyn NodeHook> {
+    let seed = spec.seed;
     match h {
+        HookSpec::Stripe { dst, links } => {
+            Box::new(crate::striping::Stripe::build(spec, net, dst, links))
+        }
         HookSpec::Impair { drop, delay } => Box::new(Impair::new(
             *drop,
             *delay,
@@ -482,7 +596,30 @@ fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Re
         FlowKind::Cbr { packet_size, .. }
         | FlowKind::OnOff { packet_size, .. }
         | FlowKind::Ping { packet_size, .. } => (*packet_size, "packet_size"),
+        FlowKind::Sctp { paths, sctp, .. } => {
+            // Every path, not only the first addresses'.
+            for (src_addr, dst_addr) in sctp_addrs(net, ends, paths) {
+                let path = FlowEnds {
+                    src_addr,
+                    dst_addr,
+                    ..ends
+                };
+                check_route_mtu(net, name, sctp.packet_size, "packet_size", path)?;
+            }
+            return Ok(());
+        }
     };
+    check_route_mtu(net, name, size, field, ends)
+}
+
+/// The MTU check of one route: `size`-byte packets from `ends.src` to `ends.dst_addr`.
+fn check_route_mtu(
+    net: &Network,
+    name: &str,
+    size: u32,
+    field: &str,
+    ends: FlowEnds,
+) -> Result<(), Error> {
     let mut node = ends.src;
     for _ in 0..net.nodes.len() {
         if net.ifaces[ends.dst_addr as usize].node == node {

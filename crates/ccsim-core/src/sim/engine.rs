@@ -33,6 +33,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
+use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::hook::HookOutput;
 use crate::link::Offer;
@@ -58,6 +59,8 @@ pub(super) enum Ev {
     Spawn(u32),
     /// Take a time-series sample.
     Sample,
+    /// Scenario event `i` takes links down or up (`link_events.rs`).
+    LinkState(u32),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,14 +193,20 @@ impl Simulator {
             Ev::HookTimer(node) => self.on_hook_timer(node, at),
             Ev::Spawn(g) => self.spawn_short_flow(g),
             Ev::Sample => return self.on_sample(),
+            Ev::LinkState(i) => self.on_link_state(i),
         }
         ControlFlow::Continue(())
     }
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now);
+        if self.packet_trace.on {
+            self.trace_departure(c, done.lost);
+        }
         if done.lost {
             self.cons.dropped += 1;
+            // The channel does not say whose packet the loss model took (retire.rs).
+            self.life.lose_track();
         }
         if let Some(t) = done.head_arrives {
             self.heap.schedule(t, Ev::Arrive(c));
@@ -210,9 +219,22 @@ impl Simulator {
     fn on_arrive(&mut self, c: u32) {
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
+        let lost = ch.next_arrival_lost();
         if let Some((p, next)) = ch.on_arrive() {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
+            }
+            if lost {
+                // On the wire when the link went down.
+                if self.packet_trace.on {
+                    self.trace_on_chan(c, Stamp::of(&p), Event::Dropped(DropReason::LinkDown));
+                }
+                self.cons.dropped += 1;
+                self.life.ended(p.flow);
+                return;
+            }
+            if self.packet_trace.on {
+                self.trace_on_chan(c, Stamp::of(&p), Event::Arrived);
             }
             self.at_node(to_node, p, Some(to_iface));
         }
@@ -312,8 +334,12 @@ impl Simulator {
             // The host's IP layer, not the transport, sets the TTL (RFC 791 §3.2).
             p.ttl = self.ttl;
             self.cons.created += 1;
+            self.life.created(p.flow);
             if p.is_data() {
                 self.data_packets_sent += 1;
+            }
+            if self.packet_trace.on {
+                self.trace_at_node(node, &p, Event::Sent);
             }
             self.at_node(node, p, None);
         }
@@ -358,8 +384,12 @@ impl Simulator {
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
-    fn drop_packet(&mut self, arrived_on: Option<u32>, reason: DropReason) {
+    fn drop_packet(&mut self, node: u32, p: &Packet, arrived_on: Option<u32>, reason: DropReason) {
+        if self.packet_trace.on {
+            self.trace_at_node(node, p, Event::Dropped(reason));
+        }
         self.cons.dropped += 1;
+        self.life.ended(p.flow);
         if let Some(i) = arrived_on {
             let c = self.net.ifaces[i as usize].in_chan;
             self.net.chans[c as usize].stats.count_drop(reason);
@@ -379,7 +409,7 @@ impl Simulator {
             if (port as usize) < self.eps.len() && self.eps[port as usize].node == node {
                 self.local.push_back((port, pkt));
             } else {
-                self.drop_packet(arrived_on, DropReason::NoRoute);
+                self.drop_packet(node, &pkt, arrived_on, DropReason::NoRoute);
             }
             return;
         }
@@ -391,33 +421,47 @@ impl Simulator {
             NO_ROUTE
         };
         if iface == NO_ROUTE {
-            self.drop_packet(arrived_on, DropReason::NoRoute);
+            self.drop_packet(node, &pkt, arrived_on, DropReason::NoRoute);
             return;
         }
         if arrived_on.is_some() {
             if pkt.ttl <= 1 {
-                self.drop_packet(arrived_on, DropReason::Ttl);
+                self.drop_packet(node, &pkt, arrived_on, DropReason::Ttl);
                 return;
             }
             pkt.ttl -= 1;
         }
         let chan = self.net.ifaces[iface as usize].out_chan;
+        let stamp = self.packet_trace.on.then(|| Stamp::of(&pkt));
+        let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, pkt) {
             Offer::Sent { head_arrives, lost } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                    self.trace_departure(chan, lost);
+                }
                 if lost {
                     self.cons.dropped += 1;
+                    self.life.ended(flow);
                 }
                 if let Some(t) = head_arrives {
                     self.heap.schedule(t, Ev::Arrive(chan));
                 }
             }
             Offer::Queued { tx_done } => {
+                if let Some(s) = stamp {
+                    self.trace_on_chan(chan, s, Event::Enqueued);
+                }
                 if let Some(t) = tx_done {
                     self.heap.schedule(t, Ev::TxDone(chan));
                 }
             }
-            Offer::Dropped(_, reason) => {
+            Offer::Dropped(p, reason) => {
+                if stamp.is_some() {
+                    self.trace_on_chan(chan, Stamp::of(&p), Event::Dropped(reason));
+                }
                 self.cons.dropped += 1;
+                self.life.ended(p.flow);
                 self.net.chans[chan as usize].stats.count_drop(reason);
             }
         }
@@ -427,6 +471,11 @@ impl Simulator {
     fn pump_local(&mut self) {
         while let Some((port, pkt)) = self.local.pop_front() {
             self.cons.delivered += 1;
+            if self.packet_trace.on {
+                let node = self.eps[port as usize].node;
+                self.trace_at_node(node, &pkt, Event::Delivered);
+            }
+            self.life.ended(pkt.flow);
             self.call_endpoint(port, Some(pkt));
         }
     }

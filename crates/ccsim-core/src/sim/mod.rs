@@ -22,6 +22,9 @@
 //! - [`run_loop`](Simulator::run_loop) (`engine.rs`) pops events in `(time, seq)` order and hands
 //!   packets from channel to node to hook to endpoint until the end time, an idle network or a
 //!   limit.
+//! - Each `Spawn` of a short flow also retires finished transfers (`retire.rs`): once nothing
+//!   can change a transfer's row, its two endpoints give way to its counters, so a run of a
+//!   million short flows holds the state of those in progress, not of all ever started.
 //! - [`finish`](Simulator::finish) (`report.rs`) assembles the result tables, and
 //!   [`conservation`](Simulator::conservation) checks that no packet was lost track of.
 //!
@@ -33,9 +36,12 @@
 mod build;
 mod engine;
 mod interrupt;
+mod link_events;
 mod report;
+mod retire;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -45,6 +51,7 @@ use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
 use crate::packet::{Packet, Port};
 use crate::results::RunOutput;
+use crate::sctp::{LsSender, Path, SctpReceiver, SctpSender};
 use crate::tcp::{TcpReceiver, TcpSender, TcpSpec};
 use crate::time::{SimDuration, SimTime};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpSink};
@@ -53,9 +60,13 @@ use crate::Error;
 use build::FlowEnds;
 use engine::EventHeap;
 use report::SeriesBuilder;
+use retire::{FlowLife, Retired, NO_COUNTERS};
+use trace::PacketTrace;
 
 pub use interrupt::{Progress, StopSignal};
 pub use report::Conservation;
+/// Rows the packet trace keeps unless `[trace] packets.max_rows` says otherwise.
+pub use trace::DEFAULT_MAX_ROWS as DEFAULT_TRACE_ROWS;
 
 /// A network ready to run, and everything it has done so far.
 pub struct Simulator {
@@ -70,6 +81,10 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
+    /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
+    link_events: Vec<link_events::LinkEvent>,
+    /// Packets alive per flow, and the finished transfers whose endpoints can go (`retire.rs`).
+    life: FlowLife,
     /// Scratch buffers, reused so the hot path does not allocate.
     out: Vec<Packet>,
     hook_out: HookOutput,
@@ -99,6 +114,8 @@ pub struct Simulator {
     /// The time-series sampling period; `None` when the scenario asks for no series.
     trace_interval: Option<SimDuration>,
     series: SeriesBuilder,
+    /// `[trace] packets`: off unless asked for (`trace.rs`).
+    packet_trace: PacketTrace,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
@@ -129,11 +146,18 @@ impl Simulator {
 enum AnyEndpoint {
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
-    Cbr(CbrSource),
-    OnOff(OnOffSource),
-    UdpSink(UdpSink),
+    // Boxed like the TCP endpoints, so that a slot is small (40 B): a run of many short flows
+    // keeps a slot per endpoint ever started (`retire.rs`).
+    Cbr(Box<CbrSource>),
+    OnOff(Box<OnOffSource>),
+    UdpSink(Box<UdpSink>),
     Ping(Box<crate::ping::PingSource>),
-    Echo(crate::ping::EchoResponder),
+    Echo(Box<crate::ping::EchoResponder>),
+    SctpSender(Box<SctpSender>),
+    SctpLsSender(Box<LsSender>),
+    SctpReceiver(Box<SctpReceiver>),
+    /// A finished transfer's endpoint; its counters are kept by its flow (`retire.rs`).
+    Retired(Retired),
 }
 
 impl AnyEndpoint {
@@ -141,11 +165,15 @@ impl AnyEndpoint {
         match self {
             AnyEndpoint::TcpSender(e) => e.as_mut(),
             AnyEndpoint::TcpReceiver(e) => e.as_mut(),
-            AnyEndpoint::Cbr(e) => e,
-            AnyEndpoint::OnOff(e) => e,
-            AnyEndpoint::UdpSink(e) => e,
+            AnyEndpoint::Cbr(e) => e.as_mut(),
+            AnyEndpoint::OnOff(e) => e.as_mut(),
+            AnyEndpoint::UdpSink(e) => e.as_mut(),
             AnyEndpoint::Ping(e) => e.as_mut(),
-            AnyEndpoint::Echo(e) => e,
+            AnyEndpoint::Echo(e) => e.as_mut(),
+            AnyEndpoint::SctpSender(e) => e.as_mut(),
+            AnyEndpoint::SctpLsSender(e) => e.as_mut(),
+            AnyEndpoint::SctpReceiver(e) => e.as_mut(),
+            AnyEndpoint::Retired(e) => e,
         }
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -157,6 +185,10 @@ impl AnyEndpoint {
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
             AnyEndpoint::Ping(e) => e.poll_timeout(),
             AnyEndpoint::Echo(e) => e.poll_timeout(),
+            AnyEndpoint::SctpSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
+            AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
+            AnyEndpoint::Retired(e) => e.poll_timeout(),
         }
     }
     fn counters(&self) -> &FlowCounters {
@@ -168,6 +200,24 @@ impl AnyEndpoint {
             AnyEndpoint::UdpSink(e) => e.counters(),
             AnyEndpoint::Ping(e) => e.counters(),
             AnyEndpoint::Echo(e) => e.counters(),
+            AnyEndpoint::SctpSender(e) => e.counters(),
+            AnyEndpoint::SctpLsSender(e) => e.counters(),
+            AnyEndpoint::SctpReceiver(e) => e.counters(),
+            AnyEndpoint::Retired(_) => &NO_COUNTERS,
+        }
+    }
+}
+
+impl AnyEndpoint {
+    /// An SCTP sender's paths and its primary's index.
+    fn sctp_paths(&self) -> Option<(Vec<&Path>, usize)> {
+        match self {
+            AnyEndpoint::SctpSender(s) => Some((s.paths().iter().collect(), s.primary())),
+            AnyEndpoint::SctpLsSender(s) => Some((
+                (0..s.path_count()).map(|i| s.path(i)).collect(),
+                s.primary(),
+            )),
+            _ => None,
         }
     }
 }

@@ -6,7 +6,10 @@
 //!   flows    one row per flow (and per transfer a short-flow generator started): counters of
 //!            its sender and receiver, goodput, completion time, RTT
 //!   links    one row per link direction: rate, utilization, drops by reason (queue, loss,
-//!            hook, mtu, noroute, ttl), queue length
+//!            hook, mtu, noroute, ttl,
+//!            link_down), queue length
+//!   paths    one row per path of each SCTP association: packets, retransmissions, timeouts
+//!            and bytes acknowledged per path, its share, cwnd, RTO, failures
 //!   classes  one row per DiffServ class of a link direction: offered, accepted, sent, drops by
 //!            reason (tail, early, police), ECN marks, queued at the end, sent rate
 //!   pings    one row per echo request of a ping probe: send time, RTT (NaN: no reply), and
@@ -14,6 +17,8 @@
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
 //!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
 //!            and throughput of every link direction
+//!   agents   one row per node hook that counts (SPACK, Snoop, I-TCP): node, agent, counters
+//!   packets  the per-packet trace of `[trace] packets` (trace.rs)
 //! ```
 //!
 //! Conservation: every packet an endpoint sends or a hook injects is, at any moment, delivered,
@@ -88,13 +93,59 @@ impl Simulator {
                 packets_delivered: cons.delivered,
                 packets_dropped: cons.dropped,
                 packets_alive: cons.alive,
+                packets_untraced: self.packet_trace.overflow,
             },
             flows,
             links,
             series: std::mem::take(&mut self.series).into_table(),
+            paths: self.paths_table(),
+            agents: self.agents_table(),
+            packets: {
+                let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
+                std::mem::take(&mut self.packet_trace).into_table(&self.net, &names)
+            },
             classes,
             pings,
         }
+    }
+
+    /// One row per node whose hook counts something, in node order. Columns: `node`, `agent`,
+    /// then every counter name in order of first appearance; a row whose agent does not keep a
+    /// counter has NaN there (counts are exact in an f64 up to 2^53).
+    fn agents_table(&self) -> Table {
+        let mut node = Vec::new();
+        let mut agent = Vec::new();
+        let mut names: Vec<&'static str> = Vec::new();
+        let mut rows = Vec::new();
+        for (n, h) in self.hooks.iter().enumerate() {
+            let Some(c) = h.as_ref().and_then(|h| h.counters()) else {
+                continue;
+            };
+            node.push(self.net.nodes[n].name.clone());
+            agent.push(c.agent.to_string());
+            for (k, _) in &c.values {
+                if !names.contains(k) {
+                    names.push(k);
+                }
+            }
+            rows.push(c.values);
+        }
+        let mut columns = vec![
+            ("node".to_string(), Column::Str(node)),
+            ("agent".to_string(), Column::Str(agent)),
+        ];
+        for k in names {
+            let col = rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .find(|(n, _)| *n == k)
+                        .map_or(f64::NAN, |(_, v)| *v as f64)
+                })
+                .collect();
+            columns.push((k.to_string(), Column::F64(col)));
+        }
+        Table { columns }
     }
 
     /// One row per flow, in the order flows were added (configured flows, then transfers as
@@ -107,11 +158,18 @@ impl Simulator {
         let mut src = Vec::with_capacity(n);
         let mut dst = Vec::with_capacity(n);
         let mut cols_f: [Vec<f64>; 10] = Default::default();
-        let mut cols_u: [Vec<u64>; 12] = Default::default();
+        let mut cols_u: [Vec<u64>; 13] = Default::default();
         let end = self.now;
-        for f in &self.flows {
-            let tx = self.eps[f.sender as usize].ep.counters();
-            let rx = self.eps[f.receiver as usize].ep.counters();
+        for (i, f) in self.flows.iter().enumerate() {
+            // A retired flow's counters are kept by the flow, not its endpoints (retire.rs).
+            let retired = self.life.row(i);
+            let (tx, rx) = match retired {
+                Some(r) => (&r.tx, &r.rx),
+                None => (
+                    self.eps[f.sender as usize].ep.counters(),
+                    self.eps[f.receiver as usize].ep.counters(),
+                ),
+            };
             name.push(f.name.clone());
             kind.push(f.kind.to_string());
             src.push(self.net.nodes[f.src as usize].name.clone());
@@ -152,8 +210,12 @@ impl Simulator {
                     }
                     _ => f64::NAN,
                 },
-                match &self.eps[f.sender as usize].ep {
-                    AnyEndpoint::TcpSender(s) => s.cwnd() as f64,
+                match (&self.eps[f.sender as usize].ep, retired) {
+                    (AnyEndpoint::TcpSender(s), _) => s.cwnd() as f64,
+                    // The sum over the association's paths.
+                    (AnyEndpoint::SctpSender(s), _) => s.cwnd_total() as f64,
+                    (AnyEndpoint::SctpLsSender(s), _) => s.cwnd_total() as f64,
+                    (_, Some(r)) => r.cwnd as f64,
                     _ => f64::NAN,
                 },
             ];
@@ -166,6 +228,7 @@ impl Simulator {
                 tx.fast_retransmits,
                 rx.bytes_delivered,
                 rx.packets_received,
+                rx.duplicate_segments,
                 done.is_some() as u64,
                 rx.receiver_drops,
                 rx.ecn_ce_received,
@@ -180,7 +243,7 @@ impl Simulator {
         }
         let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
             cols_f;
-        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, completed, receiver_drops, ecn_ce_received, ecn_reductions] =
+        let [bytes_sent, wire_bytes_sent, packets_sent, retransmits, timeouts, fast_retransmits, bytes_delivered, packets_received, duplicate_segments_received, completed, receiver_drops, ecn_ce_received, ecn_reductions] =
             cols_u;
         Table {
             columns: vec![
@@ -199,6 +262,10 @@ impl Simulator {
                 ("fast_retransmits".into(), Column::U64(fast_retransmits)),
                 ("bytes_delivered".into(), Column::U64(bytes_delivered)),
                 ("packets_received".into(), Column::U64(packets_received)),
+                (
+                    "duplicate_segments_received".into(),
+                    Column::U64(duplicate_segments_received),
+                ),
                 ("goodput_bps".into(), Column::F64(goodput_bps)),
                 ("throughput_bps".into(), Column::F64(throughput_bps)),
                 ("completed".into(), Column::U64(completed)),
@@ -214,6 +281,96 @@ impl Simulator {
         }
     }
 
+    /// One row per path of each SCTP association, in flow then path order. Rates divide by the
+    /// time since the flow started.
+    fn paths_table(&self) -> Table {
+        let mut flow = Vec::new();
+        let mut local = Vec::new();
+        let mut peer = Vec::new();
+        let mut f: [Vec<f64>; 6] = Default::default();
+        let mut u: [Vec<u64>; 12] = Default::default();
+        let addr_name = |a: u32| {
+            let iface = &self.net.ifaces[a as usize];
+            let link = &self.net.chans[iface.out_chan as usize].link;
+            format!("{}:{link}", self.net.nodes[iface.node as usize].name)
+        };
+        for fr in &self.flows {
+            let Some((paths, primary_path)) = self.eps[fr.sender as usize].ep.sctp_paths() else {
+                continue;
+            };
+            let secs = self.now.saturating_since(fr.start).as_secs_f64();
+            let acked_total: u64 = paths.iter().map(|p| p.counters.bytes_acked).sum();
+            for (i, p) in paths.iter().enumerate() {
+                let c = &p.counters;
+                flow.push(fr.name.clone());
+                local.push(addr_name(p.local));
+                peer.push(addr_name(p.peer));
+                for (col, v) in f.iter_mut().zip([
+                    p.cwnd as f64,
+                    p.ssthresh as f64,
+                    p.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
+                    p.rto.rto().as_secs_f64(),
+                    if secs > 0.0 {
+                        c.bytes_acked as f64 * 8.0 / secs
+                    } else {
+                        f64::NAN
+                    },
+                    if acked_total > 0 {
+                        c.bytes_acked as f64 / acked_total as f64
+                    } else {
+                        f64::NAN
+                    },
+                ]) {
+                    col.push(v);
+                }
+                for (col, v) in u.iter_mut().zip([
+                    i as u64,
+                    (i == primary_path) as u64,
+                    c.data_packets,
+                    c.data_bytes,
+                    c.retransmits,
+                    c.fast_retransmits,
+                    c.timeouts,
+                    c.bytes_acked,
+                    c.heartbeats,
+                    c.heartbeat_acks,
+                    c.failures,
+                    p.active as u64,
+                ]) {
+                    col.push(v);
+                }
+            }
+        }
+        let [cwnd_bytes, ssthresh_bytes, srtt_s, rto_s, acked_bps, acked_share] = f;
+        let [path, primary, data_packets, data_bytes, retransmits, fast_retransmits, timeouts, bytes_acked, heartbeats, heartbeat_acks, failures, active] =
+            u;
+        Table {
+            columns: vec![
+                ("flow".into(), Column::Str(flow)),
+                ("path".into(), Column::U64(path)),
+                ("local".into(), Column::Str(local)),
+                ("peer".into(), Column::Str(peer)),
+                ("primary".into(), Column::U64(primary)),
+                ("active".into(), Column::U64(active)),
+                ("data_packets".into(), Column::U64(data_packets)),
+                ("data_bytes".into(), Column::U64(data_bytes)),
+                ("retransmits".into(), Column::U64(retransmits)),
+                ("fast_retransmits".into(), Column::U64(fast_retransmits)),
+                ("timeouts".into(), Column::U64(timeouts)),
+                ("bytes_acked".into(), Column::U64(bytes_acked)),
+                ("acked_bps".into(), Column::F64(acked_bps)),
+                ("acked_share".into(), Column::F64(acked_share)),
+                ("heartbeats".into(), Column::U64(heartbeats)),
+                ("heartbeat_acks".into(), Column::U64(heartbeat_acks)),
+                ("failures".into(), Column::U64(failures)),
+                ("cwnd_bytes".into(), Column::F64(cwnd_bytes)),
+                ("ssthresh_bytes".into(), Column::F64(ssthresh_bytes)),
+                ("srtt_s".into(), Column::F64(srtt_s)),
+                ("rto_s".into(), Column::F64(rto_s)),
+            ],
+        }
+    }
+
     /// One row per link direction, in declaration order (`a_to_b` before `b_to_a`).
     fn links_table(&self) -> Table {
         let mut link = Vec::new();
@@ -221,7 +378,7 @@ impl Simulator {
         let mut from = Vec::new();
         let mut to = Vec::new();
         let mut f: [Vec<f64>; 7] = Default::default();
-        let mut u: [Vec<u64>; 14] = Default::default();
+        let mut u: [Vec<u64>; 15] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             let s = &c.stats;
@@ -262,13 +419,14 @@ impl Simulator {
                 s.offered,
                 s.arrived,
                 c.packets_inside(),
+                s.drops_link_down,
             ]) {
                 col.push(v);
             }
         }
         let [rate_bps, delay_s, utilization, throughput_bps, queue_mean_packets, queue_mean_bytes, _] =
             f;
-        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside] =
+        let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside, drops_link_down] =
             u;
         let marks = self.net.chans.iter().map(|c| c.queue.marks()).collect();
         Table {
@@ -290,6 +448,7 @@ impl Simulator {
                 ("drops_mtu".into(), Column::U64(drops_mtu)),
                 ("drops_noroute".into(), Column::U64(drops_noroute)),
                 ("drops_ttl".into(), Column::U64(drops_ttl)),
+                ("drops_link_down".into(), Column::U64(drops_link_down)),
                 ("ecn_marks".into(), Column::U64(marks)),
                 ("queue_mean_packets".into(), Column::F64(queue_mean_packets)),
                 ("queue_max_packets".into(), Column::U64(queue_max_packets)),

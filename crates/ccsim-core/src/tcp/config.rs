@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
-//! defaults ([`TcpSpec::default`]) and ns-2's ([`TcpSpec::ns2`]), and the choices inside it
+//! defaults ([`TcpSpec::default`]) and two ns-2 releases' ([`TcpSpec::ns2_235`],
+//! [`TcpSpec::ns2_2001`]), and the choices inside it
 //! ([`Recovery`], [`InitialWindow`]).
 //!
 //! ```text
@@ -115,7 +116,7 @@ pub struct TcpSpec {
     /// data. Off by default, as RFC 3168 §6.1.1 makes it a negotiated option.
     pub ecn: bool,
     /// Three-way handshake before the first data segment and a FIN exchange after the last
-    /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2` preset, whose
+    /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
     pub handshake: bool,
 }
@@ -154,29 +155,54 @@ impl Default for TcpSpec {
 }
 
 impl TcpSpec {
-    /// The classic ns-2 `Agent/TCP` defaults used by papers run on ns-2: IW 1, ssthresh and
-    /// window 20 packets, per-ACK growth, 200 ms minimum RTO, 3 s initial RTO, 10 ms tick, no
-    /// delayed ACKs (`TCPSink`) [ns-2.35 tcl/lib/ns-default.tcl].
-    pub fn ns2() -> Self {
+    /// ns-2.35's one-way `Agent/TCP/Reno` and `TCPSink` as its `tcl/lib/ns-default.tcl` (2011)
+    /// leaves them: `windowInit_ 2`, `window_` and `ssthresh_` 20 packets, per-ACK growth,
+    /// `syn_ true` (the first packet stands for a SYN: a handshake here), `singledup_ 1`
+    /// (limited transmit), `slow_start_restart_ true`, RFC 2988 timers with `tcpTick_` 10 ms,
+    /// `minrto_` 200 ms, `rtxcur_init_` 3 s and `maxrto_` 60 s, `useHeaders_ true` (40 B of
+    /// TCP/IP header on every packet), no delayed ACKs, `maxSackBlocks_` 3.
+    pub fn ns2_235() -> Self {
         let mss = 1000;
         TcpSpec {
             recovery: Recovery::Reno,
             mss,
-            initial_window: InitialWindow::Segments(1),
+            initial_window: InitialWindow::Segments(2),
             initial_ssthresh: Some(20 * mss as u64),
             max_window: Some(20 * mss as u64),
             growth: Growth::PerAck,
+            limited_transmit: true,
             delayed_ack: false,
             delack_timeout: SimDuration::from_millis(100),
             rto_initial: SimDuration::from_secs(3),
             rto_min: SimDuration::from_millis(200),
+            rto_max: SimDuration::from_secs(60),
             clock_granularity: SimDuration::from_millis(10),
             max_sack_blocks: 3,
             recover_guard: Some(RecoverGuard::PastRecoveryPoint),
             rtt_sampling: RttSampling::Ns2,
-            restart_after_idle: false,
-            handshake: false,
+            restart_after_idle: true,
+            handshake: true,
             ..TcpSpec::default()
+        }
+    }
+
+    /// The ns-2 of early 2001 (ns-2.1b7a and ns-2.1b8: `tcp/tcp.cc` before the RFC 2988 timer
+    /// of 2002 and `tcl/lib/ns-default.tcl` before `minrto_` was added on 2001-05-10), which
+    /// papers of that year ran: `windowInit_ 1`, `window_` and `ssthresh_` 20 packets, per-ACK
+    /// growth, `syn_ false` (no handshake), `singledup_ 0` (no limited transmit),
+    /// `slow_start_restart_ true`, `tcpTick_` 100 ms, `rtxcur_init_` 6 s, no `minrto_` (the
+    /// RTO's floor is two ticks, 200 ms), no delayed ACKs, `maxSackBlocks_` 3.
+    pub fn ns2_2001() -> Self {
+        TcpSpec {
+            initial_window: InitialWindow::Segments(1),
+            limited_transmit: false,
+            rto_initial: SimDuration::from_secs(6),
+            rto_min: SimDuration::from_millis(200),
+            clock_granularity: SimDuration::from_millis(100),
+            // `maxrto_ 100000`: no cap worth the name.
+            rto_max: SimDuration::from_secs(100_000),
+            handshake: false,
+            ..TcpSpec::ns2_235()
         }
     }
 

@@ -121,8 +121,14 @@ impl TcpReceiver {
 
     /// The receive window an ACK sent now would advertise: from RCV.NXT to the right edge, which
     /// never moves left.
+    ///
+    /// An in-order segment is taken whole even if it ends past the window (a sender that
+    /// overran it: an I-TCP relay whose application, the MH-side sender, has not read yet); the
+    /// window is then zero, not negative (the fuzz test found the underflow).
     pub fn advertised_window(&self) -> u64 {
-        self.buffer_edge().max(self.right_edge) - self.rcv_nxt
+        self.buffer_edge()
+            .max(self.right_edge)
+            .saturating_sub(self.rcv_nxt)
     }
 
     /// Sends an ACK now, to announce a window that opened (RFC 9293 §3.8.6.2.2, the receiver's
@@ -167,6 +173,9 @@ impl TcpReceiver {
         }
         if end <= self.rcv_nxt {
             // An old duplicate: tell the sender where we are at once.
+            if end > seq {
+                self.counters.duplicate_segments += 1;
+            }
             self.send_ack(now, out);
             return;
         }
@@ -229,6 +238,9 @@ impl TcpReceiver {
             covered += r.min(end) - l.max(seq);
         }
         let new = (end - seq) - covered;
+        if new == 0 {
+            self.counters.duplicate_segments += 1;
+        }
         // Merge with blocks that overlap or touch [seq, end).
         let mut lo = seq;
         let mut hi = end;
@@ -444,6 +456,27 @@ mod tests {
             .filter_map(|p| p.tcp())
             .map(|h| (h.ack.number(), h.rwnd, h.ack.sack_blocks().collect()))
             .collect()
+    }
+
+    #[test]
+    fn an_in_order_segment_past_the_window_closes_it_instead_of_underflowing() {
+        // Buffer of 1.5 segments, nothing read by the application: the second segment ends
+        // 500 B past the edge, is taken in order, and the window is zero.
+        let mut r = receiver(TcpSpec {
+            rcv_buffer: 1500,
+            delayed_ack: false,
+            ..TcpSpec::default()
+        });
+        r.set_app_read(0);
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
+        assert_eq!(acks(&out).last().map(|a| (a.0, a.1)), Some((2000, 0)));
+        assert_eq!(r.counters().duplicate_segments, 0);
+        // The same segment again is a duplicate: counted, no new byte.
+        r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
+        assert_eq!(r.counters().duplicate_segments, 1);
+        assert_eq!(r.counters().bytes_delivered, 2000);
     }
 
     #[test]

@@ -346,7 +346,7 @@ impl Gen {
         let mut keys: Vec<String> = Vec::new();
         let p = 0.25;
         if self.rng.chance(p) {
-            let v = *self.rng.pick(&["rfc", "ns2"]);
+            let v = *self.rng.pick(&["rfc", "ns2-2.35", "ns2-2001"]);
             self.feature(format!("tcp:preset={v}"));
             keys.push(format!("preset = \"{v}\""));
         }

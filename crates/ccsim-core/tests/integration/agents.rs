@@ -44,10 +44,10 @@ mss = 1000
     )
 }
 
-const NS2: &str = "preset = \"ns2\"";
+const NS2: &str = "preset = \"ns2-2001\"";
 const SPACK4: &str = "{ type = \"spack\", split_acks = 4 }";
 const SNOOP: &str = "{ type = \"snoop\" }";
-const ITCP: &str = "{ type = \"itcp\", preset = \"ns2\" }";
+const ITCP: &str = "{ type = \"itcp\", preset = \"ns2-2001\" }";
 
 /// Totals over a set of seeds.
 #[derive(Debug, Default)]
@@ -311,7 +311,7 @@ fn with_itcp_the_fixed_hosts_acks_come_from_the_base_station() {
 #[test]
 fn itcp_with_a_relay_buffer_of_a_few_segments_back_pressures_the_fixed_host() {
     let small = runs(
-        "{ type = \"itcp\", preset = \"ns2\", relay_buffer = \"3KB\" }",
+        "{ type = \"itcp\", preset = \"ns2-2001\", relay_buffer = \"3KB\" }",
         0.05,
         "100KB",
         NS2,
@@ -394,7 +394,8 @@ fn each_agent_parses_with_its_defaults() {
         bs_hook("{ type = \"itcp\" }"),
         Ok(Some(HookSpec::Itcp(ItcpConfig {
             relay_buffer: 64_000,
-            tcp: TcpSpec::default()
+            tcp: TcpSpec::default(),
+            follow_mss: true,
         })))
     );
 }
@@ -423,19 +424,19 @@ fn agent_keys_are_read_into_their_configs() {
         (50, 3, 2, 20_000_000)
     );
     let Ok(Some(HookSpec::Itcp(i))) =
-        bs_hook("{ type = \"itcp\", relay_buffer = \"32KB\", preset = \"ns2\", mss = 500 }")
+        bs_hook("{ type = \"itcp\", relay_buffer = \"32KB\", preset = \"ns2-2001\", mss = 500 }")
     else {
         panic!()
     };
     assert_eq!(i.relay_buffer, 32_000);
-    // The ns2 preset's windows are 20 segments of the hook's own MSS.
+    // The ns2-2001 preset's windows are 20 segments of the hook's own MSS.
     assert_eq!(
         i.tcp,
         TcpSpec {
             mss: 500,
             initial_ssthresh: Some(10_000),
             max_window: Some(10_000),
-            ..TcpSpec::ns2()
+            ..TcpSpec::ns2_2001()
         }
     );
 }
@@ -469,7 +470,11 @@ fn unknown_or_invalid_agent_keys_are_rejected_naming_the_field() {
     );
     assert_eq!(
         bs_hook("{ type = \"split\" }"),
-        Err("nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp, policer, classifier".into())
+        Err(
+            "nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp, stripe, \
+             policer, classifier"
+                .into()
+        )
     );
 }
 
@@ -478,9 +483,104 @@ fn an_itcp_relay_with_a_larger_mss_than_the_fixed_host_delivers_the_stream() {
     // Bug pinned: the FH's 250-byte segments reach the relay's sender (MSS 1000) in pieces, so
     // segments shorter than one MSS sit in the middle of its window; the scoreboard assumed
     // they could not, and a lookup loop stopped advancing (the run never ended).
+    let fixed = "{ type = \"itcp\", preset = \"ns2-2001\", mss = 1000 }";
     for seed in 1..=5 {
-        let text = paper001(ITCP, 0.10, "200KB", NS2);
+        let text = paper001(fixed, 0.10, "200KB", NS2);
         let out = run_toml(&text, &["flows.f.mss=250"], Some(seed));
         check_run(&out, "itcp, FH MSS 250", seed);
     }
+}
+
+/// (agent, counter) of the one row of the agents table.
+fn agent_counter(out: &RunOutput, counter: &str) -> f64 {
+    assert_eq!(out.agents.rows(), 1, "one agent at the BS");
+    f64s(&out.agents, counter)[0]
+}
+
+#[test]
+fn the_agents_table_reports_what_each_agent_did() {
+    let text = paper001(SPACK4, 0.10, "100KB", NS2);
+    let out = run_toml(&text, &[], Some(3));
+    assert_eq!(out.agents.str("node").unwrap(), ["bs"]);
+    assert_eq!(out.agents.str("agent").unwrap(), ["spack"]);
+    // Each split replaces one ACK by at most four: three created ACKs per split at most.
+    let (splits, created) = (
+        agent_counter(&out, "acks_split"),
+        agent_counter(&out, "acks_created"),
+    );
+    assert!(splits > 0.0 && created > 0.0 && created <= 3.0 * splits);
+    assert!(agent_counter(&out, "retransmissions_seen") >= agent_counter(&out, "times_armed"));
+
+    let out = run_toml(&paper001(SNOOP, 0.10, "100KB", NS2), &[], Some(3));
+    assert_eq!(out.agents.str("agent").unwrap(), ["snoop"]);
+    // The agent resends locally what the wireless hop lost; the FH resends little.
+    let local = agent_counter(&out, "local_retransmits");
+    assert!(local > 0.0);
+    assert!(agent_counter(&out, "dupacks_suppressed") > 0.0);
+
+    let out = run_toml(&paper001(ITCP, 0.10, "100KB", NS2), &[], Some(3));
+    assert_eq!(out.agents.str("agent").unwrap(), ["itcp"]);
+    assert_eq!(agent_counter(&out, "bytes_relayed"), 100_000.0);
+    assert!(agent_counter(&out, "relay_retransmits") > 0.0);
+
+    // No hook, no row.
+    let out = run_toml(&paper001("", 0.10, "100KB", NS2), &[], Some(3));
+    assert_eq!(out.agents.rows(), 0);
+}
+
+#[test]
+fn the_receiver_counts_segments_that_brought_nothing_new() {
+    // Go-back-N after a timeout resends segments the MH already holds; without loss nothing
+    // arrives twice.
+    let clean = run_toml(&paper001("", 0.0, "100KB", NS2), &[], Some(1));
+    assert_eq!(u64s(&clean.flows, "duplicate_segments_received"), [0]);
+    let dups: u64 = (1..=5)
+        .map(|seed| {
+            let out = run_toml(&paper001("", 0.10, "100KB", NS2), &[], Some(seed));
+            let d = u64s(&out.flows, "duplicate_segments_received")[0];
+            assert!(d <= u64s(&out.flows, "retransmits")[0], "seed {seed}");
+            d
+        })
+        .sum();
+    assert!(
+        dups > 0,
+        "10 % loss over 5 seeds resends something the MH had"
+    );
+}
+
+#[test]
+fn the_itcp_relay_sends_segments_of_the_fixed_hosts_size_unless_its_mss_is_fixed() {
+    // The packet trace of the wireless hop shows the relay's largest segment; the FH sends
+    // 1,000 B segments.
+    let largest = |hook: &str| -> u64 {
+        let text = paper001(hook, 0.0, "50KB", NS2);
+        let out = run_toml(
+            &text,
+            &["trace.packets={ links = [\"wireless:a_to_b\"] }"],
+            Some(1),
+        );
+        let kinds = out.packets.str("kind").unwrap();
+        let events = out.packets.str("event").unwrap();
+        u64s(&out.packets, "payload_bytes")
+            .iter()
+            .zip(kinds.iter().zip(events))
+            .filter(|(_, (k, e))| *k == "data" && *e == "departed")
+            .map(|(b, _)| *b)
+            .max()
+            .unwrap_or(0)
+    };
+    assert_eq!(largest(ITCP), 1000, "follow: the FH's 1,000 B");
+    assert_eq!(
+        largest("{ type = \"itcp\", preset = \"ns2-2001\", mss = 500 }"),
+        500,
+        "fixed: 500 B whatever the FH sends"
+    );
+    assert_eq!(
+        bs_hook("{ type = \"itcp\", mss = \"auto\" }"),
+        Err(
+            "nodes.bs.hook.mss: expected \"follow\" or a size in bytes such as 1000, found \
+             string \"auto\""
+                .to_string()
+        )
+    );
 }

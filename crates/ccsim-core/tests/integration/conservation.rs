@@ -4,8 +4,8 @@ use ccsim_core::RunOutput;
 use crate::common::*;
 
 /// created = delivered + dropped + alive, end to end; and per link direction:
-/// offered = queue drops + MTU drops + transmitted + (queued + in transmission),
-/// transmitted = loss drops + arrived + propagating.
+/// offered = queue drops + MTU drops + link-down drops + loss drops + arrived + inside
+/// (queued, in transmission, propagating); transmitted >= loss drops + arrived.
 pub fn assert_conserved(out: &RunOutput) {
     let s = &out.summary;
     assert_eq!(
@@ -21,7 +21,9 @@ pub fn assert_conserved(out: &RunOutput) {
         let inside = u64s(l, "packets_inside")[i];
         let dq = u64s(l, "drops_queue")[i] + u64s(l, "drops_mtu")[i];
         let dl = u64s(l, "drops_loss")[i];
-        assert_eq!(offered, dq + dl + arrived + inside, "row {i}: offered");
+        // Offered while down, waiting when it went down, or on the wire then.
+        let dd = u64s(l, "drops_link_down")[i];
+        assert_eq!(offered, dq + dl + dd + arrived + inside, "row {i}: offered");
         assert!(tx >= dl + arrived, "row {i}: transmitted < lost + arrived");
         assert!(
             offered >= dq + tx,

@@ -10,5 +10,8 @@ mod determinism;
 mod diffserv;
 mod faults;
 mod hooks;
+mod link_events;
+mod sctp;
 mod tcp_behaviour;
+mod trace;
 mod xcp;

@@ -217,9 +217,10 @@ fn read_match(f: &Field) -> Res<MatchSpec> {
         m.dst_nodes = names(&v, "a node name or a list of node names")?;
     }
     if let Some(v) = r.get("protocol") {
-        m.protocol = Some(match v.choice(&["tcp", "udp"])? {
+        m.protocol = Some(match v.choice(&["tcp", "udp", "sctp"])? {
             "tcp" => Protocol::Tcp,
-            _ => Protocol::Udp,
+            "udp" => Protocol::Udp,
+            _ => Protocol::Sctp,
         });
     }
     if let Some(v) = r.get("flow") {

@@ -32,22 +32,28 @@
 //! of its own, as the agents' do in `nodes.rs`.
 
 mod diffserv;
+mod events;
 mod flows;
 mod links;
 mod nodes;
 mod ping;
 mod reader;
 mod routing;
+mod sctp;
+mod striping;
 mod tcp;
 #[cfg(test)]
 mod testutil;
 
 use toml::{Table, Value};
 
+use self::events::read_events;
 use self::flows::read_flows;
 use self::links::read_links;
 use self::nodes::read_nodes;
-use self::reader::{describe, error, join, opt, Field, Reader, Res, A_TABLE, DURATION_SHORT};
+use self::reader::{
+    describe, error, join, list_names, opt, Field, Reader, Res, A_TABLE, DURATION_SHORT,
+};
 use self::routing::read_routing;
 use self::tcp::read_tcp_table;
 use super::spec::*;
@@ -206,7 +212,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 // The scenario
 
 const TOP_KEYS: &[&str] = &[
-    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace",
+    "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "events",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -218,6 +224,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
     let mut nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
     let mut links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
         read_flows(f, &nodes, &links, &tcp_defaults)
@@ -230,7 +237,12 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             routes: Vec::new(),
             ttl: crate::packet::DEFAULT_TTL,
         });
-    let trace = opt(&mut top, "trace", read_trace)?.unwrap_or(TraceSpec { interval: None });
+    let trace =
+        opt(&mut top, "trace", |f| read_trace(f, &nodes, &links, &flows))?.unwrap_or(TraceSpec {
+            interval: None,
+            packets: None,
+        });
+    let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     top.finish()?;
     Ok(Spec {
         seed,
@@ -241,6 +253,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         flows,
         routing,
         trace,
+        events,
     })
 }
 
@@ -259,12 +272,118 @@ fn read_limits(f: &Field) -> Res<Limits> {
     Ok(limits)
 }
 
-fn read_trace(f: &Field) -> Res<TraceSpec> {
+fn read_trace(
+    f: &Field,
+    nodes: &indexmap::IndexMap<String, NodeSpec>,
+    links: &indexmap::IndexMap<String, LinkSpec>,
+    flows: &indexmap::IndexMap<String, FlowSpec>,
+) -> Res<TraceSpec> {
     let mut r = f.table(A_TABLE)?;
-    r.allow(&["interval"])?;
+    r.allow(&["interval", "packets"])?;
     let interval = opt(&mut r, "interval", |f| f.positive_duration())?;
+    let packets = opt(&mut r, "packets", |f| {
+        read_packet_trace(f, nodes, links, flows)
+    })?;
     r.finish()?;
-    Ok(TraceSpec { interval })
+    Ok(TraceSpec { interval, packets })
+}
+
+/// `[trace] packets = { flows = [...], links = ["wl:a_to_b", "wired"], nodes = [...],
+/// max_rows = N }`: every list optional (left out: everything), every name checked.
+fn read_packet_trace(
+    f: &Field,
+    nodes: &indexmap::IndexMap<String, NodeSpec>,
+    links: &indexmap::IndexMap<String, LinkSpec>,
+    flows: &indexmap::IndexMap<String, FlowSpec>,
+) -> Res<PacketTraceSpec> {
+    let mut r = f.table("a table such as { flows = [\"f1\"], links = [\"bottleneck:a_to_b\"] }")?;
+    r.allow(&["flows", "links", "nodes", "max_rows"])?;
+    let names = |f: &Field| -> Res<Vec<(String, String)>> {
+        let Value::Array(items) = f.value else {
+            return Err(f.expected("a list of names such as [\"a\", \"b\"]"));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok((s.clone(), format!("{}[{i}]", f.path))),
+                other => Err(error(
+                    &format!("{}[{i}]", f.path),
+                    format!("expected a name, found {}", describe(other)),
+                )),
+            })
+            .collect()
+    };
+    let flow_names = opt(&mut r, "flows", |f| {
+        names(f)?
+            .into_iter()
+            .map(|(n, at)| match flows.get(&n).map(|s| &s.kind) {
+                None => Err(error(
+                    &at,
+                    format!("{n:?} is not a flow; flows: {}", list_names(flows.keys())),
+                )),
+                Some(FlowKind::ShortTcp { .. }) => Err(error(
+                    &at,
+                    format!(
+                        "{n:?} is a short_tcp generator: its transfers are traced only when \
+                         flows is left out"
+                    ),
+                )),
+                Some(_) => Ok(n),
+            })
+            .collect::<Res<Vec<_>>>()
+    })?;
+    let link_dirs = opt(&mut r, "links", |f| {
+        names(f)?
+            .into_iter()
+            .map(|(n, at)| {
+                let (link, dir) = match n.split_once(':') {
+                    Some((l, d)) => (l.to_string(), Some(d.to_string())),
+                    None => (n.clone(), None),
+                };
+                if !links.contains_key(&link) {
+                    return Err(error(
+                        &at,
+                        format!(
+                            "{link:?} is not a link; links: {}",
+                            list_names(links.keys())
+                        ),
+                    ));
+                }
+                if let Some(d) = dir.as_deref().filter(|d| !["a_to_b", "b_to_a"].contains(d)) {
+                    return Err(error(
+                        &at,
+                        format!("{d:?} is not a direction; use LINK, LINK:a_to_b or LINK:b_to_a"),
+                    ));
+                }
+                Ok((link, dir))
+            })
+            .collect::<Res<Vec<_>>>()
+    })?;
+    let node_names = opt(&mut r, "nodes", |f| {
+        names(f)?
+            .into_iter()
+            .map(|(n, at)| {
+                if nodes.contains_key(&n) {
+                    Ok(n)
+                } else {
+                    Err(error(
+                        &at,
+                        format!("{n:?} is not a node; nodes: {}", list_names(nodes.keys())),
+                    ))
+                }
+            })
+            .collect::<Res<Vec<_>>>()
+    })?;
+    let max_rows = opt(&mut r, "max_rows", |f| f.int_in(1, i64::MAX))?
+        .map_or(crate::sim::DEFAULT_TRACE_ROWS, |n| n as u64);
+    r.finish()?;
+    Ok(PacketTraceSpec {
+        flows: flow_names,
+        links: link_dirs,
+        nodes: node_names,
+        max_rows,
+    })
 }
 
 #[cfg(test)]
@@ -318,7 +437,7 @@ delay = "1ms"
 loss = { type = "gilbert_elliott", p_good_to_bad = 0.01, p_bad_to_good = 0.1 }
 
 [tcp]
-preset = "ns2"
+preset = "ns2-2.35"
 variant = "sack"
 
 [flows.bulk]
@@ -430,7 +549,7 @@ interval = "100ms"
             mss: 1460,
             header_bytes: 52,
             initial_window: InitialWindow::Rfc3390,
-            // ns2 preset: 20 packets of this flow's MSS.
+            // ns2-2.35 preset: 20 packets of this flow's MSS.
             initial_ssthresh: Some(20 * 1460),
             max_window: Some(20 * 1460),
             rcv_buffer: 65_536,
@@ -445,7 +564,7 @@ interval = "100ms"
             rto_min: ms(300),
             rto_max: SimDuration::from_secs(30),
             clock_granularity: ms(1),
-            ..TcpSpec::ns2()
+            ..TcpSpec::ns2_235()
         };
         let web_tcp = TcpSpec {
             recovery: Recovery::Sack,
@@ -574,7 +693,9 @@ interval = "100ms"
             },
             trace: TraceSpec {
                 interval: Some(ms(100)),
+                packets: None,
             },
+            events: Vec::new(),
         }
     }
 

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{check_name, error, join, opt, Field, Reader, Res, A_TABLE};
-use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
+use super::tcp::{read_relay_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
 use crate::scenario::spec::{HookSpec, NodeKind, NodeSpec};
 use crate::time::SimDuration;
 
@@ -61,7 +61,15 @@ fn read_node(f: &Field) -> Res<NodeSpec> {
     }
 }
 
-const HOOK_TYPES: &[&str] = &["impair", "spack", "snoop", "itcp", "policer", "classifier"];
+const HOOK_TYPES: &[&str] = &[
+    "impair",
+    "spack",
+    "snoop",
+    "itcp",
+    "stripe",
+    "policer",
+    "classifier",
+];
 
 fn read_hook(f: &Field) -> Res<HookSpec> {
     let mut r = f.table("a table such as { type = \"impair\", drop = 0.01, delay = \"1ms\" }")?;
@@ -69,7 +77,7 @@ fn read_hook(f: &Field) -> Res<HookSpec> {
     let kind = r
         .req(
             "type",
-            "one of impair, spack, snoop, itcp, policer, classifier",
+            "one of impair, spack, snoop, itcp, stripe, policer, classifier",
         )?
         .choice(HOOK_TYPES)?;
     let hook = match kind {
@@ -77,6 +85,7 @@ fn read_hook(f: &Field) -> Res<HookSpec> {
         "spack" => read_spack(&mut r)?,
         "snoop" => read_snoop(&mut r)?,
         "itcp" => read_itcp(&mut r)?,
+        "stripe" => super::striping::read_stripe(&mut r)?,
         _ => {
             r.allow(&["type", "drop", "delay"])?;
             let drop = opt(&mut r, "drop", |f| f.probability())?.unwrap_or(0.0);
@@ -122,7 +131,8 @@ fn read_snoop(r: &mut Reader) -> Res<HookSpec> {
 }
 
 /// I-TCP: the relay buffer and the TCP keys of its two embedded endpoints, resolved from their
-/// own `preset` (not from `[tcp]`, which belongs to flows).
+/// own `preset` (not from `[tcp]`, which belongs to flows). `mss` is `"follow"` (the default:
+/// the relay sends segments of the FH's size) or a fixed size.
 fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
     let keys: Vec<&'static str> = ["type", "relay_buffer"]
         .iter()
@@ -134,7 +144,7 @@ fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
         .get("relay_buffer")
         .map(|f| Ok((f.positive_size()?, f.path)))
         .transpose()?;
-    let layer = read_tcp_layer(r)?;
+    let (layer, follow_mss) = read_relay_tcp_layer(r)?;
     let tcp = resolve_tcp(&r.path, &TcpLayer::default(), &layer)?;
     let relay_buffer = match relay {
         Some((b, at)) if b < tcp.mss as u64 => {
@@ -151,5 +161,6 @@ fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
     Ok(HookSpec::Itcp(crate::agents::ItcpConfig {
         relay_buffer,
         tcp,
+        follow_mss,
     }))
 }

@@ -6,7 +6,7 @@
 //! TCP keys come in layers, each over the one before:
 //!
 //! ```text
-//!   preset ("rfc": TcpSpec::default, "ns2": TcpSpec::ns2)   the flow's own, else [tcp]'s
+//!   preset ("rfc": TcpSpec::default, "ns2-2.35", "ns2-2001")  the flow's own, else [tcp]'s
 //!     <- [tcp] keys                                          defaults for every flow
 //!       <- the flow's keys                                   (or an itcp hook's, over its preset)
 //! ```
@@ -57,7 +57,29 @@ pub(super) const TCP_KEYS: &[&str] = &[
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Preset {
     Rfc,
-    Ns2,
+    /// ns-2.35 (2011): [`TcpSpec::ns2_235`].
+    Ns2v235,
+    /// The ns-2 of early 2001 (ns-2.1b7a, ns-2.1b8): [`TcpSpec::ns2_2001`].
+    Ns2v2001,
+}
+
+const PRESETS: &[&str] = &["rfc", "ns2-2.35", "ns2-2001"];
+
+/// `preset`: one of [`PRESETS`]. The old `"ns2"` mixed two releases (ns-2.35's timers with the
+/// initial window and one-way start of 2001's), so it is refused with the names that replaced
+/// it rather than quietly read as one of them.
+fn read_preset(f: &Field) -> Res<Preset> {
+    if matches!(f.value, Value::String(s) if s == "ns2") {
+        return Err(f.error(
+            "\"ns2\" names no ns-2 release; use \"ns2-2.35\" (ns-2.35's defaults) or \
+             \"ns2-2001\" (the ns-2 of early 2001, ns-2.1b7a/ns-2.1b8)",
+        ));
+    }
+    Ok(match f.choice(PRESETS)? {
+        "ns2-2.35" => Preset::Ns2v235,
+        "ns2-2001" => Preset::Ns2v2001,
+        _ => Preset::Rfc,
+    })
 }
 
 /// A window-like TCP value before the flow's MSS is known.
@@ -127,18 +149,35 @@ pub(super) fn read_tcp_table(f: &Field) -> Res<TcpLayer> {
 
 /// Reads the TCP keys of `r` (the caller has allowed them).
 pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
-    Ok(TcpLayer {
-        preset: opt(r, "preset", |f| f.choice(&["rfc", "ns2"]))?.map(|p| match p {
-            "ns2" => Preset::Ns2,
-            _ => Preset::Rfc,
-        }),
+    read_layer(r, false).map(|(layer, _)| layer)
+}
+
+/// The TCP keys of an I-TCP relay, whose `mss` may also be `"follow"` (the default): the relay
+/// then takes the FH's segment size. Returns the layer and whether the MSS follows.
+pub(super) fn read_relay_tcp_layer(r: &mut Reader) -> Res<(TcpLayer, bool)> {
+    read_layer(r, true)
+}
+
+fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
+    let follow = |f: &Field| matches!(f.value, Value::String(s) if s.trim() == "follow");
+    let (mss, follow_mss) = match r.get("mss") {
+        None => (None, relay),
+        Some(f) if relay && follow(&f) => (None, true),
+        Some(f) if relay => match f.value {
+            Value::Integer(_) => (Some(f.size_u32(1)?), false),
+            _ => return Err(f.expected("\"follow\" or a size in bytes such as 1000")),
+        },
+        Some(f) => (Some(f.size_u32(1)?), false),
+    };
+    let layer = TcpLayer {
+        preset: opt(r, "preset", read_preset)?,
         recovery: opt(r, "variant", |f| f.choice(&["reno", "newreno", "sack"]))?.map(|v| match v {
             "reno" => Recovery::Reno,
             "newreno" => Recovery::NewReno,
             _ => Recovery::Sack,
         }),
         cc: opt(r, "cc", read_cc)?,
-        mss: opt(r, "mss", |f| f.size_u32(1))?,
+        mss,
         header_bytes: opt(r, "header_bytes", |f| f.size_u32(0))?,
         initial_window: opt(r, "initial_window", read_initial_window)?,
         initial_ssthresh: opt(r, "initial_ssthresh", |f| read_window(f, true))?,
@@ -180,7 +219,8 @@ pub(super) fn read_tcp_layer(r: &mut Reader) -> Res<TcpLayer> {
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
         ecn: opt(r, "ecn", |f| f.boolean())?,
-    })
+    };
+    Ok((layer, follow_mss))
 }
 
 /// A TCP window field: a size, a segment count (`"20pkt"`) or, if `allow_inf`, `"inf"`.
@@ -448,7 +488,8 @@ impl TcpDraft {
         };
         let spec = match preset {
             Preset::Rfc => TcpSpec::default(),
-            Preset::Ns2 => TcpSpec::ns2(),
+            Preset::Ns2v235 => TcpSpec::ns2_235(),
+            Preset::Ns2v2001 => TcpSpec::ns2_2001(),
         };
         let (growth, abc_limit) = match spec.growth {
             Growth::PerAck => (GrowthKind::PerAck, 2),
@@ -464,7 +505,7 @@ impl TcpDraft {
             abc_limit_at: None,
             spec,
         };
-        if preset == Preset::Ns2 {
+        if preset != Preset::Rfc {
             // ns-2's window_ and ssthresh_ are 20 packets, whatever the packet size.
             draft.initial_ssthresh = Window::Finite(WindowSize::Segments(20));
             draft.max_window = Window::Finite(WindowSize::Segments(20));
@@ -604,7 +645,7 @@ mod tests {
         let s = spec(
             MINIMAL,
             &[
-                "tcp.preset=ns2",
+                "tcp.preset=ns2-2.35",
                 "tcp.mss=1200",
                 "tcp.rto_min=500ms",
                 "flows.f1.preset=rfc",
@@ -620,20 +661,57 @@ mod tests {
             }
         );
         // With no flow preset, [tcp]'s preset is the base.
-        let s = spec(MINIMAL, &["tcp.preset=ns2", "tcp.rto_min=500ms"]);
+        let s = spec(MINIMAL, &["tcp.preset=ns2-2001", "tcp.rto_min=500ms"]);
         assert_eq!(
             *f1_tcp(&s),
             TcpSpec {
                 rto_min: ms(500),
-                ..TcpSpec::ns2()
+                ..TcpSpec::ns2_2001()
             }
         );
     }
 
     #[test]
-    fn the_ns2_preset_alone_is_exactly_tcpspec_ns2() {
-        let s = spec(MINIMAL, &["flows.f1.preset=ns2"]);
-        assert_eq!(*f1_tcp(&s), TcpSpec::ns2());
+    fn each_ns2_preset_alone_is_exactly_its_release() {
+        let s = spec(MINIMAL, &["flows.f1.preset=\"ns2-2.35\""]);
+        assert_eq!(*f1_tcp(&s), TcpSpec::ns2_235());
+        let s = spec(MINIMAL, &["flows.f1.preset=\"ns2-2001\""]);
+        assert_eq!(*f1_tcp(&s), TcpSpec::ns2_2001());
+    }
+
+    #[test]
+    fn the_two_ns2_releases_differ_in_start_timers_and_limited_transmit_only() {
+        let (new, old) = (TcpSpec::ns2_235(), TcpSpec::ns2_2001());
+        // ns-2.35: windowInit_ 2, syn_ true, singledup_ 1, tcpTick_ 10 ms, rtxcur_init_ 3 s,
+        // maxrto_ 60; early 2001: 1, false, 0, 100 ms, 6 s, 100000.
+        assert_eq!((new.initial_cwnd(), old.initial_cwnd()), (2000, 1000));
+        assert_eq!((new.handshake, old.handshake), (true, false));
+        assert_eq!((new.limited_transmit, old.limited_transmit), (true, false));
+        assert_eq!(
+            (new.clock_granularity, old.clock_granularity),
+            (ms(10), ms(100))
+        );
+        assert_eq!((new.rto_initial, old.rto_initial), (ms(3000), ms(6000)));
+        assert_eq!((new.rto_min, old.rto_min), (ms(200), ms(200)));
+        let rest = TcpSpec {
+            initial_window: new.initial_window,
+            handshake: true,
+            limited_transmit: true,
+            clock_granularity: ms(10),
+            rto_initial: ms(3000),
+            rto_max: new.rto_max,
+            ..old
+        };
+        assert_eq!(rest, new);
+    }
+
+    #[test]
+    fn the_old_ns2_preset_is_refused_naming_the_releases_that_replace_it() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.preset=ns2"]),
+            "flows.f1.preset: \"ns2\" names no ns-2 release; use \"ns2-2.35\" (ns-2.35's \
+             defaults) or \"ns2-2001\" (the ns-2 of early 2001, ns-2.1b7a/ns-2.1b8)"
+        );
     }
 
     #[test]

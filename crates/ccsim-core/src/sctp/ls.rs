@@ -1,0 +1,652 @@
+// SPDX-License-Identifier: MIT
+//! The paper's load-sharing (LS) mode (seed 004 §3): one association sends new data on every
+//! path at once, each path with its own sequence space and its own error and congestion
+//! control, and a lost chunk is resent on its own path *and* once more on another.
+//!
+//! ```text
+//!   association manager: TSNs, the receiver window, distribution (Fig. 6), Rtx data buffer
+//!   and Rtx-info table (Fig. 7)
+//!        │ send(tsn) with SID = path, SSN = next_ssn[path]++
+//!        ▼
+//!   path module i: SSN space i ── cwnd_i, ssthresh_i, flight_i, RTO_i, T3_i, HTNA fast
+//!                  retransmit in SSN space, its own Fast Recovery (path.rs rules)
+//! ```
+//!
+//! The receiver answers each DATA with the paper's SACK (Fig. 4), out of the interface the
+//! DATA came in by: Cumulative TSN Ack (for flow control), Cumulative SSN Ack of that path,
+//! gap blocks and duplicates in that path's SSNs. A path delivers its packets in order, so
+//! reordering *between* paths never opens an SSN gap: no false fast retransmits.
+//!
+//! Choices where the paper leaves the rule open (`docs/sctp.md` §7):
+//! - units: `rwnd_pkts = floor(a_rwnd / C) - (HTSN - CTSN)`, a_rwnd in bytes, C the chunk's
+//!   user data; UA (the application's data) is unlimited, the application being backlogged;
+//! - distribution: each path's share is of its *open* window (cwnd - flight, in chunks,
+//!   rounded up as the single-path rule lets a window overshoot by less than a chunk); shares
+//!   floored, and what flooring leaves goes one chunk at a time by largest remainder, so a
+//!   small window is still used;
+//! - a resend that is lost again: the path keeps resending its SSN until it is acknowledged,
+//!   even when the TSN arrived by another path (its SSN hole must close);
+//! - a failed path keeps cwnd = 1 MTU, gets no new data and no redundant copies, and carries
+//!   its own resends; an acknowledgment of data sent on it makes it active again.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::endpoint::{Endpoint, FlowCounters};
+use crate::packet::{
+    Packet, SctpChunk, SctpData, SctpHeader, SctpHeartbeat, SctpSack, Transport, DEFAULT_TTL,
+};
+use crate::time::{SimDuration, SimTime};
+
+use super::config::{DATA_OVERHEAD, HEARTBEAT_BYTES};
+use super::path::Path;
+use super::sender::SctpSenderConfig;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    GapAcked,
+    Marked,
+}
+
+/// One SSN of a path: the TSN it carries.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    tsn: u32,
+    len: u32,
+    state: State,
+    misses: u8,
+    fast_done: bool,
+    retransmitted: bool,
+}
+
+/// A path module: the common per-path state and its SSN space.
+struct PathModule {
+    path: Path,
+    base: u32,
+    next_ssn: u32,
+    slots: VecDeque<Slot>,
+    marked: BTreeSet<u32>,
+    fast_recovery: Option<u32>,
+}
+
+/// One entry of the Rtx-info table: per path, whether the TSN was sent there and whether an
+/// acknowledgment came back from there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtxInfo {
+    pub send: u64,
+    pub ack: u64,
+}
+
+pub struct LsSender {
+    cfg: SctpSenderConfig,
+    paths: Vec<PathModule>,
+    next_tsn: u32,
+    /// CTSN + 1: the receiver has every TSN below it.
+    ctsn_next: u32,
+    /// TSNs above the CTSN known to be acknowledged: entry k is TSN `ctsn_next + k` (a window
+    /// of flags, not a tree: one push or pop per chunk on the per-packet path).
+    acked_above: VecDeque<bool>,
+    /// Scratch buffers reused by every SACK (no allocation per packet).
+    scratch_tsns: Vec<u32>,
+    scratch_open: Vec<u64>,
+    scratch_quota: Vec<u64>,
+    a_rwnd: u64,
+    /// TSNs waiting for a redundant copy (the Rtx data buffer).
+    rtx_buffer: BTreeSet<u32>,
+    rtx_info: BTreeMap<u32, RtxInfo>,
+    started: bool,
+    counters: FlowCounters,
+    /// SACKs whose a_rwnd was not used: not provably the newest.
+    rwnd_ignored: u64,
+    /// Copies sent by redundant retransmission.
+    redundant: u64,
+}
+
+impl LsSender {
+    pub fn new(cfg: SctpSenderConfig) -> LsSender {
+        let paths = cfg
+            .paths
+            .iter()
+            .map(|&(l, p)| PathModule {
+                path: Path::new(l, p, &cfg.spec, cfg.start),
+                base: 0,
+                next_ssn: 0,
+                slots: VecDeque::new(),
+                marked: BTreeSet::new(),
+                fast_recovery: None,
+            })
+            .collect();
+        LsSender {
+            a_rwnd: cfg.spec.rcv_buffer,
+            cfg,
+            paths,
+            next_tsn: 0,
+            ctsn_next: 0,
+            acked_above: VecDeque::new(),
+            scratch_tsns: Vec::new(),
+            scratch_open: Vec::new(),
+            scratch_quota: Vec::new(),
+            rtx_buffer: BTreeSet::new(),
+            rtx_info: BTreeMap::new(),
+            started: false,
+            counters: FlowCounters::default(),
+            rwnd_ignored: 0,
+            redundant: 0,
+        }
+    }
+
+    pub fn counters(&self) -> &FlowCounters {
+        &self.counters
+    }
+    pub fn path(&self, i: usize) -> &Path {
+        &self.paths[i].path
+    }
+    pub fn path_count(&self) -> usize {
+        self.paths.len()
+    }
+    pub fn primary(&self) -> usize {
+        self.cfg.primary
+    }
+    pub fn cwnd_total(&self) -> u64 {
+        self.paths.iter().map(|m| m.path.cwnd).sum()
+    }
+    pub fn a_rwnd(&self) -> u64 {
+        self.a_rwnd
+    }
+    pub fn rtx_info(&self) -> &BTreeMap<u32, RtxInfo> {
+        &self.rtx_info
+    }
+    pub fn redundant_copies(&self) -> u64 {
+        self.redundant
+    }
+    pub fn rwnd_ignored(&self) -> u64 {
+        self.rwnd_ignored
+    }
+
+    fn chunk_len(&self) -> u64 {
+        self.cfg.spec.chunk_len() as u64
+    }
+
+    /// The packets each active path may send now (Fig. 6), with the choices of the module doc.
+    pub fn distribution(&self) -> Vec<u64> {
+        let (mut open, mut quota) = (Vec::new(), Vec::new());
+        self.distribute(&mut open, &mut quota);
+        quota
+    }
+
+    /// [`LsSender::distribution`] into `quota`, with `open` as scratch.
+    fn distribute(&self, open: &mut Vec<u64>, quota: &mut Vec<u64>) {
+        let c = self.chunk_len();
+        let outstanding = (self.next_tsn - self.ctsn_next) as u64;
+        let rwnd_pkts = (self.a_rwnd / c).saturating_sub(outstanding);
+        open.clear();
+        open.extend(self.paths.iter().map(|m| {
+            let p = &m.path;
+            if p.active && p.flight < p.cwnd {
+                (p.cwnd - p.flight).div_ceil(c)
+            } else {
+                0
+            }
+        }));
+        share_into(open, rwnd_pkts, quota);
+    }
+
+    fn packet(&self, i: usize, size: u32, chunk: SctpChunk, now: SimTime) -> Packet {
+        let p = &self.paths[i].path;
+        Packet {
+            src: p.local,
+            dst: p.peer,
+            size,
+            dscp: 0,
+            ecn: 0,
+            ttl: DEFAULT_TTL,
+            flow: self.cfg.flow,
+            sent_at: now,
+            transport: Transport::Sctp(SctpHeader {
+                src_port: self.cfg.port,
+                dst_port: self.cfg.dst_port,
+                chunk,
+            }),
+        }
+    }
+
+    /// Put SSN `ssn` of path `i` on the wire (a new SSN if `ssn == next_ssn`, carrying `tsn`).
+    fn send_ssn(&mut self, i: usize, ssn: u32, tsn: u32, now: SimTime, out: &mut Vec<Packet>) {
+        let hb_interval = self.cfg.spec.hb_interval;
+        let len = self.cfg.spec.chunk_len();
+        let m = &mut self.paths[i];
+        let resend = ssn < m.next_ssn;
+        let copy = !resend && tsn < self.next_tsn;
+        if resend {
+            let s = &mut m.slots[(ssn - m.base) as usize];
+            s.state = State::InFlight;
+            s.misses = 0;
+            s.retransmitted = true;
+            m.marked.remove(&ssn);
+            if m.path.rtt_probe.is_some_and(|(t, _)| t == ssn) {
+                m.path.rtt_probe = None;
+            }
+        } else {
+            m.slots.push_back(Slot {
+                tsn,
+                len,
+                state: State::InFlight,
+                misses: 0,
+                fast_done: false,
+                retransmitted: copy,
+            });
+            m.next_ssn += 1;
+            if !copy && m.path.rtt_probe.is_none() {
+                m.path.rtt_probe = Some((ssn, now));
+            }
+        }
+        let p = &mut m.path;
+        p.flight += len as u64;
+        p.counters.data_packets += 1;
+        p.counters.data_bytes += len as u64;
+        if resend || copy {
+            p.counters.retransmits += 1;
+            self.counters.retransmits += 1;
+        }
+        if p.t3.is_none() {
+            p.t3 = Some(now + p.rto.rto());
+        }
+        p.hb_next = now + p.rto.rto() + hb_interval;
+        if tsn == self.next_tsn {
+            self.next_tsn += 1;
+        }
+        let size = DATA_OVERHEAD + len.div_ceil(4) * 4;
+        self.counters.bytes_sent += len as u64;
+        self.counters.wire_bytes_sent += size as u64;
+        self.counters.packets_sent += 1;
+        self.counters.first_send.get_or_insert(now);
+        let data = SctpData {
+            tsn,
+            sid: i as u16,
+            ssn,
+            len,
+            retransmission: resend || copy,
+        };
+        out.push(self.packet(i, size, SctpChunk::Data(data), now));
+    }
+
+    fn is_acked(&self, tsn: u32) -> bool {
+        tsn < self.ctsn_next
+            || self
+                .acked_above
+                .get((tsn - self.ctsn_next) as usize)
+                .is_some_and(|&a| a)
+    }
+
+    /// Note TSN `tsn` (at or above the CTSN) as acknowledged; true if it was not before.
+    fn note_acked(&mut self, tsn: u32) -> bool {
+        let k = (tsn - self.ctsn_next) as usize;
+        if self.acked_above.len() <= k {
+            self.acked_above.resize(k + 1, false);
+        }
+        !std::mem::replace(&mut self.acked_above[k], true)
+    }
+
+    fn send_what_fits(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if !self.started {
+            return;
+        }
+        // 1. Each path module resends its own marked SSNs (on its own path, failed or not).
+        for i in 0..self.paths.len() {
+            loop {
+                let m = &self.paths[i];
+                let Some(&ssn) = m.marked.first() else { break };
+                if m.path.flight >= m.path.cwnd {
+                    break;
+                }
+                let tsn = m.slots[(ssn - m.base) as usize].tsn;
+                self.send_ssn(i, ssn, tsn, now, out);
+            }
+        }
+        // 2. Redundant copies of lost TSNs, each to a path it has not been sent on (Fig. 7).
+        let mut waiting = std::mem::take(&mut self.scratch_tsns);
+        waiting.clear();
+        waiting.extend(self.rtx_buffer.iter().copied());
+        for &tsn in &waiting {
+            if self.is_acked(tsn) {
+                self.rtx_buffer.remove(&tsn);
+                continue;
+            }
+            let sent = self.rtx_info.get(&tsn).map_or(0, |e| e.send);
+            let q = (0..self.paths.len()).find(|&q| {
+                let p = &self.paths[q].path;
+                sent & (1 << q) == 0 && p.active && p.flight < p.cwnd
+            });
+            if let Some(q) = q {
+                self.rtx_info.entry(tsn).or_default().send |= 1 << q;
+                self.rtx_buffer.remove(&tsn);
+                self.redundant += 1;
+                let ssn = self.paths[q].next_ssn;
+                self.send_ssn(q, ssn, tsn, now, out);
+            }
+        }
+        self.scratch_tsns = waiting;
+        // 3. New data, distributed by the windows (Fig. 6).
+        if self.cfg.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let (mut open, mut quota) = (
+            std::mem::take(&mut self.scratch_open),
+            std::mem::take(&mut self.scratch_quota),
+        );
+        self.distribute(&mut open, &mut quota);
+        for (i, &n) in quota.iter().enumerate() {
+            for _ in 0..n {
+                let (ssn, tsn) = (self.paths[i].next_ssn, self.next_tsn);
+                self.send_ssn(i, ssn, tsn, now, out);
+            }
+        }
+        self.scratch_open = open;
+        self.scratch_quota = quota;
+    }
+
+    fn on_sack(&mut self, now: SimTime, s: &SctpSack, out: &mut Vec<Packet>) {
+        let i = s.sid as usize;
+        if i >= self.paths.len() || !s.any {
+            return;
+        }
+        let mtu = self.cfg.spec.mtu();
+        let mut newly_acked_tsn = false;
+        // Coupled increase (RFC 6356), from the windows before this SACK.
+        let lia = self
+            .cfg
+            .spec
+            .coupled
+            .then(|| super::path::lia_alpha(self.paths.iter().map(|m| &m.path)));
+        let m = &mut self.paths[i];
+        let cum_next = s.cum_ssn.wrapping_add(1);
+        if cum_next >= m.base && cum_next <= m.next_ssn {
+            let flight_before = m.path.flight;
+            let earliest = m
+                .slots
+                .iter()
+                .position(|c| c.state == State::InFlight)
+                .map(|k| m.base + k as u32);
+            let advanced = cum_next > m.base;
+            let mut acked = 0u64;
+            let mut htna = None;
+            let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
+            let mut ack_one = |m: &mut PathModule, ssn: u32| {
+                let k = (ssn - m.base) as usize;
+                let c = m.slots[k];
+                if c.state == State::GapAcked {
+                    return;
+                }
+                if c.state == State::InFlight {
+                    m.path.flight -= c.len as u64;
+                } else {
+                    m.marked.remove(&ssn);
+                }
+                m.slots[k].state = State::GapAcked;
+                acked += c.len as u64;
+                htna = Some(ssn);
+                acked_tsns.push(c.tsn);
+                if let Some((probe, at)) = m.path.rtt_probe {
+                    if probe == ssn {
+                        m.path.rto.on_sample(now.saturating_since(at));
+                        m.path.rtt_probe = None;
+                    }
+                }
+            };
+            for ssn in m.base..cum_next {
+                ack_one(m, ssn);
+            }
+            for &(a, b) in s.gap_blocks() {
+                let lo = s.cum_ssn.wrapping_add(a as u32).max(cum_next);
+                let hi = s
+                    .cum_ssn
+                    .wrapping_add(b as u32)
+                    .min(m.next_ssn.saturating_sub(1));
+                for ssn in lo..=hi {
+                    ack_one(m, ssn);
+                }
+            }
+            let gap_acked_earliest = earliest.is_some_and(|e| {
+                e < cum_next || m.slots[(e - m.base) as usize].state == State::GapAcked
+            });
+            while m.base < cum_next {
+                m.slots.pop_front();
+                m.base += 1;
+            }
+            if m.fast_recovery.is_some_and(|x| cum_next > x) {
+                m.fast_recovery = None;
+            }
+            if acked > 0 {
+                m.path.counters.bytes_acked += acked;
+                m.path.confirm();
+            }
+            if advanced {
+                let in_fr = m.fast_recovery.is_some();
+                match lia {
+                    Some(l) => m.path.grow_coupled(acked, flight_before, in_fr, mtu, l),
+                    None => m.path.grow(acked, flight_before, in_fr, mtu),
+                }
+            }
+            if m.path.flight == 0 {
+                m.path.pba = 0;
+                m.path.t3 = None;
+            } else if gap_acked_earliest {
+                m.path.t3 = Some(now + m.path.rto.rto());
+            }
+            // HTNA in this path's SSN space (§7.2.4).
+            let threshold = self.cfg.spec.fast_rtx_threshold as u8;
+            let mut fast = Vec::new();
+            if let Some(h) = htna {
+                for ssn in m.base..h {
+                    let c = &mut m.slots[(ssn - m.base) as usize];
+                    if c.state == State::InFlight && !c.fast_done {
+                        c.misses = c.misses.saturating_add(1);
+                        if c.misses >= threshold {
+                            fast.push(ssn);
+                        }
+                    }
+                }
+            }
+            for &tsn in &acked_tsns {
+                if !self.rtx_info.is_empty() {
+                    self.rtx_info.entry(tsn).and_modify(|e| e.ack |= 1 << i);
+                }
+                if tsn >= self.ctsn_next && self.note_acked(tsn) {
+                    newly_acked_tsn = true;
+                }
+            }
+            acked_tsns.clear();
+            self.scratch_tsns = acked_tsns;
+            if !fast.is_empty() {
+                self.fast_retransmit(i, &fast, now, out);
+            }
+        }
+        // Flow control: only a provably newest SACK updates the window.
+        let ctsn_next = s.cum_tsn.wrapping_add(1);
+        if ctsn_next > self.ctsn_next && ctsn_next <= self.next_tsn {
+            let advance = (ctsn_next - self.ctsn_next) as usize;
+            self.acked_above
+                .drain(..advance.min(self.acked_above.len()));
+            self.ctsn_next = ctsn_next;
+            self.a_rwnd = s.a_rwnd as u64;
+        } else if ctsn_next == self.ctsn_next && newly_acked_tsn {
+            self.a_rwnd = s.a_rwnd as u64;
+        } else {
+            self.rwnd_ignored += 1;
+        }
+        // Rtx-info entries go once every path a TSN was sent on has acknowledged it.
+        self.rtx_info.retain(|_, e| e.ack & e.send != e.send);
+        self.send_what_fits(now, out);
+    }
+
+    /// Mark `ssns` of path `i` lost: the path's cut (once per its Fast Recovery), the lowest
+    /// resent at once on the path, the TSNs queued for a redundant copy.
+    fn fast_retransmit(&mut self, i: usize, ssns: &[u32], now: SimTime, out: &mut Vec<Packet>) {
+        let mtu = self.cfg.spec.mtu();
+        let redundant = self.cfg.spec.ls_redundant_rtx;
+        let m = &mut self.paths[i];
+        for &ssn in ssns {
+            let c = &mut m.slots[(ssn - m.base) as usize];
+            c.state = State::Marked;
+            c.fast_done = true;
+            m.path.flight -= c.len as u64;
+            m.marked.insert(ssn);
+            if redundant {
+                self.rtx_buffer.insert(c.tsn);
+                self.rtx_info.entry(c.tsn).or_default().send |= 1 << i;
+            }
+        }
+        if m.fast_recovery.is_none() {
+            m.path.cut_on_fast_retransmit(mtu);
+            m.fast_recovery = Some(m.next_ssn.saturating_sub(1));
+        }
+        m.path.counters.fast_retransmits += 1;
+        self.counters.fast_retransmits += 1;
+        let ssn = ssns[0];
+        let tsn = m.slots[(ssn - m.base) as usize].tsn;
+        self.send_ssn(i, ssn, tsn, now, out);
+    }
+
+    fn on_t3(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let mtu = self.cfg.spec.mtu();
+        let pmr = self.cfg.spec.path_max_retrans;
+        let redundant = self.cfg.spec.ls_redundant_rtx;
+        self.counters.timeouts += 1;
+        let m = &mut self.paths[i];
+        m.path.t3 = None;
+        m.path.counters.timeouts += 1;
+        m.path.cut_on_timeout(mtu);
+        m.path.rtt_probe = None;
+        m.path.count_error(pmr);
+        m.fast_recovery = None;
+        for (k, c) in m.slots.iter_mut().enumerate() {
+            if c.state == State::InFlight {
+                c.state = State::Marked;
+                m.path.flight -= c.len as u64;
+                m.marked.insert(m.base + k as u32);
+                if redundant {
+                    self.rtx_buffer.insert(c.tsn);
+                    self.rtx_info.entry(c.tsn).or_default().send |= 1 << i;
+                }
+            }
+        }
+        self.send_what_fits(now, out);
+    }
+
+    fn heartbeat_deadline(p: &Path) -> SimTime {
+        match p.hb_sent {
+            Some(sent) => sent + p.rto.rto(),
+            None => p.hb_next,
+        }
+    }
+
+    fn on_heartbeat_timer(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let pmr = self.cfg.spec.path_max_retrans;
+        let p = &mut self.paths[i].path;
+        if let Some(sent) = p.hb_sent {
+            if now >= sent + p.rto.rto() {
+                p.hb_sent = None;
+                p.rto.on_expiry();
+                p.count_error(pmr);
+            }
+        }
+        if now >= p.hb_next && p.hb_sent.is_none() {
+            let rto = p.rto.rto().as_nanos() as f64;
+            let jitter = SimDuration::from_nanos((rto * (0.5 + self.cfg.rng.uniform())) as u64);
+            let p = &mut self.paths[i].path;
+            p.hb_sent = Some(now);
+            p.hb_next = now + jitter + self.cfg.spec.hb_interval;
+            p.counters.heartbeats += 1;
+            let hb = SctpHeartbeat {
+                path: i as u8,
+                sent_at: now,
+            };
+            out.push(self.packet(i, HEARTBEAT_BYTES, SctpChunk::Heartbeat(hb), now));
+        }
+    }
+}
+
+/// Fig. 6's split of `rwnd_pkts` packets over paths whose open windows are `open` (packets):
+/// all of them when the window allows, else shares in proportion, floored, the rest one by one
+/// by largest remainder (ties to the lower index).
+pub fn share(open: &[u64], rwnd_pkts: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    share_into(open, rwnd_pkts, &mut out);
+    out
+}
+
+/// [`share`] into `out` (reused: no allocation when the window allows everything).
+fn share_into(open: &[u64], rwnd_pkts: u64, out: &mut Vec<u64>) {
+    out.clear();
+    let sum: u64 = open.iter().sum();
+    if rwnd_pkts >= sum {
+        out.extend_from_slice(open);
+        return;
+    }
+    out.extend(open.iter().map(|&w| w * rwnd_pkts / sum));
+    let mut left = rwnd_pkts - out.iter().sum::<u64>();
+    // Largest remainder first (ties to the lower index): a few paths, so a selection is cheap.
+    while left > 0 {
+        let best = (0..open.len())
+            .filter(|&i| out[i] < open[i] && out[i] * sum <= open[i] * rwnd_pkts)
+            .max_by_key(|&i| (open[i] * rwnd_pkts - out[i] * sum, std::cmp::Reverse(i)));
+        let Some(i) = best else { break };
+        out[i] += 1;
+        left -= 1;
+    }
+}
+
+impl Endpoint for LsSender {
+    fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
+        let Transport::Sctp(h) = &pkt.transport else {
+            return;
+        };
+        match &h.chunk {
+            SctpChunk::Sack(s) => self.on_sack(now, s, out),
+            SctpChunk::HeartbeatAck(hb) => {
+                if let Some(m) = self.paths.get_mut(hb.path as usize) {
+                    let p = &mut m.path;
+                    if p.hb_sent == Some(hb.sent_at) {
+                        p.hb_sent = None;
+                    }
+                    p.counters.heartbeat_acks += 1;
+                    p.rto.on_sample(now.saturating_since(hb.sent_at));
+                    p.confirm();
+                }
+                self.send_what_fits(now, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if !self.started {
+            if now < self.cfg.start {
+                return;
+            }
+            self.started = true;
+        }
+        for i in 0..self.paths.len() {
+            if self.paths[i].path.t3.is_some_and(|t| t <= now) {
+                self.on_t3(i, now, out);
+            }
+            if Self::heartbeat_deadline(&self.paths[i].path) <= now {
+                self.on_heartbeat_timer(i, now, out);
+            }
+        }
+        self.send_what_fits(now, out);
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        if !self.started {
+            return Some(self.cfg.start);
+        }
+        self.paths
+            .iter()
+            .map(|m| {
+                let hb = Self::heartbeat_deadline(&m.path);
+                m.path.t3.map_or(hb, |t| t.min(hb))
+            })
+            .min()
+    }
+}

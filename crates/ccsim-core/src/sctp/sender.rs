@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: MIT
+//! The data sender of an association: one TSN space over several paths.
+//!
+//! ```text
+//!   outstanding: TSN cum+1 ............................................ next_tsn-1
+//!                [InFlight | GapAcked | Marked(for rtx) ...]   one entry per TSN, in order
+//!   marked:      the TSNs waiting for retransmission (sent before any new data, §6.1)
+//!   paths[i]:    cwnd, ssthresh, pba, flight, RTO, T3, error count, heartbeats (path.rs)
+//! ```
+//!
+//! A SACK (§6.2.1, §7.2) moves the cumulative ack point, marks gap-acked chunks, frees flight
+//! on the paths the chunks were last sent to, grows those paths' windows, counts miss
+//! indications (HTNA, §7.2.4) and fast-retransmits on the third; then new data goes out while
+//! the destination path has cwnd room and the peer's window allows.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::endpoint::{Endpoint, FlowCounters};
+use crate::packet::{
+    Addr, FlowId, Packet, Port, SctpChunk, SctpData, SctpHeader, SctpHeartbeat, SctpSack,
+    Transport, DEFAULT_TTL,
+};
+use crate::rng::RngStream;
+use crate::time::{SimDuration, SimTime};
+
+use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
+use super::path::{lia_alpha, Path};
+
+pub struct SctpSenderConfig {
+    pub flow: FlowId,
+    pub port: Port,
+    pub dst_port: Port,
+    /// (local address, peer address) of each path, in the scenario's order.
+    pub paths: Vec<(Addr, Addr)>,
+    /// Index of the primary path.
+    pub primary: usize,
+    pub start: SimTime,
+    pub stop: Option<SimTime>,
+    pub spec: SctpSpec,
+    /// The heartbeat jitter's stream (`flow/<name>/sctp`).
+    pub rng: RngStream,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    GapAcked,
+    Marked,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    len: u32,
+    /// The path it was last sent on.
+    path: u8,
+    state: State,
+    /// Miss indications (§7.2.4).
+    misses: u8,
+    /// Already fast-retransmitted once: not again by a fast retransmit (§7.2.4 (5)).
+    fast_done: bool,
+    /// Where a marked chunk is to be resent.
+    rtx_path: u8,
+    sent_count: u8,
+}
+
+pub struct SctpSender {
+    cfg: SctpSenderConfig,
+    paths: Vec<Path>,
+    /// The cumulative ack point: every TSN below `base` is acknowledged.
+    base: u32,
+    next_tsn: u32,
+    outstanding: VecDeque<Chunk>,
+    marked: BTreeSet<u32>,
+    peer_rwnd: u64,
+    /// Fast Recovery (§7.2.4): exit when the cum ack reaches this TSN.
+    fast_recovery: Option<u32>,
+    assoc_errors: u32,
+    /// Association.Max.Retrans exceeded: the association is closed (§8.1) and sends nothing.
+    closed: bool,
+    started: bool,
+    counters: FlowCounters,
+    /// SACKs whose cum TSN was below the ack point (dropped, §6.2.1).
+    stale_sacks: u64,
+    /// CMT: the path the next new chunk tries first (round robin over paths with room).
+    next_path: usize,
+}
+
+impl SctpSender {
+    pub fn new(cfg: SctpSenderConfig) -> SctpSender {
+        let paths = cfg
+            .paths
+            .iter()
+            .map(|&(l, p)| Path::new(l, p, &cfg.spec, cfg.start))
+            .collect();
+        SctpSender {
+            peer_rwnd: cfg.spec.rcv_buffer,
+            cfg,
+            paths,
+            base: 0,
+            next_tsn: 0,
+            outstanding: VecDeque::new(),
+            marked: BTreeSet::new(),
+            fast_recovery: None,
+            assoc_errors: 0,
+            closed: false,
+            started: false,
+            counters: FlowCounters::default(),
+            stale_sacks: 0,
+            next_path: 0,
+        }
+    }
+
+    pub fn counters(&self) -> &FlowCounters {
+        &self.counters
+    }
+    pub fn paths(&self) -> &[Path] {
+        &self.paths
+    }
+    /// The path new data goes to now: the primary while it is active, else the first active
+    /// path after it (§6.4.1 failover), else the primary anyway.
+    pub fn data_path(&self) -> usize {
+        let n = self.paths.len();
+        (0..n)
+            .map(|k| (self.cfg.primary + k) % n)
+            .find(|&i| self.paths[i].active)
+            .unwrap_or(self.cfg.primary)
+    }
+    #[cfg(test)]
+    pub(crate) fn paths_mut(&mut self) -> &mut [Path] {
+        &mut self.paths
+    }
+    #[cfg(test)]
+    pub(crate) fn rtx_destination_of(&self, path: usize) -> usize {
+        self.rtx_destination(path)
+    }
+
+    /// The primary path's index.
+    pub fn primary(&self) -> usize {
+        self.cfg.primary
+    }
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+    pub fn cwnd_total(&self) -> u64 {
+        self.paths.iter().map(|p| p.cwnd).sum()
+    }
+    /// The peer's receive window as the sender sees it (§6.2.1).
+    pub fn peer_rwnd(&self) -> u64 {
+        self.peer_rwnd
+    }
+    /// The cumulative ack point: every TSN below it is acknowledged.
+    pub fn cum_ack_point(&self) -> u32 {
+        self.base
+    }
+    pub fn stale_sacks(&self) -> u64 {
+        self.stale_sacks
+    }
+
+    fn cmt(&self) -> bool {
+        self.cfg.spec.mode == SctpMode::Cmt
+    }
+
+    /// CMT: where a chunk last sent on `path` is resent, by the retransmission policy.
+    fn rtx_destination(&self, path: usize) -> usize {
+        let best = |key: fn(&Path) -> u64| {
+            (0..self.paths.len())
+                .filter(|&i| self.paths[i].active)
+                .max_by_key(|&i| (key(&self.paths[i]), std::cmp::Reverse(i)))
+                .unwrap_or(path)
+        };
+        match self.cfg.spec.rtx_policy {
+            RtxPolicy::Same if self.paths[path].active => path,
+            RtxPolicy::Same => self.alternate(path),
+            RtxPolicy::Cwnd => best(|p| p.cwnd),
+            RtxPolicy::Ssthresh => best(|p| p.ssthresh),
+        }
+    }
+
+    /// CMT: the first active path from the round-robin point with cwnd room.
+    fn cmt_data_path(&self) -> Option<usize> {
+        let n = self.paths.len();
+        (0..n)
+            .map(|k| (self.next_path + k) % n)
+            .find(|&i| self.paths[i].active && self.paths[i].flight < self.paths[i].cwnd)
+    }
+
+    fn mtu(&self) -> u64 {
+        self.cfg.spec.mtu()
+    }
+
+    fn chunk(&self, tsn: u32) -> &Chunk {
+        &self.outstanding[(tsn - self.base) as usize]
+    }
+
+    fn total_flight(&self) -> u64 {
+        self.paths.iter().map(|p| p.flight).sum()
+    }
+
+    /// An active path other than `not`, for a timeout retransmission (§6.4): the first after
+    /// `not` in the scenario's order; `not` itself if there is none.
+    fn alternate(&self, not: usize) -> usize {
+        let n = self.paths.len();
+        (1..n)
+            .map(|k| (not + k) % n)
+            .find(|&i| self.paths[i].active)
+            .unwrap_or(not)
+    }
+
+    fn packet(&self, path: usize, size: u32, chunk: SctpChunk, now: SimTime) -> Packet {
+        let p = &self.paths[path];
+        Packet {
+            src: p.local,
+            dst: p.peer,
+            size,
+            dscp: 0,
+            ecn: 0,
+            ttl: DEFAULT_TTL,
+            flow: self.cfg.flow,
+            sent_at: now,
+            transport: Transport::Sctp(SctpHeader {
+                src_port: self.cfg.port,
+                dst_port: self.cfg.dst_port,
+                chunk,
+            }),
+        }
+    }
+
+    /// Put DATA chunk `tsn` on `path` now (a new one if `tsn == next_tsn`).
+    fn send_chunk(&mut self, tsn: u32, path: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let rtx = tsn < self.next_tsn;
+        let len = if rtx {
+            self.chunk(tsn).len
+        } else {
+            self.cfg.spec.chunk_len()
+        };
+        if rtx {
+            let i = (tsn - self.base) as usize;
+            let c = &mut self.outstanding[i];
+            c.state = State::InFlight;
+            c.path = path as u8;
+            c.sent_count = c.sent_count.saturating_add(1);
+            c.misses = 0;
+            self.marked.remove(&tsn);
+            self.counters.retransmits += 1;
+            self.paths[path].counters.retransmits += 1;
+            // Karn: a retransmitted chunk gives no sample (§6.3.1 C5).
+            for p in &mut self.paths {
+                if p.rtt_probe.is_some_and(|(t, _)| t == tsn) {
+                    p.rtt_probe = None;
+                }
+            }
+        } else {
+            self.outstanding.push_back(Chunk {
+                len,
+                path: path as u8,
+                state: State::InFlight,
+                misses: 0,
+                fast_done: false,
+                rtx_path: path as u8,
+                sent_count: 1,
+            });
+            self.next_tsn += 1;
+            if self.paths[path].rtt_probe.is_none() {
+                self.paths[path].rtt_probe = Some((tsn, now));
+            }
+        }
+        let hb_interval = self.cfg.spec.hb_interval;
+        let p = &mut self.paths[path];
+        p.flight += len as u64;
+        p.counters.data_packets += 1;
+        p.counters.data_bytes += len as u64;
+        if p.t3.is_none() {
+            p.t3 = Some(now + p.rto.rto());
+        }
+        // Data probes the path: no heartbeat while it carries data (§8.3 "idle").
+        p.hb_next = now + p.rto.rto() + hb_interval;
+        self.peer_rwnd = self.peer_rwnd.saturating_sub(len as u64);
+        let size = DATA_OVERHEAD + len.div_ceil(4) * 4;
+        self.counters.bytes_sent += len as u64;
+        self.counters.wire_bytes_sent += size as u64;
+        self.counters.packets_sent += 1;
+        self.counters.first_send.get_or_insert(now);
+        let data = SctpData {
+            tsn,
+            sid: 0,
+            ssn: tsn,
+            len,
+            retransmission: rtx,
+        };
+        out.push(self.packet(path, size, SctpChunk::Data(data), now));
+    }
+
+    /// Send marked chunks, then new data, while windows allow (§6.1), at most Max.Burst packets.
+    fn send_what_fits(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.closed || !self.started {
+            return;
+        }
+        let burst = match self.cfg.spec.max_burst {
+            0 => u32::MAX,
+            b => b,
+        };
+        let mut sent = 0;
+        while sent < burst {
+            if let Some(&tsn) = self.marked.first() {
+                let path = self.chunk(tsn).rtx_path as usize;
+                let p = &self.paths[path];
+                if p.flight >= p.cwnd {
+                    break;
+                }
+                self.send_chunk(tsn, path, now, out);
+                sent += 1;
+                continue;
+            }
+            if self.cfg.stop.is_some_and(|s| now >= s) {
+                break;
+            }
+            let path = if self.cmt() {
+                match self.cmt_data_path() {
+                    Some(p) => p,
+                    None => break,
+                }
+            } else {
+                self.data_path()
+            };
+            let p = &self.paths[path];
+            let len = self.cfg.spec.chunk_len() as u64;
+            // A zero window still lets one chunk probe it when nothing is in flight (§6.1 A).
+            let window_ok = self.peer_rwnd >= len || self.total_flight() == 0;
+            if p.flight >= p.cwnd || !window_ok {
+                break;
+            }
+            self.send_chunk(self.next_tsn, path, now, out);
+            self.next_path = (path + 1) % self.paths.len();
+            sent += 1;
+        }
+    }
+
+    fn on_sack(&mut self, now: SimTime, sack: &SctpSack, out: &mut Vec<Packet>) {
+        if !sack.any {
+            return;
+        }
+        // The first TSN not cumulatively acked (the cum TSN of a SACK before any in-order data
+        // is the initial TSN - 1, so this wraps to 0).
+        let cum_next = sack.cum_tsn.wrapping_add(1);
+        if cum_next < self.base || cum_next > self.next_tsn {
+            self.stale_sacks += 1; // §6.2.1 D i): older than the ack point
+            return;
+        }
+        let mtu = self.mtu();
+        let n = self.paths.len();
+        for p in &mut self.paths {
+            p.sack_flight_before = p.flight;
+            p.sack_acked = 0;
+            p.sack_earliest = None;
+            p.sack_lowest = None;
+            p.sack_highest = None;
+        }
+        // Each path's earliest outstanding TSN, to know whether its T3 restarts (§6.3.2 R3).
+        let mut found = 0;
+        for (i, c) in self.outstanding.iter().enumerate() {
+            if found == n {
+                break;
+            }
+            let p = &mut self.paths[c.path as usize];
+            if c.state == State::InFlight && p.sack_earliest.is_none() {
+                p.sack_earliest = Some(self.base + i as u32);
+                found += 1;
+            }
+        }
+        let mut htna: Option<u32> = None;
+        let advanced = cum_next > self.base;
+        // Cumulatively acked chunks.
+        for tsn in self.base..cum_next {
+            self.newly_ack(tsn, now, &mut htna);
+        }
+        // Gap-acked chunks.
+        for &(s, e) in sack.gap_blocks() {
+            let (lo, hi) = (
+                sack.cum_tsn.wrapping_add(s as u32),
+                sack.cum_tsn.wrapping_add(e as u32),
+            );
+            for tsn in lo.max(cum_next)..=hi.min(self.next_tsn.saturating_sub(1)) {
+                self.newly_ack(tsn, now, &mut htna);
+            }
+        }
+        // Forget the chunks below the new cum ack point.
+        while self.base < cum_next {
+            self.outstanding.pop_front();
+            self.base += 1;
+        }
+        if self.fast_recovery.is_some_and(|exit| cum_next > exit) {
+            self.fast_recovery = None;
+        }
+        for p in &mut self.paths {
+            if p.fr_exit.is_some_and(|exit| cum_next > exit) {
+                p.fr_exit = None;
+            }
+        }
+        // Growth before any cut of the same SACK (§7.2.4). CMT's CUC: a path grows when its
+        // own earliest outstanding chunk (its pseudo-cumack) is acknowledged, though the cum
+        // ack may stall behind another path's chunks.
+        if self.cmt() {
+            let cuc = self.cfg.spec.cmt_cuc;
+            let lia = self.cfg.spec.coupled.then(|| lia_alpha(self.paths.iter()));
+            for i in 0..n {
+                let grows = if cuc {
+                    self.paths[i]
+                        .sack_earliest
+                        .is_some_and(|t| t < cum_next || self.acked_by_gap(t))
+                } else {
+                    advanced
+                };
+                let p = &mut self.paths[i];
+                if grows {
+                    let in_fr = p.fr_exit.is_some();
+                    let (acked, before) = (p.sack_acked, p.sack_flight_before);
+                    match lia {
+                        Some(l) => p.grow_coupled(acked, before, in_fr, mtu, l),
+                        None => p.grow(acked, before, in_fr, mtu),
+                    }
+                }
+            }
+        } else if advanced {
+            let in_fr = self.fast_recovery.is_some();
+            for p in &mut self.paths {
+                p.grow(p.sack_acked, p.sack_flight_before, in_fr, mtu);
+            }
+        }
+        for i in 0..n {
+            let restart = self.paths[i]
+                .sack_earliest
+                .is_some_and(|t| t < cum_next || self.acked_by_gap(t));
+            let p = &mut self.paths[i];
+            if p.flight == 0 {
+                p.pba = 0;
+                p.t3 = None;
+            } else if restart {
+                p.t3 = Some(now + p.rto.rto());
+            }
+        }
+        // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked.
+        let fast = if self.cmt() {
+            self.count_misses_cmt(htna, sack.packets)
+        } else {
+            self.count_misses(htna, advanced)
+        };
+        // a_rwnd less what is still outstanding (§6.2.1 D iv).
+        self.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(self.total_flight());
+        if !fast.is_empty() {
+            self.fast_retransmit(&fast, now, out);
+        }
+        self.send_what_fits(now, out);
+    }
+
+    fn acked_by_gap(&self, tsn: u32) -> bool {
+        tsn >= self.base
+            && self
+                .outstanding
+                .get((tsn - self.base) as usize)
+                .is_some_and(|c| c.state == State::GapAcked)
+    }
+
+    /// TSN `tsn` is acknowledged by the SACK being processed (cumulatively or by a gap block).
+    fn newly_ack(&mut self, tsn: u32, now: SimTime, htna: &mut Option<u32>) {
+        let i = (tsn - self.base) as usize;
+        let c = self.outstanding[i];
+        if c.state == State::GapAcked {
+            return;
+        }
+        let path = c.path as usize;
+        if c.state == State::InFlight {
+            self.paths[path].flight -= c.len as u64;
+        } else {
+            self.marked.remove(&tsn);
+        }
+        self.outstanding[i].state = State::GapAcked;
+        let p = &mut self.paths[path];
+        p.sack_acked += c.len as u64;
+        p.sack_lowest = Some(p.sack_lowest.map_or(tsn, |l| l.min(tsn)));
+        p.sack_highest = Some(p.sack_highest.map_or(tsn, |h| h.max(tsn)));
+        *htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
+        let p = &mut self.paths[path];
+        p.counters.bytes_acked += c.len as u64;
+        p.confirm();
+        self.assoc_errors = 0;
+        if let Some((probe, at)) = p.rtt_probe {
+            if probe == tsn {
+                let r = now.saturating_since(at);
+                p.rto.on_sample(r);
+                p.rtt_probe = None;
+                self.counters.rtt_sum_ns += r.as_nanos() as u128;
+                self.counters.rtt_samples += 1;
+                let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
+                *m = (*m).min(r.as_nanos());
+            }
+        }
+    }
+
+    /// Add a miss indication to each chunk still in flight below the highest TSN newly acked
+    /// (or, in Fast Recovery with the cum ack advancing, below the highest TSN acked at all);
+    /// returns the TSNs that reached the threshold.
+    fn count_misses(&mut self, htna: Option<u32>, advanced: bool) -> Vec<u32> {
+        let mut fast = Vec::new();
+        let limit = if self.fast_recovery.is_some() && advanced {
+            self.outstanding
+                .iter()
+                .rposition(|c| c.state == State::GapAcked)
+                .map(|i| self.base + i as u32)
+        } else {
+            htna
+        };
+        let Some(limit) = limit else {
+            return fast;
+        };
+        let threshold = self.cfg.spec.fast_rtx_threshold as u8;
+        for tsn in self.base..limit {
+            let c = &mut self.outstanding[(tsn - self.base) as usize];
+            if c.state != State::InFlight || c.fast_done {
+                continue;
+            }
+            c.misses = c.misses.saturating_add(1);
+            if c.misses >= threshold {
+                fast.push(tsn);
+            }
+        }
+        fast
+    }
+
+    /// CMT's miss indications. SFR: a chunk sent to path d gets one only if this SACK newly
+    /// acked a chunk sent to d, and one above it. DAC: +1 when the SACK newly acks chunks of
+    /// several paths or one of d's below the missing chunk; otherwise the number of DATA
+    /// packets the SACK reports (the receiver delayed it over that many).
+    fn count_misses_cmt(&mut self, htna: Option<u32>, packets: u8) -> Vec<u32> {
+        let mut fast = Vec::new();
+        let Some(limit) = htna else {
+            return fast;
+        };
+        let spec = &self.cfg.spec;
+        let (sfr, dac) = (spec.cmt_sfr, spec.cmt_dac);
+        let threshold = spec.fast_rtx_threshold as u8;
+        let dests = self.paths.iter().filter(|p| p.sack_acked > 0).count();
+        for tsn in self.base..limit {
+            let c = self.outstanding[(tsn - self.base) as usize];
+            if c.state != State::InFlight || c.fast_done {
+                continue;
+            }
+            let d = &self.paths[c.path as usize];
+            if sfr && d.sack_highest.is_none_or(|h| tsn >= h) {
+                continue;
+            }
+            let add = if !dac || dests > 1 || d.sack_lowest.is_some_and(|l| l < tsn) {
+                1
+            } else {
+                packets.max(1)
+            };
+            let c = &mut self.outstanding[(tsn - self.base) as usize];
+            c.misses = c.misses.saturating_add(add);
+            if c.misses >= threshold {
+                fast.push(tsn);
+            }
+        }
+        fast
+    }
+
+    /// §7.2.4: mark `tsns`, cut the windows of the paths they were sent on (once per Fast
+    /// Recovery), and resend the lowest at once on its original path, ignoring cwnd.
+    fn fast_retransmit(&mut self, tsns: &[u32], now: SimTime, out: &mut Vec<Packet>) {
+        let mtu = self.mtu();
+        let mut cut = vec![false; self.paths.len()];
+        for &tsn in tsns {
+            let i = (tsn - self.base) as usize;
+            let path = self.outstanding[i].path as usize;
+            let rtx_path = if self.cmt() {
+                self.rtx_destination(path)
+            } else if self.paths[path].active {
+                path
+            } else {
+                self.alternate(path)
+            };
+            let c = &mut self.outstanding[i];
+            c.state = State::Marked;
+            c.fast_done = true;
+            c.rtx_path = rtx_path as u8;
+            let len = c.len as u64;
+            self.paths[path].flight -= len;
+            self.peer_rwnd += len;
+            self.marked.insert(tsn);
+            cut[path] = true;
+        }
+        let exit = self.next_tsn.saturating_sub(1);
+        if self.cmt() {
+            // Each path has its own Fast Recovery: one cut per path per window.
+            for (i, p) in self.paths.iter_mut().enumerate() {
+                if cut[i] && p.fr_exit.is_none() {
+                    p.cut_on_fast_retransmit(mtu);
+                    p.fr_exit = Some(exit);
+                }
+            }
+        } else if self.fast_recovery.is_none() {
+            for (i, p) in self.paths.iter_mut().enumerate() {
+                if cut[i] {
+                    p.cut_on_fast_retransmit(mtu);
+                }
+            }
+            self.fast_recovery = Some(exit);
+        }
+        let first = tsns[0];
+        let path = self.chunk(first).rtx_path as usize;
+        self.counters.fast_retransmits += 1;
+        self.paths[path].counters.fast_retransmits += 1;
+        let restart = self.paths[path].flight == 0;
+        self.send_chunk(first, path, now, out);
+        if restart {
+            let p = &mut self.paths[path];
+            p.t3 = Some(now + p.rto.rto());
+        }
+    }
+
+    /// Path `path`'s T3-rtx timer expired (§6.3.3).
+    fn on_t3(&mut self, path: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let mtu = self.mtu();
+        let spec = &self.cfg.spec;
+        let (pmr, amr) = (spec.path_max_retrans, spec.assoc_max_retrans);
+        self.counters.timeouts += 1;
+        let p = &mut self.paths[path];
+        p.t3 = None;
+        p.counters.timeouts += 1;
+        p.cut_on_timeout(mtu);
+        p.rtt_probe = None;
+        p.count_error(pmr);
+        self.assoc_errors += 1;
+        if self.assoc_errors > amr {
+            self.closed = true;
+            return;
+        }
+        // ns-2 leaves Fast Recovery on a timeout.
+        self.fast_recovery = None;
+        self.paths[path].fr_exit = None;
+        let dest = if self.cmt() {
+            self.rtx_destination(path)
+        } else if self.cfg.spec.rtx_to_alt {
+            self.alternate(path)
+        } else {
+            path
+        };
+        let mut first = None;
+        for (i, c) in self.outstanding.iter_mut().enumerate() {
+            if c.state == State::InFlight && c.path as usize == path {
+                c.state = State::Marked;
+                c.rtx_path = dest as u8;
+                self.paths[path].flight -= c.len as u64;
+                self.peer_rwnd += c.len as u64;
+                let tsn = self.base + i as u32;
+                self.marked.insert(tsn);
+                first.get_or_insert(tsn);
+            }
+        }
+        // E3: the earliest marked chunk goes at once, to the path chosen; its timer starts.
+        if let Some(&tsn) = self.marked.first() {
+            let dest = self.chunk(tsn).rtx_path as usize;
+            self.send_chunk(tsn, dest, now, out);
+            let p = &mut self.paths[dest];
+            p.t3 = Some(now + p.rto.rto());
+        }
+        let _ = first;
+    }
+
+    /// Heartbeats of path `i` (§8.3): an unanswered one after an RTO is a failure; an idle
+    /// path gets one every RTO + HB.interval, ±50 % of the RTO.
+    fn on_heartbeat_timer(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
+        let pmr = self.cfg.spec.path_max_retrans;
+        let p = &mut self.paths[i];
+        if let Some(sent) = p.hb_sent {
+            if now >= sent + p.rto.rto() {
+                p.hb_sent = None;
+                p.rto.on_expiry();
+                p.count_error(pmr);
+            }
+        }
+        if now >= p.hb_next && p.hb_sent.is_none() {
+            let rto = p.rto.rto().as_nanos() as f64;
+            let jitter = SimDuration::from_nanos((rto * (0.5 + self.cfg.rng.uniform())) as u64);
+            let p = &mut self.paths[i];
+            p.hb_sent = Some(now);
+            p.hb_next = now + jitter + self.cfg.spec.hb_interval;
+            p.counters.heartbeats += 1;
+            let hb = SctpHeartbeat {
+                path: i as u8,
+                sent_at: now,
+            };
+            out.push(self.packet(i, HEARTBEAT_BYTES, SctpChunk::Heartbeat(hb), now));
+        }
+    }
+
+    fn on_heartbeat_ack(&mut self, now: SimTime, hb: &SctpHeartbeat) {
+        let Some(p) = self.paths.get_mut(hb.path as usize) else {
+            return;
+        };
+        if p.hb_sent == Some(hb.sent_at) {
+            p.hb_sent = None;
+        }
+        p.counters.heartbeat_acks += 1;
+        p.rto.on_sample(now.saturating_since(hb.sent_at));
+        p.confirm();
+    }
+
+    fn heartbeat_deadline(p: &Path) -> SimTime {
+        match p.hb_sent {
+            Some(sent) => sent + p.rto.rto(),
+            None => p.hb_next,
+        }
+    }
+}
+
+impl Endpoint for SctpSender {
+    fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
+        let Transport::Sctp(h) = &pkt.transport else {
+            return;
+        };
+        match &h.chunk {
+            SctpChunk::Sack(s) => self.on_sack(now, s, out),
+            SctpChunk::HeartbeatAck(hb) => {
+                self.on_heartbeat_ack(now, hb);
+                self.send_what_fits(now, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.closed {
+            return;
+        }
+        if !self.started {
+            if now < self.cfg.start {
+                return;
+            }
+            self.started = true;
+        }
+        for i in 0..self.paths.len() {
+            if self.paths[i].t3.is_some_and(|t| t <= now) {
+                self.on_t3(i, now, out);
+                if self.closed {
+                    return;
+                }
+            }
+            if Self::heartbeat_deadline(&self.paths[i]) <= now {
+                self.on_heartbeat_timer(i, now, out);
+            }
+        }
+        self.send_what_fits(now, out);
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        if self.closed {
+            return None;
+        }
+        if !self.started {
+            return Some(self.cfg.start);
+        }
+        self.paths
+            .iter()
+            .map(|p| {
+                let hb = Self::heartbeat_deadline(p);
+                p.t3.map_or(hb, |t| t.min(hb))
+            })
+            .min()
+    }
+}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: MIT
+//! An association driven without the simulator: two paths of fixed one-way delay, each
+//! direction losing packets at random or cut off for a while. The checks of RFC 4960's rules
+//! that need both ends.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::endpoint::Endpoint;
+use crate::packet::{Packet, SctpChunk, SctpSack, Transport};
+use crate::rng::RngStream;
+use crate::sctp::config::{RtxPolicy, SctpMode};
+use crate::time::{SimDuration, SimTime};
+
+/// Sender addresses 10 + i, receiver addresses 20 + i: path i.
+fn path_of(p: &Packet) -> usize {
+    if p.dst >= 20 {
+        (p.dst - 20) as usize
+    } else {
+        (p.dst - 10) as usize
+    }
+}
+
+struct Harness<T: Endpoint = SctpSender> {
+    tx: T,
+    rx: SctpReceiver,
+    now: SimTime,
+    /// (arrival time, sequence) -> (to the receiver?, packet)
+    wire: BTreeMap<(SimTime, u64), (bool, Packet)>,
+    seq: u64,
+    delay: Vec<SimDuration>,
+    loss: f64,
+    rng: RngStream,
+    /// Path i loses everything between these times.
+    down: Vec<Option<(SimTime, SimTime)>>,
+    out: Vec<Packet>,
+    /// Every DATA the receiver got, in arrival order (retransmissions included): TSN, path,
+    /// retransmission flag, SID, SSN.
+    data_seen: Vec<(u32, usize, bool, u16, u32)>,
+}
+
+fn config(spec: &SctpSpec, n: usize) -> SctpSenderConfig {
+    SctpSenderConfig {
+        flow: 0,
+        port: 0,
+        dst_port: 1,
+        paths: (0..n as u32).map(|i| (10 + i, 20 + i)).collect(),
+        primary: 0,
+        start: SimTime::ZERO,
+        stop: None,
+        spec: spec.clone(),
+        rng: RngStream::derive(1, "test/sctp/hb"),
+    }
+}
+
+impl Harness<SctpSender> {
+    fn new(spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
+        let tx = SctpSender::new(config(&spec, delays_ms.len()));
+        Harness::with(tx, spec, delays_ms, loss)
+    }
+}
+
+impl Harness<LsSender> {
+    fn ls(spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
+        let spec = SctpSpec {
+            mode: SctpMode::Ls,
+            ..spec
+        };
+        let tx = LsSender::new(config(&spec, delays_ms.len()));
+        Harness::with(tx, spec, delays_ms, loss)
+    }
+}
+
+impl<T: Endpoint> Harness<T> {
+    fn with(tx: T, spec: SctpSpec, delays_ms: &[u64], loss: f64) -> Self {
+        let rx = SctpReceiver::new(SctpReceiverConfig {
+            flow: 0,
+            port: 1,
+            peer_port: 0,
+            spec,
+        });
+        Harness {
+            tx,
+            rx,
+            now: SimTime::ZERO,
+            wire: BTreeMap::new(),
+            seq: 0,
+            delay: delays_ms
+                .iter()
+                .map(|&d| SimDuration::from_millis(d))
+                .collect(),
+            loss,
+            rng: RngStream::derive(1, "test/sctp/loss"),
+            down: vec![None; delays_ms.len()],
+            out: Vec::new(),
+            data_seen: Vec::new(),
+        }
+    }
+
+    fn put_on_wire(&mut self, to_rx: bool) {
+        for p in std::mem::take(&mut self.out) {
+            let path = path_of(&p);
+            let cut = self.down[path].is_some_and(|(a, b)| a <= self.now && self.now < b);
+            if cut || (self.loss > 0.0 && self.rng.bernoulli(self.loss)) {
+                continue;
+            }
+            self.seq += 1;
+            self.wire
+                .insert((self.now + self.delay[path], self.seq), (to_rx, p));
+        }
+    }
+
+    /// Run until `end`.
+    fn run(&mut self, end: SimTime) {
+        loop {
+            let wire = self.wire.keys().next().map(|k| k.0);
+            let next = [wire, self.tx.poll_timeout(), self.rx.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(t) = next.filter(|&t| t <= end) else {
+                self.now = end;
+                return;
+            };
+            self.now = t;
+            if wire == Some(t) {
+                let (_, (to_rx, p)) = self.wire.pop_first().unwrap();
+                let path = path_of(&p);
+                let cut = self.down[path].is_some_and(|(a, b)| a <= t && t < b);
+                if cut {
+                    continue; // on the wire when the path went down
+                }
+                if to_rx {
+                    if let Transport::Sctp(h) = &p.transport {
+                        if let SctpChunk::Data(d) = &h.chunk {
+                            self.data_seen
+                                .push((d.tsn, path, d.retransmission, d.sid, d.ssn));
+                        }
+                    }
+                    self.rx.handle_packet(t, p, &mut self.out);
+                    self.put_on_wire(false);
+                } else {
+                    self.tx.handle_packet(t, p, &mut self.out);
+                    self.put_on_wire(true);
+                }
+            } else if self.tx.poll_timeout() == Some(t) {
+                self.tx.handle_timeout(t, &mut self.out);
+                self.put_on_wire(true);
+            } else {
+                self.rx.handle_timeout(t, &mut self.out);
+                self.put_on_wire(false);
+            }
+        }
+    }
+}
+
+fn secs(s: u64) -> SimTime {
+    SimTime::from_secs(s)
+}
+
+#[test]
+fn the_tsn_stream_is_delivered_once_and_in_order_under_random_loss_on_both_paths() {
+    // 3 % loss each way on both paths; timeout retransmissions go to the other path.
+    let mut h = Harness::new(SctpSpec::default(), &[10, 30], 0.03);
+    h.run(secs(120));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    let delivered = h.rx.counters().bytes_delivered;
+    // In order: the receiver hands over only the prefix below its next expected TSN, each
+    // chunk once, so the bytes delivered are exactly that prefix.
+    assert_eq!(delivered, h.rx.next_tsn() as u64 * chunk);
+    assert!(h.rx.next_tsn() > 1000, "{} chunks", h.rx.next_tsn());
+    // Losses were repaired: by fast retransmit and by timeouts, some on the alternate path.
+    let c = h.tx.counters();
+    assert!(c.fast_retransmits > 0 && c.timeouts > 0, "{c:?}");
+    assert!(h.tx.paths()[1].counters.retransmits > 0);
+    assert!(h.tx.cum_ack_point() <= h.rx.next_tsn());
+}
+
+#[test]
+fn new_data_fails_over_within_the_rto_budget_and_returns_to_the_primary() {
+    // Path 0 (the primary) is cut from 5 s to 200 s.
+    let mut h = Harness::new(SctpSpec::default(), &[10, 10], 0.0);
+    h.down[0] = Some((secs(5), secs(200)));
+    h.run(secs(5));
+    assert_eq!(h.tx.data_path(), 0);
+    let rto = h.tx.paths()[0].rto.rto();
+    assert_eq!(rto, SimDuration::from_secs(1), "RTO.Min on a 20 ms path");
+    // The first T3 expiry comes at most one RTO after the cut. Its retransmission (on path 1)
+    // makes the receiver acknowledge the chunks that crossed path 0 before the cut but whose
+    // SACKs were lost with it, and an ack of data last sent to path 0 clears its error counter
+    // (§8.2). From there Path.Max.Retrans = 5 means six consecutive expiries, the RTO doubling
+    // from 2 s up to RTO.Max = 60 s: 2 + 4 + 8 + 16 + 32 + 60 s.
+    let budget: u64 = 1 + (1..=6).map(|k| (1u64 << k).min(60)).sum::<u64>();
+    let mut failed_at = None;
+    for ms in (5000..(5 + budget + 2) * 1000).step_by(100) {
+        h.run(SimTime::from_millis(ms));
+        if h.tx.data_path() == 1 {
+            failed_at = Some(ms);
+            break;
+        }
+    }
+    let failed_at = failed_at.expect("no failover within the RTO budget");
+    assert!(
+        failed_at <= (5 + budget + 1) * 1000,
+        "failover at {failed_at} ms"
+    );
+    assert!(!h.tx.paths()[0].active);
+    assert_eq!(h.tx.paths()[0].counters.failures, 1);
+    // Data flows on path 1 after the failover.
+    let before = h.rx.counters().bytes_delivered;
+    h.run(secs(190));
+    assert!(h.rx.counters().bytes_delivered > before + 10_000_000);
+    // Heartbeats probe the failed primary; after the cut ends one is answered and new data
+    // goes back to it (§8.3, §6.4.1).
+    let sent_on_0 = h.tx.paths()[0].counters.data_packets;
+    h.run(secs(300));
+    assert!(h.tx.paths()[0].active);
+    assert_eq!(h.tx.data_path(), 0);
+    assert!(h.tx.paths()[0].counters.heartbeat_acks > 0);
+    assert!(h.tx.paths()[0].counters.data_packets > sent_on_0 + 1000);
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+}
+
+/// A sender on one path whose first `n` chunks are out, and its packets.
+fn sender_with_window(n: u64) -> (SctpSender, Vec<Packet>) {
+    let spec = SctpSpec {
+        initial_cwnd: Some(n * 1452),
+        max_burst: 0,
+        ..SctpSpec::default()
+    };
+    let mut tx = SctpSender::new(SctpSenderConfig {
+        flow: 0,
+        port: 0,
+        dst_port: 1,
+        paths: vec![(10, 20)],
+        primary: 0,
+        start: SimTime::ZERO,
+        stop: None,
+        spec,
+        rng: RngStream::derive(1, "test"),
+    });
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    (tx, out)
+}
+
+fn sack(cum: u32, gaps: &[(u16, u16)], a_rwnd: u32) -> Packet {
+    let mut s = SctpSack {
+        cum_tsn: cum,
+        any: true,
+        a_rwnd,
+        ..SctpSack::default()
+    };
+    for &g in gaps {
+        s.gaps[s.n_gaps as usize] = g;
+        s.n_gaps += 1;
+    }
+    let mut p = Packet::test_udp(48, 0, 0);
+    p.src = 20;
+    p.dst = 10;
+    p.transport = Transport::Sctp(crate::packet::SctpHeader {
+        src_port: 1,
+        dst_port: 0,
+        chunk: SctpChunk::Sack(s),
+    });
+    p
+}
+
+fn retransmitted(out: &[Packet]) -> Vec<u32> {
+    out.iter()
+        .filter_map(|p| match &p.transport {
+            Transport::Sctp(h) => match &h.chunk {
+                SctpChunk::Data(d) if d.retransmission => Some(d.tsn),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn fast_retransmit_fires_on_the_third_miss_indication_not_the_second_and_cuts_once() {
+    let (mut tx, out) = sender_with_window(20);
+    assert_eq!(out.len(), 20);
+    let t = SimTime::from_millis(50);
+    let mut out = Vec::new();
+    // TSN 1 is lost; SACKs report 2, then 2-3, then 2-4 (offsets from cum TSN 0).
+    tx.handle_packet(t, sack(0, &[(2, 2)], 65_536), &mut out);
+    tx.handle_packet(t, sack(0, &[(2, 3)], 65_536), &mut out);
+    assert!(retransmitted(&out).is_empty(), "two miss indications only");
+    let cwnd = tx.paths()[0].cwnd;
+    tx.handle_packet(t, sack(0, &[(2, 4)], 65_536), &mut out);
+    assert_eq!(retransmitted(&out), [1], "the third fires");
+    assert_eq!(tx.counters().fast_retransmits, 1);
+    let cut = tx.paths()[0].cwnd;
+    assert_eq!(cut, (cwnd / 2).max(6000));
+    // TSN 5 lost as well, in the same Fast Recovery: resent, but no second cut.
+    out.clear();
+    for e in 6..=9 {
+        tx.handle_packet(t, sack(0, &[(2, 4), (6, e)], 65_536), &mut out);
+    }
+    assert_eq!(retransmitted(&out), [5]);
+    assert_eq!(tx.paths()[0].cwnd, cut);
+}
+
+#[test]
+fn only_tsns_below_the_highest_newly_acked_get_a_miss_indication() {
+    let (mut tx, _) = sender_with_window(20);
+    let t = SimTime::from_millis(50);
+    let mut out = Vec::new();
+    // 1 and 3 missing, 2 and 4 acked.
+    tx.handle_packet(t, sack(0, &[(2, 2), (4, 4)], 65_536), &mut out);
+    // The same SACK again newly acks nothing: no miss indications (HTNA), however often.
+    for _ in 0..5 {
+        tx.handle_packet(t, sack(0, &[(2, 2), (4, 4)], 65_536), &mut out);
+    }
+    assert!(retransmitted(&out).is_empty());
+}
+
+#[test]
+fn the_peer_window_is_a_rwnd_less_what_is_outstanding_and_an_old_sack_changes_nothing() {
+    let (mut tx, _) = sender_with_window(10);
+    let t = SimTime::from_millis(50);
+    let mut out = Vec::new();
+    tx.handle_packet(t, sack(4, &[], 50_000), &mut out);
+    // 5 acked, 5 out, and the SACK opened room for more sends: recompute from what is out now.
+    let outstanding: u64 = tx.paths()[0].flight;
+    let sent_after = out.len() as u64 * 1452;
+    assert_eq!(
+        tx.peer_rwnd(),
+        50_000 - (outstanding - sent_after) - sent_after
+    );
+    let before = tx.peer_rwnd();
+    tx.handle_packet(t, sack(2, &[], 65_536), &mut out);
+    assert_eq!(
+        tx.peer_rwnd(),
+        before,
+        "a SACK below the ack point is dropped"
+    );
+    assert_eq!(tx.stale_sacks(), 1);
+}
+
+fn data(tsn: u32) -> Packet {
+    let mut p = Packet::test_udp(1500, 0, 0);
+    p.src = 10;
+    p.dst = 20;
+    p.transport = Transport::Sctp(crate::packet::SctpHeader {
+        src_port: 0,
+        dst_port: 1,
+        chunk: SctpChunk::Data(crate::packet::SctpData {
+            tsn,
+            len: 1452,
+            ..Default::default()
+        }),
+    });
+    p
+}
+
+fn sacks(out: &[Packet]) -> Vec<(SctpSack, u32)> {
+    out.iter()
+        .filter_map(|p| match &p.transport {
+            Transport::Sctp(h) => match &h.chunk {
+                SctpChunk::Sack(s) => Some((*s, p.size)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn receiver() -> SctpReceiver {
+    SctpReceiver::new(SctpReceiverConfig {
+        flow: 0,
+        port: 1,
+        peer_port: 0,
+        spec: SctpSpec::default(),
+    })
+}
+
+#[test]
+fn in_order_data_is_acked_every_second_packet_and_every_packet_while_a_gap_exists() {
+    let mut rx = receiver();
+    let mut out = Vec::new();
+    let t = SimTime::ZERO;
+    for tsn in 0..10 {
+        rx.handle_packet(t, data(tsn), &mut out);
+    }
+    assert_eq!(sacks(&out).len(), 5);
+    out.clear();
+    // 10 lost: 11, 12, 13 each answered at once, and 10 (closing the gap) too.
+    for tsn in [11, 12, 13, 10] {
+        rx.handle_packet(t, data(tsn), &mut out);
+    }
+    assert_eq!(sacks(&out).len(), 4);
+    // A lone packet waits for the delayed-SACK timer (200 ms).
+    out.clear();
+    rx.handle_packet(t, data(14), &mut out);
+    assert!(out.is_empty());
+    assert_eq!(rx.poll_timeout(), Some(SimTime::from_millis(200)));
+}
+
+#[test]
+fn a_sack_is_16_bytes_plus_4_per_gap_block_and_duplicate_with_offsets_from_the_cum_tsn() {
+    let mut rx = receiver();
+    let mut out = Vec::new();
+    let t = SimTime::ZERO;
+    for tsn in [0, 2, 3, 5, 0] {
+        rx.handle_packet(t, data(tsn), &mut out);
+    }
+    let (s, size) = *sacks(&out).last().unwrap();
+    assert_eq!(s.cum_tsn, 0);
+    assert_eq!(s.gap_blocks(), [(2, 3), (5, 5)]);
+    assert_eq!(s.dup_tsns(), [0]);
+    assert_eq!(size, 20 + 12 + 16 + 4 * 2 + 4);
+    // The window: buffer less the out-of-order data held (3 chunks).
+    assert_eq!(s.a_rwnd as u64, 65_536 - 3 * 1452);
+}
+
+#[test]
+fn gap_blocks_beyond_what_a_packet_holds_are_counted_not_lost_silently() {
+    let mut rx = receiver();
+    let mut out = Vec::new();
+    for tsn in [2, 4, 6, 8, 10, 12] {
+        rx.handle_packet(SimTime::ZERO, data(tsn), &mut out);
+    }
+    let (s, _) = *sacks(&out).last().unwrap();
+    assert_eq!(s.gap_blocks().len(), crate::packet::SctpSack::MAX_GAPS);
+    assert!(rx.left_out().0 > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The paper's LS mode
+
+#[test]
+fn ls_distribution_follows_the_cwnd_ratio_under_the_receive_window() {
+    use super::ls::share;
+    assert_eq!(share(&[10, 30], 20), [5, 15]);
+    assert_eq!(share(&[10, 30], 40), [10, 30]);
+    assert_eq!(share(&[10, 30], 100), [10, 30]);
+    // A window too small for the floors still goes out, by largest remainder.
+    assert_eq!(share(&[3, 3], 1), [1, 0]);
+    assert_eq!(share(&[2, 5], 3), [1, 2]);
+    assert_eq!(share(&[0, 0], 5), [0, 0]);
+}
+
+#[test]
+fn ls_tags_every_data_with_its_path_and_numbers_each_path_without_holes_or_retransmissions() {
+    // Unequal delays, no loss: reordering between paths opens no SSN gap.
+    let spec = SctpSpec {
+        rcv_buffer: 1 << 20,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[5, 40], 0.0);
+    h.run(secs(20));
+    let mut next = [0u32; 2];
+    for &(_, path, rtx, sid, ssn) in &h.data_seen {
+        assert_eq!(sid as usize, path);
+        assert_eq!(ssn, next[path], "path {path}");
+        assert!(!rtx);
+        next[path] += 1;
+    }
+    assert!(next[0] > 1000 && next[1] > 1000, "{next:?}");
+    let c = h.tx.counters();
+    assert_eq!((c.fast_retransmits, c.timeouts, c.retransmits), (0, 0, 0));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+}
+
+#[test]
+fn ls_delivers_the_tsn_stream_once_in_order_and_never_sends_one_tsn_twice_as_copies_on_a_path() {
+    let mut h = Harness::ls(SctpSpec::default(), &[10, 30], 0.03);
+    h.run(secs(120));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+    assert!(h.rx.next_tsn() > 1000);
+    assert!(h.tx.redundant_copies() > 0);
+    // One TSN has at most one SSN on each path: the path's own resends reuse it, and a
+    // redundant copy goes only to a path it was never sent on (Fig. 7's send bits).
+    let mut ssn_of: BTreeMap<(u32, usize), u32> = BTreeMap::new();
+    for &(tsn, path, _, _, ssn) in &h.data_seen {
+        let first = *ssn_of.entry((tsn, path)).or_insert(ssn);
+        assert_eq!(first, ssn, "TSN {tsn} sent as two SSNs on path {path}");
+    }
+    // The Rtx-info table keeps only entries still waiting for an ack from some path.
+    for e in h.tx.rtx_info().values() {
+        assert_ne!(e.ack & e.send, e.send);
+    }
+}
+
+#[test]
+fn ls_1rtx_resends_only_on_the_original_path() {
+    let spec = SctpSpec {
+        ls_redundant_rtx: false,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[10, 30], 0.03);
+    h.run(secs(60));
+    assert_eq!(h.tx.redundant_copies(), 0);
+    let mut path_of_tsn: BTreeMap<u32, usize> = BTreeMap::new();
+    for &(tsn, path, ..) in &h.data_seen {
+        assert_eq!(*path_of_tsn.entry(tsn).or_insert(path), path);
+    }
+    assert!(h.tx.counters().retransmits > 0);
+}
+
+#[test]
+fn ls_a_failed_path_keeps_one_mtu_and_carries_no_new_data() {
+    let spec = SctpSpec {
+        path_max_retrans: 1,
+        ..SctpSpec::default()
+    };
+    let mut h = Harness::ls(spec, &[10, 10], 0.0);
+    h.down[1] = Some((secs(2), secs(1000)));
+    h.run(secs(30));
+    let p = h.tx.path(1);
+    assert!(!p.active);
+    assert_eq!(p.cwnd, 1500);
+    // Everything path 1 sent after it failed was a resend of its own SSNs.
+    let failed_sends_before = p.counters.data_packets;
+    h.run(secs(60));
+    let p = h.tx.path(1);
+    assert!(p.counters.data_packets - failed_sends_before <= p.counters.timeouts);
+    assert!(h.tx.path(0).counters.data_packets > 10_000);
+}
+
+fn ls_sack(sid: u16, cum_ssn: u32, cum_tsn: u32, a_rwnd: u32) -> Packet {
+    let mut p = sack(cum_tsn, &[], a_rwnd);
+    p.src = 20 + sid as u32;
+    p.dst = 10 + sid as u32;
+    if let Transport::Sctp(h) = &mut p.transport {
+        if let SctpChunk::Sack(s) = &mut h.chunk {
+            s.sid = sid;
+            s.cum_ssn = cum_ssn;
+        }
+    }
+    p
+}
+
+#[test]
+fn ls_only_a_provably_newest_sack_changes_the_receive_window() {
+    let spec = SctpSpec {
+        mode: SctpMode::Ls,
+        ..SctpSpec::default()
+    };
+    let mut tx = LsSender::new(config(&spec, 2));
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    let t = SimTime::from_millis(30);
+    // Path 0 carried TSNs 0, 1, ... as its SSNs 0, 1, ...: cum TSN 1 advances the CTSN.
+    tx.handle_packet(t, ls_sack(0, 1, 1, 40_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    // An older SACK (cum TSN 0) from the other path: its window is not used.
+    tx.handle_packet(t, ls_sack(1, u32::MAX, 0, 10_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    // The same cum TSN, nothing newly acked: not used either.
+    tx.handle_packet(t, ls_sack(0, 1, 1, 20_000), &mut out);
+    assert_eq!(tx.a_rwnd(), 40_000);
+    assert_eq!(tx.rwnd_ignored(), 2);
+}
+
+#[test]
+fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
+    let mut rx = SctpReceiver::new(SctpReceiverConfig {
+        flow: 0,
+        port: 1,
+        peer_port: 0,
+        spec: SctpSpec {
+            mode: SctpMode::Ls,
+            ..SctpSpec::default()
+        },
+    });
+    let mut out = Vec::new();
+    // Path 1 carries SSNs 0, 2, 3, 5 (TSNs 10, 12, 13, 15), then SSN 0 again.
+    for (ssn, tsn) in [(0, 10), (2, 12), (3, 13), (5, 15), (0, 10)] {
+        let mut p = data(tsn);
+        p.dst = 21;
+        p.src = 11;
+        if let Transport::Sctp(h) = &mut p.transport {
+            if let SctpChunk::Data(d) = &mut h.chunk {
+                d.sid = 1;
+                d.ssn = ssn;
+            }
+        }
+        rx.handle_packet(SimTime::ZERO, p, &mut out);
+    }
+    let (s, size) = *sacks(&out).last().unwrap();
+    assert_eq!((s.sid, s.cum_ssn), (1, 0));
+    assert_eq!(
+        s.cum_tsn,
+        u32::MAX,
+        "TSNs 0-9 never came: nothing in order yet"
+    );
+    assert_eq!(s.gap_blocks(), [(2, 3), (5, 5)]);
+    assert_eq!(s.dup_tsns(), [0], "duplicate SSNs");
+    assert_eq!(size - 20 - 12, 20 + 4 * 2 + 4);
+    // Sent back to where the DATA came from, out of the address it arrived at.
+    assert_eq!((out[0].src, out[0].dst), (21, 11));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CMT
+
+fn cmt(f: impl FnOnce(&mut SctpSpec)) -> SctpSpec {
+    let mut spec = SctpSpec {
+        mode: SctpMode::Cmt,
+        rcv_buffer: 1 << 20,
+        ..SctpSpec::default()
+    };
+    f(&mut spec);
+    spec
+}
+
+#[test]
+fn cmt_split_fast_retransmit_removes_the_fast_retransmits_reordering_causes() {
+    // Two loss-free paths of unequal delay: chunks on the short path overtake those on the
+    // long one. SFR: no fast retransmit at all; without it, many needless ones.
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(secs(20));
+    assert_eq!(on.tx.counters().fast_retransmits, 0);
+    let mut off = Harness::new(cmt(|s| s.cmt_sfr = false), &[5, 40], 0.0);
+    off.run(secs(20));
+    assert!(
+        off.tx.counters().fast_retransmits > 10,
+        "{:?}",
+        off.tx.counters()
+    );
+    // Both paths carry new data.
+    assert!(on.tx.paths()[0].counters.data_packets > 1000);
+    assert!(on.tx.paths()[1].counters.data_packets > 1000);
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        on.rx.counters().bytes_delivered,
+        on.rx.next_tsn() as u64 * chunk
+    );
+}
+
+#[test]
+fn cmt_cwnd_update_lets_each_path_grow_while_the_cum_ack_stalls() {
+    // Over the first second the windows are still opening: with CUC each path grows on its
+    // own acknowledgments; without it growth waits for the cum ack, which the long path holds.
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(SimTime::from_millis(1000));
+    let mut off = Harness::new(cmt(|s| s.cmt_cuc = false), &[5, 40], 0.0);
+    off.run(SimTime::from_millis(1000));
+    let (c_on, c_off) = (on.tx.paths()[0].cwnd, off.tx.paths()[0].cwnd);
+    assert!(
+        c_on > c_off,
+        "short path cwnd with CUC {c_on}, without {c_off}"
+    );
+}
+
+#[test]
+fn cmt_delayed_ack_keeps_one_sack_per_two_packets_despite_reordering() {
+    let mut on = Harness::new(cmt(|_| {}), &[5, 40], 0.0);
+    on.run(secs(10));
+    let ratio = |h: &Harness| h.rx.sacks_sent() as f64 / h.rx.counters().packets_received as f64;
+    assert!(
+        ratio(&on) < 0.55,
+        "SACKs per packet with DAC {}",
+        ratio(&on)
+    );
+    let mut off = Harness::new(cmt(|s| s.cmt_dac = false), &[5, 40], 0.0);
+    off.run(secs(10));
+    assert!(
+        ratio(&off) > ratio(&on) + 0.1,
+        "without DAC {}",
+        ratio(&off)
+    );
+}
+
+#[test]
+fn cmt_delivers_the_tsn_stream_once_and_in_order_under_loss() {
+    let mut h = Harness::new(cmt(|s| s.rcv_buffer = 65_536), &[10, 30], 0.03);
+    h.run(secs(120));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+    assert!(h.rx.next_tsn() > 1000);
+}
+
+#[test]
+fn rtx_cwnd_and_rtx_ssthresh_pick_the_active_path_with_the_largest_value() {
+    let mut tx = SctpSender::new(config(&cmt(|_| {}), 3));
+    let p = tx.paths_mut();
+    (p[0].cwnd, p[1].cwnd, p[2].cwnd) = (5000, 9000, 7000);
+    (p[0].ssthresh, p[1].ssthresh, p[2].ssthresh) = (30_000, 10_000, 20_000);
+    assert_eq!(tx.rtx_destination_of(0), 1);
+    tx.paths_mut()[1].active = false;
+    assert_eq!(tx.rtx_destination_of(0), 2, "inactive paths are skipped");
+    let mut tx = SctpSender::new(config(&cmt(|s| s.rtx_policy = RtxPolicy::Ssthresh), 3));
+    let p = tx.paths_mut();
+    (p[0].ssthresh, p[1].ssthresh, p[2].ssthresh) = (30_000, 10_000, 20_000);
+    assert_eq!(tx.rtx_destination_of(2), 0);
+}
+
+#[test]
+fn coupled_increase_makes_two_paths_grow_slower_together_than_uncoupled() {
+    // The same loss-free start with and without LIA: coupled windows stay smaller.
+    let run = |coupled: bool| {
+        let spec = cmt(|s| {
+            s.coupled = coupled;
+            s.initial_ssthresh = Some(10_000);
+        });
+        let mut h = Harness::new(spec, &[20, 20], 0.0);
+        h.run(secs(5));
+        h.tx.cwnd_total()
+    };
+    let (alone, coupled) = (run(false), run(true));
+    assert!(coupled < alone, "coupled {coupled}, uncoupled {alone}");
+}

@@ -1,0 +1,587 @@
+# SPDX-License-Identifier: MIT
+"""``ccsim explore``: a local web app where a paper's figure re-runs as its parameters move.
+
+::
+
+    browser ── GET /api/papers ───────────> the catalog: each plan's figures, their lines, x
+       │                                     values and the keys they hold fixed, each with the
+       │                                     values the page may choose (from the plan)
+       ├──── POST /api/run {figure, params} ─> checked against the catalog (an unknown key or
+       │                                     value is refused) ─> a job
+       ├──── GET /api/jobs/ID/events ───────> server-sent events: each point (mean, 95 % CI,
+       │                                     its seeds' values) the moment its seeds are done,
+       │                                     progress of long runs, then "done"
+       └──── POST /api/jobs/ID/cancel ──────> stops the job within one progress report
+
+Runs go through the same store as ``ccsim reproduce`` (``results/<plan>/runs``, or
+``results/<plan>-quick/runs`` in quick mode), keyed by the resolved scenario: a point computed by
+either is never simulated again, and two browser tabs share it. The core releases the GIL, so
+runs execute in threads of this process (no process start-up per request); a per-key lock makes
+two jobs that want the same run wait for one simulation.
+
+Safety: the app binds to 127.0.0.1 unless ``--host`` says otherwise, answers only requests whose
+Host header is that address (no DNS rebinding), and a request can only pick values the plan
+lists: no scenario text, path or code comes from the page, and nothing is written outside the
+results folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import threading
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Catalog", "Engine", "RequestError", "create_app", "serve"]
+
+
+class RequestError(ValueError):
+    """A request the explorer refuses (unknown paper, figure, key or value)."""
+
+
+class Cancelled(Exception):
+    """Raised from a run's progress callback to stop it when its job is cancelled."""
+
+
+def _literal(value: Any) -> str:
+    from ccsim.scenario import format_value
+
+    return str(format_value(value))
+
+
+def _split(override: str) -> tuple[str, str]:
+    path, _, value = override.partition("=")
+    return path, value
+
+
+def _lookup(tree: dict[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` in a resolved scenario, or None; a table is not a value."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return None if isinstance(node, dict) else node
+
+
+def _order(values: list[str]) -> list[str]:
+    """Numbers in numeric order, then quantities with a unit ("7.5ms", "2.5Gbps") in numeric
+    order within each unit, then the rest as they came."""
+    import re
+
+    def key(v: str) -> tuple[int, str, float]:
+        m = re.fullmatch(r'"?(\d+(?:\.\d+)?)\s*([A-Za-z%]*)"?', v)
+        if m is None:
+            return (2, "", 0.0)
+        return (0 if not m.group(2) else 1, m.group(2), float(m.group(1)))
+
+    return sorted(values, key=key)  # stable: the rest keep their order
+
+
+@dataclass
+class FigureEntry:
+    """What the page may change in one figure (or time-series figure, or table)."""
+
+    id: str
+    title: str
+    kind: str  # "points" | "flow_series" | "link_series"
+    item: Any  # the plan's Figure / SeriesFigure
+    lines: list[str]
+    x_values: list[str] = field(default_factory=list)  # TOML literals
+    params: dict[str, list[str]] = field(default_factory=dict)  # path -> allowed literals
+    defaults: dict[str, str] = field(default_factory=dict)  # as the figure runs in full mode
+    quick_defaults: dict[str, str] = field(default_factory=dict)  # ... and in quick mode
+    own: set[str] = field(default_factory=set)  # the keys the figure itself sets
+
+    def describe(self, plan: Any) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "lines": [{"id": lid, "label": plan.lines[lid].label} for lid in self.lines],
+            "params": [
+                {
+                    "path": p,
+                    "values": v,
+                    "default": self.defaults[p],
+                    "quick_default": self.quick_defaults[p],
+                    "own": p in self.own,
+                }
+                for p, v in self.params.items()
+            ],
+        }
+        if self.kind == "points":
+            fig = self.item
+            d.update(
+                x_path=fig.x_path,
+                x_label=fig.x_label,
+                x_values=self.x_values,
+                x_shown=[_shown(x, fig.x_scale) for x in self.x_values],
+                x_quick=[_literal(x) for x in fig.x_quick],
+                metric=fig.metric.label,
+            )
+        return d
+
+
+@dataclass
+class PaperEntry:
+    plan: Any
+    figures: dict[str, FigureEntry]
+
+    def describe(self) -> dict[str, Any]:
+        p = self.plan
+        return {
+            "id": p.id,
+            "title": p.title,
+            "seeds": p.seeds,
+            "quick_seeds": p.quick_seeds,
+            "has_quick": bool(p.quick_overrides),
+            "figures": [f.describe(p) for f in self.figures.values()],
+        }
+
+
+class Catalog:
+    """Every plan under ``experiments/`` and what the page may change in each figure: its x
+    values, its lines, and the scenario keys the plan sets anywhere (a figure's or table's
+    settings, another figure's x, the quick mode's settings), each to a value that the plan uses
+    for that key or the figure's own value. A key is offered to a figure when the figure's
+    scenario has it (resolved with the figure's settings), unless it is the figure's x or one
+    of its lines sets it (the line would override the slider)."""
+
+    def __init__(self, experiments: Path) -> None:
+        from ccsim.experiment.plan import load_plan
+
+        self.papers: dict[str, PaperEntry] = {}
+        for folder in sorted(Path(experiments).glob("*/plan.toml")):
+            plan = load_plan(folder.parent)
+            figures = self._figures(plan)
+            if figures:  # a plan of tables only (paper 004) has nothing to plot here
+                self.papers[plan.id] = PaperEntry(plan, figures)
+
+    @staticmethod
+    def _figures(plan: Any) -> dict[str, FigureEntry]:
+        import sys
+
+        from ccsim import _core
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        seen: dict[str, list[str]] = {}
+
+        def note(path: str, value: str) -> None:
+            seen.setdefault(path, [])
+            if value not in seen[path]:
+                seen[path].append(value)
+
+        items = [*plan.figures, *plan.series_figures]
+        for item in [*items, *plan.tables]:
+            for ov in item.overrides:
+                note(*_split(ov))
+        for fig in plan.figures:
+            for x in fig.x_values:
+                note(fig.x_path, _literal(x))
+        for ov in plan.quick_overrides:
+            note(*_split(ov))
+
+        def resolved(overrides: list[str]) -> dict[str, Any]:
+            return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
+
+        out: dict[str, FigureEntry] = {}
+        for item in items:
+            kind = getattr(item, "kind", "points")
+            entry = FigureEntry(item.id, item.title, kind, item, list(item.lines))
+            if kind == "points":
+                entry.x_values = [_literal(x) for x in item.x_values]
+            entry.own = {_split(ov)[0] for ov in item.overrides}
+            full = resolved(list(item.overrides))
+            quick = resolved([*item.overrides, *plan.quick_overrides])
+            by_lines = {_split(ov)[0] for lid in item.lines for ov in plan.lines[lid].overrides}
+            for path, values in seen.items():
+                if path == getattr(item, "x_path", None) or path in by_lines:
+                    continue
+                v_full, v_quick = _lookup(full, path), _lookup(quick, path)
+                if v_full is None or v_quick is None:
+                    continue  # not in this figure's scenario (a line adds it, or nothing)
+                d_full, d_quick = _literal(v_full), _literal(v_quick)
+                entry.params[path] = _order(list(dict.fromkeys([*values, d_full, d_quick])))
+                entry.defaults[path] = d_full
+                entry.quick_defaults[path] = d_quick
+            # The figure's own settings first, then the others in the plan's order.
+            entry.params = {p: entry.params[p] for p in sorted(entry.params,
+                            key=lambda p: p not in entry.own)}  # fmt: skip
+            out[item.id] = entry
+        return out
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [p.describe() for p in self.papers.values()]
+
+    def request(self, body: Any) -> Request:
+        """Check a run request from the page against the catalog; RequestError names what is
+        refused and what is allowed."""
+        if not isinstance(body, dict):
+            raise RequestError("the request must be a JSON object")
+        known = {"paper", "figure", "params", "lines", "x", "seeds", "quick"}
+        extra = sorted(set(body) - known)
+        if extra:
+            raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
+        paper = self.papers.get(str(body.get("paper")))
+        if paper is None:
+            raise RequestError(f"no paper {body.get('paper')!r}; known: {', '.join(self.papers)}")
+        fig = paper.figures.get(str(body.get("figure")))
+        if fig is None:
+            raise RequestError(
+                f"no figure {body.get('figure')!r} in {paper.plan.id}; known: "
+                f"{', '.join(paper.figures)}"
+            )
+        params = body.get("params", {})
+        if not isinstance(params, dict):
+            raise RequestError("params must be an object of key: value")
+        quick = bool(body.get("quick", False)) and bool(paper.plan.quick_overrides)
+        defaults = fig.quick_defaults if quick else fig.defaults
+        chosen: dict[str, str] = {}
+        for path, value in params.items():
+            if path not in fig.params:
+                raise RequestError(
+                    f"scenario key {path!r} is not one figure {fig.id} exposes; allowed: "
+                    f"{', '.join(fig.params) or 'none'}"
+                )
+            if str(value) not in fig.params[path]:
+                raise RequestError(f"{path}: {value!r} is not one of {', '.join(fig.params[path])}")
+            if str(value) != defaults[path]:
+                chosen[path] = str(value)
+        lines = body.get("lines", fig.lines)
+        if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
+            raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
+        xs: list[str] = []
+        if fig.kind == "points":
+            xs = body.get("x", fig.x_values)
+            if not isinstance(xs, list) or not all(str(x) in fig.x_values for x in xs):
+                raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
+            xs = [str(x) for x in xs]
+        top = paper.plan.quick_seeds if quick else paper.plan.seeds
+        seeds = body.get("seeds", top)
+        if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
+            raise RequestError(f"seeds must be a whole number from 1 to {top}")
+        return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick)
+
+
+@dataclass
+class Request:
+    plan: Any
+    figure: FigureEntry
+    #: The settings moved away from the figure's (in this mode): applied after all others.
+    params: dict[str, str]
+    lines: list[str]
+    xs: list[str]
+    seeds: int
+    quick: bool
+
+    def overrides(self, line: str, x: str | None) -> tuple[str, ...]:
+        """The run's overrides as ``plan_runs`` writes them, then the settings the page moved
+        (last, so they win over the figure's, the line's and the quick mode's). Unmoved, a run
+        is the reproduction's own: the same resolved scenario, the same store key."""
+        item = self.figure.item
+        line_ov = list(self.plan.lines[line].overrides)
+        extra = list(self.plan.quick_overrides) if self.quick else []
+        x_ov = [] if x is None else [f"{item.x_path}={x}"]
+        moved = [f"{p}={v}" for p, v in self.params.items()]
+        return (*item.overrides, *line_ov, *x_ov, *extra, *moved)
+
+
+@dataclass
+class Job:
+    id: str
+    request: Request
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: bool = False
+    finished: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+    def emit(self, kind: str, **data: Any) -> None:
+        data["type"] = kind
+        data["elapsed_s"] = round(time.perf_counter() - self.started, 4)
+        self.events.append(data)  # list.append is atomic; readers only read up to len()
+
+
+class Engine:
+    """Runs jobs' points in threads through a run store per plan and mode."""
+
+    def __init__(self, results: Path, workers: int = 2) -> None:
+        self.results = Path(results)
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ccsim-run")
+        self.jobs: dict[str, Job] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    def store(self, plan_id: str, quick: bool) -> Any:
+        from ccsim.sweep import Store
+
+        return Store(self.results / (plan_id + ("-quick" if quick else "")) / "runs")
+
+    def close(self) -> None:
+        """Cancel every job and drop the runs not started yet."""
+        with self._lock:
+            for job in self.jobs.values():
+                job.cancelled = True
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def submit(self, request: Request) -> Job:
+        job = Job(f"j{next(self._ids)}", request)
+        with self._lock:
+            self.jobs[job.id] = job
+            # Keep the last 64 jobs for late readers; older ones are finished or abandoned.
+            for old in list(self.jobs)[:-64]:
+                self.jobs[old].cancelled = True
+                del self.jobs[old]
+        threading.Thread(target=self._run_job, args=(job,), daemon=True).start()
+        return job
+
+    def cancel(self, job_id: str) -> bool:
+        job = self.jobs.get(job_id)
+        if job is None:
+            return False
+        job.cancelled = True
+        return True
+
+    def _one(self, job: Job, spec: Any, store: Any) -> tuple[dict[str, Any], bool]:
+        """One run's record, from the store or simulated now (then saved); True if cached."""
+        from ccsim import _core
+        from ccsim.sweep import RECORD_VERSION, _plain
+
+        key = spec.key()
+        with self._key_lock(key):
+            rec = store.load_valid(key)
+            if rec is not None:
+                return rec, True
+            if job.cancelled:
+                raise Cancelled
+            last = [0.0]
+
+            def progress(sim_s: float, events: int, duration_s: float) -> None:
+                if job.cancelled:
+                    raise Cancelled
+                now = time.perf_counter()
+                if now - last[0] > 0.25:
+                    last[0] = now
+                    job.emit("progress", seed=spec.seed, tags=dict(spec.tags), sim_s=sim_s,
+                             duration_s=duration_s, events=events)  # fmt: skip
+
+            raw = _core.run(spec.text, list(spec.overrides), spec.seed, progress)
+            # The record sweep.execute stores for the same run (_execute_one's fields).
+            rec = {
+                "version": RECORD_VERSION,
+                "seed": spec.seed,
+                "overrides": list(spec.overrides),
+                "summary": dict(raw["summary"]),
+                "flows": _plain(raw["flows"]),
+                "links": _plain(raw["links"]),
+                "series": _plain(raw["series"]),
+            }
+            store.save(key, rec)
+            return rec, False
+
+    def _run_job(self, job: Job) -> None:
+        from ccsim.sweep import RunSpec
+
+        r = job.request
+        plan = r.plan
+        store = self.store(plan.id, r.quick)
+        groups: list[tuple[str, str | None, list[Any]]] = []
+        xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
+        for x in xs:
+            for line in r.lines:
+                ov = r.overrides(line, x)
+                tags = (("figure", r.figure.id), ("line", line), ("x", x))
+                specs = [RunSpec(plan.scenario_text, ov, s, tags) for s in range(1, r.seeds + 1)]
+                groups.append((line, x, specs))
+        total = sum(len(g[2]) for g in groups)
+        job.emit("start", total=total, points=len(groups))
+        done = cached = 0
+        try:
+            futures = [
+                (line, x, [self.pool.submit(self._one, job, s, store) for s in specs])
+                for line, x, specs in groups
+            ]
+            for line, x, futs in futures:
+                recs = []
+                for f in futs:
+                    rec, hit = f.result()
+                    recs.append(rec)
+                    done += 1
+                    cached += hit
+                job.emit("runs", done=done, total=total, cached=cached)
+                self._emit_point(job, line, x, recs)
+        except Cancelled:
+            job.emit("cancelled", done=done, total=total)
+        except Exception as e:  # a scenario the core refuses: say so on the page
+            job.cancelled = True
+            job.emit("error", message=f"{type(e).__name__}: {e}")
+        else:
+            job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
+        finally:
+            job.finished = True
+
+    def _emit_point(self, job: Job, line: str, x: str | None, recs: list[dict[str, Any]]) -> None:
+        from ccsim.experiment.stats import mean_ci
+
+        r = job.request
+        fig = r.figure.item
+        if r.figure.kind == "points":
+            from ccsim.experiment.runs import point_values
+
+            tagged = [{**rec, "tags": {"figure": fig.id, "line": line, "x": x}} for rec in recs]
+            values = [float(v) for v in point_values(tagged, fig.metric)["value"]]
+            mean, half, n = mean_ci(values)
+            job.emit("point", line=line, x=x, x_shown=_shown(x or "0", fig.x_scale),
+                     mean=_num(mean), ci95=_num(half), n=n,
+                     seeds=[_num(v) for v in values])  # fmt: skip
+            return
+        from ccsim.experiment.tables import flow_rates, link_capacity, link_rate
+
+        rec = recs[0]  # seed 1, as the report's time-series figures
+        cap = link_capacity(rec, fig.link)
+        traces = []
+        if r.figure.kind == "flow_series":
+            rates = flow_rates(rec, fig.flows)
+            for flow in fig.flows:
+                traces.append({"name": flow, "t": [float(t) for t in rates.index],
+                               "y": [_num(v / cap) for v in rates[flow]]})  # fmt: skip
+        else:
+            u = link_rate(rec, fig.link) / cap
+            traces.append({"name": "utilization", "t": [float(t) for t in u.index],
+                           "y": [_num(v) for v in u]})  # fmt: skip
+        job.emit("series", line=line, traces=traces)
+
+
+def _shown(x: str, scale: float) -> float:
+    """An x value in the axis's units, without binary noise (0.07 * 100 is 7.000000000000001)."""
+    return float(f"{float(x) * scale:.12g}")
+
+
+def _num(v: Any) -> float | None:
+    """A JSON-safe number (NaN, as for an unfinished transfer, becomes null)."""
+    f = float(v)
+    return None if math.isnan(f) or math.isinf(f) else f
+
+
+def create_app(results: Path, experiments: Path, host: str = "127.0.0.1", workers: int = 2) -> Any:
+    """The ASGI app (Starlette) over ``experiments`` (plans), writing runs under ``results``."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from .page import PAGE
+
+    catalog = Catalog(experiments)
+    engine = Engine(results, workers)
+    # Load what the first point needs (SciPy for the CI: ~2 s) now, not on the first request.
+    from ccsim.experiment.stats import mean_ci
+
+    mean_ci([1.0, 2.0])
+    plotly_js: list[str] = []
+
+    async def index(_: HttpRequest) -> Response:
+        return HTMLResponse(PAGE)
+
+    async def plotly(_: HttpRequest) -> Response:
+        if not plotly_js:
+            import plotly.offline
+
+            plotly_js.append(plotly.offline.get_plotlyjs())
+        return Response(plotly_js[0], media_type="application/javascript",
+                        headers={"Cache-Control": "max-age=86400"})  # fmt: skip
+
+    async def papers(_: HttpRequest) -> Response:
+        return JSONResponse(catalog.describe())
+
+    async def run(request: HttpRequest) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the request is not JSON"}, status_code=400)
+        try:
+            req = catalog.request(body)
+        except RequestError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        job = engine.submit(req)
+        return JSONResponse({"job": job.id})
+
+    async def cancel(request: HttpRequest) -> Response:
+        ok = engine.cancel(request.path_params["job"])
+        return JSONResponse({"cancelled": ok}, status_code=200 if ok else 404)
+
+    async def events(request: HttpRequest) -> Response:
+        job = engine.jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"error": "no such job"}, status_code=404)
+
+        async def stream() -> AsyncIterator[str]:
+            i = 0
+            while True:
+                n = len(job.events)
+                while i < n:
+                    yield f"data: {json.dumps(job.events[i])}\n\n"
+                    i += 1
+                if job.finished and i >= len(job.events):
+                    return
+                if await request.is_disconnected():
+                    job.cancelled = True
+                    return
+                await asyncio.sleep(0.01)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        yield
+        # Shutting down (Ctrl-C): stop every run within one progress report, so the server's
+        # threads do not hold the process for the rest of a long run.
+        engine.close()
+
+    hosts = [host, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
+    app = Starlette(
+        lifespan=lifespan,
+        routes=[
+            Route("/", index),
+            Route("/plotly.min.js", plotly),
+            Route("/api/papers", papers),
+            Route("/api/run", run, methods=["POST"]),
+            Route("/api/jobs/{job}/events", events),
+            Route("/api/jobs/{job}/cancel", cancel, methods=["POST"]),
+        ],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+    )
+    app.state.engine = engine
+    app.state.catalog = catalog
+    return app
+
+
+def serve(results: Path, experiments: Path, host: str = "127.0.0.1", port: int = 8765,
+          workers: int = 2) -> None:  # fmt: skip
+    """Serve the explorer until interrupted."""
+    import uvicorn
+
+    app = create_app(results, experiments, host, workers)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

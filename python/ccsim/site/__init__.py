@@ -1,0 +1,422 @@
+# SPDX-License-Identifier: MIT
+"""``ccsim report``: one offline HTML site for every reproduced paper under ``results/``.
+
+::
+
+    results/p001/report.md ─┐   rendered as HTML (the source of truth: claims, verdicts,
+    results/p001/summary.parquet│   tables, assumptions and the re-run command come from it)
+    results/p001/runs/      ─┘   its figure images replaced by interactive Plotly figures
+                                 drawn from summary.parquet (points) and the run store
+                                 (time series)
+        │
+        ▼
+    results/site/index.html       each paper's status: claims holding, not holding, not judged
+    results/site/p001.html        a page per paper
+    results/site/plotly.min.js    Plotly's JavaScript, copied from its Python package
+
+Nothing is fetched when a page is viewed: the pages load ``plotly.min.js`` from beside them and
+carry their data inline, so the folder works from a file:// URL, a USB stick or a web server.
+No statistic is computed here: the points, means and CIs are the ones ``ccsim reproduce``
+wrote, and the claims' verdicts are read from report.md.
+
+Why Plotly (docs/site.md has more): its Python package ships the JavaScript it needs, so the
+site is offline without another download, and hover text, error bars, zoom and legend toggling
+are built in; Altair's HTML loads Vega from a CDN unless another package (vl-convert) inlines it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PaperPage", "build_site", "read_report"]
+
+#: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
+_IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
+_VERDICTS = ("partly holds", "does not hold", "holds", "not judged")
+
+
+@dataclass
+class PaperPage:
+    """What the index needs of one reproduction, read from its report.md."""
+
+    folder: Path
+    name: str  # the results folder's name: p001, p002-quick
+    plan_id: str
+    title: str
+    quick: bool
+    claims: list[tuple[str, str, str]] = field(default_factory=list)  # figure, paper, ours
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(_VERDICTS, 0)
+        out["other"] = 0
+        for _, _, ours in self.claims:
+            out[verdict_of(ours)] += 1
+        return out
+
+
+def verdict_of(text: str) -> str:
+    """The verdict a claim's text in report.md starts with ("holds", "does not hold", ...)."""
+    for v in _VERDICTS:
+        if text.startswith(v):
+            return v
+    return "other"
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row, with report.md's escaped pipes put back."""
+    parts = re.split(r"(?<!\\)\|", row.strip())[1:-1]
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+
+def read_report(folder: Path) -> PaperPage:
+    """The title, mode and claims of ``folder/report.md``."""
+    text = (folder / "report.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    head = lines[0].lstrip("# ").strip() if lines else folder.name
+    plan_id, _, title = head.partition(": ")
+    page = PaperPage(folder, folder.name, plan_id, title or head, "Mode: quick" in text)
+    in_claims = False
+    for ln in lines:
+        if ln.startswith("## "):
+            in_claims = ln.startswith("## The paper's findings")
+            continue
+        if in_claims and ln.startswith("|") and not ln.startswith("|---"):
+            cells = _cells(ln)
+            if len(cells) == 3 and cells != ["figure", "the paper says", "our points"]:
+                page.claims.append((cells[0], cells[1], cells[2]))
+    return page
+
+
+def find_reports(results: Path) -> list[Path]:
+    """Every reproduction under ``results`` (a folder holding a report.md), sorted by name."""
+    return sorted(p.parent for p in Path(results).glob("*/report.md"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def _plan_for(page: PaperPage, root: Path | None = None) -> Any:
+    """The plan of a reproduction (for labels and the run store's keys), or None when its
+    experiment folder is not found from here (the site then shows the points by their ids)."""
+    from ccsim.experiment.plan import PlanError, find_experiment, load_plan
+
+    try:
+        return load_plan(find_experiment(page.plan_id, root))
+    except (PlanError, OSError):
+        return None
+
+
+def _fig_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
+    """A figure's div; ``data-kind`` (points, series) and ``data-count`` (markers drawn for
+    points, lines for series) let a test check what the browser drew against the data."""
+    body = fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=div_id,
+        config={"displaylogo": False, "responsive": True},
+    )
+    return (
+        f'<div class="figure" data-figure="{html.escape(div_id)}" '
+        f'data-kind="{kind}" data-count="{expected}">{body}</div>'
+    )
+
+
+def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
+    """A figure's points (mean and 95 % CI per line and x, as summary.parquet holds them) as a
+    Plotly figure, and how many markers it draws."""
+    import plotly.graph_objects as go
+
+    s = summary[summary["figure"] == fig.id]
+    out = go.Figure()
+    count = 0
+    for lid in fig.lines:
+        d = s[s["line"] == lid].copy()
+        if d.empty:
+            continue
+        d["xv"] = [float(x) * fig.x_scale for x in d["x"]]
+        d = d.sort_values("xv")
+        ci = [0.0 if math.isnan(c) else float(c) for c in d["ci95"]]
+        label = plan.lines[lid].label if lid in plan.lines else lid
+        out.add_trace(
+            go.Scatter(
+                x=list(d["xv"]),
+                y=[float(m) for m in d["mean"]],
+                error_y={"type": "data", "array": ci, "visible": True},
+                mode="lines+markers",
+                name=label,
+                customdata=[[c, int(n)] for c, n in zip(ci, d["n"])],
+                hovertemplate=(
+                    f"{html.escape(label)}<br>{html.escape(fig.x_label)} %{{x}}<br>"
+                    f"{html.escape(fig.metric.label)} %{{y:.4g}} ± %{{customdata[0]:.3g}}"
+                    " (95 % CI, n = %{customdata[1]})<extra></extra>"
+                ),
+            )
+        )
+        count += len(d)
+    out.update_layout(
+        title=f"{fig.id}: {fig.title}",
+        xaxis_title=fig.x_label,
+        yaxis_title=fig.metric.label,
+        template="plotly_white",
+        height=460,
+        margin={"t": 60, "l": 60, "r": 20, "b": 50},
+    )
+    return out, count
+
+
+def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, int] | None:
+    """A time-series figure from the first seed's runs in the reproduction's store (the runs
+    its PNG was drawn from), or None when the store lacks them."""
+    import plotly.graph_objects as go
+
+    from ccsim.experiment.runs import plan_runs
+    from ccsim.experiment.tables import flow_rates, link_capacity, link_rate
+    from ccsim.sweep import Store
+
+    store = Store(folder / "runs") if (folder / "runs").is_dir() else None
+    if store is None:
+        return None
+    recs: dict[str, dict[str, Any]] = {}
+    for r in plan_runs(plan, quick, 1):
+        tags = dict(r.tags)
+        if tags["figure"] == sf.id and r.seed == 1:
+            rec = store.load_valid(r.key())
+            if rec is not None:
+                recs[tags["line"]] = rec
+    if not recs:
+        return None
+    count = 0
+    lines = [lid for lid in sf.lines if lid in recs]
+    if sf.kind == "flow_series":
+        # A panel per line, as the PNG; a flow keeps its colour and legend entry across panels
+        # (clicking it hides that flow in every panel).
+        from plotly.subplots import make_subplots
+
+        cols = 2 if len(lines) > 1 else 1
+        rows = (len(lines) + cols - 1) // cols
+        out = make_subplots(rows=rows, cols=cols, shared_xaxes=True, shared_yaxes=True,
+                            subplot_titles=[plan.lines[lid].label for lid in lines],
+                            vertical_spacing=0.3 / rows)  # fmt: skip
+        palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+        for k, lid in enumerate(lines):
+            rec = recs[lid]
+            cap = link_capacity(rec, sf.link)
+            rates = flow_rates(rec, sf.flows)
+            label = plan.lines[lid].label
+            for j, flow in enumerate(sf.flows):
+                out.add_trace(
+                    go.Scatter(
+                        x=list(rates.index),
+                        y=(rates[flow] / cap).tolist(),
+                        mode="lines",
+                        name=flow,
+                        legendgroup=flow,
+                        showlegend=k == 0,
+                        line={"color": palette[j % len(palette)], "width": 1.2},
+                        hovertemplate=f"{html.escape(label)}, {flow}<br>t %{{x:.3g}} s<br>"
+                        "share %{y:.3f}<extra></extra>",
+                    ),
+                    row=k // cols + 1,
+                    col=k % cols + 1,
+                )
+                count += 1
+        out.update_yaxes(range=[0, 1.1])
+        for c in range(1, cols + 1):
+            out.update_xaxes(title_text="time (s)", row=rows, col=c)
+        height = max(460, 230 * rows + 120)
+        what = "share of the bottleneck"
+    else:
+        out = go.Figure()
+        for lid in lines:
+            rec = recs[lid]
+            u = link_rate(rec, sf.link) / link_capacity(rec, sf.link)
+            label = plan.lines[lid].label
+            out.add_trace(
+                go.Scatter(
+                    x=list(u.index),
+                    y=u.tolist(),
+                    mode="lines",
+                    name=label,
+                    hovertemplate=f"{html.escape(label)}<br>t %{{x:.3g}} s<br>"
+                    "utilization %{y:.3f}<extra></extra>",
+                )
+            )
+            count += 1
+        height = 460
+        what = f"utilization of {sf.link}"
+        out.update_layout(xaxis_title="time (s)", yaxis_title=what)
+    out.update_layout(
+        title=f"{sf.id}: {sf.title}"
+        + (f"<br><sup>{what}</sup>" if sf.kind == "flow_series" else ""),
+        template="plotly_white",
+        height=height,
+        margin={"t": 80, "l": 60, "r": 20, "b": 50},
+    )
+    return out, count
+
+
+# ---------------------------------------------------------------------------------------------
+# Pages
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 70rem; margin: 1rem auto; padding: 0 1rem;
+       color: #222; line-height: 1.45; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; text-align: left; }
+th { background: #f3f3f3; }
+code { background: #f3f3f3; padding: 0 0.2rem; }
+nav { margin-bottom: 1rem; }
+.verdict-holds { color: #17622b; font-weight: 600; }
+.verdict-does-not-hold { color: #a11; font-weight: 600; }
+.verdict-partly-holds { color: #8a5a00; font-weight: 600; }
+.verdict-not-judged { color: #555; font-weight: 600; }
+.figure { border: 1px solid #ddd; margin: 0.5rem 0; }
+.files { font-size: 0.85rem; color: #555; }
+.note { background: #f7f7e8; padding: 0.5rem; border-left: 3px solid #cc9; }
+"""
+
+
+def _page(title: str, body: str, plotly: bool) -> str:
+    script = '<script src="plotly.min.js" charset="utf-8"></script>\n' if plotly else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{script}</head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _markdown(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(text))
+
+
+def _mark_verdicts(rendered: str) -> str:
+    """Colour each claim's verdict (the words a cell starts with)."""
+
+    def mark(m: re.Match[str]) -> str:
+        v = m.group(1)
+        return f'<td><span class="verdict-{v.replace(" ", "-")}">{v}</span>'
+
+    return re.sub(r"<td>(" + "|".join(_VERDICTS) + r")(?=:)", mark, rendered)
+
+
+def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> tuple[str, int]:
+    """The HTML of one reproduction's page and how many figures it draws interactively."""
+    import pandas as pd
+
+    plan = _plan_for(page, root)
+    summary_path = page.folder / "summary.parquet"
+    summary = pd.read_parquet(summary_path) if summary_path.exists() else pd.DataFrame()
+    figures: dict[str, str] = {}
+    if plan is not None:
+        for fig in plan.figures:
+            if len(summary):
+                f, n = point_figure(fig, plan, summary)
+                if n:
+                    figures[fig.id] = _fig_html(f, fig.id, n, "points")
+        for sf in plan.series_figures:
+            drawn = series_figure(sf, plan, page.folder, page.quick)
+            if drawn is not None:
+                figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1], "series")
+    text = (page.folder / "report.md").read_text(encoding="utf-8")
+    chunks: list[str] = []
+    pending: list[str] = []
+    base = f"{rel_results}/{page.name}"
+    for ln in text.splitlines():
+        m = _IMAGE.match(ln)
+        if m is None:
+            pending.append(ln)
+            continue
+        chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+        pending = []
+        fid, stem = m.group(1), m.group(2)
+        files = (
+            f'<p class="files">Static figure: <a href="{base}/{stem}.png">PNG</a> · '
+            f'<a href="{base}/{stem}.svg">SVG</a></p>'
+        )
+        if fid in figures:
+            chunks.append(figures[fid] + files)
+        else:
+            chunks.append(f'<p><img src="{base}/{stem}.png" alt="{html.escape(fid)}"></p>' + files)
+    chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+    note = (
+        '<p class="note">Hover a point for its mean and 95 % CI; click a legend entry to hide '
+        "its line, drag to zoom, double-click to zoom out. The paper's figures are compared "
+        "through the claims its text makes: where the plan gives no numbers from the paper, "
+        "none are drawn.</p>"
+    )
+    nav = '<nav><a href="index.html">← all papers</a></nav>'
+    body = nav + note + "".join(chunks)
+    return _page(f"{page.plan_id}: {page.title}", body, plotly=True), len(figures)
+
+
+def index_page(pages: list[PaperPage]) -> str:
+    rows = []
+    for p in pages:
+        c = p.counts()
+        status = (
+            f'<span class="verdict-holds">{c["holds"]} hold</span>, '
+            f'<span class="verdict-partly-holds">{c["partly holds"]} partly</span>, '
+            f'<span class="verdict-does-not-hold">{c["does not hold"]} do not hold</span>, '
+            f'<span class="verdict-not-judged">{c["not judged"]} not judged</span>'
+        )
+        mode = "quick (not for conclusions)" if p.quick else "full"
+        rows.append(
+            f'<tr><td><a href="{html.escape(p.name)}.html">{html.escape(p.name)}</a></td>'
+            f"<td>{html.escape(p.title)}</td><td>{mode}</td><td>{len(p.claims)}</td>"
+            f"<td>{status}</td></tr>"
+        )
+    table = (
+        "<table><tr><th>reproduction</th><th>paper</th><th>mode</th><th>claims</th>"
+        "<th>our verdicts</th></tr>" + "".join(rows) + "</table>"
+        if rows
+        else "<p>No reproduction yet: run <code>ccsim reproduce p001</code>.</p>"
+    )
+    body = (
+        "<h1>ccsim: reproduced papers</h1><p>Each page shows a paper's figures as we "
+        "reproduced them (interactive), its claims with our verdict and why, the setup, every "
+        "assumption and the command that re-runs it. Built by <code>ccsim report</code> from "
+        "the reports in the results folder.</p>" + table
+    )
+    return _page("ccsim: reproduced papers", body, plotly=False)
+
+
+def build_site(results: Path, out: Path | None = None, root: Path | None = None) -> Path:
+    """Write the site for every reproduction under ``results`` into ``out`` (default
+    ``results/site``) and return the path of its index.html. The plans (for labels and the
+    time series) are looked up in ``root/experiments`` (default: the working directory's)."""
+    import os
+
+    import plotly.offline
+
+    results = Path(results)
+    out = Path(out) if out is not None else results / "site"
+    out.mkdir(parents=True, exist_ok=True)
+    js = out / "plotly.min.js"
+    source = plotly.offline.get_plotlyjs()
+    if not js.exists() or js.stat().st_size != len(source.encode("utf-8")):
+        js.write_text(source, encoding="utf-8")
+    rel = Path(os.path.relpath(results.resolve(), out.resolve())).as_posix()
+    pages = []
+    for folder in find_reports(results):
+        if folder.resolve() == out.resolve():
+            continue
+        page = read_report(folder)
+        body, _ = paper_page(page, rel, root)
+        (out / f"{page.name}.html").write_text(body, encoding="utf-8")
+        pages.append(page)
+    index = out / "index.html"
+    index.write_text(index_page(pages), encoding="utf-8")
+    (out / "site.json").write_text(
+        json.dumps([{"name": p.name, "claims": p.counts()} for p in pages], indent=1),
+        encoding="utf-8",
+    )
+    return index

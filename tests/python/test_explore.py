@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: MIT
+"""``ccsim explore``: the API's refusals, its store, cancellation, and the page in Chromium."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_site import browser_page, keep_screenshot
+
+import ccsim
+from ccsim.experiment import load_plan, plan_runs, point_values
+from ccsim.sweep import RunSpec, Store
+
+pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`")
+uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
+
+from ccsim.explore import Catalog, RequestError, create_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS = ROOT / "experiments"
+
+
+class Server:
+    def __init__(self, results: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.app = create_app(results, EXPERIMENTS)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the explorer did not start"
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        for job in self.app.state.engine.jobs.values():
+            job.cancelled = True
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def post(self, path: str, body: Any, host: str | None = None) -> tuple[int, Any]:
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+        if host:
+            req.add_header("Host", host)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def events(self, job: str) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.url}/api/jobs/{job}/events", timeout=60) as r:
+            text = r.read().decode()
+        return [json.loads(ln[6:]) for ln in text.splitlines() if ln.startswith("data: ")]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path / "results")
+    yield s
+    s.stop()
+
+
+def python_api_values(figure: str, line: str, x: str, params: dict[str, str], seeds: int) -> list:
+    """The figure's metric for each seed, run through ccsim.run (not the explorer's code)."""
+    plan = load_plan(EXPERIMENTS / "p001-spack")
+    fig = next(f for f in plan.figures if f.id == figure)
+    fixed = [f"{p}={params.get(p, v)}" for p, _, v in (o.partition("=") for o in fig.overrides)]
+    ov = [*fixed, *plan.lines[line].overrides, f"{fig.x_path}={x}"]
+    sc = ccsim.Scenario.from_toml(EXPERIMENTS / "p001-spack" / "scenario.toml")
+    out = []
+    for seed in range(1, seeds + 1):
+        res = ccsim.run(sc, seed=seed, overrides=ov)
+        rec = {"flows": res.flows.to_dict("list"), "seed": seed,
+               "tags": {"figure": figure, "line": line, "x": x}}  # fmt: skip
+        out.append(float(point_values([rec], fig.metric)["value"][0]))
+    return out
+
+
+def test_the_catalog_offers_a_figures_settings_with_the_values_the_plan_uses() -> None:
+    fig = Catalog(EXPERIMENTS).papers["p001"].figures["fig10"]
+    # fig10 holds the loss rate at 5 %; fig8 varies it from 1 to 10 %: those are the choices.
+    assert fig.defaults["links.wireless.loss.rate"] == "0.05"
+    assert fig.params["links.wireless.loss.rate"][0] == "0.01"
+    assert "0.1" in fig.params["links.wireless.loss.rate"]
+
+
+def test_a_time_series_figure_offers_the_plans_other_settings_with_each_modes_default() -> None:
+    fig = Catalog(EXPERIMENTS).papers["p002"].figures["fig2"]
+    assert fig.defaults["links.bottleneck.rate"] == '"2.5Gbps"'
+    assert fig.quick_defaults["links.bottleneck.rate"] == '"250Mbps"'
+    # The small-buffer table's setting; the congestion control is the lines' own.
+    assert "960" in fig.params["links.bottleneck.queue.limit"]
+    assert "flows.f1.cc" not in fig.params
+
+
+def test_an_unmoved_figure_runs_the_reproductions_own_scenarios_and_a_moved_key_wins() -> None:
+    cat = Catalog(EXPERIMENTS)
+    plan = cat.papers["p001"].plan
+    ask = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
+    ours = [r for r in plan_runs(plan, False, 1)
+            if dict(r.tags) == {"figure": "fig8", "line": "spack", "x": 0.05}]  # fmt: skip
+    req = cat.request({**ask, "params": {"flows.transfer.mss": "1000"}})
+    assert req.overrides("spack", "0.05") == ours[0].overrides
+    req = cat.request({**ask, "params": {"flows.transfer.mss": "500"}})
+    moved = req.overrides("spack", "0.05")
+    assert moved[-1] == "flows.transfer.mss=500"
+    assert RunSpec(plan.scenario_text, moved, 1).key() != ours[0].key()
+
+
+def test_the_api_refuses_a_key_the_figure_does_not_expose_and_a_value_the_plan_lacks() -> None:
+    cat = Catalog(EXPERIMENTS)
+    with pytest.raises(RequestError, match="'duration' is not one figure fig8 exposes"):
+        cat.request({"paper": "p001", "figure": "fig8", "params": {"duration": "1s"}})
+    with pytest.raises(RequestError, match=r"flows.transfer.mss: '1234' is not one of"):
+        cat.request({"paper": "p001", "figure": "fig8", "params": {"flows.transfer.mss": "1234"}})
+    with pytest.raises(RequestError, match="x must be a list of"):
+        cat.request({"paper": "p001", "figure": "fig8", "x": ["0.5"]})
+    with pytest.raises(RequestError, match="seeds must be a whole number from 1 to 30"):
+        cat.request({"paper": "p001", "figure": "fig8", "seeds": 31})
+    with pytest.raises(RequestError, match="unknown field scenario"):
+        cat.request({"paper": "p001", "figure": "fig8", "scenario": "[nodes]"})
+
+
+def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: Server) -> None:
+    status, body = server.post("/api/run", {"paper": "p001", "figure": "fig8"}, host="evil.test")
+    assert status == 400 and "Invalid host header" in body
+    status, body = server.post("/api/run", {"paper": "p001", "figure": "fig8",
+                                            "params": {"nodes.bs.hook.type": "itcp"}})  # fmt: skip
+    assert status == 400 and "is not one figure fig8 exposes" in body
+
+
+def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
+    server: Server, tmp_path: Path
+) -> None:
+    ask = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 3}
+    status, answer = server.post("/api/run", ask)
+    assert status == 200
+    ev = server.events(answer["job"])
+    point = next(e for e in ev if e["type"] == "point")
+    assert point["seeds"] == pytest.approx(python_api_values("fig8", "spack", "0.05", {}, 3))
+    assert ev[-1]["type"] == "done" and ev[-1]["simulated"] == 3
+    print(f"p001 point, 3 seeds, simulated: {point['elapsed_s']} s after the request")
+    assert len(Store(tmp_path / "results" / "p001" / "runs")) == 3
+    # Asked again (another tab): every run comes from the store.
+    ev = server.events(server.post("/api/run", ask)[1]["job"])
+    assert ev[-1]["cached"] == 3 and ev[-1]["simulated"] == 0
+
+
+def test_a_long_run_reports_progress_and_stops_when_cancelled(server: Server) -> None:
+    # Paper 002's full case-1 run (500 simulated s at 2.5 Gbit/s) takes minutes: cancel after
+    # its first progress report. (A quick run can end before the next report sees the cancel.)
+    ask = {"paper": "p002", "figure": "fig2", "lines": ["reno"], "quick": False}
+    job = server.post("/api/run", ask)[1]["job"]
+    seen: list[dict[str, Any]] = []
+    with urllib.request.urlopen(f"{server.url}/api/jobs/{job}/events", timeout=60) as r:
+        for raw in r:
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            seen.append(json.loads(line[6:]))
+            if seen[-1]["type"] == "progress" and not server.app.state.engine.jobs[job].cancelled:
+                assert server.post(f"/api/jobs/{job}/cancel", {})[1] == {"cancelled": True}
+    kinds = [e["type"] for e in seen]
+    assert "progress" in kinds and kinds[-1] == "cancelled", kinds
+    assert 0 < seen[kinds.index("progress")]["sim_s"] < 500
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
+    yield from browser_page(tmp_path)
+
+
+def wait_done(pg: Any, job_before: Any) -> dict[str, Any]:
+    pg.wait_for_function(
+        "(before) => window.ccsim.job && window.ccsim.job !== before && window.ccsim.last"
+        " && window.ccsim.last.type === 'done'",
+        arg=job_before,
+        timeout=60_000,
+    )
+    return dict(pg.evaluate("window.ccsim.last"))
+
+
+def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
+    server: Server, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    pg, errors = page
+    pg.goto(server.url + "/")
+    # The first figure (fig8) starts at once with its quick x values and up to 10 seeds.
+    wait_done(pg, None)
+    plot = "document.getElementById('plot')"
+    n_points = pg.evaluate(f"{plot}.data.reduce((n, t) => n + t.x.length, 0)")
+    assert n_points == 4 * 3  # 4 lines x 3 loss rates
+    assert pg.locator("#plot .scatterlayer .point").count() == n_points
+    # Move the MSS slider one step (1000 B -> the next value the plan uses, 1250 B).
+    job = pg.evaluate("window.ccsim.job")
+    slider = pg.locator("input[data-path='flows.transfer.mss']")
+    before = slider.input_value()
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    done = wait_done(pg, job)
+    assert slider.input_value() == str(int(before) + 1)
+    mss = pg.locator("#p-flows_transfer_mss-v").text_content()
+    reno = pg.evaluate(f"{plot}.data.find(t => t.name === 'TCP Reno')")
+    i = reno["x"].index(5)
+    values = python_api_values("fig8", "reno", "0.05", {"flows.transfer.mss": mss or ""}, 10)
+    assert reno["y"][i] == pytest.approx(sum(values) / len(values), rel=1e-12)
+    print(f"after the slider move: {done['total']} runs in {done['elapsed_s']} s "
+          f"({done['simulated']} simulated)")  # fmt: skip
+    # Hover a marker: its value is in the text.
+    box = pg.locator("#plot .scatterlayer .point").first.bounding_box()
+    assert box is not None
+    pg.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    pg.locator(".hoverlayer .hovertext").first.wait_for()
+    assert "95 % CI" in (pg.locator(".hoverlayer .hovertext").first.text_content() or "")
+    keep_screenshot(pg, tmp_path / "explore.png", "explore.png")
+    assert errors == []
+
+
+def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccsim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["explore", "--port", "8799"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
+
+
+def test_a_plan_without_figures_is_left_out_of_the_catalog(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(EXPERIMENTS / "p001-spack", tmp_path / "p001-spack")
+    (tmp_path / "t-tables").mkdir()
+    (tmp_path / "t-tables" / "scenario.toml").write_text(
+        (EXPERIMENTS / "p001-spack" / "scenario.toml").read_text()
+    )
+    (tmp_path / "t-tables" / "plan.toml").write_text(
+        'id = "t"\ntitle = "tables only"\nscenario = "scenario.toml"\nseeds = 1\n'
+        'quick_seeds = 1\n[metric]\ncolumn = "delivery_time_s"\n'
+    )
+    assert [p["id"] for p in Catalog(tmp_path).describe()] == ["p001"]

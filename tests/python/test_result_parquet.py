@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: MIT
+"""``Result.to_parquet`` writes the core's columns without pandas (issue 11: the pandas import
+was most of a short ``ccsim run``). The files must stay what ``pyarrow.Table.from_pandas`` wrote
+before, byte for byte, so readers and the sweep's stored runs see no difference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ccsim
+from ccsim.cli import summary_text
+from ccsim.result import TABLES, Result
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# P1 has no time series (an empty table, whose text columns pandas makes float64); the examples
+# have series, short flows (dumbbell) and hooks.
+SCENARIOS = [
+    ROOT / "python" / "ccsim" / "benchmarks" / "p1.toml",
+    ROOT / "examples" / "random-loss.toml",
+    ROOT / "examples" / "dumbbell.toml",
+]
+
+
+def through_pandas(res: Result) -> Result:
+    """The same result with every table a DataFrame: the path ``to_parquet`` took before."""
+    return Result(res.flows, res.links, res.series, res.summary, res.resolved_toml)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_parquet_files_written_without_pandas_are_the_bytes_pandas_wrote(
+    path: Path, tmp_path: Path
+) -> None:
+    sc = ccsim.Scenario.from_toml(path).set("duration", "3s")
+    res = ccsim.run(sc, seed=3)
+    res.to_parquet(tmp_path / "raw")
+    assert not any(name in res._frames for name in TABLES), "a table became a DataFrame"
+    through_pandas(res).to_parquet(tmp_path / "pandas")
+    for name in TABLES:
+        raw = (tmp_path / "raw" / f"{name}.parquet").read_bytes()
+        via_pandas = (tmp_path / "pandas" / f"{name}.parquet").read_bytes()
+        assert raw == via_pandas, name
+
+
+def test_the_printed_summary_is_the_same_from_columns_and_from_dataframes() -> None:
+    sc = ccsim.Scenario.from_toml(ROOT / "examples" / "dumbbell.toml").set("duration", "3s")
+    res = ccsim.run(sc, seed=1)
+    text = summary_text(res)
+    assert "goodput Mb/s" in text and "util" in text
+    assert summary_text(through_pandas(res)) == text
+
+
+def test_tables_written_without_pandas_read_back_as_the_same_dataframes(tmp_path: Path) -> None:
+    res = ccsim.run(SCENARIOS[1], seed=2)
+    res.to_parquet(tmp_path)
+    back = Result.from_parquet(tmp_path)
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(res, name))
+    assert back.summary == res.summary

@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: MIT
+"""``ccsim report``: the offline HTML site, checked as files and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from ccsim.cli import main
+from ccsim.experiment import find_experiment, load_plan, reproduce
+from ccsim.site import build_site, read_report
+from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Paper 001's quick reproduction with 2 seeds (every figure, a CI at every point)."""
+    base = tmp_path_factory.mktemp("results")
+    folder = find_experiment("p001", ROOT)
+    reproduce(folder, base / "p001-quick", quick=True, workers=1, seeds=2, progress=False)
+    return base
+
+
+@pytest.fixture(scope="module")
+def site(results: Path) -> Path:
+    return build_site(results, root=ROOT)
+
+
+def browser_page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page and the list its console errors and page errors go to."""
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
+                    "scripts/test installs Debian's chromium package")  # fmt: skip
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
+    yield from browser_page(tmp_path)
+
+
+def keep_screenshot(page: Any, path: Path, docs_name: str | None = None) -> None:
+    """Save a screenshot as a test artifact (its path printed); with CCSIM_SCREENSHOTS=1 also
+    as docs/img/<docs_name>, the README's picture."""
+    page.screenshot(path=str(path))
+    print(f"screenshot: {path}")
+    if docs_name and os.environ.get("CCSIM_SCREENSHOTS") == "1":
+        shutil.copyfile(path, ROOT / "docs" / "img" / docs_name)
+
+
+def test_the_site_has_an_index_a_page_per_reproduction_and_plotly_beside_them(site: Path) -> None:
+    out = site.parent
+    assert sorted(p.name for p in out.glob("*.html")) == ["index.html", "p001-quick.html"]
+    js = (out / "plotly.min.js").read_text(encoding="utf-8")
+    assert "plotly" in js[:2000].lower() and len(js) > 1_000_000
+    page = (out / "p001-quick.html").read_text(encoding="utf-8")
+    # Offline: every script is the local plotly.min.js or inline; nothing names a host.
+    assert re.findall(r"<script[^>]*src=\"([^\"]+)\"", page) == ["plotly.min.js"]
+    assert "cdn." not in page
+    index = site.read_text(encoding="utf-8")
+    assert 'href="p001-quick.html"' in index and "quick (not for conclusions)" in index
+    # The index counts each verdict of report.md's claims table.
+    claims = read_report(site.parent.parent / "p001-quick").claims
+    holds = sum(1 for _, _, ours in claims if ours.startswith("holds:"))
+    not_held = sum(1 for _, _, ours in claims if ours.startswith("does not hold:"))
+    assert holds + not_held == len(claims) == len(load_plan(find_experiment("p001", ROOT)).claims)
+    assert f'<span class="verdict-holds">{holds} hold</span>' in index
+    assert f'<span class="verdict-does-not-hold">{not_held} do not hold</span>' in index
+
+
+def test_a_page_shows_every_claim_of_report_md_with_its_verdict(site: Path, results: Path) -> None:
+    report = read_report(results / "p001-quick")
+    assert len(report.claims) == len(load_plan(find_experiment("p001", ROOT)).claims)
+    page = (site.parent / "p001-quick.html").read_text(encoding="utf-8")
+
+    def escaped(text: str) -> str:  # as the Markdown renderer escapes text
+        return (
+            text.replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+            .replace('"', "&quot;")
+        )
+
+    for _, says, ours in report.claims:
+        verdict, _, why = ours.partition(": ")
+        assert f'<span class="verdict-{verdict.replace(" ", "-")}">{verdict}</span>' in page
+        assert f"<td>{escaped(says)}</td>" in page and f": {escaped(why)}</td>" in page
+    for heading in ("<h2>Assumptions</h2>", "<h2>Setup</h2>", "<h2>The paper's findings and"):
+        assert heading in page
+    assert "ccsim reproduce p001 --quick --seeds 2" in page
+
+
+def test_ccsim_report_writes_the_site_and_prints_its_path(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "s")]) == 0
+    assert capsys.readouterr().out.strip() == f"site: {tmp_path / 's' / 'index.html'}"
+    assert (tmp_path / "s" / "p001-quick.html").exists()
+
+
+def test_ccsim_reproduce_ends_by_updating_the_site_and_printing_its_path(
+    results: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.chdir(ROOT)
+    out = results / "p001-quick"
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--out", str(out), "--workers", "1"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"0 runs executed, \d+ reused from the store", printed[0]), printed
+    assert f"site: {results / 'site' / 'index.html'}" in printed
+    assert (results / "site" / "p001-quick.html").exists()
+
+
+def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--results", str(tmp_path / "nope")]) == 1
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_in_chromium_every_figure_draws_a_marker_per_point_and_hover_shows_its_value(
+    site: Path, results: Path, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    pg, errors = page
+    pg.goto((site.parent / "p001-quick.html").as_uri())
+    figures = pg.locator("div.figure")
+    summary = pd.read_parquet(results / "p001-quick" / "summary.parquet")
+    n_figures = len(load_plan(find_experiment("p001", ROOT)).figures)
+    assert figures.count() == summary["figure"].nunique() == n_figures
+    for i in range(figures.count()):
+        fig = figures.nth(i)
+        fid = fig.get_attribute("data-figure")
+        expected = len(summary[summary["figure"] == fid])
+        assert int(fig.get_attribute("data-count") or 0) == expected
+        fig.locator(".scatterlayer .point").first.wait_for()
+        assert fig.locator(".scatterlayer .point").count() == expected, fid
+    # Hover the first marker of the first figure: the text shows that point's mean and CI.
+    first = figures.nth(0)
+    first.scroll_into_view_if_needed()
+    traces = pg.evaluate(f"document.getElementById('{first.get_attribute('data-figure')}').data")
+    box = first.locator(".scatterlayer .trace").first.locator(".point").first.bounding_box()
+    assert box is not None
+    pg.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    hover = pg.locator(".hoverlayer .hovertext").first
+    hover.wait_for()
+    text = hover.text_content() or ""
+    # Lines can overlap at the smallest x: the hover names whichever line is nearest; its
+    # value and CI there must be in the text.
+    shown = [t for t in traces if text.startswith(t["name"])]
+    assert len(shown) == 1, text
+    t = shown[0]
+    # d3-format's .4g keeps trailing zeros, like Python's #.4g.
+    assert f"{t['y'][0]:#.4g} ± {t['error_y']['array'][0]:#.3g} (95 % CI, n = 2)" in text, text
+    keep_screenshot(pg, tmp_path / "report-page.png", "report.png")
+    assert errors == []
+
+
+def test_in_chromium_the_index_links_each_page(
+    site: Path, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    pg, errors = page
+    pg.goto(site.as_uri())
+    pg.click("text=p001-quick")
+    pg.wait_for_url("**/p001-quick.html")
+    assert pg.locator("h1").first.text_content().startswith("p001: ")  # type: ignore[union-attr]
+    keep_screenshot(pg, tmp_path / "index.png")
+    assert errors == []
+
+
+def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_store(
+    tmp_path: Path, page: tuple[Any, list[str]]
+) -> None:
+    from test_experiment import PLAN, SCENARIO
+
+    folder = tmp_path / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(SCENARIO)
+    (folder / "plan.toml").write_text(PLAN)
+    results = tmp_path / "results"
+    reproduce(folder, results / "t-quick", quick=True, workers=1, progress=False)
+    site = build_site(results, root=tmp_path)
+    pg, errors = page
+    pg.goto((site.parent / "t-quick.html").as_uri())
+    kinds = {}
+    for fig in pg.locator("div.figure").all():
+        fid = fig.get_attribute("data-figure")
+        kinds[fid] = fig.get_attribute("data-kind")
+        fig.locator(".scatterlayer .trace").first.wait_for()
+        drawn = fig.locator(".scatterlayer .trace").count()
+        assert drawn == int(fig.get_attribute("data-count") or 0), fid
+    assert kinds == {"loss": "points", "shares": "series", "util": "series"}
+    # 2 lines x 2 flows in the flow series, a line each in the link series.
+    counts = pg.evaluate("['shares', 'util'].map(id => document.getElementById(id).data.length)")
+    assert counts == [4, 2]
+    assert errors == []
