@@ -391,6 +391,9 @@ impl Simulator {
             ep: AnyEndpoint::SctpReceiver(Box::new(receiver)),
             timer_at: None,
         });
+        // Every flow has its slot in `life`, indexed by flow id: without it, the transfers of a
+        // later short_tcp generator would index past the end (`retire.rs`).
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name: name.to_string(),
             kind: "sctp",
