@@ -127,4 +127,23 @@ mod tests {
         assert!(!tcp_like.matches(&udp(4, 0)));
         assert!(MatchSpec::default().matches(&udp(7, 13)));
     }
+
+    #[test]
+    fn a_protocol_match_tells_sctp_from_udp_and_tcp() {
+        use crate::packet::{SctpChunk, SctpData, SctpHeader};
+        let mut sctp = udp(4, 0);
+        sctp.transport = Transport::Sctp(SctpHeader {
+            src_port: 0,
+            dst_port: 1,
+            chunk: SctpChunk::Data(SctpData::default()),
+        });
+        let rule = |protocol| MatchSpec {
+            protocol: Some(protocol),
+            ..MatchSpec::default()
+        };
+        assert!(rule(Protocol::Sctp).matches(&sctp));
+        assert!(!rule(Protocol::Udp).matches(&sctp));
+        assert!(!rule(Protocol::Tcp).matches(&sctp));
+        assert!(!rule(Protocol::Sctp).matches(&udp(4, 0)));
+    }
 }
