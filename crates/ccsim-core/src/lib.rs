@@ -19,13 +19,16 @@
 //! ```
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
-//! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
+//! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
+//! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
+//! [`ping`], [`sim`],
 //! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
 //! the sender half is [`cc::xcp`]).
 
 pub mod agents;
 pub mod atm;
 pub mod cc;
+pub mod diffserv;
 pub mod endpoint;
 pub mod hook;
 pub mod link;
@@ -33,6 +36,7 @@ pub mod loss;
 pub mod network;
 pub mod packet;
 pub mod pcap;
+pub mod ping;
 pub mod queue;
 pub mod results;
 pub mod rng;

@@ -201,13 +201,15 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
     d.set_item("agents", table_to_dict(&frombuffer, out.agents)?)?;
     d.set_item("packets", table_to_dict(&frombuffer, out.packets)?)?;
+    d.set_item("classes", table_to_dict(&frombuffer, out.classes)?)?;
+    d.set_item("pings", table_to_dict(&frombuffer, out.pings)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
 /// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
-/// `series`, `paths`, `agents` and `packets` (column name -> numpy array or list of str) and
-/// `resolved_toml`.
+/// `series`, `paths`, `agents`, `packets`, `classes` and `pings` (column name -> numpy array
+/// or list of str) and `resolved_toml`.
 ///
 /// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
 /// run goes on, with the simulated seconds reached, the events so far and the run's duration

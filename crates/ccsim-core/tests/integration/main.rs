@@ -7,6 +7,7 @@ mod cc;
 mod common;
 mod conservation;
 mod determinism;
+mod diffserv;
 mod faults;
 mod hooks;
 mod link_events;

@@ -33,10 +33,12 @@
 //! of its own, as the agents' do in `nodes.rs`.
 
 mod atm;
+mod diffserv;
 mod events;
 mod flows;
 mod links;
 mod nodes;
+mod ping;
 mod reader;
 mod routing;
 mod sctp;
@@ -224,14 +226,15 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let seed = opt(&mut top, "seed", |f| f.int_in(0, i64::MAX))?.map_or(DEFAULT_SEED, |s| s as u64);
     let duration = top.req("duration", DURATION_SHORT)?.positive_duration()?;
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
-    let nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
-    let links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    let mut nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
+    let mut links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
     striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
         read_flows(f, &nodes, &links, &tcp_defaults)
     })?
     .unwrap_or_default();
+    diffserv::resolve_names(&mut nodes, &mut links, &flows)?;
     let routing =
         opt(&mut top, "routing", |f| read_routing(f, &nodes, &links))?.unwrap_or(RoutingSpec {
             metric: RouteMetric::Hops,
