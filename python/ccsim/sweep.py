@@ -268,7 +268,12 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
-    raw = _core.run(text, list(overrides), seed)
+    return record_of(_core.run(text, list(overrides), seed), overrides, seed)
+
+
+def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[str, Any]:
+    """The store's record of one run: what ``_core.run`` returned, as plain JSON-ready data.
+    Every writer of a store (sweeps, ``ccsim explore``) makes its records here."""
     return {
         "version": RECORD_VERSION,
         "seed": seed,
