@@ -34,7 +34,8 @@ def run(text: str, overrides: list[str] = ..., seed: int | None = ...) -> dict[s
     """Check and run a scenario with the GIL released.
 
     Returns ``{"summary": dict, "flows": dict[str, Column], "links": ..., "series": ...,
-    "agents": ..., "packets": ..., "resolved_toml": str}``.
+    "paths": ..., "agents": ..., "packets": ..., "classes": ..., "pings": ...,
+    "resolved_toml": str}``.
 
     Interruptible: every 50 ms the calling thread runs Python's signal handlers (in the main
     thread only, as Python does). If one raises, such as ``KeyboardInterrupt`` on Ctrl-C, the

@@ -46,6 +46,7 @@ SCENARIOS = {
     "P2": "p2.toml",
     "PSCTP": "psctp.toml",
     "PATM": "patm.toml",
+    "PDS": "pds.toml",
 }
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}

@@ -181,12 +181,14 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
+    if args.pcap:
+        sc = _with_capture_points(sc, args.pcap, args.seed)
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
     check_output_folder(args.out, [args.file], outputs)
     # The core drops an interrupted run: nothing of it reaches the output folder.
     args.kept = "the run was stopped before it finished and nothing was written"
     with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
-        res = run(sc, seed=args.seed, progress=progress)
+        res = run(sc, seed=args.seed, progress=progress, pcap_dir=Path(args.out) / "pcap")
     args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
     out = res.to_parquet(args.out)
     print(summary_text(res))
@@ -195,6 +197,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     )
     print(f"\nresults: {out}/ ({written})")
     return 0
+
+
+def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> Scenario:
+    """``sc`` with ``points`` added to its ``[trace] pcap`` list (each once)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    have = tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap", [])
+    return sc.set("trace.pcap", list(have) + [p for p in points if p not in have])
 
 
 class _ProgressLine:
@@ -466,6 +479,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("file", type=Path)
     r.add_argument("--out", type=Path, required=True, help="directory for the results")
     r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
+    r.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="NODE[:LINK]",
+        help="also capture this node's interfaces (or the one on LINK) into OUT/pcap/",
+    )
     r.add_argument(
         "--set",
         action="append",

@@ -10,6 +10,9 @@ All functions return bytes per second and accept numpy arrays (broadcast) or flo
   simple model and its empirical validation", SIGCOMM 1998), with timeouts and the receiver
   window.
 - ``padhye_approx``: the approximation everyone implements (PFTK eq. 33).
+- ``sqrt_bound``: paper 003's bound (its eq. 7), ``BW <= C * B / (R * sqrt(p))`` with
+  ``C = 0.866`` under delayed ACKs and ``1.22`` without (Floyd and Fall's form), fed with R and p
+  measured by ping; where no loss was seen the paper sets ``p = 1e-6``.
 
 ``p`` is the probability that a packet is lost (a loss *event* rate), ``b`` the number of packets
 acknowledged per ACK, ``t0`` the first timeout, ``wmax`` the receiver window in packets.
@@ -123,3 +126,33 @@ def padhye_approx(
     )
     pkts = np.minimum(wmax / rtt, 1.0 / den)
     return _out(np.asarray(mss_bytes, dtype=float) * pkts)
+
+
+#: Paper 003's stand-in for a loss rate of zero: no ping was lost, so p = 1e-6.
+P_WHEN_NO_LOSS = 1e-6
+
+
+def sqrt_bound(
+    segment_bytes: ArrayLike,
+    rtt_s: ArrayLike,
+    p: ArrayLike,
+    delayed_acks: bool = True,
+    p_when_no_loss: float = P_WHEN_NO_LOSS,
+) -> ArrayLike:
+    """Paper 003's upper bound on TCP throughput, bytes/s: ``C * B / (R * sqrt(p))``.
+
+    ``C = sqrt(3/4) = 0.866`` with delayed ACKs (two segments per ACK), ``sqrt(3/2) = 1.22``
+    without: the square-root law's constant (``mathis_constant``), which the paper's own
+    derivation reaches despite slips in its intermediate steps. A loss rate of 0 (nothing was
+    lost during the measurement) is replaced by ``p_when_no_loss``, as the paper does.
+
+    >>> round(sqrt_bound(1000, 0.1, 0.01))
+    86603
+    >>> round(sqrt_bound(1000, 0.1, 0.01, delayed_acks=False))
+    122474
+    >>> round(sqrt_bound(1000, 0.1, 0.0))
+    8660254
+    """
+    pp = np.asarray(p, dtype=float)
+    pp = np.where(pp > 0, pp, p_when_no_loss)
+    return mathis(segment_bytes, rtt_s, pp, b=2.0 if delayed_acks else 1.0)

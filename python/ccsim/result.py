@@ -11,7 +11,11 @@ Tables (column names carry their unit):
   its counters (NaN where a row's agent keeps no such counter);
 - ``packets``: the per-packet trace of ``[trace] packets`` (``time_ns, where, event, reason,
   flow, kind, seq, ack, payload_bytes, size_bytes, retransmission, ecn, dscp``), empty unless
-  the scenario asks for it.
+  the scenario asks for it;
+- ``classes``: one row per DiffServ class of a link direction with class-based queueing
+  (offered, accepted, sent, drops by reason: tail, early, police; ECN marks); empty without;
+- ``pings``: one row per echo request of a ping probe (``rtt_s`` NaN when unanswered;
+  ``counted`` 1 when it counts for the loss ratio); empty without.
 
 Each table is a property that turns the core's columns into a DataFrame on first use.
 """
@@ -33,10 +37,22 @@ if TYPE_CHECKING:
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-TABLES = ("flows", "links", "series", "paths", "agents", "packets", "atm_vcs", "atm_ports")
-# Tables written only when they have rows (a run without SCTP flows, agents or a packet trace
-# has none), and that a directory written before they existed lacks: read back as empty frames.
-_OPTIONAL_TABLES = ("paths", "agents", "packets", "atm_vcs", "atm_ports")
+TABLES = (
+    "flows",
+    "links",
+    "series",
+    "paths",
+    "agents",
+    "packets",
+    "classes",
+    "pings",
+    "atm_vcs",
+    "atm_ports",
+)
+# Tables written only when they have rows (a run without SCTP flows, agents, a packet trace,
+# class-based queues, ping probes or ATM has none), and that a directory written before they
+# existed lacks: read back as empty frames.
+_OPTIONAL_TABLES = TABLES[3:]
 
 # Key of the run summary (JSON) in the schema metadata of flows.parquet.
 SUMMARY_KEY = b"ccsim.summary"
@@ -76,9 +92,9 @@ class Result:
 
     Attributes
     ----------
-    flows, links, series, paths, agents, packets, atm_vcs, atm_ports
-        pandas DataFrames, made from the core's columns on first use (``paths``, ``agents``,
-        ``packets`` and the ATM tables may have no rows).
+    flows, links, series, paths, agents, packets, classes, pings, atm_vcs, atm_ports
+        pandas DataFrames, made from the core's columns on first use (all but the first three
+        may have no rows).
     summary
         A ``Summary``; ``None`` only for tables read from files that do not carry one.
     resolved_toml
@@ -95,6 +111,8 @@ class Result:
         paths: pd.DataFrame | None = None,
         agents: pd.DataFrame | None = None,
         packets: pd.DataFrame | None = None,
+        classes: pd.DataFrame | None = None,
+        pings: pd.DataFrame | None = None,
         atm_vcs: pd.DataFrame | None = None,
         atm_ports: pd.DataFrame | None = None,
     ) -> None:
@@ -103,6 +121,8 @@ class Result:
             ("paths", paths),
             ("agents", agents),
             ("packets", packets),
+            ("classes", classes),
+            ("pings", pings),
             ("atm_vcs", atm_vcs),
             ("atm_ports", atm_ports),
         )
@@ -183,6 +203,16 @@ class Result:
         lambda self, df: self._set_frame("atm_ports", df),
         doc="ATM: one row per ATM link direction (``[atm]``).",
     )
+    classes = property(
+        lambda self: self._frame("classes"),
+        lambda self, df: self._set_frame("classes", df),
+        doc="One row per DiffServ class of a link direction with class-based queueing.",
+    )
+    pings = property(
+        lambda self: self._frame("pings"),
+        lambda self, df: self._set_frame("pings", df),
+        doc="One row per echo request of a ping probe (``rtt_s`` NaN when unanswered).",
+    )
 
     def _columns(self, name: str) -> dict[str, Any]:
         """Table ``name`` as columns (numpy arrays or lists), without pandas when the table
@@ -194,8 +224,8 @@ class Result:
 
     def to_parquet(self, directory: PathLike) -> Path:
         """Write ``flows.parquet``, ``links.parquet``, ``series.parquet``, the ``paths``,
-        ``agents`` and ``packets`` tables when they have rows, and the resolved
-        ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
+        ``agents``, ``packets``, ``classes`` and ``pings`` tables when they have rows, and the
+        resolved ``scenario.toml`` into ``directory`` (created if needed); returns the directory.
 
         The summary travels in the schema metadata of ``flows.parquet``, so
         ``Result.from_parquet`` gets it back. A table still held as the core's columns is
@@ -257,6 +287,8 @@ class Result:
             paths=frames["paths"],
             agents=frames["agents"],
             packets=frames["packets"],
+            classes=frames["classes"],
+            pings=frames["pings"],
             atm_vcs=frames["atm_vcs"],
             atm_ports=frames["atm_ports"],
         )

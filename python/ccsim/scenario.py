@@ -292,6 +292,7 @@ def run(
     seed: int | None = None,
     overrides: Sequence[str] = (),
     progress: Callable[[float, int, float], None] | None = None,
+    pcap_dir: PathLike | None = None,
 ) -> Result:
     """Run a scenario and return its result tables.
 
@@ -307,6 +308,10 @@ def run(
         Called about twice a second while the run goes on (from this thread), with the
         simulated seconds reached, the events so far and the scenario's duration in seconds.
         An exception it raises stops the run and is raised here.
+    pcap_dir
+        The folder (created if missing) for the pcap files the scenario's ``[trace] pcap``
+        asks for, one per interface, ``<node>-<link>.pcap``. A scenario asking for captures
+        does not run without one.
 
     Raises
     ------
@@ -317,5 +322,6 @@ def run(
     """
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     sc = sc.with_overrides(overrides)
-    raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress)
+    folder = None if pcap_dir is None else os.fspath(pcap_dir)
+    raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress, folder)
     return Result._from_raw(raw)

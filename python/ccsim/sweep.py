@@ -20,9 +20,10 @@ whatever is stored is a finished run. Workers also exit when their parent dies, 
 on Linux the kernel kills them (``prctl(PR_SET_PDEATHSIG)``), and everywhere a watchdog thread
 sees that they were re-parented.
 
-Records hold the run summary and the ``flows``, ``links`` and ``series`` tables (the series is
-empty unless the scenario asks for a trace); they are gathered into one table with a column per
-swept parameter and the seed.
+Records hold the run summary and the ``flows``, ``links``, ``series``, ``paths``, ``agents`` and
+``packets`` tables (the series and the packet trace are empty unless the scenario asks for a
+trace, the paths without an SCTP flow, the agents without a node hook); they are gathered into
+one table with a column per swept parameter and the seed.
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ from tqdm import tqdm
 
 from ccsim import _core
 
-RECORD_VERSION = 2
+#: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
+#: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
+RECORD_VERSION = 3
+#: The tables a record holds, each as a column name -> list of values.
+RECORD_TABLES = ("flows", "links", "series", "paths", "agents", "packets")
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ def record_problem(record: Any) -> str | None:
         return f"version {record.get('version')!r}, not {RECORD_VERSION}"
     if not isinstance(record.get("seed"), int) or not isinstance(record.get("summary"), dict):
         return "no seed or summary"
-    for table in ("flows", "links", "series"):
+    for table in RECORD_TABLES:
         columns = record.get(table)
         if not isinstance(columns, dict) or not all(isinstance(c, list) for c in columns.values()):
             return f'no "{table}" table'
@@ -263,15 +268,18 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
-    raw = _core.run(text, list(overrides), seed)
+    return record_of(_core.run(text, list(overrides), seed), overrides, seed)
+
+
+def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[str, Any]:
+    """The store's record of one run: what ``_core.run`` returned, as plain JSON-ready data.
+    Every writer of a store (sweeps, ``ccsim explore``) makes its records here."""
     return {
         "version": RECORD_VERSION,
         "seed": seed,
         "overrides": list(overrides),
         "summary": dict(raw["summary"]),
-        "flows": _plain(raw["flows"]),
-        "links": _plain(raw["links"]),
-        "series": _plain(raw["series"]),
+        **{table: _plain(raw.get(table, {})) for table in RECORD_TABLES},
     }
 
 

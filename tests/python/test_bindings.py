@@ -148,3 +148,62 @@ def test_a_run_without_atm_has_empty_atm_tables_and_no_cells(two_hosts: str) -> 
     raw = _core.run(two_hosts, [], 1)
     assert raw["summary"]["cell_hops"] == 0 and raw["summary"]["atm_events"] == 0
     assert raw["atm_vcs"] == {} and raw["atm_ports"] == {}
+
+
+DIFFSERV = """
+duration = "3s"
+[nodes]
+a = "host"
+b = "host"
+r = { type = "router", hook = { type = "classifier", rules = [
+  { match = { flow = "voice" }, set_dscp = 46 }] } }
+[links.in]
+a = "a"
+b = "r"
+rate = "100Mbps"
+delay = "1ms"
+[links.out]
+a = "r"
+b = "b"
+rate = "2Mbps"
+delay = "5ms"
+queue = { type = "cbwfq", classes = [
+  { name = "ef", match = { dscp = 46 }, priority = "1Mbps" },
+  { name = "default", drop = { type = "wred" } }] }
+[flows.voice]
+type = "cbr"
+src = "a"
+dst = "b"
+rate = "1.5Mbps"
+packet_size = 500
+[flows.data]
+type = "cbr"
+src = "a"
+dst = "b"
+rate = "3Mbps"
+[flows.probe]
+type = "ping"
+src = "a"
+dst = "b"
+interval = "100ms"
+"""
+
+
+def test_the_classes_and_pings_tables_cross_and_survive_a_parquet_round_trip(
+    tmp_path: Path,
+) -> None:
+    res = ccsim.run(ccsim.Scenario.from_str(DIFFSERV))
+    c = res.classes[res.classes["direction"] == "a_to_b"].set_index("class")
+    assert list(c.index) == ["ef", "default"]
+    # The LLQ is policed to 1 Mbit/s under congestion (give or take its 25-KB burst).
+    assert 0.95e6 < c.loc["ef", "sent_bps"] < 1.1e6
+    assert c.loc["ef", "drops_police"] > 0 and c.loc["default", "drops"] > 0
+    # The probe waits behind best effort (RTTs up to ~0.45 s), so requests of the last ~0.9 s
+    # may still be on their way and are not counted; every answered one is.
+    p = res.pings
+    assert len(p) == 31 and 15 <= p["counted"].sum() < 31
+    assert (p.loc[p["rtt_s"].notna(), "counted"] == 1).all()
+    out = res.to_parquet(tmp_path / "r")
+    assert (out / "classes.parquet").exists() and (out / "pings.parquet").exists()
+    back = ccsim.Result.from_parquet(out)
+    assert back.classes.equals(res.classes) and back.pings.equals(res.pings)

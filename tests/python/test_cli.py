@@ -133,7 +133,7 @@ def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_nam
     assert ccs.count('cc = "highspeed"') == 4
     assert 'duration = "500s"' in resolved
     with pytest.raises(
-        ValueError, match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, P002"
+        ValueError, match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, PDS, P002"
     ):
         bench.run_benchmarks(only=["P9"])
 

@@ -38,7 +38,7 @@ def local_cluster() -> Iterator[Any]:
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: 8787 may be taken (another cluster)
         silence_logs=50,  # logging.CRITICAL: a killed worker is expected here
     ) as lc:
         yield lc

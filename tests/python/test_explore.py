@@ -158,6 +158,7 @@ def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     assert len(Store(tmp_path / "results" / "p001" / "runs")) == 3
     # Asked again (another tab): every run comes from the store.
     ev = server.events(server.post("/api/run", ask)[1]["job"])
+    assert ev[-1]["type"] == "done", ev[-1]
     assert ev[-1]["cached"] == 3 and ev[-1]["simulated"] == 0
 
 

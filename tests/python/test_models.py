@@ -57,3 +57,28 @@ def test_throughput_falls_as_loss_rtt_and_timeout_grow() -> None:
 
 def test_the_docstring_examples_hold() -> None:
     assert doctest.testmod(models, raise_on_error=False).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("rtt", "p", "delayed", "expected"),
+    [
+        # C * B / (R sqrt p), B = 1000 B: 0.866 with delayed ACKs, 1.2247 without.
+        (0.1, 0.01, True, 86_602.5),
+        (0.1, 0.01, False, 122_474.5),
+        (0.05, 1e-4, True, 1_732_050.8),
+        (0.2, 0.04, False, 30_618.6),
+        # No loss seen: the paper's p = 1e-6.
+        (0.1, 0.0, True, 8_660_254.0),
+    ],
+)
+def test_paper_003s_bound_matches_tabulated_values(
+    rtt: float, p: float, delayed: bool, expected: float
+) -> None:
+    got = models.sqrt_bound(1000, rtt, p, delayed_acks=delayed)
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_paper_003s_bound_broadcasts_and_replaces_only_zero_loss() -> None:
+    got = models.sqrt_bound(1000, np.array([0.1, 0.1]), np.array([0.0, 1e-6]))
+    assert got[0] == pytest.approx(got[1])
+    assert models.sqrt_bound(1000, 0.1, 0.0, p_when_no_loss=1e-4) == pytest.approx(866_025.4)

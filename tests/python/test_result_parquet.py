@@ -36,6 +36,10 @@ def through_pandas(res: Result) -> Result:
         paths=res.paths,
         agents=res.agents,
         packets=res.packets,
+        classes=res.classes,
+        pings=res.pings,
+        atm_vcs=res.atm_vcs,
+        atm_ports=res.atm_ports,
     )
 
 

@@ -145,7 +145,8 @@ def test_in_chromium_every_figure_draws_a_marker_per_point_and_hover_shows_its_v
 ) -> None:
     pg, errors = page
     pg.goto((site.parent / "p001-quick.html").as_uri())
-    figures = pg.locator("div.figure")
+    # The point figures (a packet trace is drawn too, as a series figure).
+    figures = pg.locator('div.figure[data-kind="points"]')
     summary = pd.read_parquet(results / "p001-quick" / "summary.parquet")
     n_figures = len(load_plan(find_experiment("p001", ROOT)).figures)
     assert figures.count() == summary["figure"].nunique() == n_figures

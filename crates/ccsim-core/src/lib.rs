@@ -20,7 +20,9 @@
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`arena`] (where packets live while
 //! they are inside the network; everything else passes handles), [`queue`], [`loss`], [`link`],
-//! [`network`], [`hook`], [`agents`], [`endpoint`], [`tcp`], [`cc`], [`traffic`], [`sim`],
+//! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
+//! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
+//! [`ping`], [`sim`],
 //! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
 //! the sender half is [`cc::xcp`]).
 
@@ -28,12 +30,15 @@ pub mod agents;
 pub mod arena;
 pub mod atm;
 pub mod cc;
+pub mod diffserv;
 pub mod endpoint;
 pub mod hook;
 pub mod link;
 pub mod loss;
 pub mod network;
 pub mod packet;
+pub mod pcap;
+pub mod ping;
 pub mod queue;
 pub mod results;
 pub mod rng;
@@ -81,12 +86,16 @@ pub enum Error {
     /// The scenario is invalid; nothing was run. Fatal for this scenario: fix the field the
     /// error names and run again.
     Scenario(ScenarioError),
+    /// The run could not write an output it was asked for (a capture file); the message names
+    /// the file and the system's reason.
+    Output(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Scenario(e) => e.fmt(f),
+            Error::Output(m) => f.write_str(m),
         }
     }
 }
@@ -115,6 +124,28 @@ pub fn run(spec: &scenario::Spec) -> Result<RunOutput, Error> {
 pub fn run_with_stop(spec: &scenario::Spec, stop: &StopSignal) -> Result<RunOutput, Error> {
     let mut sim = sim::Simulator::build(spec)?;
     sim.stop_on(stop.clone());
+    sim.run()
+}
+
+/// How a run is carried out, beyond its scenario: where its files go and who may stop it.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The folder for the pcap files the scenario's `[trace] pcap` asks for (created if
+    /// missing). A scenario asking for captures does not run without one.
+    pub pcap_dir: Option<std::path::PathBuf>,
+    /// Stop early, as [`run_with_stop`] does.
+    pub stop: Option<StopSignal>,
+}
+
+/// Run a validated scenario with [`RunOptions`].
+pub fn run_with_options(spec: &scenario::Spec, options: &RunOptions) -> Result<RunOutput, Error> {
+    let mut sim = sim::Simulator::build(spec)?;
+    if let Some(stop) = &options.stop {
+        sim.stop_on(stop.clone());
+    }
+    if let Some(dir) = &options.pcap_dir {
+        sim.capture_to(dir)?;
+    }
     sim.run()
 }
 

@@ -261,6 +261,7 @@ impl Channel {
         if first_to_wait && self.busy_until <= now {
             // Idle transmitter and nothing waits: the packet would be dequeued at once, so it
             // skips the buffer.
+            self.queue.sent_at_once(size);
             let (head_arrives, lost) = self.transmit(now, pkts, id);
             return Offer::Sent { head_arrives, lost };
         }

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 //! Results as columns, ready to cross into Python (pandas) or Parquet in bulk.
 //!
-//! A run produces three tables:
+//! A run produces these tables:
 //! - `flows`: one row per flow (a short-flow generator adds one row per transfer it started);
 //! - `links`: one row per link direction;
 //! - `series`: the time series in long form: `time_s, kind, name, metric, value`;
+//! - `paths`: one row per path of each multipath flow (SCTP): what went where (empty without);
 //! - `agents`: one row per node hook that counts (base-station agents): `node, agent` and
 //!   the counters of every agent type present, NaN where a row's agent does not keep one;
-//! - `packets`: the per-packet trace of `[trace] packets` (empty unless asked for).
+//! - `packets`: the per-packet trace of `[trace] packets` (empty unless asked for);
+//! - `classes`: one row per DiffServ class of each link direction with class-based queueing
+//!   (empty without);
+//! - `pings`: one row per echo request of each ping probe, with its RTT (empty without).
 //!
 //! Column names carry their unit (`_s`, `_bps`, `_bytes`) unless they are counts or ratios.
 
@@ -162,4 +166,8 @@ pub struct RunOutput {
     pub agents: Table,
     /// The per-packet trace (`[trace] packets`), one row per recorded event.
     pub packets: Table,
+    /// One row per DiffServ class of each link direction with class-based queueing.
+    pub classes: Table,
+    /// One row per echo request of each ping probe.
+    pub pings: Table,
 }

@@ -173,7 +173,7 @@ fn unknown_keys_in_limits_trace_and_routing_are_rejected() {
     );
     assert_eq!(
         error_with(&["trace.every=\"1s\""]),
-        "trace.every: unknown key; allowed: interval, packets"
+        "trace.every: unknown key; allowed: interval, packets, pcap, pcap_snaplen"
     );
     assert_eq!(
         error_with(&["routing.metrics=\"hops\""]),
@@ -442,11 +442,11 @@ fn booleans_must_be_true_or_false() {
 fn a_choice_of_the_wrong_type_lists_the_choices() {
     assert_eq!(
         error_with(&["flows.f1.type=1"]),
-        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, sctp, found integer 1"
+        "flows.f1.type: expected one of tcp, cbr, onoff, short_tcp, sctp, ping, found integer 1"
     );
     assert_eq!(
         error_of(&without("type = \"tcp\""), &[]),
-        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp, sctp"
+        "flows.f1.type: missing; one of tcp, cbr, onoff, short_tcp, sctp, ping"
     );
     assert_eq!(
         error_with(&["flows.f1.initial_window=\"rfc9999\""]),
@@ -962,4 +962,151 @@ fn a_packet_trace_names_flows_links_and_nodes_that_exist() {
     );
     assert!(msg("trace.packets={ every = true }")
         .starts_with("trace.packets.every: unknown key; allowed: flows, links, nodes, max_rows"));
+}
+
+// DiffServ (docs/scenario.md, "DiffServ")
+
+/// BASE with the bottleneck's queue set to `queue` (inline TOML).
+fn with_queue(queue: &str) -> String {
+    error_with(&[&format!("links.bottleneck.queue={queue}")])
+}
+
+#[test]
+fn the_cbwfq_example_of_the_documentation_loads() {
+    let q = "{type=\"cbwfq\", classes=[{name=\"premium\", match={dscp=46}, \
+             priority=\"5000kbps\"}, {name=\"default\", bandwidth_percent=25, \
+             drop={type=\"wred\"}}]}";
+    let loaded = load(BASE, &[&format!("links.bottleneck.queue={q}")]).unwrap();
+    assert!(matches!(
+        loaded.spec.links["bottleneck"].a_to_b.queue,
+        QueueSpec::Scheduler(_)
+    ));
+}
+
+#[test]
+fn an_llq_rate_above_the_link_rate_is_rejected() {
+    assert_eq!(
+        with_queue(
+            "{type=\"cbwfq\", classes=[{name=\"ef\", match={dscp=46}, priority=\"20Mbps\"}, \
+             {name=\"default\"}]}"
+        ),
+        "links.bottleneck.queue.classes[0].priority: 20000000 bit/s is above the link rate \
+         (10000000 bit/s); an LLQ rate must fit in the link"
+    );
+}
+
+#[test]
+fn reservations_that_do_not_fit_the_link_are_rejected() {
+    assert_eq!(
+        with_queue(
+            "{type=\"cbwfq\", classes=[{name=\"ef\", match={dscp=46}, priority=\"5Mbps\"}, \
+             {name=\"default\", bandwidth_percent=75}]}"
+        ),
+        "links.bottleneck.queue.classes: priority and bandwidth reserve 12500000 bit/s, more \
+         than the link rate (10000000 bit/s)"
+    );
+    assert_eq!(
+        with_queue(
+            "{type=\"cbwfq\", classes=[{name=\"a\", match={dscp=10}, bandwidth_percent=60}, \
+             {name=\"default\", bandwidth_percent=50}]}"
+        ),
+        "links.bottleneck.queue.classes: bandwidth_percent of the classes sums to 110; at most \
+         100 is possible"
+    );
+    assert_eq!(
+        with_queue(
+            "{type=\"wfq\", classes=[{name=\"a\", match={dscp=10}, weight=0}, {name=\"b\"}]}"
+        ),
+        "links.bottleneck.queue.classes[0].weight: 0 is out of range; must be from 1 to 4294967295"
+    );
+}
+
+#[test]
+fn a_match_on_an_unknown_field_lists_the_fields() {
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", match={port=80}}, {name=\"b\"}]}"),
+        "links.bottleneck.queue.classes[0].match.port: unknown key; allowed: src, dst, \
+         protocol, flow, dscp"
+    );
+}
+
+#[test]
+fn two_classes_with_one_name_are_rejected() {
+    assert_eq!(
+        with_queue(
+            "{type=\"drr\", classes=[{name=\"a\", match={dscp=10}}, {name=\"a\", \
+             match={dscp=12}}, {name=\"b\"}]}"
+        ),
+        "links.bottleneck.queue.classes[1].name: \"a\" names two classes; class names must \
+         differ"
+    );
+}
+
+#[test]
+fn a_dscp_outside_0_to_63_is_rejected() {
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", match={dscp=64}}, {name=\"b\"}]}"),
+        "links.bottleneck.queue.classes[0].match.dscp: 64 is out of range; must be from 0 to 63 \
+         (a DSCP has six bits)"
+    );
+    assert_eq!(
+        with_queue(
+            "{type=\"priority\", classes=[{name=\"a\", match={dscp=[10, -1]}}, {name=\"b\"}]}"
+        ),
+        "links.bottleneck.queue.classes[0].match.dscp[1]: -1 is out of range; must be from 0 \
+         to 63 (a DSCP has six bits)"
+    );
+}
+
+#[test]
+fn the_class_default_must_be_last_and_present() {
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\"}, {name=\"b\", match={dscp=1}}]}"),
+        "links.bottleneck.queue.classes[0]: a class without match is the class-default and \
+         takes every packet: it must be the last class"
+    );
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", match={dscp=1}}]}"),
+        "links.bottleneck.queue.classes: the last class must have no match (the \
+         class-default, for packets no other class matches)"
+    );
+}
+
+#[test]
+fn a_match_naming_an_unknown_node_or_flow_lists_the_names() {
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", match={src=\"h9\"}}, {name=\"b\"}]}"),
+        "links.bottleneck.queue.classes[0].match.src: no node named \"h9\"; nodes are h1, h2, r1"
+    );
+    assert_eq!(
+        error_with(&[
+            "nodes.r1={type=\"router\", hook={type=\"policer\", rules=[{match={flow=\"f2\"}, \
+             set_dscp=46}]}}"
+        ]),
+        "nodes.r1.hook.rules[0].match.flow: no flow named \"f2\"; flows are f1"
+    );
+}
+
+#[test]
+fn meters_reject_inconsistent_rates_and_bursts() {
+    let hook = |meter: &str| {
+        error_with(&[&format!(
+            "nodes.r1={{type=\"router\", hook={{type=\"policer\", rules=[{{meter={meter}}}]}}}}"
+        )])
+    };
+    assert_eq!(
+        hook("{type=\"trtcm\", cir=\"2Mbps\", cbs=1500, pir=\"1Mbps\", pbs=1500}"),
+        "nodes.r1.hook.rules[0].meter.pir: 1000000 bit/s is below cir (2000000 bit/s); RFC \
+         2698 §2 needs pir >= cir"
+    );
+    assert_eq!(
+        hook("{type=\"srtcm\", cir=\"2Mbps\", cbs=0, ebs=0}"),
+        "nodes.r1.hook.rules[0].meter.cbs: cbs and ebs are both 0; RFC 2697 §2 needs one \
+         above 0"
+    );
+    assert_eq!(
+        hook("{type=\"car\", rate=\"10Mbps\", normal_burst=10000, excess_burst=5000}"),
+        "nodes.r1.hook.rules[0].meter.excess_burst: 5000 is below normal_burst (10000); the \
+         excess burst is at least the normal burst"
+    );
 }

@@ -70,6 +70,7 @@ fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
             let _ = value.setattr("reason", s.message);
             err
         }
+        CoreError::Output(m) => SimulationError::new_err(m),
     }
 }
 
@@ -200,32 +201,40 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, resolved: String) -> PyResult<
     d.set_item("paths", table_to_dict(&frombuffer, out.paths)?)?;
     d.set_item("agents", table_to_dict(&frombuffer, out.agents)?)?;
     d.set_item("packets", table_to_dict(&frombuffer, out.packets)?)?;
+    d.set_item("classes", table_to_dict(&frombuffer, out.classes)?)?;
+    d.set_item("pings", table_to_dict(&frombuffer, out.pings)?)?;
     d.set_item("resolved_toml", resolved)?;
     Ok(d)
 }
 
 /// Check and run a scenario; returns a dict: `summary` (plain values), `flows`, `links`,
-/// `series`, `paths`, `agents` and `packets` (column name -> numpy array or list of str) and
-/// `resolved_toml`.
+/// `series`, `paths`, `agents`, `packets`, `classes` and `pings` (column name -> numpy array
+/// or list of str) and `resolved_toml`.
 ///
 /// `progress`, if given, is called from this thread about every [`PROGRESS_EVERY`] while the
 /// run goes on, with the simulated seconds reached, the events so far and the run's duration
 /// in seconds: a few calls a second, never one per packet. If it raises, the run is stopped
 /// and its exception raised, as for Ctrl-C.
 #[pyfunction]
-#[pyo3(signature = (text, overrides=Vec::new(), seed=None, progress=None))]
+#[pyo3(signature = (text, overrides=Vec::new(), seed=None, progress=None, pcap_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     text: String,
     overrides: Vec<String>,
     seed: Option<u64>,
     progress: Option<Bound<'py, PyAny>>,
+    pcap_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let stop = StopSignal::new();
+    // `pcap_dir`: the folder for the scenario's `[trace] pcap` files.
+    let options = ccsim_core::RunOptions {
+        pcap_dir,
+        stop: Some(stop.clone()),
+    };
     let simulate = || {
         catch_unwind(AssertUnwindSafe(|| {
             let loaded = ccsim_core::load_scenario(&text, &overrides, seed)?;
-            let out = ccsim_core::run_with_stop(&loaded.spec, &stop)?;
+            let out = ccsim_core::run_with_options(&loaded.spec, &options)?;
             Ok::<_, CoreError>((out, loaded.resolved_toml))
         }))
     };

@@ -30,14 +30,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .plan import Claim
+from .plan import Claim, x_number
 from .stats import compare_lines, mean_ci, slope_ci
 
 NO_CI = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
 
 
 def _xs(xs: Sequence[float], scale: float) -> str:
-    return ", ".join(f"{float(x) * scale:g}" for x in xs) or "none"
+    return ", ".join(f"{x_number(x) * scale:g}" for x in xs) or "none"
 
 
 def _pct(k: int, n: int) -> str:
@@ -102,7 +102,7 @@ def check_claim(
     if claim.trend is not None:
         # The gap in the claimed direction: B - A for "lower", A - B for "higher".
         gap = [want * float(d) for d in cmp["diff"]]
-        s = slope_ci([float(x) * x_scale for x in xs], gap)
+        s = slope_ci([x_number(x) * x_scale for x in xs], gap)
         sign = 1 if claim.trend == "increasing" else -1
         gap_name = f"{b} - {a}" if want < 0 else f"{a} - {b}"
         claimed = f"; trend claimed: the gap {gap_name} {'grows' if sign > 0 else 'shrinks'} with x"

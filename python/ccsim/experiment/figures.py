@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .plan import Figure, Plan, SeriesFigure
+from .plan import Figure, Plan, SeriesFigure, x_number
 from .tables import flow_rates, link_capacity, link_rate
 
 
@@ -46,6 +46,8 @@ def draw_series_figure(
 ) -> list[Path]:
     plt = _pyplot()
 
+    if fig.kind == "packet_trace":
+        return _draw_packet_trace(plt, fig, plan, recs, out)
     if fig.kind == "flow_series":
         n = len(fig.lines)
         cols = 2 if n > 1 else 1
@@ -91,10 +93,11 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     s = summary[summary["figure"] == fig.id]
     f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for lid in fig.lines:
-        d = s[s["line"] == lid].sort_values("x")
+        d = s[s["line"] == lid]
         if d.empty:
             continue
-        xs = [float(x) * fig.x_scale for x in d["x"]]
+        d = d.iloc[sorted(range(len(d)), key=lambda i: x_number(d["x"].iloc[i]))]
+        xs = [x_number(x) * fig.x_scale for x in d["x"]]
         ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
                     label=plan.lines[lid].label)  # fmt: skip
     ax.set_xlabel(fig.x_label)
@@ -102,5 +105,56 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
+    f.tight_layout()
+    return _save(plt, f, out, fig.id)
+
+
+def packet_trace_points(rec: dict[str, Any], flow: str, link: str) -> dict[str, pd.DataFrame]:
+    """What a ``packet_trace`` panel shows, from a run's ``packets`` table (times in seconds):
+    ``sent``, the flow's data departures on ``link`` (first transmissions and retransmissions
+    apart); ``dropped``, its data packets lost anywhere (queue, random loss, MTU, no route);
+    ``acked``, the cumulative ACK numbers its sender was delivered."""
+    p = pd.DataFrame(rec.get("packets", {}))
+    empty = pd.DataFrame(columns=["time_s", "seq"])
+    if p.empty:
+        return {"sent": empty, "resent": empty, "dropped": empty, "acked": empty}
+    p = p[p["flow"] == flow].assign(time_s=p["time_ns"] / 1e9)
+    data = p[p["kind"] == "data"]
+    sent = data[(data["where"] == link) & (data["event"] == "departed")]
+    acks = p[(p["kind"] == "ack") & (p["event"] == "delivered")]
+    return {
+        "sent": sent[sent["retransmission"] == 0][["time_s", "seq"]],
+        "resent": sent[sent["retransmission"] != 0][["time_s", "seq"]],
+        "dropped": data[data["event"] == "dropped"][["time_s", "seq"]],
+        "acked": acks.rename(columns={"seq": "_seq", "ack": "seq"})[["time_s", "seq"]],
+    }
+
+
+def _draw_packet_trace(
+    plt: Any, fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    """Sequence number against time, a panel per line (each with its own axes: a TCP sequence
+    number counts bytes, an SCTP TSN chunks)."""
+    n = len(fig.lines)
+    f, axes = plt.subplots(n, 1, figsize=(6.4, 2.4 * n), dpi=120, squeeze=False)
+    for ax, lid in zip(axes.flat, fig.lines):
+        ax.set_title(plan.lines[lid].label, fontsize=9)
+        ax.grid(alpha=0.3)
+        rec = recs.get(lid)
+        if rec is None:
+            continue
+        pts = packet_trace_points(rec, fig.flows[0], fig.link)
+        ax.plot(pts["acked"]["time_s"], pts["acked"]["seq"], lw=0.8, color="tab:green",
+                drawstyle="steps-post", label="ACK number delivered")  # fmt: skip
+        ax.scatter(pts["sent"]["time_s"], pts["sent"]["seq"], s=3, color="tab:blue",
+                   label=f"data sent on {fig.link}")  # fmt: skip
+        ax.scatter(pts["resent"]["time_s"], pts["resent"]["seq"], s=10, marker="^",
+                   color="tab:orange", label="retransmission")  # fmt: skip
+        ax.scatter(pts["dropped"]["time_s"], pts["dropped"]["seq"], s=30, marker="x",
+                   color="tab:red", label="dropped")  # fmt: skip
+    axes.flat[0].legend(fontsize=7, loc="upper left")
+    f.supxlabel("time (s)")
+    f.supylabel("sequence number (TCP: byte; SCTP: TSN)")
+    f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
     f.tight_layout()
     return _save(plt, f, out, fig.id)

@@ -11,7 +11,7 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
     quick_seeds = 3
 
     [metric]                            # what a point measures (default for every figure)
-    table = "flows"                     # flows | links
+    table = "flows"                     # flows | links | paths | agents
     where = { name = "transfer" }       # row filter: column = value
     column = "completion_time_s"
     label = "transfer time (s)"
@@ -49,7 +49,8 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
 Time-series experiments (paper 002) use two more figure kinds and summary tables, run once per
 line and seed (no x)::
 
-    quick_set = { duration = "60s" }    # overrides added in --quick mode only
+    quick_set = { duration = "60s" }    # overrides added in --quick mode only; a figure or
+                                        # table may have its own, applied after this one
 
     [[figures]]
     id = "fig1"
@@ -81,6 +82,22 @@ line and seed (no x)::
     at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
     tolerance = 0.02                    # with one seed: a value this close is too close to call
 
+A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig. 11)::
+
+    [[figures]]
+    id = "fig5_trace"
+    kind = "packet_trace"               # a panel per line: data departures on the link, drops,
+    set = { ... }                       # and the ACK numbers the sender is delivered
+    lines = ["reno", "spack"]
+    flow = "transfer"
+    link = "wireless:a_to_b"
+    seed = 1                            # optional; max_rows = 200000 likewise
+
+A figure or table may have its own ``quick_set`` (after the plan's); a table's ``groups = {
+reno = ["f2", "f4"] }`` adds the column ``share_reno``; an x may carry units (``"10Mbps"``) and
+companion keys (``also = { PATH = [one value per x] }``); a metric's column may be arithmetic
+on the row's columns (``"(packets_sent - packets_received) / packets_sent"``).
+
 docs/experiments.md describes every key and the statistics behind each claim's verdict.
 
 ``reproduce`` runs every (figure, line, x, seed) point through the sweep store (so it resumes),
@@ -92,6 +109,10 @@ per-figure summary) is what an HTML report will read.
 
 from __future__ import annotations
 
+import ast
+import math
+import operator
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -143,13 +164,19 @@ class Figure:
     lines: list[str]
     metric: Metric
     x_scale: float = 1.0
+    #: Keys set together with x: PATH -> one value per x value (Fig. 12 of paper 004: the cross
+    #: traffic's rate follows path1's bandwidth).
+    x_also: dict[str, list[Any]] = field(default_factory=dict)
     #: Where in the plan it was declared ("figures[2]"), for messages.
     origin: str = ""
+    #: Overrides added in --quick mode after the plan's ``quick_set`` (its own ``quick_set``).
+    quick_overrides: list[str] = field(default_factory=list)
 
 
 @dataclass
 class SeriesFigure:
-    """A time-series figure (``flow_series`` or ``link_series``)."""
+    """A time-series figure (``flow_series``, ``link_series`` or ``packet_trace``), from one run
+    per line (seed 1; ``packet_trace``: its ``seed``)."""
 
     id: str
     title: str
@@ -159,6 +186,13 @@ class SeriesFigure:
     flows: list[str]
     link: str
     origin: str = ""
+    quick_overrides: list[str] = field(default_factory=list)
+    #: packet_trace: the seed of its one run per line.
+    seed: int = 1
+
+
+#: The most packet-trace rows a ``packet_trace`` figure keeps per run unless it says otherwise.
+PACKET_TRACE_ROWS = 200_000
 
 
 @dataclass
@@ -173,6 +207,10 @@ class SummaryTable:
     window_s: float
     jain_threshold: float
     origin: str = ""
+    quick_overrides: list[str] = field(default_factory=list)
+    #: Named sets of ``flows`` whose summed share is a column ``share_<name>`` (paper 002's
+    #: coexistence: the standard TCP flows' share of the total).
+    groups: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: The default share of the points at which a "lower"/"higher" claim's direction must be
@@ -248,6 +286,55 @@ def _need(tbl: dict[str, Any], key: str, where: str) -> Any:
     return tbl[key]
 
 
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv}  # fmt: skip
+
+
+def _expression(column: str) -> ast.expr:
+    """A metric column is a column name or arithmetic (+ - * / and parentheses) on column
+    names and numbers of one row: "(packets_sent - packets_received) / packets_sent"."""
+    try:
+        tree = ast.parse(column, mode="eval").body
+    except SyntaxError:
+        raise ValueError(f'"{column}" is not a column name or arithmetic on columns') from None
+    for node in ast.walk(tree):
+        ok = isinstance(node, (ast.BinOp, ast.Name, ast.Load, ast.UnaryOp, ast.USub, *_OPS))
+        ok = ok or (isinstance(node, ast.Constant) and isinstance(node.value, (int, float)))
+        if not ok:
+            raise ValueError(f'"{column}": only column names, numbers, + - * / and () allowed')
+    return tree
+
+
+def metric_columns(column: str) -> list[str]:
+    """The column names a metric column (a name or arithmetic on names) reads."""
+    return sorted({n.id for n in ast.walk(_expression(column)) if isinstance(n, ast.Name)})
+
+
+def metric_value(column: str, row: dict[str, Any]) -> float:
+    """A metric column's value in ``row``; NaN if a column is missing or a division by zero."""
+
+    def ev(node: ast.expr) -> float:
+        if isinstance(node, ast.Constant):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            v = row.get(node.id)
+            return math.nan if v is None else float(v)
+        if isinstance(node, ast.UnaryOp):
+            return -ev(node.operand)
+        assert isinstance(node, ast.BinOp)
+        a, b = ev(node.left), ev(node.right)
+        if isinstance(node.op, ast.Div) and b == 0:
+            return math.nan
+        return float(_OPS[type(node.op)](a, b))
+
+    return ev(_expression(column))
+
+
+#: The record tables a metric may read: flows and links (every run), paths (one row per path of
+#: an SCTP association) and agents (the counters of base-station agents: SPACK, Snoop, I-TCP).
+METRIC_TABLES = ("flows", "links", "paths", "agents")
+
+
 def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     if not tbl:
         if default is None:
@@ -258,11 +345,16 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
     if unknown:
         raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
     table = tbl.get("table", default.table if default else "flows")
-    if table not in ("flows", "links"):
-        raise PlanError(f'{where}.table: "{table}" is not one of flows, links')
+    if table not in METRIC_TABLES:
+        raise PlanError(f'{where}.table: "{table}" is not one of {", ".join(METRIC_TABLES)}')
+    column = str(_need(tbl, "column", where))
+    try:
+        metric_columns(column)
+    except ValueError as e:
+        raise PlanError(f"{where}.column: {e}") from None
     return Metric(
         table=table,
-        column=str(_need(tbl, "column", where)),
+        column=column,
         label=str(tbl.get("label", tbl["column"])),
         where=dict(tbl.get("where", {})),
         origin=where,
@@ -281,13 +373,16 @@ _PLAN_SHAPE: dict[str, Any] = {
     "lines": ("each", {"label": "scalar", "set": "table"}),
     "figures": [{
         "id": "scalar", "title": "scalar", "kind": "scalar", "set": "table", "lines": ["scalar"],
-        "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE,
+        "quick_set": "table",
+        "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
+        "seed": "number", "max_rows": "number",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
-              "scale": "number"},
+              "scale": "number", "also": ("each", ["scalar"])},
     }],
     "tables": [{
         "id": "scalar", "title": "scalar", "set": "table", "lines": ["scalar"],
-        "flows": ["scalar"], "link": "scalar", "from_s": "number", "window_s": "number",
+        "quick_set": "table", "flows": ["scalar"], "link": "scalar", "from_s": "number",
+        "groups": ("each", ["scalar"]), "window_s": "number",
         "jain_threshold": "number",
     }],
     "claims": [{
@@ -419,6 +514,34 @@ def load_plan(folder: Path) -> Plan:
     for i, f in enumerate(raw.get("figures", [])):
         where = f"figures[{i}]"
         kind = f.get("kind", "points")
+        if kind == "packet_trace":
+            flow = str(_need(f, "flow", where))
+            seed = f.get("seed", 1)
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 1:
+                raise PlanError(f"{where}.seed: {seed!r} is not a seed; it must be an integer >= 1")
+            rows = f.get("max_rows", PACKET_TRACE_ROWS)
+            if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+                raise PlanError(f"{where}.max_rows: {rows!r} must be an integer >= 1")
+            # The figure asks the core for the trace it draws: the flow's packets only.
+            trace = format_value({"flows": [flow], "max_rows": rows})
+            series_figures.append(
+                SeriesFigure(
+                    id=str(_need(f, "id", where)),
+                    title=str(f.get("title", f["id"])),
+                    kind=kind,
+                    overrides=[
+                        *_overrides(f.get("set", {}), f"{where}.set"),
+                        f"trace.packets={trace}",
+                    ],
+                    lines=check_lines(f, where),
+                    flows=[flow],
+                    link=str(_need(f, "link", where)),
+                    origin=where,
+                    quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
+                    seed=seed,
+                )
+            )
+            continue
         if kind in ("flow_series", "link_series"):
             series_figures.append(
                 SeriesFigure(
@@ -430,15 +553,25 @@ def load_plan(folder: Path) -> Plan:
                     flows=[str(x) for x in f.get("flows", [])],
                     link=str(_need(f, "link", where)),
                     origin=where,
+                    quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                 )
             )
             continue
         if kind != "points":
             raise PlanError(
-                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series'
+                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series, '
+                "packet_trace"
             )
         x = _need(f, "x", where)
         check_lines(f, where)
+        also = {str(k): list(v) for k, v in x.get("also", {}).items()}
+        for k, v in also.items():
+            if len(v) != len(x["values"]):
+                raise PlanError(f"{where}.x.also.{k}: {len(v)} values for {len(x['values'])} x "
+                                "values; give one per x value")  # fmt: skip
+        for q in x.get("quick", []):
+            if q not in x["values"]:
+                raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
         figures.append(
             Figure(
                 id=str(_need(f, "id", where)),
@@ -448,27 +581,40 @@ def load_plan(folder: Path) -> Plan:
                 x_quick=list(x.get("quick", x["values"])),
                 x_label=str(x.get("label", x["path"])),
                 x_scale=float(x.get("scale", 1.0)),
+                x_also=also,
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
                 metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
                 origin=where,
+                quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
             )
         )
     tables = []
     for i, t in enumerate(raw.get("tables", [])):
         where = f"tables[{i}]"
+        flows = [str(x) for x in _need(t, "flows", where)]
+        groups = {str(g): [str(x) for x in members] for g, members in t.get("groups", {}).items()}
+        for g, members in groups.items():
+            if g in flows:
+                raise PlanError(f'{where}.groups.{g}: "{g}" is already a flow of the table')
+            for m in members:
+                if m not in flows:
+                    raise PlanError(f'{where}.groups.{g}: "{m}" is not one of the table\'s flows '
+                                    f"({', '.join(flows)})")  # fmt: skip
         tables.append(
             SummaryTable(
                 id=str(_need(t, "id", where)),
                 title=str(t.get("title", t["id"])),
                 overrides=_overrides(t.get("set", {}), f"{where}.set"),
                 lines=check_lines(t, where),
-                flows=[str(x) for x in _need(t, "flows", where)],
+                flows=flows,
                 link=str(_need(t, "link", where)),
+                groups=groups,
                 from_s=float(t.get("from_s", 0.0)),
                 window_s=float(t.get("window_s", 10.0)),
                 jain_threshold=float(t.get("jain_threshold", 0.9)),
                 origin=where,
+                quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
             )
         )
     # Runs are tagged with the id of their figure or table: two with one id would pool
@@ -570,6 +716,31 @@ def load_plan(folder: Path) -> Plan:
     )
 
 
+def x_overrides(fig: Figure, x: Any) -> list[str]:
+    """The overrides of x value ``x``: its path and every key set with it (``x.also``)."""
+    i = fig.x_values.index(x)
+    also = [f"{k}={format_value(v[i])}" for k, v in fig.x_also.items()]
+    return [f"{fig.x_path}={format_value(x)}", *also]
+
+
+def x_number(x: Any) -> float:
+    """An x value as a number to plot: a number as it is, a value with a unit by its number
+    ("10Mbps" -> 10.0, "6ms" -> 6.0; the axis label names the unit)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    m = re.match(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)", str(x))
+    return float(m.group(1)) if m else math.nan
+
+
+def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
+    """The overrides --quick adds to a run of ``item`` (a figure or table): the plan's
+    ``quick_set``, then the item's own, so that an item can scale what the plan's quick mode
+    changes (paper 002's small buffer follows its ten times slower link). Empty when not quick."""
+    if not quick:
+        return []
+    return [*plan.quick_overrides, *getattr(item, "quick_overrides", [])]
+
+
 def find_experiment(name: str, root: Path | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = (root or Path.cwd()) / "experiments"
@@ -632,22 +803,23 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
     the summary columns from :func:`table_row` applied to a probe, so they cannot drift from
     what a run produces.
     """
-    extra = list(plan.quick_overrides) if quick else []
     for fig in plan.figures:
+        extra = quick_overrides(plan, fig, quick)
         for lid in fig.lines:
             base = [*fig.overrides, *plan.lines[lid].overrides]
             xs = fig.x_quick if quick else fig.x_values
             for x in xs:
-                ov = [*base, f"{fig.x_path}={format_value(x)}", *extra]
+                ov = [*base, *x_overrides(fig, x), *extra]
                 try:
                     _core.validate(plan.scenario_text, ov, 1)
                 except _core.ScenarioError as e:
                     raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
             where = f"{fig.origin} (line {lid})"
-            record = _probe(plan, [*base, f"{fig.x_path}={format_value(xs[0])}", *extra], where)
+            record = _probe(plan, [*base, *x_overrides(fig, xs[0]), *extra], where)
             m = fig.metric
             columns = record[m.table]
-            for key, col in [("column", m.column)] + [(f"where.{c}", c) for c in m.where]:
+            used = [("column", c) for c in metric_columns(m.column)]
+            for key, col in used + [(f"where.{c}", c) for c in m.where]:
                 if col not in columns:
                     raise PlanError(
                         f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '
@@ -659,6 +831,7 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                     f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}"
                 )
     for item in [*plan.series_figures, *plan.tables]:
+        extra = quick_overrides(plan, item, quick)
         for lid in item.lines:
             where = f"{item.origin} (line {lid})"
             record = _probe(plan, [*item.overrides, *plan.lines[lid].overrides, *extra], where)

@@ -20,7 +20,7 @@ import pandas as pd
 from ccsim import _core
 
 from .claims import check_claim
-from .plan import Claim, Figure, Plan
+from .plan import Claim, Figure, Plan, x_number
 from .stats import compare_lines
 
 if sys.version_info >= (3, 11):
@@ -95,7 +95,7 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
            f"significant? |{eq_head}",
            "|---|---|---|---|---|---|---|" + ("---|" if similar else "")]  # fmt: skip
     for _, r in cmp.iterrows():
-        x = float(r["x"]) * fig.x_scale
+        x = x_number(r["x"]) * fig.x_scale
         if r["n"] >= 2:
             ci = f"{r['low']:.3g} to {r['high']:.3g}"
             p = f"{r['p_value']:.2g}"
@@ -163,8 +163,9 @@ def write_report(
         for _, r in s.iterrows():
             ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
             note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
-            x = float(r["x"]) * fig.x_scale
-            lines.append(f"| {x:g} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
+            x = (f"{float(r['x']) * fig.x_scale:g}" if not isinstance(r["x"], str)
+                 else r["x"])  # fmt: skip
+            lines.append(f"| {x} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
                          f"{int(r['n'])}{note} |")  # fmt: skip
         lines.append("")
         if len(points):
@@ -180,9 +181,12 @@ def write_report(
                   f"Jain's index at or above {t.jain_threshold:g} to the end.", "",
                   "Rate swing: each flow's coefficient of variation over the trace samples, "
                   "averaged over the flows (lower is steadier).", "",
-                  "| line | utilization | Jain's index | loss rate | convergence (s) | rate swing "
-                  "| shares |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+                  "Utilization: tested = the listed flows' goodput over the capacity; "
+                  "background = the link's utilization (every packet, headers included) less "
+                  "the tested.", "",
+                  "| line | tested utilization | background | link utilization | Jain's index "
+                  "| loss rate | convergence (s) | rate swing | shares |",
+                  "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         if df is not None:
             for _, r in df.iterrows():
                 conv = (
@@ -190,7 +194,9 @@ def write_report(
                     if math.isnan(r["convergence_s"])
                     else f"{r['convergence_s']:.0f}"
                 )
-                lines.append(f"| {plan.lines[r['line']].label} | {r['utilization']:.3f} | "
+                lines.append(f"| {plan.lines[r['line']].label} | "
+                             f"{r['tested_utilization']:.3f} | "
+                             f"{r['background_utilization']:.3f} | {r['utilization']:.3f} | "
                              f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
                              f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
         lines.append("")

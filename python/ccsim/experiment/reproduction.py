@@ -57,15 +57,15 @@ def reproduce(
         else pd.DataFrame(columns=["figure", "line", "x", "mean", "ci95", "n", "unfinished"])
     )
 
-    def first_seed(item_id: str) -> dict[str, dict[str, Any]]:
+    def first_seed(item_id: str, seed: int = 1) -> dict[str, dict[str, Any]]:
         chosen: dict[str, dict[str, Any]] = {}
         for r in rep.records:
-            if r["tags"]["figure"] == item_id and r["seed"] == 1:
+            if r["tags"]["figure"] == item_id and r["seed"] == seed:
                 chosen[r["tags"]["line"]] = r
         return chosen
 
     for sf in plan.series_figures:
-        draw_series_figure(sf, plan, first_seed(sf.id), out)
+        draw_series_figure(sf, plan, first_seed(sf.id, sf.seed), out)
     table_frames: dict[str, pd.DataFrame] = {}
     table_seeds: dict[str, pd.DataFrame] = {}
     for t in plan.tables:
@@ -76,8 +76,7 @@ def reproduce(
                              **table_row(r, t)})  # fmt: skip
         df = pd.DataFrame(rows)
         if len(df):
-            num = ["utilization", "jain", "loss_rate", "convergence_s", "rate_cv"]
-            num += [f"share_{f}" for f in t.flows]
+            num = [c for c in df.columns if c not in ("table", "line", "seed", "shares")]
             agg = df.groupby("line", sort=False)[num].mean().reset_index()
             agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
             table_frames[t.id] = agg
@@ -87,8 +86,8 @@ def reproduce(
     if "x" in flows:
         flows["x"] = flows["x"].astype(str)
     flows.to_parquet(out / "results.parquet", index=False)
-    points.to_parquet(out / "points.parquet", index=False)
-    summary.to_parquet(out / "summary.parquet", index=False)
+    _x_column_for_parquet(points).to_parquet(out / "points.parquet", index=False)
+    _x_column_for_parquet(summary).to_parquet(out / "summary.parquet", index=False)
     for fig in plan.figures:
         draw_figure(fig, plan, summary, out)
     paired_comparisons(plan, points).to_parquet(out / "paired.parquet", index=False)
@@ -97,6 +96,14 @@ def reproduce(
     report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
                           points=points, table_seeds=table_seeds, command=command)  # fmt: skip
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its x column as text when some x values are (a unit: "10Mbps"): a Parquet
+    column has one type. Numbers alone stay numbers."""
+    if "x" in df and any(isinstance(x, str) for x in df["x"]):
+        return df.assign(x=df["x"].astype(str))
+    return df
 
 
 def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:

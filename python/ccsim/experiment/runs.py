@@ -8,30 +8,33 @@ from typing import Any
 
 import pandas as pd
 
-from ccsim.scenario import format_value
 from ccsim.sweep import RunSpec
 
-from .plan import Metric, Plan
+from .plan import Metric, Plan, metric_value, quick_overrides, x_overrides
 
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
     n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
-    extra = tuple(plan.quick_overrides) if quick else ()
     runs = []
     for fig in plan.figures:
+        extra = tuple(quick_overrides(plan, fig, quick))
         xs = fig.x_quick if quick else fig.x_values
         for lid in fig.lines:
             line = plan.lines[lid]
             for x in xs:
-                ov = (*fig.overrides, *line.overrides, f"{fig.x_path}={format_value(x)}", *extra)
+                ov = (*fig.overrides, *line.overrides, *x_overrides(fig, x), *extra)
                 tags = (("figure", fig.id), ("line", lid), ("x", x))
                 for s in range(1, n + 1):
                     runs.append(RunSpec(plan.scenario_text, ov, s, tags))
     # Time-series figures and tables: one run per line and seed; identical runs share a key.
     for item in [*plan.series_figures, *plan.tables]:
+        extra = tuple(quick_overrides(plan, item, quick))
         for lid in item.lines:
             ov = (*item.overrides, *plan.lines[lid].overrides, *extra)
-            for s in range(1, n + 1):
+            seeds_of_item = (
+                [item.seed] if getattr(item, "kind", "") == "packet_trace" else range(1, n + 1)
+            )
+            for s in seeds_of_item:
                 runs.append(
                     RunSpec(
                         plan.scenario_text, ov, s, (("figure", item.id), ("line", lid), ("x", None))
@@ -47,9 +50,14 @@ def point_values(records: list[dict[str, Any]], metric: Metric) -> pd.DataFrame:
     for rec in records:
         tbl = rec[metric.table]
         where = [(tbl[col], val) for col, val in metric.where.items()]
-        column = tbl[metric.column]
-        hit = next((i for i in range(len(column)) if all(c[i] == v for c, v in where)), None)
-        value = math.nan if hit is None or column[hit] is None else float(column[hit])
+        n = len(next(iter(tbl.values()), ()))
+        hit = next((i for i in range(n) if all(c[i] == v for c, v in where)), None)
+        if hit is None:
+            value = math.nan
+        elif metric.column in tbl:
+            value = math.nan if tbl[metric.column][hit] is None else float(tbl[metric.column][hit])
+        else:
+            value = metric_value(metric.column, {k: c[hit] for k, c in tbl.items()})
         tags = rec["tags"]
         rows.append({"figure": tags["figure"], "line": tags["line"], "x": tags["x"],
                      "seed": rec["seed"], "value": value})  # fmt: skip

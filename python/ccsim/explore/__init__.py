@@ -362,7 +362,7 @@ class Engine:
     def _one(self, job: Job, spec: Any, store: Any) -> tuple[dict[str, Any], bool]:
         """One run's record, from the store or simulated now (then saved); True if cached."""
         from ccsim import _core
-        from ccsim.sweep import RECORD_VERSION, _plain
+        from ccsim.sweep import record_of
 
         key = spec.key()
         with self._key_lock(key):
@@ -383,16 +383,8 @@ class Engine:
                              duration_s=duration_s, events=events)  # fmt: skip
 
             raw = _core.run(spec.text, list(spec.overrides), spec.seed, progress)
-            # The record sweep.execute stores for the same run (_execute_one's fields).
-            rec = {
-                "version": RECORD_VERSION,
-                "seed": spec.seed,
-                "overrides": list(spec.overrides),
-                "summary": dict(raw["summary"]),
-                "flows": _plain(raw["flows"]),
-                "links": _plain(raw["links"]),
-                "series": _plain(raw["series"]),
-            }
+            # The record sweep.execute stores for the same run.
+            rec = record_of(raw, spec.overrides, spec.seed)
             store.save(key, rec)
             return rec, False
 
@@ -469,9 +461,13 @@ class Engine:
         job.emit("series", line=line, traces=traces)
 
 
-def _shown(x: str, scale: float) -> float:
-    """An x value in the axis's units, without binary noise (0.07 * 100 is 7.000000000000001)."""
-    return float(f"{float(x) * scale:.12g}")
+def _shown(x: str, scale: float) -> float | str:
+    """An x value in the axis's units, without binary noise (0.07 * 100 is 7.000000000000001);
+    an x with a unit (``"10Mbps"``, paper 004's plan) is shown as written."""
+    try:
+        return float(f"{float(x) * scale:.12g}")
+    except ValueError:
+        return x.strip('"')
 
 
 def _num(v: Any) -> float | None:

@@ -81,7 +81,7 @@ pub struct NodeSpec {
     pub hook: Option<HookSpec>,
 }
 
-/// Built-in node hooks. Later issues add policers and striping here.
+/// Built-in node hooks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HookSpec {
     /// Drops every packet with the given probability and delays the others by a fixed time;
@@ -96,6 +96,8 @@ pub enum HookSpec {
     /// IP-layer round-robin striping of the data packets for host `dst` over its addresses on
     /// `links` (paper 004's "IP" line): [`crate::striping`].
     Stripe { dst: String, links: Vec<String> },
+    /// A DiffServ edge: classifier, meters, markers and droppers ([`crate::diffserv::policer`]).
+    Policer(crate::diffserv::PolicerSpec),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -162,6 +164,9 @@ pub enum QueueSpec {
         /// Fraction of traffic shuffled each interval for fairness (0.1).
         gamma: f64,
     },
+    /// DiffServ per-class queues and a scheduler (strict priority, WFQ, DRR, CBWFQ with LLQ):
+    /// [`crate::queue::SchedulerSpec`], read by `parse/diffserv.rs`.
+    Scheduler(crate::queue::SchedulerSpec),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -223,6 +228,15 @@ pub enum FlowKind {
         /// Index into `paths` of the primary path.
         primary: usize,
         sctp: crate::sctp::SctpSpec,
+    },
+    /// A ping probe: echo requests every `interval` (`crate::ping`), answered by the
+    /// destination; results give each request's RTT and the loss ratio.
+    Ping {
+        interval: SimDuration,
+        /// IP bytes per request and reply.
+        packet_size: u32,
+        /// DSCP of the requests (replies copy it).
+        dscp: u8,
     },
     /// Poisson arrivals of short TCP transfers with random sizes (web-like traffic).
     ShortTcp {
@@ -287,6 +301,11 @@ pub struct TraceSpec {
     pub interval: Option<SimDuration>,
     /// The per-packet trace (None: off).
     pub packets: Option<PacketTraceSpec>,
+    /// `pcap`: capture points, (node, `Some(link)` for its interface on that link or `None` for
+    /// all its interfaces); one pcap file per interface (`sim/capture.rs`). Empty: none.
+    pub pcap: Vec<(String, Option<String>)>,
+    /// `pcap_snaplen`: bytes of each packet a capture keeps (the true length is recorded).
+    pub pcap_snaplen: u32,
 }
 
 /// `[trace] packets`: which packets' events the `packets` table records (`sim/trace.rs`).

@@ -83,6 +83,7 @@ impl Simulator {
         sim.atm = crate::atm::plan::build(spec, &sim.net)?.map(Box::new);
         sim.max_alive = budget_packets(spec, &sim)?;
         sim.start_packet_trace(spec.trace.packets.as_ref());
+        sim.capture = super::capture::Capture::new(&spec.trace, &sim);
         sim.schedule_first_events();
         let events = super::link_events::link_events(spec, &sim.net);
         sim.schedule_link_events(events);
@@ -139,6 +140,7 @@ impl Simulator {
             trace_interval: spec.trace.interval.filter(|d| d.as_nanos() > 0),
             series: SeriesBuilder::default(),
             packet_trace: Default::default(),
+            capture: Default::default(),
             seed: spec.seed,
             build_started,
             atm: None,
@@ -181,6 +183,35 @@ impl Simulator {
                 sizes,
                 tcp,
             } => self.add_generator(name, ends, f, *arrival_rate, sizes, tcp),
+            FlowKind::Ping {
+                interval,
+                packet_size,
+                dscp,
+            } => {
+                let (port, dst_port) = self.reserve_ports();
+                let probe = crate::ping::PingSource::new(crate::ping::PingConfig {
+                    addr: ends.src_addr,
+                    dst_addr: ends.dst_addr,
+                    port,
+                    dst_port,
+                    flow: self.flows.len() as u32,
+                    start: f.start,
+                    stop: f.stop,
+                    interval: *interval,
+                    packet_size: *packet_size,
+                    dscp: *dscp,
+                });
+                self.add_udp_flow(
+                    name,
+                    "ping",
+                    ends,
+                    f.start,
+                    AnyEndpoint::Ping(Box::new(probe)),
+                );
+                if let Some(slot) = self.eps.last_mut() {
+                    slot.ep = AnyEndpoint::Echo(Box::default());
+                }
+            }
             FlowKind::Sctp {
                 paths,
                 primary,
@@ -369,6 +400,9 @@ impl Simulator {
             ep: AnyEndpoint::SctpReceiver(Box::new(receiver)),
             timer_at: None,
         });
+        // Every flow has its slot in `life`, indexed by flow id: without it, the transfers of a
+        // later short_tcp generator would index past the end (`retire.rs`).
+        self.life.add_flow();
         self.flows.push(FlowRecord {
             name: name.to_string(),
             kind: "sctp",
@@ -470,6 +504,7 @@ fn build_hook(spec: &Spec, net: &Network, node: &str, h: &HookSpec) -> Box<dyn N
         HookSpec::Spack(cfg) => Box::new(crate::agents::Spack::new(*cfg)),
         HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
         HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
+        HookSpec::Policer(spec) => Box::new(crate::diffserv::Policer::new(spec)),
     }
 }
 
@@ -570,9 +605,9 @@ fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Re
         FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => {
             (tcp.mss + tcp.header_bytes, "mss")
         }
-        FlowKind::Cbr { packet_size, .. } | FlowKind::OnOff { packet_size, .. } => {
-            (*packet_size, "packet_size")
-        }
+        FlowKind::Cbr { packet_size, .. }
+        | FlowKind::OnOff { packet_size, .. }
+        | FlowKind::Ping { packet_size, .. } => (*packet_size, "packet_size"),
         FlowKind::Sctp { paths, sctp, .. } => {
             // Every path, not only the first addresses'.
             for (src_addr, dst_addr) in sctp_addrs(net, ends, paths) {

@@ -254,6 +254,9 @@ impl Simulator {
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now, &mut self.pkts);
+        if self.capture.on {
+            self.capture_departure(c, done.lost);
+        }
         if self.packet_trace.on {
             self.trace_departure(c, done.lost);
         }
@@ -293,6 +296,9 @@ impl Simulator {
             if self.packet_trace.on {
                 let s = Stamp::of(self.pkts.get(id));
                 self.trace_on_chan(c, s, Event::Arrived);
+            }
+            if self.capture.on {
+                self.capture_arrival(c, id);
             }
             self.at_node(to_node, id, Some(to_iface));
         }
@@ -522,6 +528,9 @@ impl Simulator {
         let flow = pkt.flow;
         match self.net.chans[chan as usize].offer(self.now, &mut self.pkts, id) {
             Offer::Sent { head_arrives, lost } => {
+                if self.capture.on {
+                    self.capture_departure(chan, lost);
+                }
                 if let Some(s) = stamp {
                     self.trace_on_chan(chan, s, Event::Enqueued);
                     self.trace_departure(chan, lost);

@@ -35,6 +35,7 @@
 
 mod atm;
 mod build;
+mod capture;
 mod engine;
 mod interrupt;
 mod link_events;
@@ -121,6 +122,8 @@ pub struct Simulator {
     series: SeriesBuilder,
     /// `[trace] packets`: off unless asked for (`trace.rs`).
     packet_trace: PacketTrace,
+    /// `[trace] pcap`: off unless asked for and given a folder (`capture.rs`).
+    capture: capture::Capture,
     seed: u64,
     /// Wall-clock start, for `limits.max_wall_seconds` and the summary's `wall_seconds`.
     build_started: Instant,
@@ -134,7 +137,9 @@ pub struct Simulator {
 impl Simulator {
     /// Run to the end; consumes the simulator.
     pub fn run(mut self) -> Result<RunOutput, Error> {
+        self.check_capture()?;
         let reason = self.run_loop();
+        self.capture.finish()?;
         Ok(self.finish(reason))
     }
 
@@ -161,6 +166,8 @@ enum AnyEndpoint {
     Cbr(Box<CbrSource>),
     OnOff(Box<OnOffSource>),
     UdpSink(Box<UdpSink>),
+    Ping(Box<crate::ping::PingSource>),
+    Echo(Box<crate::ping::EchoResponder>),
     SctpSender(Box<SctpSender>),
     SctpLsSender(Box<LsSender>),
     SctpReceiver(Box<SctpReceiver>),
@@ -176,6 +183,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.as_mut(),
             AnyEndpoint::OnOff(e) => e.as_mut(),
             AnyEndpoint::UdpSink(e) => e.as_mut(),
+            AnyEndpoint::Ping(e) => e.as_mut(),
+            AnyEndpoint::Echo(e) => e.as_mut(),
             AnyEndpoint::SctpSender(e) => e.as_mut(),
             AnyEndpoint::SctpLsSender(e) => e.as_mut(),
             AnyEndpoint::SctpReceiver(e) => e.as_mut(),
@@ -189,6 +198,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.poll_timeout(),
             AnyEndpoint::OnOff(e) => e.poll_timeout(),
             AnyEndpoint::UdpSink(e) => e.poll_timeout(),
+            AnyEndpoint::Ping(e) => e.poll_timeout(),
+            AnyEndpoint::Echo(e) => e.poll_timeout(),
             AnyEndpoint::SctpSender(e) => e.poll_timeout(),
             AnyEndpoint::SctpLsSender(e) => e.poll_timeout(),
             AnyEndpoint::SctpReceiver(e) => e.poll_timeout(),
@@ -202,6 +213,8 @@ impl AnyEndpoint {
             AnyEndpoint::Cbr(e) => e.counters(),
             AnyEndpoint::OnOff(e) => e.counters(),
             AnyEndpoint::UdpSink(e) => e.counters(),
+            AnyEndpoint::Ping(e) => e.counters(),
+            AnyEndpoint::Echo(e) => e.counters(),
             AnyEndpoint::SctpSender(e) => e.counters(),
             AnyEndpoint::SctpLsSender(e) => e.counters(),
             AnyEndpoint::SctpReceiver(e) => e.counters(),

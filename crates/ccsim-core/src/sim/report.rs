@@ -10,6 +10,10 @@
 //!            link_down), queue length
 //!   paths    one row per path of each SCTP association: packets, retransmissions, timeouts
 //!            and bytes acknowledged per path, its share, cwnd, RTO, failures
+//!   classes  one row per DiffServ class of a link direction: offered, accepted, sent, drops by
+//!            reason (tail, early, police), ECN marks, queued at the end, sent rate
+//!   pings    one row per echo request of a ping probe: send time, RTT (NaN: no reply), and
+//!            whether it counts for the loss ratio (sent early enough for a reply by the end)
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
 //!            cwnd, ssthresh, srtt and delivered bytes of configured TCP flows; queue length
 //!            and throughput of every link direction
@@ -81,6 +85,8 @@ impl Simulator {
         let wall = self.build_started.elapsed().as_secs_f64();
         let flows = self.flows_table();
         let links = self.links_table();
+        let classes = self.classes_table();
+        let pings = self.pings_table();
         let data_packets = self.net.chans.iter().map(|c| c.stats.data_packets).sum();
         let cons = self.conservation();
         RunOutput {
@@ -117,6 +123,8 @@ impl Simulator {
                 let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
                 std::mem::take(&mut self.packet_trace).into_table(&self.net, &names)
             },
+            classes,
+            pings,
         }
     }
 
@@ -468,6 +476,113 @@ impl Simulator {
                 ("packets_offered".into(), Column::U64(offered)),
                 ("packets_arrived".into(), Column::U64(arrived)),
                 ("packets_inside".into(), Column::U64(inside)),
+            ],
+        }
+    }
+
+    /// One row per class of every link direction whose queue is class-based.
+    fn classes_table(&self) -> Table {
+        let mut link = Vec::new();
+        let mut direction = Vec::new();
+        let mut class = Vec::new();
+        let mut u: [Vec<u64>; 12] = Default::default();
+        let mut sent_bps = Vec::new();
+        let secs = self.now.as_secs_f64();
+        for c in &self.net.chans {
+            let Some(q) = c.queue.classes() else {
+                continue;
+            };
+            for (name, k, queued) in q.classes() {
+                link.push(c.link.clone());
+                direction.push(c.direction.to_string());
+                class.push(name.to_string());
+                for (col, v) in u.iter_mut().zip([
+                    k.offered_packets,
+                    k.offered_bytes,
+                    k.accepted_packets,
+                    k.accepted_bytes,
+                    k.sent_packets,
+                    k.sent_bytes,
+                    k.drops_tail,
+                    k.drops_early,
+                    k.drops_police,
+                    k.drops_tail + k.drops_early + k.drops_police,
+                    k.ecn_marks,
+                    queued as u64,
+                ]) {
+                    col.push(v);
+                }
+                sent_bps.push(if secs > 0.0 {
+                    k.sent_bytes as f64 * 8.0 / secs
+                } else {
+                    0.0
+                });
+            }
+        }
+        let names = [
+            "offered_packets",
+            "offered_bytes",
+            "accepted_packets",
+            "accepted_bytes",
+            "sent_packets",
+            "sent_bytes",
+            "drops_tail",
+            "drops_early",
+            "drops_police",
+            "drops",
+            "ecn_marks",
+            "queued_packets",
+        ];
+        let mut columns = vec![
+            ("link".into(), Column::Str(link)),
+            ("direction".into(), Column::Str(direction)),
+            ("class".into(), Column::Str(class)),
+        ];
+        columns.extend(
+            names
+                .iter()
+                .zip(u)
+                .map(|(n, v)| (n.to_string(), Column::U64(v))),
+        );
+        columns.push(("sent_bps".into(), Column::F64(sent_bps)));
+        Table { columns }
+    }
+
+    /// One row per echo request of every ping probe. A request counts for the loss ratio
+    /// (`counted` = 1) when it was answered or sent at least twice the largest RTT seen (1 s if
+    /// none) before the end, so that a reply still on its way is not taken for a loss.
+    fn pings_table(&self) -> Table {
+        let mut flow = Vec::new();
+        let mut seq = Vec::new();
+        let mut sent_s = Vec::new();
+        let mut rtt_s = Vec::new();
+        let mut counted = Vec::new();
+        for f in &self.flows {
+            let AnyEndpoint::Ping(p) = &self.eps[f.sender as usize].ep else {
+                continue;
+            };
+            let max_rtt = p
+                .samples()
+                .iter()
+                .filter_map(|(_, r)| *r)
+                .max()
+                .unwrap_or(SimDuration::from_secs(1));
+            let horizon = self.now.as_nanos().saturating_sub(2 * max_rtt.as_nanos());
+            for (k, (t, r)) in p.samples().iter().enumerate() {
+                flow.push(f.name.clone());
+                seq.push(k as u64);
+                sent_s.push(t.as_secs_f64());
+                rtt_s.push(r.map_or(f64::NAN, |d| d.as_secs_f64()));
+                counted.push((r.is_some() || t.as_nanos() <= horizon) as u64);
+            }
+        }
+        Table {
+            columns: vec![
+                ("flow".into(), Column::Str(flow)),
+                ("seq".into(), Column::U64(seq)),
+                ("sent_s".into(), Column::F64(sent_s)),
+                ("rtt_s".into(), Column::F64(rtt_s)),
+                ("counted".into(), Column::U64(counted)),
             ],
         }
     }

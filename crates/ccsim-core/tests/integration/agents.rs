@@ -471,7 +471,9 @@ fn unknown_or_invalid_agent_keys_are_rejected_naming_the_field() {
     assert_eq!(
         bs_hook("{ type = \"split\" }"),
         Err(
-            "nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp, stripe".into()
+            "nodes.bs.hook.type: \"split\" is not one of impair, spack, snoop, itcp, stripe, \
+             policer, classifier"
+                .into()
         )
     );
 }

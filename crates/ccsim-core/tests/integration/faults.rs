@@ -14,6 +14,7 @@ fn build_error(text: &str, overrides: &[&str]) -> Option<ScenarioError> {
     match ccsim_core::sim::Simulator::build(&loaded.spec) {
         Ok(_) => None,
         Err(Error::Scenario(e)) => Some(e),
+        Err(e) => panic!("{e}"),
     }
 }
 

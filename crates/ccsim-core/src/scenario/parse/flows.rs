@@ -19,7 +19,7 @@ use crate::scenario::spec::{FlowKind, FlowSpec, LinkSpec, NodeKind, NodeSpec, Si
 use crate::scenario::units;
 use crate::time::{SimDuration, SimTime};
 
-const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp"];
+const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp", "ping"];
 const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop"];
 const DEFAULT_PACKET_SIZE: u32 = 1000;
 /// 20 B IPv4 header, 8 B UDP header, 1 B of payload.
@@ -59,7 +59,7 @@ fn read_flow(
 ) -> Res<FlowSpec> {
     let mut r = f.table("a table such as { type = \"tcp\", src = \"h1\", dst = \"h2\" }")?;
     let kind = r
-        .req("type", "one of tcp, cbr, onoff, short_tcp, sctp")?
+        .req("type", "one of tcp, cbr, onoff, short_tcp, sctp, ping")?
         .choice(FLOW_TYPES)?;
     let mut allowed = FLOW_COMMON_KEYS.to_vec();
     match kind {
@@ -69,6 +69,7 @@ fn read_flow(
         }
         "cbr" => allowed.extend(["rate", "packet_size"]),
         "onoff" => allowed.extend(["rate", "packet_size", "on", "off", "distribution"]),
+        "ping" => allowed.extend(super::ping::PING_KEYS),
         "sctp" => allowed.extend(SCTP_KEYS),
         _ => {
             allowed.extend(["arrival_rate", "sizes"]);
@@ -111,6 +112,7 @@ fn read_flow(
             packet_size: opt(&mut r, "packet_size", |f| f.size_u32(MIN_PACKET_SIZE))?
                 .unwrap_or(DEFAULT_PACKET_SIZE),
         },
+        "ping" => super::ping::read_ping(&mut r)?,
         "onoff" => FlowKind::OnOff {
             rate: r.req("rate", RATE_SHORT)?.rate()?,
             packet_size: opt(&mut r, "packet_size", |f| f.size_u32(MIN_PACKET_SIZE))?

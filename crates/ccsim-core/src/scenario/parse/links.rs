@@ -87,6 +87,8 @@ fn read_link(f: &Field, nodes: &IndexMap<String, NodeSpec>) -> Res<LinkSpec> {
         read_direction(&f, &mut b_to_a)?;
     }
     r.finish()?;
+    super::diffserv::check_rates(&a_to_b.queue, a_to_b.rate, &format!("{}.queue", f.path))?;
+    super::diffserv::check_rates(&b_to_a.queue, b_to_a.rate, &format!("{}.queue", f.path))?;
     Ok(LinkSpec {
         a,
         b,
@@ -120,7 +122,7 @@ fn read_direction(f: &Field, dir: &mut DirSpec) -> Res<()> {
 // ---------------------------------------------------------------------------------------------
 // Queues
 
-const QUEUE_TYPES: &[&str] = &["droptail", "red", "xcp"];
+const QUEUE_TYPES: &[&str] = &["droptail", "red", "xcp", "priority", "wfq", "drr", "cbwfq"];
 const RED_KEYS: &[&str] = &[
     "type",
     "limit",
@@ -136,8 +138,16 @@ const RED_KEYS: &[&str] = &[
 fn read_queue(f: &Field) -> Res<QueueSpec> {
     let mut r = f.table("a table such as { type = \"droptail\", limit = 100 }")?;
     let kind = r
-        .req("type", "one of droptail, red, xcp")?
+        .req(
+            "type",
+            "one of droptail, red, xcp, priority, wfq, drr, cbwfq",
+        )?
         .choice(QUEUE_TYPES)?;
+    if super::diffserv::SCHEDULER_TYPES.contains(&kind) {
+        let q = super::diffserv::read_scheduler(&mut r, kind)?;
+        r.finish()?;
+        return Ok(q);
+    }
     match kind {
         "droptail" => r.allow(&["type", "limit"])?,
         "xcp" => r.allow(&["type", "limit", "alpha", "beta", "gamma"])?,

@@ -33,10 +33,12 @@
 //! of its own, as the agents' do in `nodes.rs`.
 
 mod atm;
+mod diffserv;
 mod events;
 mod flows;
 mod links;
 mod nodes;
+mod ping;
 mod reader;
 mod routing;
 mod sctp;
@@ -224,14 +226,15 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let seed = opt(&mut top, "seed", |f| f.int_in(0, i64::MAX))?.map_or(DEFAULT_SEED, |s| s as u64);
     let duration = top.req("duration", DURATION_SHORT)?.positive_duration()?;
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
-    let nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
-    let links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
+    let mut nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
+    let mut links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
     striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
         read_flows(f, &nodes, &links, &tcp_defaults)
     })?
     .unwrap_or_default();
+    diffserv::resolve_names(&mut nodes, &mut links, &flows)?;
     let routing =
         opt(&mut top, "routing", |f| read_routing(f, &nodes, &links))?.unwrap_or(RoutingSpec {
             metric: RouteMetric::Hops,
@@ -242,6 +245,8 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         opt(&mut top, "trace", |f| read_trace(f, &nodes, &links, &flows))?.unwrap_or(TraceSpec {
             interval: None,
             packets: None,
+            pcap: Vec::new(),
+            pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         });
     let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     let atm = opt(&mut top, "atm", |f| read_atm(f, &nodes, &links))?;
@@ -282,13 +287,81 @@ fn read_trace(
     flows: &indexmap::IndexMap<String, FlowSpec>,
 ) -> Res<TraceSpec> {
     let mut r = f.table(A_TABLE)?;
-    r.allow(&["interval", "packets"])?;
+    r.allow(&["interval", "packets", "pcap", "pcap_snaplen"])?;
     let interval = opt(&mut r, "interval", |f| f.positive_duration())?;
     let packets = opt(&mut r, "packets", |f| {
         read_packet_trace(f, nodes, links, flows)
     })?;
+    let pcap = opt(&mut r, "pcap", |f| read_pcap_points(f, nodes, links))?.unwrap_or_default();
+    // At least the largest header written (IPv4 20 + TCP 60 bytes).
+    let pcap_snaplen = opt(&mut r, "pcap_snaplen", |f| f.int_in(80, 262_144))?
+        .map_or(crate::pcap::DEFAULT_SNAPLEN, |n| n as u32);
     r.finish()?;
-    Ok(TraceSpec { interval, packets })
+    Ok(TraceSpec {
+        interval,
+        packets,
+        pcap,
+        pcap_snaplen,
+    })
+}
+
+/// `[trace] pcap = ["h1", "r1:bottleneck"]`: a node (all its interfaces) or `node:link` (its
+/// interface on that link), every name checked.
+fn read_pcap_points(
+    f: &Field,
+    nodes: &indexmap::IndexMap<String, NodeSpec>,
+    links: &indexmap::IndexMap<String, LinkSpec>,
+) -> Res<Vec<(String, Option<String>)>> {
+    let Value::Array(items) = f.value else {
+        return Err(f.expected("a list such as [\"h1\", \"r1:bottleneck\"] (NODE or NODE:LINK)"));
+    };
+    let mut points = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        let at = format!("{}[{i}]", f.path);
+        let Value::String(s) = v else {
+            return Err(error(
+                &at,
+                format!("expected NODE or NODE:LINK, found {}", describe(v)),
+            ));
+        };
+        let (node, link) = match s.split_once(':') {
+            Some((n, l)) => (n.to_string(), Some(l.to_string())),
+            None => (s.clone(), None),
+        };
+        if !nodes.contains_key(&node) {
+            return Err(error(
+                &at,
+                format!(
+                    "{node:?} is not a node; nodes: {}",
+                    list_names(nodes.keys())
+                ),
+            ));
+        }
+        if let Some(l) = &link {
+            let Some(spec) = links.get(l) else {
+                return Err(error(
+                    &at,
+                    format!("{l:?} is not a link; links: {}", list_names(links.keys())),
+                ));
+            };
+            if spec.a != node && spec.b != node {
+                let on: Vec<&String> = links
+                    .iter()
+                    .filter(|(_, s)| s.a == node || s.b == node)
+                    .map(|(n, _)| n)
+                    .collect();
+                return Err(error(
+                    &at,
+                    format!(
+                        "node {node:?} is not on link {l:?}; its links: {}",
+                        list_names(on.into_iter())
+                    ),
+                ));
+            }
+        }
+        points.push((node, link));
+    }
+    Ok(points)
 }
 
 /// `[trace] packets = { flows = [...], links = ["wl:a_to_b", "wired"], nodes = [...],
@@ -697,6 +770,8 @@ interval = "100ms"
             trace: TraceSpec {
                 interval: Some(ms(100)),
                 packets: None,
+                pcap: Vec::new(),
+                pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
             },
             atm: None,
             events: Vec::new(),

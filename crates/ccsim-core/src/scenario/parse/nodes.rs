@@ -61,15 +61,27 @@ fn read_node(f: &Field) -> Res<NodeSpec> {
     }
 }
 
-const HOOK_TYPES: &[&str] = &["impair", "spack", "snoop", "itcp", "stripe"];
+const HOOK_TYPES: &[&str] = &[
+    "impair",
+    "spack",
+    "snoop",
+    "itcp",
+    "stripe",
+    "policer",
+    "classifier",
+];
 
 fn read_hook(f: &Field) -> Res<HookSpec> {
     let mut r = f.table("a table such as { type = \"impair\", drop = 0.01, delay = \"1ms\" }")?;
     // The type decides which keys are allowed, so it is read first.
     let kind = r
-        .req("type", "one of impair, spack, snoop, itcp, stripe")?
+        .req(
+            "type",
+            "one of impair, spack, snoop, itcp, stripe, policer, classifier",
+        )?
         .choice(HOOK_TYPES)?;
     let hook = match kind {
+        "policer" | "classifier" => super::diffserv::read_edge_hook(&mut r, kind)?,
         "spack" => read_spack(&mut r)?,
         "snoop" => read_snoop(&mut r)?,
         "itcp" => read_itcp(&mut r)?,

@@ -3,32 +3,53 @@
 //! (`xcp_router.rs`).
 //!
 //! ```text
-//!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> VecDeque<(PacketId, size)> ──> dequeue(now)
+//!   enqueue(now, pkt) ──> [ hard limit (packets | bytes) ]──> Fifo ──> dequeue(now)
 //!                          [ RED: EWMA average, early drop / ECN mark ]
 //! ```
 //!
-//! The queue holds handles into the [`PacketArena`] (`arena.rs`), 8 bytes each with the
-//! packet's size (which the byte count needs when it leaves), not the packets: the discipline
-//! reads and rewrites a packet in place when it arrives ([`Queue::admit`]) and never touches it
-//! again, so a packet waiting in a queue is never copied.
+//! One file per discipline: `droptail.rs` (the hard limit every discipline applies), `red.rs`
+//! (RED's average and drop profile); `fifo.rs` is the one store of waiting packets they share.
+//!
+//! The queue holds handles into the [`PacketArena`] (`arena.rs`) with each packet's size, not
+//! the packets: the discipline reads and rewrites a packet in place when it arrives
+//! ([`Queue::admit`]: RED's ECN mark, a DiffServ class's classification, policing and WRED)
+//! and never touches it again, so a packet waiting in a queue is never copied.
 //!
 //! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
 //! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] when its transmitter is
 //! free. When that leaves the queue empty the channel calls [`Queue::idle_from`] with the end
-//! of the transmission: that is where RED starts its idle period (see [`Red::on_idle`]).
+//! of the transmission: that is where RED starts its idle period (see `RedAverage::on_idle` in
+//! `red.rs`).
 //!
-//! Everything is O(1) per packet: one `VecDeque` push or pop (the buffer grows to the largest
-//! occupancy seen and is then reused, so there is no allocation per packet in steady state), a
-//! few floating-point operations and at most one random draw for RED.
+//! Everything is O(1) per packet: one FIFO push or pop, a few floating-point operations and at
+//! most one random draw for RED.
 
-use std::collections::VecDeque;
+mod cbwfq;
+mod classes;
+mod droptail;
+mod drr;
+mod fifo;
+mod priority;
+mod red;
+mod wfq;
+mod wred;
+
+pub use classes::{
+    ClassCounters, ClassPolice, ClassQueue, ClassSpec, DropSpec, SchedulerKind, SchedulerSpec,
+    Share,
+};
+pub use wred::WredProfileSpec;
+
+pub(crate) use fifo::Fifo;
+pub(crate) use red::{signal, RedAverage, RedProfile, Signalled, Verdict};
 
 use crate::arena::{PacketArena, PacketId};
-use crate::packet::{Packet, ECN_CE, ECN_ECT0, ECN_ECT1};
+use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
+use red::Red;
 
 /// Initial capacity of the packet buffer: enough for typical buffers without a reallocation,
 /// small enough not to matter for thousands of idle links.
@@ -37,10 +58,7 @@ const INITIAL_CAPACITY: u64 = 64;
 /// A queue discipline for one link direction (closed set of disciplines, no trait object).
 #[derive(Clone, Debug)]
 pub struct Queue {
-    /// The waiting packets in arrival order: handle and size in bytes.
-    buf: VecDeque<(PacketId, u32)>,
-    /// Sum of `size` of the packets in `buf`.
-    bytes: u64,
+    buf: Fifo,
     /// Hard limit: a packet that does not fit is dropped whatever the discipline says.
     limit: QueueLimit,
     /// ECN CE marks made so far.
@@ -54,51 +72,8 @@ enum Discipline {
     Red(Red),
     /// A DropTail FIFO at an XCP router port, which rewrites XCP congestion headers.
     Xcp(XcpRouter),
-}
-
-/// What RED's early-detection step decided for one arriving packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
-    /// Enqueue it unchanged.
-    Pass,
-    /// Signal congestion: mark it if ECN applies, otherwise drop it.
-    Signal,
-    /// Drop it even if it is ECN-capable.
-    Force,
-}
-
-/// State of Random Early Detection (Floyd and Jacobson, "Random Early Detection Gateways for
-/// Congestion Avoidance", IEEE/ACM ToN 1(4), 1993; "FJ93" below).
-#[derive(Clone, Debug)]
-struct Red {
-    min_th: f64,
-    max_th: f64,
-    max_p: f64,
-    w_q: f64,
-    gentle: bool,
-    ecn: bool,
-    /// The queue is measured in bytes (thresholds in bytes) when the limit is in bytes. Only
-    /// the measurement changes: the drop/mark probability is *not* scaled by packet size
-    /// (FJ93 §4's byte-mode p_b·size/max_size). RFC 7141 (BCP 41), recommendations (2) and
-    /// (3): packet size should not be taken into account when the network creates congestion
-    /// signals, and RED's byte-mode packet drop variant should not be used.
-    byte_mode: bool,
-    /// 1 / (max_th − min_th), precomputed.
-    inv_range: f64,
-    /// ln(1 − w_q), precomputed: ageing by m packets is exp(m · ln(1 − w_q)).
-    ln_keep: f64,
-    /// Link rate in bit/s and mean_packet_size in bit·ns·1e9 (8e9 · bytes): the number of
-    /// "small packets" that fit in an idle span of `d` ns is d · rate / (8e9 · mean_size).
-    rate_bps: u128,
-    mean_pkt_bit_ns: u128,
-    /// The EWMA average queue size, in packets or bytes (FJ93 §4 `avg`).
-    avg: f64,
-    /// Packets since the last marked/dropped one (FJ93 Fig. 2 `count`, −1 below min_th).
-    count: i64,
-    /// The transmitter is idle and the queue is empty, since `idle_since` (FJ93 `q_time`).
-    idle: bool,
-    idle_since: SimTime,
-    rng: RngStream,
+    /// DiffServ: per-class FIFOs and a scheduler (`classes.rs`); `buf` stays empty.
+    Classes(Box<ClassQueue>),
 }
 
 impl Queue {
@@ -118,29 +93,11 @@ impl Queue {
                 ecn,
                 mean_packet_size,
             } => {
-                let range = max_th - min_th;
                 let red = Red {
-                    min_th,
-                    max_th,
-                    max_p,
-                    w_q,
-                    gentle,
+                    average: RedAverage::new(w_q, mean_packet_size, link_rate),
+                    profile: RedProfile::new(min_th, max_th, max_p, gentle),
                     ecn,
                     byte_mode: matches!(limit, QueueLimit::Bytes(_)),
-                    inv_range: if range > 0.0 {
-                        1.0 / range
-                    } else {
-                        f64::INFINITY
-                    },
-                    ln_keep: libm::log1p(-w_q),
-                    rate_bps: link_rate.bits_per_sec() as u128,
-                    mean_pkt_bit_ns: (mean_packet_size.max(1) as u128) * 8 * 1_000_000_000,
-                    avg: 0.0,
-                    // FJ93 Fig. 2, initialization: avg ← 0, count ← −1.
-                    count: -1,
-                    // The link starts idle at time zero (as ns-2's REDQueue::reset does).
-                    idle: true,
-                    idle_since: SimTime::ZERO,
                     rng,
                 };
                 (limit, Discipline::Red(red))
@@ -159,34 +116,39 @@ impl Queue {
                 };
                 (limit, Discipline::Xcp(XcpRouter::new(cfg, link_rate)))
             }
+            QueueSpec::Scheduler(ref sched) => (
+                QueueLimit::Packets(0),
+                Discipline::Classes(Box::new(ClassQueue::new(sched, &rng, link_rate))),
+            ),
         };
         let cap = match limit {
             QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
             QueueLimit::Bytes(_) => INITIAL_CAPACITY,
         };
         Queue {
-            buf: VecDeque::with_capacity(cap as usize),
-            bytes: 0,
+            buf: Fifo::with_capacity(cap as usize),
             limit,
             marks: 0,
             disc,
         }
     }
 
-    /// Whether a packet of `size` bytes fits under the hard limit (tail drop otherwise).
-    #[inline]
-    fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.buf.len() as u64) < n,
-            QueueLimit::Bytes(b) => self.bytes + size as u64 <= b,
-        }
-    }
-
     /// Queue a packet of `size` bytes that [`Queue::admit`] accepted.
     #[inline]
     pub fn push(&mut self, id: PacketId, size: u32) {
-        self.bytes += size as u64;
-        self.buf.push_back((id, size));
+        match &mut self.disc {
+            Discipline::Classes(c) => c.push(id, size),
+            _ => self.buf.push(id, size),
+        }
+    }
+
+    /// The packet [`Queue::admit`] accepted last went straight to an idle transmitter (the
+    /// channel's fast path): per-class counters count it as sent.
+    #[inline]
+    pub fn sent_at_once(&mut self, size: u32) {
+        if let Discipline::Classes(c) = &mut self.disc {
+            c.sent_at_once(size);
+        }
     }
 
     /// [`Queue::admit`] the packet `id` and queue it: `true` if accepted (possibly ECN-marked),
@@ -209,55 +171,46 @@ impl Queue {
     /// transmitter idle, sent at once (the channel's fast path: it would be dequeued at once).
     #[inline]
     pub fn admit(&mut self, now: SimTime, pkt: &mut Packet) -> bool {
-        let fits = self.fits(pkt.size);
+        let fits = droptail::fits(self.limit, &self.buf, pkt.size);
         let red = match &mut self.disc {
             Discipline::DropTail => return fits,
             Discipline::Xcp(router) => {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
-                router.on_arrival(now, pkt, self.bytes);
+                router.on_arrival(now, pkt, self.buf.bytes());
                 return fits;
             }
             Discipline::Red(red) => red,
+            Discipline::Classes(c) => {
+                let (accepted, marked) = c.admit(now, pkt);
+                self.marks += marked as u64;
+                return accepted;
+            }
         };
-        // FJ93 §4: the average is computed on every arrival, from the queue size the arriving
-        // packet finds (ns-2 red.cc uses the length before the enqueue, as here).
         let q = if red.byte_mode {
-            self.bytes as f64
+            self.buf.bytes() as f64
         } else {
             self.buf.len() as f64
         };
-        red.update_average(now, q);
-        let verdict = red.early_detection();
+        let verdict = red.on_arrival(now, q);
         if !fits {
             // The hard limit always applies, to ECN-capable packets too (RFC 3168 §5: "When
             // severe congestion has occurred and the router's queue is full, then the router has
             // no choice but to drop some packet"). The drop restarts the uniformisation count
             // (count ← 0), as in ns-2 red.cc.
-            red.count = 0;
+            red.profile.count = 0;
             return false;
         }
         match verdict {
             Verdict::Pass => true,
             Verdict::Force => false,
-            Verdict::Signal => {
-                if !red.ecn {
-                    return false;
+            Verdict::Signal => match signal(pkt, red.ecn) {
+                Signalled::Marked => {
+                    self.marks += 1;
+                    true
                 }
-                match pkt.ecn {
-                    // RFC 3168 §5: "If so [ECT set], then instead of dropping the packet, the
-                    // router MAY instead set the CE codepoint in the IP header."
-                    ECN_ECT1 | ECN_ECT0 => {
-                        pkt.ecn = ECN_CE;
-                        self.marks += 1;
-                        true
-                    }
-                    // RFC 3168 §5: "When a CE packet ... is received by a router, the CE
-                    // codepoint is left unchanged, and the packet is transmitted as usual."
-                    ECN_CE => true,
-                    // Not-ECT: the congestion signal can only be a drop (RFC 3168 §5).
-                    _ => false,
-                }
-            }
+                Signalled::AlreadyCe => true,
+                Signalled::Dropped => false,
+            },
         }
     }
 
@@ -265,17 +218,19 @@ impl Queue {
     /// free; `None` starts RED's idle period.
     #[inline]
     pub fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
-        match self.buf.pop_front() {
-            Some((id, size)) => {
-                self.bytes -= size as u64;
+        if let Discipline::Classes(c) = &mut self.disc {
+            return c.dequeue(now);
+        }
+        match self.buf.pop() {
+            Some((id, _)) => {
                 if let Discipline::Red(red) = &mut self.disc {
-                    red.idle = false;
+                    red.average.on_dequeue();
                 }
                 Some(id)
             }
             None => {
                 if let Discipline::Red(red) = &mut self.disc {
-                    red.on_idle(now);
+                    red.average.on_idle(now);
                 }
                 None
             }
@@ -287,21 +242,37 @@ impl Queue {
     /// ages the average by nothing (the idle span it sees is zero) and ends the idle period.
     #[inline]
     pub fn idle_from(&mut self, at: SimTime) {
-        if let Discipline::Red(red) = &mut self.disc {
-            red.on_idle(at);
+        match &mut self.disc {
+            Discipline::Red(red) => red.average.on_idle(at),
+            Discipline::Classes(c) => c.idle_from(at),
+            _ => {}
         }
     }
 
     pub fn len_packets(&self) -> usize {
-        self.buf.len()
+        match &self.disc {
+            Discipline::Classes(c) => c.len(),
+            _ => self.buf.len(),
+        }
     }
 
     pub fn len_bytes(&self) -> u64 {
-        self.bytes
+        match &self.disc {
+            Discipline::Classes(c) => c.bytes(),
+            _ => self.buf.bytes(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.len_packets() == 0
+    }
+
+    /// The DiffServ classes of this queue, if it has any (for the `classes` result table).
+    pub fn classes(&self) -> Option<&ClassQueue> {
+        match &self.disc {
+            Discipline::Classes(c) => Some(c),
+            _ => None,
+        }
     }
 
     /// ECN marks made so far (RED with ecn).
@@ -313,84 +284,15 @@ impl Queue {
     /// for DropTail. For traces and tests.
     pub fn average(&self) -> Option<f64> {
         match &self.disc {
-            Discipline::DropTail | Discipline::Xcp(_) => None,
-            Discipline::Red(red) => Some(red.avg),
-        }
-    }
-}
-
-impl Red {
-    /// The transmitter found the queue empty: the idle period starts now, unless it already
-    /// started (several empty dequeues in a row must not move `q_time`). FJ93 Fig. 2: "when
-    /// queue becomes empty: q_time ← time". As in ns-2 (`REDQueue::deque` sets `idle_` and
-    /// `idle_time_` when it finds no packet), the period starts when the *link* goes idle, not
-    /// when the last waiting packet enters the transmitter.
-    #[inline]
-    fn on_idle(&mut self, now: SimTime) {
-        if !self.idle {
-            self.idle = true;
-            self.idle_since = now;
-        }
-    }
-
-    /// FJ93 §4 (Fig. 2) and §6: avg ← (1 − w_q)·avg + w_q·q on each arrival. After an idle period
-    /// the average is first aged as if m = f(time − q_time) small packets had arrived to an
-    /// empty queue, avg ← (1 − w_q)^m · avg, where f counts the transmission times of a packet
-    /// of `mean_packet_size` at the link rate that fit in the idle span (ns-2 red.cc: m =
-    /// ptc · idle_time, then the ordinary EWMA update for the arriving packet).
-    #[inline]
-    fn update_average(&mut self, now: SimTime, q: f64) {
-        if self.idle {
-            self.idle = false;
-            let idle_ns = now.saturating_since(self.idle_since).as_nanos() as u128;
-            let m = idle_ns * self.rate_bps / self.mean_pkt_bit_ns;
-            if m > 0 {
-                self.avg *= libm::exp(m as f64 * self.ln_keep);
-            }
-        }
-        self.avg += self.w_q * (q - self.avg);
-    }
-
-    /// FJ93 Fig. 2 (with §7's uniformisation) and Floyd's "gentle" RED (2000): decide the fate
-    /// of the arriving packet from the average; updates `count`, draws at most one uniform.
-    #[inline]
-    fn early_detection(&mut self) -> Verdict {
-        let avg = self.avg;
-        let pb = if avg < self.min_th {
-            // FJ93 Fig. 2: "else count ← −1".
-            self.count = -1;
-            return Verdict::Pass;
-        } else if avg < self.max_th {
-            // FJ93 §7: p_b ← max_p (avg − min_th)/(max_th − min_th).
-            self.max_p * (avg - self.min_th) * self.inv_range
-        } else if self.gentle && avg < 2.0 * self.max_th {
-            // Gentle RED (Floyd, "Recommendation on using the gentle variant of RED", 2000):
-            // p_b rises linearly from max_p at max_th to 1 at 2·max_th.
-            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
-        } else {
-            // FJ93 Fig. 2: "else if max_th ≤ avg: mark the arriving packet; count ← 0" (with
-            // gentle, from 2·max_th). RFC 3168 §7: "During periods where the average queue size
-            // exceeds an upper threshold ... routers drop packets rather than set the CE
-            // codepoint", hence Force even for ECN-capable packets.
-            self.count = 0;
-            return Verdict::Force;
-        };
-        // FJ93 §7: count packets since the last mark and p_a ← p_b / (1 − count·p_b), so that
-        // the gaps between marks are roughly uniform on [1, 1/p_b] instead of geometric.
-        self.count += 1;
-        let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom > 0.0 { pb / denom } else { 1.0 };
-        if self.rng.uniform() < pa {
-            self.count = 0;
-            Verdict::Signal
-        } else {
-            Verdict::Pass
+            Discipline::DropTail | Discipline::Xcp(_) | Discipline::Classes(_) => None,
+            Discipline::Red(red) => Some(red.average.avg),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::red::uniformised;
     use super::*;
     use crate::packet::Transport;
 
@@ -405,15 +307,16 @@ mod tests {
         }
     }
 
-    /// A queue with its own arena, and the by-value view the tests below were written with:
-    /// `enqueue` hands a refused packet back, `dequeue` returns the packet.
-    struct Q {
+    /// A queue with its own arena, and the by-value view the tests (here and in `classes.rs`)
+    /// were written with: `enqueue` hands a refused packet back, `dequeue` returns the packet,
+    /// `push` queues an admitted packet.
+    pub(super) struct Q {
         q: Queue,
         pkts: PacketArena,
     }
 
     impl Q {
-        fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Packet> {
+        pub(super) fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Packet> {
             let id = self.pkts.insert(p);
             if self.q.enqueue(now, &mut self.pkts, id) {
                 Ok(())
@@ -421,8 +324,13 @@ mod tests {
                 Err(self.pkts.take(id))
             }
         }
-        fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+        pub(super) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
             self.q.dequeue(now).map(|id| self.pkts.take(id))
+        }
+        pub(super) fn push(&mut self, p: Packet) {
+            let size = p.size;
+            let id = self.pkts.insert(p);
+            self.q.push(id, size);
         }
     }
 
@@ -433,7 +341,13 @@ mod tests {
         }
     }
 
-    fn with_arena(q: Queue) -> Q {
+    impl std::ops::DerefMut for Q {
+        fn deref_mut(&mut self) -> &mut Queue {
+            &mut self.q
+        }
+    }
+
+    pub(super) fn with_arena(q: Queue) -> Q {
         Q {
             q,
             pkts: PacketArena::new(),
@@ -493,6 +407,24 @@ mod tests {
         for i in 0..target as u64 {
             q.enqueue(SimTime::ZERO, pkt(1000, 0, i)).unwrap();
         }
+    }
+
+    #[test]
+    fn red_probabilities_match_floyd_and_jacobson_at_the_reference_points() {
+        // diffserv reference check 5: min 5, max 15, max_p 0.1.
+        let p = RedProfile::new(5.0, 15.0, 0.1, true);
+        assert_eq!(p.p_b(4.9), None);
+        let pb = p.p_b(10.0).unwrap();
+        assert!((pb - 0.05).abs() < 1e-12, "p_b {pb}");
+        // count 5: p_a = 0.05 / (1 − 0.25) = 0.0667; count 19: 1 − 0.95 > 0 → 0.05/0.05 = 1.
+        assert!((uniformised(pb, 5) - 0.05 / 0.75).abs() < 1e-12);
+        assert!((uniformised(pb, 19) - 1.0).abs() < 1e-9);
+        assert_eq!(uniformised(pb, 20), 1.0);
+        // Gentle: 0.1 + 0.9 · 5/15 = 0.4 at avg 20; 1 from 2·max_th.
+        assert!((p.p_b(20.0).unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(p.p_b(30.0), Some(1.0));
+        let hard = RedProfile::new(5.0, 15.0, 0.1, false);
+        assert_eq!(hard.p_b(15.0), Some(1.0));
     }
 
     #[test]

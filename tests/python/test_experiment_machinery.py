@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+"""The plan machinery papers 001, 002 and 004 need: records with every table, metrics from the
+paths and agents tables, per-item quick overrides, tested vs background utilization, groups of
+flows and packet-trace figures (issues 12 and 15)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_experiment import PLAN, SCENARIO
+
+from ccsim import experiment
+from ccsim.experiment.figures import packet_trace_points
+from ccsim.experiment.plan import PlanError, load_plan, metric_value, x_number
+from ccsim.experiment.runs import plan_runs
+from ccsim.experiment.tables import table_row
+from ccsim.sweep import RECORD_TABLES, _execute_one, record_problem
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "experiments" / "t-test"
+    d.mkdir(parents=True)
+    (d / "scenario.toml").write_text(SCENARIO)
+    (d / "plan.toml").write_text(PLAN)
+    return d
+
+
+def _append(folder: Path, text: str) -> None:
+    plan = folder / "plan.toml"
+    plan.write_text(plan.read_text() + text)
+
+
+def test_a_record_keeps_the_paths_agents_and_packets_tables_and_refuses_one_without() -> None:
+    rec = _execute_one(SCENARIO, ['trace.packets={ flows = ["f1"], max_rows = 50 }'], 1)
+    assert set(RECORD_TABLES) <= set(rec)
+    assert record_problem(rec) is None
+    assert len(rec["packets"]["time_ns"]) == 50
+    rec.pop("agents")
+    assert record_problem(rec) == 'no "agents" table'
+
+
+def test_a_metric_may_read_the_agents_table_but_not_an_unknown_one(folder: Path) -> None:
+    text = (folder / "plan.toml").read_text().replace('table = "flows"', 'table = "agents"', 1)
+    (folder / "plan.toml").write_text(text)
+    assert load_plan(folder).figures[0].metric.table == "agents"
+    (folder / "plan.toml").write_text(text.replace('table = "agents"', 'table = "queues"'))
+    with pytest.raises(PlanError, match=r'metric\.table: "queues" is not one of flows, links, '
+                       r"paths, agents"):  # fmt: skip
+        load_plan(folder)
+
+
+def test_a_tables_quick_set_comes_after_the_plans_and_only_in_quick_mode(folder: Path) -> None:
+    text = (folder / "plan.toml").read_text()
+    text = text.replace('id = "fairness"\n', 'id = "fairness"\nquick_set = { duration = "7s" }\n')
+    (folder / "plan.toml").write_text(text)
+    plan = load_plan(folder)
+
+    def overrides(quick: bool) -> tuple[str, ...]:
+        runs = plan_runs(plan, quick)
+        return next(r.overrides for r in runs if dict(r.tags)["figure"] == "fairness")
+
+    quick = overrides(True)
+    assert quick[-2:] == ('duration="10s"', 'duration="7s"')
+    assert not any(o.startswith("duration") for o in overrides(False))
+    others = [r for r in plan_runs(plan, True) if dict(r.tags)["figure"] != "fairness"]
+    assert all('duration="7s"' not in r.overrides for r in others)
+
+
+def test_tested_and_background_utilization_split_the_links(folder: Path) -> None:
+    # f2 is background here: the tested utilization is f1's goodput alone.
+    plan = load_plan(folder)
+    table = plan.tables[0]
+    rec = _execute_one(plan.scenario_text, [], 1)
+    both = table_row(rec, table)
+    table.flows = ["f1"]
+    alone = table_row(rec, table)
+    assert 0.9 < both["utilization"] <= 1.0
+    assert both["tested_utilization"] == pytest.approx(both["utilization"], abs=0.06)
+    assert alone["utilization"] == both["utilization"]
+    assert 0.2 < alone["tested_utilization"] < both["tested_utilization"] - 0.2
+    assert alone["background_utilization"] == pytest.approx(
+        alone["utilization"] - alone["tested_utilization"]
+    )
+
+
+def test_a_group_of_flows_is_a_share_column_and_must_name_the_tables_flows(folder: Path) -> None:
+    text = (folder / "plan.toml").read_text()
+    grouped = text.replace('flows = ["f1", "f2"]\nlink', 'flows = ["f1", "f2"]\ngroups = '
+                           '{ late = ["f2"], all = ["f1", "f2"] }\nlink')  # fmt: skip
+    (folder / "plan.toml").write_text(grouped)
+    plan = load_plan(folder)
+    row = table_row(_execute_one(plan.scenario_text, [], 1), plan.tables[0])
+    assert row["share_late"] == pytest.approx(row["share_f2"])
+    assert row["share_all"] == pytest.approx(1.0)
+    (folder / "plan.toml").write_text(grouped.replace('late = ["f2"]', 'late = ["f3"]'))
+    with pytest.raises(PlanError, match=r'tables\[0\]\.groups\.late: "f3" is not one of'):
+        load_plan(folder)
+
+
+PACKET_TRACE = """
+[[figures]]
+id = "trace"
+kind = "packet_trace"
+set = { "links.bottleneck.loss.rate" = 0.02, duration = "3s" }
+lines = ["sack", "reno"]
+flow = "f1"
+link = "bottleneck:a_to_b"
+seed = 2
+"""
+
+
+def test_a_packet_trace_figure_runs_one_seed_per_line_and_marks_the_drops(
+    folder: Path, tmp_path: Path
+) -> None:
+    _append(folder, PACKET_TRACE)
+    plan = load_plan(folder)
+    runs = [r for r in plan_runs(plan, False) if dict(r.tags)["figure"] == "trace"]
+    assert sorted((dict(r.tags)["line"], r.seed) for r in runs) == [("reno", 2), ("sack", 2)]
+    rec = _execute_one(runs[0].text, runs[0].overrides, runs[0].seed)
+    pts = packet_trace_points(rec, "f1", "bottleneck:a_to_b")
+    assert len(pts["sent"]) > 100
+    assert len(pts["dropped"]) > 0
+    assert len(pts["resent"]) > 0
+    # The ACK numbers never run ahead of what was sent.
+    assert pts["acked"]["seq"].max() <= pts["sent"]["seq"].max() + 1460
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, quick=True, workers=1, progress=False)
+    assert (out / "trace.png").stat().st_size > 0
+    assert "![trace](trace.png)" in (out / "report.md").read_text()
+
+
+def test_a_packet_trace_figure_needs_its_flow(folder: Path) -> None:
+    _append(folder, PACKET_TRACE.replace('flow = "f1"\n', ""))
+    with pytest.raises(PlanError, match=r"figures\[3\]\.flow: missing"):
+        load_plan(folder)
+
+
+UNITS = """
+[[figures]]
+id = "by_rate"
+lines = ["sack"]
+[figures.x]
+path = "links.bottleneck.rate"
+values = ["10Mbps", "2Mbps"]
+label = "rate (Mbit/s)"
+also = { "links.bottleneck.delay" = ["10ms", "30ms"] }
+[figures.metric]
+where = { name = "f1" }
+column = "(bytes_sent - bytes_delivered) / bytes_sent"
+"""
+
+
+def test_an_x_with_units_sets_its_companion_keys_and_plots_by_its_number(
+    folder: Path, tmp_path: Path
+) -> None:
+    _append(folder, UNITS)
+    plan = load_plan(folder)
+    fig = plan.figures[1]
+    runs = [r for r in plan_runs(plan, False) if dict(r.tags)["figure"] == "by_rate"]
+    slow = next(r for r in runs if dict(r.tags)["x"] == "2Mbps")
+    assert 'links.bottleneck.rate="2Mbps"' in slow.overrides
+    assert 'links.bottleneck.delay="30ms"' in slow.overrides
+    assert [x_number(x) for x in fig.x_values] == [10.0, 2.0]
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, seeds=1, workers=2, progress=False)
+    points = pd.read_parquet(out / "points.parquet")
+    over = points[points["figure"] == "by_rate"]["value"]
+    assert len(over) == 2 and ((over >= 0) & (over < 0.5)).all()
+
+
+def test_a_metric_column_may_be_arithmetic_on_columns_and_nothing_else(folder: Path) -> None:
+    assert metric_value("(a - b) / a", {"a": 4, "b": 1}) == 0.75
+    assert math.isnan(metric_value("b / (a - 4)", {"a": 4, "b": 1}))
+    _append(folder, UNITS.replace("(bytes_sent - bytes_delivered)", "__import__('os')"))
+    with pytest.raises(PlanError, match=r"figures\[3\]\.metric\.column: .*only column names"):
+        load_plan(folder)
+
+
+def test_companion_keys_need_one_value_per_x(folder: Path) -> None:
+    _append(folder, UNITS.replace('["10ms", "30ms"]', '["10ms"]'))
+    with pytest.raises(PlanError, match=r"x\.also\.links\.bottleneck\.delay: 1 values for 2"):
+        load_plan(folder)
