@@ -7,8 +7,15 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+use ccsim_core::arena::PacketArena;
+use ccsim_core::link::{Channel, Offer};
+use ccsim_core::loss::LossModel;
+use ccsim_core::packet::{Acknowledgment, Packet, TcpHeader, ECN_NOT_ECT};
+use ccsim_core::queue::Queue;
+use ccsim_core::rng::RngStream;
+use ccsim_core::scenario::{LossSpec, QueueLimit, QueueSpec};
 use ccsim_core::tcp::scoreboard::Scoreboard;
-use ccsim_core::time::SimTime;
+use ccsim_core::time::{Rate, SimDuration, SimTime};
 
 /// Steady state of a sender with `window` segments in flight: one send and one cumulative ACK
 /// per step. Its cost must not grow with the window (`docs/performance.md`, "work per ACK").
@@ -51,6 +58,62 @@ fn scoreboard_sack(c: &mut Criterion) {
                     sb.update_lost(3);
                 }
                 black_box(sb.pipe());
+            });
+        });
+    }
+    g.finish();
+}
+
+/// One hop of one data packet, the step every packet repeats at each link (`docs/performance.md`,
+/// "The packet arena"): into the arena, offered to an idle 1 Gbit/s channel (queue discipline,
+/// transmitter, propagation FIFO), out at the far end and out of the arena. `waiting` packets
+/// stay on the wire ahead of it, so the FIFO is as deep as on a long path.
+fn packet_hop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("packet_hop");
+    for waiting in [0usize, 1_000] {
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(waiting), &waiting, |b, &w| {
+            let rate = Rate::gbps(1);
+            let mut ch = Channel::new(
+                "l".into(),
+                "a_to_b",
+                0,
+                1,
+                1,
+                rate,
+                SimDuration::from_millis(10),
+                1500,
+                Queue::new(
+                    &QueueSpec::DropTail {
+                        limit: QueueLimit::Packets(100),
+                    },
+                    RngStream::derive(1, "bench/queue"),
+                    rate,
+                ),
+                LossModel::new(&LossSpec::None, RngStream::derive(1, "bench/loss")),
+            );
+            let mut pkts = PacketArena::new();
+            let header = TcpHeader {
+                seq: 1448,
+                ack: Acknowledgment::cumulative(1),
+                len: 1448,
+                ..TcpHeader::default()
+            };
+            let segment = Packet::tcp_segment((0, 1), 1500, ECN_NOT_ECT, 0, SimTime::ZERO, header);
+            // 12 us per packet at 1 Gbit/s: offered every 12 us, each finds the transmitter idle.
+            let mut t = 0u64;
+            for _ in 0..w {
+                t += 12_000;
+                let id = pkts.insert(segment.clone());
+                black_box(ch.offer(SimTime(t), &mut pkts, id));
+            }
+            b.iter(|| {
+                t += 12_000;
+                let id = pkts.insert(segment.clone());
+                let sent = ch.offer(SimTime(t), &mut pkts, id);
+                assert!(matches!(sent, Offer::Sent { lost: false, .. }));
+                let (head, _) = ch.on_arrive().expect("a packet on the wire");
+                black_box(pkts.take(head));
             });
         });
     }
@@ -108,6 +171,7 @@ criterion_group!(
     benches,
     scoreboard_send_ack,
     scoreboard_sack,
+    packet_hop,
     whole_scenario
 );
 criterion_main!(benches);

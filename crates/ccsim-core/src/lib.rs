@@ -18,7 +18,8 @@
 //!   └── endpoints (sans-IO): TCP sender/receiver, UDP sources/sinks
 //! ```
 //!
-//! Modules, one per layer: [`time`], [`rng`], [`packet`], [`queue`], [`loss`], [`link`],
+//! Modules, one per layer: [`time`], [`rng`], [`packet`], [`arena`] (where packets live while
+//! they are inside the network; everything else passes handles), [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
 //! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
 //! [`ping`], [`sim`],
@@ -26,6 +27,7 @@
 //! the sender half is [`cc::xcp`]).
 
 pub mod agents;
+pub mod arena;
 pub mod atm;
 pub mod cc;
 pub mod diffserv;

@@ -12,6 +12,34 @@
 //!
 //! Addresses are interface addresses (a multihomed host has several); ports are global endpoint
 //! identifiers, so delivering a packet to its endpoint is one index.
+//!
+//! Inside the network a packet lives in the engine's [`PacketArena`](crate::arena::PacketArena)
+//! and moves as a 4-byte handle; it is copied only when an endpoint or a hook hands it over and
+//! when it is delivered.
+//!
+//! # Header space: the 128-byte bound and the transports to come
+//!
+//! A packet is 120 bytes (a test pins it at most that; the budget of `docs/performance.md` is
+//! 128): 24 bytes of IP fields and `sent_at`, and the transport enum, whose largest variant, the
+//! TCP header with four SACK blocks as 32-bit offsets, sets its size. A new transport must fit
+//! beside it, not grow it:
+//!
+//! - **SCTP** (RFC 9260): a DATA chunk needs the TSN (64-bit, unwrapped, as TCP's `seq`), the
+//!   stream id and SSN (16 bits each), the payload length and the B/E/U flags: about 24 bytes
+//!   with the ports. A SACK chunk needs the cumulative TSN ack, `a_rwnd` and its gap blocks,
+//!   which RFC 9260 §3.3.4 already encodes as 16-bit offsets from the cumulative TSN (4 bytes a
+//!   block), and its duplicate TSNs (stored as 32-bit offsets). Carry at most 8 gap blocks and 4
+//!   duplicate TSNs (48 bytes) and count the rest (`gap_blocks`, `dup_tsns` as u16), so the wire
+//!   size stays exact (4 bytes per block and per TSN) while the header stays within the TCP
+//!   variant's size. A packet that bundles several DATA chunks carries the first TSN and a chunk
+//!   count (the chunks of one packet hold consecutive TSNs in the model).
+//! - **ATM** (AAL5, RFC 2684 / ITU-T I.363.5): the cells of one AAL5 frame are not packets.
+//!   The frame (the IP packet) stays in the arena while its cells cross the ATM links as small
+//!   records that share it: `(frame: PacketId, cell index: u16, last: bool)`, 8 bytes each in a
+//!   cell queue instead of a 120-byte packet per 53-byte cell. A lost cell marks the frame
+//!   (AAL5's CRC then fails: the frame is dropped at reassembly, and partial/early packet
+//!   discard can drop the rest of its cells at once); the last cell's arrival releases the frame
+//!   to the next hop by its handle.
 
 use crate::time::SimTime;
 
@@ -470,6 +498,17 @@ mod tests {
             std::mem::size_of::<Packet>() <= 120,
             "{}",
             std::mem::size_of::<Packet>()
+        );
+    }
+
+    #[test]
+    fn the_transport_headers_share_88_bytes_which_sctp_and_atm_must_fit_in() {
+        // The header-space plan of the module docs: a new transport variant must not make the
+        // enum larger than the TCP header already does.
+        assert!(
+            std::mem::size_of::<Transport>() <= 88,
+            "{}",
+            std::mem::size_of::<Transport>()
         );
     }
 

@@ -169,15 +169,37 @@ impl Rate {
 pub struct Serializer {
     /// Remainder in units of 1/rate nanoseconds, always `< rate`.
     carry: u128,
+    /// The last `(rate, bytes)` and the quotient and remainder of `8e9 · bytes / rate`. A
+    /// transmitter sends mostly packets of one size (full segments one way, ACKs the other),
+    /// and a 128-bit division costs more than the rest of a packet's transmission.
+    memo: Option<(u64, u64, u128, u128)>,
 }
 
 impl Serializer {
     /// The transmission time of the next packet of `bytes` at `rate`.
+    #[inline]
     pub fn next(&mut self, rate: Rate, bytes: u64) -> SimDuration {
         let r = rate.0.max(1) as u128;
-        let num = bytes as u128 * 8 * 1_000_000_000 + self.carry;
-        let whole = num / r;
-        self.carry = num % r;
+        let (q, rem) = match self.memo {
+            Some((mr, mb, q, rem)) if mr == rate.0 && mb == bytes => (q, rem),
+            _ => {
+                let num = bytes as u128 * 8 * 1_000_000_000;
+                let qr = (num / r, num % r);
+                self.memo = Some((rate.0, bytes, qr.0, qr.1));
+                qr
+            }
+        };
+        // (8e9·bytes + carry) / rate with 8e9·bytes = q·rate + rem: rem and carry are both
+        // below rate (unless the rate just fell), so their sum adds at most one nanosecond.
+        let sum = rem + self.carry;
+        let (whole, carry) = if sum < r {
+            (q, sum)
+        } else if sum - r < r {
+            (q + 1, sum - r)
+        } else {
+            (q + sum / r, sum % r)
+        };
+        self.carry = carry;
         SimDuration(whole.min(u64::MAX as u128) as u64)
     }
     /// Forget the remainder, when the transmitter goes idle (the next packet starts on a
@@ -203,6 +225,24 @@ mod tests {
         let mut s = Serializer::default();
         let total: u64 = (0..3000).map(|_| s.next(rate, 1).0).sum();
         assert_eq!(total, 8_000_000_000_000);
+    }
+
+    #[test]
+    fn the_remembered_quotient_gives_the_same_times_as_dividing_afresh() {
+        // Sizes and rates alternate and repeat, so the memo is both hit and replaced.
+        let mut s = Serializer::default();
+        let mut carry = 0u128;
+        for i in 0..10_000u64 {
+            let bytes = [1500, 1500, 52, 1500, 40, 40][(i % 6) as usize];
+            let rate = Rate::bps([3, 7_000_001, 1_000_000_007][(i / 7 % 3) as usize]);
+            let num = bytes as u128 * 8_000_000_000 + carry;
+            carry = num % rate.0 as u128;
+            assert_eq!(
+                s.next(rate, bytes).0 as u128,
+                num / rate.0 as u128,
+                "packet {i}"
+            );
+        }
     }
 
     #[test]

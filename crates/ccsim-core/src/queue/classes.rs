@@ -23,6 +23,7 @@ use super::priority::Priority;
 use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
 use super::wred::{Wred, WredProfileSpec};
+use crate::arena::PacketId;
 use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, TokenBucket};
 use crate::packet::Packet;
 use crate::rng::RngStream;
@@ -428,12 +429,11 @@ impl ClassQueue {
 
     /// Queue the packet [`ClassQueue::admit`] accepted last.
     #[inline]
-    pub(crate) fn push(&mut self, pkt: Packet) {
+    pub(crate) fn push(&mut self, id: PacketId, size: u32) {
         let i = self.pending;
-        let size = pkt.size;
         let c = &mut self.classes[i];
         let was_empty = c.fifo.is_empty();
-        c.fifo.push(pkt);
+        c.fifo.push(id, size);
         self.len += 1;
         self.bytes += size as u64;
         if !was_empty {
@@ -455,7 +455,7 @@ impl ClassQueue {
 
     /// The next packet the scheduler picks, if any.
     #[inline]
-    pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+    pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
         let classes = &mut self.classes;
         let i = match &mut self.sched {
             Sched::Priority(p) => p.next(),
@@ -464,11 +464,11 @@ impl ClassQueue {
             Sched::Cbwfq(cb) => cb.next(),
         }?;
         let c = &mut classes[i];
-        let pkt = c.fifo.pop()?;
+        let (id, size) = c.fifo.pop()?;
         self.len -= 1;
-        self.bytes -= pkt.size as u64;
+        self.bytes -= size as u64;
         c.counters.sent_packets += 1;
-        c.counters.sent_bytes += pkt.size as u64;
+        c.counters.sent_bytes += size as u64;
         let next_head = c.fifo.head_size();
         match &mut c.drop {
             ClassDrop::Red(r) if next_head.is_none() => r.average.on_idle(now),
@@ -499,7 +499,7 @@ impl ClassQueue {
                 }
             }
         }
-        Some(pkt)
+        Some(id)
     }
 
     /// The link goes idle at `at`: every class's RED average starts its idle period.
@@ -535,6 +535,7 @@ impl ClassQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::tests::{with_arena, Q};
     use crate::queue::{Queue, QueueSpec};
 
     /// A class matching one DSCP (None: the class-default).
@@ -552,8 +553,8 @@ mod tests {
         }
     }
 
-    fn queue(kind: SchedulerKind, classes: Vec<ClassSpec>, rate: Rate) -> Queue {
-        Queue::new(
+    fn queue(kind: SchedulerKind, classes: Vec<ClassSpec>, rate: Rate) -> Q {
+        with_arena(Queue::new(
             &QueueSpec::Scheduler(SchedulerSpec {
                 kind,
                 classes,
@@ -561,7 +562,7 @@ mod tests {
             }),
             RngStream::derive(3, "test/classes"),
             rate,
-        )
+        ))
     }
 
     fn pkt(size: u32, dscp: u8, flow: u32) -> Packet {
@@ -573,7 +574,7 @@ mod tests {
 
     /// Backlogs each (dscp, size) class with `n` packets, then serves `take` packets; returns
     /// the packets served per class (by flow = index).
-    fn backlogged_shares(q: &mut Queue, classes: &[(u8, u32)], n: usize, take: usize) -> Vec<u64> {
+    fn backlogged_shares(q: &mut Q, classes: &[(u8, u32)], n: usize, take: usize) -> Vec<u64> {
         for k in 0..n {
             for (i, &(d, size)) in classes.iter().enumerate() {
                 let _ = k;
@@ -599,7 +600,7 @@ mod tests {
     /// Drives `q` as a link of `rate` for `until_ns`: sources offer packets, the transmitter
     /// takes the head whenever it is free (an idle link sends an arrival at once, as
     /// `link.rs`). Returns the bytes sent per source.
-    fn run_link(q: &mut Queue, srcs: &mut [Src], rate: Rate, until_ns: u64) -> Vec<u64> {
+    fn run_link(q: &mut Q, srcs: &mut [Src], rate: Rate, until_ns: u64) -> Vec<u64> {
         let mut sent = vec![0u64; srcs.len()];
         let mut busy_until = 0u64;
         loop {
@@ -771,7 +772,7 @@ mod tests {
         assert!(sent[0] >= 2_500_000 - 2000, "high class sent {} B", sent[0]);
     }
 
-    fn llq(rate: Rate) -> Queue {
+    fn llq(rate: Rate) -> Q {
         queue(
             SchedulerKind::Cbwfq,
             vec![

@@ -3,17 +3,21 @@
 //! waiting packets, so that every discipline and scheduler (DropTail, RED, the XCP port and
 //! each class of a DiffServ scheduler) changes together if what a queue stores changes.
 //!
+//! It holds handles into the [`crate::arena::PacketArena`] with each packet's size (the byte
+//! count needs it when the packet leaves), not the packets: a discipline reads and rewrites a
+//! packet in the arena when it arrives and never touches it again while it waits.
+//!
 //! One `VecDeque` push or pop per packet; the buffer grows to the largest occupancy seen and
 //! is then reused, so there is no allocation per packet in steady state.
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
+use crate::arena::PacketId;
 
-/// Waiting packets and their total size.
+/// Waiting packets (handle and size in bytes) and their total size.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Fifo {
-    buf: VecDeque<Packet>,
+    buf: VecDeque<(PacketId, u32)>,
     /// Sum of `size` of the packets in `buf`.
     bytes: u64,
 }
@@ -27,23 +31,24 @@ impl Fifo {
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.size as u64;
-        self.buf.push_back(pkt);
+    pub(crate) fn push(&mut self, id: PacketId, size: u32) {
+        self.bytes += size as u64;
+        self.buf.push_back((id, size));
     }
 
+    /// The packet at the head and its size.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<Packet> {
-        let p = self.buf.pop_front()?;
-        self.bytes -= p.size as u64;
-        Some(p)
+    pub(crate) fn pop(&mut self) -> Option<(PacketId, u32)> {
+        let (id, size) = self.buf.pop_front()?;
+        self.bytes -= size as u64;
+        Some((id, size))
     }
 
     /// Size in bytes of the packet at the head.
     #[allow(dead_code)] // used by the schedulers in the next commit
     #[inline]
     pub(crate) fn head_size(&self) -> Option<u32> {
-        self.buf.front().map(|p| p.size)
+        self.buf.front().map(|&(_, size)| size)
     }
 
     #[inline]

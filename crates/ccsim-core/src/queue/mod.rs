@@ -10,6 +10,11 @@
 //! One file per discipline: `droptail.rs` (the hard limit every discipline applies), `red.rs`
 //! (RED's average and drop profile); `fifo.rs` is the one store of waiting packets they share.
 //!
+//! The queue holds handles into the [`PacketArena`] (`arena.rs`) with each packet's size, not
+//! the packets: the discipline reads and rewrites a packet in place when it arrives
+//! ([`Queue::admit`]: RED's ECN mark, a DiffServ class's classification, policing and WRED)
+//! and never touches it again, so a packet waiting in a queue is never copied.
+//!
 //! The queue holds the packets *waiting* for the transmitter; the packet being serialized is
 //! owned by the channel (`link.rs`), which calls [`Queue::dequeue`] when its transmitter is
 //! free. When that leaves the queue empty the channel calls [`Queue::idle_from`] with the end
@@ -38,6 +43,7 @@ pub use wred::WredProfileSpec;
 pub(crate) use fifo::Fifo;
 pub(crate) use red::{signal, RedAverage, RedProfile, Signalled, Verdict};
 
+use crate::arena::{PacketArena, PacketId};
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
@@ -127,12 +133,12 @@ impl Queue {
         }
     }
 
-    /// Queue a packet [`Queue::admit`] accepted.
+    /// Queue a packet of `size` bytes that [`Queue::admit`] accepted.
     #[inline]
-    pub fn push(&mut self, pkt: Packet) {
+    pub fn push(&mut self, id: PacketId, size: u32) {
         match &mut self.disc {
-            Discipline::Classes(c) => c.push(pkt),
-            _ => self.buf.push(pkt),
+            Discipline::Classes(c) => c.push(id, size),
+            _ => self.buf.push(id, size),
         }
     }
 
@@ -145,19 +151,17 @@ impl Queue {
         }
     }
 
-    /// `Ok(())` if accepted and queued (possibly ECN-marked, see [`Queue::admit`]); `Err(pkt)`
-    /// if dropped.
-    ///
-    /// The refused packet is handed back by value (the caller counts and discards it): boxing
-    /// it would cost an allocation per drop on the per-packet path.
-    #[allow(clippy::result_large_err)]
+    /// [`Queue::admit`] the packet `id` and queue it: `true` if accepted (possibly ECN-marked),
+    /// `false` if refused. A refused packet stays in the arena: the caller counts and frees it.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, mut pkt: Packet) -> Result<(), Packet> {
-        if !self.admit(now, &mut pkt) {
-            return Err(pkt);
+    pub fn enqueue(&mut self, now: SimTime, pkts: &mut PacketArena, id: PacketId) -> bool {
+        let pkt = pkts.get_mut(id);
+        let size = pkt.size;
+        if !self.admit(now, pkt) {
+            return false;
         }
-        self.push(pkt);
-        Ok(())
+        self.push(id, size);
+        true
     }
 
     /// The discipline's decision on an arriving packet, without queueing it: `true` if it is
@@ -213,16 +217,16 @@ impl Queue {
     /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
     /// free; `None` starts RED's idle period.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
         if let Discipline::Classes(c) = &mut self.disc {
             return c.dequeue(now);
         }
         match self.buf.pop() {
-            Some(p) => {
+            Some((id, _)) => {
                 if let Discipline::Red(red) = &mut self.disc {
                     red.average.on_dequeue();
                 }
-                Some(p)
+                Some(id)
             }
             None => {
                 if let Discipline::Red(red) = &mut self.disc {
@@ -303,12 +307,59 @@ mod tests {
         }
     }
 
-    fn droptail(limit: QueueLimit) -> Queue {
-        Queue::new(
+    /// A queue with its own arena, and the by-value view the tests (here and in `classes.rs`)
+    /// were written with: `enqueue` hands a refused packet back, `dequeue` returns the packet,
+    /// `push` queues an admitted packet.
+    pub(super) struct Q {
+        q: Queue,
+        pkts: PacketArena,
+    }
+
+    impl Q {
+        pub(super) fn enqueue(&mut self, now: SimTime, p: Packet) -> Result<(), Packet> {
+            let id = self.pkts.insert(p);
+            if self.q.enqueue(now, &mut self.pkts, id) {
+                Ok(())
+            } else {
+                Err(self.pkts.take(id))
+            }
+        }
+        pub(super) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+            self.q.dequeue(now).map(|id| self.pkts.take(id))
+        }
+        pub(super) fn push(&mut self, p: Packet) {
+            let size = p.size;
+            let id = self.pkts.insert(p);
+            self.q.push(id, size);
+        }
+    }
+
+    impl std::ops::Deref for Q {
+        type Target = Queue;
+        fn deref(&self) -> &Queue {
+            &self.q
+        }
+    }
+
+    impl std::ops::DerefMut for Q {
+        fn deref_mut(&mut self) -> &mut Queue {
+            &mut self.q
+        }
+    }
+
+    pub(super) fn with_arena(q: Queue) -> Q {
+        Q {
+            q,
+            pkts: PacketArena::new(),
+        }
+    }
+
+    fn droptail(limit: QueueLimit) -> Q {
+        with_arena(Queue::new(
             &QueueSpec::DropTail { limit },
             RngStream::derive(1, "test/queue"),
             Rate::mbps(10),
-        )
+        ))
     }
 
     fn red(
@@ -319,8 +370,8 @@ mod tests {
         w_q: f64,
         gentle: bool,
         ecn: bool,
-    ) -> Queue {
-        Queue::new(
+    ) -> Q {
+        with_arena(Queue::new(
             &QueueSpec::Red {
                 limit,
                 min_th,
@@ -333,12 +384,12 @@ mod tests {
             },
             RngStream::derive(7, "test/red"),
             Rate::mbps(10),
-        )
+        ))
     }
 
     /// Keeps the queue at exactly `target` packets at every arrival: offer one packet, then
     /// serve until `target` remain. Returns how many of `n` arrivals were refused.
-    fn hold(q: &mut Queue, target: usize, n: u64, ecn: u8) -> u64 {
+    fn hold(q: &mut Q, target: usize, n: u64, ecn: u8) -> u64 {
         let mut drops = 0;
         for i in 0..n {
             if q.enqueue(SimTime::ZERO, pkt(1000, ecn, i)).is_err() {
@@ -352,7 +403,7 @@ mod tests {
     }
 
     /// Fills the queue to `target` packets while the average is still near zero.
-    fn fill(q: &mut Queue, target: usize) {
+    fn fill(q: &mut Q, target: usize) {
         for i in 0..target as u64 {
             q.enqueue(SimTime::ZERO, pkt(1000, 0, i)).unwrap();
         }

@@ -45,7 +45,8 @@ impl Simulator {
         for (node, iface, pkt) in out.drain(..) {
             let c = self.net.ifaces[iface as usize].in_chan;
             self.net.chans[c as usize].stats.arrived += 1;
-            self.at_node(node, pkt, Some(iface));
+            let id = self.pkts.insert(pkt);
+            self.at_node(node, id, Some(iface));
         }
         self.atm_out = out;
         self.reschedule_atm();

@@ -123,6 +123,7 @@ impl Simulator {
             out: Vec::new(),
             hook_out: HookOutput::default(),
             local: VecDeque::new(),
+            pkts: crate::arena::PacketArena::new(),
             // The parser bounds durations; clamped again so that the end is before SimTime::MAX
             // for any Spec, and an event whose time saturated can never run (time.rs).
             end: SimTime::ZERO + spec.duration.min(MAX_SCENARIO_DURATION),

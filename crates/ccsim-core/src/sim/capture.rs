@@ -24,6 +24,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::{AnyEndpoint, EndpointSlot, Simulator};
+use crate::arena::PacketId;
 use crate::packet::{Packet, Transport};
 use crate::pcap::{PcapWriter, TcpEnd};
 use crate::scenario::spec::TraceSpec;
@@ -187,17 +188,18 @@ impl Simulator {
         let p = if lost {
             ch.lost_for_trace.as_ref()
         } else {
-            ch.propagation.back().map(|(_, p)| p)
+            ch.propagation.back().map(|&(_, id)| self.pkts.get(id))
         };
         if let Some(p) = p {
             self.capture.write(k, self.now, p, tcp_end(&self.eps, p));
         }
     }
 
-    /// `p` arrived over `chan` at its far node now.
-    pub(super) fn capture_arrival(&mut self, chan: u32, p: &Packet) {
+    /// The packet `id` (in the arena) arrived over `chan` at its far node now.
+    pub(super) fn capture_arrival(&mut self, chan: u32, id: PacketId) {
         let k = self.capture.arriving[chan as usize];
         if k != NONE {
+            let p = self.pkts.get(id);
             self.capture.write(k, self.now, p, tcp_end(&self.eps, p));
         }
     }

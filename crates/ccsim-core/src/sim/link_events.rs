@@ -69,7 +69,7 @@ impl Simulator {
             if e.up {
                 ch.down = false;
             } else if !ch.down {
-                let lost = ch.go_down(self.now);
+                let lost = ch.go_down(self.now, &mut self.pkts);
                 if lost > 0 {
                     self.cons.dropped += lost;
                     // The queue's packets go without saying whose they were (retire.rs).

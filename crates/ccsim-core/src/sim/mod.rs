@@ -48,6 +48,7 @@ mod trace;
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use crate::arena::{PacketArena, PacketId};
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::hook::{HookOutput, NodeHook};
 use crate::network::Network;
@@ -92,7 +93,10 @@ pub struct Simulator {
     hook_out: HookOutput,
     /// Packets for an endpoint on the node they are at, delivered after the current event
     /// (a FIFO instead of a call, so an endpoint's reply never recurses into its peer).
-    local: VecDeque<(Port, Packet)>,
+    local: VecDeque<(Port, PacketId)>,
+    /// Every packet inside the network (queues, transmitters, propagation FIFOs, `local`);
+    /// those places hold handles (`arena.rs`).
+    pkts: PacketArena,
     /// The limits: `duration`, `limits.max_events`, `limits.max_wall_seconds`.
     end: SimTime,
     max_events: u64,

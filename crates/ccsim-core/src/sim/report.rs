@@ -70,6 +70,17 @@ impl Simulator {
             c.finish(now);
         }
         let alive = self.alive();
+        // Every arena slot in use is a packet in a queue or on a wire (hooks hold theirs by
+        // value): a leaked slot, a packet dropped without being freed, fails here in debug.
+        debug_assert_eq!(
+            self.pkts.len() as u64,
+            self.net
+                .chans
+                .iter()
+                .map(|c| c.packets_inside())
+                .sum::<u64>(),
+            "packet arena slots in use against packets in the channels"
+        );
         self.peak_alive = self.peak_alive.max(alive);
         let wall = self.build_started.elapsed().as_secs_f64();
         let flows = self.flows_table();

@@ -97,6 +97,24 @@ fn events_at_equal_times_leave_the_heap_in_the_order_they_were_scheduled() {
 }
 
 #[test]
+fn the_next_event_time_skips_the_event_being_handled() {
+    // `pop` leaves the event it returns at the root until the next `schedule`; ATM's
+    // `peek_time` must see the earliest event still pending, not that one.
+    let ms = |n: u64| SimTime::ZERO + SimDuration::from_millis(n);
+    let mut heap = EventHeap::default();
+    for (t, g) in [(1, 0), (7, 1), (4, 2), (9, 3)] {
+        heap.schedule(ms(t), Ev::Spawn(g));
+    }
+    assert_eq!(heap.peek_time(), Some(ms(1)));
+    assert_eq!(heap.pop().map(|e| e.time), Some(ms(1)));
+    assert_eq!(heap.peek_time(), Some(ms(4)));
+    heap.schedule(ms(2), Ev::Atm);
+    assert_eq!(heap.peek_time(), Some(ms(2)));
+    while heap.pop().is_some() {}
+    assert_eq!(heap.peek_time(), None);
+}
+
+#[test]
 fn sources_due_at_the_same_instant_transmit_in_the_order_they_were_declared() {
     // Six CBR sources on h1 are all due at t = 0. Their deadlines are scheduled in port order,
     // which is declaration order, so they take the transmitter in that order, 80 us each: the
@@ -117,7 +135,7 @@ fn sources_due_at_the_same_instant_transmit_in_the_order_they_were_declared() {
         let on_the_wire: Vec<&str> = access
             .propagation
             .iter()
-            .map(|(_, p)| sim.flows[p.flow as usize].name.as_str())
+            .map(|&(_, id)| sim.flows[sim.pkts.get(id).flow as usize].name.as_str())
             .collect();
         assert_eq!(on_the_wire, names);
     }

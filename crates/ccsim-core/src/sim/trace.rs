@@ -24,6 +24,7 @@
 //! offered, before the queue discipline may mark it; `departed` and later events show the mark.
 
 use super::Simulator;
+use crate::arena::PacketId;
 use crate::network::Network;
 use crate::packet::{Packet, SctpChunk, TcpHeader, Transport};
 use crate::results::{Column, Table};
@@ -288,11 +289,12 @@ impl Simulator {
         }
     }
 
-    /// `p` is at node `node` (sent by an endpoint, delivered to one, or dropped there).
-    pub(super) fn trace_at_node(&mut self, node: u32, p: &Packet, event: Event) {
+    /// The packet `id` is at node `node` (sent by an endpoint, delivered to one, or dropped
+    /// there); called while its arena slot is still live.
+    pub(super) fn trace_at_node(&mut self, node: u32, id: PacketId, event: Event) {
         let t = self.now.as_nanos();
-        self.packet_trace
-            .record(t, Place::Node(node), event, Stamp::of(p));
+        let s = Stamp::of(self.pkts.get(id));
+        self.packet_trace.record(t, Place::Node(node), event, s);
     }
 
     /// Something happened on channel `chan` to the packet stamped `s`.
@@ -306,9 +308,12 @@ impl Simulator {
     pub(super) fn trace_departure(&mut self, chan: u32, lost: bool) {
         let ch = &mut self.net.chans[chan as usize];
         let stamp = if lost {
+            // Its slot is already freed: the channel kept a copy (`keep_lost`).
             ch.lost_for_trace.take().map(|p| Stamp::of(&p))
         } else {
-            ch.propagation.back().map(|(_, p)| Stamp::of(p))
+            ch.propagation
+                .back()
+                .map(|&(_, id)| Stamp::of(self.pkts.get(id)))
         };
         if let Some(s) = stamp {
             self.trace_on_chan(chan, s, Event::Departed);
