@@ -158,3 +158,31 @@ fn the_t_quantile_matches_the_printed_tables() {
     // And the normal quantile, 1.959964, in the limit (t is above it by 2.4e-6 at a million).
     assert!((t_975(1_000_000) - 1.959_964).abs() < 5e-6);
 }
+
+/// FH ── 100 Mbit/s, 100 ms ── BS ── 2 Mbit/s, 10 ms, 5 % loss on data ── MH; one 50 KB
+/// Reno transfer (the trace and pcap tests).
+pub const LOSSY_WIRELESS: &str = r#"
+seed = 4
+duration = "60s"
+[nodes]
+fh = "host"
+bs = "router"
+mh = "host"
+[links.wired]
+a = "fh"
+b = "bs"
+rate = "100Mbps"
+delay = "100ms"
+[links.wl]
+a = "bs"
+b = "mh"
+rate = "2Mbps"
+delay = "10ms"
+loss = { type = "uniform", rate = 0.05, direction = "a_to_b" }
+[flows.transfer]
+type = "tcp"
+src = "fh"
+dst = "mh"
+size = "50KB"
+preset = "ns2-2001"
+"#;

@@ -7,34 +7,6 @@ use std::path::{Path, PathBuf};
 use crate::common::*;
 use ccsim_core::{load_scenario, run_with_options, Error, RunOptions, RunOutput};
 
-/// FH ── 100 Mbit/s, 100 ms ── BS ── 2 Mbit/s, 10 ms, 5 % loss on data ── MH; one 50 KB
-/// Reno transfer.
-const LOSSY: &str = r#"
-seed = 4
-duration = "60s"
-[nodes]
-fh = "host"
-bs = "router"
-mh = "host"
-[links.wired]
-a = "fh"
-b = "bs"
-rate = "100Mbps"
-delay = "100ms"
-[links.wl]
-a = "bs"
-b = "mh"
-rate = "2Mbps"
-delay = "10ms"
-loss = { type = "uniform", rate = 0.05, direction = "a_to_b" }
-[flows.transfer]
-type = "tcp"
-src = "fh"
-dst = "mh"
-size = "50KB"
-preset = "ns2-2001"
-"#;
-
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ccsim-pcap-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -75,7 +47,7 @@ fn records(path: &Path) -> Vec<(u64, Vec<u8>, u32)> {
 
 #[test]
 fn a_scenario_asking_for_captures_without_a_folder_is_refused_naming_trace_pcap() {
-    let loaded = load_scenario(LOSSY, &["trace.pcap=[\"mh\"]".into()], None).unwrap();
+    let loaded = load_scenario(LOSSY_WIRELESS, &["trace.pcap=[\"mh\"]".into()], None).unwrap();
     let Err(Error::Scenario(e)) = ccsim_core::run(&loaded.spec) else {
         panic!("ran without a capture folder");
     };
@@ -85,7 +57,7 @@ fn a_scenario_asking_for_captures_without_a_folder_is_refused_naming_trace_pcap(
 
 #[test]
 fn capture_points_naming_an_unknown_node_or_a_link_the_node_is_not_on_are_refused() {
-    let err = |o: &str| load_scenario(LOSSY, &[o.into()], None).unwrap_err();
+    let err = |o: &str| load_scenario(LOSSY_WIRELESS, &[o.into()], None).unwrap_err();
     let e = err("trace.pcap=[\"mh\", \"nope\"]");
     assert_eq!(e.path, "trace.pcap[1]");
     assert!(e.message.contains("not a node"), "{}", e.message);
@@ -99,7 +71,7 @@ fn capture_points_naming_an_unknown_node_or_a_link_the_node_is_not_on_are_refuse
 #[test]
 fn a_node_gets_one_file_per_interface_holding_what_crossed_it_in_time_order() {
     let dir = scratch_dir("files");
-    let out = run_capturing(LOSSY, &["trace.pcap=[\"bs\", \"mh:wl\"]"], &dir).unwrap();
+    let out = run_capturing(LOSSY_WIRELESS, &["trace.pcap=[\"bs\", \"mh:wl\"]"], &dir).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -134,8 +106,13 @@ fn a_node_gets_one_file_per_interface_holding_what_crossed_it_in_time_order() {
 #[test]
 fn capturing_changes_nothing_in_the_run() {
     let dir = scratch_dir("same");
-    let off = run_toml(LOSSY, &[], None);
-    let on = run_capturing(LOSSY, &["trace.pcap=[\"fh\", \"bs\", \"mh\"]"], &dir).unwrap();
+    let off = run_toml(LOSSY_WIRELESS, &[], None);
+    let on = run_capturing(
+        LOSSY_WIRELESS,
+        &["trace.pcap=[\"fh\", \"bs\", \"mh\"]"],
+        &dir,
+    )
+    .unwrap();
     assert_eq!(on.flows, off.flows);
     assert_eq!(on.links, off.links);
     assert_eq!(on.summary.events, off.summary.events);
@@ -146,7 +123,8 @@ fn capturing_changes_nothing_in_the_run() {
 fn a_folder_that_cannot_be_made_is_a_run_error_naming_it() {
     let dir = scratch_dir("blocked");
     std::fs::write(&dir, b"a file, not a folder").unwrap();
-    let Err(Error::Output(m)) = run_capturing(LOSSY, &["trace.pcap=[\"mh\"]"], &dir) else {
+    let Err(Error::Output(m)) = run_capturing(LOSSY_WIRELESS, &["trace.pcap=[\"mh\"]"], &dir)
+    else {
         panic!("expected an output error");
     };
     assert!(m.contains(&dir.display().to_string()), "{m}");

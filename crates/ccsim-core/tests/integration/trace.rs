@@ -4,32 +4,10 @@
 use crate::common::*;
 use ccsim_core::RunOutput;
 
-/// FH ── 100 Mbit/s, 100 ms ── BS ── 2 Mbit/s, 10 ms, 5 % loss on data ── MH; one 50 KB
-/// transfer, and a CBR flow the other way that the trace must leave out when asked to.
-const LOSSY: &str = r#"
-seed = 4
-duration = "60s"
-[nodes]
-fh = "host"
-bs = "router"
-mh = "host"
-[links.wired]
-a = "fh"
-b = "bs"
-rate = "100Mbps"
-delay = "100ms"
-[links.wl]
-a = "bs"
-b = "mh"
-rate = "2Mbps"
-delay = "10ms"
-loss = { type = "uniform", rate = 0.05, direction = "a_to_b" }
-[flows.transfer]
-type = "tcp"
-src = "fh"
-dst = "mh"
-size = "50KB"
-preset = "ns2-2001"
+/// The common lossy wireless path ([`LOSSY_WIRELESS`]) and a CBR flow the other way that the
+/// trace must leave out when asked to.
+fn lossy() -> String {
+    const NOISE: &str = r#"
 [flows.noise]
 type = "cbr"
 src = "mh"
@@ -38,6 +16,8 @@ rate = "10kbps"
 packet_size = 100
 stop = "5s"
 "#;
+    format!("{LOSSY_WIRELESS}{NOISE}")
+}
 
 /// Rows of the packets table where `event` is `e` (and `where` is `at`, if given).
 fn count(out: &RunOutput, e: &str, at: Option<&str>) -> usize {
@@ -51,9 +31,9 @@ fn count(out: &RunOutput, e: &str, at: Option<&str>) -> usize {
 
 #[test]
 fn a_run_with_no_packet_trace_has_an_empty_table_and_the_same_results_with_one() {
-    let off = run_toml(LOSSY, &[], None);
+    let off = run_toml(&lossy(), &[], None);
     assert_eq!(off.packets.rows(), 0);
-    let on = run_toml(LOSSY, &["trace.packets={}"], None);
+    let on = run_toml(&lossy(), &["trace.packets={}"], None);
     assert!(on.packets.rows() > 0);
     assert_eq!(on.flows, off.flows);
     assert_eq!(on.links, off.links);
@@ -62,7 +42,11 @@ fn a_run_with_no_packet_trace_has_an_empty_table_and_the_same_results_with_one()
 
 #[test]
 fn the_trace_follows_every_packet_of_a_flow_from_sender_to_receiver_or_drop() {
-    let out = run_toml(LOSSY, &["trace.packets={ flows = [\"transfer\"] }"], None);
+    let out = run_toml(
+        &lossy(),
+        &["trace.packets={ flows = [\"transfer\"] }"],
+        None,
+    );
     let flows = out.packets.str("flow").unwrap();
     assert!(
         flows.iter().all(|f| f == "transfer"),
@@ -108,7 +92,7 @@ fn the_trace_follows_every_packet_of_a_flow_from_sender_to_receiver_or_drop() {
 #[test]
 fn links_and_nodes_narrow_the_trace_to_where_they_name() {
     let out = run_toml(
-        LOSSY,
+        &lossy(),
         &["trace.packets={ links = [\"wl:a_to_b\"], nodes = [\"mh\"] }"],
         None,
     );
@@ -119,7 +103,7 @@ fn links_and_nodes_narrow_the_trace_to_where_they_name() {
     assert!(count(&out, "sent", Some("mh")) > 0, "the MH's ACKs and CBR");
     // A link named without a direction traces both.
     let both = run_toml(
-        LOSSY,
+        &lossy(),
         &["trace.packets={ links = [\"wl\"], nodes = [] }"],
         None,
     );
@@ -129,8 +113,8 @@ fn links_and_nodes_narrow_the_trace_to_where_they_name() {
 
 #[test]
 fn past_max_rows_events_are_counted_not_kept() {
-    let all = run_toml(LOSSY, &["trace.packets={}"], None);
-    let capped = run_toml(LOSSY, &["trace.packets={ max_rows = 100 }"], None);
+    let all = run_toml(&lossy(), &["trace.packets={}"], None);
+    let capped = run_toml(&lossy(), &["trace.packets={ max_rows = 100 }"], None);
     assert_eq!(capped.packets.rows(), 100);
     assert_eq!(all.summary.packets_untraced, 0);
     assert_eq!(
