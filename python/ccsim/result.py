@@ -87,6 +87,13 @@ class Summary:
     atm_events: int = 0
 
 
+def _table(name: str, doc: str) -> Any:
+    """A ``Result`` property: table ``name`` as a DataFrame, made on first use."""
+    return property(
+        lambda self: self._frame(name), lambda self, df: self._set_frame(name, df), doc=doc
+    )
+
+
 class Result:
     """The tables of one run.
 
@@ -163,55 +170,23 @@ class Result:
             return len(next(iter(self._raw[name].values()), ()))
         return len(self._frames[name])
 
-    flows = property(
-        lambda self: self._frame("flows"),
-        lambda self, df: self._set_frame("flows", df),
-        doc="One row per flow (a short-flow generator adds one row per transfer).",
+    flows = _table("flows", "One row per flow (a short-flow generator adds one row per transfer).")
+    links = _table("links", "One row per link direction.")
+    series = _table(
+        "series", "The time series in long form: ``time_s, kind, name, metric, value``."
     )
-    links = property(
-        lambda self: self._frame("links"),
-        lambda self, df: self._set_frame("links", df),
-        doc="One row per link direction.",
+    paths = _table("paths", "One row per path of each multipath (SCTP) flow.")
+    agents = _table(
+        "agents", "One row per node hook that counts: ``node, agent`` and its counters."
     )
-    series = property(
-        lambda self: self._frame("series"),
-        lambda self, df: self._set_frame("series", df),
-        doc="The time series in long form: ``time_s, kind, name, metric, value``.",
+    packets = _table("packets", "The per-packet trace of ``[trace] packets``.")
+    atm_vcs = _table("atm_vcs", "ATM: one row per ABR VC and per CBR cell source (``[atm]``).")
+    atm_ports = _table("atm_ports", "ATM: one row per ATM link direction (``[atm]``).")
+    classes = _table(
+        "classes", "One row per DiffServ class of a link direction with class-based queueing."
     )
-    paths = property(
-        lambda self: self._frame("paths"),
-        lambda self, df: self._set_frame("paths", df),
-        doc="One row per path of each multipath (SCTP) flow.",
-    )
-    agents = property(
-        lambda self: self._frame("agents"),
-        lambda self, df: self._set_frame("agents", df),
-        doc="One row per node hook that counts: ``node, agent`` and its counters.",
-    )
-    packets = property(
-        lambda self: self._frame("packets"),
-        lambda self, df: self._set_frame("packets", df),
-        doc="The per-packet trace of ``[trace] packets``.",
-    )
-    atm_vcs = property(
-        lambda self: self._frame("atm_vcs"),
-        lambda self, df: self._set_frame("atm_vcs", df),
-        doc="ATM: one row per ABR VC and per CBR cell source (``[atm]``).",
-    )
-    atm_ports = property(
-        lambda self: self._frame("atm_ports"),
-        lambda self, df: self._set_frame("atm_ports", df),
-        doc="ATM: one row per ATM link direction (``[atm]``).",
-    )
-    classes = property(
-        lambda self: self._frame("classes"),
-        lambda self, df: self._set_frame("classes", df),
-        doc="One row per DiffServ class of a link direction with class-based queueing.",
-    )
-    pings = property(
-        lambda self: self._frame("pings"),
-        lambda self, df: self._set_frame("pings", df),
-        doc="One row per echo request of a ping probe (``rtt_s`` NaN when unanswered).",
+    pings = _table(
+        "pings", "One row per echo request of a ping probe (``rtt_s`` NaN when unanswered)."
     )
 
     def _columns(self, name: str) -> dict[str, Any]:
