@@ -332,6 +332,30 @@ def test_the_quick_reproduction_of_paper_002_draws_every_figure_and_table(
         # direction (a reverse port once rewrote the echoed feedback: 3.6 %).
         if "xcp" in table.lines:
             assert t.loc["xcp", "utilization"] > 0.8, table.id
+    _assert_pinned_p002_quick_numbers(out, plan, tmp_path)
+
+
+# Paper 002's quick numbers, pinned (issue 12): every run is deterministic, so a change in any
+# high-speed controller, the web background or the table arithmetic moves one of these. A
+# deliberate change rewrites the file from the one the failing test leaves (its path is in the
+# message) and says why in the commit.
+P002_PINNED = Path(__file__).parent / "pinned" / "p002_quick_tables.csv"
+P002_PINNED_COLUMNS = ["utilization", "tested_utilization", "jain", "loss_rate", "rate_cv"]
+
+
+def _assert_pinned_p002_quick_numbers(out: Path, plan: experiment.Plan, tmp_path: Path) -> None:
+    rows = []
+    for table in plan.tables:
+        t = pd.read_parquet(out / f"table-{table.id}.parquet")
+        rows.append(t[["table", "line", "seed", *P002_PINNED_COLUMNS]])
+    ours = pd.concat(rows, ignore_index=True).round(6)
+    written = tmp_path / "p002_quick_tables.csv"
+    ours.to_csv(written, index=False)
+    pinned = pd.read_csv(P002_PINNED)
+    assert written.read_text() == P002_PINNED.read_text(), (
+        f"paper 002's quick tables changed: compare {written} with {P002_PINNED}; "
+        f"{len(pinned)} pinned rows, {len(ours)} now"
+    )
 
 
 def test_a_claim_from_one_seed_says_no_significance_can_be_judged() -> None:
