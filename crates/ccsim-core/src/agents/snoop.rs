@@ -51,7 +51,7 @@ use std::collections::BTreeMap;
 
 use super::{classify, tcp, Conns, Deadlines, Role};
 use crate::hook::{HookCounters, HookOutput, IfaceId, NodeHook};
-use crate::packet::Packet;
+use crate::packet::{Packet, TcpHeader, Transport};
 use crate::time::{SimDuration, SimTime};
 
 /// Parameters of the Snoop agent (scenario: `hook = { type = "snoop", ... }`).
@@ -308,7 +308,7 @@ impl Snoop {
         }
         e.local_rtx += 1;
         e.sent = now;
-        let copy = e.pkt.clone();
+        let copy = local_retransmission(&e.pkt);
         let after = conn.cache.len() as u64 - 1;
         conn.exp_dupacks = after.saturating_sub(conn.dupacks as u64);
         conn.dupacks = 0;
@@ -337,13 +337,24 @@ impl Snoop {
         }
         e.local_rtx += 1;
         e.sent = now;
-        let copy = e.pkt.clone();
+        let copy = local_retransmission(&e.pkt);
         conn.dupacks = 0;
         self.stats.local_retransmits += 1;
         self.stats.local_timeouts += 1;
         out.inject(copy);
         self.restart_timer(now, c);
     }
+}
+
+/// The copy of a cached segment that a local retransmission sends, marked as a retransmission
+/// so that the packet trace and the tests see it as one (ccsim's own `FLAG_RETX`; it never
+/// reaches a pcap file or changes what the MH does with the segment).
+fn local_retransmission(cached: &Packet) -> Packet {
+    let mut copy = cached.clone();
+    if let Transport::Tcp(h) = &mut copy.transport {
+        h.flags |= TcpHeader::FLAG_RETX;
+    }
+    copy
 }
 
 impl NodeHook for Snoop {
@@ -450,6 +461,38 @@ mod tests {
         assert_eq!(s.poll_timeout(), None, "no timer with an empty cache");
         let st = s.stats();
         assert_eq!((st.local_retransmits, st.dupacks_suppressed), (2, 5));
+    }
+
+    #[test]
+    fn local_retransmissions_are_marked_as_retransmissions_and_forwarded_segments_are_not() {
+        // The packet trace's `retransmission` column once showed Snoop's local resends as
+        // first transmissions.
+        let retx = |p: &Packet| p.tcp().expect("tcp").flags & TcpHeader::FLAG_RETX != 0;
+        let mut s = Snoop::new(SnoopConfig::default());
+        let mut out = HookOutput::default();
+        s.on_packet(ms(0), data(0), None, &mut out);
+        s.on_packet(ms(0), data(MSS), None, &mut out);
+        assert!(out.packets.iter().all(|p| !retx(p)), "forwarded originals");
+        out.packets.clear();
+        s.on_packet(ms(20), ack(0), None, &mut out);
+        out.packets.clear();
+        s.on_packet(ms(21), ack(0), None, &mut out);
+        assert_eq!(
+            out.packets.len(),
+            1,
+            "one local retransmission after the dupack"
+        );
+        assert!(
+            retx(&out.packets[0]),
+            "the dupack-triggered resend is marked"
+        );
+        out.packets.clear();
+        s.on_timeout(s.poll_timeout().expect("local timer armed"), &mut out);
+        assert_eq!(out.packets.len(), 1, "the local timer resends the head");
+        assert!(
+            retx(&out.packets[0]),
+            "the timer-triggered resend is marked"
+        );
     }
 
     #[test]
