@@ -89,7 +89,11 @@ pub struct VcStats {
     pub data_cells_sent: u64,
     pub frm_sent: u64,
     pub brm_sent_in_rate: u64,
+    /// Turned-around RM cells of the reverse VC this VC's destination sent out of rate.
+    pub brm_sent_out_of_rate: u64,
     pub brm_received: u64,
+    /// BRMs that came back with CI set (EFCI seen by the destination, or a switch's mark).
+    pub brm_ci_received: u64,
     /// Data cells lost, and RM cells (FRM or BRM) of this VC lost.
     pub cells_lost: u64,
     pub rm_lost: u64,
@@ -120,6 +124,8 @@ pub struct Vc {
     brm_waiting: Option<Cell>,
     /// When the last in-rate cell left, and the live slot event.
     last_sent: Option<SimTime>,
+    /// When this VC's source may next send an out-of-rate BRM (one per 1/TCR).
+    next_out_of_rate: SimTime,
     slot_at: Option<SimTime>,
     reasm: Reassembly,
     pub stats: VcStats,
@@ -272,6 +278,7 @@ impl AtmFabric {
                     source_cells: 0,
                     brm_waiting: None,
                     last_sent: None,
+                    next_out_of_rate: SimTime::ZERO,
                     slot_at: None,
                     reasm: Reassembly::default(),
                     stats: VcStats::default(),
@@ -604,8 +611,25 @@ impl AtmFabric {
         let b = c.turned_around(self.vcs[v].reasm.efci);
         match self.vcs[v].reverse {
             Some(r) if self.vcs[r as usize].path.first() == self.vcs[v].back.first() => {
+                let rv = &mut self.vcs[r as usize];
+                // Destination rule 3c (TM 4.0 §5.10.5): rather than wait for the reverse
+                // source's next in-rate slot, the cell may leave out of rate (CLP = 1), at
+                // most one per 1/TCR. It replaces one still waiting in rate.
+                let next_in_rate = rv.slot_at.unwrap_or_else(|| {
+                    rv.last_sent
+                        .map_or(now, |last| (last + rv.acr.gap()).max(now))
+                });
+                let would_wait = next_in_rate > now;
+                if rv.acr.p.out_of_rate_brm && would_wait && now >= rv.next_out_of_rate {
+                    rv.brm_waiting = None;
+                    rv.next_out_of_rate = now + tcr_period(rv.acr.p.tcr);
+                    rv.stats.brm_sent_out_of_rate += 1;
+                    let port = self.vcs[v].back[0];
+                    self.offer_cell(now, port, b);
+                    return;
+                }
                 // A newer FRM replaces one not yet turned around (§5.10.4 rule 3).
-                self.vcs[r as usize].brm_waiting = Some(b);
+                rv.brm_waiting = Some(b);
                 self.wake(now, r);
             }
             _ => {
@@ -619,6 +643,7 @@ impl AtmFabric {
     fn at_source(&mut self, now: SimTime, c: Cell) {
         let vc = &mut self.vcs[c.vc as usize];
         vc.stats.brm_received += 1;
+        vc.stats.brm_ci_received += c.ci as u64;
         vc.last_er = c.er as f64;
         let before = vc.acr.gap();
         vc.acr.on_brm(RmFeedback {
@@ -712,6 +737,11 @@ impl AtmFabric {
             self.schedule(t, FEv::Cbr(i));
         }
     }
+}
+
+/// One period of TCR, the out-of-rate cell rate (cells/s).
+fn tcr_period(tcr: f64) -> SimDuration {
+    SimDuration::from_nanos((1e9 / tcr.max(1e-3)).ceil() as u64)
 }
 
 impl CbrSource {

@@ -13,7 +13,7 @@ impl AtmFabric {
         let mut name = Vec::new();
         let mut kind = Vec::new();
         let mut f: [Vec<f64>; 3] = Default::default();
-        let mut u: [Vec<u64>; 12] = Default::default();
+        let mut u: [Vec<u64>; 14] = Default::default();
         for v in &self.vcs {
             name.push(v.name.clone());
             kind.push("abr".to_string());
@@ -32,7 +32,9 @@ impl AtmFabric {
                 s.data_cells_sent,
                 s.frm_sent,
                 s.brm_sent_in_rate,
+                s.brm_sent_out_of_rate,
                 s.brm_received,
+                s.brm_ci_received,
                 s.cells_delivered,
                 s.cells_lost,
                 s.rm_lost,
@@ -49,7 +51,7 @@ impl AtmFabric {
             }
             for (col, x) in
                 u.iter_mut()
-                    .zip([0, 0, 0, 0, c.sent, 0, 0, 0, c.delivered, c.lost, 0, 0])
+                    .zip([0, 0, 0, 0, c.sent, 0, 0, 0, 0, 0, c.delivered, c.lost, 0, 0])
             {
                 col.push(x);
             }
@@ -63,7 +65,9 @@ impl AtmFabric {
             "cells_sent",
             "frm_sent",
             "brm_sent_in_rate",
+            "brm_sent_out_of_rate",
             "brm_received",
+            "brm_ci_received",
             "cells_delivered",
             "cells_lost",
             "rm_cells_lost",
