@@ -937,6 +937,27 @@ fn erica_plus_keys_are_checked_and_erica_keys_it_would_ignore_are_refused() {
 }
 
 #[test]
+fn an_atm_link_refuses_a_loss_model_and_a_packet_trace_point_it_would_ignore() {
+    assert_eq!(
+        error_with(&[
+            "atm.links=[\"access\"]",
+            "links.access.loss={ type = \"uniform\", rate = 0.01 }"
+        ]),
+        "links.access.loss: link \"access\" is listed in atm.links, and ATM links apply no \
+         loss model (cells are lost only at full buffers and links going down); remove loss or \
+         take the link out of atm.links"
+    );
+    assert_eq!(
+        build_error_with(&[
+            "atm.links=[\"access\"]",
+            "trace.packets={ links = [\"bottleneck\", \"access:a_to_b\"] }"
+        ]),
+        "trace.packets.links[1]: \"access\" is listed in atm.links: the packet trace does not \
+         follow cells (atm_ports and the vc series count them); leave it out"
+    );
+}
+
+#[test]
 fn a_cbr_source_whose_route_leaves_atm_is_refused() {
     assert_eq!(
         build_error_with(&[

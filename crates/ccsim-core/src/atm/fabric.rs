@@ -453,6 +453,41 @@ impl AtmFabric {
         last
     }
 
+    /// The port on channel `chan`, if the channel is ATM.
+    pub fn port_of(&self, chan: u32) -> Option<&Port> {
+        match self.port_of_chan.get(chan as usize) {
+            Some(&p) if p != NONE => Some(&self.ports[p as usize]),
+            _ => None,
+        }
+    }
+
+    /// Channel `chan`'s link goes down or comes back up (`[[events]]`). Down, the cells queued
+    /// at its port and on its wire are lost (their frames with them) and every cell offered is
+    /// lost until it is up again; the VCs' sources go on pacing, and with no BRMs coming back
+    /// their ACR falls by rule 6. Returns the cells lost now.
+    pub fn set_link_state(&mut self, now: SimTime, chan: u32, up: bool) -> u64 {
+        let Some(&p) = self.port_of_chan.get(chan as usize) else {
+            return 0;
+        };
+        if p == NONE {
+            return 0;
+        }
+        let port = &mut self.ports[p as usize];
+        if up {
+            port.down = false;
+            return 0;
+        }
+        if port.down {
+            return 0;
+        }
+        let mut lost = Vec::new();
+        port.go_down(now, &mut lost);
+        for c in &lost {
+            self.cell_lost(c);
+        }
+        lost.len() as u64
+    }
+
     /// Offer a cell to a port and schedule what that needs; a dropped cell is accounted.
     #[inline]
     fn offer_cell(&mut self, now: SimTime, port: u32, c: Cell) {
@@ -555,7 +590,7 @@ impl AtmFabric {
     }
 
     fn on_arrive(&mut self, now: SimTime, p: u32, out: &mut Vec<(u32, u32, Packet)>) {
-        let Some((mut c, next)) = self.ports[p as usize].on_arrive() else {
+        let Some((mut c, next)) = self.ports[p as usize].on_arrive(now) else {
             return;
         };
         self.cell_hops += 1;

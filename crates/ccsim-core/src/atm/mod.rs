@@ -152,4 +152,6 @@ impl AtmSpec {
 #[cfg(test)]
 mod feedback_tests;
 #[cfg(test)]
+mod link_tests;
+#[cfg(test)]
 mod tests;

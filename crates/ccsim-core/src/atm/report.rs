@@ -90,7 +90,7 @@ impl AtmFabric {
     pub fn ports_table(&self, net: &Network) -> Table {
         let mut link = Vec::new();
         let mut dir = Vec::new();
-        let mut u: [Vec<u64>; 10] = Default::default();
+        let mut u: [Vec<u64>; 11] = Default::default();
         let mut er_mean = Vec::new();
         for p in &self.ports {
             let ch = &net.chans[p.chan as usize];
@@ -108,6 +108,7 @@ impl AtmFabric {
                 s.er_written,
                 s.er_lowered,
                 s.efci_marked,
+                s.lost_link_down,
             ]) {
                 c.push(x);
             }
@@ -128,6 +129,7 @@ impl AtmFabric {
             "er_written",
             "er_lowered",
             "efci_marked",
+            "link_down_cells_lost",
         ];
         let mut columns = vec![
             ("link".to_string(), Column::Str(link)),

@@ -261,6 +261,9 @@ pub struct PortStats {
     pub lost: [u64; 2],
     pub rm_sent: u64,
     pub max_queue: [u64; 2],
+    /// Cells lost because the link was down (`[[events]]`): queued or on the wire when it
+    /// went down, or offered while it was.
+    pub lost_link_down: u64,
     /// BRMs whose ER this port lowered, and the sum of the ERs it computed for them.
     pub er_lowered: u64,
     pub er_written: u64,
@@ -293,6 +296,8 @@ pub struct Port {
     pub erica: Option<Erica>,
     /// EPD/PPD: per VC, the frame being discarded (+1; 0 none) and whether its EOM is kept.
     discard: Vec<(u32, bool)>,
+    /// The link is down (`[[events]]`): every cell offered is lost.
+    pub down: bool,
     pub stats: PortStats,
 }
 
@@ -323,6 +328,7 @@ impl Port {
             propagation: VecDeque::new(),
             erica,
             discard: vec![(0, false); vcs],
+            down: false,
             stats: PortStats::default(),
         }
     }
@@ -367,9 +373,27 @@ impl Port {
         false
     }
 
+    /// The link goes down: the transmission in progress stops and every cell queued or on the
+    /// wire is lost; they are handed back for the frames' accounting. Events already scheduled
+    /// for them find nothing (`on_tx_done` and `on_arrive` check the time).
+    pub fn go_down(&mut self, now: SimTime, lost: &mut Vec<Cell>) {
+        self.down = true;
+        self.busy_until = self.busy_until.min(now);
+        let before = lost.len();
+        for q in &mut self.queues {
+            lost.extend(q.drain(..));
+        }
+        lost.extend(self.propagation.drain(..).map(|(_, c)| c));
+        self.stats.lost_link_down += (lost.len() - before) as u64;
+    }
+
     /// A cell arrives at the port to be sent.
     #[inline]
     pub fn offer(&mut self, now: SimTime, mut c: Cell) -> CellOffer {
+        if self.down {
+            self.stats.lost_link_down += 1;
+            return CellOffer::Dropped(c);
+        }
         if let Some(e) = self.erica.as_mut() {
             e.on_cell(now, &c, self.queues[ABR].len());
         }
@@ -431,6 +455,10 @@ impl Port {
     /// head's arrival if it is new and the next end of transmission if cells still wait.
     #[inline]
     pub fn on_tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        if self.busy_until > now {
+            // Scheduled before the link went down and came back: the live entry is later.
+            return (None, None);
+        }
         let c = match self.queues[CBR].pop_front() {
             Some(c) => c,
             None => match self.queues[ABR].pop_front() {
@@ -443,9 +471,13 @@ impl Port {
         (head, waiting.then_some(self.busy_until))
     }
 
-    /// The head of the propagation FIFO arrives; returns it and the next head's time.
+    /// The head of the propagation FIFO arrives at `now`; returns it and the next head's time
+    /// (nothing if the head is not due: the entry was for a cell lost when the link went down).
     #[inline]
-    pub fn on_arrive(&mut self) -> Option<(Cell, Option<SimTime>)> {
+    pub fn on_arrive(&mut self, now: SimTime) -> Option<(Cell, Option<SimTime>)> {
+        if self.propagation.front().is_none_or(|&(t, _)| t != now) {
+            return None;
+        }
         let (_, c) = self.propagation.pop_front()?;
         Some((c, self.propagation.front().map(|(t, _)| *t)))
     }

@@ -10,7 +10,7 @@ use super::reader::{
     check_name, error, join, opt, read_fraction_above_zero, Field, Res, NODE_NAME, RATE_SHORT,
 };
 use crate::atm::{AtmSpec, CbrSpec, EricaParams, EricaPlusParams, Feedback};
-use crate::scenario::spec::{LinkSpec, NodeSpec};
+use crate::scenario::spec::{LinkSpec, LossSpec, NodeSpec};
 use crate::time::{Rate, SimDuration, SimTime};
 
 const ATM_KEYS: &[&str] = &[
@@ -72,6 +72,19 @@ pub(super) fn read_atm(
         let name = item.link(links)?;
         if names.contains(&name) {
             return Err(item.error(format!("link {name:?} is listed twice")));
+        }
+        // Cells cross an ATM link without its loss model (docs/atm.md): a key that would do
+        // nothing is refused.
+        let l = &links[&name];
+        if l.a_to_b.loss != LossSpec::None || l.b_to_a.loss != LossSpec::None {
+            return Err(error(
+                &format!("links.{name}.loss"),
+                format!(
+                    "link {name:?} is listed in atm.links, and ATM links apply no loss model \
+                     (cells are lost only at full buffers and links going down); remove loss \
+                     or take the link out of atm.links"
+                ),
+            ));
         }
         names.push(name);
     }
