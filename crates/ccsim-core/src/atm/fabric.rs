@@ -19,7 +19,7 @@
 //! a CBR source's next cell or on/off switch. Equal times run in scheduling order (a sequence
 //! number), so a run is deterministic.
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::abr::{AbrParams, AcrState, Feedback as RmFeedback, SlotChoice};
@@ -35,6 +35,42 @@ enum FEv {
     Tx(u32),
     Slot(u32),
     Cbr(u32),
+}
+
+/// A heap entry: the time and the scheduling sequence number as one 128-bit key (time in the
+/// high half), so that an entry compares in one step; the sequence numbers are unique, so the
+/// order is that of (time, seq) and the event never decides it.
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u128,
+    ev: FEv,
+}
+
+impl Entry {
+    fn time(&self) -> SimTime {
+        SimTime::from_nanos((self.key >> 64) as u64)
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Entry) -> bool {
+        self.key == o.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Entry) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Entry {
+    /// Reversed: `BinaryHeap` is a max-heap and the earliest entry must come out first.
+    fn cmp(&self, o: &Entry) -> Ordering {
+        o.key.cmp(&self.key)
+    }
 }
 
 /// A frame in the network: the packet and how many of its cells are still inside.
@@ -199,8 +235,11 @@ pub struct PortPlan {
 }
 
 pub struct AtmFabric {
-    heap: BinaryHeap<Reverse<(SimTime, u64, FEv)>>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
+    /// The root of the heap is the event being handled: the next `schedule` overwrites it
+    /// (one sift instead of a pop and a push; most events schedule exactly one successor).
+    root_spent: bool,
     pub ports: Vec<Port>,
     /// Per channel: its port, or `u32::MAX`.
     port_of_chan: Vec<u32>,
@@ -288,6 +327,7 @@ impl AtmFabric {
         let mut fabric = AtmFabric {
             heap: BinaryHeap::new(),
             seq: 0,
+            root_spent: false,
             ports: built,
             port_of_chan,
             entries,
@@ -330,7 +370,17 @@ impl AtmFabric {
     #[inline]
     fn schedule(&mut self, t: SimTime, ev: FEv) {
         self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, ev)));
+        let e = Entry {
+            key: ((t.as_nanos() as u128) << 64) | self.seq as u128,
+            ev,
+        };
+        if std::mem::take(&mut self.root_spent) {
+            if let Some(mut root) = self.heap.peek_mut() {
+                *root = e; // sifted down as `root` drops
+                return;
+            }
+        }
+        self.heap.push(e);
     }
 
     /// Whether packets routed onto channel `chan` become cells.
@@ -343,7 +393,7 @@ impl AtmFabric {
 
     /// The time of the earliest pending event.
     pub fn next_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(Entry::time)
     }
 
     /// Packets inside the fabric (source buffers and cells on their way).
@@ -428,12 +478,13 @@ impl AtmFabric {
         out: &mut Vec<(u32, u32, Packet)>,
     ) -> SimTime {
         let mut last = now;
-        while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
+        while let Some(&e) = self.heap.peek() {
+            let (t, ev) = (e.time(), e.ev);
             if t > limit || (!out.is_empty() && t > last) {
                 break;
             }
             last = t;
-            self.heap.pop();
+            self.root_spent = true;
             self.events += 1;
             match ev {
                 FEv::Arrive(p) => self.on_arrive(t, p, out),
@@ -448,6 +499,9 @@ impl AtmFabric {
                 }
                 FEv::Slot(v) => self.on_slot(t, v),
                 FEv::Cbr(i) => self.on_cbr(t, i),
+            }
+            if std::mem::take(&mut self.root_spent) {
+                self.heap.pop();
             }
         }
         last
