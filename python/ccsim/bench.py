@@ -123,7 +123,8 @@ res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
 s = res.summary
 print(json.dumps({"wall": s.wall_seconds, "events": s.events,
                   "pkts": s.data_packets_sent, "hops": s.data_packets,
-                  "peak": s.peak_packets}))
+                  "peak": s.peak_packets, "cell_hops": s.cell_hops,
+                  "atm_events": s.atm_events}))
 """
 
 _TRIVIAL = """
@@ -151,6 +152,14 @@ class BenchRow:
     bytes_per_packet: float
     #: Data packets put on a link, summed over links (a packet crossing 6 links counts 6).
     data_hops: int = 0
+    #: ATM (PATM): cells that crossed a link, summed over links; 0 without ATM.
+    cell_hops: int = 0
+    #: ATM: the cell network's own events (not in ``events``).
+    atm_events: int = 0
+
+    @property
+    def cell_hops_per_s(self) -> float:
+        return self.cell_hops / self.sim_s if self.sim_s > 0 else float("nan")
 
     @property
     def events_per_s(self) -> float:
@@ -268,6 +277,8 @@ def _measure(
         peak_rss_mb=rss,
         bytes_per_packet=max(0.0, rss - base_rss) * 1024 * 1024 / peak if peak else 0.0,
         data_hops=int(statistics.median(s["hops"] for s in summ)),
+        cell_hops=int(statistics.median(s.get("cell_hops", 0) for s in summ)),
+        atm_events=int(statistics.median(s.get("atm_events", 0) for s in summ)),
     )
 
 
@@ -279,14 +290,24 @@ def format_table(rows: list[BenchRow]) -> str:
     )
     out = [head]
     for r in rows:
+        # ATM runs move cells, not packets, over their links: hops/s counts cell hops there.
+        hops = r.cell_hops_per_s if r.cell_hops else r.hops_per_s
         out.append(
             f"{r.name:<6} {r.sim_s:>8.3f} {r.process_s:>10.3f} {r.events:>11d} "
-            f"{r.events_per_s / 1e6:>7.2f} {r.packets_per_s:>11.0f} {r.hops_per_s:>11.0f} "
+            f"{r.events_per_s / 1e6:>7.2f} {r.packets_per_s:>11.0f} {hops:>11.0f} "
             f"{r.events_per_packet:>7.2f} "
             f"{r.peak_packets:>10d} {r.peak_rss_mb:>8.1f} {r.bytes_per_packet:>7.0f}"
         )
     out.append("(medians; sim s = building the network + event loop, as ns-3's Simulator::Run;")
-    out.append(" hops/s = data packets put on a link per second, summed over links)")
+    out.append(" hops/s = data packets put on a link per second, summed over links; for an ATM")
+    out.append(" run (PATM) cells put on a link per second)")
+    for r in rows:
+        if r.cell_hops:
+            out.append(
+                f"{r.name}: {r.cell_hops:d} cell hops, {r.cell_hops_per_s / 1e6:.2f} M/s; "
+                f"{r.atm_events / r.cell_hops:.3f} cell events and "
+                f"{r.events / r.cell_hops:.4f} engine events per cell hop"
+            )
     return "\n".join(out)
 
 

@@ -907,6 +907,57 @@ fn atm_fields_are_checked_naming_the_field() {
 }
 
 #[test]
+fn erica_plus_keys_are_checked_and_erica_keys_it_would_ignore_are_refused() {
+    let atm = "atm.links=[\"access\"]";
+    assert!(load(BASE, &[atm, "atm.feedback=\"erica_plus\""]).is_ok());
+    assert!(load(
+        BASE,
+        &[
+            atm,
+            "atm.feedback={ type = \"erica_plus\", target_delay = \"2ms\", a = 1.2 }"
+        ]
+    )
+    .is_ok());
+    assert_eq!(
+        error_with(&[atm, "atm.feedback={ type = \"erica_plus\", a = 1.0 }"]),
+        "atm.feedback.a: 1.0 is out of range; must be greater than 1, such as 1.15"
+    );
+    let msg = error_with(&[
+        atm,
+        "atm.feedback={ type = \"erica_plus\", target_utilization = 0.9 }",
+    ]);
+    assert!(
+        msg.starts_with("atm.feedback.target_utilization: unknown key"),
+        "{msg}"
+    );
+    assert_eq!(
+        error_with(&[atm, "atm.out_of_rate_brm=1"]),
+        "atm.out_of_rate_brm: expected true or false, found integer 1"
+    );
+}
+
+#[test]
+fn an_atm_link_refuses_a_loss_model_and_a_packet_trace_point_it_would_ignore() {
+    assert_eq!(
+        error_with(&[
+            "atm.links=[\"access\"]",
+            "links.access.loss={ type = \"uniform\", rate = 0.01 }"
+        ]),
+        "links.access.loss: link \"access\" is listed in atm.links, and ATM links apply no \
+         loss model (cells are lost only at full buffers and links going down); remove loss or \
+         take the link out of atm.links"
+    );
+    assert_eq!(
+        build_error_with(&[
+            "atm.links=[\"access\"]",
+            "trace.packets={ links = [\"bottleneck\", \"access:a_to_b\"] }"
+        ]),
+        "trace.packets.links[1]: \"access\" is listed in atm.links: the packet trace does not \
+         follow cells (atm_ports and the vc series count them); leave it out"
+    );
+}
+
+#[test]
 fn a_cbr_source_whose_route_leaves_atm_is_refused() {
     assert_eq!(
         build_error_with(&[

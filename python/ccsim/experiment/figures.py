@@ -48,6 +48,8 @@ def draw_series_figure(
 
     if fig.kind == "packet_trace":
         return _draw_packet_trace(plt, fig, plan, recs, out)
+    if fig.kind == "atm_window":
+        return _draw_atm_window(plt, fig, plan, recs, out)
     if fig.kind == "flow_series":
         n = len(fig.lines)
         cols = 2 if n > 1 else 1
@@ -155,6 +157,60 @@ def _draw_packet_trace(
     axes.flat[0].legend(fontsize=7, loc="upper left")
     f.supxlabel("time (s)")
     f.supylabel("sequence number (TCP: byte; SCTP: TSN)")
+    f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
+    f.tight_layout()
+    return _save(plt, f, out, fig.id)
+
+
+def atm_window_series(rec: dict[str, Any], flow: str) -> dict[str, pd.Series]:
+    """What an ``atm_window`` panel shows (paper 000's Figs. 2 and 3), from a run's series:
+    the flow's ``cwnd_bytes`` and the ``acr_bps`` and ``er_bps`` of its ABR VC, which the ATM
+    layer names ``src>dst`` after the flow's end hosts. Series absent from the run are empty."""
+    s = pd.DataFrame(rec.get("series", {}))
+    fl = pd.DataFrame(rec["flows"])
+    row = fl[fl["name"] == flow]
+    vc = f"{row['src'].iloc[0]}>{row['dst'].iloc[0]}" if len(row) else ""
+
+    def pick(kind: str, name: str, metric: str) -> pd.Series:
+        if s.empty:
+            return pd.Series(dtype=float)
+        d = s[(s["kind"] == kind) & (s["name"] == name) & (s["metric"] == metric)]
+        return pd.Series(d["value"].to_numpy(), index=d["time_s"].to_numpy(dtype=float))
+
+    return {
+        "cwnd": pick("flow", flow, "cwnd_bytes"),
+        "acr": pick("vc", vc, "acr_bps"),
+        "er": pick("vc", vc, "er_bps"),
+    }
+
+
+def _draw_atm_window(
+    plt: Any, fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    """A panel per line: the first flow's cwnd (kB, left axis) and its VC's ACR and ER
+    (Mbit/s, right axis) over time."""
+    n = len(fig.lines)
+    f, axes = plt.subplots(n, 1, figsize=(6.4, 2.8 * n), dpi=120, sharex=True, squeeze=False)
+    flow = fig.flows[0] if fig.flows else "f1"
+    for ax, lid in zip(axes.flat, fig.lines):
+        rec = recs.get(lid)
+        if rec is None:
+            continue
+        ser = atm_window_series(rec, flow)
+        ax.step(ser["cwnd"].index, ser["cwnd"].to_numpy() / 1e3, where="post", lw=0.9,
+                color="#1f77b4", label=f"{flow} cwnd")  # fmt: skip
+        ax.set_ylabel("cwnd (kB)")
+        right = ax.twinx()
+        right.step(ser["acr"].index, ser["acr"].to_numpy() / 1e6, where="post", lw=0.8,
+                   color="#2ca02c", label="ACR")  # fmt: skip
+        right.step(ser["er"].index, ser["er"].to_numpy() / 1e6, where="post", lw=0.8,
+                   color="#d62728", ls="--", label="ER (latest BRM)")  # fmt: skip
+        right.set_ylabel("Mbit/s")
+        ax.set_title(plan.lines[lid].label, fontsize=9)
+        ax.grid(alpha=0.3)
+        handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+        ax.legend(handles=handles, fontsize=7, loc="upper right")
+    axes.flat[-1].set_xlabel("time (s)")
     f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
     f.tight_layout()
     return _save(plt, f, out, fig.id)

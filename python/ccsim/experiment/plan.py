@@ -63,6 +63,11 @@ line and seed (no x)::
     [[figures]]
     kind = "link_series"                # the link's utilization over time, a curve per line
 
+    [[figures]]
+    kind = "atm_window"                 # ATM (paper 000): a panel per line, each flow's cwnd
+    flows = ["f1"]                      # beside the ACR and latest ER of its ABR VC (the
+    link = "l2:a_to_b"                  # "vc" series named "src>dst"); link as above
+
     [[tables]]                          # per line: utilization, Jain, loss, convergence, shares
     id = "case1"
     title = "..."
@@ -542,7 +547,7 @@ def load_plan(folder: Path) -> Plan:
                 )
             )
             continue
-        if kind in ("flow_series", "link_series"):
+        if kind in ("flow_series", "link_series", "atm_window"):
             series_figures.append(
                 SeriesFigure(
                     id=str(_need(f, "id", where)),
@@ -560,7 +565,7 @@ def load_plan(folder: Path) -> Plan:
         if kind != "points":
             raise PlanError(
                 f'{where}.kind: "{kind}" is not one of points, flow_series, link_series, '
-                "packet_trace"
+                "packet_trace, atm_window"
             )
         x = _need(f, "x", where)
         check_lines(f, where)

@@ -174,6 +174,8 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
 def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, int] | None:
     """A time-series figure from the first seed's runs in the reproduction's store (the runs
     its PNG was drawn from), or None when the store lacks them."""
+    if sf.kind == "atm_window":
+        return None  # paper 000's cwnd/ACR/ER panels: shown as their PNG (experiment/figures.py)
     import plotly.graph_objects as go
 
     from ccsim.experiment.runs import plan_runs

@@ -22,9 +22,10 @@
 //! - 11 (in part): while ACR is below TCR only FRMs leave, out of rate, one per 1/TCR, so
 //!   feedback keeps flowing when MCR is 0.
 //!
-//! Not implemented: rule 13's optional further reductions, rule 3's "more than one BRM per FRM"
-//! corner, and out-of-rate BRMs at TCR (a destination without a reverse ABR VC sends its BRMs at
-//! once instead; see `docs/atm.md`).
+//! Not implemented: rule 13's optional further reductions and rule 3's "more than one BRM per
+//! FRM" corner. Out-of-rate BRMs (destination rule 3c, at most TCR) are an option of the
+//! fabric (`out_of_rate_brm`); a destination without a reverse ABR VC sends its BRMs at once
+//! (`docs/atm.md`).
 
 use crate::time::{SimDuration, SimTime};
 
@@ -47,6 +48,10 @@ pub struct AbrParams {
     /// Cells the source buffer holds (the paper's "user buffer"); a frame that does not fit is
     /// lost whole.
     pub source_buffer: u64,
+    /// The destination may send a turned-around RM cell out of rate, at most one per 1/TCR,
+    /// instead of waiting for an in-rate slot of the reverse source (TM 4.0 §5.10.5
+    /// destination rule 3c; `docs/atm.md`).
+    pub out_of_rate_brm: bool,
 }
 
 impl AbrParams {
@@ -207,6 +212,7 @@ pub(crate) mod tests {
             adtf: SimDuration::from_millis(500),
             tbe: 16_777_215,
             source_buffer: 1_000_000,
+            out_of_rate_brm: false,
         }
     }
 

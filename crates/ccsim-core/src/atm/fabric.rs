@@ -19,7 +19,7 @@
 //! a CBR source's next cell or on/off switch. Equal times run in scheduling order (a sequence
 //! number), so a run is deterministic.
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::abr::{AbrParams, AcrState, Feedback as RmFeedback, SlotChoice};
@@ -35,6 +35,42 @@ enum FEv {
     Tx(u32),
     Slot(u32),
     Cbr(u32),
+}
+
+/// A heap entry: the time and the scheduling sequence number as one 128-bit key (time in the
+/// high half), so that an entry compares in one step; the sequence numbers are unique, so the
+/// order is that of (time, seq) and the event never decides it.
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u128,
+    ev: FEv,
+}
+
+impl Entry {
+    fn time(&self) -> SimTime {
+        SimTime::from_nanos((self.key >> 64) as u64)
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Entry) -> bool {
+        self.key == o.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Entry) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Entry {
+    /// Reversed: `BinaryHeap` is a max-heap and the earliest entry must come out first.
+    fn cmp(&self, o: &Entry) -> Ordering {
+        o.key.cmp(&self.key)
+    }
 }
 
 /// A frame in the network: the packet and how many of its cells are still inside.
@@ -89,7 +125,11 @@ pub struct VcStats {
     pub data_cells_sent: u64,
     pub frm_sent: u64,
     pub brm_sent_in_rate: u64,
+    /// Turned-around RM cells of the reverse VC this VC's destination sent out of rate.
+    pub brm_sent_out_of_rate: u64,
     pub brm_received: u64,
+    /// BRMs that came back with CI set (EFCI seen by the destination, or a switch's mark).
+    pub brm_ci_received: u64,
     /// Data cells lost, and RM cells (FRM or BRM) of this VC lost.
     pub cells_lost: u64,
     pub rm_lost: u64,
@@ -120,6 +160,8 @@ pub struct Vc {
     brm_waiting: Option<Cell>,
     /// When the last in-rate cell left, and the live slot event.
     last_sent: Option<SimTime>,
+    /// When this VC's source may next send an out-of-rate BRM (one per 1/TCR).
+    next_out_of_rate: SimTime,
     slot_at: Option<SimTime>,
     reasm: Reassembly,
     pub stats: VcStats,
@@ -193,8 +235,11 @@ pub struct PortPlan {
 }
 
 pub struct AtmFabric {
-    heap: BinaryHeap<Reverse<(SimTime, u64, FEv)>>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
+    /// The root of the heap is the event being handled: the next `schedule` overwrites it
+    /// (one sift instead of a pop and a push; most events schedule exactly one successor).
+    root_spent: bool,
     pub ports: Vec<Port>,
     /// Per channel: its port, or `u32::MAX`.
     port_of_chan: Vec<u32>,
@@ -272,6 +317,7 @@ impl AtmFabric {
                     source_cells: 0,
                     brm_waiting: None,
                     last_sent: None,
+                    next_out_of_rate: SimTime::ZERO,
                     slot_at: None,
                     reasm: Reassembly::default(),
                     stats: VcStats::default(),
@@ -281,6 +327,7 @@ impl AtmFabric {
         let mut fabric = AtmFabric {
             heap: BinaryHeap::new(),
             seq: 0,
+            root_spent: false,
             ports: built,
             port_of_chan,
             entries,
@@ -323,7 +370,17 @@ impl AtmFabric {
     #[inline]
     fn schedule(&mut self, t: SimTime, ev: FEv) {
         self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, ev)));
+        let e = Entry {
+            key: ((t.as_nanos() as u128) << 64) | self.seq as u128,
+            ev,
+        };
+        if std::mem::take(&mut self.root_spent) {
+            if let Some(mut root) = self.heap.peek_mut() {
+                *root = e; // sifted down as `root` drops
+                return;
+            }
+        }
+        self.heap.push(e);
     }
 
     /// Whether packets routed onto channel `chan` become cells.
@@ -336,7 +393,7 @@ impl AtmFabric {
 
     /// The time of the earliest pending event.
     pub fn next_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(Entry::time)
     }
 
     /// Packets inside the fabric (source buffers and cells on their way).
@@ -421,12 +478,13 @@ impl AtmFabric {
         out: &mut Vec<(u32, u32, Packet)>,
     ) -> SimTime {
         let mut last = now;
-        while let Some(&Reverse((t, _, ev))) = self.heap.peek() {
+        while let Some(&e) = self.heap.peek() {
+            let (t, ev) = (e.time(), e.ev);
             if t > limit || (!out.is_empty() && t > last) {
                 break;
             }
             last = t;
-            self.heap.pop();
+            self.root_spent = true;
             self.events += 1;
             match ev {
                 FEv::Arrive(p) => self.on_arrive(t, p, out),
@@ -442,8 +500,46 @@ impl AtmFabric {
                 FEv::Slot(v) => self.on_slot(t, v),
                 FEv::Cbr(i) => self.on_cbr(t, i),
             }
+            if std::mem::take(&mut self.root_spent) {
+                self.heap.pop();
+            }
         }
         last
+    }
+
+    /// The port on channel `chan`, if the channel is ATM.
+    pub fn port_of(&self, chan: u32) -> Option<&Port> {
+        match self.port_of_chan.get(chan as usize) {
+            Some(&p) if p != NONE => Some(&self.ports[p as usize]),
+            _ => None,
+        }
+    }
+
+    /// Channel `chan`'s link goes down or comes back up (`[[events]]`). Down, the cells queued
+    /// at its port and on its wire are lost (their frames with them) and every cell offered is
+    /// lost until it is up again; the VCs' sources go on pacing, and with no BRMs coming back
+    /// their ACR falls by rule 6. Returns the cells lost now.
+    pub fn set_link_state(&mut self, now: SimTime, chan: u32, up: bool) -> u64 {
+        let Some(&p) = self.port_of_chan.get(chan as usize) else {
+            return 0;
+        };
+        if p == NONE {
+            return 0;
+        }
+        let port = &mut self.ports[p as usize];
+        if up {
+            port.down = false;
+            return 0;
+        }
+        if port.down {
+            return 0;
+        }
+        let mut lost = Vec::new();
+        port.go_down(now, &mut lost);
+        for c in &lost {
+            self.cell_lost(c);
+        }
+        lost.len() as u64
     }
 
     /// Offer a cell to a port and schedule what that needs; a dropped cell is accounted.
@@ -548,7 +644,7 @@ impl AtmFabric {
     }
 
     fn on_arrive(&mut self, now: SimTime, p: u32, out: &mut Vec<(u32, u32, Packet)>) {
-        let Some((mut c, next)) = self.ports[p as usize].on_arrive() else {
+        let Some((mut c, next)) = self.ports[p as usize].on_arrive(now) else {
             return;
         };
         self.cell_hops += 1;
@@ -604,8 +700,25 @@ impl AtmFabric {
         let b = c.turned_around(self.vcs[v].reasm.efci);
         match self.vcs[v].reverse {
             Some(r) if self.vcs[r as usize].path.first() == self.vcs[v].back.first() => {
+                let rv = &mut self.vcs[r as usize];
+                // Destination rule 3c (TM 4.0 §5.10.5): rather than wait for the reverse
+                // source's next in-rate slot, the cell may leave out of rate (CLP = 1), at
+                // most one per 1/TCR. It replaces one still waiting in rate.
+                let next_in_rate = rv.slot_at.unwrap_or_else(|| {
+                    rv.last_sent
+                        .map_or(now, |last| (last + rv.acr.gap()).max(now))
+                });
+                let would_wait = next_in_rate > now;
+                if rv.acr.p.out_of_rate_brm && would_wait && now >= rv.next_out_of_rate {
+                    rv.brm_waiting = None;
+                    rv.next_out_of_rate = now + tcr_period(rv.acr.p.tcr);
+                    rv.stats.brm_sent_out_of_rate += 1;
+                    let port = self.vcs[v].back[0];
+                    self.offer_cell(now, port, b);
+                    return;
+                }
                 // A newer FRM replaces one not yet turned around (§5.10.4 rule 3).
-                self.vcs[r as usize].brm_waiting = Some(b);
+                rv.brm_waiting = Some(b);
                 self.wake(now, r);
             }
             _ => {
@@ -619,6 +732,7 @@ impl AtmFabric {
     fn at_source(&mut self, now: SimTime, c: Cell) {
         let vc = &mut self.vcs[c.vc as usize];
         vc.stats.brm_received += 1;
+        vc.stats.brm_ci_received += c.ci as u64;
         vc.last_er = c.er as f64;
         let before = vc.acr.gap();
         vc.acr.on_brm(RmFeedback {
@@ -712,6 +826,11 @@ impl AtmFabric {
             self.schedule(t, FEv::Cbr(i));
         }
     }
+}
+
+/// One period of TCR, the out-of-rate cell rate (cells/s).
+fn tcr_period(tcr: f64) -> SimDuration {
+    SimDuration::from_nanos((1e9 / tcr.max(1e-3)).ceil() as u64)
 }
 
 impl CbrSource {

@@ -46,7 +46,7 @@ pub mod switch;
 pub use abr::AbrParams;
 pub use cell::{cell_rate, cells_for, Cell, CellKind};
 pub use fabric::{AtmFabric, CbrPlan, PortPlan, VcPlan};
-pub use switch::{EricaParams, Feedback, PortParams};
+pub use switch::{EricaParams, EricaPlusParams, Feedback, PortParams};
 
 use crate::time::{Rate, SimDuration, SimTime};
 
@@ -70,6 +70,8 @@ pub struct AtmSpec {
     pub adtf: SimDuration,
     pub tbe: u64,
     pub source_buffer: u64,
+    /// Turned-around RM cells may leave out of rate at TCR (TM 4.0 destination rule 3c).
+    pub out_of_rate_brm: bool,
     /// Buffers and feedback of every port.
     pub port: PortParams,
     pub cbr: Vec<CbrSpec>,
@@ -109,12 +111,14 @@ impl AtmSpec {
             adtf: SimDuration::from_millis(500),
             tbe: 16_777_215,
             source_buffer: 1_000_000,
+            out_of_rate_brm: false,
             port: PortParams {
                 cbr_buffer: 1000,
                 abr_buffer: 1000,
                 feedback: Feedback::Erica(EricaParams {
                     target_utilization: 0.9,
                     interval: SimDuration::from_millis(1),
+                    plus: None,
                 }),
                 epd_threshold: None,
                 ppd: false,
@@ -140,9 +144,14 @@ impl AtmSpec {
             adtf: self.adtf,
             tbe: self.tbe,
             source_buffer: self.source_buffer,
+            out_of_rate_brm: self.out_of_rate_brm,
         }
     }
 }
 
+#[cfg(test)]
+mod feedback_tests;
+#[cfg(test)]
+mod link_tests;
 #[cfg(test)]
 mod tests;

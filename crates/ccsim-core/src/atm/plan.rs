@@ -80,6 +80,21 @@ pub fn build(spec: &Spec, net: &Network) -> Result<Option<AtmFabric>, ScenarioEr
         }
         return Ok(None);
     };
+    // The packet trace follows packets through channels' queues; an ATM link's cells are in
+    // the atm_ports table and the vc/atm_port series instead.
+    if let Some(links) = spec.trace.packets.as_ref().and_then(|p| p.links.as_ref()) {
+        for (i, (l, _)) in links.iter().enumerate() {
+            if atm.links.contains(l) {
+                return Err(err(
+                    format!("trace.packets.links[{i}]"),
+                    format!(
+                        "{l:?} is listed in atm.links: the packet trace does not follow cells \
+                         (atm_ports and the vc series count them); leave it out"
+                    ),
+                ));
+            }
+        }
+    }
     let mut is_atm = vec![false; net.chans.len()];
     let mut port_plans = Vec::new();
     let mut port_of = vec![u32::MAX; net.chans.len()];

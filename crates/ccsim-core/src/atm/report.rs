@@ -13,7 +13,7 @@ impl AtmFabric {
         let mut name = Vec::new();
         let mut kind = Vec::new();
         let mut f: [Vec<f64>; 3] = Default::default();
-        let mut u: [Vec<u64>; 12] = Default::default();
+        let mut u: [Vec<u64>; 14] = Default::default();
         for v in &self.vcs {
             name.push(v.name.clone());
             kind.push("abr".to_string());
@@ -32,7 +32,9 @@ impl AtmFabric {
                 s.data_cells_sent,
                 s.frm_sent,
                 s.brm_sent_in_rate,
+                s.brm_sent_out_of_rate,
                 s.brm_received,
+                s.brm_ci_received,
                 s.cells_delivered,
                 s.cells_lost,
                 s.rm_lost,
@@ -49,7 +51,7 @@ impl AtmFabric {
             }
             for (col, x) in
                 u.iter_mut()
-                    .zip([0, 0, 0, 0, c.sent, 0, 0, 0, c.delivered, c.lost, 0, 0])
+                    .zip([0, 0, 0, 0, c.sent, 0, 0, 0, 0, 0, c.delivered, c.lost, 0, 0])
             {
                 col.push(x);
             }
@@ -63,7 +65,9 @@ impl AtmFabric {
             "cells_sent",
             "frm_sent",
             "brm_sent_in_rate",
+            "brm_sent_out_of_rate",
             "brm_received",
+            "brm_ci_received",
             "cells_delivered",
             "cells_lost",
             "rm_cells_lost",
@@ -86,7 +90,7 @@ impl AtmFabric {
     pub fn ports_table(&self, net: &Network) -> Table {
         let mut link = Vec::new();
         let mut dir = Vec::new();
-        let mut u: [Vec<u64>; 10] = Default::default();
+        let mut u: [Vec<u64>; 11] = Default::default();
         let mut er_mean = Vec::new();
         for p in &self.ports {
             let ch = &net.chans[p.chan as usize];
@@ -104,6 +108,7 @@ impl AtmFabric {
                 s.er_written,
                 s.er_lowered,
                 s.efci_marked,
+                s.lost_link_down,
             ]) {
                 c.push(x);
             }
@@ -124,6 +129,7 @@ impl AtmFabric {
             "er_written",
             "er_lowered",
             "efci_marked",
+            "link_down_cells_lost",
         ];
         let mut columns = vec![
             ("link".to_string(), Column::Str(link)),

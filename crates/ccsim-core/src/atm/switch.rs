@@ -30,6 +30,52 @@ pub struct EricaParams {
     pub target_utilization: f64,
     /// The averaging interval over which input rates are measured.
     pub interval: SimDuration,
+    /// ERICA+ instead of ERICA (`feedback = { type = "erica_plus" }`); `None`: ERICA.
+    pub plus: Option<EricaPlusParams>,
+}
+
+/// ERICA+'s queue control (Vandalore et al., ATM Forum/98-0408, "Overview of ERICA+", eqs
+/// 1-12; the queue control functions of arXiv cs/9809041): the ABR capacity is the link less
+/// the measured non-ABR load, times a fraction that falls as the ABR queue's delay grows past
+/// the target T0 and rises above 1 below it, so the queue settles at T0 and the link at 100 %.
+///
+/// ```text
+///   Tq = ABR queue / (link − non-ABR)                  queue delay, seconds
+///   f(Tq) = b·T0 / ((b − 1)·Tq + T0)   for Tq ≤ T0     (b at an empty queue, 1 at T0)
+///   f(Tq) = a·T0 / ((a − 1)·Tq + T0)   for Tq > T0     (falls towards 0)
+///   fraction = max(f(Tq), QDLF)
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EricaPlusParams {
+    /// T0: the queue delay ERICA+ steers the ABR queue to.
+    pub target_delay: SimDuration,
+    /// The hyperbola's parameters above and below T0.
+    pub a: f64,
+    pub b: f64,
+    /// The fraction's floor (queue drain limit factor).
+    pub qdlf: f64,
+    /// z above 1 + delta counts as overload: no MaxAllocPrevious term then.
+    pub delta: f64,
+}
+
+impl EricaPlusParams {
+    /// QDLF = 0.5 as ERICA+98; a = 1.15, b = 1.05 and delta = 0.1 are from the reference's
+    /// memory of ERICA+98, not re-read; T0 = 1 ms is our choice (354 cells at 150 Mbit/s).
+    pub const DEFAULT: EricaPlusParams = EricaPlusParams {
+        target_delay: SimDuration::from_millis(1),
+        a: 1.15,
+        b: 1.05,
+        qdlf: 0.5,
+        delta: 0.1,
+    };
+
+    /// The fraction of the ABR capacity offered at a queue delay of `tq` seconds.
+    pub fn fraction(&self, tq: f64) -> f64 {
+        let t0 = self.target_delay.as_secs_f64();
+        let k = if tq <= t0 { self.b } else { self.a };
+        let f = k * t0 / ((k - 1.0) * tq + t0);
+        f.max(self.qdlf)
+    }
 }
 
 /// How a switch port tells ABR sources about congestion.
@@ -79,6 +125,9 @@ pub struct Erica {
     pub abr_capacity: f64,
     pub overload: f64,
     pub fair_share: f64,
+    /// ERICA+: the largest ER given in the last full interval and in this one (eq 11).
+    max_alloc_previous: f64,
+    max_alloc_current: f64,
 }
 
 /// ERICA96's overload factor when CBR leaves no ABR capacity (YATS's ZOL).
@@ -100,19 +149,34 @@ impl Erica {
             abr_capacity: cap,
             overload: 0.0,
             fair_share: cap,
+            max_alloc_previous: 0.0,
+            max_alloc_current: 0.0,
         }
     }
 
-    /// Close the intervals that ended by `now` (an interval with no cells measures zero).
+    /// The ABR capacity given the non-ABR load (cells/s) and the ABR queue (cells): ERICA's
+    /// U·(C − non-ABR), or ERICA+'s fraction(Tq)·(C − non-ABR).
+    fn capacity(&self, other: f64, queue: usize) -> f64 {
+        let total = self.link - other;
+        match self.p.plus {
+            None => self.p.target_utilization * total,
+            Some(plus) if total > 0.0 => plus.fraction(queue as f64 / total) * total,
+            Some(_) => total,
+        }
+    }
+
+    /// Close the intervals that ended by `now` (an interval with no cells measures zero);
+    /// `queue` is the port's ABR queue now (cells), which ERICA+ reads.
     #[inline]
-    fn roll(&mut self, now: SimTime) {
+    fn roll(&mut self, now: SimTime, queue: usize) {
         if now < self.interval_end {
             return;
         }
         let t = self.p.interval.as_secs_f64();
         let other = self.other_cells as f64 / t;
         let abr = self.abr_cells as f64 / t;
-        self.abr_capacity = self.p.target_utilization * (self.link - other);
+        self.abr_capacity = self.capacity(other, queue);
+        self.max_alloc_previous = std::mem::take(&mut self.max_alloc_current);
         let n = self.active.max(1) as f64;
         if self.abr_capacity <= 0.0 {
             self.abr_capacity = 0.0;
@@ -132,20 +196,17 @@ impl Erica {
         if missed > 0 {
             // The intervals after the one just closed saw nothing.
             self.overload = 0.0;
-            self.fair_share = self.abr_capacity_of_idle();
+            self.abr_capacity = self.capacity(0.0, queue);
+            self.fair_share = self.abr_capacity;
+            self.max_alloc_previous = 0.0;
         }
-    }
-
-    fn abr_capacity_of_idle(&mut self) -> f64 {
-        self.abr_capacity = self.p.target_utilization * self.link;
-        self.abr_capacity
     }
 
     /// A cell is offered to the port (counted whether it is then queued or dropped: ERICA
     /// measures the input rate).
     #[inline]
-    pub fn on_cell(&mut self, now: SimTime, c: &Cell) {
-        self.roll(now);
+    pub fn on_cell(&mut self, now: SimTime, c: &Cell, queue: usize) {
+        self.roll(now, queue);
         if c.kind == CellKind::Cbr {
             self.other_cells += 1;
             return;
@@ -164,19 +225,31 @@ impl Erica {
     }
 
     /// The ER this port allows VC `vc` (ERICA96 §2): max(FairShare, CCR/z), at most the ABR
-    /// capacity, at least the VC's MCR.
-    pub fn explicit_rate(&mut self, now: SimTime, vc: u32, mcr: f64) -> f64 {
-        self.roll(now);
+    /// capacity, at least the VC's MCR. ERICA+ (ERICA+98 eqs 10-12) adds, when not overloaded
+    /// (z ≤ 1 + δ), the largest ER of the last interval, keeps a VC below the fair share from
+    /// jumping above it in one step, and remembers the largest ER it gave.
+    pub fn explicit_rate(&mut self, now: SimTime, vc: u32, mcr: f64, queue: usize) -> f64 {
+        self.roll(now, queue);
         let ccr = self.ccr.get(vc as usize).copied().unwrap_or(0.0);
         let vc_share = if self.overload > 0.0 {
             ccr / self.overload
         } else {
             f64::INFINITY
         };
-        self.fair_share
-            .max(vc_share)
-            .min(self.abr_capacity)
-            .max(mcr)
+        let mut er = self.fair_share.max(vc_share);
+        if let Some(plus) = self.p.plus {
+            if self.overload <= 1.0 + plus.delta {
+                er = er.max(self.max_alloc_previous);
+            }
+            if er > self.fair_share && ccr < self.fair_share {
+                er = self.fair_share;
+            }
+        }
+        let er = er.min(self.abr_capacity).max(mcr);
+        if self.p.plus.is_some() {
+            self.max_alloc_current = self.max_alloc_current.max(er);
+        }
+        er
     }
 }
 
@@ -188,6 +261,9 @@ pub struct PortStats {
     pub lost: [u64; 2],
     pub rm_sent: u64,
     pub max_queue: [u64; 2],
+    /// Cells lost because the link was down (`[[events]]`): queued or on the wire when it
+    /// went down, or offered while it was.
+    pub lost_link_down: u64,
     /// BRMs whose ER this port lowered, and the sum of the ERs it computed for them.
     pub er_lowered: u64,
     pub er_written: u64,
@@ -220,6 +296,8 @@ pub struct Port {
     pub erica: Option<Erica>,
     /// EPD/PPD: per VC, the frame being discarded (+1; 0 none) and whether its EOM is kept.
     discard: Vec<(u32, bool)>,
+    /// The link is down (`[[events]]`): every cell offered is lost.
+    pub down: bool,
     pub stats: PortStats,
 }
 
@@ -250,6 +328,7 @@ impl Port {
             propagation: VecDeque::new(),
             erica,
             discard: vec![(0, false); vcs],
+            down: false,
             stats: PortStats::default(),
         }
     }
@@ -294,11 +373,29 @@ impl Port {
         false
     }
 
+    /// The link goes down: the transmission in progress stops and every cell queued or on the
+    /// wire is lost; they are handed back for the frames' accounting. Events already scheduled
+    /// for them find nothing (`on_tx_done` and `on_arrive` check the time).
+    pub fn go_down(&mut self, now: SimTime, lost: &mut Vec<Cell>) {
+        self.down = true;
+        self.busy_until = self.busy_until.min(now);
+        let before = lost.len();
+        for q in &mut self.queues {
+            lost.extend(q.drain(..));
+        }
+        lost.extend(self.propagation.drain(..).map(|(_, c)| c));
+        self.stats.lost_link_down += (lost.len() - before) as u64;
+    }
+
     /// A cell arrives at the port to be sent.
     #[inline]
     pub fn offer(&mut self, now: SimTime, mut c: Cell) -> CellOffer {
+        if self.down {
+            self.stats.lost_link_down += 1;
+            return CellOffer::Dropped(c);
+        }
         if let Some(e) = self.erica.as_mut() {
-            e.on_cell(now, &c);
+            e.on_cell(now, &c, self.queues[ABR].len());
         }
         let class = if c.kind == CellKind::Cbr { CBR } else { ABR };
         if c.kind == CellKind::Data {
@@ -358,6 +455,10 @@ impl Port {
     /// head's arrival if it is new and the next end of transmission if cells still wait.
     #[inline]
     pub fn on_tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        if self.busy_until > now {
+            // Scheduled before the link went down and came back: the live entry is later.
+            return (None, None);
+        }
         let c = match self.queues[CBR].pop_front() {
             Some(c) => c,
             None => match self.queues[ABR].pop_front() {
@@ -370,9 +471,13 @@ impl Port {
         (head, waiting.then_some(self.busy_until))
     }
 
-    /// The head of the propagation FIFO arrives; returns it and the next head's time.
+    /// The head of the propagation FIFO arrives at `now`; returns it and the next head's time
+    /// (nothing if the head is not due: the entry was for a cell lost when the link went down).
     #[inline]
-    pub fn on_arrive(&mut self) -> Option<(Cell, Option<SimTime>)> {
+    pub fn on_arrive(&mut self, now: SimTime) -> Option<(Cell, Option<SimTime>)> {
+        if self.propagation.front().is_none_or(|&(t, _)| t != now) {
+            return None;
+        }
         let (_, c) = self.propagation.pop_front()?;
         Some((c, self.propagation.front().map(|(t, _)| *t)))
     }
@@ -382,7 +487,7 @@ impl Port {
         let Some(e) = self.erica.as_mut() else {
             return;
         };
-        let er = e.explicit_rate(now, c.vc, mcr);
+        let er = e.explicit_rate(now, c.vc, mcr, self.queues[ABR].len());
         self.stats.er_written += 1;
         self.stats.er_sum += er;
         if (er as f32) < c.er {
@@ -401,6 +506,7 @@ mod tests {
             EricaParams {
                 target_utilization: 0.9,
                 interval: SimDuration::from_millis(1),
+                plus: None,
             },
             10_000.0,
             4,
@@ -421,6 +527,7 @@ mod tests {
             feedback: Feedback::Erica(EricaParams {
                 target_utilization: 0.9,
                 interval: SimDuration::from_millis(1),
+                plus: None,
             }),
             epd_threshold: None,
             ppd: false,
@@ -458,12 +565,12 @@ mod tests {
             } else {
                 Cell::data(vc, 0, 0, false)
             };
-            e.on_cell(t, &c);
+            e.on_cell(t, &c, 0);
             t += SimDuration::from_nanos(111_112);
         }
-        e.roll(ms(3));
+        e.roll(ms(3), 0);
         for vc in 0..3 {
-            let er = e.explicit_rate(ms(3), vc, 0.0);
+            let er = e.explicit_rate(ms(3), vc, 0.0, 0);
             assert!((er - 3000.0).abs() < 1.0, "vc {vc}: {er}");
         }
         assert!((e.overload - 1.0).abs() < 0.05, "{}", e.overload);
@@ -473,13 +580,13 @@ mod tests {
     fn erica_lowers_the_share_of_a_vc_sending_above_it_when_overloaded() {
         let mut e = erica();
         // One VC alone at 18,000 cells/s offered: z = 2, VC share = CCR/2.
-        e.on_cell(SimTime::ZERO, &Cell::frm(0, 1e9, 18_000.0));
+        e.on_cell(SimTime::ZERO, &Cell::frm(0, 1e9, 18_000.0), 0);
         for _ in 1..18 {
-            e.on_cell(SimTime::ZERO, &Cell::data(0, 0, 0, false));
+            e.on_cell(SimTime::ZERO, &Cell::data(0, 0, 0, false), 0);
         }
-        e.roll(ms(1));
+        e.roll(ms(1), 0);
         assert!((e.overload - 2.0).abs() < 1e-9);
-        let er = e.explicit_rate(ms(1), 0, 0.0);
+        let er = e.explicit_rate(ms(1), 0, 0.0, 0);
         assert!(
             (er - 9000.0).abs() < 1e-6,
             "min(max(9000, 9000), 9000): {er}"
@@ -490,10 +597,78 @@ mod tests {
     fn erica_gives_abr_what_cbr_leaves_of_the_target() {
         let mut e = erica();
         for _ in 0..4 {
-            e.on_cell(SimTime::ZERO, &Cell::cbr(0));
+            e.on_cell(SimTime::ZERO, &Cell::cbr(0), 0);
         }
-        e.roll(ms(1));
+        e.roll(ms(1), 0);
         // CBR 4000 cells/s: ABR capacity 0.9 · 6000.
         assert!((e.abr_capacity - 5400.0).abs() < 1e-6);
+    }
+
+    /// A fluid loop around one port: four greedy VCs send, each interval, the ER the port gave
+    /// them at the end of the last; the ABR queue grows by what they send beyond the link.
+    /// Returns the queue (cells) after `secs`.
+    fn queue_after(p: EricaParams, queue: f64, secs: u64) -> f64 {
+        let link = 100_000.0;
+        let mut e = Erica::new(p, link, 4, SimTime::ZERO);
+        let mut rates = [link / 4.0; 4];
+        let mut carry = [0.0; 4];
+        let mut q = queue;
+        let t_int = p.interval.as_secs_f64();
+        let n = secs * 1_000_000_000 / p.interval.as_nanos();
+        for k in 0..n {
+            let start = SimTime::ZERO + p.interval.saturating_mul(k);
+            let mut sent = 0.0;
+            for vc in 0..4 {
+                carry[vc] += rates[vc] * t_int;
+                let cells = carry[vc].floor();
+                carry[vc] -= cells;
+                for i in 0..cells as u64 {
+                    let c = if i == 0 {
+                        Cell::frm(vc as u32, 1e9, rates[vc])
+                    } else {
+                        Cell::data(vc as u32, 0, 0, false)
+                    };
+                    e.on_cell(start, &c, q as usize);
+                }
+                sent += cells;
+            }
+            q = (q + sent - link * t_int).max(0.0);
+            let end = start + p.interval;
+            for (vc, r) in rates.iter_mut().enumerate() {
+                *r = e.explicit_rate(end, vc as u32, 0.0, q as usize);
+            }
+        }
+        q
+    }
+
+    #[test]
+    fn erica_plus_drains_a_standing_queue_to_its_target_delay_where_erica_keeps_it() {
+        let erica = EricaParams {
+            target_utilization: 1.0,
+            interval: SimDuration::from_millis(1),
+            plus: None,
+        };
+        // ERICA has no queue term: at U = 1 the four VCs fill the link and 2,000 cells stay.
+        let kept = queue_after(erica, 2000.0, 3);
+        assert!((kept - 2000.0).abs() < 100.0, "ERICA: {kept} cells");
+        // ERICA+ with T0 = 5 ms (500 cells at 100,000 cells/s) drains it to about T0.
+        let plus = EricaParams {
+            plus: Some(EricaPlusParams {
+                target_delay: SimDuration::from_millis(5),
+                ..EricaPlusParams::DEFAULT
+            }),
+            ..erica
+        };
+        let drained = queue_after(plus, 2000.0, 3);
+        assert!((drained - 500.0).abs() < 100.0, "ERICA+: {drained} cells");
+    }
+
+    #[test]
+    fn erica_plus_offers_b_times_the_capacity_at_an_empty_queue_and_qdlf_at_a_long_one() {
+        let p = EricaPlusParams::DEFAULT;
+        assert!((p.fraction(0.0) - 1.05).abs() < 1e-12);
+        assert!((p.fraction(0.001) - 1.0).abs() < 1e-12, "1 at T0");
+        assert!(p.fraction(0.002) < 1.0 && p.fraction(0.002) > 0.5);
+        assert_eq!(p.fraction(1.0), 0.5);
     }
 }

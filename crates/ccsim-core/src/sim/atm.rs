@@ -12,18 +12,49 @@ use crate::DropReason;
 impl Simulator {
     /// A packet leaves by ATM channel `chan`: it becomes an AAL5 frame in its VC's source
     /// buffer, or is dropped (counted on the channel) when no VC or no room takes it.
+    /// A packet over the channel's MTU is dropped (reason `mtu`), as is one offered while the
+    /// link is down (`link_down`): the checks a channel makes (`link.rs`), here in front of the
+    /// AAL5 layer. An accepted packet is what a capture point on the interface writes
+    /// (`[trace] pcap`): the IP packet as it enters the VC, not its cells.
     pub(super) fn send_over_atm(&mut self, chan: u32, pkt: Packet) {
         let Some(atm) = self.atm.as_mut() else {
             return;
         };
-        let ch = &mut self.net.chans[chan as usize].stats;
-        ch.offered += 1;
+        let ch = &mut self.net.chans[chan as usize];
+        ch.stats.offered += 1;
+        let refused = if ch.down {
+            Some(DropReason::LinkDown)
+        } else if pkt.size > ch.mtu {
+            Some(DropReason::Mtu)
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            self.cons.dropped += 1;
+            ch.stats.count_drop(reason);
+            return;
+        }
+        let copy = self.capture.on.then(|| pkt.clone());
         if atm.send(self.now, chan, pkt) {
-            ch.packets += 1;
+            ch.stats.packets += 1;
+            if let Some(p) = copy {
+                self.capture_departing_packet(chan, &p);
+            }
         } else {
             self.cons.dropped += 1;
-            ch.count_drop(DropReason::Queue);
+            ch.stats.count_drop(DropReason::Queue);
         }
+        self.reschedule_atm();
+    }
+
+    /// `[[events]]` on an ATM channel: its port goes down (its cells lost) or comes back up.
+    pub(super) fn atm_link_state(&mut self, chan: u32, up: bool) {
+        let Some(atm) = self.atm.as_mut().filter(|a| a.carries(chan)) else {
+            return;
+        };
+        self.net.chans[chan as usize].down = !up;
+        atm.set_link_state(self.now, chan, up);
+        self.cons.dropped += atm.take_lost();
         self.reschedule_atm();
     }
 
@@ -46,6 +77,9 @@ impl Simulator {
             let c = self.net.ifaces[iface as usize].in_chan;
             self.net.chans[c as usize].stats.arrived += 1;
             let id = self.pkts.insert(pkt);
+            if self.capture.on {
+                self.capture_arrival(c, id);
+            }
             self.at_node(node, id, Some(iface));
         }
         self.atm_out = out;

@@ -195,6 +195,15 @@ impl Simulator {
         }
     }
 
+    /// A packet not in the arena departs over `chan` now: an IP packet an ATM channel takes
+    /// into its AAL5 layer (`sim/atm.rs`).
+    pub(super) fn capture_departing_packet(&mut self, chan: u32, p: &Packet) {
+        let k = self.capture.departing[chan as usize];
+        if k != NONE {
+            self.capture.write(k, self.now, p, tcp_end(&self.eps, p));
+        }
+    }
+
     /// The packet `id` (in the arena) arrived over `chan` at its far node now.
     pub(super) fn capture_arrival(&mut self, chan: u32, id: PacketId) {
         let k = self.capture.arriving[chan as usize];

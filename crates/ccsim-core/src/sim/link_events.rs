@@ -63,8 +63,19 @@ impl Simulator {
 
     /// Event `i` happens now.
     pub(super) fn on_link_state(&mut self, i: u32) {
+        if self.atm.is_some() {
+            // ATM channels: the cells at their ports (sim/atm.rs).
+            let e = &self.link_events[i as usize];
+            let (chans, up) = (e.chans.clone(), e.up);
+            for c in chans {
+                self.atm_link_state(c, up);
+            }
+        }
         let e = &self.link_events[i as usize];
         for &c in &e.chans {
+            if self.atm.as_ref().is_some_and(|a| a.carries(c)) {
+                continue;
+            }
             let ch = &mut self.net.chans[c as usize];
             if e.up {
                 ch.down = false;
