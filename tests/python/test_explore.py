@@ -506,3 +506,36 @@ def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_gl
     pg.evaluate("window.scrollTo(0, 0)")
     keep_screenshot(pg, tmp_path / "explore-korean.png")
     assert errors == []
+
+
+def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_refused(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    for el in pg.locator("input.line").all():
+        if el.get_attribute("value") != "reno":
+            el.uncheck()
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("#x-free").fill("3.5")  # percent, as the axis
+    pg.locator("#x-add").click()
+    wait_done(pg, job)
+    reno = pg.evaluate("document.getElementById('plot').data.find(t => t.name === 'TCP Reno')")
+    assert reno["x"] == [1, 3.5, 5, 10]
+    values = python_api_values("fig8", "reno", "0.035", {}, 10)
+    assert reno["y"][1] == pytest.approx(sum(values) / len(values), rel=1e-12)
+    # The page's input says 0 to 20; the server decides: 25 % is refused, the message shown.
+    pg.locator("#x-free").fill("25")
+    pg.locator("#x-add").click()
+    pg.wait_for_function("document.getElementById('msg').className === 'error'", timeout=30_000)
+    assert pg.locator("#msg").text_content() == (
+        "x: '25%' is outside the range 0% to 20% in steps of 0.5%"
+    )
+    # ... and the refused x is gone again, so the next change runs.
+    assert pg.locator("input.x[value='25%']").count() == 0
+    assert pg.locator("input.x[value='3.5%']").is_checked()
+    assert [e for e in errors if "400" not in e] == []  # the refused request's console line

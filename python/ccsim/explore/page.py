@@ -208,7 +208,12 @@ async function start() {
   const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
-  if (!res.ok) { status(answer.error, true); draw(); return; }
+  if (!res.ok) {
+    // A refused added x goes away again, so the next change does not repeat the refusal.
+    if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
+      $("xs-added").lastElementChild.remove();
+    status(answer.error, true); draw(); return;
+  }
   const job = S.job = answer.job;
   $("cancel").disabled = false;
   status("running…");
