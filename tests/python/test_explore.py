@@ -193,13 +193,25 @@ def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
 
 
 def wait_done(pg: Any, job_before: Any) -> dict[str, Any]:
-    pg.wait_for_function(
+    """The 'done' event of the first job after ``job_before`` to finish (read in the same
+    check, as a later change would clear it)."""
+    handle = pg.wait_for_function(
         "(before) => window.ccsim.job && window.ccsim.job !== before && window.ccsim.last"
-        " && window.ccsim.last.type === 'done'",
+        " && window.ccsim.last.type === 'done' && window.ccsim.last",
         arg=job_before,
         timeout=60_000,
     )
-    return dict(pg.evaluate("window.ccsim.last"))
+    return dict(handle.json_value())
+
+
+#: Keep only one line checked and start one job (unchecking boxes one by one starts a job per
+#: box on a loaded machine, whose 'done' a wait could take for the last one's).
+ONLY_LINE = """(line) => {
+  const before = window.ccsim.job;
+  for (const el of document.querySelectorAll('input.line')) el.checked = el.value === line;
+  schedule();
+  return before;
+}"""
 
 
 def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
@@ -425,12 +437,19 @@ def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_api
     assert pg.locator("#plot").is_hidden() and pg.locator("#table").is_visible()
     # Two lines; FAST alpha 20 moved to 35 (its line's range), the run 40 s long (the plan's
     # duration range), typed into the number inputs as a user would.
-    for el in pg.locator("input.line").all():
-        if el.get_attribute("value") not in ("fast_a20", "fast_a200"):
-            el.uncheck()
-    pg.locator("input.lineparam[data-line='fast_a20']").fill("35")
-    job = pg.evaluate("window.ccsim.job")
-    pg.locator("#p-duration-free").fill("40")
+    pg.evaluate("""() => { for (const el of document.querySelectorAll('input.line'))
+      el.checked = ['fast_a20', 'fast_a200'].includes(el.value); }""")
+    # Both typed in one turn of the page's script: one job (typed one by one, the first could
+    # start a job of its own on a loaded machine, and its 'done' be taken for the second's).
+    job = pg.evaluate("""() => {
+      const before = window.ccsim.job;
+      for (const [sel, v] of [["input.lineparam[data-line='fast_a20']", "35"],
+                              ["#p-duration-free", "40"]]) {
+        const el = document.querySelector(sel);
+        el.value = v; el.dispatchEvent(new Event("input"));
+      }
+      return before;
+    }""")
     done = wait_done(pg, job)
     assert done["total"] == 2, done
     api = python_api_table(
@@ -517,9 +536,7 @@ def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_r
     first = pg.evaluate("window.ccsim.job")
     pg.select_option("#paper", "p001")
     wait_done(pg, first)
-    for el in pg.locator("input.line").all():
-        if el.get_attribute("value") != "reno":
-            el.uncheck()
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
     job = pg.evaluate("window.ccsim.job")
     pg.locator("#x-free").fill("3.5")  # percent, as the axis
     pg.locator("#x-add").click()
