@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -126,10 +127,15 @@ def test_the_api_refuses_a_key_the_figure_does_not_expose_and_a_value_the_plan_l
     cat = Catalog(EXPERIMENTS)
     with pytest.raises(RequestError, match="'duration' is not one figure fig8 exposes"):
         cat.request({"paper": "p001", "figure": "fig8", "params": {"duration": "1s"}})
-    with pytest.raises(RequestError, match=r"flows.transfer.mss: '1234' is not one of"):
+    # The MSS has a free range (100 to 1500 B in steps of 10 B): 1234 is off its grid.
+    with pytest.raises(RequestError, match=r"flows.transfer.mss: '1234' is not on the range's"):
         cat.request({"paper": "p001", "figure": "fig8", "params": {"flows.transfer.mss": "1234"}})
-    with pytest.raises(RequestError, match="x must be a list of"):
+    with pytest.raises(RequestError, match=r"flows.transfer.size: '12KB' is not one of"):
+        cat.request({"paper": "p001", "figure": "fig8", "params": {"flows.transfer.size": "12KB"}})
+    with pytest.raises(RequestError, match=r"x: '0.5' is outside the range 0% to 20%"):
         cat.request({"paper": "p001", "figure": "fig8", "x": ["0.5"]})
+    with pytest.raises(RequestError, match="x must be a list of"):
+        cat.request({"paper": "p001", "figure": "fig8", "x": "0.05"})
     with pytest.raises(RequestError, match="seeds must be a whole number from 1 to 30"):
         cat.request({"paper": "p001", "figure": "fig8", "seeds": 31})
     with pytest.raises(RequestError, match="unknown field scenario"):
@@ -187,13 +193,25 @@ def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
 
 
 def wait_done(pg: Any, job_before: Any) -> dict[str, Any]:
-    pg.wait_for_function(
+    """The 'done' event of the first job after ``job_before`` to finish (read in the same
+    check, as a later change would clear it)."""
+    handle = pg.wait_for_function(
         "(before) => window.ccsim.job && window.ccsim.job !== before && window.ccsim.last"
-        " && window.ccsim.last.type === 'done'",
+        " && window.ccsim.last.type === 'done' && window.ccsim.last",
         arg=job_before,
         timeout=60_000,
     )
-    return dict(pg.evaluate("window.ccsim.last"))
+    return dict(handle.json_value())
+
+
+#: Keep only one line checked and start one job (unchecking boxes one by one starts a job per
+#: box on a loaded machine, whose 'done' a wait could take for the last one's).
+ONLY_LINE = """(line) => {
+  const before = window.ccsim.job;
+  for (const el of document.querySelectorAll('input.line')) el.checked = el.value === line;
+  schedule();
+  return before;
+}"""
 
 
 def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
@@ -248,7 +266,7 @@ def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
     assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
 
 
-def test_a_plan_without_figures_is_left_out_of_the_catalog(tmp_path: Path) -> None:
+def test_a_plan_without_figures_or_tables_is_left_out_of_the_catalog(tmp_path: Path) -> None:
     import shutil
 
     shutil.copytree(EXPERIMENTS / "p001-spack", tmp_path / "p001-spack")
@@ -261,3 +279,280 @@ def test_a_plan_without_figures_is_left_out_of_the_catalog(tmp_path: Path) -> No
         'quick_seeds = 1\n[metric]\ncolumn = "delivery_time_s"\n'
     )
     assert [p["id"] for p in Catalog(tmp_path).describe()] == ["p001"]
+
+
+# --- Summary tables and free ranges ---------------------------------------------------------
+
+P002 = EXPERIMENTS / "p002-highspeed"
+
+
+def python_api_table(table: str, lines: list[str], extra: list[str], seeds: int = 1) -> dict:
+    """Paper 002's summary table for ``lines`` in quick mode with ``extra`` overrides last,
+    computed with ccsim.run and table_row (not the explorer's code): each column's mean over
+    the seeds, per line."""
+    from ccsim.experiment.plan import quick_overrides
+    from ccsim.experiment.tables import table_row
+
+    plan = load_plan(P002)
+    t = next(t for t in plan.tables if t.id == table)
+    sc = ccsim.Scenario.from_toml(P002 / "scenario.toml")
+    out = {}
+    for line in lines:
+        ov = [*t.overrides, *plan.lines[line].overrides, *quick_overrides(plan, t, True), *extra]
+        rows = []
+        for seed in range(1, seeds + 1):
+            res = ccsim.run(sc, seed=seed, overrides=ov)
+            rec = {"links": res.links.to_dict("list"), "series": res.series.to_dict("list")}
+            rows.append(table_row(rec, t))
+        out[line] = {c: sum(r[c] for r in rows) / seeds for c in rows[0] if c != "shares"}
+    return out
+
+
+def same(a: Any, b: float) -> bool:
+    """A JSON value (null for NaN) equal to ``b`` to 12 digits."""
+    if a is None:
+        return math.isnan(b)
+    return a == pytest.approx(b, rel=1e-12, abs=1e-15)
+
+
+def test_an_unmoved_table_runs_the_reproductions_own_scenarios_with_the_tables_quick_set() -> None:
+    # case1_small_buffer has its own quick_set (96 packets after quick mode's 960): the explorer
+    # must run what `ccsim reproduce --quick` runs, or the store would hold both.
+    cat = Catalog(EXPERIMENTS)
+    plan = cat.papers["p002"].plan
+    for table in ("case1", "case1_small_buffer"):
+        ours = {dict(r.tags)["line"]: r for r in plan_runs(plan, True, 1)
+                if dict(r.tags)["figure"] == table}  # fmt: skip
+        req = cat.request({"paper": "p002", "figure": table, "quick": True, "seeds": 1})
+        for line in ("reno", "cubic"):
+            spec = RunSpec(plan.scenario_text, req.overrides(line, None), 1)
+            assert spec.key() == ours[line].key(), (table, line)
+
+
+def test_a_listed_x_with_companion_keys_sets_them_as_the_reproduction_does() -> None:
+    # Paper 004's fig12: the cross traffic's rate follows path1's bandwidth (x.also).
+    cat = Catalog(EXPERIMENTS)
+    req = cat.request({"paper": "p004", "figure": "fig12", "x": ['"4Mbps"'], "seeds": 1})
+    assert 'flows.cross1.rate="3.2Mbps"' in req.overrides("ls", '"4Mbps"')
+
+
+def test_a_free_value_is_snapped_to_its_grid_and_written_as_a_listed_value_is() -> None:
+    cat = Catalog(EXPERIMENTS)
+    fig8 = {"paper": "p001", "figure": "fig8", "lines": ["reno"], "seeds": 1}
+    # 5 % is the listed 0.05 (the same run and store key); 3.5 % is new; a number is in %.
+    assert cat.request({**fig8, "x": ["5%", 3.5, "0.05"]}).xs == ["0.05", "0.035"]
+    req = cat.request({"paper": "p002", "figure": "case1_fast_alpha", "quick": True,
+                       "params": {"duration": "120s", "links.bottleneck.queue.limit": 1230},
+                       "line_params": {"fast_a20": {"flows.f1.cc.alpha": 35}}})  # fmt: skip
+    ov = req.overrides("fast_a20", None)
+    assert ov[-6:] == ('duration="120s"', "links.bottleneck.queue.limit=1230",
+                       "flows.f1.cc.alpha=35", "flows.f2.cc.alpha=35", "flows.f3.cc.alpha=35",
+                       "flows.f4.cc.alpha=35")  # fmt: skip
+    # The other lines keep their own alpha; a line's own value is no change.
+    assert not any("alpha" in o for o in req.overrides("fast_a50", None)[4:])
+    same_as_line = {"fast_a50": {"flows.f1.cc.alpha": 50}}
+    assert cat.request({"paper": "p002", "figure": "case1_fast_alpha",
+                        "line_params": same_as_line}).line_params == {}  # fmt: skip
+
+
+def test_a_free_value_off_its_range_or_grid_or_unit_and_an_undeclared_key_are_refused() -> None:
+    cat = Catalog(EXPERIMENTS)
+    case1 = {"paper": "p002", "figure": "case1", "quick": True}
+    refused = [
+        ({"params": {"duration": "30s"}}, "duration: '30s' is outside the range 40s to 500s"),
+        ({"params": {"duration": "45s"}}, "duration: '45s' is not on the range's grid"),
+        ({"params": {"duration": "1min"}}, "duration: '1min' is not in s"),
+        ({"params": {"links.bottleneck.queue.limit": 20010}}, "20010 is outside the range"),
+        ({"params": {"links.bottleneck.queue.limit": [960]}}, r"\[960\] is not one of"),
+        ({"params": {"links.bottleneck.delay": '"1ms"'}}, "is not one figure case1 exposes"),
+        ({"line_params": {"reno": {"flows.f1.cc": "cubic"}}}, "line 'reno' of case1 has no free"),
+    ]
+    for extra, message in refused:
+        with pytest.raises(RequestError, match=message):
+            cat.request({**case1, **extra})
+    with pytest.raises(RequestError, match=r"scenario key 'flows\.f1\.cc\.beta' is not one line"):
+        cat.request({"paper": "p002", "figure": "case1_fast_alpha",
+                     "line_params": {"fast_a20": {"flows.f1.cc.beta": 1}}})  # fmt: skip
+    with pytest.raises(RequestError, match="outside the range 1 to 1000"):
+        cat.request({"paper": "p002", "figure": "case1_fast_alpha",
+                     "line_params": {"fast_a20": {"flows.f1.cc.alpha": 0}}})  # fmt: skip
+
+
+def test_the_server_refuses_a_free_value_outside_its_range_and_runs_one_inside(
+    server: Server,
+) -> None:
+    ask = {"paper": "p001", "figure": "fig8", "lines": ["reno"], "seeds": 2}
+    status, body = server.post("/api/run", {**ask, "x": ["25%"]})
+    assert status == 400
+    assert json.loads(body) == {"error": "x: '25%' is outside the range 0% to 20% in steps of 0.5%"}
+    status, body = server.post("/api/run", {**ask, "params": {"flows.transfer.mss": 99}})
+    assert status == 400 and "outside the range 100 to 1500 in steps of 10" in body
+    status, body = server.post("/api/run", {**ask, "params": {"flows.transfer.id": 1}})
+    assert status == 400 and "scenario key 'flows.transfer.id' is not one figure fig8" in body
+    status, answer = server.post("/api/run", {**ask, "x": ["3.5%"]})
+    assert status == 200
+    ev = server.events(answer["job"])
+    point = next(e for e in ev if e["type"] == "point")
+    assert point["x"] == "0.035" and point["x_shown"] == 3.5
+    assert point["seeds"] == pytest.approx(python_api_values("fig8", "reno", "0.035", {}, 2))
+    assert ev[-1]["type"] == "done" and ev[-1]["simulated"] == 2
+
+
+def test_a_table_streams_one_row_per_line_equal_to_the_python_apis_table(
+    server: Server, tmp_path: Path
+) -> None:
+    moved = {"duration": "40s", "links.bottleneck.queue.limit": 1230}
+    ask = {"paper": "p002", "figure": "case1", "quick": True, "lines": ["reno", "highspeed"],
+           "params": moved}  # fmt: skip
+    status, answer = server.post("/api/run", ask)
+    assert status == 200, answer
+    ev = server.events(answer["job"])
+    rows = [e for e in ev if e["type"] == "row"]
+    assert [r["line"] for r in rows] == ["reno", "highspeed"]
+    api = python_api_table("case1", ["reno", "highspeed"],
+                           ['duration="40s"', "links.bottleneck.queue.limit=1230"])  # fmt: skip
+    for r in rows:
+        assert r["values"]["n"] == 1 and r["values"]["shares"].startswith("f1 ")
+        for col, v in api[r["line"]].items():
+            assert same(r["values"][col], v), (r["line"], col, r["values"][col], v)
+    assert ev[-1]["type"] == "done" and ev[-1]["simulated"] == 2
+    # The same table again (another tab, or after `ccsim reproduce --quick`): from the store.
+    assert len(Store(tmp_path / "results" / "p002-quick" / "runs")) == 2
+    ev = server.events(server.post("/api/run", ask)[1]["job"])
+    assert ev[-1]["cached"] == 2 and [e["values"] for e in ev if e["type"] == "row"] == [
+        r["values"] for r in rows
+    ]
+
+
+def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_apis_rows(
+    server: Server, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.evaluate("window.ccsim.job && fetch(`/api/jobs/${window.ccsim.job}/cancel`, "
+                "{method: 'POST'})")  # fmt: skip
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "case1_fast_alpha")
+    assert pg.locator("#plot").is_hidden() and pg.locator("#table").is_visible()
+    # Two lines; FAST alpha 20 moved to 35 (its line's range), the run 40 s long (the plan's
+    # duration range), typed into the number inputs as a user would.
+    pg.evaluate("""() => { for (const el of document.querySelectorAll('input.line'))
+      el.checked = ['fast_a20', 'fast_a200'].includes(el.value); }""")
+    # Both typed in one turn of the page's script: one job (typed one by one, the first could
+    # start a job of its own on a loaded machine, and its 'done' be taken for the second's).
+    job = pg.evaluate("""() => {
+      const before = window.ccsim.job;
+      for (const [sel, v] of [["input.lineparam[data-line='fast_a20']", "35"],
+                              ["#p-duration-free", "40"]]) {
+        const el = document.querySelector(sel);
+        el.value = v; el.dispatchEvent(new Event("input"));
+      }
+      return before;
+    }""")
+    done = wait_done(pg, job)
+    assert done["total"] == 2, done
+    api = python_api_table(
+        "case1_fast_alpha",
+        ["fast_a20"],
+        ['duration="40s"', *(f"flows.f{i}.cc.alpha=35" for i in range(1, 5))],
+    )
+    api.update(python_api_table("case1_fast_alpha", ["fast_a200"], ['duration="40s"']))
+    rows = pg.evaluate("window.ccsim.rows")
+    assert sorted(rows) == ["fast_a20", "fast_a200"]
+    for line, want in api.items():
+        for col, v in want.items():
+            assert same(rows[line]["values"][col], v), (line, col)
+        # The table on the page shows the same numbers (to 4 significant digits).
+        cell = pg.locator(f"#table tr[data-line='{line}'] td[data-col='utilization']")
+        assert float(cell.text_content() or "nan") == pytest.approx(want["utilization"], rel=1e-3)
+    caption = pg.locator("#table caption").text_content() or ""
+    assert "duration = 40s" in caption and "fast_a20: flows.f1.cc.alpha = 35" in caption
+    pg.evaluate("window.scrollTo(0, 0)")
+    keep_screenshot(pg, tmp_path / "explore-table.png")
+    assert errors == []
+
+
+def korean_font() -> str | None:
+    """The reason to skip the Hangul test, or None when fontconfig knows a Korean font."""
+    import shutil
+    import subprocess
+
+    if shutil.which("fc-list") is None:
+        return "no fc-list (fontconfig) to ask for a Korean font"
+    out = subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
+    if not out.strip():
+        return "no Korean font (Debian's fonts-noto-cjk; scripts/test installs it as root)"
+    return None
+
+
+#: Draws ``word`` and as many unassigned code points (U+0378: no font has a glyph for it, so
+#: Chromium draws its missing-glyph box) in the citation's font on a canvas: widths and pixels.
+GLYPHS = """(word) => {
+  const c = document.createElement("canvas"); c.width = 600; c.height = 60;
+  const g = c.getContext("2d");
+  g.font = "32px " + getComputedStyle(document.getElementById("citation")).fontFamily;
+  const draw = (text) => {
+    g.clearRect(0, 0, c.width, c.height); g.fillText(text, 0, 44);
+    const alpha = g.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3);
+    return {width: g.measureText(text).width, ink: alpha.reduce((n, a) => n + (a > 0), 0),
+            pixels: alpha.join(",")};
+  };
+  return {word: draw(word), tofu: draw("\\u0378".repeat([...word].length))};
+}"""
+
+
+def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
+    server: Server, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    reason = korean_font()
+    if reason:
+        pytest.skip(reason)
+    import re
+
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.select_option("#paper", "p002")
+    citation = pg.locator("#citation").text_content() or ""
+    words = re.findall("[\uac00-\ud7a3]+", citation)  # Hangul syllables
+    assert len(words) >= 5, citation
+    word = max(words, key=len)
+    m = pg.evaluate(GLYPHS, word)
+    assert m["word"]["width"] > 0 and m["word"]["ink"] > 0
+    # With the font each syllable is its own glyph; without it every one is the same box.
+    assert m["word"]["pixels"] != m["tofu"]["pixels"], f"{word!r} draws as missing glyphs"
+    pg.evaluate("window.scrollTo(0, 0)")
+    keep_screenshot(pg, tmp_path / "explore-korean.png")
+    assert errors == []
+
+
+def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_refused(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("#x-free").fill("3.5")  # percent, as the axis
+    pg.locator("#x-add").click()
+    wait_done(pg, job)
+    reno = pg.evaluate("document.getElementById('plot').data.find(t => t.name === 'TCP Reno')")
+    assert reno["x"] == [1, 3.5, 5, 10]
+    values = python_api_values("fig8", "reno", "0.035", {}, 10)
+    assert reno["y"][1] == pytest.approx(sum(values) / len(values), rel=1e-12)
+    # The page's input says 0 to 20; the server decides: 25 % is refused, the message shown.
+    pg.locator("#x-free").fill("25")
+    pg.locator("#x-add").click()
+    pg.wait_for_function("document.getElementById('msg').className === 'error'", timeout=30_000)
+    assert pg.locator("#msg").text_content() == (
+        "x: '25%' is outside the range 0% to 20% in steps of 0.5%"
+    )
+    # ... and the refused x is gone again, so the next change runs.
+    assert pg.locator("input.x[value='25%']").count() == 0
+    assert pg.locator("input.x[value='3.5%']").is_checked()
+    assert [e for e in errors if "400" not in e] == []  # the refused request's console line

@@ -484,6 +484,17 @@ def _figure_claim(c: dict[str, Any], where: str) -> Claim:
     return claim
 
 
+def _explore_ranges(raw: dict[str, Any]) -> None:
+    """The explorer's free ranges (``explore`` on an x axis, a line or the plan; docs/site.md),
+    checked when the plan loads so that every command refuses a malformed one."""
+    from ccsim.explore.ranges import parse_plan_ranges
+
+    try:
+        parse_plan_ranges(raw)
+    except ValueError as e:
+        raise PlanError(str(e)) from None
+
+
 def load_plan(folder: Path) -> Plan:
     """Read and check ``folder/plan.toml``."""
     path = folder / "plan.toml"
@@ -493,11 +504,12 @@ def load_plan(folder: Path) -> Plan:
         raise PlanError(f"{path}: {e}") from e
     _check_shape(raw, _PLAN_SHAPE, "")
     allowed = {"id", "title", "paper", "scenario", "seeds", "quick_seeds", "metric", "lines",
-               "figures", "claims", "assumptions", "tables", "quick_set"}  # fmt: skip
+               "figures", "claims", "assumptions", "tables", "quick_set", "explore"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise PlanError(f"{unknown[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
     scenario_path = folder / str(_need(raw, "scenario", "plan"))
+    _explore_ranges(raw)
     default_metric = _metric(raw.get("metric", {}), "metric", None) if "metric" in raw else None
     lines = {}
     for lid, ltbl in raw.get("lines", {}).items():

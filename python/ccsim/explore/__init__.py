@@ -3,14 +3,16 @@
 
 ::
 
-    browser ── GET /api/papers ───────────> the catalog: each plan's figures, their lines, x
-       │                                     values and the keys they hold fixed, each with the
-       │                                     values the page may choose (from the plan)
+    browser ── GET /api/papers ───────────> the catalog: each plan's figures and summary
+       │                                     tables, their lines, x values and the keys they
+       │                                     hold fixed, each with the values the page may
+       │                                     choose (listed in the plan, or a declared range)
        ├──── POST /api/run {figure, params} ─> checked against the catalog (an unknown key or
        │                                     value is refused) ─> a job
        ├──── GET /api/jobs/ID/events ───────> server-sent events: each point (mean, 95 % CI,
-       │                                     its seeds' values) the moment its seeds are done,
-       │                                     progress of long runs, then "done"
+       │                                     its seeds' values) or table row (each column's
+       │                                     mean over the seeds) the moment its seeds are
+       │                                     done, progress of long runs, then "done"
        └──── POST /api/jobs/ID/cancel ──────> stops the job within one progress report
 
 Runs go through the same store as ``ccsim reproduce`` (``results/<plan>/runs``, or
@@ -21,8 +23,9 @@ two jobs that want the same run wait for one simulation.
 
 Safety: the app binds to 127.0.0.1 unless ``--host`` says otherwise, answers only requests whose
 Host header is that address (no DNS rebinding), and a request can only pick values the plan
-lists: no scenario text, path or code comes from the page, and nothing is written outside the
-results folder.
+lists, or a value inside a range the plan declares for that key (``explore``: ranges.py); no
+scenario text, path or code comes from the page, and nothing is written outside the results
+folder.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Catalog", "Engine", "RequestError", "create_app", "serve"]
+from .ranges import Range, RangeError
+
+__all__ = ["Catalog", "Engine", "RequestError", "create_app", "serve", "table_rows"]
 
 
 class RequestError(ValueError):
@@ -88,18 +93,24 @@ def _order(values: list[str]) -> list[str]:
 
 @dataclass
 class FigureEntry:
-    """What the page may change in one figure (or time-series figure, or table)."""
+    """What the page may change in one figure (or time-series figure, or summary table)."""
 
     id: str
     title: str
-    kind: str  # "points" | "flow_series" | "link_series"
-    item: Any  # the plan's Figure / SeriesFigure
+    kind: str  # "points" | "flow_series" | "link_series" | "table"
+    item: Any  # the plan's Figure / SeriesFigure / SummaryTable
     lines: list[str]
     x_values: list[str] = field(default_factory=list)  # TOML literals
+    #: Each listed x literal -> the plan's value (x_overrides needs it for ``x.also``).
+    x_plan: dict[str, Any] = field(default_factory=dict)
+    x_range: Range | None = None
     params: dict[str, list[str]] = field(default_factory=dict)  # path -> allowed literals
+    ranges: dict[str, Range] = field(default_factory=dict)  # path -> free range (plan explore)
     defaults: dict[str, str] = field(default_factory=dict)  # as the figure runs in full mode
     quick_defaults: dict[str, str] = field(default_factory=dict)  # ... and in quick mode
     own: set[str] = field(default_factory=set)  # the keys the figure itself sets
+    #: line -> key -> (range, full-mode value, quick-mode value): a line's free parameters.
+    line_params: dict[str, dict[str, tuple[Range, str, str]]] = field(default_factory=dict)
 
     def describe(self, plan: Any) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -114,8 +125,20 @@ class FigureEntry:
                     "default": self.defaults[p],
                     "quick_default": self.quick_defaults[p],
                     "own": p in self.own,
+                    "range": self.ranges[p].describe() if p in self.ranges else None,
                 }
                 for p, v in self.params.items()
+            ],
+            "line_params": [
+                {
+                    "line": lid,
+                    "path": p,
+                    "range": r.describe(),
+                    "default": full,
+                    "quick_default": quick,
+                }
+                for lid, ps in self.line_params.items()
+                for p, (r, full, quick) in ps.items()
             ],
         }
         if self.kind == "points":
@@ -126,9 +149,20 @@ class FigureEntry:
                 x_values=self.x_values,
                 x_shown=[_shown(x, fig.x_scale) for x in self.x_values],
                 x_quick=[_literal(x) for x in fig.x_quick],
+                x_scale=fig.x_scale,
+                x_range=self.x_range.describe() if self.x_range else None,
                 metric=fig.metric.label,
             )
+        if self.kind == "table":
+            d.update(columns=TABLE_COLUMNS + [f"share_{f}" for f in self.item.flows]
+                     + [f"share_{g}" for g in self.item.groups])  # fmt: skip
         return d
+
+
+#: A summary table's numeric columns in the order the page shows them (then share_<flow> and
+#: share_<group>); ``table_row`` (ccsim.experiment.tables) computes them per run.
+TABLE_COLUMNS = ["utilization", "tested_utilization", "background_utilization", "jain",
+                 "loss_rate", "convergence_s", "rate_cv"]  # fmt: skip
 
 
 @dataclass
@@ -141,6 +175,7 @@ class PaperEntry:
         return {
             "id": p.id,
             "title": p.title,
+            "paper": p.paper,
             "seeds": p.seeds,
             "quick_seeds": p.quick_seeds,
             "has_quick": bool(p.quick_overrides),
@@ -149,21 +184,26 @@ class PaperEntry:
 
 
 class Catalog:
-    """Every plan under ``experiments/`` and what the page may change in each figure: its x
-    values, its lines, and the scenario keys the plan sets anywhere (a figure's or table's
-    settings, another figure's x, the quick mode's settings), each to a value that the plan uses
-    for that key or the figure's own value. A key is offered to a figure when the figure's
-    scenario has it (resolved with the figure's settings), unless it is the figure's x or one
-    of its lines sets it (the line would override the slider)."""
+    """Every plan under ``experiments/`` and what the page may change in each figure and
+    summary table: its x values, its lines, and the scenario keys the plan sets anywhere (a
+    figure's or table's settings, another figure's x, the quick mode's settings), each to a
+    value that the plan uses for that key or the item's own value, or to any value of the range
+    the plan declares for it (``explore``, ranges.py). A key is offered to an item when the
+    item's scenario has it (resolved with the item's settings), unless it is the figure's x or
+    one of its lines sets it (the line would override the slider): a line's own keys move only
+    through the line's declared ranges."""
 
     def __init__(self, experiments: Path) -> None:
-        from ccsim.experiment.plan import load_plan
+        from ccsim.experiment.plan import PlanError, load_plan
 
         self.papers: dict[str, PaperEntry] = {}
         for folder in sorted(Path(experiments).glob("*/plan.toml")):
             plan = load_plan(folder.parent)
-            figures = self._figures(plan)
-            if figures:  # a plan of tables only (paper 004) has nothing to plot here
+            try:
+                figures = self._figures(plan)
+            except ValueError as e:  # a range whose key the scenario lacks, or a bad bound
+                raise PlanError(f"{folder}: {e}") from None
+            if figures:  # a plan with no figure and no table has nothing to show here
                 self.papers[plan.id] = PaperEntry(plan, figures)
 
     @staticmethod
@@ -171,12 +211,17 @@ class Catalog:
         import sys
 
         from ccsim import _core
+        from ccsim.experiment.plan import quick_overrides
+        from ccsim.scenario import read_text
+
+        from .ranges import parse_plan_ranges
 
         if sys.version_info >= (3, 11):
             import tomllib
         else:  # pragma: no cover
             import tomli as tomllib
 
+        ranges = parse_plan_ranges(tomllib.loads(read_text(plan.folder / "plan.toml")))
         seen: dict[str, list[str]] = {}
 
         def note(path: str, value: str) -> None:
@@ -184,9 +229,11 @@ class Catalog:
             if value not in seen[path]:
                 seen[path].append(value)
 
-        items = [*plan.figures, *plan.series_figures]
-        for item in [*items, *plan.tables]:
-            for ov in item.overrides:
+        # A packet trace is drawn from one run's packet table, which the page cannot show.
+        series = [f for f in plan.series_figures if f.kind != "packet_trace"]
+        items = [*plan.figures, *series, *plan.tables]
+        for item in [*items, *plan.series_figures]:
+            for ov in [*item.overrides, *item.quick_overrides]:
                 note(*_split(ov))
         for fig in plan.figures:
             for x in fig.x_values:
@@ -197,15 +244,30 @@ class Catalog:
         def resolved(overrides: list[str]) -> dict[str, Any]:
             return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
 
+        def check(r: Range, overrides: list[str], paths: list[str]) -> None:
+            """The range's lowest value must make a valid scenario (its key exists, its unit
+            fits): a plan mistake is found when the explorer starts, not on a click."""
+            lowest = [f"{p}={r.literal(r.min)}" for p in paths]
+            try:
+                _core.validate(plan.scenario_text, [*overrides, *lowest], 1)
+            except _core.ScenarioError as e:
+                raise ValueError(f"{r.where}: {e}") from None
+
         out: dict[str, FigureEntry] = {}
         for item in items:
-            kind = getattr(item, "kind", "points")
+            kind = getattr(item, "kind", "points") if item not in plan.tables else "table"
             entry = FigureEntry(item.id, item.title, kind, item, list(item.lines))
+            base = list(item.overrides)
             if kind == "points":
                 entry.x_values = [_literal(x) for x in item.x_values]
+                entry.x_plan = dict(zip(entry.x_values, item.x_values))
+                entry.x_range = ranges.x.get(item.id)
+                if entry.x_range is not None:
+                    check(entry.x_range, base, [item.x_path])
             entry.own = {_split(ov)[0] for ov in item.overrides}
-            full = resolved(list(item.overrides))
-            quick = resolved([*item.overrides, *plan.quick_overrides])
+            quick_ov = quick_overrides(plan, item, True)
+            full = resolved(base)
+            quick = resolved([*base, *quick_ov])
             by_lines = {_split(ov)[0] for lid in item.lines for ov in plan.lines[lid].overrides}
             for path, values in seen.items():
                 if path == getattr(item, "x_path", None) or path in by_lines:
@@ -217,9 +279,23 @@ class Catalog:
                 entry.params[path] = _order(list(dict.fromkeys([*values, d_full, d_quick])))
                 entry.defaults[path] = d_full
                 entry.quick_defaults[path] = d_quick
+                if path in ranges.keys:
+                    entry.ranges[path] = ranges.keys[path]
+                    check(ranges.keys[path], base, [path])
             # The figure's own settings first, then the others in the plan's order.
             entry.params = {p: entry.params[p] for p in sorted(entry.params,
                             key=lambda p: p not in entry.own)}  # fmt: skip
+            for lid in item.lines:
+                for path, r in ranges.lines.get(lid, {}).items():
+                    line_ov = [*base, *plan.lines[lid].overrides]
+                    check(r, line_ov, [path, *r.also])
+                    v_full = _lookup(resolved(line_ov), path)
+                    v_quick = _lookup(resolved([*line_ov, *quick_ov]), path)
+                    entry.line_params.setdefault(lid, {})[path] = (
+                        r,
+                        _literal(v_full),
+                        _literal(v_quick),
+                    )
             out[item.id] = entry
         return out
 
@@ -231,7 +307,7 @@ class Catalog:
         refused and what is allowed."""
         if not isinstance(body, dict):
             raise RequestError("the request must be a JSON object")
-        known = {"paper", "figure", "params", "lines", "x", "seeds", "quick"}
+        known = {"paper", "figure", "params", "line_params", "lines", "x", "seeds", "quick"}
         extra = sorted(set(body) - known)
         if extra:
             raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
@@ -256,24 +332,63 @@ class Catalog:
                     f"scenario key {path!r} is not one figure {fig.id} exposes; allowed: "
                     f"{', '.join(fig.params) or 'none'}"
                 )
-            if str(value) not in fig.params[path]:
-                raise RequestError(f"{path}: {value!r} is not one of {', '.join(fig.params[path])}")
-            if str(value) != defaults[path]:
-                chosen[path] = str(value)
+            literal = _choice(path, value, fig.params[path], fig.ranges.get(path))
+            if literal != defaults[path]:
+                chosen[path] = literal
         lines = body.get("lines", fig.lines)
         if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
             raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
+        line_params = body.get("line_params", {})
+        if not isinstance(line_params, dict):
+            raise RequestError("line_params must be an object of line: {key: value}")
+        moved_lines: dict[str, dict[str, str]] = {}
+        for lid, ps in line_params.items():
+            offered = fig.line_params.get(lid, {})
+            if not offered:
+                raise RequestError(f"line_params: line {lid!r} of {fig.id} has no free "
+                                   "parameter; lines with one: "
+                                   f"{', '.join(fig.line_params) or 'none'}")  # fmt: skip
+            if not isinstance(ps, dict):
+                raise RequestError(f"line_params.{lid} must be an object of key: value")
+            for path, value in ps.items():
+                if path not in offered:
+                    raise RequestError(
+                        f"line_params.{lid}: scenario key {path!r} is not one line {lid} "
+                        f"exposes; allowed: {', '.join(offered)}"
+                    )
+                r, d_full, d_quick = offered[path]
+                literal = _choice(f"line_params.{lid}.{path}", value, [], r)
+                if literal != (d_quick if quick else d_full):
+                    moved_lines.setdefault(lid, {})[path] = literal
         xs: list[str] = []
         if fig.kind == "points":
-            xs = body.get("x", fig.x_values)
-            if not isinstance(xs, list) or not all(str(x) in fig.x_values for x in xs):
+            asked = body.get("x", fig.x_values)
+            if not isinstance(asked, list):
                 raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
-            xs = [str(x) for x in xs]
+            for x in asked:
+                xs.append(_choice("x", x, fig.x_values, fig.x_range))
+            xs = list(dict.fromkeys(xs))
         top = paper.plan.quick_seeds if quick else paper.plan.seeds
         seeds = body.get("seeds", top)
         if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
             raise RequestError(f"seeds must be a whole number from 1 to {top}")
-        return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick)
+        return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick, moved_lines)
+
+
+def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
+    """The literal of a value the page chose: one the plan lists, or one in the key's range."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        if str(value) in listed:
+            return str(value)
+        if r is not None:
+            try:
+                return r.literal(value)
+            except RangeError as e:
+                raise RequestError(f"{where}: {e}") from None
+    allowed = ", ".join(listed)
+    if r is not None:
+        allowed = f"{allowed} or {r.allowed()}" if allowed else r.allowed()
+    raise RequestError(f"{where}: {value!r} is not one of {allowed}")
 
 
 @dataclass
@@ -286,16 +401,28 @@ class Request:
     xs: list[str]
     seeds: int
     quick: bool
+    #: line -> the line's free parameters moved away from its own values.
+    line_params: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def overrides(self, line: str, x: str | None) -> tuple[str, ...]:
         """The run's overrides as ``plan_runs`` writes them, then the settings the page moved
         (last, so they win over the figure's, the line's and the quick mode's). Unmoved, a run
         is the reproduction's own: the same resolved scenario, the same store key."""
+        from ccsim.experiment.plan import quick_overrides, x_overrides
+
         item = self.figure.item
         line_ov = list(self.plan.lines[line].overrides)
-        extra = list(self.plan.quick_overrides) if self.quick else []
-        x_ov = [] if x is None else [f"{item.x_path}={x}"]
+        extra = quick_overrides(self.plan, item, self.quick)
+        if x is None:
+            x_ov = []
+        elif x in self.figure.x_plan:  # a listed x, with the keys it sets together (x.also)
+            x_ov = x_overrides(item, self.figure.x_plan[x])
+        else:  # a value of the x axis's range (which refuses x.also)
+            x_ov = [f"{item.x_path}={x}"]
         moved = [f"{p}={v}" for p, v in self.params.items()]
+        for path, v in self.line_params.get(line, {}).items():
+            r = self.figure.line_params[line][path][0]
+            moved += [f"{p}={v}" for p in (path, *r.also)]
         return (*item.overrides, *line_ov, *x_ov, *extra, *moved)
 
 
@@ -396,6 +523,7 @@ class Engine:
         store = self.store(plan.id, r.quick)
         groups: list[tuple[str, str | None, list[Any]]] = []
         xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
+        # A table's rows come in the plan's line order, each once its seeds are done.
         for x in xs:
             for line in r.lines:
                 ov = r.overrides(line, x)
@@ -418,7 +546,13 @@ class Engine:
                     done += 1
                     cached += hit
                 job.emit("runs", done=done, total=total, cached=cached)
-                self._emit_point(job, line, x, recs)
+                if r.figure.kind == "table":
+                    row = table_rows(r.figure.item, {line: recs})[0]
+                    job.emit("row", line=line, label=plan.lines[line].label,
+                             values={k: v if k == "shares" else _num(v)
+                                     for k, v in row.items() if k != "line"})  # fmt: skip
+                else:
+                    self._emit_point(job, line, x, recs)
         except Cancelled:
             job.emit("cancelled", done=done, total=total)
         except Exception as e:  # a scenario the core refuses: say so on the page
@@ -459,6 +593,27 @@ class Engine:
             traces.append({"name": "utilization", "t": [float(t) for t in u.index],
                            "y": [_num(v) for v in u]})  # fmt: skip
         job.emit("series", line=line, traces=traces)
+
+
+def table_rows(table: Any, records: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A summary table as ``ccsim reproduce`` reports it: per line (in ``records``' order), each
+    numeric column of :func:`~ccsim.experiment.tables.table_row` averaged over the line's runs
+    (seeds), and the first seed's ``shares`` text."""
+    from ccsim.experiment.tables import table_row
+
+    out = []
+    for line, recs in records.items():
+        per_seed = [table_row(rec, table) for rec in recs]
+        row: dict[str, Any] = {"line": line}
+        for col in per_seed[0]:
+            if col == "shares":
+                row[col] = per_seed[0][col]
+            else:  # pandas' mean skips NaN, as reproduce's groupby().mean() does
+                vals = [float(p[col]) for p in per_seed if not math.isnan(float(p[col]))]
+                row[col] = sum(vals) / len(vals) if vals else math.nan
+        row["n"] = len(per_seed)
+        out.append(row)
+    return out
 
 
 def _shown(x: str, scale: float) -> float | str:

@@ -3,7 +3,13 @@
 from Plotly's Python package, so nothing is fetched from the internet).
 
 ``window.ccsim`` holds the page's state for tests and curious users: ``points`` (the last
-values received per line and x), ``job`` (the current job) and ``last`` (its last event).
+values received per line and x), ``rows`` (a summary table's rows per line, as received),
+``job`` (the current job) and ``last`` (its last event).
+
+A key with a free range (the plan's ``explore``) has a number input beside its slider: a value
+typed there is sent instead of the slider's (the server checks it against the range); moving
+the slider again clears it. A figure's x range adds an input that adds an x value; a line's
+range is a number input under "line settings".
 """
 
 PAGE = r"""<!DOCTYPE html>
@@ -15,6 +21,7 @@ body { font-family: system-ui, sans-serif; margin: 0.8rem 1.2rem; color: #222; }
 header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
 h1 { font-size: 1.2rem; margin: 0; }
 #layout { display: grid; grid-template-columns: 22rem 1fr; gap: 1rem; margin-top: 0.8rem; }
+#layout > div { min-width: 0; overflow-x: auto; }
 #controls fieldset { border: 1px solid #ddd; margin: 0 0 0.6rem; }
 #controls label { display: block; font-size: 0.85rem; margin: 0.2rem 0; }
 #controls input[type=range] { width: 100%; }
@@ -22,6 +29,16 @@ h1 { font-size: 1.2rem; margin: 0; }
 #status { font-size: 0.85rem; color: #444; min-height: 1.4rem; }
 #plot { min-height: 480px; }
 .error { color: #a11; }
+#citation { font-size: 0.8rem; color: #555; margin: 0.3rem 0 0; }
+input.free { width: 6rem; }
+.unit { color: #666; font-size: 0.8rem; }
+#table { border-collapse: collapse; font-size: 0.85rem; margin-top: 0.5rem; }
+#table th, #table td { border-bottom: 1px solid #ddd; padding: 0.25rem 0.4rem; text-align: right; }
+#table th { font-size: 0.75rem; font-weight: 600; vertical-align: bottom; }
+#table td:first-child { min-width: 10rem; }
+#table th:first-child, #table td:first-child { text-align: left; }
+#table caption { text-align: left; font-weight: 600; margin-bottom: 0.4rem; }
+#table tr.pending td { color: #999; }
 </style></head>
 <body>
 <header><h1>ccsim explore</h1>
@@ -29,16 +46,17 @@ h1 { font-size: 1.2rem; margin: 0; }
 <label>figure <select id="figure"></select></label>
 <label id="quickbox" hidden><input type="checkbox" id="quick" checked> quick mode</label>
 </header>
+<p id="citation"></p>
 <div id="layout">
 <div id="controls"></div>
 <div><div id="status"><progress id="prog" value="0" max="1"></progress>
 <span id="msg">loading…</span> <button id="cancel" disabled>cancel</button></div>
-<div id="plot"></div></div>
+<div id="plot"></div><table id="table" hidden></table></div>
 </div>
 <script>
 "use strict";
-const S = window.ccsim = {catalog: [], points: {}, series: {}, job: null, last: null,
-                          es: null, timer: null};
+const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
+                          last: null, es: null, timer: null};
 const $ = (id) => document.getElementById(id);
 const show = (v) => String(v).replace(/^"(.*)"$/, "$1");
 
@@ -50,15 +68,34 @@ function fillFigures() {
   $("figure").innerHTML = p.figures.map(f =>
     `<option value="${f.id}">${f.id}: ${f.title}</option>`).join("");
   $("quickbox").hidden = !p.has_quick;
+  $("citation").textContent = p.paper;
   buildControls();
 }
 
-function slider(name, values, start, onchange) {
+const ident = (name) => name.replace(/[^a-z0-9]/gi, "_");
+
+// A number input over a free range (min, max, step in the range's unit).
+function free(cls, attrs, range, value) {
+  return `<input type="number" class="${cls}" ${attrs} min="${range.min}" max="${range.max}"
+    step="${range.step}" value="${value}"> <span class="unit">${range.unit}
+    (${range.min} to ${range.max}${range.unit})</span>`;
+}
+
+function slider(name, values, start, range) {
   const i = Math.max(0, values.indexOf(start));
-  const id = "p-" + name.replace(/[^a-z0-9]/gi, "_");
+  const id = "p-" + ident(name);
   return `<label>${name} = <span class="value" id="${id}-v">${show(values[i])}</span>
     <input type="range" id="${id}" data-path="${name}" min="0" max="${values.length - 1}"
-      step="1" value="${i}" ${values.length < 2 ? "disabled" : ""}></label>`;
+      step="1" value="${i}" ${values.length < 2 ? "disabled" : ""}></label>` +
+    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${name}"`, range, "")}
+      </label>` : "");
+}
+
+// A value typed in a free input, with the range's unit ("3.5%", "120s"), or null.
+// The server checks it: a value off the range is refused there and its message shown.
+function typed(el, range) {
+  if (el.value === "") return null;
+  return range.unit ? el.value + range.unit : +el.value;
 }
 
 function buildControls() {
@@ -69,7 +106,18 @@ function buildControls() {
                               ["other settings the plan varies", other]]) {
     if (!qs.length) continue;
     h += `<fieldset><legend>${legend}</legend>`;
-    for (const q of qs) h += slider(q.path, q.values, defaultOf(q));
+    for (const q of qs) h += slider(q.path, q.values, defaultOf(q), q.range);
+    h += "</fieldset>";
+  }
+  if (f.line_params.length) {
+    h += "<fieldset><legend>line settings</legend>";
+    for (const lp of f.line_params) {
+      const label = f.lines.find(l => l.id === lp.line).label;
+      h += `<label>${label}: ${lp.path} ` + free("lineparam",
+        `data-line="${lp.line}" data-lpath="${lp.path}"`, lp.range,
+        String(quick() ? lp.quick_default : lp.default).replace(/[^0-9.eE+-]/g, "")) +
+        "</label>";
+    }
     h += "</fieldset>";
   }
   h += "<fieldset><legend>lines</legend>" + f.lines.map(l =>
@@ -79,7 +127,11 @@ function buildControls() {
     const quickX = new Set(f.x_quick);
     h += `<fieldset><legend>${f.x_label} (${f.x_path})</legend>` + f.x_values.map((x, i) =>
       `<label><input type="checkbox" class="x" value='${x}' ${quickX.has(x) ? "checked" : ""}>
-        ${f.x_shown[i]}</label>`).join("") + "</fieldset>";
+        ${f.x_shown[i]}</label>`).join("") + "<span id='xs-added'></span>";
+    if (f.x_range)
+      h += `<label>add x: ${free("free", 'id="x-free"', f.x_range, "")}</label>
+        <button id="x-add" type="button">add</button>`;
+    h += "</fieldset>";
   }
   const top = quick() ? p.quick_seeds : p.seeds;
   h += `<fieldset><legend>seeds</legend><label>seeds 1..<span class="value" id="seeds-v">
@@ -87,16 +139,32 @@ function buildControls() {
     value="${Math.min(10, top)}" ${top < 2 ? "disabled" : ""}></label></fieldset>`;
   $("controls").innerHTML = h;
   for (const el of $("controls").querySelectorAll("input")) {
+    if (el.id === "x-free") continue;  // waits for its "add" button
     el.addEventListener("input", () => {
       if (el.dataset.path) {
         const q = figure().params.find(q => q.path === el.dataset.path);
         $(el.id + "-v").textContent = show(q.values[+el.value]);
+        if ($(el.id + "-free")) $(el.id + "-free").value = "";  // the slider wins again
+      }
+      if (el.dataset.free) {
+        const q = figure().params.find(q => q.path === el.dataset.free);
+        const v = typed(el, q.range);
+        if (v !== null) $(el.id.slice(0, -5) + "-v").textContent = show(v);
       }
       if (el.id === "seeds") $("seeds-v").textContent = el.value;
       schedule();
     });
   }
-  S.points = {}; S.series = {};
+  if ($("x-add")) $("x-add").addEventListener("click", () => {
+    const v = typed($("x-free"), f.x_range);
+    if (v === null) return;
+    $("xs-added").insertAdjacentHTML("beforeend",
+      `<label><input type="checkbox" class="x" value="${v}" checked> ${v}</label>`);
+    $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
+    schedule();
+  });
+  S.points = {}; S.series = {}; S.rows = {};
+  $("plot").hidden = f.kind === "table"; $("table").hidden = f.kind !== "table";
   draw();
   schedule();
 }
@@ -105,13 +173,21 @@ function quick() { return paper().has_quick && $("quick").checked; }
 function defaultOf(q) { return quick() ? q.quick_default : q.default; }
 
 function request() {
-  const f = figure(), params = {};
+  const f = figure(), params = {}, line_params = {};
   for (const el of $("controls").querySelectorAll("input[data-path]")) {
     const q = f.params.find(q => q.path === el.dataset.path);
     params[q.path] = q.values[+el.value];
+    const typedEl = $(el.id + "-free");
+    const v = typedEl ? typed(typedEl, q.range) : null;
+    if (v !== null) params[q.path] = v;
+  }
+  for (const el of $("controls").querySelectorAll("input.lineparam")) {
+    const lp = f.line_params.find(p => p.line === el.dataset.line && p.path === el.dataset.lpath);
+    const v = typed(el, lp.range);
+    if (v !== null) (line_params[lp.line] ||= {})[lp.path] = v;
   }
   const lines = [...$("controls").querySelectorAll("input.line:checked")].map(e => e.value);
-  const body = {paper: paper().id, figure: f.id, params, lines, quick: quick(),
+  const body = {paper: paper().id, figure: f.id, params, line_params, lines, quick: quick(),
                 seeds: +$("seeds").value};
   if (f.kind === "points")
     body.x = [...$("controls").querySelectorAll("input.x:checked")].map(e => e.value);
@@ -128,11 +204,16 @@ async function cancel() {
 async function start() {
   await cancel();
   const body = request();
-  S.points = {}; S.series = {}; S.last = null;
+  S.points = {}; S.series = {}; S.rows = {}; S.last = null;
   const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
-  if (!res.ok) { status(answer.error, true); return; }
+  if (!res.ok) {
+    // A refused added x goes away again, so the next change does not repeat the refusal.
+    if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
+      $("xs-added").lastElementChild.remove();
+    status(answer.error, true); draw(); return;
+  }
   const job = S.job = answer.job;
   $("cancel").disabled = false;
   status("running…");
@@ -143,6 +224,7 @@ async function start() {
     S.last = e;
     if (e.type === "point") { (S.points[e.line] ||= {})[e.x] = e; draw(); }
     else if (e.type === "series") { S.series[e.line] = e.traces; draw(); }
+    else if (e.type === "row") { S.rows[e.line] = e; draw(); }
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
       status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
@@ -163,8 +245,48 @@ async function start() {
 
 function status(text, bad) { $("msg").textContent = text; $("msg").className = bad ? "error" : ""; }
 
+// Settings moved away from the plan's (a typed value, a moved slider, a line's parameter).
+function changedSettings() {
+  const f = figure(), body = request(), out = [];
+  for (const q of f.params)
+    if (String(body.params[q.path]) !== defaultOf(q))
+      out.push(`${q.path} = ${show(body.params[q.path])}`);
+  for (const lp of f.line_params) {
+    const v = (body.line_params[lp.line] || {})[lp.path];
+    if (v !== undefined && String(v) !== String(quick() ? lp.quick_default : lp.default))
+      out.push(`${lp.line}: ${lp.path} = ${v}`);
+  }
+  return out;
+}
+
+const fmt = (v) => v === null || v === undefined ? "n/a" :
+  typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toPrecision(4)) : String(v);
+
+function drawTable() {
+  const f = figure(), changed = changedSettings();
+  const cols = f.columns;
+  let h = `<caption>${f.id}: ${f.title}${changed.length ? `<br><small>changed: ` +
+    `${changed.join(", ")}</small>` : ""}</caption><tr><th>line</th>` +
+    cols.map(c => `<th>${c.replaceAll("_", "_<wbr>")}</th>`).join("") +
+    "<th>seeds</th></tr>";
+  for (const l of f.lines) {
+    const r = S.rows[l.id];
+    if (!r) {
+      if ([...document.querySelectorAll("input.line:checked")].some(e => e.value === l.id))
+        h += `<tr class="pending" data-line="${l.id}"><td>${l.label}</td>` +
+             `<td colspan="${cols.length + 1}">running…</td></tr>`;
+      continue;
+    }
+    h += `<tr data-line="${l.id}"><td>${l.label}</td>` +
+      cols.map(c => `<td data-col="${c}">${fmt(r.values[c])}</td>`).join("") +
+      `<td>${r.values.n}</td></tr>`;
+  }
+  $("table").innerHTML = h;
+}
+
 function draw() {
   const f = figure(), traces = [];
+  if (f.kind === "table") { drawTable(); return; }
   const label = (id) => f.lines.find(l => l.id === id).label;
   if (f.kind === "points") {
     for (const l of f.lines) {
@@ -182,11 +304,7 @@ function draw() {
         traces.push({name: `${label(line)}: ${t.name}`, mode: "lines", x: t.t, y: t.y});
   }
   // Settings moved away from the plan's: named under the title, which states the plan's.
-  const changed = f.params.filter(q => {
-    const el = document.querySelector(`input[data-path='${q.path}']`);
-    return el && q.values[+el.value] !== defaultOf(q);
-  }).map(q => `${q.path} = ${show(q.values[+document.querySelector(
-    `input[data-path='${q.path}']`).value])}`);
+  const changed = changedSettings();
   const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
   const layout = {title: {text: `${f.id}: ${f.title}${sub}`}, template: "plotly_white",
     xaxis: {title: {text: f.kind === "points" ? f.x_label : "time (s)"}},
