@@ -295,13 +295,7 @@ impl ClassQueue {
                 wfq: Wfq::new(cbwfq_weights(spec, link_rate)),
             }),
         };
-        let dscp_only = rules.iter().all(|m| {
-            m.dscp_mask != 0
-                && m.src_nodes.is_empty()
-                && m.dst_nodes.is_empty()
-                && m.protocol.is_none()
-                && m.flow_names.is_empty()
-        });
+        let dscp_only = rules.iter().all(|m| m.dscp_mask != 0 && m.is_dscp_only());
         let by_dscp = dscp_only.then(|| {
             std::array::from_fn(|d| {
                 let k = rules.iter().position(|m| m.dscp_mask & (1u64 << d) != 0);
