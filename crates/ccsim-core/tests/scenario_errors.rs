@@ -1112,6 +1112,38 @@ fn ports_and_protocols_in_a_match_are_checked() {
 }
 
 #[test]
+fn a_class_policer_may_continue_only_to_a_next_statement() {
+    let car = "type=\"car\", rate=\"1Mbps\", normal_burst=2000";
+    assert_eq!(
+        with_queue(&format!(
+            "{{type=\"priority\", classes=[{{name=\"a\", police={{{car}, exceed=\"continue\"}}}}]}}"
+        )),
+        "links.bottleneck.queue.classes[0].police.exceed: continue on the last statement has no \
+         next one; use transmit, drop or { set_dscp = N }, or add a statement after it"
+    );
+    assert_eq!(
+        with_queue(&format!(
+            "{{type=\"priority\", classes=[{{name=\"a\", police=[{{{car}, exceed=\"continue\"}}, \
+             {{{car}, conform={{set_dscp=10, then=\"continue\"}}}}]}}]}}"
+        )),
+        "links.bottleneck.queue.classes[0].police[1].conform: continue on the last statement has \
+         no next one; use transmit, drop or { set_dscp = N }, or add a statement after it"
+    );
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", police=[]}]}"),
+        "links.bottleneck.queue.classes[0].police: no statement; give one or leave police out"
+    );
+    assert!(load(
+        BASE,
+        &[&format!(
+            "links.bottleneck.queue={{type=\"priority\", classes=[{{name=\"a\", \
+             police=[{{{car}, exceed=\"continue\"}}, {{{car}}}]}}]}}"
+        )]
+    )
+    .is_ok());
+}
+
+#[test]
 fn two_classes_with_one_name_are_rejected() {
     assert_eq!(
         with_queue(

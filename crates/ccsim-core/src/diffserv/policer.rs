@@ -17,7 +17,7 @@
 //! colour are kept for tests and reports.
 
 use super::classifier::MatchSpec;
-use super::meter::{Action, Colour, Meter, MeterSpec};
+use super::meter::{Action, Colour, Meter, MeterSpec, Step};
 use crate::hook::{HookOutput, IfaceId, NodeHook};
 use crate::packet::{Addr, Packet};
 use crate::time::SimTime;
@@ -103,21 +103,13 @@ impl Policer {
                 Some(m) => m.meter(now, pkt.size, Colour::of_dscp(pkt.dscp)),
                 None => Colour::Green,
             };
-            let (action, k) = match colour {
-                Colour::Green => (rule.conform, 0),
-                Colour::Yellow => (rule.exceed, 1),
-                Colour::Red => (rule.violate, 2),
-            };
-            self.counts[i][k] += 1;
-            match action {
-                Action::Transmit => return Ok(pkt),
-                Action::Drop => return Err(pkt),
-                Action::SetDscpTransmit(d) => {
-                    pkt.dscp = d;
-                    return Ok(pkt);
-                }
-                Action::Continue => {}
-                Action::SetDscpContinue(d) => pkt.dscp = d,
+            self.counts[i][colour as usize] += 1;
+            match Action::of_colour(colour, rule.conform, rule.exceed, rule.violate)
+                .apply(&mut pkt.dscp)
+            {
+                Step::Forward => return Ok(pkt),
+                Step::Drop => return Err(pkt),
+                Step::Next => {}
             }
         }
         Ok(pkt)

@@ -24,7 +24,7 @@ use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
 use super::wred::{Wred, WredProfileSpec};
 use crate::arena::PacketId;
-use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, TokenBucket};
+use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, Step, TokenBucket};
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::QueueLimit;
@@ -80,7 +80,10 @@ pub enum DropSpec {
     },
 }
 
-/// A class policer (Cisco `police` inside a class): a meter and an action per colour.
+/// One policing statement of a class (Cisco `police` inside a class, or one of several
+/// `rate-limit` statements): a meter and an action per colour. A `continue` action sends the
+/// packet on to the class's next statement (CAR's "continue": evaluate the next rate-limit
+/// statement); the last statement never continues.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassPolice {
     pub meter: MeterSpec,
@@ -97,7 +100,8 @@ pub struct ClassSpec {
     pub limit: QueueLimit,
     pub drop: DropSpec,
     pub share: Share,
-    pub police: Option<ClassPolice>,
+    /// Policing statements, tried in order (empty: no policing).
+    pub police: Vec<ClassPolice>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -140,7 +144,7 @@ struct Class {
     fifo: Fifo,
     limit: QueueLimit,
     drop: ClassDrop,
-    police: Option<(Meter, ClassPolice)>,
+    police: Vec<(Meter, ClassPolice)>,
     llq: Option<TokenBucket>,
     counters: ClassCounters,
 }
@@ -264,7 +268,11 @@ impl ClassQueue {
                     fifo: Fifo::default(),
                     limit: c.limit,
                     drop,
-                    police: c.police.as_ref().map(|p| (Meter::new(&p.meter), p.clone())),
+                    police: c
+                        .police
+                        .iter()
+                        .map(|p| (Meter::new(&p.meter), p.clone()))
+                        .collect(),
                     llq,
                     counters: ClassCounters::default(),
                 }
@@ -338,20 +346,15 @@ impl ClassQueue {
         let c = &mut self.classes[i];
         c.counters.offered_packets += 1;
         c.counters.offered_bytes += pkt.size as u64;
-        if let Some((meter, p)) = &mut c.police {
+        for (meter, p) in &mut c.police {
             let colour = meter.meter(now, pkt.size, Colour::of_dscp(pkt.dscp));
-            let action = match colour {
-                Colour::Green => p.conform,
-                Colour::Yellow => p.exceed,
-                Colour::Red => p.violate,
-            };
-            match action {
-                Action::Drop => {
+            match Action::of_colour(colour, p.conform, p.exceed, p.violate).apply(&mut pkt.dscp) {
+                Step::Forward => break,
+                Step::Drop => {
                     c.counters.drops_police += 1;
                     return (false, false);
                 }
-                Action::SetDscpTransmit(d) | Action::SetDscpContinue(d) => pkt.dscp = d,
-                Action::Transmit | Action::Continue => {}
+                Step::Next => {}
             }
         }
         if let Some(bucket) = &mut c.llq {
@@ -543,7 +546,7 @@ mod tests {
             limit: QueueLimit::Packets(1000),
             drop: DropSpec::Tail,
             share,
-            police: None,
+            police: Vec::new(),
         }
     }
 
@@ -632,6 +635,45 @@ mod tests {
 
     fn gap(rate_bps: u64, size: u32) -> u64 {
         size as u64 * 8 * 1_000_000_000 / rate_bps
+    }
+
+    #[test]
+    fn a_continue_in_a_class_policer_goes_on_to_the_next_statement() {
+        // Two CAR statements, as two `rate-limit` lines: the first passes 1 Mbit/s and sends
+        // its excess on ("continue"); the second re-marks up to 1 Mbit/s more to AF13 and drops
+        // the rest. 1000-B packets offered at 4 Mbit/s for 10 s (5,000 packets).
+        let car = |conform, exceed| ClassPolice {
+            meter: MeterSpec::Car {
+                rate: Rate::mbps(1),
+                normal_burst: 2000,
+                excess_burst: 2000,
+                limit: crate::diffserv::CarLimit::ExcessBurst,
+            },
+            conform,
+            exceed,
+            violate: exceed,
+        };
+        let mut c = class("all", None, Share::Order);
+        c.limit = QueueLimit::Packets(100_000);
+        c.police = vec![
+            car(Action::Transmit, Action::Continue),
+            car(Action::SetDscpTransmit(14), Action::Drop),
+        ];
+        let mut q = queue(SchedulerKind::Priority, vec![c], Rate::gbps(1));
+        let (mut kept, mut remarked) = (0u64, 0u64);
+        for k in 0..5000u64 {
+            let now = SimTime::from_nanos(k * 2_000_000);
+            if q.enqueue(now, pkt(1000, 0, 0)).is_ok() {
+                let p = q.dequeue(now).unwrap();
+                kept += 1;
+                remarked += (p.dscp == 14) as u64;
+            }
+        }
+        // 1250 packets per statement over 10 s, plus each bucket's initial 2 packets.
+        assert!((2495..=2505).contains(&kept), "kept {kept}");
+        assert!((1245..=1255).contains(&remarked), "re-marked {remarked}");
+        let k = q.classes().unwrap().classes().next().unwrap().1.clone();
+        assert_eq!(k.drops_police, 5000 - kept);
     }
 
     #[test]

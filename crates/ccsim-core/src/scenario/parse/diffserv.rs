@@ -6,7 +6,7 @@
 //! ```text
 //!   queue = { type = "cbwfq", classes = [ class, ... ] }
 //!     class = { name, match = { src, dst, protocol, flow, dscp }, limit, drop = { type = tail |
-//!               red | wred, ... }, police = meter + actions,
+//!               red | wred, ... }, police = meter + actions (or an array: statements),
 //!               weight (wfq) | quantum (drr) | bandwidth, bandwidth_percent, priority, burst (cbwfq) }
 //!   hook = { type = "policer", rules = [ { match, meter = { type = car | srtcm | trtcm, ... },
 //!            conform, exceed, violate, set_dscp }, ... ] }
@@ -140,7 +140,7 @@ fn read_class(f: &Field, kind: SchedulerKind) -> Res<ClassSpec> {
     let limit =
         opt(&mut r, "limit", read_class_limit)?.unwrap_or(QueueLimit::Packets(DEFAULT_CLASS_LIMIT));
     let drop = opt(&mut r, "drop", |f| read_drop(f, limit))?.unwrap_or(DropSpec::Tail);
-    let police = opt(&mut r, "police", read_class_police)?;
+    let police = opt(&mut r, "police", read_class_police)?.unwrap_or_default();
     let share = match kind {
         SchedulerKind::Priority => Share::Order,
         SchedulerKind::Wfq => Share::Weight(
@@ -569,24 +569,47 @@ fn read_wred_profile(f: &Field, table: &mut [WredProfileSpec; 64]) -> Res<()> {
 
 // Meters and actions
 
-fn read_class_police(f: &Field) -> Res<ClassPolice> {
-    let mut r =
-        f.table("a table such as { type = \"car\", rate = \"1Mbps\", normal_burst = 10000 }")?;
-    let meter = read_meter_in(&mut r, &["conform", "exceed", "violate"])?;
-    let (conform, exceed, violate) = read_actions(&mut r, None)?;
-    r.finish()?;
+const POLICE: &str = "a table such as { type = \"car\", rate = \"1Mbps\", normal_burst = 10000 } \
+                      or an array of them (rate-limit statements, tried in order)";
+
+/// `police = { meter keys, conform, exceed, violate }`, or an array of such statements: a
+/// `continue` action goes on to the next statement (CAR's continue); the last has no next.
+fn read_class_police(f: &Field) -> Res<Vec<ClassPolice>> {
+    let statements = match f.value {
+        Value::Array(a) if a.is_empty() => {
+            return Err(f.error("no statement; give one or leave police out"))
+        }
+        Value::Array(_) => list_of(f, POLICE, read_police_statement)?,
+        Value::Table(_) => vec![read_police_statement(f)?],
+        _ => return Err(f.expected(POLICE)),
+    };
+    let last = statements.len() - 1;
+    let s = &statements[last];
     for (a, key) in [
-        (conform, "conform"),
-        (exceed, "exceed"),
-        (violate, "violate"),
+        (s.conform, "conform"),
+        (s.exceed, "exceed"),
+        (s.violate, "violate"),
     ] {
-        if matches!(a, Action::Continue | Action::SetDscpContinue(_)) {
+        if a.continues() {
+            let at = match f.value {
+                Value::Array(_) => format!("{}[{last}].{key}", f.path),
+                _ => format!("{}.{key}", f.path),
+            };
             return Err(error(
-                &format!("{}.{key}", f.path),
-                "continue has no next rule inside a class; use transmit, drop or { set_dscp = N }",
+                &at,
+                "continue on the last statement has no next one; use transmit, drop or \
+                 { set_dscp = N }, or add a statement after it",
             ));
         }
     }
+    Ok(statements)
+}
+
+fn read_police_statement(f: &Field) -> Res<ClassPolice> {
+    let mut r = f.table(POLICE)?;
+    let meter = read_meter_in(&mut r, &["conform", "exceed", "violate"])?;
+    let (conform, exceed, violate) = read_actions(&mut r, None)?;
+    r.finish()?;
     Ok(ClassPolice {
         meter,
         conform,
