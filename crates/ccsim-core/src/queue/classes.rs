@@ -12,8 +12,9 @@
 //! ```
 //!
 //! Counters per class (offered, accepted and sent packets and bytes, drops by reason, ECN
-//! marks) feed the `classes` result table. Per class, offered = accepted + drops and accepted
-//! = sent + queued: packets are conserved class by class.
+//! marks) feed the `classes` result table. Per class, offered = accepted + drops (tail, early,
+//! police) and accepted = sent + lost to a link going down + queued: packets are conserved
+//! class by class.
 
 use super::cbwfq::{llq_admits, Cbwfq};
 use super::droptail;
@@ -129,6 +130,8 @@ pub struct ClassCounters {
     pub drops_early: u64,
     /// The class policer or the LLQ policer dropped it.
     pub drops_police: u64,
+    /// Accepted, then lost in the queue when the link went down (`[[events]]` link_down).
+    pub drops_link_down: u64,
     pub ecn_marks: u64,
 }
 
@@ -450,9 +453,28 @@ impl ClassQueue {
         }
     }
 
-    /// The next packet the scheduler picks, if any.
+    /// The next packet the scheduler picks, if any, counted as sent.
     #[inline]
     pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
+        let (i, id, size) = self.take(now)?;
+        let c = &mut self.classes[i].counters;
+        c.sent_packets += 1;
+        c.sent_bytes += size as u64;
+        Some(id)
+    }
+
+    /// The next packet in the scheduler's order, counted as lost because the link went down
+    /// (the channel drains the queue this way, so that `sent` stays what left for the wire).
+    pub(crate) fn dequeue_lost(&mut self, now: SimTime) -> Option<PacketId> {
+        let (i, id, _) = self.take(now)?;
+        self.classes[i].counters.drops_link_down += 1;
+        Some(id)
+    }
+
+    /// Takes the head the scheduler picks out of its class, keeping the scheduler's and the
+    /// drop policy's state: the class, the packet and its size.
+    #[inline]
+    fn take(&mut self, now: SimTime) -> Option<(usize, PacketId, u32)> {
         let classes = &mut self.classes;
         let i = match &mut self.sched {
             Sched::Priority(p) => p.next(),
@@ -464,8 +486,6 @@ impl ClassQueue {
         let (id, size) = c.fifo.pop()?;
         self.len -= 1;
         self.bytes -= size as u64;
-        c.counters.sent_packets += 1;
-        c.counters.sent_bytes += size as u64;
         let next_head = c.fifo.head_size();
         match &mut c.drop {
             ClassDrop::Red(r) if next_head.is_none() => r.average.on_idle(now),
@@ -496,7 +516,7 @@ impl ClassQueue {
                 }
             }
         }
-        Some(id)
+        Some((i, id, size))
     }
 
     /// The link goes idle at `at`: every class's RED average starts its idle period.

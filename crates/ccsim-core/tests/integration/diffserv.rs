@@ -218,3 +218,46 @@ fn a_core_classifier_on_protocol_ports_and_prefixes_sorts_each_flow_to_its_class
     );
     assert_eq!(of("rest"), 0);
 }
+
+#[test]
+fn a_link_going_down_counts_its_queued_class_packets_as_link_down_drops_not_as_sent() {
+    // The core link is congested (best effort alone offers twice its rate), so its classes
+    // hold packets when it goes down at 5 s; those are lost, not sent.
+    let text = edge_and_core("10s", "4Mbps", "20Mbps", "5000kbps")
+        + "[[events]]\nat = \"5s\"\nlink = \"core\"\nstate = \"down\"\n\
+           [[events]]\nat = \"6s\"\nlink = \"core\"\nstate = \"up\"\n";
+    let out = run_toml(&text, &[], None);
+    let t = &out.classes;
+    let col = |n: &str| t.u64(n).unwrap();
+    let a_to_b: Vec<usize> = (0..t.rows())
+        .filter(|&i| t.str("direction").unwrap()[i] == "a_to_b")
+        .collect();
+    for &i in &a_to_b {
+        assert_eq!(
+            col("accepted_packets")[i],
+            col("sent_packets")[i] + col("drops_link_down")[i] + col("queued_packets")[i]
+        );
+    }
+    let lost_in_classes: u64 = a_to_b.iter().map(|&i| col("drops_link_down")[i]).sum();
+    assert!(
+        col("drops_link_down")[class_row(&out, "default")] > 0,
+        "the default class held packets"
+    );
+    // The link's own count adds what was on the wire and what was offered while down; the
+    // classes' share is what waited in them.
+    let links = &out.links;
+    let k = (0..links.rows())
+        .find(|&k| {
+            links.str("link").unwrap()[k] == "core"
+                && links.str("direction").unwrap()[k] == "a_to_b"
+        })
+        .unwrap();
+    let link_lost = links.u64("drops_link_down").unwrap()[k];
+    assert!(
+        link_lost > lost_in_classes,
+        "{link_lost} vs {lost_in_classes}"
+    );
+    // What the classes say they sent is what the link carried.
+    let sent: u64 = a_to_b.iter().map(|&i| col("sent_packets")[i]).sum();
+    assert_eq!(sent, links.u64("packets").unwrap()[k]);
+}
