@@ -94,9 +94,27 @@ impl Policer {
     /// The fate of one packet: `Ok(pkt)` (possibly re-marked) to forward, `Err(pkt)` to drop.
     #[allow(clippy::result_large_err)]
     pub fn police(&mut self, now: SimTime, mut pkt: Packet) -> Result<Packet, Packet> {
-        let first = self.first_candidate(&pkt);
+        if self.admits(now, &mut pkt) {
+            Ok(pkt)
+        } else {
+            Err(pkt)
+        }
+    }
+
+    /// Whether `pkt` is forwarded (possibly re-marked in place) rather than dropped; the packet
+    /// is not moved, so the hook's path copies its 120 bytes once less each way.
+    #[inline]
+    pub fn admits(&mut self, now: SimTime, pkt: &mut Packet) -> bool {
+        let first = self.first_candidate(pkt);
         for (i, (rule, meter)) in self.rules.iter_mut().enumerate().skip(first) {
-            if !rule.matches.matches(&pkt) {
+            // The first candidate's other fields are known to hold (`first_rule`): only its
+            // DSCP is checked, without reading the rule's address and flow lists again.
+            let holds = if i == first {
+                rule.matches.matches_dscp(pkt.dscp)
+            } else {
+                rule.matches.matches(pkt)
+            };
+            if !holds {
                 continue;
             }
             let colour = match meter {
@@ -107,20 +125,27 @@ impl Policer {
             match Action::of_colour(colour, rule.conform, rule.exceed, rule.violate)
                 .apply(&mut pkt.dscp)
             {
-                Step::Forward => return Ok(pkt),
-                Step::Drop => return Err(pkt),
+                Step::Forward => return true,
+                Step::Drop => return false,
                 Step::Next => {}
             }
         }
-        Ok(pkt)
+        true
     }
 }
 
 impl NodeHook for Policer {
-    fn on_packet(&mut self, now: SimTime, pkt: Packet, _: Option<IfaceId>, out: &mut HookOutput) {
-        match self.police(now, pkt) {
-            Ok(p) => out.forward(p),
-            Err(p) => out.drop_packet(p),
+    fn on_packet(
+        &mut self,
+        now: SimTime,
+        mut pkt: Packet,
+        _: Option<IfaceId>,
+        out: &mut HookOutput,
+    ) {
+        if self.admits(now, &mut pkt) {
+            out.forward(pkt)
+        } else {
+            out.drop_packet(pkt)
         }
     }
 }

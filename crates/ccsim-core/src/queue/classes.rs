@@ -152,12 +152,57 @@ struct Class {
     counters: ClassCounters,
 }
 
+/// What [`ClassQueue`] asks of a scheduler, the same for every one (`priority.rs`, `wfq.rs`,
+/// `drr.rs`, `cbwfq.rs`): the class queues themselves, their counters and drop policies stay
+/// here, and a scheduler only keeps what it needs to choose.
+pub(crate) trait ClassScheduler {
+    /// Class `i` had no packet and now has one, of `head` bytes.
+    fn backlogged(&mut self, i: usize, head: u32);
+    /// The class whose head goes next, given the head sizes (`head(i)`, None when empty). The
+    /// caller pops that head and then calls [`ClassScheduler::served`].
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize>;
+    /// Class `i`'s head left; `next_head` is the size of its new head, None if it is empty.
+    fn served(&mut self, i: usize, next_head: Option<u32>);
+}
+
 #[derive(Clone, Debug)]
 enum Sched {
     Priority(Priority),
     Wfq(Wfq),
     Drr(Drr),
     Cbwfq(Cbwfq),
+}
+
+impl ClassScheduler for Sched {
+    #[inline]
+    fn backlogged(&mut self, i: usize, head: u32) {
+        match self {
+            Sched::Priority(s) => s.backlogged(i, head),
+            Sched::Wfq(s) => s.backlogged(i, head),
+            Sched::Drr(s) => s.backlogged(i, head),
+            Sched::Cbwfq(s) => s.backlogged(i, head),
+        }
+    }
+
+    #[inline]
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
+        match self {
+            Sched::Priority(s) => ClassScheduler::next(s, head),
+            Sched::Wfq(s) => ClassScheduler::next(s, head),
+            Sched::Drr(s) => ClassScheduler::next(s, head),
+            Sched::Cbwfq(s) => ClassScheduler::next(s, head),
+        }
+    }
+
+    #[inline]
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        match self {
+            Sched::Priority(s) => s.served(i, next_head),
+            Sched::Wfq(s) => s.served(i, next_head),
+            Sched::Drr(s) => s.served(i, next_head),
+            Sched::Cbwfq(s) => s.served(i, next_head),
+        }
+    }
 }
 
 /// The discipline's state.
@@ -302,6 +347,12 @@ impl ClassQueue {
                     .collect(),
             )),
             SchedulerKind::Cbwfq => Sched::Cbwfq(Cbwfq {
+                llq_mask: spec
+                    .classes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| matches!(c.share, Share::Priority { .. }))
+                    .fold(0u64, |m, (i, _)| m | 1u64 << i),
                 llq: Priority::default(),
                 wfq: Wfq::new(cbwfq_weights(spec, link_rate)),
             }),
@@ -436,20 +487,8 @@ impl ClassQueue {
         c.fifo.push(id, size);
         self.len += 1;
         self.bytes += size as u64;
-        if !was_empty {
-            return;
-        }
-        match &mut self.sched {
-            Sched::Priority(p) => p.backlogged(i),
-            Sched::Wfq(w) => w.head(i, size),
-            Sched::Drr(d) => d.backlogged(i),
-            Sched::Cbwfq(cb) => {
-                if c.llq.is_some() {
-                    cb.llq.backlogged(i)
-                } else {
-                    cb.wfq.head(i, size)
-                }
-            }
+        if was_empty {
+            self.sched.backlogged(i, size);
         }
     }
 
@@ -476,12 +515,7 @@ impl ClassQueue {
     #[inline]
     fn take(&mut self, now: SimTime) -> Option<(usize, PacketId, u32)> {
         let classes = &mut self.classes;
-        let i = match &mut self.sched {
-            Sched::Priority(p) => p.next(),
-            Sched::Wfq(w) => w.next(),
-            Sched::Drr(d) => d.next(|i| classes[i].fifo.head_size()),
-            Sched::Cbwfq(cb) => cb.next(),
-        }?;
+        let i = self.sched.next(|i| classes[i].fifo.head_size())?;
         let c = &mut classes[i];
         let (id, size) = c.fifo.pop()?;
         self.len -= 1;
@@ -494,28 +528,7 @@ impl ClassQueue {
             ClassDrop::Wred(w) => w.average.on_dequeue(),
             ClassDrop::Tail => {}
         }
-        match &mut self.sched {
-            Sched::Priority(p) => {
-                if next_head.is_none() {
-                    p.emptied(i)
-                }
-            }
-            Sched::Wfq(w) => {
-                if let Some(s) = next_head {
-                    w.head(i, s)
-                }
-            }
-            Sched::Drr(d) => d.sent(i, next_head.is_none()),
-            Sched::Cbwfq(cb) => {
-                if c.llq.is_some() {
-                    if next_head.is_none() {
-                        cb.llq.emptied(i)
-                    }
-                } else if let Some(s) = next_head {
-                    cb.wfq.head(i, s)
-                }
-            }
-        }
+        self.sched.served(i, next_head);
         Some((i, id, size))
     }
 
