@@ -205,7 +205,7 @@ impl Channel {
         self.busy_until = self.busy_until.min(now);
         self.touch_queue(now);
         let mut lost = 0;
-        while let Some(id) = self.queue.dequeue(now) {
+        while let Some(id) = self.queue.dequeue_lost(now) {
             pkts.free(id);
             lost += 1;
         }

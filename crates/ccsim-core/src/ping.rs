@@ -9,7 +9,8 @@
 //! ```
 //!
 //! The probe's packets are UDP datagrams in ccsim (a packet has a TCP or a UDP header; the
-//! ICMP echo semantics are the endpoints'), so a classifier sees `protocol = "udp"`. A request
+//! ICMP echo semantics are the endpoints'); a classifier knows the probe's flows and sees
+//! `protocol = "icmp"`, no ports, and not `udp`. A request
 //! is counted lost if no reply came back by the end of the run; the report leaves out requests
 //! sent within `timeout` of the end, whose replies could still be on their way.
 

@@ -1077,8 +1077,121 @@ fn a_match_on_an_unknown_field_lists_the_fields() {
     assert_eq!(
         with_queue("{type=\"priority\", classes=[{name=\"a\", match={port=80}}, {name=\"b\"}]}"),
         "links.bottleneck.queue.classes[0].match.port: unknown key; allowed: src, dst, \
-         protocol, flow, dscp"
+         protocol, src_port, dst_port, flow, dscp"
     );
+}
+
+/// The error of BASE with a priority queue whose first class matches `m` (inline TOML).
+fn with_match(m: &str) -> String {
+    with_queue(&format!(
+        "{{type=\"priority\", classes=[{{name=\"a\", match={m}}}, {{name=\"b\"}}]}}"
+    ))
+}
+
+#[test]
+fn addresses_and_prefixes_in_a_match_are_checked() {
+    let at = "links.bottleneck.queue.classes[0].match";
+    assert_eq!(
+        with_match("{src=\"10.0.0.300\"}"),
+        format!(
+            "{at}.src: \"10.0.0.300\" is not an IPv4 address or prefix; expected four numbers \
+             0-255 and an optional /0-32, such as \"10.0.1.0/24\""
+        )
+    );
+    assert_eq!(
+        with_match("{dst=[\"h2\", \"10.0.0.0/33\"]}"),
+        format!(
+            "{at}.dst[1]: \"10.0.0.0/33\" is not an IPv4 address or prefix; expected four \
+             numbers 0-255 and an optional /0-32, such as \"10.0.1.0/24\""
+        )
+    );
+    assert_eq!(
+        with_match("{src=\"10.0.1.7/24\"}"),
+        format!("{at}.src: \"10.0.1.7/24\" has host bits set; the network is \"10.0.1.0/24\"")
+    );
+    // BASE has two links: addresses 10.0.0.1 to 10.0.0.4.
+    assert_eq!(
+        with_match("{src=\"10.0.1.0/24\"}"),
+        format!(
+            "{at}.src: 10.0.1.0/24 holds no interface address; this network's are 10.0.0.1 to \
+             10.0.0.4 (two per link, in the order of [links])"
+        )
+    );
+    assert_eq!(
+        with_match("{src=[]}"),
+        format!(
+            "{at}.src: an empty list matches nothing; expected a node name, an address or \
+             prefix such as \"10.0.1.0/24\", or a list of these"
+        )
+    );
+    assert!(load(
+        BASE,
+        &[
+            "links.bottleneck.queue={type=\"priority\", classes=[{name=\"a\", \
+           match={src=[\"10.0.0.0/30\", \"h1\"], dst=\"10.0.0.4\"}}, {name=\"b\"}]}"
+        ]
+    )
+    .is_ok());
+}
+
+#[test]
+fn ports_and_protocols_in_a_match_are_checked() {
+    let at = "links.bottleneck.queue.classes[0].match";
+    assert_eq!(
+        with_match("{dst_port=80}"),
+        format!(
+            "{at}.dst_port: 80 is out of range; must be from 1024 to 65535 (ccsim's ports are \
+             1024 + the endpoint's number, as a capture shows them)"
+        )
+    );
+    assert_eq!(
+        with_match("{src_port=[1024, \"1030-1025\"]}"),
+        format!("{at}.src_port[1]: 1030-1025 is empty; write the lower port first")
+    );
+    assert!(with_match("{src_port=\"http\"}").starts_with(&format!(
+        "{at}.src_port: expected a port from 1024 to 65535 (1024 + the endpoint's number), a \
+         range such as \"1024-1031\", or a list of these"
+    )));
+    assert_eq!(
+        with_match("{protocol=\"icmp\", dst_port=1025}"),
+        format!(
+            "{at}.dst_port: ICMP carries no ports; leave the port out or match tcp, udp or sctp"
+        )
+    );
+    assert!(with_match("{protocol=\"gre\"}").starts_with(&format!("{at}.protocol: ")));
+    assert!(with_match("{protocol=\"gre\"}").contains("icmp"));
+}
+
+#[test]
+fn a_class_policer_may_continue_only_to_a_next_statement() {
+    let car = "type=\"car\", rate=\"1Mbps\", normal_burst=2000";
+    assert_eq!(
+        with_queue(&format!(
+            "{{type=\"priority\", classes=[{{name=\"a\", police={{{car}, exceed=\"continue\"}}}}]}}"
+        )),
+        "links.bottleneck.queue.classes[0].police.exceed: continue on the last statement has no \
+         next one; use transmit, drop or { set_dscp = N }, or add a statement after it"
+    );
+    assert_eq!(
+        with_queue(&format!(
+            "{{type=\"priority\", classes=[{{name=\"a\", police=[{{{car}, exceed=\"continue\"}}, \
+             {{{car}, conform={{set_dscp=10, then=\"continue\"}}}}]}}]}}"
+        )),
+        "links.bottleneck.queue.classes[0].police[1].conform: continue on the last statement has \
+         no next one; use transmit, drop or { set_dscp = N }, or add a statement after it"
+    );
+    assert_eq!(
+        with_queue("{type=\"priority\", classes=[{name=\"a\", police=[]}]}"),
+        "links.bottleneck.queue.classes[0].police: no statement; give one or leave police out"
+    );
+    assert!(load(
+        BASE,
+        &[&format!(
+            "links.bottleneck.queue={{type=\"priority\", classes=[{{name=\"a\", \
+             police=[{{{car}, exceed=\"continue\"}}, {{{car}}}]}}]}}"
+        )]
+    )
+    .is_ok());
 }
 
 #[test]

@@ -133,6 +133,8 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
     Plotly figure, and how many markers it draws."""
     import plotly.graph_objects as go
 
+    from ccsim.experiment.plan import x_number
+
     s = summary[summary["figure"] == fig.id]
     out = go.Figure()
     count = 0
@@ -140,7 +142,8 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
         d = s[s["line"] == lid].copy()
         if d.empty:
             continue
-        d["xv"] = [float(x) * fig.x_scale for x in d["x"]]
+        # An x with a unit ("10Mbps") is plotted by its number, as the PNG does.
+        d["xv"] = [x_number(x) * fig.x_scale for x in d["x"]]
         d = d.sort_values("xv")
         ci = [0.0 if math.isnan(c) else float(c) for c in d["ci95"]]
         label = plan.lines[lid].label if lid in plan.lines else lid

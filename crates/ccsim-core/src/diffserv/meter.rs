@@ -54,6 +54,52 @@ pub enum Action {
     SetDscpContinue(u8),
 }
 
+/// Where an [`Action`] leaves a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Forward it (rules or statements after this one are skipped).
+    Forward,
+    Drop,
+    /// On to the next rule or `rate-limit` statement.
+    Next,
+}
+
+impl Action {
+    /// The action for a packet of `colour`, given the actions for green (CAR conform), yellow
+    /// and red (CAR exceed).
+    #[inline]
+    pub fn of_colour(colour: Colour, conform: Action, exceed: Action, violate: Action) -> Action {
+        match colour {
+            Colour::Green => conform,
+            Colour::Yellow => exceed,
+            Colour::Red => violate,
+        }
+    }
+
+    /// Applies the action to `pkt` (a re-mark rewrites its DSCP) and says where it goes next.
+    #[inline]
+    pub fn apply(self, dscp: &mut u8) -> Step {
+        match self {
+            Action::Transmit => Step::Forward,
+            Action::Drop => Step::Drop,
+            Action::SetDscpTransmit(d) => {
+                *dscp = d;
+                Step::Forward
+            }
+            Action::Continue => Step::Next,
+            Action::SetDscpContinue(d) => {
+                *dscp = d;
+                Step::Next
+            }
+        }
+    }
+
+    /// Whether the action goes on to the next rule or statement.
+    pub fn continues(self) -> bool {
+        matches!(self, Action::Continue | Action::SetDscpContinue(_))
+    }
+}
+
 /// What CAR compares the compounded debt with (the reference descriptions differ: Cisco's
 /// worked example uses the configured extended burst, the CISCO-CAR-MIB describes the extended
 /// limit as traffic beyond the normal burst).

@@ -18,6 +18,6 @@ pub mod dscp;
 pub mod meter;
 pub mod policer;
 
-pub use classifier::{classify, MatchSpec, Protocol};
-pub use meter::{Action, CarLimit, Colour, Meter, MeterSpec, TokenBucket};
+pub use classifier::{classify, Ipv4Prefix, MatchSpec, PortRange, Protocol};
+pub use meter::{Action, CarLimit, Colour, Meter, MeterSpec, Step, TokenBucket};
 pub use policer::{Policer, PolicerRule, PolicerSpec};

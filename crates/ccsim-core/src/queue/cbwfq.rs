@@ -20,6 +20,7 @@
 //!   or not, so the policer always measures the class's real rate. The default burst is 200 ms
 //!   at the configured rate (the IOS default).
 
+use super::classes::ClassScheduler;
 use super::priority::Priority;
 use super::wfq::Wfq;
 use crate::diffserv::TokenBucket;
@@ -28,15 +29,43 @@ use crate::time::SimTime;
 /// The two stages of CBWFQ.
 #[derive(Clone, Debug)]
 pub(crate) struct Cbwfq {
+    /// Bit i: class i is an LLQ (`priority`) class, served by `llq`; the others by `wfq`.
+    pub(crate) llq_mask: u64,
     pub(crate) llq: Priority,
     pub(crate) wfq: Wfq,
 }
 
 impl Cbwfq {
+    #[inline]
+    fn is_llq(&self, i: usize) -> bool {
+        self.llq_mask & (1u64 << i) != 0
+    }
+}
+
+impl ClassScheduler for Cbwfq {
+    #[inline]
+    fn backlogged(&mut self, i: usize, head: u32) {
+        if self.is_llq(i) {
+            self.llq.backlogged(i, head)
+        } else {
+            self.wfq.backlogged(i, head)
+        }
+    }
+
     /// The class to serve next: an LLQ class first, else the WFQ choice.
     #[inline]
-    pub(crate) fn next(&mut self) -> Option<usize> {
-        self.llq.next().or_else(|| self.wfq.next())
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
+        ClassScheduler::next(&mut self.llq, &head)
+            .or_else(|| ClassScheduler::next(&mut self.wfq, &head))
+    }
+
+    #[inline]
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        if self.is_llq(i) {
+            self.llq.served(i, next_head)
+        } else {
+            self.wfq.served(i, next_head)
+        }
     }
 }
 

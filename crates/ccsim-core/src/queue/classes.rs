@@ -12,8 +12,9 @@
 //! ```
 //!
 //! Counters per class (offered, accepted and sent packets and bytes, drops by reason, ECN
-//! marks) feed the `classes` result table. Per class, offered = accepted + drops and accepted
-//! = sent + queued: packets are conserved class by class.
+//! marks) feed the `classes` result table. Per class, offered = accepted + drops (tail, early,
+//! police) and accepted = sent + lost to a link going down + queued: packets are conserved
+//! class by class.
 
 use super::cbwfq::{llq_admits, Cbwfq};
 use super::droptail;
@@ -24,7 +25,7 @@ use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
 use super::wred::{Wred, WredProfileSpec};
 use crate::arena::PacketId;
-use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, TokenBucket};
+use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, Step, TokenBucket};
 use crate::packet::Packet;
 use crate::rng::RngStream;
 use crate::scenario::spec::QueueLimit;
@@ -80,7 +81,10 @@ pub enum DropSpec {
     },
 }
 
-/// A class policer (Cisco `police` inside a class): a meter and an action per colour.
+/// One policing statement of a class (Cisco `police` inside a class, or one of several
+/// `rate-limit` statements): a meter and an action per colour. A `continue` action sends the
+/// packet on to the class's next statement (CAR's "continue": evaluate the next rate-limit
+/// statement); the last statement never continues.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassPolice {
     pub meter: MeterSpec,
@@ -97,7 +101,8 @@ pub struct ClassSpec {
     pub limit: QueueLimit,
     pub drop: DropSpec,
     pub share: Share,
-    pub police: Option<ClassPolice>,
+    /// Policing statements, tried in order (empty: no policing).
+    pub police: Vec<ClassPolice>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -125,6 +130,8 @@ pub struct ClassCounters {
     pub drops_early: u64,
     /// The class policer or the LLQ policer dropped it.
     pub drops_police: u64,
+    /// Accepted, then lost in the queue when the link went down (`[[events]]` link_down).
+    pub drops_link_down: u64,
     pub ecn_marks: u64,
 }
 
@@ -140,9 +147,22 @@ struct Class {
     fifo: Fifo,
     limit: QueueLimit,
     drop: ClassDrop,
-    police: Option<(Meter, ClassPolice)>,
+    police: Vec<(Meter, ClassPolice)>,
     llq: Option<TokenBucket>,
     counters: ClassCounters,
+}
+
+/// What [`ClassQueue`] asks of a scheduler, the same for every one (`priority.rs`, `wfq.rs`,
+/// `drr.rs`, `cbwfq.rs`): the class queues themselves, their counters and drop policies stay
+/// here, and a scheduler only keeps what it needs to choose.
+pub(crate) trait ClassScheduler {
+    /// Class `i` had no packet and now has one, of `head` bytes.
+    fn backlogged(&mut self, i: usize, head: u32);
+    /// The class whose head goes next, given the head sizes (`head(i)`, None when empty). The
+    /// caller pops that head and then calls [`ClassScheduler::served`].
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize>;
+    /// Class `i`'s head left; `next_head` is the size of its new head, None if it is empty.
+    fn served(&mut self, i: usize, next_head: Option<u32>);
 }
 
 #[derive(Clone, Debug)]
@@ -151,6 +171,38 @@ enum Sched {
     Wfq(Wfq),
     Drr(Drr),
     Cbwfq(Cbwfq),
+}
+
+impl ClassScheduler for Sched {
+    #[inline]
+    fn backlogged(&mut self, i: usize, head: u32) {
+        match self {
+            Sched::Priority(s) => s.backlogged(i, head),
+            Sched::Wfq(s) => s.backlogged(i, head),
+            Sched::Drr(s) => s.backlogged(i, head),
+            Sched::Cbwfq(s) => s.backlogged(i, head),
+        }
+    }
+
+    #[inline]
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
+        match self {
+            Sched::Priority(s) => ClassScheduler::next(s, head),
+            Sched::Wfq(s) => ClassScheduler::next(s, head),
+            Sched::Drr(s) => ClassScheduler::next(s, head),
+            Sched::Cbwfq(s) => ClassScheduler::next(s, head),
+        }
+    }
+
+    #[inline]
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        match self {
+            Sched::Priority(s) => s.served(i, next_head),
+            Sched::Wfq(s) => s.served(i, next_head),
+            Sched::Drr(s) => s.served(i, next_head),
+            Sched::Cbwfq(s) => s.served(i, next_head),
+        }
+    }
 }
 
 /// The discipline's state.
@@ -264,7 +316,11 @@ impl ClassQueue {
                     fifo: Fifo::default(),
                     limit: c.limit,
                     drop,
-                    police: c.police.as_ref().map(|p| (Meter::new(&p.meter), p.clone())),
+                    police: c
+                        .police
+                        .iter()
+                        .map(|p| (Meter::new(&p.meter), p.clone()))
+                        .collect(),
                     llq,
                     counters: ClassCounters::default(),
                 }
@@ -291,17 +347,17 @@ impl ClassQueue {
                     .collect(),
             )),
             SchedulerKind::Cbwfq => Sched::Cbwfq(Cbwfq {
+                llq_mask: spec
+                    .classes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| matches!(c.share, Share::Priority { .. }))
+                    .fold(0u64, |m, (i, _)| m | 1u64 << i),
                 llq: Priority::default(),
                 wfq: Wfq::new(cbwfq_weights(spec, link_rate)),
             }),
         };
-        let dscp_only = rules.iter().all(|m| {
-            m.dscp_mask != 0
-                && m.src_nodes.is_empty()
-                && m.dst_nodes.is_empty()
-                && m.protocol.is_none()
-                && m.flow_names.is_empty()
-        });
+        let dscp_only = rules.iter().all(|m| m.dscp_mask != 0 && m.is_dscp_only());
         let by_dscp = dscp_only.then(|| {
             std::array::from_fn(|d| {
                 let k = rules.iter().position(|m| m.dscp_mask & (1u64 << d) != 0);
@@ -344,20 +400,15 @@ impl ClassQueue {
         let c = &mut self.classes[i];
         c.counters.offered_packets += 1;
         c.counters.offered_bytes += pkt.size as u64;
-        if let Some((meter, p)) = &mut c.police {
+        for (meter, p) in &mut c.police {
             let colour = meter.meter(now, pkt.size, Colour::of_dscp(pkt.dscp));
-            let action = match colour {
-                Colour::Green => p.conform,
-                Colour::Yellow => p.exceed,
-                Colour::Red => p.violate,
-            };
-            match action {
-                Action::Drop => {
+            match Action::of_colour(colour, p.conform, p.exceed, p.violate).apply(&mut pkt.dscp) {
+                Step::Forward => break,
+                Step::Drop => {
                     c.counters.drops_police += 1;
                     return (false, false);
                 }
-                Action::SetDscpTransmit(d) | Action::SetDscpContinue(d) => pkt.dscp = d,
-                Action::Transmit | Action::Continue => {}
+                Step::Next => {}
             }
         }
         if let Some(bucket) = &mut c.llq {
@@ -436,39 +487,39 @@ impl ClassQueue {
         c.fifo.push(id, size);
         self.len += 1;
         self.bytes += size as u64;
-        if !was_empty {
-            return;
-        }
-        match &mut self.sched {
-            Sched::Priority(p) => p.backlogged(i),
-            Sched::Wfq(w) => w.head(i, size),
-            Sched::Drr(d) => d.backlogged(i),
-            Sched::Cbwfq(cb) => {
-                if c.llq.is_some() {
-                    cb.llq.backlogged(i)
-                } else {
-                    cb.wfq.head(i, size)
-                }
-            }
+        if was_empty {
+            self.sched.backlogged(i, size);
         }
     }
 
-    /// The next packet the scheduler picks, if any.
+    /// The next packet the scheduler picks, if any, counted as sent.
     #[inline]
     pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
+        let (i, id, size) = self.take(now)?;
+        let c = &mut self.classes[i].counters;
+        c.sent_packets += 1;
+        c.sent_bytes += size as u64;
+        Some(id)
+    }
+
+    /// The next packet in the scheduler's order, counted as lost because the link went down
+    /// (the channel drains the queue this way, so that `sent` stays what left for the wire).
+    pub(crate) fn dequeue_lost(&mut self, now: SimTime) -> Option<PacketId> {
+        let (i, id, _) = self.take(now)?;
+        self.classes[i].counters.drops_link_down += 1;
+        Some(id)
+    }
+
+    /// Takes the head the scheduler picks out of its class, keeping the scheduler's and the
+    /// drop policy's state: the class, the packet and its size.
+    #[inline]
+    fn take(&mut self, now: SimTime) -> Option<(usize, PacketId, u32)> {
         let classes = &mut self.classes;
-        let i = match &mut self.sched {
-            Sched::Priority(p) => p.next(),
-            Sched::Wfq(w) => w.next(),
-            Sched::Drr(d) => d.next(|i| classes[i].fifo.head_size()),
-            Sched::Cbwfq(cb) => cb.next(),
-        }?;
+        let i = self.sched.next(|i| classes[i].fifo.head_size())?;
         let c = &mut classes[i];
         let (id, size) = c.fifo.pop()?;
         self.len -= 1;
         self.bytes -= size as u64;
-        c.counters.sent_packets += 1;
-        c.counters.sent_bytes += size as u64;
         let next_head = c.fifo.head_size();
         match &mut c.drop {
             ClassDrop::Red(r) if next_head.is_none() => r.average.on_idle(now),
@@ -477,29 +528,8 @@ impl ClassQueue {
             ClassDrop::Wred(w) => w.average.on_dequeue(),
             ClassDrop::Tail => {}
         }
-        match &mut self.sched {
-            Sched::Priority(p) => {
-                if next_head.is_none() {
-                    p.emptied(i)
-                }
-            }
-            Sched::Wfq(w) => {
-                if let Some(s) = next_head {
-                    w.head(i, s)
-                }
-            }
-            Sched::Drr(d) => d.sent(i, next_head.is_none()),
-            Sched::Cbwfq(cb) => {
-                if c.llq.is_some() {
-                    if next_head.is_none() {
-                        cb.llq.emptied(i)
-                    }
-                } else if let Some(s) = next_head {
-                    cb.wfq.head(i, s)
-                }
-            }
-        }
-        Some(id)
+        self.sched.served(i, next_head);
+        Some((i, id, size))
     }
 
     /// The link goes idle at `at`: every class's RED average starts its idle period.
@@ -549,7 +579,7 @@ mod tests {
             limit: QueueLimit::Packets(1000),
             drop: DropSpec::Tail,
             share,
-            police: None,
+            police: Vec::new(),
         }
     }
 
@@ -638,6 +668,45 @@ mod tests {
 
     fn gap(rate_bps: u64, size: u32) -> u64 {
         size as u64 * 8 * 1_000_000_000 / rate_bps
+    }
+
+    #[test]
+    fn a_continue_in_a_class_policer_goes_on_to_the_next_statement() {
+        // Two CAR statements, as two `rate-limit` lines: the first passes 1 Mbit/s and sends
+        // its excess on ("continue"); the second re-marks up to 1 Mbit/s more to AF13 and drops
+        // the rest. 1000-B packets offered at 4 Mbit/s for 10 s (5,000 packets).
+        let car = |conform, exceed| ClassPolice {
+            meter: MeterSpec::Car {
+                rate: Rate::mbps(1),
+                normal_burst: 2000,
+                excess_burst: 2000,
+                limit: crate::diffserv::CarLimit::ExcessBurst,
+            },
+            conform,
+            exceed,
+            violate: exceed,
+        };
+        let mut c = class("all", None, Share::Order);
+        c.limit = QueueLimit::Packets(100_000);
+        c.police = vec![
+            car(Action::Transmit, Action::Continue),
+            car(Action::SetDscpTransmit(14), Action::Drop),
+        ];
+        let mut q = queue(SchedulerKind::Priority, vec![c], Rate::gbps(1));
+        let (mut kept, mut remarked) = (0u64, 0u64);
+        for k in 0..5000u64 {
+            let now = SimTime::from_nanos(k * 2_000_000);
+            if q.enqueue(now, pkt(1000, 0, 0)).is_ok() {
+                let p = q.dequeue(now).unwrap();
+                kept += 1;
+                remarked += (p.dscp == 14) as u64;
+            }
+        }
+        // 1250 packets per statement over 10 s, plus each bucket's initial 2 packets.
+        assert!((2495..=2505).contains(&kept), "kept {kept}");
+        assert!((1245..=1255).contains(&remarked), "re-marked {remarked}");
+        let k = q.classes().unwrap().classes().next().unwrap().1.clone();
+        assert_eq!(k.drops_police, 5000 - kept);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 
 use std::collections::VecDeque;
 
+use super::classes::ClassScheduler;
+
 #[derive(Clone, Debug)]
 pub(crate) struct Drr {
     quantum: Vec<u64>,
@@ -32,18 +34,18 @@ impl Drr {
             turn_started: false,
         }
     }
+}
 
-    /// Class `i` had no packet and now has one.
+impl ClassScheduler for Drr {
+    /// Class `i` had no packet and now has one: it joins the tail of the list with DC = 0.
     #[inline]
-    pub(crate) fn backlogged(&mut self, i: usize) {
+    fn backlogged(&mut self, i: usize, _head: u32) {
         self.deficit[i] = 0;
         self.active.push_back(i);
     }
 
-    /// The class whose head goes next, given the head sizes (`head(i)`, None when empty). The
-    /// caller must pop that head and then call [`Drr::sent`].
     #[inline]
-    pub(crate) fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
+    fn next(&mut self, head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
         loop {
             let &i = self.active.front()?;
             if !self.turn_started {
@@ -69,10 +71,10 @@ impl Drr {
         }
     }
 
-    /// Class `i`'s head left; `empty` when it has no packet left.
+    /// A class that is now empty leaves the list, its deficit reset.
     #[inline]
-    pub(crate) fn sent(&mut self, i: usize, empty: bool) {
-        if empty && self.active.front() == Some(&i) {
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        if next_head.is_none() && self.active.front() == Some(&i) {
             self.deficit[i] = 0;
             self.active.pop_front();
             self.turn_started = false;

@@ -237,6 +237,15 @@ impl Queue {
         }
     }
 
+    /// The packet at the head, taken out because the link went down: as [`Queue::dequeue`],
+    /// but a class-based queue counts it as a link-down drop of its class, not as sent.
+    pub fn dequeue_lost(&mut self, now: SimTime) -> Option<PacketId> {
+        match &mut self.disc {
+            Discipline::Classes(c) => c.dequeue_lost(now),
+            _ => self.dequeue(now),
+        }
+    }
+
     /// Nothing waits and the transmitter goes idle at `at` (the end of the transmission just
     /// started, possibly in the future): RED's idle period starts then. An arrival before `at`
     /// ages the average by nothing (the idle span it sees is zero) and ends the idle period.

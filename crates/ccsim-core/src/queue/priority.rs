@@ -6,6 +6,8 @@
 //! The classes with packets are the set bits of one 64-bit mask, so choosing is one
 //! `trailing_zeros`: O(1) per packet whatever the number of classes (at most 64).
 
+use super::classes::ClassScheduler;
+
 /// The classes this selector serves and which of them have packets.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Priority {
@@ -13,22 +15,24 @@ pub(crate) struct Priority {
     backlogged: u64,
 }
 
-impl Priority {
+impl ClassScheduler for Priority {
     /// Class `i` now has packets waiting.
     #[inline]
-    pub(crate) fn backlogged(&mut self, i: usize) {
+    fn backlogged(&mut self, i: usize, _head: u32) {
         self.backlogged |= 1u64 << i;
-    }
-
-    /// Class `i` has no packet left.
-    #[inline]
-    pub(crate) fn emptied(&mut self, i: usize) {
-        self.backlogged &= !(1u64 << i);
     }
 
     /// The class to serve next: the lowest index with packets.
     #[inline]
-    pub(crate) fn next(&self) -> Option<usize> {
+    fn next(&mut self, _head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
         (self.backlogged != 0).then(|| self.backlogged.trailing_zeros() as usize)
+    }
+
+    /// A class with no packet left leaves the set.
+    #[inline]
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        if next_head.is_none() {
+            self.backlogged &= !(1u64 << i);
+        }
     }
 }

@@ -23,6 +23,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::classes::ClassScheduler;
+
 /// Scale of a tag: a byte of weight φ is worth SCALE/φ (weights are bit rates up to ~2³⁷ in
 /// CBWFQ, so at least 2¹¹ units per byte).
 const SCALE: u128 = 1 << 48;
@@ -58,13 +60,27 @@ impl Wfq {
         self.last_finish[i] = finish;
         self.heads.push(Reverse((finish, i)));
     }
+}
+
+impl ClassScheduler for Wfq {
+    #[inline]
+    fn backlogged(&mut self, i: usize, head: u32) {
+        self.head(i, head)
+    }
 
     /// The class whose head has the smallest finish tag; its tag becomes the virtual time.
-    /// The caller pops that head and calls [`Wfq::head`] for the next packet, if any.
     #[inline]
-    pub(crate) fn next(&mut self) -> Option<usize> {
+    fn next(&mut self, _head: impl Fn(usize) -> Option<u32>) -> Option<usize> {
         let Reverse((finish, i)) = self.heads.pop()?;
         self.virtual_time = finish;
         Some(i)
+    }
+
+    /// The next packet of a class that stays backlogged is its new head.
+    #[inline]
+    fn served(&mut self, i: usize, next_head: Option<u32>) {
+        if let Some(size) = next_head {
+            self.head(i, size)
+        }
     }
 }

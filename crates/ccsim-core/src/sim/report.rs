@@ -485,7 +485,7 @@ impl Simulator {
         let mut link = Vec::new();
         let mut direction = Vec::new();
         let mut class = Vec::new();
-        let mut u: [Vec<u64>; 12] = Default::default();
+        let mut u: [Vec<u64>; 13] = Default::default();
         let mut sent_bps = Vec::new();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
@@ -509,6 +509,7 @@ impl Simulator {
                     k.drops_tail + k.drops_early + k.drops_police,
                     k.ecn_marks,
                     queued as u64,
+                    k.drops_link_down,
                 ]) {
                     col.push(v);
                 }
@@ -532,6 +533,7 @@ impl Simulator {
             "drops",
             "ecn_marks",
             "queued_packets",
+            "drops_link_down",
         ];
         let mut columns = vec![
             ("link".into(), Column::Str(link)),

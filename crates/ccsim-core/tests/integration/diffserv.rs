@@ -186,3 +186,78 @@ fn match_addresses_resolved_by_the_parser_are_those_the_network_builds() {
     assert!((20_090..=20_101).contains(&ef), "premium offered {ef}");
     assert!((24_990..=25_000).contains(&be), "default offered {be}");
 }
+
+#[test]
+fn a_core_classifier_on_protocol_ports_and_prefixes_sorts_each_flow_to_its_class() {
+    // Links in order core, a1, a2, b1, b2: h2 is end a of a2, address 4, written 10.0.0.5, in
+    // 10.0.0.4/30. Flows in order ef, be, probe: ef's receiver is endpoint 1, port 1025.
+    let queue = "links.core.queue={type=\"priority\", classes=[\
+                 {name=\"icmp\", match={protocol=\"icmp\"}}, \
+                 {name=\"to_ef\", match={protocol=\"udp\", dst_port=\"1025-1025\"}}, \
+                 {name=\"from_h2\", match={src=\"10.0.0.4/30\"}}, \
+                 {name=\"rest\"}]}";
+    let out = run_toml(
+        &edge_and_core("10s", "2Mbps", "2Mbps", "5000kbps"),
+        &[queue],
+        None,
+    );
+    let offered = out.classes.u64("offered_packets").unwrap();
+    let of = |c: &str| offered[class_row(&out, c)];
+    // 101 echo requests (0, 0.1, ..., 10 s); the probe's UDP-carried packets are not `udp`.
+    assert!((100..=101).contains(&of("icmp")), "icmp {}", of("icmp"));
+    // ef: 2 Mbit/s of 500 B for 10 s = 5,000; be: 2 Mbit/s of 1000 B = 2,500.
+    assert!(
+        (4_995..=5_000).contains(&of("to_ef")),
+        "to_ef {}",
+        of("to_ef")
+    );
+    assert!(
+        (2_495..=2_500).contains(&of("from_h2")),
+        "from_h2 {}",
+        of("from_h2")
+    );
+    assert_eq!(of("rest"), 0);
+}
+
+#[test]
+fn a_link_going_down_counts_its_queued_class_packets_as_link_down_drops_not_as_sent() {
+    // The core link is congested (best effort alone offers twice its rate), so its classes
+    // hold packets when it goes down at 5 s; those are lost, not sent.
+    let text = edge_and_core("10s", "4Mbps", "20Mbps", "5000kbps")
+        + "[[events]]\nat = \"5s\"\nlink = \"core\"\nstate = \"down\"\n\
+           [[events]]\nat = \"6s\"\nlink = \"core\"\nstate = \"up\"\n";
+    let out = run_toml(&text, &[], None);
+    let t = &out.classes;
+    let col = |n: &str| t.u64(n).unwrap();
+    let a_to_b: Vec<usize> = (0..t.rows())
+        .filter(|&i| t.str("direction").unwrap()[i] == "a_to_b")
+        .collect();
+    for &i in &a_to_b {
+        assert_eq!(
+            col("accepted_packets")[i],
+            col("sent_packets")[i] + col("drops_link_down")[i] + col("queued_packets")[i]
+        );
+    }
+    let lost_in_classes: u64 = a_to_b.iter().map(|&i| col("drops_link_down")[i]).sum();
+    assert!(
+        col("drops_link_down")[class_row(&out, "default")] > 0,
+        "the default class held packets"
+    );
+    // The link's own count adds what was on the wire and what was offered while down; the
+    // classes' share is what waited in them.
+    let links = &out.links;
+    let k = (0..links.rows())
+        .find(|&k| {
+            links.str("link").unwrap()[k] == "core"
+                && links.str("direction").unwrap()[k] == "a_to_b"
+        })
+        .unwrap();
+    let link_lost = links.u64("drops_link_down").unwrap()[k];
+    assert!(
+        link_lost > lost_in_classes,
+        "{link_lost} vs {lost_in_classes}"
+    );
+    // What the classes say they sent is what the link carried.
+    let sent: u64 = a_to_b.iter().map(|&i| col("sent_packets")[i]).sum();
+    assert_eq!(sent, links.u64("packets").unwrap()[k]);
+}

@@ -6,7 +6,7 @@
 //! ```text
 //!   queue = { type = "cbwfq", classes = [ class, ... ] }
 //!     class = { name, match = { src, dst, protocol, flow, dscp }, limit, drop = { type = tail |
-//!               red | wred, ... }, police = meter + actions,
+//!               red | wred, ... }, police = meter + actions (or an array: statements),
 //!               weight (wfq) | quantum (drr) | bandwidth, bandwidth_percent, priority, burst (cbwfq) }
 //!   hook = { type = "policer", rules = [ { match, meter = { type = car | srtcm | trtcm, ... },
 //!            conform, exceed, violate, set_dscp }, ... ] }
@@ -19,7 +19,10 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{error, opt, read_fraction_above_zero, Field, Reader, Res, RATE_SHORT};
-use crate::diffserv::{Action, CarLimit, MatchSpec, MeterSpec, PolicerRule, PolicerSpec, Protocol};
+use crate::diffserv::{
+    Action, CarLimit, Ipv4Prefix, MatchSpec, MeterSpec, PolicerRule, PolicerSpec, PortRange,
+    Protocol,
+};
 use crate::queue::{
     ClassPolice, ClassSpec, DropSpec, SchedulerKind, SchedulerSpec, Share, WredProfileSpec,
 };
@@ -137,7 +140,7 @@ fn read_class(f: &Field, kind: SchedulerKind) -> Res<ClassSpec> {
     let limit =
         opt(&mut r, "limit", read_class_limit)?.unwrap_or(QueueLimit::Packets(DEFAULT_CLASS_LIMIT));
     let drop = opt(&mut r, "drop", |f| read_drop(f, limit))?.unwrap_or(DropSpec::Tail);
-    let police = opt(&mut r, "police", read_class_police)?;
+    let police = opt(&mut r, "police", read_class_police)?.unwrap_or_default();
     let share = match kind {
         SchedulerKind::Priority => Share::Order,
         SchedulerKind::Wfq => Share::Weight(
@@ -200,9 +203,12 @@ fn read_class_limit(f: &Field) -> Res<QueueLimit> {
     }
 }
 
-const MATCH_KEYS: &[&str] = &["src", "dst", "protocol", "flow", "dscp"];
+const MATCH_KEYS: &[&str] = &[
+    "src", "dst", "protocol", "src_port", "dst_port", "flow", "dscp",
+];
 
-/// `match = { src = "h1", dst = ["h2", "h3"], protocol = "udp", flow = "ftp", dscp = [10, 12] }`.
+/// `match = { src = "h1", dst = ["10.0.0.0/24", "h3"], protocol = "udp", dst_port = "1024-1100",
+/// flow = "ftp", dscp = [10, 12] }`.
 fn read_match(f: &Field) -> Res<MatchSpec> {
     let mut r = f.table("a table such as { dscp = 46 } or { src = \"h1\", protocol = \"tcp\" }")?;
     r.allow(MATCH_KEYS)?;
@@ -211,17 +217,31 @@ fn read_match(f: &Field) -> Res<MatchSpec> {
         ..MatchSpec::default()
     };
     if let Some(v) = r.get("src") {
-        m.src_nodes = names(&v, "a node name or a list of node names")?;
+        (m.src_nodes, m.src_prefixes) = read_hosts(&v)?;
     }
     if let Some(v) = r.get("dst") {
-        m.dst_nodes = names(&v, "a node name or a list of node names")?;
+        (m.dst_nodes, m.dst_prefixes) = read_hosts(&v)?;
     }
     if let Some(v) = r.get("protocol") {
-        m.protocol = Some(match v.choice(&["tcp", "udp", "sctp"])? {
+        m.protocol = Some(match v.choice(&["tcp", "udp", "sctp", "icmp", "ping"])? {
             "tcp" => Protocol::Tcp,
             "udp" => Protocol::Udp,
-            _ => Protocol::Sctp,
+            "sctp" => Protocol::Sctp,
+            _ => Protocol::Icmp,
         });
+    }
+    for (key, out) in [
+        ("src_port", &mut m.src_ports),
+        ("dst_port", &mut m.dst_ports),
+    ] {
+        if let Some(v) = r.get(key) {
+            if m.protocol == Some(Protocol::Icmp) {
+                return Err(
+                    v.error("ICMP carries no ports; leave the port out or match tcp, udp or sctp")
+                );
+            }
+            *out = list_of(&v, PORTS, read_port_range)?;
+        }
     }
     if let Some(v) = r.get("flow") {
         m.flow_names = names(&v, "a flow name or a list of flow names")?;
@@ -263,6 +283,117 @@ fn read_dscp(f: &Field) -> Res<u8> {
         Value::Integer(_) => Err(f.out_of_range("from 0 to 63 (a DSCP has six bits)")),
         _ => Err(f.expected("a DSCP, an integer from 0 to 63")),
     }
+}
+
+/// The items of a value that may be one item or an array of them, each read by `one` with its
+/// own path (`...dst_port[1]`); an empty array is refused (it would match nothing).
+fn list_of<T>(f: &Field, what: &str, one: impl Fn(&Field) -> Res<T>) -> Res<Vec<T>> {
+    match f.value {
+        Value::Array(a) if a.is_empty() => {
+            Err(f.error(format!("an empty list matches nothing; expected {what}")))
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                one(&Field {
+                    value: v,
+                    path: format!("{}[{k}]", f.path),
+                })
+            })
+            .collect(),
+        _ => Ok(vec![one(f)?]),
+    }
+}
+
+const HOSTS: &str = "a node name, an address or prefix such as \"10.0.1.0/24\", or a list of \
+                     these";
+
+/// `src` / `dst`: node names and IPv4 addresses or prefixes (as a capture writes them: see
+/// `diffserv/classifier.rs`), one or a list.
+fn read_hosts(f: &Field) -> Res<(Vec<String>, Vec<Ipv4Prefix>)> {
+    let mut nodes = Vec::new();
+    let mut prefixes = Vec::new();
+    for item in list_of(f, HOSTS, |v| match v.value {
+        Value::String(s) => Ok((v.path.clone(), s.clone())),
+        _ => Err(v.expected(HOSTS)),
+    })? {
+        let (path, s) = item;
+        if s.starts_with(|c: char| c.is_ascii_digit()) {
+            prefixes.push(parse_prefix(&s).map_err(|why| error(&path, why))?);
+        } else {
+            nodes.push(s);
+        }
+    }
+    Ok((nodes, prefixes))
+}
+
+/// "a.b.c.d" (a /32) or "a.b.c.d/len" with no host bits set.
+fn parse_prefix(s: &str) -> Result<Ipv4Prefix, String> {
+    let bad = || {
+        format!(
+            "{s:?} is not an IPv4 address or prefix; expected four numbers 0-255 and an \
+             optional /0-32, such as \"10.0.1.0/24\""
+        )
+    };
+    let (addr, len) = match s.split_once('/') {
+        Some((a, l)) => (
+            a,
+            l.parse::<u8>().ok().filter(|l| *l <= 32).ok_or_else(bad)?,
+        ),
+        None => (s, 32),
+    };
+    let octets: Vec<u8> = addr
+        .split('.')
+        .map(|o| o.parse::<u8>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    let [a, b, c, d] = octets[..] else {
+        return Err(bad());
+    };
+    let p = Ipv4Prefix {
+        net: u32::from_be_bytes([a, b, c, d]),
+        len,
+    };
+    if p.net & !p.mask() != 0 {
+        let net = std::net::Ipv4Addr::from(p.net & p.mask());
+        return Err(format!(
+            "{s:?} has host bits set; the network is \"{net}/{len}\""
+        ));
+    }
+    Ok(p)
+}
+
+const PORTS: &str = "a port from 1024 to 65535 (1024 + the endpoint's number), a range such as \
+                     \"1024-1031\", or a list of these";
+
+/// A port or an inclusive range "lo-hi", as a capture shows ports (1024 and up).
+fn read_port_range(f: &Field) -> Res<PortRange> {
+    let (lo, hi) = match f.value {
+        Value::Integer(p) => (*p, *p),
+        Value::String(s) => {
+            let parsed = s.split_once('-').and_then(|(a, b)| {
+                Some((a.trim().parse::<i64>().ok()?, b.trim().parse::<i64>().ok()?))
+            });
+            match parsed {
+                Some(r) => r,
+                None => return Err(f.expected(PORTS)),
+            }
+        }
+        _ => return Err(f.expected(PORTS)),
+    };
+    if !(1024..=65_535).contains(&lo) || !(1024..=65_535).contains(&hi) {
+        return Err(f.out_of_range(
+            "from 1024 to 65535 (ccsim's ports are 1024 + the endpoint's number, as a capture \
+             shows them)",
+        ));
+    }
+    if lo > hi {
+        return Err(f.error(format!("{lo}-{hi} is empty; write the lower port first")));
+    }
+    Ok(PortRange {
+        lo: lo as u16,
+        hi: hi as u16,
+    })
 }
 
 fn names(f: &Field, what: &str) -> Res<Vec<String>> {
@@ -438,24 +569,47 @@ fn read_wred_profile(f: &Field, table: &mut [WredProfileSpec; 64]) -> Res<()> {
 
 // Meters and actions
 
-fn read_class_police(f: &Field) -> Res<ClassPolice> {
-    let mut r =
-        f.table("a table such as { type = \"car\", rate = \"1Mbps\", normal_burst = 10000 }")?;
-    let meter = read_meter_in(&mut r, &["conform", "exceed", "violate"])?;
-    let (conform, exceed, violate) = read_actions(&mut r, None)?;
-    r.finish()?;
+const POLICE: &str = "a table such as { type = \"car\", rate = \"1Mbps\", normal_burst = 10000 } \
+                      or an array of them (rate-limit statements, tried in order)";
+
+/// `police = { meter keys, conform, exceed, violate }`, or an array of such statements: a
+/// `continue` action goes on to the next statement (CAR's continue); the last has no next.
+fn read_class_police(f: &Field) -> Res<Vec<ClassPolice>> {
+    let statements = match f.value {
+        Value::Array(a) if a.is_empty() => {
+            return Err(f.error("no statement; give one or leave police out"))
+        }
+        Value::Array(_) => list_of(f, POLICE, read_police_statement)?,
+        Value::Table(_) => vec![read_police_statement(f)?],
+        _ => return Err(f.expected(POLICE)),
+    };
+    let last = statements.len() - 1;
+    let s = &statements[last];
     for (a, key) in [
-        (conform, "conform"),
-        (exceed, "exceed"),
-        (violate, "violate"),
+        (s.conform, "conform"),
+        (s.exceed, "exceed"),
+        (s.violate, "violate"),
     ] {
-        if matches!(a, Action::Continue | Action::SetDscpContinue(_)) {
+        if a.continues() {
+            let at = match f.value {
+                Value::Array(_) => format!("{}[{last}].{key}", f.path),
+                _ => format!("{}.{key}", f.path),
+            };
             return Err(error(
-                &format!("{}.{key}", f.path),
-                "continue has no next rule inside a class; use transmit, drop or { set_dscp = N }",
+                &at,
+                "continue on the last statement has no next one; use transmit, drop or \
+                 { set_dscp = N }, or add a statement after it",
             ));
         }
     }
+    Ok(statements)
+}
+
+fn read_police_statement(f: &Field) -> Res<ClassPolice> {
+    let mut r = f.table(POLICE)?;
+    let meter = read_meter_in(&mut r, &["conform", "exceed", "violate"])?;
+    let (conform, exceed, violate) = read_actions(&mut r, None)?;
+    r.finish()?;
     Ok(ClassPolice {
         meter,
         conform,
@@ -756,7 +910,32 @@ pub(super) fn resolve_names(
         }
     }
     let node_names: Vec<String> = nodes.keys().cloned().collect();
+    let ping_flows: Vec<u32> = flows
+        .iter()
+        .filter(|(_, f)| matches!(f.kind, FlowKind::Ping { .. }))
+        .filter_map(|(name, _)| flow_ids.get(name.as_str()).copied().flatten())
+        .collect();
+    let n_addrs = 2 * links.len() as u32;
     let resolve = |m: &mut MatchSpec| -> Res<()> {
+        // A prefix that holds no interface address of the run would match nothing.
+        for (prefixes, key) in [(&m.src_prefixes, "src"), (&m.dst_prefixes, "dst")] {
+            for p in prefixes {
+                if !(0..n_addrs).any(|a| p.contains(a)) {
+                    let first = std::net::Ipv4Addr::from(crate::pcap::ipv4_of(0));
+                    let last = std::net::Ipv4Addr::from(crate::pcap::ipv4_of(n_addrs.max(1) - 1));
+                    return Err(error(
+                        &format!("{}.{key}", m.at),
+                        format!(
+                            "{}/{} holds no interface address; this network's are {first} to \
+                             {last} (two per link, in the order of [links])",
+                            std::net::Ipv4Addr::from(p.net),
+                            p.len
+                        ),
+                    ));
+                }
+            }
+        }
+        m.ping_flows = ping_flows.clone();
         for (list, out, key) in [
             (&m.src_nodes, &mut m.src, "src"),
             (&m.dst_nodes, &mut m.dst, "dst"),
