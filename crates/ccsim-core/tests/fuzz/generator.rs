@@ -464,6 +464,103 @@ impl Gen {
         }
     }
 
+    /// An SCTP association from `h{src}` to `h{dst}` over their default paths (the i-th link of
+    /// one with the i-th of the other), in one of the three modes, with some of its keys.
+    fn sctp_flow(&mut self, src: u64, dst: u64, duration_ms: u64) {
+        let mode = *self.rng.pick(&["single", "ls", "cmt"]);
+        self.feature(format!("flow:sctp_{mode}"));
+        writeln!(
+            self.out,
+            "[flows.assoc]\ntype = \"sctp\"\nsrc = \"h{src}\"\ndst = \"h{dst}\"\nmode = \"{mode}\""
+        )
+        .unwrap();
+        let mut keys: Vec<String> = Vec::new();
+        let mut maybe = |g: &mut Gen, feature: &str, key: String| {
+            if g.rng.chance(0.25) {
+                g.feature(format!("sctp:{feature}"));
+                keys.push(key);
+            }
+        };
+        let v = self.rng.range(0, duration_ms);
+        maybe(self, "start", format!("start = \"{v}ms\""));
+        let v = self.rng.range(2, 200);
+        maybe(self, "rcv_buffer", format!("rcv_buffer = \"{v}KiB\""));
+        let v = self.rng.range(0, 6);
+        maybe(self, "path_max_retrans", format!("path_max_retrans = {v}"));
+        let v = self.rng.range(0, 12);
+        maybe(
+            self,
+            "assoc_max_retrans",
+            format!("assoc_max_retrans = {v}"),
+        );
+        let v = self.rng.range(1, 3000);
+        maybe(
+            self,
+            "rto",
+            format!("rto_initial = \"{v}ms\"\nrto_min = \"100ms\""),
+        );
+        let v = self.rng.range(1, 4);
+        maybe(self, "sack_frequency", format!("sack_frequency = {v}"));
+        let v = self.rng.range(1, 500);
+        maybe(self, "sack_delay", format!("sack_delay = \"{v}ms\""));
+        let v = self.rng.range(0, 8);
+        maybe(self, "max_burst", format!("max_burst = {v}"));
+        let v = self.rng.range(1, 5);
+        maybe(
+            self,
+            "fast_rtx_threshold",
+            format!("fast_rtx_threshold = {v}"),
+        );
+        let v = self.rng.chance(0.5);
+        maybe(self, "rtx_to_alt", format!("rtx_to_alt = {v}"));
+        let v = self.rng.range(10, 2000);
+        maybe(self, "hb_interval", format!("hb_interval = \"{v}ms\""));
+        let v = self.rng.range(100, 1500);
+        maybe(self, "packet_size", format!("packet_size = {v}"));
+        if mode != "single" {
+            let v = *self.rng.pick(&["uncoupled", "lia"]);
+            maybe(self, "cc", format!("cc = \"{v}\""));
+        }
+        if mode == "ls" {
+            let v = self.rng.chance(0.5);
+            maybe(self, "redundant_rtx", format!("redundant_rtx = {v}"));
+        }
+        if mode == "cmt" {
+            for key in ["sfr", "cuc", "dac"] {
+                let v = self.rng.chance(0.5);
+                maybe(self, key, format!("{key} = {v}"));
+            }
+            let v = *self.rng.pick(&["same", "cwnd", "ssthresh"]);
+            maybe(self, "rtx_policy", format!("rtx_policy = \"{v}\""));
+        }
+        for k in keys {
+            writeln!(self.out, "{k}").unwrap();
+        }
+    }
+
+    /// One to four `[[events]]`: a link, or one end's interface on it, down or up at a time
+    /// inside the run.
+    fn events(&mut self, pairs: &[(String, String)], duration_ms: u64) {
+        for _ in 0..self.rng.range(1, 4) {
+            let i = self.rng.index(pairs.len());
+            let state = *self.rng.pick(&["down", "up"]);
+            let at = self.rng.range(0, duration_ms);
+            writeln!(
+                self.out,
+                "[[events]]\nat = \"{at}ms\"\nlink = \"l{i}\"\nstate = \"{state}\""
+            )
+            .unwrap();
+            if self.rng.chance(0.3) {
+                self.feature("events:interface");
+                let (a, b) = &pairs[i];
+                let node = if self.rng.chance(0.5) { a } else { b };
+                writeln!(self.out, "node = \"{node}\"").unwrap();
+            } else {
+                self.feature("events:link");
+            }
+        }
+    }
+
     fn sizes(&mut self) -> String {
         match self.rng.range(0, 4) {
             0 => {
@@ -708,6 +805,15 @@ pub fn generate(seed: u64, size: Size) -> Case {
     if g.rng.chance(0.3) {
         g.feature("trace");
         writeln!(g.out, "[trace]\ninterval = \"{}ms\"", g.rng.range(10, 500)).unwrap();
+    }
+    // Drawn last, so the text above is the same for a seed as before they existed.
+    if g.rng.chance(0.3) {
+        let src = g.rng.range(0, hosts - 1);
+        let dst = (src + g.rng.range(1, hosts - 1)) % hosts;
+        g.sctp_flow(src, dst, duration_ms);
+    }
+    if g.rng.chance(0.25) {
+        g.events(&pairs, duration_ms);
     }
     g.features
         .insert(format!("size:{}_nodes", bucket(routers + hosts)));
