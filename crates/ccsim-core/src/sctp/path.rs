@@ -67,6 +67,8 @@ pub struct Path {
     pub(crate) sack_highest: Option<u32>,
     /// CMT: this path's own Fast Recovery, until the cum ack passes this TSN.
     pub(crate) fr_exit: Option<u32>,
+    /// CMT: packets sent here in the current send opportunity (Max.Burst per destination).
+    pub(crate) burst: u32,
     /// Coupled increase: the fraction of a byte of cwnd earned and not yet added.
     lia_credit: f64,
 }
@@ -100,6 +102,7 @@ impl Path {
             sack_lowest: None,
             sack_highest: None,
             fr_exit: None,
+            burst: 0,
             lia_credit: 0.0,
         }
     }

@@ -177,11 +177,12 @@ impl SctpSender {
     }
 
     /// CMT: the first active path from the round-robin point with cwnd room.
-    fn cmt_data_path(&self) -> Option<usize> {
+    fn cmt_data_path(&self, burst: u32) -> Option<usize> {
         let n = self.paths.len();
-        (0..n)
-            .map(|k| (self.next_path + k) % n)
-            .find(|&i| self.paths[i].active && self.paths[i].flight < self.paths[i].cwnd)
+        (0..n).map(|k| (self.next_path + k) % n).find(|&i| {
+            let p = &self.paths[i];
+            p.active && p.flight < p.cwnd && p.burst < burst
+        })
     }
 
     fn mtu(&self) -> u64 {
@@ -299,23 +300,35 @@ impl SctpSender {
             0 => u32::MAX,
             b => b,
         };
+        // Max.Burst (§6.1 D) bounds what one send opportunity emits. RFC 4960's own form of
+        // the rule caps each destination's cwnd at its flight + Max.Burst·MTU, so in CMT, where
+        // every path takes new data, the limit is per path; with a limit on the association,
+        // two paths sharing four packets per SACK send no more than the SACKs acknowledge, and
+        // neither window ever fills enough to grow (§7.2.1 needs a full one). One data path:
+        // the limit on the association.
+        let cmt = self.cmt();
+        let total = if cmt { u32::MAX } else { burst };
+        for p in &mut self.paths {
+            p.burst = 0;
+        }
         let mut sent = 0;
-        while sent < burst {
+        while sent < total {
             if let Some(&tsn) = self.marked.first() {
                 let path = self.chunk(tsn).rtx_path as usize;
                 let p = &self.paths[path];
-                if p.flight >= p.cwnd {
+                if p.flight >= p.cwnd || (cmt && p.burst >= burst) {
                     break;
                 }
                 self.send_chunk(tsn, path, now, out);
+                self.paths[path].burst += 1;
                 sent += 1;
                 continue;
             }
             if self.cfg.stop.is_some_and(|s| now >= s) {
                 break;
             }
-            let path = if self.cmt() {
-                match self.cmt_data_path() {
+            let path = if cmt {
+                match self.cmt_data_path(burst) {
                     Some(p) => p,
                     None => break,
                 }
@@ -330,6 +343,7 @@ impl SctpSender {
                 break;
             }
             self.send_chunk(self.next_tsn, path, now, out);
+            self.paths[path].burst += 1;
             self.next_path = (path + 1) % self.paths.len();
             sent += 1;
         }
@@ -438,11 +452,13 @@ impl SctpSender {
                 p.t3 = Some(now + p.rto.rto());
             }
         }
-        // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked.
+        // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked, and only where
+        // the SACK shows a hole (see `surely_missing_below`).
+        let sure = surely_missing_below(sack.cum_tsn, sack.gap_blocks());
         let fast = if self.cmt() {
-            self.count_misses_cmt(htna, sack.packets)
+            self.count_misses_cmt(htna.map(|h| h.min(sure)), sack.packets)
         } else {
-            self.count_misses(htna, advanced)
+            self.count_misses(htna, advanced, sure)
         };
         // a_rwnd less what is still outstanding (§6.2.1 D iv).
         self.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(self.total_flight());
@@ -499,7 +515,7 @@ impl SctpSender {
     /// Add a miss indication to each chunk still in flight below the highest TSN newly acked
     /// (or, in Fast Recovery with the cum ack advancing, below the highest TSN acked at all);
     /// returns the TSNs that reached the threshold.
-    fn count_misses(&mut self, htna: Option<u32>, advanced: bool) -> Vec<u32> {
+    fn count_misses(&mut self, htna: Option<u32>, advanced: bool, sure: u32) -> Vec<u32> {
         let mut fast = Vec::new();
         let limit = if self.fast_recovery.is_some() && advanced {
             self.outstanding
@@ -509,7 +525,7 @@ impl SctpSender {
         } else {
             htna
         };
-        let Some(limit) = limit else {
+        let Some(limit) = limit.map(|l| l.min(sure)) else {
             return fast;
         };
         let threshold = self.cfg.spec.fast_rtx_threshold as u8;
@@ -709,6 +725,19 @@ impl SctpSender {
             Some(sent) => sent + p.rto.rto(),
             None => p.hb_next,
         }
+    }
+}
+
+/// Below which number a SACK shows every unreported number as missing. A ccsim SACK holds
+/// `SctpSack::MAX_GAPS` blocks; when it has that many, the receiver may have left others out
+/// (`received.rs` sends the lowest, the newest and the rest in turn), so a hole between two
+/// reported blocks may hold unreported ones and only the first hole, below the lowest block,
+/// is surely missing. With fewer blocks every hole is real (RFC 4960 §6.2.1's reading of a
+/// complete SACK). Serves the TSNs of plain SCTP and CMT and each path's SSNs in LS mode.
+pub(crate) fn surely_missing_below(cum: u32, gaps: &[(u16, u16)]) -> u32 {
+    match gaps.first() {
+        Some(&(start, _)) if gaps.len() == SctpSack::MAX_GAPS => cum.wrapping_add(start as u32),
+        _ => u32::MAX,
     }
 }
 
