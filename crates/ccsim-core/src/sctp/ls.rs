@@ -436,9 +436,8 @@ impl LsSender {
             // HTNA in this path's SSN space (§7.2.4).
             let threshold = self.cfg.spec.fast_rtx_threshold as u8;
             let mut fast = Vec::new();
-            let sure = super::sender::surely_missing_below(s.cum_ssn, s.gap_blocks());
             if let Some(h) = htna {
-                for ssn in m.base..h.min(sure) {
+                for ssn in m.base..h {
                     let c = &mut m.slots[(ssn - m.base) as usize];
                     if c.state == State::InFlight && !c.fast_done {
                         c.misses = c.misses.saturating_add(1);

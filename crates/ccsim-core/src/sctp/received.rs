@@ -130,8 +130,14 @@ impl Received {
     /// turn over successive SACKs (what a lost or stale SACK reported is repeated). Only the
     /// lowest blocks would hide every arrival above the fourth hole until the holes fill: with
     /// CMT's interleaved paths the sender could not free the flight of the short path.
-    pub fn gap_blocks(&mut self, out: &mut [(u16, u16)], n_out: &mut u8) -> u64 {
+    ///
+    /// `lowest_only` keeps the lowest blocks that fit instead (LS mode's per-path SSNs: each path
+    /// delivers in order, so holes come from losses alone and the paper's results were made so).
+    pub fn gap_blocks(&mut self, out: &mut [(u16, u16)], n_out: &mut u8, lowest_only: bool) -> u64 {
         let cum = self.next.wrapping_sub(1);
+        if lowest_only {
+            return self.lowest_gap_blocks(out, n_out);
+        }
         let total = self.ranges.len();
         let room = out.len().min(u8::MAX as usize);
         let mut chosen = [0usize; 8];
@@ -186,6 +192,27 @@ impl Received {
         }
         left_out
     }
+
+    fn lowest_gap_blocks(&mut self, out: &mut [(u16, u16)], n_out: &mut u8) -> u64 {
+        let cum = self.next.wrapping_sub(1);
+        let mut left_out = 0;
+        *n_out = 0;
+        self.n_recent = 0;
+        for (k, r) in self.ranges.iter().enumerate() {
+            if *n_out as usize == out.len() {
+                // The packet is full: the rest are counted, not looked at.
+                return left_out + (self.ranges.len() - k) as u64;
+            }
+            let (a, b) = (r.first.wrapping_sub(cum), r.last.wrapping_sub(cum));
+            if b <= u16::MAX as u32 {
+                out[*n_out as usize] = (a as u16, b as u16);
+                *n_out += 1;
+            } else {
+                left_out += 1;
+            }
+        }
+        left_out
+    }
 }
 
 #[cfg(test)]
@@ -216,22 +243,22 @@ mod tests {
         let mut out = [(0u16, 0u16); 4];
         let mut n = 0;
         // Cum ack = u32::MAX (nothing in order): offsets are number + 1.
-        assert_eq!(r.gap_blocks(&mut out, &mut n), 6);
+        assert_eq!(r.gap_blocks(&mut out, &mut n, false), 6);
         // The lowest, then the newest arrivals (20, 18, 16) fill the room.
         assert_eq!(&out[..n as usize], [(3, 3), (17, 17), (19, 19), (21, 21)]);
         // Nothing new: the lowest and the others in turn, so every block comes round.
-        r.gap_blocks(&mut out, &mut n);
+        r.gap_blocks(&mut out, &mut n, false);
         assert_eq!(&out[..n as usize], [(3, 3), (5, 5), (7, 7), (9, 9)]);
         // 9 joins 8 and 10: its block, then the rotation goes on where it stopped.
         r.take(9, 1);
-        assert_eq!(r.gap_blocks(&mut out, &mut n), 5);
+        assert_eq!(r.gap_blocks(&mut out, &mut n, false), 5);
         assert_eq!(&out[..n as usize], [(3, 3), (9, 11), (13, 13), (15, 15)]);
         // Four blocks or fewer: all of them, lowest first, as before.
         let mut few = Received::default();
         for x in [5, 3, 9] {
             few.take(x, 1);
         }
-        assert_eq!(few.gap_blocks(&mut out, &mut n), 0);
+        assert_eq!(few.gap_blocks(&mut out, &mut n, false), 0);
         assert_eq!(&out[..n as usize], [(4, 4), (6, 6), (10, 10)]);
     }
 }

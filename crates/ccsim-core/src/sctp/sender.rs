@@ -733,8 +733,8 @@ impl SctpSender {
 /// (`received.rs` sends the lowest, the newest and the rest in turn), so a hole between two
 /// reported blocks may hold unreported ones and only the first hole, below the lowest block,
 /// is surely missing. With fewer blocks every hole is real (RFC 4960 §6.2.1's reading of a
-/// complete SACK). Serves the TSNs of plain SCTP and CMT and each path's SSNs in LS mode.
-pub(crate) fn surely_missing_below(cum: u32, gaps: &[(u16, u16)]) -> u32 {
+/// complete SACK).
+fn surely_missing_below(cum: u32, gaps: &[(u16, u16)]) -> u32 {
     match gaps.first() {
         Some(&(start, _)) if gaps.len() == SctpSack::MAX_GAPS => cum.wrapping_add(start as u32),
         _ => u32::MAX,
