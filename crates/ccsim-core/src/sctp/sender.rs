@@ -21,7 +21,7 @@ use crate::packet::{
     Transport, DEFAULT_TTL,
 };
 use crate::rng::RngStream;
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 
 use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::{lia_alpha, Path};
@@ -246,9 +246,7 @@ impl SctpSender {
             self.paths[path].counters.retransmits += 1;
             // Karn: a retransmitted chunk gives no sample (§6.3.1 C5).
             for p in &mut self.paths {
-                if p.rtt_probe.is_some_and(|(t, _)| t == tsn) {
-                    p.rtt_probe = None;
-                }
+                p.untime(tsn);
             }
         } else {
             self.outstanding.push_back(Chunk {
@@ -261,9 +259,7 @@ impl SctpSender {
                 sent_count: 1,
             });
             self.next_tsn += 1;
-            if self.paths[path].rtt_probe.is_none() {
-                self.paths[path].rtt_probe = Some((tsn, now));
-            }
+            self.paths[path].time(tsn, now);
         }
         let hb_interval = self.cfg.spec.hb_interval;
         let p = &mut self.paths[path];
@@ -499,16 +495,11 @@ impl SctpSender {
         p.counters.bytes_acked += c.len as u64;
         p.confirm();
         self.assoc_errors = 0;
-        if let Some((probe, at)) = p.rtt_probe {
-            if probe == tsn {
-                let r = now.saturating_since(at);
-                p.rto.on_sample(r);
-                p.rtt_probe = None;
-                self.counters.rtt_sum_ns += r.as_nanos() as u128;
-                self.counters.rtt_samples += 1;
-                let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
-                *m = (*m).min(r.as_nanos());
-            }
+        if let Some(r) = p.sample_if_timed(tsn, now) {
+            self.counters.rtt_sum_ns += r.as_nanos() as u128;
+            self.counters.rtt_samples += 1;
+            let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
+            *m = (*m).min(r.as_nanos());
         }
     }
 
@@ -638,12 +629,7 @@ impl SctpSender {
         let spec = &self.cfg.spec;
         let (pmr, amr) = (spec.path_max_retrans, spec.assoc_max_retrans);
         self.counters.timeouts += 1;
-        let p = &mut self.paths[path];
-        p.t3 = None;
-        p.counters.timeouts += 1;
-        p.cut_on_timeout(mtu);
-        p.rtt_probe = None;
-        p.count_error(pmr);
+        self.paths[path].expire_t3(mtu, pmr);
         self.assoc_errors += 1;
         if self.assoc_errors > amr {
             self.closed = true;
@@ -681,29 +667,11 @@ impl SctpSender {
         let _ = first;
     }
 
-    /// Heartbeats of path `i` (§8.3): an unanswered one after an RTO is a failure; an idle
-    /// path gets one every RTO + HB.interval, ±50 % of the RTO.
+    /// Heartbeats of path `i` (§8.3), by [`Path::heartbeat_timer`].
     fn on_heartbeat_timer(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
-        let pmr = self.cfg.spec.path_max_retrans;
-        let p = &mut self.paths[i];
-        if let Some(sent) = p.hb_sent {
-            if now >= sent + p.rto.rto() {
-                p.hb_sent = None;
-                p.rto.on_expiry();
-                p.count_error(pmr);
-            }
-        }
-        if now >= p.hb_next && p.hb_sent.is_none() {
-            let rto = p.rto.rto().as_nanos() as f64;
-            let jitter = SimDuration::from_nanos((rto * (0.5 + self.cfg.rng.uniform())) as u64);
-            let p = &mut self.paths[i];
-            p.hb_sent = Some(now);
-            p.hb_next = now + jitter + self.cfg.spec.hb_interval;
-            p.counters.heartbeats += 1;
-            let hb = SctpHeartbeat {
-                path: i as u8,
-                sent_at: now,
-            };
+        let spec = &self.cfg.spec;
+        let (pmr, interval) = (spec.path_max_retrans, spec.hb_interval);
+        if let Some(hb) = self.paths[i].heartbeat_timer(i, now, pmr, interval, &mut self.cfg.rng) {
             out.push(self.packet(i, HEARTBEAT_BYTES, SctpChunk::Heartbeat(hb), now));
         }
     }
@@ -718,13 +686,6 @@ impl SctpSender {
         p.counters.heartbeat_acks += 1;
         p.rto.on_sample(now.saturating_since(hb.sent_at));
         p.confirm();
-    }
-
-    fn heartbeat_deadline(p: &Path) -> SimTime {
-        match p.hb_sent {
-            Some(sent) => sent + p.rto.rto(),
-            None => p.hb_next,
-        }
     }
 }
 
@@ -773,7 +734,7 @@ impl Endpoint for SctpSender {
                     return;
                 }
             }
-            if Self::heartbeat_deadline(&self.paths[i]) <= now {
+            if self.paths[i].heartbeat_deadline() <= now {
                 self.on_heartbeat_timer(i, now, out);
             }
         }
@@ -790,7 +751,7 @@ impl Endpoint for SctpSender {
         self.paths
             .iter()
             .map(|p| {
-                let hb = Self::heartbeat_deadline(p);
+                let hb = p.heartbeat_deadline();
                 p.t3.map_or(hb, |t| t.min(hb))
             })
             .min()
