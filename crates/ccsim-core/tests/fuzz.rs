@@ -280,9 +280,9 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "flow:sctp_single",
         "flow:sctp_ls",
         "flow:sctp_cmt",
-        "sctp:cc",
-        "sctp:redundant_rtx",
-        "sctp:rtx_policy",
+        "sctp:cc=lia",
+        "sctp:redundant_rtx=false",
+        "sctp:rtx_policy=ssthresh",
         "events:link",
         "events:interface",
     ];
@@ -531,3 +531,4 @@ fn mutated_scenario_files_give_clean_errors_or_run() {
 
 // ---------------------------------------------------------------------------------------------
 // Regressions: each failure the fuzzers found, as the smallest scenario that shows it.
+

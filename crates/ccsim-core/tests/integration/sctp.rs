@@ -257,4 +257,3 @@ fn cmt_with_a_large_window_adds_a_slow_path_although_its_chunks_leave_many_holes
     assert!(share[0] > 0.75, "{share:?}");
     assert_conserved(&out);
 }
-
