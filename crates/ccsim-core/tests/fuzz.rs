@@ -531,4 +531,3 @@ fn mutated_scenario_files_give_clean_errors_or_run() {
 
 // ---------------------------------------------------------------------------------------------
 // Regressions: each failure the fuzzers found, as the smallest scenario that shows it.
-
