@@ -51,6 +51,43 @@ def two_hosts() -> str:
     return TWO_HOSTS
 
 
+# Two hosts joined by two disjoint paths (h1 -a0- r0 -b0- h2, h1 -a1- r1 -b1- h2) of 10 Mbit/s,
+# 5 ms links, and one SCTP association over them: the paths table (test_sctp.py) and the SCTP
+# capture (test_pcap.py) run it.
+TWO_PATHS = """
+duration = "5s"
+[nodes]
+h1 = "host"
+h2 = "host"
+r0 = "router"
+r1 = "router"
+[links.a0]
+a = "h1"
+b = "r0"
+rate = "10Mbps"
+delay = "5ms"
+[links.b0]
+a = "r0"
+b = "h2"
+rate = "10Mbps"
+delay = "5ms"
+[links.a1]
+a = "h1"
+b = "r1"
+rate = "10Mbps"
+delay = "5ms"
+[links.b1]
+a = "r1"
+b = "h2"
+rate = "10Mbps"
+delay = "5ms"
+[flows.assoc]
+type = "sctp"
+src = "h1"
+dst = "h2"
+"""
+
+
 # One flow over a 60-second line (~0.1 s of wall time per run): long enough to kill a sweep or
 # a worker while runs are going on. The lossy link is `b`.
 SLOW_LINE = """

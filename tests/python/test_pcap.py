@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import TWO_PATHS
 
 import ccsim
 from ccsim import SimulationError
@@ -50,43 +51,6 @@ preset = "ns2-2.35"
 pcap = ["fh", "mh"]
 pcap_snaplen = 1500  # whole packets, so that tshark verifies the TCP checksums
 packets = { flows = ["transfer"], nodes = ["mh"] }
-"""
-
-TWO_PATHS = """
-duration = "3s"
-[nodes]
-h1 = "host"
-h2 = "host"
-r0 = "router"
-r1 = "router"
-[links.a0]
-a = "h1"
-b = "r0"
-rate = "10Mbps"
-delay = "5ms"
-[links.b0]
-a = "r0"
-b = "h2"
-rate = "10Mbps"
-delay = "5ms"
-loss = { type = "uniform", rate = 0.01, direction = "a_to_b" }
-[links.a1]
-a = "h1"
-b = "r1"
-rate = "10Mbps"
-delay = "5ms"
-[links.b1]
-a = "r1"
-b = "h2"
-rate = "10Mbps"
-delay = "5ms"
-[flows.assoc]
-type = "sctp"
-src = "h1"
-dst = "h2"
-[trace]
-pcap = ["h2"]
-pcap_snaplen = 1500  # tshark dissects SCTP chunks only in a packet captured whole
 """
 
 
@@ -224,7 +188,16 @@ def test_one_data_segment_s_header_fields_are_what_ccsim_sent(lossy) -> None:
 
 
 def test_an_sctp_capture_reads_as_sctp_with_data_and_sack_chunks(tmp_path: Path) -> None:
-    ccsim.run(ccsim.Scenario.from_str(TWO_PATHS), pcap_dir=tmp_path)
+    # 1 % of path 0's data lost, so SACKs carry gap blocks; tshark dissects SCTP chunks only in
+    # a packet captured whole.
+    sc = (
+        ccsim.Scenario.from_str(TWO_PATHS)
+        .set("duration", "3s")
+        .set("links.b0.loss", {"type": "uniform", "rate": 0.01, "direction": "a_to_b"})
+        .set("trace.pcap", ["h2"])
+        .set("trace.pcap_snaplen", 1500)
+    )
+    ccsim.run(sc, pcap_dir=tmp_path)
     f = tmp_path / "h2-b0.pcap"
     tsns = [int(r[0]) for r in fields(f, "sctp.data_tsn", filt="sctp.data_tsn")]
     assert len(tsns) > 100

@@ -5,40 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ccsim
+from conftest import TWO_PATHS
 
-TWO_PATHS = """
-duration = "5s"
-[nodes]
-h1 = "host"
-h2 = "host"
-r0 = "router"
-r1 = "router"
-[links.a0]
-a = "h1"
-b = "r0"
-rate = "10Mbps"
-delay = "5ms"
-[links.b0]
-a = "r0"
-b = "h2"
-rate = "10Mbps"
-delay = "5ms"
-[links.a1]
-a = "h1"
-b = "r1"
-rate = "10Mbps"
-delay = "5ms"
-[links.b1]
-a = "r1"
-b = "h2"
-rate = "10Mbps"
-delay = "5ms"
-[flows.assoc]
-type = "sctp"
-src = "h1"
-dst = "h2"
-"""
+import ccsim
 
 
 def test_an_sctp_run_has_one_paths_row_per_path_and_keeps_it_through_parquet(

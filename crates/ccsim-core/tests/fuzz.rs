@@ -45,8 +45,8 @@ fn f64s<'a>(t: &'a Table, col: &str) -> &'a [f64] {
 }
 
 /// Packets are conserved end to end (created = delivered + dropped + alive) and per link
-/// direction (offered = queue and MTU drops + loss drops + arrived + still inside, and what was
-/// transmitted covers what was lost and what arrived).
+/// direction (offered = queue and MTU drops + loss drops + link-down drops + arrived + still
+/// inside, and what was transmitted covers what was lost and what arrived).
 fn check_conserved(out: &RunOutput) -> Result<(), String> {
     let s = &out.summary;
     if s.packets_created != s.packets_delivered + s.packets_dropped + s.packets_alive {
@@ -64,10 +64,12 @@ fn check_conserved(out: &RunOutput) -> Result<(), String> {
         let inside = u64s(l, "packets_inside")[i];
         let dq = u64s(l, "drops_queue")[i] + u64s(l, "drops_mtu")[i];
         let dl = u64s(l, "drops_loss")[i];
+        // Offered while the link was down, waiting when it went down, or on the wire then.
+        let dd = u64s(l, "drops_link_down")[i];
         let at = format!("link {} {}", names[i], dirs[i]);
-        if offered != dq + dl + arrived + inside {
+        if offered != dq + dl + dd + arrived + inside {
             return Err(format!(
-                "{at}: offered {offered} != queue/mtu drops {dq} + loss drops {dl} + arrived {arrived} + inside {inside}"
+                "{at}: offered {offered} != queue/mtu drops {dq} + loss drops {dl} + link-down drops {dd} + arrived {arrived} + inside {inside}"
             ));
         }
         if tx < dl + arrived {
@@ -275,6 +277,14 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "limits:max_events",
         "trace",
         "size:21-28_nodes",
+        "flow:sctp_single",
+        "flow:sctp_ls",
+        "flow:sctp_cmt",
+        "sctp:cc=lia",
+        "sctp:redundant_rtx=false",
+        "sctp:rtx_policy=ssthresh",
+        "events:link",
+        "events:interface",
     ];
     let missing: Vec<_> = wanted.iter().filter(|f| !seen.contains(**f)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");

@@ -32,10 +32,8 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::endpoint::{Endpoint, FlowCounters};
-use crate::packet::{
-    Packet, SctpChunk, SctpData, SctpHeader, SctpHeartbeat, SctpSack, Transport, DEFAULT_TTL,
-};
-use crate::time::{SimDuration, SimTime};
+use crate::packet::{Packet, SctpChunk, SctpData, SctpHeader, SctpSack, Transport, DEFAULT_TTL};
+use crate::time::SimTime;
 
 use super::config::{DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::Path;
@@ -223,9 +221,7 @@ impl LsSender {
             s.misses = 0;
             s.retransmitted = true;
             m.marked.remove(&ssn);
-            if m.path.rtt_probe.is_some_and(|(t, _)| t == ssn) {
-                m.path.rtt_probe = None;
-            }
+            m.path.untime(ssn);
         } else {
             m.slots.push_back(Slot {
                 tsn,
@@ -236,8 +232,8 @@ impl LsSender {
                 retransmitted: copy,
             });
             m.next_ssn += 1;
-            if !copy && m.path.rtt_probe.is_none() {
-                m.path.rtt_probe = Some((ssn, now));
+            if !copy {
+                m.path.time(ssn, now);
             }
         }
         let p = &mut m.path;
@@ -386,12 +382,7 @@ impl LsSender {
                 acked += c.len as u64;
                 htna = Some(ssn);
                 acked_tsns.push(c.tsn);
-                if let Some((probe, at)) = m.path.rtt_probe {
-                    if probe == ssn {
-                        m.path.rto.on_sample(now.saturating_since(at));
-                        m.path.rtt_probe = None;
-                    }
-                }
+                m.path.sample_if_timed(ssn, now);
             };
             for ssn in m.base..cum_next {
                 ack_one(m, ssn);
@@ -513,11 +504,7 @@ impl LsSender {
         let redundant = self.cfg.spec.ls_redundant_rtx;
         self.counters.timeouts += 1;
         let m = &mut self.paths[i];
-        m.path.t3 = None;
-        m.path.counters.timeouts += 1;
-        m.path.cut_on_timeout(mtu);
-        m.path.rtt_probe = None;
-        m.path.count_error(pmr);
+        m.path.expire_t3(mtu, pmr);
         m.fast_recovery = None;
         for (k, c) in m.slots.iter_mut().enumerate() {
             if c.state == State::InFlight {
@@ -533,34 +520,11 @@ impl LsSender {
         self.send_what_fits(now, out);
     }
 
-    fn heartbeat_deadline(p: &Path) -> SimTime {
-        match p.hb_sent {
-            Some(sent) => sent + p.rto.rto(),
-            None => p.hb_next,
-        }
-    }
-
     fn on_heartbeat_timer(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
-        let pmr = self.cfg.spec.path_max_retrans;
+        let spec = &self.cfg.spec;
+        let (pmr, interval) = (spec.path_max_retrans, spec.hb_interval);
         let p = &mut self.paths[i].path;
-        if let Some(sent) = p.hb_sent {
-            if now >= sent + p.rto.rto() {
-                p.hb_sent = None;
-                p.rto.on_expiry();
-                p.count_error(pmr);
-            }
-        }
-        if now >= p.hb_next && p.hb_sent.is_none() {
-            let rto = p.rto.rto().as_nanos() as f64;
-            let jitter = SimDuration::from_nanos((rto * (0.5 + self.cfg.rng.uniform())) as u64);
-            let p = &mut self.paths[i].path;
-            p.hb_sent = Some(now);
-            p.hb_next = now + jitter + self.cfg.spec.hb_interval;
-            p.counters.heartbeats += 1;
-            let hb = SctpHeartbeat {
-                path: i as u8,
-                sent_at: now,
-            };
+        if let Some(hb) = p.heartbeat_timer(i, now, pmr, interval, &mut self.cfg.rng) {
             out.push(self.packet(i, HEARTBEAT_BYTES, SctpChunk::Heartbeat(hb), now));
         }
     }
@@ -630,7 +594,7 @@ impl Endpoint for LsSender {
             if self.paths[i].path.t3.is_some_and(|t| t <= now) {
                 self.on_t3(i, now, out);
             }
-            if Self::heartbeat_deadline(&self.paths[i].path) <= now {
+            if self.paths[i].path.heartbeat_deadline() <= now {
                 self.on_heartbeat_timer(i, now, out);
             }
         }
@@ -644,7 +608,7 @@ impl Endpoint for LsSender {
         self.paths
             .iter()
             .map(|m| {
-                let hb = Self::heartbeat_deadline(&m.path);
+                let hb = m.path.heartbeat_deadline();
                 m.path.t3.map_or(hb, |t| t.min(hb))
             })
             .min()

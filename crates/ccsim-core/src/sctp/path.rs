@@ -11,7 +11,8 @@
 //!   T3-rtx expiry        ssthresh = max(cwnd/2, 4·MTU), cwnd = 1·MTU, RTO doubles  §6.3.3
 //! ```
 
-use crate::packet::Addr;
+use crate::packet::{Addr, SctpHeartbeat};
+use crate::rng::RngStream;
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::time::{SimDuration, SimTime};
 
@@ -67,6 +68,8 @@ pub struct Path {
     pub(crate) sack_highest: Option<u32>,
     /// CMT: this path's own Fast Recovery, until the cum ack passes this TSN.
     pub(crate) fr_exit: Option<u32>,
+    /// CMT: packets sent here in the current send opportunity (Max.Burst per destination).
+    pub(crate) burst: u32,
     /// Coupled increase: the fraction of a byte of cwnd earned and not yet added.
     lia_credit: f64,
 }
@@ -100,6 +103,7 @@ impl Path {
             sack_lowest: None,
             sack_highest: None,
             fr_exit: None,
+            burst: 0,
             lia_credit: 0.0,
         }
     }
@@ -189,6 +193,85 @@ impl Path {
 
     pub fn srtt(&self) -> Option<SimDuration> {
         self.rto.srtt()
+    }
+
+    /// Start timing `number` (a TSN, or an SSN in LS mode) if nothing is timed here: one
+    /// sample per round trip (§6.3.1 C4).
+    pub fn time(&mut self, number: u32, now: SimTime) {
+        if self.rtt_probe.is_none() {
+            self.rtt_probe = Some((number, now));
+        }
+    }
+
+    /// `number` is sent again: Karn's rule, a retransmitted chunk gives no sample (§6.3.1 C5).
+    pub fn untime(&mut self, number: u32) {
+        if self.rtt_probe.is_some_and(|(t, _)| t == number) {
+            self.rtt_probe = None;
+        }
+    }
+
+    /// `number` is acknowledged: if it was the one timed, its round trip is an RTT sample for
+    /// the RTO (§6.3.1), returned.
+    pub fn sample_if_timed(&mut self, number: u32, now: SimTime) -> Option<SimDuration> {
+        let (probe, at) = self.rtt_probe?;
+        if probe != number {
+            return None;
+        }
+        let r = now.saturating_since(at);
+        self.rto.on_sample(r);
+        self.rtt_probe = None;
+        Some(r)
+    }
+
+    /// This path's T3-rtx timer expired (§6.3.3 E1, E2; §8.2): cut the window, back off the
+    /// RTO, forget the chunk timed and count a failure. The caller marks its chunks.
+    pub fn expire_t3(&mut self, mtu: u64, path_max_retrans: u32) {
+        self.t3 = None;
+        self.counters.timeouts += 1;
+        self.cut_on_timeout(mtu);
+        self.rtt_probe = None;
+        self.count_error(path_max_retrans);
+    }
+
+    /// When this path's heartbeat state next needs the sender: the unanswered HEARTBEAT's RTO,
+    /// or the next one's time.
+    pub fn heartbeat_deadline(&self) -> SimTime {
+        match self.hb_sent {
+            Some(sent) => sent + self.rto.rto(),
+            None => self.hb_next,
+        }
+    }
+
+    /// Heartbeats (§8.3): a HEARTBEAT unanswered for an RTO is a failure and backs off the
+    /// RTO; an idle path gets one every RTO + `hb_interval`, jittered by ±50 % of the RTO from
+    /// `rng`. Returns the HEARTBEAT to send on path `index`, if one is due.
+    pub fn heartbeat_timer(
+        &mut self,
+        index: usize,
+        now: SimTime,
+        path_max_retrans: u32,
+        hb_interval: SimDuration,
+        rng: &mut RngStream,
+    ) -> Option<SctpHeartbeat> {
+        if let Some(sent) = self.hb_sent {
+            if now >= sent + self.rto.rto() {
+                self.hb_sent = None;
+                self.rto.on_expiry();
+                self.count_error(path_max_retrans);
+            }
+        }
+        if now < self.hb_next || self.hb_sent.is_some() {
+            return None;
+        }
+        let rto = self.rto.rto().as_nanos() as f64;
+        let jitter = SimDuration::from_nanos((rto * (0.5 + rng.uniform())) as u64);
+        self.hb_sent = Some(now);
+        self.hb_next = now + jitter + hb_interval;
+        self.counters.heartbeats += 1;
+        Some(SctpHeartbeat {
+            path: index as u8,
+            sent_at: now,
+        })
     }
 }
 

@@ -173,7 +173,7 @@ impl SctpReceiver {
             cum_ssn: p.ssns.next.wrapping_sub(1),
             ..SctpSack::default()
         };
-        self.gaps_left_out += p.ssns.gap_blocks(&mut s.gaps, &mut s.n_gaps);
+        self.gaps_left_out += p.ssns.gap_blocks(&mut s.gaps, &mut s.n_gaps, true);
         for &d in &p.dups {
             if (s.n_dups as usize) < SctpSack::MAX_DUPS {
                 s.dups[s.n_dups as usize] = d;
@@ -218,7 +218,7 @@ impl SctpReceiver {
             packets: self.unacked.min(u8::MAX as u32) as u8,
             ..SctpSack::default()
         };
-        self.gaps_left_out += self.tsns.gap_blocks(&mut s.gaps, &mut s.n_gaps);
+        self.gaps_left_out += self.tsns.gap_blocks(&mut s.gaps, &mut s.n_gaps, false);
         for &d in &self.dups {
             if (s.n_dups as usize) < SctpSack::MAX_DUPS {
                 s.dups[s.n_dups as usize] = d;

@@ -21,7 +21,7 @@ use crate::packet::{
     Transport, DEFAULT_TTL,
 };
 use crate::rng::RngStream;
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 
 use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::{lia_alpha, Path};
@@ -177,11 +177,12 @@ impl SctpSender {
     }
 
     /// CMT: the first active path from the round-robin point with cwnd room.
-    fn cmt_data_path(&self) -> Option<usize> {
+    fn cmt_data_path(&self, burst: u32) -> Option<usize> {
         let n = self.paths.len();
-        (0..n)
-            .map(|k| (self.next_path + k) % n)
-            .find(|&i| self.paths[i].active && self.paths[i].flight < self.paths[i].cwnd)
+        (0..n).map(|k| (self.next_path + k) % n).find(|&i| {
+            let p = &self.paths[i];
+            p.active && p.flight < p.cwnd && p.burst < burst
+        })
     }
 
     fn mtu(&self) -> u64 {
@@ -245,9 +246,7 @@ impl SctpSender {
             self.paths[path].counters.retransmits += 1;
             // Karn: a retransmitted chunk gives no sample (§6.3.1 C5).
             for p in &mut self.paths {
-                if p.rtt_probe.is_some_and(|(t, _)| t == tsn) {
-                    p.rtt_probe = None;
-                }
+                p.untime(tsn);
             }
         } else {
             self.outstanding.push_back(Chunk {
@@ -260,9 +259,7 @@ impl SctpSender {
                 sent_count: 1,
             });
             self.next_tsn += 1;
-            if self.paths[path].rtt_probe.is_none() {
-                self.paths[path].rtt_probe = Some((tsn, now));
-            }
+            self.paths[path].time(tsn, now);
         }
         let hb_interval = self.cfg.spec.hb_interval;
         let p = &mut self.paths[path];
@@ -299,23 +296,35 @@ impl SctpSender {
             0 => u32::MAX,
             b => b,
         };
+        // Max.Burst (§6.1 D) bounds what one send opportunity emits. RFC 4960's own form of
+        // the rule caps each destination's cwnd at its flight + Max.Burst·MTU, so in CMT, where
+        // every path takes new data, the limit is per path; with a limit on the association,
+        // two paths sharing four packets per SACK send no more than the SACKs acknowledge, and
+        // neither window ever fills enough to grow (§7.2.1 needs a full one). One data path:
+        // the limit on the association.
+        let cmt = self.cmt();
+        let total = if cmt { u32::MAX } else { burst };
+        for p in &mut self.paths {
+            p.burst = 0;
+        }
         let mut sent = 0;
-        while sent < burst {
+        while sent < total {
             if let Some(&tsn) = self.marked.first() {
                 let path = self.chunk(tsn).rtx_path as usize;
                 let p = &self.paths[path];
-                if p.flight >= p.cwnd {
+                if p.flight >= p.cwnd || (cmt && p.burst >= burst) {
                     break;
                 }
                 self.send_chunk(tsn, path, now, out);
+                self.paths[path].burst += 1;
                 sent += 1;
                 continue;
             }
             if self.cfg.stop.is_some_and(|s| now >= s) {
                 break;
             }
-            let path = if self.cmt() {
-                match self.cmt_data_path() {
+            let path = if cmt {
+                match self.cmt_data_path(burst) {
                     Some(p) => p,
                     None => break,
                 }
@@ -330,6 +339,7 @@ impl SctpSender {
                 break;
             }
             self.send_chunk(self.next_tsn, path, now, out);
+            self.paths[path].burst += 1;
             self.next_path = (path + 1) % self.paths.len();
             sent += 1;
         }
@@ -438,11 +448,13 @@ impl SctpSender {
                 p.t3 = Some(now + p.rto.rto());
             }
         }
-        // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked.
+        // Miss indications, HTNA (§7.2.4): below the highest TSN newly acked, and only where
+        // the SACK shows a hole (see `surely_missing_below`).
+        let sure = surely_missing_below(sack.cum_tsn, sack.gap_blocks());
         let fast = if self.cmt() {
-            self.count_misses_cmt(htna, sack.packets)
+            self.count_misses_cmt(htna.map(|h| h.min(sure)), sack.packets)
         } else {
-            self.count_misses(htna, advanced)
+            self.count_misses(htna, advanced, sure)
         };
         // a_rwnd less what is still outstanding (§6.2.1 D iv).
         self.peer_rwnd = (sack.a_rwnd as u64).saturating_sub(self.total_flight());
@@ -483,23 +495,18 @@ impl SctpSender {
         p.counters.bytes_acked += c.len as u64;
         p.confirm();
         self.assoc_errors = 0;
-        if let Some((probe, at)) = p.rtt_probe {
-            if probe == tsn {
-                let r = now.saturating_since(at);
-                p.rto.on_sample(r);
-                p.rtt_probe = None;
-                self.counters.rtt_sum_ns += r.as_nanos() as u128;
-                self.counters.rtt_samples += 1;
-                let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
-                *m = (*m).min(r.as_nanos());
-            }
+        if let Some(r) = p.sample_if_timed(tsn, now) {
+            self.counters.rtt_sum_ns += r.as_nanos() as u128;
+            self.counters.rtt_samples += 1;
+            let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
+            *m = (*m).min(r.as_nanos());
         }
     }
 
     /// Add a miss indication to each chunk still in flight below the highest TSN newly acked
     /// (or, in Fast Recovery with the cum ack advancing, below the highest TSN acked at all);
     /// returns the TSNs that reached the threshold.
-    fn count_misses(&mut self, htna: Option<u32>, advanced: bool) -> Vec<u32> {
+    fn count_misses(&mut self, htna: Option<u32>, advanced: bool, sure: u32) -> Vec<u32> {
         let mut fast = Vec::new();
         let limit = if self.fast_recovery.is_some() && advanced {
             self.outstanding
@@ -509,7 +516,7 @@ impl SctpSender {
         } else {
             htna
         };
-        let Some(limit) = limit else {
+        let Some(limit) = limit.map(|l| l.min(sure)) else {
             return fast;
         };
         let threshold = self.cfg.spec.fast_rtx_threshold as u8;
@@ -622,12 +629,7 @@ impl SctpSender {
         let spec = &self.cfg.spec;
         let (pmr, amr) = (spec.path_max_retrans, spec.assoc_max_retrans);
         self.counters.timeouts += 1;
-        let p = &mut self.paths[path];
-        p.t3 = None;
-        p.counters.timeouts += 1;
-        p.cut_on_timeout(mtu);
-        p.rtt_probe = None;
-        p.count_error(pmr);
+        self.paths[path].expire_t3(mtu, pmr);
         self.assoc_errors += 1;
         if self.assoc_errors > amr {
             self.closed = true;
@@ -665,29 +667,11 @@ impl SctpSender {
         let _ = first;
     }
 
-    /// Heartbeats of path `i` (§8.3): an unanswered one after an RTO is a failure; an idle
-    /// path gets one every RTO + HB.interval, ±50 % of the RTO.
+    /// Heartbeats of path `i` (§8.3), by [`Path::heartbeat_timer`].
     fn on_heartbeat_timer(&mut self, i: usize, now: SimTime, out: &mut Vec<Packet>) {
-        let pmr = self.cfg.spec.path_max_retrans;
-        let p = &mut self.paths[i];
-        if let Some(sent) = p.hb_sent {
-            if now >= sent + p.rto.rto() {
-                p.hb_sent = None;
-                p.rto.on_expiry();
-                p.count_error(pmr);
-            }
-        }
-        if now >= p.hb_next && p.hb_sent.is_none() {
-            let rto = p.rto.rto().as_nanos() as f64;
-            let jitter = SimDuration::from_nanos((rto * (0.5 + self.cfg.rng.uniform())) as u64);
-            let p = &mut self.paths[i];
-            p.hb_sent = Some(now);
-            p.hb_next = now + jitter + self.cfg.spec.hb_interval;
-            p.counters.heartbeats += 1;
-            let hb = SctpHeartbeat {
-                path: i as u8,
-                sent_at: now,
-            };
+        let spec = &self.cfg.spec;
+        let (pmr, interval) = (spec.path_max_retrans, spec.hb_interval);
+        if let Some(hb) = self.paths[i].heartbeat_timer(i, now, pmr, interval, &mut self.cfg.rng) {
             out.push(self.packet(i, HEARTBEAT_BYTES, SctpChunk::Heartbeat(hb), now));
         }
     }
@@ -703,12 +687,18 @@ impl SctpSender {
         p.rto.on_sample(now.saturating_since(hb.sent_at));
         p.confirm();
     }
+}
 
-    fn heartbeat_deadline(p: &Path) -> SimTime {
-        match p.hb_sent {
-            Some(sent) => sent + p.rto.rto(),
-            None => p.hb_next,
-        }
+/// Below which number a SACK shows every unreported number as missing. A ccsim SACK holds
+/// `SctpSack::MAX_GAPS` blocks; when it has that many, the receiver may have left others out
+/// (`received.rs` sends the lowest, the newest and the rest in turn), so a hole between two
+/// reported blocks may hold unreported ones and only the first hole, below the lowest block,
+/// is surely missing. With fewer blocks every hole is real (RFC 4960 §6.2.1's reading of a
+/// complete SACK).
+fn surely_missing_below(cum: u32, gaps: &[(u16, u16)]) -> u32 {
+    match gaps.first() {
+        Some(&(start, _)) if gaps.len() == SctpSack::MAX_GAPS => cum.wrapping_add(start as u32),
+        _ => u32::MAX,
     }
 }
 
@@ -744,7 +734,7 @@ impl Endpoint for SctpSender {
                     return;
                 }
             }
-            if Self::heartbeat_deadline(&self.paths[i]) <= now {
+            if self.paths[i].heartbeat_deadline() <= now {
                 self.on_heartbeat_timer(i, now, out);
             }
         }
@@ -761,7 +751,7 @@ impl Endpoint for SctpSender {
         self.paths
             .iter()
             .map(|p| {
-                let hb = Self::heartbeat_deadline(p);
+                let hb = p.heartbeat_deadline();
                 p.t3.map_or(hb, |t| t.min(hb))
             })
             .min()

@@ -720,3 +720,92 @@ fn coupled_increase_makes_two_paths_grow_slower_together_than_uncoupled() {
     let (alone, coupled) = (run(false), run(true));
     assert!(coupled < alone, "coupled {coupled}, uncoupled {alone}");
 }
+
+#[test]
+fn cmt_keeps_sending_on_the_other_path_while_one_is_down_and_takes_it_back_after() {
+    // Path 0 is cut from 5 s to 60 s. Path.Max.Retrans = 2: three consecutive T3 expiries
+    // fail the path (§8.2), the plan's failover setting.
+    let spec = cmt(|s| {
+        s.rcv_buffer = 65_536;
+        s.path_max_retrans = 2;
+    });
+    let mut h = Harness::new(spec, &[10, 10], 0.0);
+    h.down[0] = Some((secs(5), secs(60)));
+    h.run(secs(5));
+    let p = h.tx.paths();
+    assert!(p[0].counters.data_packets > 1000 && p[1].counters.data_packets > 1000);
+    // The RTO budget: the first expiry at most one RTO (1 s, RTO.Min) after the cut; an ack of
+    // a chunk that crossed path 0 before the cut may clear its counter once (see the single-
+    // path test); then the expiries with the RTO doubling: 2, 4 (and 8) s. This run fails
+    // path 0 7.1 s after the cut.
+    assert_eq!(p[0].rto.rto(), SimDuration::from_secs(1));
+    let budget_ms = (1 + 2 + 4 + 8) * 1000;
+    let mut failed_at = None;
+    for ms in (5000..5000 + budget_ms).step_by(100) {
+        h.run(SimTime::from_millis(ms));
+        if !h.tx.paths()[0].active {
+            failed_at = Some(ms);
+            break;
+        }
+    }
+    let failed_at = failed_at.expect("path 0 never failed within the RTO budget");
+    // From the failure on, new data crosses path 1 alone and keeps flowing.
+    let (delivered, sent_on_0) = (
+        h.rx.counters().bytes_delivered,
+        h.tx.paths()[0].counters.data_packets,
+    );
+    h.run(secs(55));
+    let chunk = SctpSpec::default().chunk_len() as u64;
+    assert!(
+        h.rx.counters().bytes_delivered > delivered + 10_000 * chunk,
+        "failed at {failed_at} ms; {} bytes delivered after",
+        h.rx.counters().bytes_delivered - delivered
+    );
+    // Path 0 carried nothing new while failed (its T3 resends and heartbeats at most).
+    let p0 = &h.tx.paths()[0];
+    assert!(
+        p0.counters.data_packets - sent_on_0 <= p0.counters.timeouts,
+        "{:?}",
+        p0.counters
+    );
+    // After the cut a heartbeat is answered (within RTO + hb_interval, doubled RTOs aside)
+    // and path 0 carries new data again beside path 1.
+    h.run(secs(200));
+    let p = h.tx.paths();
+    assert!(p[0].active, "path 0 did not come back");
+    assert!(p[0].counters.heartbeat_acks > 0);
+    assert!(
+        p[0].counters.data_packets > sent_on_0 + 1000,
+        "{:?}",
+        p[0].counters
+    );
+    assert_eq!(
+        h.rx.counters().bytes_delivered,
+        h.rx.next_tsn() as u64 * chunk
+    );
+}
+
+#[test]
+fn cmt_max_burst_is_per_path_so_both_windows_fill_and_grow_when_half_the_sacks_are_stale() {
+    // Path 1 is 14 ms longer: SACKs go back the way the last DATA came (§6.4), so those on
+    // path 1 arrive behind newer ones and are dropped (§6.2.1 D i). With Max.Burst counted on
+    // the association, two paths shared four packets per remaining SACK, sent only what the
+    // SACKs acknowledged, never filled a window and stayed at the initial cwnd: 998 packets in
+    // 5 s. Per path (RFC 4960 §6.1 D's cwnd form), both windows fill and grow.
+    let mut h = Harness::new(cmt(|s| s.rcv_buffer = 65_536), &[10, 24], 0.0);
+    h.run(secs(5));
+    assert!(h.tx.stale_sacks() > 100, "{}", h.tx.stale_sacks());
+    let p = h.tx.paths();
+    let mtu = 1500;
+    assert!(
+        p[0].cwnd > 10 * mtu && p[1].cwnd > 10 * mtu,
+        "{} {}",
+        p[0].cwnd,
+        p[1].cwnd
+    );
+    assert!(
+        h.rx.counters().packets_received > 4000,
+        "{}",
+        h.rx.counters().packets_received
+    );
+}

@@ -101,6 +101,47 @@ impl Gen {
         self.features.insert(f.into());
     }
 
+    /// With probability `p`: note `feature` and add the key(s) `key` writes from the
+    /// generator, one `key = value` per line (drawn after the chance).
+    fn maybe(
+        &mut self,
+        keys: &mut Vec<String>,
+        p: f64,
+        feature: &str,
+        key: impl FnOnce(&mut Rng) -> String,
+    ) {
+        if self.rng.chance(p) {
+            self.feature(feature);
+            keys.extend(key(&mut self.rng).lines().map(str::to_string));
+        }
+    }
+
+    /// With probability `p`: `key` set to one of `choices` (a string), noted as
+    /// `{prefix}:{key}={choice}`.
+    fn maybe_choice(
+        &mut self,
+        keys: &mut Vec<String>,
+        p: f64,
+        prefix: &str,
+        key: &str,
+        choices: &[&str],
+    ) {
+        if self.rng.chance(p) {
+            let v = *self.rng.pick(choices);
+            self.feature(format!("{prefix}:{key}={v}"));
+            keys.push(format!("{key} = \"{v}\""));
+        }
+    }
+
+    /// With probability `p`: boolean `key`, true or false, noted as `{prefix}:{key}={value}`.
+    fn maybe_flag(&mut self, keys: &mut Vec<String>, p: f64, prefix: &str, key: &str) {
+        if self.rng.chance(p) {
+            let v = self.rng.chance(0.5);
+            self.feature(format!("{prefix}:{key}={v}"));
+            keys.push(format!("{key} = {v}"));
+        }
+    }
+
     fn queue(&mut self, any_xcp: &mut bool) -> String {
         match self.rng.range(0, 5) {
             0 => {
@@ -345,24 +386,17 @@ impl Gen {
     fn tcp_keys(&mut self, out: &mut String, own_table: bool, xcp_allowed: bool, sep: &str) {
         let mut keys: Vec<String> = Vec::new();
         let p = 0.25;
-        if self.rng.chance(p) {
-            let v = *self.rng.pick(&["rfc", "ns2-2.35", "ns2-2001"]);
-            self.feature(format!("tcp:preset={v}"));
-            keys.push(format!("preset = \"{v}\""));
-        }
-        if self.rng.chance(p * 2.0) {
-            let v = *self.rng.pick(&["reno", "newreno", "sack"]);
-            self.feature(format!("tcp:variant={v}"));
-            keys.push(format!("variant = \"{v}\""));
-        }
+        let presets = ["rfc", "ns2-2.35", "ns2-2001"];
+        self.maybe_choice(&mut keys, p, "tcp", "preset", &presets);
+        let variants = ["reno", "newreno", "sack"];
+        self.maybe_choice(&mut keys, p * 2.0, "tcp", "variant", &variants);
         if self.rng.chance(p * 2.0) {
             let cc = self.cc(xcp_allowed);
             keys.push(format!("cc = {cc}"));
         }
-        if self.rng.chance(p) {
-            self.feature("tcp:mss");
-            keys.push(format!("mss = {}", self.rng.range(100, 1460)));
-        }
+        self.maybe(&mut keys, p, "tcp:mss", |r| {
+            format!("mss = {}", r.range(100, 1460))
+        });
         if self.rng.chance(p) {
             let v = match self.rng.range(0, 3) {
                 0 => "\"rfc5681\"".to_string(),
@@ -391,10 +425,9 @@ impl Gen {
             };
             keys.push(format!("max_window = {v}"));
         }
-        if self.rng.chance(p) {
-            self.feature("tcp:rcv_buffer");
-            keys.push(format!("rcv_buffer = \"{}pkt\"", self.rng.range(1, 200)));
-        }
+        self.maybe(&mut keys, p, "tcp:rcv_buffer", |r| {
+            format!("rcv_buffer = \"{}pkt\"", r.range(1, 200))
+        });
         if own_table && self.rng.chance(p) {
             let v = *self.rng.pick(&["per_ack", "rfc5681", "abc"]);
             self.feature(format!("tcp:growth={v}"));
@@ -403,10 +436,9 @@ impl Gen {
                 keys.push(format!("abc_limit = {}", self.rng.range(1, 4)));
             }
         }
-        if self.rng.chance(p) {
-            self.feature("tcp:dupthresh");
-            keys.push(format!("dupthresh = {}", self.rng.range(1, 6)));
-        }
+        self.maybe(&mut keys, p, "tcp:dupthresh", |r| {
+            format!("dupthresh = {}", r.range(1, 6))
+        });
         for key in [
             "limited_transmit",
             "delayed_ack",
@@ -414,53 +446,128 @@ impl Gen {
             "ecn",
             "handshake",
         ] {
-            if self.rng.chance(p) {
-                let v = self.rng.chance(0.5);
-                self.feature(format!("tcp:{key}={v}"));
-                keys.push(format!("{key} = {v}"));
-            }
+            self.maybe_flag(&mut keys, p, "tcp", key);
         }
-        if self.rng.chance(p) {
-            self.feature("tcp:delack");
-            keys.push(format!("delack_timeout = \"{}ms\"", self.rng.range(0, 300)));
-            keys.push(format!("delack_count = {}", self.rng.range(1, 4)));
-        }
-        if self.rng.chance(p) {
-            self.feature("tcp:max_sack_blocks");
-            keys.push(format!("max_sack_blocks = {}", self.rng.range(1, 4)));
-        }
-        if self.rng.chance(p) {
-            self.feature("tcp:rto");
-            // rto_min <= 1 s <= 2 s <= rto_max whatever the preset or the other table says.
-            keys.push(format!("rto_initial = \"{}ms\"", self.rng.range(1, 3000)));
-            keys.push(format!("rto_min = \"{}ms\"", self.rng.range(0, 1000)));
-            keys.push(format!("rto_max = \"{}s\"", self.rng.range(2, 60)));
-        }
-        if self.rng.chance(p) {
-            self.feature("tcp:clock_granularity");
-            keys.push(format!(
-                "clock_granularity = \"{}ms\"",
-                self.rng.range(0, 500)
-            ));
-        }
-        if self.rng.chance(p) {
-            let v = *self
-                .rng
-                .pick(&["auto", "at_recovery_point", "past_recovery_point"]);
-            self.feature(format!("tcp:recover_guard={v}"));
-            keys.push(format!("recover_guard = \"{v}\""));
-        }
-        if self.rng.chance(p) {
-            let v = *self.rng.pick(&["every_ack", "ns2"]);
-            self.feature(format!("tcp:rtt_sampling={v}"));
-            keys.push(format!("rtt_sampling = \"{v}\""));
-        }
+        self.maybe(&mut keys, p, "tcp:delack", |r| {
+            let timeout = r.range(0, 300);
+            format!(
+                "delack_timeout = \"{timeout}ms\"\ndelack_count = {}",
+                r.range(1, 4)
+            )
+        });
+        self.maybe(&mut keys, p, "tcp:max_sack_blocks", |r| {
+            format!("max_sack_blocks = {}", r.range(1, 4))
+        });
+        // rto_min <= 1 s <= 2 s <= rto_max whatever the preset or the other table says.
+        self.maybe(&mut keys, p, "tcp:rto", |r| {
+            let initial = r.range(1, 3000);
+            let min = r.range(0, 1000);
+            let max = r.range(2, 60);
+            format!("rto_initial = \"{initial}ms\"\nrto_min = \"{min}ms\"\nrto_max = \"{max}s\"")
+        });
+        self.maybe(&mut keys, p, "tcp:clock_granularity", |r| {
+            format!("clock_granularity = \"{}ms\"", r.range(0, 500))
+        });
+        let guards = ["auto", "at_recovery_point", "past_recovery_point"];
+        self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
+        let sampling = ["every_ack", "ns2"];
+        self.maybe_choice(&mut keys, p, "tcp", "rtt_sampling", &sampling);
         for k in keys {
             out.push_str(sep);
             out.push_str(&k);
         }
         if sep == "\n" && !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
+        }
+    }
+
+    /// An SCTP association from `h{src}` to `h{dst}` over their default paths (the i-th link of
+    /// one with the i-th of the other), in one of the three modes, with some of its keys.
+    fn sctp_flow(&mut self, src: u64, dst: u64, duration_ms: u64) {
+        let mode = *self.rng.pick(&["single", "ls", "cmt"]);
+        self.feature(format!("flow:sctp_{mode}"));
+        writeln!(
+            self.out,
+            "[flows.assoc]\ntype = \"sctp\"\nsrc = \"h{src}\"\ndst = \"h{dst}\"\nmode = \"{mode}\""
+        )
+        .unwrap();
+        let mut keys: Vec<String> = Vec::new();
+        let p = 0.25;
+        let k = &mut keys;
+        self.maybe(k, p, "sctp:start", |r| {
+            format!("start = \"{}ms\"", r.range(0, duration_ms))
+        });
+        self.maybe(k, p, "sctp:rcv_buffer", |r| {
+            format!("rcv_buffer = \"{}KiB\"", r.range(2, 200))
+        });
+        self.maybe(k, p, "sctp:path_max_retrans", |r| {
+            format!("path_max_retrans = {}", r.range(0, 6))
+        });
+        self.maybe(k, p, "sctp:assoc_max_retrans", |r| {
+            format!("assoc_max_retrans = {}", r.range(0, 12))
+        });
+        self.maybe(k, p, "sctp:rto", |r| {
+            format!(
+                "rto_initial = \"{}ms\"\nrto_min = \"100ms\"",
+                r.range(1, 3000)
+            )
+        });
+        self.maybe(k, p, "sctp:sack_frequency", |r| {
+            format!("sack_frequency = {}", r.range(1, 4))
+        });
+        self.maybe(k, p, "sctp:sack_delay", |r| {
+            format!("sack_delay = \"{}ms\"", r.range(1, 500))
+        });
+        self.maybe(k, p, "sctp:max_burst", |r| {
+            format!("max_burst = {}", r.range(0, 8))
+        });
+        self.maybe(k, p, "sctp:fast_rtx_threshold", |r| {
+            format!("fast_rtx_threshold = {}", r.range(1, 5))
+        });
+        self.maybe_flag(k, p, "sctp", "rtx_to_alt");
+        self.maybe(k, p, "sctp:hb_interval", |r| {
+            format!("hb_interval = \"{}ms\"", r.range(10, 2000))
+        });
+        self.maybe(k, p, "sctp:packet_size", |r| {
+            format!("packet_size = {}", r.range(100, 1500))
+        });
+        if mode != "single" {
+            self.maybe_choice(k, p, "sctp", "cc", &["uncoupled", "lia"]);
+        }
+        if mode == "ls" {
+            self.maybe_flag(k, p, "sctp", "redundant_rtx");
+        }
+        if mode == "cmt" {
+            for key in ["sfr", "cuc", "dac"] {
+                self.maybe_flag(k, p, "sctp", key);
+            }
+            self.maybe_choice(k, p, "sctp", "rtx_policy", &["same", "cwnd", "ssthresh"]);
+        }
+        for k in keys {
+            writeln!(self.out, "{k}").unwrap();
+        }
+    }
+
+    /// One to four `[[events]]`: a link, or one end's interface on it, down or up at a time
+    /// inside the run.
+    fn events(&mut self, pairs: &[(String, String)], duration_ms: u64) {
+        for _ in 0..self.rng.range(1, 4) {
+            let i = self.rng.index(pairs.len());
+            let state = *self.rng.pick(&["down", "up"]);
+            let at = self.rng.range(0, duration_ms);
+            writeln!(
+                self.out,
+                "[[events]]\nat = \"{at}ms\"\nlink = \"l{i}\"\nstate = \"{state}\""
+            )
+            .unwrap();
+            if self.rng.chance(0.3) {
+                self.feature("events:interface");
+                let (a, b) = &pairs[i];
+                let node = if self.rng.chance(0.5) { a } else { b };
+                writeln!(self.out, "node = \"{node}\"").unwrap();
+            } else {
+                self.feature("events:link");
+            }
         }
     }
 
@@ -708,6 +815,15 @@ pub fn generate(seed: u64, size: Size) -> Case {
     if g.rng.chance(0.3) {
         g.feature("trace");
         writeln!(g.out, "[trace]\ninterval = \"{}ms\"", g.rng.range(10, 500)).unwrap();
+    }
+    // Drawn last, so the text above is the same for a seed as before they existed.
+    if g.rng.chance(0.3) {
+        let src = g.rng.range(0, hosts - 1);
+        let dst = (src + g.rng.range(1, hosts - 1)) % hosts;
+        g.sctp_flow(src, dst, duration_ms);
+    }
+    if g.rng.chance(0.25) {
+        g.events(&pairs, duration_ms);
     }
     g.features
         .insert(format!("size:{}_nodes", bucket(routers + hosts)));
