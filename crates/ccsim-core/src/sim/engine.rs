@@ -553,7 +553,7 @@ impl Simulator {
         let forwards =
             arrived_on.is_none() || self.net.nodes[node as usize].kind == NodeKind::Router;
         let iface = if forwards && dst < self.net.ifaces.len() {
-            self.net.routes[node as usize][dst]
+            self.net.next_hop(node, dst as u32)
         } else {
             NO_ROUTE
         };
