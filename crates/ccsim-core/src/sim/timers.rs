@@ -187,6 +187,71 @@ mod tests {
         assert_eq!(drain(&mut t), vec![(2, 2), (4, 1), (3, 3)]);
     }
 
+    /// The merge of the two heaps against one ordered set of all events: an event loop that
+    /// pops, then schedules up to three events (packet events or deadlines, some at the same
+    /// instant) at or after the popped time, and now and then puts an event back, must see
+    /// exactly the `(time, seq)` order of a single queue.
+    #[test]
+    fn the_two_heaps_give_the_order_of_one_queue_of_all_events() {
+        use crate::sim::engine::{Ev, EventHeap};
+        use std::collections::BTreeSet;
+        let mut heap = EventHeap::default();
+        // The reference: (time ns, seq, is a deadline, id); seq counted as the heap counts.
+        let mut one: BTreeSet<(u64, u64, bool, u32)> = BTreeSet::new();
+        let mut seq = 0u64;
+        let mut x = 0x2545_f491_4f6c_dd1du64; // xorshift: a fixed, dependency-free sequence
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut add = |heap: &mut EventHeap, one: &mut BTreeSet<_>, now: u64, r: u64| {
+            seq += 1;
+            let t = now + (r >> 8) % 4; // few distinct times: many ties
+            let id = (r >> 16) as u32 % 1000;
+            if r & 1 == 0 {
+                heap.schedule_timer(SimTime::ZERO + SimDuration::from_nanos(t), id);
+            } else {
+                heap.schedule(SimTime::ZERO + SimDuration::from_nanos(t), Ev::Spawn(id));
+            }
+            one.insert((t, seq, r & 1 == 0, id));
+        };
+        for _ in 0..50 {
+            let r = next();
+            add(&mut heap, &mut one, 0, r);
+        }
+        let mut popped = 0;
+        while let Some(e) = heap.pop() {
+            let want = one.pop_first().expect("the reference is empty first");
+            let got = match e.ev {
+                Ev::Timer(p) => (e.time.as_nanos(), true, p),
+                Ev::Spawn(g) => (e.time.as_nanos(), false, g),
+                other => panic!("never scheduled: {other:?}"),
+            };
+            assert_eq!(got, (want.0, want.2, want.3), "event {popped}");
+            popped += 1;
+            let r = next();
+            if r % 7 == 0 {
+                heap.put_back(e);
+                one.insert(want);
+                let again = heap.pop().map(|a| (a.time, a.ev));
+                assert_eq!(
+                    again,
+                    Some((e.time, e.ev)),
+                    "a put-back event comes out again"
+                );
+                one.remove(&want);
+            }
+            if popped < 5_000 {
+                for k in 0..(r >> 40) % 4 {
+                    add(&mut heap, &mut one, e.time.as_nanos(), next() ^ k);
+                }
+            }
+        }
+        assert!(one.is_empty() && popped > 5_000, "{popped} events");
+    }
+
     #[test]
     fn a_put_back_deadline_is_the_head_again() {
         let mut t = EndpointTimers::default();
