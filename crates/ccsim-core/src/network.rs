@@ -17,6 +17,22 @@
 //! delay (ties broken by hop count, then by declaration order, so routes are deterministic).
 //! Explicit routes from the scenario override the computed ones.
 //!
+//! Every address has a route from every node, but the table is stored one *column* (one
+//! destination address, a route per node) at a time, and a column is computed only when it is
+//! needed ([`Routes`]):
+//!
+//! ```text
+//!   column[addr] ──> table[col * nodes .. (col + 1) * nodes]    the interface each node leaves by
+//!
+//!   at the build:  hosts' addresses (every flow runs between hosts) and the addresses of the
+//!                  `to` node of each explicit route (so overrides and the loop check see them)
+//!   on demand:     any other address (a router interface) the first time a packet is routed to
+//!                  it: one Dijkstra then, the same column the build would have computed
+//! ```
+//!
+//! A fat-tree of k = 16 has 1,024 host addresses among 6,144: the build computes and keeps a
+//! sixth of the full table, and no packet is routed differently.
+//!
 //! Shortest-path trees have no loops, but an explicit route can point back the way a packet
 //! came:
 //!
@@ -41,11 +57,8 @@ use crate::scenario::{NodeKind, RouteMetric, Spec};
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// Destinations whose routes are computed together before they are copied into the table's
-/// rows (see [`Network::compute_routes`]): 16 routes of 4 bytes are one 64-byte cache line per
-/// node, so the block of a 20,000-node network (1.3 MB) stays in cache while Dijkstra writes
-/// it. (64 per block measured 1.7x slower on a 10,000-router chain: its 2.6 MB block did not.)
-const ROUTE_BLOCK: usize = 16;
+/// `Routes::column` of an address whose routes are not computed yet.
+const NOT_COMPUTED: u32 = u32::MAX;
 
 pub struct Node {
     pub name: String,
@@ -83,8 +96,47 @@ pub struct Network {
     pub nodes: Vec<Node>,
     pub ifaces: Vec<Iface>,
     pub chans: Vec<Channel>,
-    /// `routes[node][addr]`: the interface to leave by, or [`NO_ROUTE`].
-    pub routes: Vec<Vec<u32>>,
+    /// The interface each node leaves by towards each address ([`Network::next_hop`]).
+    routes: Routes,
+}
+
+/// The static routes: per destination address a column of one interface (or [`NO_ROUTE`]) per
+/// node, computed at the build or on first use (module docs).
+///
+/// Stored by column because they are computed by column (one Dijkstra per address): each
+/// column is written contiguously, and the columns of addresses nobody sends to are never
+/// computed or stored.
+struct Routes {
+    n_nodes: usize,
+    /// `column[addr]`: the index of the address's column in `table`, or [`NOT_COMPUTED`].
+    column: Vec<u32>,
+    /// The computed columns, `n_nodes` entries each: `table[col * n_nodes + node]`.
+    table: Vec<u32>,
+    graph: RouteGraph,
+    /// Dijkstra's scratch, reused for each column: (cost, hops) per node, and the heap.
+    dist: Vec<(u64, u32)>,
+    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+}
+
+/// The graph as Dijkstra reads it, in flat arrays: a node's edges are
+/// `edges[edge_start[x]..edge_start[x + 1]]`, in the order of its interfaces (the order decides
+/// ties), each the neighbour y, the cost of y's channel to x, and the interface y leaves by.
+/// Reading these instead of `Channel`s keeps the inner loop in a few cache lines.
+struct RouteGraph {
+    edge_start: Vec<usize>,
+    edges: Vec<(u32, u64, u32)>,
+    forwards: Vec<bool>,
+    /// Per address: its node, the neighbour across its link, the cost of that neighbour's
+    /// channel to it and the interface the neighbour leaves by.
+    first_hop: Vec<FirstHop>,
+}
+
+#[derive(Clone, Copy)]
+struct FirstHop {
+    owner: u32,
+    neighbour: u32,
+    cost: u64,
+    via: u32,
 }
 
 impl Network {
@@ -155,13 +207,34 @@ impl Network {
                 ));
             }
         }
+        let routes = Routes::new(&nodes, &ifaces, &chans, spec.routing.metric);
         let mut net = Network {
             nodes,
             ifaces,
             chans,
-            routes: Vec::new(),
+            routes,
         };
-        net.compute_routes(spec.routing.metric, deadline)?;
+        // The columns computed now: every host's addresses, and every address of an explicit
+        // route's `to` node (its overrides are written into them below).
+        let mut eager: Vec<bool> = net.nodes.iter().map(|n| n.kind == NodeKind::Host).collect();
+        for r in &spec.routing.routes {
+            if let Some(to) = node_id(&r.to) {
+                eager[to as usize] = true;
+            }
+        }
+        let addrs: Vec<u32> = (0..net.ifaces.len() as u32)
+            .filter(|&a| eager[net.ifaces[a as usize].node as usize])
+            .collect();
+        for (done, &addr) in addrs.iter().enumerate() {
+            // One clock read per destination: a Dijkstra over the whole network costs far more.
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(OutOfTime {
+                    done,
+                    total: addrs.len(),
+                });
+            }
+            net.routes.compute(addr);
+        }
         for r in &spec.routing.routes {
             let (Some(at), Some(to)) = (node_id(&r.at), node_id(&r.to)) else {
                 continue;
@@ -171,10 +244,51 @@ impl Network {
             };
             let addrs = net.nodes[to as usize].ifaces.clone();
             for addr in addrs {
-                net.routes[at as usize][addr as usize] = via;
+                let col = net.routes.compute(addr);
+                net.routes.table[col + at as usize] = via;
             }
         }
         Ok(net)
+    }
+
+    /// The interface `node` leaves by towards address `addr`, or [`NO_ROUTE`]; the address's
+    /// routes are computed now if nothing asked for them before (the forwarding lookup).
+    #[inline]
+    pub fn next_hop(&mut self, node: u32, addr: u32) -> u32 {
+        let col = self.routes.column[addr as usize];
+        if col == NOT_COMPUTED {
+            return self.next_hop_first(node, addr);
+        }
+        self.routes.table[col as usize * self.routes.n_nodes + node as usize]
+    }
+
+    /// [`Network::next_hop`] for an address no packet was routed to yet.
+    #[cold]
+    #[inline(never)]
+    fn next_hop_first(&mut self, node: u32, addr: u32) -> u32 {
+        let at = self.routes.compute(addr);
+        self.routes.table[at + node as usize]
+    }
+
+    /// [`Network::next_hop`] without storing anything: a column not computed yet is computed
+    /// for this one answer (the build's checks read only columns it computed).
+    pub fn route(&self, node: u32, addr: u32) -> u32 {
+        let col = self.routes.column[addr as usize];
+        if col != NOT_COMPUTED {
+            return self.routes.table[col as usize * self.routes.n_nodes + node as usize];
+        }
+        let mut out = vec![NO_ROUTE; self.routes.n_nodes];
+        let mut dist = vec![(u64::MAX, u32::MAX); self.routes.n_nodes];
+        let mut heap = BinaryHeap::new();
+        self.routes
+            .graph
+            .column(addr, &mut out, &mut dist, &mut heap);
+        out[node as usize]
+    }
+
+    /// Destination addresses whose routes are computed and stored so far.
+    pub fn routed_addresses(&self) -> usize {
+        self.routes.table.len() / self.routes.n_nodes.max(1)
     }
 
     /// The interface of `node` attached to link `link`.
@@ -191,116 +305,11 @@ impl Network {
         self.nodes[node as usize].ifaces.first().copied()
     }
 
-    /// One shortest-path tree per destination address, written into `routes`.
-    ///
-    /// The table is `routes[node][addr]` (the forwarding lookup reads one row per hop), but it
-    /// is computed one destination at a time, i.e. one *column* at a time. Writing a column
-    /// straight into the rows touches a different cache line (and soon a different page) for
-    /// every node, which made the build of a 5,000-router chain take seconds in cache and TLB
-    /// misses alone. So the columns of [`ROUTE_BLOCK`] destinations are gathered in a small
-    /// node-major block, and each node's row receives them as one contiguous run.
-    ///
-    /// The cost that remains is inherent to a full static table: `nodes × addresses` entries
-    /// of 4 bytes (a 20,000-router chain has 40,002 addresses: 3.2 GB), and one Dijkstra per
-    /// address, each resetting `nodes` distances.
-    fn compute_routes(
-        &mut self,
-        metric: RouteMetric,
-        deadline: Option<Instant>,
-    ) -> Result<(), OutOfTime> {
-        let n_nodes = self.nodes.len();
-        let n_addrs = self.ifaces.len();
-        // Each row is filled once, block by block, in address order.
-        let mut routes: Vec<Vec<u32>> = (0..n_nodes).map(|_| Vec::with_capacity(n_addrs)).collect();
-        // The graph as Dijkstra reads it, in flat arrays: a node's edges are
-        // `edges[edge_start[x]..edge_start[x + 1]]`, in the order of its interfaces (the order
-        // decides ties), each the neighbour y, the cost of y's channel to x, and the interface y
-        // leaves by. Reading these instead of `Channel`s keeps the inner loop in a few cache
-        // lines.
-        let mut edge_start: Vec<usize> = Vec::with_capacity(n_nodes + 1);
-        let mut edges: Vec<(u32, u64, u32)> = Vec::with_capacity(n_addrs);
-        for node in &self.nodes {
-            edge_start.push(edges.len());
-            for &ix in &node.ifaces {
-                let chan_to_x = &self.chans[self.ifaces[ix as usize].in_chan as usize];
-                edges.push((
-                    chan_to_x.from_node,
-                    link_cost(metric, chan_to_x),
-                    self.peer_iface(ix),
-                ));
-            }
-        }
-        edge_start.push(edges.len());
-        let forwards: Vec<bool> = self
-            .nodes
-            .iter()
-            .map(|n| n.kind == NodeKind::Router)
-            .collect();
-        // `block[node * ROUTE_BLOCK + k]`: the route of `node` to address `first + k`.
-        let mut block = vec![NO_ROUTE; n_nodes * ROUTE_BLOCK];
-        // (cost, hops) per node, reused for each destination.
-        let mut dist: Vec<(u64, u32)> = vec![(u64::MAX, u32::MAX); n_nodes];
-        let mut heap = BinaryHeap::new();
-        for first in (0..n_addrs).step_by(ROUTE_BLOCK) {
-            let width = ROUTE_BLOCK.min(n_addrs - first);
-            block.fill(NO_ROUTE);
-            for k in 0..width {
-                let addr = first + k;
-                // One clock read per destination: a Dijkstra over the whole network costs far
-                // more.
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return Err(OutOfTime {
-                        done: addr,
-                        total: n_addrs,
-                    });
-                }
-                let route = |node: u32| node as usize * ROUTE_BLOCK + k;
-                let owner = self.ifaces[addr].node;
-                // The neighbour across this interface's link forwards to `addr` over that link.
-                let in_chan = &self.chans[self.ifaces[addr].in_chan as usize];
-                let neighbour = in_chan.from_node;
-                let neighbour_iface = self.peer_iface(addr as u32);
-                dist.iter_mut().for_each(|d| *d = (u64::MAX, u32::MAX));
-                dist[owner as usize] = (0, 0);
-                let first_hop = (link_cost(metric, in_chan), 1);
-                dist[neighbour as usize] = first_hop;
-                block[route(neighbour)] = neighbour_iface;
-                heap.clear();
-                heap.push(Reverse((first_hop.0, first_hop.1, neighbour)));
-                while let Some(Reverse((c, h, x))) = heap.pop() {
-                    if (c, h) > dist[x as usize] {
-                        continue;
-                    }
-                    // Only routers carry transit traffic.
-                    if !forwards[x as usize] {
-                        continue;
-                    }
-                    // Every neighbour y of x can reach addr through x.
-                    let x_edges = &edges[edge_start[x as usize]..edge_start[x as usize + 1]];
-                    for &(y, cost, via) in x_edges {
-                        let cand = (c.saturating_add(cost), h + 1);
-                        if cand < dist[y as usize] {
-                            dist[y as usize] = cand;
-                            block[route(y)] = via;
-                            heap.push(Reverse((cand.0, cand.1, y)));
-                        }
-                    }
-                }
-            }
-            for (node, row) in routes.iter_mut().enumerate() {
-                let at = node * ROUTE_BLOCK;
-                row.extend_from_slice(&block[at..at + width]);
-            }
-        }
-        self.routes = routes;
-        Ok(())
-    }
-
     /// The first routing loop, walking from the `at` node of each explicit route in order
     /// towards each address of its `to` node; `None` if packets between every pair of nodes
     /// reach their destination or are dropped.
     ///
-    /// A walk follows `routes[node][addr]` and ends at the address's owner, at a host other
+    /// A walk follows [`Network::route`] and ends at the address's owner, at a host other
     /// than where it started (hosts do not forward: the packet is dropped there), or at a node
     /// without a route. Reaching a node twice is a loop.
     pub fn routing_loop(&self, spec: &Spec) -> Option<RoutingLoop> {
@@ -323,7 +332,7 @@ impl Network {
                 loop {
                     seen[node as usize] = (walk, path.len() as u32);
                     path.push(node);
-                    let iface = self.routes[node as usize][addr as usize];
+                    let iface = self.route(node, addr);
                     if iface == NO_ROUTE {
                         break;
                     }
@@ -344,11 +353,115 @@ impl Network {
         }
         None
     }
+}
 
-    /// The interface at the other end of `iface`'s link.
-    fn peer_iface(&self, iface: u32) -> u32 {
-        iface ^ 1
+impl Routes {
+    /// No column yet; the graph read from the built nodes, interfaces and channels.
+    fn new(nodes: &[Node], ifaces: &[Iface], chans: &[Channel], metric: RouteMetric) -> Routes {
+        let n_nodes = nodes.len();
+        let mut edge_start: Vec<usize> = Vec::with_capacity(n_nodes + 1);
+        let mut edges: Vec<(u32, u64, u32)> = Vec::with_capacity(ifaces.len());
+        for node in nodes {
+            edge_start.push(edges.len());
+            for &ix in &node.ifaces {
+                let chan_to_x = &chans[ifaces[ix as usize].in_chan as usize];
+                edges.push((
+                    chan_to_x.from_node,
+                    link_cost(metric, chan_to_x),
+                    peer_iface(ix),
+                ));
+            }
+        }
+        edge_start.push(edges.len());
+        let first_hop = (0..ifaces.len() as u32)
+            .map(|addr| {
+                // The neighbour across this interface's link forwards to `addr` over that link.
+                let in_chan = &chans[ifaces[addr as usize].in_chan as usize];
+                FirstHop {
+                    owner: ifaces[addr as usize].node,
+                    neighbour: in_chan.from_node,
+                    cost: link_cost(metric, in_chan),
+                    via: peer_iface(addr),
+                }
+            })
+            .collect();
+        Routes {
+            n_nodes,
+            column: vec![NOT_COMPUTED; ifaces.len()],
+            table: Vec::new(),
+            graph: RouteGraph {
+                edge_start,
+                edges,
+                forwards: nodes.iter().map(|n| n.kind == NodeKind::Router).collect(),
+                first_hop,
+            },
+            dist: vec![(u64::MAX, u32::MAX); n_nodes],
+            heap: BinaryHeap::new(),
+        }
     }
+
+    /// The column of `addr`, computed and stored if it is not yet: where it starts in `table`.
+    fn compute(&mut self, addr: u32) -> usize {
+        let col = self.column[addr as usize];
+        if col != NOT_COMPUTED {
+            return col as usize * self.n_nodes;
+        }
+        let at = self.table.len();
+        self.column[addr as usize] = (at / self.n_nodes.max(1)) as u32;
+        self.table.resize(at + self.n_nodes, NO_ROUTE);
+        let out = &mut self.table[at..];
+        self.graph.column(addr, out, &mut self.dist, &mut self.heap);
+        at
+    }
+}
+
+impl RouteGraph {
+    /// One shortest-path tree towards address `addr`: `out[node]` is the interface `node`
+    /// leaves by (left [`NO_ROUTE`] where there is none; `out` comes filled with it).
+    ///
+    /// Dijkstra from the address's owner, whose one way in is the address's own link; only
+    /// routers carry transit traffic. O((nodes + links) log nodes) per address, and the scratch
+    /// `dist` is reset, O(nodes).
+    fn column(
+        &self,
+        addr: u32,
+        out: &mut [u32],
+        dist: &mut [(u64, u32)],
+        heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
+    ) {
+        let hop = self.first_hop[addr as usize];
+        dist.iter_mut().for_each(|d| *d = (u64::MAX, u32::MAX));
+        dist[hop.owner as usize] = (0, 0);
+        let first = (hop.cost, 1);
+        dist[hop.neighbour as usize] = first;
+        out[hop.neighbour as usize] = hop.via;
+        heap.clear();
+        heap.push(Reverse((first.0, first.1, hop.neighbour)));
+        while let Some(Reverse((c, h, x))) = heap.pop() {
+            if (c, h) > dist[x as usize] {
+                continue;
+            }
+            // Only routers carry transit traffic.
+            if !self.forwards[x as usize] {
+                continue;
+            }
+            // Every neighbour y of x can reach addr through x.
+            let x_edges = &self.edges[self.edge_start[x as usize]..self.edge_start[x as usize + 1]];
+            for &(y, cost, via) in x_edges {
+                let cand = (c.saturating_add(cost), h + 1);
+                if cand < dist[y as usize] {
+                    dist[y as usize] = cand;
+                    out[y as usize] = via;
+                    heap.push(Reverse((cand.0, cand.1, y)));
+                }
+            }
+        }
+    }
+}
+
+/// The interface at the other end of `iface`'s link.
+fn peer_iface(iface: u32) -> u32 {
+    iface ^ 1
 }
 
 fn link_cost(metric: RouteMetric, ch: &Channel) -> u64 {
@@ -387,20 +500,18 @@ mod tests {
 
     /// In a chain an address is reached over its own link (module docs): a node on the far
     /// side of that link sends towards the owner, a node behind the owner has no route (the
-    /// owner does not forward to itself), and so does the owner. 40 routers have 82 addresses,
-    /// so the routes come from several blocks of [`ROUTE_BLOCK`] columns, the last one
-    /// partial; a column copied into the wrong block or row breaks the pattern.
+    /// owner does not forward to itself), and so does the owner. The routers' 80 addresses are
+    /// computed on first use, in an order unlike the build's; a column stored at the wrong
+    /// place or filled from the wrong address breaks the pattern.
     #[test]
-    fn a_chain_routes_each_address_over_its_own_link_across_route_blocks() {
-        let net = chain(40);
+    fn a_chain_routes_each_address_over_its_own_link() {
+        let mut net = chain(40);
         let n_addrs = net.ifaces.len();
         assert_eq!(n_addrs, 82);
-        assert!(n_addrs > 2 * ROUTE_BLOCK && !n_addrs.is_multiple_of(ROUTE_BLOCK));
         // Node p's interfaces are on links p - 1 (left) and p (right); link i joins nodes i and
         // i + 1 and owns interfaces 2i (a end, left node) and 2i + 1 (b end, right node).
-        for (p, row) in net.routes.iter().enumerate() {
-            assert_eq!(row.len(), n_addrs);
-            for (addr, &via) in row.iter().enumerate() {
+        for addr in (0..n_addrs).rev() {
+            for p in 0..net.nodes.len() {
                 let owner = net.ifaces[addr].node as usize;
                 // Even addresses are a ends (the owner's link to its right), odd are b ends.
                 let link_to_the_right = addr.is_multiple_of(2);
@@ -412,10 +523,38 @@ mod tests {
                     NO_ROUTE
                 };
                 assert_eq!(
-                    via, expected,
+                    net.route(p as u32, addr as u32),
+                    expected,
+                    "node {p} to {addr}"
+                );
+                assert_eq!(
+                    net.next_hop(p as u32, addr as u32),
+                    expected,
                     "node {p} to address {addr} (on node {owner})"
                 );
             }
         }
+        assert_eq!(net.routed_addresses(), n_addrs);
+    }
+
+    /// The build computes the routes to the hosts' addresses only (the two ends of the chain:
+    /// 2 of 82 columns); a router's address gets its column when a packet is first routed to
+    /// it, and only then.
+    #[test]
+    fn the_build_stores_routes_to_host_addresses_and_computes_the_rest_on_first_use() {
+        let mut net = chain(40);
+        assert_eq!(net.routed_addresses(), 2);
+        // Address 3 is r1's end of link 1 (r0 - r1): reached from ha (node 0) over link 0's a
+        // end and from r0 (node 1) over link 1's.
+        assert_eq!(net.route(0, 3), 0);
+        assert_eq!(
+            net.routed_addresses(),
+            2,
+            "a read-only lookup stores nothing"
+        );
+        assert_eq!(net.next_hop(0, 3), 0);
+        assert_eq!(net.routed_addresses(), 3);
+        assert_eq!(net.next_hop(1, 3), 2);
+        assert_eq!(net.routed_addresses(), 3, "the column is computed once");
     }
 }

@@ -32,7 +32,7 @@ fn route(net: &Network, src: u32, dst_addr: Addr) -> Vec<u32> {
         if net.ifaces[dst_addr as usize].node == node {
             break;
         }
-        let iface = net.routes[node as usize][dst_addr as usize];
+        let iface = net.route(node, dst_addr);
         if iface == NO_ROUTE {
             break;
         }

@@ -637,7 +637,7 @@ fn check_route_mtu(
         if net.ifaces[ends.dst_addr as usize].node == node {
             return Ok(());
         }
-        let iface = net.routes[node as usize][ends.dst_addr as usize];
+        let iface = net.route(node, ends.dst_addr);
         if iface == NO_ROUTE {
             return Ok(()); // the parser already rejects unconnected flows
         }

@@ -8,7 +8,8 @@
 //!   TxDone(chan)   a transmitter freed up with packets waiting: start the next (only then; a
 //!                  packet offered to an idle channel goes straight onto the wire, link.rs)
 //!   Arrive(chan)   the head of a propagation FIFO reached the far node: hook, route or deliver
-//!   Timer(ep)      an endpoint's deadline (lazily cancelled: stale entries are skipped)
+//!   Timer(ep)      an endpoint's deadline (lazily cancelled: stale entries are skipped), kept
+//!                  in a heap of its own (timers.rs) and merged by the same (time, seq)
 //!   HookTimer(n)   a node hook's deadline (same rule)
 //!   Spawn(g)       a short-flow generator starts a new TCP transfer
 //!   Sample         the time-series sampler
@@ -37,6 +38,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
+use super::timers::{Deadline, EndpointTimers};
 use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::arena::PacketId;
@@ -112,12 +114,18 @@ impl Ord for Entry {
 /// down once, instead of a removal (a sift to the bottom and back up) plus an insertion. Only
 /// `(time, seq)` decides the order in which entries come out, never the heap's shape, so the
 /// events run in exactly the same order.
+///
+/// Endpoint deadlines wait apart, in [`EndpointTimers`] (`timers.rs`), so that this heap holds
+/// the packet events of the busy channels only, whatever the number of flows. Both take their
+/// `seq` from the one counter here, and `pop` returns the smaller `(time, seq)` of the two
+/// heads: the same order as one heap of all of them.
 #[derive(Default)]
 pub(super) struct EventHeap {
     seq: u64,
     heap: BinaryHeap<Entry>,
     /// The root is the entry the last `pop` returned, still to be removed or overwritten.
     root_taken: bool,
+    timers: EndpointTimers,
 }
 
 impl EventHeap {
@@ -139,39 +147,84 @@ impl EventHeap {
         self.heap.push(e);
     }
 
+    /// Schedule the deadline of the endpoint on `port`: into the timer heap, with the next
+    /// sequence number, so it runs exactly where one heap would have run it.
+    #[inline]
+    pub(super) fn schedule_timer(&mut self, time: SimTime, port: Port) {
+        self.seq += 1;
+        self.timers.schedule(Deadline {
+            time,
+            seq: self.seq,
+            port,
+        });
+    }
+
+    /// The earliest pending event of either heap; it stays in its heap, marked taken, until
+    /// the next `schedule` into that heap overwrites it or the next `pop` removes it.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<Entry> {
         if self.root_taken {
+            self.root_taken = false;
             self.heap.pop();
         }
-        let e = *self.heap.peek()?;
-        self.root_taken = true;
-        Some(e)
+        self.timers.settle();
+        let packet = self.heap.peek().copied();
+        let timer = self.timers.head().copied();
+        match (packet, timer) {
+            (Some(e), Some(d)) if e.key() < d.key() => {
+                self.root_taken = true;
+                Some(e)
+            }
+            (Some(e), None) => {
+                self.root_taken = true;
+                Some(e)
+            }
+            (_, Some(d)) => {
+                self.timers.take();
+                Some(Entry {
+                    time: d.time,
+                    seq: d.seq,
+                    ev: Ev::Timer(d.port),
+                })
+            }
+            (None, None) => None,
+        }
     }
 
     /// Return the entry [`EventHeap::pop`] gave last, with nothing scheduled since, to its old
     /// place (its `seq` is kept).
     pub(super) fn put_back(&mut self, e: Entry) {
-        debug_assert!(self.root_taken && self.heap.peek().is_some_and(|r| r.seq == e.seq));
-        self.root_taken = false;
+        if self.root_taken {
+            debug_assert!(self.heap.peek().is_some_and(|r| r.seq == e.seq));
+            self.root_taken = false;
+        } else {
+            debug_assert!(matches!(e.ev, Ev::Timer(_)));
+            self.timers.put_back();
+        }
     }
 
     /// The time of the earliest pending event (ATM: how far the cell network may run alone).
     pub(super) fn peek_time(&self) -> Option<SimTime> {
-        if !self.root_taken {
-            return self.heap.peek().map(|e| e.time);
+        let packet = if !self.root_taken {
+            self.heap.peek().map(|e| e.time)
+        } else {
+            // The root is the event being handled, no longer pending: the earliest pending one
+            // is the greater (in the reversed order, the earlier) of its two children.
+            let slice = self.heap.as_slice();
+            slice
+                .get(1..)
+                .and_then(|c| c.iter().take(2).max())
+                .map(|e| e.time)
+        };
+        match (packet, self.timers.peek_time()) {
+            (Some(p), Some(t)) => Some(p.min(t)),
+            (p, t) => p.or(t),
         }
-        // The root is the event being handled, no longer pending: the earliest pending one is
-        // the greater (in the reversed order, the earlier) of its two children.
-        let slice = self.heap.as_slice();
-        slice
-            .get(1..)
-            .and_then(|c| c.iter().take(2).max())
-            .map(|e| e.time)
     }
 
+    /// Pending events of both heaps (stale endpoint deadlines included).
     pub(super) fn len(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        self.heap.len() - self.root_taken as usize + self.timers.len()
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -364,7 +417,7 @@ impl Simulator {
             let t = t.max(self.now);
             if slot.timer_at.is_none_or(|cur| t < cur) {
                 slot.timer_at = Some(t);
-                self.heap.schedule(t, Ev::Timer(port));
+                self.heap.schedule_timer(t, port);
             }
         }
     }
@@ -500,7 +553,7 @@ impl Simulator {
         let forwards =
             arrived_on.is_none() || self.net.nodes[node as usize].kind == NodeKind::Router;
         let iface = if forwards && dst < self.net.ifaces.len() {
-            self.net.routes[node as usize][dst]
+            self.net.next_hop(node, dst as u32)
         } else {
             NO_ROUTE
         };
