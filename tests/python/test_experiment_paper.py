@@ -380,3 +380,50 @@ def test_the_quick_reproduction_runs_and_reports_the_papers_numbers(
     assert "cells match the paper" in report
     if name == "p000":
         assert report.count("Cells matching the paper: ") == 2
+
+
+def test_in_chromium_the_page_draws_paper_markers_and_the_grid_with_both_values(
+    reproduced: tuple[experiment.Plan, Path], tmp_path: Path
+) -> None:
+    from ccsim.site import build_site
+    from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
+                    "scripts/test installs Debian's chromium package")  # fmt: skip
+    from playwright.sync_api import sync_playwright
+
+    _plan, out = reproduced
+    # The plan is found under the results folder's parent (tmp/experiments/g-grid).
+    index = build_site(out.parent, root=out.parent.parent)
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(index.with_name("g.html").as_uri())
+            fig = page.locator('.figure[data-figure="loss"]')
+            fig.locator(".scatterlayer .point").first.wait_for(timeout=30_000)
+            # 6 of our points and 4 of the paper's, each a marker in the browser.
+            assert fig.get_attribute("data-count") == "10"
+            assert fig.locator(".scatterlayer .point").count() == 10
+            traces = page.evaluate(
+                "document.querySelector('.figure[data-figure=loss] .js-plotly-plot').data"
+                ".map(t => [t.name, t.x.length])"
+            )
+            assert ["Reno: paper", 2] in traces and ["SACK: paper", 2] in traces
+            # The grid: 2 rows x 2 metrics x 2 lines, every cell "ours / paper" with both
+            # values in its hover text.
+            cells = page.locator('table.grid[data-grid="grid"] td.grid-cell')
+            assert cells.count() == 8
+            first = cells.first
+            assert " / 9.4" in (first.text_content() or "")
+            assert "paper 9.4 (Table 10)" in (first.get_attribute("title") or "")
+            page.screenshot(path=str(tmp_path / "paper-values.png"))
+            print(f"screenshot: {tmp_path / 'paper-values.png'}")
+        finally:
+            browser.close()
+    assert errors == []

@@ -98,6 +98,31 @@ A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig
     link = "wireless:a_to_b"
     seed = 1                            # optional; max_rows = 200000 likewise
 
+The paper's own numbers beside ours (docs/experiments.md, "The paper's numbers beside ours")::
+
+    [figures.paper]                     # on a figure of points (or a grid's metric, or a
+    source = "Table 1"                  # summary table); required: where the numbers are
+    relative_tolerance = 0.1            # and/or tolerance = "2%": what still matches
+    [figures.paper.values]
+    reno = ["9.4Mbps", "-", 14.2]       # one per x value; "-": the paper gives no number
+
+    [[tables]]                          # a table as the paper prints it: rows x lines, each
+    id = "table1_wan"                   # cell "ours / paper" for every metric
+    kind = "grid"
+    lines = ["reno", "er04"]
+    rows = [{ id = "none", label = "no background", set = { ... } }, ...]
+    [[tables.metrics]]
+    id = "throughput"
+    where = { name = ["f1", "f2"] }     # with aggregate = "sum": columns summed over the rows
+    aggregate = "sum"
+    column = "goodput_bps / 1e6"
+    unit = "Mbit/s"
+    paper = ...                         # values = { row = [one per line] }
+
+    [[claims]]
+    table = "table1_wan"                # or figure = ...
+    matches_paper = true                # counts the cells within the paper's tolerance
+
 A figure or table may have its own ``quick_set`` (after the plan's); a table's ``groups = {
 reno = ["f2", "f4"] }`` adds the column ``share_reno``; an x may carry units (``"10Mbps"``) and
 companion keys (``also = { PATH = [one value per x] }``); a metric's column may be arithmetic
