@@ -13,7 +13,7 @@ import pytest
 
 from ccsim import experiment
 from ccsim.experiment.claims import check_claim, paper_cells
-from ccsim.experiment.paper import paper_number
+from ccsim.experiment.paper import paper_number, read_paper
 from ccsim.experiment.runs import plan_runs
 from ccsim.site import grid_table_html, point_figure
 
@@ -139,6 +139,14 @@ def _edit(folder: Path, old: str, new: str) -> None:
     text = (folder / "plan.toml").read_text()
     assert old in text, old
     (folder / "plan.toml").write_text(text.replace(old, new, 1))
+
+
+def test_a_tolerance_with_a_unit_is_reported_as_written_and_a_share_as_absolute() -> None:
+    share = read_paper({"source": "T", "tolerance": "2%", "values": {}}, "p", None, [], [], "", "")
+    assert share.tolerance == pytest.approx(0.02)
+    assert share.describe_tolerance() == "±2% (absolute)"
+    points = read_paper({"source": "T", "tolerance": 1.0, "values": {}}, "p", "%", [], [], "", "")
+    assert points.describe_tolerance() == "±1 percentage points"
 
 
 def test_paper_values_with_units_are_converted_to_the_metrics_unit() -> None:
@@ -323,8 +331,8 @@ def test_a_claim_that_cells_match_the_paper_counts_them(
     verdict = check_claim(plan.claims[0], points, {}, plan=plan)
     word = "partly holds" if ok else "does not hold"
     assert verdict.startswith(
-        f"{word}: {ok} of 3 cells match the paper (Table 10) [one run per cell: within ±1 "
-        "Mbit/s]; furthest off: reno at lossy (total) ours "
+        f"{word}: {ok} of 3 cells match the paper (Table 10) [one run per cell: within "
+        "±1Mbps]; furthest off: reno at lossy (total) ours "
     )
 
 

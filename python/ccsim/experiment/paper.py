@@ -101,6 +101,8 @@ class PaperValues:
     relative_tolerance: float = 0.0
     unit: str | None = None
     origin: str = ""
+    #: The tolerance as the plan wrote it when it carried a unit ("2%"), for the report.
+    tolerance_text: str = ""
 
     def get(self, row: Any, column: Any) -> float | None:
         return self.values.get((row, column))
@@ -111,7 +113,11 @@ class PaperValues:
 
     def describe_tolerance(self) -> str:
         parts = []
-        if self.tolerance > 0:
+        if self.tolerance > 0 and self.tolerance_text:
+            # "±2%" on a share is 2 percentage points, not 2 % of the value.
+            absolute = " (absolute)" if self.tolerance_text.endswith("%") else ""
+            parts.append(f"±{self.tolerance_text}{absolute}")
+        elif self.tolerance > 0:
             # A tolerance on a percentage is in percentage points, not a share of the value.
             unit = {"%": " percentage points", None: ""}.get(self.unit, f" {self.unit}")
             parts.append(f"±{self.tolerance:g}{unit}")
@@ -181,6 +187,8 @@ def read_paper(
         if tol is None or not tol >= 0:
             raise ValueError(f"{where}.tolerance: {raw['tolerance']!r} must be a number >= 0")
         pv.tolerance = tol
+        if isinstance(raw["tolerance"], str):
+            pv.tolerance_text = raw["tolerance"].strip()
     if "relative_tolerance" in raw:
         rel = raw["relative_tolerance"]
         if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not rel >= 0:
