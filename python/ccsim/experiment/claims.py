@@ -20,24 +20,47 @@ independent intervals overlap.
 A claim on a summary table (one row per line and seed) compares a column with a number, another
 column, or another line; with one seed a value within ``tolerance`` of the rule is too close to
 call, with several the 95 % interval of the (paired) margin decides.
+
+A ``matches_paper`` claim compares every cell the paper gives a number for (a figure's point,
+a grid table's cell, a summary table's column) with that number: a cell from one run matches
+when it is within the ``paper`` key's tolerance, a cell from several seeds when the paper's
+number lies in our 95 % interval. The verdict counts the cells that match.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .paper import UNITS, PaperValues, fmt, matches
 from .plan import Claim, x_number
 from .stats import compare_lines, mean_ci, slope_ci
+
+if TYPE_CHECKING:
+    from .plan import Plan
 
 NO_CI = "no significance can be judged: fewer than 2 seeds per point, so no 95 % CIs"
 
 
-def _xs(xs: Sequence[float], scale: float) -> str:
-    return ", ".join(f"{x_number(x) * scale:g}" for x in xs) or "none"
+def _x_text(x: Any, scale: float = 1.0) -> str:
+    """An x value as the report names it: a number in the axis' units ("10Mbps" -> 10), a
+    grid row by its id ("10x10" stays "10x10": what follows its number is not a unit)."""
+    if isinstance(x, str):
+        m = re.match(r"\s*[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*(.*?)\s*$", x)
+        if m is None or (m.group(1) and m.group(1) not in UNITS):
+            return x
+    v = x_number(x)
+    return str(x) if math.isnan(v) else f"{v * scale:g}"
+
+
+def _xs(xs: Sequence[Any], scale: float) -> str:
+    return ", ".join(_x_text(x, scale) for x in xs) or "none"
 
 
 def _pct(k: int, n: int) -> str:
@@ -49,10 +72,15 @@ def check_claim(
     points: pd.DataFrame,
     tables: dict[str, pd.DataFrame] | None = None,
     x_scale: float = 1.0,
+    plan: Plan | None = None,
 ) -> str:
     """What our points (one row per figure, line, x and seed) say about a claim on a figure,
     or what a summary table says about a table claim (see :func:`check_table_claim`).
     ``x_scale`` turns x values into the figure's axis units in the text."""
+    if claim.matches_paper:
+        if plan is None:
+            return "not checked: the plan's paper values were not given"
+        return check_paper_claim(claim, plan, points, tables or {})
     if claim.table is not None:
         return check_table_claim(claim, (tables or {}).get(claim.table))
     a, b = claim.lower, claim.than
@@ -196,3 +224,107 @@ def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
         basis = "one run per line, no tolerance"
     near = f"; too close to call: {', '.join(close)}" if close else ""
     return f"{verdict}: {rule} for {k} of {len(held)} lines ({'; '.join(shown)}){near} [{basis}]"
+
+
+@dataclass
+class PaperCell:
+    """One cell the paper gives a number for, with ours beside it."""
+
+    item: str  # the figure, "<grid>.<metric>" or summary table
+    line: str
+    at: Any  # x value, grid row id or summary column
+    paper: float
+    mean: float
+    ci95: float
+    n: int
+    values: PaperValues
+
+    @property
+    def matches(self) -> bool:
+        return matches(self.paper, self.mean, self.ci95, self.n, self.values)
+
+
+def paper_cells(
+    plan: Plan, points: pd.DataFrame, table_seeds: dict[str, pd.DataFrame] | None = None
+) -> list[PaperCell]:
+    """Every cell of the plan with a paper value, ours beside it (mean, 95 % CI, seeds; NaN and
+    n = 0 where we have no run)."""
+    out: list[PaperCell] = []
+
+    def ours(item: str, line: str, at: Any) -> tuple[float, float, int]:
+        if not len(points):
+            return math.nan, math.nan, 0
+        d = points[(points["figure"] == item) & (points["line"] == line)]
+        d = d[pd.Series([x == at for x in d["x"]], index=d.index, dtype=bool)]
+        vals = [float(v) for v in d["value"] if not math.isnan(float(v))]
+        if not vals:
+            return math.nan, math.nan, 0
+        return mean_ci(vals)
+
+    for fig in plan.figures:
+        if fig.paper is not None:
+            for (line, x), v in fig.paper.values.items():
+                out.append(PaperCell(fig.id, line, x, v, *ours(fig.id, line, x), fig.paper))
+    for grid in plan.grids:
+        for m in grid.metrics:
+            pv = grid.paper.get(m.id)
+            if pv is not None:
+                for (row, line), v in pv.values.items():
+                    cid = grid.cell_id(m)
+                    out.append(PaperCell(cid, line, row, v, *ours(cid, line, row), pv))
+    for t in plan.tables:
+        if t.paper is not None:
+            df = (table_seeds or {}).get(t.id)
+            for (line, col), v in t.paper.values.items():
+                vals: list[float] = []
+                if df is not None and col in df:
+                    vals = [float(x) for x in df[df["line"] == line][col] if not math.isnan(x)]
+                m, ci, n = mean_ci(vals) if vals else (math.nan, math.nan, 0)
+                out.append(PaperCell(t.id, line, col, v, m, ci, n, t.paper))
+    return out
+
+
+def check_paper_claim(
+    claim: Claim, plan: Plan, points: pd.DataFrame, table_seeds: dict[str, pd.DataFrame]
+) -> str:
+    """How many of a claim's cells match the paper (see :func:`paper_cells`)."""
+    if claim.table is None:
+        items = {claim.figure}
+    else:
+        grid = next((g for g in plan.grids if g.id == claim.table), None)
+        if grid is None:
+            items = {claim.table}
+        else:
+            items = {grid.cell_id(m) for m in grid.metrics
+                     if claim.metric is None or m.id == claim.metric}  # fmt: skip
+    cells = [c for c in paper_cells(plan, points, table_seeds)
+             if c.item in items and c.line in claim.lines]  # fmt: skip
+    run = [c for c in cells if c.n > 0]
+    if not run:
+        return "not judged: no cell with a paper value has a run of ours"
+    ok = [c for c in run if c.matches]
+    k = len(ok)
+    verdict = "holds" if k == len(run) else ("partly holds" if k else "does not hold")
+    sources = sorted({c.values.source for c in run})
+    tolerances = sorted({c.values.describe_tolerance() for c in run})
+    seeds = sorted({c.n for c in run})
+    if seeds == [1]:
+        basis = f"one run per cell: within {' / '.join(tolerances)}"
+    else:
+        span = str(seeds[-1]) if seeds[0] == seeds[-1] else f"{seeds[0]}-{seeds[-1]}"
+        basis = (f"{span} seeds per cell: the paper's value inside our 95 % CI (one run: "
+                 f"within {' / '.join(tolerances)})")  # fmt: skip
+    missing = (
+        f"; {len(cells) - len(run)} cells without a run of ours" if len(run) < len(cells) else ""
+    )
+    worst = sorted((c for c in run if not c.matches),
+                   key=lambda c: -abs(c.mean - c.paper) / (abs(c.paper) or 1.0))[:4]  # fmt: skip
+
+    def named(c: PaperCell) -> str:
+        # A grid claim over several metrics names the cell's metric too.
+        metric = "" if c.item == claim.figure else f" ({c.item.split('.')[-1]})"
+        return f"{c.line} at {_x_text(c.at)}{metric} ours {fmt(c.mean)} vs {fmt(c.paper)}"
+
+    far = "; furthest off: " + "; ".join(named(c) for c in worst) if worst else ""
+    return (f"{verdict}: {k} of {len(run)} cells match the paper ({', '.join(sources)}) "
+            f"[{basis}]{missing}{far}")  # fmt: skip

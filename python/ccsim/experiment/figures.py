@@ -100,8 +100,13 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
             continue
         d = d.iloc[sorted(range(len(d)), key=lambda i: x_number(d["x"].iloc[i]))]
         xs = [x_number(x) * fig.x_scale for x in d["x"]]
-        ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
-                    label=plan.lines[lid].label)  # fmt: skip
+        bars = ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
+                           label=plan.lines[lid].label)  # fmt: skip
+        px, py = paper_points(fig, lid)
+        if px:
+            colour = bars[0].get_color()
+            ax.scatter(px, py, s=70, facecolors="none", edgecolors=colour, linewidths=1.5,
+                       zorder=3, label=f"{plan.lines[lid].label}: paper")  # fmt: skip
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.metric.label)
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
@@ -109,6 +114,20 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     ax.legend()
     f.tight_layout()
     return _save(plt, f, out, fig.id)
+
+
+def paper_points(fig: Figure, line: str) -> tuple[list[float], list[float]]:
+    """Where the paper's values of ``line`` go on the figure (x in the axis' units), in the
+    order of the figure's x values; none where the paper gives no number."""
+    if fig.paper is None:
+        return [], []
+    xs, ys = [], []
+    for x in fig.x_values:
+        v = fig.paper.get(line, x)
+        if v is not None:
+            xs.append(x_number(x) * fig.x_scale)
+            ys.append(v)
+    return xs, ys
 
 
 def packet_trace_points(rec: dict[str, Any], flow: str, link: str) -> dict[str, pd.DataFrame]:

@@ -98,6 +98,31 @@ A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig
     link = "wireless:a_to_b"
     seed = 1                            # optional; max_rows = 200000 likewise
 
+The paper's own numbers beside ours (docs/experiments.md, "The paper's numbers beside ours")::
+
+    [figures.paper]                     # on a figure of points (or a grid's metric, or a
+    source = "Table 1"                  # summary table); required: where the numbers are
+    relative_tolerance = 0.1            # and/or tolerance = "2%": what still matches
+    [figures.paper.values]
+    reno = ["9.4Mbps", "-", 14.2]       # one per x value; "-": the paper gives no number
+
+    [[tables]]                          # a table as the paper prints it: rows x lines, each
+    id = "table1_wan"                   # cell "ours / paper" for every metric
+    kind = "grid"
+    lines = ["reno", "er04"]
+    rows = [{ id = "none", label = "no background", set = { ... } }, ...]
+    [[tables.metrics]]
+    id = "throughput"
+    where = { name = ["f1", "f2"] }     # with aggregate = "sum": columns summed over the rows
+    aggregate = "sum"
+    column = "goodput_bps / 1e6"
+    unit = "Mbit/s"
+    paper = ...                         # values = { row = [one per line] }
+
+    [[claims]]
+    table = "table1_wan"                # or figure = ...
+    matches_paper = true                # counts the cells within the paper's tolerance
+
 A figure or table may have its own ``quick_set`` (after the plan's); a table's ``groups = {
 reno = ["f2", "f4"] }`` adds the column ``share_reno``; an x may carry units (``"10Mbps"``) and
 companion keys (``also = { PATH = [one value per x] }``); a metric's column may be arithmetic
@@ -128,6 +153,7 @@ from ccsim import _core
 from ccsim.scenario import format_value, read_text
 from ccsim.sweep import _execute_one
 
+from .paper import PaperValueError, PaperValues, check_unit, read_paper
 from .tables import table_row
 
 if sys.version_info >= (3, 11):
@@ -148,6 +174,15 @@ class Metric:
     where: dict[str, Any] = field(default_factory=dict)
     #: Where in the plan it was declared ("metric", "figures[2].metric"), for messages.
     origin: str = "metric"
+    #: The unit of the metric's values (a key of :data:`~ccsim.experiment.paper.UNITS`), which
+    #: a paper value with a unit is converted to; None: the base unit (bit/s, a fraction, s).
+    unit: str | None = None
+    #: None: the one row matching ``where``; "sum" / "mean": every matching row, each column
+    #: summed (averaged) over them before ``column``'s arithmetic (paper 000's throughput is
+    #: the sum over five flows, its retransmission ratio sum(retransmits) / sum(packets sent)).
+    aggregate: str | None = None
+    #: A grid table's metric: its id (the cells' second value, "throughput").
+    id: str = ""
 
 
 @dataclass
@@ -176,6 +211,8 @@ class Figure:
     origin: str = ""
     #: Overrides added in --quick mode after the plan's ``quick_set`` (its own ``quick_set``).
     quick_overrides: list[str] = field(default_factory=list)
+    #: The paper's values at (line, x), if the plan gives them (its ``paper`` key).
+    paper: PaperValues | None = None
 
 
 @dataclass
@@ -216,6 +253,43 @@ class SummaryTable:
     #: Named sets of ``flows`` whose summed share is a column ``share_<name>`` (paper 002's
     #: coexistence: the standard TCP flows' share of the total).
     groups: dict[str, list[str]] = field(default_factory=dict)
+    #: The paper's values: (line, column) -> value.
+    paper: PaperValues | None = None
+
+
+@dataclass
+class GridRow:
+    id: str
+    label: str
+    overrides: list[str]
+
+
+@dataclass
+class GridTable:
+    """A table as a paper prints it (``kind = "grid"``): rows and columns (the plan's lines)
+    each set overrides, and every cell holds each metric's value, ours beside the paper's.
+    Paper 000's Table 1: rows = backgrounds, columns = Reno and ER-TCP at S = 0.2 ... 0.7,
+    cells = throughput and retransmission ratio. Its runs are points like a figure's (tagged
+    with the table's id, the line and the row's id as x), so a run it shares with a figure has
+    the same key and is simulated once."""
+
+    id: str
+    title: str
+    overrides: list[str]
+    lines: list[str]
+    rows: list[GridRow]
+    metrics: list[Metric]
+    origin: str = ""
+    quick_overrides: list[str] = field(default_factory=list)
+    #: The rows run in --quick mode (default: all).
+    quick_rows: list[str] = field(default_factory=list)
+    #: The paper's values per metric id: (row id, line) -> value.
+    paper: dict[str, PaperValues] = field(default_factory=dict)
+
+    def cell_id(self, metric: Metric) -> str:
+        """The id its cells of ``metric`` carry in points.parquet and summary.parquet (in the
+        ``figure`` column): "table1_wan.throughput"."""
+        return f"{self.id}.{metric.id}"
 
 
 #: The default share of the points at which a "lower"/"higher" claim's direction must be
@@ -259,6 +333,11 @@ class Claim:
     #: too close to call (with several seeds the 95 % interval decides instead).
     tolerance: float = 0.0
     origin: str = ""
+    #: "matches the paper": every cell of ``figure`` (a figure of points, or a grid table's
+    #: ``table``) with a paper value, for ``lines`` (default all) and ``metric`` (a grid's
+    #: metric id; default all), compared with the paper's value within its tolerance.
+    matches_paper: bool = False
+    metric: str | None = None
 
 
 @dataclass
@@ -277,6 +356,7 @@ class Plan:
     series_figures: list[SeriesFigure] = field(default_factory=list)
     tables: list[SummaryTable] = field(default_factory=list)
     quick_overrides: list[str] = field(default_factory=list)
+    grids: list[GridTable] = field(default_factory=list)
 
 
 def _overrides(table: dict[str, Any], where: str) -> list[str]:
@@ -340,12 +420,18 @@ def metric_value(column: str, row: dict[str, Any]) -> float:
 METRIC_TABLES = ("flows", "links", "paths", "agents")
 
 
-def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
+#: How a metric combines the rows its ``where`` matches (none: exactly one row).
+AGGREGATES = ("sum", "mean")
+
+
+def _metric(
+    tbl: dict[str, Any], where: str, default: Metric | None, extra: frozenset[str] = frozenset()
+) -> Metric:
     if not tbl:
         if default is None:
             raise PlanError(f"{where}: missing")
         return default
-    allowed = {"table", "column", "label", "where"}
+    allowed = {"table", "column", "label", "where", "unit", "aggregate", *extra}
     unknown = sorted(set(tbl) - allowed)
     if unknown:
         raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: {', '.join(sorted(allowed))}")
@@ -357,13 +443,45 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
         metric_columns(column)
     except ValueError as e:
         raise PlanError(f"{where}.column: {e}") from None
+    unit = None
+    if "unit" in tbl:
+        try:
+            unit = check_unit(str(tbl["unit"]))
+        except PaperValueError as e:
+            raise PlanError(f"{where}.unit: {e}") from None
+    aggregate = None
+    if "aggregate" in tbl:
+        aggregate = str(tbl["aggregate"])
+        if aggregate not in AGGREGATES:
+            raise PlanError(f'{where}.aggregate: "{aggregate}" is not one of '
+                            f"{', '.join(AGGREGATES)}")  # fmt: skip
+    filt = dict(tbl.get("where", {}))
+    for k, v in filt.items():
+        if isinstance(v, list) and aggregate is None:
+            raise PlanError(f"{where}.where.{k}: a list of values matches several rows; "
+                            'give aggregate = "sum" or "mean"')  # fmt: skip
     return Metric(
         table=table,
         column=column,
         label=str(tbl.get("label", tbl["column"])),
-        where=dict(tbl.get("where", {})),
+        where=filt,
         origin=where,
+        unit=unit,
+        aggregate=aggregate,
     )
+
+
+def where_matches(where: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether a row matches a metric's filter: each column equal to its value, or to one of
+    them when the value is a list."""
+    for col, want in where.items():
+        got = row.get(col)
+        if isinstance(want, list):
+            if got not in want:
+                return False
+        elif got != want:
+            return False
+    return True
 
 
 # The shape of a plan file: what each key's value must be. "scalar" is a string or a number
@@ -371,7 +489,20 @@ def _metric(tbl: dict[str, Any], where: str, default: Metric | None) -> Metric:
 # a dict is a table with those keys (others are checked by the reader), a one-element list a
 # list of that. Checked before anything is interpreted, so that a value of the wrong kind is an
 # error naming its key, not a TypeError deep in the reader (found by the plan-file fuzzer).
-_METRIC_SHAPE = {"table": "scalar", "column": "scalar", "label": "scalar", "where": "table"}
+_METRIC_SHAPE = {
+    "table": "scalar",
+    "column": "scalar",
+    "label": "scalar",
+    "where": "table",
+    "unit": "scalar",
+    "aggregate": "scalar",
+}
+_PAPER_SHAPE = {
+    "source": "scalar",
+    "values": "table",
+    "tolerance": "scalar",
+    "relative_tolerance": "number",
+}
 _PLAN_SHAPE: dict[str, Any] = {
     "id": "scalar", "title": "scalar", "paper": "scalar", "scenario": "scalar",
     "metric": _METRIC_SHAPE, "quick_set": "table",
@@ -380,7 +511,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "id": "scalar", "title": "scalar", "kind": "scalar", "set": "table", "lines": ["scalar"],
         "quick_set": "table",
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
-        "seed": "number", "max_rows": "number",
+        "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE,
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number", "also": ("each", ["scalar"])},
     }],
@@ -388,7 +519,10 @@ _PLAN_SHAPE: dict[str, Any] = {
         "id": "scalar", "title": "scalar", "set": "table", "lines": ["scalar"],
         "quick_set": "table", "flows": ["scalar"], "link": "scalar", "from_s": "number",
         "groups": ("each", ["scalar"]), "window_s": "number",
-        "jain_threshold": "number",
+        "jain_threshold": "number", "kind": "scalar", "paper": _PAPER_SHAPE,
+        "rows": [{"id": "scalar", "label": "scalar", "set": "table"}],
+        "metrics": [{**_METRIC_SHAPE, "id": "scalar", "paper": _PAPER_SHAPE}],
+        "quick_rows": ["scalar"],
     }],
     "claims": [{
         "figure": "scalar", "table": "scalar", "text": "scalar", "lower": "scalar",
@@ -396,7 +530,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "at_least": "number", "at_most": "number", "above": "scalar", "below_line": "scalar",
         "above_line": "scalar", "higher": "scalar", "similar": "scalar",
         "min_significant_share": "number", "trend": "scalar", "margin": "number",
-        "tolerance": "number",
+        "tolerance": "number", "matches_paper": "bool", "metric": "scalar",
     }],
     "assumptions": [{"text": "scalar"}],
 }  # fmt: skip
@@ -409,6 +543,9 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
     if shape == "scalar":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise wrong("a string or a number")
+    elif shape == "bool":
+        if not isinstance(value, bool):
+            raise wrong("true or false")
     elif shape == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number")
@@ -589,6 +726,11 @@ def load_plan(folder: Path) -> Plan:
         for q in x.get("quick", []):
             if q not in x["values"]:
                 raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
+        metric = _metric(f.get("metric", {}), f"{where}.metric", default_metric)
+        paper = None
+        if "paper" in f:
+            paper = _paper(f["paper"], f"{where}.paper", metric.unit, list(f["lines"]),
+                           list(x["values"]), "line", "x value")  # fmt: skip
         figures.append(
             Figure(
                 id=str(_need(f, "id", where)),
@@ -601,14 +743,25 @@ def load_plan(folder: Path) -> Plan:
                 x_also=also,
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
-                metric=_metric(f.get("metric", {}), f"{where}.metric", default_metric),
+                metric=metric,
                 origin=where,
                 quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
+                paper=paper,
             )
         )
     tables = []
+    grids = []
     for i, t in enumerate(raw.get("tables", [])):
         where = f"tables[{i}]"
+        kind = str(t.get("kind", "summary"))
+        if kind == "grid":
+            grids.append(_grid(t, where, check_lines(t, where)))
+            continue
+        if kind != "summary":
+            raise PlanError(f'{where}.kind: "{kind}" is not one of summary, grid')
+        for key in ("rows", "metrics", "quick_rows"):
+            if key in t:
+                raise PlanError(f'{where}.{key}: only for a table of kind = "grid"')
         flows = [str(x) for x in _need(t, "flows", where)]
         groups = {str(g): [str(x) for x in members] for g, members in t.get("groups", {}).items()}
         for g, members in groups.items():
@@ -632,19 +785,27 @@ def load_plan(folder: Path) -> Plan:
                 jain_threshold=float(t.get("jain_threshold", 0.9)),
                 origin=where,
                 quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
+                paper=None if "paper" not in t else _paper(
+                    t["paper"], f"{where}.paper", None, [str(x) for x in t["lines"]], None,
+                    "line", "column"),
             )
-        )
+        )  # fmt: skip
     # Runs are tagged with the id of their figure or table: two with one id would pool
     # their seeds (a CI twice as many seeds wide, so too narrow) and mix their points.
     first_use: dict[str, str] = {}
-    for item in [*figures, *series_figures, *tables]:
+    for item in [*figures, *series_figures, *tables, *grids]:
         if item.id in first_use:
             raise PlanError(
                 f'{item.origin}.id: "{item.id}" is already the id of {first_use[item.id]}; '
                 "ids of figures and tables must be unique"
             )
         first_use[item.id] = item.origin
-    points = {f.id: f for f in figures}
+    points: dict[str, Any] = {f.id: f for f in figures}
+    # A grid table's cells of one metric are points too (x = the row's id): a claim may
+    # compare two of its lines row by row as on a figure ("table1_wan.retx").
+    for g in grids:
+        for m in g.metrics:
+            points[g.cell_id(m)] = g
     claims = []
     table_ids = {t.id for t in tables}
     for i, c in enumerate(raw.get("claims", [])):
@@ -653,6 +814,11 @@ def load_plan(folder: Path) -> Plan:
         if unknown:
             raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: "
                             f"{', '.join(sorted(_CLAIM_KEYS))}")  # fmt: skip
+        if "matches_paper" in c:
+            claims.append(_paper_claim(c, where, figures, tables, grids))
+            continue
+        if "metric" in c:
+            raise PlanError(f"{where}.metric: only for a claim with matches_paper = true")
         claim = _figure_claim(c, where) if "table" not in c else Claim(
             str(c["table"]), str(_need(c, "text", where)), None, None, origin=where
         )  # fmt: skip
@@ -663,6 +829,8 @@ def load_plan(folder: Path) -> Plan:
                     f'{where}.figure: "{claim.figure}" is not a figure of points of this plan; '
                     f"figures are {', '.join(points) or 'none'}"
                 )
+            if isinstance(fig, GridTable) and claim.trend is not None:
+                raise PlanError(f"{where}.trend: a grid table's rows have no order to trend along")
             for key in ("lower", "higher", "similar", "than"):
                 if key in c and str(c[key]) not in fig.lines:
                     raise PlanError(
@@ -730,6 +898,134 @@ def load_plan(folder: Path) -> Plan:
         series_figures=series_figures,
         tables=tables,
         quick_overrides=_overrides(raw.get("quick_set", {}), "quick_set"),
+        grids=grids,
+    )
+
+
+def _paper(raw: Any, where: str, unit: str | None, rows: list[Any], columns: list[Any] | None,
+           row_word: str, column_word: str) -> PaperValues:  # fmt: skip
+    try:
+        return read_paper(raw, where, unit, rows, columns, row_word, column_word)
+    except ValueError as e:
+        raise PlanError(str(e)) from None
+
+
+def _grid(t: dict[str, Any], where: str, lines: list[str]) -> GridTable:
+    """A ``kind = "grid"`` table: ``rows`` (each an id, a label and its overrides), the plan's
+    ``lines`` as its columns, and ``metrics`` (each a metric with an ``id`` and optionally the
+    paper's values: ``values = { row = [one per line] }``)."""
+    for key in ("flows", "link", "from_s", "window_s", "jain_threshold", "groups", "paper"):
+        if key in t:
+            hint = " (a grid's paper values sit on each of its metrics)" if key == "paper" else ""
+            raise PlanError(f"{where}.{key}: not a key of a grid table{hint}")
+    rows = []
+    for j, r in enumerate(_need(t, "rows", where)):
+        at = f"{where}.rows[{j}]"
+        unknown = sorted(set(r) - {"id", "label", "set"})
+        if unknown:
+            raise PlanError(f"{at}.{unknown[0]}: unknown key; allowed: id, label, set")
+        rid = str(_need(r, "id", at))
+        if any(rid == x.id for x in rows):
+            raise PlanError(f'{at}.id: "{rid}" is already the id of another row')
+        rows.append(GridRow(rid, str(r.get("label", rid)), _overrides(r.get("set", {}),
+                                                                      f"{at}.set")))  # fmt: skip
+    if not rows:
+        raise PlanError(f"{where}.rows: a grid table needs at least one row")
+    metrics = []
+    papers = {}
+    raw_metrics = _need(t, "metrics", where)
+    if not raw_metrics:
+        raise PlanError(f"{where}.metrics: a grid table needs at least one metric")
+    for j, m in enumerate(raw_metrics):
+        at = f"{where}.metrics[{j}]"
+        metric = _metric(m, at, None, frozenset({"id", "paper"}))
+        metric.id = str(_need(m, "id", at))
+        if any(metric.id == x.id for x in metrics):
+            raise PlanError(f'{at}.id: "{metric.id}" is already the id of another metric')
+        metrics.append(metric)
+        if "paper" in m:
+            papers[metric.id] = _paper(m["paper"], f"{at}.paper", metric.unit,
+                                       [r.id for r in rows], lines, "row", "line")  # fmt: skip
+    quick_rows = [str(x) for x in t.get("quick_rows", [r.id for r in rows])]
+    for q in quick_rows:
+        if q not in [r.id for r in rows]:
+            raise PlanError(f'{where}.quick_rows: "{q}" is not the id of a row')
+    return GridTable(
+        id=str(_need(t, "id", where)),
+        title=str(t.get("title", t["id"])),
+        overrides=_overrides(t.get("set", {}), f"{where}.set"),
+        lines=lines,
+        rows=rows,
+        metrics=metrics,
+        origin=where,
+        quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
+        quick_rows=quick_rows,
+        paper=papers,
+    )
+
+
+def _paper_claim(
+    c: dict[str, Any],
+    where: str,
+    figures: list[Figure],
+    tables: list[SummaryTable],
+    grids: list[GridTable],
+) -> Claim:
+    """A claim that our cells match the paper's values within their tolerance: ``figure``
+    (of points) or ``table`` (a grid or summary table), optionally ``lines`` and, on a grid,
+    ``metric``."""
+    if c["matches_paper"] is not True:
+        raise PlanError(f"{where}.matches_paper: only true is meaningful (leave it out otherwise)")
+    for key in sorted(c):
+        if key not in ("matches_paper", "figure", "table", "text", "lines", "metric"):
+            raise PlanError(f"{where}.{key}: not a key of a matches_paper claim; it takes "
+                            "figure or table, text, lines, metric")  # fmt: skip
+    if ("figure" in c) == ("table" in c):
+        raise PlanError(f"{where}: a matches_paper claim names one figure or one table")
+    text = str(_need(c, "text", where))
+    lines: list[str] = []
+    if "figure" in c:
+        name = str(c["figure"])
+        fig = next((f for f in figures if f.id == name), None)
+        if fig is None or fig.paper is None:
+            have = [f.id for f in figures if f.paper is not None]
+            raise PlanError(f'{where}.figure: "{name}" is not a figure with paper values; those '
+                            f"are {', '.join(have) or 'none'}")  # fmt: skip
+        lines = fig.lines
+        if "metric" in c:
+            raise PlanError(f"{where}.metric: only for a claim on a grid table")
+    else:
+        name = str(c["table"])
+        grid = next((g for g in grids if g.id == name), None)
+        summary = next((t for t in tables if t.id == name), None)
+        if (grid is None or not grid.paper) and (summary is None or summary.paper is None):
+            have = [g.id for g in grids if g.paper] + [t.id for t in tables if t.paper]
+            raise PlanError(f'{where}.table: "{name}" is not a table with paper values; those '
+                            f"are {', '.join(have) or 'none'}")  # fmt: skip
+        lines = grid.lines if grid is not None else summary.lines  # type: ignore[union-attr]
+        if "metric" in c:
+            if grid is None:
+                raise PlanError(f"{where}.metric: only for a claim on a grid table")
+            if str(c["metric"]) not in grid.paper:
+                have = ", ".join(grid.paper)
+                raise PlanError(f'{where}.metric: "{c["metric"]}" is not a metric of {name} '
+                                f"with paper values; those are {have}")  # fmt: skip
+    chosen = [str(x) for x in c.get("lines", lines)]
+    for ln in chosen:
+        if ln not in lines:
+            raise PlanError(f'{where}.lines: "{ln}" is not a line of {name}; its lines are '
+                            f"{', '.join(lines)}")  # fmt: skip
+    return Claim(
+        figure=name,
+        text=text,
+        lower=None,
+        than=None,
+        relation="matches_paper",
+        table=name if "table" in c else None,
+        lines=chosen,
+        origin=where,
+        matches_paper=True,
+        metric=None if "metric" not in c else str(c["metric"]),
     )
 
 
@@ -808,6 +1104,29 @@ def _check_link_and_flows(record: dict[str, Any], item: SeriesFigure | SummaryTa
             )
 
 
+def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
+    """A metric's columns and filter against a probe run's table."""
+    columns = record[m.table]
+    used = [("column", c) for c in metric_columns(m.column)]
+    for key, col in used + [(f"where.{c}", c) for c in m.where]:
+        if col not in columns:
+            raise PlanError(
+                f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '
+                f"{', '.join(columns)}"
+            )
+    rows = _rows(record, m.table)
+    if not any(where_matches(m.where, r) for r in rows):
+        raise PlanError(f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}")
+
+
+def grid_overrides(
+    plan: Plan, grid: GridTable, line: str, row: GridRow, extra: Sequence[str]
+) -> list[str]:
+    """The overrides of a grid cell's runs: the table's, the line's, the row's, then quick
+    mode's, in the order a figure applies its own, its line's and its x value's."""
+    return [*grid.overrides, *plan.lines[line].overrides, *row.overrides, *extra]
+
+
 def check_plan(plan: Plan, quick: bool = False) -> None:
     """Check everything a plan refers to against the scenario before anything runs, so that a
     mistake is one error naming its key and not a KeyError after every simulation.
@@ -833,20 +1152,21 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                     raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
             where = f"{fig.origin} (line {lid})"
             record = _probe(plan, [*base, *x_overrides(fig, xs[0]), *extra], where)
-            m = fig.metric
-            columns = record[m.table]
-            used = [("column", c) for c in metric_columns(m.column)]
-            for key, col in used + [(f"where.{c}", c) for c in m.where]:
-                if col not in columns:
-                    raise PlanError(
-                        f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '
-                        f"{', '.join(columns)}"
-                    )
-            rows = _rows(record, m.table)
-            if not any(all(r[c] == v for c, v in m.where.items()) for r in rows):
-                raise PlanError(
-                    f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}"
-                )
+            _check_metric(record, fig.metric, where)
+    for grid in plan.grids:
+        extra = quick_overrides(plan, grid, quick)
+        rows = [r for r in grid.rows if r.id in grid.quick_rows] if quick else grid.rows
+        for lid in grid.lines:
+            for row in rows:
+                ov = grid_overrides(plan, grid, lid, row, extra)
+                try:
+                    _core.validate(plan.scenario_text, ov, 1)
+                except _core.ScenarioError as e:
+                    raise PlanError(f"{grid.origin} (line {lid}, row {row.id}): {e}") from None
+            where = f"{grid.origin} (line {lid}, row {rows[0].id})"
+            record = _probe(plan, grid_overrides(plan, grid, lid, rows[0], extra), where)
+            for m in grid.metrics:
+                _check_metric(record, m, where)
     for item in [*plan.series_figures, *plan.tables]:
         extra = quick_overrides(plan, item, quick)
         for lid in item.lines:
@@ -855,6 +1175,13 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
             _check_link_and_flows(record, item)
             if isinstance(item, SummaryTable):
                 summary_columns = set(table_row(record, item))
+                for _line, col in item.paper.values if item.paper is not None else []:
+                    if col not in summary_columns:
+                        raise PlanError(
+                            f'{item.paper.origin}.values.{_line}.{col}: "{col}" is not a column '
+                            f"of table {item.id}; columns are "
+                            f"{', '.join(sorted(summary_columns))}"
+                        )
                 for c in plan.claims:
                     if c.table != item.id:
                         continue

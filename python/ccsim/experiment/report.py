@@ -20,7 +20,8 @@ import pandas as pd
 from ccsim import _core
 
 from .claims import check_claim
-from .plan import Claim, Figure, Plan, x_number
+from .paper import NO_NUMBER_TEXT, PaperValues, difference, fmt, matches
+from .plan import Claim, Figure, GridTable, Plan, x_number
 from .stats import compare_lines
 
 if sys.version_info >= (3, 11):
@@ -151,27 +152,47 @@ def write_report(
     scales = {f.id: f.x_scale for f in plan.figures}
     seeds_of = table_seeds if table_seeds is not None else tables
     for c in plan.claims:
-        verdict = check_claim(c, points, seeds_of, scales.get(c.figure, 1.0))
+        verdict = check_claim(c, points, seeds_of, scales.get(c.figure, 1.0), plan=plan)
         lines.append(f"| {c.figure} | {_cell(c.text)} | {_cell(verdict)} |")
     lines.append("")
     lines += _setup(plan, quick)
     for fig in plan.figures:
         lines += [f"## {fig.id}: {fig.title}", "", f"![{fig.id}]({fig.id}.png)", ""]
-        lines += [f"| {fig.x_label} | line | mean {fig.metric.label} | ± 95 % CI | n |",
-                  "|---|---|---|---|---|"]  # fmt: skip
+        pv = fig.paper
+        if pv is None:
+            lines += [f"{NO_NUMBER_TEXT}: the paper gives no values for this figure; where it "
+                      "states a finding, the claims above compare it.", ""]  # fmt: skip
+        else:
+            lines += [f"The paper's values (hollow markers): {_cell(pv.source)}; a point "
+                      f"matches within {pv.describe_tolerance()} (one run) or when the "
+                      "paper's value is inside our 95 % CI (several seeds).", ""]  # fmt: skip
+        head = " paper | ours - paper | matches? |" if pv is not None else ""
+        lines += [f"| {fig.x_label} | line | mean {fig.metric.label} | ± 95 % CI | n |{head}",
+                  "|---|---|---|---|---|" + ("---|---|---|" if pv is not None else "")]  # fmt: skip
         s = summary[summary["figure"] == fig.id]
         for _, r in s.iterrows():
             ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
             note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
             x = (f"{float(r['x']) * fig.x_scale:g}" if not isinstance(r["x"], str)
                  else r["x"])  # fmt: skip
-            lines.append(f"| {x} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
-                         f"{int(r['n'])}{note} |")  # fmt: skip
+            row = (f"| {x} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
+                   f"{int(r['n'])}{note} |")  # fmt: skip
+            if pv is not None:
+                paper = pv.get(r["line"], r["x"])
+                if paper is None:
+                    row += f" {NO_NUMBER_TEXT} | - | - |"
+                else:
+                    ok = matches(paper, float(r["mean"]), float(r["ci95"]), int(r["n"]), pv)
+                    row += (f" {fmt(paper)} | {difference(float(r['mean']), paper)} | "
+                            f"{'yes' if ok else 'no'} |")  # fmt: skip
+            lines.append(row)
         lines.append("")
         if len(points):
             for c in plan.claims:
                 if c.table is None and c.figure == fig.id and c.lower and c.than:
                     lines += _paired_table(fig, c, points)
+    for grid in plan.grids:
+        lines += grid_lines(grid, plan, summary)
     for sf in plan.series_figures:
         lines += [f"## {sf.id}: {sf.title}", "", f"![{sf.id}]({sf.id}.png)", ""]
     for t in plan.tables:
@@ -200,11 +221,102 @@ def write_report(
                              f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
                              f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
         lines.append("")
+        lines += _summary_paper_lines(t.paper, (table_seeds or {}).get(t.id), plan)
     if plan.assumptions:
         lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+#: The line report.md writes before a grid table: a Markdown link reference definition, so it
+#: renders as nothing, and the HTML site replaces the table after it with its own (hover text).
+GRID_MARK = "[grid:{id}]: #"
+
+
+def grid_cell_text(mean: float, ci95: float, n: int, paper: float | None,
+                   pv: PaperValues | None) -> str:  # fmt: skip
+    """A grid cell as report.md shows it: "ours / paper", ours with its CI when there are
+    several seeds, a ✓ when it matches the paper, "paper: no number" where the paper has
+    none."""
+    ours = fmt(mean) + (f" ± {ci95:.2g}" if n >= 2 and not math.isnan(ci95) else "")
+    if n == 0:
+        ours = "not run"
+    if paper is None or pv is None:
+        return f"{ours} / {NO_NUMBER_TEXT}"
+    mark = " ✓" if n and matches(paper, mean, ci95, n, pv) else ""
+    return f"{ours} / {fmt(paper)}{mark}"
+
+
+def grid_cells(grid: GridTable, summary: pd.DataFrame) -> dict[tuple[str, str, str], Any]:
+    """(metric id, row id, line) -> our summary row (mean, ci95, n), where we have one."""
+    out = {}
+    for m in grid.metrics:
+        s = summary[summary["figure"] == grid.cell_id(m)] if len(summary) else summary
+        for _, r in s.iterrows():
+            out[(m.id, str(r["x"]), str(r["line"]))] = r
+    return out
+
+
+def grid_lines(grid: GridTable, plan: Plan, summary: pd.DataFrame) -> list[str]:
+    """A grid table in report.md: a row per (row, metric) as papers print them, a column per
+    line, each cell "ours / paper"."""
+    out = [f"## {grid.id}: {_cell(grid.title)}", ""]
+    sources = sorted({pv.source for pv in grid.paper.values()})
+    if sources:
+        tol = "; ".join(f"{m.label}: {grid.paper[m.id].describe_tolerance()}"
+                        for m in grid.metrics if m.id in grid.paper)  # fmt: skip
+        out += [f"Each cell: ours / the paper's ({', '.join(sources)}). ✓: ours matches the "
+                f"paper's within its tolerance (one run; {tol}) or, with several seeds, the "
+                "paper's value is inside our 95 % CI.", ""]  # fmt: skip
+    else:
+        out += [f"Each cell: ours / the paper's; {NO_NUMBER_TEXT} for any cell.", ""]
+    out += [GRID_MARK.format(id=grid.id), ""]
+    out += ["| row | metric | " + " | ".join(_cell(plan.lines[ln].label) for ln in grid.lines)
+            + " |", "|---|---|" + "---|" * len(grid.lines)]  # fmt: skip
+    cells = grid_cells(grid, summary)
+    total = held = 0
+    for row in grid.rows:
+        for m in grid.metrics:
+            pv = grid.paper.get(m.id)
+            texts = []
+            for ln in grid.lines:
+                r = cells.get((m.id, row.id, ln))
+                mean, ci, n = ((float(r["mean"]), float(r["ci95"]), int(r["n"])) if r is not None
+                               else (math.nan, math.nan, 0))  # fmt: skip
+                paper = pv.get(row.id, ln) if pv is not None else None
+                texts.append(grid_cell_text(mean, ci, n, paper, pv))
+                if paper is not None and n:
+                    total += 1
+                    held += matches(paper, mean, ci, n, pv)  # type: ignore[arg-type]
+            out.append(f"| {_cell(row.label)} | {_cell(m.label)} | "
+                       + " | ".join(_cell(t) for t in texts) + " |")  # fmt: skip
+    out.append("")
+    if total:
+        out += [f"Cells matching the paper: {held} of {total}.", ""]
+    return out
+
+
+def _summary_paper_lines(pv: PaperValues | None, seeds: pd.DataFrame | None,
+                         plan: Plan) -> list[str]:  # fmt: skip
+    """The paper's numbers for a summary table's columns beside ours."""
+    if pv is None:
+        return [f"{NO_NUMBER_TEXT}: the paper gives no values for this table.", ""]
+    out = [f"The paper's values ({_cell(pv.source)}; a match: within "
+           f"{pv.describe_tolerance()}, or inside our 95 % CI with several seeds):", "",
+           "| line | column | ours | paper | ours - paper | matches? |",
+           "|---|---|---|---|---|---|"]  # fmt: skip
+    from .stats import mean_ci
+
+    for (line, col), paper in pv.values.items():
+        vals = []
+        if seeds is not None and col in seeds:
+            vals = [float(v) for v in seeds[seeds["line"] == line][col] if not math.isnan(v)]
+        m, ci, n = mean_ci(vals) if vals else (math.nan, math.nan, 0)
+        ok = "yes" if n and matches(paper, m, ci, n, pv) else "no"
+        out.append(f"| {_cell(plan.lines[line].label)} | {col} | {fmt(m)} | {fmt(paper)} | "
+                   f"{difference(m, paper)} | {ok} |")  # fmt: skip
+    return [*out, ""]
 
 
 def _setup(plan: Plan, quick: bool) -> list[str]:
@@ -226,6 +338,11 @@ def _setup(plan: Plan, quick: bool) -> list[str]:
         out.append(f"| {f.id} | {_cell(x)} | {_cell(', '.join(f.overrides) or '-')} |")
     for item in [*plan.series_figures, *plan.tables]:
         out.append(f"| {item.id} | - | {_cell(', '.join(item.overrides) or '-')} |")
+    for g in plan.grids:
+        rows = [r for r in g.rows if r.id in g.quick_rows] if quick else g.rows
+        for r in rows:
+            out.append(f"| {g.id}, row {r.id} | - | "
+                       f"{_cell(', '.join([*g.overrides, *r.overrides]) or '-')} |")  # fmt: skip
     if quick and plan.quick_overrides:
         out += ["", f"Quick mode adds: {_cell(', '.join(plan.quick_overrides))}."]
     return [*out, ""]

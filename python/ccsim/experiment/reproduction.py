@@ -49,6 +49,10 @@ def reproduce(
     for fig in plan.figures:
         recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
         frames.append(point_values(recs, fig.metric))
+    for grid in plan.grids:
+        recs = [r for r in rep.records if r["tags"]["figure"] == grid.id]
+        for m in grid.metrics:
+            frames.append(point_values(recs, m, grid.cell_id(m)))
     points = (pd.concat(frames, ignore_index=True) if frames else
               pd.DataFrame(columns=["figure", "line", "x", "seed", "value"]))  # fmt: skip
     summary = (

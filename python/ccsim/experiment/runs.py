@@ -10,7 +10,15 @@ import pandas as pd
 
 from ccsim.sweep import RunSpec
 
-from .plan import Metric, Plan, metric_value, quick_overrides, x_overrides
+from .plan import (
+    Metric,
+    Plan,
+    grid_overrides,
+    metric_value,
+    quick_overrides,
+    where_matches,
+    x_overrides,
+)
 
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
@@ -24,6 +32,18 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
             for x in xs:
                 ov = (*fig.overrides, *line.overrides, *x_overrides(fig, x), *extra)
                 tags = (("figure", fig.id), ("line", lid), ("x", x))
+                for s in range(1, n + 1):
+                    runs.append(RunSpec(plan.scenario_text, ov, s, tags))
+    # Grid tables: a point per (row, line, seed), tagged with the row's id as x. A cell's run
+    # resolves to the same scenario as a figure's point with the same settings, so the two
+    # share a store key and the sweep runs it once.
+    for grid in plan.grids:
+        extra = tuple(quick_overrides(plan, grid, quick))
+        rows = [r for r in grid.rows if r.id in grid.quick_rows] if quick else grid.rows
+        for lid in grid.lines:
+            for row in rows:
+                ov = tuple(grid_overrides(plan, grid, lid, row, extra))
+                tags = (("figure", grid.id), ("line", lid), ("x", row.id))
                 for s in range(1, n + 1):
                     runs.append(RunSpec(plan.scenario_text, ov, s, tags))
     # Time-series figures and tables: one run per line and seed; identical runs share a key.
@@ -43,22 +63,48 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
     return runs
 
 
-def point_values(records: list[dict[str, Any]], metric: Metric) -> pd.DataFrame:
-    """One value per record: the metric column of the (single) row matching ``where``. Read
-    from the record's column lists directly (a DataFrame per record costs milliseconds)."""
+def record_value(rec: dict[str, Any], metric: Metric) -> float:
+    """A metric's value in one run record: the column (or arithmetic on columns) of the one row
+    matching ``where``, or, with ``aggregate``, of every matching row's columns summed or
+    averaged first. NaN when no row matches. Read from the record's column lists directly (a
+    DataFrame per record costs milliseconds)."""
+    tbl = rec[metric.table]
+    n = len(next(iter(tbl.values()), ()))
+    names = list(tbl)
+
+    def row(i: int) -> dict[str, Any]:
+        return {k: tbl[k][i] for k in names}
+
+    if metric.aggregate is None:
+        where = [(tbl.get(col), val) for col, val in metric.where.items()]
+        if any(c is None for c, _ in where):
+            return math.nan
+        hit = next((i for i in range(n) if all(c[i] == v for c, v in where)), None)  # type: ignore[index]
+        if hit is None:
+            return math.nan
+        if metric.column in tbl:
+            v = tbl[metric.column][hit]
+            return math.nan if v is None else float(v)
+        return metric_value(metric.column, row(hit))
+    hits = [i for i in range(n) if where_matches(metric.where, row(i))]
+    if not hits:
+        return math.nan
+    combined: dict[str, Any] = {}
+    for k in names:
+        vals = [tbl[k][i] for i in hits]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            total = float(sum(vals))
+            combined[k] = total / len(vals) if metric.aggregate == "mean" else total
+    return metric_value(metric.column, combined)
+
+
+def point_values(records: list[dict[str, Any]], metric: Metric, figure: str | None = None
+                 ) -> pd.DataFrame:  # fmt: skip
+    """One value per record (see :func:`record_value`), tagged with its figure (or ``figure``:
+    a grid table's cells carry "<table>.<metric>"), line, x and seed."""
     rows = []
     for rec in records:
-        tbl = rec[metric.table]
-        where = [(tbl[col], val) for col, val in metric.where.items()]
-        n = len(next(iter(tbl.values()), ()))
-        hit = next((i for i in range(n) if all(c[i] == v for c, v in where)), None)
-        if hit is None:
-            value = math.nan
-        elif metric.column in tbl:
-            value = math.nan if tbl[metric.column][hit] is None else float(tbl[metric.column][hit])
-        else:
-            value = metric_value(metric.column, {k: c[hit] for k, c in tbl.items()})
         tags = rec["tags"]
-        rows.append({"figure": tags["figure"], "line": tags["line"], "x": tags["x"],
-                     "seed": rec["seed"], "value": value})  # fmt: skip
+        rows.append({"figure": figure or tags["figure"], "line": tags["line"], "x": tags["x"],
+                     "seed": rec["seed"], "value": record_value(rec, metric)})  # fmt: skip
     return pd.DataFrame(rows)

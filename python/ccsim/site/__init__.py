@@ -39,6 +39,8 @@ __all__ = ["PaperPage", "build_site", "read_report"]
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
 _VERDICTS = ("partly holds", "does not hold", "holds", "not judged")
+#: The line report.md writes before a grid table (report.GRID_MARK): ``[grid:table1_wan]: #``.
+_GRID = re.compile(r"^\[grid:([^\]]+)\]: #\s*$")
 
 
 @dataclass
@@ -128,17 +130,50 @@ def _fig_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
     )
 
 
+#: Plotly's default colours, given explicitly so that a line's paper markers share its colour.
+PALETTE = ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
+           "#b6e880", "#ff97ff", "#fecb52"]  # fmt: skip
+
+
 def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
     """A figure's points (mean and 95 % CI per line and x, as summary.parquet holds them) as a
-    Plotly figure, and how many markers it draws."""
+    Plotly figure, and how many markers it draws: ours, and the paper's as hollow markers of
+    the line's colour (hover: the paper's value and its source) where the plan gives them."""
     import plotly.graph_objects as go
 
+    from ccsim.experiment.figures import paper_points
     from ccsim.experiment.plan import x_number
 
     s = summary[summary["figure"] == fig.id]
     out = go.Figure()
     count = 0
-    for lid in fig.lines:
+    for k, lid in enumerate(fig.lines):
+        colour = PALETTE[k % len(PALETTE)]
+        label = plan.lines[lid].label if lid in plan.lines else lid
+        px, py = paper_points(fig, lid)
+        if px:
+            source = html.escape(fig.paper.source)
+            out.add_trace(
+                go.Scatter(
+                    x=px,
+                    y=py,
+                    mode="markers",
+                    name=f"{label}: paper",
+                    legendgroup=lid,
+                    marker={
+                        "symbol": "circle-open",
+                        "size": 11,
+                        "color": colour,
+                        "line": {"width": 2},
+                    },
+                    hovertemplate=(
+                        f"{html.escape(label)}: the paper<br>{html.escape(fig.x_label)} %{{x}}"
+                        f"<br>{html.escape(fig.metric.label)} %{{y:.4g}} ({source})"
+                        "<extra></extra>"
+                    ),
+                )
+            )
+            count += len(px)
         d = s[s["line"] == lid].copy()
         if d.empty:
             continue
@@ -146,7 +181,6 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
         d["xv"] = [x_number(x) * fig.x_scale for x in d["x"]]
         d = d.sort_values("xv")
         ci = [0.0 if math.isnan(c) else float(c) for c in d["ci95"]]
-        label = plan.lines[lid].label if lid in plan.lines else lid
         out.add_trace(
             go.Scatter(
                 x=list(d["xv"]),
@@ -154,6 +188,8 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
                 error_y={"type": "data", "array": ci, "visible": True},
                 mode="lines+markers",
                 name=label,
+                legendgroup=lid,
+                line={"color": colour},
                 customdata=[[c, int(n)] for c, n in zip(ci, d["n"])],
                 hovertemplate=(
                     f"{html.escape(label)}<br>{html.escape(fig.x_label)} %{{x}}<br>"
@@ -172,6 +208,48 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
         margin={"t": 60, "l": 60, "r": 20, "b": 50},
     )
     return out, count
+
+
+def grid_table_html(grid: Any, plan: Any, summary: Any) -> str:
+    """A grid table as HTML: a cell per line, row and metric holding "ours / paper" (the same
+    text as report.md's), its title (the hover text) saying both values, our CI and seeds, the
+    paper's source and whether they match; ``data-ours`` and ``data-paper`` for tests."""
+    from ccsim.experiment.paper import NO_NUMBER_TEXT, fmt, matches
+    from ccsim.experiment.report import grid_cell_text, grid_cells
+
+    cells = grid_cells(grid, summary) if len(summary) else {}
+    head = "".join(f"<th>{html.escape(plan.lines[ln].label)}</th>" for ln in grid.lines)
+    rows = []
+    for row in grid.rows:
+        for m in grid.metrics:
+            pv = grid.paper.get(m.id)
+            tds = []
+            for ln in grid.lines:
+                r = cells.get((m.id, row.id, ln))
+                mean, ci, n = ((float(r["mean"]), float(r["ci95"]), int(r["n"])) if r is not None
+                               else (math.nan, math.nan, 0))  # fmt: skip
+                paper = pv.get(row.id, ln) if pv is not None else None
+                ours = "no run" if not n else (
+                    f"ours {fmt(mean)}" + (f" ± {ci:.2g} (95 % CI, {n} seeds)" if n >= 2
+                                           else " (one run)"))  # fmt: skip
+                if paper is None or pv is None:
+                    title = f"{ours}; {NO_NUMBER_TEXT}"
+                else:
+                    ok = bool(n) and matches(paper, mean, ci, n, pv)
+                    title = (f"{ours}; paper {fmt(paper)} ({pv.source}); "
+                             f"{'matches' if ok else 'differs'} (tolerance "
+                             f"{pv.describe_tolerance()})")  # fmt: skip
+                text = grid_cell_text(mean, ci, n, paper, pv)
+                tds.append(
+                    f'<td class="grid-cell" title="{html.escape(title)}" '
+                    f'data-ours="{"" if not n else repr(mean)}" '
+                    f'data-paper="{"" if paper is None else repr(paper)}">'
+                    f"{html.escape(text)}</td>"
+                )
+            rows.append(f"<tr><td>{html.escape(row.label)}</td><td>{html.escape(m.label)}</td>"
+                        + "".join(tds) + "</tr>")  # fmt: skip
+    return (f'<table class="grid" data-grid="{html.escape(grid.id)}"><tr><th>row</th>'
+            f"<th>metric</th>{head}</tr>" + "".join(rows) + "</table>")  # fmt: skip
 
 
 def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, int] | None:
@@ -331,11 +409,25 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
             drawn = series_figure(sf, plan, page.folder, page.quick)
             if drawn is not None:
                 figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1], "series")
+    grids = {g.id: g for g in plan.grids} if plan is not None else {}
     text = (page.folder / "report.md").read_text(encoding="utf-8")
     chunks: list[str] = []
     pending: list[str] = []
     base = f"{rel_results}/{page.name}"
+    in_grid = False
     for ln in text.splitlines():
+        if in_grid:
+            # The Markdown table after a grid mark: replaced by the HTML one below.
+            if ln.startswith("|") or not ln.strip():
+                continue
+            in_grid = False
+        g = _GRID.match(ln)
+        if g is not None and g.group(1) in grids:
+            chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+            pending = []
+            chunks.append(grid_table_html(grids[g.group(1)], plan, summary))
+            in_grid = True
+            continue
         m = _IMAGE.match(ln)
         if m is None:
             pending.append(ln)
@@ -354,9 +446,10 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
     chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
     note = (
         '<p class="note">Hover a point for its mean and 95 % CI; click a legend entry to hide '
-        "its line, drag to zoom, double-click to zoom out. The paper's figures are compared "
-        "through the claims its text makes: where the plan gives no numbers from the paper, "
-        "none are drawn.</p>"
+        "its line, drag to zoom, double-click to zoom out. Hollow markers are the paper's own "
+        'values (hover: the value and where in the paper it is); a table cell reads "ours / '
+        "paper\" (hover it for both, our CI and the paper's source). Where the paper gives no "
+        "number, none is drawn.</p>"
     )
     nav = '<nav><a href="index.html">← all papers</a></nav>'
     body = nav + note + "".join(chunks)
