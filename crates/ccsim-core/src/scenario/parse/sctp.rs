@@ -147,6 +147,15 @@ pub(super) fn read_sctp_flow(
         None if rto_min > d.rto_max => rto_min,
         None => d.rto_max,
     };
+    // LS mode sends what its per-path distribution (Fig. 6) allows, with no burst limit: the
+    // key would do nothing there, so it is refused.
+    let max_burst = match r.get("max_burst") {
+        Some(f) if mode == SctpMode::Ls => {
+            return Err(f.error("applies to mode = \"single\" or \"cmt\" only"));
+        }
+        Some(f) => f.u32_in(0, 1_000_000)?,
+        None => d.max_burst,
+    };
     let spec = SctpSpec {
         mode,
         packet_size,
@@ -161,7 +170,7 @@ pub(super) fn read_sctp_flow(
         assoc_max_retrans: opt(r, "assoc_max_retrans", |f| f.u32_in(0, 1000))?
             .unwrap_or(d.assoc_max_retrans),
         hb_interval: opt(r, "hb_interval", |f| f.positive_duration())?.unwrap_or(d.hb_interval),
-        max_burst: opt(r, "max_burst", |f| f.u32_in(0, 1_000_000))?.unwrap_or(d.max_burst),
+        max_burst,
         fast_rtx_threshold: opt(r, "fast_rtx_threshold", |f| f.u32_in(1, 255))?
             .unwrap_or(d.fast_rtx_threshold),
         rtx_to_alt: opt(r, "rtx_to_alt", |f| f.boolean())?.unwrap_or(d.rtx_to_alt),
@@ -339,6 +348,19 @@ dst = "h2"
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.redundant_rtx=false"]),
             "flows.f1.redundant_rtx: applies to mode = \"ls\" only"
+        );
+    }
+
+    #[test]
+    fn max_burst_is_refused_in_ls_mode_which_has_no_burst_limit() {
+        let (_, _, cmt) = sctp_of(&spec(
+            TWO_PATHS,
+            &["flows.f1.mode=\"cmt\"", "flows.f1.max_burst=2"],
+        ));
+        assert_eq!(cmt.max_burst, 2);
+        assert_eq!(
+            message(TWO_PATHS, &["flows.f1.mode=\"ls\"", "flows.f1.max_burst=2"]),
+            "flows.f1.max_burst: applies to mode = \"single\" or \"cmt\" only"
         );
     }
 
