@@ -33,16 +33,7 @@ fn abr() -> AbrParams {
         mcr: 1000.0,
         icr: pcr,
         tcr: 1000.0,
-        nrm: 32,
-        mrm: 2,
-        trm: SimDuration::from_millis(100),
-        rif: 1.0 / 16.0,
-        rdf: 1.0 / 16.0,
-        cdf: 1.0 / 16.0,
-        adtf: SimDuration::from_millis(500),
-        tbe: 16_777_215,
-        source_buffer: 1_000_000,
-        out_of_rate_brm: false,
+        ..super::abr::tests::tm4()
     }
 }
 

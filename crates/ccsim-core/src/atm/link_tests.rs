@@ -2,25 +2,11 @@
 //! ATM links under the keys every link has: `[[events]]` (down and up), the MTU, and the
 //! link's own counters, in whole runs of paper 000's network.
 
-use super::tests::{run, PAPER};
+use super::tests::{direction_u64, port_u64, run, PAPER};
 use crate::results::RunOutput;
 
-fn port_u64(out: &RunOutput, link: &str, dir: &str, col: &str) -> u64 {
-    let links = out.atm_ports.str("link").unwrap();
-    let dirs = out.atm_ports.str("direction").unwrap();
-    let row = (0..links.len())
-        .find(|&i| links[i] == link && dirs[i] == dir)
-        .unwrap();
-    out.atm_ports.u64(col).unwrap()[row]
-}
-
 fn link_u64(out: &RunOutput, link: &str, dir: &str, col: &str) -> u64 {
-    let links = out.links.str("link").unwrap();
-    let dirs = out.links.str("direction").unwrap();
-    let row = (0..links.len())
-        .find(|&i| links[i] == link && dirs[i] == dir)
-        .unwrap();
-    out.links.u64(col).unwrap()[row]
+    direction_u64(&out.links, link, dir, col)
 }
 
 /// f1's delivered bytes at each 100 ms sample.

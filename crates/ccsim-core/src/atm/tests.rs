@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! ATM under whole runs: scenarios from TOML, as a user writes them.
 
-use crate::results::RunOutput;
+use crate::results::{RunOutput, Table};
 use crate::scenario::load_scenario;
 use crate::sim::Simulator;
 
@@ -26,13 +26,18 @@ fn vc_u64(out: &RunOutput, name: &str, col: &str) -> u64 {
     out.atm_vcs.u64(col).unwrap()[row]
 }
 
-fn port_u64(out: &RunOutput, link: &str, dir: &str, col: &str) -> u64 {
-    let links = out.atm_ports.str("link").unwrap();
-    let dirs = out.atm_ports.str("direction").unwrap();
+/// Column `col` of the row of `table` (links or atm_ports) for one link direction.
+pub(super) fn direction_u64(table: &Table, link: &str, dir: &str, col: &str) -> u64 {
+    let links = table.str("link").unwrap();
+    let dirs = table.str("direction").unwrap();
     let row = (0..links.len())
         .find(|&i| links[i] == link && dirs[i] == dir)
         .unwrap();
-    out.atm_ports.u64(col).unwrap()[row]
+    table.u64(col).unwrap()[row]
+}
+
+pub(super) fn port_u64(out: &RunOutput, link: &str, dir: &str, col: &str) -> u64 {
+    direction_u64(&out.atm_ports, link, dir, col)
 }
 
 /// A 300-cell ABR buffer at the switches and a 100 Mbit/s on-off CBR source: each time the CBR
