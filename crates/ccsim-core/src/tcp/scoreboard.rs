@@ -716,8 +716,10 @@ mod tests {
     fn blocks_that_grow_the_top_range_start_one_above_it_or_repeat_one_keep_the_same_ranges() {
         // The shortcuts of `on_sack_block` (a repeated block, a block at the top) against the
         // ranges one would write down by hand, after every block.
+        /// (the block, the bytes it newly SACKs, the ranges held after it)
+        type Step = ((u64, u64), u64, &'static [(u64, u64)]);
         let mut b = board(20);
-        let steps: [((u64, u64), u64, &[(u64, u64)]); 9] = [
+        let steps: [Step; 9] = [
             ((300, 400), 100, &[(300, 400)]),             // the first range
             ((300, 500), 100, &[(300, 500)]),             // grows at the top
             ((500, 600), 100, &[(300, 600)]),             // touches the top: grows
