@@ -101,7 +101,7 @@ pub struct Scoreboard {
     /// byte of them at or above SND.UNA is SACKed in `sacked` (the map only loses what a
     /// cumulative ACK covers, until `forget_sacks` clears both), so a block inside one of them
     /// brings nothing new and needs no walk of the map: a receiver repeats its recent blocks in
-    /// every ACK (RFC 2018 §4), and a 225 ms path in recovery holds thousands of ranges.
+    /// every ACK (RFC 2018 §4), and a long path in recovery may hold many ranges.
     recent: [(u64, u64); RECENT_RANGES],
 }
 
