@@ -179,6 +179,8 @@ impl Simulator {
 
     /// A transmission started on `chan` now (the packet is the newest on the wire, or the one
     /// the loss model took and the channel kept).
+    #[cold]
+    #[inline(never)]
     pub(super) fn capture_departure(&mut self, chan: u32, lost: bool) {
         let k = self.capture.departing[chan as usize];
         if k == NONE {
@@ -205,6 +207,8 @@ impl Simulator {
     }
 
     /// The packet `id` (in the arena) arrived over `chan` at its far node now.
+    #[cold]
+    #[inline(never)]
     pub(super) fn capture_arrival(&mut self, chan: u32, id: PacketId) {
         let k = self.capture.arriving[chan as usize];
         if k != NONE {

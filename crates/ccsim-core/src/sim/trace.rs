@@ -291,6 +291,8 @@ impl Simulator {
 
     /// The packet `id` is at node `node` (sent by an endpoint, delivered to one, or dropped
     /// there); called while its arena slot is still live.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_at_node(&mut self, node: u32, id: PacketId, event: Event) {
         let t = self.now.as_nanos();
         let s = Stamp::of(self.pkts.get(id));
@@ -298,6 +300,8 @@ impl Simulator {
     }
 
     /// Something happened on channel `chan` to the packet stamped `s`.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_on_chan(&mut self, chan: u32, s: Stamp, event: Event) {
         let t = self.now.as_nanos();
         self.packet_trace.record(t, Place::Chan(chan), event, s);
@@ -305,6 +309,8 @@ impl Simulator {
 
     /// A transmission started on `chan` now: the packet is the newest in its propagation FIFO,
     /// or, if the loss model took it, the one the channel kept for the trace.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_departure(&mut self, chan: u32, lost: bool) {
         let ch = &mut self.net.chans[chan as usize];
         let stamp = if lost {

@@ -97,7 +97,17 @@ pub struct Scoreboard {
     rule3_next: u64,
     /// Scratch space for `on_sack_block`, kept to avoid an allocation per ACK.
     scratch: Vec<(u64, u64)>,
+    /// The SACKed ranges the last blocks ended up in, most recent last (`(0, 0)`: none). Every
+    /// byte of them at or above SND.UNA is SACKed in `sacked` (the map only loses what a
+    /// cumulative ACK covers, until `forget_sacks` clears both), so a block inside one of them
+    /// brings nothing new and needs no walk of the map: a receiver repeats its recent blocks in
+    /// every ACK (RFC 2018 §4), and a long path in recovery may hold many ranges.
+    recent: [(u64, u64); RECENT_RANGES],
 }
+
+/// How many of the latest ranges [`Scoreboard`] remembers: the blocks an ACK carries (RFC 2018
+/// §3: at most 4 with timestamps off).
+const RECENT_RANGES: usize = 4;
 
 impl Scoreboard {
     pub fn new(mss: u32) -> Self {
@@ -114,6 +124,7 @@ impl Scoreboard {
             rxt_next: 0,
             rule3_next: 0,
             scratch: Vec::new(),
+            recent: [(0, 0); RECENT_RANGES],
         }
     }
 
@@ -181,11 +192,20 @@ impl Scoreboard {
 
     /// The next segment that is lost, not SACKed and not yet retransmitted: `(seq, len)` of its
     /// unacknowledged part. Moves the cursor over segments that do not qualify.
+    // The test is inlined into the send loop, which asks on every ACK and almost always hears
+    // "none" (nothing marked lost): the call alone cost more than the answer.
+    #[inline]
     pub fn next_retransmission(&mut self) -> Option<(u64, u32)> {
         let at = self.rxt_next.max(self.snd_una);
         if at >= self.lost_upto || at >= self.snd_max {
             return None;
         }
+        self.next_lost_from(at)
+    }
+
+    /// The walk of [`Scoreboard::next_retransmission`] from `at`, below `lost_upto`.
+    #[inline(never)]
+    fn next_lost_from(&mut self, at: u64) -> Option<(u64, u32)> {
         let mut i = self.index_of(at);
         while let Some(&s) = self.segs.get(i) {
             if s.start >= self.lost_upto {
@@ -341,6 +361,7 @@ impl Scoreboard {
             }
         }
         self.sacked.clear();
+        self.recent = [(0, 0); RECENT_RANGES];
         self.sacked_bytes = 0;
         self.rxt_next = una;
         self.rule3_next = una;
@@ -432,6 +453,33 @@ impl Scoreboard {
         if left >= right {
             return 0;
         }
+        if self.recent.iter().any(|&(l, r)| l <= left && right <= r) {
+            return 0; // a repeated block
+        }
+        // A block at the top (new data arriving above the holes, the usual first block): it
+        // grows the highest range or starts a new one above it, and no other range can merge.
+        // The map's last entry is reached down its right edge, without comparing keys.
+        // (start of the range the block ends up in, first byte newly SACKed)
+        let mut at_top = None;
+        if let Some(mut top) = self.sacked.last_entry() {
+            let (l, r) = (*top.key(), *top.get());
+            if r < left {
+                at_top = Some((left, left)); // a new range above the top one
+            } else if l <= left && r < right {
+                *top.get_mut() = right; // the top range grows
+                at_top = Some((l, r));
+            }
+        }
+        if let Some((l, from)) = at_top {
+            if l == left && from == left {
+                self.sacked.insert(left, right);
+            }
+            self.remember(l, right);
+            let new_bytes = right - from;
+            self.sacked_bytes += new_bytes;
+            self.mark_sacked_range(from, right);
+            return new_bytes;
+        }
         // Merge with existing ranges that overlap or touch [left, right); collect the gaps of
         // [left, right) they did not already cover.
         let mut lo = left;
@@ -446,6 +494,29 @@ impl Scoreboard {
             }
             olds.push((l, r));
         }
+        // The usual blocks touch one known range: a repeat of a block already held (a receiver
+        // repeats its most recent blocks in every ACK, RFC 2018 §4) or the first block grown by
+        // the segment just received. Then that range keeps its start (the map's key) and is
+        // only widened in place; otherwise the ranges merge into one new entry. The map holds
+        // the same ranges either way, with one tree walk instead of a removal and an insertion.
+        if let [(l, r)] = olds[..] {
+            if l <= left {
+                if r >= right {
+                    self.scratch = olds;
+                    self.remember(l, r);
+                    return 0; // every byte already SACKed
+                }
+                if let Some(end) = self.sacked.get_mut(&l) {
+                    *end = right;
+                }
+                self.remember(l, right);
+                let new_bytes = right - r.max(left);
+                self.sacked_bytes += new_bytes;
+                self.mark_sacked_range(r.max(left), right);
+                self.scratch = olds;
+                return new_bytes;
+            }
+        }
         for &(l, r) in &olds {
             lo = lo.min(l);
             hi = hi.max(r);
@@ -453,6 +524,7 @@ impl Scoreboard {
             self.sacked.remove(&l);
         }
         self.sacked.insert(lo, hi);
+        self.remember(lo, hi);
         let new_bytes = (right - left) - covered;
         self.sacked_bytes += new_bytes;
         if new_bytes > 0 {
@@ -471,6 +543,13 @@ impl Scoreboard {
         }
         self.scratch = olds;
         new_bytes
+    }
+
+    /// `[l, r)` is now one range of `sacked`: remember it as the most recent (a range it grew
+    /// from stays valid: it is SACKed still).
+    fn remember(&mut self, l: u64, r: u64) {
+        self.recent.rotate_left(1);
+        self.recent[RECENT_RANGES - 1] = (l, r);
     }
 
     fn mark_sacked_range(&mut self, from: u64, to: u64) {
@@ -551,6 +630,22 @@ impl Scoreboard {
             .map(|s| self.live_len(s))
             .sum();
         assert_eq!(by_flag, self.sacked_bytes, "sacked flags vs ranges");
+        let mut prev_end = None;
+        for (&l, &r) in &self.sacked {
+            assert!(self.snd_una <= l && l < r, "range {l}..{r} above SND.UNA");
+            assert!(
+                prev_end.is_none_or(|e| e < l),
+                "ranges disjoint, not adjacent"
+            );
+            prev_end = Some(r);
+        }
+        for &(l, r) in &self.recent {
+            let l = l.max(self.snd_una);
+            if l < r {
+                let held = self.sacked.range(..=l).next_back();
+                assert!(held.is_some_and(|(_, &e)| e >= r), "recent {l}..{r} SACKed");
+            }
+        }
     }
 }
 
@@ -614,6 +709,36 @@ mod tests {
         assert_eq!(b.on_sack_block(600, 700), 100);
         assert_eq!(b.on_sack_block(300, 800), 200);
         assert_eq!(b.sacked_bytes(), 600);
+        b.check();
+    }
+
+    #[test]
+    fn blocks_that_grow_the_top_range_start_one_above_it_or_repeat_one_keep_the_same_ranges() {
+        // The shortcuts of `on_sack_block` (a repeated block, a block at the top) against the
+        // ranges one would write down by hand, after every block.
+        /// (the block, the bytes it newly SACKs, the ranges held after it)
+        type Step = ((u64, u64), u64, &'static [(u64, u64)]);
+        let mut b = board(20);
+        let steps: [Step; 9] = [
+            ((300, 400), 100, &[(300, 400)]),             // the first range
+            ((300, 500), 100, &[(300, 500)]),             // grows at the top
+            ((500, 600), 100, &[(300, 600)]),             // touches the top: grows
+            ((800, 900), 100, &[(300, 600), (800, 900)]), // a new range above
+            ((300, 600), 0, &[(300, 600), (800, 900)]),   // repeated
+            ((350, 450), 0, &[(300, 600), (800, 900)]),   // inside one (rounds to 400..400)
+            ((100, 200), 100, &[(100, 200), (300, 600), (800, 900)]), // below them all
+            ((200, 300), 100, &[(100, 600), (800, 900)]), // fills a hole: merges
+            ((550, 1000), 300, &[(100, 1000)]),           // spans the rest
+        ];
+        for ((l, r), new, ranges) in steps {
+            assert_eq!(b.on_sack_block(l, r), new, "block {l}..{r}");
+            let held: Vec<(u64, u64)> = b.sacked.iter().map(|(&l, &r)| (l, r)).collect();
+            assert_eq!(held, ranges, "after {l}..{r}");
+            b.check();
+        }
+        // A cumulative ACK into the range leaves the remembered ranges true above SND.UNA.
+        b.on_cumulative_ack(250);
+        assert_eq!(b.on_sack_block(500, 900), 0);
         b.check();
     }
 
