@@ -958,6 +958,33 @@ fn an_atm_link_refuses_a_loss_model_and_a_packet_trace_point_it_would_ignore() {
 }
 
 #[test]
+fn an_atm_link_refuses_a_queue_its_ports_would_ignore() {
+    // ATM ports queue cells in their own class buffers; a queue on the link once did nothing.
+    let msg = |k: &str| error_with(&["atm.links=[\"access\"]", k]);
+    assert_eq!(
+        msg("links.access.queue={ type = \"droptail\", limit = 10 }"),
+        "links.access.queue: link \"access\" is listed in atm.links, whose ports queue cells \
+         in atm.cbr_buffer and atm.abr_buffer, not in the link's queue; remove queue or take \
+         the link out of atm.links"
+    );
+    assert!(
+        msg("links.access.b_to_a={ queue = { type = \"droptail\", limit = 10 } }")
+            .starts_with("links.access.b_to_a.queue: link \"access\" is listed in atm.links")
+    );
+    assert!(
+        load(
+            BASE,
+            &[
+                "atm.links=[\"bottleneck\"]",
+                "links.access.queue={ type = \"droptail\", limit = 10 }"
+            ]
+        )
+        .is_ok(),
+        "a queue on a link that is not ATM stays allowed"
+    );
+}
+
+#[test]
 fn a_cbr_source_whose_route_leaves_atm_is_refused() {
     assert_eq!(
         build_error_with(&[

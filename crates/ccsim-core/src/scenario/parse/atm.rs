@@ -49,10 +49,25 @@ const CBR_KEYS: &[&str] = &[
 ];
 const FEEDBACK_TYPES: &[&str] = &["erica", "erica_plus", "efci", "none"];
 
+/// Where the raw `[links.NAME]` table (or one of its direction tables) sets `queue`, if it does:
+/// the parsed link cannot tell an explicit DropTail from the default one.
+fn queue_key_of(raw_links: Option<&Value>, name: &str) -> Option<String> {
+    let link = raw_links?.get(name)?.as_table()?;
+    if link.contains_key("queue") {
+        return Some(format!("links.{name}.queue"));
+    }
+    ["a_to_b", "b_to_a"].into_iter().find_map(|d| {
+        let dir = link.get(d)?.as_table()?;
+        dir.contains_key("queue")
+            .then(|| format!("links.{name}.{d}.queue"))
+    })
+}
+
 pub(super) fn read_atm(
     f: &Field,
     nodes: &IndexMap<String, NodeSpec>,
     links: &IndexMap<String, LinkSpec>,
+    raw_links: Option<&Value>,
 ) -> Res<AtmSpec> {
     let mut r = f.table("a table such as { links = [\"l1\", \"l2\"] }")?;
     r.allow(ATM_KEYS)?;
@@ -82,6 +97,18 @@ pub(super) fn read_atm(
                 format!(
                     "link {name:?} is listed in atm.links, and ATM links apply no loss model \
                      (cells are lost only at full buffers and links going down); remove loss \
+                     or take the link out of atm.links"
+                ),
+            ));
+        }
+        // An ATM port queues cells by class in its own buffers (`cbr_buffer`, `abr_buffer`),
+        // never in the link's IP queue: a `queue` there would do nothing.
+        if let Some(path) = queue_key_of(raw_links, &name) {
+            return Err(error(
+                &path,
+                format!(
+                    "link {name:?} is listed in atm.links, whose ports queue cells in \
+                     atm.cbr_buffer and atm.abr_buffer, not in the link's queue; remove queue \
                      or take the link out of atm.links"
                 ),
             ));

@@ -249,7 +249,9 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         });
     let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
-    let atm = opt(&mut top, "atm", |f| read_atm(f, &nodes, &links))?;
+    let atm = opt(&mut top, "atm", |f| {
+        read_atm(f, &nodes, &links, tree.get("links"))
+    })?;
     top.finish()?;
     Ok(Spec {
         seed,
