@@ -109,6 +109,13 @@ def test_a_time_series_figure_offers_the_plans_other_settings_with_each_modes_de
     assert "flows.f1.cc" not in fig.params
 
 
+def test_figures_the_page_cannot_draw_are_left_out_and_the_reports_series_stay() -> None:
+    p000 = Catalog(EXPERIMENTS).papers["p000"]
+    assert "fig2_fig3_window" not in p000.figures  # cwnd, ACR and ER: the report draws them
+    assert "fig2_fig3_window" in [f.id for f in p000.plan.series_figures]
+    assert "fig5_trace" not in Catalog(EXPERIMENTS).papers["p001"].figures
+
+
 def test_an_unmoved_figure_runs_the_reproductions_own_scenarios_and_a_moved_key_wins() -> None:
     cat = Catalog(EXPERIMENTS)
     plan = cat.papers["p001"].plan

@@ -229,8 +229,10 @@ class Catalog:
             if value not in seen[path]:
                 seen[path].append(value)
 
-        # A packet trace is drawn from one run's packet table, which the page cannot show.
-        series = [f for f in plan.series_figures if f.kind != "packet_trace"]
+        # A packet trace is drawn from one run's packet table, and an ATM window panel (paper
+        # 000's Figs. 2-3) mixes cwnd, ACR and ER in their own units: the page draws neither (it
+        # once drew the panel as the link's utilization, zero on an ATM link); the report does.
+        series = [f for f in plan.series_figures if f.kind not in ("packet_trace", "atm_window")]
         items = [*plan.figures, *series, *plan.tables]
         for item in [*items, *plan.series_figures]:
             for ov in [*item.overrides, *item.quick_overrides]:
