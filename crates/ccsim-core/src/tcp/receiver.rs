@@ -230,6 +230,16 @@ impl TcpReceiver {
         if end > self.buffer_edge().max(self.right_edge) {
             return None;
         }
+        // The common case after a loss: the segment continues the highest held block. Nothing
+        // above it to merge, nothing below it touching (blocks are kept apart): widen the top
+        // block in place instead of the search, cut and insert below (same result).
+        if let Some(mut top) = self.ooo.last_entry() {
+            if *top.get() == seq && end > seq {
+                *top.get_mut() = end;
+                self.ooo_bytes += end - seq;
+                return Some((*top.key(), end));
+            }
+        }
         let mut covered = 0;
         for (&l, &r) in self.ooo.range(..end).rev() {
             if r <= seq {
@@ -542,6 +552,47 @@ mod tests {
                 (2000, vec![(3000, 6000)]),
             ]
         );
+    }
+
+    #[test]
+    fn segments_continuing_the_top_block_widen_it_and_a_repeat_or_a_gap_fill_stays_exact() {
+        // The top-block shortcut of insert_ooo (issue 11): 0 lost, 1000..5000 arrive in order
+        // above it, then a repeat inside the block, a segment beyond a new hole, the hole.
+        let mut r = sack_receiver(1 << 20, false);
+        let mut out = vec![];
+        for seq in [1000, 2000, 3000, 4000] {
+            r.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        assert_eq!(r.out_of_order_bytes(), 4000);
+        r.handle_packet(SimTime::ZERO, seg(2000), &mut out); // a repeat: nothing new
+        assert_eq!(r.out_of_order_bytes(), 4000);
+        r.handle_packet(SimTime::ZERO, seg(6000), &mut out); // beyond a hole at 5000
+        r.handle_packet(SimTime::ZERO, seg(7000), &mut out); // continues the new top block
+        r.handle_packet(SimTime::ZERO, seg(5000), &mut out); // joins the two blocks
+        assert_eq!(r.out_of_order_bytes(), 7000);
+        let views: Vec<_> = acks(&out).into_iter().map(|a| (a.0, a.2)).collect();
+        assert_eq!(
+            views,
+            vec![
+                (0, vec![(1000, 2000)]),
+                (0, vec![(1000, 3000)]),
+                (0, vec![(1000, 4000)]),
+                (0, vec![(1000, 5000)]),
+                (0, vec![(1000, 5000)]),
+                (0, vec![(6000, 7000), (1000, 5000)]),
+                (0, vec![(6000, 8000), (1000, 5000)]),
+                (0, vec![(1000, 8000)]),
+            ]
+        );
+        assert_eq!(r.counters.duplicate_segments, 1);
+        out.clear();
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        assert_eq!(
+            acks(&out)[0].0,
+            8000,
+            "the hole filled: everything delivered"
+        );
+        assert_eq!(r.out_of_order_bytes(), 0);
     }
 
     #[test]
