@@ -166,6 +166,12 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
         in report
     )
     assert "## fairness" in report and "![shares](shares.png)" in report
+    # Four seeds per line: each cell is the mean ± its 95 % half-width, and the shares text is
+    # the mean shares (it once showed seed 1's split beside the other columns' means).
+    row = next(ln for ln in report.splitlines() if ln.startswith("| SACK |"))
+    assert row.count(" ± ") >= 6, row
+    mean_f1 = fair[fair["line"] == "sack"]["share_f1"].mean()
+    assert f"f1 {100 * mean_f1:.0f} %" in row
     assert "- a test plan" in report
     # What a newcomer needs to trust and re-run it (issue 12).
     assert '**Paper:** A. Author, "A Title", Some Venue, 2001' in report
@@ -178,6 +184,30 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     assert report.count("| 0 | 4 | ") == 1 and report.count("| 0.02 | 4 | ") == 1
     paired = pd.read_parquet(out / "paired.parquet")
     assert list(paired["n"]) == [4, 4] and set(paired["a"]) == {"reno"}
+
+
+def test_a_summary_tables_line_averages_its_seeds_and_counts_the_converged_ones() -> None:
+    from ccsim.experiment.tables import line_summary
+
+    base = {
+        "shares": "one seed's text",
+        "utilization": 0.9,
+        "jain": 0.8,
+        "rate_cv": 0.2,
+        "share_f1": 0.7,
+        "share_f2": 0.3,
+    }
+    per_seed = [
+        {**base, "convergence_s": 10.0},
+        {**base, "convergence_s": float("nan"), "share_f1": 0.5, "share_f2": 0.5},
+        {**base, "convergence_s": 30.0, "utilization": 0.6},
+    ]
+    s = line_summary(per_seed, ["f1", "f2"])
+    assert s["n"] == 3 and s["converged"] == 2
+    assert s["convergence_s"] == pytest.approx(20.0), "over the two seeds that converged"
+    assert s["utilization"] == pytest.approx(0.8)
+    assert s["jain_ci95"] == pytest.approx(0.0, abs=1e-12) and s["utilization_ci95"] > 0.3
+    assert s["shares"] == "f1 63 %, f2 37 %"
 
 
 def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:

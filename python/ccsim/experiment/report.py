@@ -210,16 +210,16 @@ def write_report(
                   "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         if df is not None:
             for _, r in df.iterrows():
-                conv = (
-                    "not converged"
-                    if math.isnan(r["convergence_s"])
-                    else f"{r['convergence_s']:.0f}"
-                )
                 lines.append(f"| {plan.lines[r['line']].label} | "
-                             f"{r['tested_utilization']:.3f} | "
-                             f"{r['background_utilization']:.3f} | {r['utilization']:.3f} | "
-                             f"{r['jain']:.3f} | {r['loss_rate']:.2e} | {conv} | "
-                             f"{r['rate_cv']:.2f} | {r['shares']} |")  # fmt: skip
+                             f"{_pm(r, 'tested_utilization', '.3f')} | "
+                             f"{_pm(r, 'background_utilization', '.3f')} | "
+                             f"{_pm(r, 'utilization', '.3f')} | {_pm(r, 'jain', '.3f')} | "
+                             f"{_pm(r, 'loss_rate', '.2e')} | {_convergence(r)} | "
+                             f"{_pm(r, 'rate_cv', '.2f')} | {r['shares']} |")  # fmt: skip
+            if df["n"].max() > 1:
+                lines += ["", "Each cell: the mean over the seeds ± the half-width of its 95 % "
+                          "interval; shares from the mean shares; convergence over the seeds "
+                          "that converged (how many is said where not all did)."]  # fmt: skip
         lines.append("")
         lines += _summary_paper_lines(t.paper, (table_seeds or {}).get(t.id), plan)
     if plan.assumptions:
@@ -227,6 +227,23 @@ def write_report(
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _pm(row: Any, col: str, spec: str) -> str:
+    """A summary-table cell: the mean, and ``± half-width`` where several seeds give one."""
+    half = row.get(f"{col}_ci95", math.nan)
+    text = format(row[col], spec)
+    return text if math.isnan(half) else f"{text} ± {format(half, spec)}"
+
+
+def _convergence(row: Any) -> str:
+    """The convergence cell: "not converged" when no seed did, the mean over those that did
+    (with "k of n seeds" when only some did)."""
+    n, k = int(row.get("n", 1)), int(row.get("converged", 1))
+    if k == 0 or math.isnan(row["convergence_s"]):
+        return "not converged" if n == 1 else f"not converged ({n} seeds)"
+    text = _pm(row, "convergence_s", ".0f")
+    return text if k == n else f"{text} ({k} of {n} seeds)"
 
 
 #: The line report.md writes before a grid table: a Markdown link reference definition, so it

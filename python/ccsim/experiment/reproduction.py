@@ -17,7 +17,7 @@ from .plan import Plan, check_plan, find_experiment, load_plan
 from .report import write_report
 from .runs import plan_runs, point_values
 from .stats import compare_lines, summarize
-from .tables import table_row
+from .tables import line_summary, table_row
 
 
 @dataclass
@@ -80,10 +80,14 @@ def reproduce(
                              **table_row(r, t)})  # fmt: skip
         df = pd.DataFrame(rows)
         if len(df):
-            num = [c for c in df.columns if c not in ("table", "line", "seed", "shares")]
-            agg = df.groupby("line", sort=False)[num].mean().reset_index()
-            agg["shares"] = df.groupby("line", sort=False)["shares"].first().to_numpy()
-            table_frames[t.id] = agg
+            per_line: dict[str, list[dict[str, Any]]] = {}
+            for row in rows:
+                per_line.setdefault(row["line"], []).append(
+                    {k: v for k, v in row.items() if k not in ("table", "line", "seed")}
+                )
+            table_frames[t.id] = pd.DataFrame(
+                [{"line": ln, **line_summary(rs, t.flows)} for ln, rs in per_line.items()]
+            )
             table_seeds[t.id] = df
         df.to_parquet(out / f"table-{t.id}.parquet", index=False)
     flows = gather(rep.records, "flows")

@@ -57,6 +57,36 @@ def jain_index(xs: Sequence[float]) -> float:
     return sum(v) ** 2 / (len(v) * sq) if v and sq > 0 else math.nan
 
 
+def shares_text(shares: dict[str, float]) -> str:
+    """Each flow's share of the tested goodput as a percentage: ``"f1 26 %, f2 20 %"``."""
+    return ", ".join(f"{f} {100 * v:.0f} %" for f, v in shares.items() if not math.isnan(v))
+
+
+def line_summary(per_seed: Sequence[dict[str, Any]], flows: Sequence[str]) -> dict[str, Any]:
+    """One line of a summary table over its seeds, as reports and the explorer show it.
+
+    Each numeric column of :func:`table_row`: its mean over the seeds where it is a number and
+    ``<column>_ci95``, the half-width of the 95 % interval (NaN for one seed); ``n``, the
+    seeds; ``converged``, how many of them converged (a run that never does has no
+    convergence time, so the mean convergence is over the converged seeds only and the report
+    says how many). ``shares`` is written from the mean shares, so it agrees with the
+    ``share_<flow>`` columns instead of showing one seed's split.
+    """
+    from .stats import mean_ci
+
+    out: dict[str, Any] = {}
+    for col in per_seed[0]:
+        if col == "shares":
+            continue
+        mean, half, _ = mean_ci([float(p[col]) for p in per_seed])
+        out[col] = mean
+        out[f"{col}_ci95"] = half
+    out["n"] = len(per_seed)
+    out["converged"] = sum(1 for p in per_seed if not math.isnan(float(p["convergence_s"])))
+    out["shares"] = shares_text({f: out.get(f"share_{f}", math.nan) for f in flows})
+    return out
+
+
 def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     """The summary of one run: utilization, fairness, loss and convergence after ``from_s``.
 
@@ -95,10 +125,8 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
             start = jt.index[0] if below.empty else jt.index[jt.index > below.index[-1]][0]
             conv = float(start - t.from_s)
     total = float(totals.sum())
-    shares = (
-        ", ".join(f"{f} {100 * float(totals[f]) / total:.0f} %" for f in t.flows) if total else ""
-    )
     share_of = {f"share_{f}": float(totals[f]) / total if total else math.nan for f in t.flows}
+    shares = shares_text({f: share_of[f"share_{f}"] for f in t.flows})
     for g, members in getattr(t, "groups", {}).items():
         share_of[f"share_{g}"] = float(totals[members].sum()) / total if total else math.nan
     # Stability: how much each flow's rate swings around its mean (coefficient of variation

@@ -598,24 +598,15 @@ class Engine:
 
 
 def table_rows(table: Any, records: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """A summary table as ``ccsim reproduce`` reports it: per line (in ``records``' order), each
-    numeric column of :func:`~ccsim.experiment.tables.table_row` averaged over the line's runs
-    (seeds), and the first seed's ``shares`` text."""
-    from ccsim.experiment.tables import table_row
+    """A summary table as ``ccsim reproduce`` reports it: per line (in ``records``' order),
+    :func:`~ccsim.experiment.tables.line_summary` of its runs (seeds): each numeric column's
+    mean and 95 % half-width, ``n``, ``converged`` and the mean ``shares``."""
+    from ccsim.experiment.tables import line_summary, table_row
 
-    out = []
-    for line, recs in records.items():
-        per_seed = [table_row(rec, table) for rec in recs]
-        row: dict[str, Any] = {"line": line}
-        for col in per_seed[0]:
-            if col == "shares":
-                row[col] = per_seed[0][col]
-            else:  # pandas' mean skips NaN, as reproduce's groupby().mean() does
-                vals = [float(p[col]) for p in per_seed if not math.isnan(float(p[col]))]
-                row[col] = sum(vals) / len(vals) if vals else math.nan
-        row["n"] = len(per_seed)
-        out.append(row)
-    return out
+    return [
+        {"line": line, **line_summary([table_row(rec, table) for rec in recs], table.flows)}
+        for line, recs in records.items()
+    ]
 
 
 def _shown(x: str, scale: float) -> float | str:
