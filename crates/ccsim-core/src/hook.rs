@@ -24,6 +24,11 @@
 //! - **Timers:** one deadline per hook ([`NodeHook::poll_timeout`]), like endpoints; stale
 //!   wake-ups must be no-ops.
 //! - Packets a hook forwards or injects are routed from this node and do not pass the hook again.
+//! - **Filters:** a hook that only passes, re-marks or drops each packet (a DiffServ policer or
+//!   marker) may also implement [`NodeHook::filter`]: the engine then shows it the packet where
+//!   it lies in the packet arena instead of moving it out and back in (two 120-byte copies and
+//!   a trip through [`HookOutput`] per packet, ~1 % of paper 003's dumbbell). Same decisions,
+//!   same results: `on_packet` stays the definition, `filter` a faster way to the same end.
 
 use std::collections::VecDeque;
 
@@ -67,6 +72,17 @@ impl HookOutput {
     }
 }
 
+/// What a filtering hook did with a packet shown to it in place ([`NodeHook::filter`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filtered {
+    /// The packet (possibly re-marked) continues to routing or local delivery.
+    Pass,
+    /// The packet is destroyed, counted as a `hook` drop on the link it arrived on.
+    Drop,
+    /// Not a filter: the engine hands the packet to [`NodeHook::on_packet`] by value.
+    NotAFilter,
+}
+
 pub trait NodeHook {
     /// A packet reached the node (over interface `arrived_on`, or from a local endpoint).
     fn on_packet(
@@ -76,6 +92,17 @@ pub trait NodeHook {
         arrived_on: Option<IfaceId>,
         out: &mut HookOutput,
     );
+    /// For a hook that never holds, injects or consumes a packet and has no timer: decide on
+    /// the packet in place, exactly as `on_packet` would (forward is [`Filtered::Pass`], drop is
+    /// [`Filtered::Drop`]). The default says it is not a filter.
+    fn filter(
+        &mut self,
+        _now: SimTime,
+        _pkt: &mut Packet,
+        _arrived_on: Option<IfaceId>,
+    ) -> Filtered {
+        Filtered::NotAFilter
+    }
     /// The deadline of [`NodeHook::poll_timeout`] may have passed.
     fn on_timeout(&mut self, _now: SimTime, _out: &mut HookOutput) {}
     fn poll_timeout(&self) -> Option<SimTime> {

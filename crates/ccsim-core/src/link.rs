@@ -47,17 +47,29 @@ use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
 
 /// Counters of one channel.
+// `repr(C)` keeps the declared order: the counters every packet updates come first, in two
+// cache lines, and the drop counters, touched only on a drop, after them. With Rust's own
+// layout the 128-bit integrals went first and a packet's counters spread over three lines; on
+// a link whose packets interleave with others' (a class-based queue serving eight classes) each
+// line was a cache miss of its own (`docs/performance.md`, "Channel layout").
+#[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub struct ChannelStats {
+    /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
+    pub queue_pkt_ns: u128,
+    pub queue_byte_ns: u128,
+    last_change: SimTime,
     /// Packets handed to this channel (before any drop).
     pub offered: u64,
-    /// Packets that reached the far node.
-    pub arrived: u64,
     /// Packets and bytes put on the wire, counted when their transmission starts (including
     /// those the loss model destroyed).
     pub packets: u64,
     pub bytes: u64,
     pub data_packets: u64,
+    /// Packets that reached the far node.
+    pub arrived: u64,
+    pub queue_max_packets: u64,
+    pub queue_max_bytes: u64,
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub drops_hook: u64,
@@ -65,12 +77,6 @@ pub struct ChannelStats {
     pub drops_noroute: u64,
     pub drops_ttl: u64,
     pub drops_link_down: u64,
-    /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
-    pub queue_pkt_ns: u128,
-    pub queue_byte_ns: u128,
-    pub queue_max_packets: u64,
-    pub queue_max_bytes: u64,
-    last_change: SimTime,
     /// Bits serialized by the last time-series sample ([`Channel::bits_sent_by`]).
     pub bits_at_last_sample: u128,
 }
@@ -98,38 +104,43 @@ impl ChannelStats {
     }
 }
 
+// `repr(C)` keeps the declared order: what `offer`, `transmit` and `on_tx_done` read for
+// every packet comes first (the transmitter's state, the per-packet counters, the FIFO), then
+// the queue and the loss model, then what results and traces read (names, the lost packet
+// kept for the trace). See `ChannelStats` for why.
+#[repr(C)]
 pub struct Channel {
-    /// Link name and direction, for results (`bottleneck`, `a_to_b`).
-    pub link: String,
-    pub direction: &'static str,
-    pub from_node: u32,
-    pub to_node: u32,
-    /// The interface packets arrive on at `to_node`.
-    pub to_iface: u32,
-    pub rate: Rate,
-    pub delay: SimDuration,
-    pub mtu: u32,
-    pub queue: Queue,
-    pub loss: LossModel,
     /// The transmitter is free from this time on (the end of the last transmission started).
     /// A `TxDone` event is scheduled at this time exactly when the queue is not empty.
     busy_until: SimTime,
-    ser: Serializer,
+    pub rate: Rate,
+    pub stats: ChannelStats,
     /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
     /// its arrival time at the far node. The delay is constant, so arrival times never decrease
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, PacketId)>,
-    pub stats: ChannelStats,
-    /// Down (`[[events]]`): offered packets are dropped as `link_down`.
-    pub down: bool,
+    pub delay: SimDuration,
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
     doomed: usize,
+    pub to_node: u32,
+    /// The interface packets arrive on at `to_node`.
+    pub to_iface: u32,
+    pub mtu: u32,
+    /// Down (`[[events]]`): offered packets are dropped as `link_down`.
+    pub down: bool,
     /// Set while the packet trace watches this channel: the loss model's last victim is kept
     /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers), a
     /// copy taken before its arena slot is freed.
     pub keep_lost: bool,
+    ser: Serializer,
+    pub queue: Queue,
+    pub loss: LossModel,
+    /// Link name and direction, for results (`bottleneck`, `a_to_b`).
+    pub link: String,
+    pub direction: &'static str,
+    pub from_node: u32,
     pub lost_for_trace: Option<Packet>,
 }
 

@@ -18,7 +18,7 @@
 
 use super::classifier::MatchSpec;
 use super::meter::{Action, Colour, Meter, MeterSpec, Step};
-use crate::hook::{HookOutput, IfaceId, NodeHook};
+use crate::hook::{Filtered, HookOutput, IfaceId, NodeHook};
 use crate::packet::{Addr, Packet};
 use crate::time::SimTime;
 
@@ -148,6 +148,15 @@ impl NodeHook for Policer {
             out.drop_packet(pkt)
         }
     }
+
+    // A policer only passes, re-marks or drops: the engine may show it the packet in place.
+    fn filter(&mut self, now: SimTime, pkt: &mut Packet, _: Option<IfaceId>) -> Filtered {
+        if self.admits(now, pkt) {
+            Filtered::Pass
+        } else {
+            Filtered::Drop
+        }
+    }
 }
 
 #[cfg(test)]
@@ -257,5 +266,48 @@ mod tests {
             };
             assert_eq!(got, expected, "packet {k}");
         }
+    }
+    #[test]
+    fn the_in_place_filter_decides_and_re_marks_exactly_as_the_hook_does_by_value() {
+        // The engine shows a policer its packets in place (`NodeHook::filter`); two policers
+        // from one spec, one called each way, must agree packet by packet.
+        let spec = PolicerSpec {
+            rules: vec![PolicerRule {
+                matches: MatchSpec::default(),
+                meter: Some(MeterSpec::Car {
+                    rate: Rate::mbps(10),
+                    normal_burst: 10_000,
+                    excess_burst: 10_000,
+                    limit: CarLimit::ExcessBurst,
+                }),
+                conform: Action::SetDscpTransmit(EF),
+                exceed: Action::Drop,
+                violate: Action::Drop,
+            }],
+        };
+        let (mut by_value, mut in_place) = (Policer::new(&spec), Policer::new(&spec));
+        let (mut passed, mut dropped) = (0, 0);
+        for k in 0..2000u64 {
+            let now = SimTime::from_nanos(k * 400_000);
+            let mut out = HookOutput::default();
+            by_value.on_packet(now, Packet::test_udp(1000, 0, k), None, &mut out);
+            let mut pkt = Packet::test_udp(1000, 0, k);
+            match in_place.filter(now, &mut pkt, None) {
+                Filtered::Pass => {
+                    assert_eq!(out.packets.pop(), Some(pkt), "packet {k}");
+                    passed += 1;
+                }
+                Filtered::Drop => {
+                    assert_eq!((out.packets.len(), out.dropped), (0, 1), "packet {k}");
+                    dropped += 1;
+                }
+                Filtered::NotAFilter => panic!("a policer is a filter"),
+            }
+        }
+        assert!(
+            passed > 0 && dropped > 0,
+            "both decisions seen: {passed} / {dropped}"
+        );
+        assert_eq!(by_value.counts, in_place.counts);
     }
 }

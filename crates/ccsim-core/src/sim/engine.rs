@@ -42,7 +42,7 @@ use super::timers::{Deadline, EndpointTimers};
 use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::arena::PacketId;
-use crate::hook::HookOutput;
+use crate::hook::{Filtered, HookOutput};
 use crate::link::Offer;
 use crate::network::NO_ROUTE;
 use crate::packet::Port;
@@ -472,9 +472,15 @@ impl Simulator {
     /// takes packets by value, so the packet leaves the arena for it, and what the hook
     /// forwards or injects comes back in ([`Simulator::after_hook`]).
     pub(super) fn at_node(&mut self, node: u32, id: PacketId, arrived_on: Option<u32>) {
-        if self.hooks[node as usize].is_none() {
+        let Some(h) = self.hooks[node as usize].as_mut() else {
             self.route(node, id, arrived_on);
             return;
+        };
+        // A filter decides on the packet in its arena slot (`hook.rs`, "Filters").
+        match h.filter(self.now, self.pkts.get_mut(id), arrived_on) {
+            Filtered::Pass => return self.route(node, id, arrived_on),
+            Filtered::Drop => return self.drop_at_hook(id, arrived_on),
+            Filtered::NotAFilter => {}
         }
         let mut hook_out = std::mem::take(&mut self.hook_out);
         let pkt = self.pkts.take(id);
@@ -507,6 +513,18 @@ impl Simulator {
         }
         hook_out.packets = pkts;
         self.reschedule_hook(node);
+    }
+
+    /// A filter dropped the packet: counted as `after_hook` counts a hook's drops.
+    fn drop_at_hook(&mut self, id: PacketId, arrived_on: Option<u32>) {
+        let flow = self.pkts.get(id).flow;
+        self.pkts.free(id);
+        self.cons.dropped += 1;
+        self.life.ended(flow);
+        if let Some(i) = arrived_on {
+            let c = self.net.ifaces[i as usize].in_chan;
+            self.net.chans[c as usize].stats.drops_hook += 1;
+        }
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).

@@ -261,3 +261,34 @@ fn a_link_going_down_counts_its_queued_class_packets_as_link_down_drops_not_as_s
     let sent: u64 = a_to_b.iter().map(|&i| col("sent_packets")[i]).sum();
     assert_eq!(sent, links.u64("packets").unwrap()[k]);
 }
+
+#[test]
+fn an_edge_policer_dropping_the_excess_counts_hook_drops_on_the_link_it_arrived_on() {
+    // The engine shows a policer its packets in place (hook.rs, "Filters"): its drops must
+    // still be counted where a hook's drops are, and every packet accounted for.
+    let text = edge_and_core("10s", "4Mbps", "1Mbps", "5000kbps").replace(
+        r#"hook = { type = "policer", rules = [{ match = { src = "h1" }, set_dscp = 46 }] }"#,
+        r#"hook = { type = "policer", rules = [{ match = { flow = "ef" }, meter = { type = "car", rate = "2Mbps", normal_burst = 5000, excess_burst = 5000 }, conform = { set_dscp = 46 }, exceed = "drop" }] }"#,
+    );
+    assert!(text.contains("car"), "the policer line was replaced");
+    let out = run_toml(&text, &[], None);
+    let a1 = link_row(&out, "a1", "a_to_b");
+    let hook_drops = u64s(&out.links, "drops_hook")[a1];
+    let arrived = u64s(&out.links, "packets")[a1];
+    // 4 Mbit/s offered, 2 Mbit/s conforming: about half of h1's CBR packets are dropped.
+    let share = hook_drops as f64 / arrived as f64;
+    assert!(
+        (0.45..0.55).contains(&share),
+        "dropped {hook_drops} of {arrived}"
+    );
+    assert_eq!(
+        u64s(&out.links, "drops_hook").iter().sum::<u64>(),
+        hook_drops
+    );
+    let s = &out.summary;
+    assert_eq!(
+        s.packets_created,
+        s.packets_delivered + s.packets_dropped + s.packets_alive
+    );
+    assert!(s.packets_dropped >= hook_drops);
+}
