@@ -244,6 +244,92 @@ def test_a_plan_naming_an_unknown_line_is_rejected_with_its_path(folder: Path) -
         experiment.load_plan(folder)
 
 
+MODEL_LINE = """
+[lines.model]
+label = "Mathis from f1's own RTT and loss"
+set = { "tcp.variant" = "sack" }
+[lines.model.metric]
+where = { name = "f1" }
+column = "mathis(1460, rtt_mean_s, max(retransmit_ratio, 1e-4)) * 8"
+
+"""
+
+
+def test_a_line_with_its_own_metric_draws_a_model_fed_by_the_same_runs(
+    folder: Path, tmp_path: Path
+) -> None:
+    # Paper 003's Fig. 1: a model's line beside the measured one, computed per seed from the
+    # very run the measured line's point comes from (same settings, so no extra simulation).
+    plan = folder / "plan.toml"
+    without = experiment.reproduce(folder, tmp_path / "without", quick=True, progress=False)
+    text = plan.read_text().replace("[lines.reno]", MODEL_LINE + "[lines.reno]")
+    text = text.replace(
+        'x = { path = "links.bottleneck.loss.rate", values = [0.0, 0.02], quick = [0.02] }\n'
+        'lines = ["sack", "reno"]',
+        'x = { path = "links.bottleneck.loss.rate", values = [0.0, 0.02], quick = [0.02] }\n'
+        'lines = ["sack", "reno", "model"]\ny_scale = "log"',
+    )
+    assert 'lines = ["sack", "reno", "model"]' in text
+    plan.write_text(text)
+    out = tmp_path / "out"
+    r = experiment.reproduce(folder, out, quick=True, workers=2, progress=False)
+    assert r.executed == without.executed, "the model line reuses the sack line's runs"
+    runs = pd.read_parquet(out / "results.parquet")
+    f1 = runs[(runs["name"] == "f1") & (runs["line"] == "sack") & (runs["figure"] == "loss")]
+    f1 = f1.sort_values("seed")
+    from ccsim import models
+
+    expected = [
+        float(models.mathis(1460, row.rtt_mean_s, max(row.retransmit_ratio, 1e-4))) * 8
+        for row in f1.itertuples()
+    ]
+    points = pd.read_parquet(out / "points.parquet")
+    got = points[(points["figure"] == "loss") & (points["line"] == "model")]
+    assert list(got.sort_values("seed")["value"]) == pytest.approx(expected, rel=1e-12)
+    import matplotlib.image
+
+    assert matplotlib.image.imread(out / "loss.png").shape[0] > 0
+
+
+def test_a_metric_expression_calls_only_known_functions_with_their_arguments(
+    folder: Path,
+) -> None:
+    plan = folder / "plan.toml"
+    text = plan.read_text()
+    cases = [
+        (
+            "mathis(1460, rtt_mean_s)",
+            r"lines\.model\.metric\.column: .*mathis takes 3-4 arguments, not 2",
+        ),
+        ("cube(rtt_mean_s)", r"lines\.model\.metric\.column: .*a call must be one of sqrt, min"),
+        ("sqrt(x=rtt_mean_s)", r"a call must be one of .* with positional arguments"),
+    ]
+    for column, message in cases:
+        model = MODEL_LINE.replace(
+            "mathis(1460, rtt_mean_s, max(retransmit_ratio, 1e-4)) * 8", column
+        )
+        plan.write_text(text.replace("[lines.reno]", model + "[lines.reno]"))
+        with pytest.raises(experiment.PlanError, match=message):
+            experiment.load_plan(folder)
+    # A line's own metric is for figures of points: a table cannot use it.
+    plan.write_text(
+        text.replace("[lines.reno]", MODEL_LINE + "[lines.reno]").replace(
+            'id = "fairness"\nlines = ["sack", "reno"]', 'id = "fairness"\nlines = ["model"]'
+        )
+    )
+    with pytest.raises(
+        experiment.PlanError, match=r'tables\[0\]\.lines: "model" has its own metric'
+    ):
+        experiment.load_plan(folder)
+    plan.write_text(
+        text.replace('lines = ["sack", "reno"]\n', 'lines = ["sack", "reno"]\ny_scale = "ln"\n', 1)
+    )
+    with pytest.raises(
+        experiment.PlanError, match=r'figures\[0\]\.y_scale: "ln" is not one of linear, log'
+    ):
+        experiment.load_plan(folder)
+
+
 def _table_claim(**kw: object) -> experiment.Claim:
     c = experiment.Claim("case", "text", None, None, table="case", column="utilization")
     for k, v in kw.items():

@@ -175,7 +175,12 @@ def test_an_x_with_units_sets_its_companion_keys_and_plots_by_its_number(
 def test_a_metric_column_may_be_arithmetic_on_columns_and_nothing_else(folder: Path) -> None:
     assert metric_value("(a - b) / a", {"a": 4, "b": 1}) == 0.75
     assert math.isnan(metric_value("b / (a - 4)", {"a": 4, "b": 1}))
+    original = (folder / "plan.toml").read_text()
     _append(folder, UNITS.replace("(bytes_sent - bytes_delivered)", "__import__('os')"))
+    with pytest.raises(PlanError, match=r"figures\[3\]\.metric\.column: .*a call must be one of"):
+        load_plan(folder)
+    (folder / "plan.toml").write_text(original)
+    _append(folder, UNITS.replace("(bytes_sent - bytes_delivered)", "os.environ"))
     with pytest.raises(PlanError, match=r"figures\[3\]\.metric\.column: .*only column names"):
         load_plan(folder)
 

@@ -109,6 +109,7 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
                        zorder=3, label=f"{plan.lines[lid].label}: paper")  # fmt: skip
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.metric.label)
+    ax.set_yscale(fig.y_scale)
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()

@@ -126,7 +126,9 @@ The paper's own numbers beside ours (docs/experiments.md, "The paper's numbers b
 A figure or table may have its own ``quick_set`` (after the plan's); a table's ``groups = {
 reno = ["f2", "f4"] }`` adds the column ``share_reno``; an x may carry units (``"10Mbps"``) and
 companion keys (``also = { PATH = [one value per x] }``); a metric's column may be arithmetic
-on the row's columns (``"(packets_sent - packets_received) / packets_sent"``).
+on the row's columns (``"(packets_sent - packets_received) / packets_sent"``) calling
+:data:`FUNCTIONS` (the models of ``ccsim.models``); a line may have its own ``metric`` (a
+model fed with the same runs, on figures of points) and a figure ``y_scale = "log"``.
 
 docs/experiments.md describes every key and the statistics behind each claim's verdict.
 
@@ -190,6 +192,9 @@ class Line:
     id: str
     label: str
     overrides: list[str]
+    #: What this line measures instead of its figure's metric (a model fed with the run's own
+    #: measurements, beside the line of the measured value); None: the figure's.
+    metric: Metric | None = None
 
 
 @dataclass
@@ -213,6 +218,8 @@ class Figure:
     quick_overrides: list[str] = field(default_factory=list)
     #: The paper's values at (line, x), if the plan gives them (its ``paper`` key).
     paper: PaperValues | None = None
+    #: The y axis: "linear" or "log" (a model's bound far above the measured values).
+    y_scale: str = "linear"
 
 
 @dataclass
@@ -375,24 +382,67 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Div: operator.truediv}  # fmt: skip
 
 
+def _model(name: str, *args: float, b_at: int | None = None) -> float:
+    """``ccsim.models.<name>`` on positional ``args``; the argument at ``b_at``, if given, is
+    the model's ``b`` (segments per ACK)."""
+    # ccsim.models imports NumPy: only when a plan's expression calls a model.
+    from ccsim import models
+
+    fn = getattr(models, name)
+    if b_at is not None and len(args) > b_at:
+        return float(fn(*args[:b_at], b=args[b_at]))
+    return float(fn(*args[:b_at] if b_at is not None else args))
+
+
+#: Functions a metric expression may call, with how many arguments each takes: the models of
+#: ``ccsim.models`` (bytes/s; a paper's model beside the runs it describes, fed with that run's
+#: own measurements) and a few helpers.
+FUNCTIONS: dict[str, tuple[range, Any]] = {
+    "sqrt": (range(1, 2), math.sqrt),
+    "min": (range(2, 9), min),
+    "max": (range(2, 9), max),
+    # mathis(mss_bytes, rtt_s, p[, b]): the square-root law, b segments per ACK.
+    "mathis": (range(3, 5), lambda *a: _model("mathis", *a, b_at=3)),
+    # sqrt_bound(segment_bytes, rtt_s, p): paper 003's 0.866 B/(R sqrt p), p = 0 read as 1e-6.
+    "sqrt_bound": (range(3, 4), lambda *a: _model("sqrt_bound", *a)),
+    # padhye(mss_bytes, rtt_s, p, t0_s[, b]): the full PFTK model, no window limit.
+    "padhye": (range(4, 6), lambda *a: _model("padhye", *a, b_at=4)),
+}  # fmt: skip
+
+
 def _expression(column: str) -> ast.expr:
     """A metric column is a column name or arithmetic (+ - * / and parentheses) on column
-    names and numbers of one row: "(packets_sent - packets_received) / packets_sent"."""
+    names, numbers and calls of :data:`FUNCTIONS` on one row:
+    "(packets_sent - packets_received) / packets_sent", "sqrt_bound(1000, rtt_mean_s, 0)"."""
     try:
         tree = ast.parse(column, mode="eval").body
     except SyntaxError:
         raise ValueError(f'"{column}" is not a column name or arithmetic on columns') from None
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else ""
+            if name not in FUNCTIONS or node.keywords:
+                raise ValueError(f'"{column}": a call must be one of {", ".join(FUNCTIONS)} '
+                                 "with positional arguments")  # fmt: skip
+            counts = FUNCTIONS[name][0]
+            if len(node.args) not in counts:
+                took = f"{counts.start}-{counts.stop - 1}" if len(counts) > 1 else counts.start
+                raise ValueError(f'"{column}": {name} takes {took} argument'
+                                 f"{'' if took == 1 else 's'}, not {len(node.args)}")  # fmt: skip
+            continue
         ok = isinstance(node, (ast.BinOp, ast.Name, ast.Load, ast.UnaryOp, ast.USub, *_OPS))
         ok = ok or (isinstance(node, ast.Constant) and isinstance(node.value, (int, float)))
         if not ok:
-            raise ValueError(f'"{column}": only column names, numbers, + - * / and () allowed')
+            raise ValueError(f'"{column}": only column names, numbers, + - * / (), and calls '
+                             f"of {', '.join(FUNCTIONS)} allowed")  # fmt: skip
     return tree
 
 
 def metric_columns(column: str) -> list[str]:
     """The column names a metric column (a name or arithmetic on names) reads."""
-    return sorted({n.id for n in ast.walk(_expression(column)) if isinstance(n, ast.Name)})
+    tree = _expression(column)
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called})
 
 
 def metric_value(column: str, row: dict[str, Any]) -> float:
@@ -406,6 +456,15 @@ def metric_value(column: str, row: dict[str, Any]) -> float:
             return math.nan if v is None else float(v)
         if isinstance(node, ast.UnaryOp):
             return -ev(node.operand)
+        if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)
+            args = [ev(a) for a in node.args]
+            if any(math.isnan(a) for a in args):
+                return math.nan
+            try:
+                return float(FUNCTIONS[node.func.id][1](*args))
+            except (ValueError, ZeroDivisionError):
+                return math.nan
         assert isinstance(node, ast.BinOp)
         a, b = ev(node.left), ev(node.right)
         if isinstance(node.op, ast.Div) and b == 0:
@@ -506,12 +565,12 @@ _PAPER_SHAPE = {
 _PLAN_SHAPE: dict[str, Any] = {
     "id": "scalar", "title": "scalar", "paper": "scalar", "scenario": "scalar",
     "metric": _METRIC_SHAPE, "quick_set": "table",
-    "lines": ("each", {"label": "scalar", "set": "table"}),
+    "lines": ("each", {"label": "scalar", "set": "table", "metric": _METRIC_SHAPE}),
     "figures": [{
         "id": "scalar", "title": "scalar", "kind": "scalar", "set": "table", "lines": ["scalar"],
         "quick_set": "table",
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
-        "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE,
+        "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE, "y_scale": "scalar",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number", "also": ("each", ["scalar"])},
     }],
@@ -651,16 +710,22 @@ def load_plan(folder: Path) -> Plan:
     lines = {}
     for lid, ltbl in raw.get("lines", {}).items():
         lines[lid] = Line(
-            lid, str(ltbl.get("label", lid)), _overrides(ltbl.get("set", {}), f"lines.{lid}.set")
+            lid,
+            str(ltbl.get("label", lid)),
+            _overrides(ltbl.get("set", {}), f"lines.{lid}.set"),
+            _metric(ltbl["metric"], f"lines.{lid}.metric", None) if "metric" in ltbl else None,
         )
 
-    def check_lines(tbl: dict[str, Any], where: str) -> list[str]:
+    def check_lines(tbl: dict[str, Any], where: str, points: bool = False) -> list[str]:
         ids = [str(x) for x in _need(tbl, "lines", where)]
         for lid in ids:
             if lid not in lines:
                 raise PlanError(
                     f'{where}.lines: no line named "{lid}"; lines are {", ".join(lines)}'
                 )
+            if not points and lines[lid].metric is not None:
+                raise PlanError(f'{where}.lines: "{lid}" has its own metric (lines.{lid}.metric), '
+                                "which only a figure of points can draw")  # fmt: skip
         return ids
 
     figures = []
@@ -717,7 +782,7 @@ def load_plan(folder: Path) -> Plan:
                 "packet_trace, atm_window"
             )
         x = _need(f, "x", where)
-        check_lines(f, where)
+        check_lines(f, where, points=True)
         also = {str(k): list(v) for k, v in x.get("also", {}).items()}
         for k, v in also.items():
             if len(v) != len(x["values"]):
@@ -727,6 +792,9 @@ def load_plan(folder: Path) -> Plan:
             if q not in x["values"]:
                 raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
         metric = _metric(f.get("metric", {}), f"{where}.metric", default_metric)
+        y_scale = str(f.get("y_scale", "linear"))
+        if y_scale not in ("linear", "log"):
+            raise PlanError(f'{where}.y_scale: "{y_scale}" is not one of linear, log')
         paper = None
         if "paper" in f:
             paper = _paper(f["paper"], f"{where}.paper", metric.unit, list(f["lines"]),
@@ -747,6 +815,7 @@ def load_plan(folder: Path) -> Plan:
                 origin=where,
                 quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                 paper=paper,
+                y_scale=y_scale,
             )
         )
     tables = []
@@ -1119,6 +1188,12 @@ def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
         raise PlanError(f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}")
 
 
+def line_metric(plan: Plan, fig: Figure, line: str) -> Metric:
+    """What a line of a figure of points measures: the line's own metric if it has one (a
+    model beside the measured lines), else the figure's."""
+    return plan.lines[line].metric or fig.metric
+
+
 def grid_overrides(
     plan: Plan, grid: GridTable, line: str, row: GridRow, extra: Sequence[str]
 ) -> list[str]:
@@ -1152,7 +1227,7 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                     raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
             where = f"{fig.origin} (line {lid})"
             record = _probe(plan, [*base, *x_overrides(fig, xs[0]), *extra], where)
-            _check_metric(record, fig.metric, where)
+            _check_metric(record, line_metric(plan, fig, lid), where)
     for grid in plan.grids:
         extra = quick_overrides(plan, grid, quick)
         rows = [r for r in grid.rows if r.id in grid.quick_rows] if quick else grid.rows

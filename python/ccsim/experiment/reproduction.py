@@ -13,7 +13,7 @@ import pandas as pd
 from ccsim.sweep import Store, execute, gather
 
 from .figures import draw_figure, draw_series_figure
-from .plan import Plan, check_plan, find_experiment, load_plan
+from .plan import Plan, check_plan, find_experiment, line_metric, load_plan
 from .report import write_report
 from .runs import plan_runs, point_values
 from .stats import compare_lines, summarize
@@ -47,8 +47,10 @@ def reproduce(
                   description=plan.id, cluster=cluster)  # fmt: skip
     frames = []
     for fig in plan.figures:
-        recs = [r for r in rep.records if r["tags"]["figure"] == fig.id]
-        frames.append(point_values(recs, fig.metric))
+        for lid in fig.lines:
+            recs = [r for r in rep.records
+                    if r["tags"]["figure"] == fig.id and r["tags"]["line"] == lid]  # fmt: skip
+            frames.append(point_values(recs, line_metric(plan, fig, lid)))
     for grid in plan.grids:
         recs = [r for r in rep.records if r["tags"]["figure"] == grid.id]
         for m in grid.metrics:

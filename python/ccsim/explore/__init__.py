@@ -152,6 +152,7 @@ class FigureEntry:
                 x_scale=fig.x_scale,
                 x_range=self.x_range.describe() if self.x_range else None,
                 metric=fig.metric.label,
+                y_scale=fig.y_scale,
             )
         if self.kind == "table":
             d.update(columns=TABLE_COLUMNS + [f"share_{f}" for f in self.item.flows]
@@ -571,10 +572,12 @@ class Engine:
         r = job.request
         fig = r.figure.item
         if r.figure.kind == "points":
+            from ccsim.experiment.plan import line_metric
             from ccsim.experiment.runs import point_values
 
             tagged = [{**rec, "tags": {"figure": fig.id, "line": line, "x": x}} for rec in recs]
-            values = [float(v) for v in point_values(tagged, fig.metric)["value"]]
+            metric = line_metric(r.plan, fig, line)
+            values = [float(v) for v in point_values(tagged, metric)["value"]]
             mean, half, n = mean_ci(values)
             job.emit("point", line=line, x=x, x_shown=_shown(x or "0", fig.x_scale),
                      mean=_num(mean), ci95=_num(half), n=n,

@@ -308,7 +308,8 @@ function draw() {
   const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
   const layout = {title: {text: `${f.id}: ${f.title}${sub}`}, template: "plotly_white",
     xaxis: {title: {text: f.kind === "points" ? f.x_label : "time (s)"}},
-    yaxis: {title: {text: f.kind === "points" ? f.metric : "share or utilization"}},
+    yaxis: {title: {text: f.kind === "points" ? f.metric : "share or utilization"},
+            type: f.kind === "points" ? f.y_scale : "linear"},
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
 }

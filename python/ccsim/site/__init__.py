@@ -203,6 +203,7 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
         title=f"{fig.id}: {fig.title}",
         xaxis_title=fig.x_label,
         yaxis_title=fig.metric.label,
+        yaxis_type=fig.y_scale,
         template="plotly_white",
         height=460,
         margin={"t": 60, "l": 60, "r": 20, "b": 50},
