@@ -166,11 +166,9 @@ mod tests {
     use crate::diffserv::meter::CarLimit;
     use crate::time::Rate;
 
-    #[test]
-    fn the_papers_car_line_marks_conforming_packets_ef_and_drops_the_excess() {
-        // Paper 003: rate-limit input 10 Mbit/s, Bc = Be = 10,000 B, conform → set DSCP 46,
-        // exceed → drop. 1000-B packets offered at 20 Mbit/s for 1 s: about half pass.
-        let spec = PolicerSpec {
+    /// Paper 003's edge: CAR at 10 Mbit/s, Bc = Be = 10,000 B, conform → DSCP 46, else drop.
+    fn papers_car_line() -> PolicerSpec {
+        PolicerSpec {
             rules: vec![PolicerRule {
                 matches: MatchSpec::default(),
                 meter: Some(MeterSpec::Car {
@@ -183,7 +181,14 @@ mod tests {
                 exceed: Action::Drop,
                 violate: Action::Drop,
             }],
-        };
+        }
+    }
+
+    #[test]
+    fn the_papers_car_line_marks_conforming_packets_ef_and_drops_the_excess() {
+        // Paper 003: rate-limit input 10 Mbit/s, Bc = Be = 10,000 B, conform → set DSCP 46,
+        // exceed → drop. 1000-B packets offered at 20 Mbit/s for 1 s: about half pass.
+        let spec = papers_car_line();
         let mut p = Policer::new(&spec);
         let mut passed = 0u64;
         for k in 0..2500u64 {
@@ -271,20 +276,7 @@ mod tests {
     fn the_in_place_filter_decides_and_re_marks_exactly_as_the_hook_does_by_value() {
         // The engine shows a policer its packets in place (`NodeHook::filter`); two policers
         // from one spec, one called each way, must agree packet by packet.
-        let spec = PolicerSpec {
-            rules: vec![PolicerRule {
-                matches: MatchSpec::default(),
-                meter: Some(MeterSpec::Car {
-                    rate: Rate::mbps(10),
-                    normal_burst: 10_000,
-                    excess_burst: 10_000,
-                    limit: CarLimit::ExcessBurst,
-                }),
-                conform: Action::SetDscpTransmit(EF),
-                exceed: Action::Drop,
-                violate: Action::Drop,
-            }],
-        };
+        let spec = papers_car_line();
         let (mut by_value, mut in_place) = (Policer::new(&spec), Policer::new(&spec));
         let (mut passed, mut dropped) = (0, 0);
         for k in 0..2000u64 {

@@ -515,16 +515,10 @@ impl Simulator {
         self.reschedule_hook(node);
     }
 
-    /// A filter dropped the packet: counted as `after_hook` counts a hook's drops.
+    /// A filter dropped the packet: counted as `after_hook` counts a hook's drops (and, as
+    /// there, not in the packet trace).
     fn drop_at_hook(&mut self, id: PacketId, arrived_on: Option<u32>) {
-        let flow = self.pkts.get(id).flow;
-        self.pkts.free(id);
-        self.cons.dropped += 1;
-        self.life.ended(flow);
-        if let Some(i) = arrived_on {
-            let c = self.net.ifaces[i as usize].in_chan;
-            self.net.chans[c as usize].stats.drops_hook += 1;
-        }
+        self.discard(id, arrived_on, DropReason::Hook);
     }
 
     /// Drop a packet at a node, counted on the channel it arrived on (if it came over one).
@@ -538,6 +532,12 @@ impl Simulator {
         if self.packet_trace.on {
             self.trace_at_node(node, id, Event::Dropped(reason));
         }
+        self.discard(id, arrived_on, reason);
+    }
+
+    /// Free a dropped packet's slot and count it: in conservation, in its flow's life and on
+    /// the channel it arrived on.
+    fn discard(&mut self, id: PacketId, arrived_on: Option<u32>, reason: DropReason) {
         let flow = self.pkts.get(id).flow;
         self.pkts.free(id);
         self.cons.dropped += 1;
