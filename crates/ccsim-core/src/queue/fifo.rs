@@ -44,8 +44,7 @@ impl Fifo {
         Some((id, size))
     }
 
-    /// Size in bytes of the packet at the head.
-    #[allow(dead_code)] // used by the schedulers in the next commit
+    /// Size in bytes of the packet at the head (the class schedulers' next finish time).
     #[inline]
     pub(crate) fn head_size(&self) -> Option<u32> {
         self.buf.front().map(|&(_, size)| size)

@@ -171,21 +171,23 @@ impl Queue {
     /// transmitter idle, sent at once (the channel's fast path: it would be dequeued at once).
     #[inline]
     pub fn admit(&mut self, now: SimTime, pkt: &mut Packet) -> bool {
-        let fits = droptail::fits(self.limit, &self.buf, pkt.size);
+        // Class queues apply each class's own limit; the others this queue's (asked only
+        // where it decides: a class queue's arrival never reads this queue's buffer).
         let red = match &mut self.disc {
-            Discipline::DropTail => return fits,
-            Discipline::Xcp(router) => {
-                // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
-                router.on_arrival(now, pkt, self.buf.bytes());
-                return fits;
-            }
-            Discipline::Red(red) => red,
             Discipline::Classes(c) => {
                 let (accepted, marked) = c.admit(now, pkt);
                 self.marks += marked as u64;
                 return accepted;
             }
+            Discipline::DropTail => return droptail::fits(self.limit, &self.buf, pkt.size),
+            Discipline::Xcp(router) => {
+                // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
+                router.on_arrival(now, pkt, self.buf.bytes());
+                return droptail::fits(self.limit, &self.buf, pkt.size);
+            }
+            Discipline::Red(red) => red,
         };
+        let fits = droptail::fits(self.limit, &self.buf, pkt.size);
         let q = if red.byte_mode {
             self.buf.bytes() as f64
         } else {
