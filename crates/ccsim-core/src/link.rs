@@ -51,7 +51,7 @@ use crate::DropReason;
 // cache lines, and the drop counters, touched only on a drop, after them. With Rust's own
 // layout the 128-bit integrals went first and a packet's counters spread over three lines; on
 // a link whose packets interleave with others' (a class-based queue serving eight classes) each
-// line was a cache miss of its own (`docs/performance.md`, "Channel layout").
+// line was a cache miss of its own (`docs/diffserv.md`, "Speed").
 #[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub struct ChannelStats {

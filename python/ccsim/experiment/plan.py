@@ -391,7 +391,7 @@ def _model(name: str, *args: float, b_at: int | None = None) -> float:
     fn = getattr(models, name)
     if b_at is not None and len(args) > b_at:
         return float(fn(*args[:b_at], b=args[b_at]))
-    return float(fn(*args[:b_at] if b_at is not None else args))
+    return float(fn(*args))
 
 
 #: Functions a metric expression may call, with how many arguments each takes: the models of
