@@ -53,9 +53,11 @@ from ccsim import _core
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
-RECORD_VERSION = 3
+#: 4: and the ATM tables ``atm_vcs`` and ``atm_ports``, so a plan can count cells lost at a
+#: switch port beside the TCP flows that lost them.
+RECORD_VERSION = 4
 #: The tables a record holds, each as a column name -> list of values.
-RECORD_TABLES = ("flows", "links", "series", "paths", "agents", "packets")
+RECORD_TABLES = ("flows", "links", "series", "paths", "agents", "packets", "atm_vcs", "atm_ports")
 
 
 @dataclass(frozen=True)

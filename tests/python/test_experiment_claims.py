@@ -165,6 +165,39 @@ def test_a_table_claim_over_several_seeds_is_judged_by_its_interval() -> None:
     assert experiment.check_table_claim(c, t).startswith("holds: utilization < b's 0.71")
 
 
+def _bound(**kw: object) -> experiment.Claim:
+    c = experiment.Claim("f", "text", None, None)
+    c.lines = ["a"]
+    for k, v in kw.items():
+        setattr(c, k, v)
+    return c
+
+
+def test_a_bound_claim_holds_when_every_points_interval_is_within_the_bound() -> None:
+    # Line a's points: 10 * seed + x + jitter, so means 45.5 + x over 8 seeds (CI about ±20).
+    pts = _points(XS, lambda x: 0.0)
+    verdict = experiment.check_claim(_bound(at_most=100.0), pts)
+    assert verdict.startswith("holds: a <= 100 at 4 of 4 points (a's largest run 84.02); outside")
+    assert "the whole 95 % CI within at 4 of 4 (100 %" in verdict
+    # 50 is above every mean (46.5 ... 49.5) but inside every interval: within, not significantly.
+    verdict = experiment.check_claim(_bound(at_most=50.0), pts)
+    assert verdict.startswith("does not hold: a <= 50 at 4 of 4 points")
+    assert "the whole 95 % CI within at 0 of 4 (0 %" in verdict
+
+
+def test_a_bound_claim_names_the_points_outside_it_and_counts_a_missing_value_as_outside() -> None:
+    pts = _points(XS, lambda x: 0.0)
+    pts.loc[(pts["line"] == "a") & (pts["x"] == 4.0), "value"] = float("nan")
+    verdict = experiment.check_claim(_bound(at_least=40.0), pts)
+    assert "a >= 40 at 3 of 4 points" in verdict
+    assert "outside at a at x = 4" in verdict and verdict.startswith("does not hold")
+    # One run per point: counted, but not judged.
+    one = pts[pts["seed"] == 1]
+    assert experiment.check_claim(_bound(at_most=20.0), one).startswith(
+        "not judged: a <= 20 at 3 of 4 points"
+    )
+
+
 @pytest.mark.parametrize(
     ("claim", "message"),
     [
@@ -177,6 +210,11 @@ def test_a_table_claim_over_several_seeds_is_judged_by_its_interval() -> None:
         ('lower = "a"\nthan = "b"\nsignificance = 0.1', r"\.significance: unknown key"),
         ('similar = "a"\nthan = "b"\nmargin = -1', r"\.margin: -1 must be > 0"),
         ('higher = "c"\nthan = "b"', r'\.higher: "c" is not a line of figure f'),
+        ('lines = ["a"]\nat_most = 5\nat_least = 1', r": give one of at_most, at_least"),
+        ('lines = ["a"]\nat_most = 5\nthan = "b"', r"\.than: not for a bound \(at_most\)"),
+        ("at_most = 5", r"\.lines: a bound names the lines it is about"),
+        ('lines = ["c"]\nat_most = 5', r'\.lines\[0\]: "c" is not a line of figure f'),
+        ('lower = "a"\nthan = "b"\nlines = ["a"]', r"\.lines: only for a bound"),
     ],
 )
 def test_a_claim_key_that_does_not_fit_is_refused_with_its_path(

@@ -279,9 +279,9 @@ def test_a_grid_tables_cell_shows_our_value_and_the_papers_side_by_side(
     row = next(ln for ln in report.splitlines() if ln.startswith("| no loss | goodput of"))
     assert row.split(" | ")[2] == f"{reno:.4g} / 9.4{mark}"
     assert row.endswith("/ paper: no number |")
-    # A metric without paper values says so in every cell.
+    # A metric the paper gives no number for shows ours alone, not "paper: no number" twice.
     retx = next(ln for ln in report.splitlines() if ln.startswith("| 2 % loss | retrans"))
-    assert retx.count("/ paper: no number") == 2
+    assert "paper" not in retx and "/" not in retx.split(" | ", 2)[2]
     assert "[grid:grid]: #" in report
     # The HTML table: the same text, both values as data and in the hover text.
     cell = re.search(r'<td class="grid-cell" title="([^"]*)" data-ours="([^"]*)" '
@@ -357,9 +357,10 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
     plan = experiment.load_plan(experiment.find_experiment(name, ROOT))
     experiment.check_plan(plan, quick=True)
     if name == "p000":
-        assert [g.id for g in plan.grids] == ["table1_wan", "table2_lan"]
-        # Tables 1 and 2: 4 backgrounds x 7 senders x 2 metrics each, every cell a number.
-        assert [sum(len(pv.values) for pv in g.paper.values()) for g in plan.grids] == [56, 56]
+        assert [g.id for g in plan.grids] == ["table1_wan", "table2_lan", "retx_sources"]
+        # Tables 1 and 2: 4 backgrounds x 7 senders x 2 metrics each, every cell a number; the
+        # table of where retransmissions come from is ours alone.
+        assert [sum(len(pv.values) for pv in g.paper.values()) for g in plan.grids] == [56, 56, 0]
         assert plan.grids[0].paper["retx"].get("10x10", "er04") == 2.2
         assert plan.grids[1].paper["throughput"].get("none", "reno") == 94.2
         # The curve against S is Table 1's 10 x 10 row: the same six runs, not six more.
@@ -369,6 +370,10 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
         assert len(keys["wan_10x10_s"]) == 6 and keys["wan_10x10_s"] <= keys["table1_wan"]
         # Tables 1 and 2: 2 x 4 backgrounds x 7 senders, every one a run of its own.
         assert len(keys["table1_wan"] | keys["table2_lan"] | keys["wan_10x10_s"]) == 56
+        # The retransmission table's first row (U = 0.9, no background) is Table 1's first row:
+        # its two cells reuse those runs, the other 8 are new.
+        extra = {r.key() for r in runs if dict(r.tags)["figure"] == "retx_sources"}
+        assert len(extra) == 10 and len(extra & keys["table1_wan"]) == 2
     if name == "p004":
         with_paper = {f.id: len(f.paper.values) for f in plan.figures if f.paper is not None}
         assert with_paper == {"fig9_m0": 15, "fig9_m1": 10, "fig10_dups": 7, "fig10_m0": 21,

@@ -83,6 +83,8 @@ def check_claim(
         return check_paper_claim(claim, plan, points, tables or {})
     if claim.table is not None:
         return check_table_claim(claim, (tables or {}).get(claim.table))
+    if claim.at_most is not None or claim.at_least is not None:
+        return check_bound_claim(claim, points, x_scale)
     a, b = claim.lower, claim.than
     if not a or not b:
         return "not checked automatically"
@@ -147,6 +149,51 @@ def check_claim(
                 f"{s.slope - s.half:.3g} to {s.slope + s.half:.3g}): {found}"
             )
     return f"{'holds' if ok else 'does not hold'}: {text}"
+
+
+def check_bound_claim(claim: Claim, points: pd.DataFrame, x_scale: float = 1.0) -> str:
+    """A bound on every point of ``claim.lines`` in a figure: each point's mean within the bound
+    counts; with several seeds a point holds significantly when its whole 95 % interval is
+    within. A point without a value (a transfer that never finished) is outside the bound."""
+    upper = claim.at_most is not None
+    bound = claim.at_most if upper else claim.at_least
+    assert bound is not None
+    rule = f"{'<=' if upper else '>='} {bound:g}"
+
+    def within(v: float) -> bool:
+        return v <= bound if upper else v >= bound
+
+    s = points[points["figure"] == claim.figure] if len(points) else points
+    parts, n_points, n_within, n_judged, n_sig, outside = [], 0, 0, 0, 0, []
+    for line in claim.lines:
+        rows = s[s["line"] == line] if len(s) else s
+        for x in dict.fromkeys(rows["x"]) if len(rows) else []:
+            mean, half, n = mean_ci(list(rows[rows["x"] == x]["value"].astype(float)))
+            n_points += 1
+            if n and within(mean):
+                n_within += 1
+            else:
+                outside.append(f"{line} at x = {_x_text(x, x_scale)}")
+            if n >= 2:
+                n_judged += 1
+                n_sig += within(mean + half if upper else mean - half)
+        worst = rows["value"].astype(float).max() if upper else rows["value"].astype(float).min()
+        parts.append(f"{line}'s {'largest' if upper else 'smallest'} run {fmt(float(worst))}")
+    if n_points == 0:
+        return "no points to compare"
+    counted = (
+        f"{' and '.join(claim.lines)} {rule} at {n_within} of {n_points} points "
+        f"({'; '.join(parts)}); outside at {', '.join(outside) if outside else 'none'}"
+    )
+    if n_judged == 0:
+        return f"not judged: {counted} ({NO_CI})"
+    share = n_sig / n_judged
+    ok = not outside and share >= claim.min_significant_share
+    return (
+        f"{'holds' if ok else 'does not hold'}: {counted}; the whole 95 % CI within at {n_sig} "
+        f"of {n_judged} ({_pct(n_sig, n_judged)}; the claim needs "
+        f"{100 * claim.min_significant_share:g} %)"
+    )
 
 
 def _values(t: pd.DataFrame, line: str, column: str) -> pd.Series:

@@ -327,7 +327,8 @@ class Claim:
     margin: float = DEFAULT_MARGIN
     #: A claim on a summary table instead: ``column`` of each of ``lines`` compared with a number
     #: (``at_least``, ``at_most``), with another column of the same row (``above``), or with
-    #: the same column of another line (``below_line``, ``above_line``).
+    #: the same column of another line (``below_line``, ``above_line``). On a figure of points,
+    #: ``lines`` with ``at_most`` (``at_least``) is a bound on every point of those lines.
     table: str | None = None
     lines: list[str] = field(default_factory=list)
     column: str | None = None
@@ -475,8 +476,10 @@ def metric_value(column: str, row: dict[str, Any]) -> float:
 
 
 #: The record tables a metric may read: flows and links (every run), paths (one row per path of
-#: an SCTP association) and agents (the counters of base-station agents: SPACK, Snoop, I-TCP).
-METRIC_TABLES = ("flows", "links", "paths", "agents")
+#: an SCTP association), agents (the counters of base-station agents: SPACK, Snoop, I-TCP),
+#: and the ATM layer's atm_vcs (one row per ABR VC) and atm_ports (one per ATM link direction:
+#: cells sent and lost per class, queue peaks, ER written).
+METRIC_TABLES = ("flows", "links", "paths", "agents", "atm_vcs", "atm_ports")
 
 
 #: How a metric combines the rows its ``where`` matches (none: exactly one row).
@@ -645,6 +648,11 @@ def _figure_claim(c: dict[str, Any], where: str) -> Claim:
             raise PlanError(f'{where}.relation: "{relation}" is not one of lower, higher, similar')
         if named and named[0] != "lower" and named[0] != relation:
             raise PlanError(f'{where}.relation: "{relation}" contradicts {named[0]}')
+    bounds = [k for k in ("at_most", "at_least") if k in c]
+    if bounds:
+        return _figure_bound_claim(c, where, bounds, named)
+    if "lines" in c:
+        raise PlanError(f"{where}.lines: only for a bound (at_most, at_least) or a table claim")
     a = c.get(named[0]) if named else None
     claim = Claim(
         str(c.get("figure", "")),
@@ -677,6 +685,32 @@ def _figure_claim(c: dict[str, Any], where: str) -> Claim:
         if not margin > 0:
             raise PlanError(f"{where}.margin: {margin:g} must be > 0 (a share of the mean)")
         claim.margin = margin
+    return claim
+
+
+def _figure_bound_claim(
+    c: dict[str, Any], where: str, bounds: list[str], named: list[str]
+) -> Claim:
+    """A bound on a figure's points: every point of each of ``lines`` at most (at least) a
+    number in the metric's units ("the transfer takes under 5 s at every background")."""
+    if len(bounds) > 1:
+        raise PlanError(f"{where}: give one of at_most, at_least, not both")
+    for key in (*named, "than", "relation", "trend", "margin", "tolerance"):
+        if key in c:
+            raise PlanError(f"{where}.{key}: not for a bound ({bounds[0]}) on a figure")
+    lines = c.get("lines")
+    if not isinstance(lines, list) or not lines:
+        raise PlanError(f'{where}.lines: a bound names the lines it is about, e.g. lines = ["a"]')
+    claim = Claim(str(c.get("figure", "")), str(_need(c, "text", where)), None, None, origin=where)
+    claim.lines = [str(x) for x in lines]
+    setattr(claim, bounds[0], float(c[bounds[0]]))
+    if "min_significant_share" in c:
+        share = float(c["min_significant_share"])
+        if not 0 < share <= 1:
+            raise PlanError(
+                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
+            )
+        claim.min_significant_share = share
     return claim
 
 
@@ -900,10 +934,12 @@ def load_plan(folder: Path) -> Plan:
                 )
             if isinstance(fig, GridTable) and claim.trend is not None:
                 raise PlanError(f"{where}.trend: a grid table's rows have no order to trend along")
-            for key in ("lower", "higher", "similar", "than"):
-                if key in c and str(c[key]) not in fig.lines:
+            named = [(k, str(c[k])) for k in ("lower", "higher", "similar", "than") if k in c]
+            named += [(f"lines[{j}]", ln) for j, ln in enumerate(claim.lines)]
+            for key, ln in named:
+                if ln not in fig.lines:
                     raise PlanError(
-                        f'{where}.{key}: "{c[key]}" is not a line of figure {fig.id}; '
+                        f'{where}.{key}: "{ln}" is not a line of figure {fig.id}; '
                         f"its lines are {', '.join(fig.lines)}"
                     )
         else:

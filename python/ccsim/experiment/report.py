@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ccsim import _core
 
 from .claims import check_claim
 from .paper import NO_NUMBER_TEXT, PaperValues, difference, fmt, matches
-from .plan import Claim, Figure, GridTable, Plan, x_number
+from .plan import Claim, Figure, GridRow, GridTable, Metric, Plan, x_number
 from .stats import compare_lines
 
 if sys.version_info >= (3, 11):
@@ -251,27 +252,63 @@ def _convergence(row: Any) -> str:
 GRID_MARK = "[grid:{id}]: #"
 
 
-def grid_cell_text(mean: float, ci95: float, n: int, paper: float | None,
-                   pv: PaperValues | None) -> str:  # fmt: skip
-    """A grid cell as report.md shows it: "ours / paper", ours with its CI when there are
-    several seeds, a ✓ when it matches the paper, "paper: no number" where the paper has
-    none."""
-    ours = fmt(mean) + (f" ± {ci95:.2g}" if n >= 2 and not math.isnan(ci95) else "")
-    if n == 0:
-        ours = "not run"
-    if paper is None or pv is None:
-        return f"{ours} / {NO_NUMBER_TEXT}"
-    mark = " ✓" if n and matches(paper, mean, ci95, n, pv) else ""
-    return f"{ours} / {fmt(paper)}{mark}"
+@dataclass(frozen=True)
+class GridCell:
+    """One cell of a grid table: our summary (mean, 95 % half-width, seeds; n = 0 when not run)
+    and the paper's value where it gives one."""
+
+    mean: float
+    ci95: float
+    n: int
+    paper: float | None
+    pv: PaperValues | None
+
+    @property
+    def matches(self) -> bool:
+        """Ours matches the paper's within its tolerance (or the paper's is inside our CI)."""
+        if self.paper is None or self.pv is None or not self.n:
+            return False
+        return matches(self.paper, self.mean, self.ci95, self.n, self.pv)
+
+    @property
+    def text(self) -> str:
+        """The cell as report.md shows it: "ours / paper", ours with its CI when there are
+        several seeds, a ✓ when it matches the paper, "paper: no number" where the paper has
+        none for this cell; ours alone where the paper has no number for the whole metric."""
+        ours = fmt(self.mean) + (
+            f" ± {self.ci95:.2g}" if self.n >= 2 and not math.isnan(self.ci95) else ""
+        )
+        if self.n == 0:
+            ours = "not run"
+        if self.pv is None:
+            return ours
+        if self.paper is None:
+            return f"{ours} / {NO_NUMBER_TEXT}"
+        return f"{ours} / {fmt(self.paper)}{' ✓' if self.matches else ''}"
 
 
-def grid_cells(grid: GridTable, summary: pd.DataFrame) -> dict[tuple[str, str, str], Any]:
-    """(metric id, row id, line) -> our summary row (mean, ci95, n), where we have one."""
-    out = {}
+def grid_rows(
+    grid: GridTable, summary: pd.DataFrame
+) -> list[tuple[GridRow, Metric, list[GridCell]]]:
+    """A grid table's rows as papers print them: one per (row, metric), a cell per line. Every
+    view of a grid (report.md, the site's HTML) reads its cells from here."""
+    ours = {}
     for m in grid.metrics:
         s = summary[summary["figure"] == grid.cell_id(m)] if len(summary) else summary
         for _, r in s.iterrows():
-            out[(m.id, str(r["x"]), str(r["line"]))] = r
+            ours[(m.id, str(r["x"]), str(r["line"]))] = r
+    out = []
+    for row in grid.rows:
+        for m in grid.metrics:
+            pv = grid.paper.get(m.id)
+            cells = []
+            for ln in grid.lines:
+                r = ours.get((m.id, row.id, ln))
+                mean, ci, n = ((float(r["mean"]), float(r["ci95"]), int(r["n"])) if r is not None
+                               else (math.nan, math.nan, 0))  # fmt: skip
+                paper = pv.get(row.id, ln) if pv is not None else None
+                cells.append(GridCell(mean, ci, n, paper, pv))
+            out.append((row, m, cells))
     return out
 
 
@@ -287,27 +324,18 @@ def grid_lines(grid: GridTable, plan: Plan, summary: pd.DataFrame) -> list[str]:
                 f"paper's within its tolerance (one run; {tol}) or, with several seeds, the "
                 "paper's value is inside our 95 % CI.", ""]  # fmt: skip
     else:
-        out += [f"Each cell: ours / the paper's; {NO_NUMBER_TEXT} for any cell.", ""]
+        out += ["Each cell: ours (the paper has no numbers for this table).", ""]
     out += [GRID_MARK.format(id=grid.id), ""]
     out += ["| row | metric | " + " | ".join(_cell(plan.lines[ln].label) for ln in grid.lines)
             + " |", "|---|---|" + "---|" * len(grid.lines)]  # fmt: skip
-    cells = grid_cells(grid, summary)
     total = held = 0
-    for row in grid.rows:
-        for m in grid.metrics:
-            pv = grid.paper.get(m.id)
-            texts = []
-            for ln in grid.lines:
-                r = cells.get((m.id, row.id, ln))
-                mean, ci, n = ((float(r["mean"]), float(r["ci95"]), int(r["n"])) if r is not None
-                               else (math.nan, math.nan, 0))  # fmt: skip
-                paper = pv.get(row.id, ln) if pv is not None else None
-                texts.append(grid_cell_text(mean, ci, n, paper, pv))
-                if paper is not None and n:
-                    total += 1
-                    held += matches(paper, mean, ci, n, pv)  # type: ignore[arg-type]
-            out.append(f"| {_cell(row.label)} | {_cell(m.label)} | "
-                       + " | ".join(_cell(t) for t in texts) + " |")  # fmt: skip
+    for row, m, cells in grid_rows(grid, summary):
+        for c in cells:
+            if c.paper is not None and c.n:
+                total += 1
+                held += c.matches
+        out.append(f"| {_cell(row.label)} | {_cell(m.label)} | "
+                   + " | ".join(_cell(c.text) for c in cells) + " |")  # fmt: skip
     out.append("")
     if total:
         out += [f"Cells matching the paper: {held} of {total}.", ""]

@@ -215,40 +215,31 @@ def grid_table_html(grid: Any, plan: Any, summary: Any) -> str:
     """A grid table as HTML: a cell per line, row and metric holding "ours / paper" (the same
     text as report.md's), its title (the hover text) saying both values, our CI and seeds, the
     paper's source and whether they match; ``data-ours`` and ``data-paper`` for tests."""
-    from ccsim.experiment.paper import NO_NUMBER_TEXT, fmt, matches
-    from ccsim.experiment.report import grid_cell_text, grid_cells
+    from ccsim.experiment.paper import NO_NUMBER_TEXT, fmt
+    from ccsim.experiment.report import grid_rows
 
-    cells = grid_cells(grid, summary) if len(summary) else {}
     head = "".join(f"<th>{html.escape(plan.lines[ln].label)}</th>" for ln in grid.lines)
     rows = []
-    for row in grid.rows:
-        for m in grid.metrics:
-            pv = grid.paper.get(m.id)
-            tds = []
-            for ln in grid.lines:
-                r = cells.get((m.id, row.id, ln))
-                mean, ci, n = ((float(r["mean"]), float(r["ci95"]), int(r["n"])) if r is not None
-                               else (math.nan, math.nan, 0))  # fmt: skip
-                paper = pv.get(row.id, ln) if pv is not None else None
-                ours = "no run" if not n else (
-                    f"ours {fmt(mean)}" + (f" ± {ci:.2g} (95 % CI, {n} seeds)" if n >= 2
-                                           else " (one run)"))  # fmt: skip
-                if paper is None or pv is None:
-                    title = f"{ours}; {NO_NUMBER_TEXT}"
-                else:
-                    ok = bool(n) and matches(paper, mean, ci, n, pv)
-                    title = (f"{ours}; paper {fmt(paper)} ({pv.source}); "
-                             f"{'matches' if ok else 'differs'} (tolerance "
-                             f"{pv.describe_tolerance()})")  # fmt: skip
-                text = grid_cell_text(mean, ci, n, paper, pv)
-                tds.append(
-                    f'<td class="grid-cell" title="{html.escape(title)}" '
-                    f'data-ours="{"" if not n else repr(mean)}" '
-                    f'data-paper="{"" if paper is None else repr(paper)}">'
-                    f"{html.escape(text)}</td>"
-                )
-            rows.append(f"<tr><td>{html.escape(row.label)}</td><td>{html.escape(m.label)}</td>"
-                        + "".join(tds) + "</tr>")  # fmt: skip
+    for row, m, cells in grid_rows(grid, summary):
+        tds = []
+        for c in cells:
+            ours = "no run" if not c.n else (
+                f"ours {fmt(c.mean)}" + (f" ± {c.ci95:.2g} (95 % CI, {c.n} seeds)" if c.n >= 2
+                                         else " (one run)"))  # fmt: skip
+            if c.paper is None or c.pv is None:
+                title = f"{ours}; {NO_NUMBER_TEXT}"
+            else:
+                title = (f"{ours}; paper {fmt(c.paper)} ({c.pv.source}); "
+                         f"{'matches' if c.matches else 'differs'} (tolerance "
+                         f"{c.pv.describe_tolerance()})")  # fmt: skip
+            tds.append(
+                f'<td class="grid-cell" title="{html.escape(title)}" '
+                f'data-ours="{"" if not c.n else repr(c.mean)}" '
+                f'data-paper="{"" if c.paper is None else repr(c.paper)}">'
+                f"{html.escape(c.text)}</td>"
+            )
+        rows.append(f"<tr><td>{html.escape(row.label)}</td><td>{html.escape(m.label)}</td>"
+                    + "".join(tds) + "</tr>")  # fmt: skip
     return (f'<table class="grid" data-grid="{html.escape(grid.id)}"><tr><th>row</th>'
             f"<th>metric</th>{head}</tr>" + "".join(rows) + "</table>")  # fmt: skip
 
