@@ -613,3 +613,43 @@ def test_a_plan_is_checked_against_the_scenario_before_the_first_run(
     with pytest.raises(experiment.PlanError, match=message):
         experiment.reproduce(folder, out, workers=1, progress=False)
     assert not (out / "runs").exists(), "nothing ran"
+
+
+def test_a_flow_series_without_a_link_draws_goodput_in_mbits_and_with_one_shares() -> None:
+    from ccsim.experiment.tables import flow_series_values
+
+    # 1.25 MB delivered per 1 s interval: 10 Mbit/s, half of a 20 Mbit/s link.
+    rec = {
+        "series": {
+            "time_s": [1.0, 2.0],
+            "kind": ["flow", "flow"],
+            "name": ["assoc", "assoc"],
+            "metric": ["delivered_bytes", "delivered_bytes"],
+            "value": [1.25e6, 2.5e6],
+        },
+        "links": {"link": ["m0"], "direction": ["a_to_b"], "rate_bps": [20e6]},
+    }
+    mbps, label = flow_series_values(rec, ["assoc"], "")
+    assert label == "goodput (Mbit/s)" and list(mbps["assoc"]) == [10.0, 10.0]
+    share, label = flow_series_values(rec, ["assoc"], "m0:a_to_b")
+    assert label == "share of the bottleneck" and list(share["assoc"]) == [0.5, 0.5]
+
+
+def test_a_flow_series_figure_may_leave_out_its_link_but_a_link_series_may_not(
+    folder: Path,
+) -> None:
+    plan = (folder / "plan.toml").read_text()
+    no_link = plan.replace(
+        'flows = ["f1", "f2"]\nlink = "bottleneck:a_to_b"', 'flows = ["f1", "f2"]', 1
+    )
+    (folder / "plan.toml").write_text(no_link)
+    shares = next(f for f in experiment.load_plan(folder).series_figures if f.id == "shares")
+    assert shares.link == ""
+    (folder / "plan.toml").write_text(
+        plan.replace(
+            'kind = "link_series"\nlines = ["sack", "reno"]\nlink = "bottleneck:a_to_b"',
+            'kind = "link_series"\nlines = ["sack", "reno"]',
+        )
+    )
+    with pytest.raises(experiment.PlanError, match=r"figures\[2\]\.link: missing"):
+        experiment.load_plan(folder)

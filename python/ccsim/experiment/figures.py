@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .plan import Figure, Plan, SeriesFigure, x_number
-from .tables import flow_rates, link_capacity, link_rate
+from .tables import flow_series_values, link_capacity, link_rate
 
 
 def _pyplot() -> Any:
@@ -56,21 +56,21 @@ def draw_series_figure(
         rows = (n + cols - 1) // cols
         f, axes = plt.subplots(rows, cols, figsize=(6.4 * cols / 1.3, 2.6 * rows), dpi=120,
                                sharex=True, sharey=True, squeeze=False)  # fmt: skip
+        what = "share of the bottleneck"
         for ax, lid in zip(axes.flat, fig.lines):
             rec = recs.get(lid)
             if rec is None:
                 continue
-            cap = link_capacity(rec, fig.link)
-            rates = flow_rates(rec, fig.flows)
+            values, what = flow_series_values(rec, fig.flows, fig.link)
             for flow in fig.flows:
-                ax.plot(rates.index, rates[flow] / cap, lw=0.9, label=flow)
+                ax.plot(values.index, values[flow], lw=0.9, label=flow)
             ax.set_title(plan.lines[lid].label, fontsize=9)
             ax.grid(alpha=0.3)
         for ax in axes.flat[n:]:
             ax.set_visible(False)
         axes.flat[0].legend(fontsize=7)
         f.supxlabel("time (s)")
-        f.supylabel("share of the bottleneck")
+        f.supylabel(what)
     else:
         f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
         for lid in fig.lines:

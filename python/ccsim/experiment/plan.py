@@ -804,7 +804,10 @@ def load_plan(folder: Path) -> Plan:
                     overrides=_overrides(f.get("set", {}), f"{where}.set"),
                     lines=check_lines(f, where),
                     flows=[str(x) for x in f.get("flows", [])],
-                    link=str(_need(f, "link", where)),
+                    # A flow_series without a link draws goodput in Mbit/s, not shares.
+                    link=str(
+                        f.get("link", "") if kind == "flow_series" else _need(f, "link", where)
+                    ),
                     origin=where,
                     quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                 )
@@ -1197,7 +1200,8 @@ def _rows(record: dict[str, Any], table: str) -> list[dict[str, Any]]:
 def _check_link_and_flows(record: dict[str, Any], item: SeriesFigure | SummaryTable) -> None:
     name, _, direction = item.link.partition(":")
     links = {(r["link"], r["direction"]) for r in _rows(record, "links")}
-    if (name, direction or "a_to_b") not in links:
+    # A flow_series may name no link (goodput in Mbit/s); every other item needs one.
+    if item.link and (name, direction or "a_to_b") not in links:
         known = ", ".join(sorted(f"{a}:{b}" for a, b in links))
         raise PlanError(f'{item.origin}.link: no link direction "{item.link}"; there are {known}')
     names = [r["name"] for r in _rows(record, "flows")]

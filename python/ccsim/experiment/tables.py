@@ -33,6 +33,18 @@ def flow_rates(rec: dict[str, Any], flows: Sequence[str]) -> pd.DataFrame:
     return rates.mul(8.0 / dt, axis=0)
 
 
+def flow_series_values(
+    rec: dict[str, Any], flows: Sequence[str], link: str
+) -> tuple[pd.DataFrame, str]:
+    """Each flow's goodput per trace interval as a ``flow_series`` figure draws it, and its
+    axis label: a share of ``link``'s capacity, or Mbit/s when the figure names no link (a
+    multipath transfer whose paths come and go has no one bottleneck to divide by)."""
+    rates = flow_rates(rec, flows)
+    if not link:
+        return rates / 1e6, "goodput (Mbit/s)"
+    return rates / link_capacity(rec, link), "share of the bottleneck"
+
+
 def link_capacity(rec: dict[str, Any], link: str) -> float:
     """The rate (bit/s) of ``link`` given as ``name:direction``."""
     name, _, direction = link.partition(":")

@@ -583,18 +583,17 @@ class Engine:
                      mean=_num(mean), ci95=_num(half), n=n,
                      seeds=[_num(v) for v in values])  # fmt: skip
             return
-        from ccsim.experiment.tables import flow_rates, link_capacity, link_rate
+        from ccsim.experiment.tables import flow_series_values, link_capacity, link_rate
 
         rec = recs[0]  # seed 1, as the report's time-series figures
-        cap = link_capacity(rec, fig.link)
         traces = []
         if r.figure.kind == "flow_series":
-            rates = flow_rates(rec, fig.flows)
+            values, _ = flow_series_values(rec, fig.flows, fig.link)
             for flow in fig.flows:
-                traces.append({"name": flow, "t": [float(t) for t in rates.index],
-                               "y": [_num(v / cap) for v in rates[flow]]})  # fmt: skip
+                traces.append({"name": flow, "t": [float(t) for t in values.index],
+                               "y": [_num(v) for v in values[flow]]})  # fmt: skip
         else:
-            u = link_rate(rec, fig.link) / cap
+            u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
             traces.append({"name": "utilization", "t": [float(t) for t in u.index],
                            "y": [_num(v) for v in u]})  # fmt: skip
         job.emit("series", line=line, traces=traces)

@@ -252,7 +252,7 @@ def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, i
     import plotly.graph_objects as go
 
     from ccsim.experiment.runs import plan_runs
-    from ccsim.experiment.tables import flow_rates, link_capacity, link_rate
+    from ccsim.experiment.tables import flow_series_values, link_capacity, link_rate
     from ccsim.sweep import Store
 
     store = Store(folder / "runs") if (folder / "runs").is_dir() else None
@@ -280,33 +280,33 @@ def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, i
                             subplot_titles=[plan.lines[lid].label for lid in lines],
                             vertical_spacing=0.3 / rows)  # fmt: skip
         palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+        what = "share of the bottleneck"
         for k, lid in enumerate(lines):
             rec = recs[lid]
-            cap = link_capacity(rec, sf.link)
-            rates = flow_rates(rec, sf.flows)
+            values, what = flow_series_values(rec, sf.flows, sf.link)
             label = plan.lines[lid].label
             for j, flow in enumerate(sf.flows):
                 out.add_trace(
                     go.Scatter(
-                        x=list(rates.index),
-                        y=(rates[flow] / cap).tolist(),
+                        x=list(values.index),
+                        y=values[flow].tolist(),
                         mode="lines",
                         name=flow,
                         legendgroup=flow,
                         showlegend=k == 0,
                         line={"color": palette[j % len(palette)], "width": 1.2},
                         hovertemplate=f"{html.escape(label)}, {flow}<br>t %{{x:.3g}} s<br>"
-                        "share %{y:.3f}<extra></extra>",
+                        f"{what} %{{y:.3f}}<extra></extra>",
                     ),
                     row=k // cols + 1,
                     col=k % cols + 1,
                 )
                 count += 1
-        out.update_yaxes(range=[0, 1.1])
+        if sf.link:
+            out.update_yaxes(range=[0, 1.1])
         for c in range(1, cols + 1):
             out.update_xaxes(title_text="time (s)", row=rows, col=c)
         height = max(460, 230 * rows + 120)
-        what = "share of the bottleneck"
     else:
         out = go.Figure()
         for lid in lines:
