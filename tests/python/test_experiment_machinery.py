@@ -5,6 +5,7 @@ flows and packet-trace figures (issues 12 and 15)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -14,8 +15,8 @@ from test_experiment import PLAN, SCENARIO
 
 from ccsim import experiment
 from ccsim.experiment.figures import packet_trace_points
-from ccsim.experiment.plan import PlanError, load_plan, metric_value, x_number
-from ccsim.experiment.runs import plan_runs
+from ccsim.experiment.plan import Metric, PlanError, load_plan, metric_value, x_number
+from ccsim.experiment.runs import plan_runs, record_value
 from ccsim.experiment.tables import table_row
 from ccsim.sweep import RECORD_TABLES, _execute_one, record_problem
 
@@ -183,6 +184,21 @@ def test_a_metric_column_may_be_arithmetic_on_columns_and_nothing_else(folder: P
     _append(folder, UNITS.replace("(bytes_sent - bytes_delivered)", "os.environ"))
     with pytest.raises(PlanError, match=r"figures\[3\]\.metric\.column: .*only column names"):
         load_plan(folder)
+
+
+def test_a_metric_expression_may_divide_by_the_runs_simulated_seconds() -> None:
+    rec = {
+        "summary": {"sim_seconds": 20.0, "events": 7},
+        "flows": {"name": ["a", "b"], "fast_retransmits": [10, 30]},
+    }
+    rate = Metric(table="flows", column="fast_retransmits / sim_seconds", label="", where={},
+                  origin="t", unit=None, aggregate=None)  # fmt: skip
+    one = dataclasses.replace(rate, where={"name": "b"})
+    assert record_value(rec, one) == 1.5
+    pooled = dataclasses.replace(rate, where={"name": ["a", "b"]}, aggregate="sum")
+    assert record_value(rec, pooled) == 2.0, "the sum of the rows, over the run's length once"
+    summary_only = dataclasses.replace(rate, column="events / sim_seconds")
+    assert math.isnan(record_value(rec, summary_only)), "only sim_seconds of the summary"
 
 
 def test_companion_keys_need_one_value_per_x(folder: Path) -> None:

@@ -376,8 +376,12 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
         assert len(extra) == 10 and len(extra & keys["table1_wan"]) == 2
     if name == "p004":
         with_paper = {f.id: len(f.paper.values) for f in plan.figures if f.paper is not None}
-        assert with_paper == {"fig9_m0": 15, "fig9_m1": 10, "fig10_dups": 7, "fig10_m0": 21,
+        assert with_paper == {"fig9_m0": 15, "fig9_m1": 10, "fig10_rate": 7, "fig10_m0": 21,
                               "fig10_m1": 14, "fig12_overhead": 10}  # fmt: skip
+        # Table 2 is read per second: its 4.8 at 10 ms beside fast_retransmits / sim_seconds.
+        rate = next(f for f in plan.figures if f.id == "fig10_rate")
+        assert rate.metric.column == "fast_retransmits / sim_seconds"
+        assert rate.paper is not None and rate.paper.get("ip", "10ms") == 4.8
         # Table 4's 1:1 column is path1 at 10 Mbit/s: redundant 0.142074 % overhead.
         overhead = next(f for f in plan.figures if f.id == "fig12_overhead").paper
         assert overhead is not None and overhead.get("ls", "10Mbps") == pytest.approx(0.00142074)

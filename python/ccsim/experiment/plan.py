@@ -475,6 +475,12 @@ def metric_value(column: str, row: dict[str, Any]) -> float:
     return ev(_expression(column))
 
 
+#: Names a metric expression may read beside the matched row's columns: the run's simulated
+#: length in seconds (its summary's ``sim_seconds``), so that a count becomes a rate per second
+#: whatever the run's duration (``--quick`` shortens it): "fast_retransmits / sim_seconds".
+RUN_NAMES = ("sim_seconds",)
+
+
 #: The record tables a metric may read: flows and links (every run), paths (one row per path of
 #: an SCTP association), agents (the counters of base-station agents: SPACK, Snoop, I-TCP),
 #: and the ATM layer's atm_vcs (one row per ABR VC) and atm_ports (one per ATM link direction:
@@ -1216,7 +1222,7 @@ def _check_link_and_flows(record: dict[str, Any], item: SeriesFigure | SummaryTa
 def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
     """A metric's columns and filter against a probe run's table."""
     columns = record[m.table]
-    used = [("column", c) for c in metric_columns(m.column)]
+    used = [("column", c) for c in metric_columns(m.column) if c not in RUN_NAMES]
     for key, col in used + [(f"where.{c}", c) for c in m.where]:
         if col not in columns:
             raise PlanError(

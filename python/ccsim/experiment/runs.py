@@ -11,6 +11,7 @@ import pandas as pd
 from ccsim.sweep import RunSpec
 
 from .plan import (
+    RUN_NAMES,
     Metric,
     Plan,
     grid_overrides,
@@ -66,14 +67,17 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
 def record_value(rec: dict[str, Any], metric: Metric) -> float:
     """A metric's value in one run record: the column (or arithmetic on columns) of the one row
     matching ``where``, or, with ``aggregate``, of every matching row's columns summed or
-    averaged first. NaN when no row matches. Read from the record's column lists directly (a
-    DataFrame per record costs milliseconds)."""
+    averaged first; the expression may also read the run's own :data:`RUN_NAMES`. NaN when no
+    row matches. Read from the record's column lists directly (a DataFrame per record costs
+    milliseconds)."""
     tbl = rec[metric.table]
     n = len(next(iter(tbl.values()), ()))
     names = list(tbl)
+    summary = rec.get("summary", {})
+    run = {k: summary[k] for k in RUN_NAMES if k in summary and k not in tbl}
 
     def row(i: int) -> dict[str, Any]:
-        return {k: tbl[k][i] for k in names}
+        return {**{k: tbl[k][i] for k in names}, **run}
 
     if metric.aggregate is None:
         where = [(tbl.get(col), val) for col, val in metric.where.items()]
@@ -95,7 +99,7 @@ def record_value(rec: dict[str, Any], metric: Metric) -> float:
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
             total = float(sum(vals))
             combined[k] = total / len(vals) if metric.aggregate == "mean" else total
-    return metric_value(metric.column, combined)
+    return metric_value(metric.column, {**combined, **run})
 
 
 def point_values(records: list[dict[str, Any]], metric: Metric, figure: str | None = None

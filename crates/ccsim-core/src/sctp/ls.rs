@@ -37,24 +37,21 @@ use crate::time::SimTime;
 
 use super::config::{DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::Path;
+use super::sack::{self, State, Tx};
 use super::sender::SctpSenderConfig;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    InFlight,
-    GapAcked,
-    Marked,
-}
 
 /// One SSN of a path: the TSN it carries.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     tsn: u32,
-    len: u32,
-    state: State,
-    misses: u8,
-    fast_done: bool,
+    tx: Tx,
     retransmitted: bool,
+}
+
+impl AsMut<Tx> for Slot {
+    fn as_mut(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
 }
 
 /// A path module: the common per-path state and its SSN space.
@@ -217,18 +214,15 @@ impl LsSender {
         let copy = !resend && tsn < self.next_tsn;
         if resend {
             let s = &mut m.slots[(ssn - m.base) as usize];
-            s.state = State::InFlight;
-            s.misses = 0;
+            s.tx.state = State::InFlight;
+            s.tx.misses = 0;
             s.retransmitted = true;
             m.marked.remove(&ssn);
             m.path.untime(ssn);
         } else {
             m.slots.push_back(Slot {
                 tsn,
-                len,
-                state: State::InFlight,
-                misses: 0,
-                fast_done: false,
+                tx: Tx::in_flight(len),
                 retransmitted: copy,
             });
             m.next_ssn += 1;
@@ -361,49 +355,27 @@ impl LsSender {
             let earliest = m
                 .slots
                 .iter()
-                .position(|c| c.state == State::InFlight)
+                .position(|c| c.tx.state == State::InFlight)
                 .map(|k| m.base + k as u32);
             let advanced = cum_next > m.base;
             let mut acked = 0u64;
             let mut htna = None;
             let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
-            let mut ack_one = |m: &mut PathModule, ssn: u32| {
-                let k = (ssn - m.base) as usize;
-                let c = m.slots[k];
-                if c.state == State::GapAcked {
+            let (base, next) = (m.base, m.next_ssn);
+            sack::for_each_covered(base, next, s.cum_ssn, s.gap_blocks(), |ssn| {
+                let c = &mut m.slots[(ssn - base) as usize];
+                if !c.tx.ack(ssn, &mut m.path.flight, &mut m.marked) {
                     return;
                 }
-                if c.state == State::InFlight {
-                    m.path.flight -= c.len as u64;
-                } else {
-                    m.marked.remove(&ssn);
-                }
-                m.slots[k].state = State::GapAcked;
-                acked += c.len as u64;
+                acked += c.tx.len as u64;
                 htna = Some(ssn);
                 acked_tsns.push(c.tsn);
                 m.path.sample_if_timed(ssn, now);
-            };
-            for ssn in m.base..cum_next {
-                ack_one(m, ssn);
-            }
-            for &(a, b) in s.gap_blocks() {
-                let lo = s.cum_ssn.wrapping_add(a as u32).max(cum_next);
-                let hi = s
-                    .cum_ssn
-                    .wrapping_add(b as u32)
-                    .min(m.next_ssn.saturating_sub(1));
-                for ssn in lo..=hi {
-                    ack_one(m, ssn);
-                }
-            }
-            let gap_acked_earliest = earliest.is_some_and(|e| {
-                e < cum_next || m.slots[(e - m.base) as usize].state == State::GapAcked
             });
-            while m.base < cum_next {
-                m.slots.pop_front();
-                m.base += 1;
-            }
+            let gap_acked_earliest = earliest.is_some_and(|e| {
+                e < cum_next || m.slots[(e - m.base) as usize].tx.state == State::GapAcked
+            });
+            sack::forget_below(&mut m.slots, &mut m.base, cum_next);
             if m.fast_recovery.is_some_and(|x| cum_next > x) {
                 m.fast_recovery = None;
             }
@@ -428,15 +400,7 @@ impl LsSender {
             let threshold = self.cfg.spec.fast_rtx_threshold as u8;
             let mut fast = Vec::new();
             if let Some(h) = htna {
-                for ssn in m.base..h {
-                    let c = &mut m.slots[(ssn - m.base) as usize];
-                    if c.state == State::InFlight && !c.fast_done {
-                        c.misses = c.misses.saturating_add(1);
-                        if c.misses >= threshold {
-                            fast.push(ssn);
-                        }
-                    }
-                }
+                sack::count_misses(&mut m.slots, m.base, h, threshold, &mut fast, |_, _| 1);
             }
             for &tsn in &acked_tsns {
                 if !self.rtx_info.is_empty() {
@@ -478,9 +442,9 @@ impl LsSender {
         let m = &mut self.paths[i];
         for &ssn in ssns {
             let c = &mut m.slots[(ssn - m.base) as usize];
-            c.state = State::Marked;
-            c.fast_done = true;
-            m.path.flight -= c.len as u64;
+            c.tx.state = State::Marked;
+            c.tx.fast_done = true;
+            m.path.flight -= c.tx.len as u64;
             m.marked.insert(ssn);
             if redundant {
                 self.rtx_buffer.insert(c.tsn);
@@ -507,9 +471,9 @@ impl LsSender {
         m.path.expire_t3(mtu, pmr);
         m.fast_recovery = None;
         for (k, c) in m.slots.iter_mut().enumerate() {
-            if c.state == State::InFlight {
-                c.state = State::Marked;
-                m.path.flight -= c.len as u64;
+            if c.tx.state == State::InFlight {
+                c.tx.state = State::Marked;
+                m.path.flight -= c.tx.len as u64;
                 m.marked.insert(m.base + k as u32);
                 if redundant {
                     self.rtx_buffer.insert(c.tsn);

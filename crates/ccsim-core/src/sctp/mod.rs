@@ -23,7 +23,9 @@
 //! Transfer in the same sender (new data on every path, with SFR, CUC and DAC); `Ls`, paper
 //! 004's load-sharing mode in its own sender (`ls.rs`: per-path SSN spaces, the paper's SACK,
 //! redundant retransmission). CMT and LS paths may couple their growth by RFC 6356's LIA
-//! (`path.rs`).
+//! (`path.rs`). Both senders read a SACK over their sequence space (TSNs, or one path's SSNs)
+//! with the same code (`sack.rs`): the numbers it covers, the chunks it frees, the miss
+//! indications it gives.
 //!
 //! How it plugs into the simulator: both ends implement [`crate::endpoint::Endpoint`], exactly
 //! like TCP's, and the engine dispatches them through two more `AnyEndpoint` variants. Each
@@ -46,6 +48,7 @@ pub mod ls;
 pub mod path;
 pub mod received;
 pub mod receiver;
+mod sack;
 pub mod sender;
 
 pub use config::{RtxPolicy, SctpMode, SctpSpec};

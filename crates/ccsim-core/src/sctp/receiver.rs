@@ -116,6 +116,7 @@ impl SctpReceiver {
         match self.tsns.take(d.tsn, len) {
             Taken::Duplicate => {
                 self.dups.push(d.tsn);
+                self.counters.duplicate_segments += 1;
                 true
             }
             Taken::InOrder(bytes) => {
@@ -139,8 +140,13 @@ impl SctpReceiver {
             return;
         }
         self.any = true;
-        if let Taken::InOrder(bytes) = self.tsns.take(d.tsn, len) {
-            self.deliver(now, bytes);
+        // A TSN the receiver already has is a needless copy whichever path brought it (a
+        // redundant retransmission that its original resend beat, seed 004 §3.6): counted as
+        // TCP's receiver counts a duplicate segment. The SSN below may still be new to its path.
+        match self.tsns.take(d.tsn, len) {
+            Taken::InOrder(bytes) => self.deliver(now, bytes),
+            Taken::Duplicate => self.counters.duplicate_segments += 1,
+            Taken::OutOfOrder => {}
         }
         let p = &mut self.ls[i];
         p.reply = (pkt.src, pkt.dst);

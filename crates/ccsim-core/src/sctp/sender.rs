@@ -25,6 +25,7 @@ use crate::time::SimTime;
 
 use super::config::{RtxPolicy, SctpMode, SctpSpec, DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::{lia_alpha, Path};
+use super::sack::{self, State, Tx};
 
 pub struct SctpSenderConfig {
     pub flow: FlowId,
@@ -41,26 +42,20 @@ pub struct SctpSenderConfig {
     pub rng: RngStream,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    InFlight,
-    GapAcked,
-    Marked,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
-    len: u32,
+    tx: Tx,
     /// The path it was last sent on.
     path: u8,
-    state: State,
-    /// Miss indications (§7.2.4).
-    misses: u8,
-    /// Already fast-retransmitted once: not again by a fast retransmit (§7.2.4 (5)).
-    fast_done: bool,
     /// Where a marked chunk is to be resent.
     rtx_path: u8,
     sent_count: u8,
+}
+
+impl AsMut<Tx> for Chunk {
+    fn as_mut(&mut self) -> &mut Tx {
+        &mut self.tx
+    }
 }
 
 pub struct SctpSender {
@@ -230,17 +225,17 @@ impl SctpSender {
     fn send_chunk(&mut self, tsn: u32, path: usize, now: SimTime, out: &mut Vec<Packet>) {
         let rtx = tsn < self.next_tsn;
         let len = if rtx {
-            self.chunk(tsn).len
+            self.chunk(tsn).tx.len
         } else {
             self.cfg.spec.chunk_len()
         };
         if rtx {
             let i = (tsn - self.base) as usize;
             let c = &mut self.outstanding[i];
-            c.state = State::InFlight;
+            c.tx.state = State::InFlight;
             c.path = path as u8;
             c.sent_count = c.sent_count.saturating_add(1);
-            c.misses = 0;
+            c.tx.misses = 0;
             self.marked.remove(&tsn);
             self.counters.retransmits += 1;
             self.paths[path].counters.retransmits += 1;
@@ -250,11 +245,8 @@ impl SctpSender {
             }
         } else {
             self.outstanding.push_back(Chunk {
-                len,
+                tx: Tx::in_flight(len),
                 path: path as u8,
-                state: State::InFlight,
-                misses: 0,
-                fast_done: false,
                 rtx_path: path as u8,
                 sent_count: 1,
             });
@@ -372,32 +364,20 @@ impl SctpSender {
                 break;
             }
             let p = &mut self.paths[c.path as usize];
-            if c.state == State::InFlight && p.sack_earliest.is_none() {
+            if c.tx.state == State::InFlight && p.sack_earliest.is_none() {
                 p.sack_earliest = Some(self.base + i as u32);
                 found += 1;
             }
         }
         let mut htna: Option<u32> = None;
         let advanced = cum_next > self.base;
-        // Cumulatively acked chunks.
-        for tsn in self.base..cum_next {
-            self.newly_ack(tsn, now, &mut htna);
-        }
-        // Gap-acked chunks.
-        for &(s, e) in sack.gap_blocks() {
-            let (lo, hi) = (
-                sack.cum_tsn.wrapping_add(s as u32),
-                sack.cum_tsn.wrapping_add(e as u32),
-            );
-            for tsn in lo.max(cum_next)..=hi.min(self.next_tsn.saturating_sub(1)) {
-                self.newly_ack(tsn, now, &mut htna);
-            }
-        }
+        // Cumulatively and gap-acked chunks.
+        let (base, next) = (self.base, self.next_tsn);
+        sack::for_each_covered(base, next, sack.cum_tsn, sack.gap_blocks(), |tsn| {
+            self.newly_ack(tsn, now, &mut htna)
+        });
         // Forget the chunks below the new cum ack point.
-        while self.base < cum_next {
-            self.outstanding.pop_front();
-            self.base += 1;
-        }
+        sack::forget_below(&mut self.outstanding, &mut self.base, cum_next);
         if self.fast_recovery.is_some_and(|exit| cum_next > exit) {
             self.fast_recovery = None;
         }
@@ -469,30 +449,27 @@ impl SctpSender {
             && self
                 .outstanding
                 .get((tsn - self.base) as usize)
-                .is_some_and(|c| c.state == State::GapAcked)
+                .is_some_and(|c| c.tx.state == State::GapAcked)
     }
 
     /// TSN `tsn` is acknowledged by the SACK being processed (cumulatively or by a gap block).
     fn newly_ack(&mut self, tsn: u32, now: SimTime, htna: &mut Option<u32>) {
-        let i = (tsn - self.base) as usize;
-        let c = self.outstanding[i];
-        if c.state == State::GapAcked {
+        let c = &mut self.outstanding[(tsn - self.base) as usize];
+        let path = c.path as usize;
+        if !c
+            .tx
+            .ack(tsn, &mut self.paths[path].flight, &mut self.marked)
+        {
             return;
         }
-        let path = c.path as usize;
-        if c.state == State::InFlight {
-            self.paths[path].flight -= c.len as u64;
-        } else {
-            self.marked.remove(&tsn);
-        }
-        self.outstanding[i].state = State::GapAcked;
+        let len = c.tx.len as u64;
         let p = &mut self.paths[path];
-        p.sack_acked += c.len as u64;
+        p.sack_acked += len;
         p.sack_lowest = Some(p.sack_lowest.map_or(tsn, |l| l.min(tsn)));
         p.sack_highest = Some(p.sack_highest.map_or(tsn, |h| h.max(tsn)));
         *htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
         let p = &mut self.paths[path];
-        p.counters.bytes_acked += c.len as u64;
+        p.counters.bytes_acked += len;
         p.confirm();
         self.assoc_errors = 0;
         if let Some(r) = p.sample_if_timed(tsn, now) {
@@ -511,7 +488,7 @@ impl SctpSender {
         let limit = if self.fast_recovery.is_some() && advanced {
             self.outstanding
                 .iter()
-                .rposition(|c| c.state == State::GapAcked)
+                .rposition(|c| c.tx.state == State::GapAcked)
                 .map(|i| self.base + i as u32)
         } else {
             htna
@@ -520,16 +497,14 @@ impl SctpSender {
             return fast;
         };
         let threshold = self.cfg.spec.fast_rtx_threshold as u8;
-        for tsn in self.base..limit {
-            let c = &mut self.outstanding[(tsn - self.base) as usize];
-            if c.state != State::InFlight || c.fast_done {
-                continue;
-            }
-            c.misses = c.misses.saturating_add(1);
-            if c.misses >= threshold {
-                fast.push(tsn);
-            }
-        }
+        sack::count_misses(
+            &mut self.outstanding,
+            self.base,
+            limit,
+            threshold,
+            &mut fast,
+            |_, _| 1,
+        );
         fast
     }
 
@@ -546,26 +521,25 @@ impl SctpSender {
         let (sfr, dac) = (spec.cmt_sfr, spec.cmt_dac);
         let threshold = spec.fast_rtx_threshold as u8;
         let dests = self.paths.iter().filter(|p| p.sack_acked > 0).count();
-        for tsn in self.base..limit {
-            let c = self.outstanding[(tsn - self.base) as usize];
-            if c.state != State::InFlight || c.fast_done {
-                continue;
-            }
-            let d = &self.paths[c.path as usize];
-            if sfr && d.sack_highest.is_none_or(|h| tsn >= h) {
-                continue;
-            }
-            let add = if !dac || dests > 1 || d.sack_lowest.is_some_and(|l| l < tsn) {
-                1
-            } else {
-                packets.max(1)
-            };
-            let c = &mut self.outstanding[(tsn - self.base) as usize];
-            c.misses = c.misses.saturating_add(add);
-            if c.misses >= threshold {
-                fast.push(tsn);
-            }
-        }
+        let paths = &self.paths;
+        let base = self.base;
+        sack::count_misses(
+            &mut self.outstanding,
+            base,
+            limit,
+            threshold,
+            &mut fast,
+            |tsn, c| {
+                let d = &paths[c.path as usize];
+                if sfr && d.sack_highest.is_none_or(|h| tsn >= h) {
+                    0
+                } else if !dac || dests > 1 || d.sack_lowest.is_some_and(|l| l < tsn) {
+                    1
+                } else {
+                    packets.max(1)
+                }
+            },
+        );
         fast
     }
 
@@ -585,10 +559,10 @@ impl SctpSender {
                 self.alternate(path)
             };
             let c = &mut self.outstanding[i];
-            c.state = State::Marked;
-            c.fast_done = true;
+            c.tx.state = State::Marked;
+            c.tx.fast_done = true;
             c.rtx_path = rtx_path as u8;
-            let len = c.len as u64;
+            let len = c.tx.len as u64;
             self.paths[path].flight -= len;
             self.peer_rwnd += len;
             self.marked.insert(tsn);
@@ -647,11 +621,11 @@ impl SctpSender {
         };
         let mut first = None;
         for (i, c) in self.outstanding.iter_mut().enumerate() {
-            if c.state == State::InFlight && c.path as usize == path {
-                c.state = State::Marked;
+            if c.tx.state == State::InFlight && c.path as usize == path {
+                c.tx.state = State::Marked;
                 c.rtx_path = dest as u8;
-                self.paths[path].flight -= c.len as u64;
-                self.peer_rwnd += c.len as u64;
+                self.paths[path].flight -= c.tx.len as u64;
+                self.peer_rwnd += c.tx.len as u64;
                 let tsn = self.base + i as u32;
                 self.marked.insert(tsn);
                 first.get_or_insert(tsn);

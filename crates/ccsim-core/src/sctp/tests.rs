@@ -416,6 +416,11 @@ fn a_sack_is_16_bytes_plus_4_per_gap_block_and_duplicate_with_offsets_from_the_c
     assert_eq!(s.gap_blocks(), [(2, 3), (5, 5)]);
     assert_eq!(s.dup_tsns(), [0]);
     assert_eq!(size, 20 + 12 + 16 + 4 * 2 + 4);
+    assert_eq!(
+        rx.counters().duplicate_segments,
+        1,
+        "the flows table counts it too"
+    );
     // The window: buffer less the out-of-order data held (3 chunks).
     assert_eq!(s.a_rwnd as u64, 65_536 - 3 * 1452);
 }
@@ -602,9 +607,43 @@ fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
     );
     assert_eq!(s.gap_blocks(), [(2, 3), (5, 5)]);
     assert_eq!(s.dup_tsns(), [0], "duplicate SSNs");
+    assert_eq!(rx.counters().duplicate_segments, 1, "TSN 10 twice");
     assert_eq!(size - 20 - 12, 20 + 4 * 2 + 4);
     // Sent back to where the DATA came from, out of the address it arrived at.
     assert_eq!((out[0].src, out[0].dst), (21, 11));
+}
+
+#[test]
+fn an_ls_copy_of_a_tsn_the_receiver_has_counts_as_a_duplicate_chunk_though_its_ssn_is_new() {
+    let mut rx = SctpReceiver::new(SctpReceiverConfig {
+        flow: 0,
+        port: 1,
+        peer_port: 0,
+        spec: SctpSpec {
+            mode: SctpMode::Ls,
+            ..SctpSpec::default()
+        },
+    });
+    let mut out = Vec::new();
+    // TSN 0 as path 0's SSN 0 and, as a redundant copy, as path 1's SSN 0.
+    for sid in [0, 1] {
+        let mut p = data(0);
+        if let Transport::Sctp(h) = &mut p.transport {
+            if let SctpChunk::Data(d) = &mut h.chunk {
+                d.sid = sid;
+            }
+        }
+        rx.handle_packet(SimTime::ZERO, p, &mut out);
+    }
+    assert_eq!(rx.counters().packets_received, 2);
+    assert_eq!(rx.counters().bytes_delivered, 1452);
+    let dups = rx.counters().duplicate_segments;
+    assert_eq!(dups, 1, "the copy brought nothing new");
+    // Path 1's SSN 0 is new to it: no duplicate there, the SACK waits for its timer.
+    rx.handle_timeout(SimTime::from_millis(200), &mut out);
+    let (s, _) = *sacks(&out).last().unwrap();
+    assert_eq!((s.sid, s.cum_ssn), (1, 0));
+    assert!(s.dup_tsns().is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------

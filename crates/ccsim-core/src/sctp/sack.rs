@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+//! A SACK's walk over one sequence space, the part both data senders share: the association's
+//! TSNs in `sender.rs` (RFC 4960 §6.2.1, §7.2.4) and one path's SSNs in LS mode's `ls.rs`
+//! (seed 004 §3.2: the paper's SACK carries a cumulative SSN and SSN gap blocks, read by the
+//! same rules).
+//!
+//! ```text
+//!   entries:  number base ............................................ next - 1
+//!             [Tx | Tx | ...]   one per number sent and not yet cumulatively acknowledged
+//!   a SACK:   base..=cum, then each gap block clamped to cum+1..=next-1  -> ack
+//!             numbers below the highest newly acked, still in flight   -> a miss indication
+//! ```
+
+use std::collections::{BTreeSet, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    InFlight,
+    GapAcked,
+    Marked,
+}
+
+/// What loss recovery keeps of one chunk sent and not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tx {
+    /// User data bytes.
+    pub len: u32,
+    pub state: State,
+    /// Miss indications (§7.2.4).
+    pub misses: u8,
+    /// Already fast-retransmitted once: not again by a fast retransmit (§7.2.4 (5)).
+    pub fast_done: bool,
+}
+
+impl Tx {
+    pub fn in_flight(len: u32) -> Tx {
+        Tx {
+            len,
+            state: State::InFlight,
+            misses: 0,
+            fast_done: false,
+        }
+    }
+
+    /// The SACK being processed acknowledges this chunk, number `n`: its bytes leave `flight`
+    /// (the flight of the path it was last sent on) if it was in flight, or `n` leaves
+    /// `marked` if it waited for a retransmission. False when an earlier SACK had acked it.
+    pub fn ack(&mut self, n: u32, flight: &mut u64, marked: &mut BTreeSet<u32>) -> bool {
+        match self.state {
+            State::GapAcked => return false,
+            State::InFlight => *flight -= self.len as u64,
+            State::Marked => {
+                marked.remove(&n);
+            }
+        }
+        self.state = State::GapAcked;
+        true
+    }
+}
+
+/// A bare `Tx` is an entry of its own (the senders' entries hold one beside their own fields).
+impl AsMut<Tx> for Tx {
+    fn as_mut(&mut self) -> &mut Tx {
+        self
+    }
+}
+
+/// Calls `ack` with every number a SACK covers in a space whose outstanding numbers are
+/// `base..next`: those up to the cumulative point `cum` first, then each gap block's (offsets
+/// from `cum`, §3.3.4), clamped to the numbers outstanding above it. A number may come twice
+/// (overlapping blocks); `Tx::ack` tells the first time.
+pub(super) fn for_each_covered(
+    base: u32,
+    next: u32,
+    cum: u32,
+    gaps: &[(u16, u16)],
+    mut ack: impl FnMut(u32),
+) {
+    let cum_next = cum.wrapping_add(1);
+    for n in base..cum_next {
+        ack(n);
+    }
+    for &(start, end) in gaps {
+        let lo = cum.wrapping_add(start as u32).max(cum_next);
+        let hi = cum.wrapping_add(end as u32).min(next.saturating_sub(1));
+        for n in lo..=hi {
+            ack(n);
+        }
+    }
+}
+
+/// Forgets the entries below `cum_next`, the new cumulative point + 1.
+pub(super) fn forget_below<T>(entries: &mut VecDeque<T>, base: &mut u32, cum_next: u32) {
+    while *base < cum_next {
+        entries.pop_front();
+        *base += 1;
+    }
+}
+
+/// HTNA (§7.2.4): each chunk in `base..limit` still in flight and not fast-retransmitted yet
+/// gets `add(n, entry)` miss indications (0: none from this SACK); the numbers that reach
+/// `threshold` go to `fast`, in order.
+pub(super) fn count_misses<T: AsMut<Tx>>(
+    entries: &mut VecDeque<T>,
+    base: u32,
+    limit: u32,
+    threshold: u8,
+    fast: &mut Vec<u32>,
+    mut add: impl FnMut(u32, &T) -> u8,
+) {
+    for n in base..limit {
+        let e = &mut entries[(n - base) as usize];
+        let c = *e.as_mut();
+        if c.state != State::InFlight || c.fast_done {
+            continue;
+        }
+        let k = add(n, e);
+        if k == 0 {
+            continue;
+        }
+        let c = e.as_mut();
+        c.misses = c.misses.saturating_add(k);
+        if c.misses >= threshold {
+            fast.push(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sack_covers_the_cumulative_range_then_each_gap_block_clamped_to_what_is_outstanding() {
+        let mut seen = Vec::new();
+        // Outstanding 3..12; cum 5; blocks 7..=8 and 10..=20 (the second beyond next - 1 = 11).
+        for_each_covered(3, 12, 5, &[(2, 3), (5, 15)], |n| seen.push(n));
+        assert_eq!(seen, [3, 4, 5, 7, 8, 10, 11]);
+    }
+
+    #[test]
+    fn a_sack_below_the_first_outstanding_number_covers_only_its_gap_blocks() {
+        let mut seen = Vec::new();
+        // cum = base - 1 (wraps from u32::MAX when base is 0): nothing cumulative.
+        for_each_covered(0, 6, u32::MAX, &[(2, 3)], |n| seen.push(n));
+        assert_eq!(seen, [1, 2]);
+    }
+
+    #[test]
+    fn an_acked_chunk_frees_its_flight_or_leaves_the_marked_set_once() {
+        let (mut flight, mut marked) = (3000, BTreeSet::from([9]));
+        let mut a = Tx::in_flight(1000);
+        assert!(a.ack(8, &mut flight, &mut marked));
+        assert!(
+            !a.ack(8, &mut flight, &mut marked),
+            "a second block on it: no change"
+        );
+        assert_eq!(flight, 2000);
+        let mut b = Tx {
+            state: State::Marked,
+            ..Tx::in_flight(1000)
+        };
+        assert!(b.ack(9, &mut flight, &mut marked));
+        assert_eq!((flight, marked.len()), (2000, 0));
+    }
+
+    #[test]
+    fn miss_indications_skip_acked_marked_and_fast_retransmitted_chunks() {
+        let mut e: VecDeque<Tx> = (0..5).map(|_| Tx::in_flight(100)).collect();
+        e[1].state = State::GapAcked;
+        e[2].state = State::Marked;
+        e[3].fast_done = true;
+        e[4].misses = 2;
+        let mut fast = Vec::new();
+        count_misses(&mut e, 10, 15, 3, &mut fast, |_, _| 1);
+        assert_eq!(
+            fast,
+            [14],
+            "only the fourth indication of number 14 reaches 3"
+        );
+        assert_eq!(
+            e.iter().map(|t| t.misses).collect::<Vec<_>>(),
+            [1, 0, 0, 0, 3]
+        );
+        count_misses(&mut e, 10, 15, 3, &mut fast, |n, _| u8::from(n == 10) * 2);
+        assert_eq!(fast, [14, 10], "a count of 0 gives none; 2 at once reach 3");
+    }
+}
