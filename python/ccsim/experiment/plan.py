@@ -670,13 +670,7 @@ def _figure_claim(c: dict[str, Any], where: str) -> Claim:
     )
     if "tolerance" in c:
         raise PlanError(f"{where}.tolerance: only for a claim on a table")
-    if "min_significant_share" in c:
-        share = float(c["min_significant_share"])
-        if not 0 < share <= 1:
-            raise PlanError(
-                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
-            )
-        claim.min_significant_share = share
+    _read_significant_share(c, where, claim)
     if "trend" in c:
         if relation == "similar":
             raise PlanError(f"{where}.trend: only for a lower or higher claim")
@@ -692,6 +686,17 @@ def _figure_claim(c: dict[str, Any], where: str) -> Claim:
             raise PlanError(f"{where}.margin: {margin:g} must be > 0 (a share of the mean)")
         claim.margin = margin
     return claim
+
+
+def _read_significant_share(c: dict[str, Any], where: str, claim: Claim) -> None:
+    """``min_significant_share``, if given: a share in (0, 1]."""
+    if "min_significant_share" in c:
+        share = float(c["min_significant_share"])
+        if not 0 < share <= 1:
+            raise PlanError(
+                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
+            )
+        claim.min_significant_share = share
 
 
 def _figure_bound_claim(
@@ -710,13 +715,7 @@ def _figure_bound_claim(
     claim = Claim(str(c.get("figure", "")), str(_need(c, "text", where)), None, None, origin=where)
     claim.lines = [str(x) for x in lines]
     setattr(claim, bounds[0], float(c[bounds[0]]))
-    if "min_significant_share" in c:
-        share = float(c["min_significant_share"])
-        if not 0 < share <= 1:
-            raise PlanError(
-                f"{where}.min_significant_share: {share:g} is not a share; it must be in (0, 1]"
-            )
-        claim.min_significant_share = share
+    _read_significant_share(c, where, claim)
     return claim
 
 

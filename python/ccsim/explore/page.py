@@ -281,7 +281,8 @@ function drawTable() {
       cols.map(c => {
         // Over several seeds a cell is the mean ± the 95 % half-width, as report.md shows it.
         const half = r.values[c + "_ci95"];
-        const ci = typeof half === "number" && isFinite(half) ? ` <small class="ci">± ${fmt(half)}</small>` : "";
+        const ci = typeof half === "number" && isFinite(half)
+          ? ` <small class="ci">± ${fmt(half)}</small>` : "";
         return `<td data-col="${c}">${fmt(r.values[c])}${ci}</td>`;
       }).join("") +
       `<td>${r.values.n}</td></tr>`;
