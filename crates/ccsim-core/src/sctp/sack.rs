@@ -30,6 +30,10 @@ pub(super) struct Tx {
     pub misses: u8,
     /// Already fast-retransmitted once: not again by a fast retransmit (§7.2.4 (5)).
     pub fast_done: bool,
+    /// Once acked: a number above this one up to which every number is acked too, or 0 (read
+    /// as this one + 1). Acked is final until the cum ack point passes, so the walk of a gap
+    /// block jumps over the runs earlier SACKs acked (`next_not_acked`).
+    skip: u32,
 }
 
 impl Tx {
@@ -39,6 +43,7 @@ impl Tx {
             state: State::InFlight,
             misses: 0,
             fast_done: false,
+            skip: 0,
         }
     }
 
@@ -54,8 +59,31 @@ impl Tx {
             }
         }
         self.state = State::GapAcked;
+        self.skip = n + 1;
         true
     }
+}
+
+/// The first number at or above `n` whose entry is not acked (`base + entries.len()` if none):
+/// follows the acked entries' `skip` jumps, then points each entry passed at the answer (path
+/// compression, as in a disjoint-set forest), so walking a run again costs one jump.
+fn next_not_acked<T: AsMut<Tx>>(entries: &mut VecDeque<T>, base: u32, n: u32) -> u32 {
+    let mut m = n;
+    while let Some(e) = entries.get_mut((m - base) as usize) {
+        let t = e.as_mut();
+        if t.state != State::GapAcked {
+            break;
+        }
+        m = t.skip.max(m + 1);
+    }
+    let mut k = n;
+    while k < m {
+        let t = entries[(k - base) as usize].as_mut();
+        let next = t.skip.max(k + 1);
+        t.skip = m;
+        k = next;
+    }
+    m
 }
 
 /// A bare `Tx` is an entry of its own (the senders' entries hold one beside their own fields).
@@ -70,8 +98,9 @@ impl AsMut<Tx> for Tx {
 /// earlier block of this one, acknowledged it: those up to the cumulative point `cum` first,
 /// then each gap block's (offsets from `cum`, §3.3.4), clamped to the numbers outstanding above
 /// it. A gap block reports again every SACK what earlier ones did, and with a large window it
-/// spans hundreds of chunks: the entries already acked are passed over in place, without a
-/// call. `cum` must be at least `base - 1` (a SACK below the ack point is the caller's to drop).
+/// spans hundreds of chunks: the runs already acked are jumped over (`next_not_acked`), not
+/// walked. `cum` must be at least `base - 1` (a SACK below the ack point is the caller's to
+/// drop).
 pub(super) fn for_each_newly_covered<T: AsMut<Tx>>(
     entries: &mut VecDeque<T>,
     base: u32,
@@ -82,14 +111,14 @@ pub(super) fn for_each_newly_covered<T: AsMut<Tx>>(
 ) {
     let cum_next = cum.wrapping_add(1);
     let mut walk = |lo: u32, hi: u32| {
-        if lo > hi {
-            return;
-        }
-        let range = (lo - base) as usize..=(hi - base) as usize;
-        for (n, e) in (lo..).zip(entries.range_mut(range)) {
-            if e.as_mut().state != State::GapAcked {
-                ack(n, e);
+        let mut n = lo;
+        while n <= hi {
+            n = next_not_acked(entries, base, n);
+            if n > hi {
+                break;
             }
+            ack(n, &mut entries[(n - base) as usize]);
+            n += 1;
         }
     };
     if cum_next > base {
@@ -206,6 +235,22 @@ mod tests {
         };
         assert!(b.ack(9, &mut flight, &mut marked));
         assert_eq!((flight, marked.len()), (2000, 0));
+    }
+
+    #[test]
+    fn a_run_acked_before_is_jumped_over_and_its_entries_then_point_past_it() {
+        let mut e = outstanding(10, 20);
+        assert_eq!(covered(&mut e, 10, 9, &[(2, 6)]), [11, 12, 13, 14, 15]);
+        // One hole below the block: the same block again finds nothing; 16 is next.
+        assert_eq!(next_not_acked(&mut e, 10, 11), 16);
+        assert!(
+            e.range(1..6).all(|t| t.skip == 16),
+            "each entry of the run points past it"
+        );
+        assert_eq!(covered(&mut e, 10, 9, &[(2, 8)]), [16, 17]);
+        assert_eq!(next_not_acked(&mut e, 10, 10), 10, "the hole itself");
+        assert_eq!(covered(&mut e, 10, 19, &[]), [10, 18, 19]);
+        assert_eq!(next_not_acked(&mut e, 10, 12), 20, "all acked: the end");
     }
 
     #[test]
