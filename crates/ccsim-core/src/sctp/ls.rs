@@ -362,15 +362,16 @@ impl LsSender {
             let mut htna = None;
             let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
             let (base, next) = (m.base, m.next_ssn);
-            sack::for_each_covered(base, next, s.cum_ssn, s.gap_blocks(), |ssn| {
-                let c = &mut m.slots[(ssn - base) as usize];
-                if !c.tx.ack(ssn, &mut m.path.flight, &mut m.marked) {
+            let (path, marked) = (&mut m.path, &mut m.marked);
+            let gaps = s.gap_blocks();
+            sack::for_each_newly_covered(&mut m.slots, base, next, s.cum_ssn, gaps, |ssn, c| {
+                if !c.tx.ack(ssn, &mut path.flight, marked) {
                     return;
                 }
                 acked += c.tx.len as u64;
                 htna = Some(ssn);
                 acked_tsns.push(c.tsn);
-                m.path.sample_if_timed(ssn, now);
+                path.sample_if_timed(ssn, now);
             });
             let gap_acked_earliest = earliest.is_some_and(|e| {
                 e < cum_next || m.slots[(e - m.base) as usize].tx.state == State::GapAcked

@@ -30,6 +30,10 @@ pub(super) struct Tx {
     pub misses: u8,
     /// Already fast-retransmitted once: not again by a fast retransmit (§7.2.4 (5)).
     pub fast_done: bool,
+    /// Once acked: a number above this one up to which every number is acked too, or 0 (read
+    /// as this one + 1). Acked is final until the cum ack point passes, so the walk of a gap
+    /// block jumps over the runs earlier SACKs acked (`next_not_acked`).
+    skip: u32,
 }
 
 impl Tx {
@@ -39,6 +43,7 @@ impl Tx {
             state: State::InFlight,
             misses: 0,
             fast_done: false,
+            skip: 0,
         }
     }
 
@@ -54,8 +59,31 @@ impl Tx {
             }
         }
         self.state = State::GapAcked;
+        self.skip = n + 1;
         true
     }
+}
+
+/// The first number at or above `n` whose entry is not acked (`base + entries.len()` if none):
+/// follows the acked entries' `skip` jumps, then points each entry passed at the answer (path
+/// compression, as in a disjoint-set forest), so walking a run again costs one jump.
+fn next_not_acked<T: AsMut<Tx>>(entries: &mut VecDeque<T>, base: u32, n: u32) -> u32 {
+    let mut m = n;
+    while let Some(e) = entries.get_mut((m - base) as usize) {
+        let t = e.as_mut();
+        if t.state != State::GapAcked {
+            break;
+        }
+        m = t.skip.max(m + 1);
+    }
+    let mut k = n;
+    while k < m {
+        let t = entries[(k - base) as usize].as_mut();
+        let next = t.skip.max(k + 1);
+        t.skip = m;
+        k = next;
+    }
+    m
 }
 
 /// A bare `Tx` is an entry of its own (the senders' entries hold one beside their own fields).
@@ -66,26 +94,40 @@ impl AsMut<Tx> for Tx {
 }
 
 /// Calls `ack` with every number a SACK covers in a space whose outstanding numbers are
-/// `base..next`: those up to the cumulative point `cum` first, then each gap block's (offsets
-/// from `cum`, §3.3.4), clamped to the numbers outstanding above it. A number may come twice
-/// (overlapping blocks); `Tx::ack` tells the first time.
-pub(super) fn for_each_covered(
+/// `base..next` (entry k is number base + k), and its entry, unless an earlier SACK, or an
+/// earlier block of this one, acknowledged it: those up to the cumulative point `cum` first,
+/// then each gap block's (offsets from `cum`, §3.3.4), clamped to the numbers outstanding above
+/// it. A gap block reports again every SACK what earlier ones did, and with a large window it
+/// spans hundreds of chunks: the runs already acked are jumped over (`next_not_acked`), not
+/// walked. `cum` must be at least `base - 1` (a SACK below the ack point is the caller's to
+/// drop).
+pub(super) fn for_each_newly_covered<T: AsMut<Tx>>(
+    entries: &mut VecDeque<T>,
     base: u32,
     next: u32,
     cum: u32,
     gaps: &[(u16, u16)],
-    mut ack: impl FnMut(u32),
+    mut ack: impl FnMut(u32, &mut T),
 ) {
     let cum_next = cum.wrapping_add(1);
-    for n in base..cum_next {
-        ack(n);
+    let mut walk = |lo: u32, hi: u32| {
+        let mut n = lo;
+        while n <= hi {
+            n = next_not_acked(entries, base, n);
+            if n > hi {
+                break;
+            }
+            ack(n, &mut entries[(n - base) as usize]);
+            n += 1;
+        }
+    };
+    if cum_next > base {
+        walk(base, cum_next - 1);
     }
     for &(start, end) in gaps {
         let lo = cum.wrapping_add(start as u32).max(cum_next);
         let hi = cum.wrapping_add(end as u32).min(next.saturating_sub(1));
-        for n in lo..=hi {
-            ack(n);
-        }
+        walk(lo, hi);
     }
 }
 
@@ -108,8 +150,8 @@ pub(super) fn count_misses<T: AsMut<Tx>>(
     fast: &mut Vec<u32>,
     mut add: impl FnMut(u32, &T) -> u8,
 ) {
-    for n in base..limit {
-        let e = &mut entries[(n - base) as usize];
+    let end = limit.saturating_sub(base) as usize;
+    for (n, e) in (base..).zip(entries.range_mut(..end)) {
         let c = *e.as_mut();
         if c.state != State::InFlight || c.fast_done {
             continue;
@@ -130,20 +172,51 @@ pub(super) fn count_misses<T: AsMut<Tx>>(
 mod tests {
     use super::*;
 
+    fn outstanding(base: u32, next: u32) -> VecDeque<Tx> {
+        (base..next).map(|_| Tx::in_flight(100)).collect()
+    }
+
+    /// Walks a SACK like the senders: each number passed is acked at once.
+    fn covered(e: &mut VecDeque<Tx>, base: u32, cum: u32, gaps: &[(u16, u16)]) -> Vec<u32> {
+        let next = base + e.len() as u32;
+        let mut seen = Vec::new();
+        for_each_newly_covered(e, base, next, cum, gaps, |n, t| {
+            t.state = State::GapAcked;
+            seen.push(n);
+        });
+        seen
+    }
+
     #[test]
     fn a_sack_covers_the_cumulative_range_then_each_gap_block_clamped_to_what_is_outstanding() {
-        let mut seen = Vec::new();
         // Outstanding 3..12; cum 5; blocks 7..=8 and 10..=20 (the second beyond next - 1 = 11).
-        for_each_covered(3, 12, 5, &[(2, 3), (5, 15)], |n| seen.push(n));
-        assert_eq!(seen, [3, 4, 5, 7, 8, 10, 11]);
+        let mut e = outstanding(3, 12);
+        assert_eq!(
+            covered(&mut e, 3, 5, &[(2, 3), (5, 15)]),
+            [3, 4, 5, 7, 8, 10, 11]
+        );
     }
 
     #[test]
     fn a_sack_below_the_first_outstanding_number_covers_only_its_gap_blocks() {
-        let mut seen = Vec::new();
         // cum = base - 1 (wraps from u32::MAX when base is 0): nothing cumulative.
-        for_each_covered(0, 6, u32::MAX, &[(2, 3)], |n| seen.push(n));
-        assert_eq!(seen, [1, 2]);
+        let mut e = outstanding(0, 6);
+        assert_eq!(covered(&mut e, 0, u32::MAX, &[(2, 3)]), [1, 2]);
+        let mut e = outstanding(4, 9);
+        assert_eq!(covered(&mut e, 4, 3, &[(2, 2)]), [5]);
+    }
+
+    #[test]
+    fn numbers_already_acked_by_an_earlier_sack_or_block_are_passed_over() {
+        let mut e = outstanding(0, 10);
+        e[6].state = State::GapAcked;
+        // Blocks 4..=7 and 6..=8 overlap: 6 was acked before, 7 by the first block.
+        assert_eq!(covered(&mut e, 0, 1, &[(3, 6), (5, 7)]), [0, 1, 4, 5, 7, 8]);
+        assert_eq!(
+            covered(&mut e, 0, 1, &[(3, 6)]),
+            [] as [u32; 0],
+            "the same SACK again"
+        );
     }
 
     #[test]
@@ -162,6 +235,22 @@ mod tests {
         };
         assert!(b.ack(9, &mut flight, &mut marked));
         assert_eq!((flight, marked.len()), (2000, 0));
+    }
+
+    #[test]
+    fn a_run_acked_before_is_jumped_over_and_its_entries_then_point_past_it() {
+        let mut e = outstanding(10, 20);
+        assert_eq!(covered(&mut e, 10, 9, &[(2, 6)]), [11, 12, 13, 14, 15]);
+        // One hole below the block: the same block again finds nothing; 16 is next.
+        assert_eq!(next_not_acked(&mut e, 10, 11), 16);
+        assert!(
+            e.range(1..6).all(|t| t.skip == 16),
+            "each entry of the run points past it"
+        );
+        assert_eq!(covered(&mut e, 10, 9, &[(2, 8)]), [16, 17]);
+        assert_eq!(next_not_acked(&mut e, 10, 10), 10, "the hole itself");
+        assert_eq!(covered(&mut e, 10, 19, &[]), [10, 18, 19]);
+        assert_eq!(next_not_acked(&mut e, 10, 12), 20, "all acked: the end");
     }
 
     #[test]

@@ -78,10 +78,15 @@ pub struct SctpSender {
     stale_sacks: u64,
     /// CMT: the path the next new chunk tries first (round robin over paths with room).
     next_path: usize,
+    /// Per path, a TSN below which no chunk is in flight there: where the search for the
+    /// path's earliest outstanding chunk starts, each SACK (not at the cum ack point, which
+    /// stalls for a round trip behind a loss while hundreds of acked chunks pile up above it).
+    inflight_from: Vec<u32>,
 }
 
 impl SctpSender {
     pub fn new(cfg: SctpSenderConfig) -> SctpSender {
+        let cfg_paths = cfg.paths.len();
         let paths = cfg
             .paths
             .iter()
@@ -102,6 +107,7 @@ impl SctpSender {
             counters: FlowCounters::default(),
             stale_sacks: 0,
             next_path: 0,
+            inflight_from: vec![0; cfg_paths],
         }
     }
 
@@ -253,6 +259,8 @@ impl SctpSender {
             self.next_tsn += 1;
             self.paths[path].time(tsn, now);
         }
+        let from = &mut self.inflight_from[path];
+        *from = (*from).min(tsn);
         let hb_interval = self.cfg.spec.hb_interval;
         let p = &mut self.paths[path];
         p.flight += len as u64;
@@ -358,24 +366,52 @@ impl SctpSender {
             p.sack_highest = None;
         }
         // Each path's earliest outstanding TSN, to know whether its T3 restarts (§6.3.2 R3).
-        let mut found = 0;
-        for (i, c) in self.outstanding.iter().enumerate() {
-            if found == n {
-                break;
-            }
-            let p = &mut self.paths[c.path as usize];
-            if c.tx.state == State::InFlight && p.sack_earliest.is_none() {
-                p.sack_earliest = Some(self.base + i as u32);
-                found += 1;
-            }
+        for i in 0..n {
+            let from = self.inflight_from[i].max(self.base);
+            let earliest = self
+                .outstanding
+                .range((from - self.base) as usize..)
+                .position(|c| c.path as usize == i && c.tx.state == State::InFlight)
+                .map(|k| from + k as u32);
+            self.paths[i].sack_earliest = earliest;
+            self.inflight_from[i] = earliest.unwrap_or(self.next_tsn);
         }
         let mut htna: Option<u32> = None;
         let advanced = cum_next > self.base;
-        // Cumulatively and gap-acked chunks.
+        // Cumulatively and gap-acked chunks: each frees its bytes on the path it was last sent
+        // to, clears that path's error counter and the association's (§8.1, §8.2), and may
+        // give the path an RTT sample.
         let (base, next) = (self.base, self.next_tsn);
-        sack::for_each_covered(base, next, sack.cum_tsn, sack.gap_blocks(), |tsn| {
-            self.newly_ack(tsn, now, &mut htna)
-        });
+        let (paths, marked) = (&mut self.paths, &mut self.marked);
+        let (counters, assoc_errors) = (&mut self.counters, &mut self.assoc_errors);
+        let gaps = sack.gap_blocks();
+        sack::for_each_newly_covered(
+            &mut self.outstanding,
+            base,
+            next,
+            sack.cum_tsn,
+            gaps,
+            |tsn, c| {
+                let p = &mut paths[c.path as usize];
+                if !c.tx.ack(tsn, &mut p.flight, marked) {
+                    return;
+                }
+                let len = c.tx.len as u64;
+                p.sack_acked += len;
+                p.sack_lowest = Some(p.sack_lowest.map_or(tsn, |l| l.min(tsn)));
+                p.sack_highest = Some(p.sack_highest.map_or(tsn, |h| h.max(tsn)));
+                htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
+                p.counters.bytes_acked += len;
+                p.confirm();
+                *assoc_errors = 0;
+                if let Some(r) = p.sample_if_timed(tsn, now) {
+                    counters.rtt_sum_ns += r.as_nanos() as u128;
+                    counters.rtt_samples += 1;
+                    let m = counters.rtt_min_ns.get_or_insert(r.as_nanos());
+                    *m = (*m).min(r.as_nanos());
+                }
+            },
+        );
         // Forget the chunks below the new cum ack point.
         sack::forget_below(&mut self.outstanding, &mut self.base, cum_next);
         if self.fast_recovery.is_some_and(|exit| cum_next > exit) {
@@ -450,34 +486,6 @@ impl SctpSender {
                 .outstanding
                 .get((tsn - self.base) as usize)
                 .is_some_and(|c| c.tx.state == State::GapAcked)
-    }
-
-    /// TSN `tsn` is acknowledged by the SACK being processed (cumulatively or by a gap block).
-    fn newly_ack(&mut self, tsn: u32, now: SimTime, htna: &mut Option<u32>) {
-        let c = &mut self.outstanding[(tsn - self.base) as usize];
-        let path = c.path as usize;
-        if !c
-            .tx
-            .ack(tsn, &mut self.paths[path].flight, &mut self.marked)
-        {
-            return;
-        }
-        let len = c.tx.len as u64;
-        let p = &mut self.paths[path];
-        p.sack_acked += len;
-        p.sack_lowest = Some(p.sack_lowest.map_or(tsn, |l| l.min(tsn)));
-        p.sack_highest = Some(p.sack_highest.map_or(tsn, |h| h.max(tsn)));
-        *htna = Some(htna.map_or(tsn, |h| h.max(tsn)));
-        let p = &mut self.paths[path];
-        p.counters.bytes_acked += len;
-        p.confirm();
-        self.assoc_errors = 0;
-        if let Some(r) = p.sample_if_timed(tsn, now) {
-            self.counters.rtt_sum_ns += r.as_nanos() as u128;
-            self.counters.rtt_samples += 1;
-            let m = self.counters.rtt_min_ns.get_or_insert(r.as_nanos());
-            *m = (*m).min(r.as_nanos());
-        }
     }
 
     /// Add a miss indication to each chunk still in flight below the highest TSN newly acked
