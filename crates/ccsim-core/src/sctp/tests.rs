@@ -373,11 +373,22 @@ fn sacks(out: &[Packet]) -> Vec<(SctpSack, u32)> {
 }
 
 fn receiver() -> SctpReceiver {
+    receiver_with(SctpSpec::default())
+}
+
+fn receiver_with(spec: SctpSpec) -> SctpReceiver {
     SctpReceiver::new(SctpReceiverConfig {
         flow: 0,
         port: 1,
         peer_port: 0,
-        spec: SctpSpec::default(),
+        spec,
+    })
+}
+
+fn ls_receiver() -> SctpReceiver {
+    receiver_with(SctpSpec {
+        mode: SctpMode::Ls,
+        ..SctpSpec::default()
     })
 }
 
@@ -575,15 +586,7 @@ fn ls_only_a_provably_newest_sack_changes_the_receive_window() {
 
 #[test]
 fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
-    let mut rx = SctpReceiver::new(SctpReceiverConfig {
-        flow: 0,
-        port: 1,
-        peer_port: 0,
-        spec: SctpSpec {
-            mode: SctpMode::Ls,
-            ..SctpSpec::default()
-        },
-    });
+    let mut rx = ls_receiver();
     let mut out = Vec::new();
     // Path 1 carries SSNs 0, 2, 3, 5 (TSNs 10, 12, 13, 15), then SSN 0 again.
     for (ssn, tsn) in [(0, 10), (2, 12), (3, 13), (5, 15), (0, 10)] {
@@ -615,15 +618,7 @@ fn an_ls_sack_is_20_bytes_plus_4_per_ssn_gap_block_and_duplicate_ssn() {
 
 #[test]
 fn an_ls_copy_of_a_tsn_the_receiver_has_counts_as_a_duplicate_chunk_though_its_ssn_is_new() {
-    let mut rx = SctpReceiver::new(SctpReceiverConfig {
-        flow: 0,
-        port: 1,
-        peer_port: 0,
-        spec: SctpSpec {
-            mode: SctpMode::Ls,
-            ..SctpSpec::default()
-        },
-    });
+    let mut rx = ls_receiver();
     let mut out = Vec::new();
     // TSN 0 as path 0's SSN 0 and, as a redundant copy, as path 1's SSN 0.
     for sid in [0, 1] {
