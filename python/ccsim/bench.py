@@ -19,13 +19,17 @@ Scale cases, on request by name (``--only F1000,FT8``) or all at once (``--scale
 just measured (``docs/scale.png`` is drawn so).
 
 Each run happens in a fresh child process so that its peak memory is its own (read with
-``os.wait4``). Reported per scenario, as the median over ``repeat`` runs:
+``os.wait4``), and the cases run in rounds (each case once per round, ``repeat`` rounds) so that
+a machine whose speed drifts slows every case of a round alike. Reported per scenario, as the
+median over its runs:
 
 - ``sim s``: wall time of the simulation itself (building the network and the event loop), the
   figure comparable with ns-3's ``Simulator::Run`` and htsim's loop;
 - ``process s``: the whole child process, Python start-up and result conversion included;
 - events, events per second, data packets sent per second, events per data packet;
-- peak RSS, and bytes per packet at the peak: (peak RSS - RSS of a trivial run) / peak packets.
+- peak RSS, and bytes per packet at the peak: (peak RSS - RSS of a trivial run) / peak packets;
+- with P1 among the cases, each other case's data packets per wall second relative to P1's, the
+  median of the ratios paired by round (``relative_to``).
 """
 
 from __future__ import annotations
@@ -156,6 +160,9 @@ class BenchRow:
     cell_hops: int = 0
     #: ATM: the cell network's own events (not in ``events``).
     atm_events: int = 0
+    #: Data packets per second of simulation wall time, one per run, in the order of the
+    #: rounds (run k of every case belongs to round k): what ratios between cases pair on.
+    rates: tuple[float, ...] = ()
 
     @property
     def cell_hops_per_s(self) -> float:
@@ -221,14 +228,38 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
         trivial = Path(tmp) / "trivial.toml"
         trivial.write_text(_TRIVIAL, encoding="utf-8")
         _, _, base_rss = _child_run(trivial)
-        rows = []
+        cases = {}
         for name in names:
             if name in SCALE:
-                case = (Path(tmp) / f"{name}.toml", _write_scale_case(name, Path(tmp)))
+                cases[name] = (Path(tmp) / f"{name}.toml", _write_scale_case(name, Path(tmp)))
             else:
-                case = benchmark_scenario(name)
-            rows.append(_measure(name, case, repeat, base_rss))
-    return rows
+                cases[name] = benchmark_scenario(name)
+        # In rounds, every case once per round, rather than a case's runs back to back: a
+        # machine whose speed drifts (a shared host) then slows every case of a round alike,
+        # and a ratio between two cases, paired by round, stays meaningful (`relative_to`).
+        # A case whose first run takes more than LONG_S runs once (F100000: minutes).
+        runs: dict[str, list[tuple[dict, float, float]]] = {name: [] for name in names}
+        for k in range(max(1, repeat)):
+            for name in names:
+                if k == 0 or runs[name][0][1] <= LONG_S:
+                    runs[name].append(_child_run(*cases[name]))
+    return [_summarize(name, runs[name], base_rss) for name in names]
+
+
+def relative_to(rows: list[BenchRow], reference: str = "P1") -> dict[str, float]:
+    """Each case's data packets per wall second over ``reference``'s, the median of the ratios
+    paired by round (the issues' goals are such ratios: PDS within 20 % of P1, PSCTP within
+    25 %). Empty without the reference or with fewer than one shared round."""
+    ref = next((r for r in rows if r.name == reference), None)
+    if ref is None or not ref.rates:
+        return {}
+    out = {}
+    for r in rows:
+        n = min(len(r.rates), len(ref.rates))
+        # ATM runs move cells: their packets per second say nothing of the engine's speed.
+        if r.name != reference and n and r.data_packets and not r.cell_hops:
+            out[r.name] = statistics.median(r.rates[k] / ref.rates[k] for k in range(n))
+    return out
 
 
 _WRITE_CASE = """
@@ -256,14 +287,8 @@ def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     return tuple(json.loads(done.stdout))
 
 
-def _measure(
-    name: str, case: tuple[Path, tuple[str, ...]], repeat: int, base_rss: float
-) -> BenchRow:
-    """Run one case ``repeat`` times in fresh children; the medians. A case whose first run
-    takes more than ``LONG_S`` runs once (F100000: minutes)."""
-    runs = [_child_run(*case)]
-    if runs[0][1] <= LONG_S:
-        runs += [_child_run(*case) for _ in range(max(1, repeat) - 1)]
+def _summarize(name: str, runs: list[tuple[dict, float, float]], base_rss: float) -> BenchRow:
+    """One case's row from its runs (fresh children): the medians."""
     summ = [r[0] for r in runs]
     rss = statistics.median(r[2] for r in runs)
     peak = int(statistics.median(s["peak"] for s in summ))
@@ -279,6 +304,7 @@ def _measure(
         data_hops=int(statistics.median(s["hops"] for s in summ)),
         cell_hops=int(statistics.median(s.get("cell_hops", 0) for s in summ)),
         atm_events=int(statistics.median(s.get("atm_events", 0) for s in summ)),
+        rates=tuple(s["pkts"] / s["wall"] if s["wall"] > 0 else float("nan") for s in summ),
     )
 
 
@@ -308,6 +334,12 @@ def format_table(rows: list[BenchRow]) -> str:
                 f"{r.atm_events / r.cell_hops:.3f} cell events and "
                 f"{r.events / r.cell_hops:.4f} engine events per cell hop"
             )
+    rel = relative_to(rows)
+    if rel:
+        out.append(
+            "data packets per wall second relative to P1 (median of the ratios paired by "
+            "round): " + ", ".join(f"{name} {v:.2f}" for name, v in rel.items())
+        )
     return "\n".join(out)
 
 

@@ -120,6 +120,25 @@ def test_bench_runs_a_scenario_and_reports_its_figures() -> None:
     assert "P0" in bench.format_table(rows)
 
 
+def test_bench_ratios_to_p1_pair_runs_by_round_so_a_drifting_machine_cancels_out() -> None:
+    from ccsim import bench
+
+    def row(name: str, rates: tuple[float, ...], cell_hops: int = 0) -> bench.BenchRow:
+        return bench.BenchRow(name, 1.0, 1.0, 10, 10, 1, 1.0, 0.0, cell_hops=cell_hops,
+                              rates=rates)  # fmt: skip
+
+    # The machine halves its speed in round 2 and doubles it in round 3: every round, PDS
+    # moves 0.7 of P1's packets per second. Unpaired medians would give 1.4 / 2 = 0.7 only by
+    # luck; paired, each round says 0.7.
+    p1 = row("P1", (2.0, 1.0, 4.0))
+    pds = row("PDS", (1.4, 0.7, 2.8))
+    atm = row("PATM", (0.1, 0.1, 0.1), cell_hops=100)
+    rel = bench.relative_to([p1, pds, atm])
+    assert rel == {"PDS": pytest.approx(0.7)}, "ATM's cells are not packets: left out"
+    assert "relative to P1" in bench.format_table([p1, pds])
+    assert bench.relative_to([pds]) == {}
+
+
 def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_named(
     monkeypatch: Any,
 ) -> None:
