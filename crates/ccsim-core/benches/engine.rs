@@ -112,7 +112,7 @@ fn packet_hop(c: &mut Criterion) {
                 let id = pkts.insert(segment.clone());
                 let sent = ch.offer(SimTime(t), &mut pkts, id);
                 assert!(matches!(sent, Offer::Sent { lost: false, .. }));
-                let (head, _) = ch.on_arrive().expect("a packet on the wire");
+                let (head, _) = ch.on_arrive(&pkts).expect("a packet on the wire");
                 black_box(pkts.take(head));
             });
         });

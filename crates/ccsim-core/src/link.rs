@@ -144,6 +144,10 @@ pub struct Channel {
     pub lost_for_trace: Option<Packet>,
 }
 
+/// How many packets behind the head of a propagation FIFO an arrival asks for (`arena.rs`,
+/// "Prefetch").
+pub const PREFETCH_AHEAD: usize = 2;
+
 /// What `offer` did with a packet.
 pub enum Offer {
     /// The transmitter was idle: the packet is on the wire. `head_arrives` is set when it is
@@ -357,6 +361,13 @@ impl Channel {
         self.touch_queue(now);
         let (head_arrives, lost, empty) = match self.queue.dequeue(now) {
             Some(id) => {
+                // The next packet to leave has waited in the queue since it arrived: ask for
+                // its slot one transmission ahead (`arena.rs`, "Prefetch").
+                if pkts.prefetching() {
+                    if let Some(n) = self.queue.next_hint() {
+                        pkts.prefetch(n);
+                    }
+                }
                 let empty = self.queue.is_empty();
                 let (head, lost) = self.transmit(now, pkts, id, empty);
                 (head, lost, empty)
@@ -372,8 +383,12 @@ impl Channel {
 
     /// The head of the propagation FIFO arrives now; returns it and the arrival time of the
     /// next head.
-    pub fn on_arrive(&mut self) -> Option<(PacketId, Option<SimTime>)> {
+    #[inline(always)]
+    pub fn on_arrive(&mut self, pkts: &PacketArena) -> Option<(PacketId, Option<SimTime>)> {
         let (_, p) = self.propagation.pop_front()?;
+        if pkts.prefetching() {
+            self.prefetch_arrivals(pkts);
+        }
         if self.doomed > 0 {
             self.doomed -= 1;
             self.stats.drops_link_down += 1;
@@ -382,6 +397,20 @@ impl Channel {
         }
         let next = self.propagation.front().map(|(t, _)| *t);
         Some((p, next))
+    }
+
+    /// Ask for what the next arrivals will read (`arena.rs`, "Prefetch"): the slot of the
+    /// packet [`PREFETCH_AHEAD`] places behind the head (its slot was last touched when it was
+    /// sent, a propagation delay ago; the packets before it were asked for at the previous
+    /// arrivals), and the FIFO's own entries eight places further on, written as long ago.
+    #[inline(never)]
+    fn prefetch_arrivals(&self, pkts: &PacketArena) {
+        if let Some(&(_, n)) = self.propagation.get(PREFETCH_AHEAD) {
+            pkts.prefetch(n);
+        }
+        if let Some(e) = self.propagation.get(PREFETCH_AHEAD + 8) {
+            crate::arena::prefetch(e);
+        }
     }
 
     /// Packets inside this channel: queued, in transmission and propagating.
@@ -421,7 +450,7 @@ mod tests {
             self.ch.on_tx_done(now, &mut self.pkts)
         }
         fn on_arrive(&mut self) -> Option<(Packet, Option<SimTime>)> {
-            let (id, next) = self.ch.on_arrive()?;
+            let (id, next) = self.ch.on_arrive(&self.pkts)?;
             Some((self.pkts.take(id), next))
         }
     }

@@ -44,6 +44,12 @@ impl Fifo {
         Some((id, size))
     }
 
+    /// The packet at the head, left in place.
+    #[inline]
+    pub(crate) fn head(&self) -> Option<PacketId> {
+        self.buf.front().map(|&(id, _)| id)
+    }
+
     /// Size in bytes of the packet at the head (the class schedulers' next finish time).
     #[inline]
     pub(crate) fn head_size(&self) -> Option<u32> {

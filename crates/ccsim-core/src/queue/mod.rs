@@ -228,6 +228,17 @@ impl Queue {
         }
     }
 
+    /// The packet the next [`Queue::dequeue`] will give, where it is known without a
+    /// scheduler's decision (every discipline but the class-based one). The channel uses it
+    /// only to prefetch that packet's arena slot (`arena.rs`, "Prefetch").
+    #[inline]
+    pub fn next_hint(&self) -> Option<PacketId> {
+        match &self.disc {
+            Discipline::Classes(_) => None,
+            _ => self.buf.head(),
+        }
+    }
+
     /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
     /// free; `None` starts RED's idle period.
     #[inline]

@@ -330,7 +330,7 @@ impl Simulator {
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
         let lost = ch.next_arrival_lost();
-        if let Some((id, next)) = ch.on_arrive() {
+        if let Some((id, next)) = ch.on_arrive(&self.pkts) {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
             }
