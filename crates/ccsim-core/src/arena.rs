@@ -34,7 +34,9 @@
 //! order and its queue is first in, first out. So when a packet arrives the channel asks the
 //! processor for the slot of the packet two places behind the new head, and for the FIFO's own
 //! entries eight places further on; when a transmission starts, for the slot of the next
-//! packet in its queue (`link.rs`, [`PacketArena::prefetch`], [`prefetch`]).
+//! packet in its queue (`link.rs`, [`PacketArena::prefetch`], [`prefetch`]). With more than
+//! 1,024 endpoints held, an arrival at a host also asks for the state of the endpoints the
+//! next packets are for (`sim/engine.rs`, `prefetch_endpoints_ahead`).
 //!
 //! A prefetch reads nothing the program sees: results are the same bits with or without it.
 //! Below [`PREFETCH_FROM_SLOTS`] the hints are skipped, since they would cost instructions for
@@ -264,7 +266,10 @@ mod tests {
     #[test]
     fn a_handle_is_4_bytes_and_a_propagation_fifo_entry_16() {
         assert_eq!(std::mem::size_of::<PacketId>(), 4);
-        assert_eq!(std::mem::size_of::<(crate::time::SimTime, PacketId)>(), 16);
+        assert_eq!(
+            std::mem::size_of::<(crate::time::SimTime, PacketId, crate::packet::Port)>(),
+            16
+        );
     }
 
     #[test]

@@ -41,7 +41,7 @@ use std::collections::VecDeque;
 
 use crate::arena::{PacketArena, PacketId};
 use crate::loss::LossModel;
-use crate::packet::Packet;
+use crate::packet::{Packet, Port};
 use crate::queue::Queue;
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
@@ -119,7 +119,7 @@ pub struct Channel {
     /// its arrival time at the far node. The delay is constant, so arrival times never decrease
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
-    pub propagation: VecDeque<(SimTime, PacketId)>,
+    pub propagation: VecDeque<(SimTime, PacketId, Port)>,
     pub delay: SimDuration,
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
@@ -344,7 +344,11 @@ impl Channel {
         }
         let at = done + self.delay;
         let head = self.propagation.is_empty().then_some(at);
-        self.propagation.push_back((at, id));
+        // With many packets alive the entry also carries the destination port, so that the engine
+        // can ask for the state of the endpoint it is for without reading the slot early
+        // (`sim/engine.rs`, `prefetch_endpoints_ahead`); below that nobody reads it.
+        let port = if pkts.prefetching() { p.dst_port() } else { 0 };
+        self.propagation.push_back((at, id, port));
         (head, false)
     }
 
@@ -385,7 +389,7 @@ impl Channel {
     /// next head.
     #[inline(always)]
     pub fn on_arrive(&mut self, pkts: &PacketArena) -> Option<(PacketId, Option<SimTime>)> {
-        let (_, p) = self.propagation.pop_front()?;
+        let (_, p, _) = self.propagation.pop_front()?;
         if pkts.prefetching() {
             self.prefetch_arrivals(pkts);
         }
@@ -395,7 +399,7 @@ impl Channel {
         } else {
             self.stats.arrived += 1;
         }
-        let next = self.propagation.front().map(|(t, _)| *t);
+        let next = self.propagation.front().map(|(t, _, _)| *t);
         Some((p, next))
     }
 
@@ -405,7 +409,7 @@ impl Channel {
     /// arrivals), and the FIFO's own entries eight places further on, written as long ago.
     #[inline(never)]
     fn prefetch_arrivals(&self, pkts: &PacketArena) {
-        if let Some(&(_, n)) = self.propagation.get(PREFETCH_AHEAD) {
+        if let Some(&(_, n, _)) = self.propagation.get(PREFETCH_AHEAD) {
             pkts.prefetch(n);
         }
         if let Some(e) = self.propagation.get(PREFETCH_AHEAD + 8) {

@@ -190,7 +190,7 @@ impl Simulator {
         let p = if lost {
             ch.lost_for_trace.as_ref()
         } else {
-            ch.propagation.back().map(|&(_, id)| self.pkts.get(id))
+            ch.propagation.back().map(|&(_, id, _)| self.pkts.get(id))
         };
         if let Some(p) = p {
             self.capture.write(k, self.now, p, tcp_end(&self.eps, p));

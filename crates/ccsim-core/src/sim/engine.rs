@@ -51,6 +51,11 @@ use crate::scenario::NodeKind;
 use crate::time::SimTime;
 use crate::DropReason;
 
+/// From this many endpoints held (not retired) on, and once the arena prefetches, an arrival at
+/// a host asks for the state of the endpoints the next packets are for. Below it the endpoints
+/// stay in the cache and the hints would cost instructions for nothing.
+const PREFETCH_ENDPOINTS_FROM: usize = 1024;
+
 /// What happens at a scheduled time, and to which object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ev {
@@ -333,6 +338,12 @@ impl Simulator {
         if let Some((id, next)) = ch.on_arrive(&self.pkts) {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
+                if self.pkts.prefetching()
+                    && self.eps.len() - 2 * self.life.retired() as usize >= PREFETCH_ENDPOINTS_FROM
+                    && self.net.nodes[to_node as usize].kind != NodeKind::Router
+                {
+                    self.prefetch_endpoints_ahead(c);
+                }
             }
             if lost {
                 // On the wire when the link went down: it dies here, so its slot is freed here
@@ -354,6 +365,26 @@ impl Simulator {
                 self.capture_arrival(c, id);
             }
             self.at_node(to_node, id, Some(to_iface));
+        }
+    }
+
+    /// Many flows: ask for the state of the endpoints the next packets on channel `c` are for
+    /// (`arena.rs`, "Prefetch"), in two steps, since the endpoint's state is behind its slot:
+    /// the slot (40 B in `eps`) of the packet two places behind the head, and the boxed
+    /// sender or receiver of the packet one place behind it, whose slot was asked for at the
+    /// previous arrival. The ports come from the FIFO's entries, not the packets' slots.
+    #[inline(never)]
+    fn prefetch_endpoints_ahead(&self, c: u32) {
+        let fifo = &self.net.chans[c as usize].propagation;
+        if let Some(&(_, _, port)) = fifo.get(2) {
+            if let Some(slot) = self.eps.get(port as usize) {
+                crate::arena::prefetch(slot);
+            }
+        }
+        if let Some(&(_, _, port)) = fifo.get(1) {
+            if let Some(slot) = self.eps.get(port as usize) {
+                slot.ep.prefetch();
+            }
         }
     }
 

@@ -135,7 +135,7 @@ fn sources_due_at_the_same_instant_transmit_in_the_order_they_were_declared() {
         let on_the_wire: Vec<&str> = access
             .propagation
             .iter()
-            .map(|&(_, id)| sim.flows[sim.pkts.get(id).flow as usize].name.as_str())
+            .map(|&(_, id, _)| sim.flows[sim.pkts.get(id).flow as usize].name.as_str())
             .collect();
         assert_eq!(on_the_wire, names);
     }

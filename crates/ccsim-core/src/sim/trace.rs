@@ -319,7 +319,7 @@ impl Simulator {
         } else {
             ch.propagation
                 .back()
-                .map(|&(_, id)| Stamp::of(self.pkts.get(id)))
+                .map(|&(_, id, _)| Stamp::of(self.pkts.get(id)))
         };
         if let Some(s) = stamp {
             self.trace_on_chan(chan, s, Event::Departed);
