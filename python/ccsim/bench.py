@@ -163,6 +163,10 @@ class BenchRow:
     #: Data packets per second of simulation wall time, one per run, in the order of the
     #: rounds (run k of every case belongs to round k): what ratios between cases pair on.
     rates: tuple[float, ...] = ()
+    #: Data packet hops (a packet put on a link) per second of wall time, one per run, in
+    #: the same order: the per-link figure a network with longer paths (a fat-tree) is
+    #: compared on.
+    hop_rates: tuple[float, ...] = ()
 
     @property
     def cell_hops_per_s(self) -> float:
@@ -246,19 +250,27 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
     return [_summarize(name, runs[name], base_rss) for name in names]
 
 
-def relative_to(rows: list[BenchRow], reference: str = "P1") -> dict[str, float]:
+def relative_to(
+    rows: list[BenchRow], reference: str = "P1", *, per_hop: bool = False
+) -> dict[str, float]:
     """Each case's data packets per wall second over ``reference``'s, the median of the ratios
     paired by round (the issues' goals are such ratios: PDS within 20 % of P1, PSCTP within
-    25 %). Empty without the reference or with fewer than one shared round."""
+    25 %); with ``per_hop``, data packet hops per wall second instead (a fat-tree's packet
+    crosses twice P1's links). Empty without the reference or with fewer than one shared
+    round."""
     ref = next((r for r in rows if r.name == reference), None)
-    if ref is None or not ref.rates:
+
+    def rates(r: BenchRow) -> tuple[float, ...]:
+        return r.hop_rates if per_hop else r.rates
+
+    if ref is None or not rates(ref):
         return {}
     out = {}
     for r in rows:
-        n = min(len(r.rates), len(ref.rates))
+        n = min(len(rates(r)), len(rates(ref)))
         # ATM runs move cells: their packets per second say nothing of the engine's speed.
         if r.name != reference and n and r.data_packets and not r.cell_hops:
-            out[r.name] = statistics.median(r.rates[k] / ref.rates[k] for k in range(n))
+            out[r.name] = statistics.median(rates(r)[k] / rates(ref)[k] for k in range(n))
     return out
 
 
@@ -305,6 +317,7 @@ def _summarize(name: str, runs: list[tuple[dict, float, float]], base_rss: float
         cell_hops=int(statistics.median(s.get("cell_hops", 0) for s in summ)),
         atm_events=int(statistics.median(s.get("atm_events", 0) for s in summ)),
         rates=tuple(s["pkts"] / s["wall"] if s["wall"] > 0 else float("nan") for s in summ),
+        hop_rates=tuple(s["hops"] / s["wall"] if s["wall"] > 0 else float("nan") for s in summ),
     )
 
 
@@ -339,6 +352,12 @@ def format_table(rows: list[BenchRow]) -> str:
         out.append(
             "data packets per wall second relative to P1 (median of the ratios paired by "
             "round): " + ", ".join(f"{name} {v:.2f}" for name, v in rel.items())
+        )
+    rel_hop = relative_to(rows, per_hop=True)
+    if rel_hop:
+        out.append(
+            "data packet hops per wall second relative to P1 (the same, per link crossed): "
+            + ", ".join(f"{name} {v:.2f}" for name, v in rel_hop.items())
         )
     return "\n".join(out)
 

@@ -139,6 +139,21 @@ def test_bench_ratios_to_p1_pair_runs_by_round_so_a_drifting_machine_cancels_out
     assert bench.relative_to([pds]) == {}
 
 
+def test_bench_also_pairs_ratios_per_link_crossed_so_a_fat_tree_is_judged_per_hop() -> None:
+    from ccsim import bench
+
+    def row(name: str, rates: tuple[float, ...], hops: tuple[float, ...]) -> bench.BenchRow:
+        return bench.BenchRow(name, 1.0, 1.0, 10, 10, 1, 1.0, 0.0, rates=rates,
+                              hop_rates=hops)  # fmt: skip
+
+    # P1's packets cross 3 links, the fat-tree's 6: per packet 0.3 of P1, per hop 0.6.
+    p1 = row("P1", (2.0, 1.0), (6.0, 3.0))
+    ft = row("FT8", (0.6, 0.3), (3.6, 1.8))
+    assert bench.relative_to([p1, ft]) == {"FT8": pytest.approx(0.3)}
+    assert bench.relative_to([p1, ft], per_hop=True) == {"FT8": pytest.approx(0.6)}
+    assert "per link crossed): FT8 0.60" in bench.format_table([p1, ft])
+
+
 def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_named(
     monkeypatch: Any,
 ) -> None:
