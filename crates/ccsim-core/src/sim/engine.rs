@@ -339,7 +339,11 @@ impl Simulator {
             if let Some(t) = next {
                 self.heap.schedule(t, Ev::Arrive(c));
                 if self.pkts.prefetching()
-                    && self.eps.len() - 2 * self.life.retired() as usize >= PREFETCH_ENDPOINTS_FROM
+                    && self
+                        .eps
+                        .len()
+                        .saturating_sub(2 * self.life.retired() as usize)
+                        >= PREFETCH_ENDPOINTS_FROM
                     && self.net.nodes[to_node as usize].kind != NodeKind::Router
                 {
                     self.prefetch_endpoints_ahead(c);
