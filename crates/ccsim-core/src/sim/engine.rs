@@ -43,7 +43,7 @@ use super::trace::{Event, Stamp};
 use super::Simulator;
 use crate::arena::PacketId;
 use crate::hook::{Filtered, HookOutput};
-use crate::link::Offer;
+use crate::link::{Offer, PREFETCH_AHEAD};
 use crate::network::NO_ROUTE;
 use crate::packet::Port;
 use crate::results::StopReason;
@@ -374,18 +374,19 @@ impl Simulator {
 
     /// Many flows: ask for the state of the endpoints the next packets on channel `c` are for
     /// (`arena.rs`, "Prefetch"), in two steps, since the endpoint's state is behind its slot:
-    /// the slot (40 B in `eps`) of the packet two places behind the head, and the boxed
-    /// sender or receiver of the packet one place behind it, whose slot was asked for at the
-    /// previous arrival. The ports come from the FIFO's entries, not the packets' slots.
+    /// the slot (40 B in `eps`) of the packet [`PREFETCH_AHEAD`] places behind the head (the
+    /// one whose packet slot the channel asks for), and the boxed sender or receiver of the
+    /// packet one place nearer, whose endpoint slot was asked for at the previous arrival. The
+    /// ports come from the FIFO's entries, not the packets' slots.
     #[inline(never)]
     fn prefetch_endpoints_ahead(&self, c: u32) {
         let fifo = &self.net.chans[c as usize].propagation;
-        if let Some(&(_, _, port)) = fifo.get(2) {
+        if let Some(&(_, _, port)) = fifo.get(PREFETCH_AHEAD) {
             if let Some(slot) = self.eps.get(port as usize) {
                 crate::arena::prefetch(slot);
             }
         }
-        if let Some(&(_, _, port)) = fifo.get(1) {
+        if let Some(&(_, _, port)) = fifo.get(PREFETCH_AHEAD - 1) {
             if let Some(slot) = self.eps.get(port as usize) {
                 slot.ep.prefetch();
             }
