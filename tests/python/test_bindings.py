@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +29,29 @@ def test_numeric_columns_cross_as_numpy_arrays_and_text_as_lists(two_hosts: str)
         lengths = {len(col) for col in raw[table].values()}
         assert len(lengths) == 1, table
     assert raw["summary"]["seed"] == 1 and "seed = 1" in raw["resolved_toml"]
+
+
+def test_the_module_loads_and_runs_when_imported_after_the_heavy_libraries(two_hosts: str) -> None:
+    # The module's Rust code allocates through mimalloc (crates/ccsim-py/src/lib.rs). Loaded
+    # by dlopen after numpy, pyarrow, pandas and matplotlib have taken their thread-local
+    # storage, an allocator built for the initial-exec TLS model can fail to load ("cannot
+    # allocate memory in static TLS block"); the module is built with local_dynamic_tls. A
+    # fresh interpreter, the module imported last, a run on the core's own thread.
+    script = (
+        "import sys, numpy, pyarrow, pandas, matplotlib.pyplot\n"
+        "from ccsim import _core\n"
+        "raw = _core.run(sys.stdin.read(), [], 1)\n"
+        "print(int(raw['flows']['bytes_delivered'][0]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=two_hosts,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["500000"]
 
 
 def test_counters_stay_int64_in_the_dataframes(two_hosts: str) -> None:

@@ -17,6 +17,10 @@ use ccsim_core::scenario::{LossSpec, QueueLimit, QueueSpec};
 use ccsim_core::tcp::scoreboard::Scoreboard;
 use ccsim_core::time::{Rate, SimDuration, SimTime};
 
+// The Python module's allocator (crates/ccsim-py/src/lib.rs, "Allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Steady state of a sender with `window` segments in flight: one send and one cumulative ACK
 /// per step. Its cost must not grow with the window (`docs/performance.md`, "work per ACK").
 fn scoreboard_send_ack(c: &mut Criterion) {

@@ -4,6 +4,10 @@
 //!
 //! `cargo run --release -p ccsim-core --example run_scenario -- FILE [PATH=VALUE ...]`
 
+// The Python module's allocator, so a profile here is the profile of a user's run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
