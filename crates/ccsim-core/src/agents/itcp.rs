@@ -157,7 +157,7 @@ impl Itcp {
                 port: key.dst_port,
                 peer_port: key.src_port,
                 flow,
-                tcp: rx_tcp,
+                tcp: rx_tcp.into(),
             });
             let mut mh_side = TcpSender::new(TcpSenderConfig {
                 addr: key.src,
@@ -169,7 +169,7 @@ impl Itcp {
                 stop: None,
                 // Nothing to send until bytes arrive from the FH (`offer`).
                 size: Some(0),
-                tcp: relay_tcp,
+                tcp: relay_tcp.into(),
             });
             mh_side.handle_timeout(now, scratch);
             stats.connections += 1;

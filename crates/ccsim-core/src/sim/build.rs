@@ -20,6 +20,7 @@
 //! `ShortFlowArrivals`), so adding a flow changes no other component's draws.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
@@ -38,6 +39,10 @@ use crate::tcp::{TcpReceiver, TcpReceiverConfig, TcpSender, TcpSenderConfig, Tcp
 use crate::time::{Rate, SimDuration, SimTime, MAX_SCENARIO_DURATION};
 use crate::traffic::{CbrSource, OnOffSource, ShortFlowArrivals, UdpConfig, UdpSink};
 use crate::Error;
+
+/// How many distinct TCP specs [`Simulator::shared_tcp_spec`] looks back over: a scenario's flows
+/// come in a few groups declared alike; one whose every flow differs gets a copy per flow.
+const SHARED_TCP_SPECS: usize = 8;
 
 /// The two hosts of a flow and the addresses its packets carry (each host's first address).
 #[derive(Clone, Copy, Debug)]
@@ -134,6 +139,7 @@ impl Simulator {
             stop: None,
             events: 0,
             peak_heap: 0,
+            tcp_specs: Vec::new(),
             cons: Conservation::default(),
             peak_alive: 0,
             data_packets_sent: 0,
@@ -291,6 +297,21 @@ impl Simulator {
         });
     }
 
+    /// The spec as the endpoints hold it: the `Arc` of an equal spec met among the last
+    /// [`SHARED_TCP_SPECS`] distinct ones, or a new one. Flows declared alike (and every transfer
+    /// of a generator) share one copy, which stays in the cache whichever flow a packet is for.
+    fn shared_tcp_spec(&mut self, tcp: &TcpSpec) -> Arc<TcpSpec> {
+        if let Some(s) = self.tcp_specs.iter().rev().find(|s| ***s == *tcp) {
+            return Arc::clone(s);
+        }
+        let s = Arc::new(tcp.clone());
+        if self.tcp_specs.len() == SHARED_TCP_SPECS {
+            self.tcp_specs.remove(0);
+        }
+        self.tcp_specs.push(Arc::clone(&s));
+        s
+    }
+
     /// A TCP sender on `ends.src` and its receiver on `ends.dst`; returns the sender's port.
     /// `size` is `None` for a bulk transfer; `traced` puts the flow in the time series.
     #[allow(clippy::too_many_arguments)]
@@ -306,6 +327,7 @@ impl Simulator {
     ) -> Port {
         let flow = self.flows.len() as u32;
         let (tx, rx) = self.reserve_ports();
+        let tcp = self.shared_tcp_spec(tcp);
         let sender = TcpSender::new(TcpSenderConfig {
             addr: ends.src_addr,
             dst_addr: ends.dst_addr,
@@ -315,7 +337,7 @@ impl Simulator {
             start,
             stop,
             size,
-            tcp: tcp.clone(),
+            tcp: Arc::clone(&tcp),
         });
         let receiver = TcpReceiver::new(TcpReceiverConfig {
             addr: ends.dst_addr,
@@ -323,7 +345,7 @@ impl Simulator {
             port: rx,
             peer_port: tx,
             flow,
-            tcp: tcp.clone(),
+            tcp,
         });
         self.eps.push(EndpointSlot {
             node: ends.src,

@@ -115,6 +115,8 @@ pub struct Simulator {
     /// What the run summary reports.
     events: u64,
     peak_heap: u64,
+    /// The last distinct TCP specs given to endpoints, to share (`build.rs`, `shared_tcp_spec`).
+    tcp_specs: Vec<std::sync::Arc<TcpSpec>>,
     cons: Conservation,
     peak_alive: u64,
     data_packets_sent: u64,

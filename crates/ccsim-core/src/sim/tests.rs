@@ -291,3 +291,23 @@ fn the_rows_counted_for_the_memory_limit_are_the_rows_a_sample_adds() {
     let out = sim.finish(StopReason::Duration);
     assert_eq!(out.series.rows(), 4 + 3 * 4);
 }
+
+#[test]
+fn flows_declared_alike_share_one_tcp_spec_and_a_different_flow_gets_its_own() {
+    // Every TCP endpoint holds its spec through an `Arc`: with 10,000 flows one copy stays in
+    // the cache instead of 176 bytes in each endpoint (docs/performance.md, "Shared TCP specs").
+    let flow = |name: &str, extra: &str| {
+        format!("[flows.{name}]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n{extra}\n")
+    };
+    let text = line(&[flow("f1", ""), flow("f2", ""), flow("f3", "cc = \"cubic\"")].concat());
+    let sim = build(&text, &[]).unwrap();
+    assert_eq!(sim.tcp_specs.len(), 2, "two distinct specs");
+    let counts: Vec<usize> = sim
+        .tcp_specs
+        .iter()
+        .map(std::sync::Arc::strong_count)
+        .collect();
+    // The builder's own reference, plus a sender and a receiver per flow that uses it.
+    assert_eq!(counts, vec![1 + 4, 1 + 2]);
+    assert_ne!(sim.tcp_specs[0], sim.tcp_specs[1]);
+}

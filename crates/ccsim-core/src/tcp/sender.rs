@@ -32,6 +32,8 @@
 //! [`crate::tcp::recovery`], one file each. The full model, with every departure from the RFCs
 //! and from ns-2, is described in `docs/tcp.md`.
 
+use std::sync::Arc;
+
 use crate::cc::{
     AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
 };
@@ -59,7 +61,9 @@ pub struct TcpSenderConfig {
     pub stop: Option<SimTime>,
     /// Bytes to transfer (None: unlimited).
     pub size: Option<u64>,
-    pub tcp: TcpSpec,
+    /// Shared with the receiver and every flow of the same spec (`Arc`, as in
+    /// [`crate::tcp::TcpReceiverConfig`]).
+    pub tcp: Arc<TcpSpec>,
 }
 
 /// Where the connection stands before data may flow.
@@ -878,7 +882,7 @@ mod tests {
             start: SimTime::ZERO,
             stop: None,
             size: None,
-            tcp,
+            tcp: tcp.into(),
         })
     }
 
@@ -1107,7 +1111,7 @@ mod tests {
             start: SimTime::ZERO,
             stop: None,
             size,
-            tcp,
+            tcp: tcp.into(),
         })
     }
 
