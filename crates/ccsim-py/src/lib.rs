@@ -33,9 +33,17 @@
 //! packet path then visits them in the order packets arrive, not the order they were made.
 //! mimalloc keeps blocks of one size together, so the senders of 10,000 flows or the channels
 //! of a fat-tree sit in fewer pages and cache lines than glibc's interleaving leaves them in:
-//! a fat-tree of 1,344 nodes ran 1.21x faster and 10,000 flows 1.09x, paper 002, P1 and 1,000
-//! flows no slower (docs/performance.md, "The allocator"). Python's own objects are not
-//! affected; nothing allocated here is freed by Python or the other way round.
+//! 1,000 and 10,000 flows ran 1.16x and 1.09x faster, a fat-tree of 1,344 nodes 1.00-1.10x,
+//! paper 002 and P1 no slower (docs/performance.md, "The allocator"). Python's own objects
+//! are not affected; nothing allocated here is freed by Python or the other way round.
+//!
+//! mimalloc keeps freed pages for a while before it gives them back to the system, which is
+//! where its speed comes from, but a run ends by freeing the whole simulation and then copying
+//! its result tables into Python's memory: pages still held then add to the process's peak
+//! (1,000,000 web transfers: 1.43 GB against glibc's 1.06 GB). So once the simulation is
+//! dropped, and again once its tables are copied, [`return_freed_memory`] hands every free
+//! page back at once (0.99 GB). The module uses mimalloc 2, which waits 10 ms before it
+//! returns a page, where 3 waits a second.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -73,6 +81,14 @@ create_exception!(
 /// Every allocation of the module's Rust code (module docs, "Allocator").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Give every page mimalloc holds free back to the system now (module docs, "Allocator"), for
+/// the calling thread's heap and the pages other threads left.
+fn return_freed_memory() {
+    // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any time
+    // (mimalloc's API docs); it only returns free memory.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
 
 /// The Python exception for an error of the core.
 fn to_py_err(py: Python<'_>, e: CoreError) -> PyErr {
@@ -250,14 +266,21 @@ fn run<'py>(
     let simulate = || {
         catch_unwind(AssertUnwindSafe(|| {
             let loaded = ccsim_core::load_scenario(&text, &overrides, seed)?;
-            let out = ccsim_core::run_with_options(&loaded.spec, &options)?;
-            Ok::<_, CoreError>((out, loaded.resolved_toml))
+            let out = ccsim_core::run_with_options(&loaded.spec, &options);
+            // The simulation is dropped by now: its pages go back before the copy into Python.
+            return_freed_memory();
+            Ok::<_, CoreError>((out?, loaded.resolved_toml))
         }))
     };
     let report = progress.map(|callback| callback.unbind());
     match py.detach(|| run_watching_signals(simulate, &stop, report.as_ref())) {
         Err(raised) => Err(raised),
-        Ok(Ok(Ok((out, resolved)))) => output_to_dict(py, out, resolved),
+        Ok(Ok(Ok((out, resolved)))) => {
+            let dict = output_to_dict(py, out, resolved);
+            // The result columns were freed as they were copied.
+            return_freed_memory();
+            dict
+        }
         Ok(Ok(Err(e))) => Err(to_py_err(py, e)),
         Ok(Err(payload)) => Err(internal_error("running", payload.as_ref())),
     }
