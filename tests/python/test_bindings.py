@@ -54,6 +54,38 @@ def test_the_module_loads_and_runs_when_imported_after_the_heavy_libraries(two_h
     assert done.stdout.split() == ["500000"]
 
 
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads /proc/self/statm (Linux)")
+def test_a_run_hands_the_simulations_memory_back_before_it_returns() -> None:
+    # mimalloc holds freed pages for a while; a run frees its whole simulation and then copies
+    # its tables into Python, and pages still held then added to the peak (1,000,000 web
+    # transfers: 1.43 GB against 0.99 GB). The module hands free pages back once the simulation
+    # is dropped and once the tables are copied (lib.rs, `return_freed_memory`): what stays
+    # resident after the run is the tables, a third of what the run took at its peak here,
+    # where without it all of it stayed (measured: 10 MB of 31 MB, and 40 of 40).
+    script = (
+        "import resource, numpy, tomli_w\n"
+        "import ccsim.bench\n"
+        "from ccsim import _core\n"
+        "def rss():\n"
+        "    return int(open('/proc/self/statm').read().split()[1]) * 4096\n"
+        "spec = ccsim.bench.scale_scenario('W100K')[0]\n"
+        "text = spec if isinstance(spec, str) else tomli_w.dumps(spec)\n"
+        "before = rss()\n"
+        "raw = _core.run(text, ['duration=4s'], 1)\n"
+        "after = rss()\n"
+        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "print(len(raw['flows']['name']), before, after, peak)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    transfers, before, after, peak = (int(x) for x in done.stdout.split())
+    assert transfers > 10_000
+    assert peak - before > 16 << 20, "the run is too small to show anything"
+    assert after - before < 0.6 * (peak - before), (before, after, peak)
+
+
 def test_counters_stay_int64_in_the_dataframes(two_hosts: str) -> None:
     res = ccsim.run(ccsim.Scenario.from_str(two_hosts))
     assert res.flows["bytes_delivered"].dtype == np.int64

@@ -160,7 +160,6 @@ impl Simulator {
     }
 }
 
-/// The built-in endpoints, dispatched without a vtable.
 impl AnyEndpoint {
     /// Ask for the endpoint's state (a cache hint; `arena.rs`, "Prefetch"): the TCP endpoints,
     /// the only ones a run has by the thousand.
@@ -174,6 +173,7 @@ impl AnyEndpoint {
     }
 }
 
+/// The built-in endpoints, dispatched without a vtable.
 enum AnyEndpoint {
     TcpSender(Box<TcpSender>),
     TcpReceiver(Box<TcpReceiver>),
