@@ -35,6 +35,7 @@ median over its runs:
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -299,6 +300,22 @@ def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     return tuple(json.loads(done.stdout))
 
 
+#: Below this much peak resident memory above the trivial run's, a case's bytes per packet are
+#: not reported: the allocator keeps a few megabytes in reserve whatever the run (with mimalloc
+#: the trivial run's peak is ~31 MB and P2's 30 MB), so the difference says nothing of the
+#: packets.
+RSS_RESOLUTION_MB = 4.0
+
+
+def bytes_per_packet(rss_mb: float, base_rss_mb: float, peak_packets: int) -> float:
+    """Peak resident memory above the trivial run's per packet alive at the peak; NaN when
+    the difference is below :data:`RSS_RESOLUTION_MB` or no packet was alive."""
+    above = rss_mb - base_rss_mb
+    if peak_packets <= 0 or above < RSS_RESOLUTION_MB:
+        return float("nan")
+    return above * 1024 * 1024 / peak_packets
+
+
 def _summarize(name: str, runs: list[tuple[dict, float, float]], base_rss: float) -> BenchRow:
     """One case's row from its runs (fresh children): the medians."""
     summ = [r[0] for r in runs]
@@ -312,7 +329,7 @@ def _summarize(name: str, runs: list[tuple[dict, float, float]], base_rss: float
         data_packets=int(statistics.median(s["pkts"] for s in summ)),
         peak_packets=peak,
         peak_rss_mb=rss,
-        bytes_per_packet=max(0.0, rss - base_rss) * 1024 * 1024 / peak if peak else 0.0,
+        bytes_per_packet=bytes_per_packet(rss, base_rss, peak),
         data_hops=int(statistics.median(s["hops"] for s in summ)),
         cell_hops=int(statistics.median(s.get("cell_hops", 0) for s in summ)),
         atm_events=int(statistics.median(s.get("atm_events", 0) for s in summ)),
@@ -331,15 +348,17 @@ def format_table(rows: list[BenchRow]) -> str:
     for r in rows:
         # ATM runs move cells, not packets, over their links: hops/s counts cell hops there.
         hops = r.cell_hops_per_s if r.cell_hops else r.hops_per_s
+        b_pkt = "-" if math.isnan(r.bytes_per_packet) else f"{r.bytes_per_packet:.0f}"
         out.append(
             f"{r.name:<6} {r.sim_s:>8.3f} {r.process_s:>10.3f} {r.events:>11d} "
             f"{r.events_per_s / 1e6:>7.2f} {r.packets_per_s:>11.0f} {hops:>11.0f} "
             f"{r.events_per_packet:>7.2f} "
-            f"{r.peak_packets:>10d} {r.peak_rss_mb:>8.1f} {r.bytes_per_packet:>7.0f}"
+            f"{r.peak_packets:>10d} {r.peak_rss_mb:>8.1f} {b_pkt:>7}"
         )
     out.append("(medians; sim s = building the network + event loop, as ns-3's Simulator::Run;")
     out.append(" hops/s = data packets put on a link per second, summed over links; for an ATM")
-    out.append(" run (PATM) cells put on a link per second)")
+    out.append(" run (PATM) cells put on a link per second; B/pkt = peak RSS above a trivial run's")
+    out.append(f" per packet alive at the peak, '-' below {RSS_RESOLUTION_MB:.0f} MB above it)")
     for r in rows:
         if r.cell_hops:
             out.append(

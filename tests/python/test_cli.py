@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -118,6 +119,22 @@ def test_bench_runs_a_scenario_and_reports_its_figures() -> None:
     assert r.name == "P0" and r.events > 100_000 and r.data_packets > 10_000
     assert r.peak_packets > 0 and r.peak_rss_mb > 0
     assert "P0" in bench.format_table(rows)
+
+
+def test_bench_reports_no_bytes_per_packet_where_the_memory_above_a_trivial_run_is_noise() -> None:
+    from ccsim import bench
+
+    # P2 with mimalloc: 30 MB at its peak against the trivial run's 31, 873 packets alive.
+    assert math.isnan(bench.bytes_per_packet(30.0, 31.0, 873))
+    assert math.isnan(bench.bytes_per_packet(33.0, 31.0, 873))
+    assert math.isnan(bench.bytes_per_packet(500.0, 31.0, 0))
+    # Well above the resolution the figure is the difference over the packets alive.
+    assert bench.bytes_per_packet(991.0, 31.0, 4_000_000) == pytest.approx(960 * 1024 * 1024 / 4e6)
+    row = bench.BenchRow(
+        "P2", 1.0, 1.0, 10, 10, 873, 30.0, float("nan"), rates=(1.0,), hop_rates=(1.0,)
+    )
+    line = next(ln for ln in bench.format_table([row]).splitlines() if ln.startswith("P2"))
+    assert line.split()[-1] == "-"
 
 
 def test_bench_ratios_to_p1_pair_runs_by_round_so_a_drifting_machine_cancels_out() -> None:
