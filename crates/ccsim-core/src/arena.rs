@@ -184,6 +184,28 @@ impl PacketArena {
     }
 }
 
+/// Call `probe` with the bytes of a value of `size` bytes that [`prefetch`] asks for: one every 64 from the first,
+/// and the last. Probes at most 64 bytes apart hit every line the value touches, wherever it
+/// starts (a 120-byte packet at a 120-byte stride may span three lines), and with the size
+/// known at compile time the loop unrolls into plain prefetches: no line count to work out at
+/// run time (that arithmetic was half the instructions of an arrival's prefetch: paper 002's
+/// first 10 s ran 2.6 % fewer instructions without it). A probe that repeats a line costs one
+/// instruction.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+fn for_each_probe(size: usize, mut probe: impl FnMut(usize)) {
+    // A `while` loop, not an iterator chain: with `step_by` and `chain` the compiler kept the
+    // loop and the arrival's prefetch took 94 instructions instead of 33.
+    let mut offset = 0;
+    while offset < size {
+        probe(offset);
+        offset += 64;
+    }
+    if size > 0 {
+        probe(size - 1);
+    }
+}
+
 /// Ask the processor to bring the cache lines of `*r` into its first-level cache: a hint that
 /// reads nothing the program sees and cannot fault, so results do not depend on it. On other
 /// architectures than x86-64 it does nothing.
@@ -193,16 +215,12 @@ pub fn prefetch<T>(r: &T) {
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let first = r as *const T as *const i8;
-        let size = std::mem::size_of::<T>();
-        // Every line the value touches: a 120-byte packet at a 120-byte stride starts anywhere
-        // in a line and may span three.
-        let lines = ((first as usize % 64) + size).div_ceil(64);
-        for line in 0..lines {
+        for_each_probe(std::mem::size_of::<T>(), |offset| {
             // SAFETY: PREFETCHT0 is in SSE, part of every x86-64 processor; a prefetch of any
             // address, valid or not, never faults and changes no memory. The one `unsafe` of
             // the crate, kept for what it measured (`arena.rs`, "Prefetch").
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(line * 64)) };
-        }
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(offset)) };
+        });
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
@@ -211,6 +229,24 @@ pub fn prefetch<T>(r: &T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefetch_asks_for_every_cache_line_a_value_touches_wherever_it_starts() {
+        for size in [1, 8, 16, 40, 63, 64, 65, 120, 128, 424, 912] {
+            for start in 0..64usize {
+                let mut asked = std::collections::BTreeSet::new();
+                for_each_probe(size, |o| {
+                    asked.insert((start + o) / 64);
+                });
+                let touched: std::collections::BTreeSet<usize> =
+                    (start / 64..=(start + size - 1) / 64).collect();
+                assert_eq!(asked, touched, "{size} bytes from offset {start}");
+            }
+        }
+        let mut none = 0;
+        for_each_probe(0, |_| none += 1);
+        assert_eq!(none, 0, "nothing to ask for");
+    }
 
     #[test]
     fn the_arena_prefetches_only_once_it_holds_more_packets_than_the_cache_budget() {
