@@ -18,8 +18,9 @@ Scale cases, on request by name (``--only F1000,FT8``) or all at once (``--scale
 ``--plot FILE`` draws wall time against flows, nodes and simulated time, log-log, from the rows
 just measured (``docs/scale.png`` is drawn so).
 
-Each run happens in a fresh child process so that its peak memory is its own (read with
-``os.wait4``), and the cases run in rounds (each case once per round, ``repeat`` rounds) so that
+Each run happens in a fresh child process so that its peak memory is its own (the child reads
+its ``VmHWM`` from ``/proc/self/status`` as it ends; ``os.wait4``'s ``ru_maxrss`` where there is
+no ``/proc``), and the cases run in rounds (each case once per round, ``repeat`` rounds) so that
 a machine whose speed drifts slows every case of a round alike. Reported per scenario, as the
 median over its runs:
 
@@ -121,15 +122,24 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
     return sc.to_toml(), ()
 
 
+# The child reports the peak resident memory of its own image (VmHWM, kilobytes): getrusage's
+# ru_maxrss, and so wait4's, starts from the parent's peak at the fork (Linux carries it across
+# exec), so a child of a `ccsim bench` that had imported the experiment machinery for P002
+# (~105 MB) reported that much for every case.
 _CHILD = """
 import json, sys
 import ccsim
 res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
 s = res.summary
+try:
+    with open("/proc/self/status", encoding="ascii") as f:
+        hwm_kb = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
+except (OSError, StopIteration, ValueError):
+    hwm_kb = None
 print(json.dumps({"wall": s.wall_seconds, "events": s.events,
                   "pkts": s.data_packets_sent, "hops": s.data_packets,
                   "peak": s.peak_packets, "cell_hops": s.cell_hops,
-                  "atm_events": s.atm_events}))
+                  "atm_events": s.atm_events, "hwm_kb": hwm_kb}))
 """
 
 _TRIVIAL = """
@@ -205,7 +215,8 @@ def benchmark_scenario(name: str) -> tuple[Path, tuple[str, ...]]:
 def _child_run(
     path: Path, overrides: tuple[str, ...] = ()
 ) -> tuple[dict[str, float], float, float]:
-    """Run one scenario in a child; returns its summary, whole-process seconds, peak RSS MB."""
+    """Run one scenario in a child; returns its summary, whole-process seconds, peak RSS MB
+    (its own, not counting the parent's at the fork: module doc)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", _CHILD, str(path), *overrides], stdout=subprocess.PIPE, text=True
@@ -218,8 +229,10 @@ def _child_run(
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {path.name} failed with status {proc.returncode}")
-    # ru_maxrss is in KiB on Linux.
-    return json.loads(out), elapsed, usage.ru_maxrss / 1024.0
+    summary = json.loads(out)
+    # Both in KiB on Linux; ru_maxrss only where the child could not read /proc.
+    hwm_kb = summary.get("hwm_kb") or usage.ru_maxrss
+    return summary, elapsed, hwm_kb / 1024.0
 
 
 def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[BenchRow]:
@@ -287,9 +300,9 @@ print(json.dumps(list(overrides)))
 
 def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     """Write generated case ``name`` to ``directory/NAME.toml`` from a child process; returns
-    its overrides. Linux keeps a process's peak RSS across ``exec``, so a child forked from a
-    parent that had built a 1,000-host scenario in memory would report the parent's peak as
-    its own."""
+    its overrides, so that the bench process stays small while it starts the runs (a
+    1,000-host scenario built in memory here would be copied into every child's address
+    space at the fork; each run reports its own peak either way, ``_CHILD``)."""
     path = directory / f"{name}.toml"
     done = subprocess.run(
         [sys.executable, "-c", _WRITE_CASE, name, str(path)],

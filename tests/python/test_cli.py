@@ -121,6 +121,24 @@ def test_bench_runs_a_scenario_and_reports_its_figures() -> None:
     assert "P0" in bench.format_table(rows)
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_bench_memory_of_a_run_is_its_own_not_what_the_bench_process_held_when_it_started_it(
+    tmp_path: Path,
+) -> None:
+    from ccsim import bench
+
+    trivial = tmp_path / "trivial.toml"
+    trivial.write_text(bench._TRIVIAL, encoding="utf-8")
+    # 300 MB held (and touched) by this process while it starts the child, as `ccsim bench`
+    # held ~105 MB once it had imported the experiment machinery for P002.
+    ballast = bytearray(300 * 1024 * 1024)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    _, _, rss_mb = bench._child_run(trivial)
+    assert rss_mb < 150, f"{rss_mb:.0f} MB: the child reported its parent's memory"
+    del ballast
+
+
 def test_bench_reports_no_bytes_per_packet_where_the_memory_above_a_trivial_run_is_noise() -> None:
     from ccsim import bench
 
