@@ -300,9 +300,8 @@ print(json.dumps(list(overrides)))
 
 def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     """Write generated case ``name`` to ``directory/NAME.toml`` from a child process; returns
-    its overrides, so that the bench process stays small while it starts the runs (a
-    1,000-host scenario built in memory here would be copied into every child's address
-    space at the fork; each run reports its own peak either way, ``_CHILD``)."""
+    its overrides, so that the bench process stays small while it starts the runs (each run
+    reports its own peak memory either way, ``_CHILD``)."""
     path = directory / f"{name}.toml"
     done = subprocess.run(
         [sys.executable, "-c", _WRITE_CASE, name, str(path)],
