@@ -184,9 +184,9 @@ impl PacketArena {
     }
 }
 
-/// Call `probe` with the bytes of a value of `size` bytes that [`prefetch`] asks for: one every 64 from the first,
-/// and the last. Probes at most 64 bytes apart hit every line the value touches, wherever it
-/// starts (a 120-byte packet at a 120-byte stride may span three lines), and with the size
+/// Call `probe` with the bytes of a value of `size` bytes that [`prefetch`] asks for: one every
+/// 64 from the first, and the last. Probes at most 64 bytes apart hit every line the value
+/// touches, wherever it starts (a 120-byte packet at a 120-byte stride may span three lines), and with the size
 /// known at compile time the loop unrolls into plain prefetches: no line count to work out at
 /// run time (that arithmetic was half the instructions of an arrival's prefetch: paper 002's
 /// first 10 s ran 2.6 % fewer instructions without it). A probe that repeats a line costs one
