@@ -186,11 +186,11 @@ impl PacketArena {
 
 /// Call `probe` with the bytes of a value of `size` bytes that [`prefetch`] asks for: one every
 /// 64 from the first, and the last. Probes at most 64 bytes apart hit every line the value
-/// touches, wherever it starts (a 120-byte packet at a 120-byte stride may span three lines), and with the size
-/// known at compile time the loop unrolls into plain prefetches: no line count to work out at
-/// run time (that arithmetic was half the instructions of an arrival's prefetch: paper 002's
-/// first 10 s ran 2.6 % fewer instructions without it). A probe that repeats a line costs one
-/// instruction.
+/// touches, wherever it starts (a 120-byte packet at a 120-byte stride may span three lines),
+/// and with the size known at compile time the loop unrolls into plain prefetches: no line
+/// count to work out at run time (that arithmetic was half the instructions of an arrival's
+/// prefetch: paper 002's first 10 s ran 2.6 % fewer instructions without it). A probe that
+/// repeats a line costs one instruction.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 fn for_each_probe(size: usize, mut probe: impl FnMut(usize)) {
