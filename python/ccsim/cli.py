@@ -322,7 +322,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
     report = experiment.run_cli(
-        args.experiment, args.out, args.quick, args.workers, args.seeds, cluster=cluster
+        args.experiment,
+        args.out,
+        args.quick,
+        args.workers,
+        args.seeds,
+        cluster=cluster,
+        record=args.record,
     )
     print(f"report: {report}")
     return 0
@@ -554,6 +560,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=_count("workers"), default=None)
     rp.add_argument(
         "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
+    )
+    rp.add_argument(
+        "--record",
+        action="store_true",
+        help="keep this full run's tables (verdicts, points, summary tables) in "
+        "experiments/<paper>/full-run/, where the README's numbers are checked against them",
     )
     _add_executor_options(rp)
     rp.set_defaults(func=_cmd_reproduce)

@@ -4,14 +4,14 @@
 One module per concern, so that each can change alone (an HTML report beside the Markdown one
 reads the same tables without touching the statistics)::
 
-    plan.py ── plan.toml read and checked against the scenario (the file format is documented
-       │       there and in docs/experiments.md)
+    plan.py ── plan.toml read (the file format is documented there and in
+       │       docs/experiments.md); checks.py: checked against the scenario by probe runs
     runs.py ── the runs of a plan, one per (figure or table, line, x, seed); a point's value
        │
     stats.py ─ means, confidence intervals, paired tests        tables.py ── summaries of
        │                                                                    time-series runs
-    claims.py ─ the paper's findings checked against our points and tables
-       │
+    claims.py ─ the paper's findings checked against our points and tables, each on the one
+       │          scale of verdicts.py
     figures.py, report.py ── PNG/SVG figures, report.md
        │
     reproduction.py ── ``ccsim reproduce``: all of the above, resumable through the sweep store
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .checks import check_plan
 from .claims import check_claim, check_table_claim
 from .figures import draw_figure, draw_series_figure
 from .plan import (
@@ -35,7 +36,6 @@ from .plan import (
     PlanError,
     SeriesFigure,
     SummaryTable,
-    check_plan,
     find_experiment,
     load_plan,
 )

@@ -151,12 +151,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccsim import _core
 from ccsim.scenario import format_value, read_text
-from ccsim.sweep import _execute_one
 
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
-from .tables import table_row
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,6 +217,8 @@ class Figure:
     paper: PaperValues | None = None
     #: The y axis: "linear" or "log" (a model's bound far above the measured values).
     y_scale: str = "linear"
+    #: Not one of the paper's figures (ours, beyond it): the paper cannot give numbers for it.
+    beyond_paper: bool = False
 
 
 @dataclass
@@ -262,6 +261,8 @@ class SummaryTable:
     groups: dict[str, list[str]] = field(default_factory=dict)
     #: The paper's values: (line, column) -> value.
     paper: PaperValues | None = None
+    #: Not one of the paper's tables (ours, beyond it).
+    beyond_paper: bool = False
 
 
 @dataclass
@@ -292,6 +293,8 @@ class GridTable:
     quick_rows: list[str] = field(default_factory=list)
     #: The paper's values per metric id: (row id, line) -> value.
     paper: dict[str, PaperValues] = field(default_factory=dict)
+    #: Not one of the paper's tables (ours, beyond it).
+    beyond_paper: bool = False
 
     def cell_id(self, metric: Metric) -> str:
         """The id its cells of ``metric`` carry in points.parquet and summary.parquet (in the
@@ -346,6 +349,31 @@ class Claim:
     #: metric id; default all), compared with the paper's value within its tolerance.
     matches_paper: bool = False
     metric: str | None = None
+    #: One of the paper's main results: the report opens with it ("The paper's main result").
+    headline: bool = False
+    #: What the plan says beside the verdict (why the result differs, what decides it).
+    note: str = ""
+    #: An effect claim: "ratio" (A / B - 1, in %), "difference" (A - B, in the metric's unit)
+    #: or "slope" (A against x, in the metric's unit per unit of the axis), compared with the
+    #: paper's own effect at each point of ``at``.
+    effect: str | None = None
+    #: The x values (a grid's row ids) a claim on a figure is judged at; empty: every point.
+    at: list[Any] = field(default_factory=list)
+    #: The paper's effect as a range (low, high) in the effect's unit, as its text states it;
+    #: None: computed at each point from the item's paper values, ± ``band`` of it.
+    paper_effect: tuple[float, float] | None = None
+    #: Where the paper states ``paper_effect`` ("abstract", "§4").
+    source: str = ""
+    #: With an effect computed from the paper's values: how far from it (a share of it) ours
+    #: may be and still reproduce it.
+    band: float = 0.5
+
+
+#: The effects an effect claim can compare with the paper's.
+EFFECTS = ("ratio", "difference", "slope")
+#: The default share of a summary table's lines a table claim needs: all of them (it names the
+#: lines it is about).
+DEFAULT_TABLE_SHARE = 1.0
 
 
 @dataclass
@@ -580,6 +608,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "quick_set": "table",
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
         "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE, "y_scale": "scalar",
+        "beyond_paper": "bool",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number", "also": ("each", ["scalar"])},
     }],
@@ -590,7 +619,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "jain_threshold": "number", "kind": "scalar", "paper": _PAPER_SHAPE,
         "rows": [{"id": "scalar", "label": "scalar", "set": "table"}],
         "metrics": [{**_METRIC_SHAPE, "id": "scalar", "paper": _PAPER_SHAPE}],
-        "quick_rows": ["scalar"],
+        "quick_rows": ["scalar"], "beyond_paper": "bool",
     }],
     "claims": [{
         "figure": "scalar", "table": "scalar", "text": "scalar", "lower": "scalar",
@@ -599,6 +628,8 @@ _PLAN_SHAPE: dict[str, Any] = {
         "above_line": "scalar", "higher": "scalar", "similar": "scalar",
         "min_significant_share": "number", "trend": "scalar", "margin": "number",
         "tolerance": "number", "matches_paper": "bool", "metric": "scalar",
+        "headline": "bool", "note": "scalar", "effect": "scalar", "of": "scalar",
+        "at": ["scalar"], "paper": "any", "source": "scalar", "band": "number",
     }],
     "assumptions": [{"text": "scalar"}],
 }  # fmt: skip
@@ -608,6 +639,8 @@ def _check_shape(value: Any, shape: Any, where: str) -> None:
     def wrong(expected: str) -> PlanError:
         return PlanError(f"{where}: expected {expected}, found {type(value).__name__} {value!r}")
 
+    if shape == "any":
+        return
     if shape == "scalar":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise wrong("a string or a number")
@@ -858,6 +891,7 @@ def load_plan(folder: Path) -> Plan:
                 quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                 paper=paper,
                 y_scale=y_scale,
+                beyond_paper=bool(f.get("beyond_paper", False)),
             )
         )
     tables = []
@@ -898,7 +932,8 @@ def load_plan(folder: Path) -> Plan:
                 quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
                 paper=None if "paper" not in t else _paper(
                     t["paper"], f"{where}.paper", None, [str(x) for x in t["lines"]], None,
-                    "line", "column"),
+                    "line", "column", groups=(1,)),
+                beyond_paper=bool(t.get("beyond_paper", False)),
             )
         )  # fmt: skip
     # Runs are tagged with the id of their figure or table: two with one id would pool
@@ -925,8 +960,17 @@ def load_plan(folder: Path) -> Plan:
         if unknown:
             raise PlanError(f"{where}.{unknown[0]}: unknown key; allowed: "
                             f"{', '.join(sorted(_CLAIM_KEYS))}")  # fmt: skip
+        if "effect" not in c:
+            for key in ("of", "paper", "source", "band"):
+                if key in c:
+                    raise PlanError(f"{where}.{key}: only for an effect claim (effect = ...)")
         if "matches_paper" in c:
-            claims.append(_paper_claim(c, where, figures, tables, grids))
+            claim = _paper_claim(c, where, figures, tables, grids)
+            _read_significant_share(c, where, claim)
+            claims.append(_headline(c, claim))
+            continue
+        if "effect" in c:
+            claims.append(_headline(c, _effect_claim(c, where, points)))
             continue
         if "metric" in c:
             raise PlanError(f"{where}.metric: only for a claim with matches_paper = true")
@@ -950,11 +994,17 @@ def load_plan(folder: Path) -> Plan:
                         f'{where}.{key}: "{ln}" is not a line of figure {fig.id}; '
                         f"its lines are {', '.join(fig.lines)}"
                     )
+            claim.at = _claim_points(c, where, fig)
         else:
-            for key in ("lower", "higher", "similar", "than", "relation", "trend", "margin",
-                        "min_significant_share"):  # fmt: skip
+            for key in ("lower", "higher", "similar", "than", "relation", "trend", "margin", "at"):
                 if key in c:
                     raise PlanError(f"{where}.{key}: only for a claim on a figure, not a table")
+            if "tolerance" in c:
+                raise PlanError(f"{where}.tolerance: a table claim is judged by the 95 % CIs of "
+                                "several independent seeds, never by a tolerance on one run; "
+                                "leave it out")  # fmt: skip
+            claim.min_significant_share = DEFAULT_TABLE_SHARE
+            _read_significant_share(c, where, claim)
             claim.table = str(c["table"])
             if claim.table not in table_ids:
                 raise PlanError(f'{where}.table: "{claim.table}" is not a table of this plan')
@@ -973,18 +1023,13 @@ def load_plan(folder: Path) -> Plan:
                 claim.at_most = float(c["at_most"])
             if "above" in c:
                 claim.above = str(c["above"])
-            if "tolerance" in c:
-                tol = float(c["tolerance"])
-                if not tol >= 0:
-                    raise PlanError(f"{where}.tolerance: {tol:g} must be >= 0")
-                claim.tolerance = tol
             for key in ("below_line", "above_line"):
                 if key in c:
                     other = str(c[key])
                     if other not in lines:
                         raise PlanError(f'{where}.{key}: "{other}" is not a line of this plan')
                     setattr(claim, key, other)
-        claims.append(claim)
+        claims.append(_headline(c, claim))
     seeds = {}
     for key, default in (("seeds", 30), ("quick_seeds", 3)):
         n = raw.get(key, default)
@@ -1016,11 +1061,61 @@ def load_plan(folder: Path) -> Plan:
 
 
 def _paper(raw: Any, where: str, unit: str | None, rows: list[Any], columns: list[Any] | None,
-           row_word: str, column_word: str) -> PaperValues:  # fmt: skip
+           row_word: str, column_word: str, groups: tuple[int, ...] = (0, 1)
+           ) -> PaperValues:  # fmt: skip
+    """Read a ``paper`` key and check its tolerance against the paper's own effect
+    (:func:`check_tolerance`), grouping its values by the key positions in ``groups``."""
     try:
-        return read_paper(raw, where, unit, rows, columns, row_word, column_word)
+        pv = read_paper(raw, where, unit, rows, columns, row_word, column_word)
     except ValueError as e:
         raise PlanError(str(e)) from None
+    check_tolerance(pv, groups, row_word, column_word)
+    return pv
+
+
+#: A paper's values that differ by less than this share of their magnitude show no effect.
+FLAT = 0.01
+
+
+def check_tolerance(pv: PaperValues, groups: tuple[int, ...], row_word: str = "row",
+                    column_word: str = "column") -> None:  # fmt: skip
+    """Refuse a tolerance too wide to see the paper's own effect.
+
+    The paper's effect is the largest difference between its values in one group: along one
+    line (a row of ``values``: position 0 of the keys) or at one point across lines (position
+    1), as ``groups`` says. A cell matches when ours is within the tolerance of the paper's;
+    if twice the tolerance reaches that difference, a value halfway between the two ends
+    matches both, so a flat line would "match" a paper that shows a clear effect (paper 000's
+    S sweep falls from 86.0 to 74.1 Mbit/s; ±10 % covers it). A group whose values differ by
+    less than :data:`FLAT` of their largest magnitude shows no effect (paper 004's path1 at
+    99.84-99.96 % everywhere): its tolerance checks a level, and is not refused."""
+    best: tuple[float, float, float, str] | None = None
+    for pos in groups:
+        by: dict[Any, list[float]] = {}
+        for key, v in pv.values.items():
+            by.setdefault(key[pos], []).append(v)
+        for name, vals in by.items():
+            if len(vals) < 2:
+                continue
+            span = max(vals) - min(vals)
+            if span <= FLAT * max(abs(v) for v in vals):
+                continue
+            if best is None or span > best[0]:
+                word = row_word if pos == 0 else column_word
+                best = (span, min(vals), max(vals), f"the values of {word} {name}")
+    if best is None or best[0] <= 0:
+        return
+    span, low, high, how = best
+    mid = (low + high) / 2
+    allowed = pv.allowed(mid)
+    if 2 * allowed >= span:
+        key = "tolerance" if allowed == pv.tolerance else "relative_tolerance"
+        raise PlanError(
+            f"{pv.origin}.{key}: {pv.describe_tolerance()} (±{allowed:.3g} at {mid:.3g}) is at "
+            f"least half the paper's own largest difference ({high:.4g} to {low:.4g}, {how}): "
+            f"a value halfway would match both ends, so the tolerance cannot see the effect; "
+            f"give one below ±{span / 2:.3g}"
+        )
 
 
 def _grid(t: dict[str, Any], where: str, lines: list[str]) -> GridTable:
@@ -1074,6 +1169,7 @@ def _grid(t: dict[str, Any], where: str, lines: list[str]) -> GridTable:
         quick_overrides=_overrides(t.get("quick_set", {}), f"{where}.quick_set"),
         quick_rows=quick_rows,
         paper=papers,
+        beyond_paper=bool(t.get("beyond_paper", False)),
     )
 
 
@@ -1089,10 +1185,13 @@ def _paper_claim(
     ``metric``."""
     if c["matches_paper"] is not True:
         raise PlanError(f"{where}.matches_paper: only true is meaningful (leave it out otherwise)")
+    allowed = ("matches_paper", "figure", "table", "text", "lines", "metric",
+               "min_significant_share", "headline", "note")  # fmt: skip
     for key in sorted(c):
-        if key not in ("matches_paper", "figure", "table", "text", "lines", "metric"):
+        if key not in allowed:
             raise PlanError(f"{where}.{key}: not a key of a matches_paper claim; it takes "
-                            "figure or table, text, lines, metric")  # fmt: skip
+                            "figure or table, text, lines, metric, min_significant_share, "
+                            "headline, note")  # fmt: skip
     if ("figure" in c) == ("table" in c):
         raise PlanError(f"{where}: a matches_paper claim names one figure or one table")
     text = str(_need(c, "text", where))
@@ -1142,6 +1241,105 @@ def _paper_claim(
     )
 
 
+def _headline(c: dict[str, Any], claim: Claim) -> Claim:
+    """A claim's ``headline`` (one of the paper's main results) and ``note`` keys."""
+    claim.headline = bool(c.get("headline", False))
+    claim.note = str(c.get("note", ""))
+    return claim
+
+
+def _effect_claim(c: dict[str, Any], where: str, points: dict[str, Any]) -> Claim:
+    """An effect claim: line ``of`` against line ``than`` (``ratio``, ``difference``) or
+    against x (``slope``) on a figure of points or a grid's metric (``figure =
+    "table1_wan.throughput"``), at the points ``at``, compared with the paper's effect
+    (``paper``: a number or [low, high], with its ``source``; or, left out, computed from the
+    item's paper values at each point, ± ``band`` of it)."""
+    allowed = {"figure", "text", "effect", "of", "than", "at", "paper", "source", "band",
+               "min_significant_share", "headline", "note"}  # fmt: skip
+    for key in sorted(c):
+        if key not in allowed:
+            raise PlanError(f"{where}.{key}: not a key of an effect claim; it takes "
+                            f"{', '.join(sorted(allowed))}")  # fmt: skip
+    effect = str(c["effect"])
+    if effect not in EFFECTS:
+        raise PlanError(f'{where}.effect: "{effect}" is not one of {", ".join(EFFECTS)}')
+    name = str(_need(c, "figure", where))
+    item = points.get(name)
+    if item is None:
+        raise PlanError(f'{where}.figure: "{name}" is not a figure of points or a grid metric of '
+                        f"this plan; those are {', '.join(points) or 'none'}")  # fmt: skip
+    a = str(_need(c, "of", where))
+    named = [("of", a)]
+    b = None
+    if effect == "slope":
+        if "than" in c:
+            raise PlanError(f"{where}.than: a slope is one line's, against x")
+        if isinstance(item, GridTable):
+            raise PlanError(f"{where}.effect: a grid table's rows have no order to take a slope "
+                            "along")  # fmt: skip
+    else:
+        b = str(_need(c, "than", where))
+        named.append(("than", b))
+    for key, ln in named:
+        if ln not in item.lines:
+            raise PlanError(f'{where}.{key}: "{ln}" is not a line of {name}; its lines are '
+                            f"{', '.join(item.lines)}")  # fmt: skip
+    at = _claim_points(c, where, item)
+    claim = Claim(name, str(_need(c, "text", where)), a, b, relation="effect", origin=where,
+                  effect=effect, at=at)  # fmt: skip
+    if "paper" in c:
+        raw = c["paper"]
+        values = raw if isinstance(raw, list) else [raw]
+        if not 1 <= len(values) <= 2 or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in values
+        ):
+            raise PlanError(f"{where}.paper: {raw!r} is not the paper's effect: a number or "
+                            "[low, high]" + (" in %" if effect == "ratio" else ""))  # fmt: skip
+        lo, hi = float(min(values)), float(max(values))
+        if lo < 0 < hi:
+            raise PlanError(f"{where}.paper: [{lo:g}, {hi:g}] has no direction; an effect claim "
+                            "compares a paper's effect of one sign")  # fmt: skip
+        claim.paper_effect = (lo, hi)
+        claim.source = str(_need(c, "source", where))
+        if "band" in c:
+            raise PlanError(f"{where}.band: only for an effect read from the paper's values "
+                            "(without paper = ...)")  # fmt: skip
+    else:
+        if "source" in c:
+            raise PlanError(f"{where}.source: only with paper = ... (the paper's values say "
+                            "their own source)")  # fmt: skip
+        pv = item.paper if isinstance(item, Figure) else _grid_paper(item, name)
+        if pv is None:
+            raise PlanError(f"{where}.paper: {name} has no paper values to read the paper's "
+                            "effect from; give it: paper = [low, high], source = ...")  # fmt: skip
+        if "band" in c:
+            band = float(c["band"])
+            if not 0 < band <= 1:
+                raise PlanError(f"{where}.band: {band:g} is not a share in (0, 1]")
+            claim.band = band
+    _read_significant_share(c, where, claim)
+    return claim
+
+
+def _claim_points(c: dict[str, Any], where: str, item: Figure | GridTable) -> list[Any]:
+    """A claim's ``at``: the x values (a grid's row ids) it is judged at, each one of the
+    item's; empty: all of them. Paper 003's "about the same up to 15 Mbit/s" is a similar
+    claim at 5, 10 and 15 Mbit/s of one figure whose x runs to 25."""
+    xs = item.x_values if isinstance(item, Figure) else [r.id for r in item.rows]
+    at = list(c.get("at", []))
+    for x in at:
+        if x not in xs:
+            raise PlanError(f"{where}.at: {x!r} is not one of {item.id}'s points "
+                            f"({', '.join(str(v) for v in xs)})")  # fmt: skip
+    return at
+
+
+def _grid_paper(grid: GridTable, cell_id: str) -> PaperValues | None:
+    """The paper values of a grid's metric named by its cell id ("table1_wan.throughput")."""
+    metric = cell_id.split(".", 1)[1] if "." in cell_id else ""
+    return grid.paper.get(metric)
+
+
 def x_overrides(fig: Figure, x: Any) -> list[str]:
     """The overrides of x value ``x``: its path and every key set with it (``x.also``)."""
     i = fig.x_values.index(x)
@@ -1156,6 +1354,58 @@ def x_number(x: Any) -> float:
         return float(x)
     m = re.match(r"\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)", str(x))
     return float(m.group(1)) if m else math.nan
+
+
+def axis_value(x: Any, scale: float = 1.0) -> str:
+    """An x value as an axis and a table show it: a number in the axis' unit ("10Mbps" -> 10;
+    0.05 with scale 100 -> 5), a grid row by its id ("10x10" stays "10x10": what follows its
+    number is not a unit)."""
+    from .paper import UNITS
+
+    if isinstance(x, str):
+        m = re.match(r"\s*[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*(.*?)\s*$", x)
+        if m is None or (m.group(1) and m.group(1) not in UNITS):
+            return x
+    v = x_number(x)
+    return str(x) if math.isnan(v) else f"{v * scale:g}"
+
+
+#: A scenario value quoted in an assumption's text: ``${duration}``, ``${atm.feedback.interval}``.
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
+
+
+def resolved_value(resolved: dict[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` in a resolved scenario; KeyError if there is none."""
+    node: Any = resolved
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(path)
+        node = node[part]
+    return node
+
+
+def resolved_scenario(plan: Plan, quick: bool) -> dict[str, Any]:
+    """The base scenario as the core resolves it in this mode (the plan's quick overrides
+    applied in quick mode), as a TOML tree."""
+    from ccsim import _core
+
+    overrides = quick_overrides(plan, None, quick)
+    return tomllib.loads(_core.validate(plan.scenario_text, overrides, 1))
+
+
+def assumption_text(plan: Plan, text: str, quick: bool) -> str:
+    """An assumption with each ``${path}`` replaced by that key's value in the base scenario as
+    this mode resolves it, so that a quick report states its quick settings (a run length
+    written out by hand once said 30 s over 5 s runs)."""
+    if "${" not in text:
+        return text
+    resolved = resolved_scenario(plan, quick)
+
+    def value(m: re.Match[str]) -> str:
+        v = resolved_value(resolved, m.group(1))
+        return format_value(v).strip('"') if not isinstance(v, dict) else format_value(v)
+
+    return PLACEHOLDER.sub(value, text)
 
 
 def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
@@ -1183,56 +1433,6 @@ def find_experiment(name: str, root: Path | None = None) -> Path:
     return matches[0]
 
 
-#: Stops a probe run at its first event: enough for the core to build the network and return
-#: every table with a row per flow and link direction, which is all a plan check reads.
-_PROBE = "limits.max_events=1"
-
-
-def _probe(plan: Plan, overrides: Sequence[str], where: str) -> dict[str, Any]:
-    """The record of a run of ``overrides`` stopped at once; a scenario error names ``where``."""
-    try:
-        return _execute_one(plan.scenario_text, [*overrides, _PROBE], 1)
-    except _core.ScenarioError as e:
-        raise PlanError(f"{where}: {e}") from None
-
-
-def _rows(record: dict[str, Any], table: str) -> list[dict[str, Any]]:
-    columns = record[table]
-    n = len(next(iter(columns.values()), ()))
-    return [{name: col[i] for name, col in columns.items()} for i in range(n)]
-
-
-def _check_link_and_flows(record: dict[str, Any], item: SeriesFigure | SummaryTable) -> None:
-    name, _, direction = item.link.partition(":")
-    links = {(r["link"], r["direction"]) for r in _rows(record, "links")}
-    # A flow_series may name no link (goodput in Mbit/s); every other item needs one.
-    if item.link and (name, direction or "a_to_b") not in links:
-        known = ", ".join(sorted(f"{a}:{b}" for a, b in links))
-        raise PlanError(f'{item.origin}.link: no link direction "{item.link}"; there are {known}')
-    names = [r["name"] for r in _rows(record, "flows")]
-    for flow in item.flows:
-        if flow not in names:
-            raise PlanError(
-                f'{item.origin}.flows: no flow "{flow}" in the scenario; flows are '
-                f"{', '.join(names)}"
-            )
-
-
-def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
-    """A metric's columns and filter against a probe run's table."""
-    columns = record[m.table]
-    used = [("column", c) for c in metric_columns(m.column) if c not in RUN_NAMES]
-    for key, col in used + [(f"where.{c}", c) for c in m.where]:
-        if col not in columns:
-            raise PlanError(
-                f'{m.origin}.{key}: "{col}" is not a column of {m.table}; columns are '
-                f"{', '.join(columns)}"
-            )
-    rows = _rows(record, m.table)
-    if not any(where_matches(m.where, r) for r in rows):
-        raise PlanError(f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}")
-
-
 def line_metric(plan: Plan, fig: Figure, line: str) -> Metric:
     """What a line of a figure of points measures: the line's own metric if it has one (a
     model beside the measured lines), else the figure's."""
@@ -1245,70 +1445,3 @@ def grid_overrides(
     """The overrides of a grid cell's runs: the table's, the line's, the row's, then quick
     mode's, in the order a figure applies its own, its line's and its x value's."""
     return [*grid.overrides, *plan.lines[line].overrides, *row.overrides, *extra]
-
-
-def check_plan(plan: Plan, quick: bool = False) -> None:
-    """Check everything a plan refers to against the scenario before anything runs, so that a
-    mistake is one error naming its key and not a KeyError after every simulation.
-
-    Every run's overrides (line, figure, x value, quick mode) must resolve; a figure's metric
-    column and its filter's columns must be columns of the table, and the filter must match a
-    row; a time-series figure's or a table's link and flows must exist; a table claim's columns
-    must be columns of the summary table. The columns are not listed here: they are read from
-    short probe runs of the core (stopped at their first event), one per figure and line, and
-    the summary columns from :func:`table_row` applied to a probe, so they cannot drift from
-    what a run produces.
-    """
-    for fig in plan.figures:
-        extra = quick_overrides(plan, fig, quick)
-        for lid in fig.lines:
-            base = [*fig.overrides, *plan.lines[lid].overrides]
-            xs = fig.x_quick if quick else fig.x_values
-            for x in xs:
-                ov = [*base, *x_overrides(fig, x), *extra]
-                try:
-                    _core.validate(plan.scenario_text, ov, 1)
-                except _core.ScenarioError as e:
-                    raise PlanError(f"{fig.origin} (line {lid}, x = {x}): {e}") from None
-            where = f"{fig.origin} (line {lid})"
-            record = _probe(plan, [*base, *x_overrides(fig, xs[0]), *extra], where)
-            _check_metric(record, line_metric(plan, fig, lid), where)
-    for grid in plan.grids:
-        extra = quick_overrides(plan, grid, quick)
-        rows = [r for r in grid.rows if r.id in grid.quick_rows] if quick else grid.rows
-        for lid in grid.lines:
-            for row in rows:
-                ov = grid_overrides(plan, grid, lid, row, extra)
-                try:
-                    _core.validate(plan.scenario_text, ov, 1)
-                except _core.ScenarioError as e:
-                    raise PlanError(f"{grid.origin} (line {lid}, row {row.id}): {e}") from None
-            where = f"{grid.origin} (line {lid}, row {rows[0].id})"
-            record = _probe(plan, grid_overrides(plan, grid, lid, rows[0], extra), where)
-            for m in grid.metrics:
-                _check_metric(record, m, where)
-    for item in [*plan.series_figures, *plan.tables]:
-        extra = quick_overrides(plan, item, quick)
-        for lid in item.lines:
-            where = f"{item.origin} (line {lid})"
-            record = _probe(plan, [*item.overrides, *plan.lines[lid].overrides, *extra], where)
-            _check_link_and_flows(record, item)
-            if isinstance(item, SummaryTable):
-                summary_columns = set(table_row(record, item))
-                for _line, col in item.paper.values if item.paper is not None else []:
-                    if col not in summary_columns:
-                        raise PlanError(
-                            f'{item.paper.origin}.values.{_line}.{col}: "{col}" is not a column '
-                            f"of table {item.id}; columns are "
-                            f"{', '.join(sorted(summary_columns))}"
-                        )
-                for c in plan.claims:
-                    if c.table != item.id:
-                        continue
-                    for key in ("column", "above"):
-                        col = getattr(c, key)
-                        if col is not None and col not in summary_columns:
-                            raise PlanError(
-                                f'{c.origin}.{key}: "{col}" is not a column of table {item.id}; '
-                                f"columns are {', '.join(sorted(summary_columns))}"
-                            )

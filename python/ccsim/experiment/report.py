@@ -20,10 +20,20 @@ import pandas as pd
 
 from ccsim import _core
 
-from .claims import check_claim
+from .claims import Judgement, judge_claim
 from .paper import NO_NUMBER_TEXT, PaperValues, difference, fmt, matches
-from .plan import Claim, Figure, GridRow, GridTable, Metric, Plan, x_number
-from .stats import compare_lines
+from .plan import (
+    Claim,
+    Figure,
+    GridRow,
+    GridTable,
+    Metric,
+    Plan,
+    assumption_text,
+    axis_value,
+)
+from .stats import compare_lines, deterministic
+from .verdicts import DETERMINISTIC, headline_word
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -83,6 +93,91 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+#: The verdict scale as every report states it once (docs/experiments.md has the details).
+SCALE_TEXT = (
+    "Each claim is judged at its points (x values, rows, lines or cells) on one scale. A point "
+    "is judged when it has independent replicates: runs paired by seed, a 95 % interval of the "
+    "difference (copies of one run are one sample and judge nothing). *holds*: the claimed "
+    "direction is significant at the share of the points the claim asks for, the opposite at "
+    "none; *partly holds*: at half that share or more, the opposite at none; *contradicted*: "
+    "the opposite direction is significant at the share asked; *does not hold*: anything "
+    "else; *not judged*: no point could be judged, and why. An effect claim sets our effect and "
+    "its interval beside the paper's own. docs/experiments.md has the rules."
+)
+
+
+def replicates_sentence(summary: pd.DataFrame, tables: dict[str, pd.DataFrame] | None) -> str:
+    """What the report's points stand on: how many seeds, and how many points came out the
+    same in every seed (deterministic: no interval)."""
+    frames = [summary[["n", "distinct"]]] if len(summary) and "distinct" in summary else []
+    frames += [t[["n", "distinct"]] for t in (tables or {}).values()
+               if len(t) and "distinct" in t]  # fmt: skip
+    if not frames:
+        return "No points."
+    both = pd.concat(frames, ignore_index=True)
+    n = int(both["n"].max())
+    if n < 2:
+        return ("One seed per point: no confidence intervals, and no claim can be judged "
+                "(a claim needs independent replicates).")  # fmt: skip
+    same = sum(deterministic(int(a), int(b)) for a, b in zip(both["n"], both["distinct"]))
+    text = (f"Every point: the mean and its 95 % confidence interval (Student t) over up to {n} "
+            f"seeds, each an independent replicate.")  # fmt: skip
+    if same:
+        text += (f" {same} of {len(both)} points came out the same in every seed "
+                 f"({DETERMINISTIC.format(n=n)}): they have no interval and judge "
+                 "nothing.")  # fmt: skip
+    return text
+
+
+def main_result_lines(plan: Plan, judged: list[tuple[Claim, Judgement]]) -> list[str]:
+    """The section "The paper's main result": a paragraph per headline claim, its verdict in
+    the paper's words (reproduced, partly, not reproduced, contradicted, not judged) first."""
+    out = ["## The paper's main result", ""]
+    heads = [(c, j) for c, j in judged if c.headline]
+    if not heads:
+        return [*out, "The plan marks none of its claims as the paper's main result.", ""]
+    for c, j in heads:
+        word = headline_word(j.verdict)
+        text = c.text.rstrip(".")
+        para = f"**{word[0].upper()}{word[1:]}.** {text}: {j.detail}."
+        if c.note:
+            para += f" {c.note}"
+        out += [para, ""]
+    return out
+
+
+def _no_number_lines(plan: Plan) -> list[str]:
+    """Once per report: the figures and tables of the paper whose numbers it does not give."""
+    missing = [f.id for f in plan.figures if f.paper is None and not f.beyond_paper]
+    missing += [t.id for t in plan.tables if t.paper is None and not t.beyond_paper]
+    missing += [g.id for g in plan.grids if not g.paper and not g.beyond_paper]
+    if not missing:
+        return []
+    return [f"The paper gives no numbers for {', '.join(missing)}: there, our lines are "
+            "compared with each other by the claims above, not with the paper's values.",
+            ""]  # fmt: skip
+
+
+def _n_note(r: Any) -> str:
+    """After a point's n: how many runs did not finish, and whether they were all one run."""
+    note = ""
+    if r.get("unfinished", 0):
+        within = r.get("sim_seconds", math.nan)
+        limit = f" within {within:g} s" if not math.isnan(within) else ""
+        note += f" ({int(r['unfinished'])} did not finish{limit})"
+    if deterministic(int(r["n"]), int(r.get("distinct", r["n"]))):
+        note += " (identical runs)"
+    return note
+
+
+def _mean_text(r: Any) -> str:
+    """A point's mean, or "did not finish within 40 s" when no run of it finished."""
+    if math.isnan(r["mean"]):
+        within = r.get("sim_seconds", math.nan)
+        return "did not finish" + (f" within {within:g} s" if not math.isnan(within) else "")
+    return f"{r['mean']:.4g}"
+
+
 def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
     a, b = str(claim.lower), str(claim.than)
     similar = claim.relation == "similar"
@@ -97,17 +192,22 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
            f"significant? |{eq_head}",
            "|---|---|---|---|---|---|---|" + ("---|" if similar else "")]  # fmt: skip
     for _, r in cmp.iterrows():
-        x = x_number(r["x"]) * fig.x_scale
-        if r["n"] >= 2:
+        x = axis_value(r["x"], fig.x_scale)
+        if r["deterministic"]:
+            ci, p, sig = "-", "-", DETERMINISTIC.format(n=int(r["n"]))
+        elif r["n"] >= 2:
             ci = f"{r['low']:.3g} to {r['high']:.3g}"
             p = f"{r['p_value']:.2g}"
             sig = {-1: f"yes, {a} lower", 1: f"yes, {a} higher"}.get(int(r["sign"]), "no")
         else:
             ci, p, sig = "-", "-", "not judged"
-        row = (f"| {x:g} | {int(r['n'])} | {r['mean_b']:.4g} | {r['diff']:.3g} | {ci} | {p} "
+        if r["n"] == 0:
+            sig = "no pair finished"
+        row = (f"| {x} | {int(r['n'])} | {fmt(r['mean_b'])} | {fmt(r['diff'])} | {ci} | {p} "
                f"| {sig} |")  # fmt: skip
         if similar:
-            row += (" yes |" if bool(r["equivalent"]) else " no |") if r["n"] >= 2 else " - |"
+            judged = r["n"] >= 2 and not r["deterministic"]
+            row += (" yes |" if bool(r["equivalent"]) else " no |") if judged else " - |"
         out.append(row)
     return [*out, ""]
 
@@ -136,34 +236,22 @@ def write_report(
         lines += [f"Re-run it from the repository's root with `{command}` (finished runs are "
                   "reused from the store in the output folder)."]  # fmt: skip
     mode = "quick (fewer points and seeds; for CI, not for conclusions)" if quick else "full"
-    lines += ["", f"Mode: {mode}. Runs: {n_runs}. Every point: mean and 95 % confidence interval "
-              "(Student t) over seeds 1..n.", ""]  # fmt: skip
-    lines += ["## The paper's findings and ours", "",
-              "A claim on a figure compares two lines point by point, runs paired by seed (the "
-              "same seed gives both lines the same loss draws): the mean of the per-seed "
-              "differences and its 95 % interval. It holds when the claimed direction is "
-              "significant at the stated share of the points and the opposite at none, and its "
-              "trend, if it states one, by the 95 % interval of the regression slope of the gap "
-              "against x; a \"similar\" claim holds when two one-sided tests show the lines "
-              "within the stated margin at that share of the points. A claim on a table "
-              "compares each line's value with its rule and ends with its basis: one run with a "
-              "tolerance, or several seeds and their 95 % CIs. docs/experiments.md has the "
-              "details.", "",
-              "| figure | the paper says | our points |", "|---|---|---|"]  # fmt: skip
-    scales = {f.id: f.x_scale for f in plan.figures}
+    lines += ["", f"Mode: {mode}. Runs: {n_runs}. {replicates_sentence(summary, tables)}", ""]
     seeds_of = table_seeds if table_seeds is not None else tables
-    for c in plan.claims:
-        verdict = check_claim(c, points, seeds_of, scales.get(c.figure, 1.0), plan=plan)
-        lines.append(f"| {c.figure} | {_cell(c.text)} | {_cell(verdict)} |")
+    judged = [(c, judge_claim(c, points, seeds_of, plan=plan)) for c in plan.claims]
+    lines += main_result_lines(plan, judged)
+    lines += ["## The paper's findings and ours", "", SCALE_TEXT, "",
+              "| figure | the paper says | our verdict and the evidence |",
+              "|---|---|---|"]  # fmt: skip
+    for c, j in judged:
+        lines.append(f"| {c.figure} | {_cell(c.text)} | {_cell(j.text)} |")
     lines.append("")
     lines += _setup(plan, quick)
+    lines += _no_number_lines(plan)
     for fig in plan.figures:
         lines += [f"## {fig.id}: {fig.title}", "", f"![{fig.id}]({fig.id}.png)", ""]
         pv = fig.paper
-        if pv is None:
-            lines += [f"{NO_NUMBER_TEXT}: the paper gives no values for this figure; where it "
-                      "states a finding, the claims above compare it.", ""]  # fmt: skip
-        else:
+        if pv is not None:
             lines += [f"The paper's values (hollow markers): {_cell(pv.source)}; a point "
                       f"matches within {pv.describe_tolerance()} (one run) or when the "
                       "paper's value is inside our 95 % CI (several seeds).", ""]  # fmt: skip
@@ -173,10 +261,9 @@ def write_report(
         s = summary[summary["figure"] == fig.id]
         for _, r in s.iterrows():
             ci = "-" if math.isnan(r["ci95"]) else f"{r['ci95']:.4g}"
-            note = f" ({int(r['unfinished'])} unfinished)" if r["unfinished"] else ""
-            x = (f"{float(r['x']) * fig.x_scale:g}" if not isinstance(r["x"], str)
-                 else r["x"])  # fmt: skip
-            row = (f"| {x} | {plan.lines[r['line']].label} | {r['mean']:.4g} | {ci} | "
+            note = _n_note(r)
+            x = axis_value(r["x"], fig.x_scale)
+            row = (f"| {x} | {plan.lines[r['line']].label} | {_mean_text(r)} | {ci} | "
                    f"{int(r['n'])}{note} |")  # fmt: skip
             if pv is not None:
                 paper = pv.get(r["line"], r["x"])
@@ -224,7 +311,8 @@ def write_report(
         lines.append("")
         lines += _summary_paper_lines(t.paper, (table_seeds or {}).get(t.id), plan)
     if plan.assumptions:
-        lines += ["## Assumptions", ""] + [f"- {a}" for a in plan.assumptions] + [""]
+        said = [assumption_text(plan, a, quick) for a in plan.assumptions]
+        lines += ["## Assumptions", ""] + [f"- {a}" for a in said] + [""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

@@ -12,10 +12,11 @@ import pandas as pd
 
 from ccsim.sweep import Store, execute, gather
 
+from .checks import check_plan
 from .figures import draw_figure, draw_series_figure
-from .plan import Plan, check_plan, find_experiment, line_metric, load_plan
+from .plan import Plan, find_experiment, line_metric, load_plan
 from .report import write_report
-from .runs import plan_runs, point_values
+from .runs import POINT_COLUMNS, plan_runs, point_values, run_fingerprint
 from .stats import compare_lines, summarize
 from .tables import line_summary, table_row
 
@@ -56,12 +57,8 @@ def reproduce(
         for m in grid.metrics:
             frames.append(point_values(recs, m, grid.cell_id(m)))
     points = (pd.concat(frames, ignore_index=True) if frames else
-              pd.DataFrame(columns=["figure", "line", "x", "seed", "value"]))  # fmt: skip
-    summary = (
-        summarize(points)
-        if len(points)
-        else pd.DataFrame(columns=["figure", "line", "x", "mean", "ci95", "n", "unfinished"])
-    )
+              pd.DataFrame(columns=POINT_COLUMNS))  # fmt: skip
+    summary = summarize(points)
 
     def first_seed(item_id: str, seed: int = 1) -> dict[str, dict[str, Any]]:
         chosen: dict[str, dict[str, Any]] = {}
@@ -79,16 +76,21 @@ def reproduce(
         for r in rep.records:
             if r["tags"]["figure"] == t.id:
                 rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
-                             **table_row(r, t)})  # fmt: skip
+                             "run": run_fingerprint(r), **table_row(r, t)})  # fmt: skip
         df = pd.DataFrame(rows)
         if len(df):
             per_line: dict[str, list[dict[str, Any]]] = {}
+            fingerprints: dict[str, set[str]] = {}
             for row in rows:
                 per_line.setdefault(row["line"], []).append(
-                    {k: v for k, v in row.items() if k not in ("table", "line", "seed")}
+                    {k: v for k, v in row.items() if k not in ("table", "line", "seed", "run")}
                 )
+                fingerprints.setdefault(row["line"], set()).add(row["run"])
             table_frames[t.id] = pd.DataFrame(
-                [{"line": ln, **line_summary(rs, t.flows)} for ln, rs in per_line.items()]
+                [
+                    {"line": ln, **line_summary(rs, t.flows, len(fingerprints[ln]))}
+                    for ln, rs in per_line.items()
+                ]
             )
             table_seeds[t.id] = df
         df.to_parquet(out / f"table-{t.id}.parquet", index=False)
@@ -105,7 +107,64 @@ def reproduce(
     command = rerun_command(plan.id, out, quick, seeds)
     report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
                           points=points, table_seeds=table_seeds, command=command)  # fmt: skip
+    write_record(plan, out, quick, rep.records, summary, points, table_seeds, command)
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+#: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:
+#: small, text, and what the README's numbers are checked against.
+RECORD_FILES = ("run.json", "claims.csv", "summary.csv")
+
+
+def write_record(plan: Plan, out: Path, quick: bool, records: list[dict[str, Any]],
+                 summary: pd.DataFrame, points: pd.DataFrame,
+                 table_seeds: dict[str, pd.DataFrame], command: str) -> None:  # fmt: skip
+    """The reproduction's record as text: ``run.json`` (what ran: ccsim, commit, mode, seeds,
+    runs, the simulations' CPU time), ``claims.csv`` (each claim's verdict and evidence, as
+    report.md has them), ``summary.csv`` (every point) and ``table-<id>.csv`` (each summary
+    table, one row per line and seed). The report and these come from the same runs."""
+    import json
+
+    from ccsim import _core
+
+    from .claims import judge_claim
+    from .report import git_commit
+
+    seeds_used = sorted({int(r["seed"]) for r in records})
+    info = {
+        "paper": plan.id, "command": command, "ccsim": _core.__version__,
+        "commit": git_commit(plan.folder), "mode": "quick" if quick else "full",
+        "seeds": len(seeds_used), "runs": len(records),
+        "simulation_cpu_seconds": round(sum(float(r["summary"].get("wall_seconds", 0.0))
+                                            for r in records), 1),
+    }  # fmt: skip
+    (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    rows = []
+    for c in plan.claims:
+        j = judge_claim(c, points, table_seeds, plan=plan)
+        rows.append({"item": c.figure, "headline": c.headline, "claim": c.text,
+                     "verdict": j.verdict, "evidence": j.detail})  # fmt: skip
+    pd.DataFrame(rows, columns=["item", "headline", "claim", "verdict", "evidence"]).to_csv(
+        out / "claims.csv", index=False
+    )
+    summary.to_csv(out / "summary.csv", index=False, float_format="%.6g")
+    for tid, df in table_seeds.items():
+        df.to_csv(out / f"table-{tid}.csv", index=False, float_format="%.6g")
+
+
+def record_full_run(out: Path, folder: Path) -> Path:
+    """Keep a full reproduction's record (:func:`write_record`) in ``folder/full-run/``, where
+    the README's numbers are checked against it (tests/python/test_readme_numbers.py)."""
+    import shutil
+
+    dest = folder / "full-run"
+    dest.mkdir(exist_ok=True)
+    for old in [*dest.glob("table-*.csv"), *(dest / f for f in RECORD_FILES)]:
+        if old.exists():
+            old.unlink()
+    for name in [*RECORD_FILES, *sorted(p.name for p in out.glob("table-*.csv"))]:
+        shutil.copyfile(out / name, dest / name)
+    return dest
 
 
 def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:
@@ -149,13 +208,18 @@ def default_out(plan_id: str, quick: bool) -> Path:
     return base / (plan_id + ("-quick" if quick else ""))
 
 
-def run_cli(name: str, out: Path | None, quick: bool, workers: int | None,
-            seeds: int | None, cluster: str | None = None) -> Path:  # fmt: skip
+def run_cli(name: str, out: Path | None, quick: bool, workers: int | None, seeds: int | None,
+            cluster: str | None = None, record: bool = False) -> Path:  # fmt: skip
     folder = find_experiment(name)
     plan_id = load_plan(folder).id
+    if record and (quick or seeds is not None):
+        raise ValueError("--record keeps a full reproduction's tables: not with --quick or "
+                         "--seeds (the plan's seeds are the record's)")  # fmt: skip
     r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
                   cluster=cluster)  # fmt: skip
     print(f"{r.executed} runs executed, {r.cached} reused from the store")
+    if record:
+        print(f"recorded: {record_full_run(r.report.parent, folder)}")
     # The HTML site of every reproduction beside this one (ccsim report), brought up to date.
     from ccsim.site import build_site
 

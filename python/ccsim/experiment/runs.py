@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from typing import Any
 
@@ -102,13 +104,34 @@ def record_value(rec: dict[str, Any], metric: Metric) -> float:
     return metric_value(metric.column, {**combined, **run})
 
 
+#: The summary fields that differ between copies of one run: its seed and its wall time.
+_NOT_OF_THE_RUN = ("seed", "wall_seconds")
+
+
+def run_fingerprint(rec: dict[str, Any]) -> str:
+    """A short hash of what a run produced (its summary but for the seed and the wall time,
+    its flows and links tables): two seeds of a scenario with nothing random in it give the
+    same fingerprint, and so count as one sample, not two (docs/experiments.md)."""
+    summary = {k: v for k, v in rec.get("summary", {}).items() if k not in _NOT_OF_THE_RUN}
+    body = json.dumps([summary, rec.get("flows", {}), rec.get("links", {})], sort_keys=True,
+                      default=str)  # fmt: skip
+    return hashlib.sha1(body.encode()).hexdigest()[:16]
+
+
 def point_values(records: list[dict[str, Any]], metric: Metric, figure: str | None = None
                  ) -> pd.DataFrame:  # fmt: skip
     """One value per record (see :func:`record_value`), tagged with its figure (or ``figure``:
-    a grid table's cells carry "<table>.<metric>"), line, x and seed."""
+    a grid table's cells carry "<table>.<metric>"), line, x and seed, with the run's
+    fingerprint (:func:`run_fingerprint`) in ``run``."""
     rows = []
     for rec in records:
         tags = rec["tags"]
+        sim = float(rec.get("summary", {}).get("sim_seconds", math.nan))
         rows.append({"figure": figure or tags["figure"], "line": tags["line"], "x": tags["x"],
-                     "seed": rec["seed"], "value": record_value(rec, metric)})  # fmt: skip
-    return pd.DataFrame(rows)
+                     "seed": rec["seed"], "value": record_value(rec, metric),
+                     "run": run_fingerprint(rec), "sim_seconds": sim})  # fmt: skip
+    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+#: The columns of a plan's points (points.parquet): one value per run.
+POINT_COLUMNS = ["figure", "line", "x", "seed", "value", "run", "sim_seconds"]

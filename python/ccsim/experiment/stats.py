@@ -80,6 +80,8 @@ class Paired:
     half: float
     #: Two-sided p-value of the paired t-test that the mean difference is 0.
     p_value: float
+    #: The pairs are copies of one run (identical replicates): one sample, never evidence.
+    deterministic: bool = False
 
     @property
     def low(self) -> float:
@@ -91,8 +93,8 @@ class Paired:
 
     @property
     def judged(self) -> bool:
-        """Whether an interval exists (2 pairs or more)."""
-        return self.n >= 2
+        """Whether an interval exists: 2 pairs or more that are not copies of one run."""
+        return self.n >= 2 and not self.deterministic
 
     @property
     def sign(self) -> int:
@@ -200,14 +202,41 @@ def slope_ci(x: Sequence[float], y: Sequence[float]) -> Slope:
     return Slope(k, float(fit.slope), half)
 
 
+def distinct_runs(group: pd.DataFrame) -> int:
+    """How many different runs a group of points holds: by their ``run`` fingerprint (a hash of
+    what the run produced, :func:`ccsim.experiment.runs.run_fingerprint`) when the points
+    carry one, else every row counts as its own run."""
+    if "run" not in group:
+        return len(group)
+    return int(group["run"].nunique())
+
+
+def deterministic(n: int, distinct: int) -> bool:
+    """Whether ``n`` replicates are in fact one sample: several runs that all came out the
+    same (a scenario with nothing random in it). They give no interval and no significance."""
+    return n >= 2 and distinct <= 1
+
+
 def summarize(points: pd.DataFrame) -> pd.DataFrame:
-    """Mean, 95 % CI half-width and n per (figure, line, x)."""
+    """Mean, 95 % CI half-width and n per (figure, line, x); ``distinct``, how many of the n
+    runs differ. Identical runs (:func:`deterministic`) have no interval: ci95 is NaN."""
     out = []
     for (fig, line, x), grp in points.groupby(["figure", "line", "x"], sort=False):
         m, ci, n = mean_ci(list(grp["value"]))
+        distinct = distinct_runs(grp)
+        if deterministic(n, distinct):
+            ci = math.nan
+        # How long the runs were: a point whose runs did not finish says "within 40 s".
+        sim = float(grp["sim_seconds"].max()) if "sim_seconds" in grp else math.nan
         out.append({"figure": fig, "line": line, "x": x, "mean": m, "ci95": ci, "n": n,
-                    "unfinished": int(grp["value"].isna().sum())})  # fmt: skip
-    return pd.DataFrame(out)
+                    "distinct": distinct, "unfinished": int(grp["value"].isna().sum()),
+                    "sim_seconds": sim})  # fmt: skip
+    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
+
+
+#: The columns of :func:`summarize`'s table (summary.parquet).
+SUMMARY_COLUMNS = ["figure", "line", "x", "mean", "ci95", "n", "distinct", "unfinished",
+                   "sim_seconds"]  # fmt: skip
 
 
 def compare_lines(
@@ -215,17 +244,22 @@ def compare_lines(
 ) -> pd.DataFrame:
     """Line ``a`` against line ``b`` of ``figure``, per x, runs paired by seed.
 
-    Columns: ``x``, ``n`` (pairs), ``mean_b`` (b's mean over the pairs), ``diff`` (mean of
-    ``a - b``), ``low``, ``high`` (its 95 % interval), ``p_value``, ``sign`` (-1 a
-    significantly lower, +1 higher, 0 neither or not judged) and, with a relative ``margin``,
-    ``equivalent`` (TOST within ``± margin * |mean_b|``) and its ``p_tost``.
+    Columns: ``x``, ``n`` (pairs), ``mean_a``, ``mean_b`` (the lines' means over the pairs),
+    ``diff`` (mean of ``a - b``), ``low``, ``high`` (its 95 % interval), ``p_value``, ``sign``
+    (-1 a significantly lower, +1 higher, 0 neither or not judged), ``deterministic`` (both
+    lines' runs identical across the seeds: one sample, so no interval and no sign) and, with
+    a relative ``margin``, ``equivalent`` (TOST within ``± margin * |mean_b|``), its ``p_tost``
+    and ``outside`` (the 95 % interval lies wholly outside the margin: significantly not
+    equivalent).
     """
     s = points[points["figure"] == figure]
     rows = []
     xs = list(dict.fromkeys(s[s["line"] == a]["x"]))
     for x in xs:
-        va = s[(s["line"] == a) & (s["x"] == x)].set_index("seed")["value"]
-        vb = s[(s["line"] == b) & (s["x"] == x)].set_index("seed")["value"]
+        ga = s[(s["line"] == a) & (s["x"] == x)]
+        gb = s[(s["line"] == b) & (s["x"] == x)]
+        va = ga.set_index("seed")["value"]
+        vb = gb.set_index("seed")["value"]
         seeds = [k for k in va.index if k in vb.index]
         if not seeds:
             continue
@@ -233,20 +267,25 @@ def compare_lines(
         yb = [float(vb[k]) for k in seeds]
         both = [(u, v) for u, v in zip(ya, yb) if not (math.isnan(u) or math.isnan(v))]
         p = paired_t([u for u, _ in both], [v for _, v in both])
+        same = deterministic(p.n, max(distinct_runs(ga), distinct_runs(gb)))
+        if same:
+            p = Paired(p.n, p.mean, math.nan, math.nan, deterministic=True)
+        mean_a = sum(u for u, _ in both) / len(both) if both else math.nan
         mean_b = sum(v for _, v in both) / len(both) if both else math.nan
-        row = {"x": x, "n": p.n, "mean_b": mean_b, "diff": p.mean, "low": p.low,
-               "high": p.high, "p_value": p.p_value, "sign": p.sign}  # fmt: skip
+        row = {"x": x, "n": p.n, "mean_a": mean_a, "mean_b": mean_b, "diff": p.mean,
+               "low": p.low, "high": p.high, "p_value": p.p_value, "sign": p.sign,
+               "deterministic": same}  # fmt: skip
         if margin is not None:
             delta = margin * abs(mean_b)
-            if both and delta > 0:
+            row["equivalent"], row["p_tost"], row["outside"] = False, math.nan, False
+            if len(both) >= 2 and delta > 0 and not same:
                 e = tost_paired([u for u, _ in both], [v for _, v in both], -delta, delta)
                 row["equivalent"] = e.equivalent
                 row["p_tost"] = e.p_value
-            else:
-                row["equivalent"] = False
-                row["p_tost"] = math.nan
+                row["outside"] = p.low > delta or p.high < -delta
         rows.append(row)
-    cols = ["x", "n", "mean_b", "diff", "low", "high", "p_value", "sign"]
+    cols = ["x", "n", "mean_a", "mean_b", "diff", "low", "high", "p_value", "sign",
+            "deterministic"]  # fmt: skip
     if margin is not None:
-        cols += ["equivalent", "p_tost"]
+        cols += ["equivalent", "p_tost", "outside"]
     return pd.DataFrame(rows, columns=cols)

@@ -74,7 +74,8 @@ def shares_text(shares: dict[str, float]) -> str:
     return ", ".join(f"{f} {100 * v:.0f} %" for f, v in shares.items() if not math.isnan(v))
 
 
-def line_summary(per_seed: Sequence[dict[str, Any]], flows: Sequence[str]) -> dict[str, Any]:
+def line_summary(per_seed: Sequence[dict[str, Any]], flows: Sequence[str],
+                 distinct: int | None = None) -> dict[str, Any]:  # fmt: skip
     """One line of a summary table over its seeds, as reports and the explorer show it.
 
     Each numeric column of :func:`table_row`: its mean over the seeds where it is a number and
@@ -82,18 +83,21 @@ def line_summary(per_seed: Sequence[dict[str, Any]], flows: Sequence[str]) -> di
     seeds; ``converged``, how many of them converged (a run that never does has no
     convergence time, so the mean convergence is over the converged seeds only and the report
     says how many). ``shares`` is written from the mean shares, so it agrees with the
-    ``share_<flow>`` columns instead of showing one seed's split.
+    ``share_<flow>`` columns instead of showing one seed's split. ``distinct``: how many of
+    the runs differ (None: all); copies of one run have no interval (``_ci95`` NaN).
     """
-    from .stats import mean_ci
+    from .stats import deterministic, mean_ci
 
+    same = deterministic(len(per_seed), len(per_seed) if distinct is None else distinct)
     out: dict[str, Any] = {}
     for col in per_seed[0]:
         if col == "shares":
             continue
         mean, half, _ = mean_ci([float(p[col]) for p in per_seed])
         out[col] = mean
-        out[f"{col}_ci95"] = half
+        out[f"{col}_ci95"] = math.nan if same else half
     out["n"] = len(per_seed)
+    out["distinct"] = len(per_seed) if distinct is None else distinct
     out["converged"] = sum(1 for p in per_seed if not math.isnan(float(p["convergence_s"])))
     out["shares"] = shares_text({f: out.get(f"share_{f}", math.nan) for f in flows})
     return out

@@ -38,7 +38,8 @@ __all__ = ["PaperPage", "build_site", "read_report"]
 
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
-_VERDICTS = ("partly holds", "does not hold", "holds", "not judged")
+#: The verdict scale of every claim (ccsim.experiment.verdicts), read back from report.md.
+_VERDICTS = ("contradicted", "partly holds", "does not hold", "holds", "not judged")
 #: The line report.md writes before a grid table (report.GRID_MARK): ``[grid:table1_wan]: #``.
 _GRID = re.compile(r"^\[grid:([^\]]+)\]: #\s*$")
 
@@ -352,6 +353,7 @@ nav { margin-bottom: 1rem; }
 .verdict-does-not-hold { color: #a11; font-weight: 600; }
 .verdict-partly-holds { color: #8a5a00; font-weight: 600; }
 .verdict-not-judged { color: #555; font-weight: 600; }
+.verdict-contradicted { color: #fff; background: #a11; padding: 0 0.2rem; font-weight: 600; }
 .figure { border: 1px solid #ddd; margin: 0.5rem 0; }
 .files { font-size: 0.85rem; color: #555; }
 .note { background: #f7f7e8; padding: 0.5rem; border-left: 3px solid #cc9; }
@@ -456,6 +458,7 @@ def index_page(pages: list[PaperPage]) -> str:
             f'<span class="verdict-holds">{c["holds"]} hold</span>, '
             f'<span class="verdict-partly-holds">{c["partly holds"]} partly</span>, '
             f'<span class="verdict-does-not-hold">{c["does not hold"]} do not hold</span>, '
+            f'<span class="verdict-contradicted">{c["contradicted"]} contradicted</span>, '
             f'<span class="verdict-not-judged">{c["not judged"]} not judged</span>'
         )
         mode = "quick (not for conclusions)" if p.quick else "full"
