@@ -225,3 +225,16 @@ def test_a_point_whose_runs_did_not_finish_says_within_how_long_never_nan(tmp_pa
                                points=pts).read_text()  # fmt: skip
     assert "did not finish within 40 s" in text
     assert "| nan |" not in text and " nan " not in text
+
+
+def test_a_figures_legend_sits_under_its_axes_and_covers_no_point(tmp_path: Path) -> None:
+    from ccsim.experiment import figures
+
+    plan = _plan(tmp_path, RATIO)
+    f, ax = figures.point_axes(plan.figures[0], plan, experiment.summarize(_points(1.3)))
+    f.canvas.draw()
+    legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 <= axes.y0, (legend, axes)
+    # The whole legend is inside the figure (tight_layout made room for it).
+    assert legend.y0 >= 0
+    figures._pyplot().close(f)

@@ -91,9 +91,20 @@ def draw_series_figure(
 
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
     plt = _pyplot()
+    f, _ = point_axes(fig, plan, summary)
+    return _save(plt, f, out, fig.id)
 
+
+def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any]:
+    """A figure of points drawn (its matplotlib figure and axes, not yet saved): each line's
+    means with their 95 % CIs, the paper's values as hollow markers, the legend under the
+    axes."""
+    plt = _pyplot()
     s = summary[summary["figure"] == fig.id]
-    f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    # The legend goes under the axes, where it covers no point; the figure grows by its rows.
+    entries = len(fig.lines) + sum(bool(paper_points(fig, ln)[0]) for ln in fig.lines)
+    rows = (entries + 1) // 2
+    f, ax = plt.subplots(figsize=(6.4, 4.2 + 0.22 * rows), dpi=120)
     for lid in fig.lines:
         d = s[s["line"] == lid]
         if d.empty:
@@ -112,9 +123,10 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     ax.set_yscale(fig.y_scale)
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend()
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     f.tight_layout()
-    return _save(plt, f, out, fig.id)
+    return f, ax
 
 
 def paper_points(fig: Figure, line: str) -> tuple[list[float], list[float]]:
