@@ -253,8 +253,8 @@ def write_report(
         pv = fig.paper
         if pv is not None:
             lines += [f"The paper's values (hollow markers): {_cell(pv.source)}; a point "
-                      f"matches within {pv.describe_tolerance()} (one run) or when the "
-                      "paper's value is inside our 95 % CI (several seeds).", ""]  # fmt: skip
+                      f"matches when our whole 95 % CI is within {pv.describe_tolerance()} of "
+                      "the paper's value (without an interval: our mean).", ""]  # fmt: skip
         head = " paper | ours - paper | matches? |" if pv is not None else ""
         lines += [f"| {fig.x_label} | line | mean {fig.metric.label} | ± 95 % CI | n |{head}",
                   "|---|---|---|---|---|" + ("---|---|---|" if pv is not None else "")]  # fmt: skip
@@ -335,11 +335,6 @@ def _convergence(row: Any) -> str:
     return text if k == n else f"{text} ({k} of {n} seeds)"
 
 
-#: The line report.md writes before a grid table: a Markdown link reference definition, so it
-#: renders as nothing, and the HTML site replaces the table after it with its own (hover text).
-GRID_MARK = "[grid:{id}]: #"
-
-
 @dataclass(frozen=True)
 class GridCell:
     """One cell of a grid table: our summary (mean, 95 % half-width, seeds; n = 0 when not run)
@@ -353,7 +348,7 @@ class GridCell:
 
     @property
     def matches(self) -> bool:
-        """Ours matches the paper's within its tolerance (or the paper's is inside our CI)."""
+        """Ours matches the paper's: our whole CI (without one, our mean) within its tolerance."""
         if self.paper is None or self.pv is None or not self.n:
             return False
         return matches(self.paper, self.mean, self.ci95, self.n, self.pv)
@@ -408,12 +403,11 @@ def grid_lines(grid: GridTable, plan: Plan, summary: pd.DataFrame) -> list[str]:
     if sources:
         tol = "; ".join(f"{m.label}: {grid.paper[m.id].describe_tolerance()}"
                         for m in grid.metrics if m.id in grid.paper)  # fmt: skip
-        out += [f"Each cell: ours / the paper's ({', '.join(sources)}). ✓: ours matches the "
-                f"paper's within its tolerance (one run; {tol}) or, with several seeds, the "
-                "paper's value is inside our 95 % CI.", ""]  # fmt: skip
+        out += [f"Each cell: ours / the paper's ({', '.join(sources)}). ✓: our whole 95 % CI "
+                f"is within the paper's tolerance ({tol}; without an interval, our mean "
+                "is).", ""]  # fmt: skip
     else:
         out += ["Each cell: ours (the paper has no numbers for this table).", ""]
-    out += [GRID_MARK.format(id=grid.id), ""]
     out += ["| row | metric | " + " | ".join(_cell(plan.lines[ln].label) for ln in grid.lines)
             + " |", "|---|---|" + "---|" * len(grid.lines)]  # fmt: skip
     total = held = 0
@@ -435,8 +429,8 @@ def _summary_paper_lines(pv: PaperValues | None, seeds: pd.DataFrame | None,
     """The paper's numbers for a summary table's columns beside ours."""
     if pv is None:
         return [f"{NO_NUMBER_TEXT}: the paper gives no values for this table.", ""]
-    out = [f"The paper's values ({_cell(pv.source)}; a match: within "
-           f"{pv.describe_tolerance()}, or inside our 95 % CI with several seeds):", "",
+    out = [f"The paper's values ({_cell(pv.source)}; a match: our whole 95 % CI within "
+           f"{pv.describe_tolerance()} of it, or without an interval our mean):", "",
            "| line | column | ours | paper | ours - paper | matches? |",
            "|---|---|---|---|---|---|"]  # fmt: skip
     from .stats import mean_ci

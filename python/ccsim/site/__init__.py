@@ -40,8 +40,9 @@ __all__ = ["PaperPage", "build_site", "read_report"]
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
 #: The verdict scale of every claim (ccsim.experiment.verdicts), read back from report.md.
 _VERDICTS = ("contradicted", "partly holds", "does not hold", "holds", "not judged")
-#: The line report.md writes before a grid table (report.GRID_MARK): ``[grid:table1_wan]: #``.
-_GRID = re.compile(r"^\[grid:([^\]]+)\]: #\s*$")
+#: A section heading of report.md: ``## table1_wan: Table 1 ...``; a grid table's section has
+#: its table replaced by the site's own (hover text on every cell).
+_HEADING = re.compile(r"^## ([^:\s]+): ")
 
 
 @dataclass
@@ -408,19 +409,21 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
     chunks: list[str] = []
     pending: list[str] = []
     base = f"{rel_results}/{page.name}"
-    in_grid = False
+    grid_section: str | None = None  # in a grid's section, before its table
+    in_grid = False  # inside that table, which the HTML one replaces
     for ln in text.splitlines():
         if in_grid:
-            # The Markdown table after a grid mark: replaced by the HTML one below.
-            if ln.startswith("|") or not ln.strip():
+            if ln.startswith("|"):
                 continue
             in_grid = False
-        g = _GRID.match(ln)
-        if g is not None and g.group(1) in grids:
+        h = _HEADING.match(ln)
+        if h is not None:
+            grid_section = h.group(1) if h.group(1) in grids else None
+        elif grid_section is not None and ln.startswith("|"):
             chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
             pending = []
-            chunks.append(grid_table_html(grids[g.group(1)], plan, summary))
-            in_grid = True
+            chunks.append(grid_table_html(grids[grid_section], plan, summary))
+            grid_section, in_grid = None, True
             continue
         m = _IMAGE.match(ln)
         if m is None:
