@@ -89,6 +89,17 @@ mod tests {
     }
 
     #[test]
+    fn the_offsets_docs_scenario_md_quotes_are_the_ones_drawn() {
+        // docs/scenario.md, "[jitter]": flows f1 and f2, a 2 ms window, seeds 1 and 2.
+        let w = SimDuration::from_millis(2);
+        let ns = |seed, flow| flow_offset(seed, flow, w).as_nanos();
+        assert_eq!((ns(1, "f1"), ns(1, "f2")), (1_998_932, 808_458));
+        assert_eq!((ns(2, "f1"), ns(2, "f2")), (1_183_747, 1_678_157));
+        let doc = include_str!("../../../docs/scenario.md");
+        assert!(doc.contains("seed 1 starts them at 1.998932 ms and 0.808458 ms, seed 2 at\n1.183747 ms and 1.678157 ms"));
+    }
+
+    #[test]
     fn seeds_spread_the_offsets_over_the_whole_window() {
         // 1,000 seeds over a 10 ms window: every millisecond gets some, none gets most.
         let window = SimDuration::from_millis(10);
