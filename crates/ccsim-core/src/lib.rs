@@ -22,7 +22,7 @@
 //! they are inside the network; everything else passes handles), [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
 //! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
-//! [`ping`], [`sim`],
+//! [`ping`], [`jitter`] (seed-driven start offsets), [`sim`],
 //! [`scenario`], [`results`], and [`xcp_router`] (the router half of XCP, a queue discipline;
 //! the sender half is [`cc::xcp`]).
 
@@ -33,6 +33,7 @@ pub mod cc;
 pub mod diffserv;
 pub mod endpoint;
 pub mod hook;
+pub mod jitter;
 pub mod link;
 pub mod loss;
 pub mod network;

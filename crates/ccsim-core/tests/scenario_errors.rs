@@ -152,7 +152,7 @@ fn an_unknown_top_level_key_lists_the_sections() {
     assert_eq!(
         error_with(&["durration=\"5s\""]),
         "durration: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
-         routing, trace, events, atm"
+         routing, trace, events, atm, jitter"
     );
 }
 
@@ -241,17 +241,18 @@ fn a_direction_table_takes_no_direction_key_and_only_four_keys() {
 fn unknown_keys_in_flows_depend_on_the_flow_type() {
     assert_eq!(
         error_with(&["flows.f2={type=\"cbr\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\", size=5}"]),
-        "flows.f2.size: unknown key; allowed: type, src, dst, start, stop, rate, packet_size"
+        "flows.f2.size: unknown key; allowed: type, src, dst, start, stop, start_jitter, rate, \
+         packet_size"
     );
     assert_eq!(
         error_with(&["flows.f2={type=\"onoff\", src=\"h1\", dst=\"h2\", mss=5}"]),
-        "flows.f2.mss: unknown key; allowed: type, src, dst, start, stop, rate, packet_size, \
-         on, off, distribution"
+        "flows.f2.mss: unknown key; allowed: type, src, dst, start, stop, start_jitter, rate, \
+         packet_size, on, off, distribution"
     );
     assert_eq!(
         error_with(&["flows.f1.windw=\"inf\""]),
-        "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, size, preset, \
-         variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
+        "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, start_jitter, size, \
+         preset, variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
          rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn"
@@ -308,6 +309,40 @@ fn a_negative_duration_is_rejected() {
     assert_eq!(
         error_with(&["links.access.delay=-1ms"]),
         r#"links.access.delay: "-1ms" is negative; a duration must be >= 0"#
+    );
+}
+
+#[test]
+fn a_jitter_window_must_be_a_duration_of_at_least_zero() {
+    assert_eq!(
+        error_with(&["jitter.start=-2ms"]),
+        r#"jitter.start: "-2ms" is negative; a duration must be >= 0"#
+    );
+    assert_eq!(
+        error_with(&["jitter.start=0.002"]),
+        r#"jitter.start: expected a duration such as "1.5s" (units ns, us, ms, s, min), found float 0.002"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.start_jitter=2"]),
+        r#"flows.f1.start_jitter: expected a duration such as "1.5s" (units ns, us, ms, s, min), found integer 2"#
+    );
+    assert_eq!(
+        error_with(&["jitter.stop=1ms"]),
+        "jitter.stop: unknown key; allowed: start"
+    );
+}
+
+#[test]
+fn a_jitter_window_that_could_start_a_flow_at_its_stop_names_the_key_it_came_from() {
+    assert_eq!(
+        error_with(&["flows.f1.stop=2ms", "jitter.start=2ms"]),
+        "jitter.start: 2ms is not less than stop - start of flows.f1 (2ms): its start offset \
+         could reach its stop; lower jitter.start or give flows.f1 its own start_jitter"
+    );
+    assert_eq!(
+        error_with(&["flows.f1.stop=2ms", "flows.f1.start_jitter=1s"]),
+        "flows.f1.start_jitter: 1s is not less than stop - start (2ms): a start offset drawn \
+         from [0, 1s) could reach stop; lower it"
     );
 }
 

@@ -180,6 +180,8 @@ pub struct CbrSource {
     pub path: Vec<u32>,
     /// Cells per second while on.
     pub rate: f64,
+    /// When its first on period begins: the group's `start` plus this source's jitter offset.
+    pub start: SimTime,
     on: SimDuration,
     off: SimDuration,
     exponential: bool,
@@ -346,6 +348,7 @@ impl AtmFabric {
                 name: c.name,
                 path: c.path,
                 rate: c.rate,
+                start,
                 on: c.on,
                 off: c.off,
                 exponential: c.exponential,

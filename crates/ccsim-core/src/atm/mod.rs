@@ -88,8 +88,13 @@ pub struct CbrSpec {
     pub on: SimDuration,
     pub off: SimDuration,
     pub exponential: bool,
+    /// The first on period of every source of the group, as declared.
     pub start: SimTime,
     pub stop: Option<SimTime>,
+    /// The window of each source's start offset (`crate::jitter`): source k starts its first on
+    /// period at `start + U_k`, U_k uniform in [0, start_jitter), so the sources leave phase.
+    /// The group's `start_jitter`, else `[jitter] start`, else 0 (all in phase, no draw).
+    pub start_jitter: SimDuration,
 }
 
 impl AtmSpec {

@@ -240,6 +240,10 @@ fn cbr_plans(
             } else {
                 format!("{}.{k}", c.name)
             };
+            // Each source's own offset shifts its whole on/off pattern: the sources of a group
+            // leave the common phase they would share at `start` (`crate::jitter`).
+            let start =
+                c.start + crate::jitter::atm_cbr_offset(spec.seed, &c.name, k, c.start_jitter);
             out.push(CbrPlan {
                 rng: RngStream::derive(spec.seed, &format!("atm/cbr/{name}")),
                 name,
@@ -248,7 +252,7 @@ fn cbr_plans(
                 on: c.on,
                 off: c.off,
                 exponential: c.exponential,
-                start: c.start,
+                start,
                 stop: c.stop,
             });
         }

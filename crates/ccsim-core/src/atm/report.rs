@@ -12,11 +12,15 @@ impl AtmFabric {
     pub fn vcs_table(&self) -> Table {
         let mut name = Vec::new();
         let mut kind = Vec::new();
+        // A VC exists for the whole run: its start_s is NaN. A CBR source's is its first on
+        // period, jittered when `start_jitter` asks (`crate::jitter`).
+        let mut start_s = Vec::new();
         let mut f: [Vec<f64>; 3] = Default::default();
         let mut u: [Vec<u64>; 14] = Default::default();
         for v in &self.vcs {
             name.push(v.name.clone());
             kind.push("abr".to_string());
+            start_s.push(f64::NAN);
             let s = &v.stats;
             for (c, x) in f
                 .iter_mut()
@@ -46,6 +50,7 @@ impl AtmFabric {
         for c in &self.cbr {
             name.push(c.name.clone());
             kind.push("cbr".to_string());
+            start_s.push(c.start.as_secs_f64());
             for (col, x) in f.iter_mut().zip([c.rate * CELL_BITS, f64::NAN, f64::NAN]) {
                 col.push(x);
             }
@@ -76,6 +81,7 @@ impl AtmFabric {
         let mut columns = vec![
             ("name".to_string(), Column::Str(name)),
             ("kind".to_string(), Column::Str(kind)),
+            ("start_s".to_string(), Column::F64(start_s)),
             ("acr_bps".to_string(), Column::F64(acr)),
             ("last_er_bps".to_string(), Column::F64(er)),
             ("icr_bps".to_string(), Column::F64(icr)),

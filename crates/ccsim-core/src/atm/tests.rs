@@ -224,3 +224,75 @@ fn partial_packet_discard_raises_tcp_goodput_under_cell_loss() {
         "PPD {with} Mbit/s, none {without} Mbit/s"
     );
 }
+
+#[test]
+fn atm_cbr_sources_start_in_phase_without_jitter_and_each_at_its_own_offset_with_it() {
+    // Paper 000's ten 10 Mbit/s sources, on for 84 ms from `start`; a 5 ms run ends inside the
+    // first on period, so each source sends about (5 ms - its start) · 23,585 cells/s.
+    let cbr = |out: &RunOutput| -> Vec<(f64, u64)> {
+        let kind = out.atm_vcs.str("kind").unwrap();
+        let start = out.atm_vcs.f64("start_s").unwrap();
+        let sent = out.atm_vcs.u64("cells_sent").unwrap();
+        (0..kind.len())
+            .filter(|&i| kind[i] == "cbr")
+            .map(|i| (start[i], sent[i]))
+            .collect()
+    };
+    let in_phase = cbr(&run(PAPER, &["duration=\"5ms\""]));
+    assert_eq!(in_phase.len(), 10);
+    assert!(in_phase.iter().all(|&s| s == in_phase[0]), "{in_phase:?}");
+    assert_eq!(in_phase[0].0, 0.0);
+
+    let window = crate::time::SimDuration::from_millis(4);
+    let jittered = cbr(&run(PAPER, &["duration=\"5ms\"", "jitter.start=\"4ms\""]));
+    let rate = crate::atm::cell_rate(crate::time::Rate::mbps(10));
+    for (k, &(start, sent)) in jittered.iter().enumerate() {
+        // Source k's phase is the first draw of its own stream, `jitter/atm_cbr/bg/<k>`.
+        let offset = crate::jitter::atm_cbr_offset(1, "bg", k as u32, window);
+        assert_eq!(start, offset.as_secs_f64());
+        // ... and the fabric sends from there: the cells of [offset, 5 ms], give or take one.
+        let expected = (0.005 - start) * rate;
+        assert!(
+            (sent as f64 - expected).abs() <= 1.5,
+            "{k}: {sent} vs {expected}"
+        );
+    }
+    // The sources left their common phase, in the order of their draws.
+    let mut by_start = jittered.clone();
+    by_start.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(by_start
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 >= w[1].1));
+    // A group's own start_jitter of 0 keeps it in phase whatever [jitter] says.
+    let own = cbr(&run(
+        PAPER,
+        &[
+            "duration=\"5ms\"",
+            "jitter.start=\"4ms\"",
+            "atm.cbr.bg.start_jitter=\"0s\"",
+        ],
+    ));
+    assert_eq!(own, in_phase);
+}
+
+#[test]
+fn an_atm_cbr_groups_window_must_leave_it_time_to_start_before_its_stop() {
+    let message = |overrides: &[&str]| {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        load_scenario(PAPER, &overrides, None)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        message(&["atm.cbr.bg.stop=\"1ms\"", "jitter.start=\"1ms\""]),
+        "jitter.start: 1ms is not less than stop - start of atm.cbr.bg (1ms): its start offset \
+         could reach its stop; lower jitter.start or give atm.cbr.bg its own start_jitter"
+    );
+    assert_eq!(
+        message(&[
+            "atm.cbr.bg.stop=\"1ms\"",
+            "atm.cbr.bg.start_jitter=\"-1ms\""
+        ]),
+        "atm.cbr.bg.start_jitter: \"-1ms\" is negative; a duration must be >= 0"
+    );
+}

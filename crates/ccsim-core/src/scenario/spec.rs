@@ -199,11 +199,15 @@ pub struct FlowSpec {
     pub src: String,
     /// Destination node name.
     pub dst: String,
-    /// When the application starts.
+    /// When the application starts, as declared; the run adds the flow's jitter offset.
     pub start: SimTime,
     /// When the application stops offering new data (None: never): a time since the run
     /// began, like `start`, not a duration after `start`.
     pub stop: Option<SimTime>,
+    /// The window of the start offset (`crate::jitter`): the flow starts at `start + U`, U
+    /// uniform in [0, start_jitter); the flow's own `start_jitter` key, else `[jitter] start`,
+    /// else 0 (no offset, no draw). Less than `stop - start`, so the flow starts before it stops.
+    pub start_jitter: SimDuration,
     pub kind: FlowKind,
 }
 

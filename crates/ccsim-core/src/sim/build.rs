@@ -14,6 +14,9 @@
 //!         └─> schedule_first_events each endpoint's first deadline, the first sample
 //! ```
 //!
+//! A flow starts at its declared `start` plus its jitter offset (`crate::jitter`; zero, with no
+//! draw, unless `[jitter]` or the flow's `start_jitter` gives a window).
+//!
 //! Every flow takes the next two ports, sender then receiver, and a port is its endpoint's index,
 //! so routing finds a packet's endpoint without a map. Random streams are derived from the seed
 //! and a name (`node/<name>/hook`, `flow/<name>/onoff`; a generator's gaps and sizes, see
@@ -82,7 +85,10 @@ impl Simulator {
                 continue;
             };
             check_path_mtu(&sim.net, name, f, ends)?;
-            sim.add_flow(name, f, ends);
+            // The declared start plus the flow's jitter offset (`crate::jitter`): from here on
+            // this is the flow's start, for its endpoints and in the results (`start_s`).
+            let start = f.start + crate::jitter::flow_offset(spec.seed, name, f.start_jitter);
+            sim.add_flow(name, f, start, ends);
         }
         // ATM: the cell network of the [atm] links (atm/plan.rs).
         sim.atm = crate::atm::plan::build(spec, &sim.net)?.map(Box::new);
@@ -155,16 +161,17 @@ impl Simulator {
         })
     }
 
-    /// The endpoints of one configured flow, or its generator.
-    fn add_flow(&mut self, name: &str, f: &FlowSpec, ends: FlowEnds) {
+    /// The endpoints of one configured flow, or its generator, starting at `start` (the
+    /// declared `f.start` plus its jitter offset).
+    fn add_flow(&mut self, name: &str, f: &FlowSpec, start: SimTime, ends: FlowEnds) {
         match &f.kind {
             FlowKind::Tcp { size, tcp } => {
-                self.add_tcp_flow(name.to_string(), ends, f.start, f.stop, *size, tcp, true);
+                self.add_tcp_flow(name.to_string(), ends, start, f.stop, *size, tcp, true);
             }
             FlowKind::Cbr { rate, packet_size } => {
-                let cfg = self.udp_config(ends, f, *rate, *packet_size);
+                let cfg = self.udp_config(ends, start, f.stop, *rate, *packet_size);
                 let source = AnyEndpoint::Cbr(Box::new(CbrSource::new(cfg)));
-                self.add_udp_flow(name, "cbr", ends, f.start, source);
+                self.add_udp_flow(name, "cbr", ends, start, source);
             }
             FlowKind::OnOff {
                 rate,
@@ -173,7 +180,9 @@ impl Simulator {
                 off,
                 exponential,
             } => {
-                let cfg = self.udp_config(ends, f, *rate, *packet_size);
+                // The on/off pattern starts with the first on period at `start`: the jitter
+                // shifts its phase and leaves its periods (this stream's draws) as they are.
+                let cfg = self.udp_config(ends, start, f.stop, *rate, *packet_size);
                 let rng = RngStream::derive(self.seed, &format!("flow/{name}/onoff"));
                 let source = AnyEndpoint::OnOff(Box::new(OnOffSource::new(
                     cfg,
@@ -182,13 +191,13 @@ impl Simulator {
                     *exponential,
                     rng,
                 )));
-                self.add_udp_flow(name, "onoff", ends, f.start, source);
+                self.add_udp_flow(name, "onoff", ends, start, source);
             }
             FlowKind::ShortTcp {
                 arrival_rate,
                 sizes,
                 tcp,
-            } => self.add_generator(name, ends, f, *arrival_rate, sizes, tcp),
+            } => self.add_generator(name, ends, start, f.stop, *arrival_rate, sizes, tcp),
             FlowKind::Ping {
                 interval,
                 packet_size,
@@ -201,7 +210,7 @@ impl Simulator {
                     port,
                     dst_port,
                     flow: self.flows.len() as u32,
-                    start: f.start,
+                    start,
                     stop: f.stop,
                     interval: *interval,
                     packet_size: *packet_size,
@@ -211,7 +220,7 @@ impl Simulator {
                     name,
                     "ping",
                     ends,
-                    f.start,
+                    start,
                     AnyEndpoint::Ping(Box::new(probe)),
                 );
                 if let Some(slot) = self.eps.last_mut() {
@@ -224,7 +233,7 @@ impl Simulator {
                 sctp,
             } => {
                 let paths = sctp_addrs(&self.net, ends, paths);
-                self.add_sctp_flow(name, ends, f, paths, *primary, sctp);
+                self.add_sctp_flow(name, ends, start, f.stop, paths, *primary, sctp);
             }
         }
     }
@@ -241,8 +250,16 @@ impl Simulator {
         self.schedule_atm();
     }
 
-    /// The configuration of a UDP source for flow `f`, on the ports `add_udp_flow` will use.
-    fn udp_config(&self, ends: FlowEnds, f: &FlowSpec, rate: Rate, packet_size: u32) -> UdpConfig {
+    /// The configuration of a UDP source sending from `start` until `stop`, on the ports
+    /// `add_udp_flow` will use.
+    fn udp_config(
+        &self,
+        ends: FlowEnds,
+        start: SimTime,
+        stop: Option<SimTime>,
+        rate: Rate,
+        packet_size: u32,
+    ) -> UdpConfig {
         let (port, dst_port) = self.reserve_ports();
         UdpConfig {
             addr: ends.src_addr,
@@ -250,8 +267,8 @@ impl Simulator {
             port,
             dst_port,
             flow: self.flows.len() as u32,
-            start: f.start,
-            stop: f.stop,
+            start,
+            stop,
             rate,
             packet_size,
         }
@@ -377,12 +394,14 @@ impl Simulator {
     }
 
     /// An SCTP association: its sender on `ends.src`, its receiver on `ends.dst`, over the paths
-    /// given as (sender address, receiver address).
+    /// given as (sender address, receiver address), from `start` until `stop`.
+    #[allow(clippy::too_many_arguments)]
     fn add_sctp_flow(
         &mut self,
         name: &str,
         ends: FlowEnds,
-        f: &FlowSpec,
+        start: SimTime,
+        stop: Option<SimTime>,
         paths: Vec<(Addr, Addr)>,
         primary: usize,
         sctp: &crate::sctp::SctpSpec,
@@ -395,8 +414,8 @@ impl Simulator {
             dst_port: rx,
             paths,
             primary,
-            start: f.start,
-            stop: f.stop,
+            start,
+            stop,
             spec: sctp.clone(),
             rng: RngStream::derive(self.seed, &format!("flow/{name}/sctp")),
         };
@@ -430,7 +449,7 @@ impl Simulator {
             kind: "sctp",
             src: ends.src,
             dst: ends.dst,
-            start: f.start,
+            start,
             size: None,
             sender: tx,
             receiver: rx,
@@ -438,29 +457,33 @@ impl Simulator {
         });
     }
 
-    /// A generator of Poisson arrivals of finite TCP transfers from `f.start`, and its first
-    /// arrival. Its transfers are named `<name>#1`, `<name>#2`, ... and are not traced.
+    /// A generator of Poisson arrivals of finite TCP transfers from `start` until `stop`, and
+    /// its first arrival. Its transfers are named `<name>#1`, `<name>#2`, ... and are not
+    /// traced. A jittered `start` shifts every arrival by the offset; the gaps and sizes are the
+    /// generator's own draws, unchanged.
+    #[allow(clippy::too_many_arguments)]
     fn add_generator(
         &mut self,
         name: &str,
         ends: FlowEnds,
-        f: &FlowSpec,
+        start: SimTime,
+        stop: Option<SimTime>,
         arrival_rate: f64,
         sizes: &SizeDist,
         tcp: &TcpSpec,
     ) {
         let mut arrivals = ShortFlowArrivals::new(arrival_rate, sizes.clone(), self.seed, name);
-        let first = f.start + arrivals.next_gap();
+        let first = start + arrivals.next_gap();
         let g = self.gens.len() as u32;
         self.gens.push(Generator {
             name: name.to_string(),
             ends,
-            stop: f.stop,
+            stop,
             arrivals,
             tcp: tcp.clone(),
             spawned: 0,
         });
-        self.schedule_spawn(g, first, f.stop);
+        self.schedule_spawn(g, first, stop);
     }
 
     /// A `Spawn` event: generator `g` starts a transfer now and schedules its next arrival.

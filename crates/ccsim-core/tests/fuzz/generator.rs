@@ -831,6 +831,11 @@ pub fn generate(seed: u64, size: Size) -> Case {
     if g.rng.chance(0.25) {
         g.events(&pairs, duration_ms);
     }
+    // Start jitter, under 1 ms: a flow's stop above is at least 1 ms after its start.
+    if g.rng.chance(0.2) {
+        g.feature("jitter");
+        writeln!(g.out, "[jitter]\nstart = \"{}us\"", g.rng.range(0, 999)).unwrap();
+    }
     g.features
         .insert(format!("size:{}_nodes", bucket(routers + hosts)));
     Case {

@@ -10,6 +10,7 @@ mod determinism;
 mod diffserv;
 mod faults;
 mod hooks;
+mod jitter;
 mod link_events;
 mod pcap;
 mod sctp;

@@ -6,6 +6,7 @@
 use indexmap::IndexMap;
 use toml::Value;
 
+use super::jitter::{read_start_jitter, START_JITTER};
 use super::reader::{
     check_name, error, join, opt, read_fraction_above_zero, Field, Res, NODE_NAME, RATE_SHORT,
 };
@@ -46,6 +47,7 @@ const CBR_KEYS: &[&str] = &[
     "exponential",
     "start",
     "stop",
+    START_JITTER,
 ];
 const FEEDBACK_TYPES: &[&str] = &["erica", "erica_plus", "efci", "none"];
 
@@ -68,6 +70,7 @@ pub(super) fn read_atm(
     nodes: &IndexMap<String, NodeSpec>,
     links: &IndexMap<String, LinkSpec>,
     raw_links: Option<&Value>,
+    start_jitter: SimDuration,
 ) -> Res<AtmSpec> {
     let mut r = f.table("a table such as { links = [\"l1\", \"l2\"] }")?;
     r.allow(ATM_KEYS)?;
@@ -198,7 +201,7 @@ pub(super) fn read_atm(
                 value: v,
                 path: join(&cf.path, name),
             };
-            a.cbr.push(read_cbr(&one, name, nodes)?);
+            a.cbr.push(read_cbr(&one, name, nodes, start_jitter)?);
         }
     }
     r.finish()?;
@@ -299,7 +302,12 @@ fn read_feedback(f: &Field) -> Res<Feedback> {
     Ok(fb)
 }
 
-fn read_cbr(f: &Field, name: &str, nodes: &IndexMap<String, NodeSpec>) -> Res<CbrSpec> {
+fn read_cbr(
+    f: &Field,
+    name: &str,
+    nodes: &IndexMap<String, NodeSpec>,
+    start_jitter: SimDuration,
+) -> Res<CbrSpec> {
     let mut r = f.table("a table such as { from = \"c1\", to = \"d1\", rate = \"10Mbps\" }")?;
     r.allow(CBR_KEYS)?;
     let from = r.req("from", NODE_NAME)?.node(nodes)?;
@@ -327,6 +335,7 @@ fn read_cbr(f: &Field, name: &str, nodes: &IndexMap<String, NodeSpec>) -> Res<Cb
             ));
         }
     }
+    let start_jitter = read_start_jitter(&mut r, start_jitter, start, stop)?;
     r.finish()?;
     Ok(CbrSpec {
         name: name.to_string(),
@@ -339,5 +348,6 @@ fn read_cbr(f: &Field, name: &str, nodes: &IndexMap<String, NodeSpec>) -> Res<Cb
         exponential,
         start,
         stop,
+        start_jitter,
     })
 }

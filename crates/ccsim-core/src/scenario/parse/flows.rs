@@ -5,13 +5,15 @@
 //! `[tcp]`.
 //!
 //! `start` and `stop` are times since the beginning of the run, as in an ns-2 script's
-//! `$ns at`; `stop` must be later than `start`.
+//! `$ns at`; `stop` must be later than `start`. `start_jitter` (or `[jitter] start`, `jitter.rs`)
+//! is the window of the flow's seed-driven start offset.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use indexmap::IndexMap;
 use toml::Value;
 
+use super::jitter::{read_start_jitter, START_JITTER};
 use super::reader::{check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT};
 use super::sctp::{read_sctp_flow, SCTP_KEYS};
 use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
@@ -20,7 +22,7 @@ use crate::scenario::units;
 use crate::time::{SimDuration, SimTime};
 
 const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp", "ping"];
-const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop"];
+const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop", START_JITTER];
 const DEFAULT_PACKET_SIZE: u32 = 1000;
 /// 20 B IPv4 header, 8 B UDP header, 1 B of payload.
 const MIN_PACKET_SIZE: u32 = 29;
@@ -30,6 +32,7 @@ pub(super) fn read_flows(
     nodes: &IndexMap<String, NodeSpec>,
     links: &IndexMap<String, LinkSpec>,
     tcp_defaults: &TcpLayer,
+    start_jitter: SimDuration,
 ) -> Res<IndexMap<String, FlowSpec>> {
     let Value::Table(table) = f.value else {
         return Err(f.expected("a table of flows such as [flows.bulk]"));
@@ -44,7 +47,7 @@ pub(super) fn read_flows(
         };
         flows.insert(
             name.clone(),
-            read_flow(&flow, nodes, links, &graph, tcp_defaults)?,
+            read_flow(&flow, nodes, links, &graph, tcp_defaults, start_jitter)?,
         );
     }
     Ok(flows)
@@ -56,6 +59,7 @@ fn read_flow(
     links: &IndexMap<String, LinkSpec>,
     graph: &Graph,
     tcp_defaults: &TcpLayer,
+    start_jitter: SimDuration,
 ) -> Res<FlowSpec> {
     let mut r = f.table("a table such as { type = \"tcp\", src = \"h1\", dst = \"h2\" }")?;
     let kind = r
@@ -98,6 +102,7 @@ fn read_flow(
         }
         None => None,
     };
+    let start_jitter = read_start_jitter(&mut r, start_jitter, start, stop)?;
     let flow_kind = match kind {
         "tcp" => {
             let size = opt(&mut r, "size", |f| f.positive_size())?;
@@ -151,6 +156,7 @@ fn read_flow(
         dst,
         start,
         stop,
+        start_jitter,
         kind: flow_kind,
     })
 }

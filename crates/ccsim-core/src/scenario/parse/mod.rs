@@ -19,6 +19,7 @@
 //!                                                          ├─ [flows.NAME]    flows.rs
 //!                                                          ├─ [routing]       routing.rs
 //!                                                          ├─ [atm]           atm.rs
+//!                                                          ├─ [jitter]        jitter.rs
 //!                                                          └─ [limits], [trace]  here
 //!   every file reads through reader.rs: Reader, Field and the shared messages
 //! ```
@@ -36,6 +37,7 @@ mod atm;
 mod diffserv;
 mod events;
 mod flows;
+mod jitter;
 mod links;
 mod nodes;
 mod ping;
@@ -52,6 +54,7 @@ use toml::{Table, Value};
 use self::atm::read_atm;
 use self::events::read_events;
 use self::flows::read_flows;
+use self::jitter::read_jitter;
 use self::links::read_links;
 use self::nodes::read_nodes;
 use self::reader::{
@@ -61,6 +64,7 @@ use self::routing::read_routing;
 use self::tcp::read_tcp_table;
 use super::spec::*;
 use super::{Loaded, ScenarioError};
+use crate::time::SimDuration;
 
 /// Seed used when neither the scenario nor the caller gives one.
 pub const DEFAULT_SEED: u64 = 1;
@@ -216,7 +220,7 @@ fn set_seed(tree: &mut Table, seed: Option<u64>) -> Res<()> {
 
 const TOP_KEYS: &[&str] = &[
     "seed", "duration", "limits", "nodes", "links", "tcp", "flows", "routing", "trace", "events",
-    "atm",
+    "atm", "jitter",
 ];
 
 /// Validates a scenario tree (TOML already parsed, overrides applied) into a [`Spec`].
@@ -226,12 +230,14 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     let seed = opt(&mut top, "seed", |f| f.int_in(0, i64::MAX))?.map_or(DEFAULT_SEED, |s| s as u64);
     let duration = top.req("duration", DURATION_SHORT)?.positive_duration()?;
     let limits = opt(&mut top, "limits", read_limits)?.unwrap_or_default();
+    // Read before the flows and [atm]: it is the default of their `start_jitter`.
+    let jitter = opt(&mut top, "jitter", read_jitter)?.unwrap_or(SimDuration::ZERO);
     let mut nodes = read_nodes(&top.req("nodes", "a table of nodes such as h1 = \"host\"")?)?;
     let mut links = opt(&mut top, "links", |f| read_links(f, &nodes))?.unwrap_or_default();
     striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
-        read_flows(f, &nodes, &links, &tcp_defaults)
+        read_flows(f, &nodes, &links, &tcp_defaults, jitter)
     })?
     .unwrap_or_default();
     diffserv::resolve_names(&mut nodes, &mut links, &flows)?;
@@ -250,7 +256,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
         });
     let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
     let atm = opt(&mut top, "atm", |f| {
-        read_atm(f, &nodes, &links, tree.get("links"))
+        read_atm(f, &nodes, &links, tree.get("links"), jitter)
     })?;
     top.finish()?;
     Ok(Spec {
@@ -707,6 +713,7 @@ interval = "100ms"
                         dst: "h2".into(),
                         start: SimTime::from_millis(1500),
                         stop: Some(SimTime::from_secs(50)),
+                        start_jitter: SimDuration::ZERO,
                         kind: FlowKind::Tcp {
                             size: Some(100_000),
                             tcp: bulk_tcp,
@@ -720,6 +727,7 @@ interval = "100ms"
                         dst: "h2".into(),
                         start: SimTime::ZERO,
                         stop: None,
+                        start_jitter: SimDuration::ZERO,
                         kind: FlowKind::ShortTcp {
                             arrival_rate: 10.0,
                             sizes: SizeDist::Pareto {
@@ -737,6 +745,7 @@ interval = "100ms"
                         dst: "h1".into(),
                         start: SimTime::ZERO,
                         stop: None,
+                        start_jitter: SimDuration::ZERO,
                         kind: FlowKind::Cbr {
                             rate: Rate::bps(64_000),
                             packet_size: 200,
@@ -750,6 +759,7 @@ interval = "100ms"
                         dst: "h2".into(),
                         start: SimTime::ZERO,
                         stop: None,
+                        start_jitter: SimDuration::ZERO,
                         kind: FlowKind::OnOff {
                             rate: Rate::mbps(1),
                             packet_size: 1000,

@@ -455,7 +455,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["durations=1"]),
             "durations: unknown key; allowed: seed, duration, limits, nodes, links, tcp, flows, \
-             routing, trace, events, atm"
+             routing, trace, events, atm, jitter"
         );
     }
 
