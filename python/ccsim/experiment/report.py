@@ -428,7 +428,7 @@ def _summary_paper_lines(pv: PaperValues | None, seeds: pd.DataFrame | None,
                          plan: Plan) -> list[str]:  # fmt: skip
     """The paper's numbers for a summary table's columns beside ours."""
     if pv is None:
-        return [f"{NO_NUMBER_TEXT}: the paper gives no values for this table.", ""]
+        return []  # said once per report (_no_number_lines)
     out = [f"The paper's values ({_cell(pv.source)}; a match: our whole 95 % CI within "
            f"{pv.describe_tolerance()} of it, or without an interval our mean):", "",
            "| line | column | ours | paper | ours - paper | matches? |",
