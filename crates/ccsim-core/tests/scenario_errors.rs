@@ -330,6 +330,10 @@ fn a_jitter_window_must_be_a_duration_of_at_least_zero() {
         error_with(&["jitter.stop=1ms"]),
         "jitter.stop: unknown key; allowed: start"
     );
+    assert_eq!(
+        error_with(&["jitter=\"2ms\""]),
+        r#"jitter: expected a table such as { start = "2ms" }, found string "2ms""#
+    );
 }
 
 #[test]
