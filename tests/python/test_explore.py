@@ -410,7 +410,7 @@ def test_a_table_streams_one_row_per_line_equal_to_the_python_apis_table(
 ) -> None:
     moved = {"duration": "40s", "links.bottleneck.queue.limit": 1230}
     ask = {"paper": "p002", "figure": "case1", "quick": True, "lines": ["reno", "highspeed"],
-           "params": moved}  # fmt: skip
+           "params": moved, "seeds": 1}  # fmt: skip
     status, answer = server.post("/api/run", ask)
     assert status == 200, answer
     ev = server.events(answer["job"])

@@ -857,6 +857,7 @@ def load_plan(folder: Path) -> Plan:
                 "packet_trace, atm_window"
             )
         x = _need(f, "x", where)
+        _need(x, "values", f"{where}.x")
         check_lines(f, where, points=True)
         also = {str(k): list(v) for k, v in x.get("also", {}).items()}
         for k, v in also.items():
