@@ -155,8 +155,13 @@ def judge_claim(
     seed) say about a claim. ``x_scale`` turns x values into the figure's axis units where
     no ``plan`` says it."""
     axis = _axis(plan, claim.figure, x_scale)
-    if claim.at and claim.effect is None and len(points):
-        points = points[[x in claim.at for x in points["x"]]]
+    if claim.at and len(points):
+        mine = points[points["figure"] == claim.figure]
+        if not any(x in claim.at for x in mine["x"]):
+            return Judgement(NOT_JUDGED, f"none of its points (x = {_xs(claim.at, axis.x_scale)}) "
+                             "was run (quick mode runs fewer)")  # fmt: skip
+        if claim.effect is None:
+            points = points[[x in claim.at for x in points["x"]]]
     if claim.matches_paper:
         if plan is None:
             return Judgement(NOT_JUDGED, "the plan's paper values were not given")
