@@ -18,7 +18,7 @@
 //   ccsim-dumbbell program=1 flows=... (the options as understood)
 //   flow id=I start_s=... bytes_delivered=... goodput_bps=... retransmits=... timeouts=...
 //        fast_recoveries=... cwr_entries=... mean_cwnd_bytes=... mean_cwnd_inflated_bytes=...
-//        cwnd_samples=...
+//        cwnd_samples=... window_violations=...
 //   run sim_s=... wall_s=...
 // With --cwndTrace=PATH it also writes PATH as CSV: time_s,flow,cwnd_bytes,cwnd_inflated_bytes,
 // one row per flow and sample.
@@ -141,6 +141,14 @@ struct FlowStats
     uint64_t timeouts{0};
     uint64_t fastRecoveries{0};
     uint64_t cwrEntries{0};
+    // RFC 3168 §6.1.2: at most one window reduction per window of data. A reduction (fast
+    // recovery or ECN's CWR) that comes before the cumulative ACK has passed the highest byte
+    // sent at the previous reduction (or RTO) breaks the rule.
+    SequenceNumber32 highRxAck{0};
+    SequenceNumber32 highestSeq{0};
+    SequenceNumber32 lastReductionMark{0};
+    bool reduced{false};
+    uint64_t windowViolations{0};
     uint32_t cwnd{0};
     uint32_t cwndInflated{0};
     double cwndSum{0.0};
@@ -179,10 +187,33 @@ OnTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBas
 // ns-3 enters CA_RECOVERY on every fast retransmit (TcpSocketBase::EnterRecovery), and CA_CWR on
 // every ECN-Echo it acts on (EnterCwr). A state trace fires only on a change, so an RTO is not
 // counted here (see OnRto).
+// A window reduction of flow i now: check it against the previous one (RFC 3168 §6.1.2).
+void
+Reduction(FlowStats& f)
+{
+    if (f.reduced && f.highRxAck < f.lastReductionMark)
+    {
+        ++f.windowViolations;
+    }
+    f.reduced = true;
+    f.lastReductionMark = f.highestSeq;
+}
+
 void
 OnCongState(uint32_t i, TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
 {
     FlowStats& f = g_flows[i];
+    if ((to == TcpSocketState::CA_RECOVERY || to == TcpSocketState::CA_CWR) && from != to)
+    {
+        Reduction(f);
+    }
+    if (to == TcpSocketState::CA_LOSS && from != to)
+    {
+        // An RTO may cut the window whenever it fires (RFC 5681 §3.1), but it starts a new
+        // window: the next reduction must wait for the data sent before it.
+        f.reduced = true;
+        f.lastReductionMark = f.highestSeq;
+    }
     if (to == TcpSocketState::CA_RECOVERY && from != TcpSocketState::CA_RECOVERY)
     {
         ++f.fastRecoveries;
@@ -209,6 +240,18 @@ OnRto(uint32_t i, Time oldRto, Time newRto)
 }
 
 void
+OnHighRxAck(uint32_t i, SequenceNumber32, SequenceNumber32 now)
+{
+    g_flows[i].highRxAck = now;
+}
+
+void
+OnHighestSequence(uint32_t i, SequenceNumber32, SequenceNumber32 now)
+{
+    g_flows[i].highestSeq = now;
+}
+
+void
 OnCwnd(uint32_t i, uint32_t, uint32_t now)
 {
     g_flows[i].cwnd = now;
@@ -232,6 +275,8 @@ ConnectTraces(uint32_t i)
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, i));
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
+    s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighRxAck, i));
+    s->TraceConnectWithoutContext("HighestSequence", MakeBoundCallback(&OnHighestSequence, i));
     s->TraceConnectWithoutContext("CongestionWindowInflated",
                                   MakeBoundCallback(&OnCwndInflated, i));
     f.connected = true;
@@ -578,7 +623,8 @@ main(int argc, char* argv[])
                   << " fast_recoveries=" << f.fastRecoveries << " cwr_entries=" << f.cwrEntries
                   << " mean_cwnd_bytes=" << f.cwndSum / n
                   << " mean_cwnd_inflated_bytes=" << f.cwndInflSum / n
-                  << " cwnd_samples=" << f.samples << std::endl;
+                  << " cwnd_samples=" << f.samples
+                  << " window_violations=" << f.windowViolations << std::endl;
     }
     std::cout << "run sim_s=" << duration << " wall_s=" << wall
               << " data_dropped_by_loss=" << em->DataDropped() << std::endl;

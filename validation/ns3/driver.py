@@ -278,6 +278,7 @@ def ccsim_row(record: Mapping[str, Any], cell: Cell) -> dict[str, Any]:
     goodputs = [float(x) for x in flows["goodput_bps"]]
     return measures(
         goodputs,
+        sum(int(x) for x in flows["bytes_delivered"]) * 8 / cell.duration_s,
         retransmits=sum(int(x) for x in flows["retransmits"]),
         timeouts=sum(int(x) for x in flows["timeouts"]),
         fast_recoveries=sum(int(x) for x in flows["fast_retransmits"]),
@@ -334,6 +335,9 @@ def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
             f"--redMinTh={cell.red_min_th:g}",
             f"--redMaxTh={cell.red_max_th:g}",
             f"--redMaxP={cell.red_max_p:g}",
+            # FJ93's drop probability p_a = p_b / (1 - count p_b), as ccsim's RED; ns-3's
+            # default Wait (ns-2's wait_) spaces drops further apart.
+            "--ns3::RedQueueDisc::Wait=false",
         ]
     args += [f"--{name}={value}" for name, value in algo.ns3_attributes]
     return args
@@ -385,6 +389,7 @@ def ns3_row(parsed: Mapping[str, Any], cell: Cell) -> dict[str, Any]:
     cwnd_key = "mean_cwnd_inflated_bytes" if inflated else "mean_cwnd_bytes"
     return measures(
         [float(f["goodput_bps"]) for f in flows],
+        sum(int(f["bytes_delivered"]) for f in flows) * 8 / cell.duration_s,
         retransmits=sum(int(f["retransmits"]) for f in flows),
         timeouts=sum(int(f["timeouts"]) for f in flows),
         fast_recoveries=sum(int(f["fast_recoveries"]) for f in flows),
@@ -458,6 +463,7 @@ COLUMNS = (
 
 def measures(
     goodputs: Sequence[float],
+    aggregate_bps: float,
     *,
     retransmits: int,
     timeouts: int,
@@ -466,11 +472,12 @@ def measures(
     mean_cwnd: Sequence[float],
     wall_s: float,
 ) -> dict[str, Any]:
-    """One run's row of measures: aggregate goodput, each flow's, Jain's index, the counts
-    summed over flows and the mean of the flows' mean cwnd."""
+    """One run's row of measures: the aggregate goodput (all bytes delivered over the run's
+    duration), each flow's (its bytes over the time since its start), Jain's index of those,
+    the counts summed over flows and the mean of the flows' mean cwnd."""
     cwnds = [c for c in mean_cwnd if not math.isnan(c)]
     return {
-        "goodput_bps": sum(goodputs),
+        "goodput_bps": aggregate_bps,
         "flow_goodputs_bps": ";".join(f"{g:.0f}" for g in goodputs),
         "jain": jain_index(goodputs) if len(goodputs) > 1 else 1.0,
         "retransmits": retransmits,
@@ -536,6 +543,72 @@ def fmt(value: Any) -> Any:
     return value
 
 
+def summary(path: Path, designs: Sequence[str] = ()) -> str:
+    """The table as docs/validation.md shows it: per cell, the mean over seeds of each measure
+    in ccsim and in ns-3, and ccsim's aggregate goodput as a ratio of ns-3's (marked ``!``
+    beyond ±5 %). Cells without rows from both simulators are left out."""
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    if designs:
+        df = df[df["design"].isin(designs)]
+    keys = [f for f in CELL_FIELDS if f != "design"]
+    shown = {
+        "goodput_bps": ("goodput Mbit/s", 1e-6, "{:.3f}"),
+        "retransmits": ("rtx", 1, "{:.0f}"),
+        "timeouts": ("RTOs", 1, "{:.1f}"),
+        "fast_recoveries": ("FR", 1, "{:.0f}"),
+        "mean_cwnd_bytes": ("cwnd seg", 1 / MSS, "{:.1f}"),
+    }
+    lines = [
+        "| cell | seeds | "
+        + " | ".join(f"{label} ccsim / ns-3" for label, _, _ in shown.values())
+        + " | goodput ratio |",
+        "|---|---|" + "---|" * (len(shown) + 1),
+    ]
+    for _, group in df.groupby(keys, sort=False, dropna=False):
+        sims = {sim: g for sim, g in group.groupby("simulator")}
+        if set(sims) != {"ccsim", "ns3"}:
+            continue
+        first = group.iloc[0]
+        label = describe(first)
+        cells = []
+        for col, (_, scale, form) in shown.items():
+            a = sims["ccsim"][col].mean() * scale
+            b = sims["ns3"][col].mean() * scale
+            cells.append(f"{form.format(a)} / {form.format(b)}")
+        ns3_goodput = sims["ns3"]["goodput_bps"].mean()
+        ratio = sims["ccsim"]["goodput_bps"].mean() / ns3_goodput if ns3_goodput else math.nan
+        flag = " !" if abs(ratio - 1) > 0.05 else ""
+        seeds = min(len(sims["ccsim"]), len(sims["ns3"]))
+        lines.append(f"| {label} | {seeds} | " + " | ".join(cells) + f" | {ratio:.3f}{flag} |")
+    return "\n".join(lines)
+
+
+def describe(row: Mapping[str, Any]) -> str:
+    """A cell in a few words, for the summary: what differs from the defaults of ``Cell``."""
+    base = Cell()
+    words = [str(row["algorithm"])]
+    if str(row["algorithm"]) in ("sack", "cubic", "highspeed", "scalable", "bic", "vegas"):
+        words.append(f"ns-3 {row['ns3_recovery']}")
+    if str(row["profile"]) != base.profile:
+        words.append(f"ccsim {row['profile']}")
+    words.append("delack" if str(row["delayed_ack"]) == "True" else "no delack")
+    words.append(f"{float(row['loss']):.1%} loss")
+    words.append(f"{row['flows']} fl")
+    words.append(f"q {row['queue_packets']}")
+    words.append(f"{float(row['rtt_ms']):g} ms")
+    if str(row["rate"]) != base.rate:
+        words.append(str(row["rate"]))
+    if str(row["queue_type"]) != base.queue_type:
+        words.append("RED+ECN" if str(row["ecn"]) == "True" else "RED")
+    if float(row["start_gap_ms"]) != base.start_gap_ms:
+        words.append(f"gap {float(row['start_gap_ms']) / 1e3:g} s")
+    if float(row["duration_s"]) != base.duration_s:
+        words.append(f"{float(row['duration_s']):g} s")
+    return ", ".join(words)
+
+
 # --- designs ----------------------------------------------------------------------------------
 
 
@@ -581,13 +654,44 @@ def design(name: str) -> list[Cell]:
             flows=[1, 10],
             queue_bdp=[0.5, 2.0],
         )
+    if name == "highspeed":
+        # The issue's high bandwidth-delay case: four HighSpeed flows on 1 Gbit/s with a
+        # 225 ms RTT and the P2 benchmark's 3,750-packet buffer, started together and 10 s
+        # apart, without loss.
+        return grid(
+            "highspeed",
+            algorithm=["highspeed"],
+            flows=[4],
+            rate=["1Gbps"],
+            rtt_ms=[225.0],
+            access_rate=["10Gbps"],
+            queue_packets_fixed=[3750],
+            start_gap_ms=[0.0, 10000.0],
+            duration_s=[60.0],
+        )
+    if name == "ecn":
+        # RFC 3168 with RED: ten SACK flows over 100 Mbit/s, RED 50/150 packets, max_p 0.1,
+        # a hard limit of 500; ECN marking against early dropping.
+        return grid(
+            "ecn",
+            algorithm=["sack"],
+            flows=[10],
+            rate=["100Mbps"],
+            queue_type=["red"],
+            queue_packets_fixed=[500],
+            red_min_th=[50.0],
+            red_max_th=[150.0],
+            red_max_p=[0.1],
+            ecn=[True, False],
+            duration_s=[60.0],
+        )
     if name == "rfc":
         # ccsim's rfc preset as it stands against the same ns-3 runs as the pilot's classic.
         return grid("rfc", algorithm=["sack"], loss=[0.0, 0.01, 0.05], profile=["rfc"])
-    raise ValueError(f'design "{name}" is not one of pilot, recovery, algorithms, rfc')
+    raise ValueError(f'design "{name}" is not one of {", ".join(DESIGNS)}')
 
 
-DESIGNS = ("pilot", "recovery", "algorithms", "rfc")
+DESIGNS = ("pilot", "recovery", "algorithms", "rfc", "highspeed", "ecn")
 
 
 # --- running ----------------------------------------------------------------------------------
@@ -746,10 +850,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--traces", action="store_true", help="write the cwnd traces and their figures (docs/img/)"
     )
     ap.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
+    ap.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the table's per-cell comparison (Markdown) and stop",
+    )
+    ap.add_argument(
+        "--duration",
+        type=float,
+        help="simulated seconds of every cell instead of the design's (timing)",
+    )
     args = ap.parse_args(argv)
 
+    if args.summary:
+        print(summary(args.out, args.design or ()))
+        return 0
     seeds = list(range(1, args.seeds + 1))
     cells = [c for d in (args.design or ["pilot"]) for c in design(d)]
+    if args.duration is not None:
+        cells = [dataclasses.replace(c, duration_s=args.duration) for c in cells]
     if args.dry_run:
         for c in cells:
             print(c.key(), " ".join(ns3_args(c, seeds[0])))
