@@ -545,8 +545,10 @@ def fmt(value: Any) -> Any:
 
 def summary(path: Path, designs: Sequence[str] = ()) -> str:
     """The table as docs/validation.md shows it: per cell, the mean over seeds of each measure
-    in ccsim and in ns-3, and ccsim's aggregate goodput as a ratio of ns-3's (marked ``!``
-    beyond ±5 %). Cells without rows from both simulators are left out."""
+    in ccsim and in ns-3, and ccsim's aggregate goodput as a ratio of ns-3's with the
+    half-width of the 95 % interval of the difference of the means (Welch), both relative to
+    ns-3's mean. ``!`` marks a ratio beyond ±5 %, ``*`` a difference whose interval excludes 0.
+    Cells without rows from both simulators are left out."""
     import pandas as pd
 
     df = pd.read_csv(path)
@@ -563,7 +565,7 @@ def summary(path: Path, designs: Sequence[str] = ()) -> str:
     lines = [
         "| cell | seeds | "
         + " | ".join(f"{label} ccsim / ns-3" for label, _, _ in shown.values())
-        + " | goodput ratio |",
+        + " | goodput ratio (95 % CI) |",
         "|---|---|" + "---|" * (len(shown) + 1),
     ]
     for _, group in df.groupby(keys, sort=False, dropna=False):
@@ -577,12 +579,38 @@ def summary(path: Path, designs: Sequence[str] = ()) -> str:
             a = sims["ccsim"][col].mean() * scale
             b = sims["ns3"][col].mean() * scale
             cells.append(f"{form.format(a)} / {form.format(b)}")
-        ns3_goodput = sims["ns3"]["goodput_bps"].mean()
-        ratio = sims["ccsim"]["goodput_bps"].mean() / ns3_goodput if ns3_goodput else math.nan
+        ratio, half = welch_ratio(
+            list(sims["ccsim"]["goodput_bps"]), list(sims["ns3"]["goodput_bps"])
+        )
         flag = " !" if abs(ratio - 1) > 0.05 else ""
+        if half < abs(ratio - 1):
+            flag += " *"
         seeds = min(len(sims["ccsim"]), len(sims["ns3"]))
-        lines.append(f"| {label} | {seeds} | " + " | ".join(cells) + f" | {ratio:.3f}{flag} |")
+        shown_ci = f" ± {half:.3f}" if not math.isnan(half) else ""
+        lines.append(
+            f"| {label} | {seeds} | " + " | ".join(cells) + f" | {ratio:.3f}{shown_ci}{flag} |"
+        )
     return "\n".join(lines)
+
+
+def welch_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """mean(a) / mean(b), and the half-width of the 95 % interval of mean(a) - mean(b) over
+    mean(b) (Welch's t with Welch-Satterthwaite degrees of freedom); 0 when neither varies,
+    NaN with fewer than two values on a side."""
+    from ccsim.experiment.stats import t_quantile
+
+    na, nb = len(a), len(b)
+    ma, mb = sum(a) / na, sum(b) / nb
+    if not mb:
+        return math.nan, math.nan
+    if na < 2 or nb < 2:
+        return ma / mb, math.nan
+    va = sum((x - ma) ** 2 for x in a) / (na - 1) / na
+    vb = sum((x - mb) ** 2 for x in b) / (nb - 1) / nb
+    if va + vb == 0:
+        return ma / mb, 0.0
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+    return ma / mb, t_quantile(0.975, df) * math.sqrt(va + vb) / mb
 
 
 def describe(row: Mapping[str, Any]) -> str:
