@@ -239,28 +239,13 @@ OnRto(uint32_t i, Time oldRto, Time newRto)
     }
 }
 
+// A traced value's latest value, kept in one field of flow i's stats (the cumulative ACK, the
+// highest byte sent, cwnd, the inflated cwnd).
+template <typename T, T FlowStats::*Field>
 void
-OnHighRxAck(uint32_t i, SequenceNumber32, SequenceNumber32 now)
+Keep(uint32_t i, T, T now)
 {
-    g_flows[i].highRxAck = now;
-}
-
-void
-OnHighestSequence(uint32_t i, SequenceNumber32, SequenceNumber32 now)
-{
-    g_flows[i].highestSeq = now;
-}
-
-void
-OnCwnd(uint32_t i, uint32_t, uint32_t now)
-{
-    g_flows[i].cwnd = now;
-}
-
-void
-OnCwndInflated(uint32_t i, uint32_t, uint32_t now)
-{
-    g_flows[i].cwndInflated = now;
+    g_flows[i].*Field = now;
 }
 
 // The socket exists once the application has started (BulkSendApplication creates it in
@@ -274,11 +259,17 @@ ConnectTraces(uint32_t i)
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, i));
-    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
-    s->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighRxAck, i));
-    s->TraceConnectWithoutContext("HighestSequence", MakeBoundCallback(&OnHighestSequence, i));
-    s->TraceConnectWithoutContext("CongestionWindowInflated",
-                                  MakeBoundCallback(&OnCwndInflated, i));
+    s->TraceConnectWithoutContext("CongestionWindow",
+                                  MakeBoundCallback(&Keep<uint32_t, &FlowStats::cwnd>, i));
+    s->TraceConnectWithoutContext(
+        "HighestRxAck",
+        MakeBoundCallback(&Keep<SequenceNumber32, &FlowStats::highRxAck>, i));
+    s->TraceConnectWithoutContext(
+        "HighestSequence",
+        MakeBoundCallback(&Keep<SequenceNumber32, &FlowStats::highestSeq>, i));
+    s->TraceConnectWithoutContext(
+        "CongestionWindowInflated",
+        MakeBoundCallback(&Keep<uint32_t, &FlowStats::cwndInflated>, i));
     f.connected = true;
 }
 
