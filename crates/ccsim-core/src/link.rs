@@ -26,6 +26,41 @@
 //!   (into the FIFO at t0; counted as sent and put through the loss model at t0)
 //! ```
 //!
+//! # Departures planned at enqueue
+//!
+//! On most channels nothing can change a waiting packet's future once it is queued: a DropTail
+//! queue never reorders or pushes out what it accepted, no loss model draws for it, and no link
+//! event cuts the wire. Its transmission starts when the one ahead of it ends, which is
+//! already known (`busy_until`). Such a channel is *planned* ([`Channel::plan_departures`]): a
+//! packet that has to wait goes into the propagation FIFO at once, with its arrival time, and
+//! no `TxDone` event is scheduled for it. Only its start time (with its size and kind) is
+//! kept, in a ring (`starts`), and the queue keeps the packet until then:
+//!
+//! ```text
+//!   offer at t, busy until b > t          settle(now), before what reads the queue
+//!   queue  += packet (it waits until b)   for each start <= now, in order:
+//!   starts += (b, size, data?)              queue integral up to start, queue -= packet,
+//!   FIFO   += (b + ser + delay, packet)     packets, bytes, data_packets += 1, size, data?
+//!   busy_until = b + ser
+//! ```
+//!
+//! The ring is settled lazily ([`Channel::settle`]): before the next offer (the queue decides
+//! an admission), before a time-series sample, and at the end of the run. The `Arrive` events
+//! stay where they were: with a propagation delay the packet ahead is still on the wire when
+//! a packet is planned, so a planned packet is never the head of the FIFO until the one
+//! ahead arrives, exactly when the event path would have scheduled its `Arrive` too. The
+//! serializer runs over the same packets in the same order, so every time is the same.
+//!
+//! Planning fixes one order at ties: an offer at the very nanosecond a waiting packet starts
+//! finds it gone (a packet whose transmission starts at t has left the buffer at t, and an
+//! arrival at t sees the room it left; `docs/scenario.md`, "Simultaneous events"). Channels that
+//! could be planned but are watched (the packet trace or a pcap capture writes each departure
+//! at its instant) or named by a link event keep their `TxDone` events, and the engine runs
+//! those first at their nanosecond, so the same ties fall the same way and tracing changes
+//! nothing but the count of events ([`Channel::departures_first`]). Every other channel (RED,
+//! XCP and class-based queues, a loss model, no delay) keeps its `TxDone` events in the order
+//! they were scheduled.
+//!
 //! The loss model is drawn when a packet starts transmission (in transmission order, the same
 //! sequence of draws as at its end): a packet corrupted on the wire still occupies the channel
 //! for its full serialization time.
@@ -46,6 +81,16 @@ use crate::queue::Queue;
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
 
+/// A planned departure: a packet waiting in the queue of a planned channel starts its
+/// transmission at `at`, when the one ahead of it ends; its size and kind are kept for the
+/// counters, since its arena slot may be gone (delivered) by the time the ring is settled.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    at: SimTime,
+    size: u32,
+    data: bool,
+}
+
 /// Counters of one channel.
 // `repr(C)` keeps the declared order: the counters every packet updates come first, in two
 // cache lines, and the drop counters, touched only on a drop, after them. With Rust's own
@@ -53,7 +98,7 @@ use crate::DropReason;
 // a link whose packets interleave with others' (a class-based queue serving eight classes) each
 // line was a cache miss of its own (`docs/diffserv.md`, "Speed").
 #[repr(C)]
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChannelStats {
     /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
     pub queue_pkt_ns: u128,
@@ -110,16 +155,27 @@ impl ChannelStats {
 // kept for the trace). See `ChannelStats` for why.
 #[repr(C)]
 pub struct Channel {
-    /// The transmitter is free from this time on (the end of the last transmission started).
-    /// A `TxDone` event is scheduled at this time exactly when the queue is not empty.
+    /// The transmitter is free from this time on (the end of the last transmission started,
+    /// or planned). A `TxDone` event is scheduled at this time exactly when the queue is not
+    /// empty and the channel is not planned.
     busy_until: SimTime,
     pub rate: Rate,
+    /// Departures are planned at enqueue (module docs): no `TxDone` events, `starts` instead.
+    planned: bool,
+    /// A transmission that starts at t comes before anything else at t: true on the channels
+    /// that could be planned (a DropTail queue, no loss model, a propagation delay), whether or
+    /// not they are. The engine schedules their `TxDone` events to run first at their
+    /// nanosecond, which gives the order planning gives (module docs).
+    departures_first: bool,
     pub stats: ChannelStats,
     /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
     /// its arrival time at the far node. The delay is constant, so arrival times never decrease
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, PacketId, Port)>,
+    /// Planned channels: the start times of the packets waiting in the queue (each is also in
+    /// the propagation FIFO), earliest first, not yet settled ([`Channel::settle`]).
+    starts: VecDeque<Start>,
     pub delay: SimDuration,
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
@@ -159,6 +215,10 @@ pub enum Offer {
     },
     /// The packet waits in the queue; schedule `TxDone` at `tx_done` if set.
     Queued { tx_done: Option<SimTime> },
+    /// A planned channel: the packet waits in the queue and is already in the propagation
+    /// FIFO, planned to start when the one ahead ends; no `TxDone`. `head_arrives` as for
+    /// `Sent` (with a propagation delay it is never set: the packet ahead is still on the wire).
+    Planned { head_arrives: Option<SimTime> },
     /// The packet was refused (its arena slot is already freed).
     Dropped(DropReason),
 }
@@ -187,7 +247,14 @@ impl Channel {
         queue: Queue,
         loss: LossModel,
     ) -> Self {
+        // The conditions under which a waiting packet's future cannot change once it is queued
+        // (module docs); watching and link events are the engine's to add
+        // ([`Channel::plan_departures`]).
+        let departures_first = queue.is_drop_tail() && loss.is_none() && delay > SimDuration::ZERO;
         Channel {
+            departures_first,
+            planned: false,
+            starts: VecDeque::new(),
             link,
             direction,
             from_node,
@@ -209,10 +276,61 @@ impl Channel {
         }
     }
 
+    /// Plan this channel's departures from now on (module docs), if it can be: the engine
+    /// asks at the build, for a channel no link event names and nothing watches. Nothing may
+    /// wait yet.
+    pub fn plan_departures(&mut self) {
+        self.planned = self.departures_first && self.queue.is_empty();
+    }
+
+    /// Whether a transmission that starts at t comes before anything else at t on this
+    /// channel: its `TxDone` events run first at their nanosecond (`sim/engine.rs`).
+    #[inline]
+    pub fn departures_first(&self) -> bool {
+        self.departures_first
+    }
+
+    /// Whether departures are planned at enqueue on this channel.
+    pub fn planned(&self) -> bool {
+        self.planned
+    }
+
+    /// Settle the planned departures due by `now` (module docs): each waiting packet whose
+    /// transmission started at or before `now` leaves the queue at its start time, which closes
+    /// the queue-length integral up to then, and is counted as put on the wire. Called before
+    /// anything reads the queue or the counters: an offer, a time-series sample, the results.
+    /// Nothing to do on a channel that is not planned.
+    #[inline]
+    pub fn settle(&mut self, now: SimTime) {
+        while let Some(&s) = self.starts.front() {
+            if s.at > now {
+                break;
+            }
+            self.starts.pop_front();
+            // As a `TxDone` at `s.at` would: account the queue up to then, then dequeue.
+            self.touch_queue_known(s.at, false);
+            let _ = self.queue.dequeue(s.at);
+            self.count_sent(s.size, s.data);
+        }
+    }
+
     /// The link goes down at `now`: what waits in the queue and what is on the wire is lost.
     /// Returns the packets lost now (the queue, whose arena slots are freed); those on the wire
     /// are lost as they "arrive" (the engine frees them then).
     pub fn go_down(&mut self, now: SimTime, pkts: &mut PacketArena) -> u64 {
+        if self.planned {
+            // The engine plans no channel a link event names; should one go down all the same,
+            // the packets still waiting leave the FIFO (the queue frees them below) and the
+            // channel keeps `TxDone` events from now on.
+            self.settle(now);
+            let waiting = self.starts.len();
+            self.propagation.truncate(self.propagation.len() - waiting);
+            if let Some(s) = self.starts.front() {
+                self.busy_until = s.at; // the end of the transmission under way
+            }
+            self.starts.clear();
+            self.planned = false;
+        }
         self.down = true;
         self.doomed = self.propagation.len();
         // The transmission under way is cut. A `TxDone` scheduled for its end is now stale;
@@ -271,6 +389,10 @@ impl Channel {
             pkts.free(id);
             return Offer::Dropped(DropReason::Mtu);
         }
+        if self.planned {
+            // What started by now has left the buffer, at the very nanosecond too.
+            self.settle(now);
+        }
         // Asked once: `admit` decides without queueing, so the answer holds until the push.
         let empty = self.queue.is_empty();
         self.touch_queue_known(now, empty);
@@ -291,17 +413,47 @@ impl Channel {
         }
         self.queue.push(id, size);
         self.note_queue_max();
+        if self.planned {
+            let head_arrives = self.plan(pkts, id, size);
+            return Offer::Planned { head_arrives };
+        }
         Offer::Queued {
             tx_done: first_to_wait.then_some(self.busy_until),
         }
     }
 
+    /// Put the packet `id` just queued on the wire of a planned channel: it starts when the
+    /// transmitter frees up, and its start is kept in the ring until it is settled. Returns its
+    /// arrival time if it is the new head of the FIFO.
+    fn plan(&mut self, pkts: &PacketArena, id: PacketId, size: u32) -> Option<SimTime> {
+        let p = pkts.get(id);
+        let start = self.busy_until;
+        self.starts.push_back(Start {
+            at: start,
+            size,
+            data: p.is_data(),
+        });
+        let done = start + self.ser.next(self.rate, size as u64);
+        self.busy_until = done;
+        self.propagate(done, pkts, id)
+    }
+
+    /// The end of the transmission under way, or of the last one if the transmitter is idle
+    /// (on a planned channel, after [`Channel::settle`]: the next planned start).
+    fn transmission_ends(&self) -> SimTime {
+        self.starts.front().map_or(self.busy_until, |s| s.at)
+    }
+
     /// Bits put on the wire by `now`: those of every transmission started, less the part of the
     /// one in progress not yet serialized (a run may end in the middle of a packet, and on a
-    /// slow link that packet can outweigh everything else sent).
+    /// slow link that packet can outweigh everything else sent). On a planned channel, call
+    /// [`Channel::settle`] first.
     pub fn bits_sent_by(&self, now: SimTime) -> u128 {
         let started = self.stats.bytes as u128 * 8;
-        let left_ns = self.busy_until.as_nanos().saturating_sub(now.as_nanos()) as u128;
+        let left_ns = self
+            .transmission_ends()
+            .as_nanos()
+            .saturating_sub(now.as_nanos()) as u128;
         let left_bits = (left_ns * self.rate.bits_per_sec() as u128).div_ceil(1_000_000_000);
         started.saturating_sub(left_bits)
     }
@@ -327,11 +479,7 @@ impl Channel {
             // period starts then, as when ns-2's deque finds the queue empty).
             self.queue.idle_from(done);
         }
-        self.stats.packets += 1;
-        self.stats.bytes += p.size as u64;
-        if p.is_data() {
-            self.stats.data_packets += 1;
-        }
+        self.count_sent(p.size, p.is_data());
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
             if self.keep_lost {
@@ -342,14 +490,35 @@ impl Channel {
             pkts.free(id);
             return (None, true);
         }
+        (self.propagate(done, pkts, id), false)
+    }
+
+    /// A transmission started: count its packet as put on the wire.
+    #[inline(always)]
+    fn count_sent(&mut self, size: u32, data: bool) {
+        self.stats.packets += 1;
+        self.stats.bytes += size as u64;
+        if data {
+            self.stats.data_packets += 1;
+        }
+    }
+
+    /// The packet `id`, whose transmission ends at `done`, joins the propagation FIFO; returns
+    /// its arrival time if it is the new head.
+    #[inline(always)]
+    fn propagate(&mut self, done: SimTime, pkts: &PacketArena, id: PacketId) -> Option<SimTime> {
         let at = done + self.delay;
         let head = self.propagation.is_empty().then_some(at);
         // With many packets alive the entry also carries the destination port, so that the engine
         // can ask for the state of the endpoint it is for without reading the slot early
         // (`sim/engine.rs`, `prefetch_endpoints_ahead`); below that nobody reads it.
-        let port = if pkts.prefetching() { p.dst_port() } else { 0 };
+        let port = if pkts.prefetching() {
+            pkts.get(id).dst_port()
+        } else {
+            0
+        };
         self.propagation.push_back((at, id, port));
-        (head, false)
+        head
     }
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
@@ -417,13 +586,15 @@ impl Channel {
         }
     }
 
-    /// Packets inside this channel: queued, in transmission and propagating.
+    /// Packets inside this channel: queued, in transmission and propagating (a planned packet
+    /// is both in the queue and in the FIFO until it is settled: counted once).
     pub fn packets_inside(&self) -> u64 {
-        self.queue.len_packets() as u64 + self.propagation.len() as u64
+        (self.queue.len_packets() + self.propagation.len() - self.starts.len()) as u64
     }
 
-    /// Close the queue-length integral at the end of the run.
+    /// Settle the departures due by the end of the run and close the queue-length integral.
     pub fn finish(&mut self, now: SimTime) {
+        self.settle(now);
         self.touch_queue(now);
     }
 }
@@ -468,7 +639,15 @@ mod tests {
 
     /// 10 Mbit/s (a 1,500 B packet takes 1.2 ms) and 5 ms of propagation delay.
     fn channel(queue: QueueSpec) -> Ch {
-        let rate = Rate::mbps(10);
+        channel_with(
+            queue,
+            LossSpec::None,
+            SimDuration::from_millis(5),
+            Rate::mbps(10),
+        )
+    }
+
+    fn channel_with(queue: QueueSpec, loss: LossSpec, delay: SimDuration, rate: Rate) -> Ch {
         let ch = Channel::new(
             "l".into(),
             "a_to_b",
@@ -476,10 +655,10 @@ mod tests {
             1,
             1,
             rate,
-            SimDuration::from_millis(5),
+            delay,
             1500,
             Queue::new(&queue, RngStream::derive(1, "test/queue"), rate),
-            LossModel::new(&LossSpec::None, RngStream::derive(1, "test/loss")),
+            LossModel::new(&loss, RngStream::derive(1, "test/loss")),
         );
         Ch {
             ch,
@@ -501,6 +680,263 @@ mod tests {
         match &p.transport {
             Transport::Udp(h) => h.seq,
             _ => unreachable!(),
+        }
+    }
+
+    /// What a user can see of a channel fed offers: every arrival (time and tag), a sample of
+    /// the queue and the bits sent at given times, and the counters and integrals at the end.
+    #[derive(Debug, PartialEq)]
+    struct Seen {
+        arrivals: Vec<(SimTime, u64)>,
+        samples: Vec<(usize, u64, u128)>,
+        stats: ChannelStats,
+        inside: u64,
+        tx_done_events: usize,
+        /// Offers at the very nanosecond of a `TxDone` (handled after it).
+        ties: usize,
+    }
+
+    /// Drive one channel alone as the engine would: the offers at their times, its `TxDone`
+    /// and `Arrive` events, samples (settled first, as `sim/report.rs` does) and the end of
+    /// the run. At one nanosecond a transmission's end comes first (departures first), then an
+    /// arrival, an offer, a sample.
+    fn drive(mut ch: Ch, offers: &[(SimTime, Packet)], samples: &[SimTime], end: SimTime) -> Seen {
+        let (mut tx_done, mut arrive) = (None::<SimTime>, None::<SimTime>);
+        let (mut i, mut j) = (0, 0);
+        let mut seen = Seen {
+            arrivals: Vec::new(),
+            samples: Vec::new(),
+            stats: ChannelStats::default(),
+            inside: 0,
+            tx_done_events: 0,
+            ties: 0,
+        };
+        let mut last_tx_done = None;
+        loop {
+            let next = [
+                tx_done,
+                arrive,
+                offers.get(i).map(|o| o.0),
+                samples.get(j).copied(),
+            ];
+            let Some((k, t)) = next
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| t.map(|t| (k, t)))
+                .min_by_key(|&(k, t)| (t, k))
+            else {
+                break;
+            };
+            if t > end {
+                break;
+            }
+            match k {
+                0 => {
+                    seen.tx_done_events += 1;
+                    last_tx_done = Some(t);
+                    let d = ch.on_tx_done(t);
+                    tx_done = d.next_tx_done;
+                    arrive = arrive.or(d.head_arrives);
+                }
+                1 => {
+                    let (p, next) = ch.on_arrive().unwrap();
+                    seen.arrivals.push((t, seq(&p)));
+                    arrive = next;
+                }
+                2 => {
+                    seen.ties += (last_tx_done == Some(t)) as usize;
+                    match ch.offer(t, offers[i].1.clone()) {
+                        Offer::Sent { head_arrives, .. } | Offer::Planned { head_arrives } => {
+                            arrive = arrive.or(head_arrives)
+                        }
+                        Offer::Queued { tx_done: d } => tx_done = tx_done.or(d),
+                        // Counted by the engine, as here.
+                        Offer::Dropped(reason) => ch.ch.stats.count_drop(reason),
+                    }
+                    i += 1;
+                }
+                _ => {
+                    ch.ch.settle(t);
+                    let bits = ch.bits_sent_by(t);
+                    seen.samples
+                        .push((ch.queue.len_packets(), ch.queue.len_bytes(), bits));
+                    j += 1;
+                }
+            }
+        }
+        ch.ch.finish(end);
+        seen.stats = ch.stats.clone();
+        seen.inside = ch.packets_inside();
+        seen
+    }
+
+    /// 2.24 Mbit/s: a datagram of 28 B (headers only, no payload) takes 100 us.
+    const GRID_RATE: Rate = Rate::bps(2_240_000);
+
+    /// Bursts of offers on a 100 us grid, of sizes in multiples of 28 B (100 us at
+    /// [`GRID_RATE`]), one in eight with no payload: many offers fall on the very nanosecond a
+    /// waiting packet starts, and the buffer overflows.
+    fn bursts() -> Vec<(SimTime, Packet)> {
+        let mut x: u64 = 12345;
+        let mut draw = move |n: u64| {
+            // A 64-bit LCG (Knuth's MMIX constants): a fixed, portable sequence.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut t = 0;
+        (0..2000)
+            .map(|i| {
+                // Mostly back-to-back bursts, now and then a pause that drains the queue.
+                t += match draw(10) {
+                    0..=6 => 0,
+                    7..=8 => 100 * (1 + draw(5)),
+                    _ => 100 * (10 + draw(40)),
+                };
+                let size = if draw(8) == 0 {
+                    28
+                } else {
+                    28 * (2 + draw(14) as u32)
+                };
+                let at = SimTime::from_nanos(t * 1000);
+                (at, Packet::test_udp(size, 0, i))
+            })
+            .collect()
+    }
+
+    fn planned(mut ch: Ch) -> Ch {
+        ch.ch.plan_departures();
+        assert!(ch.planned());
+        ch
+    }
+
+    #[test]
+    fn a_planned_channel_gives_the_arrivals_counters_and_queue_integrals_of_the_event_path() {
+        let offers = bursts();
+        let end = offers.last().unwrap().0 + SimDuration::from_millis(50);
+        // Samples on a 1 ms grid: on whole 100 us, so some fall on a start too.
+        let samples: Vec<SimTime> = (0..end.as_nanos() / 1_000_000)
+            .map(|k| SimTime::from_nanos(k * 1_000_000))
+            .collect();
+        for limit in [QueueLimit::Packets(10), QueueLimit::Bytes(3000)] {
+            let queue = QueueSpec::DropTail { limit };
+            let grid = |q: QueueSpec| {
+                channel_with(q, LossSpec::None, SimDuration::from_millis(5), GRID_RATE)
+            };
+            let events = drive(grid(queue.clone()), &offers, &samples, end);
+            let plan = drive(planned(grid(queue)), &offers, &samples, end);
+            let s = &events.stats;
+            // Packets waited, many offers fell on a start, the buffer overflowed, and some
+            // packets were not data.
+            let seen = (events.tx_done_events, events.ties, s.drops_queue);
+            assert!(seen.0 > 500 && seen.1 > 50 && seen.2 > 100, "{seen:?}");
+            assert!(s.data_packets < s.packets);
+            assert_eq!(plan.tx_done_events, 0, "a planned channel needs none");
+            assert_eq!(
+                events.arrivals.len() as u64 + events.stats.drops_queue,
+                offers.len() as u64
+            );
+            assert_eq!(
+                plan,
+                Seen {
+                    tx_done_events: 0,
+                    ties: 0,
+                    ..events
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_planned_channel_settles_in_the_middle_of_a_transmission_as_the_event_path_counts_it() {
+        // A sample in the middle of the second packet's transmission, and the run ending in the
+        // middle of the third: counted as started, less the bits not yet serialized.
+        let offers: Vec<_> = (0..3).map(|i| (SimTime::ZERO, udp(i))).collect();
+        let (samples, end) = ([ms(1.8)], ms(3.0));
+        let events = drive(droptail(), &offers, &samples, end);
+        let plan = drive(planned(droptail()), &offers, &samples, end);
+        assert_eq!(
+            events.samples,
+            vec![(1, 1500, 18_000)],
+            "1.8 ms at 10 Mbit/s"
+        );
+        assert_eq!(events.stats.packets, 3);
+        assert_eq!(events.stats.queue_pkt_ns, 2 * 1_200_000 + 1_200_000);
+        assert_eq!(plan.samples, events.samples);
+        assert_eq!(plan.stats, events.stats);
+        assert_eq!(plan.inside, 3);
+    }
+
+    #[test]
+    fn at_the_nanosecond_a_waiting_packet_starts_an_offer_finds_the_room_it_left() {
+        // One packet on the wire until 1.2 ms, one waiting for it in a buffer of one. An offer
+        // at exactly 1.2 ms finds that packet gone: admitted, where the event path refused it
+        // when the offer's event came before the `TxDone` of the same nanosecond.
+        let one = || {
+            channel(QueueSpec::DropTail {
+                limit: QueueLimit::Packets(1),
+            })
+        };
+        let mut plan = planned(one());
+        let mut events = one();
+        for ch in [&mut plan, &mut events] {
+            assert!(matches!(
+                ch.offer(SimTime::ZERO, udp(0)),
+                Offer::Sent { .. }
+            ));
+            let waits = ch.offer(ms(0.1), udp(1));
+            assert!(matches!(
+                waits,
+                Offer::Planned { head_arrives: None } | Offer::Queued { tx_done: Some(_) }
+            ));
+        }
+        assert!(matches!(
+            plan.offer(ms(1.2), udp(2)),
+            Offer::Planned { head_arrives: None }
+        ));
+        assert_eq!((plan.stats.packets, plan.stats.drops_queue), (2, 0));
+        assert!(matches!(
+            events.offer(ms(1.2), udp(2)),
+            Offer::Dropped(DropReason::Queue)
+        ));
+        // Packet 2 leaves when packet 1 is out: 1.2 + 1.2 + 1.2 ms, then 5 ms on the wire.
+        let mut arrivals = Vec::new();
+        while let Some((p, _)) = plan.on_arrive() {
+            arrivals.push(seq(&p));
+        }
+        assert_eq!(arrivals, vec![0, 1, 2]);
+        assert_eq!(plan.busy_until, ms(3.6));
+    }
+
+    #[test]
+    fn only_a_droptail_channel_with_no_loss_model_and_a_delay_can_be_planned() {
+        let red = QueueSpec::Red {
+            limit: QueueLimit::Packets(100),
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            gentle: true,
+            ecn: false,
+            mean_packet_size: 1000,
+        };
+        let tail = QueueSpec::DropTail {
+            limit: QueueLimit::Packets(10),
+        };
+        let (delay, rate) = (SimDuration::from_millis(5), Rate::mbps(10));
+        let mut red = channel(red);
+        let mut lossy = channel_with(tail.clone(), LossSpec::Uniform { rate: 1e-9 }, delay, rate);
+        let mut no_delay = channel_with(tail, LossSpec::None, SimDuration::ZERO, rate);
+        for ch in [&mut red, &mut lossy, &mut no_delay] {
+            ch.ch.plan_departures();
+            assert!(!ch.planned() && !ch.departures_first());
+            // The event path: a waiting packet asks for a `TxDone`.
+            let _ = ch.offer(SimTime::ZERO, udp(0));
+            assert!(matches!(
+                ch.offer(ms(0.1), udp(1)),
+                Offer::Queued { tx_done: Some(_) }
+            ));
         }
     }
 

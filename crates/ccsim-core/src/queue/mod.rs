@@ -301,6 +301,12 @@ impl Queue {
         self.len_packets() == 0
     }
 
+    /// A plain DropTail queue: it decides at arrival only and serves in arrival order, so a
+    /// packet's turn is known when it is queued (`link.rs`, "Departures planned at enqueue").
+    pub fn is_drop_tail(&self) -> bool {
+        matches!(self.disc, Discipline::DropTail)
+    }
+
     /// The DiffServ classes of this queue, if it has any (for the `classes` result table).
     pub fn classes(&self) -> Option<&ClassQueue> {
         match &self.disc {

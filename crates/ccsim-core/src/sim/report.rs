@@ -641,6 +641,8 @@ impl Simulator {
                 .push(t, "flow", &f.name, "delivered_bytes", delivered as f64);
         }
         for c in &mut self.net.chans {
+            // Planned departures due by now leave the queue before it is read (`link.rs`).
+            c.settle(self.now);
             let name = format!("{}:{}", c.link, c.direction);
             self.series.push(
                 t,
