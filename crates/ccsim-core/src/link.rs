@@ -33,19 +33,26 @@
 //! event cuts the wire. Its transmission starts when the one ahead of it ends, which is
 //! already known (`busy_until`). Such a channel is *planned* ([`Channel::plan_departures`]): a
 //! packet that has to wait goes into the propagation FIFO at once, with its arrival time, and
-//! no `TxDone` event is scheduled for it. Only its start time (with its size and kind) is
-//! kept, in a ring (`starts`), and the queue keeps the packet until then:
+//! no `TxDone` event is scheduled for it. The queue it waits in is then only a ring of start
+//! times (`starts`, with each packet's size and kind) and their byte count; the queue
+//! discipline's own buffer stays empty, and only its DropTail limit is asked
+//! ([`Queue::fits_beside`]):
 //!
 //! ```text
 //!   offer at t, busy until b > t          settle(now), before what reads the queue
-//!   queue  += packet (it waits until b)   for each start <= now, in order:
-//!   starts += (b, size, data?)              queue integral up to start, queue -= packet,
-//!   FIFO   += (b + ser + delay, packet)     packets, bytes, data_packets += 1, size, data?
+//!   limit: starts.len(), waiting_bytes    for each start <= now, in order:
+//!   starts += (b, size, data?)              starts -= it, waiting_bytes -= size,
+//!   waiting_bytes += size                   packets, bytes, data_packets += 1, size, data?
+//!   queue integrals += (b - t), size·(b - t)
+//!   FIFO   += (b + ser + delay, packet)
 //!   busy_until = b + ser
 //! ```
 //!
-//! The ring is settled lazily ([`Channel::settle`]): before the next offer (the queue decides
-//! an admission), before a time-series sample, and at the end of the run. The `Arrive` events
+//! A packet's share of the queue-length integrals is its time in the queue, known at once
+//! (the area under the queue length is the sum of every packet's wait, to the nanosecond), so
+//! it is added when the packet is planned and the part after the end of the run taken back
+//! then. The ring is settled lazily ([`Channel::settle`]): before the next offer (the limit
+//! decides an admission), before a time-series sample, and at the end of the run. The `Arrive` events
 //! stay where they were: with a propagation delay the packet ahead is still on the wire when
 //! a packet is planned, so a planned packet is never the head of the FIFO until the one
 //! ahead arrives, exactly when the event path would have scheduled its `Arrive` too. The
@@ -173,9 +180,11 @@ pub struct Channel {
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, PacketId, Port)>,
-    /// Planned channels: the start times of the packets waiting in the queue (each is also in
-    /// the propagation FIFO), earliest first, not yet settled ([`Channel::settle`]).
+    /// Planned channels: the packets waiting for the transmitter, by start time (each is also
+    /// in the propagation FIFO), and their bytes; those that started by the last
+    /// [`Channel::settle`] are gone. This is the queue of a planned channel.
     starts: VecDeque<Start>,
+    waiting_bytes: u64,
     pub delay: SimDuration,
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
@@ -255,6 +264,7 @@ impl Channel {
             departures_first,
             planned: false,
             starts: VecDeque::new(),
+            waiting_bytes: 0,
             link,
             direction,
             from_node,
@@ -296,10 +306,9 @@ impl Channel {
     }
 
     /// Settle the planned departures due by `now` (module docs): each waiting packet whose
-    /// transmission started at or before `now` leaves the queue at its start time, which closes
-    /// the queue-length integral up to then, and is counted as put on the wire. Called before
-    /// anything reads the queue or the counters: an offer, a time-series sample, the results.
-    /// Nothing to do on a channel that is not planned.
+    /// transmission started at or before `now` leaves the queue and is counted as put on the
+    /// wire. Called before anything reads the queue or the counters: an offer, a time-series
+    /// sample, the results. Nothing to do on a channel that is not planned.
     #[inline]
     pub fn settle(&mut self, now: SimTime) {
         while let Some(&s) = self.starts.front() {
@@ -307,10 +316,29 @@ impl Channel {
                 break;
             }
             self.starts.pop_front();
-            // As a `TxDone` at `s.at` would: account the queue up to then, then dequeue.
-            self.touch_queue_known(s.at, false);
-            let _ = self.queue.dequeue(s.at);
+            self.waiting_bytes -= s.size as u64;
             self.count_sent(s.size, s.data);
+        }
+    }
+
+    /// Packets waiting in the queue (on a planned channel, after [`Channel::settle`]).
+    pub fn queue_packets(&self) -> usize {
+        self.queue.len_packets() + self.starts.len()
+    }
+
+    /// Bytes waiting in the queue (on a planned channel, after [`Channel::settle`]).
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue.len_bytes() + self.waiting_bytes
+    }
+
+    /// The packets still waiting on a planned channel were counted in the queue integrals up
+    /// to their start when they were planned: take back the part after `now` (the end of the
+    /// run). After [`Channel::settle`], so every one starts after `now`.
+    fn integrals_end_at(&mut self, now: SimTime) {
+        for s in &self.starts {
+            let after = s.at.saturating_since(now).as_nanos() as u128;
+            self.stats.queue_pkt_ns -= after;
+            self.stats.queue_byte_ns -= s.size as u128 * after;
         }
     }
 
@@ -318,17 +346,23 @@ impl Channel {
     /// Returns the packets lost now (the queue, whose arena slots are freed); those on the wire
     /// are lost as they "arrive" (the engine frees them then).
     pub fn go_down(&mut self, now: SimTime, pkts: &mut PacketArena) -> u64 {
+        let mut lost = 0;
         if self.planned {
             // The engine plans no channel a link event names; should one go down all the same,
-            // the packets still waiting leave the FIFO (the queue frees them below) and the
-            // channel keeps `TxDone` events from now on.
+            // the packets still waiting (at the back of the FIFO) are lost now, as a queue's,
+            // and the channel keeps `TxDone` events from then on.
             self.settle(now);
-            let waiting = self.starts.len();
-            self.propagation.truncate(self.propagation.len() - waiting);
             if let Some(s) = self.starts.front() {
                 self.busy_until = s.at; // the end of the transmission under way
             }
-            self.starts.clear();
+            self.integrals_end_at(now);
+            for _ in self.starts.drain(..) {
+                if let Some((_, id, _)) = self.propagation.pop_back() {
+                    pkts.free(id);
+                    lost += 1;
+                }
+            }
+            self.waiting_bytes = 0;
             self.planned = false;
         }
         self.down = true;
@@ -337,7 +371,6 @@ impl Channel {
         // `on_tx_done` ignores any that comes before the transmitter is free.
         self.busy_until = self.busy_until.min(now);
         self.touch_queue(now);
-        let mut lost = 0;
         while let Some(id) = self.queue.dequeue_lost(now) {
             pkts.free(id);
             lost += 1;
@@ -390,8 +423,7 @@ impl Channel {
             return Offer::Dropped(DropReason::Mtu);
         }
         if self.planned {
-            // What started by now has left the buffer, at the very nanosecond too.
-            self.settle(now);
+            return self.offer_planned(now, pkts, id, size);
         }
         // Asked once: `admit` decides without queueing, so the answer holds until the push.
         let empty = self.queue.is_empty();
@@ -413,29 +445,53 @@ impl Channel {
         }
         self.queue.push(id, size);
         self.note_queue_max();
-        if self.planned {
-            let head_arrives = self.plan(pkts, id, size);
-            return Offer::Planned { head_arrives };
-        }
         Offer::Queued {
             tx_done: first_to_wait.then_some(self.busy_until),
         }
     }
 
-    /// Put the packet `id` just queued on the wire of a planned channel: it starts when the
-    /// transmitter frees up, and its start is kept in the ring until it is settled. Returns its
-    /// arrival time if it is the new head of the FIFO.
-    fn plan(&mut self, pkts: &PacketArena, id: PacketId, size: u32) -> Option<SimTime> {
-        let p = pkts.get(id);
+    /// [`Channel::offer`] on a planned channel (module docs), for a packet of `size` bytes that
+    /// fits the MTU of a link that is up.
+    fn offer_planned(
+        &mut self,
+        now: SimTime,
+        pkts: &mut PacketArena,
+        id: PacketId,
+        size: u32,
+    ) -> Offer {
+        // What started by now has left the buffer, at the very nanosecond too.
+        self.settle(now);
+        if !self
+            .queue
+            .fits_beside(self.starts.len(), self.waiting_bytes, size)
+        {
+            pkts.free(id);
+            return Offer::Dropped(DropReason::Queue);
+        }
         let start = self.busy_until;
+        if start <= now {
+            // Idle (and so nothing waits: every start is before the transmitter frees up).
+            let (head_arrives, lost) = self.transmit(now, pkts, id, true);
+            return Offer::Sent { head_arrives, lost };
+        }
+        // It waits from now to `start`: its share of the queue-length integrals.
+        let wait = start.saturating_since(now).as_nanos() as u128;
+        self.stats.queue_pkt_ns += wait;
+        self.stats.queue_byte_ns += size as u128 * wait;
+        self.waiting_bytes += size as u64;
+        let data = pkts.get(id).is_data();
         self.starts.push_back(Start {
             at: start,
             size,
-            data: p.is_data(),
+            data,
         });
+        let s = &mut self.stats;
+        s.queue_max_packets = s.queue_max_packets.max(self.starts.len() as u64);
+        s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
         let done = start + self.ser.next(self.rate, size as u64);
         self.busy_until = done;
-        self.propagate(done, pkts, id)
+        let head_arrives = self.propagate(done, pkts, id);
+        Offer::Planned { head_arrives }
     }
 
     /// The end of the transmission under way, or of the last one if the transmitter is idle
@@ -587,14 +643,16 @@ impl Channel {
     }
 
     /// Packets inside this channel: queued, in transmission and propagating (a planned packet
-    /// is both in the queue and in the FIFO until it is settled: counted once).
+    /// waits in the FIFO already).
     pub fn packets_inside(&self) -> u64 {
-        (self.queue.len_packets() + self.propagation.len() - self.starts.len()) as u64
+        self.queue.len_packets() as u64 + self.propagation.len() as u64
     }
 
-    /// Settle the departures due by the end of the run and close the queue-length integral.
+    /// Close the queue-length integrals at the end of the run: settle the departures due by
+    /// then, and take back the waiting after it that planned packets were counted for.
     pub fn finish(&mut self, now: SimTime) {
         self.settle(now);
+        self.integrals_end_at(now);
         self.touch_queue(now);
     }
 }
@@ -759,7 +817,7 @@ mod tests {
                     ch.ch.settle(t);
                     let bits = ch.bits_sent_by(t);
                     seen.samples
-                        .push((ch.queue.len_packets(), ch.queue.len_bytes(), bits));
+                        .push((ch.queue_packets(), ch.queue_bytes(), bits));
                     j += 1;
                 }
             }
@@ -1052,13 +1110,26 @@ mod tests {
 
     #[test]
     fn a_link_going_down_frees_the_slots_of_what_waits_and_of_what_it_refuses_after() {
-        let mut ch = droptail();
-        for i in 0..4 {
-            let _ = ch.offer(SimTime::ZERO, udp(i));
+        // The same on a planned channel (the engine plans none that a link event names, but
+        // one that goes down keeps its accounts straight all the same).
+        let mut stats = Vec::new();
+        for mut ch in [droptail(), planned(droptail())] {
+            for i in 0..4 {
+                let _ = ch.offer(SimTime::ZERO, udp(i));
+            }
+            // One packet on the wire, three waiting (planned: in the FIFO already).
+            assert_eq!(ch.queue_packets(), 3);
+            assert_eq!(ch.ch.go_down(ms(0.5), &mut ch.pkts), 3);
+            assert_eq!((ch.propagation.len(), ch.queue_packets()), (1, 0));
+            assert_down_and_freed(&mut ch);
+            ch.ch.finish(ms(2.0));
+            stats.push(ch.stats.clone());
         }
-        // One packet on the wire, three waiting.
-        assert_eq!((ch.propagation.len(), ch.queue.len_packets()), (1, 3));
-        assert_eq!(ch.ch.go_down(ms(0.5), &mut ch.pkts), 3);
+        assert_eq!(stats[0], stats[1]);
+        assert_eq!(stats[0].queue_pkt_ns, 3 * 500_000, "three waited 0.5 ms");
+    }
+
+    fn assert_down_and_freed(ch: &mut Ch) {
         // The queue's slots are free; the packet on the wire keeps its slot until its arrival,
         // where the engine frees it (`next_arrival_lost`).
         assert_eq!(ch.pkts.len(), 1);

@@ -307,6 +307,14 @@ impl Queue {
         matches!(self.disc, Discipline::DropTail)
     }
 
+    /// DropTail's decision on a packet of `size` bytes arriving beside `len` waiting packets of
+    /// `bytes` bytes that the channel keeps itself (a planned channel, `link.rs`): the hard
+    /// limit, which is all a DropTail queue applies.
+    #[inline]
+    pub fn fits_beside(&self, len: usize, bytes: u64, size: u32) -> bool {
+        droptail::fits_beside(self.limit, len, bytes, size)
+    }
+
     /// The DiffServ classes of this queue, if it has any (for the `classes` result table).
     pub fn classes(&self) -> Option<&ClassQueue> {
         match &self.disc {
