@@ -724,6 +724,21 @@ mod tests {
         }
     }
 
+    /// RED with a limit of 100 packets, thresholds 5 and 15, and weight `w_q`; mean_packet_size
+    /// 1,250 B at 10 Mbit/s: one "small packet" per 1 ms of idle time.
+    fn red(w_q: f64) -> QueueSpec {
+        QueueSpec::Red {
+            limit: QueueLimit::Packets(100),
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q,
+            gentle: true,
+            ecn: false,
+            mean_packet_size: 1250,
+        }
+    }
+
     fn droptail() -> Ch {
         channel(QueueSpec::DropTail {
             limit: QueueLimit::Packets(10),
@@ -969,24 +984,14 @@ mod tests {
 
     #[test]
     fn only_a_droptail_channel_with_no_loss_model_and_a_delay_can_be_planned() {
-        let red = QueueSpec::Red {
-            limit: QueueLimit::Packets(100),
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            gentle: true,
-            ecn: false,
-            mean_packet_size: 1000,
-        };
         let tail = QueueSpec::DropTail {
             limit: QueueLimit::Packets(10),
         };
         let (delay, rate) = (SimDuration::from_millis(5), Rate::mbps(10));
-        let mut red = channel(red);
+        let mut with_red = channel(red(0.002));
         let mut lossy = channel_with(tail.clone(), LossSpec::Uniform { rate: 1e-9 }, delay, rate);
         let mut no_delay = channel_with(tail, LossSpec::None, SimDuration::ZERO, rate);
-        for ch in [&mut red, &mut lossy, &mut no_delay] {
+        for ch in [&mut with_red, &mut lossy, &mut no_delay] {
             ch.ch.plan_departures();
             assert!(!ch.planned() && !ch.departures_first());
             // The event path: a waiting packet asks for a `TxDone`.
@@ -1074,18 +1079,8 @@ mod tests {
 
     #[test]
     fn red_idle_period_starts_when_the_last_transmission_ends_not_when_it_starts() {
-        // mean_packet_size 1,250 B at 10 Mbit/s: one "small packet" per 1 ms of idle time.
         let w_q = 0.01;
-        let mut ch = channel(QueueSpec::Red {
-            limit: QueueLimit::Packets(100),
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q,
-            gentle: true,
-            ecn: false,
-            mean_packet_size: 1250,
-        });
+        let mut ch = channel(red(w_q));
         // A burst builds an average; the last packet's transmission ends at 10 × 1.2 = 12 ms.
         for i in 0..10 {
             let _ = ch.offer(SimTime::ZERO, udp(i));
