@@ -98,6 +98,8 @@ impl Simulator {
         sim.schedule_first_events();
         let events = super::link_events::link_events(spec, &sim.net);
         sim.schedule_link_events(events);
+        // Last: it looks at the trace, the capture points and the link events.
+        sim.plan_departures();
         Ok(sim)
     }
 
