@@ -122,8 +122,9 @@ pub struct TcpSpec {
 }
 
 impl Default for TcpSpec {
-    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, RTO 1 s initial and minimum, 60 s cap,
-    /// delayed ACKs every 2nd segment or 200 ms, SACK-capable receiver.
+    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, Limited Transmit (RFC 5681 §3.2 step 1
+    /// and RFC 3042 §2: SHOULD), RTO 1 s initial and minimum, 60 s cap, delayed ACKs every 2nd
+    /// segment or 200 ms.
     fn default() -> Self {
         TcpSpec {
             recovery: Recovery::NewReno,
@@ -136,7 +137,7 @@ impl Default for TcpSpec {
             rcv_buffer: 64 * 1024 * 1024,
             growth: Growth::Rfc5681,
             dupthresh: 3,
-            limited_transmit: false,
+            limited_transmit: true,
             delayed_ack: true,
             delack_timeout: SimDuration::from_millis(200),
             delack_count: 2,

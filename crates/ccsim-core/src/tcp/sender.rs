@@ -110,6 +110,10 @@ pub struct TcpSender {
     /// New data sent by Limited Transmit since the last cumulative ACK: excluded from FlightSize
     /// when ssthresh is computed (RFC 5681 §3.2 step 2, RFC 3042 §2).
     limited_transmit_bytes: u64,
+    /// Without SACK: the duplicate ACK being processed is the first or second, so Limited
+    /// Transmit may send one new segment beyond cwnd for it (RFC 3042 §2). Cleared once the
+    /// ACK has been processed: the allowance belongs to the ACK's arrival, not to later sends.
+    limited_transmit_credit: bool,
     /// Send the next retransmission even if the window is full (fast retransmit, RTO).
     force_retransmit: bool,
     peer_rwnd: u64,
@@ -167,6 +171,7 @@ impl TcpSender {
             episode: None,
             reduction_point: None,
             limited_transmit_bytes: 0,
+            limited_transmit_credit: false,
             force_retransmit: false,
             peer_rwnd: t.rcv_buffer,
             app_limit: cfg.size.unwrap_or(u64::MAX),
@@ -296,6 +301,7 @@ impl TcpSender {
         }
         self.detect_loss(now);
         self.transmit(now, out);
+        self.limited_transmit_credit = false;
     }
 
     fn on_new_ack(
@@ -413,6 +419,10 @@ impl TcpSender {
     fn on_dupack(&mut self) {
         if self.episode.is_none() {
             self.dupacks += 1;
+            // RFC 3042 §2: the first two duplicate ACKs may each release one new segment. With
+            // SACK, RFC 6675 §5 step (3) sends by pipe instead ([`TcpSender::in_flight`]).
+            self.limited_transmit_credit =
+                self.cfg.tcp.limited_transmit && !self.uses_sack() && self.dupacks <= 2;
         } else {
             self.algo.on_dupack_in_recovery(&mut self.w, self.mss);
         }
@@ -563,29 +573,37 @@ impl TcpSender {
     /// 5681's FlightSize (SND.MAX − SND.UNA), so SACKed duplicate ACKs before DupThresh release
     /// no new data unless Limited Transmit is on.
     fn in_flight(&self) -> u64 {
-        let sack_limited_transmit =
-            self.uses_sack() && self.cfg.tcp.limited_transmit && self.dupacks > 0;
-        if self.episode.is_some() || self.board.lost_bytes() > 0 || sack_limited_transmit {
+        if self.episode.is_some() || self.board.lost_bytes() > 0 || self.sack_limited_transmit() {
             self.board.pipe()
         } else {
             self.board.flight_size()
         }
     }
 
-    /// The window new transmissions are held to.
-    fn send_window(&self) -> u64 {
-        let mut window = self.w.cwnd.min(self.max_window());
-        if self.cfg.tcp.limited_transmit
-            && !self.uses_sack()
+    /// With SACK, duplicate ACKs are being counted outside recovery and Limited Transmit is on:
+    /// new data goes out by pipe (RFC 6675 §5 step (3)).
+    fn sack_limited_transmit(&self) -> bool {
+        self.uses_sack()
+            && self.cfg.tcp.limited_transmit
             && self.episode.is_none()
             && self.dupacks > 0
-        {
-            // RFC 3042 §2: one new segment for each of the first two duplicate ACKs, cwnd
-            // unchanged. (With SACK, RFC 6675 §5 step (3) sends by pipe instead: the segments
-            // the duplicate ACKs SACKed have left it.)
-            window += self.dupacks.min(2) as u64 * self.mss;
-        }
-        window
+    }
+
+    /// The window new transmissions are held to.
+    fn send_window(&self) -> u64 {
+        self.w.cwnd.min(self.max_window())
+    }
+
+    /// RFC 3042 §2 (RFC 5681 §3.2 step 1), without SACK: a new segment of `len` bytes that the
+    /// window refuses may still go out if this is the first or second duplicate ACK and nothing
+    /// went out for it yet, FlightSize stays within cwnd plus two segments, and within
+    /// `max_window`, the largest window the sender may have outstanding (ns-2's `window_`, a
+    /// send buffer). The receiver's window is checked by the caller. cwnd itself is unchanged.
+    fn limited_transmit_allows(&self, len: u64) -> bool {
+        let flight = self.board.flight_size() + len;
+        self.limited_transmit_credit
+            && flight <= self.w.cwnd + 2 * self.mss
+            && flight <= self.max_window()
     }
 
     /// Send what the window allows, in RFC 6675 §4 NextSeg order: (1) segments deemed lost,
@@ -614,11 +632,17 @@ impl TcpSender {
                 let len = self.mss.min(self.app_limit - snd_max);
                 let rwnd_edge = self.board.snd_una().saturating_add(self.peer_rwnd);
                 if snd_max + len <= rwnd_edge {
-                    if in_flight + len > window {
-                        break;
-                    }
-                    if self.cfg.tcp.limited_transmit && self.episode.is_none() && self.dupacks > 0 {
+                    if in_flight + len <= window {
+                        // With SACK, what pipe lets out while duplicates are counted is
+                        // Limited Transmit too (RFC 6675 §5 step (3)).
+                        if self.sack_limited_transmit() {
+                            self.limited_transmit_bytes += len;
+                        }
+                    } else if self.limited_transmit_allows(len) {
+                        self.limited_transmit_credit = false;
                         self.limited_transmit_bytes += len;
+                    } else {
+                        break;
                     }
                     if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
                         self.timed = Some((snd_max + len, now));
@@ -864,6 +888,8 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    /// The traces below are RFC 5681's, RFC 6582's and RFC 6675's own, without Limited Transmit
+    /// (its tests turn it on).
     fn sender(recovery: Recovery) -> TcpSender {
         let tcp = TcpSpec {
             recovery,
@@ -871,6 +897,7 @@ mod tests {
             initial_window: InitialWindow::Segments(20),
             delayed_ack: false,
             handshake: false,
+            limited_transmit: false,
             ..TcpSpec::default()
         };
         TcpSender::new(TcpSenderConfig {
@@ -1122,6 +1149,7 @@ mod tests {
             initial_window: InitialWindow::Segments(iw),
             delayed_ack: false,
             handshake: false,
+            limited_transmit: false,
             ..TcpSpec::default()
         }
     }
@@ -1204,6 +1232,125 @@ mod tests {
         s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
         assert_eq!(resent(&out), vec![0]);
         assert_eq!(s.ssthresh(), 10 * MSS, "half of 20 segments, not of 22");
+    }
+
+    /// A NewReno sender with Limited Transmit, `iw` segments in its initial window.
+    fn limited_transmit_sender(iw: u32, size: Option<u64>) -> TcpSender {
+        sender_with(
+            TcpSpec {
+                limited_transmit: true,
+                ..spec(Recovery::NewReno, iw)
+            },
+            size,
+        )
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks_only() {
+        // RFC 3042 §2: the first two duplicate ACKs each release one new segment, cwnd
+        // unchanged; later ones (DupThresh 5 here) release nothing until recovery.
+        let mut s = sender_with(
+            TcpSpec {
+                limited_transmit: true,
+                dupthresh: 5,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        for k in 1..=4 {
+            s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+            assert_eq!(s.cwnd(), 20 * MSS, "cwnd unchanged at dupack {k}");
+        }
+        assert_eq!(seqs(&out), vec![20 * MSS, 21 * MSS]);
+    }
+
+    #[test]
+    fn limited_transmit_releases_new_data_only_never_a_retransmission() {
+        // RFC 3042 §2 sends "new data". After an RTO, go-back-N holds the resends to cwnd = 1
+        // segment; a duplicate ACK (a late one of the old window) must not let a second resend
+        // out beyond it (the old allowance widened the window for retransmissions too).
+        let mut s = limited_transmit_sender(4, None);
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_timeout(t(1000), &mut out);
+        assert_eq!(resent(&out), vec![0]);
+        out.clear();
+        s.handle_packet(t(1010), ack_pkt(0, &[]), &mut out);
+        assert!(out.is_empty(), "{:?}", seqs(&out));
+    }
+
+    #[test]
+    fn limited_transmit_waits_for_the_receivers_window() {
+        // RFC 3042 §2: only if the advertised window allows. The window closes at the 20
+        // segments in flight (a window change, not a duplicate); the next two duplicates send
+        // nothing and the third starts fast retransmit.
+        let mut s = limited_transmit_sender(20, None);
+        start(&mut s);
+        let mut out = vec![];
+        for _ in 0..3 {
+            s.handle_packet(t(50), ack_rwnd(0, 20 * MSS as u32), &mut out);
+        }
+        assert!(out.is_empty(), "{:?}", seqs(&out));
+        s.handle_packet(t(50), ack_rwnd(0, 20 * MSS as u32), &mut out);
+        assert_eq!(seqs(&out), vec![0]);
+        assert_eq!(resent(&out), vec![0]);
+    }
+
+    #[test]
+    fn limited_transmit_keeps_the_flight_within_cwnd_plus_two_segments_and_max_window() {
+        // RFC 3042 §2: outstanding data at most cwnd + 2 segments. After an ECN reduction cwnd
+        // is 9.5 segments with 19 in flight: nothing may go.
+        let mut s = sender_with(
+            TcpSpec {
+                ecn: true,
+                limited_transmit: true,
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ece_ack(MSS), &mut out);
+        assert_eq!(s.cwnd(), 19 * MSS / 2);
+        out.clear();
+        for _ in 0..2 {
+            s.handle_packet(t(51), ack_pkt(MSS, &[]), &mut out);
+        }
+        assert!(out.is_empty(), "{:?}", seqs(&out));
+        // Nor beyond max_window, the most the sender may have outstanding (ns-2's window_,
+        // which its `send_one` also checks): the allowance once went past it.
+        let mut s = sender_with(
+            TcpSpec {
+                limited_transmit: true,
+                max_window: Some(20 * MSS),
+                ..spec(Recovery::NewReno, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        for _ in 0..2 {
+            s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+        }
+        assert!(out.is_empty(), "{:?}", seqs(&out));
+    }
+
+    #[test]
+    fn a_limited_transmit_allowance_belongs_to_its_duplicate_ack_and_lapses_after_it() {
+        // RFC 3042 §2 sends "upon the arrival" of the duplicate ACK. A 20-segment transfer is
+        // all in flight when the first duplicate arrives; data offered later (a relay's) waits
+        // for cwnd instead of using the lapsed allowance.
+        let mut s = limited_transmit_sender(20, Some(20 * MSS));
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(0, &[]), &mut out);
+        assert!(out.is_empty());
+        s.offer(t(51), 10 * MSS, &mut out);
+        assert!(out.is_empty(), "{:?}", seqs(&out));
+        // The second duplicate brings its own allowance.
+        s.handle_packet(t(52), ack_pkt(0, &[]), &mut out);
+        assert_eq!(seqs(&out), vec![20 * MSS]);
     }
 
     #[test]
