@@ -688,10 +688,11 @@ fn a_window_smaller_than_one_segment_is_rejected() {
 #[test]
 fn abc_limit_without_byte_counting_is_rejected_where_it_was_set() {
     assert_eq!(
-        error_with(&["tcp.abc_limit=3"]),
+        error_with(&["tcp.abc_limit=3", "flows.f1.growth=rfc5681"]),
         r#"flows.f1: abc_limit (set at tcp.abc_limit) only applies with growth = "abc", but this flow's growth is "rfc5681""#
     );
-    let ok = load(BASE, &["tcp.abc_limit=3", "flows.f1.growth=abc"]).unwrap();
+    // The rfc preset's growth is "abc" (with L = 1): a limit alone changes L.
+    let ok = load(BASE, &["tcp.abc_limit=3"]).unwrap();
     match &ok.spec.flows["f1"].kind {
         FlowKind::Tcp { tcp, .. } => assert_eq!(
             tcp.growth,

@@ -122,9 +122,10 @@ pub struct TcpSpec {
 }
 
 impl Default for TcpSpec {
-    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, Limited Transmit (RFC 5681 §3.2 step 1
-    /// and RFC 3042 §2: SHOULD), RTO 1 s initial and minimum, 60 s cap, delayed ACKs every 2nd
-    /// segment or 200 ms.
+    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, RFC 5681's recommended window growth
+    /// (byte counting), Limited Transmit (RFC 5681 §3.2 step 1 and RFC 3042 §2: SHOULD), RTO 1 s
+    /// initial and minimum, 60 s cap, delayed ACKs every 2nd segment or 200 ms. docs/tcp.md §10
+    /// audits every value against its RFC.
     fn default() -> Self {
         TcpSpec {
             recovery: Recovery::NewReno,
@@ -135,7 +136,9 @@ impl Default for TcpSpec {
             initial_ssthresh: None,
             max_window: None,
             rcv_buffer: 64 * 1024 * 1024,
-            growth: Growth::Rfc5681,
+            // RFC 5681 §3.1's RECOMMENDED rules: min(N, SMSS) per ACK in slow start (eq. (2),
+            // byte counting with L = 1) and byte counting in congestion avoidance.
+            growth: Growth::ByteCounting { limit_segments: 1 },
             dupthresh: 3,
             limited_transmit: true,
             delayed_ack: true,

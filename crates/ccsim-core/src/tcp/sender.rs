@@ -1234,6 +1234,46 @@ mod tests {
         assert_eq!(s.ssthresh(), 10 * MSS, "half of 20 segments, not of 22");
     }
 
+    #[test]
+    fn the_rfc_preset_grows_by_rfc_5681s_recommended_rules_whatever_the_ack_frequency() {
+        // RFC 5681 §3.1: slow start adds min(N, SMSS) per ACK (eq. (2)); congestion avoidance
+        // counts bytes (RECOMMENDED), one SMSS per cwnd acknowledged, so a receiver that
+        // acknowledges every second segment does not halve the growth, as eq. (3) (a MAY, one
+        // SMSS²/cwnd per ACK) would: 10.5 segments here instead of 11.
+        let rfc = TcpSpec::default();
+        let ss = |ssthresh: Option<u64>| {
+            sender_with(
+                TcpSpec {
+                    mss: MSS as u32,
+                    initial_window: InitialWindow::Segments(10),
+                    initial_ssthresh: ssthresh,
+                    handshake: false,
+                    ..rfc.clone()
+                },
+                None,
+            )
+        };
+        let mut s = ss(None);
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(t(50), ack_pkt(2 * MSS, &[]), &mut out);
+        assert_eq!(
+            s.cwnd(),
+            11 * MSS,
+            "slow start: one SMSS for an ACK of two segments"
+        );
+        let mut s = ss(Some(10 * MSS));
+        start(&mut s);
+        for k in 1..=5 {
+            s.handle_packet(t(50 + k), ack_pkt(2 * k * MSS, &[]), &mut out);
+        }
+        assert_eq!(
+            s.cwnd(),
+            11 * MSS,
+            "congestion avoidance: one SMSS per window acked"
+        );
+    }
+
     /// A NewReno sender with Limited Transmit, `iw` segments in its initial window.
     fn limited_transmit_sender(iw: u32, size: Option<u64>) -> TcpSender {
         sender_with(
