@@ -272,6 +272,7 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "tcp:ecn=true",
         "tcp:handshake=true",
         "tcp:growth=abc",
+        "tcp:timestamps=true",
         "topology:multihomed_host",
         "link:direction_table",
         "limits:max_events",

@@ -255,7 +255,8 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          preset, variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
          rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
-         clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn"
+         clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
+         timestamps, timestamp_clock"
     );
 }
 
@@ -267,7 +268,7 @@ fn the_tcp_table_takes_only_tcp_keys() {
          initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
-         rtt_sampling, restart_after_idle, handshake, ecn"
+         rtt_sampling, restart_after_idle, handshake, ecn, timestamps, timestamp_clock"
     );
 }
 

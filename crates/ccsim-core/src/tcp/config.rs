@@ -17,7 +17,7 @@
 //! protocol never looks back at it.
 
 use crate::cc::{CcAlgorithm, Growth};
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// The loss-recovery algorithm run after a fast retransmit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +119,15 @@ pub struct TcpSpec {
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
     pub handshake: bool,
+    /// RFC 7323 timestamps: every segment carries TSval and TSecr (12 option bytes), the
+    /// receiver echoes TS.Recent by §4.3's rules, and the RTO estimator takes a sample from the
+    /// echo of every ACK that advances SND.UNA, retransmitted data included (RTTM, §4.1). Off in
+    /// the `rfc` preset: the option is negotiated (§3.2), and the textbook sender assumes no
+    /// peer that agreed to it.
+    pub timestamps: bool,
+    /// One tick of the timestamp clock (RFC 7323 §5.4 recommends 1 ms to 1 s; Linux and ns-3
+    /// tick every millisecond). RTTM samples are whole ticks.
+    pub timestamp_clock: SimDuration,
 }
 
 impl Default for TcpSpec {
@@ -154,6 +163,8 @@ impl Default for TcpSpec {
             restart_after_idle: true,
             ecn: false,
             handshake: true,
+            timestamps: false,
+            timestamp_clock: SimDuration::from_millis(1),
         }
     }
 }
@@ -208,6 +219,39 @@ impl TcpSpec {
             handshake: false,
             ..TcpSpec::ns2_235()
         }
+    }
+
+    /// The timestamp clock at `now`, as a TSval: whole ticks since time zero, modulo 2^32 (the
+    /// clock of RFC 7323 §5.4 wraps; both ends of a ccsim connection read the same clock, with
+    /// no offset between them).
+    pub fn ts_value(&self, now: SimTime) -> u32 {
+        (now.as_nanos() / self.timestamp_clock.as_nanos().max(1)) as u32
+    }
+
+    /// The RTT an echo (TSecr) of `ecr` measures at `now` (RFC 7323 §4.1), in whole ticks and
+    /// at least one: an echo of the current tick says the RTT is below the clock's resolution,
+    /// not zero (Linux counts it as one tick too).
+    pub fn ts_rtt(&self, now: SimTime, ecr: u32) -> SimDuration {
+        let ticks = self.ts_value(now).wrapping_sub(ecr).max(1) as u64;
+        SimDuration(ticks * self.timestamp_clock.as_nanos())
+    }
+
+    /// SACK blocks one ACK may carry: `max_sack_blocks`, at most three beside the timestamp
+    /// option (RFC 2018 §3: the 40 option bytes then hold no fourth).
+    pub fn sack_blocks_per_ack(&self) -> usize {
+        let room = if self.timestamps { 3 } else { 4 };
+        (self.max_sack_blocks as usize).clamp(1, room)
+    }
+
+    /// Header bytes of every segment before any SACK option: `header_bytes` and, with
+    /// timestamps, the timestamp option.
+    pub fn segment_header_bytes(&self) -> u32 {
+        self.header_bytes
+            + if self.timestamps {
+                crate::packet::TIMESTAMP_OPTION_BYTES
+            } else {
+                0
+            }
     }
 
     /// Initial congestion window in bytes.

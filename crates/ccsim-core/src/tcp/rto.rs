@@ -78,8 +78,8 @@ impl RtoEstimator {
             rto = rto.div_ceil(g) * g;
         }
         self.base_rto = rto.min(self.cfg.max.as_nanos());
-        // A fresh sample from new data ends the back-off (the BSD and Linux practice; RFC 6298
-        // §5 leaves it open).
+        // A valid sample ends the back-off: RFC 6298 §5, the note after (5.7), says the new RTO
+        // computed from it may "collapse" the backed-off one (BSD and Linux do so too).
         self.backoff = 0;
     }
 

@@ -39,8 +39,8 @@ use crate::cc::{
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
-    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Transport, ECN_ECT0,
-    ECN_NOT_ECT,
+    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
+    ECN_ECT0, ECN_NOT_ECT,
 };
 use crate::tcp::config::{RecoverGuard, RttSampling, TcpSpec};
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
@@ -129,6 +129,10 @@ pub struct TcpSender {
     timed: Option<(u64, SimTime)>,
     /// When data was last sent (RFC 5681 §4.1 restart after idle).
     last_send: Option<SimTime>,
+    /// RFC 7323 §4.3 TS.Recent: the newest TSval of the receiver's segments, echoed in the
+    /// TSecr of the sender's (the receiver's segments all carry the same sequence number, at or
+    /// below the sender's Last.ACK.sent, so each newer TSval is taken).
+    ts_recent: u32,
     counters: FlowCounters,
     /// Every congestion event reported to the controller, for tests.
     #[cfg(test)]
@@ -180,6 +184,7 @@ impl TcpSender {
             ecn_point: None,
             timed: None,
             last_send: None,
+            ts_recent: 0,
             counters: FlowCounters::default(),
             #[cfg(test)]
             congestion_log: Vec::new(),
@@ -254,6 +259,7 @@ impl TcpSender {
         let snd_una = self.board.snd_una();
         let ack = h.ack.number().min(self.board.snd_max());
         let cum = self.board.on_cumulative_ack(ack);
+        let echo = self.read_timestamps(h);
         let mut newly_sacked = 0;
         if self.uses_sack() && h.ack.sack_len() > 0 {
             for (l, r) in h.ack.sack_blocks() {
@@ -267,7 +273,7 @@ impl TcpSender {
             self.board.forget_sacks();
         }
         if cum.bytes_acked > 0 {
-            if let Some(r) = self.estimator_sample(now, ack, cum.sample_sent_at) {
+            if let Some(r) = self.estimator_sample(now, ack, cum.sample_sent_at, echo) {
                 self.rto.on_sample(r);
             }
             if let Some(sent_at) = cum.sample_sent_at {
@@ -353,14 +359,35 @@ impl TcpSender {
         }
     }
 
-    /// The RTT sample this ACK gives the RFC 6298 estimator, if any. `sent_at` is the send time
-    /// of the last segment the ACK completed when Karn's rule allows a sample.
+    /// With timestamps: the ACK's TSecr, after taking its TSval into TS.Recent (RFC 7323 §4.3
+    /// rule (2)).
+    fn read_timestamps(&mut self, h: &TcpHeader) -> Option<u32> {
+        if !self.cfg.tcp.timestamps {
+            return None;
+        }
+        let ts = h.ack.timestamps()?;
+        if ts_not_older(ts.val, self.ts_recent) {
+            self.ts_recent = ts.val;
+        }
+        Some(ts.ecr)
+    }
+
+    /// The RTT sample an ACK that advanced SND.UNA gives the RFC 6298 estimator, if any.
+    /// `sent_at` is the send time of the last segment the ACK completed when Karn's rule allows
+    /// a sample; `echo` the ACK's TSecr when timestamps are on.
     fn estimator_sample(
         &mut self,
         now: SimTime,
         ack: u64,
         sent_at: Option<SimTime>,
+        echo: Option<u32>,
     ) -> Option<SimDuration> {
+        if self.cfg.tcp.timestamps {
+            // RFC 7323 §4.1 RTTM: every ACK that advances the left edge gives a sample, from the
+            // echo of the segment the receiver chose by §4.3 (a retransmission's own TSval when
+            // it filled the hole, so no Karn ambiguity), whatever `rtt_sampling` says.
+            return echo.map(|ecr| self.cfg.tcp.ts_rtt(now, ecr));
+        }
         match self.cfg.tcp.rtt_sampling {
             RttSampling::EveryAck => sent_at.map(|t| now.saturating_since(t)),
             RttSampling::Ns2 => {
@@ -716,7 +743,8 @@ impl TcpSender {
             },
             &mut cc_hdr,
         );
-        let size = len + self.cfg.tcp.header_bytes;
+        let options = self.options(now);
+        let size = len + self.cfg.tcp.header_bytes + options.option_bytes();
         // RFC 9293 §3.6: the last data segment of a finite transfer carries FIN when the
         // connection was opened with a handshake (a relay's stream, offered piece by piece,
         // never ends).
@@ -752,7 +780,7 @@ impl TcpSender {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
                 seq,
-                ack: Acknowledgment::default(),
+                ack: options,
                 len,
                 rwnd: 0,
                 flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin | cwr,
@@ -763,7 +791,8 @@ impl TcpSender {
 
     /// A segment with no data: the SYN, or the ACK of the receiver's FIN.
     fn emit_control(&mut self, now: SimTime, flags: u16, out: &mut Vec<Packet>) {
-        let size = self.cfg.tcp.header_bytes;
+        let options = self.options(now);
+        let size = self.cfg.tcp.header_bytes + options.option_bytes();
         self.counters.wire_bytes_sent += size as u64;
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.dst_addr),
@@ -774,10 +803,24 @@ impl TcpSender {
             TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
+                ack: options,
                 flags,
                 ..TcpHeader::default()
             },
         ));
+    }
+
+    /// The option space of the next segment: with timestamps, TSval now and TS.Recent echoed
+    /// (RFC 7323 §4.3 rule (3); 0 on the SYN, which acknowledges nothing, §3.2).
+    fn options(&self, now: SimTime) -> Acknowledgment {
+        let none = Acknowledgment::default();
+        if !self.cfg.tcp.timestamps {
+            return none;
+        }
+        none.with_timestamps(Timestamps {
+            val: self.cfg.tcp.ts_value(now),
+            ecr: self.ts_recent,
+        })
     }
 
     /// Sends (or resends) the SYN and arms the timer for it.
@@ -798,8 +841,10 @@ impl TcpSender {
     }
 
     /// The SYN-ACK arrived: the connection is open. Its RTT is a valid sample unless the SYN
-    /// was resent (Karn's rule); if it was, RFC 6298 (5.7) sets the data's RTO to 3 s.
-    fn on_syn_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+    /// was resent (Karn's rule); if it was, RFC 6298 (5.7) sets the data's RTO to 3 s (with
+    /// timestamps too: the echo would name the SYN answered, but (5.7) asks for 3 s all the
+    /// same).
+    fn on_syn_ack(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
         let Opening::SynSent {
             sent_at: Some(sent_at),
             retransmitted,
@@ -814,11 +859,23 @@ impl TcpSender {
         } else {
             // The RTO estimator may start from the SYN's RTT (RFC 6298 §2); the base RTT of the
             // delay-based controllers may not: a 40-byte SYN spends less time serialized than a
-            // full segment, and Vegas would take the difference for queueing.
-            self.rto.on_sample(now.saturating_since(sent_at));
+            // full segment, and Vegas would take the difference for queueing. With timestamps
+            // the sample is the echo's, as every later one (RFC 7323 §4.1).
+            let rtt = match self.read_timestamps(h) {
+                Some(ecr) => self.cfg.tcp.ts_rtt(now, ecr),
+                None => now.saturating_since(sent_at),
+            };
+            self.rto.on_sample(rtt);
         }
         self.transmit(now, out);
     }
+}
+
+/// RFC 7323 §4.3 rule (2)'s SEG.TSval >= TS.Recent on a clock that wraps: `val` is at or after
+/// `recent` within half the clock's range (timestamps compare modulo 2^32, as sequence numbers
+/// do).
+pub(crate) fn ts_not_older(val: u32, recent: u32) -> bool {
+    (val.wrapping_sub(recent) as i32) >= 0
 }
 
 impl Endpoint for TcpSender {
@@ -828,7 +885,7 @@ impl Endpoint for TcpSender {
         };
         if h.is_syn() {
             if h.is_ack() {
-                self.on_syn_ack(now, out);
+                self.on_syn_ack(now, h, out);
             }
             return;
         }
@@ -1671,6 +1728,126 @@ mod tests {
         assert_eq!(out.len(), 4, "the initial window of data");
         assert_eq!(s.srtt(), None, "no sample from a resent SYN (Karn)");
         assert_eq!(s.poll_timeout(), Some(t(4100)), "RTO 3 s");
+    }
+
+    /// A NewReno sender with timestamps on a 1 ms clock, `iw` segments in its initial window.
+    fn ts_sender(iw: u32) -> TcpSender {
+        sender_with(
+            TcpSpec {
+                timestamps: true,
+                ..spec(Recovery::NewReno, iw)
+            },
+            None,
+        )
+    }
+
+    /// An ACK carrying the timestamp option (the receiver's TSval `val`, echoing `ecr`).
+    fn ts_ack(ack: u64, val: u32, ecr: u32) -> Packet {
+        let mut p = ack_pkt(ack, &[]);
+        if let Some(h) = p.tcp_mut() {
+            h.ack = h.ack.with_timestamps(Timestamps { val, ecr });
+        }
+        p
+    }
+
+    fn ts_of(p: &Packet) -> Option<Timestamps> {
+        p.tcp().and_then(|h| h.ack.timestamps())
+    }
+
+    #[test]
+    fn with_timestamps_every_segment_carries_tsval_now_and_echoes_the_newest_tsval_received() {
+        // RFC 7323 §3.2 and §4.3 rule (3): 12 more bytes on the wire, TSval the clock in ticks,
+        // TSecr the receiver's newest TSval (0 before any).
+        let mut s = ts_sender(2);
+        let first = start(&mut s);
+        assert_eq!(first[0].size, 1000 + 40 + 12);
+        assert_eq!(ts_of(&first[0]), Some(Timestamps { val: 0, ecr: 0 }));
+        let mut out = vec![];
+        s.handle_packet(t(37), ts_ack(MSS, 36, 0), &mut out);
+        assert_eq!(ts_of(&out[0]), Some(Timestamps { val: 37, ecr: 36 }));
+        // An older TSval (a reordered ACK) does not replace TS.Recent.
+        out.clear();
+        s.handle_packet(t(38), ts_ack(2 * MSS, 35, 0), &mut out);
+        assert_eq!(ts_of(&out[0]).map(|t| t.ecr), Some(36));
+    }
+
+    #[test]
+    fn rttm_takes_a_sample_from_every_ack_that_advances_snd_una_in_whole_ticks() {
+        // RFC 7323 §4.1: the RTT is now minus the echoed TSval; a duplicate ACK (SND.UNA
+        // unchanged) gives none. 23.6 ms after time 0 the clock reads 23 ticks.
+        let mut s = ts_sender(4);
+        start(&mut s);
+        let mut out = vec![];
+        s.handle_packet(
+            SimTime::from_nanos(23_600_000),
+            ts_ack(MSS, 20, 0),
+            &mut out,
+        );
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(23)));
+        s.handle_packet(t(40), ts_ack(MSS, 39, 0), &mut out);
+        assert_eq!(
+            s.srtt(),
+            Some(SimDuration::from_millis(23)),
+            "a duplicate ACK"
+        );
+        // RFC 6298 (2.3): the second sample, 40 - 0 = 40 ms.
+        s.handle_packet(t(40), ts_ack(2 * MSS, 39, 0), &mut out);
+        assert_eq!(s.srtt(), Some(SimDuration::from_micros(25_125)));
+    }
+
+    #[test]
+    fn rttm_samples_the_ack_of_a_retransmission_where_karns_rule_forbids_it() {
+        // RFC 7323 §4.1 and RFC 6298 §3: the echo names the copy that was answered. Four
+        // segments at 0 ms, all lost; the RTO resends the first at 1 s with TSval 1000; its ACK
+        // at 1.05 s echoes 1000: a 50 ms sample, and the back-off ends with it. Without
+        // timestamps the same ACK gives no sample and the RTO stays doubled.
+        for timestamps in [true, false] {
+            let mut s = sender_with(
+                TcpSpec {
+                    timestamps,
+                    rto_min: SimDuration::from_millis(200),
+                    ..spec(Recovery::NewReno, 4)
+                },
+                None,
+            );
+            start(&mut s);
+            let mut out = vec![];
+            s.handle_timeout(t(1000), &mut out);
+            assert_eq!(resent(&out), vec![0]);
+            if timestamps {
+                assert_eq!(ts_of(&out[0]).map(|t| t.val), Some(1000));
+            }
+            out.clear();
+            s.handle_packet(t(1050), ts_ack(MSS, 1049, 1000), &mut out);
+            if timestamps {
+                assert_eq!(s.srtt(), Some(SimDuration::from_millis(50)));
+                // RFC 6298 (2.2): 50 + 4 x 25 = 150 ms, raised to the 200 ms floor.
+                assert_eq!(s.rto(), SimDuration::from_millis(200));
+            } else {
+                assert_eq!(s.srtt(), None);
+                assert_eq!(s.rto(), SimDuration::from_millis(2000), "still backed off");
+            }
+        }
+    }
+
+    #[test]
+    fn with_timestamps_the_syn_ack_echo_seeds_the_estimator() {
+        let tcp = TcpSpec {
+            timestamps: true,
+            handshake: true,
+            ..spec(Recovery::NewReno, 2)
+        };
+        let mut s = sender_with(tcp.clone(), Some(2 * MSS));
+        let mut r = TcpReceiver::for_test(tcp);
+        let syn = start(&mut s);
+        assert_eq!(syn[0].size, 40 + 12);
+        let mut back = vec![];
+        r.handle_packet(t(20), syn[0].clone(), &mut back);
+        assert_eq!(ts_of(&back[0]), Some(Timestamps { val: 20, ecr: 0 }));
+        let mut data = vec![];
+        s.handle_packet(SimTime::from_nanos(40_700_000), back.remove(0), &mut data);
+        assert_eq!(s.srtt(), Some(SimDuration::from_millis(40)), "40 ticks");
+        assert_eq!(ts_of(&data[0]), Some(Timestamps { val: 40, ecr: 20 }));
     }
 
     /// A NewReno sender with ECN and a 20-segment initial window.

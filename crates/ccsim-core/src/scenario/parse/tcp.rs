@@ -52,6 +52,8 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "restart_after_idle",
     "handshake",
     "ecn",
+    "timestamps",
+    "timestamp_clock",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -136,6 +138,8 @@ pub(super) struct TcpLayer {
     restart_after_idle: Option<bool>,
     handshake: Option<bool>,
     ecn: Option<bool>,
+    timestamps: Option<bool>,
+    timestamp_clock: Option<SimDuration>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -219,6 +223,8 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
         ecn: opt(r, "ecn", |f| f.boolean())?,
+        timestamps: opt(r, "timestamps", |f| f.boolean())?,
+        timestamp_clock: opt(r, "timestamp_clock", read_timestamp_clock)?,
     };
     Ok((layer, follow_mss))
 }
@@ -242,6 +248,18 @@ fn read_window(f: &Field, allow_inf: bool) -> Res<Window> {
     match size {
         WindowSize::Bytes(0) | WindowSize::Segments(0) => Err(f.out_of_range("greater than 0")),
         _ => Ok(Window::Finite(size)),
+    }
+}
+
+/// `timestamp_clock`: one tick of the RFC 7323 clock. At least a microsecond, so that the 32-bit
+/// clock wraps no sooner than every 71 minutes (an RTT longer than half that would read wrong);
+/// at most the second RFC 7323 §5.4 allows.
+fn read_timestamp_clock(f: &Field) -> Res<SimDuration> {
+    let d = f.duration()?;
+    if (SimDuration::from_micros(1)..=SimDuration::from_secs(1)).contains(&d) {
+        Ok(d)
+    } else {
+        Err(f.out_of_range("from 1us to 1s"))
     }
 }
 
@@ -550,6 +568,8 @@ impl TcpDraft {
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut s.handshake, &layer.handshake);
         set(&mut s.ecn, &layer.ecn);
+        set(&mut s.timestamps, &layer.timestamps);
+        set(&mut s.timestamp_clock, &layer.timestamp_clock);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -713,6 +733,14 @@ mod tests {
             ..old
         };
         assert_eq!(rest, new);
+    }
+
+    #[test]
+    fn timestamp_keys_are_checked_naming_the_field() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.timestamp_clock=\"100ns\""]),
+            "flows.f1.timestamp_clock: \"100ns\" is out of range; must be from 1us to 1s"
+        );
     }
 
     #[test]
