@@ -2,7 +2,7 @@
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
 //! defaults ([`TcpSpec::default`]) and two ns-2 releases' ([`TcpSpec::ns2_235`],
 //! [`TcpSpec::ns2_2001`]), and the choices inside it
-//! ([`Recovery`], [`InitialWindow`]).
+//! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`]).
 //!
 //! ```text
 //!   scenario/parse/tcp.rs ──reads [tcp] and a flow's keys into──> TcpSpec
@@ -68,6 +68,20 @@ pub enum RttSampling {
     Ns2,
 }
 
+/// When the retransmission timer returns from its exponential back-off (RFC 6298 (5.5)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoBackoffReset {
+    /// RFC 6298 §5 (the note after (5.7)) with Karn's algorithm: the backed-off RTO stays until
+    /// a valid RTT sample is taken, which can only come from data sent and acknowledged after the
+    /// retransmissions (or from a timestamp echo); the sample then recomputes it from SRTT and
+    /// RTTVAR.
+    ValidSample,
+    /// ns-3.48's `TcpSocketBase::NewAck`: every ACK of new data that restarts the timer
+    /// recomputes the RTO from SRTT and RTTVAR, a valid sample or not (an ACK of retransmitted
+    /// data, which Karn's rule keeps out of the estimator, ends the back-off too).
+    NewAck,
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -128,6 +142,8 @@ pub struct TcpSpec {
     /// One tick of the timestamp clock (RFC 7323 §5.4 recommends 1 ms to 1 s; Linux and ns-3
     /// tick every millisecond). RTTM samples are whole ticks.
     pub timestamp_clock: SimDuration,
+    /// When the RTO returns from back-off.
+    pub rto_backoff_reset: RtoBackoffReset,
 }
 
 impl Default for TcpSpec {
@@ -165,6 +181,7 @@ impl Default for TcpSpec {
             handshake: true,
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
+            rto_backoff_reset: RtoBackoffReset::ValidSample,
         }
     }
 }

@@ -83,6 +83,14 @@ impl RtoEstimator {
         self.backoff = 0;
     }
 
+    /// Ends the back-off without a sample: the RTO is the last one computed from SRTT and
+    /// RTTVAR again (ns-3's choice on every ACK of new data, [`RtoBackoffReset::NewAck`]).
+    ///
+    /// [`RtoBackoffReset::NewAck`]: crate::tcp::RtoBackoffReset::NewAck
+    pub fn end_backoff(&mut self) {
+        self.backoff = 0;
+    }
+
     /// The handshake is over and the SYN had to be retransmitted: with no RTT sample yet, the
     /// RTO for data is at least 3 s (RFC 6298 (5.7)), and the SYN's back-off ends.
     pub fn after_syn_timeout(&mut self) {

@@ -42,7 +42,7 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
     ECN_ECT0, ECN_NOT_ECT,
 };
-use crate::tcp::config::{RecoverGuard, RttSampling, TcpSpec};
+use crate::tcp::config::{RecoverGuard, RtoBackoffReset, RttSampling, TcpSpec};
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -352,6 +352,10 @@ impl TcpSender {
         }
         if una >= self.app_limit && self.counters.completed_at.is_none() {
             self.counters.completed_at = Some(now);
+        }
+        if restart && self.cfg.tcp.rto_backoff_reset == RtoBackoffReset::NewAck {
+            // ns-3's NewAck: the RTO is recomputed whenever the timer restarts on new data.
+            self.rto.end_backoff();
         }
         if restart || self.board.flight_size() == 0 {
             // RFC 6298 (5.2), (5.3).
@@ -1848,6 +1852,44 @@ mod tests {
         s.handle_packet(SimTime::from_nanos(40_700_000), back.remove(0), &mut data);
         assert_eq!(s.srtt(), Some(SimDuration::from_millis(40)), "40 ticks");
         assert_eq!(ts_of(&data[0]), Some(Timestamps { val: 40, ecr: 20 }));
+    }
+
+    #[test]
+    fn the_rto_returns_from_back_off_on_a_valid_sample_or_on_any_new_ack_as_chosen() {
+        // A hand-computed timeline, RFC 6298 with a 200 ms floor. 0 ms: segments 0-3. 100 ms:
+        // the ACK of segment 0 samples 100 ms (SRTT 100, RTTVAR 50, RTO 300 ms) and slow start
+        // sends 4 and 5. 400 ms: the RTO resends 1 and doubles (600 ms); 1000 ms: again (1200
+        // ms). 1100 ms: the ACK of the resent 1 gives no sample (Karn). RFC 6298 keeps 1200 ms
+        // until a valid sample; ns-3 recomputes 300 ms at once. The next expiry doubles what
+        // each has.
+        for (reset, after_ack, next) in [
+            (RtoBackoffReset::ValidSample, 2300, 4700),
+            (RtoBackoffReset::NewAck, 1400, 2000),
+        ] {
+            let mut s = sender_with(
+                TcpSpec {
+                    rto_min: SimDuration::from_millis(200),
+                    rto_backoff_reset: reset,
+                    ..spec(Recovery::NewReno, 4)
+                },
+                None,
+            );
+            start(&mut s);
+            let mut out = vec![];
+            s.handle_packet(t(100), ack_pkt(MSS, &[]), &mut out);
+            assert_eq!(seqs(&out), vec![4 * MSS, 5 * MSS]);
+            assert_eq!(s.poll_timeout(), Some(t(400)));
+            s.handle_timeout(t(400), &mut out);
+            assert_eq!(s.poll_timeout(), Some(t(1000)));
+            s.handle_timeout(t(1000), &mut out);
+            assert_eq!(s.poll_timeout(), Some(t(2200)));
+            s.handle_packet(t(1100), ack_pkt(2 * MSS, &[]), &mut out);
+            assert_eq!(s.srtt(), Some(SimDuration::from_millis(100)), "no sample");
+            assert_eq!(s.poll_timeout(), Some(t(after_ack)), "{reset:?}");
+            s.handle_timeout(t(after_ack), &mut out);
+            assert_eq!(s.poll_timeout(), Some(t(next)), "{reset:?}");
+            assert_eq!(s.counters().timeouts, 3);
+        }
     }
 
     /// A NewReno sender with ECN and a 20-segment initial window.

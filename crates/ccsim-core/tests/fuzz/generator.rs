@@ -484,6 +484,8 @@ impl Gen {
         self.maybe(&mut keys, p, "tcp:timestamp_clock", |r| {
             format!("timestamp_clock = \"{}us\"", r.range(1, 1_000_000))
         });
+        let resets = ["valid_sample", "new_ack"];
+        self.maybe_choice(&mut keys, p, "tcp", "rto_backoff_reset", &resets);
         for k in keys {
             out.push_str(sep);
             out.push_str(&k);

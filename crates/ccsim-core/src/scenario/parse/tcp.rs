@@ -22,7 +22,7 @@ use super::reader::{
 };
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
-use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
+use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec};
 use crate::time::SimDuration;
 
 pub(super) const TCP_KEYS: &[&str] = &[
@@ -54,6 +54,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "ecn",
     "timestamps",
     "timestamp_clock",
+    "rto_backoff_reset",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,6 +141,7 @@ pub(super) struct TcpLayer {
     ecn: Option<bool>,
     timestamps: Option<bool>,
     timestamp_clock: Option<SimDuration>,
+    rto_backoff_reset: Option<RtoBackoffReset>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -225,6 +227,13 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         ecn: opt(r, "ecn", |f| f.boolean())?,
         timestamps: opt(r, "timestamps", |f| f.boolean())?,
         timestamp_clock: opt(r, "timestamp_clock", read_timestamp_clock)?,
+        rto_backoff_reset: opt(r, "rto_backoff_reset", |f| {
+            f.choice(&["valid_sample", "new_ack"])
+        })?
+        .map(|c| match c {
+            "new_ack" => RtoBackoffReset::NewAck,
+            _ => RtoBackoffReset::ValidSample,
+        }),
     };
     Ok((layer, follow_mss))
 }
@@ -570,6 +579,7 @@ impl TcpDraft {
         set(&mut s.ecn, &layer.ecn);
         set(&mut s.timestamps, &layer.timestamps);
         set(&mut s.timestamp_clock, &layer.timestamp_clock);
+        set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -740,6 +750,10 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.timestamp_clock=\"100ns\""]),
             "flows.f1.timestamp_clock: \"100ns\" is out of range; must be from 1us to 1s"
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.rto_backoff_reset=\"never\""]),
+            "tcp.rto_backoff_reset: \"never\" is not one of valid_sample, new_ack"
         );
     }
 
