@@ -273,6 +273,7 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "tcp:handshake=true",
         "tcp:growth=abc",
         "tcp:timestamps=true",
+        "tcp:preset=ns3",
         "tcp:rto_backoff_reset=new_ack",
         "topology:multihomed_host",
         "link:direction_table",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
-//! defaults ([`TcpSpec::default`]) and two ns-2 releases' ([`TcpSpec::ns2_235`],
-//! [`TcpSpec::ns2_2001`]), and the choices inside it
+//! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
+//! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
 //! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`]).
 //!
 //! ```text
@@ -16,7 +16,7 @@
 //! only TCP. Nothing here knows about TOML; the scenario layer builds these values and the
 //! protocol never looks back at it.
 
-use crate::cc::{CcAlgorithm, Growth};
+use crate::cc::{CcAlgorithm, CubicConfig, Growth};
 use crate::time::{SimDuration, SimTime};
 
 /// The loss-recovery algorithm run after a fast retransmit.
@@ -269,6 +269,66 @@ impl TcpSpec {
             } else {
                 0
             }
+    }
+
+    /// ns-3.48's TCP as its attributes leave it, as far as ccsim has each mechanism: the
+    /// defaults of `TcpSocket`, `TcpSocketBase`, `TcpL4Protocol`, `RttEstimator` and `TcpCubic`
+    /// in `src/internet/model/` at tag ns-3.48. Each value and what ccsim cannot follow (PRR,
+    /// HyStart, ns-3's giving up after six retransmissions) are in docs/tcp.md §11.
+    pub fn ns3() -> Self {
+        TcpSpec {
+            // `Sack` true. `RecoveryType` is TcpPrrRecovery (RFC 6937), which ccsim lacks:
+            // RFC 6675's recovery by pipe is the nearest.
+            recovery: Recovery::Sack,
+            // `SocketType` TcpCubic (C 0.4, beta 0.7, fast convergence and TCP friendliness
+            // on, as ccsim's CUBIC defaults; its HyStart is not modelled).
+            cc: CcAlgorithm::Cubic(CubicConfig::default()),
+            // `SegmentSize`.
+            mss: 536,
+            initial_window: InitialWindow::Segments(10),
+            // `InitialSlowStartThreshold` UINT32_MAX.
+            initial_ssthresh: None,
+            // `SndBufSize` 131072: a bulk application keeps the send buffer full, so at most
+            // that much is ever unacknowledged.
+            max_window: Some(131_072),
+            // `RcvBufSize`.
+            rcv_buffer: 131_072,
+            // TcpCubic's `IncreaseWindow`: slow start adds SMSS per segment acknowledged (ABC
+            // without a limit, "to approximate QUICKACK"), congestion avoidance counts
+            // segments acknowledged.
+            growth: Growth::ByteCounting {
+                limit_segments: u32::MAX,
+            },
+            // `ReTxThreshold`, `LimitedTransmit`, `DelAckCount`, `DelAckTimeout`.
+            dupthresh: 3,
+            limited_transmit: true,
+            delayed_ack: true,
+            delack_timeout: SimDuration::from_millis(200),
+            delack_count: 2,
+            // ns-3 fills the option space: 3 blocks beside the timestamps.
+            max_sack_blocks: 4,
+            // `ConnTimeout` 3 s is the SYN's timer; data always starts with the SYN-ACK's
+            // sample.
+            rto_initial: SimDuration::from_secs(3),
+            // `MinRto`, the 60 s cap of `ReTxTimeout`, `ClockGranularity`.
+            rto_min: SimDuration::from_secs(1),
+            rto_max: SimDuration::from_secs(60),
+            clock_granularity: SimDuration::from_millis(1),
+            // `ProcessAck` enters recovery once m_highRxAckMark >= m_recover, SACK or not.
+            recover_guard: Some(RecoverGuard::AtRecoveryPoint),
+            rtt_sampling: RttSampling::EveryAck,
+            // TcpSocketBase has no RFC 5681 §4.1 restart after idle.
+            restart_after_idle: false,
+            // `UseEcn` Off.
+            ecn: false,
+            handshake: true,
+            // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
+            timestamps: true,
+            timestamp_clock: SimDuration::from_millis(1),
+            // `NewAck` recomputes the RTO on every ACK of new data.
+            rto_backoff_reset: RtoBackoffReset::NewAck,
+            header_bytes: 40,
+        }
     }
 
     /// Initial congestion window in bytes.

@@ -386,7 +386,7 @@ impl Gen {
     fn tcp_keys(&mut self, out: &mut String, own_table: bool, xcp_allowed: bool, sep: &str) {
         let mut keys: Vec<String> = Vec::new();
         let p = 0.25;
-        let presets = ["rfc", "ns2-2.35", "ns2-2001"];
+        let presets = ["rfc", "ns2-2.35", "ns2-2001", "ns3"];
         self.maybe_choice(&mut keys, p, "tcp", "preset", &presets);
         let variants = ["reno", "newreno", "sack"];
         self.maybe_choice(&mut keys, p * 2.0, "tcp", "variant", &variants);

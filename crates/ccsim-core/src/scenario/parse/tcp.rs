@@ -6,7 +6,7 @@
 //! TCP keys come in layers, each over the one before:
 //!
 //! ```text
-//!   preset ("rfc": TcpSpec::default, "ns2-2.35", "ns2-2001")  the flow's own, else [tcp]'s
+//!   preset ("rfc": TcpSpec::default, "ns2-2.35", "ns2-2001", "ns3")  the flow's own, else [tcp]'s
 //!     <- [tcp] keys                                          defaults for every flow
 //!       <- the flow's keys                                   (or an itcp hook's, over its preset)
 //! ```
@@ -64,9 +64,11 @@ enum Preset {
     Ns2v235,
     /// The ns-2 of early 2001 (ns-2.1b7a, ns-2.1b8): [`TcpSpec::ns2_2001`].
     Ns2v2001,
+    /// ns-3.48: [`TcpSpec::ns3`].
+    Ns3,
 }
 
-const PRESETS: &[&str] = &["rfc", "ns2-2.35", "ns2-2001"];
+const PRESETS: &[&str] = &["rfc", "ns2-2.35", "ns2-2001", "ns3"];
 
 /// `preset`: one of [`PRESETS`]. The old `"ns2"` mixed two releases (ns-2.35's timers with the
 /// initial window and one-way start of 2001's), so it is refused with the names that replaced
@@ -81,6 +83,7 @@ fn read_preset(f: &Field) -> Res<Preset> {
     Ok(match f.choice(PRESETS)? {
         "ns2-2.35" => Preset::Ns2v235,
         "ns2-2001" => Preset::Ns2v2001,
+        "ns3" => Preset::Ns3,
         _ => Preset::Rfc,
     })
 }
@@ -527,6 +530,7 @@ impl TcpDraft {
             Preset::Rfc => TcpSpec::default(),
             Preset::Ns2v235 => TcpSpec::ns2_235(),
             Preset::Ns2v2001 => TcpSpec::ns2_2001(),
+            Preset::Ns3 => TcpSpec::ns3(),
         };
         let (growth, abc_limit) = match spec.growth {
             Growth::PerAck => (GrowthKind::PerAck, 2),
@@ -542,7 +546,7 @@ impl TcpDraft {
             abc_limit_at: None,
             spec,
         };
-        if preset != Preset::Rfc {
+        if matches!(preset, Preset::Ns2v235 | Preset::Ns2v2001) {
             // ns-2's window_ and ssthresh_ are 20 packets, whatever the packet size.
             draft.initial_ssthresh = Window::Finite(WindowSize::Segments(20));
             draft.max_window = Window::Finite(WindowSize::Segments(20));
@@ -743,6 +747,38 @@ mod tests {
             ..old
         };
         assert_eq!(rest, new);
+    }
+
+    #[test]
+    fn the_ns3_preset_is_ns_3_48s_defaults_and_its_keys_can_be_changed_over_it() {
+        let s = spec(MINIMAL, &["flows.f1.preset=ns3"]);
+        let t = f1_tcp(&s);
+        assert_eq!(*t, TcpSpec::ns3());
+        // SegmentSize 536, InitialCwnd 10, RcvBufSize and SndBufSize 131072, timestamps on a
+        // millisecond clock, the RTO recomputed on every new ACK.
+        assert_eq!((t.mss, t.initial_cwnd()), (536, 5360));
+        assert_eq!((t.rcv_buffer, t.max_window), (131_072, Some(131_072)));
+        assert!(t.timestamps && t.limited_transmit && t.delayed_ack);
+        assert_eq!(t.rto_backoff_reset, RtoBackoffReset::NewAck);
+        assert_eq!(t.sack_blocks_per_ack(), 3);
+        let s = spec(
+            MINIMAL,
+            &[
+                "flows.f1.preset=ns3",
+                "flows.f1.timestamps=false",
+                "flows.f1.rto_backoff_reset=\"valid_sample\"",
+                "flows.f1.timestamp_clock=\"10ms\"",
+            ],
+        );
+        assert_eq!(
+            *f1_tcp(&s),
+            TcpSpec {
+                timestamps: false,
+                rto_backoff_reset: RtoBackoffReset::ValidSample,
+                timestamp_clock: ms(10),
+                ..TcpSpec::ns3()
+            }
+        );
     }
 
     #[test]
