@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
-    Transport, ECN_CE, ECN_NOT_ECT,
+    Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
 use crate::tcp::config::TcpSpec;
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
@@ -258,16 +258,13 @@ impl TcpReceiver {
         }
     }
 
-    /// The option space of the next segment sent: with timestamps, TSval now and TS.Recent
-    /// echoed (RFC 7323 §4.3 rule (3)).
-    fn with_options(&self, now: SimTime, ack: Acknowledgment) -> Acknowledgment {
-        if !self.cfg.tcp.timestamps {
-            return ack;
-        }
-        ack.with_timestamps(Timestamps {
+    /// The timestamp option of the next segment sent: TSval now and TS.Recent echoed (RFC 7323
+    /// §4.3 rule (3)).
+    fn timestamps(&self, now: SimTime) -> Timestamps {
+        Timestamps {
             val: self.cfg.tcp.ts_value(now),
             ecr: self.ts_recent.unwrap_or(0),
-        })
+        }
     }
 
     /// Insert [seq, end) into the held data if the buffer has room; returns the held block
@@ -363,7 +360,11 @@ impl TcpReceiver {
     fn on_syn(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
         // The SYN's TSval is the first TS.Recent (it starts at Last.ACK.sent, RFC 7323 §4.3).
         self.note_timestamp(h);
-        let ack = self.with_options(now, Acknowledgment::default());
+        let ack = if self.cfg.tcp.timestamps {
+            Acknowledgment::default().with_timestamps(self.timestamps(now))
+        } else {
+            Acknowledgment::default()
+        };
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
             self.cfg.tcp.header_bytes + ack.option_bytes(),
@@ -389,11 +390,12 @@ impl TcpReceiver {
         } else {
             Acknowledgment::cumulative(self.rcv_nxt)
         };
-        let ack = self.with_options(now, ack);
-        self.last_ack_sent = self.rcv_nxt;
         let rwnd = self.advertised_window();
         self.right_edge = self.rcv_nxt + rwnd;
-        let size = self.cfg.tcp.header_bytes + ack.option_bytes();
+        let ts = self.cfg.tcp.timestamps;
+        let size = self.cfg.tcp.header_bytes
+            + ack.option_bytes()
+            + if ts { TIMESTAMP_OPTION_BYTES } else { 0 };
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
             size,
@@ -417,6 +419,16 @@ impl TcpReceiver {
                 cc: self.echo,
             },
         ));
+        if ts {
+            // Written in place, as the sender does: without timestamps the ACK takes no copy.
+            // (With them the SACK blocks are at most three, `sack_blocks_per_ack`, so the size
+            // above is the option space's.)
+            self.last_ack_sent = self.rcv_nxt;
+            let stamp = self.timestamps(now);
+            if let Some(h) = out.last_mut().and_then(Packet::tcp_mut) {
+                h.ack = h.ack.with_timestamps(stamp);
+            }
+        }
     }
 
     pub fn delack_timeout(&self) -> SimDuration {

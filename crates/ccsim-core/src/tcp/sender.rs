@@ -747,8 +747,7 @@ impl TcpSender {
             },
             &mut cc_hdr,
         );
-        let options = self.options(now);
-        let size = len + self.cfg.tcp.header_bytes + options.option_bytes();
+        let size = len + self.cfg.tcp.segment_header_bytes();
         // RFC 9293 §3.6: the last data segment of a finite transfer carries FIN when the
         // connection was opened with a handshake (a relay's stream, offered piece by piece,
         // never ends).
@@ -784,18 +783,31 @@ impl TcpSender {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.dst_port,
                 seq,
-                ack: options,
+                ack: Acknowledgment::default(),
                 len,
                 rwnd: 0,
                 flags: if retx { TcpHeader::FLAG_RETX } else { 0 } | fin | cwr,
                 cc: cc_hdr,
             },
         ));
+        // The option is written into the packet once it is in `out`: built in place, a segment
+        // without options costs no copy of an option space (measured: 2 % of the sender's
+        // instructions in P1 when the header took a computed one).
+        if self.cfg.tcp.timestamps {
+            let ts = self.timestamps(now);
+            if let Some(h) = out.last_mut().and_then(Packet::tcp_mut) {
+                h.ack = h.ack.with_timestamps(ts);
+            }
+        }
     }
 
     /// A segment with no data: the SYN, or the ACK of the receiver's FIN.
     fn emit_control(&mut self, now: SimTime, flags: u16, out: &mut Vec<Packet>) {
-        let options = self.options(now);
+        let options = if self.cfg.tcp.timestamps {
+            Acknowledgment::default().with_timestamps(self.timestamps(now))
+        } else {
+            Acknowledgment::default()
+        };
         let size = self.cfg.tcp.header_bytes + options.option_bytes();
         self.counters.wire_bytes_sent += size as u64;
         out.push(Packet::tcp_segment(
@@ -814,17 +826,13 @@ impl TcpSender {
         ));
     }
 
-    /// The option space of the next segment: with timestamps, TSval now and TS.Recent echoed
-    /// (RFC 7323 §4.3 rule (3); 0 on the SYN, which acknowledges nothing, §3.2).
-    fn options(&self, now: SimTime) -> Acknowledgment {
-        let none = Acknowledgment::default();
-        if !self.cfg.tcp.timestamps {
-            return none;
-        }
-        none.with_timestamps(Timestamps {
+    /// The timestamp option of the next segment: TSval now and TS.Recent echoed (RFC 7323 §4.3
+    /// rule (3); 0 on the SYN, which acknowledges nothing, §3.2).
+    fn timestamps(&self, now: SimTime) -> Timestamps {
+        Timestamps {
             val: self.cfg.tcp.ts_value(now),
             ecr: self.ts_recent,
-        })
+        }
     }
 
     /// Sends (or resends) the SYN and arms the timer for it.
