@@ -200,7 +200,15 @@ def judge_claim(
     unjudged = ""
     if len(judged) < len(xs):
         why = f", {n_det} of them deterministic ({runs} identical runs)" if n_det else ""
-        unjudged = f"; {len(xs) - len(judged)} points without a CI{why}"
+        k = len(xs) - len(judged)
+        unjudged = f"; {k} {'point' if k == 1 else 'points'} without a CI{why}"
+    open_runs = cmp[cmp["unfinished"] != ""]
+    if len(open_runs):
+        unjudged += "; " + "; ".join(
+            f"at x = {_xs([r.x], axis.x_scale)} no run of {r.unfinished} finished while every "
+            f"run of the other line did (sign test over {int(r.n)} pairs, p = {r.p_value:.2g})"
+            for r in open_runs.itertuples()
+        )
     need = f"the claim needs {100 * claim.min_significant_share:g} %"
     sx = axis.x_scale
     lower_sig = list(judged[judged["sign"] < 0]["x"])
@@ -233,8 +241,10 @@ def judge_claim(
     )
     if claim.trend is not None:
         # The gap in the claimed direction: B - A for "lower", A - B for "higher".
-        gap = [want * float(d) for d in judged["diff"]]
-        s = slope_ci([x_number(x) * sx for x in judged["x"]], gap)
+        # Points where one line never finished have no finite gap: the slope leaves them out.
+        finite = judged[judged["diff"].map(math.isfinite)]
+        gap = [want * float(d) for d in finite["diff"]]
+        s = slope_ci([x_number(x) * sx for x in finite["x"]], gap)
         sign = 1 if claim.trend == "increasing" else -1
         gap_name = f"{b} - {a}" if want < 0 else f"{a} - {b}"
         text += f"; trend claimed: the gap {gap_name} {'grows' if sign > 0 else 'shrinks'} with x"
