@@ -17,9 +17,13 @@
 //! gap blocks and duplicates in that path's SSNs. A path delivers its packets in order, so
 //! reordering *between* paths never opens an SSN gap: no false fast retransmits.
 //!
-//! Choices where the paper leaves the rule open (`docs/sctp.md` §7):
-//! - units: `rwnd_pkts = floor(a_rwnd / C) - (HTSN - CTSN)`, a_rwnd in bytes, C the chunk's
-//!   user data; UA (the application's data) is unlimited, the application being backlogged;
+//! Choices where the paper leaves the rule open (`docs/sctp.md` §6):
+//! - the receive window: `rwnd_pkts = floor(a_rwnd / C) - outstanding`, a_rwnd in bytes, C the
+//!   chunk's user data, outstanding the TSNs neither cumulatively nor SSN-acknowledged (the
+//!   paper's Virtual Send buffer, RFC 4960 §6.2.1 D iv); `rwnd_outstanding =
+//!   "htsn_minus_ctsn"` takes the formulas' HTSN - CTSN word for word, which counts a chunk the
+//!   receiver holds twice (a_rwnd excludes it already). UA (the application's data) is
+//!   unlimited, the application being backlogged;
 //! - distribution: each path's share is of its *open* window (cwnd - flight, in chunks,
 //!   rounded up as the single-path rule lets a window overshoot by less than a chunk); shares
 //!   floored, and what flooring leaves goes one chunk at a time by largest remainder, so a
@@ -31,9 +35,11 @@
 //!
 //! Max.Burst (RFC 4960 §6.1 D) is per path, as in CMT: in answer to one SACK, heartbeat ACK or
 //! timer a path sends at most `max_burst` packets, its fast retransmit, resends and redundant
-//! copies included. The paper's own numbers leave it to the SCTP it extends (ns-2's module has
-//! `useMaxBurst_` on). Without it a SACK that opens the receive window lets a path empty its
-//! whole open window at one instant into its bottleneck queue.
+//! copies included. The paper leaves it to the SCTP it extends. Without it a SACK that opens
+//! the receive window lets a path put its whole open window on its bottleneck queue at one
+//! instant. ns-2's module, the paper's tool, applies the limit only once a SACK acknowledges a
+//! retransmitted chunk (its `eApplyMaxBurst`, the implementers' guide's change to RFC 2960
+//! §7.2.4), until it has cut one burst short: `max_burst_rule = "ns2"`, here per path.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -432,6 +438,8 @@ impl LsSender {
             let advanced = cum_next > m.base;
             let mut acked = 0u64;
             let mut htna = None;
+            // The scratch vector last held the Rtx data buffer's TSNs (`send_what_fits`): empty it,
+            // or those would be taken as acknowledged here.
             let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
             let (base, next) = (m.base, m.next_ssn);
             let (path, marked) = (&mut m.path, &mut m.marked);

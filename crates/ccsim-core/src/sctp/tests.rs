@@ -637,6 +637,46 @@ fn ls_under_ns2s_max_burst_rule_a_path_bursts_freely_until_a_retransmission_is_a
     assert!(rfc.iter().all(|&n| n <= 4), "{rfc:?}");
 }
 
+#[test]
+fn ls_tsns_still_waiting_for_a_redundant_copy_get_it_at_the_next_sack_and_are_not_taken_as_acked() {
+    // Path 0 dies with 8 chunks in flight. Its T3 queues the 8 TSNs for copies; Max.Burst lets
+    // path 1 carry 4 at that instant, the other 4 at its next SACK. (They were once taken for
+    // acknowledged at that SACK, never copied, and the association waited for path 0.)
+    let spec = SctpSpec {
+        mode: SctpMode::Ls,
+        rcv_buffer: 1 << 20,
+        initial_cwnd: Some(10 * 1500),
+        rto_initial: SimDuration::from_secs(1),
+        ..SctpSpec::default()
+    };
+    let mut tx = LsSender::new(config(&spec, 2));
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    // Max.Burst: 4 per path. Path 0: TSNs 0-3 (SSNs 0-3); path 1: TSNs 4-7.
+    let tsns_on = |out: &[Packet], sid: u16| -> Vec<u32> {
+        data_of(out).iter().filter(|d| d.0 == sid).map(|d| d.2).collect()
+    };
+    assert_eq!((tsns_on(&out, 0), tsns_on(&out, 1)), (vec![0, 1, 2, 3], vec![4, 5, 6, 7]));
+    // Path 1's SACK: 4 more on each path (path 0: TSNs 8-11, path 1: TSNs 12-15).
+    out.clear();
+    tx.handle_packet(SimTime::from_millis(20), ls_sack(1, 3, u32::MAX, 1 << 20), &mut out);
+    assert_eq!(tsns_on(&out, 0), [8, 9, 10, 11]);
+    assert_eq!(tsns_on(&out, 1), [12, 13, 14, 15]);
+    // Path 0's T3 (1 s after its first send; path 1's, restarted at 20 ms, is later): its 8
+    // chunks are lost; 4 copies go on path 1 at once.
+    out.clear();
+    tx.handle_timeout(SimTime::from_secs(1), &mut out);
+    let first: Vec<(u16, u32, u32)> = data_of(&out).into_iter().filter(|d| d.0 == 1).collect();
+    assert_eq!(first.iter().map(|d| d.2).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(tx.redundant_copies(), 4);
+    // Path 1's next SACK (TSNs 12-15 and the first two copies): the other 4 copies go out.
+    out.clear();
+    let t = SimTime::from_millis(1010);
+    tx.handle_packet(t, ls_sack(1, 9, u32::MAX, 1 << 20), &mut out);
+    assert_eq!(tsns_on(&out, 1)[..4], [8, 9, 10, 11]);
+    assert_eq!(tx.redundant_copies(), 8);
+}
+
 fn ls_sack(sid: u16, cum_ssn: u32, cum_tsn: u32, a_rwnd: u32) -> Packet {
     ls_sack_gaps(sid, cum_ssn, &[], cum_tsn, a_rwnd)
 }
@@ -1024,3 +1064,4 @@ fn cmt_max_burst_is_per_path_so_both_windows_fill_and_grow_when_half_the_sacks_a
         h.rx.counters().packets_received
     );
 }
+
