@@ -186,6 +186,17 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     assert report.count("| 0 | 4 | ") == 1 and report.count("| 0.02 | 4 | ") == 1
     paired = pd.read_parquet(out / "paired.parquet")
     assert list(paired["n"]) == [4, 4] and set(paired["a"]) == {"reno"}
+    # The record as text, from the same runs: what ran, every verdict, every point.
+    import json
+
+    run = json.loads((out / "run.json").read_text())
+    assert (run["paper"], run["mode"], run["seeds"]) == ("t", "full", 4)
+    assert run["executed"] > 0 and run["wall_seconds"] > 0 and run["runs"] >= run["executed"]
+    claims = pd.read_csv(out / "claims.csv")
+    assert list(claims["item"]) == ["loss", "fairness"]
+    assert claims["verdict"].iloc[1] == "holds" and "for 2 of 2 lines" in claims["evidence"][1]
+    assert len(pd.read_csv(out / "summary.csv")) == 4
+    assert set(pd.read_csv(out / "table-fairness.csv")["seed"]) == {1, 2, 3, 4}
 
 
 def test_a_summary_tables_line_averages_its_seeds_and_counts_the_converged_ones() -> None:
@@ -210,6 +221,19 @@ def test_a_summary_tables_line_averages_its_seeds_and_counts_the_converged_ones(
     assert s["utilization"] == pytest.approx(0.8)
     assert s["jain_ci95"] == pytest.approx(0.0, abs=1e-12) and s["utilization_ci95"] > 0.3
     assert s["shares"] == "f1 63 %, f2 37 %"
+
+
+def test_record_keeps_a_full_runs_tables_beside_its_plan_and_refuses_a_quick_one(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    experiment.run_cli("t", out, quick=False, workers=2, seeds=None, record=True)
+    kept = sorted(p.name for p in (folder / "full-run").iterdir())
+    assert kept == ["claims.csv", "run.json", "summary.csv", "table-fairness.csv"]
+    assert (folder / "full-run" / "claims.csv").read_text() == (out / "claims.csv").read_text()
+    with pytest.raises(ValueError, match="--record keeps a full reproduction's tables"):
+        experiment.run_cli("t", out, quick=True, workers=2, seeds=None, record=True)
 
 
 def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ tolerance = "1Mbps"
 
 [tables.metrics.paper.values]
 clean = [9.4, "-"]
-lossy = [1000.0, 2.5]
+lossy = [1000.0, 5.0]
 
 [[tables.metrics]]
 id = "retx"
@@ -199,8 +199,8 @@ def test_paper_values_with_units_are_converted_to_the_metrics_unit() -> None:
             "paper's value: 0.1 is 10 %)",
         ),
         (
-            "lossy = [1000.0, 2.5]",
-            "huge = [1000.0, 2.5]",
+            "lossy = [1000.0, 5.0]",
+            "huge = [1000.0, 5.0]",
             'tables[0].metrics[0].paper.values.huge: "huge" is not a row of this item; rows are '
             "clean, lossy",
         ),

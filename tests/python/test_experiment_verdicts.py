@@ -238,3 +238,29 @@ def test_a_figures_legend_sits_under_its_axes_and_covers_no_point(tmp_path: Path
     # The whole legend is inside the figure (tight_layout made room for it).
     assert legend.y0 >= 0
     figures._pyplot().close(f)
+
+
+def test_a_line_that_never_finished_is_the_slower_one_by_a_sign_test() -> None:
+    # Paper 003 at 25 Mbit/s of background: without QoS the transfer never ends within the
+    # run (every seed NaN), with QoS it always does. That is the strongest evidence of
+    # "QoS is faster" there, not a point without evidence.
+    rows = []
+    for seed in range(1, 11):
+        rows.append(("f", "qos", 25, seed, 1.2 + seed / 100))
+        rows.append(("f", "noqos", 25, seed, float("nan")))
+    points = pd.DataFrame(rows, columns=["figure", "line", "x", "seed", "value"])
+    got = judge_claim(experiment.Claim("f", "QoS faster", "qos", "noqos"), points)
+    assert got.verdict == "holds"
+    assert "at x = 25 no run of noqos finished" in got.text and "10 pairs" in got.text
+    # Five pairs cannot reach 5 % with a sign test (p = 0.062): judged, not significant.
+    few = points[points["seed"] <= 5]
+    assert judge_claim(experiment.Claim("f", "QoS faster", "qos", "noqos"), few).verdict == (
+        "does not hold"
+    )
+    # Unfinished on both sides in some pairs: no conclusion from those pairs.
+    mixed = points.copy()
+    mixed.loc[(mixed["line"] == "qos") & (mixed["seed"] == 1), "value"] = float("nan")
+    assert (
+        "no run of noqos finished"
+        not in judge_claim(experiment.Claim("f", "QoS faster", "qos", "noqos"), mixed).text
+    )

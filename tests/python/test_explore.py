@@ -410,7 +410,7 @@ def test_a_table_streams_one_row_per_line_equal_to_the_python_apis_table(
 ) -> None:
     moved = {"duration": "40s", "links.bottleneck.queue.limit": 1230}
     ask = {"paper": "p002", "figure": "case1", "quick": True, "lines": ["reno", "highspeed"],
-           "params": moved}  # fmt: skip
+           "params": moved, "seeds": 1}  # fmt: skip
     status, answer = server.post("/api/run", ask)
     assert status == 200, answer
     ev = server.events(answer["job"])
@@ -446,11 +446,13 @@ def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_api
     # duration range), typed into the number inputs as a user would.
     pg.evaluate("""() => { for (const el of document.querySelectorAll('input.line'))
       el.checked = ['fast_a20', 'fast_a200'].includes(el.value); }""")
-    # Both typed in one turn of the page's script: one job (typed one by one, the first could
+    # One seed (the slider starts at the plan's quick seeds). All typed in one turn of the
+    # page's script: one job (typed one by one, the first could
     # start a job of its own on a loaded machine, and its 'done' be taken for the second's).
     job = pg.evaluate("""() => {
       const before = window.ccsim.job;
-      for (const [sel, v] of [["input.lineparam[data-line='fast_a20']", "35"],
+      for (const [sel, v] of [["#seeds", "1"],
+                              ["input.lineparam[data-line='fast_a20']", "35"],
                               ["#p-duration-free", "40"]]) {
         const el = document.querySelector(sel);
         el.value = v; el.dispatchEvent(new Event("input"));

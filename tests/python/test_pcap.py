@@ -241,3 +241,41 @@ def test_ccsim_run_writes_captures_under_out_pcap_and_adds_points_from_pcap(
     cut = out / "pcap" / "bs-wl.pcap"
     assert count(cut, "frame.cap_len < frame.len") > 100
     assert count(cut, "_ws.malformed || _ws.expert.severity >= 8388608") == 0
+
+
+def test_tshark_decodes_the_timestamp_option_and_the_receivers_echo(tmp_path: Path) -> None:
+    # RFC 7323 (issue 28): with timestamps every segment carries TSval, the sender's clock in
+    # milliseconds at its departure, and TSecr; the receiver's ACKs echo a TSval the sender
+    # sent (RFC 7323 §4.3), never a later one. SACK blocks still fit beside the option.
+    sc = ccsim.Scenario.from_str(
+        LOSSY.replace(
+            'preset = "ns2-2.35"', 'preset = "rfc"\ntimestamps = true\nmss = 1448'
+        ).replace('variant = "reno"', 'variant = "sack"')
+    )
+    ccsim.run(sc, pcap_dir=tmp_path)
+    f = tmp_path / "fh-wired.pcap"
+    checked = ("tcp.check_checksum:TRUE", "ip.check_checksum:TRUE")
+    bad = fields(f, "frame.number", filt="_ws.malformed || tcp.checksum.status == 0", prefs=checked)
+    assert bad == []
+    rows = fields(
+        f,
+        "ip.src",
+        "frame.time_relative",
+        "tcp.len",
+        "tcp.options.timestamp.tsval",
+        "tcp.options.timestamp.tsecr",
+        "tcp.options.sack_le",
+    )
+    assert rows and all(r[3] != "" for r in rows), "every segment carries the option"
+    sender = rows[0][0]  # the SYN's
+    data = [(float(r[1]), int(r[3])) for r in rows if r[0] == sender and r[2] != "0"]
+    acks = [r for r in rows if r[0] != sender]
+    sent = {v for _, v in data}
+    # Captured at the FH as the data starts to leave (after any wait in its queue): TSval is the
+    # time the sender sent it in whole milliseconds, no later than the capture, and the queue
+    # is first in, first out, resends included.
+    assert all(v <= at * 1000 + 1e-6 for at, v in data)
+    assert all(a[1] <= b[1] for a, b in zip(data, data[1:]))
+    echoes = {int(r[4]) for r in acks if r[4] not in ("", "0")}
+    assert echoes and echoes <= sent
+    assert any(r[5] for r in acks), "SACK blocks beside the timestamps"

@@ -64,3 +64,16 @@ def test_a_verdict_the_run_did_not_give_is_caught(tmp_path: Path) -> None:
 def test_a_paper_section_without_a_stored_full_run_is_a_problem(tmp_path: Path) -> None:
     problems = readme_problems(README, tmp_path)
     assert problems == ["p009: no experiments/p009-*/ folder"]
+
+
+def test_a_section_without_a_stored_full_run_may_name_settings_but_no_result(
+    tmp_path: Path,
+) -> None:
+    _paper(tmp_path, [("holds", True)])
+    (tmp_path / "experiments" / "p009-test" / "full-run" / "run.json").unlink()
+    pending = "\n## Paper 009, pending\n\nTen seeds of `ccsim reproduce p009`; seeds = 10.\n"
+    assert readme_problems(pending, tmp_path) == []
+    problems = readme_problems(README, tmp_path)
+    assert problems[0].startswith("p009: no stored full run")
+    assert any("11.41 is in no table" in p for p in problems)
+    assert any("**does not hold** but no claim" in p for p in problems)

@@ -81,12 +81,26 @@ def test_the_site_has_an_index_a_page_per_reproduction_and_plotly_beside_them(si
     index = site.read_text(encoding="utf-8")
     assert 'href="p001-quick.html"' in index and "quick (not for conclusions)" in index
     # The index counts each verdict of report.md's claims table.
+    from ccsim.experiment.verdicts import VERDICTS, verdict_of
+
     claims = read_report(site.parent.parent / "p001-quick").claims
-    holds = sum(1 for _, _, ours in claims if ours.startswith("holds:"))
-    not_held = sum(1 for _, _, ours in claims if ours.startswith("does not hold:"))
-    assert holds + not_held == len(claims) == len(load_plan(find_experiment("p001", ROOT)).claims)
-    assert f'<span class="verdict-holds">{holds} hold</span>' in index
-    assert f'<span class="verdict-does-not-hold">{not_held} do not hold</span>' in index
+    counts = {v: sum(1 for _, _, ours in claims if verdict_of(ours) == v) for v in VERDICTS}
+    assert sum(counts.values()) == len(claims)
+    assert len(claims) == len(load_plan(find_experiment("p001", ROOT)).claims)
+    assert f'<span class="verdict-holds">{counts["holds"]} hold</span>' in index
+    assert f'<span class="verdict-partly-holds">{counts["partly holds"]} partly</span>' in index
+    assert f'<span class="verdict-does-not-hold">{counts["does not hold"]} do not hold' in index
+    assert f'<span class="verdict-contradicted">{counts["contradicted"]} contradicted' in index
+    # Each paper's main result, as report.md opens with it.
+    page = read_report(site.parent.parent / "p001-quick")
+    assert len(page.headlines) == 1 and page.headlines[0] in (
+        "reproduced",
+        "partly reproduced",
+        "not reproduced",
+        "contradicted",
+        "not judged",
+    )
+    assert f"<td>{page.headlines[0]}</td>" in index
 
 
 def test_a_page_shows_every_claim_of_report_md_with_its_verdict(site: Path, results: Path) -> None:

@@ -26,6 +26,48 @@
 //!   (into the FIFO at t0; counted as sent and put through the loss model at t0)
 //! ```
 //!
+//! # Departures planned at enqueue
+//!
+//! On most channels nothing can change a waiting packet's future once it is queued: a DropTail
+//! queue never reorders or pushes out what it accepted, no loss model draws for it, and no link
+//! event cuts the wire. Its transmission starts when the one ahead of it ends, which is
+//! already known (`busy_until`). Such a channel is *planned* ([`Channel::plan_departures`]): a
+//! packet that has to wait goes into the propagation FIFO at once, with its arrival time, and
+//! no `TxDone` event is scheduled for it. The queue it waits in is then only a ring of start
+//! times (`starts`, with each packet's size and kind) and their byte count; the queue
+//! discipline's own buffer stays empty, and only its DropTail limit is asked
+//! ([`Queue::fits_beside`]):
+//!
+//! ```text
+//!   offer at t, busy until b > t          settle(now), before what reads the queue
+//!   limit: starts.len(), waiting_bytes    for each start <= now, in order:
+//!   starts += (b, size, data?)              starts -= it, waiting_bytes -= size,
+//!   waiting_bytes += size                   packets, bytes, data_packets += 1, size, data?
+//!   queue integrals += (b - t), size·(b - t)
+//!   FIFO   += (b + ser + delay, packet)
+//!   busy_until = b + ser
+//! ```
+//!
+//! A packet's share of the queue-length integrals is its time in the queue, known at once
+//! (the area under the queue length is the sum of every packet's wait, to the nanosecond), so
+//! it is added when the packet is planned and the part after the end of the run taken back
+//! then. The ring is settled lazily ([`Channel::settle`]): before the next offer (the limit
+//! decides an admission), before a time-series sample, and at the end of the run. The `Arrive` events
+//! stay where they were: with a propagation delay the packet ahead is still on the wire when
+//! a packet is planned, so a planned packet is never the head of the FIFO until the one
+//! ahead arrives, exactly when the event path would have scheduled its `Arrive` too. The
+//! serializer runs over the same packets in the same order, so every time is the same.
+//!
+//! Planning fixes one order at ties: an offer at the very nanosecond a waiting packet starts
+//! finds it gone (a packet whose transmission starts at t has left the buffer at t, and an
+//! arrival at t sees the room it left; `docs/scenario.md`, "Simultaneous events"). Channels that
+//! could be planned but are watched (the packet trace or a pcap capture writes each departure
+//! at its instant) or named by a link event keep their `TxDone` events, and the engine runs
+//! those first at their nanosecond, so the same ties fall the same way and tracing changes
+//! nothing but the count of events ([`Channel::departures_first`]). Every other channel (RED,
+//! XCP and class-based queues, a loss model, no delay) keeps its `TxDone` events in the order
+//! they were scheduled.
+//!
 //! The loss model is drawn when a packet starts transmission (in transmission order, the same
 //! sequence of draws as at its end): a packet corrupted on the wire still occupies the channel
 //! for its full serialization time.
@@ -46,6 +88,16 @@ use crate::queue::Queue;
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
 
+/// A planned departure: a packet waiting in the queue of a planned channel starts its
+/// transmission at `at`, when the one ahead of it ends; its size and kind are kept for the
+/// counters, since its arena slot may be gone (delivered) by the time the ring is settled.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    at: SimTime,
+    size: u32,
+    data: bool,
+}
+
 /// Counters of one channel.
 // `repr(C)` keeps the declared order: the counters every packet updates come first, in two
 // cache lines, and the drop counters, touched only on a drop, after them. With Rust's own
@@ -53,7 +105,7 @@ use crate::DropReason;
 // a link whose packets interleave with others' (a class-based queue serving eight classes) each
 // line was a cache miss of its own (`docs/diffserv.md`, "Speed").
 #[repr(C)]
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChannelStats {
     /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
     pub queue_pkt_ns: u128,
@@ -110,16 +162,29 @@ impl ChannelStats {
 // kept for the trace). See `ChannelStats` for why.
 #[repr(C)]
 pub struct Channel {
-    /// The transmitter is free from this time on (the end of the last transmission started).
-    /// A `TxDone` event is scheduled at this time exactly when the queue is not empty.
+    /// The transmitter is free from this time on (the end of the last transmission started,
+    /// or planned). A `TxDone` event is scheduled at this time exactly when the queue is not
+    /// empty and the channel is not planned.
     busy_until: SimTime,
     pub rate: Rate,
+    /// Departures are planned at enqueue (module docs): no `TxDone` events, `starts` instead.
+    planned: bool,
+    /// A transmission that starts at t comes before anything else at t: true on the channels
+    /// that could be planned (a DropTail queue, no loss model, a propagation delay), whether or
+    /// not they are. The engine schedules their `TxDone` events to run first at their
+    /// nanosecond, which gives the order planning gives (module docs).
+    departures_first: bool,
     pub stats: ChannelStats,
     /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
     /// its arrival time at the far node. The delay is constant, so arrival times never decrease
     /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
     /// sender's estimate of its own data in flight.)
     pub propagation: VecDeque<(SimTime, PacketId, Port)>,
+    /// Planned channels: the packets waiting for the transmitter, by start time (each is also
+    /// in the propagation FIFO), and their bytes; those that started by the last
+    /// [`Channel::settle`] are gone. This is the queue of a planned channel.
+    starts: VecDeque<Start>,
+    waiting_bytes: u64,
     pub delay: SimDuration,
     /// Packets at the front of the propagation FIFO that were on the wire when the link went
     /// down: each is lost when its arrival comes (so no event has to be cancelled).
@@ -159,6 +224,10 @@ pub enum Offer {
     },
     /// The packet waits in the queue; schedule `TxDone` at `tx_done` if set.
     Queued { tx_done: Option<SimTime> },
+    /// A planned channel: the packet waits in the queue and is already in the propagation
+    /// FIFO, planned to start when the one ahead ends; no `TxDone`. `head_arrives` as for
+    /// `Sent` (with a propagation delay it is never set: the packet ahead is still on the wire).
+    Planned { head_arrives: Option<SimTime> },
     /// The packet was refused (its arena slot is already freed).
     Dropped(DropReason),
 }
@@ -187,7 +256,15 @@ impl Channel {
         queue: Queue,
         loss: LossModel,
     ) -> Self {
+        // The conditions under which a waiting packet's future cannot change once it is queued
+        // (module docs); watching and link events are the engine's to add
+        // ([`Channel::plan_departures`]).
+        let departures_first = queue.is_drop_tail() && loss.is_none() && delay > SimDuration::ZERO;
         Channel {
+            departures_first,
+            planned: false,
+            starts: VecDeque::new(),
+            waiting_bytes: 0,
             link,
             direction,
             from_node,
@@ -209,17 +286,91 @@ impl Channel {
         }
     }
 
+    /// Plan this channel's departures from now on (module docs), if it can be: the engine
+    /// asks at the build, for a channel no link event names and nothing watches. Nothing may
+    /// wait yet.
+    pub fn plan_departures(&mut self) {
+        self.planned = self.departures_first && self.queue.is_empty();
+    }
+
+    /// Whether a transmission that starts at t comes before anything else at t on this
+    /// channel: its `TxDone` events run first at their nanosecond (`sim/engine.rs`).
+    #[inline]
+    pub fn departures_first(&self) -> bool {
+        self.departures_first
+    }
+
+    /// Whether departures are planned at enqueue on this channel.
+    pub fn planned(&self) -> bool {
+        self.planned
+    }
+
+    /// Settle the planned departures due by `now` (module docs): each waiting packet whose
+    /// transmission started at or before `now` leaves the queue and is counted as put on the
+    /// wire. Called before anything reads the queue or the counters: an offer, a time-series
+    /// sample, the results. Nothing to do on a channel that is not planned.
+    #[inline]
+    pub fn settle(&mut self, now: SimTime) {
+        while let Some(&s) = self.starts.front() {
+            if s.at > now {
+                break;
+            }
+            self.starts.pop_front();
+            self.waiting_bytes -= s.size as u64;
+            self.count_sent(s.size, s.data);
+        }
+    }
+
+    /// Packets waiting in the queue (on a planned channel, after [`Channel::settle`]).
+    pub fn queue_packets(&self) -> usize {
+        self.queue.len_packets() + self.starts.len()
+    }
+
+    /// Bytes waiting in the queue (on a planned channel, after [`Channel::settle`]).
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue.len_bytes() + self.waiting_bytes
+    }
+
+    /// The packets still waiting on a planned channel were counted in the queue integrals up
+    /// to their start when they were planned: take back the part after `now` (the end of the
+    /// run). After [`Channel::settle`], so every one starts after `now`.
+    fn integrals_end_at(&mut self, now: SimTime) {
+        for s in &self.starts {
+            let after = s.at.saturating_since(now).as_nanos() as u128;
+            self.stats.queue_pkt_ns -= after;
+            self.stats.queue_byte_ns -= s.size as u128 * after;
+        }
+    }
+
     /// The link goes down at `now`: what waits in the queue and what is on the wire is lost.
     /// Returns the packets lost now (the queue, whose arena slots are freed); those on the wire
     /// are lost as they "arrive" (the engine frees them then).
     pub fn go_down(&mut self, now: SimTime, pkts: &mut PacketArena) -> u64 {
+        let mut lost = 0;
+        if self.planned {
+            // The engine plans no channel a link event names; should one go down all the same,
+            // the packets still waiting (at the back of the FIFO) are lost now, as a queue's,
+            // and the channel keeps `TxDone` events from then on.
+            self.settle(now);
+            if let Some(s) = self.starts.front() {
+                self.busy_until = s.at; // the end of the transmission under way
+            }
+            self.integrals_end_at(now);
+            for _ in self.starts.drain(..) {
+                if let Some((_, id, _)) = self.propagation.pop_back() {
+                    pkts.free(id);
+                    lost += 1;
+                }
+            }
+            self.waiting_bytes = 0;
+            self.planned = false;
+        }
         self.down = true;
         self.doomed = self.propagation.len();
         // The transmission under way is cut. A `TxDone` scheduled for its end is now stale;
         // `on_tx_done` ignores any that comes before the transmitter is free.
         self.busy_until = self.busy_until.min(now);
         self.touch_queue(now);
-        let mut lost = 0;
         while let Some(id) = self.queue.dequeue_lost(now) {
             pkts.free(id);
             lost += 1;
@@ -271,6 +422,9 @@ impl Channel {
             pkts.free(id);
             return Offer::Dropped(DropReason::Mtu);
         }
+        if self.planned {
+            return self.offer_planned(now, pkts, id, size);
+        }
         // Asked once: `admit` decides without queueing, so the answer holds until the push.
         let empty = self.queue.is_empty();
         self.touch_queue_known(now, empty);
@@ -296,12 +450,66 @@ impl Channel {
         }
     }
 
+    /// [`Channel::offer`] on a planned channel (module docs), for a packet of `size` bytes that
+    /// fits the MTU of a link that is up.
+    fn offer_planned(
+        &mut self,
+        now: SimTime,
+        pkts: &mut PacketArena,
+        id: PacketId,
+        size: u32,
+    ) -> Offer {
+        // What started by now has left the buffer, at the very nanosecond too.
+        self.settle(now);
+        if !self
+            .queue
+            .fits_beside(self.starts.len(), self.waiting_bytes, size)
+        {
+            pkts.free(id);
+            return Offer::Dropped(DropReason::Queue);
+        }
+        let start = self.busy_until;
+        if start <= now {
+            // Idle (and so nothing waits: every start is before the transmitter frees up).
+            let (head_arrives, lost) = self.transmit(now, pkts, id, true);
+            return Offer::Sent { head_arrives, lost };
+        }
+        // It waits from now to `start`: its share of the queue-length integrals.
+        let wait = start.saturating_since(now).as_nanos() as u128;
+        self.stats.queue_pkt_ns += wait;
+        self.stats.queue_byte_ns += size as u128 * wait;
+        self.waiting_bytes += size as u64;
+        let data = pkts.get(id).is_data();
+        self.starts.push_back(Start {
+            at: start,
+            size,
+            data,
+        });
+        let s = &mut self.stats;
+        s.queue_max_packets = s.queue_max_packets.max(self.starts.len() as u64);
+        s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
+        let done = start + self.ser.next(self.rate, size as u64);
+        self.busy_until = done;
+        let head_arrives = self.propagate(done, pkts, id);
+        Offer::Planned { head_arrives }
+    }
+
+    /// The end of the transmission under way, or of the last one if the transmitter is idle
+    /// (on a planned channel, after [`Channel::settle`]: the next planned start).
+    fn transmission_ends(&self) -> SimTime {
+        self.starts.front().map_or(self.busy_until, |s| s.at)
+    }
+
     /// Bits put on the wire by `now`: those of every transmission started, less the part of the
     /// one in progress not yet serialized (a run may end in the middle of a packet, and on a
-    /// slow link that packet can outweigh everything else sent).
+    /// slow link that packet can outweigh everything else sent). On a planned channel, call
+    /// [`Channel::settle`] first.
     pub fn bits_sent_by(&self, now: SimTime) -> u128 {
         let started = self.stats.bytes as u128 * 8;
-        let left_ns = self.busy_until.as_nanos().saturating_sub(now.as_nanos()) as u128;
+        let left_ns = self
+            .transmission_ends()
+            .as_nanos()
+            .saturating_sub(now.as_nanos()) as u128;
         let left_bits = (left_ns * self.rate.bits_per_sec() as u128).div_ceil(1_000_000_000);
         started.saturating_sub(left_bits)
     }
@@ -327,11 +535,7 @@ impl Channel {
             // period starts then, as when ns-2's deque finds the queue empty).
             self.queue.idle_from(done);
         }
-        self.stats.packets += 1;
-        self.stats.bytes += p.size as u64;
-        if p.is_data() {
-            self.stats.data_packets += 1;
-        }
+        self.count_sent(p.size, p.is_data());
         if !self.loss.is_none() && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
             if self.keep_lost {
@@ -342,14 +546,35 @@ impl Channel {
             pkts.free(id);
             return (None, true);
         }
+        (self.propagate(done, pkts, id), false)
+    }
+
+    /// A transmission started: count its packet as put on the wire.
+    #[inline(always)]
+    fn count_sent(&mut self, size: u32, data: bool) {
+        self.stats.packets += 1;
+        self.stats.bytes += size as u64;
+        if data {
+            self.stats.data_packets += 1;
+        }
+    }
+
+    /// The packet `id`, whose transmission ends at `done`, joins the propagation FIFO; returns
+    /// its arrival time if it is the new head.
+    #[inline(always)]
+    fn propagate(&mut self, done: SimTime, pkts: &PacketArena, id: PacketId) -> Option<SimTime> {
         let at = done + self.delay;
         let head = self.propagation.is_empty().then_some(at);
         // With many packets alive the entry also carries the destination port, so that the engine
         // can ask for the state of the endpoint it is for without reading the slot early
         // (`sim/engine.rs`, `prefetch_endpoints_ahead`); below that nobody reads it.
-        let port = if pkts.prefetching() { p.dst_port() } else { 0 };
+        let port = if pkts.prefetching() {
+            pkts.get(id).dst_port()
+        } else {
+            0
+        };
         self.propagation.push_back((at, id, port));
-        (head, false)
+        head
     }
 
     /// The transmitter freed up at `now` with packets waiting: start the next one.
@@ -417,13 +642,17 @@ impl Channel {
         }
     }
 
-    /// Packets inside this channel: queued, in transmission and propagating.
+    /// Packets inside this channel: queued, in transmission and propagating (a planned packet
+    /// waits in the FIFO already).
     pub fn packets_inside(&self) -> u64 {
         self.queue.len_packets() as u64 + self.propagation.len() as u64
     }
 
-    /// Close the queue-length integral at the end of the run.
+    /// Close the queue-length integrals at the end of the run: settle the departures due by
+    /// then, and take back the waiting after it that planned packets were counted for.
     pub fn finish(&mut self, now: SimTime) {
+        self.settle(now);
+        self.integrals_end_at(now);
         self.touch_queue(now);
     }
 }
@@ -468,7 +697,15 @@ mod tests {
 
     /// 10 Mbit/s (a 1,500 B packet takes 1.2 ms) and 5 ms of propagation delay.
     fn channel(queue: QueueSpec) -> Ch {
-        let rate = Rate::mbps(10);
+        channel_with(
+            queue,
+            LossSpec::None,
+            SimDuration::from_millis(5),
+            Rate::mbps(10),
+        )
+    }
+
+    fn channel_with(queue: QueueSpec, loss: LossSpec, delay: SimDuration, rate: Rate) -> Ch {
         let ch = Channel::new(
             "l".into(),
             "a_to_b",
@@ -476,14 +713,29 @@ mod tests {
             1,
             1,
             rate,
-            SimDuration::from_millis(5),
+            delay,
             1500,
             Queue::new(&queue, RngStream::derive(1, "test/queue"), rate),
-            LossModel::new(&LossSpec::None, RngStream::derive(1, "test/loss")),
+            LossModel::new(&loss, RngStream::derive(1, "test/loss")),
         );
         Ch {
             ch,
             pkts: PacketArena::new(),
+        }
+    }
+
+    /// RED with a limit of 100 packets, thresholds 5 and 15, and weight `w_q`; mean_packet_size
+    /// 1,250 B at 10 Mbit/s: one "small packet" per 1 ms of idle time.
+    fn red(w_q: f64) -> QueueSpec {
+        QueueSpec::Red {
+            limit: QueueLimit::Packets(100),
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q,
+            gentle: true,
+            ecn: false,
+            mean_packet_size: 1250,
         }
     }
 
@@ -501,6 +753,253 @@ mod tests {
         match &p.transport {
             Transport::Udp(h) => h.seq,
             _ => unreachable!(),
+        }
+    }
+
+    /// What a user can see of a channel fed offers: every arrival (time and tag), a sample of
+    /// the queue and the bits sent at given times, and the counters and integrals at the end.
+    #[derive(Debug, PartialEq)]
+    struct Seen {
+        arrivals: Vec<(SimTime, u64)>,
+        samples: Vec<(usize, u64, u128)>,
+        stats: ChannelStats,
+        inside: u64,
+        tx_done_events: usize,
+        /// Offers at the very nanosecond of a `TxDone` (handled after it).
+        ties: usize,
+    }
+
+    /// Drive one channel alone as the engine would: the offers at their times, its `TxDone`
+    /// and `Arrive` events, samples (settled first, as `sim/report.rs` does) and the end of
+    /// the run. At one nanosecond a transmission's end comes first (departures first), then an
+    /// arrival, an offer, a sample.
+    fn drive(mut ch: Ch, offers: &[(SimTime, Packet)], samples: &[SimTime], end: SimTime) -> Seen {
+        let (mut tx_done, mut arrive) = (None::<SimTime>, None::<SimTime>);
+        let (mut i, mut j) = (0, 0);
+        let mut seen = Seen {
+            arrivals: Vec::new(),
+            samples: Vec::new(),
+            stats: ChannelStats::default(),
+            inside: 0,
+            tx_done_events: 0,
+            ties: 0,
+        };
+        let mut last_tx_done = None;
+        loop {
+            let next = [
+                tx_done,
+                arrive,
+                offers.get(i).map(|o| o.0),
+                samples.get(j).copied(),
+            ];
+            let Some((k, t)) = next
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| t.map(|t| (k, t)))
+                .min_by_key(|&(k, t)| (t, k))
+            else {
+                break;
+            };
+            if t > end {
+                break;
+            }
+            match k {
+                0 => {
+                    seen.tx_done_events += 1;
+                    last_tx_done = Some(t);
+                    let d = ch.on_tx_done(t);
+                    tx_done = d.next_tx_done;
+                    arrive = arrive.or(d.head_arrives);
+                }
+                1 => {
+                    let (p, next) = ch.on_arrive().unwrap();
+                    seen.arrivals.push((t, seq(&p)));
+                    arrive = next;
+                }
+                2 => {
+                    seen.ties += (last_tx_done == Some(t)) as usize;
+                    match ch.offer(t, offers[i].1.clone()) {
+                        Offer::Sent { head_arrives, .. } | Offer::Planned { head_arrives } => {
+                            arrive = arrive.or(head_arrives)
+                        }
+                        Offer::Queued { tx_done: d } => tx_done = tx_done.or(d),
+                        // Counted by the engine, as here.
+                        Offer::Dropped(reason) => ch.ch.stats.count_drop(reason),
+                    }
+                    i += 1;
+                }
+                _ => {
+                    ch.ch.settle(t);
+                    let bits = ch.bits_sent_by(t);
+                    seen.samples
+                        .push((ch.queue_packets(), ch.queue_bytes(), bits));
+                    j += 1;
+                }
+            }
+        }
+        ch.ch.finish(end);
+        seen.stats = ch.stats.clone();
+        seen.inside = ch.packets_inside();
+        seen
+    }
+
+    /// 2.24 Mbit/s: a datagram of 28 B (headers only, no payload) takes 100 us.
+    const GRID_RATE: Rate = Rate::bps(2_240_000);
+
+    /// Bursts of offers on a 100 us grid, of sizes in multiples of 28 B (100 us at
+    /// [`GRID_RATE`]), one in eight with no payload: many offers fall on the very nanosecond a
+    /// waiting packet starts, and the buffer overflows.
+    fn bursts() -> Vec<(SimTime, Packet)> {
+        let mut x: u64 = 12345;
+        let mut draw = move |n: u64| {
+            // A 64-bit LCG (Knuth's MMIX constants): a fixed, portable sequence.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut t = 0;
+        (0..2000)
+            .map(|i| {
+                // Mostly back-to-back bursts, now and then a pause that drains the queue.
+                t += match draw(10) {
+                    0..=6 => 0,
+                    7..=8 => 100 * (1 + draw(5)),
+                    _ => 100 * (10 + draw(40)),
+                };
+                let size = if draw(8) == 0 {
+                    28
+                } else {
+                    28 * (2 + draw(14) as u32)
+                };
+                let at = SimTime::from_nanos(t * 1000);
+                (at, Packet::test_udp(size, 0, i))
+            })
+            .collect()
+    }
+
+    fn planned(mut ch: Ch) -> Ch {
+        ch.ch.plan_departures();
+        assert!(ch.planned());
+        ch
+    }
+
+    #[test]
+    fn a_planned_channel_gives_the_arrivals_counters_and_queue_integrals_of_the_event_path() {
+        let offers = bursts();
+        let end = offers.last().unwrap().0 + SimDuration::from_millis(50);
+        // Samples on a 1 ms grid: on whole 100 us, so some fall on a start too.
+        let samples: Vec<SimTime> = (0..end.as_nanos() / 1_000_000)
+            .map(|k| SimTime::from_nanos(k * 1_000_000))
+            .collect();
+        for limit in [QueueLimit::Packets(10), QueueLimit::Bytes(3000)] {
+            let queue = QueueSpec::DropTail { limit };
+            let grid = |q: QueueSpec| {
+                channel_with(q, LossSpec::None, SimDuration::from_millis(5), GRID_RATE)
+            };
+            let events = drive(grid(queue.clone()), &offers, &samples, end);
+            let plan = drive(planned(grid(queue)), &offers, &samples, end);
+            let s = &events.stats;
+            // Packets waited, many offers fell on a start, the buffer overflowed, and some
+            // packets were not data.
+            let seen = (events.tx_done_events, events.ties, s.drops_queue);
+            assert!(seen.0 > 500 && seen.1 > 50 && seen.2 > 100, "{seen:?}");
+            assert!(s.data_packets < s.packets);
+            assert_eq!(plan.tx_done_events, 0, "a planned channel needs none");
+            assert_eq!(
+                events.arrivals.len() as u64 + events.stats.drops_queue,
+                offers.len() as u64
+            );
+            assert_eq!(
+                plan,
+                Seen {
+                    tx_done_events: 0,
+                    ties: 0,
+                    ..events
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_planned_channel_settles_in_the_middle_of_a_transmission_as_the_event_path_counts_it() {
+        // A sample in the middle of the second packet's transmission, and the run ending in the
+        // middle of the third: counted as started, less the bits not yet serialized.
+        let offers: Vec<_> = (0..3).map(|i| (SimTime::ZERO, udp(i))).collect();
+        let (samples, end) = ([ms(1.8)], ms(3.0));
+        let events = drive(droptail(), &offers, &samples, end);
+        let plan = drive(planned(droptail()), &offers, &samples, end);
+        assert_eq!(
+            events.samples,
+            vec![(1, 1500, 18_000)],
+            "1.8 ms at 10 Mbit/s"
+        );
+        assert_eq!(events.stats.packets, 3);
+        assert_eq!(events.stats.queue_pkt_ns, 2 * 1_200_000 + 1_200_000);
+        assert_eq!(plan.samples, events.samples);
+        assert_eq!(plan.stats, events.stats);
+        assert_eq!(plan.inside, 3);
+    }
+
+    #[test]
+    fn at_the_nanosecond_a_waiting_packet_starts_an_offer_finds_the_room_it_left() {
+        // One packet on the wire until 1.2 ms, one waiting for it in a buffer of one. An offer
+        // at exactly 1.2 ms finds that packet gone: admitted, where the event path refused it
+        // when the offer's event came before the `TxDone` of the same nanosecond.
+        let one = || {
+            channel(QueueSpec::DropTail {
+                limit: QueueLimit::Packets(1),
+            })
+        };
+        let mut plan = planned(one());
+        let mut events = one();
+        for ch in [&mut plan, &mut events] {
+            assert!(matches!(
+                ch.offer(SimTime::ZERO, udp(0)),
+                Offer::Sent { .. }
+            ));
+            let waits = ch.offer(ms(0.1), udp(1));
+            assert!(matches!(
+                waits,
+                Offer::Planned { head_arrives: None } | Offer::Queued { tx_done: Some(_) }
+            ));
+        }
+        assert!(matches!(
+            plan.offer(ms(1.2), udp(2)),
+            Offer::Planned { head_arrives: None }
+        ));
+        assert_eq!((plan.stats.packets, plan.stats.drops_queue), (2, 0));
+        assert!(matches!(
+            events.offer(ms(1.2), udp(2)),
+            Offer::Dropped(DropReason::Queue)
+        ));
+        // Packet 2 leaves when packet 1 is out: 1.2 + 1.2 + 1.2 ms, then 5 ms on the wire.
+        let mut arrivals = Vec::new();
+        while let Some((p, _)) = plan.on_arrive() {
+            arrivals.push(seq(&p));
+        }
+        assert_eq!(arrivals, vec![0, 1, 2]);
+        assert_eq!(plan.busy_until, ms(3.6));
+    }
+
+    #[test]
+    fn only_a_droptail_channel_with_no_loss_model_and_a_delay_can_be_planned() {
+        let tail = QueueSpec::DropTail {
+            limit: QueueLimit::Packets(10),
+        };
+        let (delay, rate) = (SimDuration::from_millis(5), Rate::mbps(10));
+        let mut with_red = channel(red(0.002));
+        let mut lossy = channel_with(tail.clone(), LossSpec::Uniform { rate: 1e-9 }, delay, rate);
+        let mut no_delay = channel_with(tail, LossSpec::None, SimDuration::ZERO, rate);
+        for ch in [&mut with_red, &mut lossy, &mut no_delay] {
+            ch.ch.plan_departures();
+            assert!(!ch.planned() && !ch.departures_first());
+            // The event path: a waiting packet asks for a `TxDone`.
+            let _ = ch.offer(SimTime::ZERO, udp(0));
+            assert!(matches!(
+                ch.offer(ms(0.1), udp(1)),
+                Offer::Queued { tx_done: Some(_) }
+            ));
         }
     }
 
@@ -580,18 +1079,8 @@ mod tests {
 
     #[test]
     fn red_idle_period_starts_when_the_last_transmission_ends_not_when_it_starts() {
-        // mean_packet_size 1,250 B at 10 Mbit/s: one "small packet" per 1 ms of idle time.
         let w_q = 0.01;
-        let mut ch = channel(QueueSpec::Red {
-            limit: QueueLimit::Packets(100),
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q,
-            gentle: true,
-            ecn: false,
-            mean_packet_size: 1250,
-        });
+        let mut ch = channel(red(w_q));
         // A burst builds an average; the last packet's transmission ends at 10 × 1.2 = 12 ms.
         for i in 0..10 {
             let _ = ch.offer(SimTime::ZERO, udp(i));
@@ -616,13 +1105,26 @@ mod tests {
 
     #[test]
     fn a_link_going_down_frees_the_slots_of_what_waits_and_of_what_it_refuses_after() {
-        let mut ch = droptail();
-        for i in 0..4 {
-            let _ = ch.offer(SimTime::ZERO, udp(i));
+        // The same on a planned channel (the engine plans none that a link event names, but
+        // one that goes down keeps its accounts straight all the same).
+        let mut stats = Vec::new();
+        for mut ch in [droptail(), planned(droptail())] {
+            for i in 0..4 {
+                let _ = ch.offer(SimTime::ZERO, udp(i));
+            }
+            // One packet on the wire, three waiting (planned: in the FIFO already).
+            assert_eq!(ch.queue_packets(), 3);
+            assert_eq!(ch.ch.go_down(ms(0.5), &mut ch.pkts), 3);
+            assert_eq!((ch.propagation.len(), ch.queue_packets()), (1, 0));
+            assert_down_and_freed(&mut ch);
+            ch.ch.finish(ms(2.0));
+            stats.push(ch.stats.clone());
         }
-        // One packet on the wire, three waiting.
-        assert_eq!((ch.propagation.len(), ch.queue.len_packets()), (1, 3));
-        assert_eq!(ch.ch.go_down(ms(0.5), &mut ch.pkts), 3);
+        assert_eq!(stats[0], stats[1]);
+        assert_eq!(stats[0].queue_pkt_ns, 3 * 500_000, "three waited 0.5 ms");
+    }
+
+    fn assert_down_and_freed(ch: &mut Ch) {
         // The queue's slots are free; the packet on the wire keeps its slot until its arrival,
         // where the engine frees it (`next_arrival_lost`).
         assert_eq!(ch.pkts.len(), 1);

@@ -175,7 +175,8 @@ pub struct TcpHeader {
     pub dst_port: Port,
     /// First payload byte carried (data segments).
     pub seq: u64,
-    /// Cumulative acknowledgment (the next byte expected) and SACK blocks (ACK segments).
+    /// Cumulative acknowledgment (the next byte expected) and the option space: SACK blocks
+    /// (ACK segments) and the timestamp option (every segment of a connection that uses it).
     pub ack: Acknowledgment,
     /// Payload bytes (0 for a pure ACK).
     pub len: u32,
@@ -221,7 +222,9 @@ impl TcpHeader {
 }
 
 /// What an ACK acknowledges: the cumulative ACK number (the next byte expected) and the SACK
-/// blocks above it (RFC 2018), most recent first.
+/// blocks above it (RFC 2018), most recent first; and, beside them in the option space, the
+/// timestamp option (RFC 7323) that every segment of a connection using it carries, data
+/// segments too (whose ACK number ccsim leaves at 0).
 ///
 /// One value with private fields, because the blocks travel as offsets from the number (see
 /// [`SackOption`]): code that changed the number alone would shift every block and SACK data the
@@ -236,6 +239,19 @@ pub struct Acknowledgment {
     number: [u32; 2],
     sack: SackOption,
 }
+
+/// The TCP timestamp option's two fields (RFC 7323 §3.2): the sender's timestamp clock when the
+/// segment left (TSval) and the TS.Recent it echoes (TSecr), in ticks of the sender's and the
+/// peer's timestamp clocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Timestamps {
+    pub val: u32,
+    pub ecr: u32,
+}
+
+/// Option bytes of the timestamp option as sent: two NOPs, then kind 8, length 10, TSval and
+/// TSecr (RFC 7323 Appendix A's recommended layout, which keeps the fields 32-bit aligned).
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 
 fn halves(x: u64) -> [u32; 2] {
     [x as u32, (x >> 32) as u32]
@@ -275,14 +291,27 @@ impl Acknowledgment {
         self.sack.len()
     }
 
-    /// SACK option bytes on the wire (0 without blocks).
+    /// Option bytes on the wire: the SACK option (0 without blocks) and the timestamp option
+    /// ([`TIMESTAMP_OPTION_BYTES`], if carried).
     pub fn option_bytes(&self) -> u32 {
         self.sack.option_bytes()
     }
 
+    /// The same acknowledgment carrying the timestamp option. Beside it at most three SACK
+    /// blocks fit (RFC 2018 §3): a fourth, the oldest reported, is left out.
+    pub fn with_timestamps(mut self, ts: Timestamps) -> Self {
+        self.sack.set_timestamps(ts);
+        self
+    }
+
+    /// The timestamp option, if the segment carries one.
+    pub fn timestamps(&self) -> Option<Timestamps> {
+        self.sack.timestamps()
+    }
+
     /// The same acknowledgment with another cumulative number: the SACK blocks keep their
     /// absolute positions (re-encoded against the new number); a block that the new number
-    /// covers, or that can no longer be expressed, is left out.
+    /// covers, or that can no longer be expressed, is left out. The timestamp option stays.
     pub fn renumbered(&self, number: u64) -> Self {
         let mut blocks = SackBlocks::default();
         for (l, r) in self.sack_blocks() {
@@ -290,7 +319,11 @@ impl Acknowledgment {
                 blocks.push((l, r));
             }
         }
-        Acknowledgment::with_sack(number, &blocks)
+        let renumbered = Acknowledgment::with_sack(number, &blocks);
+        match self.timestamps() {
+            Some(ts) => renumbered.with_timestamps(ts),
+            None => renumbered,
+        }
     }
 }
 
@@ -317,15 +350,21 @@ impl SackBlocks {
     }
 }
 
-/// The SACK option as carried in a packet: up to four blocks stored as 32-bit offsets from the
-/// ACK's cumulative acknowledgment, so that a packet stays small (every block lies above it:
-/// RFC 2018 §4 reports only data above the cumulative ACK, and the out-of-order data a receiver
-/// holds fits in its window, at most 2^32 bytes with window scaling, RFC 7323 §2.3). The
-/// absolute view is [`SackBlocks`]. Only [`Acknowledgment`] holds one, together with the number
-/// its offsets are taken from.
+/// The option space as carried in a packet: up to four SACK blocks stored as 32-bit offsets
+/// from the ACK's cumulative acknowledgment, so that a packet stays small (every block lies
+/// above it: RFC 2018 §4 reports only data above the cumulative ACK, and the out-of-order data a
+/// receiver holds fits in its window, at most 2^32 bytes with window scaling, RFC 7323 §2.3),
+/// and the timestamp option. The absolute view is [`SackBlocks`]. Only [`Acknowledgment`] holds
+/// one, together with the number its offsets are taken from.
+///
+/// The timestamps live in the fourth block's slot. The wire has the same constraint: 40 option
+/// bytes hold four SACK blocks, or three beside the timestamp option (RFC 2018 §3), so a
+/// segment never needs both, and the packet keeps its size (the 120 bytes of the module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 struct SackOption {
     n: u8,
+    /// The fourth slot holds (TSval, TSecr) instead of a block; `n` is then at most 3.
+    ts: bool,
     blocks: [(u32, u32); 4],
 }
 
@@ -355,13 +394,30 @@ impl SackOption {
             .map(move |&(l, r)| (ack + l as u64, ack + r as u64))
     }
 
-    /// Option bytes on the wire: kind, length and 8 bytes per block (RFC 2018 §3), padded to 4.
+    /// Option bytes on the wire: kind, length and 8 bytes per block (RFC 2018 §3), padded to 4
+    /// (two NOPs in front, as senders lay it out), and the timestamp option.
     fn option_bytes(&self) -> u32 {
-        if self.n == 0 {
+        let sack = if self.n == 0 {
             0
         } else {
             (2 + 8 * self.n as u32).div_ceil(4) * 4
-        }
+        };
+        sack + if self.ts { TIMESTAMP_OPTION_BYTES } else { 0 }
+    }
+
+    /// Put the timestamp option in the fourth slot, dropping a fourth block if there was one
+    /// (the last: the oldest reported, RFC 2018 §4).
+    fn set_timestamps(&mut self, ts: Timestamps) {
+        self.ts = true;
+        self.n = self.n.min(3);
+        self.blocks[3] = (ts.val, ts.ecr);
+    }
+
+    fn timestamps(&self) -> Option<Timestamps> {
+        self.ts.then(|| Timestamps {
+            val: self.blocks[3].0,
+            ecr: self.blocks[3].1,
+        })
     }
 }
 
@@ -523,6 +579,38 @@ mod tests {
         assert_eq!(SackOption::encode(0, &s).option_bytes(), 28);
         assert!(s.push((7, 8)));
         assert!(!s.push((9, 10)));
+    }
+
+    #[test]
+    fn the_timestamp_option_takes_the_fourth_sack_blocks_room_and_12_bytes() {
+        // RFC 2018 §3: three SACK blocks fit beside the timestamp option; RFC 7323 Appendix A:
+        // NOP, NOP, kind 8, length 10, TSval, TSecr.
+        let mut s = SackBlocks::default();
+        for i in 0..4 {
+            s.push((1000 * (2 * i + 1), 1000 * (2 * i + 2)));
+        }
+        let ts = Timestamps { val: 7, ecr: 5 };
+        let plain = Acknowledgment::with_sack(0, &s);
+        assert_eq!(plain.option_bytes(), 36);
+        assert_eq!(plain.timestamps(), None);
+        let with = plain.with_timestamps(ts);
+        assert_eq!(with.timestamps(), Some(ts));
+        assert_eq!(
+            with.sack_blocks().collect::<Vec<_>>(),
+            s.as_slice()[..3].to_vec(),
+            "the oldest block gives way"
+        );
+        assert_eq!(
+            with.option_bytes(),
+            28 + 12,
+            "the whole 40-byte option space"
+        );
+        assert_eq!(
+            Acknowledgment::default().with_timestamps(ts).option_bytes(),
+            12
+        );
+        // A renumbered ACK (SPACK's split ACKs) keeps the echo.
+        assert_eq!(with.renumbered(0).timestamps(), Some(ts));
     }
 
     #[test]

@@ -18,9 +18,10 @@
 //! - **Lengths are the simulation's.** The IPv4 total length is the packet's `size`, the bytes
 //!   the links serialized. A TCP header is `size - 20 - payload` bytes: the 20 fixed bytes plus
 //!   whatever option room the simulation accounted for (`tcp.header_bytes` above 40, SACK
-//!   blocks on ACKs). SACK blocks are written when their option fits that room (it always does
-//!   for ccsim's own ACKs, whose size counts the option); any room left is NOP padding, since
-//!   timestamps are not modelled. A SYN carries an MSS option when the room allows it.
+//!   blocks on ACKs, the timestamp option). The timestamp option (RFC 7323, laid out as its
+//!   Appendix A recommends: NOP, NOP, kind 8, length 10, TSval, TSecr) and SACK blocks are written
+//!   when they fit that room (they always do for ccsim's own segments, whose size counts them);
+//!   any room left is NOP padding. A SYN carries an MSS option when the room allows it.
 //! - **Payload bytes are zeros**, and a record keeps at most `snaplen` bytes (the record header
 //!   still gives the true length, as any capture cut by a snap length does).
 //! - **Addresses** are interface addresses mapped into 10.0.0.0/8 (address `a` is 10.0.0.0 +
@@ -39,7 +40,9 @@
 
 use std::io::{self, BufWriter, Write};
 
-use crate::packet::{Addr, Packet, Port, SctpChunk, SctpHeader, TcpHeader, Transport};
+use crate::packet::{
+    Addr, Packet, Port, SctpChunk, SctpHeader, TcpHeader, Transport, TIMESTAMP_OPTION_BYTES,
+};
 use crate::time::SimTime;
 
 /// pcap's magic number for nanosecond timestamps (the libpcap file format's "modified"
@@ -244,8 +247,15 @@ fn encode_tcp(h: &TcpHeader, end: TcpEnd, transport_len: usize, buf: &mut Vec<u8
     buf.extend_from_slice(&window.to_be_bytes());
     buf.extend_from_slice(&[0, 0, 0, 0]); // checksum (filled by the caller), urgent pointer
     let options_end = t0 + header_len;
-    // Options, RFC 9293 §3.2: an MSS on a SYN when it fits, SACK blocks (RFC 2018 §3) when
-    // they fit; NOP padding to the header length.
+    // Options, RFC 9293 §3.2: the timestamps (RFC 7323 §3.2), an MSS on a SYN, SACK blocks
+    // (RFC 2018 §3), each when it fits; NOP padding to the header length.
+    if let Some(ts) = h.ack.timestamps() {
+        if options_end - buf.len() >= TIMESTAMP_OPTION_BYTES as usize {
+            buf.extend_from_slice(&[1, 1, 8, 10]);
+            buf.extend_from_slice(&ts.val.to_be_bytes());
+            buf.extend_from_slice(&ts.ecr.to_be_bytes());
+        }
+    }
     if syn && options_end - buf.len() >= 4 {
         let mss = 1460u16;
         buf.extend_from_slice(&[2, 4]);
@@ -384,7 +394,7 @@ fn checksum(initial: u16, bytes: &[u8]) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Acknowledgment, SackBlocks, ECN_ECT0};
+    use crate::packet::{Acknowledgment, SackBlocks, Timestamps, ECN_ECT0};
 
     #[test]
     fn crc32c_gives_the_check_value_of_rfc_3720() {
@@ -531,6 +541,53 @@ mod tests {
             20_000,
             "the advertised window"
         );
+    }
+
+    #[test]
+    fn the_timestamp_option_is_written_before_the_sack_blocks_for_tshark() {
+        // RFC 7323 §3.2 and Appendix A: NOP NOP, kind 8, length 10, TSval, TSecr; then the SACK
+        // option, the whole 40 option bytes with three blocks.
+        let mut sack = SackBlocks::default();
+        for b in [(7000, 8000), (9000, 9500), (11000, 12000)] {
+            sack.push(b);
+        }
+        let ack = Acknowledgment::with_sack(5000, &sack).with_timestamps(Timestamps {
+            val: 0x0102_0304,
+            ecr: 77,
+        });
+        let pkt = Packet::tcp_segment(
+            (1, 0),
+            40 + ack.option_bytes(),
+            0,
+            0,
+            SimTime::ZERO,
+            TcpHeader {
+                ack,
+                flags: TcpHeader::FLAG_ACK,
+                ..TcpHeader::default()
+            },
+        );
+        assert_eq!(pkt.size, 80);
+        let mut buf = Vec::new();
+        encode(&pkt, TcpEnd::Receiver, 0, &mut buf);
+        let tcp = &buf[20..];
+        assert_eq!(tcp[12] >> 4, 15, "the largest TCP header, 60 bytes");
+        assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
+        assert_eq!(&tcp[24..28], &[1, 2, 3, 4], "TSval");
+        assert_eq!(u32::from_be_bytes(tcp[28..32].try_into().unwrap()), 77);
+        assert_eq!(&tcp[32..36], &[1, 1, 5, 26], "NOP NOP SACK, three blocks");
+        assert_eq!(u32::from_be_bytes(tcp[36..40].try_into().unwrap()), 7001);
+        // A data segment with timestamps: the option alone, 32 bytes of header.
+        let mut data = data_segment(0, 1000);
+        data.size += 12;
+        if let Some(h) = data.tcp_mut() {
+            h.ack = Acknowledgment::default().with_timestamps(Timestamps { val: 9, ecr: 8 });
+        }
+        let mut buf = Vec::new();
+        encode(&data, TcpEnd::Sender, 0, &mut buf);
+        assert_eq!(buf[20 + 12] >> 4, 8);
+        assert_eq!(&buf[40..44], &[1, 1, 8, 10]);
+        assert_eq!(&buf[44..52], &[0, 0, 0, 9, 0, 0, 0, 8]);
     }
 
     #[test]

@@ -255,7 +255,8 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          preset, variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
          rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
-         clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn"
+         clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
+         timestamps, timestamp_clock, rto_backoff_reset"
     );
 }
 
@@ -267,7 +268,8 @@ fn the_tcp_table_takes_only_tcp_keys() {
          initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
-         rtt_sampling, restart_after_idle, handshake, ecn"
+         rtt_sampling, restart_after_idle, handshake, ecn, timestamps, timestamp_clock, \
+         rto_backoff_reset"
     );
 }
 
@@ -688,10 +690,11 @@ fn a_window_smaller_than_one_segment_is_rejected() {
 #[test]
 fn abc_limit_without_byte_counting_is_rejected_where_it_was_set() {
     assert_eq!(
-        error_with(&["tcp.abc_limit=3"]),
+        error_with(&["tcp.abc_limit=3", "flows.f1.growth=rfc5681"]),
         r#"flows.f1: abc_limit (set at tcp.abc_limit) only applies with growth = "abc", but this flow's growth is "rfc5681""#
     );
-    let ok = load(BASE, &["tcp.abc_limit=3", "flows.f1.growth=abc"]).unwrap();
+    // The rfc preset's growth is "abc" (with L = 1): a limit alone changes L.
+    let ok = load(BASE, &["tcp.abc_limit=3"]).unwrap();
     match &ok.spec.flows["f1"].kind {
         FlowKind::Tcp { tcp, .. } => assert_eq!(
             tcp.growth,

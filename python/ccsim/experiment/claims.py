@@ -82,9 +82,10 @@ def _pct(k: int, n: int) -> str:
 
 def unit_of(label: str) -> str:
     """The unit an axis label names in its last parentheses ("throughput (Mbit/s, sum of
-    ...)" -> "Mbit/s"; "packet loss rate (%)" -> "%"); "" when it names none."""
+    ...)" -> "Mbit/s"; "retransmission ratio (%: retransmitted / sent)" -> "%"); "" when it
+    names none."""
     m = re.search(r"\(([^()]*)\)\s*$", label)
-    return m.group(1).split(",")[0].strip() if m else ""
+    return re.split(r"[,:;]", m.group(1))[0].strip() if m else ""
 
 
 def quantity_of(label: str) -> str:
@@ -99,15 +100,22 @@ class Axis:
     x_scale: float = 1.0
     x_label: str = ""
     y_label: str = ""
+    #: The metric's declared unit (``unit = "%"``), which wins over the label's.
+    y_declared: str | None = None
 
     def slope_unit(self) -> str:
         """The unit of a slope of y against x: "s per % of packet loss rate"."""
-        y, x = unit_of(self.y_label), unit_of(self.x_label)
+        y, x = self.y_unit(), unit_of(self.x_label)
         per = f"{x} of {quantity_of(self.x_label)}" if x else f"unit of {self.x_label or 'x'}"
         return f"{y + ' ' if y else ''}per {per}"
 
     def y_unit(self) -> str:
-        return unit_of(self.y_label)
+        return self.y_declared or unit_of(self.y_label)
+
+    def difference_unit(self) -> str:
+        """The unit of a difference of y: percentage points for a metric in %."""
+        unit = self.y_unit()
+        return "points" if unit == "%" else unit
 
 
 def _axis(plan: Plan | None, item_id: str, x_scale: float) -> Axis:
@@ -115,11 +123,11 @@ def _axis(plan: Plan | None, item_id: str, x_scale: float) -> Axis:
         return Axis(x_scale)
     fig = next((f for f in plan.figures if f.id == item_id), None)
     if fig is not None:
-        return Axis(fig.x_scale, fig.x_label, fig.metric.label)
+        return Axis(fig.x_scale, fig.x_label, fig.metric.label, fig.metric.unit)
     for g in plan.grids:
         for m in g.metrics:
             if g.cell_id(m) == item_id:
-                return Axis(1.0, "row", m.label)
+                return Axis(1.0, "row", m.label, m.unit)
     return Axis(x_scale)
 
 
@@ -155,8 +163,13 @@ def judge_claim(
     seed) say about a claim. ``x_scale`` turns x values into the figure's axis units where
     no ``plan`` says it."""
     axis = _axis(plan, claim.figure, x_scale)
-    if claim.at and claim.effect is None and len(points):
-        points = points[[x in claim.at for x in points["x"]]]
+    if claim.at and len(points):
+        mine = points[points["figure"] == claim.figure]
+        if not any(x in claim.at for x in mine["x"]):
+            return Judgement(NOT_JUDGED, f"none of its points (x = {_xs(claim.at, axis.x_scale)}) "
+                             "was run (quick mode runs fewer)")  # fmt: skip
+        if claim.effect is None:
+            points = points[[x in claim.at for x in points["x"]]]
     if claim.matches_paper:
         if plan is None:
             return Judgement(NOT_JUDGED, "the plan's paper values were not given")
@@ -187,7 +200,15 @@ def judge_claim(
     unjudged = ""
     if len(judged) < len(xs):
         why = f", {n_det} of them deterministic ({runs} identical runs)" if n_det else ""
-        unjudged = f"; {len(xs) - len(judged)} points without a CI{why}"
+        k = len(xs) - len(judged)
+        unjudged = f"; {k} {'point' if k == 1 else 'points'} without a CI{why}"
+    open_runs = cmp[cmp["unfinished"] != ""]
+    if len(open_runs):
+        unjudged += "; " + "; ".join(
+            f"at x = {_xs([r.x], axis.x_scale)} no run of {r.unfinished} finished while every "
+            f"run of the other line did (sign test over {int(r.n)} pairs, p = {r.p_value:.2g})"
+            for r in open_runs.itertuples()
+        )
     need = f"the claim needs {100 * claim.min_significant_share:g} %"
     sx = axis.x_scale
     lower_sig = list(judged[judged["sign"] < 0]["x"])
@@ -220,8 +241,10 @@ def judge_claim(
     )
     if claim.trend is not None:
         # The gap in the claimed direction: B - A for "lower", A - B for "higher".
-        gap = [want * float(d) for d in judged["diff"]]
-        s = slope_ci([x_number(x) * sx for x in judged["x"]], gap)
+        # Points where one line never finished have no finite gap: the slope leaves them out.
+        finite = judged[judged["diff"].map(math.isfinite)]
+        gap = [want * float(d) for d in finite["diff"]]
+        s = slope_ci([x_number(x) * sx for x in finite["x"]], gap)
         sign = 1 if claim.trend == "increasing" else -1
         gap_name = f"{b} - {a}" if want < 0 else f"{a} - {b}"
         text += f"; trend claimed: the gap {gap_name} {'grows' if sign > 0 else 'shrinks'} with x"
@@ -685,7 +708,7 @@ def judge_effect_claim(claim: Claim, plan: Plan, points: pd.DataFrame,
     significant in the paper's direction and of its order (the interval reaches half the
     paper's smaller effect) although not within its range."""
     pts = effect_points(claim, plan, points)
-    unit = {"ratio": "%", "difference": axis.y_unit(), "slope": ""}[str(claim.effect)]
+    unit = {"ratio": "%", "difference": axis.difference_unit(), "slope": ""}[str(claim.effect)]
     what = {"ratio": f"{claim.lower} / {claim.than} - 1",
             "difference": f"{claim.lower} - {claim.than}",
             "slope": f"the slope of {claim.lower} against x ({axis.slope_unit()})"}[

@@ -101,10 +101,14 @@ def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any
     axes."""
     plt = _pyplot()
     s = summary[summary["figure"] == fig.id]
-    # The legend goes under the axes, where it covers no point; the figure grows by its rows.
-    entries = len(fig.lines) + sum(bool(paper_points(fig, ln)[0]) for ln in fig.lines)
-    rows = (entries + 1) // 2
-    f, ax = plt.subplots(figsize=(6.4, 4.2 + 0.22 * rows), dpi=120)
+    # The legend goes under the axes, where it covers no point, in one column of labels wrapped
+    # to the figure's width (two columns when they are short); the figure grows by its rows.
+    labels = {ln: _legend_label(plan.lines[ln].label) for ln in fig.lines}
+    entries = [labels[ln] for ln in fig.lines]
+    entries += [f"{labels[ln]}: paper" for ln in fig.lines if paper_points(fig, ln)[0]]
+    ncol = 2 if max(len(max(e.splitlines(), key=len)) for e in entries) <= 40 else 1
+    rows = sum(e.count("\n") + 1 for e in entries) / ncol
+    f, ax = plt.subplots(figsize=(6.4, 4.2 + 0.2 * rows), dpi=120)
     for lid in fig.lines:
         d = s[s["line"] == lid]
         if d.empty:
@@ -112,21 +116,27 @@ def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any
         d = d.iloc[sorted(range(len(d)), key=lambda i: x_number(d["x"].iloc[i]))]
         xs = [x_number(x) * fig.x_scale for x in d["x"]]
         bars = ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
-                           label=plan.lines[lid].label)  # fmt: skip
+                           label=labels[lid])  # fmt: skip
         px, py = paper_points(fig, lid)
         if px:
             colour = bars[0].get_color()
             ax.scatter(px, py, s=70, facecolors="none", edgecolors=colour, linewidths=1.5,
-                       zorder=3, label=f"{plan.lines[lid].label}: paper")  # fmt: skip
+                       zorder=3, label=f"{labels[lid]}: paper")  # fmt: skip
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.metric.label)
     ax.set_yscale(fig.y_scale)
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+        ax.legend(fontsize=7, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     f.tight_layout()
     return f, ax
+
+
+def _legend_label(label: str) -> str:
+    """A line's label as a legend under a 6.4-inch figure shows it: wrapped at 90 characters
+    (7-point type), so that no entry runs off the figure's edge."""
+    return textwrap.fill(label, width=90)
 
 
 def paper_points(fig: Figure, line: str) -> tuple[list[float], list[float]]:

@@ -857,6 +857,8 @@ def load_plan(folder: Path) -> Plan:
                 "packet_trace, atm_window"
             )
         x = _need(f, "x", where)
+        if not _need(x, "values", f"{where}.x"):
+            raise PlanError(f"{where}.x.values: empty; a figure of points needs at least one x")
         check_lines(f, where, points=True)
         also = {str(k): list(v) for k, v in x.get("also", {}).items()}
         for k, v in also.items():

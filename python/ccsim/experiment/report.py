@@ -203,7 +203,12 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
             ci, p, sig = "-", "-", "not judged"
         if r["n"] == 0:
             sig = "no pair finished"
-        row = (f"| {x} | {int(r['n'])} | {fmt(r['mean_b'])} | {fmt(r['diff'])} | {ci} | {p} "
+        diff = fmt(r["diff"])
+        if r["unfinished"]:
+            # One line never finished, the other always did: no difference, a sign test.
+            other = a if r["unfinished"] == b else b
+            diff, ci = f"{other} finished, {r['unfinished']} never", "- (sign test)"
+        row = (f"| {x} | {int(r['n'])} | {fmt(r['mean_b'])} | {diff} | {ci} | {p} "
                f"| {sig} |")  # fmt: skip
         if similar:
             judged = r["n"] >= 2 and not r["deterministic"]

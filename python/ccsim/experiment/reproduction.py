@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ def reproduce(
 ) -> Reproduction:
     """Run (or resume) an experiment and write its figures and report into ``out``; with
     ``cluster`` (a Dask scheduler address or client) the runs go to that cluster."""
+    started = time.monotonic()
     plan = load_plan(folder)
     check_plan(plan, quick)
     out.mkdir(parents=True, exist_ok=True)
@@ -107,7 +109,8 @@ def reproduce(
     command = rerun_command(plan.id, out, quick, seeds)
     report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
                           points=points, table_seeds=table_seeds, command=command)  # fmt: skip
-    write_record(plan, out, quick, rep.records, summary, points, table_seeds, command)
+    write_record(plan, out, quick, rep, summary, points, table_seeds, command,
+                 time.monotonic() - started, workers)  # fmt: skip
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
 
 
@@ -116,13 +119,15 @@ def reproduce(
 RECORD_FILES = ("run.json", "claims.csv", "summary.csv")
 
 
-def write_record(plan: Plan, out: Path, quick: bool, records: list[dict[str, Any]],
-                 summary: pd.DataFrame, points: pd.DataFrame,
-                 table_seeds: dict[str, pd.DataFrame], command: str) -> None:  # fmt: skip
+def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataFrame,
+                 points: pd.DataFrame, table_seeds: dict[str, pd.DataFrame], command: str,
+                 wall_seconds: float, workers: int | None = None) -> None:  # fmt: skip
     """The reproduction's record as text: ``run.json`` (what ran: ccsim, commit, mode, seeds,
-    runs, the simulations' CPU time), ``claims.csv`` (each claim's verdict and evidence, as
-    report.md has them), ``summary.csv`` (every point) and ``table-<id>.csv`` (each summary
-    table, one row per line and seed). The report and these come from the same runs."""
+    runs, the simulations' CPU time, this invocation's wall time and how many of the runs it
+    executed; a resumed reproduction's wall time covers only what it ran), ``claims.csv``
+    (each claim's verdict and evidence, as report.md has them), ``summary.csv`` (every point)
+    and ``table-<id>.csv`` (each summary table, one row per line and seed). The report and
+    these come from the same runs."""
     import json
 
     from ccsim import _core
@@ -130,6 +135,7 @@ def write_record(plan: Plan, out: Path, quick: bool, records: list[dict[str, Any
     from .claims import judge_claim
     from .report import git_commit
 
+    records = rep.records
     seeds_used = sorted({int(r["seed"]) for r in records})
     info = {
         "paper": plan.id, "command": command, "ccsim": _core.__version__,
@@ -137,6 +143,8 @@ def write_record(plan: Plan, out: Path, quick: bool, records: list[dict[str, Any
         "seeds": len(seeds_used), "runs": len(records),
         "simulation_cpu_seconds": round(sum(float(r["summary"].get("wall_seconds", 0.0))
                                             for r in records), 1),
+        "wall_seconds": round(wall_seconds, 1), "executed": rep.executed, "cached": rep.cached,
+        "workers": workers or os.cpu_count(), "cpus": os.cpu_count(),
     }  # fmt: skip
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     rows = []

@@ -239,6 +239,23 @@ SUMMARY_COLUMNS = ["figure", "line", "x", "mean", "ci95", "n", "distinct", "unfi
                    "sim_seconds"]  # fmt: skip
 
 
+def _censored(ya: list[float], yb: list[float]) -> tuple[int, float] | None:
+    """When in every pair exactly one run did not finish (NaN), always on the same side:
+    (-1, p) if ``b``'s runs never finished (``a`` lower), (+1, p) if ``a``'s never did, with
+    the two-sided sign test's p-value over the pairs; else None."""
+    if not ya:
+        return None
+    a_open = [math.isnan(u) for u in ya]
+    b_open = [math.isnan(v) for v in yb]
+    if all(b_open) and not any(a_open):
+        sign = -1
+    elif all(a_open) and not any(b_open):
+        sign = 1
+    else:
+        return None
+    return sign, min(1.0, 2 * 0.5 ** len(ya))
+
+
 def compare_lines(
     points: pd.DataFrame, figure: str, a: str, b: str, margin: float | None = None
 ) -> pd.DataFrame:
@@ -274,7 +291,16 @@ def compare_lines(
         mean_b = sum(v for _, v in both) / len(both) if both else math.nan
         row = {"x": x, "n": p.n, "mean_a": mean_a, "mean_b": mean_b, "diff": p.mean,
                "low": p.low, "high": p.high, "p_value": p.p_value, "sign": p.sign,
-               "deterministic": same}  # fmt: skip
+               "deterministic": same, "unfinished": ""}  # fmt: skip
+        censored = _censored(ya, yb)
+        if censored is not None and not same:
+            # Every pair has one run that did not finish (NaN: a transfer still going when the
+            # run ended) and it is always the same line's: that line took longer in every pair.
+            # No interval exists; a sign test over the pairs decides (two-sided, 5 %).
+            sign, p_sign = censored
+            row.update({"n": len(seeds), "diff": sign * math.inf, "p_value": p_sign,
+                        "sign": sign if p_sign < 0.05 else 0,
+                        "unfinished": b if sign < 0 else a})  # fmt: skip
         if margin is not None:
             delta = margin * abs(mean_b)
             row["equivalent"], row["p_tost"], row["outside"] = False, math.nan, False
@@ -285,7 +311,7 @@ def compare_lines(
                 row["outside"] = p.low > delta or p.high < -delta
         rows.append(row)
     cols = ["x", "n", "mean_a", "mean_b", "diff", "low", "high", "p_value", "sign",
-            "deterministic"]  # fmt: skip
+            "deterministic", "unfinished"]  # fmt: skip
     if margin is not None:
         cols += ["equivalent", "p_tost", "outside"]
     return pd.DataFrame(rows, columns=cols)

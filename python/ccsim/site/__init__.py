@@ -40,6 +40,10 @@ __all__ = ["PaperPage", "build_site", "read_report"]
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
 #: The verdict scale of every claim (ccsim.experiment.verdicts), read back from report.md.
 _VERDICTS = ("contradicted", "partly holds", "does not hold", "holds", "not judged")
+#: A paragraph of report.md's "The paper's main result": its verdict in bold first.
+_HEADLINE = re.compile(
+    r"^\*\*(Reproduced|Partly reproduced|Not reproduced|Contradicted|Not judged)\.\*\* "
+)
 #: A section heading of report.md: ``## table1_wan: Table 1 ...``; a grid table's section has
 #: its table replaced by the site's own (hover text on every cell).
 _HEADING = re.compile(r"^## ([^:\s]+): ")
@@ -55,6 +59,9 @@ class PaperPage:
     title: str
     quick: bool
     claims: list[tuple[str, str, str]] = field(default_factory=list)  # figure, paper, ours
+    #: The verdict of each of the paper's main results, as report.md opens with them
+    #: ("reproduced", "not reproduced", ...).
+    headlines: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(_VERDICTS, 0)
@@ -85,14 +92,18 @@ def read_report(folder: Path) -> PaperPage:
     head = lines[0].lstrip("# ").strip() if lines else folder.name
     plan_id, _, title = head.partition(": ")
     page = PaperPage(folder, folder.name, plan_id, title or head, "Mode: quick" in text)
-    in_claims = False
+    in_claims = in_main = False
     for ln in lines:
         if ln.startswith("## "):
             in_claims = ln.startswith("## The paper's findings")
+            in_main = ln.startswith("## The paper's main result")
             continue
+        head = _HEADLINE.match(ln) if in_main else None
+        if head is not None:
+            page.headlines.append(head.group(1).lower())
         if in_claims and ln.startswith("|") and not ln.startswith("|---"):
             cells = _cells(ln)
-            if len(cells) == 3 and cells != ["figure", "the paper says", "our points"]:
+            if len(cells) == 3 and cells[:2] != ["figure", "the paper says"]:
                 page.claims.append((cells[0], cells[1], cells[2]))
     return page
 
@@ -465,14 +476,17 @@ def index_page(pages: list[PaperPage]) -> str:
             f'<span class="verdict-not-judged">{c["not judged"]} not judged</span>'
         )
         mode = "quick (not for conclusions)" if p.quick else "full"
+        main = ", ".join(p.headlines) or "not stated"
         rows.append(
             f'<tr><td><a href="{html.escape(p.name)}.html">{html.escape(p.name)}</a></td>'
-            f"<td>{html.escape(p.title)}</td><td>{mode}</td><td>{len(p.claims)}</td>"
-            f"<td>{status}</td></tr>"
+            f"<td>{html.escape(p.title)}</td><td>{mode}</td><td>{html.escape(main)}</td>"
+            f"<td>{len(p.claims)}</td><td>{status}</td></tr>"
         )
     table = (
-        "<table><tr><th>reproduction</th><th>paper</th><th>mode</th><th>claims</th>"
-        "<th>our verdicts</th></tr>" + "".join(rows) + "</table>"
+        "<table><tr><th>reproduction</th><th>paper</th><th>mode</th>"
+        "<th>the paper's main result</th><th>claims</th><th>our verdicts</th></tr>"
+        + "".join(rows)
+        + "</table>"
         if rows
         else "<p>No reproduction yet: run <code>ccsim reproduce p001</code>.</p>"
     )

@@ -301,6 +301,20 @@ impl Queue {
         self.len_packets() == 0
     }
 
+    /// A plain DropTail queue: it decides at arrival only and serves in arrival order, so a
+    /// packet's turn is known when it is queued (`link.rs`, "Departures planned at enqueue").
+    pub fn is_drop_tail(&self) -> bool {
+        matches!(self.disc, Discipline::DropTail)
+    }
+
+    /// DropTail's decision on a packet of `size` bytes arriving beside `len` waiting packets of
+    /// `bytes` bytes that the channel keeps itself (a planned channel, `link.rs`): the hard
+    /// limit, which is all a DropTail queue applies.
+    #[inline]
+    pub fn fits_beside(&self, len: usize, bytes: u64, size: u32) -> bool {
+        droptail::fits_beside(self.limit, len, bytes, size)
+    }
+
     /// The DiffServ classes of this queue, if it has any (for the `classes` result table).
     pub fn classes(&self) -> Option<&ClassQueue> {
         match &self.disc {

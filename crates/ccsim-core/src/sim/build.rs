@@ -98,6 +98,8 @@ impl Simulator {
         sim.schedule_first_events();
         let events = super::link_events::link_events(spec, &sim.net);
         sim.schedule_link_events(events);
+        // Last: it looks at the trace, the capture points and the link events.
+        sim.plan_departures();
         Ok(sim)
     }
 
@@ -646,13 +648,19 @@ fn check_routing_loops(spec: &Spec, net: &Network) -> Result<(), Error> {
 /// Reject, before the run, a flow whose largest packet exceeds the MTU of a link on its route:
 /// every such packet would be dropped and the flow would never finish.
 fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Result<(), Error> {
-    let (size, field) = match &f.kind {
-        FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => {
-            (tcp.mss + tcp.header_bytes, "mss")
-        }
+    let (size, field, sum) = match &f.kind {
+        FlowKind::Tcp { tcp, .. } | FlowKind::ShortTcp { tcp, .. } => (
+            tcp.mss + tcp.segment_header_bytes(),
+            "mss",
+            Some(if tcp.timestamps {
+                "mss + header_bytes + 12 for the timestamp option"
+            } else {
+                "mss + header_bytes"
+            }),
+        ),
         FlowKind::Cbr { packet_size, .. }
         | FlowKind::OnOff { packet_size, .. }
-        | FlowKind::Ping { packet_size, .. } => (*packet_size, "packet_size"),
+        | FlowKind::Ping { packet_size, .. } => (*packet_size, "packet_size", None),
         FlowKind::Sctp { paths, sctp, .. } => {
             // Every path, not only the first addresses'.
             for (src_addr, dst_addr) in sctp_addrs(net, ends, paths) {
@@ -661,20 +669,21 @@ fn check_path_mtu(net: &Network, name: &str, f: &FlowSpec, ends: FlowEnds) -> Re
                     dst_addr,
                     ..ends
                 };
-                check_route_mtu(net, name, sctp.packet_size, "packet_size", path)?;
+                check_route_mtu(net, name, sctp.packet_size, ("packet_size", None), path)?;
             }
             return Ok(());
         }
     };
-    check_route_mtu(net, name, size, field, ends)
+    check_route_mtu(net, name, size, (field, sum), ends)
 }
 
-/// The MTU check of one route: `size`-byte packets from `ends.src` to `ends.dst_addr`.
+/// The MTU check of one route: `size`-byte packets from `ends.src` to `ends.dst_addr`; `field`
+/// is the key an error names, `sum` what the size is made of, if more than that key.
 fn check_route_mtu(
     net: &Network,
     name: &str,
     size: u32,
-    field: &str,
+    (field, sum): (&str, Option<&str>),
     ends: FlowEnds,
 ) -> Result<(), Error> {
     let mut node = ends.src;
@@ -688,10 +697,9 @@ fn check_route_mtu(
         }
         let ch = &net.chans[net.ifaces[iface as usize].out_chan as usize];
         if size > ch.mtu {
-            let what = if field == "mss" {
-                format!("packets of {size} B (mss + header_bytes)")
-            } else {
-                format!("packets of {size} B")
+            let what = match sum {
+                Some(sum) => format!("packets of {size} B ({sum})"),
+                None => format!("packets of {size} B"),
             };
             return Err(Error::Scenario(crate::ScenarioError {
                 path: format!("flows.{name}.{field}"),

@@ -83,6 +83,12 @@ impl Capture {
         !self.wanted.is_empty()
     }
 
+    /// The channels whose departures a capture point asks for (known at the build, before
+    /// the files are opened).
+    pub(super) fn departing_chans(&self) -> impl Iterator<Item = u32> + '_ {
+        self.wanted.iter().map(|&(_, out_chan, _)| out_chan)
+    }
+
     /// Open one file per interface asked for under `dir` (created if missing).
     fn open(&mut self, dir: &Path, chans: usize) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;

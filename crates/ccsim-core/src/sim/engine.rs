@@ -3,10 +3,12 @@
 //!
 //! ```text
 //!   heap of (time, seq, event), seq strictly increasing: equal times run in scheduling order,
-//!   so a run is a pure function of the scenario and the seed.
+//!   so a run is a pure function of the scenario and the seed; but a TxDone of a channel whose
+//!   departures come first runs before every other event of its nanosecond (below).
 //!
 //!   TxDone(chan)   a transmitter freed up with packets waiting: start the next (only then; a
-//!                  packet offered to an idle channel goes straight onto the wire, link.rs)
+//!                  packet offered to an idle channel goes straight onto the wire, and on a
+//!                  planned channel a packet that waits is put on the wire at once, link.rs)
 //!   Arrive(chan)   the head of a propagation FIFO reached the far node: hook, route or deliver
 //!   Timer(ep)      an endpoint's deadline (lazily cancelled: stale entries are skipped), kept
 //!                  in a heap of its own (timers.rs) and merged by the same (time, seq)
@@ -28,6 +30,13 @@
 //! Along this path a packet is a [`PacketId`] into the simulator's arena (`arena.rs`): it is put
 //! there when `call_endpoint` (or a hook) hands it over, and taken out when it is delivered or
 //! given to a hook; whoever drops it frees its slot.
+//!
+//! Simultaneous events (`docs/scenario.md`): a packet whose transmission starts at t has left
+//! the buffer at t, and an arrival at t sees the room it left. Planned channels get that by
+//! settling their departures up to the offer's instant (`link.rs`); the channels that could be
+//! planned but keep their `TxDone` events (traced, captured, named by a link event) get it
+//! from the heap, which runs their `TxDone` first at its nanosecond
+//! ([`EventHeap::schedule_first`]). So a trace or a capture on a link changes no result.
 //!
 //! A packet whose destination is neither this node nor reachable from it (a host does not
 //! forward; a router may have no route) is dropped as [`DropReason::NoRoute`], counted on the
@@ -110,6 +119,11 @@ impl Ord for Entry {
     }
 }
 
+/// The top bit of an entry's `seq`: set on every event but those scheduled with
+/// [`EventHeap::schedule_first`], which therefore come out before every other event of their
+/// nanosecond (and among themselves in scheduling order). The counter stays far below it.
+const AFTER_FIRSTS: u64 = 1 << 63;
+
 /// The pending events, earliest `(time, seq)` first. A binary heap alone does not keep equal
 /// keys in insertion order; the sequence number, one more for every event scheduled, does.
 ///
@@ -124,6 +138,9 @@ impl Ord for Entry {
 /// the packet events of the busy channels only, whatever the number of flows. Both take their
 /// `seq` from the one counter here, and `pop` returns the smaller `(time, seq)` of the two
 /// heads: the same order as one heap of all of them.
+///
+/// One exception to scheduling order: [`EventHeap::schedule_first`] puts an event ahead of
+/// everything else due at its nanosecond (module docs, "Simultaneous events").
 #[derive(Default)]
 pub(super) struct EventHeap {
     seq: u64,
@@ -137,11 +154,21 @@ impl EventHeap {
     #[inline]
     pub(super) fn schedule(&mut self, time: SimTime, ev: Ev) {
         self.seq += 1;
-        let e = Entry {
-            time,
-            seq: self.seq,
-            ev,
-        };
+        self.insert(time, self.seq | AFTER_FIRSTS, ev);
+    }
+
+    /// Schedule `ev` to run before every event scheduled with [`EventHeap::schedule`] (or as
+    /// a deadline) for the same nanosecond, whenever those were scheduled: the end of a
+    /// transmission on a channel whose departures come first (`link.rs`).
+    #[inline]
+    pub(super) fn schedule_first(&mut self, time: SimTime, ev: Ev) {
+        self.seq += 1;
+        self.insert(time, self.seq, ev);
+    }
+
+    #[inline]
+    fn insert(&mut self, time: SimTime, seq: u64, ev: Ev) {
+        let e = Entry { time, seq, ev };
         if self.root_taken {
             self.root_taken = false;
             if let Some(mut root) = self.heap.peek_mut() {
@@ -159,7 +186,7 @@ impl EventHeap {
         self.seq += 1;
         self.timers.schedule(Deadline {
             time,
-            seq: self.seq,
+            seq: self.seq | AFTER_FIRSTS,
             port,
         });
     }
@@ -327,7 +354,40 @@ impl Simulator {
             self.heap.schedule(t, Ev::Arrive(c));
         }
         if let Some(t) = done.next_tx_done {
+            self.schedule_tx_done(c, t);
+        }
+    }
+
+    /// Schedule the end of channel `c`'s transmission at `t`, packets waiting: first at its
+    /// nanosecond where the channel's departures come first (module docs), else in order.
+    #[inline]
+    fn schedule_tx_done(&mut self, c: u32, t: SimTime) {
+        if self.net.chans[c as usize].departures_first() {
+            self.heap.schedule_first(t, Ev::TxDone(c));
+        } else {
             self.heap.schedule(t, Ev::TxDone(c));
+        }
+    }
+
+    /// Plan the departures of every channel that can be (`link.rs`, "Departures planned at
+    /// enqueue") and that nothing watches: not the packet trace, not a capture point (each
+    /// writes a departure at its instant), not a link event (`go_down` cuts what waits), not
+    /// the cell network of an `[atm]` link (which takes its packets before the channel). Called
+    /// once, at the end of the build.
+    pub(super) fn plan_departures(&mut self) {
+        let mut watched = vec![false; self.net.chans.len()];
+        for c in self.capture.departing_chans() {
+            watched[c as usize] = true;
+        }
+        for c in self.link_events.iter().flat_map(|e| e.chans()) {
+            watched[c as usize] = true;
+        }
+        for (c, ch) in self.net.chans.iter_mut().enumerate() {
+            let atm = self.atm.as_ref().is_some_and(|a| a.carries(c as u32));
+            // `keep_lost`: the packet trace watches this channel (`trace.rs`).
+            if !watched[c] && !atm && !ch.keep_lost {
+                ch.plan_departures();
+            }
         }
     }
 
@@ -655,7 +715,13 @@ impl Simulator {
                     self.trace_on_chan(chan, s, Event::Enqueued);
                 }
                 if let Some(t) = tx_done {
-                    self.heap.schedule(t, Ev::TxDone(chan));
+                    self.schedule_tx_done(chan, t);
+                }
+            }
+            // Nothing traces a planned channel (`plan_departures`).
+            Offer::Planned { head_arrives } => {
+                if let Some(t) = head_arrives {
+                    self.heap.schedule(t, Ev::Arrive(chan));
                 }
             }
             Offer::Dropped(reason) => {

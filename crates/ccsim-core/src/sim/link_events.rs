@@ -25,6 +25,13 @@ pub(super) struct LinkEvent {
     up: bool,
 }
 
+impl LinkEvent {
+    /// The channels this event switches.
+    pub(super) fn chans(&self) -> impl Iterator<Item = u32> + '_ {
+        self.chans.iter().copied()
+    }
+}
+
 /// The events of `spec`, resolved to channels (the parser checked every name).
 pub(super) fn link_events(spec: &Spec, net: &Network) -> Vec<(SimTime, LinkEvent)> {
     spec.events

@@ -641,16 +641,13 @@ impl Simulator {
                 .push(t, "flow", &f.name, "delivered_bytes", delivered as f64);
         }
         for c in &mut self.net.chans {
+            // Planned departures due by now leave the queue before it is read (`link.rs`).
+            c.settle(self.now);
             let name = format!("{}:{}", c.link, c.direction);
-            self.series.push(
-                t,
-                "link",
-                &name,
-                "queue_packets",
-                c.queue.len_packets() as f64,
-            );
             self.series
-                .push(t, "link", &name, "queue_bytes", c.queue.len_bytes() as f64);
+                .push(t, "link", &name, "queue_packets", c.queue_packets() as f64);
+            self.series
+                .push(t, "link", &name, "queue_bytes", c.queue_bytes() as f64);
             // Bits serialized in the interval, not bits of transmissions started in it: a
             // packet that straddles a sample counts on both sides as it is sent.
             // (Rounding of the serialization time to whole nanoseconds may make the count dip

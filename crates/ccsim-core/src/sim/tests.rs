@@ -97,6 +97,36 @@ fn events_at_equal_times_leave_the_heap_in_the_order_they_were_scheduled() {
 }
 
 #[test]
+fn a_transmission_end_scheduled_first_runs_before_every_other_event_of_its_nanosecond() {
+    // A channel whose departures come first (`link.rs`) has its `TxDone` run ahead of what was
+    // scheduled earlier for the same nanosecond, deadlines included; among themselves such
+    // ends keep their scheduling order, and the nanosecond before still comes first.
+    let us = |n: u64| SimTime::ZERO + SimDuration::from_micros(n);
+    let mut heap = EventHeap::default();
+    heap.schedule(us(5), Ev::Spawn(0));
+    heap.schedule_timer(us(5), 7);
+    heap.schedule(us(4), Ev::Spawn(1));
+    heap.schedule_first(us(5), Ev::TxDone(2));
+    heap.schedule(us(5), Ev::Arrive(3));
+    heap.schedule_first(us(5), Ev::TxDone(1));
+    let mut popped = Vec::new();
+    while let Some(e) = heap.pop() {
+        popped.push((e.time, e.ev));
+    }
+    assert_eq!(
+        popped,
+        vec![
+            (us(4), Ev::Spawn(1)),
+            (us(5), Ev::TxDone(2)),
+            (us(5), Ev::TxDone(1)),
+            (us(5), Ev::Spawn(0)),
+            (us(5), Ev::Timer(7)),
+            (us(5), Ev::Arrive(3)),
+        ]
+    );
+}
+
+#[test]
 fn the_next_event_time_skips_the_event_being_handled() {
     // `pop` leaves the event it returns at the root until the next `schedule`; ATM's
     // `peek_time` must see the earliest event still pending, not that one.
@@ -310,4 +340,148 @@ fn flows_declared_alike_share_one_tcp_spec_and_a_different_flow_gets_its_own() {
     // The builder's own reference, plus a sender and a receiver per flow that uses it.
     assert_eq!(counts, vec![1 + 4, 1 + 2]);
     assert_ne!(sim.tcp_specs[0], sim.tcp_specs[1]);
+}
+
+/// Two UDP sources on h1, `a` declared first, each at the access link's full rate (1,000 B every
+/// 80 us from t = 0 to 5 ms) into a buffer of one packet; the exit link as fast, so that only
+/// the access link queues.
+fn two_at_full_rate() -> (String, [&'static str; 4]) {
+    let src = |name: &str| {
+        format!(
+            "[flows.{name}]\ntype = \"cbr\"\nsrc = \"h1\"\ndst = \"h2\"\nrate = \"100Mbps\"\n\
+             packet_size = 1000\nstop = \"5ms\"\n"
+        )
+    };
+    (
+        line(&[src("a"), src("b")].concat()),
+        [
+            "duration=50ms",
+            "links.exit.rate=100Mbps",
+            "links.access.queue={type=\"droptail\",limit=1}",
+            "links.access.b_to_a={queue={type=\"droptail\",limit=1}}",
+        ],
+    )
+}
+
+#[test]
+fn an_arrival_at_the_instant_a_waiting_packet_starts_sees_the_room_it_left() {
+    // At t = 0 a's datagram goes on the wire until 80 us and b's waits for it. From then on,
+    // every 80 us, a's next datagram, b's next and the start of the one waiting fall on one
+    // nanosecond. The waiting one has left the buffer at that instant (docs/scenario.md,
+    // "Simultaneous events"): a's datagram, offered first, finds the room and waits, and b's
+    // finds the buffer full. Before that convention the offers came before the start (their
+    // events were scheduled earlier) and a and b each lost every other datagram.
+    let (text, overrides) = two_at_full_rate();
+    let out = run(&text, &overrides);
+    let names = out.flows.str("name").unwrap();
+    let sent = out.flows.u64("packets_sent").unwrap();
+    let received = out.flows.u64("packets_received").unwrap();
+    let (a, b) = (
+        names.iter().position(|n| n == "a").unwrap(),
+        names.iter().position(|n| n == "b").unwrap(),
+    );
+    assert_eq!(sent[a], 63, "one every 80 us from 0 to 5 ms");
+    assert_eq!(received[a], sent[a], "a loses nothing");
+    assert_eq!(
+        received[b], 1,
+        "b's first waits; every later one finds a's waiting"
+    );
+    assert_eq!(
+        link_u64(&out, "access", "a_to_b", "drops_queue"),
+        sent[b] - 1
+    );
+}
+
+#[test]
+fn a_trace_on_every_link_changes_no_result_at_simultaneous_events() {
+    // A traced link keeps an event for every transmission that waits (the trace writes each
+    // departure at its instant); that event runs first at its nanosecond, so the ties of
+    // `two_at_full_rate` fall as they do on the planned links of the untraced run.
+    let (text, overrides) = two_at_full_rate();
+    let plain = run(&text, &overrides);
+    let mut traced_overrides = overrides.to_vec();
+    traced_overrides.push("trace.packets={}");
+    let traced = run(&text, &traced_overrides);
+    assert!(traced.packets.rows() > 0);
+    assert_eq!(traced.flows, plain.flows);
+    assert_eq!(traced.links, plain.links);
+    // The 63 transmissions that waited on the access link (b's first, a's 62 later ones) are
+    // events of their own.
+    assert_eq!(traced.summary.events, plain.summary.events + 63);
+}
+
+#[test]
+fn packets_waiting_on_a_plain_droptail_link_start_without_an_event_of_their_own() {
+    // Six sources due at t = 0: one datagram goes on the wire, five wait, and all six are in
+    // the propagation FIFO at once with their arrival times (`link.rs`, "Departures planned
+    // at enqueue"). By 480 us the six deadlines are the only events handled; with the link
+    // traced, the five starts are events too.
+    let text = line(&["a", "b", "c", "d", "e", "f"].map(cbr).concat());
+    for (trace, events) in [(None, 6), (Some("trace.packets={}"), 11)] {
+        let mut overrides = vec!["duration=480us"];
+        overrides.extend(trace);
+        let mut sim = build(&text, &overrides).unwrap();
+        assert_eq!(sim.run_loop(), StopReason::Duration);
+        assert_eq!(sim.events, events);
+        let access = sim.net.chans.iter().find(|c| c.link == "access").unwrap();
+        let arrivals: Vec<u64> = access
+            .propagation
+            .iter()
+            .map(|&(t, _, _)| t.as_nanos())
+            .collect();
+        // Back to back from 80 us, then 1 ms on the wire.
+        assert_eq!(
+            arrivals,
+            (1..=6).map(|k| 1_000_000 + k * 80_000).collect::<Vec<_>>()
+        );
+        let out = sim.finish(StopReason::Duration);
+        assert_eq!(link_u64(&out, "access", "a_to_b", "packets"), 6);
+    }
+}
+
+#[test]
+fn a_link_with_a_loss_model_red_no_delay_a_trace_a_capture_or_an_event_keeps_tx_done_events() {
+    // Which channels plan their departures (`plan_departures`): only the DropTail ones with no
+    // loss model and a delay that nothing watches and no link event names. The others keep
+    // their `TxDone` events; of those, the ones that could be planned run them first at their
+    // nanosecond.
+    let text = line(&cbr("c"));
+    // (override, planned and first for the exit link's two directions a_to_b, b_to_a)
+    let cases: [(&str, [(bool, bool); 2]); 8] = [
+        ("seed=1", [(true, true); 2]),
+        (
+            "links.exit.loss={type=\"uniform\",rate=0.01}",
+            [(false, false); 2],
+        ),
+        ("links.exit.queue={type=\"red\"}", [(false, false); 2]),
+        ("links.exit.delay=0s", [(false, false); 2]),
+        ("trace.packets={links=[\"exit\"]}", [(false, true); 2]),
+        (
+            "trace.packets={links=[\"exit:b_to_a\"]}",
+            [(true, true), (false, true)],
+        ),
+        ("trace.pcap=[\"r:exit\"]", [(false, true), (true, true)]),
+        (
+            "events=[{at=\"1s\",link=\"exit\",state=\"down\"}]",
+            [(false, true); 2],
+        ),
+    ];
+    for (set, expected) in cases {
+        let sim = build(&text, &[set]).unwrap();
+        let state = |link: &str, dir: &str| {
+            let c = sim
+                .net
+                .chans
+                .iter()
+                .find(|c| c.link == link && c.direction == dir)
+                .unwrap();
+            (c.planned(), c.departures_first())
+        };
+        assert_eq!(
+            [state("exit", "a_to_b"), state("exit", "b_to_a")],
+            expected,
+            "{set}"
+        );
+        assert_eq!(state("access", "a_to_b"), (true, true), "{set}");
+    }
 }

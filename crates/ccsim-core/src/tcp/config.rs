@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
-//! defaults ([`TcpSpec::default`]) and two ns-2 releases' ([`TcpSpec::ns2_235`],
-//! [`TcpSpec::ns2_2001`]), and the choices inside it
-//! ([`Recovery`], [`InitialWindow`]).
+//! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
+//! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
+//! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`]).
 //!
 //! ```text
 //!   scenario/parse/tcp.rs ──reads [tcp] and a flow's keys into──> TcpSpec
@@ -16,8 +16,8 @@
 //! only TCP. Nothing here knows about TOML; the scenario layer builds these values and the
 //! protocol never looks back at it.
 
-use crate::cc::{CcAlgorithm, Growth};
-use crate::time::SimDuration;
+use crate::cc::{CcAlgorithm, CubicConfig, Growth};
+use crate::time::{SimDuration, SimTime};
 
 /// The loss-recovery algorithm run after a fast retransmit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +66,20 @@ pub enum RttSampling {
     /// last is acknowledged), the sample counted in whole clock ticks (`clock_granularity`),
     /// and the timing cancelled when anything is retransmitted.
     Ns2,
+}
+
+/// When the retransmission timer returns from its exponential back-off (RFC 6298 (5.5)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoBackoffReset {
+    /// RFC 6298 §5 (the note after (5.7)) with Karn's algorithm: the backed-off RTO stays until
+    /// a valid RTT sample is taken, which can only come from data sent and acknowledged after the
+    /// retransmissions (or from a timestamp echo); the sample then recomputes it from SRTT and
+    /// RTTVAR.
+    ValidSample,
+    /// ns-3.48's `TcpSocketBase::NewAck`: every ACK of new data that restarts the timer
+    /// recomputes the RTO from SRTT and RTTVAR, a valid sample or not (an ACK of retransmitted
+    /// data, which Karn's rule keeps out of the estimator, ends the back-off too).
+    NewAck,
 }
 
 /// Every parameter of one TCP connection (sender and receiver).
@@ -119,11 +133,24 @@ pub struct TcpSpec {
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
     pub handshake: bool,
+    /// RFC 7323 timestamps: every segment carries TSval and TSecr (12 option bytes), the
+    /// receiver echoes TS.Recent by §4.3's rules, and the RTO estimator takes a sample from the
+    /// echo of every ACK that advances SND.UNA, retransmitted data included (RTTM, §4.1). Off in
+    /// the `rfc` preset: the option is negotiated (§3.2), and the textbook sender assumes no
+    /// peer that agreed to it.
+    pub timestamps: bool,
+    /// One tick of the timestamp clock (RFC 7323 §5.4 recommends 1 ms to 1 s; Linux and ns-3
+    /// tick every millisecond). RTTM samples are whole ticks.
+    pub timestamp_clock: SimDuration,
+    /// When the RTO returns from back-off.
+    pub rto_backoff_reset: RtoBackoffReset,
 }
 
 impl Default for TcpSpec {
-    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, RTO 1 s initial and minimum, 60 s cap,
-    /// delayed ACKs every 2nd segment or 200 ms, SACK-capable receiver.
+    /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, RFC 5681's recommended window growth
+    /// (byte counting), Limited Transmit (RFC 5681 §3.2 step 1 and RFC 3042 §2: SHOULD), RTO 1 s
+    /// initial and minimum, 60 s cap, delayed ACKs every 2nd segment or 200 ms. docs/tcp.md §10
+    /// audits every value against its RFC.
     fn default() -> Self {
         TcpSpec {
             recovery: Recovery::NewReno,
@@ -134,9 +161,11 @@ impl Default for TcpSpec {
             initial_ssthresh: None,
             max_window: None,
             rcv_buffer: 64 * 1024 * 1024,
-            growth: Growth::Rfc5681,
+            // RFC 5681 §3.1's RECOMMENDED rules: min(N, SMSS) per ACK in slow start (eq. (2),
+            // byte counting with L = 1) and byte counting in congestion avoidance.
+            growth: Growth::ByteCounting { limit_segments: 1 },
             dupthresh: 3,
-            limited_transmit: false,
+            limited_transmit: true,
             delayed_ack: true,
             delack_timeout: SimDuration::from_millis(200),
             delack_count: 2,
@@ -150,6 +179,9 @@ impl Default for TcpSpec {
             restart_after_idle: true,
             ecn: false,
             handshake: true,
+            timestamps: false,
+            timestamp_clock: SimDuration::from_millis(1),
+            rto_backoff_reset: RtoBackoffReset::ValidSample,
         }
     }
 }
@@ -203,6 +235,99 @@ impl TcpSpec {
             rto_max: SimDuration::from_secs(100_000),
             handshake: false,
             ..TcpSpec::ns2_235()
+        }
+    }
+
+    /// The timestamp clock at `now`, as a TSval: whole ticks since time zero, modulo 2^32 (the
+    /// clock of RFC 7323 §5.4 wraps; both ends of a ccsim connection read the same clock, with
+    /// no offset between them).
+    pub fn ts_value(&self, now: SimTime) -> u32 {
+        (now.as_nanos() / self.timestamp_clock.as_nanos().max(1)) as u32
+    }
+
+    /// The RTT an echo (TSecr) of `ecr` measures at `now` (RFC 7323 §4.1), in whole ticks and
+    /// at least one: an echo of the current tick says the RTT is below the clock's resolution,
+    /// not zero (Linux counts it as one tick too).
+    pub fn ts_rtt(&self, now: SimTime, ecr: u32) -> SimDuration {
+        let ticks = self.ts_value(now).wrapping_sub(ecr).max(1) as u64;
+        SimDuration(ticks * self.timestamp_clock.as_nanos())
+    }
+
+    /// SACK blocks one ACK may carry: `max_sack_blocks`, at most three beside the timestamp
+    /// option (RFC 2018 §3: the 40 option bytes then hold no fourth).
+    pub fn sack_blocks_per_ack(&self) -> usize {
+        let room = if self.timestamps { 3 } else { 4 };
+        (self.max_sack_blocks as usize).clamp(1, room)
+    }
+
+    /// Header bytes of every segment before any SACK option: `header_bytes` and, with
+    /// timestamps, the timestamp option.
+    pub fn segment_header_bytes(&self) -> u32 {
+        self.header_bytes
+            + if self.timestamps {
+                crate::packet::TIMESTAMP_OPTION_BYTES
+            } else {
+                0
+            }
+    }
+
+    /// ns-3.48's TCP as its attributes leave it, as far as ccsim has each mechanism: the
+    /// defaults of `TcpSocket`, `TcpSocketBase`, `TcpL4Protocol`, `RttEstimator` and `TcpCubic`
+    /// in `src/internet/model/` at tag ns-3.48. Each value and what ccsim cannot follow (PRR,
+    /// HyStart, ns-3's giving up after six retransmissions) are in docs/tcp.md §11.
+    pub fn ns3() -> Self {
+        TcpSpec {
+            // `Sack` true. `RecoveryType` is TcpPrrRecovery (RFC 6937), which ccsim lacks:
+            // RFC 6675's recovery by pipe is the nearest.
+            recovery: Recovery::Sack,
+            // `SocketType` TcpCubic (C 0.4, beta 0.7, fast convergence and TCP friendliness
+            // on, as ccsim's CUBIC defaults; its HyStart is not modelled).
+            cc: CcAlgorithm::Cubic(CubicConfig::default()),
+            // `SegmentSize`.
+            mss: 536,
+            initial_window: InitialWindow::Segments(10),
+            // `InitialSlowStartThreshold` UINT32_MAX.
+            initial_ssthresh: None,
+            // `SndBufSize` 131072: a bulk application keeps the send buffer full, so at most
+            // that much is ever unacknowledged.
+            max_window: Some(131_072),
+            // `RcvBufSize`.
+            rcv_buffer: 131_072,
+            // TcpCubic's `IncreaseWindow`: slow start adds SMSS per segment acknowledged (ABC
+            // without a limit, "to approximate QUICKACK"), congestion avoidance counts
+            // segments acknowledged.
+            growth: Growth::ByteCounting {
+                limit_segments: u32::MAX,
+            },
+            // `ReTxThreshold`, `LimitedTransmit`, `DelAckCount`, `DelAckTimeout`.
+            dupthresh: 3,
+            limited_transmit: true,
+            delayed_ack: true,
+            delack_timeout: SimDuration::from_millis(200),
+            delack_count: 2,
+            // ns-3 fills the option space: 3 blocks beside the timestamps.
+            max_sack_blocks: 4,
+            // `ConnTimeout` 3 s is the SYN's timer; data always starts with the SYN-ACK's
+            // sample.
+            rto_initial: SimDuration::from_secs(3),
+            // `MinRto`, the 60 s cap of `ReTxTimeout`, `ClockGranularity`.
+            rto_min: SimDuration::from_secs(1),
+            rto_max: SimDuration::from_secs(60),
+            clock_granularity: SimDuration::from_millis(1),
+            // `ProcessAck` enters recovery once m_highRxAckMark >= m_recover, SACK or not.
+            recover_guard: Some(RecoverGuard::AtRecoveryPoint),
+            rtt_sampling: RttSampling::EveryAck,
+            // TcpSocketBase has no RFC 5681 §4.1 restart after idle.
+            restart_after_idle: false,
+            // `UseEcn` Off.
+            ecn: false,
+            handshake: true,
+            // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
+            timestamps: true,
+            timestamp_clock: SimDuration::from_millis(1),
+            // `NewAck` recomputes the RTO on every ACK of new data.
+            rto_backoff_reset: RtoBackoffReset::NewAck,
+            header_bytes: 40,
         }
     }
 

@@ -15,6 +15,6 @@ pub mod rto;
 pub mod scoreboard;
 pub mod sender;
 
-pub use config::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
+pub use config::{InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec};
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

@@ -26,11 +26,12 @@ use std::sync::Arc;
 
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
-    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Transport, ECN_CE,
-    ECN_NOT_ECT,
+    Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
+    Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
 use crate::tcp::config::TcpSpec;
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
+use crate::tcp::sender::ts_not_older;
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Clone, Debug)]
@@ -71,6 +72,12 @@ pub struct TcpReceiver {
     /// End of the stream, once a segment carrying FIN has arrived: with everything below it
     /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
     fin_at: Option<u64>,
+    /// RFC 7323 §4.3 TS.Recent: the TSval every ACK echoes (None before the first segment with
+    /// timestamps).
+    ts_recent: Option<u32>,
+    /// RFC 7323 §4.3 Last.ACK.sent: the ACK number of the last ACK sent (RCV.NXT unless an ACK
+    /// is being delayed).
+    last_ack_sent: u64,
     counters: FlowCounters,
 }
 
@@ -88,6 +95,8 @@ impl TcpReceiver {
             app_read: None,
             right_edge: 0,
             fin_at: None,
+            ts_recent: None,
+            last_ack_sent: 0,
             ece: false,
             counters: FlowCounters::default(),
             cfg,
@@ -171,6 +180,7 @@ impl TcpReceiver {
                 self.counters.ecn_ce_received += 1;
             }
         }
+        self.note_timestamp(h);
         let (seq, end) = (h.seq, h.end_seq());
         if h.is_fin() {
             self.fin_at = Some(end);
@@ -224,6 +234,37 @@ impl TcpReceiver {
             self.counters.receiver_drops += 1;
         }
         self.send_ack(now, out);
+    }
+
+    /// RFC 7323 §4.3 rule (2): a segment's TSval becomes TS.Recent if it is not older and the
+    /// segment starts at or below Last.ACK.sent. So with delayed ACKs the echo is the TSval of
+    /// the first segment the ACK covers (the later ones start above Last.ACK.sent); a segment
+    /// beyond a hole changes nothing, and the duplicate ACKs echo the last segment that advanced
+    /// RCV.NXT; the segment that fills the hole (a retransmission) sets it, so the sender
+    /// measures the RTT of the retransmission (§4.3 cases A and B).
+    fn note_timestamp(&mut self, h: &TcpHeader) {
+        if !self.cfg.tcp.timestamps {
+            return;
+        }
+        let Some(ts) = h.ack.timestamps() else {
+            return;
+        };
+        if h.seq <= self.last_ack_sent
+            && self
+                .ts_recent
+                .is_none_or(|recent| ts_not_older(ts.val, recent))
+        {
+            self.ts_recent = Some(ts.val);
+        }
+    }
+
+    /// The timestamp option of the next segment sent: TSval now and TS.Recent echoed (RFC 7323
+    /// §4.3 rule (3)).
+    fn timestamps(&self, now: SimTime) -> Timestamps {
+        Timestamps {
+            val: self.cfg.tcp.ts_value(now),
+            ecr: self.ts_recent.unwrap_or(0),
+        }
     }
 
     /// Insert [seq, end) into the held data if the buffer has room; returns the held block
@@ -284,7 +325,7 @@ impl TcpReceiver {
     fn note_recent(&mut self, l: u64, r: u64) {
         let mut next = SackBlocks::default();
         next.push((l, r));
-        let max = self.cfg.tcp.max_sack_blocks.clamp(1, 4) as usize;
+        let max = self.cfg.tcp.sack_blocks_per_ack();
         for &(bl, _) in self.recent.as_slice() {
             if next.n as usize >= max {
                 break;
@@ -316,16 +357,24 @@ impl TcpReceiver {
 
     /// The handshake (RFC 9293 §3.5): a SYN is answered with SYN-ACK, at once and each time
     /// (a resent SYN means the SYN-ACK was lost).
-    fn on_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+    fn on_syn(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
+        // The SYN's TSval is the first TS.Recent (it starts at Last.ACK.sent, RFC 7323 §4.3).
+        self.note_timestamp(h);
+        let ack = if self.cfg.tcp.timestamps {
+            Acknowledgment::default().with_timestamps(self.timestamps(now))
+        } else {
+            Acknowledgment::default()
+        };
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
-            self.cfg.tcp.header_bytes,
+            self.cfg.tcp.header_bytes + ack.option_bytes(),
             ECN_NOT_ECT,
             self.cfg.flow,
             now,
             TcpHeader {
                 src_port: self.cfg.port,
                 dst_port: self.cfg.peer_port,
+                ack,
                 rwnd: self.advertised_window().min(u32::MAX as u64) as u32,
                 flags: TcpHeader::FLAG_SYN | TcpHeader::FLAG_ACK,
                 ..TcpHeader::default()
@@ -343,7 +392,10 @@ impl TcpReceiver {
         };
         let rwnd = self.advertised_window();
         self.right_edge = self.rcv_nxt + rwnd;
-        let size = self.cfg.tcp.header_bytes + ack.option_bytes();
+        let ts = self.cfg.tcp.timestamps;
+        let size = self.cfg.tcp.header_bytes
+            + ack.option_bytes()
+            + if ts { TIMESTAMP_OPTION_BYTES } else { 0 };
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
             size,
@@ -367,6 +419,16 @@ impl TcpReceiver {
                 cc: self.echo,
             },
         ));
+        if ts {
+            // Written in place, as the sender does: without timestamps the ACK takes no copy.
+            // (With them the SACK blocks are at most three, `sack_blocks_per_ack`, so the size
+            // above is the option space's.)
+            self.last_ack_sent = self.rcv_nxt;
+            let stamp = self.timestamps(now);
+            if let Some(h) = out.last_mut().and_then(Packet::tcp_mut) {
+                h.ack = h.ack.with_timestamps(stamp);
+            }
+        }
     }
 
     pub fn delack_timeout(&self) -> SimDuration {
@@ -378,7 +440,7 @@ impl Endpoint for TcpReceiver {
     fn handle_packet(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<Packet>) {
         if let Transport::Tcp(h) = &pkt.transport {
             if h.is_syn() {
-                self.on_syn(now, out);
+                self.on_syn(now, h, out);
             } else if h.len > 0 {
                 self.on_data(now, h, pkt.ecn, out);
             }
@@ -643,6 +705,76 @@ mod tests {
             matches!(echo, Some(CcHeader::Xcp { feedback: 100, .. })),
             "{echo:?}"
         );
+    }
+
+    /// A data segment at `seq` with TSval `val`.
+    fn ts_seg(seq: u64, val: u32) -> Packet {
+        let mut p = seg(seq);
+        if let Some(h) = p.tcp_mut() {
+            h.ack = Acknowledgment::default().with_timestamps(Timestamps { val, ecr: 0 });
+        }
+        p
+    }
+
+    fn echoes(out: &[Packet]) -> Vec<(u64, u32)> {
+        out.iter()
+            .filter_map(|p| p.tcp())
+            .filter_map(|h| h.ack.timestamps().map(|t| (h.ack.number(), t.ecr)))
+            .collect()
+    }
+
+    fn ts_receiver(recovery: Recovery, delayed_ack: bool) -> TcpReceiver {
+        receiver(TcpSpec {
+            recovery,
+            delayed_ack,
+            timestamps: true,
+            ..TcpSpec::default()
+        })
+    }
+
+    #[test]
+    fn with_delayed_acks_the_echo_is_the_tsval_of_the_first_segment_acknowledged() {
+        // RFC 7323 §4.3 case (A): the second segment starts above Last.ACK.sent, so TS.Recent
+        // keeps the first's TSval, and the RTT measured covers the ACK's delay.
+        let mut r = ts_receiver(Recovery::NewReno, true);
+        let mut out = vec![];
+        r.handle_packet(SimTime::from_millis(10), ts_seg(0, 10), &mut out);
+        r.handle_packet(SimTime::from_millis(11), ts_seg(1000, 11), &mut out);
+        assert_eq!(echoes(&out), vec![(2000, 10)]);
+        assert_eq!(out[0].size, 40 + 12, "the option on the ACK too");
+        // The next pair: the first of it starts at Last.ACK.sent and sets TS.Recent.
+        r.handle_packet(SimTime::from_millis(12), ts_seg(2000, 12), &mut out);
+        r.handle_packet(SimTime::from_millis(13), ts_seg(3000, 13), &mut out);
+        assert_eq!(echoes(&out), vec![(2000, 10), (4000, 12)]);
+    }
+
+    #[test]
+    fn duplicate_acks_echo_the_last_in_order_segment_and_the_hole_filler_sets_the_echo() {
+        // RFC 7323 §4.3 case (B), its own example: A (TSval 1) arrives, B is lost, C (3) and
+        // D (4) arrive out of order, B's retransmission (5) fills the hole. The duplicates echo
+        // A's TSval; the ACK of everything echoes the retransmission's, whose RTT the sender
+        // then measures. An old TSval at or below Last.ACK.sent never goes back.
+        let mut r = ts_receiver(Recovery::Sack, false);
+        let mut out = vec![];
+        let at = SimTime::from_millis(50);
+        for (seq, val) in [(0, 1), (2000, 3), (3000, 4), (1000, 5)] {
+            r.handle_packet(at, ts_seg(seq, val), &mut out);
+        }
+        assert_eq!(
+            echoes(&out),
+            vec![(1000, 1), (1000, 1), (1000, 1), (4000, 5)]
+        );
+        r.handle_packet(at, ts_seg(4000, 2), &mut out);
+        assert_eq!(echoes(&out)[4], (5000, 5), "an older TSval is ignored");
+        // With the timestamp option an ACK carries at most three SACK blocks (RFC 2018 §3).
+        let mut r = ts_receiver(Recovery::Sack, false);
+        out.clear();
+        for (k, seq) in [1000, 3000, 5000, 7000].into_iter().enumerate() {
+            r.handle_packet(at, ts_seg(seq, k as u32), &mut out);
+        }
+        let last = out.last().and_then(|p| p.tcp()).expect("an ACK");
+        assert_eq!(last.ack.sack_len(), 3);
+        assert_eq!(out.last().map(|p| p.size), Some(40 + 12 + 28));
     }
 
     #[test]

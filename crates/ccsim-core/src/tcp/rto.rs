@@ -78,8 +78,16 @@ impl RtoEstimator {
             rto = rto.div_ceil(g) * g;
         }
         self.base_rto = rto.min(self.cfg.max.as_nanos());
-        // A fresh sample from new data ends the back-off (the BSD and Linux practice; RFC 6298
-        // §5 leaves it open).
+        // A valid sample ends the back-off: RFC 6298 §5, the note after (5.7), says the new RTO
+        // computed from it may "collapse" the backed-off one (BSD and Linux do so too).
+        self.backoff = 0;
+    }
+
+    /// Ends the back-off without a sample: the RTO is the last one computed from SRTT and
+    /// RTTVAR again (ns-3's choice on every ACK of new data, [`RtoBackoffReset::NewAck`]).
+    ///
+    /// [`RtoBackoffReset::NewAck`]: crate::tcp::RtoBackoffReset::NewAck
+    pub fn end_backoff(&mut self) {
         self.backoff = 0;
     }
 

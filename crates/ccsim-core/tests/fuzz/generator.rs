@@ -386,7 +386,7 @@ impl Gen {
     fn tcp_keys(&mut self, out: &mut String, own_table: bool, xcp_allowed: bool, sep: &str) {
         let mut keys: Vec<String> = Vec::new();
         let p = 0.25;
-        let presets = ["rfc", "ns2-2.35", "ns2-2001"];
+        let presets = ["rfc", "ns2-2.35", "ns2-2001", "ns3"];
         self.maybe_choice(&mut keys, p, "tcp", "preset", &presets);
         let variants = ["reno", "newreno", "sack"];
         self.maybe_choice(&mut keys, p * 2.0, "tcp", "variant", &variants);
@@ -394,8 +394,9 @@ impl Gen {
             let cc = self.cc(xcp_allowed);
             keys.push(format!("cc = {cc}"));
         }
+        // At most 1448: 40 header bytes and 12 of timestamps fit a 1500-byte MTU.
         self.maybe(&mut keys, p, "tcp:mss", |r| {
-            format!("mss = {}", r.range(100, 1460))
+            format!("mss = {}", r.range(100, 1448))
         });
         if self.rng.chance(p) {
             let v = match self.rng.range(0, 3) {
@@ -472,6 +473,19 @@ impl Gen {
         self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
         let sampling = ["every_ack", "ns2"];
         self.maybe_choice(&mut keys, p, "tcp", "rtt_sampling", &sampling);
+        self.maybe_flag(&mut keys, p, "tcp", "timestamps");
+        if keys.iter().any(|k| k == "timestamps = true")
+            && !keys.iter().any(|k| k.starts_with("mss"))
+        {
+            // The presets' 1460-byte segments and the 12 bytes of the option exceed a 1500-byte
+            // MTU, which the build refuses (RFC 6691 §2: the sender makes room for its options).
+            keys.push(format!("mss = {}", self.rng.range(100, 1448)));
+        }
+        self.maybe(&mut keys, p, "tcp:timestamp_clock", |r| {
+            format!("timestamp_clock = \"{}us\"", r.range(1, 1_000_000))
+        });
+        let resets = ["valid_sample", "new_ack"];
+        self.maybe_choice(&mut keys, p, "tcp", "rto_backoff_reset", &resets);
         for k in keys {
             out.push_str(sep);
             out.push_str(&k);

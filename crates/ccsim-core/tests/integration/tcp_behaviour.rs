@@ -57,7 +57,11 @@ fn two_identical_flows_started_together_split_a_drop_tail_bottleneck_evenly() {
     // deterministic sources drops by phase (Floyd & Jacobson, "On traffic phase effects in
     // packet-switched gateways", 1992), and starting the second flow later by 140 ms, 330 ms
     // or 400 ms gives splits of 1.86, 1.95 and 2.26 for the whole run. RED (previous test) is
-    // where an even split is a property.
+    // where an even split is a property. Limited Transmit (on by default since issue 28) is
+    // off here: the two extra segments each flow sends into the full queue on its first
+    // duplicates make the run more sensitive to that order (1.42 for all three starts, 13
+    // against 18 fast retransmits), which would hide what this test watches: that nothing
+    // but that order tells the two flows apart.
     for start in ["0ms", "20ms", "40ms"] {
         let text = dumbbell(
             2,
@@ -65,7 +69,7 @@ fn two_identical_flows_started_together_split_a_drop_tail_bottleneck_evenly() {
             "20ms",
             "{ type = \"droptail\", limit = 50 }",
             "60s",
-            "variant = \"newreno\"",
+            "variant = \"newreno\"\nlimited_transmit = false",
         )
         .replace(
             "[flows.f2]\ntype = \"tcp\"\n",

@@ -6,7 +6,7 @@
 //! TCP keys come in layers, each over the one before:
 //!
 //! ```text
-//!   preset ("rfc": TcpSpec::default, "ns2-2.35", "ns2-2001")  the flow's own, else [tcp]'s
+//!   preset ("rfc": TcpSpec::default, "ns2-2.35", "ns2-2001", "ns3")  the flow's own, else [tcp]'s
 //!     <- [tcp] keys                                          defaults for every flow
 //!       <- the flow's keys                                   (or an itcp hook's, over its preset)
 //! ```
@@ -22,7 +22,7 @@ use super::reader::{
 };
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
-use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
+use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec};
 use crate::time::SimDuration;
 
 pub(super) const TCP_KEYS: &[&str] = &[
@@ -52,6 +52,9 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "restart_after_idle",
     "handshake",
     "ecn",
+    "timestamps",
+    "timestamp_clock",
+    "rto_backoff_reset",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,9 +64,11 @@ enum Preset {
     Ns2v235,
     /// The ns-2 of early 2001 (ns-2.1b7a, ns-2.1b8): [`TcpSpec::ns2_2001`].
     Ns2v2001,
+    /// ns-3.48: [`TcpSpec::ns3`].
+    Ns3,
 }
 
-const PRESETS: &[&str] = &["rfc", "ns2-2.35", "ns2-2001"];
+const PRESETS: &[&str] = &["rfc", "ns2-2.35", "ns2-2001", "ns3"];
 
 /// `preset`: one of [`PRESETS`]. The old `"ns2"` mixed two releases (ns-2.35's timers with the
 /// initial window and one-way start of 2001's), so it is refused with the names that replaced
@@ -78,6 +83,7 @@ fn read_preset(f: &Field) -> Res<Preset> {
     Ok(match f.choice(PRESETS)? {
         "ns2-2.35" => Preset::Ns2v235,
         "ns2-2001" => Preset::Ns2v2001,
+        "ns3" => Preset::Ns3,
         _ => Preset::Rfc,
     })
 }
@@ -136,6 +142,9 @@ pub(super) struct TcpLayer {
     restart_after_idle: Option<bool>,
     handshake: Option<bool>,
     ecn: Option<bool>,
+    timestamps: Option<bool>,
+    timestamp_clock: Option<SimDuration>,
+    rto_backoff_reset: Option<RtoBackoffReset>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -219,6 +228,15 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
         ecn: opt(r, "ecn", |f| f.boolean())?,
+        timestamps: opt(r, "timestamps", |f| f.boolean())?,
+        timestamp_clock: opt(r, "timestamp_clock", read_timestamp_clock)?,
+        rto_backoff_reset: opt(r, "rto_backoff_reset", |f| {
+            f.choice(&["valid_sample", "new_ack"])
+        })?
+        .map(|c| match c {
+            "new_ack" => RtoBackoffReset::NewAck,
+            _ => RtoBackoffReset::ValidSample,
+        }),
     };
     Ok((layer, follow_mss))
 }
@@ -242,6 +260,18 @@ fn read_window(f: &Field, allow_inf: bool) -> Res<Window> {
     match size {
         WindowSize::Bytes(0) | WindowSize::Segments(0) => Err(f.out_of_range("greater than 0")),
         _ => Ok(Window::Finite(size)),
+    }
+}
+
+/// `timestamp_clock`: one tick of the RFC 7323 clock. At least a microsecond, so that the 32-bit
+/// clock wraps no sooner than every 71 minutes (an RTT longer than half that would read wrong);
+/// at most the second RFC 7323 §5.4 allows.
+fn read_timestamp_clock(f: &Field) -> Res<SimDuration> {
+    let d = f.duration()?;
+    if (SimDuration::from_micros(1)..=SimDuration::from_secs(1)).contains(&d) {
+        Ok(d)
+    } else {
+        Err(f.out_of_range("from 1us to 1s"))
     }
 }
 
@@ -500,6 +530,7 @@ impl TcpDraft {
             Preset::Rfc => TcpSpec::default(),
             Preset::Ns2v235 => TcpSpec::ns2_235(),
             Preset::Ns2v2001 => TcpSpec::ns2_2001(),
+            Preset::Ns3 => TcpSpec::ns3(),
         };
         let (growth, abc_limit) = match spec.growth {
             Growth::PerAck => (GrowthKind::PerAck, 2),
@@ -515,7 +546,7 @@ impl TcpDraft {
             abc_limit_at: None,
             spec,
         };
-        if preset != Preset::Rfc {
+        if matches!(preset, Preset::Ns2v235 | Preset::Ns2v2001) {
             // ns-2's window_ and ssthresh_ are 20 packets, whatever the packet size.
             draft.initial_ssthresh = Window::Finite(WindowSize::Segments(20));
             draft.max_window = Window::Finite(WindowSize::Segments(20));
@@ -550,6 +581,9 @@ impl TcpDraft {
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut s.handshake, &layer.handshake);
         set(&mut s.ecn, &layer.ecn);
+        set(&mut s.timestamps, &layer.timestamps);
+        set(&mut s.timestamp_clock, &layer.timestamp_clock);
+        set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -713,6 +747,50 @@ mod tests {
             ..old
         };
         assert_eq!(rest, new);
+    }
+
+    #[test]
+    fn the_ns3_preset_is_ns_3_48s_defaults_and_its_keys_can_be_changed_over_it() {
+        let s = spec(MINIMAL, &["flows.f1.preset=ns3"]);
+        let t = f1_tcp(&s);
+        assert_eq!(*t, TcpSpec::ns3());
+        // SegmentSize 536, InitialCwnd 10, RcvBufSize and SndBufSize 131072, timestamps on a
+        // millisecond clock, the RTO recomputed on every new ACK.
+        assert_eq!((t.mss, t.initial_cwnd()), (536, 5360));
+        assert_eq!((t.rcv_buffer, t.max_window), (131_072, Some(131_072)));
+        assert!(t.timestamps && t.limited_transmit && t.delayed_ack);
+        assert_eq!(t.rto_backoff_reset, RtoBackoffReset::NewAck);
+        assert_eq!(t.sack_blocks_per_ack(), 3);
+        let s = spec(
+            MINIMAL,
+            &[
+                "flows.f1.preset=ns3",
+                "flows.f1.timestamps=false",
+                "flows.f1.rto_backoff_reset=\"valid_sample\"",
+                "flows.f1.timestamp_clock=\"10ms\"",
+            ],
+        );
+        assert_eq!(
+            *f1_tcp(&s),
+            TcpSpec {
+                timestamps: false,
+                rto_backoff_reset: RtoBackoffReset::ValidSample,
+                timestamp_clock: ms(10),
+                ..TcpSpec::ns3()
+            }
+        );
+    }
+
+    #[test]
+    fn timestamp_keys_are_checked_naming_the_field() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.timestamp_clock=\"100ns\""]),
+            "flows.f1.timestamp_clock: \"100ns\" is out of range; must be from 1us to 1s"
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.rto_backoff_reset=\"never\""]),
+            "tcp.rto_backoff_reset: \"never\" is not one of valid_sample, new_ack"
+        );
     }
 
     #[test]

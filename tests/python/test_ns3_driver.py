@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: MIT
+"""The ns-3 cross-check's driver (validation/ns3/driver.py) without ns-3: its ccsim half (a
+matrix cell becomes the right dumbbell), the options it hands the ns-3 program, the parser of
+that program's output and the table writer."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from ccsim import sweep
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def driver() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "ns3_driver", ROOT / "validation" / "ns3" / "driver.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ns3_driver"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+# What the scenario program prints for one run of two flows (the format of ccsim-dumbbell.cc).
+CANNED = """\
+ccsim-dumbbell program=1 flows=2 rate=10Mbps rtt_ms=20 queue=33 loss=0.01 cc=newreno seed=3
+flow id=0 start_s=0 bytes_delivered=50000000 goodput_bps=4000000 retransmits=120 timeouts=3 \
+fast_recoveries=90 cwr_entries=0 mean_cwnd_bytes=20000 mean_cwnd_inflated_bytes=21000 \
+cwnd_samples=999
+flow id=1 start_s=0.001 bytes_delivered=25000000 goodput_bps=2000000 retransmits=80 \
+timeouts=1 fast_recoveries=70 cwr_entries=0 mean_cwnd_bytes=10000 \
+mean_cwnd_inflated_bytes=11000 cwnd_samples=999
+run sim_s=100 wall_s=4.25 data_dropped_by_loss=2000
+"""
+
+
+def test_a_matrix_cell_becomes_the_same_dumbbell_in_ccsim(driver: ModuleType) -> None:
+    cell = driver.Cell(
+        algorithm="sack", delayed_ack=False, loss=0.05, flows=2, queue_bdp=0.5, rtt_ms=10.0
+    )
+    tree = tomllib.loads(driver.ccsim_scenario(cell).validate(seed=4))
+    bottleneck = tree["links"]["bottleneck"]
+    # 10 Mbit/s x 10 ms = 8.3 packets of 1,500 bytes; half of it, rounded.
+    assert bottleneck["queue"] == {"type": "droptail", "limit": 4}
+    assert bottleneck["loss"] == {"type": "uniform", "rate": 0.05, "direction": "a_to_b"}
+    # RTT 10 ms = 2 x (3 ms bottleneck + 2 x 1 ms access).
+    assert bottleneck["delay"] == "3000000ns"
+    assert tree["links"]["in0"]["delay"] == "1000000ns"
+    tcp = tree["tcp"]
+    assert tcp["variant"] == "sack" and tcp["delayed_ack"] is False
+    assert tcp["mss"] == 1448 and tcp["header_bytes"] == 40
+    # ns-3's choices (profile "ns3") and only data lost on the data direction (no handshake).
+    assert tcp["limited_transmit"] is True and tcp["initial_window"] == 10
+    assert tcp["handshake"] is False
+    assert sorted(tree["flows"]) == ["f0", "f1"] and tree["seed"] == 4
+
+
+def test_the_rfc_profile_leaves_ccsim_s_preset_alone(driver: ModuleType) -> None:
+    tcp = driver.tcp_keys(driver.Cell(profile="rfc"))
+    assert "limited_transmit" not in tcp and "initial_window" not in tcp
+    assert tcp["preset"] == "rfc" and tcp["handshake"] is False
+
+
+def test_the_ns3_program_is_given_the_same_cell(driver: ModuleType) -> None:
+    cell = driver.Cell(
+        algorithm="sack", delayed_ack=False, loss=0.05, flows=2, queue_bdp=0.5, rtt_ms=10.0
+    )
+    args = driver.ns3_args(cell, 7)
+    for expected in (
+        "--flows=2",
+        "--queue=4",
+        "--loss=0.05",
+        "--rttMs=10",
+        "--accessDelayMs=1",
+        "--delAckCount=1",
+        "--sack=1",
+        "--cc=newreno",
+        "--seed=7",
+    ):
+        assert expected in args
+
+
+def test_reno_and_newreno_are_compared_with_the_same_ns3_runs(driver: ModuleType) -> None:
+    # ns-3 has no RFC 5681 Reno recovery: both map to NewReno congestion ops without SACK.
+    reno = driver.ns3_args(driver.Cell(algorithm="reno", loss=0.01), 1)
+    newreno = driver.ns3_args(driver.Cell(algorithm="newreno", loss=0.01), 1)
+    assert reno == newreno and "--sack=0" in reno
+
+
+def test_cubic_runs_without_hystart_in_ns3(driver: ModuleType) -> None:
+    assert "--ns3::TcpCubic::HyStart=false" in driver.ns3_args(driver.Cell(algorithm="cubic"), 1)
+
+
+def test_a_line_of_the_ns3_program_is_parsed_into_the_table_s_measures(
+    driver: ModuleType,
+) -> None:
+    parsed = driver.parse_ns3_output(CANNED)
+    assert parsed["program"]["seed"] == 3 and parsed["run"]["wall_s"] == 4.25
+    row = driver.ns3_row(parsed, driver.Cell(algorithm="sack", flows=2))
+    assert row["goodput_bps"] == 75_000_000 * 8 / 100  # all bytes over 100 s
+    assert row["flow_goodputs_bps"] == "4000000;2000000"
+    assert row["jain"] == pytest.approx(36 / 40)
+    assert (row["retransmits"], row["timeouts"], row["fast_recoveries"]) == (200, 4, 160)
+    assert row["mean_cwnd_bytes"] == 15000
+    # Without SACK ccsim's cwnd is inflated in fast recovery, so ns-3's inflated one is used.
+    assert driver.ns3_row(parsed, driver.Cell(algorithm="newreno"))["mean_cwnd_bytes"] == 16000
+
+
+def test_an_output_without_flow_lines_is_refused(driver: ModuleType) -> None:
+    with pytest.raises(ValueError, match="no flow lines"):
+        driver.ns3_row(driver.parse_ns3_output("run wall_s=1"), driver.Cell())
+
+
+def test_a_ccsim_run_becomes_a_row_and_the_table_keeps_one_row_per_run(
+    driver: ModuleType, tmp_path: Path
+) -> None:
+    cell = driver.Cell(loss=0.01, flows=2, duration_s=3.0, design="test")
+    report = sweep.execute(
+        driver.ccsim_runs([cell], [1, 2]),
+        sweep.Store(tmp_path / "store"),
+        workers=1,
+        progress=False,
+    )
+    rows = [
+        driver.table_row(cell, "ccsim", r["seed"], driver.ccsim_row(r, cell), "n3", "c1")
+        for r in report.records
+    ]
+    first = rows[0]
+    assert first["goodput_bps"] > 0 and first["mean_cwnd_bytes"] > 0
+    # The aggregate is all bytes over the run; each flow's rate is over its own active time
+    # (the second flow starts 1 ms late).
+    assert first["goodput_bps"] == pytest.approx(
+        sum(float(g) for g in first["flow_goodputs_bps"].split(";")), rel=1e-3
+    )
+    assert first["queue_packets"] == 33 and first["simulator"] == "ccsim"
+    table = tmp_path / "results.csv"
+    assert driver.write_table(table, rows) == 2
+    # Writing seed 1 again replaces its row; seed 2's stays.
+    assert driver.write_table(table, rows[:1]) == 2
+    with table.open(newline="") as fh:
+        read = list(csv.DictReader(fh))
+    assert [r["seed"] for r in read] == ["1", "2"]
+    assert list(read[0]) == list(driver.COLUMNS)
+    assert read[0]["ns3_commit"] == "n3" and read[0]["ccsim_commit"] == "c1"
+
+
+def test_the_summary_flags_a_cell_whose_goodputs_differ_by_more_than_5_percent(
+    driver: ModuleType, tmp_path: Path
+) -> None:
+    def row(cell: object, simulator: str, seed: int, goodput: float) -> dict[str, object]:
+        values = driver.measures(
+            [goodput],
+            goodput,
+            retransmits=1,
+            timeouts=0,
+            fast_recoveries=1,
+            ecn_reductions=0,
+            mean_cwnd=[14480.0],
+            wall_s=1.0,
+        )
+        return driver.table_row(cell, simulator, seed, values, "n", "c")
+
+    close = driver.Cell(loss=0.01, design="t")
+    far = driver.Cell(loss=0.05, design="t")
+    lonely = driver.Cell(loss=0.1, design="t")  # ccsim only: not shown
+    rows = [
+        row(close, "ccsim", 1, 1.03e6),
+        row(close, "ns3", 1, 1.0e6),
+        row(far, "ccsim", 1, 0.5e6),
+        row(far, "ns3", 1, 0.6e6),
+        row(lonely, "ccsim", 1, 0.1e6),
+    ]
+    table = tmp_path / "results.csv"
+    driver.write_table(table, rows)
+    lines = driver.summary(table).splitlines()
+    assert len(lines) == 4  # header, rule, two cells
+    assert "1.0% loss" in lines[2] and lines[2].endswith("| 1.030 |")
+    assert "5.0% loss" in lines[3] and lines[3].endswith("| 0.833 ! |")
+    assert "| 10.0 / 10.0 |" in lines[2]  # cwnd in segments
