@@ -441,6 +441,7 @@ impl LsSender {
             // The scratch vector last held the Rtx data buffer's TSNs (`send_what_fits`): empty it,
             // or those would be taken as acknowledged here.
             let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
+            acked_tsns.clear();
             let (base, next) = (m.base, m.next_ssn);
             let (path, marked) = (&mut m.path, &mut m.marked);
             let gaps = s.gap_blocks();

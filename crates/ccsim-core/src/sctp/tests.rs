@@ -654,12 +654,23 @@ fn ls_tsns_still_waiting_for_a_redundant_copy_get_it_at_the_next_sack_and_are_no
     tx.handle_timeout(SimTime::ZERO, &mut out);
     // Max.Burst: 4 per path. Path 0: TSNs 0-3 (SSNs 0-3); path 1: TSNs 4-7.
     let tsns_on = |out: &[Packet], sid: u16| -> Vec<u32> {
-        data_of(out).iter().filter(|d| d.0 == sid).map(|d| d.2).collect()
+        data_of(out)
+            .iter()
+            .filter(|d| d.0 == sid)
+            .map(|d| d.2)
+            .collect()
     };
-    assert_eq!((tsns_on(&out, 0), tsns_on(&out, 1)), (vec![0, 1, 2, 3], vec![4, 5, 6, 7]));
+    assert_eq!(
+        (tsns_on(&out, 0), tsns_on(&out, 1)),
+        (vec![0, 1, 2, 3], vec![4, 5, 6, 7])
+    );
     // Path 1's SACK: 4 more on each path (path 0: TSNs 8-11, path 1: TSNs 12-15).
     out.clear();
-    tx.handle_packet(SimTime::from_millis(20), ls_sack(1, 3, u32::MAX, 1 << 20), &mut out);
+    tx.handle_packet(
+        SimTime::from_millis(20),
+        ls_sack(1, 3, u32::MAX, 1 << 20),
+        &mut out,
+    );
     assert_eq!(tsns_on(&out, 0), [8, 9, 10, 11]);
     assert_eq!(tsns_on(&out, 1), [12, 13, 14, 15]);
     // Path 0's T3 (1 s after its first send; path 1's, restarted at 20 ms, is later): its 8
@@ -1064,4 +1075,3 @@ fn cmt_max_burst_is_per_path_so_both_windows_fill_and_grow_when_half_the_sacks_a
         h.rx.counters().packets_received
     );
 }
-
