@@ -638,6 +638,40 @@ fn ls_under_ns2s_max_burst_rule_a_path_bursts_freely_until_a_retransmission_is_a
 }
 
 #[test]
+fn ls_fast_retransmits_on_the_third_miss_indication_or_on_the_fourth_with_rfc_2960s_threshold() {
+    // RFC 4960 §7.2.4: fast retransmit on the third miss indication; RFC 2960 §7.2.4, which
+    // paper 004 cites, waits for "3 further miss indications" after the first, the fourth.
+    // Path 0 loses its SSN 0; each SACK gap-acknowledges one more SSN above it, one miss each.
+    // Returns, after each SACK, path 0's fast retransmits and whether SSN 0 went out again.
+    let resends = |threshold: u32| {
+        let spec = SctpSpec {
+            mode: SctpMode::Ls,
+            rcv_buffer: 1 << 20,
+            initial_cwnd: Some(20 * 1500),
+            fast_rtx_threshold: threshold,
+            ..SctpSpec::default()
+        };
+        let mut tx = LsSender::new(config(&spec, 2));
+        let mut out = Vec::new();
+        tx.handle_timeout(SimTime::ZERO, &mut out);
+        let none = u32::MAX;
+        let mut seen = Vec::new();
+        for (k, last) in [2u16, 3, 4, 5].into_iter().enumerate() {
+            out.clear();
+            let sack = ls_sack_gaps(0, none, &[(2, last)], none, 1 << 20);
+            tx.handle_packet(SimTime::from_millis(10 + k as u64), sack, &mut out);
+            let resent = data_of(&out).iter().any(|d| d.0 == 0 && d.1 == 0);
+            seen.push((tx.path(0).counters.fast_retransmits, resent));
+        }
+        seen
+    };
+    let third = [(0, false), (0, false), (1, true), (1, false)];
+    assert_eq!(resends(3), third);
+    let fourth = [(0, false), (0, false), (0, false), (1, true)];
+    assert_eq!(resends(4), fourth);
+}
+
+#[test]
 fn ls_tsns_still_waiting_for_a_redundant_copy_get_it_at_the_next_sack_and_are_not_taken_as_acked() {
     // Path 0 dies with 8 chunks in flight. Its T3 queues the 8 TSNs for copies; Max.Burst lets
     // path 1 carry 4 at that instant, the other 4 at its next SACK. (They were once taken for
