@@ -530,7 +530,7 @@ def test_a_claim_from_one_seed_says_no_significance_can_be_judged() -> None:
     lower = experiment.check_claim(
         experiment.Claim("f", "a below b", "a", "b"), pd.concat([points, extra])
     )
-    assert lower.endswith("significantly higher at none; 1 points without a CI")
+    assert lower.endswith("significantly higher at none; 1 point without a CI")
     assert lower.startswith("holds: a is lower at 2 of 2 points, significantly (paired 95 % CI) "
                             "at 1 of 1 (100 %")  # fmt: skip
 

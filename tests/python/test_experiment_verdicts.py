@@ -264,3 +264,18 @@ def test_a_line_that_never_finished_is_the_slower_one_by_a_sign_test() -> None:
         "no run of noqos finished"
         not in judge_claim(experiment.Claim("f", "QoS faster", "qos", "noqos"), mixed).text
     )
+
+
+def test_an_assumption_that_says_a_drawn_figure_is_not_drawn_is_refused(tmp_path: Path) -> None:
+    # Paper 001's assumptions said "Fig. 5 is not drawn" while its plan drew fig5_trace.
+    (tmp_path / "scenario.toml").write_text(SCENARIO)
+    text = PLAN.replace("{paper}", "").replace("{claim}", 'lower = "er"\nthan = "reno"')
+    text = text.replace('id = "f"\n', 'id = "f"\ntitle = "Fig. 5-like: one transfer"\n', 1)
+    said = '\n[[assumptions]]\ntext = "The paper\'s Fig. 5 is not drawn: it shows one run."\n'
+    (tmp_path / "plan.toml").write_text(text + said)
+    with pytest.raises(experiment.PlanError, match=(
+        r"assumptions\[0\]\.text says Fig\. 5 is not drawn, but f draws it")):  # fmt: skip
+        experiment.check_plan(experiment.load_plan(tmp_path))
+    # Saying so of a figure the plan does not draw is what assumptions are for.
+    (tmp_path / "plan.toml").write_text(text + said.replace("Fig. 5", "Fig. 6"))
+    experiment.check_plan(experiment.load_plan(tmp_path))

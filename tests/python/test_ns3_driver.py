@@ -63,9 +63,15 @@ def test_a_matrix_cell_becomes_the_same_dumbbell_in_ccsim(driver: ModuleType) ->
     tcp = tree["tcp"]
     assert tcp["variant"] == "sack" and tcp["delayed_ack"] is False
     assert tcp["mss"] == 1448 and tcp["header_bytes"] == 40
-    # ns-3's choices (profile "ns3") and only data lost on the data direction (no handshake).
-    assert tcp["limited_transmit"] is True and tcp["initial_window"] == 10
+    # ns-3's defaults (profile "ns3": the ns3 preset), the program's settings on top (no
+    # timestamps, 64 MiB buffers, the first RTO from the SYN's sample), TcpNewReno's growth,
+    # and only data lost on the data direction (no handshake).
+    assert tcp["preset"] == "ns3" and tcp["growth"] == "rfc5681"
+    assert tcp["timestamps"] is False and tcp["rcv_buffer"] == "64MiB"
+    assert tcp["max_window"] == "inf" and tcp["rto_initial"] == "1s"
     assert tcp["handshake"] is False
+    # CUBIC keeps the preset's growth (ns-3's TcpCubic counts segments).
+    assert "growth" not in driver.tcp_keys(driver.Cell(algorithm="cubic"))
     assert sorted(tree["flows"]) == ["f0", "f1"] and tree["seed"] == 4
 
 

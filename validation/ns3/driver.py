@@ -125,14 +125,26 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     ),
 }
 
-#: ccsim's TCP keys that make its choices ns-3's where ns-3.48's defaults (or the program's
-#: settings) differ from ccsim's ``rfc`` preset; docs/validation.md lists each beside its ns-3
-#: attribute. Used with ``profile = "ns3"``.
-NS3_CHOICES: Mapping[str, Any] = {
-    "initial_window": 10,  # TcpSocket::InitialCwnd 10
-    "limited_transmit": True,  # TcpSocketBase::LimitedTransmit true
-    "clock_granularity": "1ms",  # TcpSocketBase::ClockGranularity 1 ms
+#: With ``profile = "ns3"`` ccsim runs its ``ns3`` preset (ns-3.48's defaults, docs/tcp.md §11)
+#: and these keys on top, where ccsim-dumbbell.cc sets ns-3 away from its defaults or where
+#: ccsim's scenario leaves out a step ns-3 takes; docs/validation.md lists each.
+NS3_PROGRAM_CHOICES: Mapping[str, Any] = {
+    # The program turns the timestamp option off (--timestamps=0, its default), so that ns-3's
+    # data segments carry no options (header_bytes 40 below).
+    "timestamps": False,
+    # SndBufSize and RcvBufSize 64 MiB: neither buffer limits a flow.
+    "max_window": "inf",
+    "rcv_buffer": "64MiB",
+    # ccsim runs these cells without the handshake (loss hits only data, as ns-3's
+    # DataOnlyErrorModel); ns-3's first data segment has the SYN-ACK's RTT sample, so its RTO
+    # is MinRto, not ConnTimeout's 3 s.
+    "rto_initial": "1s",
 }
+
+#: ns-3's TcpNewReno grows by one SMSS per ACK in slow start and SMSS^2/cwnd per ACK in
+#: congestion avoidance (``TcpNewReno::SlowStart``, ``CongestionAvoidance``): RFC 5681's
+#: equation (3), where the ``ns3`` preset's byte counting is its CUBIC's.
+NS3_RENO_GROWTH = "rfc5681"
 
 
 @dataclass(frozen=True)
@@ -150,7 +162,8 @@ class Cell:
     #: ns-3's recovery (TcpL4Protocol::RecoveryType): "classic" (TcpClassicRecovery, RFC 6675's
     #: cwnd = ssthresh) or "prr" (TcpPrrRecovery, ns-3's default, RFC 6937).
     ns3_recovery: str = "classic"
-    #: "ns3": ccsim with ns-3's choices (NS3_CHOICES); "rfc": ccsim's ``rfc`` preset as it is.
+    #: "ns3": ccsim's ``ns3`` preset with the program's settings (NS3_PROGRAM_CHOICES); "rfc":
+    #: ccsim's ``rfc`` preset as it is.
     profile: str = "ns3"
     start_gap_ms: float = 1.0
     access_rate: str = "1Gbps"
@@ -204,8 +217,10 @@ def rate_bps(rate: str) -> float:
 def tcp_keys(cell: Cell) -> dict[str, Any]:
     """The ``[tcp]`` section of the cell's ccsim scenario."""
     algo = ALGORITHMS[cell.algorithm]
+    if cell.profile not in ("ns3", "rfc"):
+        raise ValueError(f'profile "{cell.profile}" is not ns3 or rfc')
     keys: dict[str, Any] = {
-        "preset": "rfc",
+        "preset": cell.profile,
         "variant": algo.variant,
         "cc": algo.cc,
         "mss": MSS,
@@ -220,9 +235,9 @@ def tcp_keys(cell: Cell) -> dict[str, Any]:
         "ecn": cell.ecn,
     }
     if cell.profile == "ns3":
-        keys.update(NS3_CHOICES)
-    elif cell.profile != "rfc":
-        raise ValueError(f'profile "{cell.profile}" is not ns3 or rfc')
+        keys.update(NS3_PROGRAM_CHOICES)
+        if algo.cc == "reno":
+            keys["growth"] = NS3_RENO_GROWTH
     return keys
 
 

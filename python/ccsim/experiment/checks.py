@@ -8,6 +8,7 @@ the core.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,6 +97,7 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
     what a run produces. An assumption's ``${path}`` must name a key of the resolved scenario.
     """
     _check_placeholders(plan, quick)
+    _check_assumptions_against_items(plan)
     for fig in plan.figures:
         extra = quick_overrides(plan, fig, quick)
         for lid in fig.lines:
@@ -149,6 +151,28 @@ def check_plan(plan: Plan, quick: bool = False) -> None:
                                 f'{c.origin}.{key}: "{col}" is not a column of table {item.id}; '
                                 f"columns are {', '.join(sorted(summary_columns))}"
                             )
+
+
+#: An assumption saying a figure or table of the paper is not drawn: "Fig. 5 is not drawn".
+_NOT_DRAWN = re.compile(
+    r"\b(Figs?\.|Tables?)\s*(\d+)\b[^.;]{0,80}?\b(?:is|are)\s+not\s+(?:drawn|reproduced|run)\b"
+)
+
+
+def _check_assumptions_against_items(plan: Plan) -> None:
+    """An assumption may not say that a figure or table of the paper is left out while the plan
+    draws it (issue 27: paper 001's assumptions said Fig. 5 was not drawn beside its figure)."""
+    titles = [(f.id, f.title) for f in [*plan.figures, *plan.series_figures, *plan.tables]]
+    titles += [(g.id, g.title) for g in plan.grids]
+    for i, text in enumerate(plan.assumptions):
+        for m in _NOT_DRAWN.finditer(text):
+            word = "Fig" if m.group(1).startswith("Fig") else "Table"
+            num = m.group(2)
+            named = re.compile(rf"^{word}s?\.?\s*{num}\b")
+            for item_id, title in titles:
+                if named.match(title):
+                    raise PlanError(f"assumptions[{i}].text says {m.group(1)} {num} is not drawn, "
+                                    f"but {item_id} draws it (its title: {title!r})")  # fmt: skip
 
 
 def _check_placeholders(plan: Plan, quick: bool) -> None:

@@ -34,7 +34,7 @@ _SECTION = re.compile(r"^## Paper (\d{3})\b.*$", re.M)
 _NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?\d[\d,]*(?:\.\d+)?(?![\w])")
 #: Words after which a number names a thing instead of stating a result.
 _NAMING = re.compile(
-    r"(?:Figs?\.|Tables?|§|RFC|[Pp]aper|[Pp]apers|case|cases|seeds?|issue|p00|Section|"
+    r"(?:Figs?\.|Tables?|§|RFC|[Pp]aper|[Pp]apers|case|cases|seeds?|[Ii]ssues?|p00|Section|TM|"
     r"version|ns-|CUBIC|ECN)\s*(?:\d[\d.,]*\s*(?:,|and|or|to|-|\u2013)\s*)*$"
 )
 _CODE = re.compile(r"`[^`]*`|\]\([^)]*\)|\[[^\]]*\]\([^)]*\)")
