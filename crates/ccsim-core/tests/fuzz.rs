@@ -285,6 +285,8 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "flow:sctp_cmt",
         "sctp:cc=lia",
         "sctp:redundant_rtx=false",
+        "sctp:rwnd_outstanding=htsn_minus_ctsn",
+        "sctp:max_burst_rule=ns2",
         "sctp:rtx_policy=ssthresh",
         "events:link",
         "events:interface",

@@ -32,6 +32,31 @@ pub enum SctpMode {
     Cmt,
 }
 
+/// LS mode: what the receive-window rule subtracts from the SACK's window (seed 004 Fig. 6 and
+/// §3.5: `rwnd = floor(a_rwnd / chunk size) - outstanding`). `docs/sctp.md` §6 reads the
+/// paper's text term by term and says why `Unacked` is the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LsOutstanding {
+    /// The paper's words: HTSN - CTSN, every TSN sent above the cumulative TSN, those the
+    /// receiver already holds (acknowledged by their path's SSN SACK) included, though a_rwnd
+    /// has already taken them out of the buffer.
+    HtsnMinusCtsn,
+    /// RFC 4960 §6.2.1 D iv's "still outstanding": the TSNs neither cumulatively nor
+    /// SSN-acknowledged (the paper's Virtual Send buffer, §3.5), so a held chunk counts once.
+    Unacked,
+}
+
+/// LS mode: when Max.Burst limits a path's sending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxBurstRule {
+    /// RFC 4960 §6.1 D: at every send opportunity (a SACK, a heartbeat ACK, a timer).
+    Rfc4960,
+    /// ns-2's SCTP module (`useMaxBurst_`, its reading of the implementers' guide's change to
+    /// RFC 2960 §7.2.4): only once a SACK cumulatively acknowledges a chunk that was
+    /// retransmitted, and until the limit has stopped a burst once.
+    Ns2,
+}
+
 /// Where a CMT sender resends a chunk (Iyengar et al., ICON 2004).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtxPolicy {
@@ -68,6 +93,8 @@ pub struct SctpSpec {
     pub hb_interval: SimDuration,
     /// Max.Burst (4, §6.1, §15): packets per send opportunity; 0 = no limit.
     pub max_burst: u32,
+    /// LS mode: when Max.Burst applies (RFC 4960's rule or ns-2's).
+    pub max_burst_rule: MaxBurstRule,
     /// Miss indications that trigger a fast retransmit (3, §7.2.4; RFC 2960 had 4).
     pub fast_rtx_threshold: u32,
     /// Timeout retransmissions go to an alternate active path (§6.4 SHOULD; ns-2 `rtxToAlt_`).
@@ -79,6 +106,9 @@ pub struct SctpSpec {
     /// LS mode: a chunk judged lost is also resent once on another path with cwnd room (the
     /// paper's redundant retransmission); false is the paper's "LS 1Rtx".
     pub ls_redundant_rtx: bool,
+    /// LS mode: what the receive-window rule counts as outstanding: the TSNs not yet
+    /// acknowledged (default), or HTSN - CTSN as the paper's formulas write it.
+    pub ls_outstanding: LsOutstanding,
     /// CMT's split fast retransmit, cwnd update and delayed ack (all on, as ns-2's defaults).
     pub cmt_sfr: bool,
     pub cmt_cuc: bool,
@@ -105,11 +135,13 @@ impl Default for SctpSpec {
             assoc_max_retrans: 10,
             hb_interval: SimDuration::from_secs(30),
             max_burst: 4,
+            max_burst_rule: MaxBurstRule::Rfc4960,
             fast_rtx_threshold: 3,
             rtx_to_alt: true,
             sack_frequency: 2,
             sack_delay: SimDuration::from_millis(200),
             ls_redundant_rtx: true,
+            ls_outstanding: LsOutstanding::Unacked,
             cmt_sfr: true,
             cmt_cuc: true,
             cmt_dac: true,

@@ -17,9 +17,13 @@
 //! gap blocks and duplicates in that path's SSNs. A path delivers its packets in order, so
 //! reordering *between* paths never opens an SSN gap: no false fast retransmits.
 //!
-//! Choices where the paper leaves the rule open (`docs/sctp.md` §7):
-//! - units: `rwnd_pkts = floor(a_rwnd / C) - (HTSN - CTSN)`, a_rwnd in bytes, C the chunk's
-//!   user data; UA (the application's data) is unlimited, the application being backlogged;
+//! Choices where the paper leaves the rule open (`docs/sctp.md` §6):
+//! - the receive window: `rwnd_pkts = floor(a_rwnd / C) - outstanding`, a_rwnd in bytes, C the
+//!   chunk's user data, outstanding the TSNs neither cumulatively nor SSN-acknowledged (the
+//!   paper's Virtual Send buffer, RFC 4960 §6.2.1 D iv); `rwnd_outstanding =
+//!   "htsn_minus_ctsn"` takes the formulas' HTSN - CTSN word for word, which counts a chunk the
+//!   receiver holds twice (a_rwnd excludes it already). UA (the application's data) is
+//!   unlimited, the application being backlogged;
 //! - distribution: each path's share is of its *open* window (cwnd - flight, in chunks,
 //!   rounded up as the single-path rule lets a window overshoot by less than a chunk); shares
 //!   floored, and what flooring leaves goes one chunk at a time by largest remainder, so a
@@ -28,6 +32,14 @@
 //!   even when the TSN arrived by another path (its SSN hole must close);
 //! - a failed path keeps cwnd = 1 MTU, gets no new data and no redundant copies, and carries
 //!   its own resends; an acknowledgment of data sent on it makes it active again.
+//!
+//! Max.Burst (RFC 4960 §6.1 D) is per path, as in CMT: in answer to one SACK, heartbeat ACK or
+//! timer a path sends at most `max_burst` packets, its fast retransmit, resends and redundant
+//! copies included. The paper leaves it to the SCTP it extends. Without it a SACK that opens
+//! the receive window lets a path put its whole open window on its bottleneck queue at one
+//! instant. ns-2's module, the paper's tool, applies the limit only once a SACK acknowledges a
+//! retransmitted chunk (its `eApplyMaxBurst`, the implementers' guide's change to RFC 2960
+//! §7.2.4), until it has cut one burst short: `max_burst_rule = "ns2"`, here per path.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -35,7 +47,7 @@ use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{Packet, SctpChunk, SctpData, SctpHeader, SctpSack, Transport, DEFAULT_TTL};
 use crate::time::SimTime;
 
-use super::config::{DATA_OVERHEAD, HEARTBEAT_BYTES};
+use super::config::{LsOutstanding, MaxBurstRule, DATA_OVERHEAD, HEARTBEAT_BYTES};
 use super::path::Path;
 use super::sack::{self, State, Tx};
 use super::sender::SctpSenderConfig;
@@ -62,6 +74,9 @@ struct PathModule {
     slots: VecDeque<Slot>,
     marked: BTreeSet<u32>,
     fast_recovery: Option<u32>,
+    /// ns-2's Max.Burst rule: armed when a SACK cumulatively acknowledges a retransmitted
+    /// SSN of this path, disarmed when the limit has stopped a burst.
+    burst_armed: bool,
 }
 
 /// One entry of the Rtx-info table: per path, whether the TSN was sent there and whether an
@@ -81,6 +96,9 @@ pub struct LsSender {
     /// TSNs above the CTSN known to be acknowledged: entry k is TSN `ctsn_next + k` (a window
     /// of flags, not a tree: one push or pop per chunk on the per-packet path).
     acked_above: VecDeque<bool>,
+    /// How many entries of `acked_above` are true: the TSNs the receiver holds above the CTSN,
+    /// as far as the SSN SACKs have told.
+    acked_above_count: u64,
     /// Scratch buffers reused by every SACK (no allocation per packet).
     scratch_tsns: Vec<u32>,
     scratch_open: Vec<u64>,
@@ -109,6 +127,7 @@ impl LsSender {
                 slots: VecDeque::new(),
                 marked: BTreeSet::new(),
                 fast_recovery: None,
+                burst_armed: false,
             })
             .collect();
         LsSender {
@@ -118,6 +137,7 @@ impl LsSender {
             next_tsn: 0,
             ctsn_next: 0,
             acked_above: VecDeque::new(),
+            acked_above_count: 0,
             scratch_tsns: Vec::new(),
             scratch_open: Vec::new(),
             scratch_quota: Vec::new(),
@@ -169,11 +189,13 @@ impl LsSender {
         quota
     }
 
-    /// [`LsSender::distribution`] into `quota`, with `open` as scratch.
+    /// [`LsSender::distribution`] into `quota`, with `open` as scratch. Fig. 6 shares the
+    /// receive window by the paths' open windows; then each path module sends at most what
+    /// Max.Burst leaves it in this send opportunity (RFC 4960 §6.1 D, counted as ns-2 counts
+    /// its per-destination burst), and the rest of its share waits for the next SACK.
     fn distribute(&self, open: &mut Vec<u64>, quota: &mut Vec<u64>) {
         let c = self.chunk_len();
-        let outstanding = (self.next_tsn - self.ctsn_next) as u64;
-        let rwnd_pkts = (self.a_rwnd / c).saturating_sub(outstanding);
+        let rwnd_pkts = self.rwnd_pkts();
         open.clear();
         open.extend(self.paths.iter().map(|m| {
             let p = &m.path;
@@ -184,6 +206,55 @@ impl LsSender {
             }
         }));
         share_into(open, rwnd_pkts, quota);
+        for (i, q) in quota.iter_mut().enumerate() {
+            let room = self.burst_limit(i).saturating_sub(self.paths[i].path.burst);
+            *q = (*q).min(room as u64);
+        }
+    }
+
+    /// The receive-window rule's outstanding chunks (Fig. 6, §3.5): HTSN - CTSN as the paper
+    /// writes it, or without the TSNs already acknowledged by an SSN SACK (`LsOutstanding`).
+    pub fn outstanding(&self) -> u64 {
+        let above_cum = (self.next_tsn - self.ctsn_next) as u64;
+        match self.cfg.spec.ls_outstanding {
+            LsOutstanding::HtsnMinusCtsn => above_cum,
+            LsOutstanding::Unacked => above_cum - self.acked_above_count,
+        }
+    }
+
+    /// The receive window in chunks as Fig. 6 computes it before new data goes out.
+    pub fn rwnd_pkts(&self) -> u64 {
+        (self.a_rwnd / self.chunk_len()).saturating_sub(self.outstanding())
+    }
+
+    /// Max.Burst: packets path `i` may send per send opportunity (no limit when 0, nor under
+    /// ns-2's rule while the path is not armed).
+    fn burst_limit(&self, i: usize) -> u32 {
+        let spec = &self.cfg.spec;
+        let applies = match spec.max_burst_rule {
+            MaxBurstRule::Rfc4960 => true,
+            MaxBurstRule::Ns2 => self.paths[i].burst_armed,
+        };
+        match spec.max_burst {
+            b if b > 0 && applies => b,
+            _ => u32::MAX,
+        }
+    }
+
+    /// A new send opportunity (a SACK, a heartbeat ACK, a timer): every path's burst count
+    /// starts again (RFC 4960 §6.1 D; ns-2 resets its per-destination `uiBurstLength` the same
+    /// way).
+    fn new_send_opportunity(&mut self) {
+        for m in &mut self.paths {
+            m.path.burst = 0;
+        }
+    }
+
+    /// Path `i` may send one more packet in this send opportunity: window open and Max.Burst
+    /// not reached.
+    fn may_send(&self, i: usize) -> bool {
+        let p = &self.paths[i].path;
+        p.flight < p.cwnd && p.burst < self.burst_limit(i)
     }
 
     fn packet(&self, i: usize, size: u32, chunk: SctpChunk, now: SimTime) -> Packet {
@@ -232,6 +303,7 @@ impl LsSender {
         }
         let p = &mut m.path;
         p.flight += len as u64;
+        p.burst += 1;
         p.counters.data_packets += 1;
         p.counters.data_bytes += len as u64;
         if resend || copy {
@@ -274,7 +346,9 @@ impl LsSender {
         if self.acked_above.len() <= k {
             self.acked_above.resize(k + 1, false);
         }
-        !std::mem::replace(&mut self.acked_above[k], true)
+        let newly = !std::mem::replace(&mut self.acked_above[k], true);
+        self.acked_above_count += newly as u64;
+        newly
     }
 
     fn send_what_fits(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -286,7 +360,7 @@ impl LsSender {
             loop {
                 let m = &self.paths[i];
                 let Some(&ssn) = m.marked.first() else { break };
-                if m.path.flight >= m.path.cwnd {
+                if !self.may_send(i) {
                     break;
                 }
                 let tsn = m.slots[(ssn - m.base) as usize].tsn;
@@ -303,10 +377,8 @@ impl LsSender {
                 continue;
             }
             let sent = self.rtx_info.get(&tsn).map_or(0, |e| e.send);
-            let q = (0..self.paths.len()).find(|&q| {
-                let p = &self.paths[q].path;
-                sent & (1 << q) == 0 && p.active && p.flight < p.cwnd
-            });
+            let q = (0..self.paths.len())
+                .find(|&q| sent & (1 << q) == 0 && self.paths[q].path.active && self.may_send(q));
             if let Some(q) = q {
                 self.rtx_info.entry(tsn).or_default().send |= 1 << q;
                 self.rtx_buffer.remove(&tsn);
@@ -333,6 +405,12 @@ impl LsSender {
         }
         self.scratch_open = open;
         self.scratch_quota = quota;
+        // ns-2 disarms Max.Burst once it has cut a burst short.
+        for i in 0..self.paths.len() {
+            if self.paths[i].path.burst >= self.burst_limit(i) {
+                self.paths[i].burst_armed = false;
+            }
+        }
     }
 
     fn on_sack(&mut self, now: SimTime, s: &SctpSack, out: &mut Vec<Packet>) {
@@ -360,7 +438,10 @@ impl LsSender {
             let advanced = cum_next > m.base;
             let mut acked = 0u64;
             let mut htna = None;
+            // The scratch vector last held the Rtx data buffer's TSNs (`send_what_fits`): empty it,
+            // or those would be taken as acknowledged here.
             let mut acked_tsns = std::mem::take(&mut self.scratch_tsns);
+            acked_tsns.clear();
             let (base, next) = (m.base, m.next_ssn);
             let (path, marked) = (&mut m.path, &mut m.marked);
             let gaps = s.gap_blocks();
@@ -376,6 +457,10 @@ impl LsSender {
             let gap_acked_earliest = earliest.is_some_and(|e| {
                 e < cum_next || m.slots[(e - m.base) as usize].tx.state == State::GapAcked
             });
+            let passed = (cum_next - m.base) as usize;
+            if m.slots.iter().take(passed).any(|c| c.retransmitted) {
+                m.burst_armed = true;
+            }
             sack::forget_below(&mut m.slots, &mut m.base, cum_next);
             if m.fast_recovery.is_some_and(|x| cum_next > x) {
                 m.fast_recovery = None;
@@ -421,8 +506,12 @@ impl LsSender {
         let ctsn_next = s.cum_tsn.wrapping_add(1);
         if ctsn_next > self.ctsn_next && ctsn_next <= self.next_tsn {
             let advance = (ctsn_next - self.ctsn_next) as usize;
-            self.acked_above
-                .drain(..advance.min(self.acked_above.len()));
+            let passed = self
+                .acked_above
+                .drain(..advance.min(self.acked_above.len()))
+                .filter(|&a| a)
+                .count();
+            self.acked_above_count -= passed as u64;
             self.ctsn_next = ctsn_next;
             self.a_rwnd = s.a_rwnd as u64;
         } else if ctsn_next == self.ctsn_next && newly_acked_tsn {
@@ -530,6 +619,7 @@ impl Endpoint for LsSender {
         let Transport::Sctp(h) = &pkt.transport else {
             return;
         };
+        self.new_send_opportunity();
         match &h.chunk {
             SctpChunk::Sack(s) => self.on_sack(now, s, out),
             SctpChunk::HeartbeatAck(hb) => {
@@ -555,6 +645,7 @@ impl Endpoint for LsSender {
             }
             self.started = true;
         }
+        self.new_send_opportunity();
         for i in 0..self.paths.len() {
             if self.paths[i].path.t3.is_some_and(|t| t <= now) {
                 self.on_t3(i, now, out);

@@ -51,7 +51,7 @@ pub mod receiver;
 mod sack;
 pub mod sender;
 
-pub use config::{RtxPolicy, SctpMode, SctpSpec};
+pub use config::{LsOutstanding, MaxBurstRule, RtxPolicy, SctpMode, SctpSpec};
 pub use ls::LsSender;
 pub use path::{Path, PathCounters};
 pub use receiver::{SctpReceiver, SctpReceiverConfig};

@@ -68,7 +68,8 @@ pub struct Path {
     pub(crate) sack_highest: Option<u32>,
     /// CMT: this path's own Fast Recovery, until the cum ack passes this TSN.
     pub(crate) fr_exit: Option<u32>,
-    /// CMT: packets sent here in the current send opportunity (Max.Burst per destination).
+    /// CMT and LS: packets sent here in the current send opportunity (Max.Burst per
+    /// destination, §6.1 D).
     pub(crate) burst: u32,
     /// Coupled increase: the fraction of a byte of cwnd earned and not yet added.
     lia_credit: f64,

@@ -9,7 +9,7 @@ use super::*;
 use crate::endpoint::Endpoint;
 use crate::packet::{Packet, SctpChunk, SctpSack, Transport};
 use crate::rng::RngStream;
-use crate::sctp::config::{RtxPolicy, SctpMode};
+use crate::sctp::config::{LsOutstanding, MaxBurstRule, RtxPolicy, SctpMode};
 use crate::time::{SimDuration, SimTime};
 
 /// Sender addresses 10 + i, receiver addresses 20 + i: path i.
@@ -37,6 +37,8 @@ struct Harness<T: Endpoint = SctpSender> {
     /// Every DATA the receiver got, in arrival order (retransmissions included): TSN, path,
     /// retransmission flag, SID, SSN.
     data_seen: Vec<(u32, usize, bool, u16, u32)>,
+    /// Per path, the most DATA packets the sender put on it in answer to one packet or timer.
+    largest_burst: Vec<usize>,
 }
 
 fn config(spec: &SctpSpec, n: usize) -> SctpSenderConfig {
@@ -94,6 +96,22 @@ impl<T: Endpoint> Harness<T> {
             down: vec![None; delays_ms.len()],
             out: Vec::new(),
             data_seen: Vec::new(),
+            largest_burst: vec![0; delays_ms.len()],
+        }
+    }
+
+    /// Note the sender's output of one call (a packet or a timer) in `largest_burst`.
+    fn note_burst(&mut self) {
+        let mut sent = vec![0; self.largest_burst.len()];
+        for p in &self.out {
+            if let Transport::Sctp(h) = &p.transport {
+                if let SctpChunk::Data(_) = &h.chunk {
+                    sent[path_of(p)] += 1;
+                }
+            }
+        }
+        for (most, n) in self.largest_burst.iter_mut().zip(sent) {
+            *most = (*most).max(n);
         }
     }
 
@@ -141,10 +159,12 @@ impl<T: Endpoint> Harness<T> {
                     self.put_on_wire(false);
                 } else {
                     self.tx.handle_packet(t, p, &mut self.out);
+                    self.note_burst();
                     self.put_on_wire(true);
                 }
             } else if self.tx.poll_timeout() == Some(t) {
                 self.tx.handle_timeout(t, &mut self.out);
+                self.note_burst();
                 self.put_on_wire(true);
             } else {
                 self.rx.handle_timeout(t, &mut self.out);
@@ -549,8 +569,166 @@ fn ls_a_failed_path_keeps_one_mtu_and_carries_no_new_data() {
     assert!(h.tx.path(0).counters.data_packets > 10_000);
 }
 
+#[test]
+fn ls_no_path_sends_more_than_max_burst_packets_in_answer_to_one_sack_or_timer() {
+    // Unequal paths and a 64 KiB window: the fast path's chunks wait in the receiver for the
+    // slow path's, and the SACK that delivers them reopens the whole window at once. RFC 4960
+    // §6.1 D: at most Max.Burst packets per send opportunity, here per path (as in CMT).
+    let run = |max_burst: u32, loss: f64| {
+        let spec = SctpSpec {
+            max_burst,
+            ..SctpSpec::default()
+        };
+        let mut h = Harness::ls(spec, &[5, 40], loss);
+        h.run(secs(30));
+        assert!(h.rx.next_tsn() > 5000, "{}", h.rx.next_tsn());
+        h.largest_burst
+    };
+    for loss in [0.0, 0.01] {
+        assert_eq!(run(4, loss).into_iter().max(), Some(4), "loss {loss}");
+        assert!(run(2, loss).into_iter().all(|b| b <= 2), "loss {loss}");
+        // Without the limit the same runs send bursts of many packets on a path.
+        let unlimited = run(0, loss);
+        assert!(unlimited.iter().any(|&b| b > 8), "{unlimited:?}");
+    }
+}
+
+#[test]
+fn ls_under_ns2s_max_burst_rule_a_path_bursts_freely_until_a_retransmission_is_acked() {
+    // ns-2's SCTP module applies Max.Burst only once a SACK cumulatively acknowledges a chunk
+    // that was retransmitted, until the limit has cut one burst short; RFC 4960 §6.1 D at every
+    // send opportunity. Path 0 loses its SSN 0, fast-retransmits it on the third SACK, and the
+    // SACK that acknowledges everything (the resend included) opens its whole window.
+    let path0_sends = |rule: MaxBurstRule| {
+        let spec = SctpSpec {
+            mode: SctpMode::Ls,
+            rcv_buffer: 1 << 20,
+            initial_cwnd: Some(20 * 1500),
+            max_burst_rule: rule,
+            ..SctpSpec::default()
+        };
+        let mut tx = LsSender::new(config(&spec, 2));
+        let mut out = Vec::new();
+        tx.handle_timeout(SimTime::ZERO, &mut out);
+        let mut sent = vec![data_of(&out).iter().filter(|d| d.0 == 0).count()];
+        let none = u32::MAX;
+        let sacks = [
+            ls_sack_gaps(0, none, &[(2, 2)], none, 1 << 20),
+            ls_sack_gaps(0, none, &[(2, 3)], none, 1 << 20),
+            ls_sack_gaps(0, none, &[(2, 4)], none, 1 << 20), // the third miss: SSN 0 again
+            ls_sack(0, 20, 20, 1 << 20),                     // SSNs 0-20, the resend among them
+            ls_sack(0, 24, 20, 1 << 20),                     // SSNs 21-24, 2 in flight
+        ];
+        for (k, sack) in sacks.into_iter().enumerate() {
+            out.clear();
+            tx.handle_packet(SimTime::from_millis(10 + k as u64), sack, &mut out);
+            sent.push(data_of(&out).iter().filter(|d| d.0 == 0).count());
+        }
+        assert_eq!(tx.path(0).counters.fast_retransmits, 1);
+        sent
+    };
+    // ns-2: 21 chunks fill the first window at once, each gap-acked chunk frees one (the third
+    // SACK's one is the resend); after the resend is acknowledged, 4 of the 9 the halved
+    // window allows; then the rule is disarmed and 9 go at once again.
+    assert_eq!(path0_sends(MaxBurstRule::Ns2), [21, 1, 1, 1, 4, 9]);
+    // RFC 4960: never more than 4 in answer to one SACK or timer.
+    let rfc = path0_sends(MaxBurstRule::Rfc4960);
+    assert_eq!(rfc[0], 4);
+    assert!(rfc.iter().all(|&n| n <= 4), "{rfc:?}");
+}
+
+#[test]
+fn ls_fast_retransmits_on_the_third_miss_indication_or_on_the_fourth_with_rfc_2960s_threshold() {
+    // RFC 4960 §7.2.4: fast retransmit on the third miss indication; RFC 2960 §7.2.4, which
+    // paper 004 cites, waits for "3 further miss indications" after the first, the fourth.
+    // Path 0 loses its SSN 0; each SACK gap-acknowledges one more SSN above it, one miss each.
+    // Returns, after each SACK, path 0's fast retransmits and whether SSN 0 went out again.
+    let resends = |threshold: u32| {
+        let spec = SctpSpec {
+            mode: SctpMode::Ls,
+            rcv_buffer: 1 << 20,
+            initial_cwnd: Some(20 * 1500),
+            fast_rtx_threshold: threshold,
+            ..SctpSpec::default()
+        };
+        let mut tx = LsSender::new(config(&spec, 2));
+        let mut out = Vec::new();
+        tx.handle_timeout(SimTime::ZERO, &mut out);
+        let none = u32::MAX;
+        let mut seen = Vec::new();
+        for (k, last) in [2u16, 3, 4, 5].into_iter().enumerate() {
+            out.clear();
+            let sack = ls_sack_gaps(0, none, &[(2, last)], none, 1 << 20);
+            tx.handle_packet(SimTime::from_millis(10 + k as u64), sack, &mut out);
+            let resent = data_of(&out).iter().any(|d| d.0 == 0 && d.1 == 0);
+            seen.push((tx.path(0).counters.fast_retransmits, resent));
+        }
+        seen
+    };
+    let third = [(0, false), (0, false), (1, true), (1, false)];
+    assert_eq!(resends(3), third);
+    let fourth = [(0, false), (0, false), (0, false), (1, true)];
+    assert_eq!(resends(4), fourth);
+}
+
+#[test]
+fn ls_tsns_still_waiting_for_a_redundant_copy_get_it_at_the_next_sack_and_are_not_taken_as_acked() {
+    // Path 0 dies with 8 chunks in flight. Its T3 queues the 8 TSNs for copies; Max.Burst lets
+    // path 1 carry 4 at that instant, the other 4 at its next SACK. (They were once taken for
+    // acknowledged at that SACK, never copied, and the association waited for path 0.)
+    let spec = SctpSpec {
+        mode: SctpMode::Ls,
+        rcv_buffer: 1 << 20,
+        initial_cwnd: Some(10 * 1500),
+        rto_initial: SimDuration::from_secs(1),
+        ..SctpSpec::default()
+    };
+    let mut tx = LsSender::new(config(&spec, 2));
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    // Max.Burst: 4 per path. Path 0: TSNs 0-3 (SSNs 0-3); path 1: TSNs 4-7.
+    let tsns_on = |out: &[Packet], sid: u16| -> Vec<u32> {
+        data_of(out)
+            .iter()
+            .filter(|d| d.0 == sid)
+            .map(|d| d.2)
+            .collect()
+    };
+    assert_eq!(
+        (tsns_on(&out, 0), tsns_on(&out, 1)),
+        (vec![0, 1, 2, 3], vec![4, 5, 6, 7])
+    );
+    // Path 1's SACK: 4 more on each path (path 0: TSNs 8-11, path 1: TSNs 12-15).
+    out.clear();
+    tx.handle_packet(
+        SimTime::from_millis(20),
+        ls_sack(1, 3, u32::MAX, 1 << 20),
+        &mut out,
+    );
+    assert_eq!(tsns_on(&out, 0), [8, 9, 10, 11]);
+    assert_eq!(tsns_on(&out, 1), [12, 13, 14, 15]);
+    // Path 0's T3 (1 s after its first send; path 1's, restarted at 20 ms, is later): its 8
+    // chunks are lost; 4 copies go on path 1 at once.
+    out.clear();
+    tx.handle_timeout(SimTime::from_secs(1), &mut out);
+    let first: Vec<(u16, u32, u32)> = data_of(&out).into_iter().filter(|d| d.0 == 1).collect();
+    assert_eq!(first.iter().map(|d| d.2).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(tx.redundant_copies(), 4);
+    // Path 1's next SACK (TSNs 12-15 and the first two copies): the other 4 copies go out.
+    out.clear();
+    let t = SimTime::from_millis(1010);
+    tx.handle_packet(t, ls_sack(1, 9, u32::MAX, 1 << 20), &mut out);
+    assert_eq!(tsns_on(&out, 1)[..4], [8, 9, 10, 11]);
+    assert_eq!(tx.redundant_copies(), 8);
+}
+
 fn ls_sack(sid: u16, cum_ssn: u32, cum_tsn: u32, a_rwnd: u32) -> Packet {
-    let mut p = sack(cum_tsn, &[], a_rwnd);
+    ls_sack_gaps(sid, cum_ssn, &[], cum_tsn, a_rwnd)
+}
+
+/// An LS SACK whose gap blocks are in the path's SSNs, as offsets from `cum_ssn`.
+fn ls_sack_gaps(sid: u16, cum_ssn: u32, gaps: &[(u16, u16)], cum_tsn: u32, a_rwnd: u32) -> Packet {
+    let mut p = sack(cum_tsn, gaps, a_rwnd);
     p.src = 20 + sid as u32;
     p.dst = 10 + sid as u32;
     if let Transport::Sctp(h) = &mut p.transport {
@@ -582,6 +760,94 @@ fn ls_only_a_provably_newest_sack_changes_the_receive_window() {
     tx.handle_packet(t, ls_sack(0, 1, 1, 20_000), &mut out);
     assert_eq!(tx.a_rwnd(), 40_000);
     assert_eq!(tx.rwnd_ignored(), 2);
+}
+
+/// The new TSNs an LS sender sends in answer to each of a hand-written sequence of SACKs, with
+/// windows so large that only the receive-window rule (seed 004 Fig. 6, §3.5) limits them.
+fn ls_new_tsns_per_sack(outstanding: LsOutstanding) -> (Vec<u32>, LsSender) {
+    let c = SctpSpec::default().chunk_len();
+    let spec = SctpSpec {
+        mode: SctpMode::Ls,
+        rcv_buffer: 20 * c as u64,
+        initial_cwnd: Some(100 * 1500),
+        max_burst: 0,
+        ls_outstanding: outstanding,
+        ..SctpSpec::default()
+    };
+    let mut tx = LsSender::new(config(&spec, 2));
+    let mut out = Vec::new();
+    tx.handle_timeout(SimTime::ZERO, &mut out);
+    // The buffer's 20 chunks go out at once, split by the equal windows: path 0 carries TSNs
+    // 0-9 as its SSNs 0-9, path 1 TSNs 10-19 as its SSNs 0-9.
+    let first: Vec<(u16, u32, u32)> = data_of(&out);
+    assert_eq!(first.len(), 20);
+    assert!(first[..10]
+        .iter()
+        .all(|&(sid, ssn, tsn)| sid == 0 && tsn == ssn));
+    assert!(first[10..]
+        .iter()
+        .all(|&(sid, ssn, tsn)| sid == 1 && tsn == ssn + 10));
+    let none = u32::MAX; // a cum TSN before TSN 0: nothing in order yet
+    let sacks = [
+        // 1. Path 1 is faster: TSNs 10-14 arrive first and wait above the hole at TSN 0.
+        //    a_rwnd = 20 - 5 held; same cum TSN, newly acks TSNs: provably the newest.
+        ls_sack(1, 4, none, 15 * c),
+        // 2. Path 0's TSNs 0-5 arrive: delivered; TSNs 10-14 still held. Cum TSN 5.
+        //    The receiver's free room: 20 - 5 held - 9 in flight (6-9, 15-19) = 6 chunks.
+        ls_sack(0, 5, 5, 15 * c),
+        // 3. A path-1 SACK from before SACK 1 (TSNs 10-12) arrives late: its cum TSN is
+        //    older, so its window is ignored.
+        ls_sack(1, 2, none, 17 * c),
+        // 4. TSNs 15-16 arrive on path 1: 7 held, cum TSN still 5, newly acked: the newest.
+        ls_sack(1, 6, 5, 13 * c),
+        // 5. TSNs 6-9 arrive on path 0: 0-16 delivered, nothing held.
+        ls_sack(0, 9, 16, 20 * c),
+    ];
+    let mut next_tsn = 20;
+    let mut sent = Vec::new();
+    for (k, sack) in sacks.into_iter().enumerate() {
+        out.clear();
+        tx.handle_packet(SimTime::from_millis(10 + k as u64), sack, &mut out);
+        let new: Vec<u32> = data_of(&out).iter().map(|d| d.2).collect();
+        assert!(
+            new.iter().all(|&t| t >= next_tsn),
+            "resend after SACK {}",
+            k + 1
+        );
+        next_tsn += new.len() as u32;
+        sent.push(new.len() as u32);
+    }
+    (sent, tx)
+}
+
+fn data_of(out: &[Packet]) -> Vec<(u16, u32, u32)> {
+    out.iter()
+        .filter_map(|p| match &p.transport {
+            Transport::Sctp(h) => match &h.chunk {
+                SctpChunk::Data(d) => Some((d.sid, d.ssn, d.tsn)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn ls_receive_window_counts_a_held_chunk_once_where_the_papers_words_count_it_twice() {
+    // Fig. 6 and §3.5 as written: rwnd = floor(a_rwnd / C) - (HTSN - CTSN). After SACK 2:
+    // 15 - (19 - 5) = 1, though 6 chunks fit: TSNs 10-14 are out of a_rwnd already (held)
+    // and counted again in HTSN - CTSN. After SACK 4: 13 - (20 - 5) < 0, nothing. After
+    // SACK 5: 20 - (20 - 16) = 16.
+    let (paper, tx) = ls_new_tsns_per_sack(LsOutstanding::HtsnMinusCtsn);
+    assert_eq!(paper, [0, 1, 0, 0, 16]);
+    assert_eq!(tx.rwnd_ignored(), 1, "SACK 3 only");
+    assert_eq!(tx.a_rwnd(), 20 * 1452);
+    // Outstanding as the TSNs neither cumulatively nor SSN-acknowledged (RFC 4960 §6.2.1 D iv,
+    // the paper's Virtual Send buffer): after SACK 2, 15 - (14 - 5 acked) = 6, the receiver's
+    // real room; after SACK 4, 13 - (20 - 7) = 0; after SACK 5, 20 - (25 - 16) = 11.
+    let (unacked, tx) = ls_new_tsns_per_sack(LsOutstanding::Unacked);
+    assert_eq!(unacked, [0, 6, 0, 0, 11]);
+    assert_eq!(tx.rwnd_ignored(), 1);
 }
 
 #[test]

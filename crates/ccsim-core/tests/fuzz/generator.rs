@@ -532,15 +532,9 @@ impl Gen {
         self.maybe(k, p, "sctp:sack_delay", |r| {
             format!("sack_delay = \"{}ms\"", r.range(1, 500))
         });
-        // LS mode has no burst limit and refuses the key; the draw is made in every mode, so
-        // the other keys of a seed stay as they were.
-        let before = k.len();
         self.maybe(k, p, "sctp:max_burst", |r| {
             format!("max_burst = {}", r.range(0, 8))
         });
-        if mode == "ls" {
-            k.truncate(before);
-        }
         self.maybe(k, p, "sctp:fast_rtx_threshold", |r| {
             format!("fast_rtx_threshold = {}", r.range(1, 5))
         });
@@ -556,6 +550,9 @@ impl Gen {
         }
         if mode == "ls" {
             self.maybe_flag(k, p, "sctp", "redundant_rtx");
+            let readings = ["htsn_minus_ctsn", "unacked"];
+            self.maybe_choice(k, p, "sctp", "rwnd_outstanding", &readings);
+            self.maybe_choice(k, p, "sctp", "max_burst_rule", &["rfc4960", "ns2"]);
         }
         if mode == "cmt" {
             for key in ["sfr", "cuc", "dac"] {

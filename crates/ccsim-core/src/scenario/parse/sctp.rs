@@ -19,7 +19,7 @@ use toml::Value;
 
 use super::reader::{opt, Field, Reader, Res, LINK_NAME};
 use crate::scenario::spec::{FlowKind, LinkSpec, SctpPathSpec};
-use crate::sctp::{RtxPolicy, SctpMode, SctpSpec};
+use crate::sctp::{LsOutstanding, MaxBurstRule, RtxPolicy, SctpMode, SctpSpec};
 
 pub(super) const SCTP_KEYS: &[&str] = &[
     "paths",
@@ -36,11 +36,13 @@ pub(super) const SCTP_KEYS: &[&str] = &[
     "assoc_max_retrans",
     "hb_interval",
     "max_burst",
+    "max_burst_rule",
     "fast_rtx_threshold",
     "rtx_to_alt",
     "sack_frequency",
     "sack_delay",
     "redundant_rtx",
+    "rwnd_outstanding",
     "sfr",
     "cuc",
     "dac",
@@ -111,6 +113,17 @@ pub(super) fn read_sctp_flow(
         Some(f) => f.boolean()?,
         None => d.ls_redundant_rtx,
     };
+    // The receive-window rule's reading (seed 004 Fig. 6, §3.5), LS mode only.
+    let ls_outstanding = match r.get("rwnd_outstanding") {
+        Some(f) if mode != SctpMode::Ls => {
+            return Err(f.error("applies to mode = \"ls\" only"));
+        }
+        Some(f) => match f.choice(&["htsn_minus_ctsn", "unacked"])? {
+            "unacked" => LsOutstanding::Unacked,
+            _ => LsOutstanding::HtsnMinusCtsn,
+        },
+        None => d.ls_outstanding,
+    };
     if mode == SctpMode::Ls && paths.len() > 64 {
         return Err(super::reader::error(
             &r.path,
@@ -147,14 +160,18 @@ pub(super) fn read_sctp_flow(
         None if rto_min > d.rto_max => rto_min,
         None => d.rto_max,
     };
-    // LS mode sends what its per-path distribution (Fig. 6) allows, with no burst limit: the
-    // key would do nothing there, so it is refused.
-    let max_burst = match r.get("max_burst") {
-        Some(f) if mode == SctpMode::Ls => {
-            return Err(f.error("applies to mode = \"single\" or \"cmt\" only"));
+    // Max.Burst (§6.1 D): on the association in single mode, per path in CMT and LS modes.
+    let max_burst = opt(r, "max_burst", |f| f.u32_in(0, 1_000_000))?.unwrap_or(d.max_burst);
+    // When it applies: RFC 4960's rule or ns-2's, LS mode only.
+    let max_burst_rule = match r.get("max_burst_rule") {
+        Some(f) if mode != SctpMode::Ls => {
+            return Err(f.error("applies to mode = \"ls\" only"));
         }
-        Some(f) => f.u32_in(0, 1_000_000)?,
-        None => d.max_burst,
+        Some(f) => match f.choice(&["rfc4960", "ns2"])? {
+            "ns2" => MaxBurstRule::Ns2,
+            _ => MaxBurstRule::Rfc4960,
+        },
+        None => d.max_burst_rule,
     };
     let spec = SctpSpec {
         mode,
@@ -171,12 +188,14 @@ pub(super) fn read_sctp_flow(
             .unwrap_or(d.assoc_max_retrans),
         hb_interval: opt(r, "hb_interval", |f| f.positive_duration())?.unwrap_or(d.hb_interval),
         max_burst,
+        max_burst_rule,
         fast_rtx_threshold: opt(r, "fast_rtx_threshold", |f| f.u32_in(1, 255))?
             .unwrap_or(d.fast_rtx_threshold),
         rtx_to_alt: opt(r, "rtx_to_alt", |f| f.boolean())?.unwrap_or(d.rtx_to_alt),
         sack_frequency: opt(r, "sack_frequency", |f| f.u32_in(1, 255))?.unwrap_or(d.sack_frequency),
         sack_delay: opt(r, "sack_delay", |f| f.positive_duration())?.unwrap_or(d.sack_delay),
         ls_redundant_rtx,
+        ls_outstanding,
         cmt_sfr,
         cmt_cuc,
         cmt_dac,
@@ -352,15 +371,39 @@ dst = "h2"
     }
 
     #[test]
-    fn max_burst_is_refused_in_ls_mode_which_has_no_burst_limit() {
-        let (_, _, cmt) = sctp_of(&spec(
+    fn the_ls_receive_window_reading_is_an_ls_mode_option_counting_unacked_tsns_by_default() {
+        let ls = "flows.f1.mode=\"ls\"";
+        let (_, _, sctp) = sctp_of(&spec(TWO_PATHS, &[ls]));
+        assert_eq!(sctp.ls_outstanding, LsOutstanding::Unacked);
+        let (_, _, sctp) = sctp_of(&spec(
             TWO_PATHS,
-            &["flows.f1.mode=\"cmt\"", "flows.f1.max_burst=2"],
+            &[ls, "flows.f1.rwnd_outstanding=\"htsn_minus_ctsn\""],
         ));
-        assert_eq!(cmt.max_burst, 2);
+        assert_eq!(sctp.ls_outstanding, LsOutstanding::HtsnMinusCtsn);
         assert_eq!(
-            message(TWO_PATHS, &["flows.f1.mode=\"ls\"", "flows.f1.max_burst=2"]),
-            "flows.f1.max_burst: applies to mode = \"single\" or \"cmt\" only"
+            message(TWO_PATHS, &["flows.f1.rwnd_outstanding=\"unacked\""]),
+            "flows.f1.rwnd_outstanding: applies to mode = \"ls\" only"
+        );
+    }
+
+    #[test]
+    fn max_burst_is_read_in_every_mode_and_defaults_to_four() {
+        for mode in ["single", "cmt", "ls"] {
+            let m = format!("flows.f1.mode=\"{mode}\"");
+            let (_, _, sctp) = sctp_of(&spec(TWO_PATHS, &[m.as_str(), "flows.f1.max_burst=2"]));
+            assert_eq!(sctp.max_burst, 2, "{mode}");
+            let (_, _, sctp) = sctp_of(&spec(TWO_PATHS, &[m.as_str()]));
+            assert_eq!(sctp.max_burst, 4, "{mode}");
+            assert_eq!(sctp.max_burst_rule, MaxBurstRule::Rfc4960, "{mode}");
+        }
+        let ls = ["flows.f1.mode=\"ls\"", "flows.f1.max_burst_rule=\"ns2\""];
+        assert_eq!(
+            sctp_of(&spec(TWO_PATHS, &ls)).2.max_burst_rule,
+            MaxBurstRule::Ns2
+        );
+        assert_eq!(
+            message(TWO_PATHS, &["flows.f1.max_burst_rule=\"ns2\""]),
+            "flows.f1.max_burst_rule: applies to mode = \"ls\" only"
         );
     }
 
@@ -423,8 +466,8 @@ dst = "h2"
             "flows.f1.size: unknown key; allowed: type, src, dst, start, stop, start_jitter, \
              paths, primary, mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, \
              rto_initial, rto_min, rto_max, path_max_retrans, assoc_max_retrans, hb_interval, max_burst, \
-             fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx, sfr, cuc, \
-             dac, rtx_policy, cc"
+             max_burst_rule, fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx, \
+             rwnd_outstanding, sfr, cuc, dac, rtx_policy, cc"
         );
     }
 }
