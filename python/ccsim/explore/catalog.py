@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .ranges import Range, RangeError
+from .ranges import Range, RangeError, brief
 
 
 class RequestError(ValueError):
@@ -277,11 +277,13 @@ class Catalog:
             raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
         paper = self.papers.get(str(body.get("paper")))
         if paper is None:
-            raise RequestError(f"no paper {body.get('paper')!r}; known: {', '.join(self.papers)}")
+            raise RequestError(
+                f"no paper {brief(body.get('paper'))}; known: {', '.join(self.papers)}"
+            )
         fig = paper.figures.get(str(body.get("figure")))
         if fig is None:
             raise RequestError(
-                f"no figure {body.get('figure')!r} in {paper.plan.id}; known: "
+                f"no figure {brief(body.get('figure'))} in {paper.plan.id}; known: "
                 f"{', '.join(paper.figures)}"
             )
         params = body.get("params", {})
@@ -293,7 +295,7 @@ class Catalog:
         for path, value in params.items():
             if path not in fig.params:
                 raise RequestError(
-                    f"scenario key {path!r} is not one figure {fig.id} exposes; allowed: "
+                    f"scenario key {brief(path)} is not one figure {fig.id} exposes; allowed: "
                     f"{', '.join(fig.params) or 'none'}"
                 )
             literal = _choice(path, value, fig.params[path], fig.ranges.get(path))
@@ -309,7 +311,7 @@ class Catalog:
         for lid, ps in line_params.items():
             offered = fig.line_params.get(lid, {})
             if not offered:
-                raise RequestError(f"line_params: line {lid!r} of {fig.id} has no free "
+                raise RequestError(f"line_params: line {brief(lid)} of {fig.id} has no free "
                                    "parameter; lines with one: "
                                    f"{', '.join(fig.line_params) or 'none'}")  # fmt: skip
             if not isinstance(ps, dict):
@@ -317,7 +319,7 @@ class Catalog:
             for path, value in ps.items():
                 if path not in offered:
                     raise RequestError(
-                        f"line_params.{lid}: scenario key {path!r} is not one line {lid} "
+                        f"line_params.{lid}: scenario key {brief(path)} is not one line {lid} "
                         f"exposes; allowed: {', '.join(offered)}"
                     )
                 r, d_full, d_quick = offered[path]
@@ -352,7 +354,7 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
     allowed = ", ".join(listed)
     if r is not None:
         allowed = f"{allowed} or {r.allowed()}" if allowed else r.allowed()
-    raise RequestError(f"{where}: {value!r} is not one of {allowed}")
+    raise RequestError(f"{where}: {brief(value)} is not one of {allowed}")
 
 
 @dataclass

@@ -115,20 +115,23 @@ class Engine:
 
         r = job.request
         plan = r.plan
-        store = self.store(plan.id, r.quick)
-        groups: list[tuple[str, str | None, list[Any]]] = []
-        xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
-        # A table's rows come in the plan's line order, each once its seeds are done.
-        for x in xs:
-            for line in r.lines:
-                ov = r.overrides(line, x)
-                tags = (("figure", r.figure.id), ("line", line), ("x", x))
-                specs = [RunSpec(plan.scenario_text, ov, s, tags) for s in range(1, r.seeds + 1)]
-                groups.append((line, x, specs))
-        total = sum(len(g[2]) for g in groups)
-        job.emit("start", total=total, points=len(groups))
-        done = cached = 0
+        done = cached = total = 0
+        # Everything inside the try: a job whose thread died (a results folder that cannot be
+        # written) would leave the page waiting for ever; an error event ends it on the page.
         try:
+            store = self.store(plan.id, r.quick)
+            groups: list[tuple[str, str | None, list[Any]]] = []
+            xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
+            # A table's rows come in the plan's line order, each once its seeds are done.
+            for x in xs:
+                for line in r.lines:
+                    ov = r.overrides(line, x)
+                    tags = (("figure", r.figure.id), ("line", line), ("x", x))
+                    specs = [RunSpec(plan.scenario_text, ov, s, tags)
+                             for s in range(1, r.seeds + 1)]  # fmt: skip
+                    groups.append((line, x, specs))
+            total = sum(len(g[2]) for g in groups)
+            job.emit("start", total=total, points=len(groups))
             futures = [
                 (line, x, [self.pool.submit(self._one, job, s, store) for s in specs])
                 for line, x, specs in groups
@@ -150,6 +153,10 @@ class Engine:
                     self._emit_point(job, line, x, recs)
         except Cancelled:
             job.emit("cancelled", done=done, total=total)
+        except OSError as e:  # the run store: a folder gone, read-only, or a full disk
+            job.cancelled = True
+            where = f"{e.filename}: " if e.filename else ""
+            job.emit("error", message=f"the run store: {where}{e.strerror or e}")
         except Exception as e:  # a scenario the core refuses: say so on the page
             job.cancelled = True
             job.emit("error", message=f"{type(e).__name__}: {e}")
