@@ -789,9 +789,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a reader gone away fails here, not in the interpreter's exit
+        return status
     except KeyboardInterrupt:
         return _interrupted(args, received)
+    except BrokenPipeError:
+        return _reader_gone()
     except OSError as e:
         _error(os_error_text(e))
         return 1
@@ -804,6 +809,19 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             raise
         _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
         return 1
+
+
+def _reader_gone() -> int:
+    """The command's output went to a pipe whose reader has gone (``ccsim reproduce --list |
+    head -1``): stop without a word, with the status of a command killed by SIGPIPE (128 + 13),
+    as the shell's own tools do. Python ignores SIGPIPE, so a write raised BrokenPipeError
+    instead; stdout now points at /dev/null, so the interpreter's last flush finds nothing to
+    complain about. The command's files, if any, were written before it printed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + int(getattr(signal, "SIGPIPE", 13))
 
 
 def os_error_text(e: OSError) -> str:

@@ -164,3 +164,23 @@ def test_a_dask_sweep_without_dask_installed_says_how_to_install_it(
     err = capsys.readouterr().err
     assert "internal error" not in err and len(err.splitlines()) == 1
     assert "pip install -c constraints.txt '.[dask]'" in err
+
+
+@pytest.mark.parametrize("command", [["reproduce", "--list"], ["validate", "random-loss.toml"]])
+def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_status(
+    command: list[str], examples: Path
+) -> None:
+    import os
+    import subprocess
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before ccsim writes a byte: `| head -0`
+    args = [examples / a if a.endswith(".toml") else a for a in command]
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ccsim.cli", *map(str, args)], cwd=ROOT,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              check=False)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert proc.stderr == "", "no '[Errno 32] Broken pipe', no 'Exception ignored'"
+    assert proc.returncode == 128 + 13

@@ -616,6 +616,16 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Ser
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
+    cat = Catalog(EXPERIMENTS)
+    for value in ("false", "x", [0], 1, None):
+        with pytest.raises(RequestError, match="quick must be true or false"):
+            cat.request({**ONE_POINT, "quick": value})
+    p002 = {"paper": "p002", "figure": "fig2", "lines": ["reno"]}  # a plan with a quick mode
+    assert cat.request({**p002, "quick": False}).quick is False
+    assert cat.request({**p002, "quick": True}).quick is True
+
+
 def test_a_request_nested_too_deep_is_refused_with_400_not_a_server_error(
     guarded: Server,
 ) -> None:
@@ -766,3 +776,21 @@ def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     err = capsys.readouterr().err
     assert "internal error" not in err and len(err.splitlines()) == 1
     assert "uvicorn" in err and "pip install -c constraints.txt ." in err
+
+
+def test_a_client_gone_before_its_body_ended_is_refused_not_a_server_error() -> None:
+    import asyncio
+
+    from starlette.requests import ClientDisconnect
+
+    from ccsim.explore.server import Refused, read_json
+
+    class Gone:
+        """A request whose client closed the connection after a few bytes of its body."""
+
+        async def stream(self) -> Any:
+            yield b'{"pa'
+            raise ClientDisconnect
+
+    with pytest.raises(Refused, match="closed the connection before its body ended"):
+        asyncio.run(read_json(Gone()))

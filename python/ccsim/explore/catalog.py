@@ -289,7 +289,10 @@ class Catalog:
         params = body.get("params", {})
         if not isinstance(params, dict):
             raise RequestError("params must be an object of key: value")
-        quick = bool(body.get("quick", False)) and bool(paper.plan.quick_overrides)
+        asked_quick = body.get("quick", False)
+        if not isinstance(asked_quick, bool):  # not bool(): "false" and [0] would be true
+            raise RequestError(f"quick must be true or false, not {brief(asked_quick)}")
+        quick = asked_quick and bool(paper.plan.quick_overrides)
         defaults = fig.quick_defaults if quick else fig.defaults
         chosen: dict[str, str] = {}
         for path, value in params.items():

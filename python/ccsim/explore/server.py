@@ -129,13 +129,19 @@ def parse_json(data: bytes) -> Any:
 async def read_json(request: Any) -> Any:
     """The request's JSON body, read up to ``MAX_BODY`` bytes (a body sent in chunks announces
     no length: it is cut off there with 413)."""
+    from starlette.requests import ClientDisconnect
+
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise Refused(413, f"the request body is too large: the limit is {MAX_BODY} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise Refused(413, f"the request body is too large: the limit is {MAX_BODY} "
+                                   "bytes")  # fmt: skip
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone before its body was complete: nobody reads the answer
+        raise Refused(400, "the client closed the connection before its body ended") from None
     return parse_json(b"".join(chunks))
 
 
