@@ -478,12 +478,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _seed(text: str) -> int:
-    """``--seed``: a master seed, 0 to 2^63 - 1."""
+def _integer(text: str) -> int:
+    """An option's integer, or argparse's one-line error."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+
+
+def _seed(text: str) -> int:
+    """``--seed``: a master seed, 0 to 2^63 - 1."""
+    value = _integer(text)
     problem = seed_problem(value)
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
@@ -492,10 +497,7 @@ def _seed(text: str) -> int:
 
 def _port(text: str) -> int:
     """``--port``: a TCP port, 1 to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+    value = _integer(text)
     if not 1 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a TCP port (1 to 65535)")
     return value
@@ -505,10 +507,7 @@ def _count(what: str) -> Any:
     """An option that counts something (seeds, workers, repetitions): an integer of 1 or more."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+        value = _integer(text)
         if value < 1:
             raise argparse.ArgumentTypeError(f"{value} {what}; it must be at least 1")
         return value
