@@ -8,6 +8,7 @@
                      [--executor dask --scheduler tcp://HOST:PORT]
     ccsim reproduce EXPERIMENT [--quick] [--out DIR] [--workers N] [--seeds N]
                      [--executor dask --scheduler tcp://HOST:PORT]
+    ccsim reproduce --list
     ccsim report [--results DIR] [--out DIR]
     ccsim explore [--port N] [--host 127.0.0.1] [--results DIR]
     ccsim --version
@@ -127,9 +128,11 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
-def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str]) -> None:
-    """Refuse ``--out`` before anything runs: when writing ``names`` into it would replace an
-    input file, or when the folder cannot be created or written to.
+def check_output_folder(
+    out: Path, inputs: Sequence[Path], names: Sequence[str], option: str = "--out"
+) -> None:
+    """Refuse ``--out`` (or ``option``) before anything runs: when writing ``names`` into it
+    would replace an input file, or when the folder cannot be created or written to.
 
     A run writes the resolved scenario as ``scenario.toml``; with ``--out`` the input's own
     folder that was the user's file, comments and all.
@@ -142,7 +145,7 @@ def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str])
                 same = os.path.samefile(target, inp)  # a hard link or another path to it
             if same:
                 raise ValueError(
-                    f"--out {out}: the run would write {name} over the input {inp}; "
+                    f"{option} {out}: the run would write {name} over the input {inp}; "
                     "choose another output folder"
                 )
     try:
@@ -150,7 +153,7 @@ def check_output_folder(out: Path, inputs: Sequence[Path], names: Sequence[str])
         with tempfile.TemporaryFile(dir=out, prefix=".ccsim-write-check-"):
             pass
     except OSError as e:
-        raise ValueError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+        raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
 
 
 def _import_table_libraries() -> None:
@@ -195,6 +198,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     written = ", ".join(
         n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
     )
+    captures = sorted((Path(out) / "pcap").glob("*.pcap"))
+    if captures:
+        written += f"; pcap/: {len(captures)} capture{'s' if len(captures) > 1 else ''}"
     print(f"\nresults: {out}/ ({written})")
     return 0
 
@@ -319,6 +325,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ccsim import experiment
 
+    if args.list:
+        print(list_papers(Path("experiments")))
+        return 0
+    if args.experiment is None:
+        raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
     cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
     report = experiment.run_cli(
@@ -332,6 +343,31 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     )
     print(f"report: {report}")
     return 0
+
+
+def list_papers(experiments: Path) -> str:
+    """``ccsim reproduce --list``: one line per plan under ``experiments``: its id (what
+    ``ccsim reproduce`` takes), its folder and its title. Read from each plan's first keys, so a
+    plan with a mistake further down is still listed (reproducing it names the mistake)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    rows = []
+    for plan in sorted(experiments.glob("*/plan.toml")):
+        try:
+            tree = tomllib.loads(read_text(plan))
+        except (Error, ValueError):
+            tree = {}
+        rows.append((str(tree.get("id", "?")), plan.parent.name, str(tree.get("title", ""))))
+    if not rows:
+        raise ValueError(
+            f"no {experiments}/*/plan.toml here: run ccsim reproduce --list from the repository "
+            "root"
+        )
+    wid, wfolder = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+    return "\n".join(f"{i:<{wid}}  {f:<{wfolder}}  {t}".rstrip() for i, f, t in rows)
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
@@ -349,19 +385,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    try:
-        from ccsim.explore import serve
-    except ImportError as e:
-        raise ValueError(
-            f"ccsim explore needs the extra `explore` ({e.name} is missing): "
-            "pip install 'ccsim[explore]'"
-        ) from e
+    # Starlette and uvicorn are ccsim's own dependencies (pyproject.toml): missing, ccsim was
+    # installed without them (pip's --no-deps), and installing it again brings them.
+    for module in ("starlette", "uvicorn"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise ValueError(
+                f"ccsim explore needs {module}, which is not installed: install ccsim again with "
+                "its dependencies (pip install -c constraints.txt . from the repository root)"
+            ) from None
+    from ccsim.explore import serve
 
     experiments = Path("experiments")
     if not any(experiments.glob("*/plan.toml")):
         raise ValueError(
             "no experiments/*/plan.toml here: run ccsim explore from the repository root"
         )
+    results = _results_dir(args)
+    # Every run is written there: a folder that cannot be written is refused now, not found
+    # out by the first job.
+    check_output_folder(results, [], [], option="--results")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
             f"ccsim explore: warning: listening on {args.host}: anyone who can reach this address "
@@ -369,7 +413,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     args.kept = "every finished run is in the store"
-    serve(_results_dir(args), experiments, args.host, args.port, args.workers)
+    serve(results, experiments, args.host, args.port, args.workers)
     return 0
 
 
@@ -377,6 +421,14 @@ def _cluster(args: argparse.Namespace) -> str | None:
     """The Dask scheduler address that ``--executor``/``--scheduler`` ask for, or None to run
     in local processes."""
     if args.executor == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "--executor dask needs Dask's distributed scheduler, which is not installed: "
+                "pip install -c constraints.txt '.[dask]' from the repository root (the extra "
+                "`dask`)"
+            ) from None
         if args.scheduler is None:
             raise ValueError(
                 "--executor dask needs --scheduler tcp://HOST:PORT (the address `dask "
@@ -426,15 +478,28 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
-def _seed(text: str) -> int:
-    """``--seed``: a master seed, 0 to 2^63 - 1."""
+def _integer(text: str) -> int:
+    """An option's integer, or argparse's one-line error."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+
+
+def _seed(text: str) -> int:
+    """``--seed``: a master seed, 0 to 2^63 - 1."""
+    value = _integer(text)
     problem = seed_problem(value)
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _port(text: str) -> int:
+    """``--port``: a TCP port, 1 to 65535."""
+    value = _integer(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (1 to 65535)")
     return value
 
 
@@ -442,10 +507,7 @@ def _count(what: str) -> Any:
     """An option that counts something (seeds, workers, repetitions): an integer of 1 or more."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None
+        value = _integer(text)
         if value < 1:
             raise argparse.ArgumentTypeError(f"{value} {what}; it must be at least 1")
         return value
@@ -481,8 +543,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ccsim {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run a scenario and write its results as Parquet")
-    r.add_argument("file", type=Path)
+    r = sub.add_parser(
+        "run",
+        help="run a scenario and write its results as Parquet",
+        description="Run one scenario (a TOML file; keys in docs/scenario.md) and write its "
+        "tables (flows, links, series, ...) as Parquet files and the resolved scenario, which "
+        "replays the run, into --out; print one line per flow and per busy link.",
+    )
+    r.add_argument("file", type=Path, help="the scenario, a TOML file (e.g. examples/*.toml)")
     r.add_argument("--out", type=Path, required=True, help="directory for the results")
     r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     r.add_argument(
@@ -501,13 +569,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.set_defaults(func=_cmd_run)
 
-    v = sub.add_parser("validate", help="check a scenario without running it")
-    v.add_argument("file", type=Path)
-    v.add_argument("--seed", type=_seed, default=None)
-    v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    v = sub.add_parser(
+        "validate",
+        help="check a scenario without running it",
+        description="Check a scenario as `ccsim run` would (the network is built, nothing is "
+        "simulated) and print what it holds, or one line naming the first bad key.",
+    )
+    v.add_argument("file", type=Path, help="the scenario, a TOML file")
+    v.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
+    v.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a scenario value before checking, e.g. links.bottleneck.rate=10Mbps",
+    )
     v.set_defaults(func=_cmd_validate)
 
-    b = sub.add_parser("bench", help="time the benchmark scenarios P0, P1, P2")
+    from ccsim import bench  # the standard library only: --help stays light
+
+    b = sub.add_parser(
+        "bench",
+        help=f"time the benchmark scenarios {', '.join(bench.SCENARIOS)}",
+        description=f"Time the benchmark scenarios {', '.join(bench.SCENARIOS)} (by default), "
+        f"{', '.join(bench.ON_REQUEST)} and the generated scale cases (on request), each in a "
+        "process of its own: wall time, events per second, peak memory (docs/performance.md).",
+    )
     b.add_argument(
         "--repeat",
         type=_count("repetitions"),
@@ -517,9 +604,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--only",
         default=None,
-        help="comma-separated subset, e.g. P0,P1; P002 (on request only) is paper 002's "
-        "full case-1 run, from the repository root; generated scale cases F10 ... F100000, "
-        "FT4, FT8, FT16, T15 ... T120, W10K, W100K, W1M (ccsim.bench)",
+        help="comma-separated cases, e.g. P0,P1: any of "
+        f"{', '.join(bench.SCENARIOS)}; {', '.join(bench.ON_REQUEST)} (on request only: paper "
+        "002's full case-1 run, from the repository root); generated scale cases "
+        f"{', '.join(bench.SCALE)}",
     )
     b.add_argument(
         "--scale",
@@ -535,8 +623,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(func=_cmd_bench)
 
-    w = sub.add_parser("sweep", help="run a scenario over parameter values and seeds")
-    w.add_argument("file", type=Path)
+    w = sub.add_parser(
+        "sweep",
+        help="run a scenario over parameter values and seeds",
+        description="Run a scenario for every combination of the --param values and every "
+        "seed 1..N, in parallel; finished runs are stored under OUT/runs, so an interrupted "
+        "sweep resumes. Writes flows.parquet and links.parquet with a column per parameter.",
+    )
+    w.add_argument("file", type=Path, help="the scenario, a TOML file")
     w.add_argument(
         "--param",
         action="append",
@@ -545,19 +639,49 @@ def build_parser() -> argparse.ArgumentParser:
         help="a parameter to sweep; several --param give their cartesian product",
     )
     w.add_argument("--seeds", type=_count("seeds"), default=1, help="seeds 1..N per point")
-    w.add_argument("--out", type=Path, required=True)
+    w.add_argument(
+        "--out", type=Path, required=True, help="directory for the tables and the run store"
+    )
     w.add_argument(
         "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
     )
-    w.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    w.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a scenario value in every run (before the swept ones)",
+    )
     _add_executor_options(w)
     w.set_defaults(func=_cmd_sweep)
 
-    rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and write a report")
-    rp.add_argument("experiment", help="e.g. p001 (a folder under ./experiments)")
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's experiments and write a report",
+        description="Run a paper's plan (experiments/<paper>/plan.toml): every figure's and "
+        "table's runs, then report.md with each claim's verdict, and the HTML site. Finished "
+        "runs are stored, so the same command resumes. Run from the repository root.",
+    )
+    rp.add_argument(
+        "experiment",
+        nargs="?",
+        default=None,
+        help="the paper, e.g. p001 (a folder under ./experiments; --list shows them)",
+    )
+    rp.add_argument(
+        "--list", action="store_true", help="list the papers (id, folder, title) and exit"
+    )
     rp.add_argument("--quick", action="store_true", help="fewer points and seeds (for CI)")
-    rp.add_argument("--out", type=Path, default=None, help="default: results/<id>")
-    rp.add_argument("--workers", type=_count("workers"), default=None)
+    rp.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="default: results/<id>, or results/<id>-quick with --quick ($CCSIM_RESULTS "
+        "replaces results)",
+    )
+    rp.add_argument(
+        "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
+    )
     rp.add_argument(
         "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
     )
@@ -571,7 +695,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=_cmd_reproduce)
 
     rs = sub.add_parser(
-        "report", help="write one offline HTML site for every reproduction under results/"
+        "report",
+        help="write one offline HTML site for every reproduction under results/",
+        description="Build one HTML site, readable offline, from every reproduction's report "
+        "under --results: interactive figures, claims and verdicts, setup and assumptions.",
     )
     rs.add_argument(
         "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
@@ -580,9 +707,13 @@ def build_parser() -> argparse.ArgumentParser:
     rs.set_defaults(func=_cmd_report)
 
     ex = sub.add_parser(
-        "explore", help="a local web app: move a figure's parameters, watch it re-run"
+        "explore",
+        help="a local web app: move a figure's parameters, watch it re-run",
+        description="Serve a web page on this machine where a paper's figure or table re-runs "
+        "as its parameters move (only to the values and ranges its plan allows); runs share "
+        "ccsim reproduce's store. Run from the repository root.",
     )
-    ex.add_argument("--port", type=_count("port"), default=8765)
+    ex.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     ex.add_argument(
         "--host",
         default="127.0.0.1",
@@ -657,10 +788,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a reader gone away fails here, not in the interpreter's exit
+        return status
     except KeyboardInterrupt:
         return _interrupted(args, received)
-    except (Error, OSError, ValueError, RuntimeError) as e:
+    except BrokenPipeError:
+        return _reader_gone()
+    except OSError as e:
+        _error(os_error_text(e))
+        return 1
+    except (Error, ValueError, RuntimeError) as e:
         _error(str(e))
         return 1
     except Exception as e:
@@ -669,6 +808,33 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             raise
         _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
         return 1
+
+
+def _reader_gone() -> int:
+    """The command's output went to a pipe whose reader has gone (``ccsim reproduce --list |
+    head -1``): stop without a word, with the status of a command killed by SIGPIPE (128 + 13),
+    as the shell's own tools do. Python ignores SIGPIPE, so a write raised BrokenPipeError
+    instead; stdout now points at /dev/null, so the interpreter's last flush finds nothing to
+    complain about. The command's files, if any, were written before it printed."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + int(getattr(signal, "SIGPIPE", 13))
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError in the words of the rest of ccsim's errors: ``<path>: no such file`` rather
+    than ``[Errno 2] No such file or directory: '<path>'``; one without a file as it is."""
+    if not e.filename:
+        return str(e)
+    if isinstance(e, FileNotFoundError):
+        reason = "no such file"
+    else:
+        reason = e.strerror or str(e)
+        reason = reason[:1].lower() + reason[1:]
+    other = f" -> {e.filename2}" if e.filename2 else ""
+    return f"{e.filename}{other}: {reason}"
 
 
 def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:

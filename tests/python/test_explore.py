@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import socket
@@ -565,3 +566,231 @@ def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_r
     assert pg.locator("input.x[value='25%']").count() == 0
     assert pg.locator("input.x[value='3.5%']").is_checked()
     assert [e for e in errors if "400" not in e] == []  # the refused request's console line
+
+
+# --- Hostile requests and start-up (issue 32) -----------------------------------------------
+
+#: A request that would start a job (one seed of one point of paper 001's fig8).
+ONE_POINT = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the refusals below: none of them may start a job."""
+    s = Server(tmp_path_factory.mktemp("guarded") / "results")
+    yield s
+    s.stop()
+
+
+def send(server: Server, method: str, path: str, body: bytes = b"",
+         headers: dict[str, str] | None = None) -> tuple[int, str]:  # fmt: skip
+    """A raw HTTP request with exactly these headers (and the Host http.client writes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.putrequest(method, path)
+        for k, v in (headers or {}).items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        if body:
+            conn.send(body)
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
+
+
+def post_json(server: Server, text: str, **headers: str) -> tuple[int, str]:
+    data = text.encode()
+    sent = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+    return send(server, "POST", "/api/run", data, {**sent, **headers})
+
+
+def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Server) -> None:
+    huge = "1" + "0" * 400  # 1e400 written out: JSON reads it as an int no float can hold
+    status, body = post_json(guarded, '{"paper": "p001", "figure": "fig8", "params": '
+                             f'{{"flows.transfer.mss": {huge}}}}}')  # fmt: skip
+    assert status == 400 and json.loads(body)["error"].startswith("flows.transfer.mss: ")
+    assert len(json.loads(body)["error"]) < 300, "the message does not echo 400 digits"
+    status, body = post_json(guarded, f'{{"paper": "p001", "figure": "fig8", "x": [{huge}]}}')
+    assert status == 400 and json.loads(body)["error"].startswith("x: ")
+    assert guarded.app.state.engine.jobs == {}
+
+
+def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
+    cat = Catalog(EXPERIMENTS)
+    for value in ("false", "x", [0], 1, None):
+        with pytest.raises(RequestError, match="quick must be true or false"):
+            cat.request({**ONE_POINT, "quick": value})
+    p002 = {"paper": "p002", "figure": "fig2", "lines": ["reno"]}  # a plan with a quick mode
+    assert cat.request({**p002, "quick": False}).quick is False
+    assert cat.request({**p002, "quick": True}).quick is True
+
+
+def test_a_request_nested_too_deep_is_refused_with_400_not_a_server_error(
+    guarded: Server,
+) -> None:
+    for depth in (50, 30_000):  # within the body limit; 1,000 levels exhaust Python's stack
+        status, body = post_json(guarded, '{"paper": ' + "[" * depth + "]" * depth + "}")
+        assert status == 400 and "nested deeper than" in json.loads(body)["error"], depth
+    status, _ = post_json(guarded, "[" * 100_000 + "]" * 100_000)
+    assert status == 413  # over the body limit before its depth matters
+    assert guarded.app.state.engine.jobs == {}
+
+
+def test_a_post_from_another_site_or_not_json_starts_no_job(guarded: Server) -> None:
+    ask = json.dumps(ONE_POINT)
+    # What a page on another site can send without asking the server first (no preflight):
+    # a "simple" content type; its browser adds the page's Origin and Sec-Fetch-Site.
+    status, body = post_json(guarded, ask, **{"Content-Type": "text/plain"})
+    assert status == 415 and "application/json" in json.loads(body)["error"]
+    status, body = post_json(guarded, ask, Origin="http://evil.test")
+    assert status == 403 and "http://evil.test" in json.loads(body)["error"]
+    status, _ = post_json(guarded, ask, Origin="null")  # a sandboxed frame, a file:// page
+    assert status == 403
+    status, _ = post_json(guarded, ask, Origin=f"http://127.0.0.1:{guarded.port + 1}")
+    assert status == 403, "another port is another origin"
+    status, _ = post_json(guarded, ask, **{"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    status, _ = send(guarded, "POST", "/api/jobs/j1/cancel", b"{}",
+                     {"Content-Type": "application/json", "Content-Length": "2",
+                      "Origin": "http://evil.test"})  # fmt: skip
+    assert status == 403
+    assert guarded.app.state.engine.jobs == {}
+    # The page's own origin passes (here to the catalog's check, which refuses the key).
+    status, body = post_json(guarded, json.dumps({**ONE_POINT, "params": {"duration": "1s"}}),
+                             Origin=f"http://127.0.0.1:{guarded.port}",
+                             **{"Sec-Fetch-Site": "same-origin"})  # fmt: skip
+    assert status == 400 and "is not one figure fig8 exposes" in body
+
+
+def test_an_over_long_body_is_refused_with_413_at_a_stated_limit_before_it_is_read(
+    guarded: Server,
+) -> None:
+    # 50 MB announced, not one byte sent: a server that reads before refusing waits here.
+    announced = {"Content-Type": "application/json", "Content-Length": "50000000"}
+    status, body = send(guarded, "POST", "/api/run", b"", announced)
+    assert status == 413
+    assert "50000000 bytes" in body and "limit is 65536 bytes" in body
+    # Sent in chunks with no length announced: refused once the limit is passed.
+    conn = http.client.HTTPConnection("127.0.0.1", guarded.port, timeout=30)
+    try:
+        chunks = (b" " * 4096 for _ in range(18))  # 72 KiB of white space
+        conn.request("POST", "/api/run", body=chunks, encode_chunked=True,
+                     headers={"Content-Type": "application/json"})  # fmt: skip
+        r = conn.getresponse()
+        assert r.status == 413 and "limit is 65536 bytes" in r.read().decode()
+    finally:
+        conn.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def never_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ccsim explore in a test must stop before it serves: uvicorn's loop fails the test."""
+
+    def serving(*_: Any, **__: Any) -> None:
+        raise AssertionError("the explorer started serving")
+
+    monkeypatch.setattr(uvicorn.Server, "run", serving)
+    monkeypatch.setattr(uvicorn, "run", serving)
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_port_out_of_range_is_one_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ccsim.cli import main
+
+    assert main(["explore", "--port", "70000"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: argument --port: 70000") and "65535" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_ccsim_explore_on_a_port_in_use_says_so_in_one_line_and_prints_no_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["explore", "--port", str(port), "--results", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert "http://" not in out
+    assert err.startswith(f"ccsim: error: --port {port}: 127.0.0.1:{port} is in use")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccsim.cli import main
+
+    a_file = tmp_path / "results"
+    a_file.write_text("not a folder")
+    assert main(["explore", "--port", str(free_port()), "--results", str(a_file)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: --results {a_file}: cannot write there")
+
+
+def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
+    tmp_path: Path,
+) -> None:
+    from ccsim.explore import Engine
+
+    a_file = tmp_path / "results"
+    a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    engine = Engine(a_file, workers=1)
+    try:
+        job = engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT))
+        deadline = time.monotonic() + 60
+        while not job.finished:
+            assert time.monotonic() < deadline, f"the job never finished: {job.events}"
+            time.sleep(0.05)
+    finally:
+        engine.close()
+    assert job.events[-1]["type"] == "error"
+    assert str(a_file) in job.events[-1]["message"]
+
+
+def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from ccsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if it were not installed
+    assert main(["explore", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and len(err.splitlines()) == 1
+    assert "uvicorn" in err and "pip install -c constraints.txt ." in err
+
+
+def test_a_client_gone_before_its_body_ended_is_refused_not_a_server_error() -> None:
+    import asyncio
+
+    from starlette.requests import ClientDisconnect
+
+    from ccsim.explore.server import Refused, read_json
+
+    class Gone:
+        """A request whose client closed the connection after a few bytes of its body."""
+
+        async def stream(self) -> Any:
+            yield b'{"pa'
+            raise ClientDisconnect
+
+    with pytest.raises(Refused, match="closed the connection before its body ended"):
+        asyncio.run(read_json(Gone()))

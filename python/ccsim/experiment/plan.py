@@ -1425,6 +1425,9 @@ def find_experiment(name: str, root: Path | None = None) -> Path:
     direct = Path(name)
     if (direct / "plan.toml").exists():
         return direct
+    if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id to look up
+        raise PlanError(f"{name}: no plan.toml there; give a paper's folder or its id "
+                        "(ccsim reproduce --list shows them)")  # fmt: skip
     matches = sorted(p for p in base.glob(f"{name}*") if (p / "plan.toml").exists())
     if not matches:
         known = sorted(p.name for p in base.glob("*") if (p / "plan.toml").exists())

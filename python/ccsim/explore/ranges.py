@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,20 +50,37 @@ class RangeError(ValueError):
     """A value outside its range, off its grid, or in another unit."""
 
 
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxlong = 60
+_BRIEF.maxlevel, _BRIEF.maxlist, _BRIEF.maxdict = 2, 6, 4
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` cut to a few dozen characters: a message about a value from the page
+    names it without echoing a 60 KB string or a 400-digit number back."""
+    return _BRIEF.repr(value)
+
+
 def _quantity(value: Any, where: str) -> tuple[float, str, bool]:
     """(number, unit, whole) of a bound: a TOML number or a string such as ``"7.5ms"``."""
     if isinstance(value, bool):
-        raise ValueError(f"{where}: expected a number or a string with a unit, found {value!r}")
+        raise ValueError(
+            f"{where}: expected a number or a string with a unit, found {brief(value)}"
+        )
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"{where}: {value!r} is not a finite number")
-        return float(value), "", isinstance(value, int)
+        try:
+            number = float(value)  # an int of 400 digits (JSON's 1e400 written out) overflows
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise ValueError(f"{where}: {brief(value)} is not a finite number")
+        return number, "", isinstance(value, int)
     if isinstance(value, str):  # "7.5ms"; or "1000", a listed literal sent back as text
         m = _QUANTITY.fullmatch(value)
         if m is not None:
             return float(m.group(1)), m.group(2), False
     raise ValueError(
-        f'{where}: {value!r} is not a number or a number with a unit ("40s", "7.5ms", "5%")'
+        f'{where}: {brief(value)} is not a number or a number with a unit ("40s", "7.5ms", "5%")'
     )
 
 
@@ -99,19 +117,19 @@ class Range:
         try:
             v, unit, _ = _quantity(value, "value")
         except ValueError:
-            raise RangeError(f"{value!r} is not a value of the range {allowed}") from None
+            raise RangeError(f"{brief(value)} is not a value of the range {allowed}") from None
         if isinstance(value, (int, float)) and self.unit:
             unit = self.unit  # a bare number from a number input is in the range's unit
         elif isinstance(value, str) and not unit and self.unit == "%":
             v, unit = v * 100, "%"  # text without a unit is the key's own value: "0.05" is 5 %
         if unit != self.unit:
-            raise RangeError(f"{value!r} is not in {self.unit or 'a plain number'}; "
+            raise RangeError(f"{brief(value)} is not in {self.unit or 'a plain number'}; "
                              f"allowed: {allowed}")  # fmt: skip
         k = (v - self.min) / self.step
         if not (self.min - 1e-9 * self.step <= v <= self.max + 1e-9 * self.step):
-            raise RangeError(f"{value!r} is outside the range {allowed}")
+            raise RangeError(f"{brief(value)} is outside the range {allowed}")
         if abs(k - round(k)) > 1e-6:
-            raise RangeError(f"{value!r} is not on the range's grid: {allowed}")
+            raise RangeError(f"{brief(value)} is not on the range's grid: {allowed}")
         v = self.min + round(k) * self.step
         if self.whole:
             return str(round(v))

@@ -1,0 +1,404 @@
+# SPDX-License-Identifier: MIT
+"""What the explorer's page may ask for: every plan's figures and summary tables, the keys each
+one offers with the values the plan lists or a range it declares (``Catalog``), and the check of a
+run request against them (``Catalog.request`` -> ``Request``, or ``RequestError`` naming what is
+refused and what is allowed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .ranges import Range, RangeError, brief
+
+
+class RequestError(ValueError):
+    """A request the explorer refuses (unknown paper, figure, key or value)."""
+
+
+def _literal(value: Any) -> str:
+    from ccsim.scenario import format_value
+
+    return str(format_value(value))
+
+
+def _split(override: str) -> tuple[str, str]:
+    path, _, value = override.partition("=")
+    return path, value
+
+
+def _lookup(tree: dict[str, Any], path: str) -> Any:
+    """The value at dotted ``path`` in a resolved scenario, or None; a table is not a value."""
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return None if isinstance(node, dict) else node
+
+
+def _order(values: list[str]) -> list[str]:
+    """Numbers in numeric order, then quantities with a unit ("7.5ms", "2.5Gbps") in numeric
+    order within each unit, then the rest as they came."""
+    import re
+
+    def key(v: str) -> tuple[int, str, float]:
+        m = re.fullmatch(r'"?(\d+(?:\.\d+)?)\s*([A-Za-z%]*)"?', v)
+        if m is None:
+            return (2, "", 0.0)
+        return (0 if not m.group(2) else 1, m.group(2), float(m.group(1)))
+
+    return sorted(values, key=key)  # stable: the rest keep their order
+
+
+@dataclass
+class FigureEntry:
+    """What the page may change in one figure (or time-series figure, or summary table)."""
+
+    id: str
+    title: str
+    kind: str  # "points" | "flow_series" | "link_series" | "table"
+    item: Any  # the plan's Figure / SeriesFigure / SummaryTable
+    lines: list[str]
+    x_values: list[str] = field(default_factory=list)  # TOML literals
+    #: Each listed x literal -> the plan's value (x_overrides needs it for ``x.also``).
+    x_plan: dict[str, Any] = field(default_factory=dict)
+    x_range: Range | None = None
+    params: dict[str, list[str]] = field(default_factory=dict)  # path -> allowed literals
+    ranges: dict[str, Range] = field(default_factory=dict)  # path -> free range (plan explore)
+    defaults: dict[str, str] = field(default_factory=dict)  # as the figure runs in full mode
+    quick_defaults: dict[str, str] = field(default_factory=dict)  # ... and in quick mode
+    own: set[str] = field(default_factory=set)  # the keys the figure itself sets
+    #: line -> key -> (range, full-mode value, quick-mode value): a line's free parameters.
+    line_params: dict[str, dict[str, tuple[Range, str, str]]] = field(default_factory=dict)
+
+    def describe(self, plan: Any) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "lines": [{"id": lid, "label": plan.lines[lid].label} for lid in self.lines],
+            "params": [
+                {
+                    "path": p,
+                    "values": v,
+                    "default": self.defaults[p],
+                    "quick_default": self.quick_defaults[p],
+                    "own": p in self.own,
+                    "range": self.ranges[p].describe() if p in self.ranges else None,
+                }
+                for p, v in self.params.items()
+            ],
+            "line_params": [
+                {
+                    "line": lid,
+                    "path": p,
+                    "range": r.describe(),
+                    "default": full,
+                    "quick_default": quick,
+                }
+                for lid, ps in self.line_params.items()
+                for p, (r, full, quick) in ps.items()
+            ],
+        }
+        if self.kind == "points":
+            fig = self.item
+            d.update(
+                x_path=fig.x_path,
+                x_label=fig.x_label,
+                x_values=self.x_values,
+                x_shown=[_shown(x, fig.x_scale) for x in self.x_values],
+                x_quick=[_literal(x) for x in fig.x_quick],
+                x_scale=fig.x_scale,
+                x_range=self.x_range.describe() if self.x_range else None,
+                metric=fig.metric.label,
+                y_scale=fig.y_scale,
+            )
+        if self.kind == "table":
+            d.update(columns=TABLE_COLUMNS + [f"share_{f}" for f in self.item.flows]
+                     + [f"share_{g}" for g in self.item.groups])  # fmt: skip
+        return d
+
+
+#: A summary table's numeric columns in the order the page shows them (then share_<flow> and
+#: share_<group>); ``table_row`` (ccsim.experiment.tables) computes them per run.
+TABLE_COLUMNS = ["utilization", "tested_utilization", "background_utilization", "jain",
+                 "loss_rate", "convergence_s", "rate_cv"]  # fmt: skip
+
+
+@dataclass
+class PaperEntry:
+    plan: Any
+    figures: dict[str, FigureEntry]
+
+    def describe(self) -> dict[str, Any]:
+        p = self.plan
+        return {
+            "id": p.id,
+            "title": p.title,
+            "paper": p.paper,
+            "seeds": p.seeds,
+            "quick_seeds": p.quick_seeds,
+            "has_quick": bool(p.quick_overrides),
+            "figures": [f.describe(p) for f in self.figures.values()],
+        }
+
+
+class Catalog:
+    """Every plan under ``experiments/`` and what the page may change in each figure and
+    summary table: its x values, its lines, and the scenario keys the plan sets anywhere (a
+    figure's or table's settings, another figure's x, the quick mode's settings), each to a
+    value that the plan uses for that key or the item's own value, or to any value of the range
+    the plan declares for it (``explore``, ranges.py). A key is offered to an item when the
+    item's scenario has it (resolved with the item's settings), unless it is the figure's x or
+    one of its lines sets it (the line would override the slider): a line's own keys move only
+    through the line's declared ranges."""
+
+    def __init__(self, experiments: Path) -> None:
+        from ccsim.experiment.plan import PlanError, load_plan
+
+        self.papers: dict[str, PaperEntry] = {}
+        for folder in sorted(Path(experiments).glob("*/plan.toml")):
+            plan = load_plan(folder.parent)
+            try:
+                figures = self._figures(plan)
+            except ValueError as e:  # a range whose key the scenario lacks, or a bad bound
+                raise PlanError(f"{folder}: {e}") from None
+            if figures:  # a plan with no figure and no table has nothing to show here
+                self.papers[plan.id] = PaperEntry(plan, figures)
+
+    @staticmethod
+    def _figures(plan: Any) -> dict[str, FigureEntry]:
+        import sys
+
+        from ccsim import _core
+        from ccsim.experiment.plan import quick_overrides
+        from ccsim.scenario import read_text
+
+        from .ranges import parse_plan_ranges
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        ranges = parse_plan_ranges(tomllib.loads(read_text(plan.folder / "plan.toml")))
+        seen: dict[str, list[str]] = {}
+
+        def note(path: str, value: str) -> None:
+            seen.setdefault(path, [])
+            if value not in seen[path]:
+                seen[path].append(value)
+
+        # A packet trace is drawn from one run's packet table, and an ATM window panel (paper
+        # 000's Figs. 2-3) mixes cwnd, ACR and ER in their own units: the page draws neither (it
+        # once drew the panel as the link's utilization, zero on an ATM link); the report does.
+        series = [f for f in plan.series_figures if f.kind not in ("packet_trace", "atm_window")]
+        items = [*plan.figures, *series, *plan.tables]
+        for item in [*items, *plan.series_figures]:
+            for ov in [*item.overrides, *item.quick_overrides]:
+                note(*_split(ov))
+        for fig in plan.figures:
+            for x in fig.x_values:
+                note(fig.x_path, _literal(x))
+        for ov in plan.quick_overrides:
+            note(*_split(ov))
+
+        def resolved(overrides: list[str]) -> dict[str, Any]:
+            return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
+
+        def check(r: Range, overrides: list[str], paths: list[str]) -> None:
+            """The range's lowest value must make a valid scenario (its key exists, its unit
+            fits): a plan mistake is found when the explorer starts, not on a click."""
+            lowest = [f"{p}={r.literal(r.min)}" for p in paths]
+            try:
+                _core.validate(plan.scenario_text, [*overrides, *lowest], 1)
+            except _core.ScenarioError as e:
+                raise ValueError(f"{r.where}: {e}") from None
+
+        out: dict[str, FigureEntry] = {}
+        for item in items:
+            kind = getattr(item, "kind", "points") if item not in plan.tables else "table"
+            entry = FigureEntry(item.id, item.title, kind, item, list(item.lines))
+            base = list(item.overrides)
+            if kind == "points":
+                entry.x_values = [_literal(x) for x in item.x_values]
+                entry.x_plan = dict(zip(entry.x_values, item.x_values))
+                entry.x_range = ranges.x.get(item.id)
+                if entry.x_range is not None:
+                    check(entry.x_range, base, [item.x_path])
+            entry.own = {_split(ov)[0] for ov in item.overrides}
+            quick_ov = quick_overrides(plan, item, True)
+            full = resolved(base)
+            quick = resolved([*base, *quick_ov])
+            by_lines = {_split(ov)[0] for lid in item.lines for ov in plan.lines[lid].overrides}
+            for path, values in seen.items():
+                if path == getattr(item, "x_path", None) or path in by_lines:
+                    continue
+                v_full, v_quick = _lookup(full, path), _lookup(quick, path)
+                if v_full is None or v_quick is None:
+                    continue  # not in this figure's scenario (a line adds it, or nothing)
+                d_full, d_quick = _literal(v_full), _literal(v_quick)
+                entry.params[path] = _order(list(dict.fromkeys([*values, d_full, d_quick])))
+                entry.defaults[path] = d_full
+                entry.quick_defaults[path] = d_quick
+                if path in ranges.keys:
+                    entry.ranges[path] = ranges.keys[path]
+                    check(ranges.keys[path], base, [path])
+            # The figure's own settings first, then the others in the plan's order.
+            entry.params = {p: entry.params[p] for p in sorted(entry.params,
+                            key=lambda p: p not in entry.own)}  # fmt: skip
+            for lid in item.lines:
+                for path, r in ranges.lines.get(lid, {}).items():
+                    line_ov = [*base, *plan.lines[lid].overrides]
+                    check(r, line_ov, [path, *r.also])
+                    v_full = _lookup(resolved(line_ov), path)
+                    v_quick = _lookup(resolved([*line_ov, *quick_ov]), path)
+                    entry.line_params.setdefault(lid, {})[path] = (
+                        r,
+                        _literal(v_full),
+                        _literal(v_quick),
+                    )
+            out[item.id] = entry
+        return out
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [p.describe() for p in self.papers.values()]
+
+    def request(self, body: Any) -> Request:
+        """Check a run request from the page against the catalog; RequestError names what is
+        refused and what is allowed."""
+        if not isinstance(body, dict):
+            raise RequestError("the request must be a JSON object")
+        known = {"paper", "figure", "params", "line_params", "lines", "x", "seeds", "quick"}
+        extra = sorted(set(body) - known)
+        if extra:
+            raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
+        paper = self.papers.get(str(body.get("paper")))
+        if paper is None:
+            raise RequestError(
+                f"no paper {brief(body.get('paper'))}; known: {', '.join(self.papers)}"
+            )
+        fig = paper.figures.get(str(body.get("figure")))
+        if fig is None:
+            raise RequestError(
+                f"no figure {brief(body.get('figure'))} in {paper.plan.id}; known: "
+                f"{', '.join(paper.figures)}"
+            )
+        params = body.get("params", {})
+        if not isinstance(params, dict):
+            raise RequestError("params must be an object of key: value")
+        asked_quick = body.get("quick", False)
+        if not isinstance(asked_quick, bool):  # not bool(): "false" and [0] would be true
+            raise RequestError(f"quick must be true or false, not {brief(asked_quick)}")
+        quick = asked_quick and bool(paper.plan.quick_overrides)
+        defaults = fig.quick_defaults if quick else fig.defaults
+        chosen: dict[str, str] = {}
+        for path, value in params.items():
+            if path not in fig.params:
+                raise RequestError(
+                    f"scenario key {brief(path)} is not one figure {fig.id} exposes; allowed: "
+                    f"{', '.join(fig.params) or 'none'}"
+                )
+            literal = _choice(path, value, fig.params[path], fig.ranges.get(path))
+            if literal != defaults[path]:
+                chosen[path] = literal
+        lines = body.get("lines", fig.lines)
+        if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
+            raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
+        line_params = body.get("line_params", {})
+        if not isinstance(line_params, dict):
+            raise RequestError("line_params must be an object of line: {key: value}")
+        moved_lines: dict[str, dict[str, str]] = {}
+        for lid, ps in line_params.items():
+            offered = fig.line_params.get(lid, {})
+            if not offered:
+                raise RequestError(f"line_params: line {brief(lid)} of {fig.id} has no free "
+                                   "parameter; lines with one: "
+                                   f"{', '.join(fig.line_params) or 'none'}")  # fmt: skip
+            if not isinstance(ps, dict):
+                raise RequestError(f"line_params.{lid} must be an object of key: value")
+            for path, value in ps.items():
+                if path not in offered:
+                    raise RequestError(
+                        f"line_params.{lid}: scenario key {brief(path)} is not one line {lid} "
+                        f"exposes; allowed: {', '.join(offered)}"
+                    )
+                r, d_full, d_quick = offered[path]
+                literal = _choice(f"line_params.{lid}.{path}", value, [], r)
+                if literal != (d_quick if quick else d_full):
+                    moved_lines.setdefault(lid, {})[path] = literal
+        xs: list[str] = []
+        if fig.kind == "points":
+            asked = body.get("x", fig.x_values)
+            if not isinstance(asked, list):
+                raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
+            for x in asked:
+                xs.append(_choice("x", x, fig.x_values, fig.x_range))
+            xs = list(dict.fromkeys(xs))
+        top = paper.plan.quick_seeds if quick else paper.plan.seeds
+        seeds = body.get("seeds", top)
+        if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
+            raise RequestError(f"seeds must be a whole number from 1 to {top}")
+        return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick, moved_lines)
+
+
+def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
+    """The literal of a value the page chose: one the plan lists, or one in the key's range."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        if str(value) in listed:
+            return str(value)
+        if r is not None:
+            try:
+                return r.literal(value)
+            except RangeError as e:
+                raise RequestError(f"{where}: {e}") from None
+    allowed = ", ".join(listed)
+    if r is not None:
+        allowed = f"{allowed} or {r.allowed()}" if allowed else r.allowed()
+    raise RequestError(f"{where}: {brief(value)} is not one of {allowed}")
+
+
+@dataclass
+class Request:
+    plan: Any
+    figure: FigureEntry
+    #: The settings moved away from the figure's (in this mode): applied after all others.
+    params: dict[str, str]
+    lines: list[str]
+    xs: list[str]
+    seeds: int
+    quick: bool
+    #: line -> the line's free parameters moved away from its own values.
+    line_params: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def overrides(self, line: str, x: str | None) -> tuple[str, ...]:
+        """The run's overrides as ``plan_runs`` writes them, then the settings the page moved
+        (last, so they win over the figure's, the line's and the quick mode's). Unmoved, a run
+        is the reproduction's own: the same resolved scenario, the same store key."""
+        from ccsim.experiment.plan import quick_overrides, x_overrides
+
+        item = self.figure.item
+        line_ov = list(self.plan.lines[line].overrides)
+        extra = quick_overrides(self.plan, item, self.quick)
+        if x is None:
+            x_ov = []
+        elif x in self.figure.x_plan:  # a listed x, with the keys it sets together (x.also)
+            x_ov = x_overrides(item, self.figure.x_plan[x])
+        else:  # a value of the x axis's range (which refuses x.also)
+            x_ov = [f"{item.x_path}={x}"]
+        moved = [f"{p}={v}" for p, v in self.params.items()]
+        for path, v in self.line_params.get(line, {}).items():
+            r = self.figure.line_params[line][path][0]
+            moved += [f"{p}={v}" for p in (path, *r.also)]
+        return (*item.overrides, *line_ov, *x_ov, *extra, *moved)
+
+
+def _shown(x: str, scale: float) -> float | str:
+    """An x value in the axis's units, without binary noise (0.07 * 100 is 7.000000000000001);
+    an x with a unit (``"10Mbps"``, paper 004's plan) is shown as written."""
+    try:
+        return float(f"{float(x) * scale:.12g}")
+    except ValueError:
+        return x.strip('"')

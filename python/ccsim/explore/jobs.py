@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: MIT
+"""The explorer's jobs: a checked request's runs, in threads through the run store that
+``ccsim reproduce`` uses, each point or table row sent to the page as an event the moment its
+seeds are done (``Engine``, ``Job``)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .catalog import Request, _shown
+
+
+class Cancelled(Exception):
+    """Raised from a run's progress callback to stop it when its job is cancelled."""
+
+
+@dataclass
+class Job:
+    id: str
+    request: Request
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cancelled: bool = False
+    finished: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+    def emit(self, kind: str, **data: Any) -> None:
+        data["type"] = kind
+        data["elapsed_s"] = round(time.perf_counter() - self.started, 4)
+        self.events.append(data)  # list.append is atomic; readers only read up to len()
+
+
+class Engine:
+    """Runs jobs' points in threads through a run store per plan and mode."""
+
+    def __init__(self, results: Path, workers: int = 2) -> None:
+        self.results = Path(results)
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ccsim-run")
+        self.jobs: dict[str, Job] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+
+    def store(self, plan_id: str, quick: bool) -> Any:
+        from ccsim.sweep import Store
+
+        return Store(self.results / (plan_id + ("-quick" if quick else "")) / "runs")
+
+    def close(self) -> None:
+        """Cancel every job and drop the runs not started yet."""
+        with self._lock:
+            for job in self.jobs.values():
+                job.cancelled = True
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def submit(self, request: Request) -> Job:
+        job = Job(f"j{next(self._ids)}", request)
+        with self._lock:
+            self.jobs[job.id] = job
+            # Keep the last 64 jobs for late readers; older ones are finished or abandoned.
+            for old in list(self.jobs)[:-64]:
+                self.jobs[old].cancelled = True
+                del self.jobs[old]
+        threading.Thread(target=self._run_job, args=(job,), daemon=True).start()
+        return job
+
+    def cancel(self, job_id: str) -> bool:
+        job = self.jobs.get(job_id)
+        if job is None:
+            return False
+        job.cancelled = True
+        return True
+
+    def _one(self, job: Job, spec: Any, store: Any) -> tuple[dict[str, Any], bool]:
+        """One run's record, from the store or simulated now (then saved); True if cached."""
+        from ccsim import _core
+        from ccsim.sweep import record_of
+
+        key = spec.key()
+        with self._key_lock(key):
+            rec = store.load_valid(key)
+            if rec is not None:
+                return rec, True
+            if job.cancelled:
+                raise Cancelled
+            last = [0.0]
+
+            def progress(sim_s: float, events: int, duration_s: float) -> None:
+                if job.cancelled:
+                    raise Cancelled
+                now = time.perf_counter()
+                if now - last[0] > 0.25:
+                    last[0] = now
+                    job.emit("progress", seed=spec.seed, tags=dict(spec.tags), sim_s=sim_s,
+                             duration_s=duration_s, events=events)  # fmt: skip
+
+            raw = _core.run(spec.text, list(spec.overrides), spec.seed, progress)
+            # The record sweep.execute stores for the same run.
+            rec = record_of(raw, spec.overrides, spec.seed)
+            store.save(key, rec)
+            return rec, False
+
+    def _run_job(self, job: Job) -> None:
+        from ccsim.sweep import RunSpec
+
+        r = job.request
+        plan = r.plan
+        done = cached = total = 0
+        # Everything inside the try: a job whose thread died (a results folder that cannot be
+        # written) would leave the page waiting for ever; an error event ends it on the page.
+        try:
+            store = self.store(plan.id, r.quick)
+            groups: list[tuple[str, str | None, list[Any]]] = []
+            xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
+            # A table's rows come in the plan's line order, each once its seeds are done.
+            for x in xs:
+                for line in r.lines:
+                    ov = r.overrides(line, x)
+                    tags = (("figure", r.figure.id), ("line", line), ("x", x))
+                    specs = [RunSpec(plan.scenario_text, ov, s, tags)
+                             for s in range(1, r.seeds + 1)]  # fmt: skip
+                    groups.append((line, x, specs))
+            total = sum(len(g[2]) for g in groups)
+            job.emit("start", total=total, points=len(groups))
+            futures = [
+                (line, x, [self.pool.submit(self._one, job, s, store) for s in specs])
+                for line, x, specs in groups
+            ]
+            for line, x, futs in futures:
+                recs = []
+                for f in futs:
+                    rec, hit = f.result()
+                    recs.append(rec)
+                    done += 1
+                    cached += hit
+                job.emit("runs", done=done, total=total, cached=cached)
+                if r.figure.kind == "table":
+                    row = table_rows(r.figure.item, {line: recs})[0]
+                    job.emit("row", line=line, label=plan.lines[line].label,
+                             values={k: v if k == "shares" else _num(v)
+                                     for k, v in row.items() if k != "line"})  # fmt: skip
+                else:
+                    self._emit_point(job, line, x, recs)
+        except Cancelled:
+            job.emit("cancelled", done=done, total=total)
+        except OSError as e:  # the run store: a folder gone, read-only, or a full disk
+            job.cancelled = True
+            where = f"{e.filename}: " if e.filename else ""
+            job.emit("error", message=f"the run store: {where}{e.strerror or e}")
+        except Exception as e:  # a scenario the core refuses: say so on the page
+            job.cancelled = True
+            job.emit("error", message=f"{type(e).__name__}: {e}")
+        else:
+            job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
+        finally:
+            job.finished = True
+
+    def _emit_point(self, job: Job, line: str, x: str | None, recs: list[dict[str, Any]]) -> None:
+        from ccsim.experiment.stats import mean_ci
+
+        r = job.request
+        fig = r.figure.item
+        if r.figure.kind == "points":
+            from ccsim.experiment.plan import line_metric
+            from ccsim.experiment.runs import point_values
+
+            tagged = [{**rec, "tags": {"figure": fig.id, "line": line, "x": x}} for rec in recs]
+            metric = line_metric(r.plan, fig, line)
+            values = [float(v) for v in point_values(tagged, metric)["value"]]
+            mean, half, n = mean_ci(values)
+            job.emit("point", line=line, x=x, x_shown=_shown(x or "0", fig.x_scale),
+                     mean=_num(mean), ci95=_num(half), n=n,
+                     seeds=[_num(v) for v in values])  # fmt: skip
+            return
+        from ccsim.experiment.tables import flow_series_values, link_capacity, link_rate
+
+        rec = recs[0]  # seed 1, as the report's time-series figures
+        traces = []
+        if r.figure.kind == "flow_series":
+            values, _ = flow_series_values(rec, fig.flows, fig.link)
+            for flow in fig.flows:
+                traces.append({"name": flow, "t": [float(t) for t in values.index],
+                               "y": [_num(v) for v in values[flow]]})  # fmt: skip
+        else:
+            u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
+            traces.append({"name": "utilization", "t": [float(t) for t in u.index],
+                           "y": [_num(v) for v in u]})  # fmt: skip
+        job.emit("series", line=line, traces=traces)
+
+
+def table_rows(table: Any, records: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A summary table as ``ccsim reproduce`` reports it: per line (in ``records``' order),
+    :func:`~ccsim.experiment.tables.line_summary` of its runs (seeds): each numeric column's
+    mean and 95 % half-width, ``n``, ``converged`` and the mean ``shares``."""
+    from ccsim.experiment.tables import line_summary, table_row
+
+    return [
+        {"line": line, **line_summary([table_row(rec, table) for rec in recs], table.flows)}
+        for line, recs in records.items()
+    ]
+
+
+def _num(v: Any) -> float | None:
+    """A JSON-safe number (NaN, as for an unfinished transfer, becomes null)."""
+    f = float(v)
+    return None if math.isnan(f) or math.isinf(f) else f

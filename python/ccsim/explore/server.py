@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: MIT
+"""The explorer's HTTP side: the Starlette app (the page, the catalog, run requests, job events),
+the guards in front of its API, and ``serve``, which runs it under uvicorn.
+
+The explorer listens on this machine, so the requests to fear come from pages on other sites open
+in the user's browser. A browser sends a "simple" cross-site POST (a form's or ``text/plain``
+body: the CORS-safelisted types of the Fetch standard) without asking the server first, so a
+page cannot read the answer but can still start simulations. ``refusal`` stops that before the
+app sees the request:
+
+- a request to ``/api/`` whose ``Origin`` (RFC 6454 §7; sent by browsers on every cross-origin
+  request and on same-origin POSTs) is not ``http://`` + its own ``Host``: 403. A request with no
+  Origin comes from a program (curl, a script), not from a page, and passes.
+- ``Sec-Fetch-Site`` (W3C Fetch Metadata) other than ``same-origin`` or ``none`` (typed in the
+  address bar): 403. Another port of 127.0.0.1 is "same-site", not same-origin, and is refused.
+- a POST with a body whose ``Content-Type`` is not ``application/json``: 415 (RFC 9110
+  §15.5.16). A page on another site can send JSON only after a CORS preflight, which this app
+  never grants.
+- a POST announcing a body over ``MAX_BODY`` bytes (``Content-Length``): 413 (RFC 9110
+  §15.5.14) before a byte of it is read; a body sent in chunks is cut off at the same limit.
+
+``read_json`` then parses at most ``MAX_BODY`` bytes, refusing JSON nested deeper than
+``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
+The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import socket
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .catalog import Catalog, RequestError
+from .jobs import Engine
+from .ranges import brief
+
+#: The largest request body the API reads, bytes. A run request is a few hundred bytes; every x
+#: and every key of the largest figure, a few kilobytes.
+MAX_BODY = 64 * 1024
+#: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
+MAX_DEPTH = 8
+
+
+class Refused(Exception):
+    """A request the guards answer with ``status`` and ``message`` instead of the app."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
+    """Why a request to the API must not reach the app, or None (see the module's doc).
+    ``headers`` are looked up by lower-case name."""
+    host = headers.get("host", "")
+    origin = headers.get("origin")
+    if origin is not None and origin != f"http://{host}":
+        return Refused(403, f"a request from the page {brief(origin)} is refused: only the "
+                            f"explorer's own page (http://{host}) may use its API")  # fmt: skip
+    site = headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return Refused(403, f"a {brief(site)} request is refused (Sec-Fetch-Site): only the "
+                            "explorer's own page may use its API")  # fmt: skip
+    length = headers.get("content-length", "")
+    has_body = (length.isdigit() and int(length) > 0) or "transfer-encoding" in headers
+    if method == "POST" and has_body:  # a body-less POST (cancel) has no type to check
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return Refused(415, f"the request's Content-Type is {brief(ctype or 'missing')}; "
+                                "the API takes application/json")  # fmt: skip
+        if length.isdigit() and int(length) > MAX_BODY:
+            return Refused(413, f"the request body ({int(length)} bytes) is too large: the "
+                                f"limit is {MAX_BODY} bytes")  # fmt: skip
+    return None
+
+
+class Guard:
+    """ASGI middleware: ``refusal`` for every request under ``/api/``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+            from starlette.datastructures import Headers
+            from starlette.responses import JSONResponse
+
+            refused = refusal(scope["method"], Headers(scope=scope))
+            if refused is not None:
+                answer = JSONResponse({"error": str(refused)}, status_code=refused.status)
+                await answer(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (a scalar 0, ``[]`` 1), counted without recursion and only
+    up to one level past ``MAX_DEPTH``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                break
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def parse_json(data: bytes) -> Any:
+    """A request body's JSON, or Refused (400) for text that is not JSON or nests too deep."""
+    deep = Refused(400, f"the request is nested deeper than {MAX_DEPTH} levels")
+    try:
+        body = json.loads(data)
+    except RecursionError:
+        raise deep from None
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError, an int of over 4,300 digits
+        raise Refused(400, "the request is not JSON") from None
+    if _depth(body) > MAX_DEPTH:
+        raise deep
+    return body
+
+
+async def read_json(request: Any) -> Any:
+    """The request's JSON body, read up to ``MAX_BODY`` bytes (a body sent in chunks announces
+    no length: it is cut off there with 413)."""
+    from starlette.requests import ClientDisconnect
+
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise Refused(413, f"the request body is too large: the limit is {MAX_BODY} "
+                                   "bytes")  # fmt: skip
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone before its body was complete: nobody reads the answer
+        raise Refused(400, "the client closed the connection before its body ended") from None
+    return parse_json(b"".join(chunks))
+
+
+def create_app(results: Path, experiments: Path, host: str = "127.0.0.1", workers: int = 2) -> Any:
+    """The ASGI app (Starlette) over ``experiments`` (plans), writing runs under ``results``."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.requests import Request as HttpRequest
+    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from .page import PAGE
+
+    catalog = Catalog(experiments)
+    engine = Engine(results, workers)
+    # Load what the first point needs (SciPy for the CI: ~2 s) now, not on the first request.
+    from ccsim.experiment.stats import mean_ci
+
+    mean_ci([1.0, 2.0])
+    plotly_js: list[str] = []
+
+    async def index(_: HttpRequest) -> Response:
+        return HTMLResponse(PAGE)
+
+    async def plotly(_: HttpRequest) -> Response:
+        if not plotly_js:
+            import plotly.offline
+
+            plotly_js.append(plotly.offline.get_plotlyjs())
+        return Response(plotly_js[0], media_type="application/javascript",
+                        headers={"Cache-Control": "max-age=86400"})  # fmt: skip
+
+    async def papers(_: HttpRequest) -> Response:
+        return JSONResponse(catalog.describe())
+
+    async def run(request: HttpRequest) -> Response:
+        try:
+            req = catalog.request(await read_json(request))
+        except Refused as e:
+            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except RequestError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        job = engine.submit(req)
+        return JSONResponse({"job": job.id})
+
+    async def cancel(request: HttpRequest) -> Response:
+        ok = engine.cancel(request.path_params["job"])
+        return JSONResponse({"cancelled": ok}, status_code=200 if ok else 404)
+
+    async def events(request: HttpRequest) -> Response:
+        job = engine.jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"error": "no such job"}, status_code=404)
+
+        async def stream() -> AsyncIterator[str]:
+            i = 0
+            while True:
+                n = len(job.events)
+                while i < n:
+                    yield f"data: {json.dumps(job.events[i])}\n\n"
+                    i += 1
+                if job.finished and i >= len(job.events):
+                    return
+                if await request.is_disconnected():
+                    job.cancelled = True
+                    return
+                await asyncio.sleep(0.01)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        yield
+        # Shutting down (Ctrl-C): stop every run within one progress report, so the server's
+        # threads do not hold the process for the rest of a long run.
+        engine.close()
+
+    hosts = [host, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
+    app = Starlette(
+        lifespan=lifespan,
+        routes=[
+            Route("/", index),
+            Route("/plotly.min.js", plotly),
+            Route("/api/papers", papers),
+            Route("/api/run", run, methods=["POST"]),
+            Route("/api/jobs/{job}/events", events),
+            Route("/api/jobs/{job}/cancel", cancel, methods=["POST"]),
+        ],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(Guard)],
+    )
+    app.state.engine = engine
+    app.state.catalog = catalog
+    return app
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and listening, or ValueError in one line saying why not
+    (a port in use, an address this machine does not have). ``serve`` binds it before it says
+    where it serves, so a port in use is never announced as served."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as e:
+        raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        # As uvicorn does: a restart may bind while the last run's connections are in
+        # TIME_WAIT; Linux still refuses a port another socket listens on (EADDRINUSE).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise ValueError(f"--port {port}: {host}:{port} is in use (another ccsim explore?); "
+                             "choose another port with --port") from None  # fmt: skip
+        raise ValueError(f"--host {host} --port {port}: cannot listen there "
+                         f"({e.strerror or e})") from None  # fmt: skip
+    return sock
+
+
+def serve(results: Path, experiments: Path, host: str = "127.0.0.1", port: int = 8765,
+          workers: int = 2) -> None:  # fmt: skip
+    """Serve the explorer until interrupted: listen first, then load the plans, then say where."""
+    import uvicorn
+
+    sock = listen(host, port)
+    with sock:
+        app = create_app(results, experiments, host, workers)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",
+              flush=True)  # fmt: skip
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+        uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: MIT
+"""The command line a new user meets (issue 32): every command and argument explained in its
+help, the papers listed, a missing file named in one line, the pcap folder on the results line,
+and what a missing package says, with the README's install bringing the explorer."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from test_experiment import PLAN, SCENARIO
+from test_pcap import LOSSY
+
+from ccsim import bench
+from ccsim.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_every_command_has_a_description_and_every_argument_its_help() -> None:
+    for name, parser in subcommands().items():
+        assert parser.description, f"ccsim {name} --help has no description line"
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            where = f"ccsim {name} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help and action.help != argparse.SUPPRESS, f"{where} has no help"
+
+
+def test_reproduce_help_states_the_out_folder_with_and_without_quick() -> None:
+    from ccsim.experiment.reproduction import default_out
+
+    help_text = " ".join(subcommands()["reproduce"].format_help().split())
+    for quick in (False, True):
+        shown = str(default_out("<id>", quick))  # the folder run_cli writes to
+        assert shown in help_text, (quick, shown)
+    assert "results/<id>-quick with --quick" in help_text
+
+
+def test_bench_help_names_every_case_it_runs() -> None:
+    help_text = " ".join(subcommands()["bench"].format_help().split())
+    for case in [*bench.SCENARIOS, *bench.ON_REQUEST, *bench.SCALE]:
+        assert re.search(rf"\b{case}\b", help_text), case
+    listing = " ".join(build_parser().format_help().split())
+    assert ", ".join(bench.SCENARIOS) in listing, "the command list names every default case"
+
+
+def test_reproduce_list_shows_every_papers_id_folder_and_title(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    monkeypatch.chdir(ROOT)
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    plans = sorted((ROOT / "experiments").glob("*/plan.toml"))
+    assert len(out) == len(plans)
+    for line, plan in zip(out, plans):
+        tree = tomllib.loads(plan.read_text(encoding="utf-8"))
+        assert line.split()[:2] == [tree["id"], plan.parent.name]
+        assert line.endswith(tree["title"])
+    assert main(["reproduce"]) == 1
+    assert "ccsim reproduce --list shows them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_a_missing_file_is_one_line_naming_it_not_a_raw_errno(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.toml"
+    extra = {"run": ["--out", str(tmp_path / "o")], "validate": [],
+             "sweep": ["--out", str(tmp_path / "o"), "--param", "duration=1s"]}  # fmt: skip
+    assert main([command, str(missing), *extra[command]]) == 1
+    assert capsys.readouterr().err == f"ccsim: error: {missing}: no such file\n"
+
+
+def test_a_path_given_as_the_paper_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["reproduce", str(tmp_path / "nope"), "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: {tmp_path / 'nope'}: no plan.toml there")
+
+
+def test_run_with_pcap_names_the_pcap_folder_on_its_results_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY)
+    out = tmp_path / "out"
+    args = ["run", str(scenario), "--out", str(out), "--pcap", "bs:wl", "--set", 'duration="2s"']
+    assert main(args) == 0
+    results = capsys.readouterr().out.splitlines()[-1]
+    assert results.startswith(f"results: {out}/ (flows.parquet")
+    assert results.endswith("; pcap/: 3 captures)"), results
+    assert len(list((out / "pcap").glob("*.pcap"))) == 3
+
+
+def test_a_figure_with_no_x_values_is_one_line_naming_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(SCENARIO)
+    empty = PLAN.replace("values = [0.0, 0.02], quick = [0.02]", "values = []")
+    assert empty != PLAN
+    (folder / "plan.toml").write_text(empty)
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "t", "--quick", "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and len(err.splitlines()) == 1
+    assert "figures[0].x.values: empty" in err
+
+
+def _dependencies() -> set[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+
+
+def test_the_explorers_packages_are_main_dependencies_so_the_readmes_install_has_them() -> None:
+    import importlib.metadata
+
+    imported: set[str] = set()
+    for source in (ROOT / "python" / "ccsim" / "explore").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = {m for m in imported if m not in sys.stdlib_module_names and m != "ccsim"}
+    assert {"starlette", "uvicorn"} <= third_party
+    owners = importlib.metadata.packages_distributions()
+    needed = {d.lower() for m in third_party for d in owners.get(m, [m])}
+    assert needed <= _dependencies(), f"only in an extra, or nowhere: {needed - _dependencies()}"
+    pinned = {
+        ln.split("==")[0].strip().lower()
+        for ln in (ROOT / "constraints.txt").read_text().splitlines()
+        if "==" in ln and not ln.startswith("#")
+    }
+    # constraints.txt pins Python 3.11's closure: tomli (Python < 3.11) is not in it.
+    installed = {d.lower() for m in third_party for d in owners.get(m, [])}
+    assert installed <= pinned, f"not pinned in constraints.txt: {installed - pinned}"
+
+
+def test_a_dask_sweep_without_dask_installed_says_how_to_install_it(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    args = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
+            str(tmp_path), "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]  # fmt: skip
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and len(err.splitlines()) == 1
+    assert "pip install -c constraints.txt '.[dask]'" in err
+
+
+@pytest.mark.parametrize("command", [["reproduce", "--list"], ["validate", "random-loss.toml"]])
+def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_status(
+    command: list[str], examples: Path
+) -> None:
+    import os
+    import subprocess
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before ccsim writes a byte: `| head -0`
+    args = [examples / a if a.endswith(".toml") else a for a in command]
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ccsim.cli", *map(str, args)], cwd=ROOT,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              check=False)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert proc.stderr == "", "no '[Errno 32] Broken pipe', no 'Exception ignored'"
+    assert proc.returncode == 128 + 13
