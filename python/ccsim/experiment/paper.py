@@ -123,7 +123,7 @@ class PaperValues:
             unit = {"%": " percentage points", None: ""}.get(self.unit, f" {self.unit}")
             parts.append(f"±{self.tolerance:g}{unit}")
         if self.relative_tolerance > 0:
-            parts.append(f"±{100 * self.relative_tolerance:g} % of the paper's value")
+            parts.append(f"±{100 * self.relative_tolerance:g} %")
         return " or ".join(parts) if parts else "exactly (no tolerance)"
 
 

@@ -1113,7 +1113,8 @@ def check_tolerance(pv: PaperValues, groups: tuple[int, ...], row_word: str = "r
     if 2 * allowed >= span:
         key = "tolerance" if allowed == pv.tolerance else "relative_tolerance"
         raise PlanError(
-            f"{pv.origin}.{key}: {pv.describe_tolerance()} (±{allowed:.3g} at {mid:.3g}) is at "
+            f"{pv.origin}.{key}: {pv.describe_tolerance()} of the paper's value (±{allowed:.3g} at "
+            f"{mid:.3g}) is at "
             f"least half the paper's own largest difference ({high:.4g} to {low:.4g}, {how}): "
             f"a value halfway would match both ends, so the tolerance cannot see the effect; "
             f"give one below ±{span / 2:.3g}"
