@@ -932,7 +932,10 @@ mod tests {
         use crate::scenario::spec::FlowKind;
         // Every line of the plan keeps the scenario's [tcp] (no line sets a TCP key), so the
         // resolved FTP flow is the TCP of every run.
-        assert!(!P003_PLAN.contains("\"tcp."), "a plan line now sets a TCP key: check it too");
+        assert!(
+            !P003_PLAN.contains("\"tcp."),
+            "a plan line now sets a TCP key: check it too"
+        );
         let s = spec(P003_SCENARIO, &[]);
         let tcp = match &s.flows["ftp"].kind {
             FlowKind::Tcp { tcp, .. } => tcp,
