@@ -240,6 +240,25 @@ def test_a_figures_legend_sits_under_its_axes_and_covers_no_point(tmp_path: Path
     figures._pyplot().close(f)
 
 
+def test_a_figure_ticks_its_own_x_values_and_marks_a_point_where_no_run_finished(
+    tmp_path: Path,
+) -> None:
+    from ccsim.experiment import figures
+
+    plan = _plan(tmp_path, RATIO)
+    pts = _points(1.3).assign(sim_seconds=40.0)
+    pts.loc[(pts["line"] == "er") & (pts["x"] == 3), "value"] = float("nan")
+    f, ax = figures.point_axes(plan.figures[0], plan, experiment.summarize(pts))
+    # Ticks at 1, 2, 3 only, written plainly (no 1.5 between points, no offset notation).
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3"]
+    # er at x = 3 has no mean: a cross of er's colour at the top, and one legend entry for it.
+    crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
+    assert len(crosses) == 1 and list(crosses[0].get_xdata()) == [3]
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels.count(figures.STALLED) == 1
+    figures._pyplot().close(f)
+
+
 def test_a_line_that_never_finished_is_the_slower_one_by_a_sign_test() -> None:
     # Paper 003 at 25 Mbit/s of background: without QoS the transfer never ends within the
     # run (every seed NaN), with QoS it always does. That is the strongest evidence of

@@ -95,6 +95,10 @@ def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> li
     return _save(plt, f, out, fig.id)
 
 
+#: The legend entry of the crosses that mark points none of whose runs finished.
+STALLED = "no run finished (cross at the top)"
+
+
 def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any]:
     """A figure of points drawn (its matplotlib figure and axes, not yet saved): each line's
     means with their 95 % CIs, the paper's values as hollow markers, the legend under the
@@ -106,9 +110,13 @@ def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any
     labels = {ln: _legend_label(plan.lines[ln].label) for ln in fig.lines}
     entries = [labels[ln] for ln in fig.lines]
     entries += [f"{labels[ln]}: paper" for ln in fig.lines if paper_points(fig, ln)[0]]
+    if "unfinished" in s and (s["mean"].isna() & (s["unfinished"] > 0)).any():
+        entries.append(STALLED)
     ncol = 2 if max(len(max(e.splitlines(), key=len)) for e in entries) <= 40 else 1
     rows = sum(e.count("\n") + 1 for e in entries) / ncol
     f, ax = plt.subplots(figsize=(6.4, 4.2 + 0.2 * rows), dpi=120)
+    stalled_label = STALLED
+    crosses: dict[float, int] = {}
     for lid in fig.lines:
         d = s[s["line"] == lid]
         if d.empty:
@@ -117,6 +125,17 @@ def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any
         xs = [x_number(x) * fig.x_scale for x in d["x"]]
         bars = ax.errorbar(xs, d["mean"], yerr=d["ci95"].fillna(0), marker="o", capsize=3,
                            label=labels[lid])  # fmt: skip
+        # A point none of whose runs finished has no mean; a cross at the top of the axes (x in
+        # data, y in axes units) says so, in the line's colour, instead of a silent gap.
+        # Several lines stalled at one x are stacked downwards, so each colour shows.
+        if "unfinished" in d:
+            stalled = [x for x, m, u in zip(xs, d["mean"], d["unfinished"]) if pd.isna(m) and u]
+            for x in stalled:
+                y = 0.96 - 0.06 * crosses.get(x, 0)
+                crosses[x] = crosses.get(x, 0) + 1
+                ax.plot([x], [y], "x", ms=8, mew=2, color=bars[0].get_color(),
+                        transform=ax.get_xaxis_transform(), label=stalled_label)  # fmt: skip
+                stalled_label = "_"  # one legend entry for every line's crosses
         px, py = paper_points(fig, lid)
         if px:
             colour = bars[0].get_color()
@@ -125,12 +144,23 @@ def point_axes(fig: Figure, plan: Plan, summary: pd.DataFrame) -> tuple[Any, Any
     ax.set_xlabel(fig.x_label)
     ax.set_ylabel(fig.metric.label)
     ax.set_yscale(fig.y_scale)
+    _ticks_at_points(ax, [x_number(x) * fig.x_scale for x in s["x"]])
     ax.set_title(_wrap(f"{fig.id}: {fig.title}", 6.4), fontsize=10)
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     f.tight_layout()
     return f, ax
+
+
+def _ticks_at_points(ax: Any, xs: list[float]) -> None:
+    """x ticks at a figure's own x values, written short (``%g``: 554241, 0.05, 25), when they
+    are few enough to read: no tick between two points (7.5 between 5 and 10) and no tick
+    written as an offset or in engineering notation (554.2405k)."""
+    points = sorted(set(xs))
+    if not points or len(points) > 12 or ax.get_xscale() != "linear":
+        return
+    ax.set_xticks(points, [f"{x:g}" for x in points])
 
 
 def _legend_label(label: str) -> str:

@@ -30,6 +30,7 @@ import html
 import json
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,14 +213,18 @@ def point_figure(fig: Any, plan: Any, summary: Any) -> tuple[Any, int]:
             )
         )
         count += len(d)
+    # Plotly neither wraps a title nor avoids SI ticks ("554.2405k" for one point at 554,241):
+    # the title is broken into lines, and x ticks are written in plain numbers (d3's "~g").
+    title = "<br>".join(textwrap.wrap(f"{fig.id}: {fig.title}", width=90))
     out.update_layout(
-        title=f"{fig.id}: {fig.title}",
+        title=title,
+        xaxis_tickformat="~g",
         xaxis_title=fig.x_label,
         yaxis_title=fig.metric.label,
         yaxis_type=fig.y_scale,
         template="plotly_white",
         height=460,
-        margin={"t": 60, "l": 60, "r": 20, "b": 50},
+        margin={"t": 60 + 20 * title.count("<br>"), "l": 60, "r": 20, "b": 50},
     )
     return out, count
 

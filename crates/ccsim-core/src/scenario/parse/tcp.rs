@@ -921,4 +921,41 @@ mod tests {
         assert_eq!(tcp.rcv_buffer, 100_000);
         assert_eq!(tcp.max_window, Some(30_000));
     }
+
+    /// Paper 003's scenario and plan (experiments/p003-diffserv/): the words a reader trusts.
+    const P003_SCENARIO: &str =
+        include_str!("../../../../../experiments/p003-diffserv/scenario.toml");
+    const P003_PLAN: &str = include_str!("../../../../../experiments/p003-diffserv/plan.toml");
+
+    #[test]
+    fn paper_003s_transfer_runs_the_tcp_its_plan_and_scenario_describe() {
+        use crate::scenario::spec::FlowKind;
+        // Every line of the plan keeps the scenario's [tcp] (no line sets a TCP key), so the
+        // resolved FTP flow is the TCP of every run.
+        assert!(
+            !P003_PLAN.contains("\"tcp."),
+            "a plan line now sets a TCP key: check it too"
+        );
+        let s = spec(P003_SCENARIO, &[]);
+        let tcp = match &s.flows["ftp"].kind {
+            FlowKind::Tcp { tcp, .. } => tcp,
+            other => panic!("ftp is not a TCP flow: {other:?}"),
+        };
+        let comment = P003_SCENARIO.split("[tcp]").nth(1).unwrap();
+        for words in [P003_PLAN, comment] {
+            // "NewReno (RFC 6582) loss recovery without SACK" / "NewReno (RFC 6582: loss
+            // recovery without SACK)": the recovery, and no SACK blocks on the ACKs.
+            assert!(words.contains("NewReno (RFC 6582") && words.contains("without SACK"));
+            assert!(!words.replace("without SACK", "").contains("with SACK"));
+            // Delayed ACKs, one per two segments: the model's 0.866 assumes b = 2.
+            assert!(words.contains("delayed ACKs") && words.contains("two segments"));
+            assert!(words.contains("an RTO of at least 1 s (RFC 6298 §2.4)"));
+            assert!(words.contains("B = 1,000 B"));
+        }
+        assert_eq!(tcp.recovery, Recovery::NewReno);
+        assert!(tcp.delayed_ack);
+        assert_eq!(tcp.delack_count, 2);
+        assert_eq!(tcp.rto_min, SimDuration::from_secs(1));
+        assert_eq!(tcp.mss, 1000);
+    }
 }
