@@ -357,6 +357,9 @@ def test_with_several_seeds_a_cell_matches_when_our_whole_ci_is_within_the_toler
         "claim needs 50 %), 0 are significantly off"
     )
     assert verdict.endswith("; 3 cells without a run of ours")
+    # A relative tolerance is said once (p000's evidence read "... of the paper's value of the
+    # paper's value").
+    assert "our mean within ±10 % of the paper's value at 1 of 1 cells" in verdict
     # Two seeds at 4 and 6: the paper's value is inside our CI (±12.7), which is far wider
     # than the tolerance: neither a match nor off (before, "inside our CI" was a match).
     cell = next(c for c in paper_cells(plan, pts([4e6, 6e6])) if c.item == "loss" and c.n)
