@@ -141,10 +141,19 @@ NS3_PROGRAM_CHOICES: Mapping[str, Any] = {
     "rto_initial": "1s",
 }
 
-#: ns-3's TcpNewReno grows by one SMSS per ACK in slow start and SMSS^2/cwnd per ACK in
-#: congestion avoidance (``TcpNewReno::SlowStart``, ``CongestionAvoidance``): RFC 5681's
-#: equation (3), where the ``ns3`` preset's byte counting is its CUBIC's.
-NS3_RENO_GROWTH = "rfc5681"
+#: The growth rule, by ns-3 class (``Algorithm.ns3_cc``), of each controller that is not the ``ns3`` preset's CUBIC (whose slow
+#: start counts every segment acknowledged, ``TcpCubic::IncreaseWindow``). The others inherit
+#: ``TcpNewReno::SlowStart``: one SMSS per ACK that acknowledges a segment. In congestion
+#: avoidance TcpNewReno (and TcpVegas, which falls back to it) adds SMSS^2/cwnd per ACK, RFC
+#: 5681's equation (3); TcpHighSpeed, TcpScalable and TcpBic count the segments acknowledged,
+#: which is ccsim's byte counting with L = 1 (one SMSS per ACK in slow start).
+NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
+    "newreno": {"growth": "rfc5681"},
+    "vegas": {"growth": "rfc5681"},
+    "highspeed": {"growth": "abc", "abc_limit": 1},
+    "scalable": {"growth": "abc", "abc_limit": 1},
+    "bic": {"growth": "abc", "abc_limit": 1},
+}
 
 
 @dataclass(frozen=True)
@@ -236,8 +245,7 @@ def tcp_keys(cell: Cell) -> dict[str, Any]:
     }
     if cell.profile == "ns3":
         keys.update(NS3_PROGRAM_CHOICES)
-        if algo.cc == "reno":
-            keys["growth"] = NS3_RENO_GROWTH
+        keys.update(NS3_GROWTH.get(algo.ns3_cc, {}))
     return keys
 
 

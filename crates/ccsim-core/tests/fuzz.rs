@@ -275,6 +275,7 @@ fn the_generator_covers_every_feature_in_the_default_slice() {
         "tcp:timestamps=true",
         "tcp:preset=ns3",
         "tcp:rto_backoff_reset=new_ack",
+        "tcp:ack_credit=delivered",
         "topology:multihomed_host",
         "link:direction_table",
         "limits:max_events",

@@ -83,7 +83,9 @@ impl Window {
 /// An ACK that advanced SND.UNA while the endpoint was not in loss recovery.
 #[derive(Clone, Copy, Debug)]
 pub struct AckEvent {
-    /// Bytes newly acknowledged by this ACK (cumulatively), > 0.
+    /// Bytes this ACK credits to window growth, > 0: those it newly acknowledges cumulatively
+    /// (RFC 3465 §2.1), or, for a TCP with `ack_credit = "delivered"`, those it newly delivers
+    /// cumulatively or by SACK (`tcp::config::AckCredit`).
     pub bytes_acked: u64,
     /// SND.UNA after this ACK.
     pub snd_una: u64,

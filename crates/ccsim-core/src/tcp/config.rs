@@ -2,7 +2,8 @@
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
 //! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
 //! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
-//! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`]).
+//! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
+//! [`AckCredit`]).
 //!
 //! ```text
 //!   scenario/parse/tcp.rs ──reads [tcp] and a flow's keys into──> TcpSpec
@@ -82,6 +83,34 @@ pub enum RtoBackoffReset {
     NewAck,
 }
 
+/// How many bytes an ACK credits to window growth (the "bytes acknowledged" of RFC 3465 §2.1
+/// and RFC 5681 §3.1), outside loss recovery.
+///
+/// The two differ only with SACK, when a cumulative ACK covers data the receiver had already
+/// reported:
+///
+/// ```text
+///   SND.UNA        hole         SACKed (reported on earlier duplicate ACKs)
+///      |<-- 1 segment -->|<------------ 40 segments ------------->|
+///      the hole's retransmission arrives: one ACK covers all 41 segments
+///      cumulative: credits 41 segments    delivered: credits 1
+/// ```
+///
+/// In slow start with unlimited byte counting the difference is the whole SACKed block added to
+/// cwnd at once (docs/validation.md §4, the CUBIC cell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckCredit {
+    /// RFC 3465 §2.1 and RFC 5681 §3.1: the previously unacknowledged bytes the cumulative ACK
+    /// covers, including those already SACKed.
+    Cumulative,
+    /// Linux's `tcp_cong_control` (`acked_sacked`) and ns-3.48's `ProcessAck`
+    /// (`currentDelivered`, from TcpRateOps): the bytes newly delivered by this ACK, cumulatively
+    /// or by its SACK blocks, each byte counted once. An ACK that delivers nothing new credits
+    /// nothing, and the controller is not called (ns-3's `IncreaseWindow` with no segment adds
+    /// nothing in NewReno, HighSpeed, Scalable or CUBIC).
+    Delivered,
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -144,6 +173,8 @@ pub struct TcpSpec {
     pub timestamp_clock: SimDuration,
     /// When the RTO returns from back-off.
     pub rto_backoff_reset: RtoBackoffReset,
+    /// What an ACK credits to window growth.
+    pub ack_credit: AckCredit,
 }
 
 impl Default for TcpSpec {
@@ -182,6 +213,8 @@ impl Default for TcpSpec {
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
             rto_backoff_reset: RtoBackoffReset::ValidSample,
+            // RFC 3465 §2.1 counts "previously unacknowledged bytes": SACKed ones included.
+            ack_credit: AckCredit::Cumulative,
         }
     }
 }
@@ -327,6 +360,9 @@ impl TcpSpec {
             timestamp_clock: SimDuration::from_millis(1),
             // `NewAck` recomputes the RTO on every ACK of new data.
             rto_backoff_reset: RtoBackoffReset::NewAck,
+            // `ProcessAck` hands the controller `currentDelivered` (TcpRateOps), not the
+            // cumulative advance.
+            ack_credit: AckCredit::Delivered,
             header_bytes: 40,
         }
     }

@@ -15,6 +15,8 @@ pub mod rto;
 pub mod scoreboard;
 pub mod sender;
 
-pub use config::{InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec};
+pub use config::{
+    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec,
+};
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

@@ -70,6 +70,8 @@ impl Seg {
 pub struct CumAck {
     /// Bytes newly acknowledged.
     pub bytes_acked: u64,
+    /// Of those, the bytes the receiver had already SACKed: delivered before this ACK.
+    pub previously_sacked: u64,
     /// Send time of the last segment this ACK completed, if it is a valid RTT sample (never
     /// retransmitted, not SACKed before: Karn's rule, RFC 6298 §3).
     pub sample_sent_at: Option<SimTime>,
@@ -291,8 +293,10 @@ impl Scoreboard {
         }
         let mut out = CumAck {
             bytes_acked: ack - self.snd_una,
+            previously_sacked: 0,
             sample_sent_at: None,
         };
+        let sacked_before = self.sacked_bytes;
         let mut ambiguous = false;
         while let Some(s) = self.segs.front().copied() {
             let live_before = self.live_len(&s);
@@ -331,6 +335,7 @@ impl Scoreboard {
             }
             self.sacked_bytes -= r - l;
         }
+        out.previously_sacked = sacked_before - self.sacked_bytes;
         self.lost_upto = self.lost_upto.max(ack);
         self.rxt_next = self.rxt_next.max(ack);
         self.rule3_next = self.rule3_next.max(ack);

@@ -42,7 +42,7 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
     ECN_ECT0, ECN_NOT_ECT,
 };
-use crate::tcp::config::{RecoverGuard, RtoBackoffReset, RttSampling, TcpSpec};
+use crate::tcp::config::{AckCredit, RecoverGuard, RtoBackoffReset, RttSampling, TcpSpec};
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -284,9 +284,15 @@ impl TcpSender {
                 c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
                 self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             }
+            // What this ACK credits to window growth (`AckCredit`).
+            let credit = match self.cfg.tcp.ack_credit {
+                AckCredit::Cumulative => cum.bytes_acked,
+                AckCredit::Delivered => cum.bytes_acked - cum.previously_sacked + newly_sacked,
+            };
             self.on_new_ack(
                 now,
                 cum.bytes_acked,
+                credit,
                 h.cc,
                 cum.sample_sent_at.map(|s| now.saturating_since(s)),
             );
@@ -310,10 +316,12 @@ impl TcpSender {
         self.limited_transmit_credit = false;
     }
 
+    /// `bytes_acked` is the cumulative advance, `credit` what the ACK counts for window growth.
     fn on_new_ack(
         &mut self,
         now: SimTime,
         bytes_acked: u64,
+        credit: u64,
         echo: CcHeader,
         rtt_sample: Option<SimDuration>,
     ) {
@@ -335,9 +343,11 @@ impl TcpSender {
                 }
                 PartialAck::KeepSending => {}
             },
+            // An ACK that delivers nothing new credits nothing (`AckCredit::Delivered`).
+            None if credit == 0 => {}
             None => {
                 let ev = AckEvent {
-                    bytes_acked,
+                    bytes_acked: credit,
                     snd_una: una,
                     flight_size: self.board.flight_size(),
                     mss: self.mss,
@@ -951,6 +961,7 @@ mod tests {
     //! Hand-computed traces of RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5 and RFC 6298 §5: a
     //! 20-segment window, MSS 1000, the receiver's ACKs crafted by hand.
     use super::*;
+    use crate::cc::Growth;
     use crate::packet::SackBlocks;
     use crate::tcp::config::{InitialWindow, Recovery};
     use crate::tcp::receiver::TcpReceiver;
@@ -1485,6 +1496,66 @@ mod tests {
         s.handle_packet(t(50), ack_pkt(0, &blocks(&[1, 2, 3])), &mut out);
         assert_eq!(resent(&out), vec![0]);
         assert_eq!(s.ssthresh(), 10 * MSS);
+    }
+
+    /// A SACK sender in slow start with byte counting and no limit: every credited byte goes
+    /// into cwnd, so cwnd shows what each ACK credited.
+    fn unlimited_abc(credit: AckCredit) -> TcpSender {
+        sender_with(
+            TcpSpec {
+                growth: Growth::ByteCounting {
+                    limit_segments: u32::MAX,
+                },
+                ack_credit: credit,
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn a_cumulative_ack_over_sacked_data_credits_it_all_unless_credit_is_delivered_bytes() {
+        // Segment 0 is late (reordered), 1 and 2 arrive and are SACKed on two duplicate ACKs
+        // (below DupThresh: no recovery), then 0 arrives and one ACK covers 0-2.
+        for (credit, cwnd_after) in [
+            // RFC 3465 §2.1: three previously unacknowledged segments.
+            (AckCredit::Cumulative, 23 * MSS),
+            // Linux `acked_sacked`, ns-3 `currentDelivered`: only segment 0 is new.
+            (AckCredit::Delivered, 21 * MSS),
+        ] {
+            let mut s = unlimited_abc(credit);
+            start(&mut s);
+            let mut out = vec![];
+            s.handle_packet(t(50), ack_pkt(0, &[(MSS, 2 * MSS)]), &mut out);
+            s.handle_packet(t(50), ack_pkt(0, &[(MSS, 3 * MSS)]), &mut out);
+            assert_eq!(
+                s.cwnd(),
+                20 * MSS,
+                "{credit:?}: duplicate ACKs grow nothing"
+            );
+            s.handle_packet(t(51), ack_pkt(3 * MSS, &[]), &mut out);
+            assert_eq!(s.cwnd(), cwnd_after, "{credit:?}");
+            assert!(!s.in_recovery());
+        }
+    }
+
+    #[test]
+    fn delivered_credit_counts_bytes_newly_sacked_by_an_ack_that_also_advances_snd_una() {
+        // One ACK covers segment 0 and SACKs 2: 1 + 1 segments delivered by it (ns-3's
+        // TcpRateOps counts both); the cumulative rule counts only segment 0.
+        for (credit, cwnd_after) in [
+            (AckCredit::Cumulative, 21 * MSS),
+            (AckCredit::Delivered, 22 * MSS),
+        ] {
+            let mut s = unlimited_abc(credit);
+            start(&mut s);
+            let mut out = vec![];
+            s.handle_packet(t(50), ack_pkt(MSS, &[(2 * MSS, 3 * MSS)]), &mut out);
+            assert_eq!(s.cwnd(), cwnd_after, "{credit:?}");
+            // The ACK that later covers segment 2 credits it only under the cumulative rule.
+            s.handle_packet(t(51), ack_pkt(3 * MSS, &[]), &mut out);
+            assert_eq!(s.cwnd(), 23 * MSS, "{credit:?}: each byte is credited once");
+        }
     }
 
     #[test]

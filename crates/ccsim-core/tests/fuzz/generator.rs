@@ -486,6 +486,8 @@ impl Gen {
         });
         let resets = ["valid_sample", "new_ack"];
         self.maybe_choice(&mut keys, p, "tcp", "rto_backoff_reset", &resets);
+        let credits = ["cumulative", "delivered"];
+        self.maybe_choice(&mut keys, p, "tcp", "ack_credit", &credits);
         for k in keys {
             out.push_str(sep);
             out.push_str(&k);

@@ -22,7 +22,9 @@ use super::reader::{
 };
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
-use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec};
+use crate::tcp::{
+    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec,
+};
 use crate::time::SimDuration;
 
 pub(super) const TCP_KEYS: &[&str] = &[
@@ -55,6 +57,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "timestamps",
     "timestamp_clock",
     "rto_backoff_reset",
+    "ack_credit",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,6 +148,7 @@ pub(super) struct TcpLayer {
     timestamps: Option<bool>,
     timestamp_clock: Option<SimDuration>,
     rto_backoff_reset: Option<RtoBackoffReset>,
+    ack_credit: Option<AckCredit>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -236,6 +240,12 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         .map(|c| match c {
             "new_ack" => RtoBackoffReset::NewAck,
             _ => RtoBackoffReset::ValidSample,
+        }),
+        ack_credit: opt(r, "ack_credit", |f| f.choice(&["cumulative", "delivered"]))?.map(|c| {
+            match c {
+                "delivered" => AckCredit::Delivered,
+                _ => AckCredit::Cumulative,
+            }
         }),
     };
     Ok((layer, follow_mss))
@@ -584,6 +594,7 @@ impl TcpDraft {
         set(&mut s.timestamps, &layer.timestamps);
         set(&mut s.timestamp_clock, &layer.timestamp_clock);
         set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
+        set(&mut s.ack_credit, &layer.ack_credit);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -760,6 +771,7 @@ mod tests {
         assert_eq!((t.rcv_buffer, t.max_window), (131_072, Some(131_072)));
         assert!(t.timestamps && t.limited_transmit && t.delayed_ack);
         assert_eq!(t.rto_backoff_reset, RtoBackoffReset::NewAck);
+        assert_eq!(t.ack_credit, AckCredit::Delivered);
         assert_eq!(t.sack_blocks_per_ack(), 3);
         let s = spec(
             MINIMAL,
@@ -768,6 +780,7 @@ mod tests {
                 "flows.f1.timestamps=false",
                 "flows.f1.rto_backoff_reset=\"valid_sample\"",
                 "flows.f1.timestamp_clock=\"10ms\"",
+                "flows.f1.ack_credit=\"cumulative\"",
             ],
         );
         assert_eq!(
@@ -776,6 +789,7 @@ mod tests {
                 timestamps: false,
                 rto_backoff_reset: RtoBackoffReset::ValidSample,
                 timestamp_clock: ms(10),
+                ack_credit: AckCredit::Cumulative,
                 ..TcpSpec::ns3()
             }
         );
@@ -790,6 +804,10 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["tcp.rto_backoff_reset=\"never\""]),
             "tcp.rto_backoff_reset: \"never\" is not one of valid_sample, new_ack"
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.ack_credit=\"sacked\""]),
+            "tcp.ack_credit: \"sacked\" is not one of cumulative, delivered"
         );
     }
 
