@@ -7,6 +7,8 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+#: A hash of the sources a run's result depends on (the core's, this module's, Cargo.lock).
+ENGINE: str
 
 class Error(Exception):
     """Base class of every ccsim error."""

@@ -64,12 +64,19 @@ class ClusterError(RuntimeError):
     running another ccsim version."""
 
 
-def _worker_version() -> str:
-    """On a worker: the ccsim version it would run (or why it cannot)."""
-    try:
-        import ccsim
+def _this_version() -> str:
+    """The ccsim version and engine this process runs."""
+    from ccsim import _core
 
-        return str(ccsim.__version__)
+    return f"{_core.__version__} (engine {_core.ENGINE})"
+
+
+def _worker_version() -> str:
+    """On a worker: the ccsim version and engine it would run (or why it cannot). Two builds of
+    one version from different sources give different results, and a sweep stores a worker's
+    run under this process's engine."""
+    try:
+        return _this_version()
     except Exception as e:  # reported to the user as the worker's state
         return f"no usable ccsim ({type(e).__name__}: {e})"
 
@@ -92,10 +99,8 @@ def connect(target: str | Client) -> tuple[Client, bool]:
 
 
 def check_workers(client: Client) -> int:
-    """Wait for at least one worker; check that every worker runs this ccsim version. Returns
-    the number of threads the cluster offers."""
-    import ccsim
-
+    """Wait for at least one worker; check that every worker runs this ccsim version, built
+    from the same sources. Returns the number of threads the cluster offers."""
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except TimeoutError as e:
@@ -104,11 +109,12 @@ def check_workers(client: Client) -> int:
             f"{WORKER_WAIT_S:.0f} s: start some with `dask worker {client.scheduler.address}`"
         ) from e
     versions = client.run(_worker_version)
-    wrong = {w: v for w, v in versions.items() if v != ccsim.__version__}
+    ours = _this_version()
+    wrong = {w: v for w, v in versions.items() if v != ours}
     if wrong:
         listed = ", ".join(f"{w}: {v}" for w, v in sorted(wrong.items()))
         raise ClusterError(
-            f"workers must run ccsim {ccsim.__version__}, as this process does; "
+            f"workers must run ccsim {ours}, as this process does; "
             f"{len(wrong)} do not ({listed})"
         )
     threads = client.nthreads()

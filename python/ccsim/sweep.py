@@ -2,14 +2,15 @@
 """Sweeps: many runs of one scenario over parameters and seeds, in parallel, resumable.
 
 Every run is identified by a key derived from its *resolved* scenario (overrides and seed
-applied, as the core serializes it), so two ways of writing the same point share one result, and
-a changed scenario never reuses a stale one. A run's result is written to the store the moment
+applied, as the core serializes it) and from the engine that runs it (``_core.ENGINE``, a hash of
+the core's sources and pinned dependencies), so two ways of writing the same point share one
+result, and neither a changed scenario nor changed simulator code ever reuses a stale one. A run's result is written to the store the moment
 it finishes, atomically (a temporary file renamed into place), so a sweep that is interrupted or
 killed keeps every finished run and, started again, runs only what is missing.
 
 ::
 
-    runs ──> keys (resolved TOML, sha256) ──> store has it? ── yes ──> load
+    runs ──> keys (engine + resolved TOML, sha256) ──> store has it? ── yes ──> load
                                                    └─ no ──> worker processes ──> save at once
 
 Interruptions. Only the parent process handles Ctrl-C and SIGTERM: workers ignore SIGINT (the
@@ -70,9 +71,13 @@ class RunSpec:
     tags: tuple[tuple[str, Any], ...] = field(default=())
 
     def key(self) -> str:
-        """The store key: a hash of the resolved scenario (raises ScenarioError if invalid)."""
+        """The store key: a hash of the engine and the resolved scenario (raises ScenarioError
+        if invalid). A run stored by a build of other sources is not this run: after a change
+        to the core, every run is made again rather than mixed with the old ones."""
         resolved = _core.validate(self.text, list(self.overrides), self.seed)
-        h = hashlib.sha256(f"v{RECORD_VERSION}\n{resolved}".encode()).hexdigest()
+        h = hashlib.sha256(
+            f"v{RECORD_VERSION}\nengine {_core.ENGINE}\n{resolved}".encode()
+        ).hexdigest()
         return h[:32]
 
 
@@ -278,6 +283,7 @@ def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[
     Every writer of a store (sweeps, ``ccsim explore``) makes its records here."""
     return {
         "version": RECORD_VERSION,
+        "engine": _core.ENGINE,
         "seed": seed,
         "overrides": list(overrides),
         "summary": dict(raw["summary"]),

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ccsim import sweep
+from ccsim import _core, sweep
 from ccsim.cli import main
 
 
@@ -49,6 +49,20 @@ def test_a_second_sweep_reuses_every_finished_run(tmp_path: Path, two_hosts: str
     again = sweep.execute(runs, store, workers=1, progress=False)
     assert (again.executed, again.cached) == (0, 4)
     assert [r["flows"] for r in again.records] == [r["flows"] for r in first.records]
+
+
+def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (issue 28): the store was keyed by the scenario alone, so runs made before a
+    # change to the TCP code came back as this code's results.
+    store = sweep.Store(tmp_path / "runs")
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps"])], [1, 2])
+    first = sweep.execute(runs, store, workers=1, progress=False)
+    assert {r["engine"] for r in first.records} == {_core.ENGINE}
+    monkeypatch.setattr(_core, "ENGINE", "0123456789abcdef")
+    again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (2, 0)
 
 
 def test_two_spellings_of_the_same_point_share_one_result(tmp_path: Path, two_hosts: str) -> None:

@@ -365,6 +365,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The hash of the sources a run's result depends on (build.rs).
+    m.add("ENGINE", env!("CCSIM_ENGINE_ID"))?;
     Ok(())
 }
 
