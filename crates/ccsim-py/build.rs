@@ -18,7 +18,10 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs" || x == "toml" || x == "lock") {
+        } else if p
+            .extension()
+            .is_some_and(|x| x == "rs" || x == "toml" || x == "lock")
+        {
             out.push(p);
         }
     }

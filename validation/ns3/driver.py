@@ -95,10 +95,16 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     "highspeed": Algorithm("sack", "highspeed", "highspeed", True),
     # TcpScalable: +1 segment per min(cwnd, AIFactor = 50) segments acknowledged, so Reno's
     # increase below 50 segments and a = 1/50 above; cwnd x (1 - MDFactor = 0.125) on a loss
-    # at every window.
+    # at every window (no legacy decrease, as Linux's tcp_scalable_ssthresh).
     "scalable": Algorithm(
         "sack",
-        {"type": "scalable", "a": 0.02, "b": 0.125, "low_window": 50},
+        {
+            "type": "scalable",
+            "a": 0.02,
+            "b": 0.125,
+            "low_window": 50,
+            "legacy_decrease": False,
+        },
         "scalable",
         True,
     ),

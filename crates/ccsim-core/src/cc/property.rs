@@ -74,6 +74,11 @@ fn algorithms() -> Vec<CcAlgorithm> {
             low_window: 0.0,
             ..ScalableConfig::default()
         }),
+        CcAlgorithm::Scalable(ScalableConfig {
+            low_window: 50.0,
+            legacy_decrease: false,
+            ..ScalableConfig::default()
+        }),
         CcAlgorithm::Bic(BicConfig::default()),
         CcAlgorithm::Bic(BicConfig::linux()),
         CcAlgorithm::Cubic(CubicConfig::default()),

@@ -14,7 +14,10 @@
 //! embedded [`Reno`], and so is slow start.
 //!
 //! Linux `tcp_scalable.c` implements the same law differently: +1 segment per
-//! min(cwnd, 100) acked segments, ssthresh = max(cwnd − cwnd/8, 2), and no legacy region.
+//! min(cwnd, 100) acked segments (so Reno's increase below 100 segments), and ssthresh =
+//! max(cwnd − cwnd/8, 2) at every window: no legacy region for the decrease. ns-3.48's
+//! TcpScalable copies it with 50 (`AIFactor`). `legacy_decrease = false` takes that rule: Reno's
+//! increase at or below `low_window`, b·cwnd on every loss.
 
 use super::common::{ack_credit, floor_ssthresh, segments, Fraction};
 use super::Growth;
@@ -32,6 +35,10 @@ pub struct ScalableConfig {
     /// quoted for Kelly 2003, not checked against the paper's text here (Linux `tcp_scalable.c`
     /// has no legacy region, i.e. 0).
     pub low_window: f64,
+    /// Whether a loss at or below `low_window` halves the window as Reno's does (Kelly 2003's
+    /// legacy region), or gives up b·cwnd as above it (Linux `tcp_scalable_ssthresh`, ns-3.48
+    /// `TcpScalable::GetSsThresh`).
+    pub legacy_decrease: bool,
 }
 
 impl Default for ScalableConfig {
@@ -40,6 +47,7 @@ impl Default for ScalableConfig {
             a: 0.01,
             b: 0.125,
             low_window: 16.0,
+            legacy_decrease: true,
         }
     }
 }
@@ -85,7 +93,7 @@ impl CongestionControl for Scalable {
         self.fraction.clear();
         let reno = self.reno.on_congestion(now, ev);
         let cwnd = ev.window.cwnd;
-        if segments(cwnd, ev.mss) <= self.cfg.low_window {
+        if self.cfg.legacy_decrease && segments(cwnd, ev.mss) <= self.cfg.low_window {
             // Kelly 2003: legacy region, Reno's decrease (RFC 5681 eq. (4)).
             return reno;
         }
@@ -160,5 +168,45 @@ mod tests {
         );
         let mut d = Driver::new(stcp(), MSS, 16, 16 * MSS, SimDuration::from_millis(100));
         assert_eq!(d.loss(CongestionKind::DupAck), 8 * MSS);
+    }
+
+    #[test]
+    fn without_the_legacy_decrease_a_loss_at_a_small_window_keeps_seven_eighths() {
+        // Linux `tcp_scalable_ssthresh` and ns-3's TcpScalable: max(cwnd − cwnd/8, 2) at every
+        // window, while the increase below the legacy window stays Reno's.
+        let cfg = ScalableConfig {
+            legacy_decrease: false,
+            ..ScalableConfig::default()
+        };
+        let mut d = Driver::new(
+            cfg.build(Growth::Rfc5681),
+            MSS,
+            16,
+            16 * MSS,
+            SimDuration::from_millis(100),
+        );
+        assert_eq!(d.loss(CongestionKind::DupAck), 14 * MSS);
+        let mut d = Driver::new(
+            cfg.build(Growth::Rfc5681),
+            MSS,
+            10,
+            10 * MSS,
+            SimDuration::from_millis(100),
+        );
+        d.round();
+        assert!(
+            (10 * MSS + 900..=11 * MSS).contains(&d.w.cwnd),
+            "{}",
+            d.w.cwnd
+        );
+        // The floor of two segments still holds.
+        let mut d = Driver::new(
+            cfg.build(Growth::Rfc5681),
+            MSS,
+            2,
+            2 * MSS,
+            SimDuration::from_millis(100),
+        );
+        assert_eq!(d.loss(CongestionKind::DupAck), 2 * MSS);
     }
 }
