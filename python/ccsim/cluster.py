@@ -114,8 +114,7 @@ def check_workers(client: Client) -> int:
     if wrong:
         listed = ", ".join(f"{w}: {v}" for w, v in sorted(wrong.items()))
         raise ClusterError(
-            f"workers must run ccsim {ours}, as this process does; "
-            f"{len(wrong)} do not ({listed})"
+            f"workers must run ccsim {ours}, as this process does; {len(wrong)} do not ({listed})"
         )
     threads = client.nthreads()
     return max(1, sum(threads.values()))

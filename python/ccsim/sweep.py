@@ -2,11 +2,12 @@
 """Sweeps: many runs of one scenario over parameters and seeds, in parallel, resumable.
 
 Every run is identified by a key derived from its *resolved* scenario (overrides and seed
-applied, as the core serializes it) and from the engine that runs it (``_core.ENGINE``, a hash of
-the core's sources and pinned dependencies), so two ways of writing the same point share one
-result, and neither a changed scenario nor changed simulator code ever reuses a stale one. A run's result is written to the store the moment
-it finishes, atomically (a temporary file renamed into place), so a sweep that is interrupted or
-killed keeps every finished run and, started again, runs only what is missing.
+applied, as the core serializes it) and from the engine that runs it (``_core.ENGINE``, a hash
+of the core's sources and pinned dependencies), so two ways of writing the same point share one
+result, and neither a changed scenario nor changed simulator code ever reuses a stale one. A
+run's result is written to the store the moment it finishes, atomically (a temporary file
+renamed into place), so a sweep that is interrupted or killed keeps every finished run and,
+started again, runs only what is missing.
 
 ::
 

@@ -147,12 +147,13 @@ NS3_PROGRAM_CHOICES: Mapping[str, Any] = {
     "rto_initial": "1s",
 }
 
-#: The growth rule, by ns-3 class (``Algorithm.ns3_cc``), of each controller that is not the ``ns3`` preset's CUBIC (whose slow
-#: start counts every segment acknowledged, ``TcpCubic::IncreaseWindow``). The others inherit
-#: ``TcpNewReno::SlowStart``: one SMSS per ACK that acknowledges a segment. In congestion
-#: avoidance TcpNewReno (and TcpVegas, which falls back to it) adds SMSS^2/cwnd per ACK, RFC
-#: 5681's equation (3); TcpHighSpeed, TcpScalable and TcpBic count the segments acknowledged,
-#: which is ccsim's byte counting with L = 1 (one SMSS per ACK in slow start).
+#: The growth rule, by ns-3 class (``Algorithm.ns3_cc``), of each controller that is not the
+#: ``ns3`` preset's CUBIC (whose slow start counts every segment acknowledged,
+#: ``TcpCubic::IncreaseWindow``). The others inherit ``TcpNewReno::SlowStart``: one SMSS per
+#: ACK that acknowledges a segment. In congestion avoidance TcpNewReno (and TcpVegas, which
+#: falls back to it) adds SMSS^2/cwnd per ACK, RFC 5681's equation (3); TcpHighSpeed,
+#: TcpScalable and TcpBic count the segments acknowledged, which is ccsim's byte counting with
+#: L = 1 (one SMSS per ACK in slow start).
 NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
     "newreno": {"growth": "rfc5681"},
     "vegas": {"growth": "rfc5681"},

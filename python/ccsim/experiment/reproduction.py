@@ -139,7 +139,8 @@ def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataF
     seeds_used = sorted({int(r["seed"]) for r in records})
     info = {
         "paper": plan.id, "command": command, "ccsim": _core.__version__,
-        "engine": _core.ENGINE, "commit": git_commit(plan.folder), "mode": "quick" if quick else "full",
+        "engine": _core.ENGINE, "commit": git_commit(plan.folder),
+        "mode": "quick" if quick else "full",
         "seeds": len(seeds_used), "runs": len(records),
         "simulation_cpu_seconds": round(sum(float(r["summary"].get("wall_seconds", 0.0))
                                             for r in records), 1),
