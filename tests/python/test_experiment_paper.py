@@ -377,10 +377,20 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
     plan = experiment.load_plan(experiment.find_experiment(name, ROOT))
     experiment.check_plan(plan, quick=True)
     if name == "p000":
-        assert [g.id for g in plan.grids] == ["table1_wan", "table2_lan", "retx_sources"]
+        assert [g.id for g in plan.grids] == [
+            "table1_wan",
+            "table2_lan",
+            "retx_sources",
+            "unstated_map",
+        ]
         # Tables 1 and 2: 4 backgrounds x 7 senders x 2 metrics each, every cell a number; the
-        # table of where retransmissions come from is ours alone.
-        assert [sum(len(pv.values) for pv in g.paper.values()) for g in plan.grids] == [56, 56, 0]
+        # table of where retransmissions come from and the map are ours alone.
+        assert [sum(len(pv.values) for pv in g.paper.values()) for g in plan.grids] == [
+            56,
+            56,
+            0,
+            0,
+        ]
         assert plan.grids[0].paper["retx"].get("10x10", "er04") == 2.2
         assert plan.grids[1].paper["throughput"].get("none", "reno") == 94.2
         # The curve against S is Table 1's 10 x 10 row: the same six runs, not six more.
@@ -395,6 +405,11 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
         # its two cells reuse those runs, the other 8 are new.
         extra = {r.key() for r in runs if dict(r.tags)["figure"] == "retx_sources"}
         assert len(extra) == 10 * n and len(extra & keys["table1_wan"]) == 2 * n
+        # The map: 14 rows x 4 senders; its first row is Table 1's (4 senders in common) and its
+        # U = 1 row the retransmission table's (Reno and S = 0.4), so 50 runs per seed are new.
+        mapped = {r.key() for r in runs if dict(r.tags)["figure"] == "unstated_map"}
+        assert len(mapped) == 56 * n
+        assert len(mapped & keys["table1_wan"]) == 4 * n and len(mapped & extra) == 4 * n
     if name == "p004":
         with_paper = {f.id: len(f.paper.values) for f in plan.figures if f.paper is not None}
         assert with_paper == {"fig9": 15, "fig9_m0": 15, "fig9_m1": 10, "fig10_rate": 7,
