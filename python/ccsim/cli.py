@@ -380,7 +380,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
-    print(f"site: {build_site(results, args.out)}")
+    # A damaged reproduction is left out with a line naming its file; the rest are built.
+    print(f"site: {build_site(results, args.out, warn=_warning)}")
     return 0
 
 
@@ -839,7 +840,13 @@ def os_error_text(e: OSError) -> str:
 
 def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
     """Print a warning as ``ccsim: warning: <message>`` on stderr, on one line."""
-    print(f"ccsim: warning: {message}", file=sys.stderr)
+    _warning(str(message))
+
+
+def _warning(message: str) -> None:
+    """Print ``ccsim: warning: <message>`` on stderr, on one line."""
+    one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
+    print(f"ccsim: warning: {one_line}", file=sys.stderr)
 
 
 def _error(message: str) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,6 +154,31 @@ def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(
 ) -> None:
     assert main(["report", "--results", str(tmp_path / "nope")]) == 1
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
+    results: Path, tmp_path: Path
+) -> None:
+    tree = tmp_path / "results"
+    for name in ("p001-cut", "p001-good", "p001-not-utf8"):
+        shutil.copytree(results / "p001-quick", tree / name,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    not_utf8 = tree / "p001-not-utf8" / "report.md"
+    not_utf8.write_bytes(not_utf8.read_bytes() + b"\nFig. 8 caf\xe9\n")
+    cut = tree / "p001-cut" / "summary.parquet"
+    cut.write_bytes(cut.read_bytes()[:200])  # a copy or a disk that stopped short
+    proc = subprocess.run([sys.executable, "-m", "ccsim.cli", "report", "--results", str(tree)],
+                          capture_output=True, text=True, check=False, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    warned = proc.stderr.splitlines()
+    assert len(warned) == 2, warned
+    assert warned[0].startswith(f"ccsim: warning: p001-cut left out of the site: {cut}: ")
+    assert warned[1].startswith(f"ccsim: warning: p001-not-utf8 left out of the site: {not_utf8}:")
+    assert "not UTF-8" in warned[1]
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert 'href="p001-good.html"' in index and "p001-cut" not in index
 
 
 def test_in_chromium_every_figure_draws_a_marker_per_point_and_hover_shows_its_value(

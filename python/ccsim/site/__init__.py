@@ -31,11 +31,14 @@ import json
 import math
 import re
 import textwrap
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PaperPage", "build_site", "read_report"]
+__all__ = ["DamagedResults", "PaperPage", "SkippedReproductionWarning", "build_site",
+           "read_report"]  # fmt: skip
 
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
@@ -48,6 +51,45 @@ _HEADLINE = re.compile(
 #: A section heading of report.md: ``## table1_wan: Table 1 ...``; a grid table's section has
 #: its table replaced by the site's own (hover text on every cell).
 _HEADING = re.compile(r"^## ([^:\s]+): ")
+
+
+class DamagedResults(ValueError):
+    """A file of one reproduction's results that cannot be read (bytes that are not UTF-8, a
+    Parquet file cut short by a full disk or an interrupted copy); the message names it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+
+
+class SkippedReproductionWarning(UserWarning):
+    """``ccsim report`` left a reproduction out of the site (its results are damaged); the
+    message names the file. The other reproductions' pages are built."""
+
+
+def _read_markdown(path: Path) -> str:
+    """report.md's text; :class:`DamagedResults` naming it when it is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DamagedResults(
+            path, f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+
+
+def _read_summary(path: Path) -> Any:
+    """summary.parquet as a DataFrame (empty when the reproduction has none);
+    :class:`DamagedResults` naming it when it is not a whole Parquet file."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, ValueError) as e:
+        raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
 
 
 @dataclass
@@ -88,7 +130,7 @@ def _cells(row: str) -> list[str]:
 
 def read_report(folder: Path) -> PaperPage:
     """The title, mode and claims of ``folder/report.md``."""
-    text = (folder / "report.md").read_text(encoding="utf-8")
+    text = _read_markdown(folder / "report.md")
     lines = text.splitlines()
     head = lines[0].lstrip("# ").strip() if lines else folder.name
     plan_id, _, title = head.partition(": ")
@@ -404,11 +446,8 @@ def _mark_verdicts(rendered: str) -> str:
 
 def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> tuple[str, int]:
     """The HTML of one reproduction's page and how many figures it draws interactively."""
-    import pandas as pd
-
     plan = _plan_for(page, root)
-    summary_path = page.folder / "summary.parquet"
-    summary = pd.read_parquet(summary_path) if summary_path.exists() else pd.DataFrame()
+    summary = _read_summary(page.folder / "summary.parquet")
     figures: dict[str, str] = {}
     if plan is not None:
         for fig in plan.figures:
@@ -421,7 +460,7 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
             if drawn is not None:
                 figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1], "series")
     grids = {g.id: g for g in plan.grids} if plan is not None else {}
-    text = (page.folder / "report.md").read_text(encoding="utf-8")
+    text = _read_markdown(page.folder / "report.md")
     chunks: list[str] = []
     pending: list[str] = []
     base = f"{rel_results}/{page.name}"
@@ -504,10 +543,20 @@ def index_page(pages: list[PaperPage]) -> str:
     return _page("ccsim: reproduced papers", body, plotly=False)
 
 
-def build_site(results: Path, out: Path | None = None, root: Path | None = None) -> Path:
+def build_site(
+    results: Path,
+    out: Path | None = None,
+    root: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Path:
     """Write the site for every reproduction under ``results`` into ``out`` (default
     ``results/site``) and return the path of its index.html. The plans (for labels and the
-    time series) are looked up in ``root/experiments`` (default: the working directory's)."""
+    time series) are looked up in ``root/experiments`` (default: the working directory's).
+
+    A reproduction whose files cannot be read (:class:`DamagedResults`: report.md not UTF-8,
+    summary.parquet cut short) is left out with one message naming the file, given to ``warn``
+    (default: a :class:`SkippedReproductionWarning`); the others are built. The page a
+    skipped reproduction had from an earlier build is removed, so no stale page remains."""
     import os
 
     import plotly.offline
@@ -524,8 +573,13 @@ def build_site(results: Path, out: Path | None = None, root: Path | None = None)
     for folder in find_reports(results):
         if folder.resolve() == out.resolve():
             continue
-        page = read_report(folder)
-        body, _ = paper_page(page, rel, root)
+        try:
+            page = read_report(folder)
+            body, _ = paper_page(page, rel, root)
+        except DamagedResults as e:
+            (out / f"{folder.name}.html").unlink(missing_ok=True)
+            _skipped(f"{folder.name} left out of the site: {e}", warn)
+            continue
         (out / f"{page.name}.html").write_text(body, encoding="utf-8")
         pages.append(page)
     index = out / "index.html"
@@ -535,3 +589,10 @@ def build_site(results: Path, out: Path | None = None, root: Path | None = None)
         encoding="utf-8",
     )
     return index
+
+
+def _skipped(message: str, warn: Callable[[str], None] | None) -> None:
+    if warn is not None:
+        warn(message)
+    else:
+        warnings.warn(message, SkippedReproductionWarning, stacklevel=3)
