@@ -340,6 +340,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         args.seeds,
         cluster=cluster,
         record=args.record,
+        warn=_warning,
     )
     print(f"report: {report}")
     return 0
@@ -660,8 +661,9 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce",
         help="reproduce a paper's experiments and write a report",
         description="Run a paper's plan (experiments/<paper>/plan.toml): every figure's and "
-        "table's runs, then report.md with each claim's verdict, and the HTML site. Finished "
-        "runs are stored, so the same command resumes. Run from the repository root.",
+        "table's runs, then report.md with each claim's verdict, and the reproduction's HTML "
+        "site in OUT/site. Finished runs are stored, so the same command resumes. Run from the "
+        "repository root.",
     )
     rp.add_argument(
         "experiment",
@@ -677,8 +679,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=None,
-        help="default: results/<id>, or results/<id>-quick with --quick ($CCSIM_RESULTS "
-        "replaces results)",
+        metavar="DIR",
+        help="the reproduction's folder, holding all it writes: report.md, figures, tables, "
+        "the run store (DIR/runs), the plan it ran (DIR/plan) and its HTML site (DIR/site); "
+        "nothing is written outside it but --record's tables. Default: results/<id>, or "
+        "results/<id>-quick with --quick ($CCSIM_RESULTS replaces results)",
     )
     rp.add_argument(
         "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
@@ -699,10 +704,16 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         help="write one offline HTML site for every reproduction under results/",
         description="Build one HTML site, readable offline, from every reproduction's report "
-        "under --results: interactive figures, claims and verdicts, setup and assumptions.",
+        "under --results: interactive figures, claims and verdicts, setup and assumptions. "
+        "Each reproduction's plan is read from its own folder, so this runs from anywhere; "
+        "the site folder stands alone (it links nothing outside itself).",
     )
     rs.add_argument(
-        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+        "--results",
+        type=Path,
+        default=None,
+        help="a folder of reproductions, or one reproduction's folder; default: results (or "
+        "$CCSIM_RESULTS)",
     )
     rs.add_argument("--out", type=Path, default=None, help="default: <results>/site")
     rs.set_defaults(func=_cmd_report)

@@ -136,7 +136,7 @@ def test_ccsim_report_writes_the_site_and_prints_its_path(
     assert (tmp_path / "s" / "p001-quick.html").exists()
 
 
-def test_ccsim_reproduce_ends_by_updating_the_site_and_printing_its_path(
+def test_ccsim_reproduce_ends_by_writing_its_own_site_inside_its_folder_and_printing_its_path(
     results: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:
     monkeypatch.chdir(ROOT)
@@ -145,8 +145,72 @@ def test_ccsim_reproduce_ends_by_updating_the_site_and_printing_its_path(
     assert main(argv) == 0
     printed = capsys.readouterr().out.splitlines()
     assert re.fullmatch(r"0 runs executed, \d+ reused from the store", printed[0]), printed
-    assert f"site: {results / 'site' / 'index.html'}" in printed
-    assert (results / "site" / "p001-quick.html").exists()
+    assert f"site: {out / 'site' / 'index.html'}" in printed
+    assert (out / "site" / "p001-quick.html").exists()
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def _links(page: str) -> list[str]:
+    """Every href and src of an HTML page."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.extend(v for k, v in attrs if k in ("href", "src") and v is not None)
+
+    Links().feed(page)
+    return found
+
+
+def test_reproduce_writes_only_inside_out_and_report_from_elsewhere_builds_a_site_that_stands_alone(
+    tmp_path: Path, monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent, elsewhere = tmp_path / "parent", tmp_path / "elsewhere"
+    parent.mkdir()
+    elsewhere.mkdir()
+    (parent / "someone-else.txt").write_text("not ours")
+    before = _listing(parent)
+    out = parent / "p001"
+    # From a folder that is not the repository: the experiment is given by its path.
+    monkeypatch.chdir(elsewhere)
+    experiment = find_experiment("p001", ROOT)
+    argv = ["reproduce", str(experiment), "--quick", "--seeds", "1", "--workers", "1",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert f"site: {out / 'site' / 'index.html'}" in capsys.readouterr().out.splitlines()
+    assert [p for p in _listing(parent) if not p.startswith("p001")] == before
+    assert _listing(elsewhere) == []
+    # The results carry the plan they ran.
+    assert (out / "plan" / "plan.toml").read_bytes() == (experiment / "plan.toml").read_bytes()
+    assert (out / "plan" / "scenario.toml").read_bytes() == (
+        experiment / "scenario.toml"
+    ).read_bytes()
+
+    # `ccsim report` away from the repository finds every interactive figure from the results.
+    assert main(["report", "--results", str(parent), "--out", str(tmp_path / "built")]) == 0
+    assert capsys.readouterr().err == ""
+    assert _listing(elsewhere) == []
+    # The site stands alone: moved away from the results, every link still resolves inside it.
+    site = (tmp_path / "built").rename(tmp_path / "moved")
+    plan = load_plan(experiment)
+    page = (site / "p001.html").read_text(encoding="utf-8")
+    assert page.count('data-kind="points"') == len(plan.figures)
+    series = [sf for sf in plan.series_figures if sf.kind != "atm_window"]
+    assert page.count('data-kind="series"') == len(series) > 0
+    pages = sorted(site.glob("*.html"))
+    assert [p.name for p in pages] == ["index.html", "p001.html"]
+    images = 0
+    for html_file in pages:
+        for link in _links(html_file.read_text(encoding="utf-8")):
+            target = (site / link).resolve()
+            assert target.is_relative_to(site.resolve()) and target.is_file(), (html_file, link)
+            images += link.endswith((".png", ".svg"))
+    assert images > 0
 
 
 def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(

@@ -45,6 +45,7 @@ def reproduce(
     plan = load_plan(folder)
     check_plan(plan, quick)
     out.mkdir(parents=True, exist_ok=True)
+    store_plan(folder, out)
     runs = plan_runs(plan, quick, seeds)
     rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
                   description=plan.id, cluster=cluster)  # fmt: skip
@@ -112,6 +113,37 @@ def reproduce(
     write_record(plan, out, quick, rep, summary, points, table_seeds, command,
                  time.monotonic() - started, workers)  # fmt: skip
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+
+
+#: The folder of a reproduction holding the plan it ran (plan.toml and the scenario it names),
+#: from which ``ccsim report`` reads labels and store keys: results are self-contained, so the
+#: site is the same wherever it is built from and after the plan in experiments/ changes.
+PLAN_FOLDER = "plan"
+
+
+def store_plan(folder: Path, out: Path) -> Path:
+    """Copy ``folder``'s plan.toml and the scenario file it names into ``out/plan/``, byte for
+    byte, and return that folder. A scenario named by a path (``../shared/x.toml``) is stored
+    beside the plan under its file name, and the stored plan's ``scenario`` key says so."""
+    import re
+    import sys
+
+    from ccsim.scenario import read_text
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    text = read_text(folder / "plan.toml")
+    scenario = Path(str(tomllib.loads(text)["scenario"]))  # load_plan has checked it
+    if scenario.as_posix() != scenario.name:
+        text = re.sub(r"(?m)^scenario\s*=.*$", f'scenario = "{scenario.name}"', text, count=1)
+    dest = out / PLAN_FOLDER
+    dest.mkdir(exist_ok=True)
+    (dest / "plan.toml").write_text(text, encoding="utf-8")
+    (dest / scenario.name).write_bytes((folder / scenario).read_bytes())
+    return dest
 
 
 #: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:
@@ -218,7 +250,8 @@ def default_out(plan_id: str, quick: bool) -> Path:
 
 
 def run_cli(name: str, out: Path | None, quick: bool, workers: int | None, seeds: int | None,
-            cluster: str | None = None, record: bool = False) -> Path:  # fmt: skip
+            cluster: str | None = None, record: bool = False,
+            warn: Any = None) -> Path:  # fmt: skip
     folder = find_experiment(name)
     plan_id = load_plan(folder).id
     if record and (quick or seeds is not None):
@@ -229,8 +262,9 @@ def run_cli(name: str, out: Path | None, quick: bool, workers: int | None, seeds
     print(f"{r.executed} runs executed, {r.cached} reused from the store")
     if record:
         print(f"recorded: {record_full_run(r.report.parent, folder)}")
-    # The HTML site of every reproduction beside this one (ccsim report), brought up to date.
+    # This reproduction's HTML site, inside its own folder: nothing is written outside --out
+    # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
 
-    print(f"site: {build_site(r.report.parent.parent)}")
+    print(f"site: {build_site(r.report.parent, warn=warn)}")
     return r.report

@@ -3,19 +3,23 @@
 
 ::
 
-    results/p001/report.md ─┐   rendered as HTML (the source of truth: claims, verdicts,
-    results/p001/summary.parquet│   tables, assumptions and the re-run command come from it)
-    results/p001/runs/      ─┘   its figure images replaced by interactive Plotly figures
-                                 drawn from summary.parquet (points) and the run store
-                                 (time series)
-        │
+    results/p001/report.md       ─┐ rendered as HTML (the source of truth: claims, verdicts,
+    results/p001/summary.parquet  │ tables, assumptions and the re-run command come from it)
+    results/p001/runs/            │ its figure images replaced by interactive Plotly figures
+    results/p001/plan/           ─┘ drawn from summary.parquet (points) and the run store (time
+                                    series), labelled and keyed by the plan the reproduction
+        │                           ran, stored with it (not looked up from the working folder)
         ▼
     results/site/index.html       each paper's status: claims holding, not holding, not judged
     results/site/p001.html        a page per paper
+    results/site/p001/            its PNG and SVG figures, copied
     results/site/plotly.min.js    Plotly's JavaScript, copied from its Python package
 
-Nothing is fetched when a page is viewed: the pages load ``plotly.min.js`` from beside them and
-carry their data inline, so the folder works from a file:// URL, a USB stick or a web server.
+``ccsim reproduce --out DIR`` builds the site of that one reproduction in ``DIR/site``.
+
+The site folder stands alone: its pages link nothing outside it, load ``plotly.min.js`` from
+beside them and carry their data inline, so the folder works moved, from a file:// URL, a USB
+stick or a web server, and nothing is fetched when a page is viewed.
 No statistic is computed here: the points, means and CIs are the ones ``ccsim reproduce``
 wrote, and the claims' verdicts are read from report.md.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 import re
 import textwrap
 import warnings
@@ -36,8 +41,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-__all__ = ["DamagedResults", "PaperPage", "SkippedReproductionWarning", "build_site",
+__all__ = ["DamagedResults", "PaperPage", "SiteWarning", "build_site",
            "read_report"]  # fmt: skip
 
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
@@ -62,9 +68,10 @@ class DamagedResults(ValueError):
         self.path = path
 
 
-class SkippedReproductionWarning(UserWarning):
-    """``ccsim report`` left a reproduction out of the site (its results are damaged); the
-    message names the file. The other reproductions' pages are built."""
+class SiteWarning(UserWarning):
+    """What ``ccsim report`` could not put in the site: a reproduction left out (a damaged
+    file, named), or one whose plan is not found (its figures stay static images). The other
+    reproductions' pages are built."""
 
 
 def _read_markdown(path: Path) -> str:
@@ -152,7 +159,10 @@ def read_report(folder: Path) -> PaperPage:
 
 
 def find_reports(results: Path) -> list[Path]:
-    """Every reproduction under ``results`` (a folder holding a report.md), sorted by name."""
+    """Every reproduction under ``results`` (a folder holding a report.md), sorted by name;
+    ``results`` itself when it is one reproduction's folder."""
+    if (Path(results) / "report.md").is_file():
+        return [Path(results)]
     return sorted(p.parent for p in Path(results).glob("*/report.md"))
 
 
@@ -160,15 +170,34 @@ def find_reports(results: Path) -> list[Path]:
 # Figures
 
 
-def _plan_for(page: PaperPage, root: Path | None = None) -> Any:
-    """The plan of a reproduction (for labels and the run store's keys), or None when its
-    experiment folder is not found from here (the site then shows the points by their ids)."""
-    from ccsim.experiment.plan import PlanError, find_experiment, load_plan
+def _plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None]:
+    """The plan a reproduction ran (for labels and the run store's keys) and, when there is
+    none, why: its figures are then shown as their PNGs.
 
+    Read from the copy ``ccsim reproduce`` stores with the results (``<reproduction>/plan/``),
+    so the site does not depend on the working directory; a damaged copy is
+    :class:`DamagedResults`. Results written before the plan was stored fall back to
+    ``root/experiments`` (default: the working directory's)."""
+    from ccsim.errors import Error
+    from ccsim.experiment.plan import PlanError, find_experiment, load_plan
+    from ccsim.experiment.reproduction import PLAN_FOLDER
+
+    stored = page.folder / PLAN_FOLDER
+    if (stored / "plan.toml").is_file():
+        try:
+            return load_plan(stored), None
+        except (PlanError, Error, OSError) as e:
+            raise DamagedResults(
+                stored / "plan.toml", f"the plan stored with the results cannot be read ({e})"
+            ) from None
     try:
-        return load_plan(find_experiment(page.plan_id, root))
-    except (PlanError, OSError):
-        return None
+        return load_plan(find_experiment(page.plan_id, root)), None
+    except (PlanError, Error, OSError):
+        return None, (
+            f"{page.name}: no plan stored with the results ({stored / 'plan.toml'}) nor an "
+            f"experiments/{page.plan_id}* folder here, so its figures are static images; "
+            f"`ccsim reproduce {page.plan_id}` again stores the plan"
+        )
 
 
 def _fig_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
@@ -444,9 +473,10 @@ def _mark_verdicts(rendered: str) -> str:
     return re.sub(r"<td>(" + "|".join(_VERDICTS) + r")(?=:)", mark, rendered)
 
 
-def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> tuple[str, int]:
-    """The HTML of one reproduction's page and how many figures it draws interactively."""
-    plan = _plan_for(page, root)
+def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
+    """The HTML of one reproduction's page, how many figures it draws interactively, and the
+    files of the reproduction it links (its figures' PNG and SVG), which the site copies into
+    ``<site>/<page.name>/`` so that the site stands alone."""
     summary = _read_summary(page.folder / "summary.parquet")
     figures: dict[str, str] = {}
     if plan is not None:
@@ -463,7 +493,8 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
     text = _read_markdown(page.folder / "report.md")
     chunks: list[str] = []
     pending: list[str] = []
-    base = f"{rel_results}/{page.name}"
+    base = html.escape(quote(page.name))
+    linked: list[str] = []
     grid_section: str | None = None  # in a grid's section, before its table
     in_grid = False  # inside that table, which the HTML one replaces
     for ln in text.splitlines():
@@ -487,14 +518,22 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
         chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
         pending = []
         fid, stem = m.group(1), m.group(2)
-        files = (
-            f'<p class="files">Static figure: <a href="{base}/{stem}.png">PNG</a> · '
-            f'<a href="{base}/{stem}.svg">SVG</a></p>'
+        # Only files that exist are linked (and copied): a figure never drawn leaves no
+        # broken link.
+        found = [f"{stem}.{x}" for x in ("png", "svg") if (page.folder / f"{stem}.{x}").is_file()]
+        linked += found
+        links = " · ".join(
+            f'<a href="{base}/{html.escape(quote(f))}">{f.rsplit(".", 1)[1].upper()}</a>'
+            for f in found
         )
+        files = f'<p class="files">Static figure: {links}</p>' if found else ""
         if fid in figures:
             chunks.append(figures[fid] + files)
+        elif f"{stem}.png" in found:
+            img = f'<img src="{base}/{html.escape(quote(stem))}.png" alt="{html.escape(fid)}">'
+            chunks.append(f"<p>{img}</p>" + files)
         else:
-            chunks.append(f'<p><img src="{base}/{stem}.png" alt="{html.escape(fid)}"></p>' + files)
+            chunks.append(f"<p>({html.escape(fid)}: no figure was drawn)</p>")
     chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
     note = (
         '<p class="note">Hover a point for its mean and 95 % CI; click a legend entry to hide '
@@ -505,7 +544,7 @@ def paper_page(page: PaperPage, rel_results: str, root: Path | None = None) -> t
     )
     nav = '<nav><a href="index.html">← all papers</a></nav>'
     body = nav + note + "".join(chunks)
-    return _page(f"{page.plan_id}: {page.title}", body, plotly=True), len(figures)
+    return _page(f"{page.plan_id}: {page.title}", body, plotly=True), len(figures), linked
 
 
 def index_page(pages: list[PaperPage]) -> str:
@@ -549,15 +588,22 @@ def build_site(
     root: Path | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write the site for every reproduction under ``results`` into ``out`` (default
-    ``results/site``) and return the path of its index.html. The plans (for labels and the
-    time series) are looked up in ``root/experiments`` (default: the working directory's).
+    """Write the site for every reproduction under ``results`` (or for ``results`` alone when
+    it is one reproduction's folder) into ``out`` (default ``results/site``) and return the
+    path of its index.html.
+
+    The site stands alone: the pages link only files inside ``out`` (plotly.min.js, and each
+    reproduction's PNG and SVG figures copied into ``out/<name>/``), so the folder can be
+    moved, copied or served by itself. Each plan (labels, the time series' store keys) is the
+    one stored with its reproduction; results from before plans were stored fall back to
+    ``root/experiments`` (default: the working directory's), and one found in neither is
+    named to ``warn`` (its figures are then static images).
 
     A reproduction whose files cannot be read (:class:`DamagedResults`: report.md not UTF-8,
     summary.parquet cut short) is left out with one message naming the file, given to ``warn``
-    (default: a :class:`SkippedReproductionWarning`); the others are built. The page a
+    (default: a :class:`SiteWarning`); the others are built. The page a
     skipped reproduction had from an earlier build is removed, so no stale page remains."""
-    import os
+    import shutil
 
     import plotly.offline
 
@@ -568,18 +614,26 @@ def build_site(
     source = plotly.offline.get_plotlyjs()
     if not js.exists() or js.stat().st_size != len(source.encode("utf-8")):
         js.write_text(source, encoding="utf-8")
-    rel = Path(os.path.relpath(results.resolve(), out.resolve())).as_posix()
     pages = []
     for folder in find_reports(results):
         if folder.resolve() == out.resolve():
             continue
         try:
             page = read_report(folder)
-            body, _ = paper_page(page, rel, root)
+            plan, missing = _plan_for(page, root)
+            body, _, linked = paper_page(page, plan)
         except DamagedResults as e:
             (out / f"{folder.name}.html").unlink(missing_ok=True)
-            _skipped(f"{folder.name} left out of the site: {e}", warn)
+            _warn(f"{folder.name} left out of the site: {e}", warn)
             continue
+        if missing is not None:
+            _warn(missing, warn)
+        assets = out / page.name
+        for name in linked:
+            src, dest = folder / name, assets / name
+            assets.mkdir(exist_ok=True)
+            if not dest.exists() or not os.path.samefile(src, dest):  # --out inside results
+                shutil.copyfile(src, dest)
         (out / f"{page.name}.html").write_text(body, encoding="utf-8")
         pages.append(page)
     index = out / "index.html"
@@ -591,8 +645,8 @@ def build_site(
     return index
 
 
-def _skipped(message: str, warn: Callable[[str], None] | None) -> None:
+def _warn(message: str, warn: Callable[[str], None] | None) -> None:
     if warn is not None:
         warn(message)
     else:
-        warnings.warn(message, SkippedReproductionWarning, stacklevel=3)
+        warnings.warn(message, SiteWarning, stacklevel=3)
