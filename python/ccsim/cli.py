@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import math
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim.errors import Error
-from ccsim.result import TABLES
+from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import Scenario, read_text, run, seed_problem
 
 if TYPE_CHECKING:
@@ -129,13 +131,19 @@ def summary_text(res: Result) -> str:
 
 
 def check_output_folder(
-    out: Path, inputs: Sequence[Path], names: Sequence[str], option: str = "--out"
+    out: Path,
+    inputs: Sequence[Path],
+    names: Sequence[str],
+    option: str = "--out",
+    create: bool = True,
 ) -> None:
     """Refuse ``--out`` (or ``option``) before anything runs: when writing ``names`` into it
     would replace an input file, or when the folder cannot be created or written to.
 
     A run writes the resolved scenario as ``scenario.toml``; with ``--out`` the input's own
-    folder that was the user's file, comments and all.
+    folder that was the user's file, comments and all. With ``create=False`` a missing
+    ``out`` is not made (:func:`staged_output` makes it when the output is complete): its
+    parent is checked instead.
     """
     for name in names:
         target = out / name
@@ -149,11 +157,73 @@ def check_output_folder(
                     "choose another output folder"
                 )
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out, prefix=".ccsim-write-check-"):
+        where = out
+        if not create and not out.exists():
+            where = out.absolute().parent
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where, prefix=".ccsim-write-check-"):
             pass
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
     except OSError as e:
         raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
+
+
+@contextlib.contextmanager
+def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
+    """A command's output folder written in full or not at all: yields an empty folder to
+    write into; when the block ends without an error its contents are put in place as
+    ``out``; otherwise (a full disk, an interruption) it is removed and ``out`` is as it was.
+
+    A new ``out`` is written as a hidden sibling, ``.<name>.partial-XXXX``, renamed to ``out``
+    in one step once complete: no folder named ``out`` exists before the whole output does.
+    An existing ``out`` (an earlier run's, or the scenario's own folder) gets the hidden
+    folder inside it instead (its parent need not be writable, as with ``--out .``); once
+    complete, the earlier output's files named in ``ours`` are removed, so two runs' tables are
+    never mixed, and each new file is renamed over its namesake. Renames need no space, so a
+    full disk cannot stop them half-way.
+
+    An OSError naming a file being written is re-raised as a ValueError naming that file as
+    it would have been in ``out`` and saying what became of ``out``.
+    """
+    existed = out.is_dir()
+    if existed:
+        stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
+    else:
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
+    try:
+        yield stage
+    except BaseException as e:
+        shutil.rmtree(stage, ignore_errors=True)
+        if not isinstance(e, OSError) or not e.filename:
+            raise
+        name = Path(os.fsdecode(e.filename))
+        if name.is_relative_to(stage):
+            name = out / name.relative_to(stage)
+        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+        shown = OSError(e.errno, e.strerror, str(name))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
+    if not existed:
+        os.replace(stage, out)
+        return
+    for name in ours:
+        if (out / name).is_file() and not (stage / name).exists():
+            (out / name).unlink()
+    _move_into(stage, out)
+    stage.rmdir()
+
+
+def _move_into(source: Path, dest: Path) -> None:
+    """Rename each entry of ``source`` over its namesake in ``dest``, merging subfolders (an
+    earlier run's pcap/ keeps the captures this run did not make)."""
+    for entry in sorted(source.iterdir()):
+        target = dest / entry.name
+        if entry.is_dir() and target.is_dir():
+            _move_into(entry, target)
+            entry.rmdir()
+        else:
+            os.replace(entry, target)
 
 
 def _import_table_libraries() -> None:
@@ -187,13 +257,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.pcap:
         sc = _with_capture_points(sc, args.pcap, args.seed)
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
-    check_output_folder(args.out, [args.file], outputs)
-    # The core drops an interrupted run: nothing of it reaches the output folder.
-    args.kept = "the run was stopped before it finished and nothing was written"
-    with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
-        res = run(sc, seed=args.seed, progress=progress, pcap_dir=Path(args.out) / "pcap")
-    args.kept = f"writing {args.out} was cut short, so its files may be incomplete"
-    out = res.to_parquet(args.out)
+    check_output_folder(args.out, [args.file], outputs, create=False)
+    # The core drops an interrupted run, and the output folder is written in full or not at
+    # all (staged_output): an interruption or a full disk leaves --out as it was.
+    args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
+    with staged_output(args.out, outputs) as stage:
+        with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
+            res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
+        args.kept = f"writing the results was stopped and nothing was written to {args.out}"
+        res.to_parquet(stage)
+    out = args.out
     print(summary_text(res))
     written = ", ".join(
         n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
@@ -312,8 +385,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
-    flows.to_parquet(out / "flows.parquet", index=False)
-    links.to_parquet(out / "links.parquet", index=False)
+    for name, table in (("flows", flows), ("links", links)):
+        with naming_the_file(out / f"{name}.parquet"):  # a full disk names the table
+            table.to_parquet(out / f"{name}.parquet", index=False)
     print(
         f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
         f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "

@@ -22,9 +22,11 @@ Each table is a property that turns the core's columns into a DataFrame on first
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
@@ -224,8 +226,10 @@ class Result:
                 meta = dict(table.schema.metadata or {})
                 meta[SUMMARY_KEY] = json.dumps(dataclasses.asdict(self.summary)).encode()
                 table = table.replace_schema_metadata(meta)
-            pq.write_table(table, d / f"{name}.parquet")
-        (d / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
+            with naming_the_file(d / f"{name}.parquet"):
+                pq.write_table(table, d / f"{name}.parquet")
+        with naming_the_file(d / "scenario.toml"):
+            (d / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
         return d
 
     @classmethod
@@ -315,6 +319,21 @@ class Result:
             f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
             f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )
+
+
+@contextlib.contextmanager
+def naming_the_file(path: Path) -> Iterator[None]:
+    """Give an OSError raised while ``path`` is written that file's name: pyarrow's write
+    errors (a full disk: ``[Errno 28] Error writing bytes to file``) and a failed ``write()``
+    carry none, so the user saw a bare ``[Errno 28]``. The reason is the system's words for
+    the errno (``No space left on device``)."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+        raise OSError(e.errno, reason, str(path)) from e
 
 
 def _shown(v: Any) -> str:

@@ -4,6 +4,7 @@ one-line error that names the option or field, and no input file is ever written
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -148,6 +149,71 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_the_run(
     assert main(["run", str(examples / "random-loss.toml"), "--out", str(a_file / "out")]) == 1
     assert "cannot write there" in one_error_line(capsys)
     assert ran == []
+
+
+def _disk_full_after_the_first_table(monkeypatch: Any) -> list[str]:
+    """Parquet writes fail as on a full disk once one table is written (pyarrow's own error
+    names no file); returns the paths that were written."""
+    import pyarrow.parquet as pq
+
+    real, written = pq.write_table, []
+
+    def write_table(table: Any, where: Any, *args: Any, **kwargs: Any) -> None:
+        if written:
+            raise OSError(errno.ENOSPC, "Error writing bytes to file")
+        real(table, where, *args, **kwargs)
+        written.append(str(where))
+
+    monkeypatch.setattr(pq, "write_table", write_table)
+    return written
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_output_folder(
+    tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    written = _disk_full_after_the_first_table(monkeypatch)
+    out = tmp_path / "loss"
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(out), "--set", 'duration="1s"']
+    assert main(args) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out / 'links.parquet'}: no space left on device; "
+        f"nothing was written to {out}"
+    )
+    assert len(written) == 1  # flows.parquet was written, then removed with its folder
+    assert os.listdir(tmp_path) == []  # no output folder, no partial one beside it
+
+
+def test_a_full_disk_leaves_an_earlier_runs_folder_as_it_was(
+    tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    out = tmp_path / "loss"
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(out), "--set", 'duration="1s"']
+    assert main([*args, "--seed", "1"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    _disk_full_after_the_first_table(monkeypatch)
+    assert main([*args, "--seed", "2"]) == 1
+    assert one_error_line(capsys).endswith(
+        f"{out / 'links.parquet'}: no space left on device; {out} was left as it was"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_run_over_an_earlier_runs_folder_leaves_none_of_its_tables_behind(
+    tmp_path: Path, examples: Path
+) -> None:
+    out = tmp_path / "loss"
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(out), "--set", 'duration="1s"']
+    assert main([*args, "--set", "trace.packets={}"]) == 0
+    assert (out / "packets.parquet").exists()
+    (out / "notes.txt").write_text("mine")
+    assert main(args) == 0
+    # The packet trace was the earlier run's: a folder mixing two runs would misreport this one.
+    assert not (out / "packets.parquet").exists()
+    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    res = ccsim.Result.from_parquet(out)
+    assert res.summary is not None and len(res.packets) == 0
 
 
 def test_run_into_the_inputs_folder_under_another_name_still_works(
