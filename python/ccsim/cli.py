@@ -515,6 +515,11 @@ def _cluster(args: argparse.Namespace) -> str | None:
                 "--workers counts local processes; with --executor dask the cluster's workers "
                 "run the runs (start them with `dask worker`)"
             )
+        from ccsim import cluster
+
+        # Before any run or progress bar: an address where no scheduler answers is one line
+        # within cluster.CONNECT_TIMEOUT_S.
+        cluster.check_scheduler(str(args.scheduler))
         return str(args.scheduler)
     if args.scheduler is not None:
         raise ValueError("--scheduler is for --executor dask (the default executor is local)")

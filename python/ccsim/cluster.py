@@ -34,12 +34,28 @@ Failures:
   it is not retried (``retries=0``): it would fail the same way everywhere.
 - Workers must run the same ccsim version as this process (the store's keys say nothing about
   the simulator's version): that is checked before the first run is submitted.
+- The address is tried before anything else, with one deadline, ``CONNECT_TIMEOUT_S``, for
+  the connection and Dask's handshake together (:func:`check_scheduler`): an address that is
+  not one (``garbage``), a port where nothing listens, a host that does not answer, and a
+  server that is not a Dask scheduler (an HTTP server, which never completes the handshake)
+  are each one error within that time. Dask's own client waits 30 s for a refused port and
+  for ever on a server that is not a scheduler, and a client that failed to start blocks the
+  interpreter's exit for twice its timeout; no client is made before the probe succeeds.
+- A scheduler lost mid-sweep (killed, its machine gone) raises :class:`SchedulerLost` once the
+  client has given up reconnecting (``CONNECT_TIMEOUT_S``); every run that finished before is
+  already stored, so the same sweep resumes from them. Dask's own log lines about the lost
+  connection are silenced meanwhile: the error says what happened.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
-from collections.abc import Callable
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,10 +74,142 @@ MAX_BATCH = 64
 #: How long to wait for the first worker to connect before giving up, seconds.
 WORKER_WAIT_S = 30.0
 
+#: The deadline for reaching a scheduler, seconds: the TCP connection and Dask's handshake
+#: together, and, once connected, how long the client tries to reconnect to a lost scheduler.
+#: A scheduler on a LAN or a tunnel answers in milliseconds; a few seconds covers a slow
+#: link without leaving the user at 0 % for long.
+CONNECT_TIMEOUT_S = 5.0
+
 
 class ClusterError(RuntimeError):
     """The Dask cluster cannot be used: no scheduler at the address, no workers, or workers
     running another ccsim version."""
+
+
+class SchedulerLost(ClusterError):
+    """The scheduler went away during a sweep; the runs that finished before are stored."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(f"the Dask scheduler at {address} was lost")
+        self.address = address
+
+
+class _Unreachable(Exception):
+    """No connection to the address within the time given; the message is the system's last
+    reason (``Connection refused``, ``Name or service not known``) or ``no answer``."""
+
+
+async def _reach(address: str, seconds: float) -> None:
+    """For a TCP address (``tcp://``, ``tls://``): open a plain connection to it, retrying
+    until ``seconds`` have passed (a scheduler may be starting), else raise
+    :class:`_Unreachable` with the system's reason. Dask's own connect retries too, but keeps
+    only its last attempt's error, often a timeout cut short by its deadline, so a refused
+    port would be told as a timeout one time in three. ValueError: not an address."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, loc = parse_address(address)
+    if scheme not in ("tcp", "tls"):
+        return  # another transport: Dask's connect tells
+    host, port = parse_host_port(loc)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    why = "no answer"
+    while loop.time() < deadline:
+        try:
+            opened = asyncio.open_connection(host, port)
+            _, writer = await asyncio.wait_for(opened, deadline - loop.time())
+        except (OSError, asyncio.TimeoutError) as e:
+            if isinstance(e, OSError) and isinstance(e.errno, int) and e.errno > 0:
+                why = os.strerror(e.errno)  # asyncio's text: "Connect call failed (...)"
+            elif isinstance(e, OSError) and e.strerror:
+                why = e.strerror  # a resolver error: "Name or service not known"
+            await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))
+            continue
+        writer.close()
+        return
+    raise _Unreachable(why)
+
+
+async def _identity(address: str) -> Any:
+    """Connect to ``address``, do Dask's handshake, and ask the server who it is."""
+    from distributed.comm import connect
+
+    # Reaching the port gets most of CONNECT_TIMEOUT_S; Dask's connection, handshake and the
+    # request get the rest, so a refused port is told apart from a server that is not Dask's.
+    await _reach(address, 0.8 * CONNECT_TIMEOUT_S)
+    comm = await connect(address, timeout=0.2 * CONNECT_TIMEOUT_S)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+def check_scheduler(address: str) -> None:
+    """Raise :class:`ClusterError` unless a Dask scheduler answers at ``address`` within
+    ``CONNECT_TIMEOUT_S`` (connection, handshake and an ``identity`` request together).
+
+    Runs on a thread of its own with its own event loop, so it works whether or not the
+    caller has one running (a notebook)."""
+    outcome: list[Any] = []
+
+    def probe() -> None:
+        try:
+            reply = asyncio.run(asyncio.wait_for(_identity(address), CONNECT_TIMEOUT_S))
+            outcome.append(reply)
+        except BaseException as e:  # handed to the caller's thread
+            outcome.append(e)
+
+    with _quiet_dask_logs():
+        t = threading.Thread(target=probe, name="ccsim-dask-probe", daemon=True)
+        t.start()
+        t.join(CONNECT_TIMEOUT_S + 2.0)
+    where = f"--scheduler {address}"
+    if not outcome or isinstance(outcome[0], (asyncio.TimeoutError, TimeoutError)):
+        raise ClusterError(
+            f"{where}: connected, but no Dask scheduler answered within {CONNECT_TIMEOUT_S:g} "
+            "s: the server there is not one (a Dask scheduler's address is the one `dask "
+            "scheduler` prints, tcp://HOST:8786 by default)"
+        )
+    got = outcome[0]
+    if isinstance(got, ValueError):  # not an address: no port, an unknown scheme
+        raise ClusterError(f"{where}: not a Dask scheduler's address ({got})")
+    if isinstance(got, (_Unreachable, OSError)):  # refused, unreachable, no such host
+        why = str(got)
+        raise ClusterError(
+            f"{where}: cannot reach a Dask scheduler: {why[:1].lower() + why[1:]} (tried for "
+            f"{0.8 * CONNECT_TIMEOUT_S:g} s)"
+        )
+    if isinstance(got, BaseException):  # the handshake got bytes Dask cannot read
+        raise ClusterError(
+            f"{where}: the server there is not a Dask scheduler ({type(got).__name__}: {got})"
+        )
+    if not isinstance(got, dict) or got.get("type") != "Scheduler":
+        kind = got.get("type") if isinstance(got, dict) else type(got).__name__
+        raise ClusterError(f"{where}: the server there is not a Dask scheduler (it is a {kind})")
+
+
+#: Dask's loggers that report a lost or failed connection with tracebacks of their own.
+_DASK_LOGGERS = ("distributed", "tornado")
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    """Silence Dask's log lines about connections while the block runs: ccsim reports a
+    failure itself, in one line."""
+    # Dask's configuration gives some of its loggers levels of their own ("distributed.client"
+    # among them), so each is raised, not only the parents.
+    names = [n for n in list(logging.root.manager.loggerDict)
+             if n.split(".")[0] in _DASK_LOGGERS]  # fmt: skip
+    loggers = [logging.getLogger(name) for name in {*_DASK_LOGGERS, *names}]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
 
 
 def _this_version() -> str:
@@ -92,8 +240,9 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         ) from e
     if isinstance(target, Client):
         return target, False
+    check_scheduler(target)
     try:
-        return Client(target, set_as_default=False, timeout=WORKER_WAIT_S), True
+        return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
     except (OSError, TimeoutError) as e:
         raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({e})") from e
 
@@ -161,10 +310,25 @@ def run_on_cluster(
     accepts (a scenario error, or a run whose workers kept dying). Any other error, and
     ``KeyboardInterrupt``, cancels what is still pending and propagates.
     """
+    with _quiet_dask_logs():
+        _run_on_cluster(todo, target, execute_one, on_record, on_failure, is_run_error)
+
+
+def _run_on_cluster(
+    todo: dict[str, Any],
+    target: str | Client,
+    execute_one: Callable[..., dict[str, Any]],
+    on_record: Callable[[str, dict[str, Any]], None],
+    on_failure: Callable[[str, BaseException], None],
+    is_run_error: Callable[[BaseException], bool],
+) -> None:
     from distributed import as_completed
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
     client, owned = connect(target)
+    address = str(getattr(client.scheduler, "address", target))
     futures: dict[Any, list[str]] = {}
     try:
         in_flight = IN_FLIGHT_PER_THREAD * check_workers(client)
@@ -209,14 +373,24 @@ def run_on_cluster(
                 # Its workers kept dying (allowed-failures times): every run of the batch.
                 for key in keys:
                     on_failure(key, outcome)
+            elif fut.status == "cancelled" or isinstance(
+                outcome, (FutureCancelledError, asyncio.CancelledError)
+            ):
+                # Nothing here cancels a task: the client did, having lost the scheduler and
+                # given up reconnecting (its timeout, CONNECT_TIMEOUT_S).
+                raise SchedulerLost(address)
             else:
                 raise outcome
             fut.release()
             nxt = submit_next()
             if nxt is not None:
                 ac.add(nxt)
+    except CommClosedError as e:  # a request to the scheduler met a closed connection
+        raise SchedulerLost(address) from e
     finally:
-        if futures:
-            client.cancel(list(futures))
+        with contextlib.suppress(Exception):  # a lost scheduler cannot be told anything
+            if futures and client.status == "running":
+                client.cancel(list(futures))
         if owned:
-            client.close()
+            with contextlib.suppress(Exception):
+                client.close(timeout=CONNECT_TIMEOUT_S)

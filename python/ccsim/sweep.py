@@ -361,14 +361,20 @@ def execute(
             if cluster is not None:
                 from ccsim import cluster as dask_cluster
 
-                dask_cluster.run_on_cluster(
-                    todo,
-                    cluster,
-                    _execute_one,
-                    finished,
-                    failed,
-                    lambda e: isinstance(e, _core.Error),
-                )
+                try:
+                    dask_cluster.run_on_cluster(
+                        todo,
+                        cluster,
+                        _execute_one,
+                        finished,
+                        failed,
+                        lambda e: isinstance(e, _core.Error),
+                    )
+                except dask_cluster.SchedulerLost as e:
+                    raise dask_cluster.ClusterError(
+                        f"{e}: {len(have)} of {len(set(keys))} runs are finished and kept in "
+                        f"{store.directory}, and the same command resumes from them"
+                    ) from e
             else:
                 _execute_local(
                     todo, store, max(1, workers or os.cpu_count() or 1), finished, failed

@@ -235,3 +235,159 @@ def test_a_reproduction_on_the_cluster_gives_the_same_points_as_on_local_process
         pd.read_parquet(tmp_path / "local" / "points.parquet"),
         pd.read_parquet(tmp_path / "dask" / "points.parquet"),
     )
+
+
+# --- Addresses where no scheduler answers, and a scheduler lost mid-sweep (issue 32) ---------
+
+
+def _sweep_args(tmp_path: Path, text: str, scheduler: str, seeds: int = 1) -> list[str]:
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    return ["sweep", str(f), "--param", "links.b.rate=40Mbps", "--seeds", str(seeds),
+            "--out", str(tmp_path / "out"), "--executor", "dask",
+            "--scheduler", scheduler]  # fmt: skip
+
+
+def _one_error_line(capfd: pytest.CaptureFixture[str]) -> str:
+    """stderr as the file descriptor got it (Dask logs through handlers of its own): the
+    progress bar, if any, then exactly one line, ccsim's error."""
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.split("\n") if ln and "\r" not in ln]  # not the bar's
+    assert len(lines) == 1 and lines[0].startswith("ccsim: error: "), err
+    return lines[0]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_connect_timeout_is_a_few_seconds() -> None:
+    assert 1.0 <= cluster.CONNECT_TIMEOUT_S <= 10.0
+
+
+def test_an_http_server_given_as_the_scheduler_is_one_line_within_the_connect_timeout(
+    tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Bug: Dask's client waited for ever on a server that never completes its handshake.
+    import http.server
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.server_address[1]}"
+        started = time.monotonic()
+        assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+        took = time.monotonic() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert took < cluster.CONNECT_TIMEOUT_S + 3
+    line = _one_error_line(capfd)
+    assert line.startswith(f"ccsim: error: --scheduler {address}: connected, but no Dask ")
+    assert "the server there is not one" in line
+    assert not (tmp_path / "out").exists(), "refused before the sweep started"
+
+
+def test_a_port_where_nothing_listens_is_one_line_within_the_connect_timeout(
+    tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Bug: 30 s at 0 % before the error.
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    started = time.monotonic()
+    assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+    assert time.monotonic() - started < cluster.CONNECT_TIMEOUT_S + 3
+    assert _one_error_line(capfd) == (
+        f"ccsim: error: --scheduler {address}: cannot reach a Dask scheduler: connection "
+        f"refused (tried for {0.8 * cluster.CONNECT_TIMEOUT_S:g} s)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [("garbage", "missing port number"), ("foo://host:1", "unknown address scheme 'foo'")],
+)
+def test_an_address_that_is_not_one_is_one_line_and_the_process_exits_at_once(
+    tmp_path: Path, slow_line: str, address: str, why: str
+) -> None:
+    # Bug: the right error, then 60 s and a traceback from Dask's client at the exit.
+    import subprocess
+    import sys
+
+    started = time.monotonic()
+    argv = [sys.executable, "-m", "ccsim.cli", *_sweep_args(tmp_path, slow_line, address)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(
+        f"ccsim: error: --scheduler {address}: not a Dask scheduler's address ("
+    )
+    assert why in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_a_scheduler_killed_mid_sweep_is_one_line_saying_what_is_kept_and_the_sweep_resumes(
+    tmp_path: Path,
+    slow_line: str,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Bug: Dask's tracebacks, then `internal error (FutureCancelledError)`.
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2.0)  # how long the client reconnects
+    info = tmp_path / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                  "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
+                                  ":0", "--scheduler-file", str(info)], **quiet)  # fmt: skip
+    worker = None
+    try:
+        deadline = time.monotonic() + 20
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                                   "--nthreads", "1", "--no-dashboard"], **quiet)  # fmt: skip
+        runs = tmp_path / "out" / "runs"
+        killed: list[float] = []
+
+        def kill_the_scheduler_after_two_runs() -> None:
+            while time.monotonic() < deadline + 30:
+                if runs.is_dir() and len(list(runs.rglob("*.json"))) >= 2:
+                    scheduler.kill()
+                    killed.append(time.monotonic())
+                    return
+                time.sleep(0.01)
+
+        killer = threading.Thread(target=kill_the_scheduler_after_two_runs)
+        killer.start()
+        args = _sweep_args(tmp_path, slow_line, address, seeds=40)
+        assert main(args) == 1
+        ended = time.monotonic()
+        killer.join()
+    finally:
+        for proc in (scheduler, worker):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+    kept = len(list(runs.rglob("*.json")))
+    assert 2 <= kept < 40
+    line = _one_error_line(capfd)
+    assert line == (
+        f"ccsim: error: the Dask scheduler at {address} was lost: {kept} of 40 runs are finished "
+        f"and kept in {runs}, and the same command resumes from them"
+    )
+    # The client gives up reconnecting after CONNECT_TIMEOUT_S; nothing waits longer.
+    assert killed and ended - killed[0] < cluster.CONNECT_TIMEOUT_S + 3
+    # The same command resumes: locally here, from the kept runs.
+    local = [a for a in args if a not in ("--executor", "dask", "--scheduler", address)]
+    assert main(local) == 0
+    assert f"40 runs: {40 - kept} executed, {kept} reused from the store" in capfd.readouterr().out
