@@ -295,6 +295,7 @@ def batch_size(mean_run_s: float | None) -> int:
     return max(1, min(MAX_BATCH, int(TASK_TARGET_S / max(mean_run_s, 1e-6))))
 
 
+@_quiet_dask_logs()  # a context manager made with contextlib is also a decorator
 def run_on_cluster(
     todo: dict[str, Any],
     target: str | Client,
@@ -307,21 +308,10 @@ def run_on_cluster(
 
     ``on_record(key, record)`` is called in this process as each run finishes (the caller saves
     it); ``on_failure(key, error)`` once for a run that failed with an error ``is_run_error``
-    accepts (a scenario error, or a run whose workers kept dying). Any other error, and
-    ``KeyboardInterrupt``, cancels what is still pending and propagates.
+    accepts (a scenario error, or a run whose workers kept dying). A lost scheduler raises
+    :class:`SchedulerLost`. Any other error, and ``KeyboardInterrupt``, cancels what is still
+    pending and propagates. Dask's log lines are silenced meanwhile.
     """
-    with _quiet_dask_logs():
-        _run_on_cluster(todo, target, execute_one, on_record, on_failure, is_run_error)
-
-
-def _run_on_cluster(
-    todo: dict[str, Any],
-    target: str | Client,
-    execute_one: Callable[..., dict[str, Any]],
-    on_record: Callable[[str, dict[str, Any]], None],
-    on_failure: Callable[[str, BaseException], None],
-    is_run_error: Callable[[BaseException], bool],
-) -> None:
     from distributed import as_completed
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError
