@@ -677,3 +677,25 @@ def test_a_flow_series_figure_may_leave_out_its_link_but_a_link_series_may_not(
     )
     with pytest.raises(experiment.PlanError, match=r"figures\[2\]\.link: missing"):
         experiment.load_plan(folder)
+
+
+def test_the_plan_stored_with_the_results_names_a_scenario_from_another_folder_by_its_name(
+    tmp_path: Path,
+) -> None:
+    from ccsim.experiment.reproduction import store_plan
+
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "base.toml").write_text(SCENARIO)
+    folder = tmp_path / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "plan.toml").write_text(
+        PLAN.replace('scenario = "scenario.toml"', 'scenario = "../../common/base.toml"')
+    )
+    stored = store_plan(folder, tmp_path / "results")
+    assert stored == tmp_path / "results" / "plan"
+    assert sorted(p.name for p in stored.iterdir()) == ["base.toml", "plan.toml"]
+    assert 'scenario = "base.toml"' in (stored / "plan.toml").read_text()
+    # The copy is a plan that loads by itself, the same plan as the original.
+    again, original = experiment.load_plan(stored), experiment.load_plan(folder)
+    assert again.scenario_text == original.scenario_text == SCENARIO
+    assert again.figures == original.figures and again.claims == original.claims

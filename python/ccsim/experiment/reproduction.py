@@ -123,7 +123,7 @@ PLAN_FOLDER = "plan"
 
 def store_plan(folder: Path, out: Path) -> Path:
     """Copy ``folder``'s plan.toml and the scenario file it names into ``out/plan/``, byte for
-    byte, and return that folder. A scenario named by a path (``../shared/x.toml``) is stored
+    byte, and return that folder. A scenario named by a path (``../common/x.toml``) is stored
     beside the plan under its file name, and the stored plan's ``scenario`` key says so."""
     import re
     import sys
@@ -140,7 +140,7 @@ def store_plan(folder: Path, out: Path) -> Path:
     if scenario.as_posix() != scenario.name:
         text = re.sub(r"(?m)^scenario\s*=.*$", f'scenario = "{scenario.name}"', text, count=1)
     dest = out / PLAN_FOLDER
-    dest.mkdir(exist_ok=True)
+    dest.mkdir(parents=True, exist_ok=True)
     (dest / "plan.toml").write_text(text, encoding="utf-8")
     (dest / scenario.name).write_bytes((folder / scenario).read_bytes())
     return dest
