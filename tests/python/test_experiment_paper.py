@@ -392,6 +392,20 @@ def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> 
             0,
         ]
         assert plan.grids[0].paper["retx"].get("10x10", "er04") == 2.2
+        # The report opens with the paper's main result judged as effects: the gain at S = 0.4
+        # on both tables and the cut in retransmissions (issue 29).
+        headline = [(c.figure, c.relation, c.effect) for c in plan.claims if c.headline]
+        assert headline == [
+            ("table1_wan.throughput", "effect", "ratio"),
+            ("table2_lan.throughput", "effect", "ratio"),
+            ("table1_wan.retx", "effect", "difference"),
+        ]
+        # Every setting that decides the result is stated in the assumptions.
+        said = " ".join(plan.assumptions)
+        for setting in ("50 ms ticks", "minimum RTO of 1 s", "target utilization 0.9",
+                        "averaging interval 1 ms", "early or partial packet discard",
+                        "CBR source's phase"):  # fmt: skip
+            assert setting in said, setting
         assert plan.grids[1].paper["throughput"].get("none", "reno") == 94.2
         # The curve against S is Table 1's 10 x 10 row: the same six runs, not six more.
         runs = plan_runs(plan, quick=False)
