@@ -122,7 +122,7 @@ impl Simulator {
             hook_timer_at: vec![None; n_nodes],
             flows: Vec::new(),
             gens: Vec::new(),
-            link_events: Vec::new(),
+            link_events: Default::default(),
             // Only generated short flows are retired. Hooks consume, inject and drop packets
             // without saying whose: with any hook, the packets alive per flow are unknown and no
             // flow is retired (`retire.rs`).

@@ -379,7 +379,7 @@ impl Simulator {
         for c in self.capture.departing_chans() {
             watched[c as usize] = true;
         }
-        for c in self.link_events.iter().flat_map(|e| e.chans()) {
+        for c in self.link_events.chans() {
             watched[c as usize] = true;
         }
         for (c, ch) in self.net.chans.iter_mut().enumerate() {

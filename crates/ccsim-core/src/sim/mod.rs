@@ -85,8 +85,9 @@ pub struct Simulator {
     hook_timer_at: Vec<Option<SimTime>>,
     flows: Vec<FlowRecord>,
     gens: Vec<Generator>,
-    /// Link state changes (`[[events]]`), indexed by their `LinkState` event.
-    link_events: Vec<link_events::LinkEvent>,
+    /// Link state changes (`[[events]]`) and what each channel has down: its link, the
+    /// interface it leaves by, the one it arrives on (`link_events.rs`).
+    link_events: link_events::LinkStates,
     /// Packets alive per flow, and the finished transfers whose endpoints can go (`retire.rs`).
     life: FlowLife,
     /// Scratch buffers, reused so the hot path does not allocate.

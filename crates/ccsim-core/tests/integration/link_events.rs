@@ -101,10 +101,8 @@ fn without_events_nothing_is_lost_to_a_link_down() {
 
 #[test]
 fn an_interface_down_cuts_its_link_and_a_repeated_down_changes_nothing() {
-    let iface = DOWN_3_TO_5.replace(
-        "link = \"bottleneck\"\nstate = \"down\"",
-        "node = \"h2\"\nlink = \"bottleneck\"\nstate = \"down\"",
-    );
+    // h2's interface down at 3 s and up at 5 s (the link's own state never changes).
+    let iface = DOWN_3_TO_5.replace("link = ", "node = \"h2\"\nlink = ");
     let by_iface = run_toml(&outage(&iface), &[], None);
     let by_link = run_toml(&outage(DOWN_3_TO_5), &[], None);
     // On a point-to-point link the interface carries both channels: the same run.
@@ -137,4 +135,72 @@ state = "up"
     assert!(lost > 0);
     assert!(delivered_at(&out, 3.5) > delivered_at(&out, 3.1));
     assert_conserved(&out);
+}
+
+/// `[[events]]` entries, one per (time, `node` or "" for the whole link, state) on the
+/// bottleneck.
+fn bottleneck_events(list: &[(&str, &str, &str)]) -> String {
+    list.iter()
+        .map(|(at, node, state)| {
+            let node = if node.is_empty() {
+                String::new()
+            } else {
+                format!("node = \"{node}\"\n")
+            };
+            format!("[[events]]\nat = \"{at}\"\n{node}link = \"bottleneck\"\nstate = \"{state}\"\n")
+        })
+        .collect()
+}
+
+#[test]
+fn an_interface_brought_up_while_the_other_end_is_down_carries_nothing() {
+    // Both ends' interfaces go down at 3 s; r1's comes back at 4 s, h2's at 5 s. The link is
+    // up only while the link and both interfaces are: down from 3 s to 5 s, exactly as the
+    // link taken down from 3 s to 5 s.
+    let events = bottleneck_events(&[
+        ("3s", "h2", "down"),
+        ("3s", "r1", "down"),
+        ("4s", "r1", "up"),
+        ("5s", "h2", "up"),
+    ]);
+    let out = run_toml(&outage(&events), &[], None);
+    let at_down = delivered_at(&out, 3.1);
+    assert_eq!(
+        delivered_at(&out, 5.0),
+        at_down,
+        "data crossed h2's down interface after r1's came back"
+    );
+    assert!(
+        delivered_at(&out, 9.0) > at_down + 1e6,
+        "no traffic after both interfaces came up"
+    );
+    let by_link = run_toml(&outage(DOWN_3_TO_5), &[], None);
+    assert_eq!(out.flows, by_link.flows);
+    // What was offered in between was dropped as link down, in both directions.
+    assert_eq!(out.links, by_link.links);
+    let down = u64s(&out.links, "drops_link_down");
+    assert!(down[link_row(&out, "bottleneck", "a_to_b")] > 0);
+    assert!(down[link_row(&out, "bottleneck", "b_to_a")] > 0);
+    assert_conserved(&out);
+}
+
+#[test]
+fn a_link_down_stays_down_through_an_interface_up_and_an_interface_down_through_a_link_up() {
+    let by_link = run_toml(&outage(DOWN_3_TO_5), &[], None);
+    // Link down, an interface "up" (it was never down), link up: the link alone decides.
+    let link_first = bottleneck_events(&[("3s", "", "down"), ("4s", "h2", "up"), ("5s", "", "up")]);
+    // Link down, an interface down, link up, interface up: down until the last of them.
+    let both = bottleneck_events(&[
+        ("3s", "", "down"),
+        ("3.5s", "h2", "down"),
+        ("4s", "", "up"),
+        ("5s", "h2", "up"),
+    ]);
+    for events in [link_first, both] {
+        let out = run_toml(&outage(&events), &[], None);
+        assert_eq!(delivered_at(&out, 5.0), delivered_at(&out, 3.1), "{events}");
+        assert_eq!(out.flows, by_link.flows, "{events}");
+        assert_eq!(out.links, by_link.links, "{events}");
+        assert_conserved(&out);
+    }
 }
