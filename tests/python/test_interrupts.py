@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -111,12 +111,16 @@ def _popen(cmd: list[str]) -> subprocess.Popen[str]:
 # --- ccsim run -------------------------------------------------------------------------------
 
 
-def _start_long_run(tmp_path: Path, examples: Path) -> tuple[subprocess.Popen[str], Path]:
-    """`ccsim run` of the dumbbell for 600 s (a minute of computing and more), once it is
-    inside the core."""
+def _start_long_run(
+    tmp_path: Path, examples: Path, scenario: Path | None = None, sets: Sequence[str] = ()
+) -> tuple[subprocess.Popen[str], Path]:
+    """`ccsim run` of `scenario` with `sets` (by default the dumbbell for 600 s: a minute of
+    computing and more), once it is inside the core."""
     out = tmp_path / "out"
-    cmd = [*CLI, "run", str(examples / "dumbbell.toml"), "--out", str(out),
-           "--set", "duration=600s"]  # fmt: skip
+    scenario = scenario or examples / "dumbbell.toml"
+    sets = sets or ["duration=600s"]
+    cmd = [*CLI, "run", str(scenario), "--out", str(out)]
+    cmd += [arg for s in sets for arg in ("--set", s)]
     proc = _popen(cmd)
     # The core runs on a thread named ccsim-run; a second is a margin for the first events.
     _wait_until(lambda: "ccsim-run" in _threads(proc.pid) or proc.poll() is not None, 8.0)
@@ -145,6 +149,30 @@ def test_a_signal_stops_a_long_run_at_once_writes_nothing_and_says_so_on_one_lin
     ]
     assert stdout == "", "no summary of a run that did not finish"
     assert os.listdir(tmp_path) == [], "no output folder, and no partial one beside it"
+
+
+def test_ctrl_c_stops_a_run_inside_an_atm_cell_storm_at_once(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Bug: paper 000's network with 1,000 CBR sources at line rate ignored Ctrl-C: the core
+    # was inside the cell network's loop, which ran millions of cells between two of the
+    # engine's events and never looked at the stop request.
+    paper = examples.parent / "experiments" / "p000-atm-abr" / "scenario.toml"
+    storm = ["atm.cbr.bg.count=1000", "atm.cbr.bg.rate=150Mbps"]
+    proc, out = _start_long_run(tmp_path, examples, paper, storm)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=10)
+    took = time.monotonic() - sent
+    assert took < 3.0, f"exited {took:.1f} s after the signal"
+    assert proc.returncode == 130, stderr
+    _no_traceback(stderr)
+    assert stderr.strip().splitlines() == [
+        "ccsim: interrupted by SIGINT; the run was stopped before it finished and nothing "
+        f"was written to {out}"
+    ]
+    assert stdout == ""
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_second_ctrl_c_during_a_run_prints_no_traceback(tmp_path: Path, examples: Path) -> None:

@@ -261,6 +261,15 @@ pub struct AtmFabric {
 
 const NONE: u32 = u32::MAX;
 
+/// What [`AtmFabric::advance`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Advanced {
+    /// The time of the last event run (the `now` given if none).
+    pub last: SimTime,
+    /// The budget ran out with events still due by `limit`.
+    pub cut_short: bool,
+}
+
 impl AtmFabric {
     pub fn new(
         n_chans: usize,
@@ -471,21 +480,35 @@ impl AtmFabric {
 
     /// Run events from `now` on, up to `limit` (the engine's next event: nothing outside can
     /// change the fabric before it), but only to the end of the first instant at which a packet
-    /// is reassembled, so that the engine hands it on at that time. Returns the time of the
-    /// last event run (`now` if none); packets reassembled at a VC's exit are pushed on `out`
-    /// with the node and interface they arrive on.
+    /// is reassembled, so that the engine hands it on at that time; packets reassembled at a
+    /// VC's exit are pushed on `out` with the node and interface they arrive on.
+    ///
+    /// At most `budget` events run. Between two engine events the cells of thousands of CBR
+    /// sources can make billions of events, so the engine gives a budget and checks its limits
+    /// (`[limits]`, a stop request) each time one is spent (`sim/atm.rs`). A call cut short
+    /// says so; calling again from its `last` with the same `limit` and `out` goes on exactly
+    /// as one call would have, so a budget never changes a result.
     pub fn advance(
         &mut self,
         now: SimTime,
         limit: SimTime,
         out: &mut Vec<(u32, u32, Packet)>,
-    ) -> SimTime {
+        budget: u64,
+    ) -> Advanced {
         let mut last = now;
+        let mut left = budget;
         while let Some(&e) = self.heap.peek() {
             let (t, ev) = (e.time(), e.ev);
             if t > limit || (!out.is_empty() && t > last) {
                 break;
             }
+            if left == 0 {
+                return Advanced {
+                    last,
+                    cut_short: true,
+                };
+            }
+            left -= 1;
             last = t;
             self.root_spent = true;
             self.events += 1;
@@ -507,7 +530,10 @@ impl AtmFabric {
                 self.heap.pop();
             }
         }
-        last
+        Advanced {
+            last,
+            cut_short: false,
+        }
     }
 
     /// The port on channel `chan`, if the channel is ATM.

@@ -99,7 +99,7 @@ fn efci_marks_at_a_congested_switch_come_back_as_ci_and_cut_the_sources_acr_by_r
     let (mut got, mut got_ci) = (0, 0);
     while t < SimTime::from_millis(30) {
         t += step;
-        f.advance(t, t, &mut out);
+        f.advance(t, t, &mut out, u64::MAX);
         out.clear();
         let s = &f.vcs[0].stats;
         let (n, n_ci) = (s.brm_received - got, s.brm_ci_received - got_ci);
@@ -154,7 +154,7 @@ fn brms_with_a_slow_reverse_vc(out_of_rate: bool) -> (u64, u64) {
     let mut t = SimTime::ZERO;
     while t < SimTime::from_millis(50) {
         t += SimDuration::from_micros(10);
-        f.advance(t, t, &mut out);
+        f.advance(t, t, &mut out, u64::MAX);
         out.clear();
     }
     (
@@ -173,4 +173,45 @@ fn out_of_rate_brms_bring_feedback_back_past_a_slow_reverse_vc_at_most_at_tcr() 
     // Out of rate at TCR = 1,000 cells/s: about 50 in 50 ms, never more than TCR allows.
     assert!(sent > 25 && sent <= 51, "{sent} out-of-rate BRMs");
     assert!(with >= sent, "{with} back, {sent} sent out of rate");
+}
+
+/// Run the fabric to 20 ms as the engine does, each `advance` given `budget` events at most and
+/// called again until it is not cut short: the counters and what it handed back, when.
+fn run_in_budgets(budget: u64) -> (u64, u64, String) {
+    let mut f = fabric(Feedback::Efci { threshold: 10 }, Some(abr()), abr());
+    load(&mut f, 100);
+    let (mut now, end) = (SimTime::ZERO, SimTime::from_millis(20));
+    let mut out = Vec::new();
+    let mut handed = String::new();
+    while let Some(t) = f.next_time().filter(|&t| t <= end) {
+        let mut from = t.max(now);
+        loop {
+            let done = f.advance(from, end, &mut out, budget);
+            from = done.last;
+            if !done.cut_short {
+                break;
+            }
+        }
+        now = now.max(from);
+        for (node, iface, pkt) in out.drain(..) {
+            handed += &format!("{now:?} {node} {iface} {pkt:?}\n");
+        }
+    }
+    let counters = format!(
+        "{handed}{:?} {:?}",
+        f.vcs.iter().map(|v| &v.stats).collect::<Vec<_>>(),
+        f.ports.iter().map(|p| &p.stats).collect::<Vec<_>>()
+    );
+    (f.events, f.cell_hops, counters)
+}
+
+#[test]
+fn an_advance_cut_into_budgets_does_exactly_what_one_call_does() {
+    // The engine checks its limits between budgets (sim/atm.rs); that must change nothing.
+    let whole = run_in_budgets(u64::MAX);
+    assert!(whole.0 > 5_000, "{} events: too few to cut", whole.0);
+    assert!(whole.2.contains("Packet"), "packets were reassembled");
+    for budget in [1, 7, 4096] {
+        assert_eq!(run_in_budgets(budget), whole, "budget {budget}");
+    }
 }

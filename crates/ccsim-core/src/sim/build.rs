@@ -141,6 +141,8 @@ impl Simulator {
             // for any Spec, and an event whose time saturated can never run (time.rs).
             end: SimTime::ZERO + spec.duration.min(MAX_SCENARIO_DURATION),
             max_events: spec.limits.max_events.unwrap_or(u64::MAX),
+            max_engine_events: spec.limits.max_events.unwrap_or(u64::MAX),
+            inner_stop: None,
             max_wall: spec.limits.max_wall_seconds,
             max_alive: u64::MAX,
             ttl: spec.routing.ttl,

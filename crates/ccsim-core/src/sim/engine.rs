@@ -65,6 +65,13 @@ use crate::DropReason;
 /// stay in the cache and the hints would cost instructions for nothing.
 const PREFETCH_ENDPOINTS_FROM: usize = 1024;
 
+/// How many events run between two checks of the wall clock and of a stop request
+/// (`interrupt.rs`), in the event loop and in every inner loop that handles many events within
+/// one of the engine's (the ATM fabric's cells, `atm.rs`). At 5 to 20 million events a second
+/// that is a check every 3 to 15 ms; a power of two, so the event loop's test is a mask.
+pub(super) const CHECK_EVERY: u64 = 65_536;
+const _: () = assert!(CHECK_EVERY.is_power_of_two());
+
 /// What happens at a scheduled time, and to which object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Ev {
@@ -298,27 +305,74 @@ impl Simulator {
     }
 
     /// `limits.max_events`, checked before every event; a stop request and
-    /// `limits.max_wall_seconds`, checked every 65,536 events (reading the clock costs more
-    /// than an event; the request, an atomic load, is read there too so the hot path keeps one
-    /// branch).
+    /// `limits.max_wall_seconds`, checked every [`CHECK_EVERY`] events (reading the clock costs
+    /// more than an event; the request, an atomic load, is read there too so the hot path keeps
+    /// one branch).
     fn limit_reached(&self) -> Option<StopReason> {
-        if self.events >= self.max_events {
-            return Some(StopReason::EventLimit);
+        if self.events >= self.max_engine_events {
+            // An inner loop that reached a limit set this one to zero (`inner_limit_reached`).
+            return Some(self.inner_stop.unwrap_or(StopReason::EventLimit));
         }
-        if self.events & 0xffff == 0 {
-            if let Some(stop) = &self.stop {
-                if stop.is_requested() {
-                    return Some(StopReason::Interrupted);
-                }
-                stop.report(self.now, self.events);
+        if self.events & (CHECK_EVERY - 1) == 0 {
+            return self.stop_or_wall_limit(self.now);
+        }
+        None
+    }
+
+    /// A stop request, then `limits.max_wall_seconds`; reports the progress (`now`) to a
+    /// watcher. The costly checks, made every [`CHECK_EVERY`] events by the event loop and by
+    /// every inner loop.
+    fn stop_or_wall_limit(&self, now: SimTime) -> Option<StopReason> {
+        if let Some(stop) = &self.stop {
+            if stop.is_requested() {
+                return Some(StopReason::Interrupted);
             }
-            if let Some(limit) = self.max_wall {
-                if self.build_started.elapsed().as_secs_f64() >= limit {
-                    return Some(StopReason::WallLimit);
-                }
+            stop.report(now, self.events);
+        }
+        if let Some(limit) = self.max_wall {
+            if self.build_started.elapsed().as_secs_f64() >= limit {
+                return Some(StopReason::WallLimit);
             }
         }
         None
+    }
+
+    /// How many events an inner loop may handle before its next check, when it has handled
+    /// `inner` so far in the run: up to its next multiple of [`CHECK_EVERY`] (so the checks
+    /// fall as often as the event loop's, however its work is split between engine events),
+    /// and no further than `limits.max_events` leaves.
+    pub(super) fn inner_budget(&self, inner: u64) -> u64 {
+        let to_check = CHECK_EVERY - inner % CHECK_EVERY;
+        let to_limit = self
+            .max_events
+            .saturating_sub(self.events.saturating_add(inner));
+        to_check.min(to_limit)
+    }
+
+    /// An inner loop has handled `inner` events in the run so far: they count towards
+    /// `limits.max_events` with the engine's.
+    pub(super) fn count_inner_events(&mut self, inner: u64) {
+        // The event loop's own check stays one comparison: its limit is lowered instead.
+        self.max_engine_events = self.max_events.saturating_sub(inner);
+    }
+
+    /// An inner loop spent its [`Simulator::inner_budget`] with `inner` events handled in the
+    /// run so far: whether the run must stop (every limit the event loop checks but the
+    /// packets alive, which no inner loop adds to). If so, the inner loop ends its event as
+    /// soon as it can, and the event loop stops before its next event with this reason.
+    pub(super) fn inner_limit_reached(&mut self, inner: u64) -> bool {
+        self.count_inner_events(inner);
+        let reason = if self.events.saturating_add(inner) >= self.max_events {
+            Some(StopReason::EventLimit)
+        } else {
+            self.stop_or_wall_limit(self.now)
+        };
+        if reason.is_some() {
+            // No branch of the event loop's own: its one comparison per event sees this.
+            self.inner_stop = reason;
+            self.max_engine_events = 0;
+        }
+        reason.is_some()
     }
 
     /// Handle one event that was due at `at` (now).

@@ -14,9 +14,12 @@
 //! The core has no notion of signals: it only reads the flag. Who sets it is the caller's
 //! business (the Python binding sets it when the interpreter's signal handler raises).
 //!
-//! The flag is read at the same point as the wall-clock limit, once every 65,536 events: one
-//! relaxed atomic load there costs nothing measurable, and at the engine's 5 to 20 million
-//! events a second a request is seen within about 15 ms. A run stopped this way is not a
+//! The flag is read at the same point as the wall-clock limit, once every 65,536 events
+//! (`engine.rs`, `CHECK_EVERY`): one relaxed atomic load there costs nothing measurable, and at
+//! the engine's 5 to 20 million events a second a request is seen within about 15 ms. Loops
+//! that handle many events inside one of the engine's (the ATM fabric's cells, `atm.rs`) check
+//! as often, counting their own events, so no single engine event can hide a long run from
+//! the flag. A run stopped this way is not a
 //! finished run: its tables describe the network at whatever instant the request was seen,
 //! which depends on the wall clock, so the same scenario and seed do not give the same bits.
 //! Callers must not present it (or store it) as a result.
@@ -102,8 +105,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::StopSignal;
-    use crate::results::{RunOutput, StopReason};
-    use crate::sim::tests::{build, line};
+    use crate::results::StopReason;
+    use crate::sim::tests::{assert_conserved, build, line};
     use crate::sim::Simulator;
     use crate::time::SimTime;
 
@@ -114,15 +117,6 @@ mod tests {
                     [trace]\ninterval = \"100s\"\n";
         let duration = format!("duration=\"{duration}\"");
         build(&line(rest), &[&duration, "seed=3"]).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn assert_conserved(out: &RunOutput) {
-        let s = &out.summary;
-        assert_eq!(
-            s.packets_created,
-            s.packets_delivered + s.packets_dropped + s.packets_alive,
-            "every packet is accounted for at the stop"
-        );
     }
 
     #[test]

@@ -102,6 +102,11 @@ pub struct Simulator {
     /// The limits: `duration`, `limits.max_events`, `limits.max_wall_seconds`.
     end: SimTime,
     max_events: u64,
+    /// The engine's own events allowed: `max_events` less the events of inner loops so far
+    /// (the ATM fabric's, which count towards the limit too: `engine.rs`, `inner_events`).
+    max_engine_events: u64,
+    /// Why an inner loop stopped the run (it set `max_engine_events` to zero), if one did.
+    inner_stop: Option<crate::StopReason>,
     max_wall: Option<f64>,
     /// `limits.max_memory` as packets: what the time series leaves, divided by
     /// [`report::PACKET_BYTES`]. More packets alive stop the run ([`StopReason::MemoryLimit`]).

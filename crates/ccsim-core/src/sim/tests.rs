@@ -54,6 +54,16 @@ pub(super) fn build(text: &str, overrides: &[&str]) -> Result<Simulator, Error> 
     Simulator::build(&loaded.spec)
 }
 
+/// Every packet created is delivered, dropped or still alive, also in a run stopped early.
+pub(super) fn assert_conserved(out: &RunOutput) {
+    let s = &out.summary;
+    assert_eq!(
+        s.packets_created,
+        s.packets_delivered + s.packets_dropped + s.packets_alive,
+        "every packet is accounted for at the stop"
+    );
+}
+
 fn run(text: &str, overrides: &[&str]) -> RunOutput {
     build(text, overrides)
         .and_then(Simulator::run)
@@ -216,11 +226,7 @@ fn the_event_limit_ends_a_run_cleanly_after_exactly_that_many_events() {
         s.sim_seconds
     );
     assert!(s.packets_alive > 0, "stopped with packets in flight");
-    assert_eq!(
-        s.packets_created,
-        s.packets_delivered + s.packets_dropped + s.packets_alive,
-        "every packet is accounted for at the stop"
-    );
+    assert_conserved(&out);
     assert_eq!(out.flows.rows(), 1);
     assert!(out.flows.u64("bytes_delivered").unwrap()[0] > 0);
 }
