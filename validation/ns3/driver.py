@@ -153,12 +153,15 @@ NS3_PROGRAM_CHOICES: Mapping[str, Any] = {
 #: ACK that acknowledges a segment. In congestion avoidance TcpNewReno (and TcpVegas, which
 #: falls back to it) adds SMSS^2/cwnd per ACK, RFC 5681's equation (3); TcpHighSpeed,
 #: TcpScalable and TcpBic count the segments acknowledged, which is ccsim's byte counting with
-#: L = 1 (one SMSS per ACK in slow start).
+#: L = 1 (one SMSS per ACK in slow start). TcpCubic, TcpHighSpeed and TcpScalable also count a
+#: reduction in whole segments (``GetSsThresh`` truncates: ``whole_segment_ssthresh``);
+#: TcpNewReno's halves bytes in flight in bytes and TcpBic keeps the fraction of its product.
 NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
     "newreno": {"growth": "rfc5681"},
     "vegas": {"growth": "rfc5681"},
-    "highspeed": {"growth": "abc", "abc_limit": 1},
-    "scalable": {"growth": "abc", "abc_limit": 1},
+    "cubic": {"whole_segment_ssthresh": True},
+    "highspeed": {"growth": "abc", "abc_limit": 1, "whole_segment_ssthresh": True},
+    "scalable": {"growth": "abc", "abc_limit": 1, "whole_segment_ssthresh": True},
     "bic": {"growth": "abc", "abc_limit": 1},
 }
 

@@ -175,6 +175,15 @@ pub struct TcpSpec {
     pub rto_backoff_reset: RtoBackoffReset,
     /// What an ACK credits to window growth.
     pub ack_credit: AckCredit,
+    /// A window reduction counted in whole segments: the controller is given cwnd rounded down
+    /// to whole segments and its ssthresh is rounded down to whole segments (at least 2), as
+    /// Linux computes it (`snd_cwnd` counts packets) and as ns-3.48's `TcpCubic::GetSsThresh`
+    /// (`GetCwndInSegments`, then `static_cast<uint32_t>(segCwnd * m_beta)`) and
+    /// `TcpHighSpeed`/`TcpScalable` (`static_cast<uint32_t>(segCwnd * b)`) do. Off, it is
+    /// computed in bytes, as RFC 5681 eq. (4) and RFC 9438 §4.6 write it. At small windows
+    /// the two part by most of a segment per reduction: CUBIC's β = 0.7 of 5.9 segments is
+    /// 4.13 segments in bytes, 3 in whole segments (docs/validation.md §4).
+    pub whole_segment_ssthresh: bool,
 }
 
 impl Default for TcpSpec {
@@ -215,6 +224,8 @@ impl Default for TcpSpec {
             rto_backoff_reset: RtoBackoffReset::ValidSample,
             // RFC 3465 §2.1 counts "previously unacknowledged bytes": SACKed ones included.
             ack_credit: AckCredit::Cumulative,
+            // RFC 5681 eq. (4) and RFC 9438 §4.6 in bytes.
+            whole_segment_ssthresh: false,
         }
     }
 }
@@ -363,6 +374,9 @@ impl TcpSpec {
             // `ProcessAck` hands the controller `currentDelivered` (TcpRateOps), not the
             // cumulative advance.
             ack_credit: AckCredit::Delivered,
+            // TcpNewReno's `GetSsThresh` halves bytes in flight, in bytes; the classes that
+            // count whole segments set it (docs/tcp.md §11).
+            whole_segment_ssthresh: false,
             header_bytes: 40,
         }
     }

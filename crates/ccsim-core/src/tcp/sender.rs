@@ -440,20 +440,48 @@ impl TcpSender {
         }
         #[cfg(test)]
         self.congestion_log.push(CongestionKind::Ecn);
-        let ssthresh = self.cc.on_congestion(
-            now,
-            &CongestionEvent {
-                kind: CongestionKind::Ecn,
-                flight_size: self.board.flight_size(),
-                window: self.w,
-                mss: self.mss,
-            },
-        );
+        let ssthresh =
+            self.reduced_ssthresh(now, CongestionKind::Ecn, self.board.flight_size(), self.w);
         self.w.ssthresh = ssthresh;
         self.w.cwnd = ssthresh.max(self.mss);
         self.ecn_point = Some(self.board.snd_max());
         self.cwr_pending = true;
         self.counters.ecn_reductions += 1;
+    }
+
+    /// The controller's ssthresh for a congestion signal of `kind`, given FlightSize and the
+    /// window at the signal. With `whole_segment_ssthresh` the controller sees both rounded
+    /// down to whole segments and its answer is rounded down to whole segments, at least 2
+    /// (Linux counts `snd_cwnd` in packets; ns-3's CUBIC, HighSpeed and Scalable truncate).
+    fn reduced_ssthresh(
+        &mut self,
+        now: SimTime,
+        kind: CongestionKind,
+        flight_size: u64,
+        mut window: Window,
+    ) -> u64 {
+        let mss = self.mss;
+        let whole = self.cfg.tcp.whole_segment_ssthresh;
+        let flight_size = if whole {
+            window.cwnd -= window.cwnd % mss;
+            flight_size - flight_size % mss
+        } else {
+            flight_size
+        };
+        let ssthresh = self.cc.on_congestion(
+            now,
+            &CongestionEvent {
+                kind,
+                flight_size,
+                window,
+                mss,
+            },
+        );
+        if whole {
+            (ssthresh / mss).max(2) * mss
+        } else {
+            ssthresh
+        }
     }
 
     /// A duplicate ACK (RFC 5681 §2, or RFC 6675 §2 with SACK).
@@ -529,15 +557,7 @@ impl TcpSender {
                 .saturating_sub(self.limited_transmit_bytes);
             #[cfg(test)]
             self.congestion_log.push(CongestionKind::DupAck);
-            self.w.ssthresh = self.cc.on_congestion(
-                now,
-                &CongestionEvent {
-                    kind: CongestionKind::DupAck,
-                    flight_size: flight,
-                    window: self.w,
-                    mss: self.mss,
-                },
-            );
+            self.w.ssthresh = self.reduced_ssthresh(now, CongestionKind::DupAck, flight, self.w);
         }
         let ssthresh = self.w.ssthresh;
         let point = self.board.snd_max();
@@ -581,15 +601,8 @@ impl TcpSender {
             };
             #[cfg(test)]
             self.congestion_log.push(CongestionKind::Rto);
-            let ssthresh = self.cc.on_congestion(
-                now,
-                &CongestionEvent {
-                    kind: CongestionKind::Rto,
-                    flight_size: self.board.flight_size(),
-                    window,
-                    mss: self.mss,
-                },
-            );
+            let ssthresh =
+                self.reduced_ssthresh(now, CongestionKind::Rto, self.board.flight_size(), window);
             if !in_recovery {
                 self.w.ssthresh = ssthresh;
             }
@@ -1555,6 +1568,35 @@ mod tests {
             // The ACK that later covers segment 2 credits it only under the cumulative rule.
             s.handle_packet(t(51), ack_pkt(3 * MSS, &[]), &mut out);
             assert_eq!(s.cwnd(), 23 * MSS, "{credit:?}: each byte is credited once");
+        }
+    }
+
+    #[test]
+    fn whole_segment_ssthresh_rounds_a_reduction_down_to_whole_segments() {
+        // 21 segments in flight: RFC 5681 eq. (4) halves them to 10.5 segments in bytes;
+        // counted as Linux and ns-3's CUBIC count, 10. The same at fast retransmit and at an
+        // RTO.
+        for (whole, ssthresh) in [(false, 10 * MSS + MSS / 2), (true, 10 * MSS)] {
+            let tcp = TcpSpec {
+                whole_segment_ssthresh: whole,
+                ..spec(Recovery::Sack, 21)
+            };
+            let mut s = sender_with(tcp.clone(), None);
+            start(&mut s);
+            let mut out = vec![];
+            for k in 1..=3 {
+                let held: Vec<u64> = (1..=k).collect();
+                s.handle_packet(t(50), ack_pkt(0, &blocks(&held)), &mut out);
+            }
+            assert!(s.in_recovery());
+            assert_eq!(s.ssthresh(), ssthresh, "fast retransmit, whole = {whole}");
+
+            let mut s = sender_with(tcp, None);
+            start(&mut s);
+            let rto = s.poll_timeout().expect("the RTO is armed");
+            s.handle_timeout(rto, &mut out);
+            assert_eq!(s.counters().timeouts, 1);
+            assert_eq!(s.ssthresh(), ssthresh, "RTO, whole = {whole}");
         }
     }
 

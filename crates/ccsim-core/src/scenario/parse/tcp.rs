@@ -58,6 +58,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "timestamp_clock",
     "rto_backoff_reset",
     "ack_credit",
+    "whole_segment_ssthresh",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -149,6 +150,7 @@ pub(super) struct TcpLayer {
     timestamp_clock: Option<SimDuration>,
     rto_backoff_reset: Option<RtoBackoffReset>,
     ack_credit: Option<AckCredit>,
+    whole_segment_ssthresh: Option<bool>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -247,6 +249,7 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
                 _ => AckCredit::Cumulative,
             }
         }),
+        whole_segment_ssthresh: opt(r, "whole_segment_ssthresh", |f| f.boolean())?,
     };
     Ok((layer, follow_mss))
 }
@@ -596,6 +599,7 @@ impl TcpDraft {
         set(&mut s.timestamp_clock, &layer.timestamp_clock);
         set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
         set(&mut s.ack_credit, &layer.ack_credit);
+        set(&mut s.whole_segment_ssthresh, &layer.whole_segment_ssthresh);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -782,6 +786,7 @@ mod tests {
                 "flows.f1.rto_backoff_reset=\"valid_sample\"",
                 "flows.f1.timestamp_clock=\"10ms\"",
                 "flows.f1.ack_credit=\"cumulative\"",
+                "flows.f1.whole_segment_ssthresh=true",
             ],
         );
         assert_eq!(
@@ -791,6 +796,7 @@ mod tests {
                 rto_backoff_reset: RtoBackoffReset::ValidSample,
                 timestamp_clock: ms(10),
                 ack_credit: AckCredit::Cumulative,
+                whole_segment_ssthresh: true,
                 ..TcpSpec::ns3()
             }
         );
