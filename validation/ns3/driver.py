@@ -109,10 +109,18 @@ ALGORITHMS: Mapping[str, Algorithm] = {
         True,
     ),
     # TcpBic: Beta 0.8 (a loss keeps 80 %), MaxIncr 16, LowWnd 14, BinarySearchCoefficient 4
-    # (Linux tcp_bic.c's values).
+    # (Linux tcp_bic.c's values), and SmoothPart 5 where Linux has 20: within B = 4 segments
+    # of W_max ns-3 adds one segment per cwnd * SmoothPart / B acknowledged, so S_min = 4/5.
     "bic": Algorithm(
         "sack",
-        {"type": "bic", "beta": 0.2, "s_max": 16, "low_window": 14, "search_divisor": 4},
+        {
+            "type": "bic",
+            "beta": 0.2,
+            "s_max": 16,
+            "s_min": 0.8,
+            "low_window": 14,
+            "search_divisor": 4,
+        },
         "bic",
         True,
     ),
