@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .pages import index_page, paper_page
-from .reports import DamagedResults, SiteWarning, _plan_for, find_reports, read_report
+from .reports import DamagedResults, SiteWarning, find_reports, plan_for, read_report
 
 
 def build_site(
@@ -51,7 +51,7 @@ def build_site(
             continue
         try:
             page = read_report(folder)
-            plan, missing = _plan_for(page, root)
+            plan, missing = plan_for(page, root)
             body, _, linked = paper_page(page, plan)
         except DamagedResults as e:
             (out / f"{folder.name}.html").unlink(missing_ok=True)

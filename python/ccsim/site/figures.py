@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _fig_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
+def figure_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
     """A figure's div; ``data-kind`` (points, series) and ``data-count`` (markers drawn for
     points, lines for series) let a test check what the browser drew against the data."""
     body = fig.to_html(

@@ -9,8 +9,10 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from .figures import _fig_html, grid_table_html, point_figure, series_figure
-from .reports import _VERDICTS, PaperPage, _read_markdown, _read_summary
+from ccsim.experiment.verdicts import VERDICTS
+
+from .figures import figure_html, grid_table_html, point_figure, series_figure
+from .reports import PaperPage, read_markdown, read_summary
 
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
 _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
@@ -59,27 +61,27 @@ def _mark_verdicts(rendered: str) -> str:
         v = m.group(1)
         return f'<td><span class="verdict-{v.replace(" ", "-")}">{v}</span>'
 
-    return re.sub(r"<td>(" + "|".join(_VERDICTS) + r")(?=:)", mark, rendered)
+    return re.sub(r"<td>(" + "|".join(VERDICTS) + r")(?=:)", mark, rendered)
 
 
 def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
     """The HTML of one reproduction's page, how many figures it draws interactively, and the
     files of the reproduction it links (its figures' PNG and SVG), which the site copies into
     ``<site>/<page.name>/`` so that the site stands alone."""
-    summary = _read_summary(page.folder / "summary.parquet")
+    summary = read_summary(page.folder / "summary.parquet")
     figures: dict[str, str] = {}
     if plan is not None:
         for fig in plan.figures:
             if len(summary):
                 f, n = point_figure(fig, plan, summary)
                 if n:
-                    figures[fig.id] = _fig_html(f, fig.id, n, "points")
+                    figures[fig.id] = figure_html(f, fig.id, n, "points")
         for sf in plan.series_figures:
             drawn = series_figure(sf, plan, page.folder, page.quick)
             if drawn is not None:
-                figures[sf.id] = _fig_html(drawn[0], sf.id, drawn[1], "series")
+                figures[sf.id] = figure_html(drawn[0], sf.id, drawn[1], "series")
     grids = {g.id: g for g in plan.grids} if plan is not None else {}
-    text = _read_markdown(page.folder / "report.md")
+    text = read_markdown(page.folder / "report.md")
     chunks: list[str] = []
     pending: list[str] = []
     base = html.escape(quote(page.name))

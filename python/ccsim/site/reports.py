@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: The verdict scale of every claim (ccsim.experiment.verdicts), read back from report.md.
-_VERDICTS = ("contradicted", "partly holds", "does not hold", "holds", "not judged")
+from ccsim.experiment.verdicts import VERDICTS
+
 #: A paragraph of report.md's "The paper's main result": its verdict in bold first.
 _HEADLINE = re.compile(
     r"^\*\*(Reproduced|Partly reproduced|Not reproduced|Contradicted|Not judged)\.\*\* "
@@ -33,7 +33,7 @@ class SiteWarning(UserWarning):
     reproductions' pages are built."""
 
 
-def _read_markdown(path: Path) -> str:
+def read_markdown(path: Path) -> str:
     """report.md's text; :class:`DamagedResults` naming it when it is not UTF-8."""
     data = path.read_bytes()
     try:
@@ -44,7 +44,7 @@ def _read_markdown(path: Path) -> str:
         ) from None
 
 
-def _read_summary(path: Path) -> Any:
+def read_summary(path: Path) -> Any:
     """summary.parquet as a DataFrame (empty when the reproduction has none);
     :class:`DamagedResults` naming it when it is not a whole Parquet file."""
     import pandas as pd
@@ -73,7 +73,7 @@ class PaperPage:
     headlines: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(_VERDICTS, 0)
+        out = dict.fromkeys(VERDICTS, 0)
         out["other"] = 0
         for _, _, ours in self.claims:
             out[verdict_of(ours)] += 1
@@ -82,7 +82,7 @@ class PaperPage:
 
 def verdict_of(text: str) -> str:
     """The verdict a claim's text in report.md starts with ("holds", "does not hold", ...)."""
-    for v in _VERDICTS:
+    for v in VERDICTS:
         if text.startswith(v):
             return v
     return "other"
@@ -96,7 +96,7 @@ def _cells(row: str) -> list[str]:
 
 def read_report(folder: Path) -> PaperPage:
     """The title, mode and claims of ``folder/report.md``."""
-    text = _read_markdown(folder / "report.md")
+    text = read_markdown(folder / "report.md")
     lines = text.splitlines()
     head = lines[0].lstrip("# ").strip() if lines else folder.name
     plan_id, _, title = head.partition(": ")
@@ -125,7 +125,7 @@ def find_reports(results: Path) -> list[Path]:
     return sorted(p.parent for p in Path(results).glob("*/report.md"))
 
 
-def _plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None]:
+def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None]:
     """The plan a reproduction ran (for labels and the run store's keys) and, when there is
     none, why: its figures are then shown as their PNGs.
 
