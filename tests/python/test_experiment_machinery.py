@@ -134,6 +134,35 @@ def test_a_packet_trace_figure_runs_one_seed_per_line_and_marks_the_drops(
     assert "![trace](trace.png)" in (out / "report.md").read_text()
 
 
+def test_p001s_trace_png_has_every_scheme_on_one_time_axis_in_the_papers_words() -> None:
+    import matplotlib.pyplot as plt
+
+    from ccsim.experiment.figures import packet_trace_axes
+
+    root = Path(__file__).resolve().parents[2]
+    plan = load_plan(root / "experiments" / "p001-spack")
+    sf = next(s for s in plan.series_figures if s.id == "fig5_trace")
+    recs = {}
+    for r in plan_runs(plan, False):
+        if dict(r.tags)["figure"] == "fig5_trace":
+            recs[dict(r.tags)["line"]] = _execute_one(r.text, r.overrides, r.seed)
+    f, axes = packet_trace_axes(sf, plan, recs)
+    axes = list(axes.flat)
+    # Every scheme the paper compares, I-TCP included.
+    assert [ax.get_title() for ax in axes] == ["TCP Reno", "SPACK", "Snoop", "I-TCP"]
+    # One time axis: Snoop's 2 s transfer is drawn on Reno's 6 s scale.
+    assert all(ax.get_shared_x_axes().joined(axes[0], ax) for ax in axes)
+    assert len({ax.get_xlim() for ax in axes}) == 1
+    assert axes[-1].get_xlabel() == "time (s)"
+    # A TCP paper's trace says nothing of SCTP, and names the link as the paper does.
+    texts = [f.get_suptitle(), *(ax.get_ylabel() for ax in axes)]
+    texts += [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert all(ax.get_ylabel() == "sequence number (bytes)" for ax in axes)
+    assert "data sent on the wireless hop (BS to MH)" in texts
+    assert not [t for t in texts if "SCTP" in t or "TSN" in t or ":a_to_b" in t], texts
+    plt.close(f)
+
+
 def test_a_packet_trace_figure_needs_its_flow(folder: Path) -> None:
     _append(folder, PACKET_TRACE.replace('flow = "f1"\n', ""))
     with pytest.raises(PlanError, match=r"figures\[3\]\.flow: missing"):

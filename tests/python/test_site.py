@@ -17,7 +17,7 @@ import pytest
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
-from ccsim.site import build_site, read_report
+from ccsim.site import build_site, read_report, series_figure
 from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,8 +200,9 @@ def test_reproduce_writes_only_inside_out_and_report_from_elsewhere_builds_a_sit
     plan = load_plan(experiment)
     page = (site / "p001.html").read_text(encoding="utf-8")
     assert page.count('data-kind="points"') == len(plan.figures)
-    series = [sf for sf in plan.series_figures if sf.kind != "atm_window"]
-    assert page.count('data-kind="series"') == len(series) > 0
+    assert len(plan.series_figures) > 0
+    for sf in plan.series_figures:
+        assert f'data-figure="{sf.id}" data-kind="{sf.kind}"' in page, sf.id
     pages = sorted(site.glob("*.html"))
     assert [p.name for p in pages] == ["index.html", "p001.html"]
     images = 0
@@ -299,11 +300,13 @@ def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_
     tmp_path: Path, page: tuple[Any, list[str]]
 ) -> None:
     from test_experiment import PLAN, SCENARIO
+    from test_experiment_machinery import PACKET_TRACE
 
     folder = tmp_path / "experiments" / "t-test"
     folder.mkdir(parents=True)
     (folder / "scenario.toml").write_text(SCENARIO)
-    (folder / "plan.toml").write_text(PLAN)
+    # A packet trace of seed 2: the site draws the run the PNG was drawn from, not seed 1's.
+    (folder / "plan.toml").write_text(PLAN + PACKET_TRACE)
     results = tmp_path / "results"
     reproduce(folder, results / "t-quick", quick=True, workers=1, progress=False)
     site = build_site(results, root=tmp_path)
@@ -316,8 +319,96 @@ def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_
         fig.locator(".scatterlayer .trace").first.wait_for()
         drawn = fig.locator(".scatterlayer .trace").count()
         assert drawn == int(fig.get_attribute("data-count") or 0), fid
-    assert kinds == {"loss": "points", "shares": "series", "util": "series"}
-    # 2 lines x 2 flows in the flow series, a line each in the link series.
-    counts = pg.evaluate("['shares', 'util'].map(id => document.getElementById(id).data.length)")
-    assert counts == [4, 2]
+    # Each time series as what it is.
+    assert kinds == {"loss": "points", "shares": "flow_series", "util": "link_series",
+                     "trace": "packet_trace"}  # fmt: skip
+    # 2 lines x 2 flows in the flow series, a line each in the link series, 2 lines x (ACKs,
+    # sent, resent, dropped) in the trace, whose markers are drawn.
+    ids = "['shares', 'util', 'trace']"
+    counts = pg.evaluate(f"{ids}.map(id => document.getElementById(id).data.length)")
+    assert counts == [4, 2, 8]
+    assert pg.locator('div.figure[data-figure="trace"] .scatterlayer .point').count() > 100
     assert errors == []
+
+
+def _panels(fig: Any) -> dict[str, dict[str, Any]]:
+    """A Plotly figure of panels: by panel title, its traces by name and its y axis title."""
+    titles = [a.text for a in fig.layout.annotations]
+    out: dict[str, dict[str, Any]] = {}
+    for trace in fig.data:
+        k = int(trace.yaxis[1:] or 1)
+        panel = out.setdefault(titles[k - 1], {"traces": {}})
+        panel["traces"][trace.name] = trace
+        panel["y"] = fig.layout[f"yaxis{k if k > 1 else ''}"].title.text
+    return out
+
+
+def test_the_sites_p001_packet_trace_draws_every_scheme_of_the_paper_incl_i_tcp(
+    results: Path,
+) -> None:
+    folder = results / "p001-quick"
+    plan = load_plan(folder / "plan")
+    sf = next(s for s in plan.series_figures if s.id == "fig5_trace")
+    schemes = next(f for f in plan.figures if f.id == "fig8").lines
+    assert schemes == ["reno", "spack", "snoop", "itcp"] and sf.lines == schemes
+    drawn = series_figure(sf, plan, folder, quick=True)
+    assert drawn is not None
+    panels = _panels(drawn[0])
+    assert list(panels) == [plan.lines[lid].label for lid in schemes]
+    for label, panel in panels.items():
+        traces = panel["traces"]
+        # A 100 KB transfer of 1,000-byte segments: about 100 sent, some lost at 5 %, ACKs.
+        sent = traces["data sent on the wireless hop (BS to MH)"]
+        assert 90 <= len(sent.y) and max(sent.y) < 100_000, label
+        assert len(traces["data dropped"].y) > 0, label
+        assert max(traces["ACK number the sender receives"].y) >= 99_000, label
+        assert panel["y"] == "sequence number (bytes)"
+    assert drawn[1] == 4 * len(schemes)
+
+
+def test_the_sites_p004_fig11_is_a_packet_trace_with_each_transports_sequence_numbers(
+    tmp_path: Path,
+) -> None:
+    from ccsim.experiment.runs import plan_runs
+    from ccsim.sweep import Store, _execute_one
+
+    # Only fig11's two runs (5 s each), stored as ccsim reproduce stores them.
+    plan = load_plan(find_experiment("p004", ROOT))
+    sf = next(s for s in plan.series_figures if s.id == "fig11")
+    assert sf.kind == "packet_trace"
+    store = Store(tmp_path / "runs")
+    for r in plan_runs(plan, True, 1):
+        if dict(r.tags)["figure"] == "fig11":
+            store.save(r.key(), _execute_one(r.text, r.overrides, r.seed))
+    drawn = series_figure(sf, plan, tmp_path, quick=True)
+    assert drawn is not None
+    panels = _panels(drawn[0])
+    ip, ls = (panels[plan.lines[lid].label] for lid in ("ip", "ls"))
+    # TCP's sequence numbers count bytes, SCTP's TSNs chunks; neither is a utilization.
+    assert ip["y"] == "sequence number (bytes)" and ls["y"] == "TSN (one per DATA chunk)"
+    for panel in (ip, ls):
+        assert set(panel["traces"]) == {"ACK number the sender receives", "data sent on path1",
+                                        "retransmission on path1", "data dropped"}  # fmt: skip
+        sent = panel["traces"]["data sent on path1"]
+        assert len(sent.x) > 100 and max(sent.x) <= 5.0  # the first 5 s, --quick too
+    # A byte number runs about a segment's size ahead of a chunk number.
+    top = [max(p["traces"]["data sent on path1"].y) for p in (ip, ls)]
+    assert top[0] > 100 * top[1]
+
+
+def test_a_time_series_figure_of_a_kind_no_drawer_knows_is_an_error_not_another_figure(
+    results: Path, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from ccsim.experiment import draw_series_figure
+
+    folder = results / "p001-quick"
+    plan = load_plan(folder / "plan")
+    sf = dataclasses.replace(plan.series_figures[0], kind="heatmap")
+    said = 'figure fig5_trace: kind "heatmap" is not one of flow_series, link_series, packet_'
+    with pytest.raises(ValueError, match=said + "trace, atm_window"):
+        series_figure(sf, plan, folder, quick=True)
+    with pytest.raises(ValueError, match=said):
+        draw_series_figure(sf, plan, {}, tmp_path)
+    assert list(tmp_path.iterdir()) == []

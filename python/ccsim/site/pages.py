@@ -79,7 +79,7 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
         for sf in plan.series_figures:
             drawn = series_figure(sf, plan, page.folder, page.quick)
             if drawn is not None:
-                figures[sf.id] = figure_html(drawn[0], sf.id, drawn[1], "series")
+                figures[sf.id] = figure_html(drawn[0], sf.id, drawn[1], sf.kind)
     grids = {g.id: g for g in plan.grids} if plan is not None else {}
     text = read_markdown(page.folder / "report.md")
     chunks: list[str] = []
