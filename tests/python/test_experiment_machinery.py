@@ -163,6 +163,68 @@ def test_p001s_trace_png_has_every_scheme_on_one_time_axis_in_the_papers_words()
     plt.close(f)
 
 
+def _korean_trace(folder: Path) -> tuple[object, object, dict]:
+    """The packet-trace figure of the test plan, its lines labelled in Korean, and its runs."""
+    _append(folder, PACKET_TRACE)
+    plan = load_plan(folder)
+    plan.lines["sack"].label = "SACK (선택적 확인응답)"
+    plan.lines["reno"].label = "Reno (리노)"
+    sf = next(s for s in plan.series_figures if s.id == "trace")
+    recs = {dict(r.tags)["line"]: _execute_one(r.text, r.overrides, r.seed)
+            for r in plan_runs(plan, False) if dict(r.tags)["figure"] == "trace"}  # fmt: skip
+    return sf, plan, recs
+
+
+def test_a_figures_hangul_is_drawn_with_a_cjk_font_not_as_boxes(
+    folder: Path, tmp_path: Path
+) -> None:
+    import warnings
+
+    import matplotlib
+    from test_site import korean_font
+
+    from ccsim.experiment import draw_series_figure
+
+    reason = korean_font()
+    if reason:
+        pytest.skip(reason)
+    sf, plan, recs = _korean_trace(folder)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        paths = draw_series_figure(sf, plan, recs, tmp_path)
+    # matplotlib warns for every glyph its fonts lack (here, with DejaVu Sans alone): none.
+    assert [str(w.message) for w in said] == []
+    assert all(p.stat().st_size > 0 for p in paths)
+    # Latin text keeps matplotlib's default font; Hangul falls back to a CJK family.
+    family = matplotlib.rcParams["font.family"]
+    assert family[0] == "sans-serif" and len(family) == 2
+    cjk = matplotlib.font_manager.FontProperties(family=family[1])
+    assert matplotlib.font_manager.findfont(cjk, fallback_to_default=False)
+
+
+def test_without_a_cjk_font_the_figures_say_once_which_package_to_install(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    from ccsim import fonts
+    from ccsim.experiment import draw_series_figure
+
+    sf, plan, recs = _korean_trace(folder)
+    monkeypatch.setattr(fonts, "_found", [None])  # as on a system without one
+    monkeypatch.setattr(fonts, "_warned", [])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        draw_series_figure(sf, plan, recs, tmp_path / "a")
+        draw_series_figure(sf, plan, recs, tmp_path / "b")
+    # One warning naming the package, not one per glyph drawn as a box.
+    assert [w.category for w in said] == [fonts.MissingFontWarning], [str(w.message) for w in said]
+    assert "fonts-noto-cjk" in str(said[0].message)
+    assert (tmp_path / "b" / "trace.png").stat().st_size > 0
+
+
 def test_a_packet_trace_figure_needs_its_flow(folder: Path) -> None:
     _append(folder, PACKET_TRACE.replace('flow = "f1"\n', ""))
     with pytest.raises(PlanError, match=r"figures\[3\]\.flow: missing"):

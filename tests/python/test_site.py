@@ -71,6 +71,51 @@ def keep_screenshot(page: Any, path: Path, docs_name: str | None = None) -> None
         shutil.copyfile(path, ROOT / "docs" / "img" / docs_name)
 
 
+def korean_font() -> str | None:
+    """The reason to skip a Hangul test, or None when fontconfig knows a Korean font."""
+    if shutil.which("fc-list") is None:
+        return "no fc-list (fontconfig) to ask for a Korean font"
+    out = subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
+    if not out.strip():
+        return "no Korean font (Debian's fonts-noto-cjk; scripts/test installs it as root)"
+    return None
+
+
+#: The CJK fonts every page names (ccsim.fonts): Debian/Ubuntu's, Google's, macOS's, Windows'.
+CJK_FONTS = ('"Noto Sans CJK KR"', '"Noto Sans KR"', '"Apple SD Gothic Neo"', '"Malgun Gothic"')
+
+#: Draws ``word`` and as many unassigned code points (U+0378: no font has a glyph for it, so
+#: Chromium draws its missing-glyph box) in the font of the element ``selector`` on a canvas:
+#: widths and pixels.
+GLYPHS = """([word, selector]) => {
+  const c = document.createElement("canvas"); c.width = 600; c.height = 60;
+  const g = c.getContext("2d");
+  g.font = "32px " + getComputedStyle(document.querySelector(selector)).fontFamily;
+  const draw = (text) => {
+    g.clearRect(0, 0, c.width, c.height); g.fillText(text, 0, 44);
+    const alpha = g.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3);
+    return {width: g.measureText(text).width, ink: alpha.reduce((n, a) => n + (a > 0), 0),
+            pixels: alpha.join(",")};
+  };
+  return {word: draw(word), tofu: draw("\\u0378".repeat([...word].length))};
+}"""
+
+
+def assert_hangul_renders(pg: Any, selector: str) -> None:
+    """The element ``selector`` names the pages' CJK fonts, and the longest Hangul word of its
+    text draws in its font as glyphs, not as missing-glyph boxes."""
+    family = pg.evaluate(f"getComputedStyle(document.querySelector('{selector}')).fontFamily")
+    assert all(f in family for f in CJK_FONTS), family
+    text = pg.locator(selector).first.text_content() or ""
+    words = re.findall("[\uac00-\ud7a3]+", text)  # Hangul syllables
+    assert words, text
+    word = max(words, key=len)
+    m = pg.evaluate(GLYPHS, [word, selector])
+    assert m["word"]["width"] > 0 and m["word"]["ink"] > 0
+    # With the font each syllable is its own glyph; without it every one is the same box.
+    assert m["word"]["pixels"] != m["tofu"]["pixels"], f"{word!r} draws as missing glyphs"
+
+
 def test_the_site_has_an_index_a_page_per_reproduction_and_plotly_beside_them(site: Path) -> None:
     out = site.parent
     assert sorted(p.name for p in out.glob("*.html")) == ["index.html", "p001-quick.html"]
@@ -412,3 +457,19 @@ def test_a_time_series_figure_of_a_kind_no_drawer_knows_is_an_error_not_another_
     with pytest.raises(ValueError, match=said):
         draw_series_figure(sf, plan, {}, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_in_chromium_a_papers_korean_citation_renders_as_hangul_with_the_pages_cjk_fonts(
+    site: Path, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    reason = korean_font()
+    if reason:
+        pytest.skip(reason)
+    pg, errors = page
+    pg.goto((site.parent / "p001-quick.html").as_uri())
+    pg.locator("p:has-text('Paper:')").first.wait_for()
+    pg.evaluate("document.querySelector('p strong').parentElement.id = 'citation'")
+    assert "진교홍" in (pg.locator("#citation").text_content() or "")
+    assert_hangul_renders(pg, "#citation")
+    keep_screenshot(pg, tmp_path / "report-korean.png")
+    assert errors == []

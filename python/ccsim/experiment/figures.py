@@ -9,17 +9,21 @@ from typing import Any
 
 import pandas as pd
 
+from ccsim.fonts import configure_matplotlib, missing_glyphs_said_once
+
 from .plan import SERIES_KINDS, Figure, Plan, SeriesFigure, x_number
 from .tables import flow_series_values, link_capacity, link_rate
 
 
 def _pyplot() -> Any:
-    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure: without a
-    fixed salt its SVG element ids are random, so two reproductions would differ."""
+    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure (without a
+    fixed salt its SVG element ids are random, so two reproductions would differ), and drawing
+    Hangul with a CJK font when the system has one (ccsim.fonts)."""
     import matplotlib
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "ccsim"
+    configure_matplotlib(matplotlib.rcParams)
     import matplotlib.pyplot as plt
 
     return plt
@@ -42,6 +46,14 @@ def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
 
 
 def draw_series_figure(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
+    """A time-series figure's PNG and SVG (Korean text without a CJK font: said once)."""
+    with missing_glyphs_said_once():
+        return _draw_series_figure(fig, plan, recs, out)
+
+
+def _draw_series_figure(
     fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
 ) -> list[Path]:
     plt = _pyplot()
@@ -100,9 +112,11 @@ def check_series_kind(fig: SeriesFigure) -> None:
 
 
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
-    plt = _pyplot()
-    f, _ = point_axes(fig, plan, summary)
-    return _save(plt, f, out, fig.id)
+    """A figure of points' PNG and SVG (Korean text without a CJK font: said once)."""
+    with missing_glyphs_said_once():
+        plt = _pyplot()
+        f, _ = point_axes(fig, plan, summary)
+        return _save(plt, f, out, fig.id)
 
 
 #: The legend entry of the crosses that mark points none of whose runs finished.

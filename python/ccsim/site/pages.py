@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ccsim.experiment.verdicts import VERDICTS
+from ccsim.fonts import CSS_FONT_FAMILY
 
 from .figures import figure_html, grid_table_html, point_figure, series_figure
 from .reports import PaperPage, read_markdown, read_summary
@@ -21,7 +22,7 @@ _IMAGE = re.compile(r"^!\[([^\]]+)\]\(([^)\s]+)\.png\)\s*$")
 _HEADING = re.compile(r"^## ([^:\s]+): ")
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 70rem; margin: 1rem auto; padding: 0 1rem;
+body { font-family: @FONTS@; max-width: 70rem; margin: 1rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; text-align: left; }
@@ -36,7 +37,7 @@ nav { margin-bottom: 1rem; }
 .figure { border: 1px solid #ddd; margin: 0.5rem 0; }
 .files { font-size: 0.85rem; color: #555; }
 .note { background: #f7f7e8; padding: 0.5rem; border-left: 3px solid #cc9; }
-"""
+""".replace("@FONTS@", CSS_FONT_FAMILY)  # Hangul drawn with a CJK font (ccsim.fonts)
 
 
 def _page(title: str, body: str, plotly: bool) -> str:
