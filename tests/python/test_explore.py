@@ -263,7 +263,7 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert errors == []
 
 
-def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
+def test_ccsim_explore_with_no_plan_here_nor_in_the_results_says_where_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from ccsim.cli import main
@@ -271,7 +271,9 @@ def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
     monkeypatch.chdir(tmp_path)
     assert main(["explore", "--port", "8799"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
+    assert err.startswith("ccsim: error: no experiments/*/plan.toml here and no reproduction "
+                          "with its plan under results: run ccsim explore from the repository "
+                          "root, or give --results")  # fmt: skip
 
 
 def test_a_plan_without_figures_or_tables_is_left_out_of_the_catalog(tmp_path: Path) -> None:

@@ -473,3 +473,115 @@ def test_in_chromium_a_papers_korean_citation_renders_as_hangul_with_the_pages_c
     assert_hangul_renders(pg, "#citation")
     keep_screenshot(pg, tmp_path / "report-korean.png")
     assert errors == []
+
+
+#: What Python and its tools leave beside the code they run (bytecode, caches of pytest,
+#: Hypothesis and ruff): not files ccsim writes.
+_TOOL_CACHES = ("__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache")
+
+
+def _files(folder: Path, skip: tuple[str, ...] = ()) -> set[str]:
+    """Every path under ``folder`` (relative), but those under ``skip`` or a tool's cache."""
+    out = set()
+    for p in folder.rglob("*"):
+        rel = p.relative_to(folder)
+        if rel.parts[0] in skip or any(part in _TOOL_CACHES for part in rel.parts):
+            continue
+        out.add(rel.as_posix())
+    return out
+
+
+def _ccsim(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The ``ccsim`` command, as a user types it, in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_RESULTS"}
+    proc = subprocess.run([*_CCSIM, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+#: The installed ``ccsim`` script beside this Python, else the module.
+_CCSIM = (
+    [str(Path(sys.executable).with_name("ccsim"))]
+    if Path(sys.executable).with_name("ccsim").exists()
+    else [sys.executable, "-m", "ccsim.cli"]
+)
+
+
+def test_a_new_user_reproduces_in_the_repository_then_reports_and_explores_elsewhere(
+    tmp_path: Path, page: tuple[Any, list[str]]
+) -> None:
+    """issue 32's "Done when": the README's paper, quick, from the repository; `ccsim report`
+    and `ccsim explore` on its results from another folder; in Chromium the site's figures and
+    the explorer's draw their points and Hangul renders; no file appears outside the output
+    folder (the repository, the other folder and the temporary folder listed before and
+    after)."""
+    import signal
+    import socket
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "a"
+    before = (_files(tmp_path), _files(ROOT, skip=("target", ".git")))
+
+    done = _ccsim("reproduce", "p001", "--quick", "--out", str(out), "--workers", "1", cwd=ROOT)
+    assert f"report: {out / 'report.md'}" in done.stdout.splitlines()
+    built = _ccsim("report", "--results", str(out), cwd=elsewhere)
+    assert built.stdout.strip() == f"site: {out / 'site' / 'index.html'}" and built.stderr == ""
+
+    pg, errors = page
+    pg.goto((out / "site" / "index.html").as_uri())
+    pg.click(f'a[href="{out.name}.html"]')
+    pg.wait_for_url(f"**/{out.name}.html")
+    figures = pg.locator("div.figure")
+    plan = load_plan(out / "plan")
+    assert figures.count() == len(plan.figures) + len(plan.series_figures)
+    for i in range(figures.count()):
+        fig = figures.nth(i)
+        # Drawn: markers in the plot, not an empty axis (a packet trace's too).
+        fig.locator(".scatterlayer .point").first.wait_for()
+        assert fig.locator(".scatterlayer .point").count() > 0, fig.get_attribute("data-figure")
+    pg.evaluate("document.querySelector('p strong').parentElement.id = 'citation'")
+    no_korean = korean_font()
+    if no_korean is None:
+        assert_hangul_renders(pg, "#citation")
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_RESULTS"}
+    command = [*_CCSIM, "explore", "--results", str(out), "--port", str(port)]
+    with subprocess.Popen(command, cwd=elsewhere, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as server:  # fmt: skip
+        try:
+            assert server.stdout is not None
+            said = server.stdout.readline()
+            assert said.startswith(f"ccsim explore: http://127.0.0.1:{port}/"), said
+            pg.goto(f"http://127.0.0.1:{port}/")
+            # The plans stored with the results: p001's figures, the first drawn from the store
+            # the reproduction filled.
+            last = pg.wait_for_function(
+                "window.ccsim && window.ccsim.last && window.ccsim.last.type === 'done'"
+                " && window.ccsim.last",
+                timeout=60_000,
+            ).json_value()
+            assert last["cached"] > 0, last
+            assert pg.locator("#plot .scatterlayer .point").count() > 0
+            if no_korean is None:
+                assert_hangul_renders(pg, "#citation")
+        finally:
+            server.send_signal(signal.SIGINT)  # Ctrl-C, as the user stops it
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    assert errors == []
+
+    after = (_files(tmp_path), _files(ROOT, skip=("target", ".git")))
+    new = after[0] - before[0]
+    assert new and [p for p in new if p != "a" and not p.startswith("a/")] == []
+    assert after[1] == before[1], sorted(after[1] ^ before[1])
+    assert _files(elsewhere) == set()
+    keep_screenshot(pg, tmp_path / "new-user-explore.png")  # after the listing: ours
+    if no_korean is not None:
+        pytest.skip(f"all checked but Hangul: {no_korean}")
