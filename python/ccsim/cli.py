@@ -472,13 +472,20 @@ def _cmd_explore(args: argparse.Namespace) -> int:
                 "its dependencies (pip install -c constraints.txt . from the repository root)"
             ) from None
     from ccsim.explore import serve
+    from ccsim.explore.catalog import reproductions
 
-    experiments = Path("experiments")
-    if not any(experiments.glob("*/plan.toml")):
-        raise ValueError(
-            "no experiments/*/plan.toml here: run ccsim explore from the repository root"
-        )
     results = _results_dir(args)
+    # The plans: the repository's, run from its root; elsewhere, the ones stored with the
+    # reproductions under --results (ccsim reproduce stores each with its results).
+    experiments: Path | None = Path("experiments")
+    if not any(experiments.glob("*/plan.toml")):
+        experiments = None
+        if not reproductions(results):
+            raise ValueError(
+                f"no experiments/*/plan.toml here and no reproduction with its plan under "
+                f"{results}: run ccsim explore from the repository root, or give --results "
+                "the folder `ccsim reproduce --out` wrote"
+            )
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
     check_output_folder(results, [], [], option="--results")
@@ -802,7 +809,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a local web app: move a figure's parameters, watch it re-run",
         description="Serve a web page on this machine where a paper's figure or table re-runs "
         "as its parameters move (only to the values and ranges its plan allows); runs share "
-        "ccsim reproduce's store. Run from the repository root.",
+        "ccsim reproduce's store. The plans are experiments/ under the working folder (the "
+        "repository's root), else those stored with the reproductions under --results.",
     )
     ex.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765)")
     ex.add_argument(
@@ -812,7 +820,12 @@ def build_parser() -> argparse.ArgumentParser:
         "lets other machines start simulations)",
     )
     ex.add_argument(
-        "--results", type=Path, default=None, help="default: results (or $CCSIM_RESULTS)"
+        "--results",
+        type=Path,
+        default=None,
+        help="where runs are stored: a folder of reproductions, or one reproduction's folder "
+        "(ccsim reproduce --out's), whose run store is used (default: results, or "
+        "$CCSIM_RESULTS)",
     )
     ex.add_argument("--workers", type=_count("workers"), default=2, help="runs at once (threads)")
     ex.set_defaults(func=_cmd_explore)

@@ -134,6 +134,97 @@ def test_a_packet_trace_figure_runs_one_seed_per_line_and_marks_the_drops(
     assert "![trace](trace.png)" in (out / "report.md").read_text()
 
 
+def test_p001s_trace_png_has_every_scheme_on_one_time_axis_in_the_papers_words() -> None:
+    import matplotlib.pyplot as plt
+
+    from ccsim.experiment.figures import packet_trace_axes
+
+    root = Path(__file__).resolve().parents[2]
+    plan = load_plan(root / "experiments" / "p001-spack")
+    sf = next(s for s in plan.series_figures if s.id == "fig5_trace")
+    recs = {}
+    for r in plan_runs(plan, False):
+        if dict(r.tags)["figure"] == "fig5_trace":
+            recs[dict(r.tags)["line"]] = _execute_one(r.text, r.overrides, r.seed)
+    f, axes = packet_trace_axes(sf, plan, recs)
+    axes = list(axes.flat)
+    # Every scheme the paper compares, I-TCP included.
+    assert [ax.get_title() for ax in axes] == ["TCP Reno", "SPACK", "Snoop", "I-TCP"]
+    # One time axis: Snoop's 2 s transfer is drawn on Reno's 6 s scale.
+    assert all(ax.get_shared_x_axes().joined(axes[0], ax) for ax in axes)
+    assert len({ax.get_xlim() for ax in axes}) == 1
+    assert axes[-1].get_xlabel() == "time (s)"
+    # A TCP paper's trace says nothing of SCTP, and names the link as the paper does.
+    texts = [f.get_suptitle(), *(ax.get_ylabel() for ax in axes)]
+    texts += [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert all(ax.get_ylabel() == "sequence number (bytes)" for ax in axes)
+    assert "data sent on the wireless hop (BS to MH)" in texts
+    assert not [t for t in texts if "SCTP" in t or "TSN" in t or ":a_to_b" in t], texts
+    plt.close(f)
+
+
+def _korean_trace(folder: Path) -> tuple[object, object, dict]:
+    """The packet-trace figure of the test plan, its lines labelled in Korean, and its runs."""
+    _append(folder, PACKET_TRACE)
+    plan = load_plan(folder)
+    plan.lines["sack"].label = "SACK (선택적 확인응답)"
+    plan.lines["reno"].label = "Reno (리노)"
+    sf = next(s for s in plan.series_figures if s.id == "trace")
+    recs = {dict(r.tags)["line"]: _execute_one(r.text, r.overrides, r.seed)
+            for r in plan_runs(plan, False) if dict(r.tags)["figure"] == "trace"}  # fmt: skip
+    return sf, plan, recs
+
+
+def test_a_figures_hangul_is_drawn_with_a_cjk_font_not_as_boxes(
+    folder: Path, tmp_path: Path
+) -> None:
+    import warnings
+
+    import matplotlib
+    from test_site import korean_font
+
+    from ccsim.experiment import draw_series_figure
+
+    reason = korean_font()
+    if reason:
+        pytest.skip(reason)
+    sf, plan, recs = _korean_trace(folder)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        paths = draw_series_figure(sf, plan, recs, tmp_path)
+    # matplotlib warns for every glyph its fonts lack (here, with DejaVu Sans alone): none.
+    assert [str(w.message) for w in said] == []
+    assert all(p.stat().st_size > 0 for p in paths)
+    # Latin text keeps matplotlib's default font; Hangul falls back to a CJK family.
+    family = matplotlib.rcParams["font.family"]
+    assert family[0] == "sans-serif" and len(family) == 2
+    cjk = matplotlib.font_manager.FontProperties(family=family[1])
+    assert matplotlib.font_manager.findfont(cjk, fallback_to_default=False)
+
+
+def test_without_a_cjk_font_the_figures_say_once_which_package_to_install(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import warnings
+
+    from ccsim import fonts
+    from ccsim.experiment import draw_series_figure
+
+    sf, plan, recs = _korean_trace(folder)
+    monkeypatch.setattr(fonts, "_found", [None])  # as on a system without one
+    monkeypatch.setattr(fonts, "_warned", [])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        draw_series_figure(sf, plan, recs, tmp_path / "a")
+        draw_series_figure(sf, plan, recs, tmp_path / "b")
+    # One warning naming the package, not one per glyph drawn as a box.
+    assert [w.category for w in said] == [fonts.MissingFontWarning], [str(w.message) for w in said]
+    assert "fonts-noto-cjk" in str(said[0].message)
+    assert (tmp_path / "b" / "trace.png").stat().st_size > 0
+
+
 def test_a_packet_trace_figure_needs_its_flow(folder: Path) -> None:
     _append(folder, PACKET_TRACE.replace('flow = "f1"\n', ""))
     with pytest.raises(PlanError, match=r"figures\[3\]\.flow: missing"):

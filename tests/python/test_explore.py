@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_site import browser_page, keep_screenshot
+from test_site import assert_hangul_renders, browser_page, keep_screenshot, korean_font
 
 import ccsim
 from ccsim.experiment import load_plan, plan_runs, point_values
@@ -263,7 +263,7 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert errors == []
 
 
-def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
+def test_ccsim_explore_with_no_plan_here_nor_in_the_results_says_where_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from ccsim.cli import main
@@ -271,7 +271,9 @@ def test_ccsim_explore_outside_the_repository_says_where_to_run_it(
     monkeypatch.chdir(tmp_path)
     assert main(["explore", "--port", "8799"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("ccsim: error: no experiments/*/plan.toml here")
+    assert err.startswith("ccsim: error: no experiments/*/plan.toml here and no reproduction "
+                          "with its plan under results: run ccsim explore from the repository "
+                          "root, or give --results")  # fmt: skip
 
 
 def test_a_plan_without_figures_or_tables_is_left_out_of_the_catalog(tmp_path: Path) -> None:
@@ -483,55 +485,18 @@ def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_api
     assert errors == []
 
 
-def korean_font() -> str | None:
-    """The reason to skip the Hangul test, or None when fontconfig knows a Korean font."""
-    import shutil
-    import subprocess
-
-    if shutil.which("fc-list") is None:
-        return "no fc-list (fontconfig) to ask for a Korean font"
-    out = subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
-    if not out.strip():
-        return "no Korean font (Debian's fonts-noto-cjk; scripts/test installs it as root)"
-    return None
-
-
-#: Draws ``word`` and as many unassigned code points (U+0378: no font has a glyph for it, so
-#: Chromium draws its missing-glyph box) in the citation's font on a canvas: widths and pixels.
-GLYPHS = """(word) => {
-  const c = document.createElement("canvas"); c.width = 600; c.height = 60;
-  const g = c.getContext("2d");
-  g.font = "32px " + getComputedStyle(document.getElementById("citation")).fontFamily;
-  const draw = (text) => {
-    g.clearRect(0, 0, c.width, c.height); g.fillText(text, 0, 44);
-    const alpha = g.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3);
-    return {width: g.measureText(text).width, ink: alpha.reduce((n, a) => n + (a > 0), 0),
-            pixels: alpha.join(",")};
-  };
-  return {word: draw(word), tofu: draw("\\u0378".repeat([...word].length))};
-}"""
-
-
 def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:
     reason = korean_font()
     if reason:
         pytest.skip(reason)
-    import re
-
     pg, errors = page
     pg.goto(server.url + "/")
     pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
     pg.select_option("#paper", "p002")
-    citation = pg.locator("#citation").text_content() or ""
-    words = re.findall("[\uac00-\ud7a3]+", citation)  # Hangul syllables
-    assert len(words) >= 5, citation
-    word = max(words, key=len)
-    m = pg.evaluate(GLYPHS, word)
-    assert m["word"]["width"] > 0 and m["word"]["ink"] > 0
-    # With the font each syllable is its own glyph; without it every one is the same box.
-    assert m["word"]["pixels"] != m["tofu"]["pixels"], f"{word!r} draws as missing glyphs"
+    assert "김신규" in (pg.locator("#citation").text_content() or "")
+    assert_hangul_renders(pg, "#citation")
     pg.evaluate("window.scrollTo(0, 0)")
     keep_screenshot(pg, tmp_path / "explore-korean.png")
     assert errors == []

@@ -17,7 +17,7 @@ import pytest
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
-from ccsim.site import build_site, read_report
+from ccsim.site import build_site, read_report, series_figure
 from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,51 @@ def keep_screenshot(page: Any, path: Path, docs_name: str | None = None) -> None
     print(f"screenshot: {path}")
     if docs_name and os.environ.get("CCSIM_SCREENSHOTS") == "1":
         shutil.copyfile(path, ROOT / "docs" / "img" / docs_name)
+
+
+def korean_font() -> str | None:
+    """The reason to skip a Hangul test, or None when fontconfig knows a Korean font."""
+    if shutil.which("fc-list") is None:
+        return "no fc-list (fontconfig) to ask for a Korean font"
+    out = subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
+    if not out.strip():
+        return "no Korean font (Debian's fonts-noto-cjk; scripts/test installs it as root)"
+    return None
+
+
+#: The CJK fonts every page names (ccsim.fonts): Debian/Ubuntu's, Google's, macOS's, Windows'.
+CJK_FONTS = ('"Noto Sans CJK KR"', '"Noto Sans KR"', '"Apple SD Gothic Neo"', '"Malgun Gothic"')
+
+#: Draws ``word`` and as many unassigned code points (U+0378: no font has a glyph for it, so
+#: Chromium draws its missing-glyph box) in the font of the element ``selector`` on a canvas:
+#: widths and pixels.
+GLYPHS = """([word, selector]) => {
+  const c = document.createElement("canvas"); c.width = 600; c.height = 60;
+  const g = c.getContext("2d");
+  g.font = "32px " + getComputedStyle(document.querySelector(selector)).fontFamily;
+  const draw = (text) => {
+    g.clearRect(0, 0, c.width, c.height); g.fillText(text, 0, 44);
+    const alpha = g.getImageData(0, 0, c.width, c.height).data.filter((_, i) => i % 4 === 3);
+    return {width: g.measureText(text).width, ink: alpha.reduce((n, a) => n + (a > 0), 0),
+            pixels: alpha.join(",")};
+  };
+  return {word: draw(word), tofu: draw("\\u0378".repeat([...word].length))};
+}"""
+
+
+def assert_hangul_renders(pg: Any, selector: str) -> None:
+    """The element ``selector`` names the pages' CJK fonts, and the longest Hangul word of its
+    text draws in its font as glyphs, not as missing-glyph boxes."""
+    family = pg.evaluate(f"getComputedStyle(document.querySelector('{selector}')).fontFamily")
+    assert all(f in family for f in CJK_FONTS), family
+    text = pg.locator(selector).first.text_content() or ""
+    words = re.findall("[\uac00-\ud7a3]+", text)  # Hangul syllables
+    assert words, text
+    word = max(words, key=len)
+    m = pg.evaluate(GLYPHS, [word, selector])
+    assert m["word"]["width"] > 0 and m["word"]["ink"] > 0
+    # With the font each syllable is its own glyph; without it every one is the same box.
+    assert m["word"]["pixels"] != m["tofu"]["pixels"], f"{word!r} draws as missing glyphs"
 
 
 def test_the_site_has_an_index_a_page_per_reproduction_and_plotly_beside_them(site: Path) -> None:
@@ -200,8 +245,9 @@ def test_reproduce_writes_only_inside_out_and_report_from_elsewhere_builds_a_sit
     plan = load_plan(experiment)
     page = (site / "p001.html").read_text(encoding="utf-8")
     assert page.count('data-kind="points"') == len(plan.figures)
-    series = [sf for sf in plan.series_figures if sf.kind != "atm_window"]
-    assert page.count('data-kind="series"') == len(series) > 0
+    assert len(plan.series_figures) > 0
+    for sf in plan.series_figures:
+        assert f'data-figure="{sf.id}" data-kind="{sf.kind}"' in page, sf.id
     pages = sorted(site.glob("*.html"))
     assert [p.name for p in pages] == ["index.html", "p001.html"]
     images = 0
@@ -299,11 +345,13 @@ def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_
     tmp_path: Path, page: tuple[Any, list[str]]
 ) -> None:
     from test_experiment import PLAN, SCENARIO
+    from test_experiment_machinery import PACKET_TRACE
 
     folder = tmp_path / "experiments" / "t-test"
     folder.mkdir(parents=True)
     (folder / "scenario.toml").write_text(SCENARIO)
-    (folder / "plan.toml").write_text(PLAN)
+    # A packet trace of seed 2: the site draws the run the PNG was drawn from, not seed 1's.
+    (folder / "plan.toml").write_text(PLAN + PACKET_TRACE)
     results = tmp_path / "results"
     reproduce(folder, results / "t-quick", quick=True, workers=1, progress=False)
     site = build_site(results, root=tmp_path)
@@ -316,8 +364,224 @@ def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_
         fig.locator(".scatterlayer .trace").first.wait_for()
         drawn = fig.locator(".scatterlayer .trace").count()
         assert drawn == int(fig.get_attribute("data-count") or 0), fid
-    assert kinds == {"loss": "points", "shares": "series", "util": "series"}
-    # 2 lines x 2 flows in the flow series, a line each in the link series.
-    counts = pg.evaluate("['shares', 'util'].map(id => document.getElementById(id).data.length)")
-    assert counts == [4, 2]
+    # Each time series as what it is.
+    assert kinds == {"loss": "points", "shares": "flow_series", "util": "link_series",
+                     "trace": "packet_trace"}  # fmt: skip
+    # 2 lines x 2 flows in the flow series, a line each in the link series, 2 lines x (ACKs,
+    # sent, resent, dropped) in the trace, whose markers are drawn.
+    ids = "['shares', 'util', 'trace']"
+    counts = pg.evaluate(f"{ids}.map(id => document.getElementById(id).data.length)")
+    assert counts == [4, 2, 8]
+    assert pg.locator('div.figure[data-figure="trace"] .scatterlayer .point').count() > 100
     assert errors == []
+
+
+def _panels(fig: Any) -> dict[str, dict[str, Any]]:
+    """A Plotly figure of panels: by panel title, its traces by name and its y axis title."""
+    titles = [a.text for a in fig.layout.annotations]
+    out: dict[str, dict[str, Any]] = {}
+    for trace in fig.data:
+        k = int(trace.yaxis[1:] or 1)
+        panel = out.setdefault(titles[k - 1], {"traces": {}})
+        panel["traces"][trace.name] = trace
+        panel["y"] = fig.layout[f"yaxis{k if k > 1 else ''}"].title.text
+    return out
+
+
+def test_the_sites_p001_packet_trace_draws_every_scheme_of_the_paper_incl_i_tcp(
+    results: Path,
+) -> None:
+    folder = results / "p001-quick"
+    plan = load_plan(folder / "plan")
+    sf = next(s for s in plan.series_figures if s.id == "fig5_trace")
+    schemes = next(f for f in plan.figures if f.id == "fig8").lines
+    assert schemes == ["reno", "spack", "snoop", "itcp"] and sf.lines == schemes
+    drawn = series_figure(sf, plan, folder, quick=True)
+    assert drawn is not None
+    panels = _panels(drawn[0])
+    assert list(panels) == [plan.lines[lid].label for lid in schemes]
+    for label, panel in panels.items():
+        traces = panel["traces"]
+        # A 100 KB transfer of 1,000-byte segments: about 100 sent, some lost at 5 %, ACKs.
+        sent = traces["data sent on the wireless hop (BS to MH)"]
+        assert 90 <= len(sent.y) and max(sent.y) < 100_000, label
+        assert len(traces["data dropped"].y) > 0, label
+        assert max(traces["ACK number the sender receives"].y) >= 99_000, label
+        assert panel["y"] == "sequence number (bytes)"
+    assert drawn[1] == 4 * len(schemes)
+
+
+def test_the_sites_p004_fig11_is_a_packet_trace_with_each_transports_sequence_numbers(
+    tmp_path: Path,
+) -> None:
+    from ccsim.experiment.runs import plan_runs
+    from ccsim.sweep import Store, _execute_one
+
+    # Only fig11's two runs (5 s each), stored as ccsim reproduce stores them.
+    plan = load_plan(find_experiment("p004", ROOT))
+    sf = next(s for s in plan.series_figures if s.id == "fig11")
+    assert sf.kind == "packet_trace"
+    store = Store(tmp_path / "runs")
+    for r in plan_runs(plan, True, 1):
+        if dict(r.tags)["figure"] == "fig11":
+            store.save(r.key(), _execute_one(r.text, r.overrides, r.seed))
+    drawn = series_figure(sf, plan, tmp_path, quick=True)
+    assert drawn is not None
+    panels = _panels(drawn[0])
+    ip, ls = (panels[plan.lines[lid].label] for lid in ("ip", "ls"))
+    # TCP's sequence numbers count bytes, SCTP's TSNs chunks; neither is a utilization.
+    assert ip["y"] == "sequence number (bytes)" and ls["y"] == "TSN (one per DATA chunk)"
+    for panel in (ip, ls):
+        assert set(panel["traces"]) == {"ACK number the sender receives", "data sent on path1",
+                                        "retransmission on path1", "data dropped"}  # fmt: skip
+        sent = panel["traces"]["data sent on path1"]
+        assert len(sent.x) > 100 and max(sent.x) <= 5.0  # the first 5 s, --quick too
+    # A byte number runs about a segment's size ahead of a chunk number.
+    top = [max(p["traces"]["data sent on path1"].y) for p in (ip, ls)]
+    assert top[0] > 100 * top[1]
+
+
+def test_a_time_series_figure_of_a_kind_no_drawer_knows_is_an_error_not_another_figure(
+    results: Path, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from ccsim.experiment import draw_series_figure
+
+    folder = results / "p001-quick"
+    plan = load_plan(folder / "plan")
+    sf = dataclasses.replace(plan.series_figures[0], kind="heatmap")
+    said = 'figure fig5_trace: kind "heatmap" is not one of flow_series, link_series, packet_'
+    with pytest.raises(ValueError, match=said + "trace, atm_window"):
+        series_figure(sf, plan, folder, quick=True)
+    with pytest.raises(ValueError, match=said):
+        draw_series_figure(sf, plan, {}, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_in_chromium_a_papers_korean_citation_renders_as_hangul_with_the_pages_cjk_fonts(
+    site: Path, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    reason = korean_font()
+    if reason:
+        pytest.skip(reason)
+    pg, errors = page
+    pg.goto((site.parent / "p001-quick.html").as_uri())
+    pg.locator("p:has-text('Paper:')").first.wait_for()
+    pg.evaluate("document.querySelector('p strong').parentElement.id = 'citation'")
+    assert "진교홍" in (pg.locator("#citation").text_content() or "")
+    assert_hangul_renders(pg, "#citation")
+    keep_screenshot(pg, tmp_path / "report-korean.png")
+    assert errors == []
+
+
+#: What Python and its tools leave beside the code they run (bytecode, caches of pytest,
+#: Hypothesis and ruff): not files ccsim writes.
+_TOOL_CACHES = ("__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache")
+
+
+def _files(folder: Path, skip: tuple[str, ...] = ()) -> set[str]:
+    """Every path under ``folder`` (relative), but those under ``skip`` or a tool's cache."""
+    out = set()
+    for p in folder.rglob("*"):
+        rel = p.relative_to(folder)
+        if rel.parts[0] in skip or any(part in _TOOL_CACHES for part in rel.parts):
+            continue
+        out.add(rel.as_posix())
+    return out
+
+
+def _ccsim(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The ``ccsim`` command, as a user types it, in ``cwd``."""
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_RESULTS"}
+    proc = subprocess.run([*_CCSIM, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+#: The installed ``ccsim`` script beside this Python, else the module.
+_CCSIM = (
+    [str(Path(sys.executable).with_name("ccsim"))]
+    if Path(sys.executable).with_name("ccsim").exists()
+    else [sys.executable, "-m", "ccsim.cli"]
+)
+
+
+def test_a_new_user_reproduces_in_the_repository_then_reports_and_explores_elsewhere(
+    tmp_path: Path, page: tuple[Any, list[str]]
+) -> None:
+    """issue 32's "Done when": the README's paper, quick, from the repository; `ccsim report`
+    and `ccsim explore` on its results from another folder; in Chromium the site's figures and
+    the explorer's draw their points and Hangul renders; no file appears outside the output
+    folder (the repository, the other folder and the temporary folder listed before and
+    after)."""
+    import signal
+    import socket
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "a"
+    before = (_files(tmp_path), _files(ROOT, skip=("target", ".git")))
+
+    done = _ccsim("reproduce", "p001", "--quick", "--out", str(out), "--workers", "1", cwd=ROOT)
+    assert f"report: {out / 'report.md'}" in done.stdout.splitlines()
+    built = _ccsim("report", "--results", str(out), cwd=elsewhere)
+    assert built.stdout.strip() == f"site: {out / 'site' / 'index.html'}" and built.stderr == ""
+
+    pg, errors = page
+    pg.goto((out / "site" / "index.html").as_uri())
+    pg.click(f'a[href="{out.name}.html"]')
+    pg.wait_for_url(f"**/{out.name}.html")
+    figures = pg.locator("div.figure")
+    plan = load_plan(out / "plan")
+    assert figures.count() == len(plan.figures) + len(plan.series_figures)
+    for i in range(figures.count()):
+        fig = figures.nth(i)
+        # Drawn: markers in the plot, not an empty axis (a packet trace's too).
+        fig.locator(".scatterlayer .point").first.wait_for()
+        assert fig.locator(".scatterlayer .point").count() > 0, fig.get_attribute("data-figure")
+    pg.evaluate("document.querySelector('p strong').parentElement.id = 'citation'")
+    no_korean = korean_font()
+    if no_korean is None:
+        assert_hangul_renders(pg, "#citation")
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_RESULTS"}
+    command = [*_CCSIM, "explore", "--results", str(out), "--port", str(port)]
+    with subprocess.Popen(command, cwd=elsewhere, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as server:  # fmt: skip
+        try:
+            assert server.stdout is not None
+            said = server.stdout.readline()
+            assert said.startswith(f"ccsim explore: http://127.0.0.1:{port}/"), said
+            pg.goto(f"http://127.0.0.1:{port}/")
+            # The plans stored with the results: p001's figures, the first drawn from the store
+            # the reproduction filled.
+            last = pg.wait_for_function(
+                "window.ccsim && window.ccsim.last && window.ccsim.last.type === 'done'"
+                " && window.ccsim.last",
+                timeout=60_000,
+            ).json_value()
+            assert last["cached"] > 0, last
+            assert pg.locator("#plot .scatterlayer .point").count() > 0
+            if no_korean is None:
+                assert_hangul_renders(pg, "#citation")
+        finally:
+            server.send_signal(signal.SIGINT)  # Ctrl-C, as the user stops it
+            try:
+                server.wait(20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    assert errors == []
+
+    after = (_files(tmp_path), _files(ROOT, skip=("target", ".git")))
+    new = after[0] - before[0]
+    assert new and [p for p in new if p != "a" and not p.startswith("a/")] == []
+    assert after[1] == before[1], sorted(after[1] ^ before[1])
+    assert _files(elsewhere) == set()
+    keep_screenshot(pg, tmp_path / "new-user-explore.png")  # after the listing: ours
+    if no_korean is not None:
+        pytest.skip(f"all checked but Hangul: {no_korean}")

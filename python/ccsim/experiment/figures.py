@@ -9,17 +9,21 @@ from typing import Any
 
 import pandas as pd
 
-from .plan import Figure, Plan, SeriesFigure, x_number
+from ccsim.fonts import configure_matplotlib, missing_glyphs_said_once
+
+from .plan import SERIES_KINDS, Figure, Plan, SeriesFigure, x_number
 from .tables import flow_series_values, link_capacity, link_rate
 
 
 def _pyplot() -> Any:
-    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure: without a
-    fixed salt its SVG element ids are random, so two reproductions would differ."""
+    """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure (without a
+    fixed salt its SVG element ids are random, so two reproductions would differ), and drawing
+    Hangul with a CJK font when the system has one (ccsim.fonts)."""
     import matplotlib
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "ccsim"
+    configure_matplotlib(matplotlib.rcParams)
     import matplotlib.pyplot as plt
 
     return plt
@@ -44,12 +48,21 @@ def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
 def draw_series_figure(
     fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
 ) -> list[Path]:
+    """A time-series figure's PNG and SVG (Korean text without a CJK font: said once)."""
+    with missing_glyphs_said_once():
+        return _draw_series_figure(fig, plan, recs, out)
+
+
+def _draw_series_figure(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+) -> list[Path]:
     plt = _pyplot()
 
     if fig.kind == "packet_trace":
-        return _draw_packet_trace(plt, fig, plan, recs, out)
+        return _save(plt, packet_trace_axes(fig, plan, recs)[0], out, fig.id)
     if fig.kind == "atm_window":
         return _draw_atm_window(plt, fig, plan, recs, out)
+    check_series_kind(fig)
     if fig.kind == "flow_series":
         n = len(fig.lines)
         cols = 2 if n > 1 else 1
@@ -71,7 +84,7 @@ def draw_series_figure(
         axes.flat[0].legend(fontsize=7)
         f.supxlabel("time (s)")
         f.supylabel(what)
-    else:
+    else:  # link_series
         f, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
         for lid in fig.lines:
             rec = recs.get(lid)
@@ -80,7 +93,7 @@ def draw_series_figure(
             u = link_rate(rec, fig.link) / link_capacity(rec, fig.link)
             ax.plot(u.index, u.to_numpy(), lw=0.9, label=plan.lines[lid].label)
         ax.set_xlabel("time (s)")
-        ax.set_ylabel(f"utilization of {fig.link}")
+        ax.set_ylabel(f"utilization of {fig.link_name()}")
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -89,10 +102,21 @@ def draw_series_figure(
     return _save(plt, f, out, fig.id)
 
 
+def check_series_kind(fig: SeriesFigure) -> None:
+    """Refuse a time-series figure of a kind no drawer knows (a plan's loader refuses it too; a
+    figure built in code must not fall through to another kind's drawing)."""
+    if fig.kind not in SERIES_KINDS:
+        raise ValueError(
+            f'figure {fig.id}: kind "{fig.kind}" is not one of {", ".join(SERIES_KINDS)}'
+        )
+
+
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
-    plt = _pyplot()
-    f, _ = point_axes(fig, plan, summary)
-    return _save(plt, f, out, fig.id)
+    """A figure of points' PNG and SVG (Korean text without a CJK font: said once)."""
+    with missing_glyphs_said_once():
+        plt = _pyplot()
+        f, _ = point_axes(fig, plan, summary)
+        return _save(plt, f, out, fig.id)
 
 
 #: The legend entry of the crosses that mark points none of whose runs finished.
@@ -204,34 +228,60 @@ def packet_trace_points(rec: dict[str, Any], flow: str, link: str) -> dict[str, 
     }
 
 
-def _draw_packet_trace(
-    plt: Any, fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
-) -> list[Path]:
-    """Sequence number against time, a panel per line (each with its own axes: a TCP sequence
-    number counts bytes, an SCTP TSN chunks)."""
+def sequence_axis_label(rec: dict[str, Any], flow: str) -> str:
+    """The y axis of a packet-trace panel, in the flow's own unit: a TCP sequence number numbers
+    bytes (RFC 9293 §3.4), an SCTP TSN numbers DATA chunks (RFC 4960 §1.3)."""
+    flows = rec.get("flows", {})
+    kinds = dict(zip(flows.get("name", []), flows.get("kind", [])))
+    if str(kinds.get(flow, "")).startswith("sctp"):
+        return "TSN (one per DATA chunk)"
+    return "sequence number (bytes)"
+
+
+#: What a packet-trace figure draws of :func:`packet_trace_points`, in the PNG and on the
+#: site alike: each set's legend entry (``{link}``: the figure's link as its reader knows it),
+#: colour and matplotlib marker.
+PACKET_TRACE_STYLE = {
+    "acked": ("ACK number the sender receives", "#2ca02c", ""),
+    "sent": ("data sent on {link}", "#1f77b4", "o"),
+    "resent": ("retransmission on {link}", "#ff7f0e", "^"),
+    "dropped": ("data dropped", "#d62728", "x"),
+}
+
+
+def packet_trace_axes(
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]]
+) -> tuple[Any, Any]:
+    """A packet-trace figure (its matplotlib figure and axes, not yet saved): sequence number
+    against time, a panel per line on one time axis (so the lines' transfer times compare at a
+    glance), each panel's y axis in its flow's unit."""
+    plt = _pyplot()
     n = len(fig.lines)
-    f, axes = plt.subplots(n, 1, figsize=(6.4, 2.4 * n), dpi=120, squeeze=False)
+    f, axes = plt.subplots(n, 1, figsize=(6.4, 2.4 * n), dpi=120, sharex=True, squeeze=False)
+    flow = fig.flows[0]
+    sizes = {"sent": 3, "resent": 10, "dropped": 30}
     for ax, lid in zip(axes.flat, fig.lines):
         ax.set_title(plan.lines[lid].label, fontsize=9)
         ax.grid(alpha=0.3)
         rec = recs.get(lid)
         if rec is None:
             continue
-        pts = packet_trace_points(rec, fig.flows[0], fig.link)
-        ax.plot(pts["acked"]["time_s"], pts["acked"]["seq"], lw=0.8, color="tab:green",
-                drawstyle="steps-post", label="ACK number delivered")  # fmt: skip
-        ax.scatter(pts["sent"]["time_s"], pts["sent"]["seq"], s=3, color="tab:blue",
-                   label=f"data sent on {fig.link}")  # fmt: skip
-        ax.scatter(pts["resent"]["time_s"], pts["resent"]["seq"], s=10, marker="^",
-                   color="tab:orange", label="retransmission")  # fmt: skip
-        ax.scatter(pts["dropped"]["time_s"], pts["dropped"]["seq"], s=30, marker="x",
-                   color="tab:red", label="dropped")  # fmt: skip
+        pts = packet_trace_points(rec, flow, fig.link)
+        for what, (label, colour, marker) in PACKET_TRACE_STYLE.items():
+            label = label.format(link=fig.link_name())
+            d = pts[what]
+            if what == "acked":
+                ax.plot(d["time_s"], d["seq"], lw=0.8, color=colour, drawstyle="steps-post",
+                        label=label)  # fmt: skip
+            else:
+                ax.scatter(d["time_s"], d["seq"], s=sizes[what], marker=marker, color=colour,
+                           label=label)  # fmt: skip
+        ax.set_ylabel(sequence_axis_label(rec, flow), fontsize=8)
     axes.flat[0].legend(fontsize=7, loc="upper left")
-    f.supxlabel("time (s)")
-    f.supylabel("sequence number (TCP: byte; SCTP: TSN)")
+    axes.flat[-1].set_xlabel("time (s)")
     f.suptitle(_wrap(f"{fig.id}: {fig.title}", f.get_figwidth()), fontsize=10)
     f.tight_layout()
-    return _save(plt, f, out, fig.id)
+    return f, axes
 
 
 def atm_window_series(rec: dict[str, Any], flow: str) -> dict[str, pd.Series]:

@@ -96,6 +96,8 @@ A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig
     lines = ["reno", "spack"]
     flow = "transfer"
     link = "wireless:a_to_b"
+    link_label = "the wireless hop"     # optional: the link as the legend names it (the
+                                        # paper's words); default its NAME:DIRECTION
     seed = 1                            # optional; max_rows = 200000 likewise
 
 The paper's own numbers beside ours (docs/experiments.md, "The paper's numbers beside ours")::
@@ -221,10 +223,15 @@ class Figure:
     beyond_paper: bool = False
 
 
+#: Every kind of time-series figure a plan can ask for; the PNG and the site each draw every
+#: one of them as what it is, and refuse any other.
+SERIES_KINDS = ("flow_series", "link_series", "packet_trace", "atm_window")
+
+
 @dataclass
 class SeriesFigure:
-    """A time-series figure (``flow_series``, ``link_series`` or ``packet_trace``), from one run
-    per line (seed 1; ``packet_trace``: its ``seed``)."""
+    """A time-series figure (one of :data:`SERIES_KINDS`), from one run per line (seed 1;
+    ``packet_trace``: its ``seed``)."""
 
     id: str
     title: str
@@ -237,6 +244,13 @@ class SeriesFigure:
     quick_overrides: list[str] = field(default_factory=list)
     #: packet_trace: the seed of its one run per line.
     seed: int = 1
+    #: The link as a reader of the paper knows it ("the wireless hop"), for legends and axis
+    #: labels; empty: ``link`` itself (``NAME:DIRECTION``).
+    link_label: str = ""
+
+    def link_name(self) -> str:
+        """The link as a figure's legend names it."""
+        return self.link_label or self.link
 
 
 #: The most packet-trace rows a ``packet_trace`` figure keeps per run unless it says otherwise.
@@ -608,6 +622,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "quick_set": "table",
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
         "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE, "y_scale": "scalar",
+        "link_label": "scalar",
         "beyond_paper": "bool",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number", "also": ("each", ["scalar"])},
@@ -830,10 +845,11 @@ def load_plan(folder: Path) -> Plan:
                     origin=where,
                     quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
                     seed=seed,
+                    link_label=str(f.get("link_label", "")),
                 )
             )
             continue
-        if kind in ("flow_series", "link_series", "atm_window"):
+        if kind in SERIES_KINDS:
             series_figures.append(
                 SeriesFigure(
                     id=str(_need(f, "id", where)),
@@ -848,13 +864,13 @@ def load_plan(folder: Path) -> Plan:
                     ),
                     origin=where,
                     quick_overrides=_overrides(f.get("quick_set", {}), f"{where}.quick_set"),
+                    link_label=str(f.get("link_label", "")),
                 )
             )
             continue
         if kind != "points":
             raise PlanError(
-                f'{where}.kind: "{kind}" is not one of points, flow_series, link_series, '
-                "packet_trace, atm_window"
+                f'{where}.kind: "{kind}" is not one of points, {", ".join(SERIES_KINDS)}'
             )
         x = _need(f, "x", where)
         if not _need(x, "values", f"{where}.x"):

@@ -145,6 +145,39 @@ class PaperEntry:
         }
 
 
+@dataclass
+class Reproduction:
+    """A folder ``ccsim reproduce`` wrote, with the plan it ran stored in it."""
+
+    folder: Path
+    plan_id: str
+    quick: bool
+
+    @property
+    def plan_folder(self) -> Path:
+        from ccsim.experiment.reproduction import PLAN_FOLDER
+
+        return self.folder / PLAN_FOLDER
+
+
+def reproductions(results: Path) -> list[Reproduction]:
+    """The reproductions under ``results`` (or ``results`` itself, one reproduction's folder, as
+    ``ccsim report`` takes it) whose plan is stored with them, by folder name. One whose
+    report.md cannot be read is passed over (``ccsim report`` names it)."""
+    from ccsim.site import DamagedResults, find_reports, read_report
+
+    found = []
+    for folder in find_reports(Path(results)):
+        try:
+            page = read_report(folder)
+        except (DamagedResults, OSError):
+            continue
+        r = Reproduction(folder, page.plan_id, page.quick)
+        if (r.plan_folder / "plan.toml").is_file():
+            found.append(r)
+    return found
+
+
 class Catalog:
     """Every plan under ``experiments/`` and what the page may change in each figure and
     summary table: its x values, its lines, and the scenario keys the plan sets anywhere (a
@@ -155,16 +188,26 @@ class Catalog:
     one of its lines sets it (the line would override the slider): a line's own keys move only
     through the line's declared ranges."""
 
-    def __init__(self, experiments: Path) -> None:
+    def __init__(self, experiments: Path | list[Path]) -> None:
+        """``experiments``: a folder of plans (``experiments/``: each ``*/plan.toml``), or the
+        plan folders themselves (the plans stored with reproductions, :func:`reproductions`);
+        of two plans with one id, the first is offered."""
         from ccsim.experiment.plan import PlanError, load_plan
 
+        folders = (
+            [f.parent for f in sorted(Path(experiments).glob("*/plan.toml"))]
+            if isinstance(experiments, (str, Path))
+            else list(experiments)
+        )
         self.papers: dict[str, PaperEntry] = {}
-        for folder in sorted(Path(experiments).glob("*/plan.toml")):
-            plan = load_plan(folder.parent)
+        for folder in folders:
+            plan = load_plan(folder)
+            if plan.id in self.papers:
+                continue
             try:
                 figures = self._figures(plan)
             except ValueError as e:  # a range whose key the scenario lacks, or a bad bound
-                raise PlanError(f"{folder}: {e}") from None
+                raise PlanError(f"{folder / 'plan.toml'}: {e}") from None
             if figures:  # a plan with no figure and no table has nothing to show here
                 self.papers[plan.id] = PaperEntry(plan, figures)
 

@@ -39,8 +39,13 @@ class Job:
 class Engine:
     """Runs jobs' points in threads through a run store per plan and mode."""
 
-    def __init__(self, results: Path, workers: int = 2) -> None:
+    def __init__(
+        self, results: Path, workers: int = 2, stores: dict[tuple[str, bool], Path] | None = None
+    ) -> None:
         self.results = Path(results)
+        #: The run store of a plan and mode that a reproduction under ``results`` already has
+        #: (``ccsim reproduce --out DIR`` writes ``DIR/runs``), by (plan id, quick).
+        self.stores = dict(stores or {})
         self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ccsim-run")
         self.jobs: dict[str, Job] = {}
         self._ids = itertools.count(1)
@@ -48,9 +53,15 @@ class Engine:
         self._key_locks: dict[str, threading.Lock] = {}
 
     def store(self, plan_id: str, quick: bool) -> Any:
+        """The store of a plan's runs in a mode: a reproduction's of that mode, else of the
+        other (a store's key is the resolved scenario, so a quick and a full run of the same
+        point are one run), else ``results/<plan>[-quick]/runs``."""
         from ccsim.sweep import Store
 
-        return Store(self.results / (plan_id + ("-quick" if quick else "")) / "runs")
+        folder = self.stores.get((plan_id, quick)) or self.stores.get((plan_id, not quick))
+        if folder is None:
+            folder = self.results / (plan_id + ("-quick" if quick else "")) / "runs"
+        return Store(folder)
 
     def close(self) -> None:
         """Cancel every job and drop the runs not started yet."""

@@ -12,12 +12,14 @@ the slider again clears it. A figure's x range adds an input that adds an x valu
 range is a number input under "line settings".
 """
 
+from ccsim.fonts import CSS_FONT_FAMILY
+
 PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ccsim explore</title>
 <link rel="icon" href="data:,">
 <script src="/plotly.min.js" charset="utf-8"></script>
 <style>
-body { font-family: system-ui, sans-serif; margin: 0.8rem 1.2rem; color: #222; }
+body { font-family: @FONTS@; margin: 0.8rem 1.2rem; color: #222; }
 header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
 h1 { font-size: 1.2rem; margin: 0; }
 #layout { display: grid; grid-template-columns: 22rem 1fr; gap: 1rem; margin-top: 0.8rem; }
@@ -334,4 +336,4 @@ fetch("/api/papers").then(r => r.json()).then(c => {
 });
 </script>
 </body></html>
-"""
+""".replace("@FONTS@", CSS_FONT_FAMILY)  # Hangul drawn with a CJK font (ccsim.fonts)

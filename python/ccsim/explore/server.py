@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .catalog import Catalog, RequestError
+from .catalog import Catalog, RequestError, reproductions
 from .jobs import Engine
 from .ranges import brief
 
@@ -145,8 +145,12 @@ async def read_json(request: Any) -> Any:
     return parse_json(b"".join(chunks))
 
 
-def create_app(results: Path, experiments: Path, host: str = "127.0.0.1", workers: int = 2) -> Any:
-    """The ASGI app (Starlette) over ``experiments`` (plans), writing runs under ``results``."""
+def create_app(
+    results: Path, experiments: Path | None, host: str = "127.0.0.1", workers: int = 2
+) -> Any:
+    """The ASGI app (Starlette) over the plans in ``experiments`` (None: the plans stored with
+    the reproductions under ``results``), writing runs under ``results``: into a
+    reproduction's own store where ``results`` holds one of that plan."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -156,8 +160,12 @@ def create_app(results: Path, experiments: Path, host: str = "127.0.0.1", worker
 
     from .page import PAGE
 
-    catalog = Catalog(experiments)
-    engine = Engine(results, workers)
+    found = reproductions(results)
+    catalog = Catalog([r.plan_folder for r in found] if experiments is None else experiments)
+    stores: dict[tuple[str, bool], Path] = {}
+    for r in found:
+        stores.setdefault((r.plan_id, r.quick), r.folder / "runs")
+    engine = Engine(results, workers, stores)
     # Load what the first point needs (SciPy for the CI: ~2 s) now, not on the first request.
     from ccsim.experiment.stats import mean_ci
 
@@ -266,7 +274,7 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(results: Path, experiments: Path, host: str = "127.0.0.1", port: int = 8765,
+def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
           workers: int = 2) -> None:  # fmt: skip
     """Serve the explorer until interrupted: listen first, then load the plans, then say where."""
     import uvicorn

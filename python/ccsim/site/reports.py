@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: MIT
+"""Reading one reproduction's results for the site: its report.md (title, mode, main result,
+claims and their verdicts), its summary.parquet, and the plan stored with it; a file that
+cannot be read is :class:`DamagedResults`, naming it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccsim.experiment.verdicts import VERDICTS
+
+#: A paragraph of report.md's "The paper's main result": its verdict in bold first.
+_HEADLINE = re.compile(
+    r"^\*\*(Reproduced|Partly reproduced|Not reproduced|Contradicted|Not judged)\.\*\* "
+)
+
+
+class DamagedResults(ValueError):
+    """A file of one reproduction's results that cannot be read (bytes that are not UTF-8, a
+    Parquet file cut short by a full disk or an interrupted copy); the message names it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+
+
+class SiteWarning(UserWarning):
+    """What ``ccsim report`` could not put in the site: a reproduction left out (a damaged
+    file, named), or one whose plan is not found (its figures stay static images). The other
+    reproductions' pages are built."""
+
+
+def read_markdown(path: Path) -> str:
+    """report.md's text; :class:`DamagedResults` naming it when it is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DamagedResults(
+            path, f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+
+
+def read_summary(path: Path) -> Any:
+    """summary.parquet as a DataFrame (empty when the reproduction has none);
+    :class:`DamagedResults` naming it when it is not a whole Parquet file."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        return pd.read_parquet(path)
+    except (pa.ArrowException, ValueError) as e:
+        raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
+
+
+@dataclass
+class PaperPage:
+    """What the index needs of one reproduction, read from its report.md."""
+
+    folder: Path
+    name: str  # the results folder's name: p001, p002-quick
+    plan_id: str
+    title: str
+    quick: bool
+    claims: list[tuple[str, str, str]] = field(default_factory=list)  # figure, paper, ours
+    #: The verdict of each of the paper's main results, as report.md opens with them
+    #: ("reproduced", "not reproduced", ...).
+    headlines: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(VERDICTS, 0)
+        out["other"] = 0
+        for _, _, ours in self.claims:
+            out[verdict_of(ours)] += 1
+        return out
+
+
+def verdict_of(text: str) -> str:
+    """The verdict a claim's text in report.md starts with ("holds", "does not hold", ...)."""
+    for v in VERDICTS:
+        if text.startswith(v):
+            return v
+    return "other"
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row, with report.md's escaped pipes put back."""
+    parts = re.split(r"(?<!\\)\|", row.strip())[1:-1]
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+
+def read_report(folder: Path) -> PaperPage:
+    """The title, mode and claims of ``folder/report.md``."""
+    text = read_markdown(folder / "report.md")
+    lines = text.splitlines()
+    head = lines[0].lstrip("# ").strip() if lines else folder.name
+    plan_id, _, title = head.partition(": ")
+    page = PaperPage(folder, folder.name, plan_id, title or head, "Mode: quick" in text)
+    in_claims = in_main = False
+    for ln in lines:
+        if ln.startswith("## "):
+            in_claims = ln.startswith("## The paper's findings")
+            in_main = ln.startswith("## The paper's main result")
+            continue
+        head = _HEADLINE.match(ln) if in_main else None
+        if head is not None:
+            page.headlines.append(head.group(1).lower())
+        if in_claims and ln.startswith("|") and not ln.startswith("|---"):
+            cells = _cells(ln)
+            if len(cells) == 3 and cells[:2] != ["figure", "the paper says"]:
+                page.claims.append((cells[0], cells[1], cells[2]))
+    return page
+
+
+def find_reports(results: Path) -> list[Path]:
+    """Every reproduction under ``results`` (a folder holding a report.md), sorted by name;
+    ``results`` itself when it is one reproduction's folder."""
+    if (Path(results) / "report.md").is_file():
+        return [Path(results)]
+    return sorted(p.parent for p in Path(results).glob("*/report.md"))
+
+
+def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None]:
+    """The plan a reproduction ran (for labels and the run store's keys) and, when there is
+    none, why: its figures are then shown as their PNGs.
+
+    Read from the copy ``ccsim reproduce`` stores with the results (``<reproduction>/plan/``),
+    so the site does not depend on the working directory; a damaged copy is
+    :class:`DamagedResults`. Results written before the plan was stored fall back to
+    ``root/experiments`` (default: the working directory's)."""
+    from ccsim.errors import Error
+    from ccsim.experiment.plan import PlanError, find_experiment, load_plan
+    from ccsim.experiment.reproduction import PLAN_FOLDER
+
+    stored = page.folder / PLAN_FOLDER
+    if (stored / "plan.toml").is_file():
+        try:
+            return load_plan(stored), None
+        except (PlanError, Error, OSError) as e:
+            raise DamagedResults(
+                stored / "plan.toml", f"the plan stored with the results cannot be read ({e})"
+            ) from None
+    try:
+        return load_plan(find_experiment(page.plan_id, root)), None
+    except (PlanError, Error, OSError):
+        return None, (
+            f"{page.name}: no plan stored with the results ({stored / 'plan.toml'}) nor an "
+            f"experiments/{page.plan_id}* folder here, so its figures are static images; "
+            f"`ccsim reproduce {page.plan_id}` again stores the plan"
+        )
