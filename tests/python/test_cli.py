@@ -248,3 +248,33 @@ def test_a_long_run_shows_its_progress_on_a_terminal_and_nothing_elsewhere() -> 
     out = term.getvalue()
     assert out.startswith("\rsimulated 125.0 s of 500 s (25 %), ")
     assert "M events/s" in out and out.endswith("\n")
+    # 125 s simulated in its 2 s so far: the 375 s to go take about 6 s more.
+    assert ", about 6 s left" in out
+
+
+def test_the_time_left_covers_a_longer_earlier_line_when_it_shrinks() -> None:
+    from ccsim.cli import _progress_line
+
+    term = _Terminal()
+    with _progress_line(term) as line:
+        assert line is not None
+        line.started -= 100.0
+        line(1.0, 1_000, 500.0)  # 1 s simulated in 100 s: 499 s to go take 13.9 h
+        line.started += 99.0
+        line(499.0, 2_000, 500.0)  # 499 s in 1 s: about 1 s left
+    first, second = term.getvalue().rstrip("\n").split("\r")[1:]
+    assert "about 13 h 51 min left" in first and "about 1 s left" in second
+    assert len(second) >= len(first), "the shorter line is padded over the longer one"
+
+
+def test_a_sweeps_progress_bar_goes_to_a_terminal_only(
+    tmp_path: Path, examples: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The bar shows the runs left and tqdm's estimate of the time left; redirected, its
+    carriage-return rewrites would fill the log, so nothing is written."""
+    from ccsim import sweep
+
+    text = (examples / "random-loss.toml").read_text()
+    runs = sweep.plan_grid(text, ['duration="1s"'], [], [1])
+    sweep.execute(runs, sweep.Store(tmp_path / "runs"), workers=1)
+    assert capfd.readouterr().err == ""
