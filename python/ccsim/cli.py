@@ -290,16 +290,20 @@ def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> S
 
 
 class _ProgressLine:
-    """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s``, rewritten in place on a terminal.
+    """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s, about 6 min left``, rewritten in
+    place on a terminal.
 
     Shown only when ``stream`` is a terminal and the run has gone on for a second (short runs
-    and redirected output stay as they were)."""
+    and redirected output stay as they were). The time left is the simulated time still to go
+    at the pace of the run so far (simulated seconds per wall second since it started): a run
+    whose traffic grows slows down, so early estimates are low."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.shown = False
         self.started = time.monotonic()
         self.last: tuple[float, int] = (self.started, 0)
+        self.width = 0
 
     def __call__(self, sim_s: float, events: int, end_s: float) -> None:
         now = time.monotonic()
@@ -308,8 +312,16 @@ class _ProgressLine:
         if now - self.started < 1.0:
             return
         rate = (events - e0) / max(now - t0, 1e-9)
-        share = f" of {end_s:g} s ({100 * sim_s / end_s:.0f} %)" if end_s > 0 else ""
-        self.stream.write(f"\rsimulated {sim_s:.1f} s{share}, {rate / 1e6:.1f} M events/s ")
+        text = f"simulated {sim_s:.1f} s"
+        if end_s > 0:
+            text += f" of {end_s:g} s ({100 * sim_s / end_s:.0f} %)"
+        text += f", {rate / 1e6:.1f} M events/s"
+        if end_s > 0 and sim_s > 0:
+            pace = sim_s / (now - self.started)  # simulated seconds per wall second
+            text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
+        # Padded to the longest line so far: a shorter line must cover the longer one's tail.
+        self.width = max(self.width, len(text) + 1)
+        self.stream.write("\r" + text.ljust(self.width))
         self.stream.flush()
         self.shown = True
 
@@ -317,6 +329,20 @@ class _ProgressLine:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def time_left_text(seconds: float) -> str:
+    """A wall-time estimate as a person says it, no more precise than it is.
+
+    >>> [time_left_text(s) for s in (0.4, 42, 200, 3725, 90000)]
+    ['1 s', '42 s', '3 min', '1 h 2 min', '25 h 0 min']
+    """
+    s = max(1, round(seconds))
+    if s < 100:
+        return f"{s} s"
+    if s < 3600:
+        return f"{round(s / 60)} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 @contextlib.contextmanager

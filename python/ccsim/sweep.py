@@ -344,7 +344,9 @@ def execute(
             total=len(todo),
             desc=f"{description} ({cached} cached)",
             unit="run",
-            disable=not progress,
+            # None: only on a terminal. Redirected to a file or a pipe, the bar's rewrites
+            # (carriage returns) would be the log's content; its ETA is for a person watching.
+            disable=None if progress else True,
             dynamic_ncols=True,
         )
 

@@ -248,3 +248,60 @@ def test_a_long_run_shows_its_progress_on_a_terminal_and_nothing_elsewhere() -> 
     out = term.getvalue()
     assert out.startswith("\rsimulated 125.0 s of 500 s (25 %), ")
     assert "M events/s" in out and out.endswith("\n")
+    # 125 s simulated in its 2 s so far: the 375 s to go take about 6 s more.
+    assert ", about 6 s left" in out
+
+
+def test_the_time_left_covers_a_longer_earlier_line_when_it_shrinks() -> None:
+    from ccsim.cli import _progress_line
+
+    term = _Terminal()
+    with _progress_line(term) as line:
+        assert line is not None
+        line.started -= 100.0
+        line(1.0, 1_000, 500.0)  # 1 s simulated in 100 s: 499 s to go take 13.9 h
+        line.started += 99.0
+        line(499.0, 2_000, 500.0)  # 499 s in 1 s: about 1 s left
+    first, second = term.getvalue().rstrip("\n").split("\r")[1:]
+    assert "about 13 h 51 min left" in first and "about 1 s left" in second
+    assert len(second) >= len(first), "the shorter line is padded over the longer one"
+
+
+def test_a_sweeps_progress_bar_goes_to_a_terminal_only(
+    tmp_path: Path, examples: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The bar shows the runs left and tqdm's estimate of the time left; redirected, its
+    carriage-return rewrites would fill the log, so nothing is written."""
+    from ccsim import sweep
+
+    text = (examples / "random-loss.toml").read_text()
+    runs = sweep.plan_grid(text, ['duration="1s"'], [], [1])
+    sweep.execute(runs, sweep.Store(tmp_path / "runs"), workers=1)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_short_flow_storm_stops_at_max_memory_with_the_rows_it_keeps_inside_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 32: a storm of Poisson transfers grew by its rows, which max_memory did not count
+    (a run stopped at max_wall 10 s peaked at 2.67 GB). Each transfer's row now takes its share
+    (about 1 KB, held by the run and then by its table), so the run stops at memory_limit and
+    what it hands over, in the core and in Python, stays within the limit."""
+    from ccsim import topologies
+
+    limit = 8 << 20
+    storm = topologies.dumbbell(
+        0, hosts=1, web_rate=5000.0, web_sizes={"dist": "pareto", "mean": "10KB", "shape": 1.2},
+        duration="1000s",
+    )  # fmt: skip
+    scenario = tmp_path / "storm.toml"
+    scenario.write_text(storm.to_toml())
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--set", 'limits.max_memory="8MiB"']) == 0
+    res = ccsim.Result.from_parquet(out)
+    assert res.summary is not None and res.summary.stop_reason == "memory_limit"
+    rows = len(res.flows)
+    assert 4_000 < rows <= limit // 1_000, rows  # it ran, and stopped at about 1 KB a row
+    assert res.summary.sim_seconds < 10, "a thousand-second storm, stopped within seconds"
+    # What Python holds of the table (numbers and text) is within the limit too.
+    assert int(res.flows.memory_usage(deep=True).sum()) < limit

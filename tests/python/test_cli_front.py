@@ -83,6 +83,38 @@ def test_a_missing_file_is_one_line_naming_it_not_a_raw_errno(
     assert capsys.readouterr().err == f"ccsim: error: {missing}: no such file\n"
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_a_set_inside_a_misspelled_link_names_the_links_there_are(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dumbbell = ROOT / "examples" / "dumbbell.toml"
+    extra = {"run": ["--out", str(tmp_path / "o")], "validate": [],
+             "sweep": ["--out", str(tmp_path / "o"), "--param", "duration=1s"]}  # fmt: skip
+    args = [command, str(dumbbell), "--set", "links.bottlenek.rate=10Mbps", *extra[command]]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        'ccsim: error: links.bottlenek: no link named "bottlenek" (did you mean "bottleneck"?); '
+        "links are bottleneck, in1, out1, "
+    ), err
+    assert "a new link is set whole" in err and len(err.splitlines()) == 1
+    if command == "run":
+        assert not (tmp_path / "o").exists()
+
+
+def test_a_flow_table_under_a_misspelled_name_in_the_file_names_the_flows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    text = (ROOT / "examples" / "dumbbell.toml").read_text()
+    scenario.write_text(text + '\n[flows.f11.cc]\ntype = "cubic"\n')
+    assert main(["validate", str(scenario)]) == 1
+    assert capsys.readouterr().err == (
+        'ccsim: error: flows.f11: no flow named "f11" (did you mean "f1"?); flows are f1, f2, '
+        "f3, f4, f5, f6, f7, f8, f9, f10 (a new flow needs type, src and dst)\n"
+    )
+
+
 def test_a_path_given_as_the_paper_is_one_line_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -296,3 +296,36 @@ def test_companion_keys_need_one_value_per_x(folder: Path) -> None:
     _append(folder, UNITS.replace('["10ms", "30ms"]', '["10ms"]'))
     with pytest.raises(PlanError, match=r"x\.also\.links\.bottleneck\.delay: 1 values for 2"):
         load_plan(folder)
+
+
+def test_a_title_states_the_items_own_settings_from_its_scenario(folder: Path) -> None:
+    title = (
+        'title = "goodput vs loss (${links.bottleneck.rate}, ${links.bottleneck.queue.limit} '
+        'packets, ${links.i1.loss.rate:%} on i1)"\n'
+        'set = { "links.bottleneck.queue.limit" = 25, "links.i1.loss" = { type = "uniform", '
+        "rate = 0.035 } }\n"
+    )
+    text = (folder / "plan.toml").read_text()
+    (folder / "plan.toml").write_text(text.replace('title = "goodput vs loss"\n', title))
+    fig = load_plan(folder).figures[0]
+    # The report and the site show the filled-in title; the explorer keeps the template.
+    assert fig.title == "goodput vs loss (10Mbps, 25 packets, 3.5 % on i1)"
+    assert fig.title_template.startswith("goodput vs loss (${links.bottleneck.rate}, ")
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "message"),
+    [
+        ("${links.bottleneck.loss.rate}", r"takes more than one value in loss \(set by its x axis"),
+        ("${tcp.variant}", r"takes more than one value in loss \(set by line sack, line reno\)"),
+        ("${links.nowhere.rate}", r"\$\{links.nowhere.rate\} is not a key of the resolved"),
+    ],
+)
+def test_a_title_may_not_state_a_value_its_lines_or_x_move_or_a_key_there_is_not(
+    folder: Path, placeholder: str, message: str
+) -> None:
+    text = (folder / "plan.toml").read_text()
+    text = text.replace('title = "goodput vs loss"', f'title = "goodput at {placeholder}"')
+    (folder / "plan.toml").write_text(text)
+    with pytest.raises(PlanError, match=rf"figures\[0\]\.title: .*{message}"):
+        load_plan(folder)

@@ -195,6 +195,34 @@ def test_a_long_run_reports_progress_and_stops_when_cancelled(server: Server) ->
     assert 0 < seen[kinds.index("progress")]["sim_s"] < 500
 
 
+def test_p000s_figure_offers_its_tables_backgrounds_so_no_slider_there_is_stuck_on_one_value(
+    server: Server,
+) -> None:
+    with urllib.request.urlopen(f"{server.url}/api/papers", timeout=30) as r:
+        catalog = json.loads(r.read())
+    p000 = next(p for p in catalog if p["id"] == "p000")
+    (fig,) = p000["figures"]
+    params = {q["path"]: q["values"] for q in fig["params"]}
+    # Table 1's rows: 1, 5 or 10 sources of 10 or 100 Mbit/s.
+    assert params["atm.cbr.bg.count"] == ["1", "5", "10"]
+    assert params["atm.cbr.bg.rate"] == ['"10Mbps"', '"100Mbps"']
+    assert all(len(values) > 1 for values in params.values()), params
+
+
+def test_the_title_of_a_moved_run_states_the_moved_value_not_the_plans(server: Server) -> None:
+    ask = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["reno"], "seeds": 1,
+           "quick": True}  # fmt: skip
+    status, answer = server.post("/api/run", {**ask, "params": {"flows.transfer.mss": 750}})
+    assert status == 200
+    assert answer["title"] == "Packet loss rate vs. transfer time (100KB, MSS 750 B)"
+    assert answer["changed"] == ["flows.transfer.mss = 750"]
+    status, answer = server.post("/api/run", {**ask, "params": {"flows.transfer.size": 50000}})
+    assert answer["title"] == "Packet loss rate vs. transfer time (50000, MSS 1000 B)"
+    status, answer = server.post("/api/run", ask)
+    assert answer["title"] == "Packet loss rate vs. transfer time (100KB, MSS 1000 B)"
+    assert answer["changed"] == []
+
+
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
     yield from browser_page(tmp_path)
@@ -247,6 +275,10 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     done = wait_done(pg, job)
     assert slider.input_value() == str(int(before) + 1)
     mss = pg.locator("#p-flows_transfer_mss-v").text_content()
+    # The title states the MSS of the runs drawn (it said the plan's 1000 B over them once).
+    title = pg.evaluate(f"{plot}.layout.title.text")
+    assert f"MSS {mss} B)" in title and "MSS 1000 B" not in title, title
+    assert f"changed: flows.transfer.mss = {mss}" in title
     reno = pg.evaluate(f"{plot}.data.find(t => t.name === 'TCP Reno')")
     i = reno["x"].index(5)
     values = python_api_values("fig8", "reno", "0.05", {"flows.transfer.mss": mss or ""}, 10)

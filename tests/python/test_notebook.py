@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,21 @@ def outputs(nb: object, mime: str) -> list[str]:
     return found
 
 
+#: Run after the notebook's own cells, in its kernel: what the figure and the model were given.
+INSPECT = """
+import json
+lo, hi = ax.get_ylim()
+shown = [t.get_text() for t in ax.get_yticklabels()
+         if t.get_text() and lo <= t.get_position()[1] <= hi]
+print(json.dumps({"y_labels": shown, "t0_s": list(map(float, t0_s)), "ratio": list(ratio),
+                  "resolved": sc.validate()}))
+"""
+
+
 def test_the_sweep_notebook_runs_and_shows_a_result_table_and_a_figure(tmp_path: Path) -> None:
     path = EXAMPLES / "sweep-beside-a-model.ipynb"
     nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(INSPECT))
     client = nbclient.NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
@@ -37,3 +50,11 @@ def test_the_sweep_notebook_runs_and_shows_a_result_table_and_a_figure(tmp_path:
     assert len(outputs(nb, "image/png")) == 1
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
+    seen = json.loads(nb.cells[-1].outputs[0]["text"])
+    # PFTK's T0 is the scenario's own RTO: its minimum of 1 s (RFC 6298), not 200 ms + RTT.
+    assert 'rto_min = "1s"' in seen["resolved"]
+    assert seen["t0_s"] == [1.0] * 5
+    # The notebook's own check (within a factor of 1.35 of PFTK), met with room to spare.
+    assert all(1 / 1.25 < r < 1.25 for r in seen["ratio"]), seen["ratio"]
+    # The log-scaled goodput axis labels several values, not one.
+    assert len(seen["y_labels"]) >= 3, seen["y_labels"]

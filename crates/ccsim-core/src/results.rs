@@ -94,8 +94,8 @@ pub enum StopReason {
     EventLimit,
     /// `limits.max_wall_seconds` reached.
     WallLimit,
-    /// The packets alive (in queues, on links, in hooks) reached what `limits.max_memory`
-    /// leaves for them.
+    /// What grows during the run, the transfers short-flow generators started and the packets
+    /// alive (in queues, on links, in hooks), reached what `limits.max_memory` leaves for it.
     MemoryLimit,
     /// The caller asked the run to stop ([`StopSignal`](crate::sim::StopSignal), e.g. on
     /// Ctrl-C). Where it stopped depends on when the request came, so the tables are a partial

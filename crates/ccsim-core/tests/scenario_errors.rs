@@ -1343,3 +1343,59 @@ fn meters_reject_inconsistent_rates_and_bursts() {
          excess burst is at least the normal burst"
     );
 }
+
+#[test]
+fn a_set_inside_a_misspelled_link_names_the_links_there_are() {
+    assert_eq!(
+        error_with(&["links.bottlenek.rate=20Mbps"]),
+        "links.bottlenek: no link named \"bottlenek\" (did you mean \"bottleneck\"?); links are \
+         access, bottleneck (--set \
+         changes a link that exists; a new link is set whole, e.g. --set \
+         'links.bottlenek={ a = ..., b = ..., ... }')"
+    );
+    assert_eq!(
+        error_with(&["flows.f9.start=1s"]),
+        "flows.f9: no flow named \"f9\" (did you mean \"f1\"?); flows are f1 (--set changes a flow that exists; a new \
+         flow is set whole, e.g. --set 'flows.f9={ type = ..., src = ..., dst = ..., ... }')"
+    );
+    assert_eq!(
+        error_with(&["nodes.h3.type=host"]),
+        "nodes.h3: no node named \"h3\" (did you mean \"h1\"?); nodes are h1, h2, r1 (--set \
+         changes a node that exists; a new node is set whole, e.g. --set 'nodes.h3={ type = ..., ... }')"
+    );
+}
+
+#[test]
+fn a_set_may_still_add_an_entry_whole_and_change_it_afterwards() {
+    let loaded = load(
+        BASE,
+        &[
+            "links.spare={ a = \"h1\", b = \"h2\", rate = \"1Mbps\", delay = \"1ms\" }",
+            "links.spare.rate=2Mbps",
+            "trace.interval=1s",
+        ],
+    )
+    .unwrap();
+    assert_eq!(loaded.spec.links.len(), 3);
+}
+
+#[test]
+fn a_table_under_a_misspelled_link_or_flow_in_the_file_names_those_there_are() {
+    let text = format!("{BASE}\n[links.bottlenek.loss]\ntype = \"uniform\"\nrate = 0.01\n");
+    assert_eq!(
+        error_of(&text, &[]),
+        "links.bottlenek: no link named \"bottlenek\" (did you mean \"bottleneck\"?); links are \
+         access, bottleneck (a new link needs a and b)"
+    );
+    let text = format!("{BASE}\n[flows.f2.cc]\ntype = \"cubic\"\n");
+    assert_eq!(
+        error_of(&text, &[]),
+        "flows.f2: no flow named \"f2\" (did you mean \"f1\"?); flows are f1 (a new flow needs \
+         type, src and dst)"
+    );
+    // A new entry with some of its keys is one with a key forgotten.
+    assert_eq!(
+        error_with(&["links.extra={ a = \"h1\", rate = \"1Mbps\", delay = \"1ms\" }"]),
+        "links.extra.b: missing; a node name"
+    );
+}

@@ -55,7 +55,7 @@ use ccsim_core::{Column, Error as CoreError, RunOutput, RunSummary, StopSignal, 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict, PyList};
+use pyo3::types::{PyByteArray, PyDict, PyList, PyString};
 
 create_exception!(
     ccsim._core,
@@ -185,8 +185,29 @@ fn column_to_py<'py>(frombuffer: &Bound<'py, PyAny>, col: Column) -> PyResult<Bo
                 }
             })
         }
-        Column::Str(v) => Ok(PyList::new(py, v)?.into_any()),
+        Column::Str(v) => str_list(py, v),
     }
+}
+
+/// A column of text as a list of str in which a value equal to the one before is the same
+/// object: a short-flow storm's `kind`, `src` and `dst` repeat on every row, and a million
+/// rows then cost one str each instead of a million (about 60 B and 50 ns a str). Python sees
+/// equal values either way.
+fn str_list(py: Python<'_>, values: Vec<String>) -> PyResult<Bound<'_, PyAny>> {
+    let mut previous: Option<(String, Bound<'_, PyString>)> = None;
+    let mut items = Vec::with_capacity(values.len());
+    for value in values {
+        let item = match &previous {
+            Some((text, obj)) if *text == value => obj.clone(),
+            _ => {
+                let obj = PyString::new(py, &value);
+                previous = Some((value, obj.clone()));
+                obj
+            }
+        };
+        items.push(item);
+    }
+    Ok(PyList::new(py, items)?.into_any())
 }
 
 fn table_to_dict<'py>(

@@ -22,7 +22,7 @@ An experiment folder (``experiments/p001-spack/``) holds a base scenario and ``p
 
     [[figures]]
     id = "fig8"
-    title = "Packet loss rate vs. transmission time (MSS = 1000 B)"
+    title = "Packet loss rate vs. transmission time (MSS ${flows.transfer.mss} B)"
     x = { path = "links.wireless.loss.rate", values = [0.01, 0.05, 0.1], quick = [0.05],
           label = "loss rate (%)", scale = 100 }   # quick: the subset for --quick
     set = { "flows.transfer.mss" = 1000 }
@@ -213,6 +213,9 @@ class Figure:
     x_also: dict[str, list[Any]] = field(default_factory=dict)
     #: Where in the plan it was declared ("figures[2]"), for messages.
     origin: str = ""
+    #: The plan's title as written: ``${path}`` where it states a setting (``title`` has them
+    #: filled in with the item's own values; the explorer fills them in with a run's).
+    title_template: str = ""
     #: Overrides added in --quick mode after the plan's ``quick_set`` (its own ``quick_set``).
     quick_overrides: list[str] = field(default_factory=list)
     #: The paper's values at (line, x), if the plan gives them (its ``paper`` key).
@@ -241,6 +244,9 @@ class SeriesFigure:
     flows: list[str]
     link: str
     origin: str = ""
+    #: The plan's title as written: ``${path}`` where it states a setting (``title`` has them
+    #: filled in with the item's own values; the explorer fills them in with a run's).
+    title_template: str = ""
     quick_overrides: list[str] = field(default_factory=list)
     #: packet_trace: the seed of its one run per line.
     seed: int = 1
@@ -269,6 +275,9 @@ class SummaryTable:
     window_s: float
     jain_threshold: float
     origin: str = ""
+    #: The plan's title as written: ``${path}`` where it states a setting (``title`` has them
+    #: filled in with the item's own values; the explorer fills them in with a run's).
+    title_template: str = ""
     quick_overrides: list[str] = field(default_factory=list)
     #: Named sets of ``flows`` whose summed share is a column ``share_<name>`` (paper 002's
     #: coexistence: the standard TCP flows' share of the total).
@@ -302,6 +311,9 @@ class GridTable:
     rows: list[GridRow]
     metrics: list[Metric]
     origin: str = ""
+    #: The plan's title as written: ``${path}`` where it states a setting (``title`` has them
+    #: filled in with the item's own values; the explorer fills them in with a run's).
+    title_template: str = ""
     quick_overrides: list[str] = field(default_factory=list)
     #: The rows run in --quick mode (default: all).
     quick_rows: list[str] = field(default_factory=list)
@@ -419,6 +431,60 @@ def _need(tbl: dict[str, Any], key: str, where: str) -> Any:
     if key not in tbl:
         raise PlanError(f"{where}.{key}: missing")
     return tbl[key]
+
+
+def title_text(template: str, scenario_text: str, overrides: Sequence[str]) -> str:
+    """A title with its ``${path}`` filled in with the values of the scenario with
+    ``overrides`` (a run's, or an item's own ``set``)."""
+    if "${" not in template:
+        return template
+    from ccsim import _core
+
+    return placeholder_text(
+        template, tomllib.loads(_core.validate(scenario_text, list(overrides), 1))
+    )
+
+
+def _fill_title(item: Any, scenario_text: str, lines: dict[str, Line]) -> None:
+    """Keep ``item``'s title as written (``title_template``) and fill in its ``${path}`` with
+    the values its own scenario has (the base scenario with the item's ``set``), so the report
+    and the site show the settings it runs with, and the explorer those of the run it shows.
+
+    A title states one value per key: a key that its x axis or one of its lines moves is
+    refused, as is a key the scenario does not have."""
+    item.title_template = item.title
+    if "${" not in item.title:
+        return
+    from ccsim import _core
+
+    where = f"{item.origin}.title"
+
+    def sets(overrides: Sequence[str], path: str) -> bool:
+        """Whether ``overrides`` set ``path`` or a table holding it (``tcp.cc`` holds
+        ``tcp.cc.safety``)."""
+        keys = [o.partition("=")[0] for o in overrides]
+        return any(path == k or path.startswith(k + ".") for k in keys)
+
+    for m in PLACEHOLDER.finditer(item.title):
+        path = m.group(1)
+        moved_by = [f"line {lid}" for lid in item.lines if sets(lines[lid].overrides, path)]
+        moved_by += [f"row {r.id}" for r in getattr(item, "rows", []) if sets(r.overrides, path)]
+        x_keys = [getattr(item, "x_path", ""), *getattr(item, "x_also", {})]
+        if sets([f"{k}=" for k in x_keys if k], path):
+            moved_by.insert(0, "its x axis")
+        if moved_by:
+            raise PlanError(
+                f"{where}: ${{{path}}} takes more than one value in {item.id} (set "
+                f"by {', '.join(moved_by)}); a title states the item's own settings"
+            )
+    try:
+        item.title = title_text(item.title_template, scenario_text, item.overrides)
+    except KeyError as e:
+        raise PlanError(
+            f"{where}: ${{{e.args[0]}}} is not a key of the resolved scenario"
+        ) from None
+    except (ValueError, _core.ScenarioError) as e:
+        raise PlanError(f"{where}: {e}") from None
 
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -1056,12 +1122,15 @@ def load_plan(folder: Path) -> Plan:
         seeds[key] = n
     if not scenario_path.is_file():
         raise PlanError(f"scenario: {scenario_path} is not a file")
+    scenario_text = read_text(scenario_path)
+    for item in [*figures, *series_figures, *tables, *grids]:
+        _fill_title(item, scenario_text, lines)
     return Plan(
         id=str(_need(raw, "id", "plan")),
         title=str(raw.get("title", "")),
         paper=str(raw.get("paper", "")),
         folder=folder,
-        scenario_text=read_text(scenario_path),
+        scenario_text=scenario_text,
         seeds=seeds["seeds"],
         quick_seeds=seeds["quick_seeds"],
         lines=lines,
@@ -1389,8 +1458,29 @@ def axis_value(x: Any, scale: float = 1.0) -> str:
     return str(x) if math.isnan(v) else f"{v * scale:g}"
 
 
-#: A scenario value quoted in an assumption's text: ``${duration}``, ``${atm.feedback.interval}``.
-PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.\-]+)\}")
+#: A scenario value quoted in an assumption's text or a title: ``${duration}``,
+#: ``${atm.feedback.interval}``; ``${links.wireless.loss.rate:%}`` writes a fraction as a
+#: percentage (``5 %``).
+PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.\-]+)(:%)?\}")
+
+
+def placeholder_text(text: str, resolved: dict[str, Any]) -> str:
+    """``text`` with each ``${path}`` replaced by that key's value in ``resolved`` (a resolved
+    scenario's tree), as the scenario writes it without quotes (``30s``, ``1000``, ``10Mbps``),
+    and each ``${path:%}`` by the value times 100 and `` %``; KeyError names a missing key.
+
+    >>> placeholder_text("MSS ${tcp.mss} B, ${loss:%} loss, ${d}", {"tcp": {"mss": 500},
+    ...                  "loss": 0.05, "d": "5s"})
+    'MSS 500 B, 5 % loss, 5s'
+    """
+
+    def value(m: re.Match[str]) -> str:
+        v = resolved_value(resolved, m.group(1))
+        if m.group(2):
+            return f"{float(v) * 100:.10g} %"
+        return format_value(v).strip('"') if not isinstance(v, dict) else format_value(v)
+
+    return PLACEHOLDER.sub(value, text)
 
 
 def resolved_value(resolved: dict[str, Any], path: str) -> Any:
@@ -1418,13 +1508,7 @@ def assumption_text(plan: Plan, text: str, quick: bool) -> str:
     written out by hand once said 30 s over 5 s runs)."""
     if "${" not in text:
         return text
-    resolved = resolved_scenario(plan, quick)
-
-    def value(m: re.Match[str]) -> str:
-        v = resolved_value(resolved, m.group(1))
-        return format_value(v).strip('"') if not isinstance(v, dict) else format_value(v)
-
-    return PLACEHOLDER.sub(value, text)
+    return placeholder_text(text, resolved_scenario(plan, quick))
 
 
 def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:

@@ -247,6 +247,11 @@ class Catalog:
                 note(fig.x_path, _literal(x))
         for ov in plan.quick_overrides:
             note(*_split(ov))
+        # A grid table's settings and its rows' are values the plan uses too (paper 000's
+        # backgrounds: 1, 5 or 10 sources, 10 or 100 Mbit/s), though the page draws no grid.
+        for g in plan.grids:
+            for ov in [*g.overrides, *g.quick_overrides, *(o for r in g.rows for o in r.overrides)]:
+                note(*_split(ov))
 
         def resolved(overrides: list[str]) -> dict[str, Any]:
             return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
@@ -415,6 +420,31 @@ class Request:
     quick: bool
     #: line -> the line's free parameters moved away from its own values.
     line_params: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def title(self) -> str:
+        """The item's title as the plan writes it, with each setting it states (``${path}``)
+        filled in with the value this request's runs have, so that a moved MSS shows in the
+        title and not only beside it. A title states no key its lines or x axis move (the
+        plan refuses that), so any of its runs gives the same values. A scenario the core
+        refuses (the job then ends with its error) keeps the plan's title."""
+        from ccsim import _core
+        from ccsim.experiment.plan import title_text
+
+        item = self.figure.item
+        line = self.lines[0] if self.lines else self.figure.lines[0]
+        x = self.xs[0] if self.xs else None
+        try:
+            return title_text(item.title_template, self.plan.scenario_text, self.overrides(line, x))
+        except _core.Error:
+            return str(item.title)
+
+    def changed(self) -> list[str]:
+        """The settings moved away from the plan's, as the page names them under the title:
+        ``flows.transfer.mss = 750``, ``fast_a20: flows.f1.cc.alpha = 30``."""
+        out = [f"{p} = {v.strip(chr(34))}" for p, v in self.params.items()]
+        for line, ps in self.line_params.items():
+            out += [f"{line}: {p} = {v.strip(chr(34))}" for p, v in ps.items()]
+        return out
 
     def overrides(self, line: str, x: str | None) -> tuple[str, ...]:
         """The run's overrides as ``plan_runs`` writes them, then the settings the page moved

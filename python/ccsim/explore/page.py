@@ -4,7 +4,8 @@ from Plotly's Python package, so nothing is fetched from the internet).
 
 ``window.ccsim`` holds the page's state for tests and curious users: ``points`` (the last
 values received per line and x), ``rows`` (a summary table's rows per line, as received),
-``job`` (the current job) and ``last`` (its last event).
+``job`` (the current job), ``last`` (its last event) and ``shown`` (the title and the moved
+settings of the job whose points are drawn, from the server's answer).
 
 A key with a free range (the plan's ``explore``) has a number input beside its slider: a value
 typed there is sent instead of the slider's (the server checks it against the range); moving
@@ -58,7 +59,7 @@ input.free { width: 6rem; }
 <script>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
-                          last: null, es: null, timer: null};
+                          last: null, es: null, timer: null, shown: null};
 const $ = (id) => document.getElementById(id);
 const show = (v) => String(v).replace(/^"(.*)"$/, "$1");
 
@@ -165,7 +166,7 @@ function buildControls() {
     $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
     schedule();
   });
-  S.points = {}; S.series = {}; S.rows = {};
+  S.points = {}; S.series = {}; S.rows = {}; S.shown = null;
   $("plot").hidden = f.kind === "table"; $("table").hidden = f.kind !== "table";
   draw();
   schedule();
@@ -206,7 +207,7 @@ async function cancel() {
 async function start() {
   await cancel();
   const body = request();
-  S.points = {}; S.series = {}; S.rows = {}; S.last = null;
+  S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
@@ -217,6 +218,9 @@ async function start() {
     status(answer.error, true); draw(); return;
   }
   const job = S.job = answer.job;
+  // The title with the settings of this job's runs, and those moved from the plan's (the
+  // server's, from the request it accepted): drawn over this job's points only.
+  S.shown = {title: answer.title, changed: answer.changed};
   $("cancel").disabled = false;
   status("running…");
   const es = S.es = new EventSource(`/api/jobs/${job}/events`);
@@ -247,27 +251,20 @@ async function start() {
 
 function status(text, bad) { $("msg").textContent = text; $("msg").className = bad ? "error" : ""; }
 
-// Settings moved away from the plan's (a typed value, a moved slider, a line's parameter).
-function changedSettings() {
-  const f = figure(), body = request(), out = [];
-  for (const q of f.params)
-    if (String(body.params[q.path]) !== defaultOf(q))
-      out.push(`${q.path} = ${show(body.params[q.path])}`);
-  for (const lp of f.line_params) {
-    const v = (body.line_params[lp.line] || {})[lp.path];
-    if (v !== undefined && String(v) !== String(quick() ? lp.quick_default : lp.default))
-      out.push(`${lp.line}: ${lp.path} = ${v}`);
-  }
-  return out;
+// The title over what is drawn: the plan's, with the settings of the job whose points are
+// shown filled in, and the settings that job moved from the plan's.
+function heading() {
+  const f = figure(), shown = S.shown || {title: f.title, changed: []};
+  return {title: `${f.id}: ${shown.title}`, changed: shown.changed};
 }
 
 const fmt = (v) => v === null || v === undefined ? "n/a" :
   typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toPrecision(4)) : String(v);
 
 function drawTable() {
-  const f = figure(), changed = changedSettings();
+  const f = figure(), {title, changed} = heading();
   const cols = f.columns;
-  let h = `<caption>${f.id}: ${f.title}${changed.length ? `<br><small>changed: ` +
+  let h = `<caption>${title}${changed.length ? `<br><small>changed: ` +
     `${changed.join(", ")}</small>` : ""}</caption><tr><th>line</th>` +
     cols.map(c => `<th>${c.replaceAll("_", "_<wbr>")}</th>`).join("") +
     "<th>seeds</th></tr>";
@@ -311,10 +308,11 @@ function draw() {
       for (const t of ts)
         traces.push({name: `${label(line)}: ${t.name}`, mode: "lines", x: t.t, y: t.y});
   }
-  // Settings moved away from the plan's: named under the title, which states the plan's.
-  const changed = changedSettings();
+  // Settings moved away from the plan's: named under the title, which states the values of
+  // the runs drawn.
+  const {title, changed} = heading();
   const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
-  const layout = {title: {text: `${f.id}: ${f.title}${sub}`}, template: "plotly_white",
+  const layout = {title: {text: `${title}${sub}`}, template: "plotly_white",
     xaxis: {title: {text: f.kind === "points" ? f.x_label : "time (s)"}},
     yaxis: {title: {text: f.kind === "points" ? f.metric : "share or utilization"},
             type: f.kind === "points" ? f.y_scale : "linear"},

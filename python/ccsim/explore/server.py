@@ -194,7 +194,9 @@ def create_app(
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         job = engine.submit(req)
-        return JSONResponse({"job": job.id})
+        # The title and the moved settings of the runs this job shows: the page draws them
+        # over its points, not those of the controls as they are now.
+        return JSONResponse({"job": job.id, "title": req.title(), "changed": req.changed()})
 
     async def cancel(request: HttpRequest) -> Response:
         ok = engine.cancel(request.path_params["job"])

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::engine::{Ev, EventHeap};
-use super::report::{Conservation, SeriesBuilder, PACKET_BYTES, SERIES_ROW_BYTES};
+use super::report::{
+    Conservation, SeriesBuilder, FLOW_ROW_BYTES, PACKET_BYTES, SERIES_ROW_BYTES, TRANSFER_BYTES,
+};
 use super::{AnyEndpoint, EndpointSlot, FlowLife, FlowRecord, Generator, Simulator};
 use crate::hook::{HookOutput, Impair, NodeHook};
 use crate::network::{Network, OutOfTime, NO_ROUTE};
@@ -92,7 +94,8 @@ impl Simulator {
         }
         // ATM: the cell network of the [atm] links (atm/plan.rs).
         sim.atm = crate::atm::plan::build(spec, &sim.net)?.map(Box::new);
-        sim.max_alive = budget_packets(spec, &sim)?;
+        sim.memory_left = memory_for_the_run(spec, &sim)?;
+        sim.max_alive = sim.memory_left / PACKET_BYTES;
         sim.start_packet_trace(spec.trace.packets.as_ref());
         sim.capture = super::capture::Capture::new(&spec.trace, &sim);
         sim.schedule_first_events();
@@ -144,6 +147,7 @@ impl Simulator {
             max_engine_events: spec.limits.max_events.unwrap_or(u64::MAX),
             inner_stop: None,
             max_wall: spec.limits.max_wall_seconds,
+            memory_left: u64::MAX,
             max_alive: u64::MAX,
             ttl: spec.routing.ttl,
             stop: None,
@@ -504,6 +508,20 @@ impl Simulator {
         self.call_endpoint(port, None);
         self.schedule_spawn(g, now + gap, stop);
         self.retire_finished(flow);
+        self.share_memory_with_transfers();
+    }
+
+    /// Give the generated transfers their share of `limits.max_memory` and leave the rest to
+    /// the packets alive: each transfer's row (`FLOW_ROW_BYTES`, held to the end of the run)
+    /// and, until it is retired, its endpoints (`TRANSFER_BYTES`). A short-flow storm grows
+    /// by these, not by packets: counted, it stops at `memory_limit` before the process holds
+    /// more than the limit, the result table included. Called where the counts change (a
+    /// spawn starts one transfer and retires up to two), so the loop keeps its one comparison
+    /// per event; the counts are the run's own, so where it stops does not depend on the
+    /// machine.
+    pub(super) fn share_memory_with_transfers(&mut self) {
+        let transfers = self.life.generated() * FLOW_ROW_BYTES + self.life.held() * TRANSFER_BYTES;
+        self.max_alive = self.memory_left.saturating_sub(transfers) / PACKET_BYTES;
     }
 
     /// Schedule generator `g`'s arrival at `at` if it falls within the run and before the
@@ -557,14 +575,15 @@ fn build_hook(spec: &Spec, net: &Network, node: &str, h: &HookSpec) -> Box<dyn N
     }
 }
 
-/// Split `limits.max_memory` between the time series and the packets: the rows the series will
-/// hold are known before the run (samples × rows per sample, fewer samples if `max_events`
-/// ends the run sooner), and a series that would not fit is refused, naming `trace.interval`.
-/// What is left bounds the packets alive during the run, in packets.
-fn budget_packets(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
+/// Split `limits.max_memory` between the time series and what grows during the run: the rows
+/// the series will hold are known before the run (samples × rows per sample, fewer samples if
+/// `max_events` ends the run sooner), and a series that would not fit is refused, naming
+/// `trace.interval`. What is left, in bytes, bounds the generated transfers and the packets
+/// alive (`Simulator::share_memory_with_transfers`).
+fn memory_for_the_run(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
     let budget = spec.limits.max_memory;
     let Some(iv) = sim.trace_interval else {
-        return Ok(budget / PACKET_BYTES);
+        return Ok(budget);
     };
     let run_ns = sim.end.as_nanos();
     // A sample at each multiple of the interval up to the end (`on_sample`); each is an event.
@@ -572,7 +591,7 @@ fn budget_packets(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
     let rows = samples as u128 * sim.series_rows_per_sample() as u128;
     let bytes = rows * SERIES_ROW_BYTES as u128;
     if bytes <= budget as u128 {
-        return Ok((budget - bytes as u64) / PACKET_BYTES);
+        return Ok(budget - bytes as u64);
     }
     // The shortest interval whose series fits: duration × row bytes per sample / budget.
     let per_sample = sim.series_rows_per_sample() as u128 * SERIES_ROW_BYTES as u128;

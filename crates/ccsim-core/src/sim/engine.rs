@@ -297,7 +297,8 @@ impl Simulator {
             }
             self.pump_local();
             self.note_peak_alive();
-            // The peak only grows, so one comparison per event bounds the packets alive.
+            // One comparison per event bounds the packets alive: the peak only grows, and
+            // `max_alive` changes only when a transfer starts (`share_memory_with_transfers`).
             if self.peak_alive > self.max_alive {
                 return StopReason::MemoryLimit;
             }
@@ -307,7 +308,8 @@ impl Simulator {
     /// `limits.max_events`, checked before every event; a stop request and
     /// `limits.max_wall_seconds`, checked every [`CHECK_EVERY`] events (reading the clock costs
     /// more than an event; the request, an atomic load, is read there too so the hot path keeps
-    /// one branch).
+    /// one branch). The wall-clock limit leaves time for the result tables
+    /// ([`wall_limit_reached`]).
     fn limit_reached(&self) -> Option<StopReason> {
         if self.events >= self.max_engine_events {
             // An inner loop that reached a limit set this one to zero (`inner_limit_reached`).
@@ -330,7 +332,8 @@ impl Simulator {
             stop.report(now, self.events);
         }
         if let Some(limit) = self.max_wall {
-            if self.build_started.elapsed().as_secs_f64() >= limit {
+            let elapsed = self.build_started.elapsed().as_secs_f64();
+            if wall_limit_reached(elapsed, self.table_rows(), limit) {
                 return Some(StopReason::WallLimit);
             }
         }
@@ -373,6 +376,12 @@ impl Simulator {
             self.max_engine_events = 0;
         }
         reason.is_some()
+    }
+
+    /// Rows the result tables will have if the run stops now: flows (a short-flow storm adds
+    /// one per transfer), time-series samples and packet-trace events.
+    pub(super) fn table_rows(&self) -> u64 {
+        (self.flows.len() + self.series.rows() + self.packet_trace.rows()) as u64
     }
 
     /// Handle one event that was due at `at` (now).
@@ -804,4 +813,18 @@ impl Simulator {
             self.call_endpoint(port, Some(id));
         }
     }
+}
+
+/// Wall-clock time the end of a run takes per row of its result tables, for `limits.max_wall`:
+/// building the tables, dropping the simulation, handing them to Python and writing them as
+/// Parquet files (`ccsim run`). A short-flow storm of 455,000 transfers took 2.6 to 3.4 s for
+/// all of that on the shared 2-core machine (issue 32, docs/performance.md): 6 to 7.5 µs a row.
+pub(super) const END_SECONDS_PER_ROW: f64 = 6e-6;
+
+/// Whether a run that has taken `elapsed_s` of wall-clock time and would end with `rows` rows
+/// of result tables must stop now to end within `limit_s`: the time its tables take counts
+/// against the limit, so that the limit bounds the process and not only the loop (a storm
+/// stopped at 10 s once took 16.4 s to exit).
+pub(super) fn wall_limit_reached(elapsed_s: f64, rows: u64, limit_s: f64) -> bool {
+    elapsed_s + rows as f64 * END_SECONDS_PER_ROW >= limit_s
 }

@@ -108,8 +108,12 @@ pub struct Simulator {
     /// Why an inner loop stopped the run (it set `max_engine_events` to zero), if one did.
     inner_stop: Option<crate::StopReason>,
     max_wall: Option<f64>,
-    /// `limits.max_memory` as packets: what the time series leaves, divided by
-    /// [`report::PACKET_BYTES`]. More packets alive stop the run ([`StopReason::MemoryLimit`]).
+    /// `limits.max_memory` less what the time series will hold: the bytes for what grows while
+    /// the run goes on, the generated transfers and the packets alive.
+    memory_left: u64,
+    /// What `memory_left` leaves for packets once the generated transfers have their share
+    /// (`report.rs`, `FLOW_ROW_BYTES`), divided by [`report::PACKET_BYTES`]. More packets alive
+    /// stop the run ([`StopReason::MemoryLimit`]).
     ///
     /// [`StopReason::MemoryLimit`]: crate::StopReason::MemoryLimit
     max_alive: u64,

@@ -26,9 +26,13 @@
 //! counts; [`Simulator::conservation`] counts the alive ones structurally, so a test can check
 //! that no packet was lost track of.
 
-use super::{AnyEndpoint, Simulator};
+use std::mem::size_of;
+
+use super::retire::RetiredFlow;
+use super::{AnyEndpoint, EndpointSlot, FlowRecord, Simulator};
 use crate::packet::Packet;
 use crate::results::{Column, RunOutput, RunSummary, StopReason, Table};
+use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::SimDuration;
 
 /// Memory one packet alive takes, for `limits.max_memory`: the packet in a queue or a
@@ -39,6 +43,31 @@ pub(super) const PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64 + 
 /// Memory one row of the time series takes while the run builds it: two floats, three
 /// `String`s (24 B each) and their heap buffers (a short string takes a 32-byte allocation).
 pub(super) const SERIES_ROW_BYTES: u64 = 2 * 8 + 3 * 24 + 3 * 32;
+
+/// The flows table's columns: numbers (f64, u64) and strings (name, kind, src, dst).
+const FLOW_F64_COLUMNS: usize = 10;
+const FLOW_U64_COLUMNS: usize = 13;
+const FLOW_STR_COLUMNS: usize = 4;
+
+/// Memory one generated transfer takes from its start to the end of the process that reads its
+/// row, for `limits.max_memory`: its record (and name, a short string's 32-byte allocation),
+/// its packet count, its two endpoint slots and, once retired, the counters its row is made of
+/// (`retire.rs`), all held to the end of the run; then its row of the flows table, built while
+/// those are still held. 1,020 B on x86-64; a short-flow storm measured 990 B per transfer
+/// (RSS at the table's end over transfers, docs/performance.md, issue 32).
+pub(super) const FLOW_ROW_BYTES: u64 = (size_of::<FlowRecord>()
+    + 32
+    + size_of::<u32>()
+    + size_of::<Option<Box<RetiredFlow>>>()
+    + size_of::<RetiredFlow>()
+    + 2 * size_of::<EndpointSlot>()
+    + (FLOW_F64_COLUMNS + FLOW_U64_COLUMNS) * 8
+    + FLOW_STR_COLUMNS * (size_of::<String>() + 32)) as u64;
+
+/// Memory a generated transfer's endpoints take until it is retired: the boxed TCP sender and
+/// receiver. What grows with the window inside them (the scoreboard, the reassembly map) grows
+/// with the packets in flight, which [`PACKET_BYTES`] counts.
+pub(super) const TRANSFER_BYTES: u64 = (size_of::<TcpSender>() + size_of::<TcpReceiver>()) as u64;
 
 /// Packet bookkeeping for the conservation check: created = delivered + dropped + alive.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,46 +112,55 @@ impl Simulator {
         );
         self.peak_alive = self.peak_alive.max(alive);
         let wall = self.build_started.elapsed().as_secs_f64();
-        let flows = self.flows_table();
         let links = self.links_table();
         let classes = self.classes_table();
         let pings = self.pings_table();
         let data_packets = self.net.chans.iter().map(|c| c.stats.data_packets).sum();
         let cons = self.conservation();
+        // The summary first: the tables below take what they are made of.
+        let summary = RunSummary {
+            stop_reason: reason,
+            sim_seconds: now.as_secs_f64(),
+            events: self.events,
+            wall_seconds: wall,
+            data_packets,
+            data_packets_sent: self.data_packets_sent,
+            peak_packets: self.peak_alive,
+            peak_heap: self.peak_heap,
+            seed: self.seed,
+            packets_created: cons.created,
+            packets_delivered: cons.delivered,
+            packets_dropped: cons.dropped,
+            packets_alive: cons.alive,
+            cell_hops: self.atm.as_ref().map_or(0, |a| a.cell_hops),
+            atm_events: self.atm.as_ref().map_or(0, |a| a.events),
+            packets_untraced: self.packet_trace.overflow,
+        };
+        let series = std::mem::take(&mut self.series).into_table();
+        let atm_vcs = self.atm.as_ref().map(|a| a.vcs_table()).unwrap_or_default();
+        let atm_ports = self
+            .atm
+            .as_ref()
+            .map(|a| a.ports_table(&self.net))
+            .unwrap_or_default();
+        let paths = self.paths_table();
+        let agents = self.agents_table();
+        let packets = {
+            let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
+            std::mem::take(&mut self.packet_trace).into_table(&self.net, &names)
+        };
+        // Last: it takes the flows' names and retired counters instead of copying them.
+        let flows = self.take_flows_table();
         RunOutput {
-            summary: RunSummary {
-                stop_reason: reason,
-                sim_seconds: now.as_secs_f64(),
-                events: self.events,
-                wall_seconds: wall,
-                data_packets,
-                data_packets_sent: self.data_packets_sent,
-                peak_packets: self.peak_alive,
-                peak_heap: self.peak_heap,
-                seed: self.seed,
-                packets_created: cons.created,
-                packets_delivered: cons.delivered,
-                packets_dropped: cons.dropped,
-                packets_alive: cons.alive,
-                cell_hops: self.atm.as_ref().map_or(0, |a| a.cell_hops),
-                atm_events: self.atm.as_ref().map_or(0, |a| a.events),
-                packets_untraced: self.packet_trace.overflow,
-            },
+            summary,
             flows,
             links,
-            series: std::mem::take(&mut self.series).into_table(),
-            atm_vcs: self.atm.as_ref().map(|a| a.vcs_table()).unwrap_or_default(),
-            atm_ports: self
-                .atm
-                .as_ref()
-                .map(|a| a.ports_table(&self.net))
-                .unwrap_or_default(),
-            paths: self.paths_table(),
-            agents: self.agents_table(),
-            packets: {
-                let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
-                std::mem::take(&mut self.packet_trace).into_table(&self.net, &names)
-            },
+            series,
+            atm_vcs,
+            atm_ports,
+            paths,
+            agents,
+            packets,
             classes,
             pings,
         }
@@ -170,26 +208,36 @@ impl Simulator {
     /// One row per flow, in the order flows were added (configured flows, then transfers as
     /// generators started them). Rates divide by the time a flow was active: until it completed,
     /// or until `now`.
-    fn flows_table(&self) -> Table {
-        let n = self.flows.len();
+    ///
+    /// Called last by [`Simulator::finish`]: it moves each flow's name into the table and
+    /// frees each retired flow's counters once its row is written, so a run of a million
+    /// transfers does not hold their names and counters twice while the table is built.
+    fn take_flows_table(&mut self) -> Table {
+        let flows = std::mem::take(&mut self.flows);
+        let n = flows.len();
         let mut name = Vec::with_capacity(n);
         let mut kind = Vec::with_capacity(n);
         let mut src = Vec::with_capacity(n);
         let mut dst = Vec::with_capacity(n);
-        let mut cols_f: [Vec<f64>; 10] = Default::default();
-        let mut cols_u: [Vec<u64>; 13] = Default::default();
+        let mut cols_f: [Vec<f64>; FLOW_F64_COLUMNS] = Default::default();
+        let mut cols_u: [Vec<u64>; FLOW_U64_COLUMNS] = Default::default();
+        for c in cols_f.iter_mut() {
+            c.reserve_exact(n);
+        }
+        for c in cols_u.iter_mut() {
+            c.reserve_exact(n);
+        }
         let end = self.now;
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in flows.into_iter().enumerate() {
             // A retired flow's counters are kept by the flow, not its endpoints (retire.rs).
-            let retired = self.life.row(i);
-            let (tx, rx) = match retired {
+            let retired = self.life.take_row(i);
+            let (tx, rx) = match &retired {
                 Some(r) => (&r.tx, &r.rx),
                 None => (
                     self.eps[f.sender as usize].ep.counters(),
                     self.eps[f.receiver as usize].ep.counters(),
                 ),
             };
-            name.push(f.name.clone());
             kind.push(f.kind.to_string());
             src.push(self.net.nodes[f.src as usize].name.clone());
             dst.push(self.net.nodes[f.dst as usize].name.clone());
@@ -229,12 +277,13 @@ impl Simulator {
                     }
                     _ => f64::NAN,
                 },
-                match (&self.eps[f.sender as usize].ep, retired) {
-                    (AnyEndpoint::TcpSender(s), _) => s.cwnd() as f64,
+                match (&retired, &self.eps[f.sender as usize].ep) {
+                    // A retired sender's slot holds nothing: its window is in the row.
+                    (Some(r), _) => r.cwnd as f64,
+                    (None, AnyEndpoint::TcpSender(s)) => s.cwnd() as f64,
                     // The sum over the association's paths.
-                    (AnyEndpoint::SctpSender(s), _) => s.cwnd_total() as f64,
-                    (AnyEndpoint::SctpLsSender(s), _) => s.cwnd_total() as f64,
-                    (_, Some(r)) => r.cwnd as f64,
+                    (None, AnyEndpoint::SctpSender(s)) => s.cwnd_total() as f64,
+                    (None, AnyEndpoint::SctpLsSender(s)) => s.cwnd_total() as f64,
                     _ => f64::NAN,
                 },
             ];
@@ -259,6 +308,7 @@ impl Simulator {
             for (c, v) in cols_u.iter_mut().zip(u_vals) {
                 c.push(v);
             }
+            name.push(f.name);
         }
         let [start_s, size_bytes, goodput_bps, throughput_bps, retransmit_ratio, completion_time_s, rtt_mean_s, rtt_min_s, delivery_time_s, final_cwnd_bytes] =
             cols_f;
@@ -692,6 +742,11 @@ pub(super) struct SeriesBuilder {
 }
 
 impl SeriesBuilder {
+    /// Rows sampled so far.
+    pub(super) fn rows(&self) -> usize {
+        self.time.len()
+    }
+
     fn push(&mut self, t: f64, kind: &str, name: &str, metric: &str, value: f64) {
         self.time.push(t);
         self.kind.push(kind.to_string());

@@ -52,6 +52,8 @@ pub(super) struct FlowLife {
     pending: Vec<FlowId>,
     cursor: usize,
     retired: u64,
+    /// Transfers the generators started.
+    generated: u64,
     /// What the rows of retired flows are made of, indexed by flow (`None`: not retired).
     rows: Vec<Option<Box<RetiredFlow>>>,
 }
@@ -66,6 +68,7 @@ impl FlowLife {
             pending: Vec::new(),
             cursor: 0,
             retired: 0,
+            generated: 0,
             rows: Vec::new(),
         }
     }
@@ -110,9 +113,21 @@ impl FlowLife {
         self.retired
     }
 
-    /// The counters of `flow` if it was retired.
-    pub(super) fn row(&self, flow: usize) -> Option<&RetiredFlow> {
-        self.rows.get(flow).and_then(|r| r.as_deref())
+    /// Transfers the generators started so far.
+    pub(super) fn generated(&self) -> u64 {
+        self.generated
+    }
+
+    /// Generated transfers whose endpoints are held: in progress, or finished and not retired
+    /// yet (all of them once retiring has stopped).
+    pub(super) fn held(&self) -> u64 {
+        self.pending.len() as u64
+    }
+
+    /// The counters of `flow` if it was retired, taken out: the flows table is built once, at
+    /// the end (`report.rs`), and frees them row by row.
+    pub(super) fn take_row(&mut self, flow: usize) -> Option<Box<RetiredFlow>> {
+        self.rows.get_mut(flow).and_then(Option::take)
     }
 }
 
@@ -148,6 +163,7 @@ impl Simulator {
     /// ones whose rows are final.
     pub(super) fn retire_finished(&mut self, started: FlowId) {
         self.life.pending.push(started);
+        self.life.generated += 1;
         if !self.life.exact {
             return;
         }

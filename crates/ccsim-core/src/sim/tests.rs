@@ -491,3 +491,89 @@ fn a_link_with_a_loss_model_red_no_delay_a_trace_a_capture_or_an_event_keeps_tx_
         assert_eq!(state("access", "a_to_b"), (true, true), "{set}");
     }
 }
+
+/// A short-flow storm on [`line`]: Poisson transfers of 10 KB from h1 to h2, 2,000 a second
+/// (more than the 10 Mbit/s exit carries, so transfers pile up as well as finish).
+fn storm(duration: &str) -> String {
+    line(
+        "[flows.web]\ntype = \"short_tcp\"\nsrc = \"h1\"\ndst = \"h2\"\narrival_rate = 2000.0\n\
+         sizes = { dist = \"constant\", size = \"10KB\" }\n",
+    )
+    .replace("duration = \"1s\"", &format!("duration = \"{duration}\""))
+}
+
+#[test]
+fn a_short_flow_storm_stops_at_its_memory_limit_with_its_rows_inside_the_limit() {
+    // Issue 32: a storm grows by its transfers (each one's row, and the endpoints of those in
+    // progress), not by packets; max_memory counted only packets and the series, so a storm
+    // went on to GBs. Counted, the run stops at memory_limit before its transfers' share
+    // passes the limit, and where it stops depends only on the run's own counts.
+    use super::report::{FLOW_ROW_BYTES, TRANSFER_BYTES};
+    let limit = 4u64 << 20;
+    let out = run(&storm("100s"), &["limits.max_memory=4MiB"]);
+    let s = &out.summary;
+    assert_eq!(s.stop_reason, StopReason::MemoryLimit);
+    let rows = out.flows.rows() as u64;
+    let in_progress = out
+        .flows
+        .u64("completed")
+        .unwrap()
+        .iter()
+        .filter(|&&c| c == 0)
+        .count() as u64;
+    let held = rows * FLOW_ROW_BYTES + in_progress * TRANSFER_BYTES;
+    assert!(
+        held <= limit,
+        "{rows} rows, {in_progress} in progress: {held} B"
+    );
+    // It was the transfers that stopped it: they hold most of the limit, and the run had
+    // simulated a few seconds, far short of its 100.
+    assert!(
+        held > limit / 2,
+        "{rows} rows, {in_progress} in progress: {held} B"
+    );
+    assert!(s.sim_seconds < 10.0, "{}", s.sim_seconds);
+    let again = run(&storm("100s"), &["limits.max_memory=4MiB"]);
+    assert_eq!(
+        again.flows, out.flows,
+        "the stop does not depend on the machine"
+    );
+}
+
+#[test]
+fn a_storm_within_its_memory_limit_runs_to_its_end_as_before() {
+    // The transfers' share comes out of the same limit as the packets: with room for both,
+    // nothing stops early and nothing changes.
+    let out = run(&storm("2s"), &[]);
+    assert_eq!(out.summary.stop_reason, StopReason::Duration);
+    assert!(out.flows.rows() > 3_000, "{}", out.flows.rows());
+}
+
+#[test]
+fn the_wall_limit_leaves_time_for_the_result_tables() {
+    // Issue 32: a storm stopped at max_wall 10 s took 16.4 s to exit, building and writing a
+    // million rows. The time the rows will take counts against the limit.
+    use super::engine::{wall_limit_reached, END_SECONDS_PER_ROW};
+    assert!(!wall_limit_reached(4.0, 0, 5.0));
+    assert!(wall_limit_reached(5.0, 0, 5.0));
+    let rows_for_a_second = (1.0 / END_SECONDS_PER_ROW) as u64;
+    assert!(!wall_limit_reached(3.9, rows_for_a_second, 5.0));
+    assert!(wall_limit_reached(4.1, rows_for_a_second, 5.0));
+    // A million rows stop a 5 s run before it starts.
+    assert!(wall_limit_reached(0.0, 1_000_000, 5.0));
+}
+
+#[test]
+fn the_rows_held_against_the_wall_limit_count_flows_samples_and_traced_packets() {
+    let text = storm("1s")
+        + "[trace]\ninterval = \"100ms\"\npackets = { nodes = [\"r\"], max_rows = 50 }\n";
+    let mut sim = build(&text, &[]).unwrap();
+    sim.run_loop();
+    let rows = sim.table_rows();
+    let out = sim.finish(StopReason::Duration);
+    assert_eq!(
+        rows,
+        (out.flows.rows() + out.series.rows() + out.packets.rows()) as u64
+    );
+    assert!(out.packets.rows() > 0 && out.series.rows() > 0);
+}

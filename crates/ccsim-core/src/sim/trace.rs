@@ -150,6 +150,11 @@ pub(super) struct PacketTrace {
 }
 
 impl PacketTrace {
+    /// Events kept so far.
+    pub(super) fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
     /// The recorder of `spec` for a built simulator (its flows added): names resolved to ids.
     /// The parser checked that every name exists.
     pub(super) fn new(spec: Option<&PacketTraceSpec>, sim: &Simulator) -> PacketTrace {

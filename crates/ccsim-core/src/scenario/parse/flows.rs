@@ -14,7 +14,9 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::jitter::{read_start_jitter, START_JITTER};
-use super::reader::{check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT};
+use super::reader::{
+    check_entry_is_one, check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT,
+};
 use super::sctp::{read_sctp_flow, SCTP_KEYS};
 use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
 use crate::scenario::spec::{FlowKind, FlowSpec, LinkSpec, NodeKind, NodeSpec, SizeDist};
@@ -41,6 +43,7 @@ pub(super) fn read_flows(
     let mut flows = IndexMap::new();
     for (name, value) in table {
         check_name(&f.path, name)?;
+        check_entry_is_one("flows", table, name)?;
         let flow = Field {
             value,
             path: join(&f.path, name),

@@ -10,8 +10,8 @@ use indexmap::IndexMap;
 use toml::Value;
 
 use super::reader::{
-    check_name, join, opt, read_fraction_above_zero, Field, Res, DURATION_SHORT, NODE_NAME,
-    RATE_SHORT,
+    check_entry_is_one, check_name, join, opt, read_fraction_above_zero, Field, Res,
+    DURATION_SHORT, NODE_NAME, RATE_SHORT,
 };
 use crate::scenario::spec::{DirSpec, LinkSpec, LossSpec, NodeSpec, QueueLimit, QueueSpec};
 
@@ -40,6 +40,7 @@ pub(super) fn read_links(
     let mut links = IndexMap::new();
     for (name, value) in table {
         check_name(&f.path, name)?;
+        check_entry_is_one("links", table, name)?;
         let link = Field {
             value,
             path: join(&f.path, name),

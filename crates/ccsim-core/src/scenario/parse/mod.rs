@@ -58,7 +58,8 @@ use self::jitter::read_jitter;
 use self::links::read_links;
 use self::nodes::read_nodes;
 use self::reader::{
-    describe, error, join, list_names, opt, Field, Reader, Res, A_TABLE, DURATION_SHORT,
+    check_override_entry, describe, error, join, list_names, opt, Field, Reader, Res, A_TABLE,
+    DURATION_SHORT,
 };
 use self::routing::read_routing;
 use self::tcp::read_tcp_table;
@@ -147,7 +148,8 @@ fn line_and_column(text: &str, at: usize) -> (usize, usize) {
 }
 
 /// Applies one `PATH=VALUE` override. PATH is dotted keys; missing tables on the way are
-/// created. VALUE is read as a TOML value (`0.01`, `true`, `"x"`, `[1, 2]`,
+/// created, except an entry of `nodes`, `links` or `flows`: a key inside one that does not
+/// exist is an error naming those that do (a misspelled name), and a new one is set whole. VALUE is read as a TOML value (`0.01`, `true`, `"x"`, `[1, 2]`,
 /// `{ type = "uniform", rate = 0.1 }`), or else taken as a bare string (`20Mbps`).
 pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     let expected = || error("", format!("--set {item:?}: expected PATH=VALUE"));
@@ -156,6 +158,7 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     if keys.iter().any(|k| k.is_empty()) {
         return Err(expected());
     }
+    check_override_entry(tree, &keys)?;
     let value = parse_override_value(raw.trim());
     let (last, parents) = keys.split_last().expect("split gives at least one key");
     let mut table = tree;

@@ -7,7 +7,9 @@
 use indexmap::IndexMap;
 use toml::Value;
 
-use super::reader::{check_name, error, join, opt, Field, Reader, Res, A_TABLE};
+use super::reader::{
+    check_entry_is_one, check_name, error, join, opt, Field, Reader, Res, A_TABLE,
+};
 use super::tcp::{read_relay_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
 use crate::scenario::spec::{HookSpec, NodeKind, NodeSpec};
 use crate::time::SimDuration;
@@ -19,6 +21,7 @@ pub(super) fn read_nodes(f: &Field) -> Res<IndexMap<String, NodeSpec>> {
     let mut nodes = IndexMap::new();
     for (name, value) in table {
         check_name(&f.path, name)?;
+        check_entry_is_one("nodes", table, name)?;
         let node = Field {
             value,
             path: join(&f.path, name),

@@ -137,6 +137,117 @@ pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Named entries: [nodes], [links.NAME], [flows.NAME]
+
+/// The sections whose entries are named, what one entry is called, and the keys every entry
+/// must have (a node written as a table needs `type`).
+const NAMED_SECTIONS: &[(&str, &str, &[&str])] = &[
+    ("nodes", "node", &["type"]),
+    ("links", "link", &["a", "b"]),
+    ("flows", "flow", &["type", "src", "dst"]),
+];
+
+/// `no link named "bottlenek"; links are bottleneck, access`: the entry `name` is not among
+/// `existing`. Said where a name is looked up, so that a misspelled name is told apart from a
+/// missing key (`links.bottlenek.a: missing` sent users looking for a key they never meant to
+/// write).
+pub(super) fn no_entry_named(section: &str, name: &str, existing: &Table) -> ScenarioError {
+    let kind = NAMED_SECTIONS
+        .iter()
+        .find(|(s, _, _)| *s == section)
+        .map_or("entry", |(_, kind, _)| *kind);
+    let others = || existing.keys().filter(|k| k.as_str() != name);
+    // The list stops at 20 names; the one meant may be further on, so the nearest is named.
+    let nearest = others()
+        .map(|k| (edit_distance(k, name), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map_or(String::new(), |(_, k)| format!(" (did you mean {k:?}?)"));
+    error(
+        &join(section, name),
+        format!(
+            "no {kind} named {name:?}{nearest}; {kind}s are {}",
+            list_names(others())
+        ),
+    )
+}
+
+/// Levenshtein distance in characters (insertions, deletions, substitutions), for "did you
+/// mean": names are short, so the quadratic table is cheap.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// An entry of `section` (`nodes`, `links`, `flows`) that has none of the keys every entry
+/// must have is most likely a misspelled name, written as `[links.bottlenek.loss]` or reached
+/// by an override, so the error names the entries there are instead of the first missing key.
+/// An entry with some of them is a new one with a key forgotten, and gets `missing`.
+pub(super) fn check_entry_is_one(section: &str, all: &Table, name: &str) -> Res<()> {
+    let Some((_, kind, needs)) = NAMED_SECTIONS.iter().find(|(s, _, _)| *s == section) else {
+        return Ok(());
+    };
+    let Some(Value::Table(entry)) = all.get(name) else {
+        return Ok(()); // a node written as "host", or a value that is not a table (its reader says so)
+    };
+    if needs.iter().any(|k| entry.contains_key(*k)) {
+        return Ok(());
+    }
+    let mut e = no_entry_named(section, name, all);
+    e.message
+        .push_str(&format!(" (a new {kind} needs {})", and_list(needs)));
+    Err(e)
+}
+
+/// Checks an override's path (already split into keys) before it is applied: a key inside an
+/// entry of `nodes`, `links` or `flows` that does not exist is refused, since creating the
+/// entry would turn a misspelled name into a new, incomplete entry; a new entry is set whole.
+pub(super) fn check_override_entry(tree: &Table, keys: &[&str]) -> Res<()> {
+    let [section, name, _, ..] = keys else {
+        return Ok(());
+    };
+    let Some((_, kind, needs)) = NAMED_SECTIONS.iter().find(|(s, _, _)| s == section) else {
+        return Ok(());
+    };
+    let empty = Table::new();
+    let existing = match tree.get(*section) {
+        Some(Value::Table(t)) => t,
+        _ => &empty,
+    };
+    if existing.contains_key(*name) {
+        return Ok(());
+    }
+    let example: Vec<String> = needs.iter().map(|k| format!("{k} = ...")).collect();
+    let mut e = no_entry_named(section, name, existing);
+    e.message.push_str(&format!(
+        " (--set changes a {kind} that exists; a new {kind} is set whole, e.g. \
+         --set '{}={{ {}, ... }}')",
+        join(section, name),
+        example.join(", ")
+    ));
+    Err(e)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reading tables and values
 
 /// One table being read: rejects keys that are not allowed, remembers which keys were read.
