@@ -61,6 +61,23 @@ def test_a_verdict_the_run_did_not_give_is_caught(tmp_path: Path) -> None:
                for p in problems)  # fmt: skip
 
 
+def test_a_contradicted_claim_may_be_reported_beside_a_main_result_that_is_not(
+    tmp_path: Path,
+) -> None:
+    # Bug (paper 002): "contradicted" is a headline word too, and a contradicted case finding
+    # was taken for a claim about the main result, which partly held.
+    _paper(tmp_path, [("partly holds", True), ("contradicted", False)])
+    text = README.replace("**does not hold**", "**contradicted**").replace(
+        "**not reproduced**", "**partly reproduced**"
+    )
+    assert readme_problems(text, tmp_path) == []
+    # Without a contradicted claim it is still caught, as a verdict and as a main result.
+    _paper(tmp_path / "b", [("partly holds", True)])
+    problems = readme_problems(text, tmp_path / "b")
+    assert any("**contradicted** but no claim" in p for p in problems)
+    assert any("**contradicted** but its full run's main result" in p for p in problems)
+
+
 def test_a_paper_section_without_a_stored_full_run_is_a_problem(tmp_path: Path) -> None:
     problems = readme_problems(README, tmp_path)
     assert problems == ["p009: no experiments/p009-*/ folder"]
