@@ -158,6 +158,8 @@ struct FlowStats
 
 std::vector<FlowStats> g_flows;
 std::unique_ptr<std::ofstream> g_trace;
+// The RED queue disc at r1's bottleneck port, when there is one.
+Ptr<QueueDisc> g_red;
 
 // A data segment that does not extend the highest byte sent is a retransmission, whatever the
 // cause (fast retransmit, partial ACK, RTO, SACK recovery): the same definition as ccsim's
@@ -537,7 +539,7 @@ main(int argc, char* argv[])
                              TimeValue(MilliSeconds(bottleneckDelayMs)),
                              "MaxSize",
                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
-        red.Install(core.Get(0));
+        g_red = red.Install(core.Get(0)).Get(0);
         DynamicCast<PointToPointNetDevice>(core.Get(0))
             ->GetQueue()
             ->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
@@ -618,7 +620,16 @@ main(int argc, char* argv[])
                   << " window_violations=" << f.windowViolations << std::endl;
     }
     std::cout << "run sim_s=" << duration << " wall_s=" << wall
-              << " data_dropped_by_loss=" << em->DataDropped() << std::endl;
+              << " data_dropped_by_loss=" << em->DataDropped();
+    if (g_red)
+    {
+        // What RED did at r1's bottleneck port: packets it marked CE and packets it dropped
+        // (early, forced or at the limit), for the ECN comparison (docs/validation.md).
+        const QueueDisc::Stats& st = g_red->GetStats();
+        std::cout << " red_marked=" << st.nTotalMarkedPackets
+                  << " red_dropped=" << st.nTotalDroppedPackets;
+    }
+    std::cout << std::endl;
     Simulator::Destroy();
     return 0;
 }
