@@ -791,3 +791,34 @@ def test_a_client_gone_before_its_body_ended_is_refused_not_a_server_error() -> 
 
     with pytest.raises(Refused, match="closed the connection before its body ended"):
         asyncio.run(read_json(Gone()))
+
+
+def asgi_get(app: Any, path: str, host: str) -> tuple[int, bytes]:
+    """A GET sent straight to the ASGI app with this Host header: the status and body."""
+    import asyncio
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+             "root_path": "", "query_string": b"", "headers": [(b"host", host.encode())],
+             "client": ("::1", 50000), "server": ("::1", 8765)}  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], body
+
+
+def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:
+    # `ccsim explore --host ::1` prints http://[::1]:8765/; the browser sends that Host, with
+    # the address in brackets (RFC 3986 §3.2.2): it must pass, and another host still not.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="::1")
+    status, body = asgi_get(app, "/api/papers", "[::1]:8765")
+    assert status == 200 and json.loads(body)[0]["id"] == "p000"
+    assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
+    app.state.engine.close()

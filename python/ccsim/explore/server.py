@@ -231,7 +231,10 @@ def create_app(
         # threads do not hold the process for the rest of a long run.
         engine.close()
 
-    hosts = [host, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
+    # The Host header names an IPv6 address in brackets (RFC 3986 §3.2.2: "[::1]:8765"), and
+    # Starlette compares it with the brackets kept.
+    named = f"[{host}]" if ":" in host else host
+    hosts = [named, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
     app = Starlette(
         lifespan=lifespan,
         routes=[
