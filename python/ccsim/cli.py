@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
-from ccsim.scenario import Scenario, read_text, run, seed_problem
+from ccsim.scenario import MAX_RUNS, Scenario, read_text, run, seed_problem
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -401,7 +401,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     cluster = _cluster(args)
     text = read_text(args.file)
     params = [sweep.parse_param(p) for p in args.param]
-    runs = sweep.plan_grid(text, args.set, params, list(range(1, args.seeds + 1)))
+    runs = sweep.plan_grid(text, args.set, params, range(1, args.seeds + 1))
     out: Path = args.out
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
@@ -617,13 +617,21 @@ def _port(text: str) -> int:
     return value
 
 
-def _count(what: str) -> Any:
-    """An option that counts something (seeds, workers, repetitions): an integer of 1 or more."""
+#: The most processes or threads ``--workers`` asks for: more than any machine's cores (a
+#: count a few digits too long overflows the pool's C semaphore).
+MAX_WORKERS = 4096
+
+
+def _count(what: str, most: int | None = None) -> Any:
+    """An option that counts something (seeds, workers, repetitions): an integer of 1 or more,
+    and at most ``most``."""
 
     def parse(text: str) -> int:
         value = _integer(text)
         if value < 1:
             raise argparse.ArgumentTypeError(f"{value} {what}; it must be at least 1")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"{value} {what}; it must be at most {most:,}")
         return value
 
     return parse
@@ -752,12 +760,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH=V1,V2,...",
         help="a parameter to sweep; several --param give their cartesian product",
     )
-    w.add_argument("--seeds", type=_count("seeds"), default=1, help="seeds 1..N per point")
+    w.add_argument(
+        "--seeds", type=_count("seeds", MAX_RUNS), default=1, help="seeds 1..N per point"
+    )
     w.add_argument(
         "--out", type=Path, required=True, help="directory for the tables and the run store"
     )
     w.add_argument(
-        "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
+        "--workers",
+        type=_count("workers", MAX_WORKERS),
+        default=None,
+        help="processes (default: all cores)",
     )
     w.add_argument(
         "--set",
@@ -798,10 +811,16 @@ def build_parser() -> argparse.ArgumentParser:
         "results/<id>-quick with --quick ($CCSIM_RESULTS replaces results)",
     )
     rp.add_argument(
-        "--workers", type=_count("workers"), default=None, help="processes (default: all cores)"
+        "--workers",
+        type=_count("workers", MAX_WORKERS),
+        default=None,
+        help="processes (default: all cores)",
     )
     rp.add_argument(
-        "--seeds", type=_count("seeds"), default=None, help="override the plan's seed count"
+        "--seeds",
+        type=_count("seeds", MAX_RUNS),
+        default=None,
+        help="override the plan's seed count",
     )
     rp.add_argument(
         "--record",
@@ -853,7 +872,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(ccsim reproduce --out's), whose run store is used (default: results, or "
         "$CCSIM_RESULTS)",
     )
-    ex.add_argument("--workers", type=_count("workers"), default=2, help="runs at once (threads)")
+    ex.add_argument(
+        "--workers", type=_count("workers", MAX_WORKERS), default=2, help="runs at once (threads)"
+    )
     ex.set_defaults(func=_cmd_explore)
     return p
 

@@ -53,6 +53,21 @@ def seed_problem(seed: object) -> str | None:
     return None
 
 
+#: The most runs one sweep or reproduction holds. Its runs are listed before the first starts
+#: (about 200 bytes each), so a count of seeds a few digits too long (``--seeds 10^15``) would
+#: exhaust memory, or spend minutes building the list, before a word was said.
+MAX_RUNS = 1_000_000
+
+
+def check_run_count(runs: int, what: str) -> None:
+    """Refuse ``what`` (``"the sweep"``) of ``runs`` runs when it is over ``MAX_RUNS``."""
+    if runs > MAX_RUNS:
+        raise ValueError(
+            f"{what} has {runs:,} runs; one holds at most {MAX_RUNS:,}: ask for fewer seeds "
+            "or values"
+        )
+
+
 def _scenario_error(path: str, reason: str) -> _core.ScenarioError:
     """A ScenarioError raised from Python, with the same ``path`` and ``reason`` attributes as
     the core's."""

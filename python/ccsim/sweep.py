@@ -35,6 +35,7 @@ import ctypes
 import hashlib
 import itertools
 import json
+import math
 import os
 import signal
 import sys
@@ -52,6 +53,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ccsim import _core
+from ccsim.scenario import check_run_count
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
@@ -516,6 +518,7 @@ def plan_grid(
         )
     if any(is_seed(o.split("=", 1)[0]) for o in base_overrides):
         raise ValueError("--set seed: a sweep gives each run its seed; use --seeds N instead")
+    check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))

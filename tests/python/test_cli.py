@@ -305,3 +305,46 @@ def test_a_short_flow_storm_stops_at_max_memory_with_the_rows_it_keeps_inside_it
     assert res.summary.sim_seconds < 10, "a thousand-second storm, stopped within seconds"
     # What Python holds of the table (numbers and text) is within the limit too.
     assert int(res.flows.memory_usage(deep=True).sum()) < limit
+
+
+def test_a_sweep_of_more_runs_than_it_can_hold_is_one_line_naming_the_count(
+    tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    out = tmp_path / "sweep"
+    args = ["sweep", str(examples / "random-loss.toml"), "--out", str(out),
+            "--param", "links.bottleneck.loss.rate=0.01,0.02"]  # fmt: skip
+    # 10^15 seeds (a typo's worth of digits): the list of seeds alone does not fit in memory;
+    # 10^26 does not fit in a C integer either, nor 10^21 workers in the pool's semaphore.
+    for option, value in (("--seeds", "999999999999999"), ("--seeds", "1" + "0" * 26),
+                          ("--workers", "1" + "0" * 21)):  # fmt: skip
+        assert main([*args, option, value]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"ccsim: error: argument {option}: {value} "), err
+        assert "it must be at most" in err and len(err.splitlines()) == 1
+    assert main([*args, "--seeds", "999999"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: the sweep has 1,999,998 runs; one holds at most 1,000,000")
+    # Seven parameters of ten values each: 10^7 runs.
+    many = [f"--param=tcp.{k}=" + ",".join(str(v) for v in range(1, 11))
+            for k in ("a", "b", "c", "d", "e", "f", "g")]  # fmt: skip
+    assert main(["sweep", str(examples / "random-loss.toml"), "--out", str(out), *many]) == 1
+    assert capsys.readouterr().err.startswith("ccsim: error: the sweep has 10,000,000 runs")
+    assert not out.exists(), "nothing is written for a sweep refused before it starts"
+
+
+def test_a_reproduction_of_more_runs_than_it_can_hold_is_refused_before_it_builds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccsim.experiment import load_plan, plan_runs
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    plan = load_plan(root / "experiments" / "p001-spack")
+    with pytest.raises(
+        ValueError, match=r"the reproduction has [\d,]+ runs; one holds at most 1,000,000"
+    ):
+        plan_runs(plan, True, 10**15)
+    assert len(plan_runs(plan, True, 2)) > 0
+    out = tmp_path / "p001"
+    assert main(["reproduce", "p001", "--quick", "--seeds", "999999", "--out", str(out)]) == 1
+    assert not out.exists(), "a refused reproduction leaves no folder that looks like one"

@@ -44,9 +44,9 @@ def reproduce(
     started = time.monotonic()
     plan = load_plan(folder)
     check_plan(plan, quick)
+    runs = plan_runs(plan, quick, seeds)  # refused over MAX_RUNS: before a file is written
     out.mkdir(parents=True, exist_ok=True)
     store_plan(folder, out)
-    runs = plan_runs(plan, quick, seeds)
     rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
                   description=plan.id, cluster=cluster)  # fmt: skip
     frames = []

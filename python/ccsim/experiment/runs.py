@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from ccsim.scenario import check_run_count
 from ccsim.sweep import RunSpec
 
 from .plan import (
@@ -26,7 +28,9 @@ from .plan import (
 
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
     n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
-    runs = []
+    # Each point's overrides, tags and seeds first: their count is checked before a run is
+    # listed (a plan's or --seeds' count a few digits too long would exhaust memory).
+    points: list[tuple[tuple[str, ...], tuple[tuple[str, Any], ...], Sequence[int]]] = []
     for fig in plan.figures:
         extra = tuple(quick_overrides(plan, fig, quick))
         xs = fig.x_quick if quick else fig.x_values
@@ -34,9 +38,7 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
             line = plan.lines[lid]
             for x in xs:
                 ov = (*fig.overrides, *line.overrides, *x_overrides(fig, x), *extra)
-                tags = (("figure", fig.id), ("line", lid), ("x", x))
-                for s in range(1, n + 1):
-                    runs.append(RunSpec(plan.scenario_text, ov, s, tags))
+                points.append((ov, (("figure", fig.id), ("line", lid), ("x", x)), range(1, n + 1)))
     # Grid tables: a point per (row, line, seed), tagged with the row's id as x. A cell's run
     # resolves to the same scenario as a figure's point with the same settings, so the two
     # share a store key and the sweep runs it once.
@@ -47,8 +49,7 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
             for row in rows:
                 ov = tuple(grid_overrides(plan, grid, lid, row, extra))
                 tags = (("figure", grid.id), ("line", lid), ("x", row.id))
-                for s in range(1, n + 1):
-                    runs.append(RunSpec(plan.scenario_text, ov, s, tags))
+                points.append((ov, tags, range(1, n + 1)))
     # Time-series figures and tables: one run per line and seed; identical runs share a key.
     for item in [*plan.series_figures, *plan.tables]:
         extra = tuple(quick_overrides(plan, item, quick))
@@ -57,13 +58,9 @@ def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec
             seeds_of_item = (
                 [item.seed] if getattr(item, "kind", "") == "packet_trace" else range(1, n + 1)
             )
-            for s in seeds_of_item:
-                runs.append(
-                    RunSpec(
-                        plan.scenario_text, ov, s, (("figure", item.id), ("line", lid), ("x", None))
-                    )
-                )
-    return runs
+            points.append((ov, (("figure", item.id), ("line", lid), ("x", None)), seeds_of_item))
+    check_run_count(sum(len(s) for _, _, s in points), "the reproduction")
+    return [RunSpec(plan.scenario_text, ov, s, tags) for ov, tags, ss in points for s in ss]
 
 
 def record_value(rec: dict[str, Any], metric: Metric) -> float:
