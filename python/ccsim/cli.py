@@ -267,14 +267,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res.to_parquet(stage)
     out = args.out
-    print(summary_text(res))
+    _say(summary_text(res))
     written = ", ".join(
         n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
     )
     captures = sorted((Path(out) / "pcap").glob("*.pcap"))
     if captures:
         written += f"; pcap/: {len(captures)} capture{'s' if len(captures) > 1 else ''}"
-    print(f"\nresults: {out}/ ({written})")
+    _say(f"\nresults: {out}/ ({written})")
     return 0
 
 
@@ -378,7 +378,7 @@ def describe_resolved(resolved: str) -> str:
 def _cmd_validate(args: argparse.Namespace) -> int:
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     resolved = sc.validate(seed=args.seed)
-    print(f"ok: {args.file}: {describe_resolved(resolved)}")
+    _say(f"ok: {args.file}: {describe_resolved(resolved)}")
     return 0
 
 
@@ -389,9 +389,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.scale:
         only = [*(only or []), *bench.SCALE_DEFAULT]
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
-    print(bench.format_table(rows))
+    _say(bench.format_table(rows))
     if args.plot is not None:
-        print(f"plot: {bench.plot_scale(rows, args.plot)}")
+        plot = bench.plot_scale(rows, args.plot)
+        _say(f"plot: {plot}")
     return 0
 
 
@@ -414,7 +415,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     for name, table in (("flows", flows), ("links", links)):
         with naming_the_file(out / f"{name}.parquet"):  # a full disk names the table
             table.to_parquet(out / f"{name}.parquet", index=False)
-    print(
+    _say(
         f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
         f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "
         "per run, with a column per parameter and the seed)"
@@ -426,7 +427,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ccsim import experiment
 
     if args.list:
-        print(list_papers(Path("experiments")))
+        papers = list_papers(Path("experiments"))
+        _say(papers)
         return 0
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
@@ -442,7 +444,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         record=args.record,
         warn=_warning,
     )
-    print(f"report: {report}")
+    _say(f"report: {report}")
     return 0
 
 
@@ -482,7 +484,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
     # A damaged reproduction is left out with a line naming its file; the rest are built.
-    print(f"site: {build_site(results, args.out, warn=_warning)}")
+    site = build_site(results, args.out, warn=_warning)
+    _say(f"site: {site}")
     return 0
 
 
@@ -933,16 +936,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         _error(str(e))
         return 1
+    except SystemExit as e:  # --help, --version: argparse printed them and leaves unflushed
+        if e.code in (0, None) and (status := _flushed(0)) != 0:
+            return status
+        raise
     with _signals_interrupt() as received:
         return _dispatch(args, received)
 
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     try:
-        status = int(args.func(args))
-        if sys.stdout is not None:
-            sys.stdout.flush()  # a reader gone away fails here, not in the interpreter's exit
-        return status
+        return _flushed(int(args.func(args)))
     except KeyboardInterrupt:
         return _interrupted(args, received)
     except BrokenPipeError:
@@ -961,16 +965,53 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         return 1
 
 
+def _flushed(status: int) -> int:
+    """``status`` once the command's output is flushed; a reader gone away or a full disk
+    fails here, not in the interpreter's exit (which would lose the message, or the status)."""
+    try:
+        if sys.stdout is not None:
+            with naming_the_file(STDOUT):
+                sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
+    except OSError as e:  # `> /dev/full`: ENOSPC; an output file on a failed disk: EIO
+        _error(os_error_text(e))
+        _stdout_to_devnull()
+        return 1
+    return status
+
+
+#: The name a failed write of a command's output gives: ``stdout: no space left on device``.
+STDOUT = Path("stdout")
+
+
+def _say(text: str) -> None:
+    """Print a command's output. Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the
+    write fails here, not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
+    try:
+        with naming_the_file(STDOUT):
+            print(text)
+    except OSError:
+        _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
+        raise
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null: what is left in its buffer cannot be written, and the
+    interpreter's last flush must find nothing to complain about."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _reader_gone() -> int:
     """The command's output went to a pipe whose reader has gone (``ccsim reproduce --list |
     head -1``): stop without a word, with the status of a command killed by SIGPIPE (128 + 13),
     as the shell's own tools do. Python ignores SIGPIPE, so a write raised BrokenPipeError
     instead; stdout now points at /dev/null, so the interpreter's last flush finds nothing to
     complain about. The command's files, if any, were written before it printed."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    _stdout_to_devnull()
     return 128 + int(getattr(signal, "SIGPIPE", 13))
 
 

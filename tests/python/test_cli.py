@@ -348,3 +348,27 @@ def test_a_reproduction_of_more_runs_than_it_can_hold_is_refused_before_it_build
     out = tmp_path / "p001"
     assert main(["reproduce", "p001", "--quick", "--seeds", "999999", "--out", str(out)]) == 1
     assert not out.exists(), "a refused reproduction leaves no folder that looks like one"
+
+
+@pytest.mark.parametrize(
+    ("command", "buffering"),
+    [(["validate", "random-loss.toml"], -1), (["validate", "random-loss.toml"], 1),
+     (["reproduce", "--list"], 1), (["--help"], -1), (["--version"], -1)],
+)  # fmt: skip
+def test_output_to_a_full_disk_is_an_error_naming_stdout_not_a_silent_success(
+    command: list[str], buffering: int, examples: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:  # fmt: skip
+    # `ccsim ... > /dev/full`: a buffered write fails at the flush, a line-buffered one (or
+    # PYTHONUNBUFFERED) in print itself, with ENOSPC. The error was a bare "[Errno 28] ..."
+    # (validate), or nothing at all with status 0 (--help and --version: argparse prints them
+    # and leaves before the command's own flush).
+    monkeypatch.chdir(examples.parent)
+    argv = [str(examples / a) if a.endswith(".toml") else a for a in command]
+    with open("/dev/full", "w", buffering=buffering) as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        status = main(argv)
+        monkeypatch.undo()
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err == "ccsim: error: stdout: no space left on device\n"
