@@ -699,3 +699,16 @@ def test_the_plan_stored_with_the_results_names_a_scenario_from_another_folder_b
     again, original = experiment.load_plan(stored), experiment.load_plan(folder)
     assert again.scenario_text == original.scenario_text == SCENARIO
     assert again.figures == original.figures and again.claims == original.claims
+
+
+def test_a_plans_scenario_that_is_not_toml_is_named_not_blamed_on_a_figures_title(
+    folder: Path,
+) -> None:
+    # The scenario was first parsed to fill in the first figure's title, so the error said
+    # "figures[0].title: TOML syntax error", and the site named plan.toml as the damaged file.
+    (folder / "scenario.toml").write_text('seed = 1\nduration = "10s"\n[nodes\n')
+    with pytest.raises(experiment.PlanError) as raised:
+        experiment.load_plan(folder)
+    message = str(raised.value)
+    assert message.startswith(f"scenario: {folder / 'scenario.toml'}: TOML syntax error at line 3")
+    assert "figures[" not in message

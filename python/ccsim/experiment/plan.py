@@ -445,6 +445,19 @@ def title_text(template: str, scenario_text: str, overrides: Sequence[str]) -> s
     )
 
 
+def _check_toml(path: Path, text: str) -> None:
+    """PlanError naming the scenario file when it is not TOML. Only syntax: a base scenario
+    may lack what every line sets. Checked here, or the first parse (a figure's title, or a
+    run) would be blamed for it."""
+    from ccsim import _core
+
+    try:
+        _core.validate(text, [], 1)
+    except _core.ScenarioError as e:
+        if str(e).startswith("TOML syntax error"):
+            raise PlanError(f"scenario: {path}: {e}") from None
+
+
 def _fill_title(item: Any, scenario_text: str, lines: dict[str, Line]) -> None:
     """Keep ``item``'s title as written (``title_template``) and fill in its ``${path}`` with
     the values its own scenario has (the base scenario with the item's ``set``), so the report
@@ -1123,6 +1136,7 @@ def load_plan(folder: Path) -> Plan:
     if not scenario_path.is_file():
         raise PlanError(f"scenario: {scenario_path} is not a file")
     scenario_text = read_text(scenario_path)
+    _check_toml(scenario_path, scenario_text)
     for item in [*figures, *series_figures, *tables, *grids]:
         _fill_title(item, scenario_text, lines)
     return Plan(
