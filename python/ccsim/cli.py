@@ -229,7 +229,9 @@ def _move_into(source: Path, dest: Path) -> None:
 def _import_table_libraries() -> None:
     """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
     writes the core's columns with pyarrow alone)."""
-    import pyarrow.parquet  # noqa: F401
+    # Missing (a broken install), the main thread's own import says so, in one line.
+    with contextlib.suppress(ImportError):
+        import pyarrow.parquet  # noqa: F401
 
 
 @contextlib.contextmanager
@@ -496,10 +498,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         try:
             __import__(module)
         except ImportError:
-            raise ValueError(
-                f"ccsim explore needs {module}, which is not installed: install ccsim again with "
-                "its dependencies (pip install -c constraints.txt . from the repository root)"
-            ) from None
+            raise ValueError(_not_installed("ccsim explore", module)) from None
     from ccsim.explore import serve
     from ccsim.explore.catalog import reproductions
 
@@ -949,6 +948,12 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         return _flushed(int(args.func(args)))
     except KeyboardInterrupt:
         return _interrupted(args, received)
+    except ModuleNotFoundError as e:
+        package = (e.name or "").split(".")[0]
+        if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
+            return _internal_error(e)
+        _error(_not_installed("ccsim", package))
+        return 1
     except BrokenPipeError:
         return _reader_gone()
     except OSError as e:
@@ -958,11 +963,24 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         _error(str(e))
         return 1
     except Exception as e:
-        # A bug rather than bad input; CCSIM_TRACEBACK=1 shows where.
-        if os.environ.get("CCSIM_TRACEBACK"):
-            raise
-        _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
-        return 1
+        return _internal_error(e)
+
+
+def _internal_error(e: Exception) -> int:
+    """A bug rather than bad input: one line; CCSIM_TRACEBACK=1 shows where."""
+    if os.environ.get("CCSIM_TRACEBACK"):
+        raise e
+    _error(f"internal error ({type(e).__name__}): {e} (CCSIM_TRACEBACK=1 shows the traceback)")
+    return 1
+
+
+def _not_installed(who: str, package: str) -> str:
+    """The error for one of ccsim's dependencies missing (an install with pip's --no-deps, or
+    a package removed since): installing ccsim again brings it."""
+    return (
+        f"{who} needs {package}, which is not installed: install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root)"
+    )
 
 
 def _flushed(status: int) -> int:

@@ -372,3 +372,21 @@ def test_output_to_a_full_disk_is_an_error_naming_stdout_not_a_silent_success(
     assert status == 1
     err = capsys.readouterr().err
     assert err == "ccsim: error: stdout: no space left on device\n"
+
+
+def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # pip install --no-deps, or a package removed since: pyarrow writes the run's tables. The
+    # error was "internal error (ModuleNotFoundError)" after a traceback from the thread that
+    # imports pyarrow while the core runs.
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    out = tmp_path / "res"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "ccsim: error: ccsim needs pyarrow, which is not installed: install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root)\n"
+    )
+    assert not out.exists()
