@@ -611,6 +611,14 @@ def _seed(text: str) -> int:
     return value
 
 
+def _folder(text: str) -> Path:
+    """``--out``, ``--results``: a folder, not empty. ``--out "$OUT"`` with OUT unset gives
+    ``Path("")``, which is the working folder: a run wrote its tables there."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError('empty; name a folder ("." for the working folder)')
+    return Path(text)
+
+
 def _port(text: str) -> int:
     """``--port``: a TCP port, 1 to 65535."""
     value = _integer(text)
@@ -675,7 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
         "replays the run, into --out; print one line per flow and per busy link.",
     )
     r.add_argument("file", type=Path, help="the scenario, a TOML file (e.g. examples/*.toml)")
-    r.add_argument("--out", type=Path, required=True, help="directory for the results")
+    r.add_argument("--out", type=_folder, required=True, help="directory for the results")
     r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     r.add_argument(
         "--pcap",
@@ -766,7 +774,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seeds", type=_count("seeds", MAX_RUNS), default=1, help="seeds 1..N per point"
     )
     w.add_argument(
-        "--out", type=Path, required=True, help="directory for the tables and the run store"
+        "--out", type=_folder, required=True, help="directory for the tables and the run store"
     )
     w.add_argument(
         "--workers",
@@ -804,7 +812,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="fewer points and seeds (for CI)")
     rp.add_argument(
         "--out",
-        type=Path,
+        type=_folder,
         default=None,
         metavar="DIR",
         help="the reproduction's folder, holding all it writes: report.md, figures, tables, "
@@ -843,12 +851,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rs.add_argument(
         "--results",
-        type=Path,
+        type=_folder,
         default=None,
         help="a folder of reproductions, or one reproduction's folder; default: results (or "
         "$CCSIM_RESULTS)",
     )
-    rs.add_argument("--out", type=Path, default=None, help="default: <results>/site")
+    rs.add_argument("--out", type=_folder, default=None, help="default: <results>/site")
     rs.set_defaults(func=_cmd_report)
 
     ex = sub.add_parser(
@@ -868,7 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument(
         "--results",
-        type=Path,
+        type=_folder,
         default=None,
         help="where runs are stored: a folder of reproductions, or one reproduction's folder "
         "(ccsim reproduce --out's), whose run store is used (default: results, or "

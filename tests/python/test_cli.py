@@ -390,3 +390,23 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
         "dependencies (pip install -c constraints.txt . from the repository root)\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", "random-loss.toml", "--out"], ["sweep", "random-loss.toml", "--out"],
+     ["reproduce", "p001", "--out"], ["report", "--results"], ["report", "--out"],
+     ["explore", "--results"]],
+)  # fmt: skip
+def test_an_empty_output_folder_is_refused_not_taken_for_the_working_folder(
+    command: list[str], examples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:  # fmt: skip
+    # `--out "$OUT"` with OUT unset: Path("") is ".", and ccsim run wrote its four files, its
+    # scenario.toml among them, into the working folder.
+    monkeypatch.chdir(tmp_path)
+    argv = [str(examples / a) if a.endswith(".toml") else a for a in command]
+    assert main([*argv, ""]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: argument {command[-1]}: empty; name a folder")
+    assert list(tmp_path.iterdir()) == []
