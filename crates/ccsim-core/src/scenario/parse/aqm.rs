@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+//! The active queue management kinds of a link's `queue` (`docs/scenario.md`, "Queues"):
+//! `codel` (RFC 8289), `fq_codel` (RFC 8290), `pie` (RFC 8033) and `tbf` (a token-bucket
+//! shaper). Every constant of each mechanism is a key, defaulting to its RFC's value (or, where
+//! the RFC leaves it open, Linux's); sizes that stand for "one packet" (CoDel's MAXPACKET,
+//! PIE's MEAN_PKTSIZE) default to the link's MTU, and a shaper's bucket must hold one.
+
+use super::reader::{opt, Reader, Res, RATE_SHORT, SIZE_SHORT};
+use crate::scenario::spec::{QueueLimit, QueueSpec};
+use crate::time::SimDuration;
+
+pub(super) const AQM_TYPES: &[&str] = &["codel", "fq_codel", "pie", "tbf"];
+
+const CODEL_KEYS: &[&str] = &["type", "limit", "target", "interval", "maxpacket", "ecn"];
+const FQ_CODEL_KEYS: &[&str] = &[
+    "type",
+    "limit",
+    "memory_limit",
+    "flows",
+    "quantum",
+    "target",
+    "interval",
+    "maxpacket",
+    "ecn",
+    "drop_batch",
+];
+const PIE_KEYS: &[&str] = &[
+    "type",
+    "limit",
+    "target",
+    "t_update",
+    "max_burst",
+    "alpha",
+    "beta",
+    "mean_packet_size",
+    "dq_rate_estimator",
+    "dq_threshold",
+    "derandomize",
+    "ecn",
+    "mark_ecnth",
+];
+const TBF_KEYS: &[&str] = &["type", "limit", "rate", "burst"];
+
+/// Linux's default hard limit of `codel` and `pie` (RFC 8289 and RFC 8033 leave it open).
+const AQM_LIMIT_PACKETS: u64 = 1000;
+
+fn ms(x: u64) -> SimDuration {
+    SimDuration::from_millis(x)
+}
+
+/// Reads the keys of an AQM queue of kind `kind` on a link whose MTU is `mtu`; `read_limit`
+/// reads a DropTail-style `limit`.
+pub(super) fn read_aqm(
+    r: &mut Reader,
+    kind: &str,
+    mtu: u32,
+    read_limit: fn(&super::reader::Field) -> Res<QueueLimit>,
+) -> Res<QueueSpec> {
+    match kind {
+        "codel" => {
+            r.allow(CODEL_KEYS)?;
+            let limit = opt(r, "limit", read_limit)?
+                .unwrap_or(QueueLimit::Packets(AQM_LIMIT_PACKETS));
+            // RFC 8289 §4.4 (target 5 ms) and §4.3 (interval 100 ms).
+            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(ms(5));
+            let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(ms(100));
+            let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
+            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(false);
+            Ok(QueueSpec::Codel {
+                limit,
+                target,
+                interval,
+                maxpacket,
+                ecn,
+            })
+        }
+        "fq_codel" => {
+            r.allow(FQ_CODEL_KEYS)?;
+            // RFC 8290 §5.1 (flows 1024) and §4.2 / Linux (quantum 1514 B: an Ethernet
+            // frame); Linux's limit (10,240 packets) and memory_limit (32 MB).
+            let limit = opt(r, "limit", |f| f.int_in(1, i64::MAX))?.unwrap_or(10_240) as u64;
+            let memory_limit =
+                opt(r, "memory_limit", |f| f.positive_size())?.unwrap_or(32 << 20);
+            let flows = opt(r, "flows", |f| f.u32_in(1, 65_536))?.unwrap_or(1024);
+            let quantum = opt(r, "quantum", |f| f.size_u32(1))?.unwrap_or(1514);
+            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(ms(5));
+            let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(ms(100));
+            let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
+            // RFC 8290 §5: ECN on by default (as Linux's fq_codel).
+            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(true);
+            let drop_batch = opt(r, "drop_batch", |f| f.u32_in(1, 65_536))?.unwrap_or(1);
+            Ok(QueueSpec::FqCodel {
+                limit,
+                memory_limit,
+                flows,
+                quantum,
+                target,
+                interval,
+                maxpacket,
+                ecn,
+                drop_batch,
+            })
+        }
+        "pie" => {
+            r.allow(PIE_KEYS)?;
+            let limit = opt(r, "limit", read_limit)?
+                .unwrap_or(QueueLimit::Packets(AQM_LIMIT_PACKETS));
+            // RFC 8033 §4 and §5: QDELAY_REF 15 ms, T_UPDATE 15 ms, MAX_BURST 150 ms,
+            // alpha 0.125 Hz, beta 1.25 Hz, DQ_THRESHOLD 16 KB (2^14 B), mark_ecnth 10 %.
+            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(ms(15));
+            let t_update = opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(ms(15));
+            let max_burst = opt(r, "max_burst", |f| f.duration())?.unwrap_or(ms(150));
+            let alpha = opt(r, "alpha", |f| f.positive_number())?.unwrap_or(0.125);
+            let beta = opt(r, "beta", |f| f.positive_number())?.unwrap_or(1.25);
+            let mean_packet_size =
+                opt(r, "mean_packet_size", |f| f.size_u32(1))?.unwrap_or(mtu);
+            let dq_rate_estimator =
+                opt(r, "dq_rate_estimator", |f| f.boolean())?.unwrap_or(false);
+            let dq_threshold = opt(r, "dq_threshold", |f| f.positive_size())?.unwrap_or(16_384);
+            let derandomize = opt(r, "derandomize", |f| f.boolean())?.unwrap_or(false);
+            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(false);
+            let mark_ecnth = opt(r, "mark_ecnth", |f| f.probability())?.unwrap_or(0.1);
+            Ok(QueueSpec::Pie {
+                limit,
+                target,
+                t_update,
+                max_burst,
+                alpha,
+                beta,
+                mean_packet_size,
+                dq_rate_estimator,
+                dq_threshold,
+                derandomize,
+                ecn,
+                mark_ecnth,
+            })
+        }
+        _ => {
+            r.allow(TBF_KEYS)?;
+            let limit = opt(r, "limit", read_limit)?
+                .unwrap_or(QueueLimit::Packets(super::links::DEFAULT_QUEUE_PACKETS));
+            let rate_field = r.req("rate", RATE_SHORT)?;
+            let rate = rate_field.rate()?;
+            if rate.bits_per_sec() == 0 {
+                return Err(rate_field.out_of_range("greater than 0"));
+            }
+            let burst_field = r.req("burst", SIZE_SHORT)?;
+            let burst = burst_field.size()?;
+            if burst < mtu as u64 {
+                return Err(burst_field.error(format!(
+                    "{burst} B is less than the link's MTU ({mtu} B); the bucket must hold \
+                     the largest packet, or that packet could never leave"
+                )));
+            }
+            Ok(QueueSpec::Tbf { limit, rate, burst })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    #[test]
+    fn aqm_queues_default_to_their_rfcs_values_and_one_packet_sizes_to_the_link_mtu() {
+        let s = spec(
+            MINIMAL,
+            &[
+                "links.bottleneck.mtu=1400",
+                "links.bottleneck.queue={type=\"codel\"}",
+                "links.bottleneck.b_to_a.queue={type=\"pie\"}",
+            ],
+        );
+        let l = &s.links["bottleneck"];
+        assert_eq!(
+            l.a_to_b.queue,
+            QueueSpec::Codel {
+                limit: QueueLimit::Packets(1000),
+                target: ms(5),
+                interval: ms(100),
+                maxpacket: 1400,
+                ecn: false,
+            }
+        );
+        assert_eq!(
+            l.b_to_a.queue,
+            QueueSpec::Pie {
+                limit: QueueLimit::Packets(1000),
+                target: ms(15),
+                t_update: ms(15),
+                max_burst: ms(150),
+                alpha: 0.125,
+                beta: 1.25,
+                mean_packet_size: 1400,
+                dq_rate_estimator: false,
+                dq_threshold: 16_384,
+                derandomize: false,
+                ecn: false,
+                mark_ecnth: 0.1,
+            }
+        );
+        let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"fq_codel\"}"]);
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::FqCodel {
+                limit: 10_240,
+                memory_limit: 32 << 20,
+                flows: 1024,
+                quantum: 1514,
+                target: ms(5),
+                interval: ms(100),
+                maxpacket: 1500,
+                ecn: true,
+                drop_batch: 1,
+            }
+        );
+    }
+
+    #[test]
+    fn bad_aqm_keys_are_errors_that_name_the_field() {
+        let q = |v: &str| message(MINIMAL, &[&format!("links.bottleneck.queue={v}")]);
+        assert_eq!(
+            q("{type=\"codel\", target=\"0ms\"}"),
+            "links.bottleneck.queue.target: 0ms is out of range; must be greater than 0"
+        );
+        assert!(
+            q("{type=\"codel\", quantum=1514}")
+                .starts_with("links.bottleneck.queue: unknown key \"quantum\""),
+            "{}",
+            q("{type=\"codel\", quantum=1514}")
+        );
+        assert_eq!(
+            q("{type=\"fq_codel\", flows=0}"),
+            "links.bottleneck.queue.flows: 0 is out of range; must be from 1 to 65536"
+        );
+        assert_eq!(
+            q("{type=\"pie\", mark_ecnth=1.5}"),
+            "links.bottleneck.queue.mark_ecnth: 1.5 is out of range; must be from 0 to 1"
+        );
+        assert_eq!(
+            q("{type=\"pie\", alpha=-1}"),
+            "links.bottleneck.queue.alpha: -1 is out of range; must be greater than 0"
+        );
+        assert_eq!(
+            q("{type=\"tbf\", rate=\"1Mbps\"}"),
+            "links.bottleneck.queue: missing key \"burst\" (a size such as \"64KB\")"
+        );
+        assert_eq!(
+            q("{type=\"tbf\", rate=\"1Mbps\", burst=\"1KB\"}"),
+            "links.bottleneck.queue.burst: 1000 B is less than the link's MTU (1500 B); the \
+             bucket must hold the largest packet, or that packet could never leave"
+        );
+    }
+}
