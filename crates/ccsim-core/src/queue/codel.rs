@@ -225,7 +225,7 @@ mod tests {
         let mut pkts = PacketArena::new();
         let mut fifo = Fifo::default();
         let mut drops = AqmDrops::default();
-        let mut put = |fifo: &mut Fifo, pkts: &mut PacketArena, at: SimTime| {
+        let put = |fifo: &mut Fifo, pkts: &mut PacketArena, at: SimTime| {
             let id: PacketId = pkts.insert(Packet::test_udp(1000, 2, 0));
             fifo.push(at, id, 1000);
         };
@@ -270,10 +270,7 @@ mod tests {
             expected.push(at);
         }
         // By hand: 105, 205, 276 (105 + 100 + 70.71), 334 (+57.74), 384 (+50).
-        assert_eq!(
-            expected,
-            vec![ms(105), ms(205), ms(276), ms(334), ms(384)]
-        );
+        assert_eq!(expected, vec![ms(105), ms(205), ms(276), ms(334), ms(384)]);
         assert_eq!(signals, expected);
         assert_eq!(drops.flows.len(), 5);
         assert_eq!(drops.marks, 0);

@@ -465,10 +465,9 @@ impl Queue {
     pub(crate) fn dequeue(&mut self, now: SimTime, pkts: &mut PacketArena) -> Option<Waiting> {
         match &mut self.disc {
             Discipline::Classes(c) => c.dequeue(now),
-            Discipline::Codel(c) => {
-                c.state
-                    .dequeue(&c.p, now, &mut self.buf, pkts, &mut c.drops)
-            }
+            Discipline::Codel(c) => c
+                .state
+                .dequeue(&c.p, now, &mut self.buf, pkts, &mut c.drops),
             Discipline::FqCodel(f) => f.fq.dequeue(now, pkts, &mut f.drops),
             Discipline::Pie(pie) => {
                 pie.catch_up(now, self.buf.bytes());

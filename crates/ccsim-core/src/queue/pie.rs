@@ -63,7 +63,9 @@ pub(crate) struct PieParams {
 pub(crate) enum PieVerdict {
     Enqueue,
     /// Drop it, or mark it if ECN applies (`ecn` and drop_prob <= mark_ecnth).
-    Signal { may_mark: bool },
+    Signal {
+        may_mark: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -191,8 +193,7 @@ impl Pie {
         }
         let half = self.p.target.as_nanos() / 2;
         // §4.1's safeguards: a calm controller, or too little queued to matter.
-        if (self.qdelay_old < half && self.drop_prob < 0.2)
-            || bytes <= 2 * self.p.mean_packet_size
+        if (self.qdelay_old < half && self.drop_prob < 0.2) || bytes <= 2 * self.p.mean_packet_size
         {
             return PieVerdict::Enqueue;
         }
@@ -324,7 +325,11 @@ mod tests {
         assert!((pie.drop_prob - 0.52).abs() < 1e-12, "{}", pie.drop_prob);
         pie.qdelay = 0;
         pie.update(0); // p = 0.125·(−0.015) + 1.25·(−0.2) = −0.251875: prob 0.268125
-        assert!((pie.drop_prob - 0.268125).abs() < 1e-12, "{}", pie.drop_prob);
+        assert!(
+            (pie.drop_prob - 0.268125).abs() < 1e-12,
+            "{}",
+            pie.drop_prob
+        );
         pie.update(0); // both 0: p = −0.001875, then × 0.98
         assert!(
             (pie.drop_prob - (0.268125 - 0.001875) * 0.98).abs() < 1e-12,
@@ -348,7 +353,10 @@ mod tests {
         // At rest: an hour of idleness costs one step.
         let mut calm = Pie::new(params(), RngStream::derive(1, "test/pie"));
         calm.catch_up(SimTime::from_secs(3600), 0);
-        assert_eq!(calm.next_update, SimTime::from_nanos(3600_000_000_000 + 15_000_000));
+        assert_eq!(
+            calm.next_update,
+            SimTime::from_nanos(3600_000_000_000 + 15_000_000)
+        );
     }
 
     #[test]
@@ -359,10 +367,7 @@ mod tests {
         assert_eq!(pie.on_arrival(1_000_000), PieVerdict::Enqueue);
         pie.burst_allowance = 0;
         assert_eq!(pie.on_arrival(3000), PieVerdict::Enqueue);
-        assert_eq!(
-            pie.on_arrival(3001),
-            PieVerdict::Signal { may_mark: false }
-        );
+        assert_eq!(pie.on_arrival(3001), PieVerdict::Signal { may_mark: false });
     }
 
     #[test]

@@ -137,7 +137,10 @@ mod tests {
         }
         for (q, exact) in [(0.5, 500_000.0), (0.95, 950_000.0), (0.99, 990_000.0)] {
             let got = h.quantile_ns(q).unwrap();
-            assert!((got - exact).abs() <= exact / 64.0, "q {q}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() <= exact / 64.0,
+                "q {q}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.quantile_ns(1.0), Some(1_000_000.0));
         assert_eq!(h.max_ns, 1_000_000);
@@ -157,6 +160,9 @@ mod tests {
         // 10 ms is in octave 23: 32 + 18·32 + sub < 640 buckets.
         assert!(h.buckets_held() < 640, "{}", h.buckets_held());
         h.record(u64::MAX);
-        assert_eq!(h.buckets_held(), (SUB + (63 - SUB_BITS as u64 + 1) * SUB) as usize);
+        assert_eq!(
+            h.buckets_held(),
+            (SUB + (63 - SUB_BITS as u64 + 1) * SUB) as usize
+        );
     }
 }

@@ -103,7 +103,10 @@ mod tests {
             assert!(tbf.take(later, 1000));
         }
         assert!(!tbf.take(later, 1000));
-        assert_eq!(tbf.ready_at(later, 1000), later + SimDuration::from_millis(1));
+        assert_eq!(
+            tbf.ready_at(later, 1000),
+            later + SimDuration::from_millis(1)
+        );
         // A 500-B packet needs only half a millisecond of tokens.
         assert_eq!(
             tbf.ready_at(later, 500),
