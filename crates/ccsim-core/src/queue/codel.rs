@@ -18,8 +18,8 @@
 //!
 //! Re-entering the dropping state soon after leaving it (within 16 intervals of the next drop
 //! it had planned) starts from the drop rate that controlled the queue last time: count is set
-//! to the drops made since, when that is more than one (RFC 8289 §5.5's pseudo-code, Linux's
-//! rule).
+//! to the drops made since, when that is more than one (RFC 8289 §5.5's pseudo-code, which
+//! takes Linux's rule).
 //!
 //! [`CodelState`] is one instance of the algorithm; it reads packets through [`CodelQueue`] so
 //! that FQ-CoDel (`fq_codel.rs`) runs one per flow queue over the same code. The control law
@@ -33,18 +33,18 @@ use super::AqmDrops;
 use crate::arena::PacketArena;
 use crate::time::{SimDuration, SimTime};
 
-/// CoDel's parameters (RFC 8289 §4.2 to §4.4).
+/// CoDel's parameters (RFC 8289 §4.2, §4.3 and §5.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct CodelParams {
-    /// Acceptable standing queue delay (§4.4: 5 ms).
+    /// Acceptable standing queue delay (§4.3: 5 ms).
     pub(crate) target: SimDuration,
-    /// Sliding window over which the sojourn time must stay above target (§4.3: 100 ms).
+    /// Sliding window over which the sojourn time must stay above target (§4.2: 100 ms).
     pub(crate) interval: SimDuration,
     /// MAXPACKET (§5.3's pseudo-code): with this many bytes or fewer queued CoDel never drops,
     /// so that a slow link whose one packet takes longer than `target` stays busy.
     pub(crate) maxpacket: u64,
-    /// CE-mark ECN-capable packets instead of dropping them (RFC 8289 §5.x "drop or mark", as
-    /// Linux's `ecn` option).
+    /// CE-mark ECN-capable packets instead of dropping them (RFC 8289 speaks of dropping or
+    /// marking throughout; the marking rule is Linux's `ecn` option).
     pub(crate) ecn: bool,
 }
 
@@ -78,7 +78,7 @@ pub(crate) fn control_law(t: SimTime, interval: SimDuration, count: u32) -> SimT
 }
 
 impl CodelState {
-    /// RFC 8289 §5.4's `dodequeue`: the head packet, and whether CoDel may drop it (its sojourn
+    /// RFC 8289 §5.6's `dodequeue`: the head packet, and whether CoDel may drop it (its sojourn
     /// time has been at or above target for at least an interval).
     #[inline]
     fn do_dequeue(

@@ -15,7 +15,7 @@
 //! A flow that has just started (a sparse flow: a ping, a DNS query, a TCP handshake) sits in
 //! `new_flows`, which is served first: its packets overtake the queue built by bulk flows, which
 //! live in `old_flows` and share the rest by deficit round robin with a `quantum` of bytes each
-//! (RFC 8290 §4.2, §4.4). CoDel runs on each flow queue on its own (§4.3), so a bulk flow's
+//! (RFC 8290 §4.2). CoDel runs on each flow queue on its own (§4.2), so a bulk flow's
 //! standing queue is dropped down to `target` without touching the others.
 //!
 //! Above the packet `limit` or the `memory_limit` (bytes here; Linux counts the kernel's buffer
@@ -28,8 +28,8 @@
 //! The hash is a 64-bit mix (SplitMix64's finalizer) of source and destination address,
 //! protocol and ports, keyed by a perturbation drawn once from this link direction's own random
 //! stream (`link/NAME/DIR/queue`): the same scenario and seed map flows to the same queues, and
-//! adding a flow or a link elsewhere changes nothing here (RFC 8290 §4.1.1 asks for a
-//! perturbed hash so that collisions are not predictable; §5.1 for `flows` = 1024).
+//! adding a flow or a link elsewhere changes nothing here (RFC 8290 §4.1 hashes with a
+//! perturbation so that collisions are not predictable; §5.1 sets `flows` = 1024).
 
 use std::collections::VecDeque;
 
@@ -58,7 +58,7 @@ pub(crate) struct Flow {
     pub(crate) list: List,
 }
 
-/// FQ-CoDel's parameters (RFC 8290 §5.1 and Linux's defaults).
+/// FQ-CoDel's parameters (RFC 8290 §5.1, with Linux's defaults where it leaves them open).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct FqCodelParams {
     pub(crate) codel: CodelParams,

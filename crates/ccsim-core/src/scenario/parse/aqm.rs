@@ -61,7 +61,7 @@ pub(super) fn read_aqm(
             r.allow(CODEL_KEYS)?;
             let limit =
                 opt(r, "limit", read_limit)?.unwrap_or(QueueLimit::Packets(AQM_LIMIT_PACKETS));
-            // RFC 8289 §4.4 (target 5 ms) and §4.3 (interval 100 ms).
+            // RFC 8289 §4.3 (target 5 ms) and §4.2 (interval 100 ms).
             let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(5));
             let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(millis(100));
             let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
@@ -76,8 +76,8 @@ pub(super) fn read_aqm(
         }
         "fq_codel" => {
             r.allow(FQ_CODEL_KEYS)?;
-            // RFC 8290 §5.1 (flows 1024) and §4.2 / Linux (quantum 1514 B: an Ethernet
-            // frame); Linux's limit (10,240 packets) and memory_limit (32 MB).
+            // RFC 8290 §5.1: flows 1024, quantum 1514 B (an Ethernet frame), limit 10,240
+            // packets; memory_limit 32 MiB as Linux.
             let limit = opt(r, "limit", |f| f.int_in(1, i64::MAX))?.unwrap_or(10_240) as u64;
             let memory_limit = opt(r, "memory_limit", |f| f.positive_size())?.unwrap_or(32 << 20);
             let flows = opt(r, "flows", |f| f.u32_in(1, 65_536))?.unwrap_or(1024);
@@ -85,7 +85,7 @@ pub(super) fn read_aqm(
             let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(5));
             let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(millis(100));
             let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
-            // RFC 8290 §5: ECN on by default (as Linux's fq_codel).
+            // RFC 8290 §5.1: ECN on by default (as Linux's fq_codel).
             let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(true);
             let drop_batch = opt(r, "drop_batch", |f| f.u32_in(1, 65_536))?.unwrap_or(1);
             Ok(QueueSpec::FqCodel {
