@@ -149,6 +149,9 @@ pub struct ChannelStats {
     pub packets: u64,
     pub bytes: u64,
     pub data_packets: u64,
+    /// Sojourn times of the packets put on the wire (module docs, "Sojourn times"); beside the
+    /// per-packet counters, as a packet sent at once adds one to it.
+    pub sojourn: SojournHistogram,
     /// Packets that reached the far node.
     pub arrived: u64,
     pub queue_max_packets: u64,
@@ -162,8 +165,6 @@ pub struct ChannelStats {
     pub drops_link_down: u64,
     /// Bits serialized by the last time-series sample ([`Channel::bits_sent_by`]).
     pub bits_at_last_sample: u128,
-    /// Sojourn times of the packets put on the wire (module docs, "Sojourn times").
-    pub sojourn: SojournHistogram,
 }
 
 impl ChannelStats {
@@ -351,7 +352,8 @@ impl Channel {
     /// transmission started at or before `now` leaves the queue and is counted as put on the
     /// wire. Called before anything reads the queue or the counters: an offer, a time-series
     /// sample, the results. Nothing to do on a channel that is not planned.
-    #[inline]
+    // Always inlined: it runs at every offer of a planned channel (P1's path).
+    #[inline(always)]
     pub fn settle(&mut self, now: SimTime) {
         while let Some(&s) = self.starts.front() {
             if s.at > now {
@@ -488,7 +490,7 @@ impl Channel {
             // Idle transmitter and nothing waits: the packet would be dequeued at once, so it
             // skips the buffer.
             self.queue.sent_at_once(size);
-            self.stats.sojourn.record(0);
+            self.stats.sojourn.record_zero();
             let (head_arrives, lost) = self.transmit(now, pkts, id, true);
             return Offer::Sent { head_arrives, lost };
         }
@@ -555,7 +557,7 @@ impl Channel {
         let start = self.busy_until;
         if start <= now {
             // Idle (and so nothing waits: every start is before the transmitter frees up).
-            self.stats.sojourn.record(0);
+            self.stats.sojourn.record_zero();
             let (head_arrives, lost) = self.transmit(now, pkts, id, true);
             return Offer::Sent { head_arrives, lost };
         }

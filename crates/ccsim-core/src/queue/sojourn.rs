@@ -21,8 +21,9 @@
 //!
 //! A packet sent at once to an idle transmitter counts as a sojourn of zero: it is a packet
 //! that crossed the queue without waiting, and leaving it out would make an idle link's delay
-//! that of its rare waiting packets. Packets dropped in the queue, and packets still waiting at
-//! the end of the run, count in no percentile.
+//! that of its rare waiting packets. Such packets are most of most links' packets, so they are
+//! a plain count beside the buckets (one add). Packets dropped in the queue, and packets still
+//! waiting at the end of the run, count in no percentile.
 
 /// Bits of sub-bucket per power of two (32 buckets per octave).
 const SUB_BITS: u32 = 5;
@@ -31,11 +32,13 @@ const SUB: u64 = 1 << SUB_BITS;
 /// The histogram of one channel's sojourn times (ns).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SojournHistogram {
-    /// Packets counted.
-    pub count: u64,
+    /// Packets that did not wait (most packets of most links: one add, no bucket lookup).
+    zeros: u64,
+    /// Packets that waited, counted in `buckets`.
+    waited: u64,
     /// The largest sojourn time seen, ns (exact).
-    pub max_ns: u64,
-    /// Count per bucket; grown on demand to the highest bucket seen.
+    max_ns: u64,
+    /// Count per bucket of the packets that waited; grown on demand to the highest bucket.
     buckets: Vec<u64>,
 }
 
@@ -63,10 +66,20 @@ fn bucket_range(b: usize) -> (u64, u64) {
 }
 
 impl SojournHistogram {
-    /// Count one packet that waited `ns` nanoseconds.
+    /// Count one packet that did not wait (it found the transmitter idle).
     #[inline]
+    pub fn record_zero(&mut self) {
+        self.zeros += 1;
+    }
+
+    /// Count one packet that waited `ns` nanoseconds.
+    #[inline(always)]
     pub fn record(&mut self, ns: u64) {
-        self.count += 1;
+        if ns == 0 {
+            self.zeros += 1;
+            return;
+        }
+        self.waited += 1;
         if ns > self.max_ns {
             self.max_ns = ns;
         }
@@ -86,11 +99,15 @@ impl SojournHistogram {
     /// sample with at least ⌈q·count⌉ samples at or below it, read at the middle of its bucket
     /// (exact below 32 ns) and never above the exact maximum. `None` with no sample.
     pub fn quantile_ns(&self, q: f64) -> Option<f64> {
-        if self.count == 0 {
+        let count = self.count();
+        if count == 0 {
             return None;
         }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
+        let rank = ((q * count as f64).ceil() as u64).clamp(1, count);
+        if rank <= self.zeros {
+            return Some(0.0);
+        }
+        let mut seen = self.zeros;
         for (b, &n) in self.buckets.iter().enumerate() {
             seen += n;
             if seen >= rank {
@@ -100,6 +117,16 @@ impl SojournHistogram {
             }
         }
         Some(self.max_ns as f64)
+    }
+
+    /// Packets counted.
+    pub fn count(&self) -> u64 {
+        self.zeros + self.waited
+    }
+
+    /// The largest sojourn time seen, ns (exact).
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
     }
 
     /// Buckets held (for the memory bound's test).
@@ -143,16 +170,22 @@ mod tests {
             );
         }
         assert_eq!(h.quantile_ns(1.0), Some(1_000_000.0));
-        assert_eq!(h.max_ns, 1_000_000);
-        assert_eq!(h.count, 1000);
+        assert_eq!(h.max_ns(), 1_000_000);
+        assert_eq!(h.count(), 1000);
     }
 
     #[test]
     fn zero_sojourns_are_exact_and_the_memory_grows_only_to_the_largest_delay() {
         let mut h = SojournHistogram::default();
-        for _ in 0..99 {
+        for _ in 0..98 {
             h.record(0);
         }
+        h.record_zero();
+        assert_eq!(
+            h.buckets_held(),
+            0,
+            "no bucket for packets that did not wait"
+        );
         h.record(10_000_000);
         assert_eq!(h.quantile_ns(0.5), Some(0.0));
         assert_eq!(h.quantile_ns(0.99), Some(0.0));
