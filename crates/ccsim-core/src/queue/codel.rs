@@ -35,17 +35,17 @@ use crate::time::{SimDuration, SimTime};
 
 /// CoDel's parameters (RFC 8289 §4.2, §4.3 and §5.3).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct CodelParams {
+pub struct CodelParams {
     /// Acceptable standing queue delay (§4.3: 5 ms).
-    pub(crate) target: SimDuration,
+    pub target: SimDuration,
     /// Sliding window over which the sojourn time must stay above target (§4.2: 100 ms).
-    pub(crate) interval: SimDuration,
+    pub interval: SimDuration,
     /// MAXPACKET (§5.3's pseudo-code): with this many bytes or fewer queued CoDel never drops,
     /// so that a slow link whose one packet takes longer than `target` stays busy.
-    pub(crate) maxpacket: u64,
+    pub maxpacket: u64,
     /// CE-mark ECN-capable packets instead of dropping them (RFC 8289 speaks of dropping or
     /// marking throughout; the marking rule is Linux's `ecn` option).
-    pub(crate) ecn: bool,
+    pub ecn: bool,
 }
 
 /// Where CoDel takes its packets from: a FIFO, and the bytes left queued after a dequeue

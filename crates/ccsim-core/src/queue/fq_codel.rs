@@ -60,13 +60,13 @@ pub(crate) struct Flow {
 
 /// FQ-CoDel's parameters (RFC 8290 §5.1, with Linux's defaults where it leaves them open).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct FqCodelParams {
-    pub(crate) codel: CodelParams,
-    pub(crate) flows: u32,
-    pub(crate) quantum: u32,
-    pub(crate) limit: u64,
-    pub(crate) memory_limit: u64,
-    pub(crate) drop_batch: u32,
+pub struct FqCodelParams {
+    pub codel: CodelParams,
+    pub flows: u32,
+    pub quantum: u32,
+    pub limit: u64,
+    pub memory_limit: u64,
+    pub drop_batch: u32,
 }
 
 #[derive(Clone, Debug)]

@@ -62,6 +62,9 @@ pub use classes::{
     ClassCounters, ClassPolice, ClassQueue, ClassSpec, DropSpec, SchedulerKind, SchedulerSpec,
     Share,
 };
+pub use codel::CodelParams;
+pub use fq_codel::FqCodelParams;
+pub use pie::PieParams;
 pub use sojourn::SojournHistogram;
 pub use wred::WredProfileSpec;
 
@@ -74,9 +77,9 @@ use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
-use codel::{CodelParams, CodelQueue, CodelState};
-use fq_codel::{FqCodel, FqCodelParams};
-use pie::{Pie, PieParams, PieVerdict};
+use codel::{CodelQueue, CodelState};
+use fq_codel::FqCodel;
+use pie::{Pie, PieVerdict};
 use red::Red;
 use tbf::Tbf;
 
@@ -233,85 +236,23 @@ impl Queue {
                 QueueLimit::Packets(0),
                 Discipline::Classes(Box::new(ClassQueue::new(sched, &rng, link_rate))),
             ),
-            QueueSpec::Codel {
-                limit,
-                target,
-                interval,
-                maxpacket,
-                ecn,
-            } => (
+            QueueSpec::Codel { limit, params } => (
                 limit,
                 Discipline::Codel(Box::new(Codel {
-                    p: CodelParams {
-                        target,
-                        interval,
-                        maxpacket: maxpacket as u64,
-                        ecn,
-                    },
+                    p: params,
                     state: CodelState::default(),
                     drops: AqmDrops::default(),
                 })),
             ),
-            QueueSpec::FqCodel {
-                limit,
-                memory_limit,
-                flows,
-                quantum,
-                target,
-                interval,
-                maxpacket,
-                ecn,
-                drop_batch,
-            } => {
-                let p = FqCodelParams {
-                    codel: CodelParams {
-                        target,
-                        interval,
-                        maxpacket: maxpacket as u64,
-                        ecn,
-                    },
-                    flows,
-                    quantum,
-                    limit,
-                    memory_limit,
-                    drop_batch,
-                };
-                (
-                    QueueLimit::Packets(limit),
-                    Discipline::FqCodel(Box::new(FqCodelQueue {
-                        fq: FqCodel::new(p, &rng),
-                        drops: AqmDrops::default(),
-                    })),
-                )
-            }
-            QueueSpec::Pie {
-                limit,
-                target,
-                t_update,
-                max_burst,
-                alpha,
-                beta,
-                mean_packet_size,
-                dq_rate_estimator,
-                dq_threshold,
-                derandomize,
-                ecn,
-                mark_ecnth,
-            } => {
-                let p = PieParams {
-                    target,
-                    t_update,
-                    max_burst,
-                    alpha,
-                    beta,
-                    mean_packet_size: mean_packet_size as u64,
-                    dq_rate_estimator,
-                    dq_threshold,
-                    derandomize,
-                    ecn,
-                    mark_ecnth,
-                };
-                (limit, Discipline::Pie(Box::new(Pie::new(p, rng))))
+            QueueSpec::FqCodel(params) => (
+                QueueLimit::Packets(params.limit),
+                Discipline::FqCodel(Box::new(FqCodelQueue {
+                    fq: FqCodel::new(params, &rng),
+                    drops: AqmDrops::default(),
+                })),
+            ),
+            QueueSpec::Pie { limit, params } => {
+                (limit, Discipline::Pie(Box::new(Pie::new(params, rng))))
             }
             QueueSpec::Tbf { limit, rate, burst } => {
                 (limit, Discipline::Tbf(Box::new(Tbf::new(rate, burst))))

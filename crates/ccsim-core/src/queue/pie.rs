@@ -35,27 +35,27 @@ use crate::time::{SimDuration, SimTime};
 
 /// PIE's parameters (RFC 8033 §4 and §5; defaults in `scenario/parse/links.rs`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct PieParams {
+pub struct PieParams {
     /// QDELAY_REF (15 ms).
-    pub(crate) target: SimDuration,
+    pub target: SimDuration,
     /// T_UPDATE (15 ms).
-    pub(crate) t_update: SimDuration,
+    pub t_update: SimDuration,
     /// MAX_BURST (150 ms).
-    pub(crate) max_burst: SimDuration,
+    pub max_burst: SimDuration,
     /// alpha (0.125 Hz) and beta (1.25 Hz).
-    pub(crate) alpha: f64,
-    pub(crate) beta: f64,
+    pub alpha: f64,
+    pub beta: f64,
     /// MEAN_PKTSIZE: with two of these or fewer queued PIE never drops (§4.1).
-    pub(crate) mean_packet_size: u64,
+    pub mean_packet_size: u64,
     /// §5.2's departure-rate estimate instead of timestamps.
-    pub(crate) dq_rate_estimator: bool,
+    pub dq_rate_estimator: bool,
     /// DQ_THRESHOLD (16 KB).
-    pub(crate) dq_threshold: u64,
+    pub dq_threshold: u64,
     /// §5.4's derandomization.
-    pub(crate) derandomize: bool,
+    pub derandomize: bool,
     /// §5.1: mark ECT packets instead of dropping while drop_prob <= mark_ecnth (10 %).
-    pub(crate) ecn: bool,
-    pub(crate) mark_ecnth: f64,
+    pub ecn: bool,
+    pub mark_ecnth: f64,
 }
 
 /// What PIE decided for an arriving packet.

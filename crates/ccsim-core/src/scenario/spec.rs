@@ -171,43 +171,15 @@ pub enum QueueSpec {
     /// `target` for an `interval`; `limit` is its hard limit.
     Codel {
         limit: QueueLimit,
-        target: SimDuration,
-        interval: SimDuration,
-        /// RFC 8289's MAXPACKET: no drop with this many bytes or fewer queued (the link MTU).
-        maxpacket: u32,
-        ecn: bool,
+        params: crate::queue::CodelParams,
     },
-    /// FQ-CoDel (RFC 8290): `flows` hashed flow queues served by DRR with `quantum`, CoDel on
-    /// each; over `limit` packets or `memory_limit` bytes it drops from the fattest flow, up to
-    /// `drop_batch` packets at a time.
-    FqCodel {
-        limit: u64,
-        memory_limit: u64,
-        flows: u32,
-        quantum: u32,
-        target: SimDuration,
-        interval: SimDuration,
-        maxpacket: u32,
-        ecn: bool,
-        drop_batch: u32,
-    },
+    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel on each; its limits are
+    /// its own (packets and bytes over all flow queues).
+    FqCodel(crate::queue::FqCodelParams),
     /// PIE (RFC 8033): a drop probability updated every `t_update` from the queue delay.
     Pie {
         limit: QueueLimit,
-        target: SimDuration,
-        t_update: SimDuration,
-        max_burst: SimDuration,
-        /// Gains in Hz (per second of delay).
-        alpha: f64,
-        beta: f64,
-        /// MEAN_PKTSIZE: no drop with two of these or fewer queued (the link MTU).
-        mean_packet_size: u32,
-        /// RFC 8033 §5.2's departure-rate delay estimate instead of timestamps.
-        dq_rate_estimator: bool,
-        dq_threshold: u64,
-        derandomize: bool,
-        ecn: bool,
-        mark_ecnth: f64,
+        params: crate::queue::PieParams,
     },
     /// A token-bucket shaper: packets leave at `rate` on average, bursts of `burst` bytes.
     Tbf {

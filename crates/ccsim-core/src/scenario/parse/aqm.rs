@@ -6,6 +6,7 @@
 //! PIE's MEAN_PKTSIZE) default to the link's MTU, and a shaper's bucket must hold one.
 
 use super::reader::{opt, Reader, Res, RATE_SHORT, SIZE_SHORT};
+use crate::queue::{CodelParams, FqCodelParams, PieParams};
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::SimDuration;
 
@@ -61,18 +62,8 @@ pub(super) fn read_aqm(
             r.allow(CODEL_KEYS)?;
             let limit =
                 opt(r, "limit", read_limit)?.unwrap_or(QueueLimit::Packets(AQM_LIMIT_PACKETS));
-            // RFC 8289 §4.3 (target 5 ms) and §4.2 (interval 100 ms).
-            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(5));
-            let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(millis(100));
-            let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
-            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(false);
-            Ok(QueueSpec::Codel {
-                limit,
-                target,
-                interval,
-                maxpacket,
-                ecn,
-            })
+            let params = read_codel(r, mtu, false)?;
+            Ok(QueueSpec::Codel { limit, params })
         }
         "fq_codel" => {
             r.allow(FQ_CODEL_KEYS)?;
@@ -82,23 +73,17 @@ pub(super) fn read_aqm(
             let memory_limit = opt(r, "memory_limit", |f| f.positive_size())?.unwrap_or(32 << 20);
             let flows = opt(r, "flows", |f| f.u32_in(1, 65_536))?.unwrap_or(1024);
             let quantum = opt(r, "quantum", |f| f.size_u32(1))?.unwrap_or(1514);
-            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(5));
-            let interval = opt(r, "interval", |f| f.positive_duration())?.unwrap_or(millis(100));
-            let maxpacket = opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu);
             // RFC 8290 §5.1: ECN on by default (as Linux's fq_codel).
-            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(true);
+            let codel = read_codel(r, mtu, true)?;
             let drop_batch = opt(r, "drop_batch", |f| f.u32_in(1, 65_536))?.unwrap_or(1);
-            Ok(QueueSpec::FqCodel {
-                limit,
-                memory_limit,
+            Ok(QueueSpec::FqCodel(FqCodelParams {
+                codel,
                 flows,
                 quantum,
-                target,
-                interval,
-                maxpacket,
-                ecn,
+                limit,
+                memory_limit,
                 drop_batch,
-            })
+            }))
         }
         "pie" => {
             r.allow(PIE_KEYS)?;
@@ -106,31 +91,21 @@ pub(super) fn read_aqm(
                 opt(r, "limit", read_limit)?.unwrap_or(QueueLimit::Packets(AQM_LIMIT_PACKETS));
             // RFC 8033 §4 and §5: QDELAY_REF 15 ms, T_UPDATE 15 ms, MAX_BURST 150 ms,
             // alpha 0.125 Hz, beta 1.25 Hz, DQ_THRESHOLD 16 KB (2^14 B), mark_ecnth 10 %.
-            let target = opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(15));
-            let t_update = opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(millis(15));
-            let max_burst = opt(r, "max_burst", |f| f.duration())?.unwrap_or(millis(150));
-            let alpha = opt(r, "alpha", |f| f.positive_number())?.unwrap_or(0.125);
-            let beta = opt(r, "beta", |f| f.positive_number())?.unwrap_or(1.25);
-            let mean_packet_size = opt(r, "mean_packet_size", |f| f.size_u32(1))?.unwrap_or(mtu);
-            let dq_rate_estimator = opt(r, "dq_rate_estimator", |f| f.boolean())?.unwrap_or(false);
-            let dq_threshold = opt(r, "dq_threshold", |f| f.positive_size())?.unwrap_or(16_384);
-            let derandomize = opt(r, "derandomize", |f| f.boolean())?.unwrap_or(false);
-            let ecn = opt(r, "ecn", |f| f.boolean())?.unwrap_or(false);
-            let mark_ecnth = opt(r, "mark_ecnth", |f| f.probability())?.unwrap_or(0.1);
-            Ok(QueueSpec::Pie {
-                limit,
-                target,
-                t_update,
-                max_burst,
-                alpha,
-                beta,
-                mean_packet_size,
-                dq_rate_estimator,
-                dq_threshold,
-                derandomize,
-                ecn,
-                mark_ecnth,
-            })
+            let params = PieParams {
+                target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(15)),
+                t_update: opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(millis(15)),
+                max_burst: opt(r, "max_burst", |f| f.duration())?.unwrap_or(millis(150)),
+                alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(0.125),
+                beta: opt(r, "beta", |f| f.positive_number())?.unwrap_or(1.25),
+                mean_packet_size: opt(r, "mean_packet_size", |f| f.size_u32(1))?.unwrap_or(mtu)
+                    as u64,
+                dq_rate_estimator: opt(r, "dq_rate_estimator", |f| f.boolean())?.unwrap_or(false),
+                dq_threshold: opt(r, "dq_threshold", |f| f.positive_size())?.unwrap_or(16_384),
+                derandomize: opt(r, "derandomize", |f| f.boolean())?.unwrap_or(false),
+                ecn: opt(r, "ecn", |f| f.boolean())?.unwrap_or(false),
+                mark_ecnth: opt(r, "mark_ecnth", |f| f.probability())?.unwrap_or(0.1),
+            };
+            Ok(QueueSpec::Pie { limit, params })
         }
         _ => {
             r.allow(TBF_KEYS)?;
@@ -154,6 +129,17 @@ pub(super) fn read_aqm(
     }
 }
 
+/// CoDel's keys, shared by `codel` and `fq_codel` (whose ECN default differs): RFC 8289 §4.3
+/// (target 5 ms) and §4.2 (interval 100 ms); MAXPACKET the link MTU.
+fn read_codel(r: &mut Reader, mtu: u32, ecn_default: bool) -> Res<CodelParams> {
+    Ok(CodelParams {
+        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(5)),
+        interval: opt(r, "interval", |f| f.positive_duration())?.unwrap_or(millis(100)),
+        maxpacket: opt(r, "maxpacket", |f| f.size_u32(0))?.unwrap_or(mtu) as u64,
+        ecn: opt(r, "ecn", |f| f.boolean())?.unwrap_or(ecn_default),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
@@ -170,47 +156,53 @@ mod tests {
             ],
         );
         let l = &s.links["bottleneck"];
+        let codel = CodelParams {
+            target: millis(5),
+            interval: millis(100),
+            maxpacket: 1400,
+            ecn: false,
+        };
         assert_eq!(
             l.a_to_b.queue,
             QueueSpec::Codel {
                 limit: QueueLimit::Packets(1000),
-                target: millis(5),
-                interval: millis(100),
-                maxpacket: 1400,
-                ecn: false,
+                params: codel,
             }
         );
         assert_eq!(
             l.b_to_a.queue,
             QueueSpec::Pie {
                 limit: QueueLimit::Packets(1000),
-                target: millis(15),
-                t_update: millis(15),
-                max_burst: millis(150),
-                alpha: 0.125,
-                beta: 1.25,
-                mean_packet_size: 1400,
-                dq_rate_estimator: false,
-                dq_threshold: 16_384,
-                derandomize: false,
-                ecn: false,
-                mark_ecnth: 0.1,
+                params: PieParams {
+                    target: millis(15),
+                    t_update: millis(15),
+                    max_burst: millis(150),
+                    alpha: 0.125,
+                    beta: 1.25,
+                    mean_packet_size: 1400,
+                    dq_rate_estimator: false,
+                    dq_threshold: 16_384,
+                    derandomize: false,
+                    ecn: false,
+                    mark_ecnth: 0.1,
+                },
             }
         );
         let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"fq_codel\"}"]);
         assert_eq!(
             s.links["bottleneck"].a_to_b.queue,
-            QueueSpec::FqCodel {
-                limit: 10_240,
-                memory_limit: 32 << 20,
+            QueueSpec::FqCodel(FqCodelParams {
+                codel: CodelParams {
+                    maxpacket: 1500,
+                    ecn: true,
+                    ..codel
+                },
                 flows: 1024,
                 quantum: 1514,
-                target: millis(5),
-                interval: millis(100),
-                maxpacket: 1500,
-                ecn: true,
+                limit: 10_240,
+                memory_limit: 32 << 20,
                 drop_batch: 1,
-            }
+            })
         );
     }
 }
