@@ -23,7 +23,7 @@
 //!
 //! [`CodelState`] is one instance of the algorithm; it reads packets through [`CodelQueue`] so
 //! that FQ-CoDel (`fq_codel.rs`) runs one per flow queue over the same code. The control law
-//! uses an exact `sqrt` (IEEE 754 rounds it correctly, so it is deterministic); Linux's
+//! uses `libm::sqrt` (correctly rounded, the same on every machine); Linux's
 //! Newton-step reciprocal square root differs from it by far less than a nanosecond at these
 //! scales.
 
@@ -73,7 +73,7 @@ pub(crate) struct CodelState {
 /// RFC 8289 §3.3: the next drop comes interval/sqrt(count) after `t`.
 #[inline]
 pub(crate) fn control_law(t: SimTime, interval: SimDuration, count: u32) -> SimTime {
-    let gap = interval.as_nanos() as f64 / (count.max(1) as f64).sqrt();
+    let gap = interval.as_nanos() as f64 / libm::sqrt(count.max(1) as f64);
     t + SimDuration::from_nanos(gap as u64)
 }
 
@@ -260,7 +260,7 @@ mod tests {
         let mut next = ms(105);
         let mut count = 1u32;
         loop {
-            next += SimDuration::from_nanos((100e6 / (count as f64).sqrt()) as u64);
+            next += SimDuration::from_nanos((100e6 / libm::sqrt(count as f64)) as u64);
             count += 1;
             // Drops happen at whole milliseconds: the first dequeue at or after `next`.
             let at = SimTime::from_nanos(next.as_nanos().div_ceil(1_000_000) * 1_000_000);

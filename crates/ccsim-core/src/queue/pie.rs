@@ -355,7 +355,7 @@ mod tests {
         calm.catch_up(SimTime::from_secs(3600), 0);
         assert_eq!(
             calm.next_update,
-            SimTime::from_nanos(3600_000_000_000 + 15_000_000)
+            SimTime::from_nanos(3_600_000_000_000 + 15_000_000)
         );
     }
 
