@@ -437,13 +437,22 @@ fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
 
 /// Scalable TCP (Kelly 2003); defaults in [`crate::cc::ScalableConfig::default`].
 fn read_scalable(r: &mut Reader) -> Res<CcAlgorithm> {
-    r.allow(&["type", "a", "b", "low_window", "legacy_decrease"])?;
+    r.allow(&[
+        "type",
+        "a",
+        "b",
+        "low_window",
+        "legacy_decrease",
+        "decrease_from",
+    ])?;
     let d = crate::cc::ScalableConfig::default();
     Ok(CcAlgorithm::Scalable(crate::cc::ScalableConfig {
         a: opt(r, "a", |f| f.positive_number())?.unwrap_or(d.a),
         b: opt(r, "b", read_open_fraction)?.unwrap_or(d.b),
         low_window: opt(r, "low_window", read_non_negative)?.unwrap_or(d.low_window),
         legacy_decrease: opt(r, "legacy_decrease", |f| f.boolean())?.unwrap_or(d.legacy_decrease),
+        decrease_from_flight: opt(r, "decrease_from", |f| f.choice(&["cwnd", "flight"]))?
+            .map_or(d.decrease_from_flight, |c| c == "flight"),
     }))
 }
 
