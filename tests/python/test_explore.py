@@ -822,3 +822,37 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     assert status == 200 and json.loads(body)[0]["id"] == "p000"
     assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
     app.state.engine.close()
+
+
+def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # A job with a backlog of events (a page that reconnects late, a burst of cached points),
+    # and a reader that closes its tab after the first bytes: the events still to come must
+    # not be written into the dead connection (asyncio logs "socket.send() raised exception."
+    # for every write after the fifth to a lost connection).
+    job = Job("j-gone", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    for i in range(500):
+        job.emit("progress", seed=1, sim_s=float(i), duration_s=500.0, events=i)
+    with caplog.at_level(logging.WARNING):
+        tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        tab.sendall(b"GET /api/jobs/j-gone/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        # Closed with a reset, as a killed tab's connection is: the next write fails at once.
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        tab.close()
+        deadline = time.monotonic() + 10
+        while not job.cancelled:
+            assert time.monotonic() < deadline, "the stream never saw its client leave"
+            for i in range(20):
+                job.emit("progress", seed=1, sim_s=float(i), duration_s=500.0, events=i)
+            time.sleep(0.005)
+        time.sleep(0.2)  # writes still queued behind the disconnect would log by now
+    noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noise == []
