@@ -406,6 +406,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, range(1, args.seeds + 1))
     out: Path = args.out
+    # Refused now, not at the first finished run's save (the store makes its folder then).
+    check_output_folder(out, [args.file], ["flows.parquet", "links.parquet"], create=False)
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "

@@ -107,11 +107,12 @@ def record_problem(record: Any) -> str | None:
 
 
 class Store:
-    """Finished runs on disk, one JSON file per run under ``directory``."""
+    """Finished runs on disk, one JSON file per run under ``directory``. The folder is made by
+    the first save: a sweep refused for its input (a misspelled key, a bad swept value) leaves
+    no empty store behind that looks like a sweep started there."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
 
     def path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"

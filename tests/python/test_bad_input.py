@@ -242,6 +242,24 @@ def test_seed_is_refused_as_a_sweep_parameter_pointing_to_seeds(
     assert not (out / "flows.parquet").exists()
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [["--set", "nodes.bogus=1"], ["--param", "links.bottleneck.rate=2Mbps,fast"], ["--set", "x"]],
+    ids=["misspelled key", "bad swept value", "not PATH=VALUE"],
+)
+def test_a_sweep_refused_for_its_input_writes_no_folder(
+    extra: list[str], tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 2, Part A: a bad scenario left an empty OUT/runs behind, as if a sweep had
+    # started there.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), *extra, "--out", str(out), "--workers", "1"]) == 1
+    one_error_line(capsys)
+    assert not out.exists()
+
+
 def _sweep_of_four(tmp_path: Path, two_hosts: str) -> tuple[list[sweep.RunSpec], sweep.Store]:
     runs = sweep.plan_grid(
         two_hosts, ['duration="1s"'], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])], [1, 2]
