@@ -595,6 +595,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse ignores an OSError from writing --help or --version: with stdout
+        # unbuffered (PYTHONUNBUFFERED=1) `ccsim --help > /dev/full` exited 0 having written
+        # nothing. Raised, it reaches main, which reports it as any command's output.
+        if message and file is sys.stdout:
+            with naming_the_file(STDOUT):
+                file.write(message)
+            return
+        super()._print_message(message, file)
+
 
 def _integer(text: str) -> int:
     """An option's integer, or argparse's one-line error."""
@@ -949,6 +959,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.code in (0, None) and (status := _flushed(0)) != 0:
             return status
         raise
+    except OSError as e:  # the write of --help or --version itself failed (unbuffered stdout)
+        return _output_failed(e)
     with _signals_interrupt() as received:
         return _dispatch(args, received)
 
@@ -1000,13 +1012,20 @@ def _flushed(status: int) -> int:
         if sys.stdout is not None:
             with naming_the_file(STDOUT):
                 sys.stdout.flush()
-    except BrokenPipeError:
-        return _reader_gone()
-    except OSError as e:  # `> /dev/full`: ENOSPC; an output file on a failed disk: EIO
-        _error(os_error_text(e))
-        _stdout_to_devnull()
-        return 1
+    except OSError as e:
+        return _output_failed(e)
     return status
+
+
+def _output_failed(e: OSError) -> int:
+    """The status of a command whose output to stdout could not be written: a reader gone
+    away ends it quietly; anything else (``> /dev/full``: ENOSPC; a file on a failed disk:
+    EIO) is one error line naming stdout."""
+    if isinstance(e, BrokenPipeError):
+        return _reader_gone()
+    _error(os_error_text(e))
+    _stdout_to_devnull()
+    return 1
 
 
 #: The name a failed write of a command's output gives: ``stdout: no space left on device``.
