@@ -585,3 +585,34 @@ def test_a_new_user_reproduces_in_the_repository_then_reports_and_explores_elsew
     keep_screenshot(pg, tmp_path / "new-user-explore.png")  # after the listing: ours
     if no_korean is not None:
         pytest.skip(f"all checked but Hangul: {no_korean}")
+
+
+def test_a_damaged_table_or_record_of_a_reproduction_leaves_it_out_naming_the_file(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2, Part A: the site read only report.md and summary.parquet, so a reproduction
+    # whose paired comparisons, run record or claims were damaged got a page as if whole.
+    tree = tmp_path / "results"
+    damage = {
+        "paired.parquet": lambda b: b[: len(b) // 2],  # cut short
+        "run.json": lambda b: b[:40],  # cut short
+        "claims.csv": lambda b: b + b"\nfig8,caf\xe9\n",  # not UTF-8
+        "points.parquet": lambda b: b"PAR1 but not parquet",
+        "table-t1.csv": lambda b: b + b"a,b\n",  # a row short of the header's columns
+    }
+    source = results / "p001-quick"
+    shutil.copytree(source, tree / "p001-good", ignore=shutil.ignore_patterns("runs", "site"))
+    (tree / "p001-good" / "table-t1.csv").write_text("line,x,y\nreno,1,2\n")
+    for name, spoil in damage.items():
+        folder = tree / f"p001-{name}"
+        shutil.copytree(tree / "p001-good", folder)
+        path = folder / name
+        path.write_bytes(spoil(path.read_bytes()))
+    warned: list[str] = []
+    build_site(tree, warn=warned.append)
+    assert len(warned) == len(damage), warned
+    for line, name in zip(warned, sorted(damage)):
+        path = tree / f"p001-{name}" / name
+        assert line.startswith(f"p001-{name} left out of the site: {path}: "), line
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
