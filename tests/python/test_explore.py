@@ -295,6 +295,55 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert errors == []
 
 
+#: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
+#: cannot move) and the settings shown with their value, without starting a job.
+EVERY_CONTROL = """() => {
+  schedule = () => {};
+  const stuck = [], shown = {};
+  for (const p of window.ccsim.catalog) {
+    $("paper").value = p.id; fillFigures();
+    for (const f of p.figures) {
+      $("figure").value = f.id;
+      for (const q of [true, false]) {
+        $("quick").checked = q; buildControls();
+        for (const el of document.querySelectorAll("#controls input[type=range]"))
+          if (+el.max <= +el.min) stuck.push(`${p.id} ${f.id} ${el.dataset.path || el.id}`);
+        shown[`${p.id} ${f.id}`] = $("controls").textContent;
+      }
+    }
+  }
+  return [stuck, shown];
+}"""
+
+
+def test_in_chromium_no_papers_slider_is_stuck_on_one_value_and_fixed_settings_show_theirs(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 2, Part A: p002's case-2 delays and p004's cross-traffic rate had a slider each
+    # whose one position was the plan's one value.
+    pg, errors = page
+    # The page starts a job as it opens, before EVERY_CONTROL stops it: answered here with a
+    # job that is done at once, so nothing runs (a refused request would be a page error).
+    pg.route(
+        "**/api/run",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body='{"job": "none", "changed": []}'
+        ),
+    )
+    pg.route("**/api/jobs/none/**", lambda route: route.fulfill(
+        status=200, content_type="text/event-stream",
+        body='data: {"type": "done", "total": 0, "cached": 0, "simulated": 0, '
+             '"elapsed_s": 0}\n\n'))  # fmt: skip
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.catalog.length", timeout=60_000)
+    stuck, shown = pg.evaluate(EVERY_CONTROL)
+    assert stuck == []
+    assert "links.in4.delay = 45ms" in shown["p002 fig3"]
+    assert "flows.cross0.rate = 8Mbps" in shown["p004 fig9"]
+    assert errors == []
+    assert server.app.state.engine.jobs == {}
+
+
 def test_ccsim_explore_with_no_plan_here_nor_in_the_results_says_where_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
