@@ -519,12 +519,6 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
     check_output_folder(results, [], [], option="--results")
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(
-            f"ccsim explore: warning: listening on {args.host}: anyone who can reach this address "
-            "can start simulations (only of the plans' figures, with the plans' values)",
-            file=sys.stderr,
-        )
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers)
     return 0

@@ -777,6 +777,21 @@ def test_ccsim_explore_on_a_port_in_use_says_so_in_one_line_and_prints_no_url(
 
 
 @pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_an_address_it_cannot_listen_on_does_not_say_it_listens_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 2: "warning: listening on 999.1.1.1: anyone who can reach this address can
+    # start simulations" came before the error saying it could not listen there.
+    from ccsim.cli import main
+
+    for host in ("999.1.1.1", "10.255.255.1"):
+        assert main(["explore", "--host", host, "--port", str(free_port())]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"ccsim: error: --host {host}"), err
+        assert len(err.splitlines()) == 1 and "listening on" not in err
+
+
+@pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -290,11 +290,18 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
           workers: int = 2) -> None:  # fmt: skip
-    """Serve the explorer until interrupted: listen first, then load the plans, then say where."""
+    """Serve the explorer until interrupted: listen first, then load the plans, then say where
+    (and, on an address other machines can reach, warn: only once it listens there)."""
+    import sys
+
     import uvicorn
 
     sock = listen(host, port)
     with sock:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
+                  "address can start simulations (only of the plans' figures, with the plans' "
+                  "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
         shown = f"[{host}]" if ":" in host else host
         print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",
