@@ -595,7 +595,7 @@ class _Parser(argparse.ArgumentParser):
         # nothing. Raised, it reaches main, which reports it as any command's output.
         if message and file is sys.stdout:
             with naming_the_file(STDOUT):
-                file.write(message)
+                _stdout().write(message)
             return
         super()._print_message(message, file)
 
@@ -1031,10 +1031,18 @@ def _say(text: str) -> None:
     write fails here, not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
     try:
         with naming_the_file(STDOUT):
-            print(text)
+            print(text, file=_stdout())
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
+
+
+def _stdout() -> Any:
+    """``sys.stdout``, or an OSError naming stdout when it is closed (``ccsim ... >&-``):
+    Python then starts with ``sys.stdout`` None, to which print() writes nothing at all."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "Closed (nothing can be written)", str(STDOUT))
+    return sys.stdout
 
 
 def _stdout_to_devnull() -> None:

@@ -380,6 +380,25 @@ def test_output_to_a_full_disk_is_an_error_naming_stdout_not_a_silent_success(
     assert err == "ccsim: error: stdout: no space left on device\n"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["validate", "random-loss.toml"], ["--help"], ["run", "--help"], ["--version"],
+     ["reproduce", "--list"]],
+)  # fmt: skip
+def test_output_with_stdout_closed_is_an_error_naming_stdout_not_a_silent_success(
+    command: list[str], examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # `ccsim validate x.toml >&-`: Python starts with sys.stdout None, and print() to None
+    # writes nothing: validate exited 0 having said nothing, and --help raised AttributeError.
+    monkeypatch.chdir(examples.parent)
+    argv = [str(examples / a) if a.endswith(".toml") else a for a in command]
+    monkeypatch.setattr(sys, "stdout", None)
+    status = main(argv)
+    monkeypatch.undo()
+    assert status == 1
+    assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be written)\n"
+
+
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
     tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
