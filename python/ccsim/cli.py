@@ -387,7 +387,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ccsim import bench
 
-    only = [s.strip().upper() for s in args.only.split(",")] if args.only else None
+    only = args.only
     if args.scale:
         only = [*(only or []), *bench.SCALE_DEFAULT]
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
@@ -625,6 +625,15 @@ def _folder(text: str) -> Path:
     return Path(text)
 
 
+def _cases(text: str) -> list[str]:
+    """``bench --only``: the cases named, upper-cased. None named (``--only "$CASES"`` with
+    CASES unset) is refused: taken for "no filter", it ran every case, for minutes."""
+    cases = [c.strip().upper() for c in text.split(",") if c.strip()]
+    if not cases:
+        raise argparse.ArgumentTypeError("empty; name cases, e.g. P0,P1 (without --only: all)")
+    return cases
+
+
 def _port(text: str) -> int:
     """``--port``: a TCP port, 1 to 65535."""
     value = _integer(text)
@@ -741,6 +750,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument(
         "--only",
+        type=_cases,
         default=None,
         help="comma-separated cases, e.g. P0,P1: any of "
         f"{', '.join(bench.SCENARIOS)}; {', '.join(bench.ON_REQUEST)} (on request only: paper "

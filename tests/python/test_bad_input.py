@@ -306,3 +306,19 @@ def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_ho
     ]
     assert "4 runs: 1 executed, 3 reused" in proc.stdout
     assert len(pd.read_parquet(out / "flows.parquet")) == 4
+
+
+@pytest.mark.parametrize("only", ["", " ", ",", " , "])
+def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
+    only: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 2: `ccsim bench --only "$CASES"` with CASES unset ran every case (minutes).
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    assert main(["bench", "--only", only]) == 1
+    line = one_error_line(capsys)
+    assert "argument --only: empty" in line
