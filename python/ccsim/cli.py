@@ -412,6 +412,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     args.kept = lambda: (
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "
         "resumes from them"
+        if len(store)
+        else "no run had finished: nothing was written"  # the store's folder was never made
     )
     rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")

@@ -322,3 +322,22 @@ def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
     assert main(["bench", "--only", only]) == 1
     line = one_error_line(capsys)
     assert "argument --only: empty" in line
+
+
+def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_not_make(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 2: "0 finished runs are kept in OUT/runs, and the same command resumes from
+    # them", about a store folder that its first save would have made.
+    def stopped(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "execute", stopped)
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--out", str(out), "--workers", "1"]) == 130
+    assert (
+        capsys.readouterr().err == "ccsim: interrupted; no run had finished: nothing was written\n"
+    )
+    assert not out.exists()
