@@ -341,3 +341,28 @@ def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_no
         capsys.readouterr().err == "ccsim: interrupted; no run had finished: nothing was written\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "command", [["validate", "/dev/zero"], ["run", "/dev/zero", "--out", "OUT"]]
+)
+def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_memory_runs_out(
+    command: list[str], tmp_path: Path
+) -> None:
+    # Campaign 2: `ccsim validate /dev/zero` read until the kernel killed it (under a memory
+    # limit: "internal error (MemoryError)"). Run here under a 3 GB address-space limit.
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "from ccsim.cli import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: /dev/zero: larger than 64 MiB, so not a scenario (scenarios are small "
+        "UTF-8 TOML files)\n"
+    )
+    assert not (tmp_path / "out").exists()
