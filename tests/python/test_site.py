@@ -618,27 +618,32 @@ def test_a_damaged_table_or_record_of_a_reproduction_leaves_it_out_naming_the_fi
     assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
 
 
-def test_a_results_file_that_is_not_a_regular_file_leaves_its_reproduction_out_not_the_site(
+def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_not_the_site(
     results: Path, tmp_path: Path
 ) -> None:
     # Campaign 2: report.md a folder stopped the whole site (an error naming it, status 1);
-    # claims.csv a link to /dev/zero was read until the kernel killed the process. Neither is
-    # a file a reproduction writes: named, that reproduction is left out.
+    # claims.csv a link to /dev/zero was read until the kernel killed the process (read now
+    # up to ccsim.scenario.MAX_TEXT_BYTES, as every text file). Named, that reproduction is
+    # left out.
     tree = tmp_path / "results"
     source = results / "p001-quick"
     shutil.copytree(source, tree / "p001-good", ignore=shutil.ignore_patterns("runs", "site"))
-    for name in ("p001-dir-report", "p001-dir-claims"):
+    for name in ("p001-dir-report", "p001-dir-claims", "p001-endless-claims"):
         shutil.copytree(tree / "p001-good", tree / name)
     (tree / "p001-dir-report" / "report.md").unlink()
     (tree / "p001-dir-report" / "report.md").mkdir()
     (tree / "p001-dir-claims" / "claims.csv").unlink()
     (tree / "p001-dir-claims" / "claims.csv").symlink_to(tmp_path)
+    (tree / "p001-endless-claims" / "claims.csv").unlink()
+    (tree / "p001-endless-claims" / "claims.csv").symlink_to("/dev/zero")
     warned: list[str] = []
     build_site(tree, warn=warned.append)
     claims, report = tree / "p001-dir-claims" / "claims.csv", tree / "p001-dir-report" / "report.md"
+    endless = tree / "p001-endless-claims" / "claims.csv"
     assert warned == [
-        f"p001-dir-claims left out of the site: {claims}: not a regular file",
-        f"p001-dir-report left out of the site: {report}: not a regular file",
+        f"p001-dir-claims left out of the site: {claims}: is a directory",
+        f"p001-dir-report left out of the site: {report}: is a directory",
+        f"p001-endless-claims left out of the site: {endless}: larger than 64 MiB",
     ]
     site = tree / "site"
     assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]

@@ -35,8 +35,17 @@ class SiteWarning(UserWarning):
 
 def read_markdown(path: Path) -> str:
     """report.md's (or another text file's) text; :class:`DamagedResults` naming it when it
-    is not UTF-8."""
-    data = path.read_bytes()
+    cannot be read (a folder, a dangling link), is longer than any file ccsim writes (a link
+    to /dev/zero was read until memory ran out) or is not UTF-8."""
+    from ccsim.scenario import TooLarge, read_limited
+
+    try:
+        data = read_limited(path)
+    except TooLarge as e:
+        raise DamagedResults(path, str(e)) from None
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise DamagedResults(path, reason[:1].lower() + reason[1:]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
