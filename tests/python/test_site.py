@@ -647,3 +647,23 @@ def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_
     ]
     site = tree / "site"
     assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
+
+
+def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: `ccsim report` repeated the sweep's "damaged run record (...); running it
+    # again", but a report runs nothing: the time series is drawn without that run.
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(
+        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
+    )
+    for record in (tree / "p001-quick" / "runs").glob("*/*.json"):
+        record.write_text('{"version": 4}')
+    with pytest.warns(CorruptRecordWarning) as caught:
+        build_site(tree, warn=lambda _: None)
+    said = [str(w.message) for w in caught]
+    assert said and not [s for s in said if "running it again" in s], said[:2]
+    assert all("its figure is drawn without this run" in s for s in said), said[:2]
