@@ -667,3 +667,27 @@ def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
     said = [str(w.message) for w in caught]
     assert said and not [s for s in said if "running it again" in s], said[:2]
     assert all("its figure is drawn without this run" in s for s in said), said[:2]
+
+
+def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: a report.md emptied (a disk full while it was written, a copy cut short) got
+    # a page titled after the folder, with no claims, as if the paper had none.
+    tree = tmp_path / "results"
+    shutil.copytree(
+        results / "p001-quick", tree / "p001-good", ignore=shutil.ignore_patterns("runs", "site")
+    )
+    shutil.copytree(tree / "p001-good", tree / "p001-empty")
+    (tree / "p001-empty" / "report.md").write_text("\n")
+    warned: list[str] = []
+    build_site(tree, warn=warned.append)
+    report = tree / "p001-empty" / "report.md"
+    assert warned == [
+        f"p001-empty left out of the site: {report}: no heading '# <paper>: <title>' on its "
+        "first line, so not a whole report (cut short?)"
+    ]
+    assert sorted(p.name for p in (tree / "site").glob("*.html")) == [
+        "index.html",
+        "p001-good.html",
+    ]

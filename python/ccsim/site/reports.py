@@ -139,7 +139,10 @@ def read_report(folder: Path) -> PaperPage:
     """The title, mode and claims of ``folder/report.md``."""
     text = read_markdown(folder / "report.md")
     lines = text.splitlines()
-    head = lines[0].lstrip("# ").strip() if lines else folder.name
+    if not lines or not lines[0].startswith("# "):  # write_report's first line, always
+        raise DamagedResults(folder / "report.md", "no heading '# <paper>: <title>' on its "
+                             "first line, so not a whole report (cut short?)")  # fmt: skip
+    head = lines[0].lstrip("# ").strip()
     plan_id, _, title = head.partition(": ")
     page = PaperPage(folder, folder.name, plan_id, title or head, "Mode: quick" in text)
     in_claims = in_main = False
