@@ -387,7 +387,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from ccsim import bench
 
-    only = [s.strip().upper() for s in args.only.split(",")] if args.only else None
+    only = args.only
     if args.scale:
         only = [*(only or []), *bench.SCALE_DEFAULT]
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
@@ -406,10 +406,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, range(1, args.seeds + 1))
     out: Path = args.out
+    # Refused now, not at the first finished run's save (the store makes its folder then).
+    check_output_folder(out, [args.file], ["flows.parquet", "links.parquet"], create=False)
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "
         "resumes from them"
+        if len(store)
+        else "no run had finished: nothing was written"  # the store's folder was never made
     )
     rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
@@ -517,12 +521,6 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
     check_output_folder(results, [], [], option="--results")
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(
-            f"ccsim explore: warning: listening on {args.host}: anyone who can reach this address "
-            "can start simulations (only of the plans' figures, with the plans' values)",
-            file=sys.stderr,
-        )
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers)
     return 0
@@ -593,6 +591,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse ignores an OSError from writing --help or --version: with stdout
+        # unbuffered (PYTHONUNBUFFERED=1) `ccsim --help > /dev/full` exited 0 having written
+        # nothing. Raised, it reaches main, which reports it as any command's output.
+        if message and file is sys.stdout:
+            with naming_the_file(STDOUT):
+                _stdout().write(message)
+            return
+        super()._print_message(message, file)
+
 
 def _integer(text: str) -> int:
     """An option's integer, or argparse's one-line error."""
@@ -617,6 +625,15 @@ def _folder(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError('empty; name a folder ("." for the working folder)')
     return Path(text)
+
+
+def _cases(text: str) -> list[str]:
+    """``bench --only``: the cases named, upper-cased. None named (``--only "$CASES"`` with
+    CASES unset) is refused: taken for "no filter", it ran every case, for minutes."""
+    cases = [c.strip().upper() for c in text.split(",") if c.strip()]
+    if not cases:
+        raise argparse.ArgumentTypeError("empty; name cases, e.g. P0,P1 (without --only: all)")
+    return cases
 
 
 def _port(text: str) -> int:
@@ -735,6 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument(
         "--only",
+        type=_cases,
         default=None,
         help="comma-separated cases, e.g. P0,P1: any of "
         f"{', '.join(bench.SCENARIOS)}; {', '.join(bench.ON_REQUEST)} (on request only: paper "
@@ -947,6 +965,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.code in (0, None) and (status := _flushed(0)) != 0:
             return status
         raise
+    except OSError as e:  # the write of --help or --version itself failed (unbuffered stdout)
+        return _output_failed(e)
     with _signals_interrupt() as received:
         return _dispatch(args, received)
 
@@ -998,13 +1018,20 @@ def _flushed(status: int) -> int:
         if sys.stdout is not None:
             with naming_the_file(STDOUT):
                 sys.stdout.flush()
-    except BrokenPipeError:
-        return _reader_gone()
-    except OSError as e:  # `> /dev/full`: ENOSPC; an output file on a failed disk: EIO
-        _error(os_error_text(e))
-        _stdout_to_devnull()
-        return 1
+    except OSError as e:
+        return _output_failed(e)
     return status
+
+
+def _output_failed(e: OSError) -> int:
+    """The status of a command whose output to stdout could not be written: a reader gone
+    away ends it quietly; anything else (``> /dev/full``: ENOSPC; a file on a failed disk:
+    EIO) is one error line naming stdout."""
+    if isinstance(e, BrokenPipeError):
+        return _reader_gone()
+    _error(os_error_text(e))
+    _stdout_to_devnull()
+    return 1
 
 
 #: The name a failed write of a command's output gives: ``stdout: no space left on device``.
@@ -1016,10 +1043,18 @@ def _say(text: str) -> None:
     write fails here, not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
     try:
         with naming_the_file(STDOUT):
-            print(text)
+            print(text, file=_stdout())
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
+
+
+def _stdout() -> Any:
+    """``sys.stdout``, or an OSError naming stdout when it is closed (``ccsim ... >&-``):
+    Python then starts with ``sys.stdout`` None, to which print() writes nothing at all."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "Closed (nothing can be written)", str(STDOUT))
+    return sys.stdout
 
 
 def _stdout_to_devnull() -> None:

@@ -88,10 +88,35 @@ def check_seed(seed: int | None) -> int | None:
     return int(seed)
 
 
+#: The most bytes ccsim reads of a text file it is given (a scenario, a plan, a report): far
+#: more than any of them holds, and a bound on what a path to something endless (/dev/zero,
+#: a pipe that never closes) costs. A pipe is still a file to read (``<(...)``, /dev/stdin).
+MAX_TEXT_BYTES = 64 * 2**20
+
+
+class TooLarge(ValueError):
+    """A file over :data:`MAX_TEXT_BYTES` (the message says so without naming the file)."""
+
+
+def read_limited(path: PathLike) -> bytes:
+    """The bytes of ``path``, at most :data:`MAX_TEXT_BYTES`, or :class:`TooLarge`; reading
+    stops one byte past the limit, so an endless file costs no more memory than that."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_TEXT_BYTES + 1)
+    if len(data) > MAX_TEXT_BYTES:
+        raise TooLarge(f"larger than {MAX_TEXT_BYTES >> 20} MiB")
+    return data
+
+
 def read_text(path: PathLike) -> str:
     """A scenario or plan file's text, which must be UTF-8; the error names the file."""
     p = Path(path)
-    data = p.read_bytes()
+    try:
+        data = read_limited(p)
+    except TooLarge as e:
+        raise _scenario_error(
+            "", f"{p}: {e}, so not a scenario (scenarios are small UTF-8 TOML files)"
+        ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -107,11 +107,12 @@ def record_problem(record: Any) -> str | None:
 
 
 class Store:
-    """Finished runs on disk, one JSON file per run under ``directory``."""
+    """Finished runs on disk, one JSON file per run under ``directory``. The folder is made by
+    the first save: a sweep refused for its input (a misspelled key, a bad swept value) leaves
+    no empty store behind that looks like a sweep started there."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
 
     def path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -124,11 +125,11 @@ class Store:
             record: dict[str, Any] = json.load(fh)
         return record
 
-    def load_valid(self, key: str) -> dict[str, Any] | None:
+    def load_valid(self, key: str, then: str = "running it again") -> dict[str, Any] | None:
         """The record of ``key``, or None when the store lacks it or holds a damaged one (a
         disk that filled up, a copy cut short, an edit by hand): that file is named in a
-        ``CorruptRecordWarning``, and the run counts as missing, so it runs again and its
-        file is replaced."""
+        ``CorruptRecordWarning`` saying ``then`` (what the caller does instead: a sweep counts
+        the run as missing, so it runs again and its file is replaced)."""
         p = self.path(key)
         if not p.exists():
             return None
@@ -140,7 +141,7 @@ class Store:
             problem = record_problem(record)
         if problem is not None:
             warnings.warn(
-                f"{p}: damaged run record ({problem}); running it again",
+                f"{p}: damaged run record ({problem}); {then}",
                 CorruptRecordWarning,
                 stacklevel=2,
             )

@@ -242,6 +242,24 @@ def test_seed_is_refused_as_a_sweep_parameter_pointing_to_seeds(
     assert not (out / "flows.parquet").exists()
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [["--set", "nodes.bogus=1"], ["--param", "links.bottleneck.rate=2Mbps,fast"], ["--set", "x"]],
+    ids=["misspelled key", "bad swept value", "not PATH=VALUE"],
+)
+def test_a_sweep_refused_for_its_input_writes_no_folder(
+    extra: list[str], tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 2, Part A: a bad scenario left an empty OUT/runs behind, as if a sweep had
+    # started there.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), *extra, "--out", str(out), "--workers", "1"]) == 1
+    one_error_line(capsys)
+    assert not out.exists()
+
+
 def _sweep_of_four(tmp_path: Path, two_hosts: str) -> tuple[list[sweep.RunSpec], sweep.Store]:
     runs = sweep.plan_grid(
         two_hosts, ['duration="1s"'], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])], [1, 2]
@@ -288,3 +306,63 @@ def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_ho
     ]
     assert "4 runs: 1 executed, 3 reused" in proc.stdout
     assert len(pd.read_parquet(out / "flows.parquet")) == 4
+
+
+@pytest.mark.parametrize("only", ["", " ", ",", " , "])
+def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
+    only: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 2: `ccsim bench --only "$CASES"` with CASES unset ran every case (minutes).
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    assert main(["bench", "--only", only]) == 1
+    line = one_error_line(capsys)
+    assert "argument --only: empty" in line
+
+
+def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_not_make(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 2: "0 finished runs are kept in OUT/runs, and the same command resumes from
+    # them", about a store folder that its first save would have made.
+    def stopped(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "execute", stopped)
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--out", str(out), "--workers", "1"]) == 130
+    assert (
+        capsys.readouterr().err == "ccsim: interrupted; no run had finished: nothing was written\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "command", [["validate", "/dev/zero"], ["run", "/dev/zero", "--out", "OUT"]]
+)
+def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_memory_runs_out(
+    command: list[str], tmp_path: Path
+) -> None:
+    # Campaign 2: `ccsim validate /dev/zero` read until the kernel killed it (under a memory
+    # limit: "internal error (MemoryError)"). Run here under a 3 GB address-space limit.
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "from ccsim.cli import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: /dev/zero: larger than 64 MiB, so not a scenario (scenarios are small "
+        "UTF-8 TOML files)\n"
+    )
+    assert not (tmp_path / "out").exists()

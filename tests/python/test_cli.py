@@ -362,7 +362,8 @@ def test_a_reproduction_of_more_runs_than_it_can_hold_is_refused_before_it_build
 @pytest.mark.parametrize(
     ("command", "buffering"),
     [(["validate", "random-loss.toml"], -1), (["validate", "random-loss.toml"], 1),
-     (["reproduce", "--list"], 1), (["--help"], -1), (["--version"], -1)],
+     (["reproduce", "--list"], 1), (["--help"], -1), (["--version"], -1), (["--help"], 0),
+     (["run", "--help"], 0), (["--version"], 0)],
 )  # fmt: skip
 def test_output_to_a_full_disk_is_an_error_naming_stdout_not_a_silent_success(
     command: list[str], buffering: int, examples: Path, monkeypatch: pytest.MonkeyPatch,
@@ -371,16 +372,40 @@ def test_output_to_a_full_disk_is_an_error_naming_stdout_not_a_silent_success(
     # `ccsim ... > /dev/full`: a buffered write fails at the flush, a line-buffered one (or
     # PYTHONUNBUFFERED) in print itself, with ENOSPC. The error was a bare "[Errno 28] ..."
     # (validate), or nothing at all with status 0 (--help and --version: argparse prints them
-    # and leaves before the command's own flush).
+    # and leaves before the command's own flush). Unbuffered (buffering 0, as under
+    # PYTHONUNBUFFERED=1), argparse's own write of --help fails, and argparse ignores that.
     monkeypatch.chdir(examples.parent)
     argv = [str(examples / a) if a.endswith(".toml") else a for a in command]
-    with open("/dev/full", "w", buffering=buffering) as full:
+    if buffering == 0:
+        stream = io.TextIOWrapper(open("/dev/full", "wb", buffering=0), write_through=True)
+    else:
+        stream = open("/dev/full", "w", buffering=buffering)
+    with stream as full:
         monkeypatch.setattr(sys, "stdout", full)
         status = main(argv)
         monkeypatch.undo()
     assert status == 1
     err = capsys.readouterr().err
     assert err == "ccsim: error: stdout: no space left on device\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["validate", "random-loss.toml"], ["--help"], ["run", "--help"], ["--version"],
+     ["reproduce", "--list"]],
+)  # fmt: skip
+def test_output_with_stdout_closed_is_an_error_naming_stdout_not_a_silent_success(
+    command: list[str], examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # `ccsim validate x.toml >&-`: Python starts with sys.stdout None, and print() to None
+    # writes nothing: validate exited 0 having said nothing, and --help raised AttributeError.
+    monkeypatch.chdir(examples.parent)
+    argv = [str(examples / a) if a.endswith(".toml") else a for a in command]
+    monkeypatch.setattr(sys, "stdout", None)
+    status = main(argv)
+    monkeypatch.undo()
+    assert status == 1
+    assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be written)\n"
 
 
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(

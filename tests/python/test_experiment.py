@@ -712,3 +712,13 @@ def test_a_plans_scenario_that_is_not_toml_is_named_not_blamed_on_a_figures_titl
     message = str(raised.value)
     assert message.startswith(f"scenario: {folder / 'scenario.toml'}: TOML syntax error at line 3")
     assert "figures[" not in message
+
+
+def test_the_python_api_takes_a_str_wherever_it_takes_a_path(folder: Path, tmp_path: Path) -> None:
+    # Campaign 2, Part A: load_plan("experiments/p001-spack") raised TypeError (str / str).
+    plan = experiment.load_plan(str(folder))
+    assert plan.id == "t" and plan.folder == folder
+    assert experiment.find_experiment("t", root=str(tmp_path)) == folder
+    out = tmp_path / "out"
+    r = experiment.reproduce(str(folder), str(out), quick=True, seeds=1, progress=False)
+    assert r.report == out / "report.md" and (out / "loss.png").exists()

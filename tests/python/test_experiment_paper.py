@@ -373,6 +373,18 @@ def test_with_several_seeds_a_cell_matches_when_our_whole_ci_is_within_the_toler
 
 
 @pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004"])
+def test_every_figure_that_names_a_link_names_it_as_a_reader_of_the_paper_would(
+    name: str,
+) -> None:
+    # Campaign 2, Part A: p002's utilization figures said "utilization of bottleneck:a_to_b",
+    # the scenario's NAME:DIRECTION, on the y axis (PNG and site).
+    plan = experiment.load_plan(experiment.find_experiment(name, ROOT))
+    for fig in plan.series_figures:
+        if fig.kind in ("link_series", "packet_trace"):  # the kinds that show link_name()
+            assert not re.search(r":(a_to_b|b_to_a)$", fig.link_name()), (fig.id, fig.link)
+
+
+@pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004"])
 def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> None:
     plan = experiment.load_plan(experiment.find_experiment(name, ROOT))
     experiment.check_plan(plan, quick=True)

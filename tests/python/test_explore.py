@@ -295,6 +295,55 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert errors == []
 
 
+#: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
+#: cannot move) and the settings shown with their value, without starting a job.
+EVERY_CONTROL = """() => {
+  schedule = () => {};
+  const stuck = [], shown = {};
+  for (const p of window.ccsim.catalog) {
+    $("paper").value = p.id; fillFigures();
+    for (const f of p.figures) {
+      $("figure").value = f.id;
+      for (const q of [true, false]) {
+        $("quick").checked = q; buildControls();
+        for (const el of document.querySelectorAll("#controls input[type=range]"))
+          if (+el.max <= +el.min) stuck.push(`${p.id} ${f.id} ${el.dataset.path || el.id}`);
+        shown[`${p.id} ${f.id}`] = $("controls").textContent;
+      }
+    }
+  }
+  return [stuck, shown];
+}"""
+
+
+def test_in_chromium_no_papers_slider_is_stuck_on_one_value_and_fixed_settings_show_theirs(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 2, Part A: p002's case-2 delays and p004's cross-traffic rate had a slider each
+    # whose one position was the plan's one value.
+    pg, errors = page
+    # The page starts a job as it opens, before EVERY_CONTROL stops it: answered here with a
+    # job that is done at once, so nothing runs (a refused request would be a page error).
+    pg.route(
+        "**/api/run",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body='{"job": "none", "changed": []}'
+        ),
+    )
+    pg.route("**/api/jobs/none/**", lambda route: route.fulfill(
+        status=200, content_type="text/event-stream",
+        body='data: {"type": "done", "total": 0, "cached": 0, "simulated": 0, '
+             '"elapsed_s": 0}\n\n'))  # fmt: skip
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.catalog.length", timeout=60_000)
+    stuck, shown = pg.evaluate(EVERY_CONTROL)
+    assert stuck == []
+    assert "links.in4.delay = 45ms" in shown["p002 fig3"]
+    assert "flows.cross0.rate = 8Mbps" in shown["p004 fig9"]
+    assert errors == []
+    assert server.app.state.engine.jobs == {}
+
+
 def test_ccsim_explore_with_no_plan_here_nor_in_the_results_says_where_to_run_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -728,6 +777,21 @@ def test_ccsim_explore_on_a_port_in_use_says_so_in_one_line_and_prints_no_url(
 
 
 @pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_an_address_it_cannot_listen_on_does_not_say_it_listens_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 2: "warning: listening on 999.1.1.1: anyone who can reach this address can
+    # start simulations" came before the error saying it could not listen there.
+    from ccsim.cli import main
+
+    for host in ("999.1.1.1", "10.255.255.1"):
+        assert main(["explore", "--host", host, "--port", str(free_port())]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"ccsim: error: --host {host}"), err
+        assert len(err.splitlines()) == 1 and "listening on" not in err
+
+
+@pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -822,3 +886,37 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     assert status == 200 and json.loads(body)[0]["id"] == "p000"
     assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
     app.state.engine.close()
+
+
+def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # A job with a backlog of events (a page that reconnects late, a burst of cached points),
+    # and a reader that closes its tab after the first bytes: the events still to come must
+    # not be written into the dead connection (asyncio logs "socket.send() raised exception."
+    # for every write after the fifth to a lost connection).
+    job = Job("j-gone", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    for i in range(500):
+        job.emit("progress", seed=1, sim_s=float(i), duration_s=500.0, events=i)
+    with caplog.at_level(logging.WARNING):
+        tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        tab.sendall(b"GET /api/jobs/j-gone/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        # Closed with a reset, as a killed tab's connection is: the next write fails at once.
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        tab.close()
+        deadline = time.monotonic() + 10
+        while not job.cancelled:
+            assert time.monotonic() < deadline, "the stream never saw its client leave"
+            for i in range(20):
+                job.emit("progress", seed=1, sim_s=float(i), duration_s=500.0, events=i)
+            time.sleep(0.005)
+        time.sleep(0.2)  # writes still queued behind the disconnect would log by now
+    noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noise == []

@@ -8,7 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -585,3 +585,120 @@ def test_a_new_user_reproduces_in_the_repository_then_reports_and_explores_elsew
     keep_screenshot(pg, tmp_path / "new-user-explore.png")  # after the listing: ours
     if no_korean is not None:
         pytest.skip(f"all checked but Hangul: {no_korean}")
+
+
+def spoiled_beside_a_good_copy(
+    results: Path, tree: Path, spoil: dict[str, Callable[[Path], None]]
+) -> tuple[list[str], list[str]]:
+    """Paper 001's quick reproduction copied to ``tree/p001-good`` and once per ``spoil``
+    entry to ``tree/p001-<key>``, that copy's folder passed to the entry's function; then the
+    site built over them: its warnings, and the pages it has."""
+    shutil.copytree(results / "p001-quick", tree / "p001-good",
+                    ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    (tree / "p001-good" / "table-t1.csv").write_text("line,x,y\nreno,1,2\n")
+    for key, damage in spoil.items():
+        shutil.copytree(tree / "p001-good", tree / f"p001-{key}")
+        damage(tree / f"p001-{key}")
+    warned: list[str] = []
+    build_site(tree, warn=warned.append)
+    return warned, sorted(p.name for p in (tree / "site").glob("*.html"))
+
+
+def cut(name: str, spoil: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    """Replace ``name`` in a folder by ``spoil`` of its bytes."""
+
+    def damage(folder: Path) -> None:
+        (folder / name).write_bytes(spoil((folder / name).read_bytes()))
+
+    return damage
+
+
+def replaced(name: str, by: Callable[[Path], None]) -> Callable[[Path], None]:
+    """Remove ``name`` from a folder and make ``by`` of its path there instead."""
+
+    def damage(folder: Path) -> None:
+        (folder / name).unlink()
+        by(folder / name)
+
+    return damage
+
+
+def test_a_damaged_table_or_record_of_a_reproduction_leaves_it_out_naming_the_file(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2, Part A: the site read only report.md and summary.parquet, so a reproduction
+    # whose paired comparisons, run record or claims were damaged got a page as if whole.
+    damage = {
+        "paired.parquet": lambda b: b[: len(b) // 2],  # cut short
+        "run.json": lambda b: b[:40],  # cut short
+        "claims.csv": lambda b: b + b"\nfig8,caf\xe9\n",  # not UTF-8
+        "points.parquet": lambda b: b"PAR1 but not parquet",
+        "table-t1.csv": lambda b: b + b"a,b\n",  # a row short of the header's columns
+    }
+    tree = tmp_path / "results"
+    spoil = {name: cut(name, how) for name, how in damage.items()}
+    warned, pages = spoiled_beside_a_good_copy(results, tree, spoil)
+    assert len(warned) == len(damage), warned
+    for line, name in zip(warned, sorted(damage)):
+        path = tree / f"p001-{name}" / name
+        assert line.startswith(f"p001-{name} left out of the site: {path}: "), line
+    assert pages == ["index.html", "p001-good.html"]
+
+
+def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_not_the_site(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: report.md a folder stopped the whole site (an error naming it, status 1);
+    # claims.csv a link to /dev/zero was read until the kernel killed the process (read now
+    # up to ccsim.scenario.MAX_TEXT_BYTES, as every text file). Named, that reproduction is
+    # left out.
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "dir-claims": replaced("claims.csv", lambda p: p.symlink_to(tmp_path)),
+        "dir-report": replaced("report.md", Path.mkdir),
+        "endless-claims": replaced("claims.csv", lambda p: p.symlink_to("/dev/zero")),
+    })  # fmt: skip
+    claims, report = tree / "p001-dir-claims" / "claims.csv", tree / "p001-dir-report" / "report.md"
+    endless = tree / "p001-endless-claims" / "claims.csv"
+    assert warned == [
+        f"p001-dir-claims left out of the site: {claims}: is a directory",
+        f"p001-dir-report left out of the site: {report}: is a directory",
+        f"p001-endless-claims left out of the site: {endless}: larger than 64 MiB",
+    ]
+    assert pages == ["index.html", "p001-good.html"]
+
+
+def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: `ccsim report` repeated the sweep's "damaged run record (...); running it
+    # again", but a report runs nothing: the time series is drawn without that run.
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(
+        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
+    )
+    for record in (tree / "p001-quick" / "runs").glob("*/*.json"):
+        record.write_text('{"version": 4}')
+    with pytest.warns(CorruptRecordWarning) as caught:
+        build_site(tree, warn=lambda _: None)
+    said = [str(w.message) for w in caught]
+    assert said and not [s for s in said if "running it again" in s], said[:2]
+    assert all("its figure is drawn without this run" in s for s in said), said[:2]
+
+
+def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: a report.md emptied (a disk full while it was written, a copy cut short) got
+    # a page titled after the folder, with no claims, as if the paper had none.
+    tree = tmp_path / "results"
+    spoil = {"empty": cut("report.md", lambda _: b"\n")}
+    warned, pages = spoiled_beside_a_good_copy(results, tree, spoil)
+    report = tree / "p001-empty" / "report.md"
+    assert warned == [
+        f"p001-empty left out of the site: {report}: no heading '# <paper>: <title>' on its "
+        "first line, so not a whole report (cut short?)"
+    ]
+    assert pages == ["index.html", "p001-good.html"]

@@ -95,7 +95,8 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     "highspeed": Algorithm("sack", "highspeed", "highspeed", True),
     # TcpScalable: +1 segment per min(cwnd, AIFactor = 50) segments acknowledged, so Reno's
     # increase below 50 segments and a = 1/50 above; cwnd x (1 - MDFactor = 0.125) on a loss
-    # at every window (no legacy decrease, as Linux's tcp_scalable_ssthresh).
+    # at every window (no legacy decrease, as Linux's tcp_scalable_ssthresh), taken of the
+    # bytes in flight GetSsThresh is handed (the pipe), not of cwnd as Linux takes it.
     "scalable": Algorithm(
         "sack",
         {
@@ -104,6 +105,7 @@ ALGORITHMS: Mapping[str, Algorithm] = {
             "b": 0.125,
             "low_window": 50,
             "legacy_decrease": False,
+            "decrease_from": "flight",
         },
         "scalable",
         True,

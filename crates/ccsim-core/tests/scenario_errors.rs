@@ -299,7 +299,8 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
-         timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh"
+         timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
+         ssthresh_flight, partial_ack_send"
     );
 }
 
@@ -312,7 +313,8 @@ fn the_tcp_table_takes_only_tcp_keys() {
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
          rtt_sampling, restart_after_idle, handshake, ecn, timestamps, timestamp_clock, \
-         rto_backoff_reset, ack_credit, whole_segment_ssthresh"
+         rto_backoff_reset, ack_credit, whole_segment_ssthresh, ssthresh_flight, \
+         partial_ack_send"
     );
 }
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.fonts import configure_matplotlib, missing_glyphs_said_once
+from ccsim.scenario import PathLike
 
 from .plan import SERIES_KINDS, Figure, Plan, SeriesFigure, x_number
 from .tables import flow_series_values, link_capacity, link_rate
@@ -35,10 +36,10 @@ def _wrap(title: str, width_in: float) -> str:
     return textwrap.fill(title, width=max(30, int(width_in * 11)))
 
 
-def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
+def _save(plt: Any, f: Any, out: PathLike, name: str) -> list[Path]:
     """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
-    bytes every time) and close it."""
-    paths = [out / f"{name}.png", out / f"{name}.svg"]
+    bytes every time) into ``out`` (a str or a Path) and close it."""
+    paths = [Path(out) / f"{name}.png", Path(out) / f"{name}.svg"]
     for p in paths:
         f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
     plt.close(f)
@@ -46,7 +47,7 @@ def _save(plt: Any, f: Any, out: Path, name: str) -> list[Path]:
 
 
 def draw_series_figure(
-    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: PathLike
 ) -> list[Path]:
     """A time-series figure's PNG and SVG (Korean text without a CJK font: said once)."""
     with missing_glyphs_said_once():
@@ -54,7 +55,7 @@ def draw_series_figure(
 
 
 def _draw_series_figure(
-    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+    fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: PathLike
 ) -> list[Path]:
     plt = _pyplot()
 
@@ -111,7 +112,7 @@ def check_series_kind(fig: SeriesFigure) -> None:
         )
 
 
-def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: Path) -> list[Path]:
+def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: PathLike) -> list[Path]:
     """A figure of points' PNG and SVG (Korean text without a CJK font: said once)."""
     with missing_glyphs_said_once():
         plt = _pyplot()
@@ -307,7 +308,7 @@ def atm_window_series(rec: dict[str, Any], flow: str) -> dict[str, pd.Series]:
 
 
 def _draw_atm_window(
-    plt: Any, fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: Path
+    plt: Any, fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: PathLike
 ) -> list[Path]:
     """A panel per line: the first flow's cwnd (kB, left axis) and its VC's ACR and ER
     (Mbit/s, right axis) over time."""

@@ -153,7 +153,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccsim.scenario import format_value, read_text
+from ccsim.scenario import PathLike, format_value, read_text
 
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
 
@@ -857,8 +857,9 @@ def _explore_ranges(raw: dict[str, Any]) -> None:
         raise PlanError(str(e)) from None
 
 
-def load_plan(folder: Path) -> Plan:
-    """Read and check ``folder/plan.toml``."""
+def load_plan(folder: PathLike) -> Plan:
+    """Read and check ``folder/plan.toml`` (``folder`` a str or a Path)."""
+    folder = Path(folder)
     path = folder / "plan.toml"
     try:
         raw = tomllib.loads(read_text(path))
@@ -1534,9 +1535,9 @@ def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
     return [*plan.quick_overrides, *getattr(item, "quick_overrides", [])]
 
 
-def find_experiment(name: str, root: Path | None = None) -> Path:
+def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
-    base = (root or Path.cwd()) / "experiments"
+    base = Path(root or Path.cwd()) / "experiments"
     direct = Path(name)
     if (direct / "plan.toml").exists():
         return direct

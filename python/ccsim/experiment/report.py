@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim import _core
+from ccsim.scenario import PathLike
 
 from .claims import Judgement, judge_claim
 from .paper import NO_NUMBER_TEXT, PaperValues, difference, fmt, matches
@@ -220,7 +221,7 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
 def write_report(
     plan: Plan,
     summary: pd.DataFrame,
-    out: Path,
+    out: PathLike,
     quick: bool,
     n_runs: int,
     tables: dict[str, pd.DataFrame] | None = None,
@@ -318,7 +319,7 @@ def write_report(
     if plan.assumptions:
         said = [assumption_text(plan, a, quick) for a in plan.assumptions]
         lines += ["## Assumptions", ""] + [f"- {a}" for a in said] + [""]
-    path = out / "report.md"
+    path = Path(out) / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 

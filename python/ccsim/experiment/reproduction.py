@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from ccsim.scenario import PathLike
 from ccsim.sweep import Store, execute, gather
 
 from .checks import check_plan
@@ -31,8 +32,8 @@ class Reproduction:
 
 
 def reproduce(
-    folder: Path,
-    out: Path,
+    folder: PathLike,
+    out: PathLike,
     quick: bool = False,
     workers: int | None = None,
     seeds: int | None = None,
@@ -40,8 +41,10 @@ def reproduce(
     cluster: Any = None,
 ) -> Reproduction:
     """Run (or resume) an experiment and write its figures and report into ``out``; with
-    ``cluster`` (a Dask scheduler address or client) the runs go to that cluster."""
+    ``cluster`` (a Dask scheduler address or client) the runs go to that cluster. ``folder``
+    and ``out`` may be str or Path."""
     started = time.monotonic()
+    folder, out = Path(folder), Path(out)
     plan = load_plan(folder)
     check_plan(plan, quick)
     runs = plan_runs(plan, quick, seeds)  # refused over MAX_RUNS: before a file is written
@@ -249,7 +252,7 @@ def default_out(plan_id: str, quick: bool) -> Path:
     return base / (plan_id + ("-quick" if quick else ""))
 
 
-def run_cli(name: str, out: Path | None, quick: bool, workers: int | None, seeds: int | None,
+def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
             cluster: str | None = None, record: bool = False,
             warn: Any = None) -> Path:  # fmt: skip
     folder = find_experiment(name)

@@ -10,7 +10,8 @@ settings of the job whose points are drawn, from the server's answer).
 A key with a free range (the plan's ``explore``) has a number input beside its slider: a value
 typed there is sent instead of the slider's (the server checks it against the range); moving
 the slider again clears it. A figure's x range adds an input that adds an x value; a line's
-range is a number input under "line settings".
+range is a number input under "line settings". A key the plan gives one value (and the seeds of
+a plan of one seed) is shown as text: a slider there could not move.
 """
 
 from ccsim.fonts import CSS_FONT_FAMILY
@@ -84,12 +85,18 @@ function free(cls, attrs, range, value) {
     (${range.min} to ${range.max}${range.unit})</span>`;
 }
 
+// A setting the plan gives one value has nothing to slide (a slider from 0 to 0 cannot move):
+// it is shown as text, its value kept in a hidden input that request() reads as a slider's.
 function slider(name, values, start, range) {
   const i = Math.max(0, values.indexOf(start));
   const id = "p-" + ident(name);
+  const input = values.length < 2
+    ? `<span class="unit">(the plan's one value)</span>
+       <input type="hidden" id="${id}" data-path="${name}" value="0">`
+    : `<input type="range" id="${id}" data-path="${name}" min="0" max="${values.length - 1}"
+        step="1" value="${i}">`;
   return `<label>${name} = <span class="value" id="${id}-v">${show(values[i])}</span>
-    <input type="range" id="${id}" data-path="${name}" min="0" max="${values.length - 1}"
-      step="1" value="${i}" ${values.length < 2 ? "disabled" : ""}></label>` +
+    ${input}</label>` +
     (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${name}"`, range, "")}
       </label>` : "");
 }
@@ -138,8 +145,10 @@ function buildControls() {
   }
   const top = quick() ? p.quick_seeds : p.seeds;
   h += `<fieldset><legend>seeds</legend><label>seeds 1..<span class="value" id="seeds-v">
-    ${Math.min(10, top)}</span><input type="range" id="seeds" min="1" max="${top}"
-    value="${Math.min(10, top)}" ${top < 2 ? "disabled" : ""}></label></fieldset>`;
+    ${Math.min(10, top)}</span>` + (top < 2
+      ? `<input type="hidden" id="seeds" value="1">`  // one seed: nothing to slide
+      : `<input type="range" id="seeds" min="1" max="${top}" value="${Math.min(10, top)}">`) +
+    "</label></fieldset>";
   $("controls").innerHTML = h;
   for (const el of $("controls").querySelectorAll("input")) {
     if (el.id === "x-free") continue;  // waits for its "add" button

@@ -208,18 +208,27 @@ def create_app(
             return JSONResponse({"error": "no such job"}, status_code=404)
 
         async def stream() -> AsyncIterator[str]:
-            i = 0
-            while True:
-                n = len(job.events)
-                while i < n:
-                    yield f"data: {json.dumps(job.events[i])}\n\n"
-                    i += 1
-                if job.finished and i >= len(job.events):
-                    return
-                if await request.is_disconnected():
+            # The events that arrived since the last write go out as one chunk, and the loop
+            # yields to the event loop between chunks, so a client that has left (its tab
+            # closed) is seen before the next write. Written event by event, a backlog went into
+            # the dead socket in one go, and asyncio logs "socket.send() raised exception." for
+            # every write past the fifth to a lost connection.
+            i, ended = 0, False
+            try:
+                while not await request.is_disconnected():
+                    n = len(job.events)
+                    if i < n:
+                        yield "".join(f"data: {json.dumps(e)}\n\n" for e in job.events[i:n])
+                        i = n
+                    if job.finished and i >= len(job.events):
+                        ended = True
+                        return
+                    await asyncio.sleep(0.01)
+            finally:
+                # Left early (seen above, or this generator cancelled by Starlette's watch for
+                # the client's disconnect): nobody reads this job's points any more.
+                if not ended:
                     job.cancelled = True
-                    return
-                await asyncio.sleep(0.01)
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
@@ -281,11 +290,18 @@ def listen(host: str, port: int) -> socket.socket:
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
           workers: int = 2) -> None:  # fmt: skip
-    """Serve the explorer until interrupted: listen first, then load the plans, then say where."""
+    """Serve the explorer until interrupted: listen first, then load the plans, then say where
+    (and, on an address other machines can reach, warn: only once it listens there)."""
+    import sys
+
     import uvicorn
 
     sock = listen(host, port)
     with sock:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
+                  "address can start simulations (only of the plans' figures, with the plans' "
+                  "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
         shown = f"[{host}]" if ":" in host else host
         print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .pages import index_page, paper_page
-from .reports import DamagedResults, SiteWarning, find_reports, plan_for, read_report
+from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
 
 
 def build_site(
@@ -31,8 +31,8 @@ def build_site(
     named to ``warn`` (its figures are then static images).
 
     A reproduction whose files cannot be read (:class:`DamagedResults`: report.md not UTF-8,
-    summary.parquet cut short) is left out with one message naming the file, given to ``warn``
-    (default: a :class:`SiteWarning`); the others are built. The page a
+    a table or record cut short: :func:`check_tables`) is left out with one message naming the
+    file, given to ``warn`` (default: a :class:`SiteWarning`); the others are built. The page a
     skipped reproduction had from an earlier build is removed, so no stale page remains."""
     import shutil
 
@@ -50,6 +50,7 @@ def build_site(
         if folder.resolve() == out.resolve():
             continue
         try:
+            check_tables(folder)
             page = read_report(folder)
             plan, missing = plan_for(page, root)
             body, _, linked = paper_page(page, plan)

@@ -180,7 +180,10 @@ def _series_records(sf: Any, plan: Any, folder: Path, quick: bool) -> dict[str, 
     for r in plan_runs(plan, quick, 1):
         tags = dict(r.tags)
         if tags["figure"] == sf.id and r.seed == sf.seed:
-            rec = store.load_valid(r.key())
+            # A report runs nothing: the figure goes without the run (or stays its PNG).
+            rec = store.load_valid(
+                r.key(), then="its figure is drawn without this run (reproducing runs it again)"
+            )
             if rec is not None:
                 recs[tags["line"]] = rec
     return recs

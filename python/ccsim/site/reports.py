@@ -34,8 +34,18 @@ class SiteWarning(UserWarning):
 
 
 def read_markdown(path: Path) -> str:
-    """report.md's text; :class:`DamagedResults` naming it when it is not UTF-8."""
-    data = path.read_bytes()
+    """report.md's (or another text file's) text; :class:`DamagedResults` naming it when it
+    cannot be read (a folder, a dangling link), is longer than any file ccsim writes (a link
+    to /dev/zero was read until memory ran out) or is not UTF-8."""
+    from ccsim.scenario import TooLarge, read_limited
+
+    try:
+        data = read_limited(path)
+    except TooLarge as e:
+        raise DamagedResults(path, str(e)) from None
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise DamagedResults(path, reason[:1].lower() + reason[1:]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -56,6 +66,37 @@ def read_summary(path: Path) -> Any:
         return pd.read_parquet(path)
     except (pa.ArrowException, ValueError) as e:
         raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
+
+
+def check_tables(folder: Path) -> None:
+    """Every table and record ``ccsim reproduce`` wrote beside report.md (``*.parquet``,
+    ``*.csv``, ``*.json``) reads as what it claims to be, or :class:`DamagedResults` names the
+    first that does not. The pages are drawn from report.md and summary.parquet only, so a
+    reproduction whose other files were cut short (a full disk, a copy interrupted) would
+    otherwise get a page as if it were whole. Each check is cheap: a Parquet file's footer
+    (where a cut-short file fails), a CSV's rows against its header, a JSON document."""
+    import csv
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in sorted(folder.glob("*.parquet")):
+        try:
+            pq.read_metadata(path)
+        except (pa.ArrowException, OSError, ValueError) as e:
+            raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
+    for path in sorted(folder.glob("*.csv")):
+        rows = list(csv.reader(read_markdown(path).splitlines()))
+        for n, row in enumerate(rows[1:], start=2):
+            if len(row) != len(rows[0]):
+                raise DamagedResults(path, f"line {n} has {len(row)} fields, the header "
+                                           f"{len(rows[0])} (cut short?)")  # fmt: skip
+    for path in sorted(folder.glob("*.json")):
+        try:
+            json.loads(read_markdown(path))
+        except ValueError as e:
+            raise DamagedResults(path, f"not valid JSON ({e})") from None
 
 
 @dataclass
@@ -98,7 +139,10 @@ def read_report(folder: Path) -> PaperPage:
     """The title, mode and claims of ``folder/report.md``."""
     text = read_markdown(folder / "report.md")
     lines = text.splitlines()
-    head = lines[0].lstrip("# ").strip() if lines else folder.name
+    if not lines or not lines[0].startswith("# "):  # write_report's first line, always
+        raise DamagedResults(folder / "report.md", "no heading '# <paper>: <title>' on its "
+                             "first line, so not a whole report (cut short?)")  # fmt: skip
+    head = lines[0].lstrip("# ").strip()
     plan_id, _, title = head.partition(": ")
     page = PaperPage(folder, folder.name, plan_id, title or head, "Mode: quick" in text)
     in_claims = in_main = False

@@ -39,6 +39,10 @@ pub struct ScalableConfig {
     /// legacy region), or gives up b·cwnd as above it (Linux `tcp_scalable_ssthresh`, ns-3.48
     /// `TcpScalable::GetSsThresh`).
     pub legacy_decrease: bool,
+    /// What b is taken of: cwnd (Kelly 2003, Linux `tcp_scalable_ssthresh`), or the data in
+    /// flight the sender reports (FlightSize or RFC 6675's pipe, `ssthresh_flight`), as ns-3.48's
+    /// `TcpScalable::GetSsThresh` takes its `bytesInFlight` argument.
+    pub decrease_from_flight: bool,
 }
 
 impl Default for ScalableConfig {
@@ -48,6 +52,7 @@ impl Default for ScalableConfig {
             b: 0.125,
             low_window: 16.0,
             legacy_decrease: true,
+            decrease_from_flight: false,
         }
     }
 }
@@ -92,7 +97,11 @@ impl CongestionControl for Scalable {
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
         self.fraction.clear();
         let reno = self.reno.on_congestion(now, ev);
-        let cwnd = ev.window.cwnd;
+        let cwnd = if self.cfg.decrease_from_flight {
+            ev.flight_size
+        } else {
+            ev.window.cwnd
+        };
         if self.cfg.legacy_decrease && segments(cwnd, ev.mss) <= self.cfg.low_window {
             // Kelly 2003: legacy region, Reno's decrease (RFC 5681 eq. (4)).
             return reno;
@@ -116,6 +125,10 @@ mod tests {
     use crate::time::SimDuration;
 
     const MSS: u64 = 1000;
+
+    fn ms(n: u64) -> SimDuration {
+        SimDuration::from_millis(n)
+    }
 
     fn stcp() -> Scalable {
         ScalableConfig::default().build(Growth::Rfc5681)
@@ -168,6 +181,37 @@ mod tests {
         );
         let mut d = Driver::new(stcp(), MSS, 16, 16 * MSS, SimDuration::from_millis(100));
         assert_eq!(d.loss(CongestionKind::DupAck), 8 * MSS);
+    }
+
+    #[test]
+    fn with_decrease_from_flight_b_is_taken_of_the_data_in_flight_not_cwnd() {
+        // ns-3.48's TcpScalable::GetSsThresh: 7/8 of the bytesInFlight it is handed (here a
+        // pipe of 24 segments under a cwnd of 40), where Kelly and Linux take 7/8 of cwnd.
+        let cfg = ScalableConfig {
+            legacy_decrease: false,
+            decrease_from_flight: true,
+            ..ScalableConfig::default()
+        };
+        let mut d = Driver::new(cfg.build(Growth::Rfc5681), MSS, 40, 40 * MSS, ms(100));
+        assert_eq!(
+            d.congestion(CongestionKind::DupAck, 24 * MSS),
+            Some(21 * MSS)
+        );
+        let mut d = Driver::new(
+            ScalableConfig {
+                decrease_from_flight: false,
+                ..cfg
+            }
+            .build(Growth::Rfc5681),
+            MSS,
+            40,
+            40 * MSS,
+            ms(100),
+        );
+        assert_eq!(
+            d.congestion(CongestionKind::DupAck, 24 * MSS),
+            Some(35 * MSS)
+        );
     }
 
     #[test]

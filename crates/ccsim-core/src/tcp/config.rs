@@ -111,6 +111,30 @@ pub enum AckCredit {
     Delivered,
 }
 
+/// What a window reduction counts as the data in flight: the `FlightSize` of RFC 5681 eq. (4)
+/// and RFC 6675 §5 step (4.2), or the `pipe` of RFC 6675 §4.
+///
+/// ```text
+///   SND.UNA                                                     SND.MAX
+///      |  lost  | in flight | SACKed | in flight | SACKed | in flight |
+///      |<------------------------ FlightSize ------------------------>|
+///                 pipe = FlightSize − SACKed − lost (plus retransmissions in flight)
+/// ```
+///
+/// With several losses in one window the two part by the SACKed and lost segments: halving
+/// `pipe` leaves a smaller ssthresh than halving FlightSize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsthreshFlight {
+    /// RFC 5681 eq. (4) at an RTO and RFC 6675 (4.2) at the third duplicate ACK: SND.MAX −
+    /// SND.UNA (less what Limited Transmit sent, RFC 5681 §3.2 step 2).
+    FlightSize,
+    /// ns-3.48's `TcpSocketBase`: `EnterRecovery` marks the front segment lost and passes
+    /// `BytesInFlight()` (RFC 6675's pipe) to `GetSsThresh`; `ReTxTimeout` passes the pipe as
+    /// it was before the timeout, and reduces during fast recovery too (it skips only a
+    /// repeated expiry). Applies with SACK recovery only: it needs the scoreboard.
+    Pipe,
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -184,6 +208,14 @@ pub struct TcpSpec {
     /// the two part by most of a segment per reduction: CUBIC's β = 0.7 of 5.9 segments is
     /// 4.13 segments in bytes, 3 in whole segments (docs/validation.md §4).
     pub whole_segment_ssthresh: bool,
+    /// What a reduction counts as the data in flight (SACK recovery only).
+    pub ssthresh_flight: SsthreshFlight,
+    /// ns-3.48's `ProcessAck` in SACK recovery: a partial ACK whose new front segment has not
+    /// been retransmitted yet sends one segment whatever pipe says (`DoRetransmit`: the first
+    /// segment deemed lost, else new data, else the front again), before RFC 6675 §5 step
+    /// (C) sends by pipe. RFC 6675 sends by pipe alone; RFC 6582 §3.2 step 3 resends the front
+    /// on a partial ACK, without SACK. SACK recovery only.
+    pub partial_ack_send: bool,
 }
 
 impl Default for TcpSpec {
@@ -226,6 +258,10 @@ impl Default for TcpSpec {
             ack_credit: AckCredit::Cumulative,
             // RFC 5681 eq. (4) and RFC 9438 §4.6 in bytes.
             whole_segment_ssthresh: false,
+            // RFC 5681 eq. (4), RFC 6675 (4.2).
+            ssthresh_flight: SsthreshFlight::FlightSize,
+            // RFC 6675 §5 sends by pipe alone.
+            partial_ack_send: false,
         }
     }
 }
@@ -377,6 +413,10 @@ impl TcpSpec {
             // TcpNewReno's `GetSsThresh` halves bytes in flight, in bytes; the classes that
             // count whole segments set it (docs/tcp.md §11).
             whole_segment_ssthresh: false,
+            // `EnterRecovery` and `ReTxTimeout` pass `BytesInFlight()`.
+            ssthresh_flight: SsthreshFlight::Pipe,
+            // `ProcessAck`'s `DoRetransmit` on a partial ACK in CA_RECOVERY.
+            partial_ack_send: true,
             header_bytes: 40,
         }
     }

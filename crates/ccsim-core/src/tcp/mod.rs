@@ -16,7 +16,8 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, TcpSpec,
+    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, SsthreshFlight,
+    TcpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

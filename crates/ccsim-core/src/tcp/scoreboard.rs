@@ -243,6 +243,20 @@ impl Scoreboard {
 
     /// Mark the segment at SND.UNA lost (fast retransmit, NewReno partial ACK) so that it is
     /// retransmitted next.
+    /// The segment at SND.UNA is unSACKed and a retransmission of it is in flight.
+    pub fn front_is_retransmitted(&self) -> bool {
+        self.segs
+            .front()
+            .is_some_and(|s| s.flags & (RETX | SACKED) == RETX)
+    }
+
+    /// The segment at SND.UNA (its live part), if anything is outstanding.
+    pub fn front_segment(&self) -> Option<(u64, u32)> {
+        self.segs
+            .front()
+            .map(|s| (self.snd_una, self.live_len(s) as u32))
+    }
+
     pub fn mark_front_lost(&mut self) {
         if let Some(s) = self.segs.front().copied() {
             if s.flags & (LOST | SACKED) == 0 {

@@ -42,7 +42,9 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
     ECN_ECT0, ECN_NOT_ECT,
 };
-use crate::tcp::config::{AckCredit, RecoverGuard, RtoBackoffReset, RttSampling, TcpSpec};
+use crate::tcp::config::{
+    AckCredit, RecoverGuard, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+};
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -116,6 +118,9 @@ pub struct TcpSender {
     limited_transmit_credit: bool,
     /// Send the next retransmission even if the window is full (fast retransmit, RTO).
     force_retransmit: bool,
+    /// `partial_ack_send`: a partial ACK in SACK recovery lets one segment out whatever pipe
+    /// says, on the next transmit.
+    partial_ack_send_due: bool,
     peer_rwnd: u64,
     app_limit: u64,
     min_rtt: Option<SimDuration>,
@@ -177,6 +182,7 @@ impl TcpSender {
             limited_transmit_bytes: 0,
             limited_transmit_credit: false,
             force_retransmit: false,
+            partial_ack_send_due: false,
             peer_rwnd: t.rcv_buffer,
             app_limit: cfg.size.unwrap_or(u64::MAX),
             min_rtt: None,
@@ -341,7 +347,12 @@ impl TcpSender {
                     rec.partial_seen = true;
                     self.episode = Some(rec);
                 }
-                PartialAck::KeepSending => {}
+                PartialAck::KeepSending => {
+                    // ns-3's `ProcessAck` sends one segment on a partial ACK unless the new
+                    // front has been retransmitted already (`IsRetransmittedDataAcked`).
+                    self.partial_ack_send_due =
+                        self.cfg.tcp.partial_ack_send && !self.board.front_is_retransmitted();
+                }
             },
             // An ACK that delivers nothing new credits nothing (`AckCredit::Delivered`).
             None if credit == 0 => {}
@@ -549,12 +560,19 @@ impl TcpSender {
     /// this window was already reduced for ECN).
     fn enter_recovery(&mut self, now: SimTime, reduce: bool) {
         if reduce {
-            // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in
-            // FlightSize.
-            let flight = self
-                .board
-                .flight_size()
-                .saturating_sub(self.limited_transmit_bytes);
+            let flight = if self.pipe_ssthresh() {
+                // ns-3's `EnterRecovery`: the front is marked lost first, then the pipe taken.
+                if self.board.lost_bytes() == 0 {
+                    self.board.mark_front_lost();
+                }
+                self.board.pipe()
+            } else {
+                // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in
+                // FlightSize.
+                self.board
+                    .flight_size()
+                    .saturating_sub(self.limited_transmit_bytes)
+            };
             #[cfg(test)]
             self.congestion_log.push(CongestionKind::DupAck);
             self.w.ssthresh = self.reduced_ssthresh(now, CongestionKind::DupAck, flight, self.w);
@@ -601,9 +619,16 @@ impl TcpSender {
             };
             #[cfg(test)]
             self.congestion_log.push(CongestionKind::Rto);
-            let ssthresh =
-                self.reduced_ssthresh(now, CongestionKind::Rto, self.board.flight_size(), window);
-            if !in_recovery {
+            // The pipe (`ssthresh_flight = "pipe"`) holds no segment sent on an inflated
+            // window, so that reduction applies in recovery too, as ns-3's `ReTxTimeout` does.
+            let pipe = self.pipe_ssthresh();
+            let flight = if pipe {
+                self.board.pipe()
+            } else {
+                self.board.flight_size()
+            };
+            let ssthresh = self.reduced_ssthresh(now, CongestionKind::Rto, flight, window);
+            if !in_recovery || pipe {
                 self.w.ssthresh = ssthresh;
             }
         }
@@ -648,6 +673,11 @@ impl TcpSender {
         self.w.cwnd.min(self.max_window())
     }
 
+    /// A reduction counts the pipe, not FlightSize (`ssthresh_flight`, SACK only).
+    fn pipe_ssthresh(&self) -> bool {
+        self.uses_sack() && self.cfg.tcp.ssthresh_flight == SsthreshFlight::Pipe
+    }
+
     /// RFC 3042 §2 (RFC 5681 §3.2 step 1), without SACK: a new segment of `len` bytes that the
     /// window refuses may still go out if this is the first or second duplicate ACK and nothing
     /// went out for it yet, FlightSize stays within cwnd plus two segments, and within
@@ -669,7 +699,9 @@ impl TcpSender {
         }
         self.restart_after_idle(now);
         let window = self.send_window();
-        let data_stops = self.cfg.stop.is_some_and(|t| now >= t);
+        if std::mem::take(&mut self.partial_ack_send_due) {
+            self.send_beyond_pipe(now, out);
+        }
         loop {
             let in_flight = self.in_flight();
             if let Some((seq, len)) = self.board.next_retransmission() {
@@ -681,30 +713,21 @@ impl TcpSender {
                 break;
             }
             self.force_retransmit = false;
-            let snd_max = self.board.snd_max();
-            if !data_stops && snd_max < self.app_limit {
-                let len = self.mss.min(self.app_limit - snd_max);
-                let rwnd_edge = self.board.snd_una().saturating_add(self.peer_rwnd);
-                if snd_max + len <= rwnd_edge {
-                    if in_flight + len <= window {
-                        // With SACK, what pipe lets out while duplicates are counted is
-                        // Limited Transmit too (RFC 6675 §5 step (3)).
-                        if self.sack_limited_transmit() {
-                            self.limited_transmit_bytes += len;
-                        }
-                    } else if self.limited_transmit_allows(len) {
-                        self.limited_transmit_credit = false;
+            if let Some(len) = self.new_segment_len(now) {
+                if in_flight + len <= window {
+                    // With SACK, what pipe lets out while duplicates are counted is Limited
+                    // Transmit too (RFC 6675 §5 step (3)).
+                    if self.sack_limited_transmit() {
                         self.limited_transmit_bytes += len;
-                    } else {
-                        break;
                     }
-                    if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
-                        self.timed = Some((snd_max + len, now));
-                    }
-                    self.board.on_send(len as u32, now);
-                    self.emit(now, snd_max, len as u32, false, out);
-                    continue;
+                } else if self.limited_transmit_allows(len) {
+                    self.limited_transmit_credit = false;
+                    self.limited_transmit_bytes += len;
+                } else {
+                    break;
                 }
+                self.send_new_segment(now, len, out);
+                continue;
             }
             // Rules (3) and (4): only when there is no new data to send (none left, or the
             // receiver's window is closed), and only in SACK recovery.
@@ -733,6 +756,40 @@ impl TcpSender {
         if self.rto_deadline.is_none() && self.board.flight_size() > 0 {
             // RFC 6298 (5.1).
             self.rto_deadline = Some(now + self.rto.rto());
+        }
+    }
+
+    /// The length of the next new segment, if there is new data, the application has not
+    /// stopped, and the receiver's window takes it.
+    fn new_segment_len(&self, now: SimTime) -> Option<u64> {
+        let snd_max = self.board.snd_max();
+        if self.cfg.stop.is_some_and(|t| now >= t) || snd_max >= self.app_limit {
+            return None;
+        }
+        let len = self.mss.min(self.app_limit - snd_max);
+        let rwnd_edge = self.board.snd_una().saturating_add(self.peer_rwnd);
+        (snd_max + len <= rwnd_edge).then_some(len)
+    }
+
+    fn send_new_segment(&mut self, now: SimTime, len: u64, out: &mut Vec<Packet>) {
+        let snd_max = self.board.snd_max();
+        if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
+            self.timed = Some((snd_max + len, now));
+        }
+        self.board.on_send(len as u32, now);
+        self.emit(now, snd_max, len as u32, false, out);
+    }
+
+    /// `partial_ack_send` (ns-3's `DoRetransmit` on a partial ACK): one segment whatever
+    /// pipe says, chosen as ns-3's `NextSeg` without rule (3): the first segment deemed lost
+    /// and not retransmitted, else new data, else the front segment again.
+    fn send_beyond_pipe(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if let Some((seq, len)) = self.board.next_retransmission() {
+            self.retransmit(now, seq, len, out);
+        } else if let Some(len) = self.new_segment_len(now) {
+            self.send_new_segment(now, len, out);
+        } else if let Some((seq, len)) = self.board.front_segment() {
+            self.retransmit(now, seq, len, out);
         }
     }
 
@@ -1133,6 +1190,102 @@ mod tests {
         out.clear();
         s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
         assert!(!s.in_recovery());
+    }
+
+    /// SACK recovery with ns-3's rules chosen or not; segments 0-3 of 20 lost, 4-6 SACKed by
+    /// three duplicate ACKs: FlightSize 20 segments, pipe 13 (20 − 3 SACKed − 4 deemed lost,
+    /// RFC 6675 §4 IsLost: 3 segments SACKed above each hole).
+    fn sack_after_four_losses(flight: SsthreshFlight, partial_ack_send: bool) -> TcpSender {
+        let mut s = sender_with(
+            TcpSpec {
+                ssthresh_flight: flight,
+                partial_ack_send,
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        for k in 5..=7 {
+            s.handle_packet(t(50), ack_pkt(0, &[(4 * MSS, k * MSS)]), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(seqs(&out), vec![0], "the fast retransmission only");
+        s
+    }
+
+    #[test]
+    fn a_fast_retransmit_halves_flight_size_or_with_ssthresh_flight_pipe_the_pipe() {
+        let s = sack_after_four_losses(SsthreshFlight::FlightSize, false);
+        assert_eq!(s.ssthresh(), 10 * MSS, "RFC 6675 (4.2): FlightSize / 2");
+        let s = sack_after_four_losses(SsthreshFlight::Pipe, false);
+        assert_eq!(
+            s.ssthresh(),
+            6500,
+            "ns-3: BytesInFlight() / 2 = 13 segments / 2"
+        );
+        assert_eq!(s.cwnd(), 6500);
+    }
+
+    #[test]
+    fn an_rto_in_sack_recovery_reduces_again_only_with_ssthresh_flight_pipe() {
+        for (flight, expected) in [
+            (SsthreshFlight::FlightSize, 10 * MSS),
+            (SsthreshFlight::Pipe, 7 * MSS),
+        ] {
+            let mut s = sack_after_four_losses(flight, false);
+            // The pipe before the timeout: 13 segments and the retransmission of segment 0.
+            assert_eq!(s.pipe(), 14 * MSS);
+            let mut out = vec![];
+            s.handle_timeout(t(1000), &mut out);
+            assert_eq!(s.counters().timeouts, 1);
+            assert_eq!(s.ssthresh(), expected, "{flight:?}");
+            assert_eq!(s.cwnd(), MSS);
+        }
+    }
+
+    #[test]
+    fn with_partial_ack_send_each_partial_ack_lets_the_next_hole_out_beyond_pipe() {
+        for on in [false, true] {
+            let mut s = sack_after_four_losses(SsthreshFlight::Pipe, on);
+            let mut out = vec![];
+            // Segment 0's retransmission arrives: pipe is 13 segments against a cwnd of 6.5,
+            // so RFC 6675 sends nothing; ns-3's DoRetransmit resends segment 1.
+            s.handle_packet(t(100), ack_pkt(MSS, &[(4 * MSS, 7 * MSS)]), &mut out);
+            assert_eq!(
+                seqs(&out),
+                if on { vec![MSS] } else { vec![] },
+                "partial_ack_send {on}"
+            );
+            out.clear();
+            s.handle_packet(t(150), ack_pkt(2 * MSS, &[(4 * MSS, 7 * MSS)]), &mut out);
+            if on {
+                assert_eq!(seqs(&out), vec![2 * MSS], "and segment 2 on the next");
+            } else {
+                assert!(out.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn partial_ack_send_skips_a_front_segment_already_retransmitted() {
+        let mut s = sack_after_four_losses(SsthreshFlight::FlightSize, true);
+        // cwnd 10 segments, pipe 14: nothing goes out by pipe. An ACK of nothing new that
+        // SACKs 7-16 takes pipe to 4 and lets segments 1, 2 and 3 be resent by pipe.
+        let mut out = vec![];
+        s.handle_packet(t(60), ack_pkt(0, &[(4 * MSS, 17 * MSS)]), &mut out);
+        assert_eq!(&seqs(&out)[..3], &[MSS, 2 * MSS, 3 * MSS]);
+        out.clear();
+        // Segment 0 arrives: the front is now segment 1, whose retransmission is in flight, so
+        // nothing beyond pipe.
+        let before = s.counters().retransmits;
+        s.handle_packet(t(100), ack_pkt(MSS, &[(4 * MSS, 17 * MSS)]), &mut out);
+        assert_eq!(s.counters().retransmits, before, "{:?}", seqs(&out));
+        assert!(
+            out.iter().all(|p| p.tcp().unwrap().seq >= 20 * MSS),
+            "{:?}",
+            seqs(&out)
+        );
     }
 
     #[test]
