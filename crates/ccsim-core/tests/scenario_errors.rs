@@ -300,7 +300,7 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
          timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
-         ssthresh_flight, partial_ack_send"
+         ssthresh_flight, partial_ack_send, recovery_exit_credit"
     );
 }
 
@@ -314,7 +314,7 @@ fn the_tcp_table_takes_only_tcp_keys() {
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
          rtt_sampling, restart_after_idle, handshake, ecn, timestamps, timestamp_clock, \
          rto_backoff_reset, ack_credit, whole_segment_ssthresh, ssthresh_flight, \
-         partial_ack_send"
+         partial_ack_send, recovery_exit_credit"
     );
 }
 

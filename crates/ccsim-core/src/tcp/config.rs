@@ -135,6 +135,32 @@ pub enum SsthreshFlight {
     Pipe,
 }
 
+/// What the ACK that ends loss recovery credits to window growth.
+///
+/// ```text
+///   fast recovery:  ... partial ACKs ... | exit ACK (SND.UNA >= RecoveryPoint)
+///                                          cwnd = ssthresh   (both)
+///                                          + grow by the ACK's advance   (Acked only)
+///   after an RTO:   ACKs below the point credit as usual | the ACK past the point credits
+///                                                          everything (None) or only the
+///                                                          bytes above the point (Acked)
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryExitCredit {
+    /// RFC 5681 §3.2 step 6, RFC 6582 §3.2 step 3 and RFC 6675 §5 (A): the ACK that ends fast
+    /// recovery deflates cwnd and grows nothing. After an RTO every ACK credits what
+    /// `ack_credit` says, the one that passes the recovery point included.
+    None,
+    /// ns-3.48's `ProcessAck`: the ACK that ends fast recovery (`CA_RECOVERY`) sets cwnd =
+    /// ssthresh and then calls `IncreaseWindow` with its whole cumulative advance in whole
+    /// segments, SACKed bytes included (`(ackNumber − oldHeadSequence) / segmentSize`). The ACK
+    /// that ends an RTO's recovery (`CA_LOSS`) credits only the whole segments above the
+    /// recovery point (`(ackNumber − m_recover) / segmentSize`). With a controller whose growth
+    /// counts acknowledged segments (Scalable, HighSpeed) the first credit is large: a whole
+    /// recovered window at once.
+    Acked,
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -216,6 +242,8 @@ pub struct TcpSpec {
     /// (C) sends by pipe. RFC 6675 sends by pipe alone; RFC 6582 §3.2 step 3 resends the front
     /// on a partial ACK, without SACK. SACK recovery only.
     pub partial_ack_send: bool,
+    /// What the ACK that ends loss recovery credits to window growth.
+    pub recovery_exit_credit: RecoveryExitCredit,
 }
 
 impl Default for TcpSpec {
@@ -262,6 +290,8 @@ impl Default for TcpSpec {
             ssthresh_flight: SsthreshFlight::FlightSize,
             // RFC 6675 §5 sends by pipe alone.
             partial_ack_send: false,
+            // RFC 5681 §3.2 step 6, RFC 6675 §5 (A): the exit ACK only deflates.
+            recovery_exit_credit: RecoveryExitCredit::None,
         }
     }
 }
@@ -417,6 +447,8 @@ impl TcpSpec {
             ssthresh_flight: SsthreshFlight::Pipe,
             // `ProcessAck`'s `DoRetransmit` on a partial ACK in CA_RECOVERY.
             partial_ack_send: true,
+            // `ProcessAck`'s exits from CA_RECOVERY and CA_LOSS call `IncreaseWindow`.
+            recovery_exit_credit: RecoveryExitCredit::Acked,
             header_bytes: 40,
         }
     }

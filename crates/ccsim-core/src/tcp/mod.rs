@@ -16,8 +16,8 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, SsthreshFlight,
-    TcpSpec,
+    AckCredit, InitialWindow, RecoverGuard, Recovery, RecoveryExitCredit, RtoBackoffReset,
+    RttSampling, SsthreshFlight, TcpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

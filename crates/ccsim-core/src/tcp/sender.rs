@@ -43,7 +43,8 @@ use crate::packet::{
     ECN_ECT0, ECN_NOT_ECT,
 };
 use crate::tcp::config::{
-    AckCredit, RecoverGuard, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
+    TcpSpec,
 };
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
@@ -109,6 +110,9 @@ pub struct TcpSender {
     /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
     /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`]).
     reduction_point: Option<u64>,
+    /// SND.MAX at the last RTO while SND.UNA has not passed it (ns-3's `m_recover` in
+    /// `CA_LOSS`), for `recovery_exit_credit = "acked"`.
+    rto_point: Option<u64>,
     /// New data sent by Limited Transmit since the last cumulative ACK: excluded from FlightSize
     /// when ssthresh is computed (RFC 5681 §3.2 step 2, RFC 3042 §2).
     limited_transmit_bytes: u64,
@@ -179,6 +183,7 @@ impl TcpSender {
             algo: AnyRecovery::new(t.recovery),
             episode: None,
             reduction_point: None,
+            rto_point: None,
             limited_transmit_bytes: 0,
             limited_transmit_credit: false,
             force_retransmit: false,
@@ -336,10 +341,18 @@ impl TcpSender {
         self.limited_transmit_bytes = 0;
         let una = self.board.snd_una();
         let mut restart = true;
+        // What this ACK credits to window growth; nothing during recovery.
+        let mut growth = 0;
         match self.episode {
-            Some(rec) if una >= rec.point => self.end_recovery(now),
+            Some(rec) if una >= rec.point => {
+                self.end_recovery(now);
+                growth = self.exit_credit(bytes_acked);
+            }
             Some(mut rec) => match self.algo.on_partial_ack(&mut self.w, bytes_acked, self.mss) {
-                PartialAck::Ends => self.end_recovery(now),
+                PartialAck::Ends => {
+                    self.end_recovery(now);
+                    growth = self.exit_credit(bytes_acked);
+                }
                 PartialAck::ResendFront => {
                     self.board.mark_front_lost();
                     self.force_retransmit = true;
@@ -354,22 +367,23 @@ impl TcpSender {
                         self.cfg.tcp.partial_ack_send && !self.board.front_is_retransmitted();
                 }
             },
-            // An ACK that delivers nothing new credits nothing (`AckCredit::Delivered`).
-            None if credit == 0 => {}
-            None => {
-                let ev = AckEvent {
-                    bytes_acked: credit,
-                    snd_una: una,
-                    flight_size: self.board.flight_size(),
-                    mss: self.mss,
-                    rtt_sample,
-                    srtt: self.rto.srtt(),
-                    min_rtt: self.min_rtt,
-                    echo,
-                };
-                self.cc.on_ack(now, &ev, &mut self.w);
-                self.w.cwnd = self.w.cwnd.min(self.max_window()).max(self.mss);
-            }
+            None => growth = self.open_credit(una, credit),
+        }
+        // An ACK that credits nothing (`AckCredit::Delivered` with nothing newly delivered, or
+        // the end of recovery by the RFCs) does not call the controller.
+        if growth > 0 {
+            let ev = AckEvent {
+                bytes_acked: growth,
+                snd_una: una,
+                flight_size: self.board.flight_size(),
+                mss: self.mss,
+                rtt_sample,
+                srtt: self.rto.srtt(),
+                min_rtt: self.min_rtt,
+                echo,
+            };
+            self.cc.on_ack(now, &ev, &mut self.w);
+            self.w.cwnd = self.w.cwnd.min(self.max_window()).max(self.mss);
         }
         if una >= self.app_limit && self.counters.completed_at.is_none() {
             self.counters.completed_at = Some(now);
@@ -381,6 +395,30 @@ impl TcpSender {
         if restart || self.board.flight_size() == 0 {
             // RFC 6298 (5.2), (5.3).
             self.restart_timer(now);
+        }
+    }
+
+    /// What the ACK that ended fast recovery credits, `bytes_acked` being its cumulative
+    /// advance: nothing by RFC 6675 §5 (A), its whole segments with ns-3's exit
+    /// ([`RecoveryExitCredit`]).
+    fn exit_credit(&self, bytes_acked: u64) -> u64 {
+        match self.cfg.tcp.recovery_exit_credit {
+            RecoveryExitCredit::None => 0,
+            RecoveryExitCredit::Acked => bytes_acked - bytes_acked % self.mss,
+        }
+    }
+
+    /// What an ACK outside fast recovery credits: `credit` (`ack_credit`), except that with
+    /// ns-3's exit the ACK that passes an RTO's recovery point credits only the whole segments
+    /// above it ([`RecoveryExitCredit`]).
+    fn open_credit(&mut self, una: u64, credit: u64) -> u64 {
+        match self.rto_point {
+            Some(point) if una >= point => {
+                self.rto_point = None;
+                let above = una - point;
+                above - above % self.mss
+            }
+            _ => credit,
         }
     }
 
@@ -580,6 +618,7 @@ impl TcpSender {
         let ssthresh = self.w.ssthresh;
         let point = self.board.snd_max();
         self.reduction_point = Some(point);
+        self.rto_point = None;
         self.episode = Some(RecoveryEpisode {
             point,
             partial_seen: false,
@@ -635,6 +674,9 @@ impl TcpSender {
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
         self.reduction_point = Some(self.board.snd_max());
+        if self.cfg.tcp.recovery_exit_credit == RecoveryExitCredit::Acked {
+            self.rto_point = self.reduction_point;
+        }
         self.episode = None;
         self.dupacks = 0;
         self.limited_transmit_bytes = 0;
@@ -1264,6 +1306,73 @@ mod tests {
             } else {
                 assert!(out.is_empty());
             }
+        }
+    }
+
+    /// The recovery of [`sack_after_four_losses`] (FlightSize basis, ssthresh 10 segments)
+    /// ended by one ACK of all 20 segments, with `credit` the exit rule.
+    fn cwnd_after_sack_recovery_exit(credit: RecoveryExitCredit) -> u64 {
+        let mut s = sender_with(
+            TcpSpec {
+                recovery_exit_credit: credit,
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        );
+        start(&mut s);
+        let mut out = vec![];
+        for k in 5..=7 {
+            s.handle_packet(t(50), ack_pkt(0, &[(4 * MSS, k * MSS)]), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), 10 * MSS);
+        s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
+        assert!(!s.in_recovery());
+        s.cwnd()
+    }
+
+    #[test]
+    fn the_ack_that_ends_fast_recovery_grows_cwnd_only_with_ns3s_exit_credit() {
+        // RFC 6675 §5 (A): the exit ACK leaves cwnd at ssthresh.
+        assert_eq!(
+            cwnd_after_sack_recovery_exit(RecoveryExitCredit::None),
+            10 * MSS
+        );
+        // ns-3's ProcessAck: cwnd = ssthresh, then IncreaseWindow with the 20 segments the ACK
+        // advanced; byte counting in congestion avoidance (cwnd = ssthresh) adds one segment
+        // for a window's worth of acknowledged bytes.
+        assert_eq!(
+            cwnd_after_sack_recovery_exit(RecoveryExitCredit::Acked),
+            11 * MSS
+        );
+    }
+
+    #[test]
+    fn after_an_rto_the_ack_that_passes_the_recovery_point_credits_only_what_lies_above_it() {
+        for (credit, cwnd) in [
+            // RFC 5681 §3.1 slow start: min(N, SMSS) for the 4 segments acknowledged.
+            (RecoveryExitCredit::None, 2 * MSS),
+            // ns-3's CA_LOSS exit: (ackNumber − m_recover) / segmentSize = 0 segments.
+            (RecoveryExitCredit::Acked, MSS),
+        ] {
+            let mut s = sender_with(
+                TcpSpec {
+                    recovery_exit_credit: credit,
+                    ..spec(Recovery::Sack, 4)
+                },
+                None,
+            );
+            assert_eq!(start(&mut s).len(), 4);
+            // No ACK comes back: the timer expires and segment 0 is resent.
+            let mut out = vec![];
+            s.handle_timeout(t(1000), &mut out);
+            assert_eq!(seqs(&out), vec![0]);
+            assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 2 * MSS));
+            // The receiver held segments 1-3: one ACK covers everything up to SND.MAX, the
+            // recovery point the RTO set.
+            out.clear();
+            s.handle_packet(t(1100), ack_pkt(4 * MSS, &[]), &mut out);
+            assert_eq!(s.cwnd(), cwnd, "{credit:?}");
         }
     }
 

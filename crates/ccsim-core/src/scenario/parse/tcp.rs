@@ -23,8 +23,8 @@ use super::reader::{
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
 use crate::tcp::{
-    AckCredit, InitialWindow, RecoverGuard, Recovery, RtoBackoffReset, RttSampling, SsthreshFlight,
-    TcpSpec,
+    AckCredit, InitialWindow, RecoverGuard, Recovery, RecoveryExitCredit, RtoBackoffReset,
+    RttSampling, SsthreshFlight, TcpSpec,
 };
 use crate::time::SimDuration;
 
@@ -62,6 +62,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "whole_segment_ssthresh",
     "ssthresh_flight",
     "partial_ack_send",
+    "recovery_exit_credit",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -158,6 +159,7 @@ pub(super) struct TcpLayer {
     ssthresh_flight: Option<(SsthreshFlight, String)>,
     /// The value and the path it was given at (it needs SACK recovery).
     partial_ack_send: Option<(bool, String)>,
+    recovery_exit_credit: Option<RecoveryExitCredit>,
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -271,6 +273,11 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
             .get("partial_ack_send")
             .map(|f| Ok((f.boolean()?, f.path)))
             .transpose()?,
+        recovery_exit_credit: opt(r, "recovery_exit_credit", |f| f.choice(&["none", "acked"]))?
+            .map(|c| match c {
+                "acked" => RecoveryExitCredit::Acked,
+                _ => RecoveryExitCredit::None,
+            }),
     };
     Ok((layer, follow_mss))
 }
@@ -633,6 +640,7 @@ impl TcpDraft {
         set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
         set(&mut s.ack_credit, &layer.ack_credit);
         set(&mut s.whole_segment_ssthresh, &layer.whole_segment_ssthresh);
+        set(&mut s.recovery_exit_credit, &layer.recovery_exit_credit);
         set(&mut self.initial_ssthresh, &layer.initial_ssthresh);
         set(&mut self.max_window, &layer.max_window);
         set(&mut self.rcv_buffer, &layer.rcv_buffer);
@@ -848,6 +856,7 @@ mod tests {
                 "flows.f1.whole_segment_ssthresh=true",
                 "flows.f1.ssthresh_flight=\"flight_size\"",
                 "flows.f1.partial_ack_send=false",
+                "flows.f1.recovery_exit_credit=\"none\"",
             ],
         );
         assert_eq!(
@@ -860,6 +869,7 @@ mod tests {
                 whole_segment_ssthresh: true,
                 ssthresh_flight: SsthreshFlight::FlightSize,
                 partial_ack_send: false,
+                recovery_exit_credit: RecoveryExitCredit::None,
                 ..TcpSpec::ns3()
             }
         );
@@ -893,6 +903,27 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.ssthresh_flight=\"half\""]),
             "flows.f1.ssthresh_flight: \"half\" is not one of flight_size, pipe"
+        );
+    }
+
+    #[test]
+    fn recovery_exit_credit_is_ns3s_in_the_ns3_preset_and_the_rfcs_otherwise() {
+        let t = spec(MINIMAL, &["flows.f1.preset=ns3"]);
+        assert_eq!(f1_tcp(&t).recovery_exit_credit, RecoveryExitCredit::Acked);
+        let t = spec(MINIMAL, &["flows.f1.preset=rfc"]);
+        assert_eq!(f1_tcp(&t).recovery_exit_credit, RecoveryExitCredit::None);
+        // It needs no scoreboard, so any variant takes it.
+        let t = spec(
+            MINIMAL,
+            &[
+                "flows.f1.variant=\"reno\"",
+                "tcp.recovery_exit_credit=\"acked\"",
+            ],
+        );
+        assert_eq!(f1_tcp(&t).recovery_exit_credit, RecoveryExitCredit::Acked);
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.recovery_exit_credit=\"all\""]),
+            "flows.f1.recovery_exit_credit: \"all\" is not one of none, acked"
         );
     }
 
