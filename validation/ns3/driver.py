@@ -113,6 +113,8 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     # TcpBic: Beta 0.8 (a loss keeps 80 %), MaxIncr 16, LowWnd 14, BinarySearchCoefficient 4
     # (Linux tcp_bic.c's values), and SmoothPart 5 where Linux has 20: within B = 4 segments
     # of W_max ns-3 adds one segment per cwnd * SmoothPart / B acknowledged, so S_min = 4/5.
+    # Below LowWnd its IncreaseWindow adds a segment once more than cwnd segments are counted
+    # and drops the rest of the count (low_window_growth "count_reset").
     "bic": Algorithm(
         "sack",
         {
@@ -122,6 +124,7 @@ ALGORITHMS: Mapping[str, Algorithm] = {
             "s_min": 0.8,
             "low_window": 14,
             "search_divisor": 4,
+            "low_window_growth": "count_reset",
         },
         "bic",
         True,

@@ -54,6 +54,22 @@ pub struct BicConfig {
     /// CUBIC, BIC's successor; or probe from nothing (false), as Linux `bictcp_state` does
     /// (W_max = 0: additive growth at S_max per RTT at once). XHR04 leaves the case open.
     pub plateau_after_timeout: bool,
+    /// How congestion avoidance grows at or below `low_window`.
+    pub low_window_growth: LowWindowGrowth,
+}
+
+/// Congestion avoidance at or below `low_window`, where BIC behaves as standard TCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LowWindowGrowth {
+    /// The flow's Reno growth (`growth`): one segment per window of acknowledged data, the
+    /// excess carried to the next increase (RFC 3465 §2.1; Linux `tcp_cong_avoid_ai` carries it
+    /// likewise).
+    Reno,
+    /// ns-3.48's `TcpBic`: `Update` returns cnt = cwnd in segments below `LowWnd`, and
+    /// `IncreaseWindow` adds one segment once its count of acknowledged segments exceeds cnt
+    /// (`m_cWndCnt > cnt`), then sets the count to zero: the segments counted past cnt are
+    /// dropped, so with delayed ACKs an increase takes cwnd + 1 or cwnd + 2 segments.
+    CountReset,
 }
 
 impl Default for BicConfig {
@@ -66,6 +82,7 @@ impl Default for BicConfig {
             fast_convergence: true,
             search_divisor: 2.0,
             plateau_after_timeout: true,
+            low_window_growth: LowWindowGrowth::Reno,
         }
     }
 }
@@ -83,6 +100,7 @@ impl BicConfig {
             fast_convergence: true,
             search_divisor: 4.0,
             plateau_after_timeout: false,
+            low_window_growth: LowWindowGrowth::Reno,
         }
     }
 
@@ -98,6 +116,7 @@ impl BicConfig {
             rounds: Rounds::default(),
             fraction: Fraction::default(),
             plateau_from_next_stage: false,
+            low_window_count: 0,
         }
     }
 }
@@ -119,6 +138,9 @@ pub struct Bic {
     /// A timeout erased W_max: the next congestion-avoidance stage takes its starting cwnd as
     /// the plateau to probe from ([`BicConfig::plateau_after_timeout`]).
     plateau_from_next_stage: bool,
+    /// `LowWindowGrowth::CountReset`: bytes acknowledged since the last increase (ns-3's
+    /// `m_cWndCnt`, which a loss does not clear).
+    low_window_count: u64,
 }
 
 impl Bic {
@@ -144,6 +166,19 @@ impl CongestionControl for Bic {
     fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
         let mss = ev.mss.max(1);
         let cwnd = segments(w.cwnd, mss);
+        if !w.in_slow_start()
+            && cwnd <= self.cfg.low_window
+            && self.cfg.low_window_growth == LowWindowGrowth::CountReset
+        {
+            // ns-3.48 `TcpBic::IncreaseWindow` with cnt = cwnd in whole segments.
+            self.low_window_count += ev.bytes_acked;
+            if self.low_window_count > (w.cwnd / mss) * mss {
+                w.cwnd = w.cwnd.saturating_add(mss);
+                self.low_window_count = 0;
+            }
+            self.rounds.reset();
+            return;
+        }
         if w.in_slow_start() || cwnd <= self.cfg.low_window {
             // XHR04 (and Linux `low_window`): standard TCP for small windows.
             self.reno.on_ack(now, ev, w);
@@ -231,6 +266,51 @@ mod tests {
             );
             before = expected;
         }
+    }
+
+    /// Below `low_window` with byte counting (`abc_limit` 1, the ns-3 driver's growth): the
+    /// window after ACKs of `acks[i]` segments each, from 4 segments in congestion avoidance.
+    fn low_window_cwnd(growth: LowWindowGrowth, acks: &[u64]) -> f64 {
+        let cfg = BicConfig {
+            low_window_growth: growth,
+            ..BicConfig::default()
+        };
+        let mut d = Driver::new(
+            cfg.build(Growth::ByteCounting { limit_segments: 1 }),
+            MSS,
+            4,
+            2 * MSS,
+            SimDuration::from_millis(100),
+        );
+        for &segments in acks {
+            d.ack(segments * MSS, None);
+        }
+        d.segments()
+    }
+
+    #[test]
+    fn below_low_window_ns3s_count_drops_what_it_counted_past_cwnd() {
+        // Four ACKs of 4 segments from cwnd 4. Byte counting carries the excess, one increase
+        // per ACK at most: 4 >= 4 (cwnd 5, 0 left), 4, 8 >= 5 (6, 3 left), 7 >= 6 (7). ns-3's
+        // count starts again from zero: 4, 8 > 4 (5), 4, 8 > 5 (6).
+        assert_eq!(low_window_cwnd(LowWindowGrowth::Reno, &[4, 4, 4, 4]), 7.0);
+        assert_eq!(
+            low_window_cwnd(LowWindowGrowth::CountReset, &[4, 4, 4, 4]),
+            6.0
+        );
+        // The ACK that ends recovery credits a whole window (recovery_exit_credit = "acked"):
+        // 8 segments at cwnd 4 add one segment, and the next ACK nothing more.
+        assert_eq!(low_window_cwnd(LowWindowGrowth::Reno, &[8, 1]), 6.0);
+        assert_eq!(low_window_cwnd(LowWindowGrowth::CountReset, &[8, 1]), 5.0);
+        // ns-3 counts past cnt, not up to it: cwnd 4 grows on the fifth segment.
+        assert_eq!(
+            low_window_cwnd(LowWindowGrowth::CountReset, &[1, 1, 1, 1]),
+            4.0
+        );
+        assert_eq!(
+            low_window_cwnd(LowWindowGrowth::CountReset, &[1, 1, 1, 1, 1]),
+            5.0
+        );
     }
 
     #[test]

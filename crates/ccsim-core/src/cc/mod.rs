@@ -54,7 +54,7 @@ pub mod xcp;
 use crate::packet::CcHeader;
 use crate::time::{SimDuration, SimTime};
 
-pub use bic::{Bic, BicConfig};
+pub use bic::{Bic, BicConfig, LowWindowGrowth};
 pub use config::{CcAlgorithm, Growth};
 pub use cubic::{Cubic, CubicConfig};
 pub use er::{ErConfig, ErTcp};

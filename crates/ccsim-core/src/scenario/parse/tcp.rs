@@ -474,6 +474,7 @@ fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
         "fast_convergence",
         "search_divisor",
         "plateau_after_timeout",
+        "low_window_growth",
     ])?;
     let d = crate::cc::BicConfig::default();
     let divisor = |f: &Field| {
@@ -494,6 +495,13 @@ fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
         search_divisor: opt(r, "search_divisor", divisor)?.unwrap_or(d.search_divisor),
         plateau_after_timeout: opt(r, "plateau_after_timeout", |f| f.boolean())?
             .unwrap_or(d.plateau_after_timeout),
+        low_window_growth: opt(r, "low_window_growth", |f| {
+            f.choice(&["reno", "count_reset"])
+        })?
+        .map_or(d.low_window_growth, |c| match c {
+            "count_reset" => crate::cc::LowWindowGrowth::CountReset,
+            _ => crate::cc::LowWindowGrowth::Reno,
+        }),
     };
     cc_order(r, ("s_min", c.s_min), ("s_max", c.s_max), false)?;
     Ok(CcAlgorithm::Bic(c))
@@ -1008,6 +1016,17 @@ mod tests {
         .unwrap();
         let again = load(&first.resolved_toml, &[], None).unwrap();
         assert_eq!(again.spec, first.spec);
+        let s = spec(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "bic", low_window_growth = "count_reset" }"#],
+        );
+        let CcAlgorithm::Bic(bic) = f1_tcp(&s).cc else {
+            panic!("not BIC")
+        };
+        assert_eq!(
+            bic.low_window_growth,
+            crate::cc::LowWindowGrowth::CountReset
+        );
     }
 
     #[test]
@@ -1021,6 +1040,13 @@ mod tests {
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
             "flows.f1.cc.alpha: unknown key; allowed: type, c, beta, fast_convergence, \
              reno_friendly"
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &[r#"flows.f1.cc={ type = "bic", low_window_growth = "carry" }"#]
+            ),
+            "flows.f1.cc.low_window_growth: \"carry\" is not one of reno, count_reset"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "reno", beta = 0.5 }"#]),
