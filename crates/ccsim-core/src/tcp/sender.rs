@@ -1238,14 +1238,15 @@ mod tests {
     /// three duplicate ACKs: FlightSize 20 segments, pipe 13 (20 − 3 SACKed − 4 deemed lost,
     /// RFC 6675 §4 IsLost: 3 segments SACKed above each hole).
     fn sack_after_four_losses(flight: SsthreshFlight, partial_ack_send: bool) -> TcpSender {
-        let mut s = sender_with(
-            TcpSpec {
-                ssthresh_flight: flight,
-                partial_ack_send,
-                ..spec(Recovery::Sack, 20)
-            },
-            None,
-        );
+        sack_after_four_losses_with(TcpSpec {
+            ssthresh_flight: flight,
+            partial_ack_send,
+            ..spec(Recovery::Sack, 20)
+        })
+    }
+
+    fn sack_after_four_losses_with(tcp: TcpSpec) -> TcpSender {
+        let mut s = sender_with(tcp, None);
         start(&mut s);
         let mut out = vec![];
         for k in 5..=7 {
@@ -1312,19 +1313,11 @@ mod tests {
     /// The recovery of [`sack_after_four_losses`] (FlightSize basis, ssthresh 10 segments)
     /// ended by one ACK of all 20 segments, with `credit` the exit rule.
     fn cwnd_after_sack_recovery_exit(credit: RecoveryExitCredit) -> u64 {
-        let mut s = sender_with(
-            TcpSpec {
-                recovery_exit_credit: credit,
-                ..spec(Recovery::Sack, 20)
-            },
-            None,
-        );
-        start(&mut s);
+        let mut s = sack_after_four_losses_with(TcpSpec {
+            recovery_exit_credit: credit,
+            ..spec(Recovery::Sack, 20)
+        });
         let mut out = vec![];
-        for k in 5..=7 {
-            s.handle_packet(t(50), ack_pkt(0, &[(4 * MSS, k * MSS)]), &mut out);
-        }
-        assert!(s.in_recovery());
         assert_eq!(s.ssthresh(), 10 * MSS);
         s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
         assert!(!s.in_recovery());
