@@ -662,6 +662,17 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Ser
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
+    # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
+    cat = Catalog(EXPERIMENTS)
+    with pytest.raises(RequestError, match=r"^paper: missing; known: p000, p001"):
+        cat.request({"figure": "fig8"})
+    with pytest.raises(RequestError, match=r"^figure: missing; known in p001: fig8"):
+        cat.request({"paper": "p001"})
+    with pytest.raises(RequestError, match=r"^no paper 'p9'; known: p000"):
+        cat.request({"paper": "p9"})
+
+
 def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
     cat = Catalog(EXPERIMENTS)
     for value in ("false", "x", [0], 1, None):
