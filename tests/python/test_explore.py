@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import math
 import socket
 import threading
@@ -26,18 +27,19 @@ pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`
 uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
 from ccsim.explore import Catalog, RequestError, create_app  # noqa: E402
+from ccsim.explore.server import uvicorn_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 
 
 class Server:
-    def __init__(self, results: Path) -> None:
+    def __init__(self, results: Path, log_level: str = "error") -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.app = create_app(results, EXPERIMENTS)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error")
+        config = uvicorn_config(self.app, "127.0.0.1", self.port, log_level)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -931,3 +933,28 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
         time.sleep(0.2)  # writes still queued behind the disconnect would log by now
     noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert noise == []
+
+
+def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_websocket_library(
+    tmp_path: Path,
+) -> None:
+    # Campaign 2: a client asking to upgrade to WebSocket (a browser extension, a probe) made
+    # uvicorn log "No supported WebSocket library detected. Please use pip install
+    # 'uvicorn[standard]'", advice for an endpoint the explorer does not have.
+    logged: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("uvicorn.error").addHandler(handler)
+    s = Server(tmp_path / "results", log_level="warning")
+    try:
+        upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                   "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}  # fmt: skip
+        for path in ("/", "/api/papers", "/ws"):
+            status, body = send(s, "GET", path, headers=upgrade)
+            assert status == 400, (path, status)
+            assert "no WebSocket endpoint" in json.loads(body)["error"]
+        assert send(s, "GET", "/api/papers")[0] == 200  # without the upgrade: served
+    finally:
+        s.stop()
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert not [m for m in logged if "WebSocket" in m or "upgrade" in m], logged

@@ -22,6 +22,11 @@ app sees the request:
 ``read_json`` then parses at most ``MAX_BODY`` bytes, refusing JSON nested deeper than
 ``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
 The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
+
+The explorer has no WebSocket endpoint (a job's events are a ``text/event-stream``): a request
+asking to upgrade to WebSocket (RFC 6455 §4.1) is answered 400 by ``Guard``, at any path, and
+uvicorn runs with WebSockets off and without its log advice to install a WebSocket library
+(``uvicorn_config``), advice that would send the user after a package the explorer never uses.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import asyncio
 import contextlib
 import errno
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -57,6 +63,9 @@ class Refused(Exception):
 def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     """Why a request to the API must not reach the app, or None (see the module's doc).
     ``headers`` are looked up by lower-case name."""
+    if headers.get("upgrade", "").strip().lower() == "websocket":
+        return Refused(400, "the explorer has no WebSocket endpoint: a job's events are a "
+                            "text/event-stream at /api/jobs/<job>/events")  # fmt: skip
     host = headers.get("host", "")
     origin = headers.get("origin")
     if origin is not None and origin != f"http://{host}":
@@ -86,7 +95,9 @@ class Guard:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+        if scope["type"] == "http" and (
+            scope["path"].startswith("/api/") or _websocket_upgrade(scope["headers"])
+        ):
             from starlette.datastructures import Headers
             from starlette.responses import JSONResponse
 
@@ -96,6 +107,36 @@ class Guard:
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether an ASGI scope's raw headers ask to upgrade to WebSocket (RFC 6455 §4.1)."""
+    return any(k.lower() == b"upgrade" and v.strip().lower() == b"websocket" for k, v in headers)
+
+
+class _NoWebSocketAdvice(logging.Filter):
+    """Drops uvicorn's warnings on an upgrade request: "Unsupported upgrade request." and
+    "No supported WebSocket library detected. Please use pip install 'uvicorn[standard]'...".
+    The explorer answers such a request itself (``Guard``); it needs no WebSocket library."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not (text.startswith("Unsupported upgrade request")
+                    or text.startswith("No supported WebSocket library"))  # fmt: skip
+
+
+_NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
+    """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
+    advice to install a WebSocket library kept out of the log."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none")
+    # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
+    logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
+    return config
 
 
 def _depth(value: Any) -> int:
@@ -306,5 +347,4 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
         shown = f"[{host}]" if ":" in host else host
         print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",
               flush=True)  # fmt: skip
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
