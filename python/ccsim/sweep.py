@@ -130,13 +130,22 @@ class Store:
         disk that filled up, a copy cut short, an edit by hand): that file is named in a
         ``CorruptRecordWarning`` saying ``then`` (what the caller does instead: a sweep counts
         the run as missing, so it runs again and its file is replaced)."""
+        from ccsim.scenario import NotAFile, check_regular
+
         p = self.path(key)
         if not p.exists():
             return None
         try:
+            # Not a regular file (a FIFO, a link to /dev/zero): read, it blocked for ever or
+            # until memory ran out. A record has no size bound of its own (packet traces).
+            check_regular(p)
             record: Any = json.loads(p.read_text(encoding="utf-8"))
-        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
-            problem: str | None = f"not valid JSON ({e})"
+        except NotAFile as e:
+            problem: str | None = str(e)
+        except OSError as e:
+            problem = e.strerror or str(e)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
+            problem = f"not valid JSON ({e})"
         else:
             problem = record_problem(record)
         if problem is not None:

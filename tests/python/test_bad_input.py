@@ -288,6 +288,28 @@ def test_a_damaged_run_record_is_named_and_run_again(
     pd.testing.assert_frame_equal(sweep.gather(again.records), sweep.gather(first.records))
 
 
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [(os.mkfifo, "is a FIFO"), (lambda p: p.symlink_to("/dev/zero"), "is a character device"),
+     (lambda p: p.write_text("[" * 100_000), "maximum recursion depth")],
+    ids=["fifo", "endless", "nested too deep"],
+)  # fmt: skip
+def test_a_run_record_that_is_no_file_or_nests_too_deep_is_named_and_run_again(
+    make: Any, problem: str, tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 3: a record that was a FIFO waited for a writer for ever, a link to /dev/zero
+    # was read until memory ran out, and JSON nested 100,000 deep was a RecursionError.
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+    sweep.execute(runs, store, workers=1, progress=False)
+    victim = store.path(runs[2].key())
+    victim.unlink()
+    make(victim)
+    with pytest.warns(sweep.CorruptRecordWarning, match=problem):
+        again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (1, 3)
+    assert victim.is_file() and not victim.is_symlink(), "replaced by the record"
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)

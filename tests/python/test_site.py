@@ -663,7 +663,8 @@ def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_
     assert warned == [
         f"p001-dir-claims left out of the site: {claims}: is a directory",
         f"p001-dir-report left out of the site: {report}: is a directory",
-        f"p001-endless-claims left out of the site: {endless}: larger than 64 MiB",
+        f"p001-endless-claims left out of the site: {endless}: is a character device, not a "
+        "regular file",
     ]
     assert pages == ["index.html", "p001-good.html"]
 
@@ -727,3 +728,52 @@ def test_a_report_that_fails_midway_leaves_no_new_site_and_an_old_one_as_it_was(
     assert not new.exists() and os.listdir(new.parent) == []
     assert {p: p.read_bytes() for p in old.rglob("*") if p.is_file()} == before
     assert sorted(os.listdir(tmp_path)) == ["new", "old"]
+
+
+def test_a_results_file_that_is_a_fifo_or_no_csv_or_json_leaves_its_reproduction_out(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 3: a FIFO in place of claims.csv hung `ccsim report` until Ctrl-C, and in
+    # place of a Parquet file past Ctrl-C and SIGTERM (inside pyarrow); a CSV field past csv's
+    # limit was "internal error (Error)"; run.json nested 100,000 deep stopped the whole site.
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "fifo-claims": replaced("claims.csv", os.mkfifo),
+        "fifo-paired": replaced("paired.parquet", os.mkfifo),
+        "quote-claims": cut("claims.csv", lambda b: b + b'x,"' + b"a" * 200_000 + b"\n"),
+        "deep-run": cut("run.json", lambda _: b"[" * 100_000),
+    })  # fmt: skip
+    said = {line.split(" ", 1)[0]: line for line in warned}
+    assert sorted(said) == ["p001-deep-run", "p001-fifo-claims", "p001-fifo-paired",
+                            "p001-quote-claims"]  # fmt: skip
+    assert said["p001-fifo-claims"].endswith(
+        "claims.csv: is a FIFO (named pipe), not a regular file"
+    )
+    assert said["p001-fifo-paired"].endswith("paired.parquet: is a FIFO (named pipe), not a "
+                                             "regular file")  # fmt: skip
+    assert "claims.csv: not a CSV table (field larger than field limit" in said["p001-quote-claims"]
+    assert "run.json: not valid JSON (maximum recursion depth" in said["p001-deep-run"]
+    assert pages == ["index.html", "p001-good.html"]
+
+
+def test_run_records_that_are_fifos_devices_or_folders_are_named_and_the_site_is_built(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 3: a time series' run record that was a FIFO hung `ccsim report`, a link to
+    # /dev/zero ran out of memory, a folder stopped the whole site.
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(
+        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
+    )
+    records = sorted((tree / "p001-quick" / "runs").glob("*/*.json"))
+    for n, record in enumerate(records):
+        record.unlink()
+        [os.mkfifo, lambda p: p.symlink_to("/dev/zero"), Path.mkdir][n % 3](record)
+    with pytest.warns(CorruptRecordWarning) as caught:
+        index = build_site(tree, warn=lambda _: None)
+    said = " ".join(str(w.message) for w in caught)
+    for kind in ("is a FIFO", "is a character device", "is a directory"):
+        assert f"damaged run record ({kind}" in said
+    assert (index.parent / "p001-quick.html").is_file()
