@@ -735,17 +735,23 @@ def test_a_results_file_that_is_a_fifo_or_no_csv_or_json_leaves_its_reproduction
 ) -> None:
     # Campaign 3: a FIFO in place of claims.csv hung `ccsim report` until Ctrl-C, and in
     # place of a Parquet file past Ctrl-C and SIGTERM (inside pyarrow); a CSV field past csv's
-    # limit was "internal error (Error)"; run.json nested 100,000 deep stopped the whole site.
+    # limit was "internal error (Error)"; run.json nested 100,000 deep stopped the whole site;
+    # a whole Parquet file of another table as summary.parquet, "internal error (KeyError)".
     tree = tmp_path / "results"
     warned, pages = spoiled_beside_a_good_copy(results, tree, {
         "fifo-claims": replaced("claims.csv", os.mkfifo),
         "fifo-paired": replaced("paired.parquet", os.mkfifo),
         "quote-claims": cut("claims.csv", lambda b: b + b'x,"' + b"a" * 200_000 + b"\n"),
         "deep-run": cut("run.json", lambda _: b"[" * 100_000),
+        "other-summary": replaced("summary.parquet", pd.DataFrame({"a": [1]}).to_parquet),
     })  # fmt: skip
     said = {line.split(" ", 1)[0]: line for line in warned}
     assert sorted(said) == ["p001-deep-run", "p001-fifo-claims", "p001-fifo-paired",
-                            "p001-quote-claims"]  # fmt: skip
+                            "p001-other-summary", "p001-quote-claims"]  # fmt: skip
+    other = (
+        "summary.parquet: not a reproduction's summary: no column figure, line, x, mean, ci95, n"
+    )
+    assert said["p001-other-summary"].endswith(other)
     assert said["p001-fifo-claims"].endswith(
         "claims.csv: is a FIFO (named pipe), not a regular file"
     )

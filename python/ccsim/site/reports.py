@@ -63,9 +63,20 @@ def read_summary(path: Path) -> Any:
     if not path.exists():
         return pd.DataFrame()
     try:
-        return pd.read_parquet(path)
+        summary = pd.read_parquet(path)
     except (pa.ArrowException, ValueError) as e:
         raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
+    # Whole Parquet but another table (a file copied over it): its figures would be drawn
+    # from columns it lacks ("internal error (KeyError): 'figure'").
+    lacking = [c for c in SUMMARY_READ if c not in summary.columns]
+    if lacking:
+        raise DamagedResults(path, f"not a reproduction's summary: no column {', '.join(lacking)}")
+    return summary
+
+
+#: The columns of summary.parquet (``ccsim.experiment.stats.SUMMARY_COLUMNS``) the site draws
+#: its figures from.
+SUMMARY_READ = ["figure", "line", "x", "mean", "ci95", "n"]
 
 
 def check_tables(folder: Path) -> None:
