@@ -449,6 +449,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         cluster=cluster,
         record=args.record,
         warn=_warning,
+        say=_say,
     )
     _say(f"report: {report}")
     return 0
@@ -522,7 +523,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # out by the first job.
     check_output_folder(results, [], [], option="--results")
     args.kept = "every finished run is in the store"
-    serve(results, experiments, args.host, args.port, args.workers)
+    serve(results, experiments, args.host, args.port, args.workers,
+          say=lambda text: _say(text, flush=True))  # fmt: skip
     return 0
 
 
@@ -1038,12 +1040,13 @@ def _output_failed(e: OSError) -> int:
 STDOUT = Path("stdout")
 
 
-def _say(text: str) -> None:
-    """Print a command's output. Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the
-    write fails here, not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
+def _say(text: str, flush: bool = False) -> None:
+    """Print a command's output (``flush``: now, as ``ccsim explore``'s address before it
+    serves). Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the write fails here,
+    not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
     try:
         with naming_the_file(STDOUT):
-            print(text, file=_stdout())
+            print(text, file=_stdout(), flush=flush)
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise

@@ -8,6 +8,7 @@ import json
 import logging
 import math
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -958,3 +959,25 @@ def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_webs
         s.stop()
         logging.getLogger("uvicorn.error").removeHandler(handler)
     assert not [m for m in logged if "WebSocket" in m or "upgrade" in m], logged
+
+
+@pytest.mark.usefixtures("never_serves")
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim explore > /dev/full` said a bare "[Errno 28] No space left on
+    # device"; with stdout closed, uvicorn's "Unable to configure formatter 'default'".
+    from ccsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    with open("/dev/full", "w", buffering=1) as full:
+        monkeypatch.setattr(sys, "stdout", None if stdout == "closed" else full)
+        status = main(["explore", "--port", port, "--results", str(tmp_path)])
+        monkeypatch.undo()
+    reason = "closed (nothing can be written)" if stdout == "closed" else "no space left on device"
+    assert (status, capsys.readouterr().err) == (1, f"ccsim: error: stdout: {reason}\n")

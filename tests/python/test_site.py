@@ -194,6 +194,24 @@ def test_ccsim_reproduce_ends_by_writing_its_own_site_inside_its_folder_and_prin
     assert (out / "site" / "p001-quick.html").exists()
 
 
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_reproduce_that_cannot_write_its_output_names_stdout_in_one_line(
+    stdout: str, results: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim reproduce p001 > /dev/full` ended with a bare "[Errno 28] No space
+    # left on device" (its "runs executed" and "site:" lines were print()ed).
+    monkeypatch.chdir(ROOT)
+    out = results / "p001-quick"
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--out", str(out), "--workers", "1"]
+    with open("/dev/full", "w", buffering=1) as full:
+        monkeypatch.setattr(sys, "stdout", None if stdout == "closed" else full)
+        status = main(argv)
+        monkeypatch.undo()
+    reason = "closed (nothing can be written)" if stdout == "closed" else "no space left on device"
+    assert (status, capsys.readouterr().err) == (1, f"ccsim: error: stdout: {reason}\n")
+
+
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
 

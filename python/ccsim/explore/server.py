@@ -330,9 +330,11 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
-          workers: int = 2) -> None:  # fmt: skip
+          workers: int = 2, say: Any = None) -> None:  # fmt: skip
     """Serve the explorer until interrupted: listen first, then load the plans, then say where
-    (and, on an address other machines can reach, warn: only once it listens there)."""
+    (and, on an address other machines can reach, warn: only once it listens there). ``say``
+    writes that line (default: print, flushed); the command's own names stdout when it cannot
+    be written, where uvicorn would fail with "Unable to configure formatter 'default'"."""
     import sys
 
     import uvicorn
@@ -345,6 +347,7 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
         shown = f"[{host}]" if ":" in host else host
-        print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",
-              flush=True)  # fmt: skip
+        (say or (lambda text: print(text, flush=True)))(
+            f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)"
+        )
         uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
