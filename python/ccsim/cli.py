@@ -389,7 +389,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     only = args.only
     if args.scale:
-        only = [*(only or []), *bench.SCALE_DEFAULT]
+        # A case named in --only too runs once (see _cases).
+        only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:
@@ -632,7 +633,9 @@ def _folder(text: str) -> Path:
 def _cases(text: str) -> list[str]:
     """``bench --only``: the cases named, upper-cased. None named (``--only "$CASES"`` with
     CASES unset) is refused: taken for "no filter", it ran every case, for minutes."""
-    cases = [c.strip().upper() for c in text.split(",") if c.strip()]
+    # Each case once, in the order named: named twice, it ran twice a round and printed two
+    # rows, each a median over both rows' runs.
+    cases = list(dict.fromkeys(c.strip().upper() for c in text.split(",") if c.strip()))
     if not cases:
         raise argparse.ArgumentTypeError("empty; name cases, e.g. P0,P1 (without --only: all)")
     return cases

@@ -17,6 +17,7 @@ import pytest
 
 import ccsim
 from ccsim import cli, sweep
+from ccsim.bench import SCALE_DEFAULT
 from ccsim.cli import main
 
 
@@ -344,6 +345,25 @@ def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
     assert main(["bench", "--only", only]) == 1
     line = one_error_line(capsys)
     assert "argument --only: empty" in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "cases"),
+    [(["--only", "p0,P0, p1"], ["P0", "P1"]),
+     (["--only", "F10,P0", "--scale"], ["F10", "P0", *[c for c in SCALE_DEFAULT if c != "F10"]])],
+)  # fmt: skip
+def test_bench_runs_a_case_named_twice_once(
+    argv: list[str], cases: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3: `--only P0,P0` (or a scale case in --only beside --scale) ran the case twice
+    # each round and printed its row twice, each a median of both rows' runs.
+    from ccsim import bench
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(bench, "run_benchmarks", lambda **kw: asked.append(kw["only"]) or [])
+    monkeypatch.setattr(bench, "format_table", lambda rows: "")
+    assert main(["bench", *argv]) == 0
+    assert asked == [cases]
 
 
 def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_not_make(
