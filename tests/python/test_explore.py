@@ -981,3 +981,31 @@ def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
         monkeypatch.undo()
     reason = "closed (nothing can be written)" if stdout == "closed" else "no space left on device"
     assert (status, capsys.readouterr().err) == (1, f"ccsim: error: stdout: {reason}\n")
+
+
+@pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"])
+def test_an_explorer_on_every_address_answers_the_machines_other_names(
+    host: str, tmp_path: Path
+) -> None:
+    # Campaign 3: `--host 0` listens on every interface (as 0.0.0.0), but only a Host header
+    # of "0" passed: the page, opened by the machine's name or address, got 400.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=host)
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 200
+    app.state.engine.close()
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="127.0.0.1")
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 400
+    app.state.engine.close()
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 3: a name with a label over 63 characters said only "encoding with 'idna' codec
+    # failed (UnicodeError: label too long)".
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", "a" * 300, "--port", "8765"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: --host 'aaaa") and "not an address to listen on" in err
+    assert len(err.splitlines()) == 1

@@ -284,7 +284,7 @@ def create_app(
     # The Host header names an IPv6 address in brackets (RFC 3986 §3.2.2: "[::1]:8765"), and
     # Starlette compares it with the brackets kept.
     named = f"[{host}]" if ":" in host else host
-    hosts = [named, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
+    hosts = ["*"] if every_address(host) else [named, "localhost", "127.0.0.1"]
     app = Starlette(
         lifespan=lifespan,
         routes=[
@@ -302,6 +302,19 @@ def create_app(
     return app
 
 
+def every_address(host: str) -> bool:
+    """Whether ``host`` is the address of every interface: 0.0.0.0 and ::, and as the system
+    reads them, 0, 0.0, :: written out (``--host 0`` listened everywhere, then refused every
+    Host but "0", so the machine's own name and addresses got 400)."""
+    import ipaddress
+
+    try:
+        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):  # a name, not an address
+        return False
+    return any(ipaddress.ip_address(str(a[4][0]).split("%")[0]).is_unspecified for a in found)
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` and listening, or ValueError in one line saying why not
     (a port in use, an address this machine does not have). ``serve`` binds it before it says
@@ -312,6 +325,8 @@ def listen(host: str, port: int) -> socket.socket:
         )[0]
     except socket.gaierror as e:
         raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
+    except UnicodeError as e:  # a label over 63 characters, which the IDNA codec refuses
+        raise ValueError(f"--host {brief(host)}: not an address to listen on ({e})") from None
     sock = socket.socket(family, kind, proto)
     try:
         # As uvicorn does: a restart may bind while the last run's connections are in
