@@ -399,7 +399,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _needs_tables() -> None:
+    """Import numpy, pyarrow and pandas, in that order: one missing is then the
+    ModuleNotFoundError naming it that ``_dispatch`` turns into "ccsim needs ...". Imported by
+    pandas first, numpy missing was "internal error (ImportError): Unable to import required
+    dependency numpy", and pyarrow missing "Unable to find a usable engine" after the runs."""
+    import importlib
+
+    for module in ("numpy", "pyarrow.parquet", "pandas"):
+        importlib.import_module(module)
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    _needs_tables()
     from ccsim import sweep
 
     cluster = _cluster(args)
@@ -431,7 +443,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from ccsim import experiment
 
     if args.list:
         papers = list_papers(Path("experiments"))
@@ -439,6 +450,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
+    _needs_tables()
+    from ccsim import experiment
+
     cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
     report = experiment.run_cli(
@@ -486,6 +500,7 @@ def _results_dir(args: argparse.Namespace) -> Path:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    _needs_tables()
     from ccsim.site import build_site
 
     results = _results_dir(args)

@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-import tomli_w
-
 from ccsim import _core
 from ccsim.result import Result
 
@@ -274,6 +272,10 @@ class Scenario:
         >>> 'duration = "1s"' in sc.to_toml()
         True
         """
+        # Imported here: at the top, a missing tomli_w stopped every command, `ccsim --help`
+        # included, with a traceback before the CLI could name it.
+        import tomli_w
+
         return cls(tomli_w.dumps(dict(tree)), source="<dict>")
 
     @property
