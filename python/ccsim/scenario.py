@@ -125,11 +125,24 @@ def read_limited(path: PathLike, regular: bool = False) -> bytes:
     ``regular``, anything but a regular file is :class:`NotAFile` before it is opened."""
     if regular:
         check_regular(path)
+    # In chunks: read(MAX_TEXT_BYTES + 1) allocates its whole buffer first, so every scenario
+    # read cost 64 MiB of address space, a MemoryError under a memory limit (ulimit -v).
+    chunks: list[bytes] = []
+    size = 0
     with open(path, "rb") as fh:
-        data = fh.read(MAX_TEXT_BYTES + 1)
-    if len(data) > MAX_TEXT_BYTES:
+        while size <= MAX_TEXT_BYTES:
+            chunk = fh.read(min(_READ_CHUNK, MAX_TEXT_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    if size > MAX_TEXT_BYTES:
         raise TooLarge(f"larger than {MAX_TEXT_BYTES >> 20} MiB")
-    return data
+    return b"".join(chunks)
+
+
+#: How much :func:`read_limited` reads at a time.
+_READ_CHUNK = 2**20
 
 
 def read_text(path: PathLike) -> str:

@@ -408,3 +408,22 @@ def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_m
         "UTF-8 TOML files)\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: Path) -> None:
+    # Campaign 3: the 64 MiB cap read with read(64 MiB + 1), which allocates that buffer up
+    # front: under a memory limit (ulimit -v) `ccsim reproduce` died with MemoryError reading
+    # a scenario of a few kilobytes. Here the limit leaves 32 MiB free.
+    code = (
+        "import resource, sys\n"
+        "from ccsim.scenario import read_text\n"
+        "vm = next(int(ln.split()[1]) for ln in open('/proc/self/status') "
+        "if ln.startswith('VmSize')) * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (vm + 32 * 2**20, resource.RLIM_INFINITY))\n"
+        "print(len(read_text(sys.argv[1])))\n"
+    )
+    path = examples / "random-loss.toml"
+    argv = [sys.executable, "-c", code, str(path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert int(proc.stdout) == len(path.read_text(encoding="utf-8"))
