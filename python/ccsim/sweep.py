@@ -164,9 +164,12 @@ class Store:
         # lands (even inside the call that creates it) the cleanup below can remove it; and
         # Ctrl-C or SIGTERM arriving during the save waits until the record is in place.
         tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
+        from ccsim.result import naming_the_file
+
         with _signals_deferred():
             try:
-                with open(tmp, "w", encoding="utf-8") as fh:
+                # A full disk fails the write with no file named: the record's is.
+                with naming_the_file(p), open(tmp, "w", encoding="utf-8") as fh:
                     json.dump(record, fh)
                 os.replace(tmp, p)
             finally:

@@ -311,6 +311,23 @@ def test_a_run_record_that_is_no_file_or_nests_too_deep_is_named_and_run_again(
     assert victim.is_file() and not victim.is_symlink(), "replaced by the record"
 
 
+def test_a_run_record_on_a_full_disk_is_named(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3: a sweep's store on a full disk said a bare "[Errno 28] No space left on
+    # device": the write of a record names no file.
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sweep.json, "dump", full)
+    with pytest.raises(OSError) as caught:
+        store.save(runs[0].key(), {"version": 0})
+    assert (caught.value.filename, caught.value.errno) == (str(store.path(runs[0].key())), 28)
+    assert list(store.path(runs[0].key()).parent.iterdir()) == [], "no temporary file left"
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)

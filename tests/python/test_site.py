@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -801,3 +802,21 @@ def test_run_records_that_are_fifos_devices_or_folders_are_named_and_the_site_is
     for kind in ("is a FIFO", "is a character device", "is a directory"):
         assert f"damaged run record ({kind}" in said
     assert (index.parent / "p001-quick.html").is_file()
+
+
+def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim report --out` on a full disk said a bare "[Errno 28] No space left on
+    # device" (a failed write names no file).
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(shutil, "copyfile", full)
+    out = tmp_path / "site"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"ccsim: error: {out}: no space left on device; the site was not written\n"
+    assert os.listdir(tmp_path) == []

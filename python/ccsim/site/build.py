@@ -47,9 +47,26 @@ def build_site(
     try:
         index, left_out = _write_site(results, out, work, root, warn)
         _move_into_place(work, out, left_out)
+    except OSError as e:
+        raise _named_in_place(e, work, out) from e
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return index
+
+
+def _named_in_place(e: OSError, work: Path, out: Path) -> OSError:
+    """``e`` naming the file where the site would have it: a write into ``work`` that failed
+    (a full disk: a bare "[Errno 28] No space left on device", no file named) names ``out``,
+    and a file inside ``work`` (removed now) its place in ``out``; any other file as it is."""
+    if e.filename is None:
+        where = out
+    else:
+        try:
+            where = out / Path(e.filename).relative_to(work)
+        except ValueError:  # a file of the results, not of the site
+            return e
+    reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+    return OSError(e.errno, f"{reason}; the site was not written", str(where))
 
 
 def _write_site(
