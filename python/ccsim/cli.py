@@ -968,7 +968,7 @@ def _interrupted(args: argparse.Namespace, received: list[int]) -> int:
         kept = kept()
     signum = received[0] if received else signal.SIGINT
     by = f" by {signal.Signals(signum).name}" if received else ""
-    print(f"ccsim: interrupted{by}; {kept}", file=sys.stderr)
+    _to_stderr(f"ccsim: interrupted{by}; {kept}")
     return 128 + int(signum)
 
 
@@ -1119,13 +1119,21 @@ def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
 def _warning(message: str) -> None:
     """Print ``ccsim: warning: <message>`` on stderr, on one line."""
     one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    print(f"ccsim: warning: {one_line}", file=sys.stderr)
+    _to_stderr(f"ccsim: warning: {one_line}")
 
 
 def _error(message: str) -> None:
     """Print ``ccsim: error: <message>`` on stderr, on exactly one line."""
     one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    print(f"ccsim: error: {one_line}", file=sys.stderr)
+    _to_stderr(f"ccsim: error: {one_line}")
+
+
+def _to_stderr(line: str) -> None:
+    """``line`` on stderr, or nowhere when it is closed (``2>&-``: Python starts with
+    ``sys.stderr`` None, and print(file=None) writes to stdout, into the command's output);
+    the status still says how the command ended."""
+    if sys.stderr is not None:
+        print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -361,7 +361,9 @@ def execute(
             unit="run",
             # None: only on a terminal. Redirected to a file or a pipe, the bar's rewrites
             # (carriage returns) would be the log's content; its ETA is for a person watching.
-            disable=None if progress else True,
+            # With stderr closed (2>&-, sys.stderr None) tqdm's first write was an
+            # AttributeError that ended the sweep.
+            disable=None if progress and sys.stderr is not None else True,
             dynamic_ncols=True,
         )
 

@@ -445,6 +445,23 @@ def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(
     assert not (tmp_path / "o").exists()
 
 
+def test_with_stderr_closed_a_sweep_runs_and_an_error_stays_out_of_the_output(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 3: `ccsim sweep ... 2>&-` (Python starts with sys.stderr None) ended with
+    # "internal error (AttributeError)" from the progress bar, and that line, like every error
+    # with stderr closed, was printed into stdout, the command's output.
+    monkeypatch.setattr(sys, "stderr", None)
+    argv = ["sweep", str(examples / "random-loss.toml"), "--param",
+            "links.bottleneck.loss.rate=0.01", "--seeds", "1", "--set", 'duration="1s"',
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 0
+    assert main(["validate", str(tmp_path / "missing.toml")]) == 1
+    monkeypatch.undo()
+    out = capsys.readouterr().out
+    assert "1 runs: 1 executed" in out and "error" not in out, out
+
+
 def test_tomli_w_missing_stops_no_command_that_does_not_write_toml(examples: Path) -> None:
     # Campaign 3: imported by ccsim.scenario at its top, a missing tomli_w stopped every
     # command, `ccsim validate` and `--help` included, with a traceback.

@@ -356,7 +356,7 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
 
     sock = listen(host, port)
     with sock:
-        if host not in ("127.0.0.1", "localhost", "::1"):
+        if host not in ("127.0.0.1", "localhost", "::1") and sys.stderr is not None:
             print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
                   "address can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
