@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import STDOUT_ERRORS, main_without_stdout
 from test_site import assert_hangul_renders, browser_page, keep_screenshot, korean_font
 
 import ccsim
@@ -841,7 +842,6 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
 def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sys
 
     from ccsim.cli import main
 
@@ -969,18 +969,13 @@ def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
 ) -> None:  # fmt: skip
     # Campaign 3: `ccsim explore > /dev/full` said a bare "[Errno 28] No space left on
     # device"; with stdout closed, uvicorn's "Unable to configure formatter 'default'".
-    from ccsim.cli import main
-
     monkeypatch.chdir(ROOT)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
-    with open("/dev/full", "w", buffering=1) as full:
-        monkeypatch.setattr(sys, "stdout", None if stdout == "closed" else full)
-        status = main(["explore", "--port", port, "--results", str(tmp_path)])
-        monkeypatch.undo()
-    reason = "closed (nothing can be written)" if stdout == "closed" else "no space left on device"
-    assert (status, capsys.readouterr().err) == (1, f"ccsim: error: stdout: {reason}\n")
+    argv = ["explore", "--port", port, "--results", str(tmp_path)]
+    said = main_without_stdout(stdout, argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS[stdout])
 
 
 @pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"])

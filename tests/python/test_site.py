@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import STDOUT_ERRORS, main_without_stdout
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
@@ -205,12 +206,8 @@ def test_ccsim_reproduce_that_cannot_write_its_output_names_stdout_in_one_line(
     monkeypatch.chdir(ROOT)
     out = results / "p001-quick"
     argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--out", str(out), "--workers", "1"]
-    with open("/dev/full", "w", buffering=1) as full:
-        monkeypatch.setattr(sys, "stdout", None if stdout == "closed" else full)
-        status = main(argv)
-        monkeypatch.undo()
-    reason = "closed (nothing can be written)" if stdout == "closed" else "no space left on device"
-    assert (status, capsys.readouterr().err) == (1, f"ccsim: error: stdout: {reason}\n")
+    said = main_without_stdout(stdout, argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS[stdout])
 
 
 def _listing(folder: Path) -> list[str]:
@@ -688,22 +685,31 @@ def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_
     assert pages == ["index.html", "p001-good.html"]
 
 
-def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
-    results: Path, tmp_path: Path
-) -> None:
-    # Campaign 2: `ccsim report` repeated the sweep's "damaged run record (...); running it
-    # again", but a report runs nothing: the time series is drawn without that run.
+def site_over_spoiled_records(
+    results: Path, tmp_path: Path, spoil: Callable[[int, Path], None]
+) -> list[str]:
+    """Paper 001's quick reproduction copied to ``tmp_path/results``, ``spoil(n, record)``
+    applied to each of its run records in turn, the site built over it: the
+    CorruptRecordWarnings it gave."""
     from ccsim.sweep import CorruptRecordWarning
 
     tree = tmp_path / "results"
     shutil.copytree(
         results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
     )
-    for record in (tree / "p001-quick" / "runs").glob("*/*.json"):
-        record.write_text('{"version": 4}')
+    for n, record in enumerate(sorted((tree / "p001-quick" / "runs").glob("*/*.json"))):
+        spoil(n, record)
     with pytest.warns(CorruptRecordWarning) as caught:
         build_site(tree, warn=lambda _: None)
-    said = [str(w.message) for w in caught]
+    return [str(w.message) for w in caught]
+
+
+def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 2: `ccsim report` repeated the sweep's "damaged run record (...); running it
+    # again", but a report runs nothing: the time series is drawn without that run.
+    said = site_over_spoiled_records(results, tmp_path, lambda _, r: r.write_text('{"version": 4}'))
     assert said and not [s for s in said if "running it again" in s], said[:2]
     assert all("its figure is drawn without this run" in s for s in said), said[:2]
 
@@ -786,22 +792,14 @@ def test_run_records_that_are_fifos_devices_or_folders_are_named_and_the_site_is
 ) -> None:
     # Campaign 3: a time series' run record that was a FIFO hung `ccsim report`, a link to
     # /dev/zero ran out of memory, a folder stopped the whole site.
-    from ccsim.sweep import CorruptRecordWarning
-
-    tree = tmp_path / "results"
-    shutil.copytree(
-        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
-    )
-    records = sorted((tree / "p001-quick" / "runs").glob("*/*.json"))
-    for n, record in enumerate(records):
+    def spoil(n: int, record: Path) -> None:
         record.unlink()
         [os.mkfifo, lambda p: p.symlink_to("/dev/zero"), Path.mkdir][n % 3](record)
-    with pytest.warns(CorruptRecordWarning) as caught:
-        index = build_site(tree, warn=lambda _: None)
-    said = " ".join(str(w.message) for w in caught)
+
+    said = " ".join(site_over_spoiled_records(results, tmp_path, spoil))
     for kind in ("is a FIFO", "is a character device", "is a directory"):
         assert f"damaged run record ({kind}" in said
-    assert (index.parent / "p001-quick.html").is_file()
+    assert (tmp_path / "results" / "site" / "p001-quick.html").is_file()
 
 
 def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
