@@ -750,9 +750,11 @@ def test_a_report_that_fails_midway_leaves_no_new_site_and_an_old_one_as_it_was(
     for out in (new, old):
         assert main(["report", "--results", str(results), "--out", str(out)]) == 1
         assert f"needs {package}, which is not installed" in capsys.readouterr().err
-    assert not new.exists() and os.listdir(new.parent) == []
+    # Refused before the site's folder or its parent is made (pyarrow), or with the parent
+    # made and left empty (markdown_it, found missing while the pages are written).
+    assert not new.parent.exists() or os.listdir(new.parent) == []
     assert {p: p.read_bytes() for p in old.rglob("*") if p.is_file()} == before
-    assert sorted(os.listdir(tmp_path)) == ["new", "old"]
+    assert set(os.listdir(tmp_path)) <= {"new", "old"}, "no half-written site beside them"
 
 
 def test_a_results_file_that_is_a_fifo_or_no_csv_or_json_leaves_its_reproduction_out(
