@@ -54,6 +54,9 @@ SCENARIOS = {
     "PATM": "patm.toml",
     "PDS": "pds.toml",
 }
+#: Cases that are P1 with overrides, run by default: name -> overrides. PAQM: FQ-CoDel (RFC
+#: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1).
+P1_VARIANTS = {"PAQM": ('links.bottleneck.queue={type="fq_codel"}',)}
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}
 #: Paper 002's case 1 (P002 in docs/performance.md, first milestone <= 3 min) with its
@@ -204,11 +207,13 @@ def benchmark_scenario(name: str) -> tuple[Path, tuple[str, ...]]:
     """The scenario file and overrides of benchmark ``name``."""
     if name in SCENARIOS:
         return BENCH_DIR / SCENARIOS[name], ()
+    if name in P1_VARIANTS:
+        return BENCH_DIR / SCENARIOS["P1"], P1_VARIANTS[name]
     if name in ON_REQUEST:
         from ccsim.experiment import find_experiment
 
         return find_experiment(ON_REQUEST[name]) / "scenario.toml", P002_OVERRIDES
-    known = ", ".join([*SCENARIOS, *ON_REQUEST, *SCALE])
+    known = ", ".join([*SCENARIOS, *P1_VARIANTS, *ON_REQUEST, *SCALE])
     raise ValueError(f"unknown benchmark {name}; known: {known}")
 
 
@@ -238,7 +243,7 @@ def _child_run(
 def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[BenchRow]:
     import tempfile
 
-    names = only or list(SCENARIOS)
+    names = only or [*SCENARIOS, *P1_VARIANTS]
     for n in names:  # unknown names fail before any run
         if n not in SCALE:
             benchmark_scenario(n)

@@ -759,7 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser(
         "bench",
-        help=f"time the benchmark scenarios {', '.join(bench.SCENARIOS)}",
+        help=f"time the benchmark scenarios {', '.join([*bench.SCENARIOS, *bench.P1_VARIANTS])}",
         description=f"Time the benchmark scenarios {', '.join(bench.SCENARIOS)} (by default), "
         f"{', '.join(bench.ON_REQUEST)} and the generated scale cases (on request), each in a "
         "process of its own: wall time, events per second, peak memory (docs/performance.md).",

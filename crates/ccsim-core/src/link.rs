@@ -68,6 +68,35 @@
 //! XCP and class-based queues, a loss model, no delay) keeps its `TxDone` events in the order
 //! they were scheduled.
 //!
+//! # Disciplines that decide at dequeue, and shapers
+//!
+//! CoDel, FQ-CoDel, PIE and the token-bucket shaper decide when a packet leaves
+//! ([`Queue::decides_at_dequeue`]): a packet offered to an idle transmitter is queued and
+//! dequeued at once (the discipline sees it leave; its sojourn is zero), and a packet they drop
+//! after accepting it (CoDel at dequeue, FQ-CoDel's overflow from its fattest flow) is counted
+//! in `drops_queue` here and handed to the engine through [`crate::queue::AqmDrops`].
+//!
+//! A shaper may hold packets while its transmitter is idle: the head waits for tokens. The
+//! channel then asks the queue when the head may leave ([`Queue::ready_at`]) and schedules its
+//! `TxDone` for that time instead of the end of a transmission:
+//!
+//! ```text
+//!   offer, idle, bucket short   ─> Queued { tx_done: ready_at(now) }
+//!   TxDone, head sent           ─> next TxDone at ready_at(end of this transmission)
+//!   TxDone, head still short    ─> next TxDone at ready_at(now)   (never happens with exact
+//!                                                                  token arithmetic, harmless)
+//! ```
+//!
+//! So a queue that is not empty always has exactly one `TxDone` pending, as before, and its
+//! time is the earliest a packet can start: the link's and the shaper's limits together.
+//!
+//! # Sojourn times
+//!
+//! Every packet that starts transmission is counted in the channel's [`SojournHistogram`] with
+//! the time it waited in the queue (zero when it found the transmitter idle): from the FIFO's
+//! arrival stamp on the event path, from its planned start on a planned channel (counted when
+//! the ring is settled, so that a packet still waiting at the end counts on neither path).
+//!
 //! The loss model is drawn when a packet starts transmission (in transmission order, the same
 //! sequence of draws as at its end): a packet corrupted on the wire still occupies the channel
 //! for its full serialization time.
@@ -84,7 +113,7 @@ use std::collections::VecDeque;
 use crate::arena::{PacketArena, PacketId};
 use crate::loss::LossModel;
 use crate::packet::{Packet, Port};
-use crate::queue::Queue;
+use crate::queue::{Queue, SojournHistogram};
 use crate::time::{Rate, Serializer, SimDuration, SimTime};
 use crate::DropReason;
 
@@ -94,6 +123,8 @@ use crate::DropReason;
 #[derive(Clone, Copy, Debug)]
 struct Start {
     at: SimTime,
+    /// When it was offered (its sojourn is `at − queued`).
+    queued: SimTime,
     size: u32,
     data: bool,
 }
@@ -118,6 +149,9 @@ pub struct ChannelStats {
     pub packets: u64,
     pub bytes: u64,
     pub data_packets: u64,
+    /// Sojourn times of the packets put on the wire (module docs, "Sojourn times"); beside the
+    /// per-packet counters, as a packet sent at once adds one to it.
+    pub sojourn: SojournHistogram,
     /// Packets that reached the far node.
     pub arrived: u64,
     pub queue_max_packets: u64,
@@ -232,6 +266,15 @@ pub enum Offer {
     Dropped(DropReason),
 }
 
+/// What [`Channel::serve`] did.
+struct Served {
+    /// A packet started transmission.
+    started: bool,
+    head_arrives: Option<SimTime>,
+    lost: bool,
+    next_tx_done: Option<SimTime>,
+}
+
 /// What the end of a transmission that packets were waiting for did.
 pub struct TxDone {
     /// Schedule `Arrive` at this time (the packet started is the new head of the FIFO).
@@ -309,7 +352,8 @@ impl Channel {
     /// transmission started at or before `now` leaves the queue and is counted as put on the
     /// wire. Called before anything reads the queue or the counters: an offer, a time-series
     /// sample, the results. Nothing to do on a channel that is not planned.
-    #[inline]
+    // Always inlined: it runs at every offer of a planned channel (P1's path).
+    #[inline(always)]
     pub fn settle(&mut self, now: SimTime) {
         while let Some(&s) = self.starts.front() {
             if s.at > now {
@@ -317,6 +361,9 @@ impl Channel {
             }
             self.starts.pop_front();
             self.waiting_bytes -= s.size as u64;
+            self.stats
+                .sojourn
+                .record(s.at.saturating_since(s.queued).as_nanos());
             self.count_sent(s.size, s.data);
         }
     }
@@ -437,16 +484,55 @@ impl Channel {
         // Packets waiting means a TxDone is already scheduled; the first one to wait asks for it.
         let first_to_wait = empty;
         if first_to_wait && self.busy_until <= now {
+            if self.queue.decides_at_dequeue() {
+                return self.offer_through_queue(now, pkts, id, size);
+            }
             // Idle transmitter and nothing waits: the packet would be dequeued at once, so it
             // skips the buffer.
             self.queue.sent_at_once(size);
+            self.stats.sojourn.record_zero();
             let (head_arrives, lost) = self.transmit(now, pkts, id, true);
             return Offer::Sent { head_arrives, lost };
         }
-        self.queue.push(id, size);
+        self.queue.push(now, id, size, pkts);
+        self.count_aqm_drops();
         self.note_queue_max();
         Offer::Queued {
-            tx_done: first_to_wait.then_some(self.busy_until),
+            tx_done: first_to_wait.then(|| self.queue.ready_at(self.busy_until)),
+        }
+    }
+
+    /// [`Channel::offer`] of a packet the discipline accepted, to an idle transmitter with
+    /// nothing waiting, when the discipline decides at dequeue (module docs): queued, then
+    /// dequeued at once, unless a shaper holds it.
+    #[cold]
+    fn offer_through_queue(
+        &mut self,
+        now: SimTime,
+        pkts: &mut PacketArena,
+        id: PacketId,
+        size: u32,
+    ) -> Offer {
+        self.queue.push(now, id, size, pkts);
+        let done = self.serve(now, pkts);
+        if done.started {
+            return Offer::Sent {
+                head_arrives: done.head_arrives,
+                lost: done.lost,
+            };
+        }
+        self.note_queue_max();
+        Offer::Queued {
+            tx_done: done.next_tx_done,
+        }
+    }
+
+    /// Move the count of the packets the discipline dropped after admitting them into
+    /// `drops_queue` (the engine takes their flows, [`Queue::aqm_drops`]).
+    #[inline]
+    fn count_aqm_drops(&mut self) {
+        if let Some(d) = self.queue.aqm_drops() {
+            self.stats.drops_queue += std::mem::take(&mut d.uncounted);
         }
     }
 
@@ -471,6 +557,7 @@ impl Channel {
         let start = self.busy_until;
         if start <= now {
             // Idle (and so nothing waits: every start is before the transmitter frees up).
+            self.stats.sojourn.record_zero();
             let (head_arrives, lost) = self.transmit(now, pkts, id, true);
             return Offer::Sent { head_arrives, lost };
         }
@@ -482,6 +569,7 @@ impl Channel {
         let data = pkts.get(id).is_data();
         self.starts.push_back(Start {
             at: start,
+            queued: now,
             size,
             data,
         });
@@ -588,25 +676,49 @@ impl Channel {
             };
         }
         self.touch_queue(now);
-        let (head_arrives, lost, empty) = match self.queue.dequeue(now) {
-            Some(id) => {
-                // The next packet to leave has waited in the queue since it arrived: ask for
-                // its slot one transmission ahead (`arena.rs`, "Prefetch").
-                if pkts.prefetching() {
-                    if let Some(n) = self.queue.next_hint() {
-                        pkts.prefetch(n);
-                    }
-                }
-                let empty = self.queue.is_empty();
-                let (head, lost) = self.transmit(now, pkts, id, empty);
-                (head, lost, empty)
-            }
-            None => (None, false, true), // not scheduled with an empty queue; harmless if it were
-        };
+        let done = self.serve(now, pkts);
         TxDone {
+            head_arrives: done.head_arrives,
+            next_tx_done: done.next_tx_done,
+            lost: done.lost,
+        }
+    }
+
+    /// The transmitter is free at `now`: start the packet the queue gives, if any, and say when
+    /// the next `TxDone` is due (packets still wait: the end of this transmission, or when a
+    /// shaper's head may leave).
+    #[inline]
+    fn serve(&mut self, now: SimTime, pkts: &mut PacketArena) -> Served {
+        let next = self.queue.dequeue(now, pkts);
+        self.count_aqm_drops();
+        let Some(w) = next else {
+            // Nothing may leave: the queue is empty (not scheduled so, harmless if it were;
+            // CoDel may have dropped all it held) or a shaper's head waits for tokens.
+            let next_tx_done = (!self.queue.is_empty()).then(|| self.queue.ready_at(now));
+            return Served {
+                started: false,
+                head_arrives: None,
+                lost: false,
+                next_tx_done,
+            };
+        };
+        // The next packet to leave has waited in the queue since it arrived: ask for its slot
+        // one transmission ahead (`arena.rs`, "Prefetch").
+        if pkts.prefetching() {
+            if let Some(n) = self.queue.next_hint() {
+                pkts.prefetch(n);
+            }
+        }
+        self.stats
+            .sojourn
+            .record(now.saturating_since(w.since).as_nanos());
+        let empty = self.queue.is_empty();
+        let (head_arrives, lost) = self.transmit(now, pkts, w.id, empty);
+        Served {
+            started: true,
             head_arrives,
-            next_tx_done: (!empty).then_some(self.busy_until),
             lost,
+            next_tx_done: (!empty).then(|| self.queue.ready_at(self.busy_until)),
         }
     }
 

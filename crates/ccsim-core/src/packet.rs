@@ -479,6 +479,13 @@ impl Packet {
         }
     }
 
+    pub fn src_port(&self) -> Port {
+        match &self.transport {
+            Transport::Tcp(h) => h.src_port,
+            Transport::Udp(h) => h.src_port,
+            Transport::Sctp(h) => h.src_port,
+        }
+    }
     pub fn dst_port(&self) -> Port {
         match &self.transport {
             Transport::Tcp(h) => h.dst_port,

@@ -211,6 +211,49 @@ fn unknown_keys_in_queues_depend_on_the_queue_type() {
 }
 
 #[test]
+fn aqm_queue_keys_are_checked_with_the_field_named() {
+    let q = |v: &str| error_with(&[&format!("links.bottleneck.queue={v}")]);
+    assert_eq!(
+        q("{type=\"codel\", quantum=1514}"),
+        "links.bottleneck.queue.quantum: unknown key; allowed: type, limit, target, interval, \
+         maxpacket, ecn"
+    );
+    assert_eq!(
+        q("{type=\"codel\", target=\"0ms\"}"),
+        "links.bottleneck.queue.target: \"0ms\" is out of range; must be greater than 0"
+    );
+    assert_eq!(
+        q("{type=\"fq_codel\", flows=0}"),
+        "links.bottleneck.queue.flows: 0 is out of range; must be from 1 to 65536"
+    );
+    assert_eq!(
+        q("{type=\"fq_codel\", limit=\"10KB\"}"),
+        "links.bottleneck.queue.limit: expected an integer, found string \"10KB\""
+    );
+    assert_eq!(
+        q("{type=\"pie\", mark_ecnth=1.5}"),
+        "links.bottleneck.queue.mark_ecnth: 1.5 is out of range; must be from 0 to 1"
+    );
+    assert_eq!(
+        q("{type=\"pie\", alpha=-1}"),
+        "links.bottleneck.queue.alpha: -1 is out of range; must be greater than 0"
+    );
+    assert_eq!(
+        q("{type=\"tbf\", rate=\"1Mbps\"}"),
+        "links.bottleneck.queue.burst: missing; a size such as \"64KB\""
+    );
+    assert_eq!(
+        q("{type=\"tbf\", rate=\"1Mbps\", burst=\"1KB\"}"),
+        "links.bottleneck.queue.burst: 1000 B is less than the link's MTU (1500 B); the bucket \
+         must hold the largest packet, or that packet could never leave"
+    );
+    assert_eq!(
+        q("{type=\"tbf\", rate=\"0bps\", burst=\"2KB\"}"),
+        "links.bottleneck.queue.rate: \"0bps\" is out of range; must be greater than 0"
+    );
+}
+
+#[test]
 fn unknown_keys_in_loss_depend_on_the_loss_type() {
     assert_eq!(
         error_with(&["links.bottleneck.loss={type=\"uniform\", p=0.1}"]),

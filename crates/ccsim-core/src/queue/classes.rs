@@ -19,7 +19,7 @@
 use super::cbwfq::{llq_admits, Cbwfq};
 use super::droptail;
 use super::drr::Drr;
-use super::fifo::Fifo;
+use super::fifo::{Fifo, Waiting};
 use super::priority::Priority;
 use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
@@ -480,11 +480,11 @@ impl ClassQueue {
 
     /// Queue the packet [`ClassQueue::admit`] accepted last.
     #[inline]
-    pub(crate) fn push(&mut self, id: PacketId, size: u32) {
+    pub(crate) fn push(&mut self, now: SimTime, id: PacketId, size: u32) {
         let i = self.pending;
         let c = &mut self.classes[i];
         let was_empty = c.fifo.is_empty();
-        c.fifo.push(id, size);
+        c.fifo.push(now, id, size);
         self.len += 1;
         self.bytes += size as u64;
         if was_empty {
@@ -494,32 +494,32 @@ impl ClassQueue {
 
     /// The next packet the scheduler picks, if any, counted as sent.
     #[inline]
-    pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
-        let (i, id, size) = self.take(now)?;
+    pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Waiting> {
+        let (i, w) = self.take(now)?;
         let c = &mut self.classes[i].counters;
         c.sent_packets += 1;
-        c.sent_bytes += size as u64;
-        Some(id)
+        c.sent_bytes += w.size as u64;
+        Some(w)
     }
 
     /// The next packet in the scheduler's order, counted as lost because the link went down
     /// (the channel drains the queue this way, so that `sent` stays what left for the wire).
     pub(crate) fn dequeue_lost(&mut self, now: SimTime) -> Option<PacketId> {
-        let (i, id, _) = self.take(now)?;
+        let (i, w) = self.take(now)?;
         self.classes[i].counters.drops_link_down += 1;
-        Some(id)
+        Some(w.id)
     }
 
     /// Takes the head the scheduler picks out of its class, keeping the scheduler's and the
-    /// drop policy's state: the class, the packet and its size.
+    /// drop policy's state: the class and the packet.
     #[inline]
-    fn take(&mut self, now: SimTime) -> Option<(usize, PacketId, u32)> {
+    fn take(&mut self, now: SimTime) -> Option<(usize, Waiting)> {
         let classes = &mut self.classes;
         let i = self.sched.next(|i| classes[i].fifo.head_size())?;
         let c = &mut classes[i];
-        let (id, size) = c.fifo.pop()?;
+        let w = c.fifo.pop()?;
         self.len -= 1;
-        self.bytes -= size as u64;
+        self.bytes -= w.size as u64;
         let next_head = c.fifo.head_size();
         match &mut c.drop {
             ClassDrop::Red(r) if next_head.is_none() => r.average.on_idle(now),
@@ -529,7 +529,7 @@ impl ClassQueue {
             ClassDrop::Tail => {}
         }
         self.sched.served(i, next_head);
-        Some((i, id, size))
+        Some((i, w))
     }
 
     /// The link goes idle at `at`: every class's RED average starts its idle period.

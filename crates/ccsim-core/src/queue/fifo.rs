@@ -4,8 +4,10 @@
 //! each class of a DiffServ scheduler) changes together if what a queue stores changes.
 //!
 //! It holds handles into the [`crate::arena::PacketArena`] with each packet's size (the byte
-//! count needs it when the packet leaves), not the packets: a discipline reads and rewrites a
-//! packet in the arena when it arrives and never touches it again while it waits.
+//! count needs it when the packet leaves) and the time it was queued (its sojourn time when it
+//! leaves: the links table's queue delay percentiles, CoDel's and PIE's measure), not the
+//! packets: a discipline reads and rewrites a packet in the arena when it arrives and never
+//! touches it again while it waits (CoDel's ECN mark at dequeue is the one exception).
 //!
 //! One `VecDeque` push or pop per packet; the buffer grows to the largest occupancy seen and
 //! is then reused, so there is no allocation per packet in steady state.
@@ -13,11 +15,20 @@
 use std::collections::VecDeque;
 
 use crate::arena::PacketId;
+use crate::time::SimTime;
 
-/// Waiting packets (handle and size in bytes) and their total size.
+/// One waiting packet: its handle, its size in bytes and when it was queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    pub(crate) id: PacketId,
+    pub(crate) size: u32,
+    pub(crate) since: SimTime,
+}
+
+/// Waiting packets and their total size.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Fifo {
-    buf: VecDeque<(PacketId, u32)>,
+    buf: VecDeque<Waiting>,
     /// Sum of `size` of the packets in `buf`.
     bytes: u64,
 }
@@ -30,30 +41,35 @@ impl Fifo {
         }
     }
 
+    /// Queue packet `id` of `size` bytes, arrived at `now`.
     #[inline]
-    pub(crate) fn push(&mut self, id: PacketId, size: u32) {
+    pub(crate) fn push(&mut self, now: SimTime, id: PacketId, size: u32) {
         self.bytes += size as u64;
-        self.buf.push_back((id, size));
+        self.buf.push_back(Waiting {
+            id,
+            size,
+            since: now,
+        });
     }
 
-    /// The packet at the head and its size.
+    /// The packet at the head.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(PacketId, u32)> {
-        let (id, size) = self.buf.pop_front()?;
-        self.bytes -= size as u64;
-        Some((id, size))
+    pub(crate) fn pop(&mut self) -> Option<Waiting> {
+        let w = self.buf.pop_front()?;
+        self.bytes -= w.size as u64;
+        Some(w)
     }
 
     /// The packet at the head, left in place.
     #[inline]
     pub(crate) fn head(&self) -> Option<PacketId> {
-        self.buf.front().map(|&(id, _)| id)
+        self.buf.front().map(|w| w.id)
     }
 
     /// Size in bytes of the packet at the head (the class schedulers' next finish time).
     #[inline]
     pub(crate) fn head_size(&self) -> Option<u32> {
-        self.buf.front().map(|&(_, size)| size)
+        self.buf.front().map(|w| w.size)
     }
 
     #[inline]

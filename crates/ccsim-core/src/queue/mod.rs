@@ -23,14 +23,38 @@
 //!
 //! Everything is O(1) per packet: one FIFO push or pop, a few floating-point operations and at
 //! most one random draw for RED.
+//!
+//! # Active queue management of today's routers
+//!
+//! `codel.rs` (RFC 8289), `fq_codel.rs` (RFC 8290), `pie.rs` (RFC 8033) and `tbf.rs` (a token
+//! bucket shaper) differ from the disciplines above in three ways the channel has to know of
+//! ([`Queue::decides_at_dequeue`]):
+//!
+//! - they decide when a packet *leaves* (CoDel drops at dequeue; PIE measures the delay there;
+//!   a shaper holds the head until it has the tokens), so a packet never skips the buffer:
+//!   offered to an idle link it is queued and dequeued at once;
+//! - they may drop packets they had accepted (CoDel at dequeue, FQ-CoDel from the fattest flow
+//!   when over its limit): [`AqmDrops`] frees their slots and keeps their flows (and, while the
+//!   packet trace watches, a copy) for the channel's `drops_queue` and the engine's accounts;
+//! - a shaper may hold packets with its transmitter idle: [`Queue::ready_at`] says when the
+//!   head may leave, and the channel schedules its next `TxDone` then.
+//!
+//! Every packet's time of arrival is kept beside it in the FIFO (`fifo.rs`): its sojourn time
+//! when it leaves is CoDel's and PIE's measure, and the links table's queue delay percentiles
+//! for every discipline (`sojourn.rs`).
 
 mod cbwfq;
 mod classes;
+mod codel;
 mod droptail;
 mod drr;
 mod fifo;
+mod fq_codel;
+mod pie;
 mod priority;
 mod red;
+mod sojourn;
+mod tbf;
 mod wfq;
 mod wred;
 
@@ -38,18 +62,26 @@ pub use classes::{
     ClassCounters, ClassPolice, ClassQueue, ClassSpec, DropSpec, SchedulerKind, SchedulerSpec,
     Share,
 };
+pub use codel::CodelParams;
+pub use fq_codel::FqCodelParams;
+pub use pie::PieParams;
+pub use sojourn::SojournHistogram;
 pub use wred::WredProfileSpec;
 
-pub(crate) use fifo::Fifo;
+pub(crate) use fifo::{Fifo, Waiting};
 pub(crate) use red::{signal, RedAverage, RedProfile, Signalled, Verdict};
 
 use crate::arena::{PacketArena, PacketId};
-use crate::packet::Packet;
+use crate::packet::{FlowId, Packet};
 use crate::rng::RngStream;
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
+use codel::{CodelQueue, CodelState};
+use fq_codel::FqCodel;
+use pie::{Pie, PieVerdict};
 use red::Red;
+use tbf::Tbf;
 
 /// Initial capacity of the packet buffer: enough for typical buffers without a reallocation,
 /// small enough not to matter for thousands of idle links.
@@ -78,6 +110,83 @@ enum Discipline {
     Xcp(Box<XcpRouter>),
     /// DiffServ: per-class FIFOs and a scheduler (`classes.rs`); `buf` stays empty.
     Classes(Box<ClassQueue>),
+    /// CoDel (RFC 8289) on `buf`.
+    Codel(Box<Codel>),
+    /// FQ-CoDel (RFC 8290): its own flow queues; `buf` stays empty.
+    FqCodel(Box<FqCodelQueue>),
+    /// PIE (RFC 8033) on `buf`.
+    Pie(Box<Pie>),
+    /// A token-bucket shaper on `buf`.
+    Tbf(Box<Tbf>),
+}
+
+/// Packets a discipline dropped after accepting them (CoDel at dequeue, FQ-CoDel's overflow
+/// from the fattest flow), and the CE marks it made at dequeue. Their arena slots are freed at
+/// once; their flows (and a copy of each while the packet trace watches, `keep`) wait here for
+/// the engine (the run's conservation count, flow retirement, trace rows), and `uncounted` for
+/// the channel's `drops_queue`.
+#[derive(Clone, Debug, Default)]
+pub struct AqmDrops {
+    pub(crate) flows: Vec<FlowId>,
+    pub(crate) copies: Vec<Packet>,
+    pub(crate) keep: bool,
+    pub(crate) uncounted: u64,
+    pub(crate) marks: u64,
+}
+
+impl AqmDrops {
+    /// Drop packet `id`, which the discipline had accepted.
+    #[inline]
+    pub(crate) fn drop(&mut self, pkts: &mut PacketArena, id: PacketId) {
+        let p = pkts.get(id);
+        self.flows.push(p.flow);
+        if self.keep {
+            self.copies.push(p.clone());
+        }
+        pkts.free(id);
+        self.uncounted += 1;
+    }
+
+    /// The flows of the packets dropped since the engine last asked, and their copies (the
+    /// vectors are handed back with [`AqmDrops::give_back`] to keep their buffers).
+    pub fn take(&mut self) -> (Vec<FlowId>, Vec<Packet>) {
+        (
+            std::mem::take(&mut self.flows),
+            std::mem::take(&mut self.copies),
+        )
+    }
+
+    /// The vectors of [`AqmDrops::take`], emptied, for reuse.
+    pub fn give_back(&mut self, mut flows: Vec<FlowId>, mut copies: Vec<Packet>) {
+        flows.clear();
+        copies.clear();
+        self.flows = flows;
+        self.copies = copies;
+    }
+}
+
+/// A CoDel queue: the parameters, the state and its drops.
+#[derive(Clone, Debug)]
+struct Codel {
+    p: CodelParams,
+    state: CodelState,
+    drops: AqmDrops,
+}
+
+/// FQ-CoDel and its drops.
+#[derive(Clone, Debug)]
+struct FqCodelQueue {
+    fq: FqCodel,
+    drops: AqmDrops,
+}
+
+impl CodelQueue for Fifo {
+    fn pop(&mut self) -> Option<Waiting> {
+        Fifo::pop(self)
+    }
+    fn backlog(&self) -> u64 {
+        self.bytes()
+    }
 }
 
 impl Queue {
@@ -127,6 +236,27 @@ impl Queue {
                 QueueLimit::Packets(0),
                 Discipline::Classes(Box::new(ClassQueue::new(sched, &rng, link_rate))),
             ),
+            QueueSpec::Codel { limit, params } => (
+                limit,
+                Discipline::Codel(Box::new(Codel {
+                    p: params,
+                    state: CodelState::default(),
+                    drops: AqmDrops::default(),
+                })),
+            ),
+            QueueSpec::FqCodel(params) => (
+                QueueLimit::Packets(params.limit),
+                Discipline::FqCodel(Box::new(FqCodelQueue {
+                    fq: FqCodel::new(params, &rng),
+                    drops: AqmDrops::default(),
+                })),
+            ),
+            QueueSpec::Pie { limit, params } => {
+                (limit, Discipline::Pie(Box::new(Pie::new(params, rng))))
+            }
+            QueueSpec::Tbf { limit, rate, burst } => {
+                (limit, Discipline::Tbf(Box::new(Tbf::new(rate, burst))))
+            }
         };
         let cap = match limit {
             QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
@@ -140,12 +270,14 @@ impl Queue {
         }
     }
 
-    /// Queue a packet of `size` bytes that [`Queue::admit`] accepted.
+    /// Queue a packet of `size` bytes that [`Queue::admit`] accepted, arrived at `now`.
+    /// FQ-CoDel may then drop from its fattest flow (`pkts` frees those).
     #[inline]
-    pub fn push(&mut self, id: PacketId, size: u32) {
+    pub fn push(&mut self, now: SimTime, id: PacketId, size: u32, pkts: &mut PacketArena) {
         match &mut self.disc {
-            Discipline::Classes(c) => c.push(id, size),
-            _ => self.buf.push(id, size),
+            Discipline::Classes(c) => c.push(now, id, size),
+            Discipline::FqCodel(f) => f.fq.push(now, id, size, pkts, &mut f.drops),
+            _ => self.buf.push(now, id, size),
         }
     }
 
@@ -167,7 +299,7 @@ impl Queue {
         if !self.admit(now, pkt) {
             return false;
         }
-        self.push(id, size);
+        self.push(now, id, size, pkts);
         true
     }
 
@@ -196,6 +328,33 @@ impl Queue {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
                 router.on_arrival(now, pkt, self.buf.bytes());
                 return droptail::fits(self.limit, &self.buf, pkt.size);
+            }
+            // CoDel decides at dequeue; a shaper only delays.
+            Discipline::Codel(_) | Discipline::Tbf(_) => {
+                return droptail::fits(self.limit, &self.buf, pkt.size)
+            }
+            // FQ-CoDel accepts every packet and drops from the fattest flow once it is queued.
+            Discipline::FqCodel(f) => {
+                f.fq.classify(pkt);
+                return true;
+            }
+            Discipline::Pie(pie) => {
+                pie.catch_up(now, self.buf.bytes());
+                if !droptail::fits(self.limit, &self.buf, pkt.size) {
+                    return false;
+                }
+                return match pie.on_arrival(self.buf.bytes()) {
+                    PieVerdict::Enqueue => true,
+                    // RFC 8033 §5.1: mark rather than drop while the probability is low.
+                    PieVerdict::Signal { may_mark } => match signal(pkt, may_mark) {
+                        Signalled::Marked => {
+                            self.marks += 1;
+                            true
+                        }
+                        Signalled::AlreadyCe => true,
+                        Signalled::Dropped => false,
+                    },
+                };
             }
             Discipline::Red(red) => red,
         };
@@ -234,24 +393,49 @@ impl Queue {
     #[inline]
     pub fn next_hint(&self) -> Option<PacketId> {
         match &self.disc {
-            Discipline::Classes(_) => None,
+            Discipline::Classes(_) | Discipline::FqCodel(_) => None,
             _ => self.buf.head(),
         }
     }
 
-    /// The packet at the head, if any. Called by the channel whenever its transmitter becomes
-    /// free; `None` starts RED's idle period.
+    /// The packet to send now, if any, with the time it was queued. Called by the channel
+    /// whenever its transmitter becomes free; `None` starts RED's idle period. CoDel and
+    /// FQ-CoDel may drop (or mark) packets on the way ([`Queue::aqm_drops`]); a shaper gives
+    /// `None` while the head waits for tokens ([`Queue::ready_at`]).
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<PacketId> {
-        if let Discipline::Classes(c) = &mut self.disc {
-            return c.dequeue(now);
+    pub(crate) fn dequeue(&mut self, now: SimTime, pkts: &mut PacketArena) -> Option<Waiting> {
+        match &mut self.disc {
+            Discipline::Classes(c) => c.dequeue(now),
+            Discipline::Codel(c) => c
+                .state
+                .dequeue(&c.p, now, &mut self.buf, pkts, &mut c.drops),
+            Discipline::FqCodel(f) => f.fq.dequeue(now, pkts, &mut f.drops),
+            Discipline::Pie(pie) => {
+                pie.catch_up(now, self.buf.bytes());
+                let w = self.buf.pop()?;
+                pie.on_departure(now, &w, self.buf.bytes());
+                Some(w)
+            }
+            Discipline::Tbf(tbf) => {
+                let size = self.buf.head_size()?;
+                if !tbf.take(now, size) {
+                    return None;
+                }
+                self.buf.pop()
+            }
+            _ => self.dequeue_fifo(now),
         }
+    }
+
+    /// DropTail, RED and the XCP port: the head of `buf`.
+    #[inline]
+    fn dequeue_fifo(&mut self, now: SimTime) -> Option<Waiting> {
         match self.buf.pop() {
-            Some((id, _)) => {
+            Some(w) => {
                 if let Discipline::Red(red) = &mut self.disc {
                     red.average.on_dequeue();
                 }
-                Some(id)
+                Some(w)
             }
             None => {
                 if let Discipline::Red(red) = &mut self.disc {
@@ -263,11 +447,67 @@ impl Queue {
     }
 
     /// The packet at the head, taken out because the link went down: as [`Queue::dequeue`],
-    /// but a class-based queue counts it as a link-down drop of its class, not as sent.
+    /// but a class-based queue counts it as a link-down drop of its class, not as sent, and
+    /// no AQM or shaper has a say.
     pub fn dequeue_lost(&mut self, now: SimTime) -> Option<PacketId> {
         match &mut self.disc {
             Discipline::Classes(c) => c.dequeue_lost(now),
-            _ => self.dequeue(now),
+            Discipline::FqCodel(f) => {
+                let id = f.fq.take_any();
+                f.fq.forget_lists();
+                id
+            }
+            Discipline::Codel(_) | Discipline::Pie(_) | Discipline::Tbf(_) => {
+                self.buf.pop().map(|w| w.id)
+            }
+            _ => self.dequeue_fifo(now).map(|w| w.id),
+        }
+    }
+
+    /// Whether this discipline decides when a packet leaves (CoDel, FQ-CoDel, PIE, a
+    /// shaper; module docs): a packet offered to an idle link must go through its queue.
+    #[inline]
+    pub fn decides_at_dequeue(&self) -> bool {
+        matches!(
+            self.disc,
+            Discipline::Codel(_) | Discipline::FqCodel(_) | Discipline::Pie(_) | Discipline::Tbf(_)
+        )
+    }
+
+    /// The first time at or after `t` when the head may leave: `t`, but for a shaper whose
+    /// bucket lacks the tokens (then the time it will hold them).
+    #[inline]
+    pub fn ready_at(&self, t: SimTime) -> SimTime {
+        match &self.disc {
+            Discipline::Tbf(tbf) => self.buf.head_size().map_or(t, |s| tbf.ready_at(t, s)),
+            _ => t,
+        }
+    }
+
+    /// The packets this discipline dropped after accepting them, for CoDel and FQ-CoDel.
+    #[inline]
+    pub fn aqm_drops(&mut self) -> Option<&mut AqmDrops> {
+        match &mut self.disc {
+            Discipline::Codel(c) => Some(&mut c.drops),
+            Discipline::FqCodel(f) => Some(&mut f.drops),
+            _ => None,
+        }
+    }
+
+    /// Whether packets dropped after their admission wait for the engine.
+    #[inline]
+    pub fn has_aqm_drops(&self) -> bool {
+        match &self.disc {
+            Discipline::Codel(c) => !c.drops.flows.is_empty(),
+            Discipline::FqCodel(f) => !f.drops.flows.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// Keep a copy of each packet dropped after its admission (the packet trace reads them).
+    pub fn keep_dropped(&mut self, on: bool) {
+        if let Some(d) = self.aqm_drops() {
+            d.keep = on;
         }
     }
 
@@ -286,6 +526,7 @@ impl Queue {
     pub fn len_packets(&self) -> usize {
         match &self.disc {
             Discipline::Classes(c) => c.len(),
+            Discipline::FqCodel(f) => f.fq.len(),
             _ => self.buf.len(),
         }
     }
@@ -293,6 +534,7 @@ impl Queue {
     pub fn len_bytes(&self) -> u64 {
         match &self.disc {
             Discipline::Classes(c) => c.bytes(),
+            Discipline::FqCodel(f) => f.fq.bytes(),
             _ => self.buf.bytes(),
         }
     }
@@ -323,17 +565,21 @@ impl Queue {
         }
     }
 
-    /// ECN marks made so far (RED with ecn).
+    /// ECN marks made so far (RED, PIE, CoDel and FQ-CoDel with ecn; class queues).
     pub fn marks(&self) -> u64 {
-        self.marks
+        match &self.disc {
+            Discipline::Codel(c) => self.marks + c.drops.marks,
+            Discipline::FqCodel(f) => self.marks + f.drops.marks,
+            _ => self.marks,
+        }
     }
 
     /// RED's average queue size (packets, or bytes in byte mode) as of the last arrival; `None`
     /// for DropTail. For traces and tests.
     pub fn average(&self) -> Option<f64> {
         match &self.disc {
-            Discipline::DropTail | Discipline::Xcp(_) | Discipline::Classes(_) => None,
             Discipline::Red(red) => Some(red.average.avg),
+            _ => None,
         }
     }
 }
@@ -373,12 +619,14 @@ mod tests {
             }
         }
         pub(super) fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
-            self.q.dequeue(now).map(|id| self.pkts.take(id))
+            self.q
+                .dequeue(now, &mut self.pkts)
+                .map(|w| self.pkts.take(w.id))
         }
         pub(super) fn push(&mut self, p: Packet) {
             let size = p.size;
             let id = self.pkts.insert(p);
-            self.q.push(id, size);
+            self.q.push(SimTime::ZERO, id, size, &mut self.pkts);
         }
     }
 

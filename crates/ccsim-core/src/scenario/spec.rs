@@ -167,6 +167,26 @@ pub enum QueueSpec {
     /// DiffServ per-class queues and a scheduler (strict priority, WFQ, DRR, CBWFQ with LLQ):
     /// [`crate::queue::SchedulerSpec`], read by `parse/diffserv.rs`.
     Scheduler(crate::queue::SchedulerSpec),
+    /// CoDel (RFC 8289): drops (or marks) at dequeue once the sojourn time has stayed above
+    /// `target` for an `interval`; `limit` is its hard limit.
+    Codel {
+        limit: QueueLimit,
+        params: crate::queue::CodelParams,
+    },
+    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel on each; its limits are
+    /// its own (packets and bytes over all flow queues).
+    FqCodel(crate::queue::FqCodelParams),
+    /// PIE (RFC 8033): a drop probability updated every `t_update` from the queue delay.
+    Pie {
+        limit: QueueLimit,
+        params: crate::queue::PieParams,
+    },
+    /// A token-bucket shaper: packets leave at `rate` on average, bursts of `burst` bytes.
+    Tbf {
+        limit: QueueLimit,
+        rate: Rate,
+        burst: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -402,6 +402,9 @@ impl Simulator {
 
     fn on_tx_done(&mut self, c: u32) {
         let done = self.net.chans[c as usize].on_tx_done(self.now, &mut self.pkts);
+        if self.net.chans[c as usize].queue.has_aqm_drops() {
+            self.settle_aqm_drops(c);
+        }
         if self.capture.on {
             self.capture_departure(c, done.lost);
         }
@@ -418,6 +421,31 @@ impl Simulator {
         }
         if let Some(t) = done.next_tx_done {
             self.schedule_tx_done(c, t);
+        }
+    }
+
+    /// The queue of channel `c` dropped packets it had accepted (CoDel at dequeue, FQ-CoDel's
+    /// overflow; `queue/mod.rs`, `AqmDrops`): the channel counted them in `drops_queue` and
+    /// freed their slots; here they end for the conservation count and their flows, and the
+    /// packet trace writes their `dropped` rows.
+    #[cold]
+    #[inline(never)]
+    fn settle_aqm_drops(&mut self, c: u32) {
+        let Some(d) = self.net.chans[c as usize].queue.aqm_drops() else {
+            return;
+        };
+        let (flows, copies) = d.take();
+        self.cons.dropped += flows.len() as u64;
+        for &flow in &flows {
+            self.life.ended(flow);
+        }
+        if self.packet_trace.on {
+            for p in &copies {
+                self.trace_on_chan(c, Stamp::of(p), Event::Dropped(DropReason::Queue));
+            }
+        }
+        if let Some(d) = self.net.chans[c as usize].queue.aqm_drops() {
+            d.give_back(flows, copies);
         }
     }
 
@@ -756,7 +784,11 @@ impl Simulator {
         let pkt = self.pkts.get(id);
         let stamp = self.packet_trace.on.then(|| Stamp::of(pkt));
         let flow = pkt.flow;
-        match self.net.chans[chan as usize].offer(self.now, &mut self.pkts, id) {
+        let offer = self.net.chans[chan as usize].offer(self.now, &mut self.pkts, id);
+        if self.net.chans[chan as usize].queue.has_aqm_drops() {
+            self.settle_aqm_drops(chan);
+        }
+        match offer {
             Offer::Sent { head_arrives, lost } => {
                 if self.capture.on {
                     self.capture_departure(chan, lost);

@@ -291,6 +291,7 @@ impl Simulator {
         self.packet_trace = PacketTrace::new(spec, self);
         for (c, on) in self.packet_trace.chans.iter().enumerate() {
             self.net.chans[c].keep_lost = *on;
+            self.net.chans[c].queue.keep_dropped(*on);
         }
     }
 

@@ -143,7 +143,7 @@ impl Gen {
     }
 
     fn queue(&mut self, any_xcp: &mut bool) -> String {
-        match self.rng.range(0, 5) {
+        match self.rng.range(0, 9) {
             0 => {
                 self.feature("queue:droptail_packets");
                 format!(
@@ -181,6 +181,52 @@ impl Gen {
                         "{{ type = \"red\", limit = {limit}, min_th = {min}, max_th = {max}, max_p = {max_p}, w_q = {w_q}, gentle = {gentle}, ecn = {ecn} }}"
                     )
                 }
+            }
+            5 => {
+                self.feature("queue:codel");
+                format!(
+                    "{{ type = \"codel\", limit = {}, target = \"{}us\", interval = \"{}ms\", ecn = {} }}",
+                    self.rng.range(1, 300),
+                    self.rng.range(100, 20_000),
+                    self.rng.range(1, 200),
+                    self.rng.chance(0.5)
+                )
+            }
+            6 => {
+                self.feature("queue:fq_codel");
+                format!(
+                    "{{ type = \"fq_codel\", limit = {}, memory_limit = \"{}KB\", flows = {}, quantum = {}, target = \"{}us\", ecn = {}, drop_batch = {} }}",
+                    self.rng.range(1, 300),
+                    self.rng.range(2, 500),
+                    self.rng.range(1, 64),
+                    self.rng.range(60, 3000),
+                    self.rng.range(100, 20_000),
+                    self.rng.chance(0.5),
+                    self.rng.range(1, 64)
+                )
+            }
+            7 => {
+                self.feature("queue:pie");
+                format!(
+                    "{{ type = \"pie\", limit = {}, target = \"{}ms\", t_update = \"{}ms\", max_burst = \"{}ms\", derandomize = {}, dq_rate_estimator = {}, ecn = {} }}",
+                    self.rng.range(1, 300),
+                    self.rng.range(1, 50),
+                    self.rng.range(1, 50),
+                    self.rng.range(0, 300),
+                    self.rng.chance(0.5),
+                    self.rng.chance(0.5),
+                    self.rng.chance(0.5)
+                )
+            }
+            8 => {
+                self.feature("queue:tbf");
+                // The bucket holds the largest MTU the generator gives a link (9000 B).
+                format!(
+                    "{{ type = \"tbf\", rate = \"{}kbps\", burst = \"{}KB\", limit = {} }}",
+                    self.rng.range(100, 50_000),
+                    self.rng.range(9, 200),
+                    self.rng.range(1, 300)
+                )
             }
             _ => {
                 self.feature("queue:xcp");

@@ -3,6 +3,7 @@
 //! the same public API the CLI uses.
 
 mod agents;
+mod aqm;
 mod cc;
 mod common;
 mod conservation;

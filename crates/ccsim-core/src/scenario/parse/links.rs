@@ -20,7 +20,7 @@ const LINK_KEYS: &[&str] = &[
 ];
 const DIR_KEYS: &[&str] = &["rate", "delay", "queue", "loss"];
 const DEFAULT_MTU: u32 = 1500;
-const DEFAULT_QUEUE_PACKETS: u64 = 100;
+pub(super) const DEFAULT_QUEUE_PACKETS: u64 = 100;
 
 /// Which directions a link-level loss model applies to.
 #[derive(Clone, Copy, PartialEq)]
@@ -64,7 +64,7 @@ fn read_link(f: &Field, nodes: &IndexMap<String, NodeSpec>) -> Res<LinkSpec> {
     let rate = r.req("rate", RATE_SHORT)?.rate()?;
     let delay = r.req("delay", DURATION_SHORT)?.duration()?;
     let mtu = opt(&mut r, "mtu", |f| f.size_u32(68))?.unwrap_or(DEFAULT_MTU);
-    let queue = opt(&mut r, "queue", read_queue)?.unwrap_or(QueueSpec::DropTail {
+    let queue = opt(&mut r, "queue", |f| read_queue(f, mtu))?.unwrap_or(QueueSpec::DropTail {
         limit: QueueLimit::Packets(DEFAULT_QUEUE_PACKETS),
     });
     let (loss, direction) =
@@ -82,10 +82,10 @@ fn read_link(f: &Field, nodes: &IndexMap<String, NodeSpec>) -> Res<LinkSpec> {
     let mut a_to_b = dir(direction != Direction::BToA);
     let mut b_to_a = dir(direction != Direction::AToB);
     if let Some(f) = r.get("a_to_b") {
-        read_direction(&f, &mut a_to_b)?;
+        read_direction(&f, &mut a_to_b, mtu)?;
     }
     if let Some(f) = r.get("b_to_a") {
-        read_direction(&f, &mut b_to_a)?;
+        read_direction(&f, &mut b_to_a, mtu)?;
     }
     r.finish()?;
     super::diffserv::check_rates(&a_to_b.queue, a_to_b.rate, &format!("{}.queue", f.path))?;
@@ -101,8 +101,9 @@ fn read_link(f: &Field, nodes: &IndexMap<String, NodeSpec>) -> Res<LinkSpec> {
     })
 }
 
-/// Applies a per-direction table (`[links.X.a_to_b]`) over the link-level values.
-fn read_direction(f: &Field, dir: &mut DirSpec) -> Res<()> {
+/// Applies a per-direction table (`[links.X.a_to_b]`) over the link-level values, on a link
+/// whose MTU is `mtu`.
+fn read_direction(f: &Field, dir: &mut DirSpec, mtu: u32) -> Res<()> {
     let mut r = f.table("a table of rate, delay, queue or loss")?;
     r.allow(DIR_KEYS)?;
     if let Some(rate) = opt(&mut r, "rate", |f| f.rate())? {
@@ -111,7 +112,7 @@ fn read_direction(f: &Field, dir: &mut DirSpec) -> Res<()> {
     if let Some(delay) = opt(&mut r, "delay", |f| f.duration())? {
         dir.delay = delay;
     }
-    if let Some(queue) = opt(&mut r, "queue", read_queue)? {
+    if let Some(queue) = opt(&mut r, "queue", |f| read_queue(f, mtu))? {
         dir.queue = queue;
     }
     if let Some((loss, _)) = opt(&mut r, "loss", |f| read_loss(f, false))? {
@@ -123,7 +124,9 @@ fn read_direction(f: &Field, dir: &mut DirSpec) -> Res<()> {
 // ---------------------------------------------------------------------------------------------
 // Queues
 
-const QUEUE_TYPES: &[&str] = &["droptail", "red", "xcp", "priority", "wfq", "drr", "cbwfq"];
+const QUEUE_TYPES: &[&str] = &[
+    "droptail", "red", "xcp", "priority", "wfq", "drr", "cbwfq", "codel", "fq_codel", "pie", "tbf",
+];
 const RED_KEYS: &[&str] = &[
     "type",
     "limit",
@@ -136,16 +139,22 @@ const RED_KEYS: &[&str] = &[
     "mean_packet_size",
 ];
 
-fn read_queue(f: &Field) -> Res<QueueSpec> {
+/// A queue table on a link whose MTU is `mtu` (the AQMs' one-packet sizes default to it).
+fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
     let mut r = f.table("a table such as { type = \"droptail\", limit = 100 }")?;
     let kind = r
         .req(
             "type",
-            "one of droptail, red, xcp, priority, wfq, drr, cbwfq",
+            "one of droptail, red, xcp, priority, wfq, drr, cbwfq, codel, fq_codel, pie, tbf",
         )?
         .choice(QUEUE_TYPES)?;
     if super::diffserv::SCHEDULER_TYPES.contains(&kind) {
         let q = super::diffserv::read_scheduler(&mut r, kind)?;
+        r.finish()?;
+        return Ok(q);
+    }
+    if super::aqm::AQM_TYPES.contains(&kind) {
+        let q = super::aqm::read_aqm(&mut r, kind, mtu, read_queue_limit)?;
         r.finish()?;
         return Ok(q);
     }

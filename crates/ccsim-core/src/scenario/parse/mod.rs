@@ -33,6 +33,7 @@
 //! `type` (`read_queue` in `links.rs`, `read_hook` in `nodes.rs`); its reader can live in a file
 //! of its own, as the agents' do in `nodes.rs`.
 
+mod aqm;
 mod atm;
 mod diffserv;
 mod events;
