@@ -389,7 +389,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     only = args.only
     if args.scale:
-        only = [*(only or []), *bench.SCALE_DEFAULT]
+        # A case named in --only too runs once (see _cases).
+        only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:
@@ -398,7 +399,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _needs_tables() -> None:
+    """Import numpy, pyarrow and pandas, in that order: one missing is then the
+    ModuleNotFoundError naming it that ``_dispatch`` turns into "ccsim needs ...". Imported by
+    pandas first, numpy missing was "internal error (ImportError): Unable to import required
+    dependency numpy", and pyarrow missing "Unable to find a usable engine" after the runs."""
+    import importlib
+
+    for module in ("numpy", "pyarrow.parquet", "pandas"):
+        importlib.import_module(module)
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    _needs_tables()
     from ccsim import sweep
 
     cluster = _cluster(args)
@@ -430,7 +443,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from ccsim import experiment
 
     if args.list:
         papers = list_papers(Path("experiments"))
@@ -438,6 +450,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
+    _needs_tables()
+    from ccsim import experiment
+
     cluster = _cluster(args)
     args.kept = "finished runs are kept, and the same command resumes from them"
     report = experiment.run_cli(
@@ -449,6 +464,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         cluster=cluster,
         record=args.record,
         warn=_warning,
+        say=_say,
     )
     _say(f"report: {report}")
     return 0
@@ -484,6 +500,7 @@ def _results_dir(args: argparse.Namespace) -> Path:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    _needs_tables()
     from ccsim.site import build_site
 
     results = _results_dir(args)
@@ -522,7 +539,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # out by the first job.
     check_output_folder(results, [], [], option="--results")
     args.kept = "every finished run is in the store"
-    serve(results, experiments, args.host, args.port, args.workers)
+    serve(results, experiments, args.host, args.port, args.workers,
+          say=lambda text: _say(text, flush=True))  # fmt: skip
     return 0
 
 
@@ -630,7 +648,9 @@ def _folder(text: str) -> Path:
 def _cases(text: str) -> list[str]:
     """``bench --only``: the cases named, upper-cased. None named (``--only "$CASES"`` with
     CASES unset) is refused: taken for "no filter", it ran every case, for minutes."""
-    cases = [c.strip().upper() for c in text.split(",") if c.strip()]
+    # Each case once, in the order named: named twice, it ran twice a round and printed two
+    # rows, each a median over both rows' runs.
+    cases = list(dict.fromkeys(c.strip().upper() for c in text.split(",") if c.strip()))
     if not cases:
         raise argparse.ArgumentTypeError("empty; name cases, e.g. P0,P1 (without --only: all)")
     return cases
@@ -948,7 +968,7 @@ def _interrupted(args: argparse.Namespace, received: list[int]) -> int:
         kept = kept()
     signum = received[0] if received else signal.SIGINT
     by = f" by {signal.Signals(signum).name}" if received else ""
-    print(f"ccsim: interrupted{by}; {kept}", file=sys.stderr)
+    _to_stderr(f"ccsim: interrupted{by}; {kept}")
     return 128 + int(signum)
 
 
@@ -1038,12 +1058,13 @@ def _output_failed(e: OSError) -> int:
 STDOUT = Path("stdout")
 
 
-def _say(text: str) -> None:
-    """Print a command's output. Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the
-    write fails here, not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
+def _say(text: str, flush: bool = False) -> None:
+    """Print a command's output (``flush``: now, as ``ccsim explore``'s address before it
+    serves). Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the write fails here,
+    not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
     try:
         with naming_the_file(STDOUT):
-            print(text, file=_stdout())
+            print(text, file=_stdout(), flush=flush)
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
@@ -1098,13 +1119,21 @@ def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:
 def _warning(message: str) -> None:
     """Print ``ccsim: warning: <message>`` on stderr, on one line."""
     one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    print(f"ccsim: warning: {one_line}", file=sys.stderr)
+    _to_stderr(f"ccsim: warning: {one_line}")
 
 
 def _error(message: str) -> None:
     """Print ``ccsim: error: <message>`` on stderr, on exactly one line."""
     one_line = "; ".join(line.strip() for line in message.splitlines() if line.strip())
-    print(f"ccsim: error: {one_line}", file=sys.stderr)
+    _to_stderr(f"ccsim: error: {one_line}")
+
+
+def _to_stderr(line: str) -> None:
+    """``line`` on stderr, or nowhere when it is closed (``2>&-``: Python starts with
+    ``sys.stderr`` None, and print(file=None) writes to stdout, into the command's output);
+    the status still says how the command ended."""
+    if sys.stderr is not None:
+        print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":

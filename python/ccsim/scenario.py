@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-import tomli_w
-
 from ccsim import _core
 from ccsim.result import Result
 
@@ -98,14 +96,53 @@ class TooLarge(ValueError):
     """A file over :data:`MAX_TEXT_BYTES` (the message says so without naming the file)."""
 
 
-def read_limited(path: PathLike) -> bytes:
+class NotAFile(ValueError):
+    """Something other than a regular file where ccsim wrote one (the message says what, without
+    naming the file)."""
+
+
+def check_regular(path: PathLike) -> None:
+    """:class:`NotAFile` unless ``path`` (its symbolic links followed) is a regular file; an
+    OSError (missing, a dangling link) passes up. For the files of a results folder, which
+    ccsim writes as regular files: opening a FIFO there waits for a writer that never comes
+    (``ccsim report`` hung, inside pyarrow past Ctrl-C and SIGTERM), and a device such as
+    /dev/zero never ends."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return
+    kinds = [(stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a FIFO (named pipe)"),
+             (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
+             (stat.S_ISSOCK, "is a socket")]  # fmt: skip
+    kind = next((k for test, k in kinds if test(mode)), "is not a file")
+    raise NotAFile(kind if kind == "is a directory" else f"{kind}, not a regular file")
+
+
+def read_limited(path: PathLike, regular: bool = False) -> bytes:
     """The bytes of ``path``, at most :data:`MAX_TEXT_BYTES`, or :class:`TooLarge`; reading
-    stops one byte past the limit, so an endless file costs no more memory than that."""
+    stops one byte past the limit, so an endless file costs no more memory than that. With
+    ``regular``, anything but a regular file is :class:`NotAFile` before it is opened."""
+    if regular:
+        check_regular(path)
+    # In chunks: read(MAX_TEXT_BYTES + 1) allocates its whole buffer first, so every scenario
+    # read cost 64 MiB of address space, a MemoryError under a memory limit (ulimit -v).
+    chunks: list[bytes] = []
+    size = 0
     with open(path, "rb") as fh:
-        data = fh.read(MAX_TEXT_BYTES + 1)
-    if len(data) > MAX_TEXT_BYTES:
+        while size <= MAX_TEXT_BYTES:
+            chunk = fh.read(min(_READ_CHUNK, MAX_TEXT_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    if size > MAX_TEXT_BYTES:
         raise TooLarge(f"larger than {MAX_TEXT_BYTES >> 20} MiB")
-    return data
+    return b"".join(chunks)
+
+
+#: How much :func:`read_limited` reads at a time.
+_READ_CHUNK = 2**20
 
 
 def read_text(path: PathLike) -> str:
@@ -248,6 +285,10 @@ class Scenario:
         >>> 'duration = "1s"' in sc.to_toml()
         True
         """
+        # Imported here: at the top, a missing tomli_w stopped every command, `ccsim --help`
+        # included, with a traceback before the CLI could name it.
+        import tomli_w
+
         return cls(tomli_w.dumps(dict(tree)), source="<dict>")
 
     @property

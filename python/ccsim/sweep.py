@@ -130,13 +130,22 @@ class Store:
         disk that filled up, a copy cut short, an edit by hand): that file is named in a
         ``CorruptRecordWarning`` saying ``then`` (what the caller does instead: a sweep counts
         the run as missing, so it runs again and its file is replaced)."""
+        from ccsim.scenario import NotAFile, check_regular
+
         p = self.path(key)
         if not p.exists():
             return None
         try:
+            # Not a regular file (a FIFO, a link to /dev/zero): read, it blocked for ever or
+            # until memory ran out. A record has no size bound of its own (packet traces).
+            check_regular(p)
             record: Any = json.loads(p.read_text(encoding="utf-8"))
-        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
-            problem: str | None = f"not valid JSON ({e})"
+        except NotAFile as e:
+            problem: str | None = str(e)
+        except OSError as e:
+            problem = e.strerror or str(e)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
+            problem = f"not valid JSON ({e})"
         else:
             problem = record_problem(record)
         if problem is not None:
@@ -155,9 +164,12 @@ class Store:
         # lands (even inside the call that creates it) the cleanup below can remove it; and
         # Ctrl-C or SIGTERM arriving during the save waits until the record is in place.
         tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
+        from ccsim.result import naming_the_file
+
         with _signals_deferred():
             try:
-                with open(tmp, "w", encoding="utf-8") as fh:
+                # A full disk fails the write with no file named: the record's is.
+                with naming_the_file(p), open(tmp, "w", encoding="utf-8") as fh:
                     json.dump(record, fh)
                 os.replace(tmp, p)
             finally:
@@ -349,7 +361,9 @@ def execute(
             unit="run",
             # None: only on a terminal. Redirected to a file or a pipe, the bar's rewrites
             # (carriage returns) would be the log's content; its ETA is for a person watching.
-            disable=None if progress else True,
+            # With stderr closed (2>&-, sys.stderr None) tqdm's first write was an
+            # AttributeError that ended the sweep.
+            disable=None if progress and sys.stderr is not None else True,
             dynamic_ncols=True,
         )
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -118,3 +119,28 @@ dst = "h2"
 @pytest.fixture
 def slow_line() -> str:
     return SLOW_LINE
+
+
+#: The error a command gives when stdout is ``closed`` (``>&-``) or ``full`` (``> /dev/full``).
+STDOUT_ERRORS = {
+    "closed": "ccsim: error: stdout: closed (nothing can be written)\n",
+    "full": "ccsim: error: stdout: no space left on device\n",
+}
+
+
+def main_without_stdout(
+    stdout: str, argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> tuple[int, str]:
+    """``ccsim.cli.main(argv)`` with stdout ``closed`` (None, as Python starts after ``>&-``)
+    or ``full`` (/dev/full, line-buffered): its status and stderr."""
+    import sys
+
+    from ccsim.cli import main
+
+    with open("/dev/full", "w", buffering=1) as full:
+        monkeypatch.setattr(sys, "stdout", None if stdout == "closed" else full)
+        try:
+            status = main(argv)
+        finally:
+            monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    return status, capsys.readouterr().err

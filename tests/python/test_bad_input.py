@@ -17,6 +17,7 @@ import pytest
 
 import ccsim
 from ccsim import cli, sweep
+from ccsim.bench import SCALE_DEFAULT
 from ccsim.cli import main
 
 
@@ -288,6 +289,45 @@ def test_a_damaged_run_record_is_named_and_run_again(
     pd.testing.assert_frame_equal(sweep.gather(again.records), sweep.gather(first.records))
 
 
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [(os.mkfifo, "is a FIFO"), (lambda p: p.symlink_to("/dev/zero"), "is a character device"),
+     (lambda p: p.write_text("[" * 100_000), "maximum recursion depth")],
+    ids=["fifo", "endless", "nested too deep"],
+)  # fmt: skip
+def test_a_run_record_that_is_no_file_or_nests_too_deep_is_named_and_run_again(
+    make: Any, problem: str, tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 3: a record that was a FIFO waited for a writer for ever, a link to /dev/zero
+    # was read until memory ran out, and JSON nested 100,000 deep was a RecursionError.
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+    sweep.execute(runs, store, workers=1, progress=False)
+    victim = store.path(runs[2].key())
+    victim.unlink()
+    make(victim)
+    with pytest.warns(sweep.CorruptRecordWarning, match=problem):
+        again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (1, 3)
+    assert victim.is_file() and not victim.is_symlink(), "replaced by the record"
+
+
+def test_a_run_record_on_a_full_disk_is_named(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3: a sweep's store on a full disk said a bare "[Errno 28] No space left on
+    # device": the write of a record names no file.
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sweep.json, "dump", full)
+    with pytest.raises(OSError) as caught:
+        store.save(runs[0].key(), {"version": 0})
+    assert (caught.value.filename, caught.value.errno) == (str(store.path(runs[0].key())), 28)
+    assert list(store.path(runs[0].key()).parent.iterdir()) == [], "no temporary file left"
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
@@ -322,6 +362,25 @@ def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
     assert main(["bench", "--only", only]) == 1
     line = one_error_line(capsys)
     assert "argument --only: empty" in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "cases"),
+    [(["--only", "p0,P0, p1"], ["P0", "P1"]),
+     (["--only", "F10,P0", "--scale"], ["F10", "P0", *[c for c in SCALE_DEFAULT if c != "F10"]])],
+)  # fmt: skip
+def test_bench_runs_a_case_named_twice_once(
+    argv: list[str], cases: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3: `--only P0,P0` (or a scale case in --only beside --scale) ran the case twice
+    # each round and printed its row twice, each a median of both rows' runs.
+    from ccsim import bench
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(bench, "run_benchmarks", lambda **kw: asked.append(kw["only"]) or [])
+    monkeypatch.setattr(bench, "format_table", lambda rows: "")
+    assert main(["bench", *argv]) == 0
+    assert asked == [cases]
 
 
 def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_not_make(
@@ -366,3 +425,22 @@ def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_m
         "UTF-8 TOML files)\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: Path) -> None:
+    # Campaign 3: the 64 MiB cap read with read(64 MiB + 1), which allocates that buffer up
+    # front: under a memory limit (ulimit -v) `ccsim reproduce` died with MemoryError reading
+    # a scenario of a few kilobytes. Here the limit leaves 32 MiB free.
+    code = (
+        "import resource, sys\n"
+        "from ccsim.scenario import read_text\n"
+        "vm = next(int(ln.split()[1]) for ln in open('/proc/self/status') "
+        "if ln.startswith('VmSize')) * 1024\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (vm + 32 * 2**20, resource.RLIM_INFINITY))\n"
+        "print(len(read_text(sys.argv[1])))\n"
+    )
+    path = examples / "random-loss.toml"
+    argv = [sys.executable, "-c", code, str(path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert int(proc.stdout) == len(path.read_text(encoding="utf-8"))

@@ -426,6 +426,62 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
     assert not out.exists()
 
 
+@pytest.mark.parametrize("package", ["numpy", "pyarrow"])
+@pytest.mark.parametrize("command", ["sweep", "reproduce", "report"])
+def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(
+    package: str, command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:  # fmt: skip
+    # Campaign 3: imported by pandas, a missing numpy was "internal error (ImportError): Unable
+    # to import required dependency numpy"; a missing pyarrow, after the sweep's runs,
+    # "internal error (ImportError): Unable to find a usable engine".
+    monkeypatch.chdir(examples.parent)
+    monkeypatch.setitem(sys.modules, package, None)
+    monkeypatch.setitem(sys.modules, f"{package}.parquet", None)
+    argv = {
+        "sweep": ["sweep", str(examples / "random-loss.toml"), "--param",
+                  "links.bottleneck.loss.rate=0.01", "--seeds", "1", "--out", str(tmp_path / "o")],
+        "reproduce": ["reproduce", "p001", "--quick", "--seeds", "1", "--out", str(tmp_path / "o")],
+        "report": ["report", "--results", str(tmp_path)],
+    }[command]  # fmt: skip
+    status = main(argv)
+    monkeypatch.undo()
+    assert status == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: ccsim needs {package}, which is not installed: install ccsim again with "
+        "its dependencies (pip install -c constraints.txt . from the repository root)\n"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_with_stderr_closed_a_sweep_runs_and_an_error_stays_out_of_the_output(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 3: `ccsim sweep ... 2>&-` (Python starts with sys.stderr None) ended with
+    # "internal error (AttributeError)" from the progress bar, and that line, like every error
+    # with stderr closed, was printed into stdout, the command's output.
+    monkeypatch.setattr(sys, "stderr", None)
+    argv = ["sweep", str(examples / "random-loss.toml"), "--param",
+            "links.bottleneck.loss.rate=0.01", "--seeds", "1", "--set", 'duration="1s"',
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 0
+    assert main(["validate", str(tmp_path / "missing.toml")]) == 1
+    monkeypatch.undo()
+    out = capsys.readouterr().out
+    assert "1 runs: 1 executed" in out and "error" not in out, out
+
+
+def test_tomli_w_missing_stops_no_command_that_does_not_write_toml(examples: Path) -> None:
+    # Campaign 3: imported by ccsim.scenario at its top, a missing tomli_w stopped every
+    # command, `ccsim validate` and `--help` included, with a traceback.
+    code = ("import sys; sys.modules['tomli_w'] = None; from ccsim.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")  # fmt: skip
+    argv = [sys.executable, "-c", code, "validate", str(examples / "random-loss.toml")]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("ok: ")
+
+
 @pytest.mark.parametrize(
     "command",
     [["run", "random-loss.toml", "--out"], ["sweep", "random-loss.toml", "--out"],

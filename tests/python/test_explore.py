@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import math
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import STDOUT_ERRORS, main_without_stdout
 from test_site import assert_hangul_renders, browser_page, keep_screenshot, korean_font
 
 import ccsim
@@ -26,18 +29,19 @@ pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`
 uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
 from ccsim.explore import Catalog, RequestError, create_app  # noqa: E402
+from ccsim.explore.server import uvicorn_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 
 
 class Server:
-    def __init__(self, results: Path) -> None:
+    def __init__(self, results: Path, log_level: str = "error") -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.app = create_app(results, EXPERIMENTS)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error")
+        config = uvicorn_config(self.app, "127.0.0.1", self.port, log_level)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -662,6 +666,17 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Ser
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
+    # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
+    cat = Catalog(EXPERIMENTS)
+    with pytest.raises(RequestError, match=r"^paper: missing; known: p000, p001"):
+        cat.request({"figure": "fig8"})
+    with pytest.raises(RequestError, match=r"^figure: missing; known in p001: fig8"):
+        cat.request({"paper": "p001"})
+    with pytest.raises(RequestError, match=r"^no paper 'p9'; known: p000"):
+        cat.request({"paper": "p9"})
+
+
 def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
     cat = Catalog(EXPERIMENTS)
     for value in ("false", "x", [0], 1, None):
@@ -827,7 +842,6 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
 def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sys
 
     from ccsim.cli import main
 
@@ -920,3 +934,73 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
         time.sleep(0.2)  # writes still queued behind the disconnect would log by now
     noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert noise == []
+
+
+def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_websocket_library(
+    tmp_path: Path,
+) -> None:
+    # Campaign 2: a client asking to upgrade to WebSocket (a browser extension, a probe) made
+    # uvicorn log "No supported WebSocket library detected. Please use pip install
+    # 'uvicorn[standard]'", advice for an endpoint the explorer does not have.
+    logged: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("uvicorn.error").addHandler(handler)
+    s = Server(tmp_path / "results", log_level="warning")
+    try:
+        upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                   "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}  # fmt: skip
+        for path in ("/", "/api/papers", "/ws"):
+            status, body = send(s, "GET", path, headers=upgrade)
+            assert status == 400, (path, status)
+            assert "no WebSocket endpoint" in json.loads(body)["error"]
+        assert send(s, "GET", "/api/papers")[0] == 200  # without the upgrade: served
+    finally:
+        s.stop()
+        logging.getLogger("uvicorn.error").removeHandler(handler)
+    assert not [m for m in logged if "WebSocket" in m or "upgrade" in m], logged
+
+
+@pytest.mark.usefixtures("never_serves")
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim explore > /dev/full` said a bare "[Errno 28] No space left on
+    # device"; with stdout closed, uvicorn's "Unable to configure formatter 'default'".
+    monkeypatch.chdir(ROOT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    argv = ["explore", "--port", port, "--results", str(tmp_path)]
+    said = main_without_stdout(stdout, argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS[stdout])
+
+
+@pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"])
+def test_an_explorer_on_every_address_answers_the_machines_other_names(
+    host: str, tmp_path: Path
+) -> None:
+    # Campaign 3: `--host 0` listens on every interface (as 0.0.0.0), but only a Host header
+    # of "0" passed: the page, opened by the machine's name or address, got 400.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=host)
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 200
+    app.state.engine.close()
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="127.0.0.1")
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 400
+    app.state.engine.close()
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 3: a name with a label over 63 characters said only "encoding with 'idna' codec
+    # failed (UnicodeError: label too long)".
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", "a" * 300, "--port", "8765"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: --host 'aaaa") and "not an address to listen on" in err
+    assert len(err.splitlines()) == 1

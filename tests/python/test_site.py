@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import STDOUT_ERRORS, main_without_stdout
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
@@ -192,6 +194,20 @@ def test_ccsim_reproduce_ends_by_writing_its_own_site_inside_its_folder_and_prin
     assert re.fullmatch(r"0 runs executed, \d+ reused from the store", printed[0]), printed
     assert f"site: {out / 'site' / 'index.html'}" in printed
     assert (out / "site" / "p001-quick.html").exists()
+
+
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_reproduce_that_cannot_write_its_output_names_stdout_in_one_line(
+    stdout: str, results: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim reproduce p001 > /dev/full` ended with a bare "[Errno 28] No space
+    # left on device" (its "runs executed" and "site:" lines were print()ed).
+    monkeypatch.chdir(ROOT)
+    out = results / "p001-quick"
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--out", str(out), "--workers", "1"]
+    said = main_without_stdout(stdout, argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS[stdout])
 
 
 def _listing(folder: Path) -> list[str]:
@@ -663,9 +679,29 @@ def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_
     assert warned == [
         f"p001-dir-claims left out of the site: {claims}: is a directory",
         f"p001-dir-report left out of the site: {report}: is a directory",
-        f"p001-endless-claims left out of the site: {endless}: larger than 64 MiB",
+        f"p001-endless-claims left out of the site: {endless}: is a character device, not a "
+        "regular file",
     ]
     assert pages == ["index.html", "p001-good.html"]
+
+
+def site_over_spoiled_records(
+    results: Path, tmp_path: Path, spoil: Callable[[int, Path], None]
+) -> list[str]:
+    """Paper 001's quick reproduction copied to ``tmp_path/results``, ``spoil(n, record)``
+    applied to each of its run records in turn, the site built over it: the
+    CorruptRecordWarnings it gave."""
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(
+        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
+    )
+    for n, record in enumerate(sorted((tree / "p001-quick" / "runs").glob("*/*.json"))):
+        spoil(n, record)
+    with pytest.warns(CorruptRecordWarning) as caught:
+        build_site(tree, warn=lambda _: None)
+    return [str(w.message) for w in caught]
 
 
 def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
@@ -673,17 +709,7 @@ def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
 ) -> None:
     # Campaign 2: `ccsim report` repeated the sweep's "damaged run record (...); running it
     # again", but a report runs nothing: the time series is drawn without that run.
-    from ccsim.sweep import CorruptRecordWarning
-
-    tree = tmp_path / "results"
-    shutil.copytree(
-        results / "p001-quick", tree / "p001-quick", ignore=shutil.ignore_patterns("site")
-    )
-    for record in (tree / "p001-quick" / "runs").glob("*/*.json"):
-        record.write_text('{"version": 4}')
-    with pytest.warns(CorruptRecordWarning) as caught:
-        build_site(tree, warn=lambda _: None)
-    said = [str(w.message) for w in caught]
+    said = site_over_spoiled_records(results, tmp_path, lambda _, r: r.write_text('{"version": 4}'))
     assert said and not [s for s in said if "running it again" in s], said[:2]
     assert all("its figure is drawn without this run" in s for s in said), said[:2]
 
@@ -702,3 +728,103 @@ def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
         "first line, so not a whole report (cut short?)"
     ]
     assert pages == ["index.html", "p001-good.html"]
+
+
+@pytest.mark.parametrize("package", ["markdown_it", "pyarrow"])
+def test_a_report_that_fails_midway_leaves_no_new_site_and_an_old_one_as_it_was(
+    package: str, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 2: with markdown_it or pyarrow missing the error was right, but the site folder
+    # was left holding plotly.min.js alone, a folder that looks like a site begun. The site is
+    # now written beside its place and moved in only when whole.
+    monkeypatch.chdir(ROOT)
+    new, old = tmp_path / "new" / "site", tmp_path / "old"
+    assert main(["report", "--results", str(results), "--out", str(old)]) == 0
+    before = {p: p.read_bytes() for p in old.rglob("*") if p.is_file()}
+    (old / "index.html").write_text("the old index")
+    before[old / "index.html"] = b"the old index"
+    capsys.readouterr()
+    monkeypatch.setitem(sys.modules, package, None)
+    monkeypatch.setitem(sys.modules, f"{package}.parquet", None)
+    for out in (new, old):
+        assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+        assert f"needs {package}, which is not installed" in capsys.readouterr().err
+    # Refused before the site's folder or its parent is made (pyarrow), or with the parent
+    # made and left empty (markdown_it, found missing while the pages are written).
+    assert not new.parent.exists() or os.listdir(new.parent) == []
+    assert {p: p.read_bytes() for p in old.rglob("*") if p.is_file()} == before
+    assert set(os.listdir(tmp_path)) <= {"new", "old"}, "no half-written site beside them"
+
+
+def test_a_results_file_that_is_a_fifo_or_no_csv_or_json_leaves_its_reproduction_out(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 3: a FIFO in place of claims.csv hung `ccsim report` until Ctrl-C, and in
+    # place of a Parquet file past Ctrl-C and SIGTERM (inside pyarrow); a CSV field past csv's
+    # limit was "internal error (Error)"; run.json nested 100,000 deep stopped the whole site;
+    # a whole Parquet file of another table as summary.parquet, "internal error (KeyError)".
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "fifo-claims": replaced("claims.csv", os.mkfifo),
+        "fifo-paired": replaced("paired.parquet", os.mkfifo),
+        "quote-claims": cut("claims.csv", lambda b: b + b'x,"' + b"a" * 200_000 + b"\n"),
+        "deep-run": cut("run.json", lambda _: b"[" * 100_000),
+        "other-summary": replaced("summary.parquet", pd.DataFrame({"a": [1]}).to_parquet),
+    })  # fmt: skip
+    said = {line.split(" ", 1)[0]: line for line in warned}
+    assert sorted(said) == ["p001-deep-run", "p001-fifo-claims", "p001-fifo-paired",
+                            "p001-other-summary", "p001-quote-claims"]  # fmt: skip
+    other = (
+        "summary.parquet: not a reproduction's summary: no column figure, line, x, mean, ci95, n"
+    )
+    assert said["p001-other-summary"].endswith(other)
+    assert said["p001-fifo-claims"].endswith(
+        "claims.csv: is a FIFO (named pipe), not a regular file"
+    )
+    assert said["p001-fifo-paired"].endswith("paired.parquet: is a FIFO (named pipe), not a "
+                                             "regular file")  # fmt: skip
+    assert "claims.csv: not a CSV table (field larger than field limit" in said["p001-quote-claims"]
+    assert "run.json: not valid JSON (maximum recursion depth" in said["p001-deep-run"]
+    assert pages == ["index.html", "p001-good.html"]
+
+
+def test_run_records_that_are_fifos_devices_or_folders_are_named_and_the_site_is_built(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 3: a time series' run record that was a FIFO hung `ccsim report`, a link to
+    # /dev/zero ran out of memory, a folder stopped the whole site. The site may read only
+    # one record, so each kind spoils every record of its own copy.
+    makers: dict[str, Callable[[Path], None]] = {
+        "is a FIFO": os.mkfifo,
+        "is a character device": lambda p: p.symlink_to("/dev/zero"),
+        "is a directory": Path.mkdir,
+    }
+    for n, (kind, make) in enumerate(makers.items()):
+
+        def spoil(_: int, record: Path, make: Callable[[Path], None] = make) -> None:
+            record.unlink()
+            make(record)
+
+        copy = tmp_path / str(n)
+        said = " ".join(site_over_spoiled_records(results, copy, spoil))
+        assert f"damaged run record ({kind}" in said, said[:300]
+        assert (copy / "results" / "site" / "p001-quick.html").is_file()
+
+
+def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 3: `ccsim report --out` on a full disk said a bare "[Errno 28] No space left on
+    # device" (a failed write names no file).
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(shutil, "copyfile", full)
+    out = tmp_path / "site"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"ccsim: error: {out}: no space left on device; the site was not written\n"
+    assert os.listdir(tmp_path) == []

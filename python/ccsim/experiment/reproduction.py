@@ -254,7 +254,9 @@ def default_out(plan_id: str, quick: bool) -> Path:
 
 def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
             cluster: str | None = None, record: bool = False,
-            warn: Any = None) -> Path:  # fmt: skip
+            warn: Any = None, say: Any = print) -> Path:  # fmt: skip
+    """``ccsim reproduce``: the reproduction, its site, and the lines that say so, each given
+    to ``say`` (the command's, which names stdout when it cannot be written)."""
     folder = find_experiment(name)
     plan_id = load_plan(folder).id
     if record and (quick or seeds is not None):
@@ -262,12 +264,12 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          "--seeds (the plan's seeds are the record's)")  # fmt: skip
     r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
                   cluster=cluster)  # fmt: skip
-    print(f"{r.executed} runs executed, {r.cached} reused from the store")
+    say(f"{r.executed} runs executed, {r.cached} reused from the store")
     if record:
-        print(f"recorded: {record_full_run(r.report.parent, folder)}")
+        say(f"recorded: {record_full_run(r.report.parent, folder)}")
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
     # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
 
-    print(f"site: {build_site(r.report.parent, warn=warn)}")
+    say(f"site: {build_site(r.report.parent, warn=warn)}")
     return r.report

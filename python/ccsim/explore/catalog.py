@@ -323,15 +323,20 @@ class Catalog:
         extra = sorted(set(body) - known)
         if extra:
             raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
-        paper = self.papers.get(str(body.get("paper")))
+        # A key left out is named as missing: looked up, it read "no paper None".
+        if "paper" not in body:
+            raise RequestError(f"paper: missing; known: {', '.join(self.papers)}")
+        paper = self.papers.get(str(body["paper"]))
         if paper is None:
+            raise RequestError(f"no paper {brief(body['paper'])}; known: {', '.join(self.papers)}")
+        if "figure" not in body:
             raise RequestError(
-                f"no paper {brief(body.get('paper'))}; known: {', '.join(self.papers)}"
+                f"figure: missing; known in {paper.plan.id}: {', '.join(paper.figures)}"
             )
-        fig = paper.figures.get(str(body.get("figure")))
+        fig = paper.figures.get(str(body["figure"]))
         if fig is None:
             raise RequestError(
-                f"no figure {brief(body.get('figure'))} in {paper.plan.id}; known: "
+                f"no figure {brief(body['figure'])} in {paper.plan.id}; known: "
                 f"{', '.join(paper.figures)}"
             )
         params = body.get("params", {})

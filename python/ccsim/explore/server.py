@@ -22,6 +22,11 @@ app sees the request:
 ``read_json`` then parses at most ``MAX_BODY`` bytes, refusing JSON nested deeper than
 ``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
 The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
+
+The explorer has no WebSocket endpoint (a job's events are a ``text/event-stream``): a request
+asking to upgrade to WebSocket (RFC 6455 §4.1) is answered 400 by ``Guard``, at any path, and
+uvicorn runs with WebSockets off and without its log advice to install a WebSocket library
+(``uvicorn_config``), advice that would send the user after a package the explorer never uses.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import asyncio
 import contextlib
 import errno
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -57,6 +63,9 @@ class Refused(Exception):
 def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     """Why a request to the API must not reach the app, or None (see the module's doc).
     ``headers`` are looked up by lower-case name."""
+    if headers.get("upgrade", "").strip().lower() == "websocket":
+        return Refused(400, "the explorer has no WebSocket endpoint: a job's events are a "
+                            "text/event-stream at /api/jobs/<job>/events")  # fmt: skip
     host = headers.get("host", "")
     origin = headers.get("origin")
     if origin is not None and origin != f"http://{host}":
@@ -86,7 +95,9 @@ class Guard:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/api/"):
+        if scope["type"] == "http" and (
+            scope["path"].startswith("/api/") or _websocket_upgrade(scope["headers"])
+        ):
             from starlette.datastructures import Headers
             from starlette.responses import JSONResponse
 
@@ -96,6 +107,36 @@ class Guard:
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether an ASGI scope's raw headers ask to upgrade to WebSocket (RFC 6455 §4.1)."""
+    return any(k.lower() == b"upgrade" and v.strip().lower() == b"websocket" for k, v in headers)
+
+
+class _NoWebSocketAdvice(logging.Filter):
+    """Drops uvicorn's warnings on an upgrade request: "Unsupported upgrade request." and
+    "No supported WebSocket library detected. Please use pip install 'uvicorn[standard]'...".
+    The explorer answers such a request itself (``Guard``); it needs no WebSocket library."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not (text.startswith("Unsupported upgrade request")
+                    or text.startswith("No supported WebSocket library"))  # fmt: skip
+
+
+_NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
+
+
+def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
+    """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
+    advice to install a WebSocket library kept out of the log."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none")
+    # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
+    logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
+    return config
 
 
 def _depth(value: Any) -> int:
@@ -243,7 +284,7 @@ def create_app(
     # The Host header names an IPv6 address in brackets (RFC 3986 §3.2.2: "[::1]:8765"), and
     # Starlette compares it with the brackets kept.
     named = f"[{host}]" if ":" in host else host
-    hosts = [named, "localhost", "127.0.0.1"] if host not in ("0.0.0.0", "::") else ["*"]
+    hosts = ["*"] if every_address(host) else [named, "localhost", "127.0.0.1"]
     app = Starlette(
         lifespan=lifespan,
         routes=[
@@ -261,6 +302,19 @@ def create_app(
     return app
 
 
+def every_address(host: str) -> bool:
+    """Whether ``host`` is the address of every interface: 0.0.0.0 and ::, and as the system
+    reads them, 0, 0.0, :: written out (``--host 0`` listened everywhere, then refused every
+    Host but "0", so the machine's own name and addresses got 400)."""
+    import ipaddress
+
+    try:
+        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
+    except (socket.gaierror, UnicodeError):  # a name, not an address
+        return False
+    return any(ipaddress.ip_address(str(a[4][0]).split("%")[0]).is_unspecified for a in found)
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` and listening, or ValueError in one line saying why not
     (a port in use, an address this machine does not have). ``serve`` binds it before it says
@@ -271,6 +325,8 @@ def listen(host: str, port: int) -> socket.socket:
         )[0]
     except socket.gaierror as e:
         raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
+    except UnicodeError as e:  # a label over 63 characters, which the IDNA codec refuses
+        raise ValueError(f"--host {brief(host)}: not an address to listen on ({e})") from None
     sock = socket.socket(family, kind, proto)
     try:
         # As uvicorn does: a restart may bind while the last run's connections are in
@@ -289,22 +345,24 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
-          workers: int = 2) -> None:  # fmt: skip
+          workers: int = 2, say: Any = None) -> None:  # fmt: skip
     """Serve the explorer until interrupted: listen first, then load the plans, then say where
-    (and, on an address other machines can reach, warn: only once it listens there)."""
+    (and, on an address other machines can reach, warn: only once it listens there). ``say``
+    writes that line (default: print, flushed); the command's own names stdout when it cannot
+    be written, where uvicorn would fail with "Unable to configure formatter 'default'"."""
     import sys
 
     import uvicorn
 
     sock = listen(host, port)
     with sock:
-        if host not in ("127.0.0.1", "localhost", "::1"):
+        if host not in ("127.0.0.1", "localhost", "::1") and sys.stderr is not None:
             print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
                   "address can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
         shown = f"[{host}]" if ":" in host else host
-        print(f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)",
-              flush=True)  # fmt: skip
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-        uvicorn.Server(config).run(sockets=[sock])
+        (say or (lambda text: print(text, flush=True)))(
+            f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)"
+        )
+        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])

@@ -35,17 +35,55 @@ def build_site(
     file, given to ``warn`` (default: a :class:`SiteWarning`); the others are built. The page a
     skipped reproduction had from an earlier build is removed, so no stale page remains."""
     import shutil
-
-    import plotly.offline
+    import tempfile
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
-    out.mkdir(parents=True, exist_ok=True)
-    js = out / "plotly.min.js"
-    source = plotly.offline.get_plotlyjs()
-    if not js.exists() or js.stat().st_size != len(source.encode("utf-8")):
-        js.write_text(source, encoding="utf-8")
-    pages = []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside its place and moved in only when whole: a build that fails midway (a
+    # dependency missing, a full disk, Ctrl-C) left the folder holding plotly.min.js alone, a
+    # site begun; now it leaves no new folder, and an earlier site as it was.
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        index, left_out = _write_site(results, out, work, root, warn)
+        _move_into_place(work, out, left_out)
+    except OSError as e:
+        raise _named_in_place(e, work, out) from e
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return index
+
+
+def _named_in_place(e: OSError, work: Path, out: Path) -> OSError:
+    """``e`` naming the file where the site would have it: a write into ``work`` that failed
+    (a full disk: a bare "[Errno 28] No space left on device", no file named) names ``out``,
+    and a file inside ``work`` (removed now) its place in ``out``; any other file as it is."""
+    if e.filename is None:
+        where = out
+    else:
+        try:
+            where = out / Path(e.filename).relative_to(work)
+        except ValueError:  # a file of the results, not of the site
+            return e
+    reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+    return OSError(e.errno, f"{reason}; the site was not written", str(where))
+
+
+def _write_site(
+    results: Path,
+    out: Path,
+    work: Path,
+    root: Path | None,
+    warn: Callable[[str], None] | None,
+) -> tuple[Path, list[str]]:
+    """The site for ``out`` written into ``work``: the path its index.html will have, and
+    the pages of reproductions left out (an earlier build's are removed from ``out``)."""
+    import shutil
+
+    import plotly.offline
+
+    (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+    pages, left_out = [], []
     for folder in find_reports(results):
         if folder.resolve() == out.resolve():
             continue
@@ -55,26 +93,41 @@ def build_site(
             plan, missing = plan_for(page, root)
             body, _, linked = paper_page(page, plan)
         except DamagedResults as e:
-            (out / f"{folder.name}.html").unlink(missing_ok=True)
+            left_out.append(f"{folder.name}.html")
             _warn(f"{folder.name} left out of the site: {e}", warn)
             continue
         if missing is not None:
             _warn(missing, warn)
-        assets = out / page.name
         for name in linked:
-            src, dest = folder / name, assets / name
-            assets.mkdir(exist_ok=True)
-            if not dest.exists() or not os.path.samefile(src, dest):  # --out inside results
-                shutil.copyfile(src, dest)
-        (out / f"{page.name}.html").write_text(body, encoding="utf-8")
+            src, dest = folder / name, out / page.name / name
+            if dest.exists() and os.path.samefile(src, dest):  # --out inside results
+                continue
+            (work / page.name).mkdir(exist_ok=True)
+            shutil.copyfile(src, work / page.name / name)
+        (work / f"{page.name}.html").write_text(body, encoding="utf-8")
         pages.append(page)
-    index = out / "index.html"
-    index.write_text(index_page(pages), encoding="utf-8")
-    (out / "site.json").write_text(
+    (work / "index.html").write_text(index_page(pages), encoding="utf-8")
+    (work / "site.json").write_text(
         json.dumps([{"name": p.name, "claims": p.counts()} for p in pages], indent=1),
         encoding="utf-8",
     )
-    return index
+    return out / "index.html", left_out
+
+
+def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:
+    """The whole site in ``work`` made ``out``: renamed there when ``out`` is new; otherwise
+    moved in file by file (``out`` may hold more than a site: ``--out`` the results folder
+    itself), index.html last, and the pages of reproductions left out removed."""
+    if not out.exists():
+        work.rename(out)
+        return
+    files = sorted(p for p in work.rglob("*") if p.is_file())
+    for src in sorted(files, key=lambda p: p.name == "index.html"):
+        dest = out / src.relative_to(work)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dest)
+    for name in left_out:
+        (out / name).unlink(missing_ok=True)
 
 
 def _warn(message: str, warn: Callable[[str], None] | None) -> None:

@@ -37,11 +37,11 @@ def read_markdown(path: Path) -> str:
     """report.md's (or another text file's) text; :class:`DamagedResults` naming it when it
     cannot be read (a folder, a dangling link), is longer than any file ccsim writes (a link
     to /dev/zero was read until memory ran out) or is not UTF-8."""
-    from ccsim.scenario import TooLarge, read_limited
+    from ccsim.scenario import NotAFile, TooLarge, read_limited
 
     try:
-        data = read_limited(path)
-    except TooLarge as e:
+        data = read_limited(path, regular=True)  # a FIFO there would wait for ever
+    except (TooLarge, NotAFile) as e:
         raise DamagedResults(path, str(e)) from None
     except OSError as e:
         reason = e.strerror or str(e)
@@ -63,9 +63,20 @@ def read_summary(path: Path) -> Any:
     if not path.exists():
         return pd.DataFrame()
     try:
-        return pd.read_parquet(path)
+        summary = pd.read_parquet(path)
     except (pa.ArrowException, ValueError) as e:
         raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
+    # Whole Parquet but another table (a file copied over it): its figures would be drawn
+    # from columns it lacks ("internal error (KeyError): 'figure'").
+    lacking = [c for c in SUMMARY_READ if c not in summary.columns]
+    if lacking:
+        raise DamagedResults(path, f"not a reproduction's summary: no column {', '.join(lacking)}")
+    return summary
+
+
+#: The columns of summary.parquet (``ccsim.experiment.stats.SUMMARY_COLUMNS``) the site draws
+#: its figures from.
+SUMMARY_READ = ["figure", "line", "x", "mean", "ci95", "n"]
 
 
 def check_tables(folder: Path) -> None:
@@ -81,13 +92,21 @@ def check_tables(folder: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from ccsim.scenario import NotAFile, check_regular
+
     for path in sorted(folder.glob("*.parquet")):
         try:
+            check_regular(path)  # pyarrow waits on a FIFO past Ctrl-C and SIGTERM
             pq.read_metadata(path)
+        except NotAFile as e:
+            raise DamagedResults(path, str(e)) from None
         except (pa.ArrowException, OSError, ValueError) as e:
             raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
     for path in sorted(folder.glob("*.csv")):
-        rows = list(csv.reader(read_markdown(path).splitlines()))
+        try:
+            rows = list(csv.reader(read_markdown(path).splitlines()))
+        except csv.Error as e:  # a field past csv's limit (an opening quote never closed)
+            raise DamagedResults(path, f"not a CSV table ({e})") from None
         for n, row in enumerate(rows[1:], start=2):
             if len(row) != len(rows[0]):
                 raise DamagedResults(path, f"line {n} has {len(row)} fields, the header "
@@ -95,7 +114,7 @@ def check_tables(folder: Path) -> None:
     for path in sorted(folder.glob("*.json")):
         try:
             json.loads(read_markdown(path))
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested past the stack
             raise DamagedResults(path, f"not valid JSON ({e})") from None
 
 
