@@ -92,7 +92,11 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     # ccsim's defaults; its HyStart (on by default) has no counterpart in ccsim, so it is off.
     "cubic": Algorithm("sack", "cubic", "cubic", True, (("ns3::TcpCubic::HyStart", "false"),)),
     # TcpHighSpeed: RFC 3649's table of a(w) and b(w); ccsim computes the same functions.
-    "highspeed": Algorithm("sack", "highspeed", "highspeed", True),
+    # TcpHighSpeed: RFC 3649's table; GetSsThresh looks b(w) up for the bytes in flight it is
+    # handed (the pipe) and keeps (1 - b) of them, not of cwnd.
+    "highspeed": Algorithm(
+        "sack", {"type": "highspeed", "decrease_from": "flight"}, "highspeed", True
+    ),
     # TcpScalable: +1 segment per min(cwnd, AIFactor = 50) segments acknowledged, so Reno's
     # increase below 50 segments and a = 1/50 above; cwnd x (1 - MDFactor = 0.125) on a loss
     # at every window (no legacy decrease, as Linux's tcp_scalable_ssthresh), taken of the

@@ -47,6 +47,11 @@ pub struct HighSpeedConfig {
     pub low_p: f64,
     /// b(high_window), the decrease factor at the high end (RFC 3649 §7: 0.1).
     pub high_decrease: f64,
+    /// The window a fast-retransmit or ECN reduction takes b(w) of: cwnd (false; RFC 3649 §7's
+    /// w) or the data in flight the sender counts (true; FlightSize, or the pipe with
+    /// `ssthresh_flight = "pipe"`), as ns-3.48's `TcpHighSpeed::GetSsThresh`, which looks up b
+    /// for its `bytesInFlight` and multiplies that. A timeout is RFC 5681 eq. (4) either way.
+    pub decrease_from_flight: bool,
 }
 
 impl Default for HighSpeedConfig {
@@ -57,6 +62,7 @@ impl Default for HighSpeedConfig {
             high_p: 1e-7,
             low_p: 1e-3,
             high_decrease: 0.1,
+            decrease_from_flight: false,
         }
     }
 }
@@ -158,7 +164,11 @@ impl CongestionControl for HighSpeed {
             // standard TCP's (RFC 5681 eq. (4)).
             return reno;
         }
-        let cwnd = ev.window.cwnd;
+        let cwnd = if self.cfg.decrease_from_flight {
+            ev.flight_size
+        } else {
+            ev.window.cwnd
+        };
         let (_, b) = self.params(segments(cwnd, ev.mss));
         // RFC 3649 §7: w ← (1 − b(w))·w (b = 0.5 at or below Low_Window).
         let ssthresh = (cwnd as f64 * (1.0 - b)) as u64;
@@ -180,6 +190,31 @@ mod tests {
 
     fn hs() -> HighSpeed {
         HighSpeedConfig::default().build(Growth::Rfc5681)
+    }
+
+    #[test]
+    fn with_decrease_from_flight_b_is_taken_of_the_data_in_flight_not_cwnd() {
+        // ns-3.48's TcpHighSpeed::GetSsThresh: (1 − b) of the bytesInFlight it is handed (a
+        // pipe of 20 segments under a cwnd of 30; b = 0.5 below Low_Window), where RFC 3649 §7
+        // takes it of cwnd.
+        for (from_flight, expected) in [(true, 10 * MSS), (false, 15 * MSS)] {
+            let cfg = HighSpeedConfig {
+                decrease_from_flight: from_flight,
+                ..HighSpeedConfig::default()
+            };
+            let mut d = Driver::new(
+                cfg.build(Growth::Rfc5681),
+                MSS,
+                30,
+                30 * MSS,
+                SimDuration::from_millis(100),
+            );
+            assert_eq!(
+                d.congestion(CongestionKind::DupAck, 20 * MSS),
+                Some(expected),
+                "decrease_from_flight {from_flight}"
+            );
+        }
     }
 
     #[test]

@@ -423,6 +423,7 @@ fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
         "high_p",
         "low_p",
         "high_decrease",
+        "decrease_from",
     ])?;
     let d = crate::cc::HighSpeedConfig::default();
     let c = crate::cc::HighSpeedConfig {
@@ -431,6 +432,8 @@ fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
         high_p: opt(r, "high_p", read_open_fraction)?.unwrap_or(d.high_p),
         low_p: opt(r, "low_p", read_open_fraction)?.unwrap_or(d.low_p),
         high_decrease: opt(r, "high_decrease", read_open_fraction)?.unwrap_or(d.high_decrease),
+        decrease_from_flight: opt(r, "decrease_from", |f| f.choice(&["cwnd", "flight"]))?
+            .map_or(d.decrease_from_flight, |c| c == "flight"),
     };
     cc_order(
         r,
@@ -1020,6 +1023,14 @@ mod tests {
             MINIMAL,
             &[r#"flows.f1.cc={ type = "bic", low_window_growth = "count_reset" }"#],
         );
+        let s2 = spec(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "highspeed", decrease_from = "flight" }"#],
+        );
+        let CcAlgorithm::HighSpeed(hs) = f1_tcp(&s2).cc else {
+            panic!("not HighSpeed")
+        };
+        assert!(hs.decrease_from_flight);
         let CcAlgorithm::Bic(bic) = f1_tcp(&s).cc else {
             panic!("not BIC")
         };
