@@ -89,8 +89,15 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     "newreno": Algorithm("newreno", "reno", "newreno", False),
     "sack": Algorithm("sack", "reno", "newreno", True),
     # TcpCubic: C 0.4, beta 0.7, fast convergence and TCP friendliness on, as RFC 9438 and
-    # ccsim's defaults; its HyStart (on by default) has no counterpart in ccsim, so it is off.
-    "cubic": Algorithm("sack", "cubic", "cubic", True, (("ns3::TcpCubic::HyStart", "false"),)),
+    # ccsim's defaults, computed in whole segments with a per-ACK count (ccsim's model "ns3");
+    # its HyStart (on by default) has no counterpart in ccsim, so it is off.
+    "cubic": Algorithm(
+        "sack",
+        {"type": "cubic", "model": "ns3"},
+        "cubic",
+        True,
+        (("ns3::TcpCubic::HyStart", "false"),),
+    ),
     # TcpHighSpeed: RFC 3649's table of a(w) and b(w); ccsim computes the same functions.
     # TcpHighSpeed: RFC 3649's table; GetSsThresh looks b(w) up for the bytes in flight it is
     # handed (the pipe) and keeps (1 - b) of them, not of cwnd.

@@ -26,6 +26,7 @@
 //! sample, then the minimum, if there is no smoothed value yet; 0 if none at all).
 
 use super::common::{ack_credit, bytes, floor_ssthresh, segments, Fraction};
+use super::cubic_ns3::Ns3Counts;
 use super::Growth;
 use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, CongestionKind, Window};
 use super::{Reno, RenoConfig};
@@ -42,6 +43,19 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// RFC 9438 §4.3 Reno-friendly region (W_est); off gives the pure cubic curve.
     pub reno_friendly: bool,
+    /// How the window is computed.
+    pub model: CubicModel,
+}
+
+/// How CUBIC's window is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CubicModel {
+    /// RFC 9438's equations in real numbers, per ACK (this file's module docs).
+    Rfc9438,
+    /// ns-3.48's `TcpCubic`: the curve in whole segments, a count of acknowledged segments per
+    /// one-segment increase, an integer TCP-friendly window, W_max kept through a timeout
+    /// (`cubic_ns3.rs`).
+    Ns3,
 }
 
 impl Default for CubicConfig {
@@ -51,6 +65,7 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
+            model: CubicModel::Rfc9438,
         }
     }
 }
@@ -72,6 +87,7 @@ impl CubicConfig {
             w_est: 0.0,
             cwnd_prior: 0.0,
             fraction: Fraction::default(),
+            ns3: Ns3Counts::default(),
         }
     }
 }
@@ -96,6 +112,8 @@ pub struct Cubic {
     /// Segments: cwnd before the last reduction; W_est grows by α_cubic until it gets there.
     cwnd_prior: f64,
     fraction: Fraction,
+    /// `model = "ns3"`: ns-3's counters (the fields above are then unused).
+    ns3: Ns3Counts,
 }
 
 impl Cubic {
@@ -112,6 +130,16 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        if self.cfg.model == CubicModel::Ns3 {
+            self.ns3.on_rtt(now, ev.srtt);
+            if w.in_slow_start() {
+                self.reno.on_ack(now, ev, w);
+            } else {
+                let c = &self.cfg;
+                self.ns3.on_ack(now, ev, w, c.c, c.beta, c.reno_friendly);
+            }
+            return;
+        }
         if w.in_slow_start() {
             // RFC 9438 §4.10: standard slow start.
             self.reno.on_ack(now, ev, w);
@@ -173,6 +201,10 @@ impl CongestionControl for Cubic {
     }
 
     fn on_congestion(&mut self, _now: SimTime, ev: &CongestionEvent) -> u64 {
+        if self.cfg.model == CubicModel::Ns3 {
+            let c = &self.cfg;
+            return self.ns3.on_congestion(ev, c.beta, c.fast_convergence);
+        }
         self.fraction.clear();
         let cwnd_bytes = ev.window.cwnd;
         let cwnd = segments(cwnd_bytes, ev.mss);

@@ -39,6 +39,7 @@ pub mod bic;
 mod common;
 pub mod config;
 pub mod cubic;
+mod cubic_ns3;
 pub mod er;
 pub mod fast;
 pub mod highspeed;
@@ -56,7 +57,7 @@ use crate::time::{SimDuration, SimTime};
 
 pub use bic::{Bic, BicConfig, LowWindowGrowth};
 pub use config::{CcAlgorithm, Growth};
-pub use cubic::{Cubic, CubicConfig};
+pub use cubic::{Cubic, CubicConfig, CubicModel};
 pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};

@@ -87,6 +87,10 @@ fn algorithms() -> Vec<CcAlgorithm> {
             reno_friendly: false,
             ..CubicConfig::default()
         }),
+        CcAlgorithm::Cubic(CubicConfig {
+            model: crate::cc::CubicModel::Ns3,
+            ..CubicConfig::default()
+        }),
         CcAlgorithm::Vegas(VegasConfig::default()),
         CcAlgorithm::Vegas(VegasConfig::linux()),
         CcAlgorithm::Xcp(crate::cc::XcpSenderConfig::default()),

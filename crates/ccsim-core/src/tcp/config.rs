@@ -391,8 +391,12 @@ impl TcpSpec {
             // RFC 6675's recovery by pipe is the nearest.
             recovery: Recovery::Sack,
             // `SocketType` TcpCubic (C 0.4, beta 0.7, fast convergence and TCP friendliness
-            // on, as ccsim's CUBIC defaults; its HyStart is not modelled).
-            cc: CcAlgorithm::Cubic(CubicConfig::default()),
+            // on, as ccsim's CUBIC defaults), in its whole-segment arithmetic (`model = "ns3"`);
+            // its HyStart is not modelled.
+            cc: CcAlgorithm::Cubic(CubicConfig {
+                model: crate::cc::CubicModel::Ns3,
+                ..CubicConfig::default()
+            }),
             // `SegmentSize`.
             mss: 536,
             initial_window: InitialWindow::Segments(10),

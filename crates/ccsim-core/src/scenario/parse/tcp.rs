@@ -512,7 +512,14 @@ fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
 
 /// CUBIC (RFC 9438); defaults in [`crate::cc::CubicConfig::default`].
 fn read_cubic(r: &mut Reader) -> Res<CcAlgorithm> {
-    r.allow(&["type", "c", "beta", "fast_convergence", "reno_friendly"])?;
+    r.allow(&[
+        "type",
+        "c",
+        "beta",
+        "fast_convergence",
+        "reno_friendly",
+        "model",
+    ])?;
     let d = crate::cc::CubicConfig::default();
     Ok(CcAlgorithm::Cubic(crate::cc::CubicConfig {
         c: opt(r, "c", |f| f.positive_number())?.unwrap_or(d.c),
@@ -520,6 +527,10 @@ fn read_cubic(r: &mut Reader) -> Res<CcAlgorithm> {
         fast_convergence: opt(r, "fast_convergence", |f| f.boolean())?
             .unwrap_or(d.fast_convergence),
         reno_friendly: opt(r, "reno_friendly", |f| f.boolean())?.unwrap_or(d.reno_friendly),
+        model: opt(r, "model", |f| f.choice(&["rfc9438", "ns3"]))?.map_or(d.model, |m| match m {
+            "ns3" => crate::cc::CubicModel::Ns3,
+            _ => crate::cc::CubicModel::Rfc9438,
+        }),
     }))
 }
 
@@ -977,6 +988,17 @@ mod tests {
             beta: 0.8,
             ..CubicConfig::default()
         };
+        let ns3 = spec(
+            MINIMAL,
+            &[r#"flows.f1.cc={ type = "cubic", model = "ns3" }"#],
+        );
+        assert_eq!(
+            f1_tcp(&ns3).cc,
+            CcAlgorithm::Cubic(CubicConfig {
+                model: crate::cc::CubicModel::Ns3,
+                ..CubicConfig::default()
+            })
+        );
         assert_eq!(f1_tcp(&s).cc, CcAlgorithm::Cubic(expected));
         // A flow's cc replaces [tcp]'s whole, parameters included.
         let s = spec(
@@ -1050,7 +1072,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
             "flows.f1.cc.alpha: unknown key; allowed: type, c, beta, fast_convergence, \
-             reno_friendly"
+             reno_friendly, model"
         );
         assert_eq!(
             message(
