@@ -444,3 +444,45 @@ def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: P
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert int(proc.stdout) == len(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("command", "spoil"),
+    [("sweep", "runs"), ("sweep", "shard"), ("sweep", "fifo"), ("reproduce", "runs")],
+)
+def test_an_output_folder_whose_runs_is_no_folder_is_refused_before_any_run(
+    command: str, spoil: str, tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:  # fmt: skip
+    # Campaign 3's leftover: with OUT/runs a regular file, `ccsim sweep --out OUT` started its
+    # runs and failed only at the first save ("OUT/runs/0c: not a directory").
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    runs, _ = _sweep_of_four(tmp_path, two_hosts)
+    place = {"runs": out / "runs", "fifo": out / "runs",
+             "shard": out / "runs" / runs[0].key()[:2]}[spoil]  # fmt: skip
+    place.parent.mkdir(parents=True)
+    if spoil == "fifo":
+        os.mkfifo(place)
+    else:
+        place.write_text("not a folder")
+
+    def no_run(*_: Any, **__: Any) -> None:
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(sweep, "_execute_local", no_run)
+    argv = {
+        "sweep": ["sweep", str(f), "--set", 'duration="1s"', "--param",
+                  "links.bottleneck.rate=2Mbps,5Mbps", "--seeds", "2", "--out", str(out)],
+        "reproduce": ["reproduce", "p001", "--quick", "--seeds", "1", "--out", str(out)],
+    }[command]  # fmt: skip
+    assert main(argv) == 1
+    kind = "is a FIFO (named pipe)" if spoil == "fifo" else "is a file"
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {place} {kind}, not a folder, where the run records are stored: move it "
+        "away or write elsewhere"
+    )
+    assert sorted(p.name for p in out.rglob("*")) == sorted(
+        p.name for p in [place, *place.parents] if out in p.parents
+    ), "nothing written"

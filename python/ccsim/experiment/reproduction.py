@@ -48,9 +48,11 @@ def reproduce(
     plan = load_plan(folder)
     check_plan(plan, quick)
     runs = plan_runs(plan, quick, seeds)  # refused over MAX_RUNS: before a file is written
+    store = Store(out / "runs")
+    store.check()  # a file named runs in --out: refused before plan.toml is written
     out.mkdir(parents=True, exist_ok=True)
     store_plan(folder, out)
-    rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
+    rep = execute(runs, store, workers=workers, progress=progress,
                   description=plan.id, cluster=cluster)  # fmt: skip
     frames = []
     for fig in plan.figures:
