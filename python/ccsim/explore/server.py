@@ -281,10 +281,7 @@ def create_app(
         # threads do not hold the process for the rest of a long run.
         engine.close()
 
-    # The Host header names an IPv6 address in brackets (RFC 3986 §3.2.2: "[::1]:8765"), and
-    # Starlette compares it with the brackets kept.
-    named = f"[{host}]" if ":" in host else host
-    hosts = ["*"] if every_address(host) else [named, "localhost", "127.0.0.1"]
+    hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
     app = Starlette(
         lifespan=lifespan,
         routes=[
@@ -356,13 +353,51 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
 
     sock = listen(host, port)
     with sock:
-        if host not in ("127.0.0.1", "localhost", "::1") and sys.stderr is not None:
-            print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
-                  "address can start simulations (only of the plans' figures, with the plans' "
+        url, listening, loopback = where_served(host, sock)
+        if not loopback and sys.stderr is not None:
+            print(f"ccsim explore: warning: listening on {listening}: anyone who can reach "
+                  "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
-        shown = f"[{host}]" if ":" in host else host
         (say or (lambda text: print(text, flush=True)))(
-            f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)"
+            f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
+            "Ctrl-C stops)"
         )
         uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+
+
+def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
+    """For the explorer listening on ``sock`` (bound for ``--host host``): the URL a browser
+    on this machine opens, the addresses it listens on in words, and whether they are all
+    loopback ones. Bound to every address (0.0.0.0, ::), the URL names the loopback address of
+    that family: ``http://[::]:8765/`` and ``http://0.0.0.0:8765/`` are no address a browser
+    can connect to (Firefox refuses both, Chrome blocks 0.0.0.0)."""
+    import ipaddress
+
+    bound, port = str(sock.getsockname()[0]), sock.getsockname()[1]
+    address = ipaddress.ip_address(bound.split("%")[0])
+    if address.is_unspecified:
+        if address.version == 4:
+            return f"http://127.0.0.1:{port}/", "every IPv4 address (0.0.0.0)", False
+        v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
+        also = "" if v6only else " and every IPv4 address"
+        return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
+    named = url_host(host)
+    where = bound if named.strip("[]") == bound else f"{bound} ({host})"
+    return f"http://{named}:{port}/", where, address.is_loopback
+
+
+def url_host(host: str) -> str:
+    """``--host`` as a browser writes it in a URL and sends it back in the Host header: an
+    address in its shortest form, an IPv6 one in brackets (RFC 3986 §3.2.2: "[::1]:8765"),
+    its zone as ``%25eth0`` (RFC 6874 §2); a name as given."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(socket.getaddrinfo(
+            host, None, flags=socket.AI_NUMERICHOST)[0][4][0])  # fmt: skip
+    except (socket.gaierror, UnicodeError, ValueError):  # a name (or no address: refused later)
+        return host
+    if address.version == 4:
+        return str(address)
+    return "[" + str(address).replace("%", "%25") + "]"
