@@ -1042,3 +1042,22 @@ def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens
     netloc = shown.removeprefix("http://").rstrip("/")
     assert asgi_get(app, "/api/papers", netloc)[0] == 200
     app.state.engine.close()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [("lines", [], "lines: empty; choose one or more of reno, spack, snoop, itcp"),
+     ("lines", "", "lines must be a list of reno, spack, snoop, itcp"),
+     ("x", [], "x: empty; choose one or more of 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, "
+               "0.08, 0.09, 0.1 or 0% to 20% in steps of 0.5%"),
+     ("x", "", "x must be a list of 0.01, 0.02, 0.03"),
+     ("x", [""], "x: '' is not a value of the range 0% to 20% in steps of 0.5%")],
+)  # fmt: skip
+def test_a_request_with_no_lines_or_no_x_is_refused_naming_the_field_and_the_choices(
+    field: str, value: Any, error: str, guarded: Server
+) -> None:
+    # Campaign 3's leftover: "lines": [] or "x": [] started a job that ran nothing and ended
+    # "done", a figure left empty as if it had been drawn.
+    status, body = post_json(guarded, json.dumps({**ONE_POINT, field: value}))
+    assert status == 400 and json.loads(body)["error"].startswith(error), body
+    assert guarded.app.state.engine.jobs == {}

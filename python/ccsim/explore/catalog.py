@@ -360,6 +360,10 @@ class Catalog:
         lines = body.get("lines", fig.lines)
         if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
             raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
+        # None asked for is refused: taken as asked, the job ran nothing and said "done".
+        if not lines:
+            raise RequestError(f"lines: empty; choose one or more of {', '.join(fig.lines)}")
+        lines = list(dict.fromkeys(lines))  # each line once, as each x
         line_params = body.get("line_params", {})
         if not isinstance(line_params, dict):
             raise RequestError("line_params must be an object of line: {key: value}")
@@ -387,6 +391,10 @@ class Catalog:
             asked = body.get("x", fig.x_values)
             if not isinstance(asked, list):
                 raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
+            if not asked:
+                raise RequestError(
+                    f"x: empty; choose one or more of {_allowed(fig.x_values, fig.x_range)}"
+                )
             for x in asked:
                 xs.append(_choice("x", x, fig.x_values, fig.x_range))
             xs = list(dict.fromkeys(xs))
@@ -407,10 +415,15 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
                 return r.literal(value)
             except RangeError as e:
                 raise RequestError(f"{where}: {e}") from None
+    raise RequestError(f"{where}: {brief(value)} is not one of {_allowed(listed, r)}")
+
+
+def _allowed(listed: list[str], r: Range | None) -> str:
+    """The values a key takes, in words: those the plan lists, or (and) those of its range."""
     allowed = ", ".join(listed)
     if r is not None:
         allowed = f"{allowed} or {r.allowed()}" if allowed else r.allowed()
-    raise RequestError(f"{where}: {brief(value)} is not one of {allowed}")
+    return allowed
 
 
 @dataclass
