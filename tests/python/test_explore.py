@@ -1061,3 +1061,9 @@ def test_a_request_with_no_lines_or_no_x_is_refused_naming_the_field_and_the_cho
     status, body = post_json(guarded, json.dumps({**ONE_POINT, field: value}))
     assert status == 400 and json.loads(body)["error"].startswith(error), body
     assert guarded.app.state.engine.jobs == {}
+
+
+def test_a_line_or_x_asked_for_twice_is_run_and_drawn_once() -> None:
+    cat = Catalog(EXPERIMENTS)
+    req = cat.request({**ONE_POINT, "lines": ["spack", "reno", "spack"], "x": ["0.05", "0.05"]})
+    assert (req.lines, req.xs) == (["spack", "reno"], ["0.05"])
