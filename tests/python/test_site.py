@@ -828,3 +828,36 @@ def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
     err = capsys.readouterr().err
     assert err == f"ccsim: error: {out}: no space left on device; the site was not written\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never_read(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3's leftover: plan/plan.toml a FIFO (or a device, or a folder) read as "no
+    # plan stored", and the plan of the working folder's experiments/ was drawn instead; its
+    # scenario a FIFO stopped `ccsim explore` from starting at all. Named through the same
+    # check as the run records and results files, that reproduction is left out.
+    from ccsim.explore.catalog import reproductions
+
+    monkeypatch.chdir(ROOT)  # where experiments/p001* would be found
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "fifo-plan": replaced("plan/plan.toml", os.mkfifo),
+        "device-plan": replaced("plan/plan.toml", lambda p: p.symlink_to("/dev/zero")),
+        "dir-plan": replaced("plan/plan.toml", Path.mkdir),
+        "fifo-scenario": replaced("plan/scenario.toml", os.mkfifo),
+        "file-folder": lambda f: (shutil.rmtree(f / "plan"), (f / "plan").write_text("")),
+    })  # fmt: skip
+    kinds = {
+        "fifo-plan": "plan/plan.toml: is a FIFO (named pipe), not a regular file",
+        "device-plan": "plan/plan.toml: is a character device, not a regular file",
+        "dir-plan": "plan/plan.toml: is a directory",
+        "fifo-scenario": "plan/scenario.toml: is a FIFO (named pipe), not a regular file",
+        "file-folder": "plan: is a file, not a folder",
+    }
+    assert sorted(warned) == sorted(
+        f"p001-{key} left out of the site: {tree / f'p001-{key}'}/{kind}"
+        for key, kind in kinds.items()
+    )
+    assert pages == ["index.html", "p001-good.html"]
+    assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]

@@ -163,18 +163,19 @@ class Reproduction:
 def reproductions(results: Path) -> list[Reproduction]:
     """The reproductions under ``results`` (or ``results`` itself, one reproduction's folder, as
     ``ccsim report`` takes it) whose plan is stored with them, by folder name. One whose
-    report.md cannot be read is passed over (``ccsim report`` names it)."""
+    report.md or stored plan cannot be read is passed over (``ccsim report`` names it)."""
     from ccsim.site import DamagedResults, find_reports, read_report
+    from ccsim.site.reports import stored_plan
 
     found = []
     for folder in find_reports(Path(results)):
         try:
             page = read_report(folder)
-        except (DamagedResults, OSError):
+            if stored_plan(folder) is None:
+                continue
+        except (DamagedResults, OSError):  # a plan there but no file (a FIFO would hang)
             continue
-        r = Reproduction(folder, page.plan_id, page.quick)
-        if (r.plan_folder / "plan.toml").is_file():
-            found.append(r)
+        found.append(Reproduction(folder, page.plan_id, page.quick))
     return found
 
 
