@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from ccsim.errors import Error
+
 
 @contextlib.contextmanager
 def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
@@ -30,8 +32,9 @@ def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
     never mixed, and each new file is renamed over its namesake. Renames need no space, so a
     full disk cannot stop them half-way.
 
-    An OSError naming a file being written is re-raised as a ValueError naming that file as
-    it would have been in ``out`` and saying what became of ``out``.
+    An OSError naming a file being written, or an error of the core naming one (a capture
+    file), is re-raised as a ValueError naming that file as it would have been in ``out`` and
+    saying what became of ``out``.
     """
     existed = out.is_dir()
     if existed:
@@ -43,12 +46,16 @@ def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
         yield stage
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
+        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+        if isinstance(e, Error) and str(stage) in str(e):
+            # The core's own write errors (a capture file on a full disk) name the file in the
+            # hidden folder, which is gone now: named where it would have been.
+            raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
         if not isinstance(e, OSError) or not e.filename:
             raise
         name = Path(os.fsdecode(e.filename))
         if name.is_relative_to(stage):
             name = out / name.relative_to(stage)
-        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
         shown = OSError(e.errno, e.strerror, str(name))
         raise ValueError(f"{os_error_text(shown)}; {state}") from e
     if not existed:

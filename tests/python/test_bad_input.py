@@ -486,3 +486,26 @@ def test_an_output_folder_whose_runs_is_no_folder_is_refused_before_any_run(
     assert sorted(p.name for p in out.rglob("*")) == sorted(
         p.name for p in [place, *place.parents] if out in p.parents
     ), "nothing written"
+
+
+def test_a_capture_file_on_a_full_disk_is_named_where_it_would_be_not_in_the_hidden_folder(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: `ccsim run --pcap` on a full disk said "writing the capture file
+    # OUT/../.out.partial-yyrs7nej/pcap/h1-access.pcap: No space left on device": a hidden
+    # folder removed by then, and nothing said what became of --out.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+
+    def full(*_: Any, pcap_dir: Path, **__: Any) -> None:
+        raise ccsim.SimulationError(f"writing the capture file {pcap_dir / 'h1-access.pcap'}: "
+                                    "No space left on device (os error 28)")  # fmt: skip
+
+    monkeypatch.setattr(cli, "run", full)
+    assert main(["run", str(f), "--out", str(out), "--pcap", "h1"]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: writing the capture file {out}/pcap/h1-access.pcap: No space left on "
+        f"device (os error 28); nothing was written to {out}"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["s.toml"]
