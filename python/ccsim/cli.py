@@ -374,9 +374,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
-    for name, table in (("flows", flows), ("links", links)):
-        with naming_the_file(out / f"{name}.parquet"):  # a full disk names the table
-            table.to_parquet(out / f"{name}.parquet", index=False)
+    # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
+    # whole beside a links.parquet cut short (or an earlier sweep's).
+    state = (f"the tables were not written; the {len(store)} finished runs are kept in "
+             f"{store.directory}, and the same command resumes from them")  # fmt: skip
+    with staged_output(out, ["flows.parquet", "links.parquet"], state=state) as stage:
+        for name, table in (("flows", flows), ("links", links)):
+            with naming_the_file(stage / f"{name}.parquet"):  # a full disk names the table
+                table.to_parquet(stage / f"{name}.parquet", index=False)
     _say(
         f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
         f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "

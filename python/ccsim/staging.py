@@ -19,7 +19,7 @@ from ccsim.errors import Error
 
 
 @contextlib.contextmanager
-def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
+def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> Iterator[Path]:
     """A command's output folder written in full or not at all: yields an empty folder to
     write into; when the block ends without an error its contents are put in place as
     ``out``; otherwise (a full disk, an interruption) it is removed and ``out`` is as it was.
@@ -34,7 +34,8 @@ def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
 
     An OSError naming a file being written, or an error of the core naming one (a capture
     file), is re-raised as a ValueError naming that file as it would have been in ``out`` and
-    saying what became of ``out``.
+    saying what became of ``out`` (``state``, when the caller knows better: a sweep's runs
+    are kept though its tables are not written).
     """
     existed = out.is_dir()
     if existed:
@@ -46,7 +47,8 @@ def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
         yield stage
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
-        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+        if state is None:
+            state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.

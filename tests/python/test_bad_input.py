@@ -509,3 +509,35 @@ def test_a_capture_file_on_a_full_disk_is_named_where_it_would_be_not_in_the_hid
         f"device (os error 28); nothing was written to {out}"
     )
     assert sorted(os.listdir(tmp_path)) == ["s.toml"]
+
+
+def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: the tables were written in place, so a full disk left flows.parquet cut
+    # short, or a new flows.parquet beside a links.parquet cut short or from an earlier sweep.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
+            "--workers", "1"]  # fmt: skip
+    assert main([*argv[:5], "1", *argv[6:]]) == 0  # an earlier sweep, of one seed
+    before = {n: (out / n).read_bytes() for n in ("flows.parquet", "links.parquet")}
+    capsys.readouterr()
+    written = pd.DataFrame.to_parquet
+
+    def full_at_links(table: pd.DataFrame, path: Path, **kwargs: Any) -> None:
+        written(table, path, **kwargs)
+        if Path(path).name == "links.parquet":
+            Path(path).write_bytes(Path(path).read_bytes()[:100])  # cut short, then:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_links)
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out}/links.parquet: no space left on device; the tables were not "
+        f"written; the 2 finished runs are kept in {out}/runs, and the same command resumes "
+        "from them"
+    )
+    assert {n: (out / n).read_bytes() for n in before} == before
+    assert sorted(os.listdir(out)) == ["flows.parquet", "links.parquet", "runs"]
