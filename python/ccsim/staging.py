@@ -32,10 +32,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     never mixed, and each new file is renamed over its namesake. Renames need no space, so a
     full disk cannot stop them half-way.
 
-    An OSError naming a file being written, or an error of the core naming one (a capture
-    file), is re-raised as a ValueError naming that file as it would have been in ``out`` and
-    saying what became of ``out`` (``state``, when the caller knows better: a sweep's runs
-    are kept though its tables are not written).
+    An OSError of a write, or an error of the core naming a file (a capture file), is
+    re-raised as a ValueError naming that file as it would have been in ``out`` (``out``
+    itself, when it names none) and saying what became of ``out`` (``state``, when the caller
+    knows better: a sweep's runs are kept though its tables are not written).
     """
     existed = out.is_dir()
     if existed:
@@ -53,12 +53,15 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.
             raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
-        if not isinstance(e, OSError) or not e.filename:
+        if not isinstance(e, OSError) or not (e.filename or e.errno):
             raise
-        name = Path(os.fsdecode(e.filename))
+        # A write that names no file (pyarrow's "[Errno 28] Error writing bytes to file") is
+        # named by the folder, in the system's words for its errno.
+        name = Path(os.fsdecode(e.filename)) if e.filename else out
         if name.is_relative_to(stage):
             name = out / name.relative_to(stage)
-        shown = OSError(e.errno, e.strerror, str(name))
+        reason = e.strerror if e.filename else os.strerror(e.errno)
+        shown = OSError(e.errno, reason, str(name))
         raise ValueError(f"{os_error_text(shown)}; {state}") from e
     if not existed:
         os.replace(stage, out)

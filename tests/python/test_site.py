@@ -861,3 +861,38 @@ def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never
     )
     assert pages == ["index.html", "p001-good.html"]
     assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]
+
+
+def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 4: `ccsim reproduce` on a full disk said a bare "[Errno 28] Error writing
+    # bytes to file", its folder holding the figures and tables written so far beside an
+    # earlier reproduction's report.md (or none).
+    out = tmp_path / "p001-quick"
+    shutil.copytree(results / "p001-quick", out, ignore=shutil.ignore_patterns("site"))
+    before = {p: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (out / "report.md").write_text("# p001: the earlier report\n")
+    before[out / "report.md"] = (out / "report.md").read_bytes()
+    written = pd.DataFrame.to_parquet
+
+    def full_at_paired(table: pd.DataFrame, path: Path, **kwargs: Any) -> None:
+        if Path(path).name == "paired.parquet":
+            raise OSError(
+                errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left"
+            )
+        written(table, path, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_paired)
+    monkeypatch.chdir(ROOT)
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--workers", "1", "--out", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ccsim: error: {out}: no space left on device; the figures, tables and report were not "
+        f"written (those of an earlier reproduction in {out} were left as they were); the "
+        f"finished runs are kept in {out}/runs, and the same command resumes from them\n"
+    )
+    assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no hidden folder left"
