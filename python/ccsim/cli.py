@@ -334,6 +334,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.scale:
         # A case named in --only too runs once (see _cases).
         only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
+    if args.plot is not None:
+        # Refused before the benchmarks run (--scale takes minutes), not after them: a plot
+        # of no scale case was an empty figure, and one that cannot be written was lost.
+        if not any(name in bench.SCALE for name in only or []):
+            raise ValueError(f"--plot {args.plot}: the plot draws the generated scale cases, "
+                             "and none runs; add --scale, or name them in --only (e.g. "
+                             f"{','.join(list(bench.SCALE)[:2])})")  # fmt: skip
+        if args.plot.is_dir():
+            raise ValueError(f"--plot {args.plot}: is a directory; name a PNG file")
+        check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:

@@ -541,3 +541,52 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
     )
     assert {n: (out / n).read_bytes() for n in before} == before
     assert sorted(os.listdir(out)) == ["flows.parquet", "links.parquet", "runs"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [(["--only", "P0"], "the plot draws the generated scale cases, and none runs; add --scale"),
+     ([], "the plot draws the generated scale cases, and none runs; add --scale"),
+     (["--scale", "--plot-into-a-folder"], "is a directory; name a PNG file"),
+     (["--only", "F10", "--plot-under-a-file"], "cannot write there")],
+)  # fmt: skip
+def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmarks_run(
+    argv: list[str], error: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: `bench --only P0 --plot x.png` wrote an empty figure (with two matplotlib
+    # warnings) and said "plot: x.png"; a plot path that could not be written failed after
+    # the benchmarks, minutes of them with --scale.
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    (tmp_path / "a-file").write_text("")
+    plot = {"--plot-into-a-folder": tmp_path,
+            "--plot-under-a-file": tmp_path / "a-file" / "x.png"}  # fmt: skip
+    asked = [a for a in argv if a not in plot]
+    where = next((plot[a] for a in argv if a in plot), tmp_path / "x.png")
+    assert main(["bench", *asked, "--plot", str(where)]) == 1
+    line = one_error_line(capsys)
+    assert line.startswith(f"ccsim: error: --plot {where.parent if 'write' in error else where}")
+    assert error in line, line
+
+
+def test_a_bench_plot_on_a_full_disk_names_the_file_and_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 4: savefig on a full disk said a bare "[Errno 28] No space left on device".
+    import matplotlib.figure
+
+    from ccsim import bench
+
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
+    row = bench.BenchRow(**{**{f: 1 for f in bench.BenchRow.__dataclass_fields__}, "name": "F10"})
+    with pytest.raises(OSError) as caught:
+        bench.plot_scale([row], tmp_path / "x.png")
+    assert (caught.value.filename, caught.value.errno) == (str(tmp_path / "x.png"), errno.ENOSPC)
+    assert os.listdir(tmp_path) == []
