@@ -241,7 +241,12 @@ def create_app(
 
     async def cancel(request: HttpRequest) -> Response:
         ok = engine.cancel(request.path_params["job"])
-        return JSONResponse({"cancelled": ok}, status_code=200 if ok else 404)
+        if ok is None:
+            return JSONResponse({"cancelled": False, "error": "no such job"}, status_code=404)
+        if not ok:
+            return JSONResponse({"cancelled": False, "error": "the job had already ended"},
+                                status_code=409)  # fmt: skip
+        return JSONResponse({"cancelled": True})
 
     async def events(request: HttpRequest) -> Response:
         job = engine.jobs.get(request.path_params["job"])
