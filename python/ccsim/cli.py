@@ -472,8 +472,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_explore(args: argparse.Namespace) -> int:
     # Starlette and uvicorn are ccsim's own dependencies (pyproject.toml): missing, ccsim was
-    # installed without them (pip's --no-deps), and installing it again brings them.
-    for module in ("starlette", "uvicorn"):
+    # installed without them (pip's --no-deps), and installing it again brings them. So are
+    # numpy and pandas, which the explorer's points are computed with: numpy missing was
+    # "internal error (ImportError): Unable to import required dependency numpy" (pandas').
+    for module in ("numpy", "pandas", "starlette", "uvicorn"):
         try:
             __import__(module)
         except ImportError:
