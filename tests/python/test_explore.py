@@ -1012,6 +1012,7 @@ def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line
      ("0.0.0.0", "http://127.0.0.1:{port}/", "every IPv4 address (0.0.0.0)"),
      ("::1", "http://[::1]:{port}/", "::1"),
      ("0:0:0:0:0:0:0:1", "http://[::1]:{port}/", "::1"),
+     ("::ffff:127.0.0.1", "http://[::ffff:7f00:1]:{port}/", "::ffff:127.0.0.1"),
      ("localhost", "http://localhost:{port}/", "127.0.0.1 (localhost)")],
 )  # fmt: skip
 def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens_on(
@@ -1020,7 +1021,9 @@ def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens
 ) -> None:  # fmt: skip
     # Campaign 3's leftover: `--host ::` printed http://[::]:8765/ and warned "listening on
     # :::"; no browser connects to the unspecified address. The URL printed must also pass the
-    # Host check (a long-form IPv6 address is sent back in its short form).
+    # Host check (a long-form IPv6 address is sent back in its short form). Campaign 4: a
+    # loopback address mapped into IPv6 was warned about as reachable by anyone, and said
+    # twice ("listening on ::ffff:127.0.0.1 (::ffff:127.0.0.1)").
     from ccsim.cli import main
 
     if listening.startswith("every IPv6"):

@@ -388,21 +388,35 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
         also = "" if v6only else " and every IPv4 address"
         return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
     named = url_host(host)
-    where = bound if named.strip("[]") == bound else f"{bound} ({host})"
-    return f"http://{named}:{port}/", where, address.is_loopback
+    # An address is said once (as bound); a name, with the address it stands for.
+    where = bound if _numeric(host) is not None else f"{bound} ({host})"
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
+    return (
+        f"http://{named}:{port}/",
+        where,
+        address.is_loopback or bool(mapped and mapped.is_loopback),
+    )
 
 
 def url_host(host: str) -> str:
     """``--host`` as a browser writes it in a URL and sends it back in the Host header: an
     address in its shortest form, an IPv6 one in brackets (RFC 3986 §3.2.2: "[::1]:8765"),
     its zone as ``%25eth0`` (RFC 6874 §2); a name as given."""
-    import ipaddress
-
-    try:
-        address = ipaddress.ip_address(socket.getaddrinfo(
-            host, None, flags=socket.AI_NUMERICHOST)[0][4][0])  # fmt: skip
-    except (socket.gaierror, UnicodeError, ValueError):  # a name (or no address: refused later)
+    address = _numeric(host)
+    if address is None:
         return host
     if address.version == 4:
         return str(address)
     return "[" + str(address).replace("%", "%25") + "]"
+
+
+def _numeric(host: str) -> Any:
+    """The address ``host`` writes (``ipaddress``'s, as the system reads it: "127.1" is
+    127.0.0.1), or None for a name (or no address at all: ``listen`` refuses it)."""
+    import ipaddress
+
+    try:
+        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0]
+        return ipaddress.ip_address(str(found))
+    except (socket.gaierror, UnicodeError, ValueError):
+        return None
