@@ -896,3 +896,24 @@ def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_o
     )
     assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert not [p for p in out.iterdir() if p.name.startswith(".")], "no hidden folder left"
+
+
+@pytest.mark.parametrize("make", [lambda p: p.write_text(""), os.mkfifo], ids=["file", "fifo"])
+def test_a_run_store_that_is_no_folder_is_named_not_taken_for_results_without_runs(
+    make: Callable[[Path], None], results: Path, tmp_path: Path
+) -> None:
+    # Campaign 4: runs/ a file or a FIFO read as "no runs stored": the time series went
+    # static without a word, while a damaged record in it is named.
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(results / "p001-quick", tree / "p001-quick",
+                    ignore=shutil.ignore_patterns("site", "runs"))  # fmt: skip
+    make(tree / "p001-quick" / "runs")
+    with pytest.warns(CorruptRecordWarning) as caught:
+        build_site(tree, warn=lambda _: None)
+    said = {str(w.message) for w in caught}
+    kind = "is a file" if make is not os.mkfifo else "is a FIFO (named pipe)"
+    assert said == {f"{tree}/p001-quick/runs: {kind}, not a folder of run records; the figures "
+                    "drawn from runs stay static images"}  # fmt: skip
+    assert (tree / "site" / "p001-quick.html").is_file()
