@@ -1099,3 +1099,21 @@ def test_ccsim_explore_without_numpy_names_it_and_how_to_install_it() -> None:
         "ccsim: error: ccsim explore needs numpy, which is not installed: install ccsim again "
         "with its dependencies (pip install -c constraints.txt . from the repository root)\n"
     )
+
+
+def test_a_port_in_use_on_an_ipv6_address_is_said_with_the_address_in_brackets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 4: "--port 8765: :::8765 is in use", an address no one can read.
+    from ccsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    with socket.socket(socket.AF_INET6) as taken:
+        taken.bind(("::1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["explore", "--host", "::1", "--port", str(port), "--results", str(tmp_path)]
+        assert main(argv) == 1
+    assert capsys.readouterr().err.startswith(
+        f"ccsim: error: --port {port}: [::1]:{port} is in use (another ccsim explore?)"
+    )

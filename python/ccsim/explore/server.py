@@ -339,7 +339,9 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as e:
         sock.close()
         if e.errno == errno.EADDRINUSE:
-            raise ValueError(f"--port {port}: {host}:{port} is in use (another ccsim explore?); "
+            # An IPv6 address in brackets: "::1:8765" reads as one address, ":::8765" as none.
+            where = f"[{host}]" if ":" in host else host
+            raise ValueError(f"--port {port}: {where}:{port} is in use (another ccsim explore?); "
                              "choose another port with --port") from None  # fmt: skip
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
