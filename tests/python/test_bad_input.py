@@ -446,6 +446,13 @@ def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: P
     assert int(proc.stdout) == len(path.read_text(encoding="utf-8"))
 
 
+def scenario_and_out(tmp_path: Path, two_hosts: str) -> tuple[Path, Path]:
+    """``two_hosts`` written to ``tmp_path/s.toml``, and an output folder not made yet."""
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    return f, tmp_path / "out"
+
+
 @pytest.mark.parametrize(
     ("command", "spoil"),
     [("sweep", "runs"), ("sweep", "shard"), ("sweep", "fifo"), ("reproduce", "runs")],
@@ -456,9 +463,7 @@ def test_an_output_folder_whose_runs_is_no_folder_is_refused_before_any_run(
 ) -> None:  # fmt: skip
     # Campaign 3's leftover: with OUT/runs a regular file, `ccsim sweep --out OUT` started its
     # runs and failed only at the first save ("OUT/runs/0c: not a directory").
-    f = tmp_path / "s.toml"
-    f.write_text(two_hosts)
-    out = tmp_path / "out"
+    f, out = scenario_and_out(tmp_path, two_hosts)
     runs, _ = _sweep_of_four(tmp_path, two_hosts)
     place = {"runs": out / "runs", "fifo": out / "runs",
              "shard": out / "runs" / runs[0].key()[:2]}[spoil]  # fmt: skip
@@ -494,9 +499,7 @@ def test_a_capture_file_on_a_full_disk_is_named_where_it_would_be_not_in_the_hid
     # Campaign 4: `ccsim run --pcap` on a full disk said "writing the capture file
     # OUT/../.out.partial-yyrs7nej/pcap/h1-access.pcap: No space left on device": a hidden
     # folder removed by then, and nothing said what became of --out.
-    f = tmp_path / "s.toml"
-    f.write_text(two_hosts)
-    out = tmp_path / "out"
+    f, out = scenario_and_out(tmp_path, two_hosts)
 
     def full(*_: Any, pcap_dir: Path, **__: Any) -> None:
         raise ccsim.SimulationError(f"writing the capture file {pcap_dir / 'h1-access.pcap'}: "
@@ -516,9 +519,7 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
 ) -> None:
     # Campaign 4: the tables were written in place, so a full disk left flows.parquet cut
     # short, or a new flows.parquet beside a links.parquet cut short or from an earlier sweep.
-    f = tmp_path / "s.toml"
-    f.write_text(two_hosts)
-    out = tmp_path / "out"
+    f, out = scenario_and_out(tmp_path, two_hosts)
     argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
             "--workers", "1"]  # fmt: skip
     assert main([*argv[:5], "1", *argv[6:]]) == 0  # an earlier sweep, of one seed
