@@ -442,7 +442,17 @@ def plot_scale(rows: list[BenchRow], path: Path) -> Path:
     axes[1][0].legend(fontsize=8)
     fig.suptitle("ccsim: wall time against scale (ccsim bench --scale)", fontsize=10)
     fig.tight_layout()
+    from ccsim.result import naming_the_file
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    # Drawn beside ``path`` and renamed over it when whole: on a full disk savefig left a PNG
+    # cut short, and said a bare "[Errno 28]" naming no file.
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        with naming_the_file(path):
+            fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
     return path

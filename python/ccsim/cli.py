@@ -30,7 +30,6 @@ import contextlib
 import errno
 import math
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -44,6 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import MAX_RUNS, Scenario, read_text, run, seed_problem
+from ccsim.staging import os_error_text, staged_output
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -167,63 +167,6 @@ def check_output_folder(
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
     except OSError as e:
         raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
-
-
-@contextlib.contextmanager
-def staged_output(out: Path, ours: Sequence[str]) -> Iterator[Path]:
-    """A command's output folder written in full or not at all: yields an empty folder to
-    write into; when the block ends without an error its contents are put in place as
-    ``out``; otherwise (a full disk, an interruption) it is removed and ``out`` is as it was.
-
-    A new ``out`` is written as a hidden sibling, ``.<name>.partial-XXXX``, renamed to ``out``
-    in one step once complete: no folder named ``out`` exists before the whole output does.
-    An existing ``out`` (an earlier run's, or the scenario's own folder) gets the hidden
-    folder inside it instead (its parent need not be writable, as with ``--out .``); once
-    complete, the earlier output's files named in ``ours`` are removed, so two runs' tables are
-    never mixed, and each new file is renamed over its namesake. Renames need no space, so a
-    full disk cannot stop them half-way.
-
-    An OSError naming a file being written is re-raised as a ValueError naming that file as
-    it would have been in ``out`` and saying what became of ``out``.
-    """
-    existed = out.is_dir()
-    if existed:
-        stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
-    else:
-        out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
-    try:
-        yield stage
-    except BaseException as e:
-        shutil.rmtree(stage, ignore_errors=True)
-        if not isinstance(e, OSError) or not e.filename:
-            raise
-        name = Path(os.fsdecode(e.filename))
-        if name.is_relative_to(stage):
-            name = out / name.relative_to(stage)
-        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
-        shown = OSError(e.errno, e.strerror, str(name))
-        raise ValueError(f"{os_error_text(shown)}; {state}") from e
-    if not existed:
-        os.replace(stage, out)
-        return
-    for name in ours:
-        if (out / name).is_file() and not (stage / name).exists():
-            (out / name).unlink()
-    _move_into(stage, out)
-    stage.rmdir()
-
-
-def _move_into(source: Path, dest: Path) -> None:
-    """Rename each entry of ``source`` over its namesake in ``dest``, merging subfolders (an
-    earlier run's pcap/ keeps the captures this run did not make)."""
-    for entry in sorted(source.iterdir()):
-        target = dest / entry.name
-        if entry.is_dir() and target.is_dir():
-            _move_into(entry, target)
-            entry.rmdir()
-        else:
-            os.replace(entry, target)
 
 
 def _import_table_libraries() -> None:
@@ -391,6 +334,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.scale:
         # A case named in --only too runs once (see _cases).
         only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
+    if args.plot is not None:
+        # Refused before the benchmarks run (--scale takes minutes), not after them: a plot
+        # of no scale case was an empty figure, and one that cannot be written was lost.
+        if not any(name in bench.SCALE for name in only or []):
+            raise ValueError(f"--plot {args.plot}: the plot draws the generated scale cases, "
+                             "and none runs; add --scale, or name them in --only (e.g. "
+                             f"{','.join(list(bench.SCALE)[:2])})")  # fmt: skip
+        if args.plot.is_dir():
+            raise ValueError(f"--plot {args.plot}: is a directory; name a PNG file")
+        check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:
@@ -431,9 +384,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
-    for name, table in (("flows", flows), ("links", links)):
-        with naming_the_file(out / f"{name}.parquet"):  # a full disk names the table
-            table.to_parquet(out / f"{name}.parquet", index=False)
+    # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
+    # whole beside a links.parquet cut short (or an earlier sweep's).
+    state = (f"the tables were not written; the {len(store)} finished runs are kept in "
+             f"{store.directory}, and the same command resumes from them")  # fmt: skip
+    with staged_output(out, ["flows.parquet", "links.parquet"], state=state) as stage:
+        for name, table in (("flows", flows), ("links", links)):
+            with naming_the_file(stage / f"{name}.parquet"):  # a full disk names the table
+                table.to_parquet(stage / f"{name}.parquet", index=False)
     _say(
         f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
         f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "
@@ -514,8 +472,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_explore(args: argparse.Namespace) -> int:
     # Starlette and uvicorn are ccsim's own dependencies (pyproject.toml): missing, ccsim was
-    # installed without them (pip's --no-deps), and installing it again brings them.
-    for module in ("starlette", "uvicorn"):
+    # installed without them (pip's --no-deps), and installing it again brings them. So are
+    # numpy and pandas, which the explorer's points are computed with: numpy missing was
+    # "internal error (ImportError): Unable to import required dependency numpy" (pandas').
+    for module in ("numpy", "pandas", "starlette", "uvicorn"):
         try:
             __import__(module)
         except ImportError:
@@ -1095,20 +1055,6 @@ def _reader_gone() -> int:
     complain about. The command's files, if any, were written before it printed."""
     _stdout_to_devnull()
     return 128 + int(getattr(signal, "SIGPIPE", 13))
-
-
-def os_error_text(e: OSError) -> str:
-    """An OSError in the words of the rest of ccsim's errors: ``<path>: no such file`` rather
-    than ``[Errno 2] No such file or directory: '<path>'``; one without a file as it is."""
-    if not e.filename:
-        return str(e)
-    if isinstance(e, FileNotFoundError):
-        reason = "no such file"
-    else:
-        reason = e.strerror or str(e)
-        reason = reason[:1].lower() + reason[1:]
-    other = f" -> {e.filename2}" if e.filename2 else ""
-    return f"{e.filename}{other}: {reason}"
 
 
 def _show_warning(message: Warning | str, *_args: Any, **_kwargs: Any) -> None:

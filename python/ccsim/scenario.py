@@ -112,11 +112,18 @@ def check_regular(path: PathLike) -> None:
     mode = os.stat(path).st_mode
     if stat.S_ISREG(mode):
         return
-    kinds = [(stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a FIFO (named pipe)"),
-             (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
-             (stat.S_ISSOCK, "is a socket")]  # fmt: skip
-    kind = next((k for test, k in kinds if test(mode)), "is not a file")
+    kind = file_kind(mode)
     raise NotAFile(kind if kind == "is a directory" else f"{kind}, not a regular file")
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat``'s ``st_mode``) is, as "is a FIFO (named pipe)"."""
+    import stat
+
+    kinds = [(stat.S_ISREG, "is a file"), (stat.S_ISDIR, "is a directory"),
+             (stat.S_ISFIFO, "is a FIFO (named pipe)"), (stat.S_ISCHR, "is a character device"),
+             (stat.S_ISBLK, "is a block device"), (stat.S_ISSOCK, "is a socket")]  # fmt: skip
+    return next((k for test, k in kinds if test(mode)), "is not a file")
 
 
 def read_limited(path: PathLike, regular: bool = False) -> bytes:

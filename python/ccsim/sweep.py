@@ -38,7 +38,9 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -156,6 +158,34 @@ class Store:
             )
             return None
         return dict(record)
+
+    def check(self, keys: Iterable[str] = ()) -> None:
+        """ValueError in one line naming the place, when the records of ``keys`` could not be
+        saved: something other than a folder where the store's folder (or one of its shards)
+        would be, or a store folder that cannot be written. Checked before any run starts: a
+        sweep whose ``--out`` held a file named ``runs`` ran until its first save failed."""
+        from ccsim.scenario import file_kind
+
+        folders = [*reversed(self.directory.parents), self.directory]
+        folders += sorted({self.path(k).parent for k in keys})
+        for folder in folders:
+            try:
+                mode = folder.stat().st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise ValueError(f"{folder}: cannot be used as a folder ({e.strerror or e}); "
+                                 "the run records are stored there") from None  # fmt: skip
+            if not stat.S_ISDIR(mode):
+                raise ValueError(f"{folder} {file_kind(mode)}, not a folder, where the run "
+                                 "records are stored: move it away or write elsewhere")  # fmt: skip
+        if self.directory.is_dir():
+            try:
+                with tempfile.TemporaryFile(dir=self.directory, prefix=".ccsim-write-check-"):
+                    pass
+            except OSError as e:
+                raise ValueError(f"{self.directory}: cannot write the run records there "
+                                 f"({e.strerror or e})") from None  # fmt: skip
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         p = self.path(key)
@@ -353,6 +383,7 @@ def execute(
         else:
             have[k] = rec
     cached = len(set(keys)) - len(todo)
+    store.check(todo)  # before any run: not at the first save
     failures: list[tuple[RunSpec, BaseException]] = []
     if todo:
         bar = tqdm(

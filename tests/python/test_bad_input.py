@@ -444,3 +444,150 @@ def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: P
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert int(proc.stdout) == len(path.read_text(encoding="utf-8"))
+
+
+def scenario_and_out(tmp_path: Path, two_hosts: str) -> tuple[Path, Path]:
+    """``two_hosts`` written to ``tmp_path/s.toml``, and an output folder not made yet."""
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    return f, tmp_path / "out"
+
+
+@pytest.mark.parametrize(
+    ("command", "spoil"),
+    [("sweep", "runs"), ("sweep", "shard"), ("sweep", "fifo"), ("reproduce", "runs")],
+)
+def test_an_output_folder_whose_runs_is_no_folder_is_refused_before_any_run(
+    command: str, spoil: str, tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:  # fmt: skip
+    # Campaign 3's leftover: with OUT/runs a regular file, `ccsim sweep --out OUT` started its
+    # runs and failed only at the first save ("OUT/runs/0c: not a directory").
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    runs, _ = _sweep_of_four(tmp_path, two_hosts)
+    place = {"runs": out / "runs", "fifo": out / "runs",
+             "shard": out / "runs" / runs[0].key()[:2]}[spoil]  # fmt: skip
+    place.parent.mkdir(parents=True)
+    if spoil == "fifo":
+        os.mkfifo(place)
+    else:
+        place.write_text("not a folder")
+
+    def no_run(*_: Any, **__: Any) -> None:
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(sweep, "_execute_local", no_run)
+    argv = {
+        "sweep": ["sweep", str(f), "--set", 'duration="1s"', "--param",
+                  "links.bottleneck.rate=2Mbps,5Mbps", "--seeds", "2", "--out", str(out)],
+        "reproduce": ["reproduce", "p001", "--quick", "--seeds", "1", "--out", str(out)],
+    }[command]  # fmt: skip
+    assert main(argv) == 1
+    kind = "is a FIFO (named pipe)" if spoil == "fifo" else "is a file"
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {place} {kind}, not a folder, where the run records are stored: move it "
+        "away or write elsewhere"
+    )
+    assert sorted(p.name for p in out.rglob("*")) == sorted(
+        p.name for p in [place, *place.parents] if out in p.parents
+    ), "nothing written"
+
+
+def test_a_capture_file_on_a_full_disk_is_named_where_it_would_be_not_in_the_hidden_folder(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: `ccsim run --pcap` on a full disk said "writing the capture file
+    # OUT/../.out.partial-yyrs7nej/pcap/h1-access.pcap: No space left on device": a hidden
+    # folder removed by then, and nothing said what became of --out.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+
+    def full(*_: Any, pcap_dir: Path, **__: Any) -> None:
+        raise ccsim.SimulationError(f"writing the capture file {pcap_dir / 'h1-access.pcap'}: "
+                                    "No space left on device (os error 28)")  # fmt: skip
+
+    monkeypatch.setattr(cli, "run", full)
+    assert main(["run", str(f), "--out", str(out), "--pcap", "h1"]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: writing the capture file {out}/pcap/h1-access.pcap: No space left on "
+        f"device (os error 28); nothing was written to {out}"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["s.toml"]
+
+
+def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: the tables were written in place, so a full disk left flows.parquet cut
+    # short, or a new flows.parquet beside a links.parquet cut short or from an earlier sweep.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
+            "--workers", "1"]  # fmt: skip
+    assert main([*argv[:5], "1", *argv[6:]]) == 0  # an earlier sweep, of one seed
+    before = {n: (out / n).read_bytes() for n in ("flows.parquet", "links.parquet")}
+    capsys.readouterr()
+    written = pd.DataFrame.to_parquet
+
+    def full_at_links(table: pd.DataFrame, path: Path, **kwargs: Any) -> None:
+        written(table, path, **kwargs)
+        if Path(path).name == "links.parquet":
+            Path(path).write_bytes(Path(path).read_bytes()[:100])  # cut short, then:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_links)
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out}/links.parquet: no space left on device; the tables were not "
+        f"written; the 2 finished runs are kept in {out}/runs, and the same command resumes "
+        "from them"
+    )
+    assert {n: (out / n).read_bytes() for n in before} == before
+    assert sorted(os.listdir(out)) == ["flows.parquet", "links.parquet", "runs"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [(["--only", "P0"], "the plot draws the generated scale cases, and none runs; add --scale"),
+     ([], "the plot draws the generated scale cases, and none runs; add --scale"),
+     (["--scale", "--plot-into-a-folder"], "is a directory; name a PNG file"),
+     (["--only", "F10", "--plot-under-a-file"], "cannot write there")],
+)  # fmt: skip
+def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmarks_run(
+    argv: list[str], error: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4: `bench --only P0 --plot x.png` wrote an empty figure (with two matplotlib
+    # warnings) and said "plot: x.png"; a plot path that could not be written failed after
+    # the benchmarks, minutes of them with --scale.
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    (tmp_path / "a-file").write_text("")
+    plot = {"--plot-into-a-folder": tmp_path,
+            "--plot-under-a-file": tmp_path / "a-file" / "x.png"}  # fmt: skip
+    asked = [a for a in argv if a not in plot]
+    where = next((plot[a] for a in argv if a in plot), tmp_path / "x.png")
+    assert main(["bench", *asked, "--plot", str(where)]) == 1
+    line = one_error_line(capsys)
+    assert line.startswith(f"ccsim: error: --plot {where.parent if 'write' in error else where}")
+    assert error in line, line
+
+
+def test_a_bench_plot_on_a_full_disk_names_the_file_and_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 4: savefig on a full disk said a bare "[Errno 28] No space left on device".
+    import matplotlib.figure
+
+    from ccsim import bench
+
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
+    row = bench.BenchRow(**{**{f: 1 for f in bench.BenchRow.__dataclass_fields__}, "name": "F10"})
+    with pytest.raises(OSError) as caught:
+        bench.plot_scale([row], tmp_path / "x.png")
+    assert (caught.value.filename, caught.value.errno) == (str(tmp_path / "x.png"), errno.ENOSPC)
+    assert os.listdir(tmp_path) == []

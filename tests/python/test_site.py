@@ -828,3 +828,92 @@ def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
     err = capsys.readouterr().err
     assert err == f"ccsim: error: {out}: no space left on device; the site was not written\n"
     assert os.listdir(tmp_path) == []
+
+
+def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never_read(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 3's leftover: plan/plan.toml a FIFO (or a device, or a folder) read as "no
+    # plan stored", and the plan of the working folder's experiments/ was drawn instead; its
+    # scenario a FIFO stopped `ccsim explore` from starting at all. Named through the same
+    # check as the run records and results files, that reproduction is left out.
+    from ccsim.explore.catalog import reproductions
+
+    monkeypatch.chdir(ROOT)  # where experiments/p001* would be found
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "fifo-plan": replaced("plan/plan.toml", os.mkfifo),
+        "device-plan": replaced("plan/plan.toml", lambda p: p.symlink_to("/dev/zero")),
+        "dir-plan": replaced("plan/plan.toml", Path.mkdir),
+        "fifo-scenario": replaced("plan/scenario.toml", os.mkfifo),
+        "file-folder": lambda f: (shutil.rmtree(f / "plan"), (f / "plan").write_text("")),
+    })  # fmt: skip
+    kinds = {
+        "fifo-plan": "plan/plan.toml: is a FIFO (named pipe), not a regular file",
+        "device-plan": "plan/plan.toml: is a character device, not a regular file",
+        "dir-plan": "plan/plan.toml: is a directory",
+        "fifo-scenario": "plan/scenario.toml: is a FIFO (named pipe), not a regular file",
+        "file-folder": "plan: is a file, not a folder",
+    }
+    assert sorted(warned) == sorted(
+        f"p001-{key} left out of the site: {tree / f'p001-{key}'}/{kind}"
+        for key, kind in kinds.items()
+    )
+    assert pages == ["index.html", "p001-good.html"]
+    assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]
+
+
+def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 4: `ccsim reproduce` on a full disk said a bare "[Errno 28] Error writing
+    # bytes to file", its folder holding the figures and tables written so far beside an
+    # earlier reproduction's report.md (or none).
+    out = tmp_path / "p001-quick"
+    shutil.copytree(results / "p001-quick", out, ignore=shutil.ignore_patterns("site"))
+    before = {p: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (out / "report.md").write_text("# p001: the earlier report\n")
+    before[out / "report.md"] = (out / "report.md").read_bytes()
+    written = pd.DataFrame.to_parquet
+
+    def full_at_paired(table: pd.DataFrame, path: Path, **kwargs: Any) -> None:
+        if Path(path).name == "paired.parquet":
+            raise OSError(
+                errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left"
+            )
+        written(table, path, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_paired)
+    monkeypatch.chdir(ROOT)
+    argv = ["reproduce", "p001", "--quick", "--seeds", "2", "--workers", "1", "--out", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ccsim: error: {out}: no space left on device; the figures, tables and report were not "
+        f"written (those of an earlier reproduction in {out} were left as they were); the "
+        f"finished runs are kept in {out}/runs, and the same command resumes from them\n"
+    )
+    assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "no hidden folder left"
+
+
+@pytest.mark.parametrize("make", [lambda p: p.write_text(""), os.mkfifo], ids=["file", "fifo"])
+def test_a_run_store_that_is_no_folder_is_named_not_taken_for_results_without_runs(
+    make: Callable[[Path], None], results: Path, tmp_path: Path
+) -> None:
+    # Campaign 4: runs/ a file or a FIFO read as "no runs stored": the time series went
+    # static without a word, while a damaged record in it is named.
+    from ccsim.sweep import CorruptRecordWarning
+
+    tree = tmp_path / "results"
+    shutil.copytree(results / "p001-quick", tree / "p001-quick",
+                    ignore=shutil.ignore_patterns("site", "runs"))  # fmt: skip
+    make(tree / "p001-quick" / "runs")
+    with pytest.warns(CorruptRecordWarning) as caught:
+        build_site(tree, warn=lambda _: None)
+    said = {str(w.message) for w in caught}
+    kind = "is a file" if make is not os.mkfifo else "is a FIFO (named pipe)"
+    assert said == {f"{tree}/p001-quick/runs: {kind}, not a folder of run records; the figures "
+                    "drawn from runs stay static images"}  # fmt: skip
+    assert (tree / "site" / "p001-quick.html").is_file()

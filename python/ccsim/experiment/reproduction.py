@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
+from ccsim.staging import staged_output
 from ccsim.sweep import Store, execute, gather
 
 from .checks import check_plan
@@ -48,73 +49,83 @@ def reproduce(
     plan = load_plan(folder)
     check_plan(plan, quick)
     runs = plan_runs(plan, quick, seeds)  # refused over MAX_RUNS: before a file is written
+    store = Store(out / "runs")
+    store.check()  # a file named runs in --out: refused before plan.toml is written
     out.mkdir(parents=True, exist_ok=True)
     store_plan(folder, out)
-    rep = execute(runs, Store(out / "runs"), workers=workers, progress=progress,
+    rep = execute(runs, store, workers=workers, progress=progress,
                   description=plan.id, cluster=cluster)  # fmt: skip
-    frames = []
-    for fig in plan.figures:
-        for lid in fig.lines:
-            recs = [r for r in rep.records
-                    if r["tags"]["figure"] == fig.id and r["tags"]["line"] == lid]  # fmt: skip
-            frames.append(point_values(recs, line_metric(plan, fig, lid)))
-    for grid in plan.grids:
-        recs = [r for r in rep.records if r["tags"]["figure"] == grid.id]
-        for m in grid.metrics:
-            frames.append(point_values(recs, m, grid.cell_id(m)))
-    points = (pd.concat(frames, ignore_index=True) if frames else
-              pd.DataFrame(columns=POINT_COLUMNS))  # fmt: skip
-    summary = summarize(points)
+    # Written into a hidden folder and renamed into place once all is written: on a full disk
+    # (or Ctrl-C) midway, the figures and tables written so far stood in --out, beside an
+    # earlier reproduction's report.md or none, and the error named no file.
+    state = (f"the figures, tables and report were not written (those of an earlier "
+             f"reproduction in {out} were left as they were); the finished runs are kept in "
+             f"{out / 'runs'}, and the same command resumes from them")  # fmt: skip
+    with staged_output(out, [], state=state) as stage:
+        frames = []
+        for fig in plan.figures:
+            for lid in fig.lines:
+                recs = [r for r in rep.records
+                        if r["tags"]["figure"] == fig.id and r["tags"]["line"] == lid]  # fmt: skip
+                frames.append(point_values(recs, line_metric(plan, fig, lid)))
+        for grid in plan.grids:
+            recs = [r for r in rep.records if r["tags"]["figure"] == grid.id]
+            for m in grid.metrics:
+                frames.append(point_values(recs, m, grid.cell_id(m)))
+        points = (pd.concat(frames, ignore_index=True) if frames else
+                  pd.DataFrame(columns=POINT_COLUMNS))  # fmt: skip
+        summary = summarize(points)
 
-    def first_seed(item_id: str, seed: int = 1) -> dict[str, dict[str, Any]]:
-        chosen: dict[str, dict[str, Any]] = {}
-        for r in rep.records:
-            if r["tags"]["figure"] == item_id and r["seed"] == seed:
-                chosen[r["tags"]["line"]] = r
-        return chosen
+        def first_seed(item_id: str, seed: int = 1) -> dict[str, dict[str, Any]]:
+            chosen: dict[str, dict[str, Any]] = {}
+            for r in rep.records:
+                if r["tags"]["figure"] == item_id and r["seed"] == seed:
+                    chosen[r["tags"]["line"]] = r
+            return chosen
 
-    for sf in plan.series_figures:
-        draw_series_figure(sf, plan, first_seed(sf.id, sf.seed), out)
-    table_frames: dict[str, pd.DataFrame] = {}
-    table_seeds: dict[str, pd.DataFrame] = {}
-    for t in plan.tables:
-        rows = []
-        for r in rep.records:
-            if r["tags"]["figure"] == t.id:
-                rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
-                             "run": run_fingerprint(r), **table_row(r, t)})  # fmt: skip
-        df = pd.DataFrame(rows)
-        if len(df):
-            per_line: dict[str, list[dict[str, Any]]] = {}
-            fingerprints: dict[str, set[str]] = {}
-            for row in rows:
-                per_line.setdefault(row["line"], []).append(
-                    {k: v for k, v in row.items() if k not in ("table", "line", "seed", "run")}
+        for sf in plan.series_figures:
+            draw_series_figure(sf, plan, first_seed(sf.id, sf.seed), stage)
+        table_frames: dict[str, pd.DataFrame] = {}
+        table_seeds: dict[str, pd.DataFrame] = {}
+        for t in plan.tables:
+            rows = []
+            for r in rep.records:
+                if r["tags"]["figure"] == t.id:
+                    rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
+                                 "run": run_fingerprint(r), **table_row(r, t)})  # fmt: skip
+            df = pd.DataFrame(rows)
+            if len(df):
+                per_line: dict[str, list[dict[str, Any]]] = {}
+                fingerprints: dict[str, set[str]] = {}
+                for row in rows:
+                    per_line.setdefault(row["line"], []).append(
+                        {k: v for k, v in row.items() if k not in ("table", "line", "seed", "run")}
+                    )
+                    fingerprints.setdefault(row["line"], set()).add(row["run"])
+                table_frames[t.id] = pd.DataFrame(
+                    [
+                        {"line": ln, **line_summary(rs, t.flows, len(fingerprints[ln]))}
+                        for ln, rs in per_line.items()
+                    ]
                 )
-                fingerprints.setdefault(row["line"], set()).add(row["run"])
-            table_frames[t.id] = pd.DataFrame(
-                [
-                    {"line": ln, **line_summary(rs, t.flows, len(fingerprints[ln]))}
-                    for ln, rs in per_line.items()
-                ]
-            )
-            table_seeds[t.id] = df
-        df.to_parquet(out / f"table-{t.id}.parquet", index=False)
-    flows = gather(rep.records, "flows")
-    if "x" in flows:
-        flows["x"] = flows["x"].astype(str)
-    flows.to_parquet(out / "results.parquet", index=False)
-    _x_column_for_parquet(points).to_parquet(out / "points.parquet", index=False)
-    _x_column_for_parquet(summary).to_parquet(out / "summary.parquet", index=False)
-    for fig in plan.figures:
-        draw_figure(fig, plan, summary, out)
-    paired_comparisons(plan, points).to_parquet(out / "paired.parquet", index=False)
-    # Figures and tables with the same overrides share runs: count each simulation once.
-    command = rerun_command(plan.id, out, quick, seeds)
-    report = write_report(plan, summary, out, quick, rep.executed + rep.cached, table_frames,
-                          points=points, table_seeds=table_seeds, command=command)  # fmt: skip
-    write_record(plan, out, quick, rep, summary, points, table_seeds, command,
-                 time.monotonic() - started, workers)  # fmt: skip
+                table_seeds[t.id] = df
+            df.to_parquet(stage / f"table-{t.id}.parquet", index=False)
+        flows = gather(rep.records, "flows")
+        if "x" in flows:
+            flows["x"] = flows["x"].astype(str)
+        flows.to_parquet(stage / "results.parquet", index=False)
+        _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
+        _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
+        for fig in plan.figures:
+            draw_figure(fig, plan, summary, stage)
+        paired_comparisons(plan, points).to_parquet(stage / "paired.parquet", index=False)
+        # Figures and tables with the same overrides share runs: count each simulation once.
+        command = rerun_command(plan.id, out, quick, seeds)
+        write_report(plan, summary, stage, quick, rep.executed + rep.cached, table_frames,
+                     points=points, table_seeds=table_seeds, command=command)  # fmt: skip
+        write_record(plan, stage, quick, rep, summary, points, table_seeds, command,
+                     time.monotonic() - started, workers)  # fmt: skip
+    report = out / "report.md"
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
 
 

@@ -163,18 +163,19 @@ class Reproduction:
 def reproductions(results: Path) -> list[Reproduction]:
     """The reproductions under ``results`` (or ``results`` itself, one reproduction's folder, as
     ``ccsim report`` takes it) whose plan is stored with them, by folder name. One whose
-    report.md cannot be read is passed over (``ccsim report`` names it)."""
+    report.md or stored plan cannot be read is passed over (``ccsim report`` names it)."""
     from ccsim.site import DamagedResults, find_reports, read_report
+    from ccsim.site.reports import stored_plan
 
     found = []
     for folder in find_reports(Path(results)):
         try:
             page = read_report(folder)
-        except (DamagedResults, OSError):
+            if stored_plan(folder) is None:
+                continue
+        except (DamagedResults, OSError):  # a plan there but no file (a FIFO would hang)
             continue
-        r = Reproduction(folder, page.plan_id, page.quick)
-        if (r.plan_folder / "plan.toml").is_file():
-            found.append(r)
+        found.append(Reproduction(folder, page.plan_id, page.quick))
     return found
 
 
@@ -360,6 +361,10 @@ class Catalog:
         lines = body.get("lines", fig.lines)
         if not isinstance(lines, list) or not all(ln in fig.lines for ln in lines):
             raise RequestError(f"lines must be a list of {', '.join(fig.lines)}")
+        # None asked for is refused: taken as asked, the job ran nothing and said "done".
+        if not lines:
+            raise RequestError(f"lines: empty; choose one or more of {', '.join(fig.lines)}")
+        lines = list(dict.fromkeys(lines))  # each line once, as each x
         line_params = body.get("line_params", {})
         if not isinstance(line_params, dict):
             raise RequestError("line_params must be an object of line: {key: value}")
@@ -387,6 +392,10 @@ class Catalog:
             asked = body.get("x", fig.x_values)
             if not isinstance(asked, list):
                 raise RequestError(f"x must be a list of {', '.join(fig.x_values)}")
+            if not asked:
+                raise RequestError(
+                    f"x: empty; choose one or more of {_allowed(fig.x_values, fig.x_range)}"
+                )
             for x in asked:
                 xs.append(_choice("x", x, fig.x_values, fig.x_range))
             xs = list(dict.fromkeys(xs))
@@ -407,10 +416,15 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
                 return r.literal(value)
             except RangeError as e:
                 raise RequestError(f"{where}: {e}") from None
+    raise RequestError(f"{where}: {brief(value)} is not one of {_allowed(listed, r)}")
+
+
+def _allowed(listed: list[str], r: Range | None) -> str:
+    """The values a key takes, in words: those the plan lists, or (and) those of its range."""
     allowed = ", ".join(listed)
     if r is not None:
         allowed = f"{allowed} or {r.allowed()}" if allowed else r.allowed()
-    raise RequestError(f"{where}: {brief(value)} is not one of {allowed}")
+    return allowed
 
 
 @dataclass

@@ -85,9 +85,14 @@ class Engine:
         threading.Thread(target=self._run_job, args=(job,), daemon=True).start()
         return job
 
-    def cancel(self, job_id: str) -> bool:
+    def cancel(self, job_id: str) -> bool | None:
+        """Stop a job: True when it was running (it stops within a run), False when it had
+        already ended (nothing to stop: answered true, a finished job read as cancelled),
+        None when there is no such job."""
         job = self.jobs.get(job_id)
         if job is None:
+            return None
+        if job.finished:
             return False
         job.cancelled = True
         return True

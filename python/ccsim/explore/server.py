@@ -241,7 +241,11 @@ def create_app(
 
     async def cancel(request: HttpRequest) -> Response:
         ok = engine.cancel(request.path_params["job"])
-        return JSONResponse({"cancelled": ok}, status_code=200 if ok else 404)
+        if ok is None:
+            return JSONResponse({"cancelled": False, "error": "no such job"}, status_code=404)
+        # A job that had already ended is not cancelled, and the answer says so; 200 all the
+        # same, as the page cancels the last job before each new one, ended or not.
+        return JSONResponse({"cancelled": True} if ok else {"cancelled": False, "ended": True})
 
     async def events(request: HttpRequest) -> Response:
         job = engine.jobs.get(request.path_params["job"])
@@ -281,10 +285,7 @@ def create_app(
         # threads do not hold the process for the rest of a long run.
         engine.close()
 
-    # The Host header names an IPv6 address in brackets (RFC 3986 §3.2.2: "[::1]:8765"), and
-    # Starlette compares it with the brackets kept.
-    named = f"[{host}]" if ":" in host else host
-    hosts = ["*"] if every_address(host) else [named, "localhost", "127.0.0.1"]
+    hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
     app = Starlette(
         lifespan=lifespan,
         routes=[
@@ -337,7 +338,9 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as e:
         sock.close()
         if e.errno == errno.EADDRINUSE:
-            raise ValueError(f"--port {port}: {host}:{port} is in use (another ccsim explore?); "
+            # An IPv6 address in brackets: "::1:8765" reads as one address, ":::8765" as none.
+            where = f"[{host}]" if ":" in host else host
+            raise ValueError(f"--port {port}: {where}:{port} is in use (another ccsim explore?); "
                              "choose another port with --port") from None  # fmt: skip
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
@@ -356,13 +359,65 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
 
     sock = listen(host, port)
     with sock:
-        if host not in ("127.0.0.1", "localhost", "::1") and sys.stderr is not None:
-            print(f"ccsim explore: warning: listening on {host}: anyone who can reach this "
-                  "address can start simulations (only of the plans' figures, with the plans' "
+        url, listening, loopback = where_served(host, sock)
+        if not loopback and sys.stderr is not None:
+            print(f"ccsim explore: warning: listening on {listening}: anyone who can reach "
+                  "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers)
-        shown = f"[{host}]" if ":" in host else host
         (say or (lambda text: print(text, flush=True)))(
-            f"ccsim explore: http://{shown}:{port}/ (runs stored under {results}/; Ctrl-C stops)"
+            f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
+            "Ctrl-C stops)"
         )
         uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+
+
+def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
+    """For the explorer listening on ``sock`` (bound for ``--host host``): the URL a browser
+    on this machine opens, the addresses it listens on in words, and whether they are all
+    loopback ones. Bound to every address (0.0.0.0, ::), the URL names the loopback address of
+    that family: ``http://[::]:8765/`` and ``http://0.0.0.0:8765/`` are no address a browser
+    can connect to (Firefox refuses both, Chrome blocks 0.0.0.0)."""
+    import ipaddress
+
+    bound, port = str(sock.getsockname()[0]), sock.getsockname()[1]
+    address = ipaddress.ip_address(bound.split("%")[0])
+    if address.is_unspecified:
+        if address.version == 4:
+            return f"http://127.0.0.1:{port}/", "every IPv4 address (0.0.0.0)", False
+        v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
+        also = "" if v6only else " and every IPv4 address"
+        return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
+    named = url_host(host)
+    # An address is said once (as bound); a name, with the address it stands for.
+    where = bound if _numeric(host) is not None else f"{bound} ({host})"
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
+    return (
+        f"http://{named}:{port}/",
+        where,
+        address.is_loopback or bool(mapped and mapped.is_loopback),
+    )
+
+
+def url_host(host: str) -> str:
+    """``--host`` as a browser writes it in a URL and sends it back in the Host header: an
+    address in its shortest form, an IPv6 one in brackets (RFC 3986 §3.2.2: "[::1]:8765"),
+    its zone as ``%25eth0`` (RFC 6874 §2); a name as given."""
+    address = _numeric(host)
+    if address is None:
+        return host
+    if address.version == 4:
+        return str(address)
+    return "[" + str(address).replace("%", "%25") + "]"
+
+
+def _numeric(host: str) -> Any:
+    """The address ``host`` writes (``ipaddress``'s, as the system reads it: "127.1" is
+    127.0.0.1), or None for a name (or no address at all: ``listen`` refuses it)."""
+    import ipaddress
+
+    try:
+        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0]
+        return ipaddress.ip_address(str(found))
+    except (socket.gaierror, UnicodeError, ValueError):
+        return None

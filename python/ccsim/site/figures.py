@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -173,9 +174,12 @@ def _series_records(sf: Any, plan: Any, folder: Path, quick: bool) -> dict[str, 
     from ccsim.experiment.runs import plan_runs
     from ccsim.sweep import Store
 
-    if not (folder / "runs").is_dir():
+    runs = folder / "runs"
+    if not runs.is_dir():
+        if os.path.lexists(runs):  # a file, a FIFO: a damaged store, not results without one
+            _store_damaged(runs)
         return {}
-    store = Store(folder / "runs")
+    store = Store(runs)
     recs: dict[str, dict[str, Any]] = {}
     for r in plan_runs(plan, quick, 1):
         tags = dict(r.tags)
@@ -187,6 +191,23 @@ def _series_records(sf: Any, plan: Any, folder: Path, quick: bool) -> dict[str, 
             if rec is not None:
                 recs[tags["line"]] = rec
     return recs
+
+
+def _store_damaged(runs: Path) -> None:
+    """Warn (a ``CorruptRecordWarning``, as for a damaged record) that ``runs`` is there but
+    no folder: taken for results stored without their runs, the figure went static without a
+    word."""
+    import warnings
+
+    from ccsim.scenario import file_kind
+    from ccsim.sweep import CorruptRecordWarning
+
+    try:
+        kind = file_kind(os.stat(runs).st_mode)
+    except OSError as e:  # a dangling link
+        kind = f"cannot be read ({e.strerror or e})"
+    warnings.warn(f"{runs}: {kind}, not a folder of run records; the figures drawn from runs "
+                  "stay static images", CorruptRecordWarning, stacklevel=3)  # fmt: skip
 
 
 def _layout(out: Any, sf: Any, height: int, subtitle: str = "") -> None:

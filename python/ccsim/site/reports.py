@@ -198,10 +198,9 @@ def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None
     ``root/experiments`` (default: the working directory's)."""
     from ccsim.errors import Error
     from ccsim.experiment.plan import PlanError, find_experiment, load_plan
-    from ccsim.experiment.reproduction import PLAN_FOLDER
 
-    stored = page.folder / PLAN_FOLDER
-    if (stored / "plan.toml").is_file():
+    stored = stored_plan(page.folder)
+    if stored is not None:
         try:
             return load_plan(stored), None
         except (PlanError, Error, OSError) as e:
@@ -212,7 +211,47 @@ def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None
         return load_plan(find_experiment(page.plan_id, root)), None
     except (PlanError, Error, OSError):
         return None, (
-            f"{page.name}: no plan stored with the results ({stored / 'plan.toml'}) nor an "
-            f"experiments/{page.plan_id}* folder here, so its figures are static images; "
-            f"`ccsim reproduce {page.plan_id}` again stores the plan"
+            f"{page.name}: no plan stored with the results ({page.folder / 'plan' / 'plan.toml'})"
+            f" nor an experiments/{page.plan_id}* folder here, so its figures are static "
+            f"images; `ccsim reproduce {page.plan_id}` again stores the plan"
         )
+
+
+def stored_plan(folder: Path) -> Path | None:
+    """The folder of the plan stored with the reproduction in ``folder`` (its plan.toml and
+    the scenario that names), or None when none is stored. :class:`DamagedResults` names the
+    first of them that is there but is no regular file, through the check run records and
+    results files pass (``check_regular``): a FIFO for plan.toml read as "no plan stored",
+    and the plan of the working directory's experiments/ was drawn instead; a FIFO for its
+    scenario stopped ``ccsim explore`` from starting, for every reproduction."""
+    import os
+    import sys
+
+    from ccsim.experiment.reproduction import PLAN_FOLDER
+    from ccsim.scenario import NotAFile, TooLarge, check_regular, file_kind, read_limited
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    stored = folder / PLAN_FOLDER
+    plan = stored / "plan.toml"
+    if not os.path.lexists(stored) or (stored.is_dir() and not os.path.lexists(plan)):
+        return None
+    path = stored if not stored.is_dir() else plan
+    try:
+        if path == stored:
+            raise NotAFile(f"{file_kind(os.stat(stored).st_mode)}, not a folder")
+        raw = tomllib.loads(read_limited(plan, regular=True).decode("utf-8"))
+        scenario = raw.get("scenario")
+        if isinstance(scenario, str) and scenario:  # else load_plan names what is wrong
+            path = stored / scenario
+            check_regular(path)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return stored  # load_plan names what is wrong
+    except (NotAFile, TooLarge) as e:
+        raise DamagedResults(path, str(e)) from None
+    except OSError as e:
+        raise DamagedResults(path, e.strerror or str(e)) from None
+    return stored

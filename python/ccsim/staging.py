@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: MIT
+"""Output folders written in full or not at all, and the OSErrors of their writes in ccsim's
+words: ``ccsim run``'s tables and captures, ``ccsim reproduce``'s figures, tables and report.
+
+A command writes into a hidden folder (:func:`staged_output`) and renames what it wrote into
+place once all of it is written: renames need no space, so a full disk or an interruption
+leaves the output folder as it was, never with some new files beside the old ones."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ccsim.errors import Error
+
+
+@contextlib.contextmanager
+def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> Iterator[Path]:
+    """A command's output folder written in full or not at all: yields an empty folder to
+    write into; when the block ends without an error its contents are put in place as
+    ``out``; otherwise (a full disk, an interruption) it is removed and ``out`` is as it was.
+
+    A new ``out`` is written as a hidden sibling, ``.<name>.partial-XXXX``, renamed to ``out``
+    in one step once complete: no folder named ``out`` exists before the whole output does.
+    An existing ``out`` (an earlier run's, or the scenario's own folder) gets the hidden
+    folder inside it instead (its parent need not be writable, as with ``--out .``); once
+    complete, the earlier output's files named in ``ours`` are removed, so two runs' tables are
+    never mixed, and each new file is renamed over its namesake. Renames need no space, so a
+    full disk cannot stop them half-way.
+
+    An OSError of a write, or an error of the core naming a file (a capture file), is
+    re-raised as a ValueError naming that file as it would have been in ``out`` (``out``
+    itself, when it names none) and saying what became of ``out`` (``state``, when the caller
+    knows better: a sweep's runs are kept though its tables are not written).
+    """
+    existed = out.is_dir()
+    if existed:
+        stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
+    else:
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
+    try:
+        yield stage
+    except BaseException as e:
+        shutil.rmtree(stage, ignore_errors=True)
+        if state is None:
+            state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+        if isinstance(e, Error) and str(stage) in str(e):
+            # The core's own write errors (a capture file on a full disk) name the file in the
+            # hidden folder, which is gone now: named where it would have been.
+            raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
+        if not isinstance(e, OSError) or not (e.filename or e.errno):
+            raise
+        # A write that names no file (pyarrow's "[Errno 28] Error writing bytes to file") is
+        # named by the folder, in the system's words for its errno.
+        name = Path(os.fsdecode(e.filename)) if e.filename else out
+        if name.is_relative_to(stage):
+            name = out / name.relative_to(stage)
+        reason = e.strerror if e.filename else os.strerror(e.errno)
+        shown = OSError(e.errno, reason, str(name))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
+    if not existed:
+        os.replace(stage, out)
+        return
+    for name in ours:
+        if (out / name).is_file() and not (stage / name).exists():
+            (out / name).unlink()
+    _move_into(stage, out)
+    stage.rmdir()
+
+
+def _move_into(source: Path, dest: Path) -> None:
+    """Rename each entry of ``source`` over its namesake in ``dest``, merging subfolders (an
+    earlier run's pcap/ keeps the captures this run did not make)."""
+    for entry in sorted(source.iterdir()):
+        target = dest / entry.name
+        if entry.is_dir() and target.is_dir():
+            _move_into(entry, target)
+            entry.rmdir()
+        else:
+            os.replace(entry, target)
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError in the words of the rest of ccsim's errors: ``<path>: no such file`` rather
+    than ``[Errno 2] No such file or directory: '<path>'``; one without a file as it is."""
+    if not e.filename:
+        return str(e)
+    if isinstance(e, FileNotFoundError):
+        reason = "no such file"
+    else:
+        reason = e.strerror or str(e)
+        reason = reason[:1].lower() + reason[1:]
+    other = f" -> {e.filename2}" if e.filename2 else ""
+    return f"{e.filename}{other}: {reason}"
