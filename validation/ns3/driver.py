@@ -100,9 +100,13 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     ),
     # TcpHighSpeed: RFC 3649's table of a(w) and b(w); ccsim computes the same functions.
     # TcpHighSpeed: RFC 3649's table; GetSsThresh looks b(w) up for the bytes in flight it is
-    # handed (the pipe) and keeps (1 - b) of them, not of cwnd.
+    # handed (the pipe) and keeps (1 - b) of them, not of cwnd, and leaves its count of
+    # acknowledged segments (m_ackCnt) as it was.
     "highspeed": Algorithm(
-        "sack", {"type": "highspeed", "decrease_from": "flight"}, "highspeed", True
+        "sack",
+        {"type": "highspeed", "decrease_from": "flight", "count_after_loss": "keep"},
+        "highspeed",
+        True,
     ),
     # TcpScalable: +1 segment per min(cwnd, AIFactor = 50) segments acknowledged, so Reno's
     # increase below 50 segments and a = 1/50 above; cwnd x (1 - MDFactor = 0.125) on a loss

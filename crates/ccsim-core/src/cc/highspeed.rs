@@ -52,6 +52,12 @@ pub struct HighSpeedConfig {
     /// `ssthresh_flight = "pipe"`), as ns-3.48's `TcpHighSpeed::GetSsThresh`, which looks up b
     /// for its `bytesInFlight` and multiplies that. A timeout is RFC 5681 eq. (4) either way.
     pub decrease_from_flight: bool,
+    /// The count of acknowledged data towards the next increase survives a loss (true), as
+    /// ns-3.48's `TcpHighSpeed` keeps `m_ackCnt` (its `GetSsThresh` leaves it), or starts again
+    /// (false), as RFC 3465 §2.1's byte counting and Linux's `snd_cwnd_cnt` do. It matters at
+    /// small windows: the count carried over a reduction is most of a window, worth a segment
+    /// soon after the loss.
+    pub keep_count_on_loss: bool,
 }
 
 impl Default for HighSpeedConfig {
@@ -63,6 +69,7 @@ impl Default for HighSpeedConfig {
             low_p: 1e-3,
             high_decrease: 0.1,
             decrease_from_flight: false,
+            keep_count_on_loss: false,
         }
     }
 }
@@ -158,7 +165,11 @@ impl CongestionControl for HighSpeed {
 
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
         self.fraction.clear();
+        let count = self.reno.metrics().bytes_acked_accumulator;
         let reno = self.reno.on_congestion(now, ev);
+        if self.cfg.keep_count_on_loss {
+            self.reno.restore_bytes_acked(count);
+        }
         if ev.kind == CongestionKind::Rto {
             // RFC 3649 changes the response to fast-retransmit losses only; a timeout is
             // standard TCP's (RFC 5681 eq. (4)).
@@ -190,6 +201,38 @@ mod tests {
 
     fn hs() -> HighSpeed {
         HighSpeedConfig::default().build(Growth::Rfc5681)
+    }
+
+    #[test]
+    fn with_count_after_loss_keep_the_segments_counted_before_a_loss_still_count() {
+        // Byte counting at cwnd 10 (congestion avoidance): 9 segments acknowledged, one short
+        // of an increase; then a loss halves cwnd to 5 (b = 0.5 below Low_Window). Kept, as
+        // ns-3's m_ackCnt is, the 9 counted segments plus the next one reach the new cwnd: one
+        // segment more. Reset (RFC 3465 §2.1, Linux), the next segment is 1 of 5.
+        for (keep, expected) in [(true, 6 * MSS), (false, 5 * MSS)] {
+            let cfg = HighSpeedConfig {
+                keep_count_on_loss: keep,
+                ..HighSpeedConfig::default()
+            };
+            let mut d = Driver::new(
+                cfg.build(Growth::ByteCounting { limit_segments: 1 }),
+                MSS,
+                10,
+                10 * MSS,
+                SimDuration::from_millis(100),
+            );
+            for _ in 0..9 {
+                d.ack(MSS, None);
+            }
+            assert_eq!(d.w.cwnd, 10 * MSS);
+            assert_eq!(
+                d.congestion(CongestionKind::DupAck, 10 * MSS),
+                Some(5 * MSS)
+            );
+            d.recovery_end();
+            d.ack(MSS, None);
+            assert_eq!(d.w.cwnd, expected, "keep {keep}");
+        }
     }
 
     #[test]

@@ -51,6 +51,14 @@ pub struct Reno {
     bytes_acked: u64,
 }
 
+impl Reno {
+    /// Puts back a byte-counting accumulator a reduction cleared (HighSpeed's
+    /// `count_after_loss = "keep"`).
+    pub(crate) fn restore_bytes_acked(&mut self, bytes: u64) {
+        self.bytes_acked = bytes;
+    }
+}
+
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
         "reno"
@@ -91,6 +99,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion(&mut self, _now: SimTime, ev: &CongestionEvent) -> u64 {
+        // RFC 3465 §2.1 counts the bytes acknowledged towards the next increase of this
+        // window; a reduction starts the count again.
         self.bytes_acked = 0;
         self.ca_fraction = 0.0;
         // RFC 5681 eq. (4): ssthresh = max(FlightSize / 2, 2*SMSS).

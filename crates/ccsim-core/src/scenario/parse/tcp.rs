@@ -424,6 +424,7 @@ fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
         "low_p",
         "high_decrease",
         "decrease_from",
+        "count_after_loss",
     ])?;
     let d = crate::cc::HighSpeedConfig::default();
     let c = crate::cc::HighSpeedConfig {
@@ -434,6 +435,8 @@ fn read_highspeed(r: &mut Reader) -> Res<CcAlgorithm> {
         high_decrease: opt(r, "high_decrease", read_open_fraction)?.unwrap_or(d.high_decrease),
         decrease_from_flight: opt(r, "decrease_from", |f| f.choice(&["cwnd", "flight"]))?
             .map_or(d.decrease_from_flight, |c| c == "flight"),
+        keep_count_on_loss: opt(r, "count_after_loss", |f| f.choice(&["reset", "keep"]))?
+            .map_or(d.keep_count_on_loss, |c| c == "keep"),
     };
     cc_order(
         r,
