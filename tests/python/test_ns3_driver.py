@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -210,3 +211,59 @@ def test_the_summary_flags_a_cell_whose_goodputs_differ_by_more_than_5_percent(
     assert "1.0% loss" in lines[2] and lines[2].endswith("| 1.030 |")
     assert "5.0% loss" in lines[3] and lines[3].endswith("| 0.833 ! |")
     assert "| 10.0 / 10.0 |" in lines[2]  # cwnd in segments
+
+
+def test_a_flow_beyond_15_percent_counts_as_a_difference_only_when_it_is_significant(
+    driver: ModuleType,
+) -> None:
+    # Five seeds of two flows each (Mbit/s, flows by start). Flow 1 is 20 % faster in ccsim.
+    ns3 = [[1.0, 1.0], [1.01, 0.99], [0.99, 1.01], [1.0, 1.0], [1.0, 1.0]]
+    tight = [[1.0, 1.2], [1.01, 1.19], [0.99, 1.21], [1.0, 1.2], [1.0, 1.2]]
+    assert driver.flow_beyond_significantly(tight, ns3)
+    # The same 20 % on a flow whose goodput varies by half from seed to seed: noise.
+    noisy_ns3 = [[1.0, 1.0], [1.0, 0.5], [1.0, 1.5], [1.0, 1.1], [1.0, 0.9]]
+    noisy = [[1.0, 1.2], [1.0, 0.6], [1.0, 1.8], [1.0, 0.9], [1.0, 1.5]]
+    assert not driver.flow_beyond_significantly(noisy, noisy_ns3)
+    # 10 % is within the tolerance however tight.
+    close = [[1.0, 1.1], [1.01, 1.09], [0.99, 1.11], [1.0, 1.1], [1.0, 1.1]]
+    assert not driver.flow_beyond_significantly(close, ns3)
+    # One seed a side gives no interval: not significant.
+    assert not driver.flow_beyond_significantly(tight[:1], ns3[:1])
+
+
+def test_seeds_that_give_the_same_run_are_one_sample_with_no_claim_of_significance(
+    driver: ModuleType, tmp_path: Path
+) -> None:
+    # Without random loss every seed is the same run in both simulators: five identical rows
+    # are one sample, so a 3 % or a 20 % difference has no interval and no "*".
+    def row(cell: object, simulator: str, seed: int, goodputs: list[float]) -> dict[str, object]:
+        values = driver.measures(
+            goodputs,
+            sum(goodputs),
+            retransmits=1,
+            timeouts=0,
+            fast_recoveries=1,
+            ecn_reductions=0,
+            mean_cwnd=[14480.0] * len(goodputs),
+            wall_s=1.0,
+        )
+        return driver.table_row(cell, simulator, seed, values, "n", "c")
+
+    same = driver.Cell(loss=0.0, flows=2, design="t")
+    varied = driver.Cell(loss=0.05, flows=2, design="t")
+    rows = [row(same, "ccsim", s, [1.2e6, 0.83e6]) for s in range(1, 6)]
+    rows += [row(same, "ns3", s, [1.0e6, 1.0e6]) for s in range(1, 6)]
+    rows += [row(varied, "ccsim", s, [1.2e6 + s * 1e3, 1.2e6 - s * 1e3]) for s in range(1, 6)]
+    rows += [row(varied, "ns3", s, [1.0e6 + s * 1e3, 1.0e6 - s * 1e3]) for s in range(1, 6)]
+    table = tmp_path / "results.csv"
+    driver.write_table(table, rows)
+    by_loss = {float(c.row["loss"]): c for c in driver.comparisons(table)}
+    one = by_loss[0.0]
+    assert one.seeds == 1 and math.isnan(one.half)
+    assert not one.significant and not one.flow_significant
+    assert one.flow_gap == pytest.approx(0.2)
+    five = by_loss[0.05]
+    assert five.seeds == 5 and five.significant and five.flow_significant
+    lines = driver.summary(table).splitlines()
+    assert lines[2].endswith("| 1.015 |") and "| 1 |" in lines[2]
+    assert lines[3].endswith(" ! * |")

@@ -614,6 +614,9 @@ class Comparison:
     ratio: float  # ccsim's mean aggregate goodput over ns-3's
     half: float  # half-width of the 95 % interval of the difference, relative to ns-3's mean
     flow_gap: float  # the largest |ccsim/ns-3 - 1| of a flow's mean goodput (flows by start)
+    # A flow beyond ±15 % whose difference is significant: its 95 % interval, widened for the
+    # cell's number of flows (Bonferroni), excludes zero.
+    flow_significant: bool = False
 
     @property
     def beyond(self) -> bool:
@@ -652,6 +655,10 @@ def comparisons(path: Path, designs: Sequence[str] = ()) -> list[Comparison]:
         sims = {sim: g for sim, g in group.groupby("simulator")}
         if set(sims) != {"ccsim", "ns3"}:
             continue
+        # Seeds that change nothing (no random loss: every run the same in both simulators)
+        # are one sample, not five: no interval, no claim of significance.
+        if all(same_runs(g) for g in sims.values()):
+            sims = {sim: g.iloc[:1] for sim, g in sims.items()}
         means = tuple(
             (float(sims["ccsim"][col].mean()) * scale, float(sims["ns3"][col].mean()) * scale)
             for col, (_, scale, _) in SHOWN.items()
@@ -666,7 +673,17 @@ def comparisons(path: Path, designs: Sequence[str] = ()) -> list[Comparison]:
         per_flow = [[sum(col) / len(col) for col in zip(*runs)] if runs else [] for runs in flows]
         flow_gap = max((abs(a / b - 1) for a, b in zip(*per_flow) if b > 0), default=math.nan)
         seeds = min(len(sims["ccsim"]), len(sims["ns3"]))
-        out.append(Comparison(group.iloc[0], seeds, means, ratio, half, flow_gap))
+        out.append(
+            Comparison(
+                group.iloc[0],
+                seeds,
+                means,
+                ratio,
+                half,
+                flow_gap,
+                flow_beyond_significantly(*flows),
+            )
+        )
     return out
 
 
@@ -690,7 +707,8 @@ def summary(path: Path, designs: Sequence[str] = ()) -> str:
     in ccsim and in ns-3, and ccsim's aggregate goodput as a ratio of ns-3's with the
     half-width of the 95 % interval of the difference of the means (Welch), both relative to
     ns-3's mean. ``!`` marks a ratio beyond ±5 %, ``*`` a difference whose interval excludes 0.
-    Cells without rows from both simulators are left out."""
+    A cell whose seeds all give the same run in both simulators counts as one seed, with no
+    interval and no ``*``. Cells without rows from both simulators are left out."""
     lines = [
         "| cell | seeds | "
         + " | ".join(f"{label} ccsim / ns-3" for label, _, _ in SHOWN.values())
@@ -704,7 +722,8 @@ def summary(path: Path, designs: Sequence[str] = ()) -> str:
 def overview(path: Path, designs: Sequence[str] = (), worst: int = 12) -> str:
     """A large design in brief: per algorithm, delayed ACKs and loss rate, how many cells are
     beyond ±5 % in aggregate goodput (of which significantly) and how many have a flow beyond
-    ±15 %; then the ``worst`` cells furthest from ns-3, as the summary shows them."""
+    ±15 % (of which significantly, `flow_beyond_significantly`); then the ``worst`` cells
+    furthest from ns-3, as the summary shows them."""
     cs = comparisons(path, designs)
     losses = sorted({float(c.row["loss"]) for c in cs})
     groups: dict[tuple[str, str], list[Comparison]] = {}
@@ -712,8 +731,8 @@ def overview(path: Path, designs: Sequence[str] = (), worst: int = 12) -> str:
         delack = "delack" if str(c.row["delayed_ack"]) == "True" else "no delack"
         groups.setdefault((str(c.row["algorithm"]), delack), []).append(c)
     lines = [
-        "Cells beyond ±5 % aggregate goodput (of which significant) / with a flow beyond ±15 %,"
-        " of the cells at each loss rate:",
+        "Cells beyond ±5 % aggregate goodput (of which significant) / with a flow beyond ±15 %"
+        " (of which significant), of the cells at each loss rate:",
         "",
         "| algorithm | ACKs | " + " | ".join(f"{loss:.1%}" for loss in losses) + " | all |",
         "|---|---|" + "---|" * (len(losses) + 1),
@@ -723,7 +742,8 @@ def overview(path: Path, designs: Sequence[str] = (), worst: int = 12) -> str:
         b = sum(c.beyond for c in cells)
         s = sum(c.beyond and c.significant for c in cells)
         f = sum(c.flow_gap > FLOW_TOLERANCE for c in cells)
-        return f"{b} ({s}) / {f} of {len(cells)}"
+        fs = sum(c.flow_gap > FLOW_TOLERANCE and c.flow_significant for c in cells)
+        return f"{b} ({s}) / {f} ({fs}) of {len(cells)}"
 
     for (alg, delack), cells in groups.items():
         by_loss = [[c for c in cells if float(c.row["loss"]) == loss] for loss in losses]
@@ -747,10 +767,39 @@ def overview(path: Path, designs: Sequence[str] = (), worst: int = 12) -> str:
     return "\n".join(lines)
 
 
-def welch_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """mean(a) / mean(b), and the half-width of the 95 % interval of mean(a) - mean(b) over
-    mean(b) (Welch's t with Welch-Satterthwaite degrees of freedom); 0 when neither varies,
-    NaN with fewer than two values on a side."""
+def same_runs(runs: Any) -> bool:
+    """Whether a simulator's rows of one cell are all the same run (seeds that change nothing:
+    the goodput of every flow equal)."""
+    return len(runs) > 1 and runs["flow_goodputs_bps"].astype(str).nunique() == 1
+
+
+def flow_beyond_significantly(
+    ccsim_runs: Sequence[Sequence[float]], ns3_runs: Sequence[Sequence[float]]
+) -> bool:
+    """Whether a flow's goodput (flows by start, each run a list of them) differs from ns-3's
+    by more than ±15 % and significantly: its interval excludes zero at 95 % for the cell as a
+    whole, each of its n flows tested at 1 - 0.05/n (Bonferroni). The flows of a dumbbell are
+    nearly interchangeable, so without the test the largest of ten flows' differences passes
+    ±15 % by chance at high loss, where one flow's goodput varies widely from seed to seed."""
+    if not ccsim_runs or not ns3_runs:
+        return False
+    a_flows, b_flows = list(zip(*ccsim_runs)), list(zip(*ns3_runs))
+    level = 1 - 0.025 / max(len(a_flows), 1)
+    for a, b in zip(a_flows, b_flows):
+        ratio, half = welch_ratio(a, b, level)
+        gap = abs(ratio - 1)
+        if gap > FLOW_TOLERANCE and gap > half:
+            return True
+    return False
+
+
+def welch_ratio(
+    a: Sequence[float], b: Sequence[float], level: float = 0.975
+) -> tuple[float, float]:
+    """mean(a) / mean(b), and the half-width of the interval of mean(a) - mean(b) over mean(b)
+    whose upper tail is 1 - ``level`` (95 % two-sided by default; Welch's t with
+    Welch-Satterthwaite degrees of freedom); 0 when neither varies, NaN with fewer than two
+    values on a side."""
     from ccsim.experiment.stats import t_quantile
 
     na, nb = len(a), len(b)
@@ -764,7 +813,7 @@ def welch_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     if va + vb == 0:
         return ma / mb, 0.0
     df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-    return ma / mb, t_quantile(0.975, df) * math.sqrt(va + vb) / mb
+    return ma / mb, t_quantile(level, df) * math.sqrt(va + vb) / mb
 
 
 def describe(row: Mapping[str, Any]) -> str:
