@@ -489,7 +489,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     experiments: Path | None = Path("experiments")
     if not any(experiments.glob("*/plan.toml")):
         experiments = None
+        # Quiet here: serve names each damaged one as it loads the plans, once.
         if not reproductions(results):
+            reproductions(results, warn=_warning)  # why the damaged ones were left out
             raise ValueError(
                 f"no experiments/*/plan.toml here and no reproduction with its plan under "
                 f"{results}: run ccsim explore from the repository root, or give --results "
@@ -500,7 +502,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     check_output_folder(results, [], [], option="--results")
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers,
-          say=lambda text: _say(text, flush=True))  # fmt: skip
+          say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
     return 0
 
 

@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -861,6 +862,38 @@ def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never
     )
     assert pages == ["index.html", "p001-good.html"]
     assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]
+
+
+def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_does(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 4's leftover: `ccsim explore` passed over a reproduction whose report.md was not
+    # UTF-8 without a word, and a stored plan.toml cut short stopped it from starting at all.
+    import uvicorn
+
+    tree = tmp_path / "results"
+    warned, _ = spoiled_beside_a_good_copy(results, tree, {
+        "report": cut("report.md", lambda b: b + b"\nFig. 8 caf\xe9\n"),
+        "plan": cut("plan/plan.toml", lambda b: b[:300]),
+    })  # fmt: skip
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *_, **__: None)  # start, then stop
+    monkeypatch.chdir(tmp_path)  # no experiments/ here: the stored plans are offered
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["explore", "--results", str(tree), "--port", str(port)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "ccsim: warning: " + w.replace("left out of the site", "left out of the explorer")
+        for w in sorted(warned)
+    ]
+    assert err[0].startswith(
+        f"ccsim: warning: p001-plan left out of the explorer: {tree}/"
+        "p001-plan/plan/plan.toml: the plan stored with the results cannot"
+    )
+    assert err[1].startswith(f"ccsim: warning: p001-report left out of the explorer: {tree}/"
+                             "p001-report/report.md: not UTF-8 text")  # fmt: skip
 
 
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(

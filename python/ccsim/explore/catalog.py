@@ -6,6 +6,7 @@ refused and what is allowed)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,20 +161,25 @@ class Reproduction:
         return self.folder / PLAN_FOLDER
 
 
-def reproductions(results: Path) -> list[Reproduction]:
+def reproductions(results: Path, warn: Callable[[str], None] | None = None) -> list[Reproduction]:
     """The reproductions under ``results`` (or ``results`` itself, one reproduction's folder, as
     ``ccsim report`` takes it) whose plan is stored with them, by folder name. One whose
-    report.md or stored plan cannot be read is passed over (``ccsim report`` names it)."""
+    report.md or stored plan cannot be read is left out, and ``warn`` (when given) is told in
+    one line naming the file, through the check ``ccsim report`` makes (``read_report``,
+    ``load_stored_plan``): passed over without a word, a damaged reproduction was simply not
+    offered, and its damaged plan stopped the explorer from starting."""
     from ccsim.site import DamagedResults, find_reports, read_report
-    from ccsim.site.reports import stored_plan
+    from ccsim.site.reports import load_stored_plan
 
     found = []
     for folder in find_reports(Path(results)):
         try:
             page = read_report(folder)
-            if stored_plan(folder) is None:
+            if load_stored_plan(folder) is None:
                 continue
-        except (DamagedResults, OSError):  # a plan there but no file (a FIFO would hang)
+        except DamagedResults as e:
+            if warn is not None:
+                warn(f"{folder.name} left out of the explorer: {e}")
             continue
         found.append(Reproduction(folder, page.plan_id, page.quick))
     return found

@@ -37,7 +37,7 @@ import errno
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -187,11 +187,16 @@ async def read_json(request: Any) -> Any:
 
 
 def create_app(
-    results: Path, experiments: Path | None, host: str = "127.0.0.1", workers: int = 2
+    results: Path,
+    experiments: Path | None,
+    host: str = "127.0.0.1",
+    workers: int = 2,
+    warn: Callable[[str], None] | None = None,
 ) -> Any:
     """The ASGI app (Starlette) over the plans in ``experiments`` (None: the plans stored with
     the reproductions under ``results``), writing runs under ``results``: into a
-    reproduction's own store where ``results`` holds one of that plan."""
+    reproduction's own store where ``results`` holds one of that plan. A reproduction left out
+    as damaged is named to ``warn`` (:func:`reproductions`)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -201,7 +206,7 @@ def create_app(
 
     from .page import PAGE
 
-    found = reproductions(results)
+    found = reproductions(results, warn)
     catalog = Catalog([r.plan_folder for r in found] if experiments is None else experiments)
     stores: dict[tuple[str, bool], Path] = {}
     for r in found:
@@ -348,11 +353,13 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
-          workers: int = 2, say: Any = None) -> None:  # fmt: skip
+          workers: int = 2, say: Any = None,
+          warn: Callable[[str], None] | None = None) -> None:  # fmt: skip
     """Serve the explorer until interrupted: listen first, then load the plans, then say where
     (and, on an address other machines can reach, warn: only once it listens there). ``say``
     writes that line (default: print, flushed); the command's own names stdout when it cannot
-    be written, where uvicorn would fail with "Unable to configure formatter 'default'"."""
+    be written, where uvicorn would fail with "Unable to configure formatter 'default'".
+    ``warn`` is told of each reproduction left out as damaged, before that line."""
     import sys
 
     import uvicorn
@@ -364,7 +371,7 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             print(f"ccsim explore: warning: listening on {listening}: anyone who can reach "
                   "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
-        app = create_app(results, experiments, host, workers)
+        app = create_app(results, experiments, host, workers, warn)
         (say or (lambda text: print(text, flush=True)))(
             f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
             "Ctrl-C stops)"

@@ -199,14 +199,9 @@ def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None
     from ccsim.errors import Error
     from ccsim.experiment.plan import PlanError, find_experiment, load_plan
 
-    stored = stored_plan(page.folder)
-    if stored is not None:
-        try:
-            return load_plan(stored), None
-        except (PlanError, Error, OSError) as e:
-            raise DamagedResults(
-                stored / "plan.toml", f"the plan stored with the results cannot be read ({e})"
-            ) from None
+    plan = load_stored_plan(page.folder)
+    if plan is not None:
+        return plan, None
     try:
         return load_plan(find_experiment(page.plan_id, root)), None
     except (PlanError, Error, OSError):
@@ -215,6 +210,25 @@ def plan_for(page: PaperPage, root: Path | None = None) -> tuple[Any, str | None
             f" nor an experiments/{page.plan_id}* folder here, so its figures are static "
             f"images; `ccsim reproduce {page.plan_id}` again stores the plan"
         )
+
+
+def load_stored_plan(folder: Path) -> Any:
+    """The plan stored with the reproduction in ``folder``, or None when none is stored;
+    :class:`DamagedResults` naming the stored file that cannot be read. ``ccsim report`` and
+    ``ccsim explore`` both read a reproduction's plan through this, so a damaged one is named
+    alike by both."""
+    from ccsim.errors import Error
+    from ccsim.experiment.plan import PlanError, load_plan
+
+    stored = stored_plan(folder)
+    if stored is None:
+        return None
+    try:
+        return load_plan(stored)
+    except (PlanError, Error, OSError) as e:
+        raise DamagedResults(
+            stored / "plan.toml", f"the plan stored with the results cannot be read ({e})"
+        ) from None
 
 
 def stored_plan(folder: Path) -> Path | None:
