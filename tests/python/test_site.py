@@ -896,6 +896,34 @@ def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_
                              "p001-report/report.md: not UTF-8 text")  # fmt: skip
 
 
+def test_a_stored_scenario_cut_short_is_named_not_the_plan_that_names_it(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 4's leftover: plan/scenario.toml cut short read as TOML, and the plan's first
+    # figure failed on it: "plan/plan.toml: the plan stored with the results cannot be read
+    # (figures[0].title: flows.transfer: no flow named ...)", the wrong file blamed.
+    scenario = (results / "p001-quick" / "plan" / "scenario.toml").read_bytes()
+    flows = scenario.index(b"[flows.transfer]")
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "cut": cut("plan/scenario.toml", lambda b: b[:200]),  # mid-comment
+        "flows": cut("plan/scenario.toml", lambda b: b[: flows + 40]),  # mid-flow, valid TOML
+        "line": cut("plan/scenario.toml", lambda b: b[:flows]),  # at a line's end: no flows
+    })  # fmt: skip
+    said = dict(w.split(" left out of the site: ", 1) for w in warned)
+    scenario_of = f"{tree}/p001-{{}}/plan/scenario.toml: the scenario stored with the results"
+    assert said["p001-cut"].startswith(scenario_of.format("cut") + " cannot be read (duration: ")
+    assert said["p001-flows"].startswith(scenario_of.format("flows") + " cannot be read "
+                                         "(flows.transfer.dst: missing")  # fmt: skip
+    # Each file reads alone and ends with its line: which one is damaged cannot be told, and
+    # the message says the two do not fit rather than blaming one.
+    assert said["p001-line"].startswith(
+        f"{tree}/p001-line/plan/plan.toml: the plan stored with the results does not fit the "
+        "scenario stored beside it, scenario.toml (figures[0].title: flows.transfer: no flow"
+    )
+    assert pages == ["index.html", "p001-good.html"]
+
+
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

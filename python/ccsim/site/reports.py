@@ -226,9 +226,45 @@ def load_stored_plan(folder: Path) -> Any:
     try:
         return load_plan(stored)
     except (PlanError, Error, OSError) as e:
-        raise DamagedResults(
-            stored / "plan.toml", f"the plan stored with the results cannot be read ({e})"
-        ) from None
+        raise _damaged_plan(stored, e) from None
+
+
+def _damaged_plan(stored: Path, error: Exception) -> DamagedResults:
+    """The stored plan that ``load_plan`` refused with ``error``, named by the file that is
+    damaged. The plan's error names where the plan failed, not which file is wrong: a scenario
+    cut short reads as TOML and failed as "figures[0].title: flows.transfer: no flow named
+    ...", blamed on plan.toml. So each file is read alone: plan.toml as TOML, the scenario as
+    a scenario; when both read, the one whose last line has no line break (ccsim reproduce
+    copies whole files, each ending in one) was cut short; else the two do not fit."""
+    import sys
+
+    from ccsim import _core
+    from ccsim.errors import Error
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    plan = stored / "plan.toml"
+    cannot = f"the plan stored with the results cannot be read ({error})"
+    try:
+        name = tomllib.loads(plan.read_text(encoding="utf-8")).get("scenario")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return DamagedResults(plan, cannot)
+    if not isinstance(name, str) or not name:
+        return DamagedResults(plan, cannot)
+    scenario = stored / name
+    try:
+        _core.validate(scenario.read_text(encoding="utf-8"), [], 1)
+    except (Error, ValueError, OSError) as e:  # ValueError: not UTF-8
+        return DamagedResults(scenario, f"the scenario stored with the results cannot be read "
+                                        f"({e})")  # fmt: skip
+    cut = [p for p in (plan, scenario) if not p.read_bytes().endswith(b"\n")]
+    if len(cut) == 1:
+        return DamagedResults(cut[0], f"cut short (its last line has no line break): {cannot}")
+    return DamagedResults(plan, f"the plan stored with the results does not fit the scenario "
+                                f"stored beside it, {name} ({error})")  # fmt: skip
 
 
 def stored_plan(folder: Path) -> Path | None:
