@@ -224,6 +224,21 @@ def _signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+class RecordNotSaved(RuntimeError):
+    """A finished run's record could not be written to the store (a full disk): the record
+    named, and, as an interruption says, how many finished runs are kept and that the same
+    command resumes from them. The record alone left the user to guess whether the sweep's
+    work was lost."""
+
+    def __init__(self, error: OSError, store: Store) -> None:
+        from ccsim.staging import os_error_text
+
+        super().__init__(
+            f"{os_error_text(error)}; {len(store)} finished runs are kept in "
+            f"{store.directory}, and the same command resumes from them"
+        )
+
+
 class SweepInterrupted(RuntimeError):
     """A worker process died (killed, out of memory); every finished run is stored."""
 
@@ -400,7 +415,10 @@ def execute(
 
         def finished(k: str, record: dict[str, Any]) -> None:
             have[k] = record
-            store.save(k, record)
+            try:
+                store.save(k, record)
+            except OSError as e:  # a full disk: the record is named, and what is kept said
+                raise RecordNotSaved(e, store) from e
             bar.update(1)
 
         def failed(k: str, err: BaseException) -> None:

@@ -328,6 +328,38 @@ def test_a_run_record_on_a_full_disk_is_named(
     assert list(store.path(runs[0].key()).parent.iterdir()) == [], "no temporary file left"
 
 
+def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_and_resumes(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 4's leftover: the error named the record ("<record>: no space left on device")
+    # but not that the runs finished before it are kept, nor that the same command resumes,
+    # as the Ctrl-C message says.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
+            "--workers", "1"]  # fmt: skip
+    saves = []
+    dump = sweep.json.dump
+
+    def full_at_the_second(*args: Any, **kwargs: Any) -> None:
+        saves.append(1)
+        if len(saves) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        dump(*args, **kwargs)
+
+    monkeypatch.setattr(sweep.json, "dump", full_at_the_second)
+    assert main(argv) == 1
+    line = one_error_line(capsys)
+    record = line.removeprefix("ccsim: error: ").split(":")[0]
+    assert Path(record).parent.parent == out / "runs" and not Path(record).exists()
+    assert line == (
+        f"ccsim: error: {record}: no space left on device; 1 finished runs are kept in "
+        f"{out}/runs, and the same command resumes from them"
+    )
+    monkeypatch.setattr(sweep.json, "dump", dump)
+    assert main(argv) == 0
+    assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
