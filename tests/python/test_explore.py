@@ -807,6 +807,22 @@ def test_ccsim_explore_on_an_address_it_cannot_listen_on_does_not_say_it_listens
 
 
 @pytest.mark.usefixtures("never_serves")
+@pytest.mark.parametrize("host", ["", "  "])
+def test_ccsim_explore_on_an_empty_host_says_it_is_empty(
+    host: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 4's leftover: `--host ""` said "--host : not an address to listen on (Name or
+    # service not known)".
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", host, "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --host {host!r} is empty: give an address to listen on, such as "
+        "127.0.0.1 (this machine only, the default)\n"
+    )
+
+
+@pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

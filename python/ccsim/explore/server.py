@@ -325,6 +325,11 @@ def listen(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` and listening, or ValueError in one line saying why not
     (a port in use, an address this machine does not have). ``serve`` binds it before it says
     where it serves, so a port in use is never announced as served."""
+    if not host.strip():
+        # The system's words for "" ("Name or service not known") left "--host :" to be
+        # read as the error.
+        raise ValueError(f"--host {host!r} is empty: give an address to listen on, such as "
+                         "127.0.0.1 (this machine only, the default)")  # fmt: skip
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
