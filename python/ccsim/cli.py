@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
-from ccsim.scenario import MAX_RUNS, Scenario, read_text, run, seed_problem
+from ccsim.scenario import MAX_RUNS, NotAFile, Scenario, check_regular, read_text, run, seed_problem
 from ccsim.staging import os_error_text, staged_output
 
 if TYPE_CHECKING:
@@ -343,6 +343,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                              f"{','.join(list(bench.SCALE)[:2])})")  # fmt: skip
         if args.plot.is_dir():
             raise ValueError(f"--plot {args.plot}: is a directory; name a PNG file")
+        try:
+            check_regular(args.plot)
+        except NotAFile as e:
+            # The PNG is renamed over its place when drawn: run as root, --plot /dev/null
+            # replaced the device with the figure (and a FIFO, a socket, without a word).
+            raise ValueError(f"--plot {args.plot}: {e}; name a PNG file") from None
+        except OSError:  # not there yet (or a link to nowhere): the PNG is made
+            pass
         check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
@@ -599,6 +607,18 @@ def _seed(text: str) -> int:
     return value
 
 
+def _png(text: str) -> Path:
+    """``bench --plot``: a PNG file's path, not empty (``Path("")`` is the working folder,
+    refused as "--plot .: is a directory") and ending in .png: the figure is drawn as PNG
+    whatever the name, so ``--plot x.svg`` wrote PNG bytes into a file named .svg."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; name a PNG file")
+    path = Path(text)
+    if path.suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"{text}: the plot is drawn as PNG; name a .png file")
+    return path
+
+
 def _folder(text: str) -> Path:
     """``--out``, ``--results``: a folder, not empty. ``--out "$OUT"`` with OUT unset gives
     ``Path("")``, which is the working folder: a run wrote its tables there."""
@@ -748,7 +768,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument(
         "--plot",
-        type=Path,
+        type=_png,
         default=None,
         metavar="PNG",
         help="draw wall time against flows, nodes and simulated time (log-log) into PNG",

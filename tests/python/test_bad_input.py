@@ -581,7 +581,11 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
     [(["--only", "P0"], "the plot draws the generated scale cases, and none runs; add --scale"),
      ([], "the plot draws the generated scale cases, and none runs; add --scale"),
      (["--scale", "--plot-into-a-folder"], "is a directory; name a PNG file"),
-     (["--only", "F10", "--plot-under-a-file"], "cannot write there")],
+     (["--only", "F10", "--plot-under-a-file"], "cannot write there"),
+     (["--scale", "--plot-into-a-fifo"], "is a FIFO (named pipe), not a regular file; name a "
+                                         "PNG file"),
+     (["--scale", "--plot-into-a-device"], "is a character device, not a regular file; name "
+                                           "a PNG file")],
 )  # fmt: skip
 def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmarks_run(
     argv: list[str], error: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
@@ -596,14 +600,38 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
 
     monkeypatch.setattr(bench, "run_benchmarks", ran)
     (tmp_path / "a-file").write_text("")
-    plot = {"--plot-into-a-folder": tmp_path,
-            "--plot-under-a-file": tmp_path / "a-file" / "x.png"}  # fmt: skip
+    (tmp_path / "folder.png").mkdir()
+    # Campaign 5: the PNG was renamed over whatever had its name: as root, `--plot /dev/null`
+    # replaced the device by the figure. (A link to /dev/null stands for it here.)
+    os.mkfifo(tmp_path / "fifo.png")
+    (tmp_path / "null.png").symlink_to(os.devnull)
+    plot = {"--plot-into-a-folder": tmp_path / "folder.png",
+            "--plot-under-a-file": tmp_path / "a-file" / "x.png",
+            "--plot-into-a-fifo": tmp_path / "fifo.png",
+            "--plot-into-a-device": tmp_path / "null.png"}  # fmt: skip
     asked = [a for a in argv if a not in plot]
     where = next((plot[a] for a in argv if a in plot), tmp_path / "x.png")
     assert main(["bench", *asked, "--plot", str(where)]) == 1
     line = one_error_line(capsys)
     assert line.startswith(f"ccsim: error: --plot {where.parent if 'write' in error else where}")
     assert error in line, line
+
+
+@pytest.mark.parametrize(
+    ("plot", "error"),
+    [("", "empty; name a PNG file"),
+     ("x.svg", "x.svg: the plot is drawn as PNG; name a .png file"),
+     ("x", "x: the plot is drawn as PNG; name a .png file")],
+)  # fmt: skip
+def test_a_bench_plot_with_no_name_or_not_a_png_name_is_refused(
+    plot: str, error: str, capsys: Any
+) -> None:
+    # Campaign 5: `--plot ""` was refused as "--plot .: is a directory", and `--plot x.svg`
+    # wrote PNG bytes into a file named .svg and said "plot: x.svg".
+    assert main(["bench", "--scale", "--plot", plot]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: argument --plot: {error} (see ccsim bench --help)"
+    )
 
 
 def test_a_bench_plot_on_a_full_disk_names_the_file_and_leaves_none(
