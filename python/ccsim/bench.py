@@ -443,11 +443,12 @@ def plot_scale(rows: list[BenchRow], path: Path) -> Path:
     fig.suptitle("ccsim: wall time against scale (ccsim bench --scale)", fontsize=10)
     fig.tight_layout()
     from ccsim.result import naming_the_file
+    from ccsim.staging import hidden_name
 
     path.parent.mkdir(parents=True, exist_ok=True)
     # Drawn beside ``path`` and renamed over it when whole: on a full disk savefig left a PNG
     # cut short, and said a bare "[Errno 28]" naming no file.
-    tmp = path.with_name(f".{path.name}.partial")
+    tmp = path.with_name(hidden_name(path.name, ".partial"))
     try:
         with naming_the_file(path):
             fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})

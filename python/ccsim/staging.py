@@ -42,7 +42,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
     else:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
+        stage = Path(tempfile.mkdtemp(prefix=hidden_name(out.name), dir=out.absolute().parent))
     try:
         yield stage
     except BaseException as e:
@@ -71,6 +71,24 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             (out / name).unlink()
     _move_into(stage, out)
     stage.rmdir()
+
+
+#: The longest file name Linux's file systems take, in bytes (NAME_MAX: ext4, XFS, tmpfs).
+NAME_MAX = 255
+
+#: The random characters ``tempfile.mkdtemp`` appends to a prefix.
+_RANDOM = 8
+
+
+def hidden_name(name: str, tag: str = ".partial-") -> str:
+    """``.<name><tag>``: the name of the hidden file or folder an output called ``name`` is
+    written as, beside its place, before it is renamed there; ``name`` is cut (at a character)
+    so that the whole, with ``mkdtemp``'s random characters, stays within :data:`NAME_MAX`. A
+    name the system takes (250 characters) failed with "file name too long", naming the
+    hidden file, once the hidden one's 18 more characters were added."""
+    room = NAME_MAX - _RANDOM - len(os.fsencode(f".{tag}"))
+    cut = os.fsencode(name)[:room].decode("utf-8", errors="ignore")  # whole characters only
+    return f".{cut}{tag}"
 
 
 def _move_into(source: Path, dest: Path) -> None:

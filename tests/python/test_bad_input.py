@@ -360,6 +360,30 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
 
 
+def test_an_output_named_as_long_as_the_system_allows_is_written(
+    tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 5: `ccsim run --out <250 characters>` (a name the system takes) ran, then
+    # failed with "<hidden folder>: file name too long": the folder it is written in first,
+    # .<name>.partial-XXXXXXXX, was over the 255 bytes a name may have. So were the site's
+    # and bench --plot's.
+    from ccsim.staging import NAME_MAX, hidden_name
+
+    f, _ = scenario_and_out(tmp_path, two_hosts)
+    out = tmp_path / ("o" * 250)
+    assert main(["run", str(f), "--set", 'duration="1s"', "--out", str(out)]) == 0
+    assert sorted(os.listdir(out)) == [
+        "flows.parquet",
+        "links.parquet",
+        "scenario.toml",
+        "series.parquet",
+    ]
+    assert os.listdir(tmp_path) == [out.name, "s.toml"], "no hidden folder left"
+    korean = hidden_name("그림" * 100)  # 600 bytes of UTF-8: cut at a whole character
+    assert korean.startswith(".그림") and korean.endswith(".partial-")
+    assert len(os.fsencode(korean)) + 8 <= NAME_MAX
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)

@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from ccsim.staging import hidden_name
+
 from .pages import index_page, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
 
@@ -43,7 +45,7 @@ def build_site(
     # Written beside its place and moved in only when whole: a build that fails midway (a
     # dependency missing, a full disk, Ctrl-C) left the folder holding plotly.min.js alone, a
     # site begun; now it leaves no new folder, and an earlier site as it was.
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    work = Path(tempfile.mkdtemp(prefix=hidden_name(out.name), dir=out.parent))
     try:
         index, left_out = _write_site(results, out, work, root, warn)
         _move_into_place(work, out, left_out)
