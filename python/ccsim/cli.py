@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import MAX_RUNS, NotAFile, Scenario, check_regular, read_text, run, seed_problem
-from ccsim.staging import os_error_text, staged_output
+from ccsim.staging import dangling, os_error_text, staged_output
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -156,6 +156,9 @@ def check_output_folder(
                     f"{option} {out}: the run would write {name} over the input {inp}; "
                     "choose another output folder"
                 )
+    link = dangling(out)
+    if link is not None:
+        raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
     try:
         where = out
         if not create and not out.exists():

@@ -64,7 +64,12 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         shown = OSError(e.errno, reason, str(name))
         raise ValueError(f"{os_error_text(shown)}; {state}") from e
     if not existed:
-        os.replace(stage, out)
+        try:
+            os.replace(stage, out)
+        except OSError as e:  # something put there meanwhile: no hidden folder is left
+            shutil.rmtree(stage, ignore_errors=True)
+            raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
+                             "nothing was written to it") from None  # fmt: skip
         return
     for name in ours:
         if (out / name).is_file() and not (stage / name).exists():
@@ -101,6 +106,16 @@ def _move_into(source: Path, dest: Path) -> None:
             entry.rmdir()
         else:
             os.replace(entry, target)
+
+
+def dangling(path: Path) -> str | None:
+    """ "is a link to <target>, which does not exist" when ``path`` is a symbolic link to
+    nothing, else None. Such a link is no folder yet cannot be made one: ``--out`` a dangling
+    link ran the whole run, then failed renaming its output over the link and left the hidden
+    folder beside it; a sweep's runs/ one ran every run and saved none."""
+    if path.is_symlink() and not path.exists():
+        return f"is a link to {os.readlink(path)}, which does not exist"
+    return None
 
 
 def os_error_text(e: OSError) -> str:

@@ -165,6 +165,7 @@ class Store:
         would be, or a store folder that cannot be written. Checked before any run starts: a
         sweep whose ``--out`` held a file named ``runs`` ran until its first save failed."""
         from ccsim.scenario import file_kind
+        from ccsim.staging import dangling
 
         folders = [*reversed(self.directory.parents), self.directory]
         folders += sorted({self.path(k).parent for k in keys})
@@ -172,6 +173,10 @@ class Store:
             try:
                 mode = folder.stat().st_mode
             except FileNotFoundError:
+                link = dangling(folder)
+                if link is not None:
+                    raise ValueError(f"{folder} {link}, where the run records are stored: "
+                                     "remove the link or write elsewhere") from None  # fmt: skip
                 continue
             except OSError as e:
                 raise ValueError(f"{folder}: cannot be used as a folder ({e.strerror or e}); "

@@ -384,6 +384,31 @@ def test_an_output_named_as_long_as_the_system_allows_is_written(
     assert len(os.fsencode(korean)) + 8 <= NAME_MAX
 
 
+def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
+    tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 5: `ccsim run --out <dangling link>` ran, then said "<hidden folder> ->
+    # <link>: not a directory" and left the hidden folder beside it; a sweep whose runs/
+    # was such a link ran every run, then failed saving the first.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    out.symlink_to(tmp_path / "nowhere")
+    assert main(["run", str(f), "--out", str(out)]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out}: is a link to {tmp_path}/nowhere, which does not exist; "
+        "remove the link or name another folder"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["out", "s.toml"], "no hidden folder left"
+    out.unlink()
+    out.mkdir()
+    (out / "runs").symlink_to("nowhere")
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(out)]
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out}/runs is a link to nowhere, which does not exist, where the run "
+        "records are stored: remove the link or write elsewhere"
+    )
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
