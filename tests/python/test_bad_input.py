@@ -334,9 +334,7 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     # Campaign 4's leftover: the error named the record ("<record>: no space left on device")
     # but not that the runs finished before it are kept, nor that the same command resumes,
     # as the Ctrl-C message says.
-    f, out = scenario_and_out(tmp_path, two_hosts)
-    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
-            "--workers", "1"]  # fmt: skip
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
     saves = []
     dump = sweep.json.dump
 
@@ -534,6 +532,15 @@ def scenario_and_out(tmp_path: Path, two_hosts: str) -> tuple[Path, Path]:
     return f, tmp_path / "out"
 
 
+def two_seed_sweep(tmp_path: Path, two_hosts: str) -> tuple[list[str], Path]:
+    """The command line of a sweep of ``two_hosts`` over seeds 1 and 2 (1 s each, one worker;
+    ``--seeds`` is its sixth word), and its output folder."""
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
+            "--workers", "1"]  # fmt: skip
+    return argv, out
+
+
 @pytest.mark.parametrize(
     ("command", "spoil"),
     [("sweep", "runs"), ("sweep", "shard"), ("sweep", "fifo"), ("reproduce", "runs")],
@@ -600,9 +607,7 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
 ) -> None:
     # Campaign 4: the tables were written in place, so a full disk left flows.parquet cut
     # short, or a new flows.parquet beside a links.parquet cut short or from an earlier sweep.
-    f, out = scenario_and_out(tmp_path, two_hosts)
-    argv = ["sweep", str(f), "--set", 'duration="1s"', "--seeds", "2", "--out", str(out),
-            "--workers", "1"]  # fmt: skip
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
     assert main([*argv[:5], "1", *argv[6:]]) == 0  # an earlier sweep, of one seed
     before = {n: (out / n).read_bytes() for n in ("flows.parquet", "links.parquet")}
     capsys.readouterr()
