@@ -773,8 +773,9 @@ impl Channel {
 mod tests {
     use super::*;
     use crate::packet::{Packet, Transport};
+    use crate::queue::{QueueLimit, QueueSpec};
     use crate::rng::RngStream;
-    use crate::scenario::spec::{LossSpec, QueueLimit, QueueSpec};
+    use crate::scenario::spec::LossSpec;
 
     fn udp(seq: u64) -> Packet {
         Packet::test_udp(1500, 0, seq)

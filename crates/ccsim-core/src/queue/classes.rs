@@ -24,11 +24,11 @@ use super::priority::Priority;
 use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
 use super::wred::{Wred, WredProfileSpec};
+use super::QueueLimit;
 use crate::arena::PacketId;
 use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, Step, TokenBucket};
 use crate::packet::Packet;
 use crate::rng::RngStream;
-use crate::scenario::spec::QueueLimit;
 use crate::time::{Rate, SimTime};
 
 /// Which scheduler serves the classes.

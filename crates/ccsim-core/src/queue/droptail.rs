@@ -4,7 +4,7 @@
 //! nothing else.
 
 use super::fifo::Fifo;
-use crate::scenario::spec::QueueLimit;
+use super::QueueLimit;
 
 /// Whether a packet of `size` bytes fits in `fifo` under `limit` (tail drop otherwise).
 #[inline]

@@ -54,6 +54,7 @@ mod pie;
 mod priority;
 mod red;
 mod sojourn;
+mod spec;
 mod tbf;
 mod wfq;
 mod wred;
@@ -66,6 +67,7 @@ pub use codel::CodelParams;
 pub use fq_codel::FqCodelParams;
 pub use pie::PieParams;
 pub use sojourn::SojournHistogram;
+pub use spec::{QueueLimit, QueueSpec};
 pub use wred::WredProfileSpec;
 
 pub(crate) use fifo::{Fifo, Waiting};
@@ -74,7 +76,7 @@ pub(crate) use red::{signal, RedAverage, RedProfile, Signalled, Verdict};
 use crate::arena::{PacketArena, PacketId};
 use crate::packet::{FlowId, Packet};
 use crate::rng::RngStream;
-use crate::scenario::spec::{QueueLimit, QueueSpec};
+
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
 use codel::{CodelQueue, CodelState};

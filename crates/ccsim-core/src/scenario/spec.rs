@@ -19,6 +19,10 @@ use crate::time::{Rate, SimDuration, SimTime};
 pub use crate::cc::{CcAlgorithm, Growth};
 pub use crate::tcp::{InitialWindow, RecoverGuard, Recovery, RttSampling, TcpSpec};
 
+/// The queue of a link direction; owned by `crate::queue` (its module docs), named here for the
+/// scenario's readers.
+pub use crate::queue::{QueueLimit, QueueSpec};
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     /// Master seed of all random streams.
@@ -124,69 +128,6 @@ pub struct DirSpec {
     pub delay: SimDuration,
     pub queue: QueueSpec,
     pub loss: LossSpec,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum QueueSpec {
-    DropTail {
-        limit: QueueLimit,
-    },
-    /// Random Early Detection (Floyd and Jacobson 1993), thresholds in the unit of `limit`.
-    Red {
-        limit: QueueLimit,
-        min_th: f64,
-        max_th: f64,
-        /// Drop probability at `max_th`.
-        max_p: f64,
-        /// Weight of the exponentially weighted average queue.
-        w_q: f64,
-        /// "Gentle" RED: probability rises from max_p to 1 between max_th and 2·max_th.
-        gentle: bool,
-        /// Mark ECN-capable packets instead of dropping them (RFC 3168).
-        ecn: bool,
-        /// Mean packet size used to age the average over idle periods, bytes.
-        mean_packet_size: u32,
-    },
-    /// A FIFO whose link is an XCP router port (Katabi et al. 2002): it rewrites the congestion
-    /// header of XCP packets (see `xcp_router.rs`); `limit` is its hard limit.
-    Xcp {
-        limit: QueueLimit,
-        /// Efficiency controller gain on spare bandwidth (0.4).
-        alpha: f64,
-        /// Efficiency controller gain on the persistent queue (0.226).
-        beta: f64,
-        /// Fraction of traffic shuffled each interval for fairness (0.1).
-        gamma: f64,
-    },
-    /// DiffServ per-class queues and a scheduler (strict priority, WFQ, DRR, CBWFQ with LLQ):
-    /// [`crate::queue::SchedulerSpec`], read by `parse/diffserv.rs`.
-    Scheduler(crate::queue::SchedulerSpec),
-    /// CoDel (RFC 8289): drops (or marks) at dequeue once the sojourn time has stayed above
-    /// `target` for an `interval`; `limit` is its hard limit.
-    Codel {
-        limit: QueueLimit,
-        params: crate::queue::CodelParams,
-    },
-    /// FQ-CoDel (RFC 8290): hashed flow queues served by DRR, CoDel on each; its limits are
-    /// its own (packets and bytes over all flow queues).
-    FqCodel(crate::queue::FqCodelParams),
-    /// PIE (RFC 8033): a drop probability updated every `t_update` from the queue delay.
-    Pie {
-        limit: QueueLimit,
-        params: crate::queue::PieParams,
-    },
-    /// A token-bucket shaper: packets leave at `rate` on average, bursts of `burst` bytes.
-    Tbf {
-        limit: QueueLimit,
-        rate: Rate,
-        burst: u64,
-    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
