@@ -142,6 +142,7 @@ def test_students_t_computed_here_agrees_with_scipys_to_ten_digits() -> None:
     assert slope.slope == pytest.approx(float(fit.slope), rel=1e-12)
     assert slope.half == pytest.approx(stats.t975(3) * float(fit.stderr), rel=1e-12)
     assert math.isnan(stats.t_quantile(0.975, 0.5)) and math.isnan(stats.t_quantile(1.0, 4))
+    assert math.isnan(stats.t_quantile(0.975, math.nan))
 
 
 def test_a_report_s_statistics_do_not_import_scipy() -> None:

@@ -769,8 +769,10 @@ def overview(path: Path, designs: Sequence[str] = (), worst: int = 12) -> str:
 
 def same_runs(runs: Any) -> bool:
     """Whether a simulator's rows of one cell are all the same run (seeds that change nothing:
-    the goodput of every flow equal)."""
-    return len(runs) > 1 and runs["flow_goodputs_bps"].astype(str).nunique() == 1
+    the goodput of every flow equal), by the reports' rule for identical replicates."""
+    from ccsim.experiment.stats import deterministic
+
+    return deterministic(len(runs), int(runs["flow_goodputs_bps"].astype(str).nunique()))
 
 
 def flow_beyond_significantly(

@@ -90,7 +90,7 @@ def t_cdf(t: float, df: float) -> float:
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom; NaN if ``df < 1`` or
     ``p`` is not inside (0, 1). Found by bisection on :func:`t_cdf` to the last bit."""
-    if df < 1 or not 0.0 < p < 1.0:
+    if not df >= 1 or not 0.0 < p < 1.0:
         return math.nan
     if p < 0.5:
         return -t_quantile(1.0 - p, df)
