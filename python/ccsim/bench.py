@@ -12,6 +12,9 @@ Scale cases, on request by name (``--only F1000,FT8``) or all at once (``--scale
   with a permutation of long flows (all started in the first 100 ms) and short web transfers,
   0.5 s (nodes);
 - ``T15`` ... ``T120``: P1 run for 15 to 120 s (simulated time);
+- ``H1000``, ``H10000``: the F dumbbell with a sender and a receiver host of its own per flow
+  (2,002 and 20,002 nodes), 30 s: the case issue 33 compares with htsim, where building the
+  network once dominated (hosts);
 - ``W10K``, ``W100K``, ``W1M`` (not in ``--scale``): that many short web transfers over a
   1 Gbit/s dumbbell, arriving at 5,000 per second, for peak memory.
 
@@ -67,6 +70,7 @@ P002_OVERRIDES = tuple(f'flows.{f}.cc="highspeed"' for f in ("f1", "f2", "f3", "
 SCALE_FLOWS = (10, 100, 1_000, 10_000, 100_000)
 SCALE_K = (4, 8, 16)
 SCALE_SECONDS = (15, 30, 60, 120)
+SCALE_HOST_PAIRS = (1_000, 10_000)
 #: A case whose first run takes longer (whole process, seconds) is not repeated.
 LONG_S = 60.0
 WEB_FLOWS = {"W10K": 10_000, "W100K": 100_000, "W1M": 1_000_000}
@@ -84,6 +88,8 @@ def _scale_cases() -> dict[str, tuple[str, int]]:
         cases[f"FT{k}"] = ("nodes", 5 * k * k // 4 + k**3 // 4)
     for t in SCALE_SECONDS:
         cases[f"T{t}"] = ("seconds", t)
+    for n in SCALE_HOST_PAIRS:
+        cases[f"H{n}"] = ("hosts", 2 * n + 2)
     for name, n in WEB_FLOWS.items():
         cases[name] = ("web", n)
     return cases
@@ -113,6 +119,9 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
             duration="500ms",
         )
         return sc.to_toml(), ()
+    if group == "hosts":
+        n = int(name[1:])
+        return topologies.dumbbell(n, hosts=n, duration="30s").to_toml(), ()
     if group == "seconds":
         return (BENCH_DIR / SCENARIOS["P1"]).read_text(encoding="utf-8"), (f'duration="{size}s"',)
     sc = topologies.dumbbell(
@@ -412,6 +421,7 @@ def plot_scale(rows: list[BenchRow], path: Path) -> Path:
         ("flows", "long flows (1 Gbit/s dumbbell)"),
         ("nodes", "nodes (fat-tree k = 4, 8, 16)"),
         ("seconds", "simulated seconds (P1)"),
+        ("hosts", "nodes (a host pair per flow, 30 s)"),
         ("web", "short transfers (1 Gbit/s dumbbell)"),
     ]
     in_group = {g: [r for r in rows if SCALE.get(r.name, ("",))[0] == g] for g, _ in groups}

@@ -767,7 +767,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--scale",
         action="store_true",
-        help="run the scale cases F*, FT* and T* (minutes)",
+        help="run the scale cases F*, FT*, T* and H* (minutes)",
     )
     b.add_argument(
         "--plot",

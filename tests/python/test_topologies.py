@@ -80,9 +80,19 @@ def test_bad_sizes_are_refused_with_the_parameter_named() -> None:
 
 
 def test_every_scale_case_has_a_scenario_the_core_accepts() -> None:
-    for name in ("F10", "FT4", "T15", "W10K"):
+    for name in ("F10", "FT4", "T15", "W10K", "H1000"):
         text, overrides = bench.scale_scenario(name)
         assert ccsim.Scenario.from_str(text).with_overrides(overrides).validate()
+
+
+def test_the_host_pair_case_gives_every_flow_hosts_of_its_own() -> None:
+    text, _ = bench.scale_scenario("H1000")
+    tree = tomllib.loads(text)
+    assert len(tree["nodes"]) == bench.SCALE["H1000"][1] == 2_002
+    ends = [(f["src"], f["dst"]) for f in tree["flows"].values()]
+    assert len(ends) == 1_000
+    assert len({e for pair in ends for e in pair}) == 2_000
+    assert tree["duration"] == "30s"
 
 
 def test_the_scale_plot_has_a_panel_per_group_measured(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@
 //! Explicit routes from the scenario override the computed ones.
 //!
 //! Every address has a route from every node, but the table is stored one *column* (one
-//! destination address, a route per node) at a time, and a column is computed only when it is
-//! needed ([`Routes`]):
+//! destination, a route per node) at a time, and a column is computed only when it is needed
+//! ([`Routes`]):
 //!
 //! ```text
 //!   column[addr] ──> table[col * nodes .. (col + 1) * nodes]    the interface each node leaves by
@@ -30,8 +30,27 @@
 //!                  it: one Dijkstra then, the same column the build would have computed
 //! ```
 //!
-//! A fat-tree of k = 16 has 1,024 host addresses among 6,144: the build computes and keeps a
-//! sixth of the full table, and no packet is routed differently.
+//! **Hosts' addresses share columns.** A host forwards nothing, so every packet for a host's
+//! address enters that address's link at the neighbour across it, its *anchor* (the access
+//! router). The shortest-path tree towards the address is then the tree towards the anchor,
+//! every cost and hop count shifted by the same first link, which leaves Dijkstra's order and
+//! its ties as they were. So the hosts behind one router share one column, the anchor's tree:
+//!
+//! ```text
+//!   s0 ─┐                     column of r1's tree: at r2 -> the bottleneck, at s1 -> s1's link,
+//!   s1 ─┼─ r1 ══════ r2 ...   at r1 itself nothing (the root): the answer there is the
+//!   s2 ─┘                     address's own link, read from `first_hop`
+//! ```
+//!
+//! Only two entries differ from the address's own column, and neither is read from the table:
+//! at the anchor (the root, which leaves by the address's link) and at the owner (which gets
+//! its own packets before routing and asks for no route). A dumbbell with 10,000 host pairs
+//! computes two Dijkstras instead of 20,000 and keeps 2 x 20,002 entries instead of 20,000 x
+//! 20,002 (1.6 GB). An address an explicit route overrides keeps a column of its own, since the
+//! override is written into it.
+//!
+//! A fat-tree of k = 16 has 1,024 host addresses among 6,144, behind 128 edge switches: the
+//! build computes 128 columns, and no packet is routed differently.
 //!
 //! Shortest-path trees have no loops, but an explicit route can point back the way a packet
 //! came:
@@ -57,7 +76,8 @@ use crate::scenario::{NodeKind, RouteMetric, Spec};
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// `Routes::column` of an address whose routes are not computed yet.
+/// `Routes::column` of an address whose routes are not computed yet (and `Routes::tree` of a
+/// node whose tree is not).
 const NOT_COMPUTED: u32 = u32::MAX;
 
 pub struct Node {
@@ -108,8 +128,15 @@ pub struct Network {
 /// computed or stored.
 struct Routes {
     n_nodes: usize,
-    /// `column[addr]`: the index of the address's column in `table`, or [`NOT_COMPUTED`].
+    /// `column[addr]`: the index of the address's column in `table`, or [`NOT_COMPUTED`]; for a
+    /// host's address, its anchor's tree (module docs, "Hosts' addresses share columns").
     column: Vec<u32>,
+    /// `tree[node]`: the index in `table` of the column towards `node` as an anchor, or
+    /// [`NOT_COMPUTED`].
+    tree: Vec<u32>,
+    /// Per address: whether it reads its anchor's tree (a host's address no explicit route
+    /// overrides) rather than a column of its own.
+    shares_tree: Vec<bool>,
     /// The computed columns, `n_nodes` entries each: `table[col * n_nodes + node]`.
     table: Vec<u32>,
     graph: RouteGraph,
@@ -214,8 +241,18 @@ impl Network {
             chans,
             routes,
         };
+        // An explicit route's `to` node: its addresses get columns of their own, since the
+        // overrides are written into them below (a shared tree would carry them to every host
+        // behind the same anchor).
+        for r in &spec.routing.routes {
+            if let Some(to) = node_id(&r.to) {
+                for &addr in &net.nodes[to as usize].ifaces {
+                    net.routes.shares_tree[addr as usize] = false;
+                }
+            }
+        }
         // The columns computed now: every host's addresses, and every address of an explicit
-        // route's `to` node (its overrides are written into them below).
+        // route's `to` node.
         let mut eager: Vec<bool> = net.nodes.iter().map(|n| n.kind == NodeKind::Host).collect();
         for r in &spec.routing.routes {
             if let Some(to) = node_id(&r.to) {
@@ -253,13 +290,25 @@ impl Network {
 
     /// The interface `node` leaves by towards address `addr`, or [`NO_ROUTE`]; the address's
     /// routes are computed now if nothing asked for them before (the forwarding lookup).
+    ///
+    /// `node` is not `addr`'s owner: a node takes its own packets before it routes (the engine's
+    /// `route`), and the owner's entry in a shared tree is another host's answer ([`Routes`]).
     #[inline]
     pub fn next_hop(&mut self, node: u32, addr: u32) -> u32 {
+        debug_assert_ne!(
+            self.ifaces[addr as usize].node, node,
+            "the owner asks no route"
+        );
         let col = self.routes.column[addr as usize];
         if col == NOT_COMPUTED {
             return self.next_hop_first(node, addr);
         }
-        self.routes.table[col as usize * self.routes.n_nodes + node as usize]
+        let hop = self.routes.table[col as usize * self.routes.n_nodes + node as usize];
+        if hop == NO_ROUTE {
+            // No route, or the anchor of a shared tree (its root).
+            return self.routes.at_anchor(node, addr);
+        }
+        hop
     }
 
     /// [`Network::next_hop`] for an address no packet was routed to yet.
@@ -267,27 +316,47 @@ impl Network {
     #[inline(never)]
     fn next_hop_first(&mut self, node: u32, addr: u32) -> u32 {
         let at = self.routes.compute(addr);
-        self.routes.table[at + node as usize]
-    }
-
-    /// [`Network::next_hop`] without storing anything: a column not computed yet is computed
-    /// for this one answer (the build's checks read only columns it computed).
-    pub fn route(&self, node: u32, addr: u32) -> u32 {
-        let col = self.routes.column[addr as usize];
-        if col != NOT_COMPUTED {
-            return self.routes.table[col as usize * self.routes.n_nodes + node as usize];
+        match self.routes.table[at + node as usize] {
+            NO_ROUTE => self.routes.at_anchor(node, addr),
+            hop => hop,
         }
-        let mut out = vec![NO_ROUTE; self.routes.n_nodes];
-        let mut dist = vec![(u64::MAX, u32::MAX); self.routes.n_nodes];
-        let mut heap = BinaryHeap::new();
-        self.routes
-            .graph
-            .column(addr, &mut out, &mut dist, &mut heap);
-        out[node as usize]
     }
 
-    /// Destination addresses whose routes are computed and stored so far.
-    pub fn routed_addresses(&self) -> usize {
+    /// [`Network::next_hop`] without storing anything, for any node (the owner of `addr` has
+    /// no route to it): a column not computed yet is computed for this one answer (the build's
+    /// checks read only columns it computed).
+    pub fn route(&self, node: u32, addr: u32) -> u32 {
+        let routes = &self.routes;
+        let shares = routes.shares_tree[addr as usize];
+        let hop = routes.graph.first_hop[addr as usize];
+        if shares && node == hop.owner {
+            return NO_ROUTE;
+        }
+        let col = routes.column[addr as usize];
+        let found = if col != NOT_COMPUTED {
+            routes.table[col as usize * routes.n_nodes + node as usize]
+        } else {
+            let mut out = vec![NO_ROUTE; routes.n_nodes];
+            let mut dist = vec![(u64::MAX, u32::MAX); routes.n_nodes];
+            let mut heap = BinaryHeap::new();
+            if shares {
+                routes
+                    .graph
+                    .tree(hop.neighbour, &mut out, &mut dist, &mut heap);
+            } else {
+                routes.graph.column(addr, &mut out, &mut dist, &mut heap);
+            }
+            out[node as usize]
+        };
+        if found == NO_ROUTE {
+            return routes.at_anchor(node, addr);
+        }
+        found
+    }
+
+    /// Columns of routes computed and stored so far (a column per address a packet or the
+    /// build asked for, shared by the hosts' addresses behind one anchor).
+    pub fn route_columns(&self) -> usize {
         self.routes.table.len() / self.routes.n_nodes.max(1)
     }
 
@@ -385,14 +454,17 @@ impl Routes {
                 }
             })
             .collect();
+        let forwards: Vec<bool> = nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         Routes {
             n_nodes,
             column: vec![NOT_COMPUTED; ifaces.len()],
+            tree: vec![NOT_COMPUTED; n_nodes],
+            shares_tree: ifaces.iter().map(|i| !forwards[i.node as usize]).collect(),
             table: Vec::new(),
             graph: RouteGraph {
                 edge_start,
                 edges,
-                forwards: nodes.iter().map(|n| n.kind == NodeKind::Router).collect(),
+                forwards,
                 first_hop,
             },
             dist: vec![(u64::MAX, u32::MAX); n_nodes],
@@ -401,17 +473,51 @@ impl Routes {
     }
 
     /// The column of `addr`, computed and stored if it is not yet: where it starts in `table`.
+    /// A host's address reads its anchor's tree, computed the first time one of the hosts
+    /// behind that anchor needs it.
     fn compute(&mut self, addr: u32) -> usize {
         let col = self.column[addr as usize];
         if col != NOT_COMPUTED {
             return col as usize * self.n_nodes;
         }
-        let at = self.table.len();
-        self.column[addr as usize] = (at / self.n_nodes.max(1)) as u32;
-        self.table.resize(at + self.n_nodes, NO_ROUTE);
-        let out = &mut self.table[at..];
-        self.graph.column(addr, out, &mut self.dist, &mut self.heap);
+        let at = if self.shares_tree[addr as usize] {
+            let anchor = self.graph.first_hop[addr as usize].neighbour as usize;
+            if self.tree[anchor] == NOT_COMPUTED {
+                let at = self.new_column();
+                self.tree[anchor] = (at / self.n_nodes) as u32;
+                let out = &mut self.table[at..];
+                self.graph
+                    .tree(anchor as u32, out, &mut self.dist, &mut self.heap);
+            }
+            self.tree[anchor] as usize * self.n_nodes
+        } else {
+            let at = self.new_column();
+            let out = &mut self.table[at..];
+            self.graph.column(addr, out, &mut self.dist, &mut self.heap);
+            at
+        };
+        self.column[addr as usize] = (at / self.n_nodes) as u32;
         at
+    }
+
+    /// A column of [`NO_ROUTE`] at the end of `table`: where it starts.
+    fn new_column(&mut self) -> usize {
+        let at = self.table.len();
+        self.table.resize(at + self.n_nodes, NO_ROUTE);
+        at
+    }
+
+    /// The answer where a column says [`NO_ROUTE`]: at the anchor of a host's address, the
+    /// address's own link (the tree's root has no entry); anywhere else, no route.
+    #[cold]
+    #[inline(never)]
+    fn at_anchor(&self, node: u32, addr: u32) -> u32 {
+        let hop = self.graph.first_hop[addr as usize];
+        if self.shares_tree[addr as usize] && node == hop.neighbour {
+            hop.via
+        } else {
+            NO_ROUTE
+        }
     }
 }
 
@@ -437,6 +543,35 @@ impl RouteGraph {
         out[hop.neighbour as usize] = hop.via;
         heap.clear();
         heap.push(Reverse((first.0, first.1, hop.neighbour)));
+        self.grow(out, dist, heap);
+    }
+
+    /// The shortest-path tree towards node `root` (left [`NO_ROUTE`] at the root): what the
+    /// column of a host's address behind `root` holds everywhere but at the root and the host
+    /// (module docs). The same Dijkstra as [`RouteGraph::column`], every cost less the first
+    /// link's, so it visits the nodes in the same order and breaks the same ties.
+    fn tree(
+        &self,
+        root: u32,
+        out: &mut [u32],
+        dist: &mut [(u64, u32)],
+        heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
+    ) {
+        dist.iter_mut().for_each(|d| *d = (u64::MAX, u32::MAX));
+        dist[root as usize] = (0, 0);
+        heap.clear();
+        heap.push(Reverse((0, 0, root)));
+        self.grow(out, dist, heap);
+    }
+
+    /// Dijkstra from what `heap` holds: `out[y]` becomes the interface y leaves by on its
+    /// shortest path, cost then hop count, ties to the edge met first.
+    fn grow(
+        &self,
+        out: &mut [u32],
+        dist: &mut [(u64, u32)],
+        heap: &mut BinaryHeap<Reverse<(u64, u32, u32)>>,
+    ) {
         while let Some(Reverse((c, h, x))) = heap.pop() {
             if (c, h) > dist[x as usize] {
                 continue;
@@ -527,14 +662,17 @@ mod tests {
                     expected,
                     "node {p} to {addr}"
                 );
-                assert_eq!(
-                    net.next_hop(p as u32, addr as u32),
-                    expected,
-                    "node {p} to address {addr} (on node {owner})"
-                );
+                if p != owner {
+                    assert_eq!(
+                        net.next_hop(p as u32, addr as u32),
+                        expected,
+                        "node {p} to address {addr} (on node {owner})"
+                    );
+                }
             }
         }
-        assert_eq!(net.routed_addresses(), n_addrs);
+        // 80 routers' addresses, and the two hosts' trees (rooted at r0 and r39).
+        assert_eq!(net.route_columns(), n_addrs);
     }
 
     /// The build computes the routes to the hosts' addresses only (the two ends of the chain:
@@ -543,18 +681,185 @@ mod tests {
     #[test]
     fn the_build_stores_routes_to_host_addresses_and_computes_the_rest_on_first_use() {
         let mut net = chain(40);
-        assert_eq!(net.routed_addresses(), 2);
+        assert_eq!(net.route_columns(), 2);
         // Address 3 is r1's end of link 1 (r0 - r1): reached from ha (node 0) over link 0's a
         // end and from r0 (node 1) over link 1's.
         assert_eq!(net.route(0, 3), 0);
-        assert_eq!(
-            net.routed_addresses(),
-            2,
-            "a read-only lookup stores nothing"
-        );
+        assert_eq!(net.route_columns(), 2, "a read-only lookup stores nothing");
         assert_eq!(net.next_hop(0, 3), 0);
-        assert_eq!(net.routed_addresses(), 3);
+        assert_eq!(net.route_columns(), 3);
         assert_eq!(net.next_hop(1, 3), 2);
-        assert_eq!(net.routed_addresses(), 3, "the column is computed once");
+        assert_eq!(net.route_columns(), 3, "the column is computed once");
+    }
+
+    fn load(text: &str) -> Network {
+        let loaded = load_scenario(text, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        Network::build(&loaded.spec)
+    }
+
+    /// Address `addr`'s own column, as the build computed it before hosts shared trees: the
+    /// reference the shared answers must equal.
+    fn own_column(net: &Network, addr: u32) -> Vec<u32> {
+        let n = net.nodes.len();
+        let mut out = vec![NO_ROUTE; n];
+        let mut dist = vec![(u64::MAX, u32::MAX); n];
+        let mut heap = BinaryHeap::new();
+        net.routes
+            .graph
+            .column(addr, &mut out, &mut dist, &mut heap);
+        out
+    }
+
+    /// A mesh of 12 routers joined at pseudo-random (a fixed LCG), with 30 hosts, every third
+    /// of them on two routers (multihomed), delays drawn from four values so that the delay
+    /// metric meets ties; `metric` is "hops" or "delay".
+    fn mesh(metric: &str) -> String {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        let mut text = format!("duration = \"1s\"\n[routing]\nmetric = \"{metric}\"\n[nodes]\n");
+        for i in 0..12 {
+            text += &format!("r{i} = \"router\"\n");
+        }
+        for i in 0..30 {
+            text += &format!("h{i} = \"host\"\n");
+        }
+        let mut link = 0;
+        let mut add = |text: &mut String, a: &str, b: &str, delay_ms: u64| {
+            *text += &format!(
+                "[links.l{link}]\na = \"{a}\"\nb = \"{b}\"\nrate = \"1Mbps\"\ndelay = \"{delay_ms}ms\"\n"
+            );
+            link += 1;
+        };
+        // A ring keeps the mesh connected; 14 chords add alternative paths, some parallel.
+        for i in 0..12 {
+            add(
+                &mut text,
+                &format!("r{i}"),
+                &format!("r{}", (i + 1) % 12),
+                1 + next(4),
+            );
+        }
+        for _ in 0..14 {
+            let (a, b) = (next(12), next(12));
+            if a != b {
+                add(&mut text, &format!("r{a}"), &format!("r{b}"), 1 + next(4));
+            }
+        }
+        for h in 0..30u64 {
+            add(
+                &mut text,
+                &format!("h{h}"),
+                &format!("r{}", next(12)),
+                1 + next(4),
+            );
+            if h % 3 == 0 {
+                add(
+                    &mut text,
+                    &format!("h{h}"),
+                    &format!("r{}", next(12)),
+                    1 + next(4),
+                );
+            }
+        }
+        text += "[flows.f]\ntype = \"cbr\"\nsrc = \"h0\"\ndst = \"h1\"\nrate = \"1Mbps\"\n";
+        text
+    }
+
+    /// Hosts' addresses read their anchor's tree (module docs); every node but the owner must
+    /// get the answer the address's own Dijkstra gives, in hop and delay metrics, multihomed
+    /// hosts and parallel links included, through `next_hop` and `route` alike. A tree rooted
+    /// wrongly, a tie broken otherwise or a wrong answer at the anchor shows here.
+    #[test]
+    fn a_hosts_address_is_routed_as_its_own_dijkstra_would_route_it() {
+        for metric in ["hops", "delay"] {
+            let mut net = load(&mesh(metric));
+            let host_addrs: Vec<u32> = (0..net.ifaces.len() as u32)
+                .filter(|&a| net.nodes[net.ifaces[a as usize].node as usize].kind == NodeKind::Host)
+                .collect();
+            assert_eq!(host_addrs.len(), 40);
+            let mut reached = 0;
+            for &addr in &host_addrs {
+                let reference = own_column(&net, addr);
+                let owner = net.ifaces[addr as usize].node;
+                for node in 0..net.nodes.len() as u32 {
+                    let want = reference[node as usize];
+                    assert_eq!(
+                        net.route(node, addr),
+                        want,
+                        "{metric}: node {node} to {addr}"
+                    );
+                    if node != owner {
+                        assert_eq!(net.next_hop(node, addr), want, "{metric}: {node} to {addr}");
+                        reached += usize::from(want != NO_ROUTE);
+                    }
+                }
+            }
+            // Every router and every host reaches every other host's address.
+            assert!(reached > 40 * 40, "{metric}: only {reached} routes");
+            // One tree per router with hosts behind it, at most 12 columns for 40 addresses.
+            assert!(net.route_columns() <= 12, "{}", net.route_columns());
+        }
+    }
+
+    /// The hosts behind one router share its tree: a dumbbell with 500 host pairs stores two
+    /// columns (one per router), not 1,000 (the 10,000-host build of issue 33 kept 20,000
+    /// columns of 20,002 entries).
+    #[test]
+    fn hosts_behind_one_router_share_one_column() {
+        let mut text =
+            String::from("duration = \"1s\"\n[nodes]\nr1 = \"router\"\nr2 = \"router\"\n");
+        for i in 0..500 {
+            text += &format!("s{i} = \"host\"\nd{i} = \"host\"\n");
+        }
+        text += "[links.bn]\na = \"r1\"\nb = \"r2\"\nrate = \"1Gbps\"\ndelay = \"10ms\"\n";
+        for i in 0..500 {
+            text += &format!(
+                "[links.s{i}]\na = \"s{i}\"\nb = \"r1\"\nrate = \"1Gbps\"\ndelay = \"1ms\"\n\
+                 [links.d{i}]\na = \"d{i}\"\nb = \"r2\"\nrate = \"1Gbps\"\ndelay = \"1ms\"\n"
+            );
+        }
+        text += "[flows.f]\ntype = \"cbr\"\nsrc = \"s0\"\ndst = \"d0\"\nrate = \"1Mbps\"\n";
+        let mut net = load(&text);
+        assert_eq!(net.route_columns(), 2);
+        // d7's address is the b end of link d7 (interface 2 + 2 * (2 * 7 + 1) + 1): r2 leaves
+        // by d7's link, r1 by the bottleneck, s3 by its own link.
+        let d7 = net.nodes[net.nodes.iter().position(|n| n.name == "d7").unwrap()].ifaces[0];
+        let r1 = 0;
+        let r2 = 1;
+        assert_eq!(net.next_hop(r2, d7), d7 ^ 1);
+        assert_eq!(net.next_hop(r1, d7), 0, "r1's end of the bottleneck");
+        assert_eq!(net.route_columns(), 2);
+    }
+
+    /// An explicit route to a host writes into a column of the host's own: the host beside it
+    /// behind the same router keeps the computed route.
+    #[test]
+    fn an_explicit_route_to_a_host_moves_that_host_only() {
+        let text = "duration = \"1s\"\n\
+            [nodes]\nr1 = \"router\"\nr2 = \"router\"\nr3 = \"router\"\n\
+            s = \"host\"\nd0 = \"host\"\nd1 = \"host\"\n\
+            [links.direct]\na = \"r1\"\nb = \"r2\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [links.via_r3]\na = \"r1\"\nb = \"r3\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [links.r3_r2]\na = \"r3\"\nb = \"r2\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [links.s]\na = \"s\"\nb = \"r1\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [links.d0]\na = \"d0\"\nb = \"r2\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [links.d1]\na = \"d1\"\nb = \"r2\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+            [routing]\nroutes = [{ at = \"r1\", to = \"d0\", via = \"via_r3\" }]\n\
+            [flows.f]\ntype = \"cbr\"\nsrc = \"s\"\ndst = \"d0\"\nrate = \"1Mbps\"\n";
+        let mut net = load(text);
+        let id = |name: &str| net.nodes.iter().position(|n| n.name == name).unwrap() as u32;
+        let (r1, d0, d1) = (id("r1"), id("d0"), id("d1"));
+        let d0_addr = net.nodes[d0 as usize].ifaces[0];
+        let d1_addr = net.nodes[d1 as usize].ifaces[0];
+        let via_r3 = net.iface_on_link(r1, "via_r3").unwrap();
+        let direct = net.iface_on_link(r1, "direct").unwrap();
+        assert_eq!(net.next_hop(r1, d0_addr), via_r3);
+        assert_eq!(net.next_hop(r1, d1_addr), direct);
+        assert_eq!(net.route(r1, d1_addr), direct);
     }
 }
