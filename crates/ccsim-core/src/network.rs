@@ -39,12 +39,13 @@
 //! ```text
 //!   s0 ─┐                     column of r1's tree: at r2 -> the bottleneck, at s1 -> s1's link,
 //!   s1 ─┼─ r1 ══════ r2 ...   at r1 itself nothing (the root): the answer there is the
-//!   s2 ─┘                     address's own link, read from `first_hop`
+//!   s2 ─┘                     address's own link, kept with the address
 //! ```
 //!
 //! Only two entries differ from the address's own column, and neither is read from the table:
-//! at the anchor (the root, which leaves by the address's link) and at the owner (which gets
-//! its own packets before routing and asks for no route). A dumbbell with 10,000 host pairs
+//! at the anchor (the root, which leaves by the address's link: kept beside the address's
+//! column index, so the router that delivers to a host reads no column at all) and at the
+//! owner (which gets its own packets before routing and asks for no route). A dumbbell with 10,000 host pairs
 //! computes two Dijkstras instead of 20,000 and keeps 2 x 20,002 entries instead of 20,000 x
 //! 20,002 (1.6 GB). An address an explicit route overrides keeps a column of its own, since the
 //! override is written into it.
@@ -128,15 +129,11 @@ pub struct Network {
 /// computed or stored.
 struct Routes {
     n_nodes: usize,
-    /// `column[addr]`: the index of the address's column in `table`, or [`NOT_COMPUTED`]; for a
-    /// host's address, its anchor's tree (module docs, "Hosts' addresses share columns").
-    column: Vec<u32>,
+    /// Per address: its column, and its anchor with the anchor's answer.
+    by_addr: Vec<AddrRoutes>,
     /// `tree[node]`: the index in `table` of the column towards `node` as an anchor, or
     /// [`NOT_COMPUTED`].
     tree: Vec<u32>,
-    /// Per address: whether it reads its anchor's tree (a host's address no explicit route
-    /// overrides) rather than a column of its own.
-    shares_tree: Vec<bool>,
     /// The computed columns, `n_nodes` entries each: `table[col * n_nodes + node]`.
     table: Vec<u32>,
     graph: RouteGraph,
@@ -144,6 +141,25 @@ struct Routes {
     dist: Vec<(u64, u32)>,
     heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
 }
+
+/// What the forwarding lookup reads first for a destination address, in one place (12 bytes).
+#[derive(Clone, Copy)]
+struct AddrRoutes {
+    /// The index of the address's column in `table`, or [`NOT_COMPUTED`]; for a host's
+    /// address, its anchor's tree (module docs, "Hosts' addresses share columns").
+    column: u32,
+    /// For an address that reads its anchor's tree (a host's, unless an explicit route
+    /// overrides it): the anchor, the node across the address's link; else [`NO_NODE`].
+    anchor: u32,
+    /// The interface the anchor leaves by towards the address (its end of the link).
+    via: u32,
+}
+
+// Read on every forwarding decision: kept to 12 bytes so that five share a cache line.
+const _: () = assert!(std::mem::size_of::<AddrRoutes>() == 12);
+
+/// `AddrRoutes::anchor` of an address with a column of its own.
+const NO_NODE: u32 = u32::MAX;
 
 /// The graph as Dijkstra reads it, in flat arrays: a node's edges are
 /// `edges[edge_start[x]..edge_start[x + 1]]`, in the order of its interfaces (the order decides
@@ -247,7 +263,7 @@ impl Network {
         for r in &spec.routing.routes {
             if let Some(to) = node_id(&r.to) {
                 for &addr in &net.nodes[to as usize].ifaces {
-                    net.routes.shares_tree[addr as usize] = false;
+                    net.routes.by_addr[addr as usize].anchor = NO_NODE;
                 }
             }
         }
@@ -299,16 +315,14 @@ impl Network {
             self.ifaces[addr as usize].node, node,
             "the owner asks no route"
         );
-        let col = self.routes.column[addr as usize];
-        if col == NOT_COMPUTED {
+        let r = self.routes.by_addr[addr as usize];
+        if node == r.anchor {
+            return r.via; // the access router delivers to its host: no column to read
+        }
+        if r.column == NOT_COMPUTED {
             return self.next_hop_first(node, addr);
         }
-        let hop = self.routes.table[col as usize * self.routes.n_nodes + node as usize];
-        if hop == NO_ROUTE {
-            // No route, or the anchor of a shared tree (its root).
-            return self.routes.at_anchor(node, addr);
-        }
-        hop
+        self.routes.table[r.column as usize * self.routes.n_nodes + node as usize]
     }
 
     /// [`Network::next_hop`] for an address no packet was routed to yet.
@@ -316,10 +330,7 @@ impl Network {
     #[inline(never)]
     fn next_hop_first(&mut self, node: u32, addr: u32) -> u32 {
         let at = self.routes.compute(addr);
-        match self.routes.table[at + node as usize] {
-            NO_ROUTE => self.routes.at_anchor(node, addr),
-            hop => hop,
-        }
+        self.routes.table[at + node as usize]
     }
 
     /// [`Network::next_hop`] without storing anything, for any node (the owner of `addr` has
@@ -327,31 +338,25 @@ impl Network {
     /// checks read only columns it computed).
     pub fn route(&self, node: u32, addr: u32) -> u32 {
         let routes = &self.routes;
-        let shares = routes.shares_tree[addr as usize];
-        let hop = routes.graph.first_hop[addr as usize];
-        if shares && node == hop.owner {
+        let r = routes.by_addr[addr as usize];
+        if node == self.ifaces[addr as usize].node {
             return NO_ROUTE;
         }
-        let col = routes.column[addr as usize];
-        let found = if col != NOT_COMPUTED {
-            routes.table[col as usize * routes.n_nodes + node as usize]
-        } else {
-            let mut out = vec![NO_ROUTE; routes.n_nodes];
-            let mut dist = vec![(u64::MAX, u32::MAX); routes.n_nodes];
-            let mut heap = BinaryHeap::new();
-            if shares {
-                routes
-                    .graph
-                    .tree(hop.neighbour, &mut out, &mut dist, &mut heap);
-            } else {
-                routes.graph.column(addr, &mut out, &mut dist, &mut heap);
-            }
-            out[node as usize]
-        };
-        if found == NO_ROUTE {
-            return routes.at_anchor(node, addr);
+        if node == r.anchor {
+            return r.via;
         }
-        found
+        if r.column != NOT_COMPUTED {
+            return routes.table[r.column as usize * routes.n_nodes + node as usize];
+        }
+        let mut out = vec![NO_ROUTE; routes.n_nodes];
+        let mut dist = vec![(u64::MAX, u32::MAX); routes.n_nodes];
+        let mut heap = BinaryHeap::new();
+        if r.anchor != NO_NODE {
+            routes.graph.tree(r.anchor, &mut out, &mut dist, &mut heap);
+        } else {
+            routes.graph.column(addr, &mut out, &mut dist, &mut heap);
+        }
+        out[node as usize]
     }
 
     /// Columns of routes computed and stored so far (a column per address a packet or the
@@ -442,7 +447,7 @@ impl Routes {
             }
         }
         edge_start.push(edges.len());
-        let first_hop = (0..ifaces.len() as u32)
+        let first_hop: Vec<FirstHop> = (0..ifaces.len() as u32)
             .map(|addr| {
                 // The neighbour across this interface's link forwards to `addr` over that link.
                 let in_chan = &chans[ifaces[addr as usize].in_chan as usize];
@@ -457,9 +462,19 @@ impl Routes {
         let forwards: Vec<bool> = nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         Routes {
             n_nodes,
-            column: vec![NOT_COMPUTED; ifaces.len()],
+            by_addr: first_hop
+                .iter()
+                .map(|hop| AddrRoutes {
+                    column: NOT_COMPUTED,
+                    anchor: if forwards[hop.owner as usize] {
+                        NO_NODE
+                    } else {
+                        hop.neighbour
+                    },
+                    via: hop.via,
+                })
+                .collect(),
             tree: vec![NOT_COMPUTED; n_nodes],
-            shares_tree: ifaces.iter().map(|i| !forwards[i.node as usize]).collect(),
             table: Vec::new(),
             graph: RouteGraph {
                 edge_start,
@@ -476,12 +491,12 @@ impl Routes {
     /// A host's address reads its anchor's tree, computed the first time one of the hosts
     /// behind that anchor needs it.
     fn compute(&mut self, addr: u32) -> usize {
-        let col = self.column[addr as usize];
-        if col != NOT_COMPUTED {
-            return col as usize * self.n_nodes;
+        let r = self.by_addr[addr as usize];
+        if r.column != NOT_COMPUTED {
+            return r.column as usize * self.n_nodes;
         }
-        let at = if self.shares_tree[addr as usize] {
-            let anchor = self.graph.first_hop[addr as usize].neighbour as usize;
+        let at = if r.anchor != NO_NODE {
+            let anchor = r.anchor as usize;
             if self.tree[anchor] == NOT_COMPUTED {
                 let at = self.new_column();
                 self.tree[anchor] = (at / self.n_nodes) as u32;
@@ -496,7 +511,7 @@ impl Routes {
             self.graph.column(addr, out, &mut self.dist, &mut self.heap);
             at
         };
-        self.column[addr as usize] = (at / self.n_nodes) as u32;
+        self.by_addr[addr as usize].column = (at / self.n_nodes) as u32;
         at
     }
 
@@ -505,19 +520,6 @@ impl Routes {
         let at = self.table.len();
         self.table.resize(at + self.n_nodes, NO_ROUTE);
         at
-    }
-
-    /// The answer where a column says [`NO_ROUTE`]: at the anchor of a host's address, the
-    /// address's own link (the tree's root has no entry); anywhere else, no route.
-    #[cold]
-    #[inline(never)]
-    fn at_anchor(&self, node: u32, addr: u32) -> u32 {
-        let hop = self.graph.first_hop[addr as usize];
-        if self.shares_tree[addr as usize] && node == hop.neighbour {
-            hop.via
-        } else {
-            NO_ROUTE
-        }
     }
 }
 
