@@ -823,6 +823,26 @@ def test_ccsim_explore_on_an_empty_host_says_it_is_empty(
 
 
 @pytest.mark.usefixtures("never_serves")
+@pytest.mark.parametrize(
+    ("host", "advice"),
+    [("[::1]", "--host ::1"), ("[::1]:8000", "--host ::1 --port 8000"),
+     ("http://127.0.0.1:8000/", "--host 127.0.0.1 --port 8000"),
+     ("http://[::1]/", "--host ::1")],
+)  # fmt: skip
+def test_ccsim_explore_on_a_host_copied_from_a_url_says_what_to_give(
+    host: str, advice: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 5's leftover: `--host [::1]` (brackets copied from a URL) said "--host [::1]: not
+    # an address to listen on (Name or service not known)", and a whole URL the same.
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", host, "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: --host {host}: "), err
+    assert f"give {advice}" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

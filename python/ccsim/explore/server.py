@@ -335,6 +335,9 @@ def listen(host: str, port: int) -> socket.socket:
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except socket.gaierror as e:
+        advice = _from_url(host)
+        if advice is not None:
+            raise ValueError(f"--host {host}: {advice}") from None
         raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
     except UnicodeError as e:  # a label over 63 characters, which the IDNA codec refuses
         raise ValueError(f"--host {brief(host)}: not an address to listen on ({e})") from None
@@ -355,6 +358,31 @@ def listen(host: str, port: int) -> socket.socket:
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
     return sock
+
+
+def _from_url(host: str) -> str | None:
+    """What to give instead of a ``--host`` copied from a URL (``[::1]``, ``[::1]:8000``,
+    ``http://127.0.0.1:8000/``), or None when it is no such thing. The brackets around an IPv6
+    address belong to a URL (RFC 3986 §3.2.2), where they set it apart from the port; the
+    system reads the address without them."""
+    from urllib.parse import urlsplit
+
+    text = host.strip()
+    if "://" in text:
+        what = "a URL, not an address"
+    elif text.startswith("["):
+        what = "the brackets belong in a URL"
+        text = "//" + text
+    else:
+        return None
+    try:
+        parts = urlsplit(text)
+        address, port = parts.hostname, parts.port
+    except ValueError:  # an unclosed bracket, a port that is no number
+        return None
+    if not address:
+        return None
+    return f"{what}; give --host {address}" + (f" --port {port}" if port else "")
 
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
