@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import MAX_RUNS, NotAFile, Scenario, check_regular, read_text, run, seed_problem
-from ccsim.staging import dangling, os_error_text, staged_output
+from ccsim.staging import dangling, not_a_folder, os_error_text, staged_output
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -159,6 +159,9 @@ def check_output_folder(
     link = dangling(out)
     if link is not None:
         raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
+    blocked = not_a_folder(out)
+    if blocked is not None:
+        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     try:
         where = out
         if not create and not out.exists():
@@ -475,6 +478,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    # Refused before the pages are built (the folder's parent is made then): a file in its
+    # way said "<file>: file exists".
+    option = "--out" if args.out is not None else "the site's folder"
+    check_output_folder(args.out or results / "site", [], [], option=option, create=False)
     # A damaged reproduction is left out with a line naming its file; the rest are built.
     site = build_site(results, args.out, warn=_warning)
     _say(f"site: {site}")

@@ -852,7 +852,8 @@ def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
     a_file.write_text("not a folder")
     assert main(["explore", "--port", str(free_port()), "--results", str(a_file)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"ccsim: error: --results {a_file}: cannot write there")
+    assert err == (f"ccsim: error: --results {a_file}: {a_file} is a file, not a folder; move "
+                   "it away or name another folder\n")  # fmt: skip
 
 
 def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
