@@ -382,7 +382,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from ccsim import sweep
 
     cluster = _cluster(args)
-    text = read_text(args.file)
+    text = Scenario.from_toml(args.file).to_toml()  # a file that is no TOML is named
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, range(1, args.seeds + 1))
     out: Path = args.out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,35 @@ def test_a_scenario_file_that_is_not_utf8_is_named_in_the_error(
         assert f"{bad}: not UTF-8 text (byte 0xe9" in line
     with pytest.raises(ccsim.ScenarioError, match=r"latin1\.toml: not UTF-8"):
         ccsim.Scenario.from_toml(bad)
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [(b'{"duration": "1s"}\n', "TOML syntax error at line 1, column 1"),
+     (b"\x00\x01\x02PK\x03\x04", "TOML syntax error at line 1, column 1"),
+     (b"\x89PNG\r\n\x1a\n", "not UTF-8 text (byte 0x89 at offset 0)"),
+     (None, "is a directory")],
+)  # fmt: skip
+def test_a_scenario_file_that_is_not_toml_is_named_in_the_error(
+    content: bytes | None, error: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    # Campaign 5's leftover: `ccsim validate x.json` (or a binary file whose bytes are UTF-8)
+    # said "TOML syntax error at line 1, column 1: invalid key", naming no file.
+    ran = []
+    monkeypatch.setattr(cli, "run", lambda *a, **k: ran.append(a))
+    bad = tmp_path / "not-a-scenario"
+    if content is None:
+        bad.mkdir()
+    else:
+        bad.write_bytes(content)
+    for command in (["validate", str(bad)], ["run", str(bad), "--out", str(tmp_path / "o")],
+                    ["sweep", str(bad), "--out", str(tmp_path / "o")]):  # fmt: skip
+        assert main(command) == 1
+        assert one_error_line(capsys).startswith(f"ccsim: error: {bad}: {error}")
+    assert ran == [] and not (tmp_path / "o").exists()
+    if content is not None:
+        with pytest.raises(ccsim.ScenarioError, match=f"not-a-scenario: {re.escape(error)}"):
+            ccsim.Scenario.from_toml(bad)
 
 
 def test_run_refuses_an_output_folder_where_it_would_overwrite_the_input(
