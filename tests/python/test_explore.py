@@ -8,6 +8,7 @@ import json
 import logging
 import math
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -56,6 +57,7 @@ class Server:
             job.cancelled = True
         self.server.should_exit = True
         self.thread.join(10)
+        self.app.state.engine.close()
 
     def post(self, path: str, body: Any, host: str | None = None) -> tuple[int, Any]:
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
@@ -1154,3 +1156,38 @@ def test_a_port_in_use_on_an_ipv6_address_is_said_with_the_address_in_brackets(
     assert capsys.readouterr().err.startswith(
         f"ccsim: error: --port {port}: [::1]:{port} is in use (another ccsim explore?)"
     )
+
+
+#: ``ccsim explore`` run as a user runs it, except that the server is sent the signals named on
+#: the command line's first word (SIGINT,SIGINT: Ctrl-C twice) as its main loop starts: signals
+#: at a point of uvicorn's serving, whatever the machine's speed.
+SIGNALLED_EXPLORE = """
+import os, signal, sys
+import uvicorn
+real = uvicorn.Server.main_loop
+async def signalled(self):
+    for name in sys.argv[1].split(","):
+        os.kill(os.getpid(), getattr(signal, name))
+    await real(self)
+uvicorn.Server.main_loop = signalled
+from ccsim.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("signals", "status"), [("SIGINT", 130), ("SIGINT,SIGINT", 130),
+                                                 ("SIGTERM", 143)])  # fmt: skip
+def test_ccsim_explore_stopped_by_two_quick_signals_says_one_line(
+    signals: str, status: int, tmp_path: Path
+) -> None:
+    # Campaign 6: Ctrl-C twice in quick succession made uvicorn skip the app's shutdown (its
+    # lifespan), whose task the exit then cancelled: 37 lines of "ERROR: Traceback ...
+    # asyncio.exceptions.CancelledError" above ccsim's own line.
+    proc = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_EXPLORE, signals, "explore", "--port",
+         str(free_port()), "--results", str(tmp_path / "results")],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    first = signals.split(",")[0]
+    assert proc.returncode == status, proc.stderr
+    assert proc.stderr == f"ccsim: interrupted by {first}; every finished run is in the store\n"

@@ -32,7 +32,6 @@ uvicorn runs with WebSockets off and without its log advice to install a WebSock
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import json
 import logging
@@ -130,10 +129,15 @@ _NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
 
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
-    advice to install a WebSocket library kept out of the log."""
+    advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
+    has nothing to start and ``serve`` stops its runs itself. Ctrl-C twice in quick succession
+    makes uvicorn skip the lifespan's shutdown, and the exit then cancelled its task: 37 lines
+    of "ERROR: Traceback ... CancelledError" above ccsim's own line."""
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, ws="none", lifespan="off"
+    )
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     return config
@@ -283,16 +287,8 @@ def create_app(
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
-        yield
-        # Shutting down (Ctrl-C): stop every run within one progress report, so the server's
-        # threads do not hold the process for the rest of a long run.
-        engine.close()
-
     hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
     app = Starlette(
-        lifespan=lifespan,
         routes=[
             Route("/", index),
             Route("/plotly.min.js", plotly),
@@ -409,7 +405,12 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
             "Ctrl-C stops)"
         )
-        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+        try:
+            uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+        finally:
+            # Stopped (Ctrl-C, SIGTERM): every run stops within one progress report, so the
+            # server's threads do not hold the process for the rest of a long run.
+            app.state.engine.close()
 
 
 def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
