@@ -493,7 +493,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # installed without them (pip's --no-deps), and installing it again brings them. So are
     # numpy and pandas, which the explorer's points are computed with: numpy missing was
     # "internal error (ImportError): Unable to import required dependency numpy" (pandas').
-    for module in ("numpy", "pandas", "starlette", "uvicorn"):
+    # And plotly, whose JavaScript the page draws with: missing, the explorer started, then
+    # answered the page's /plotly.min.js with 500 and a traceback, a page that drew nothing.
+    for module in ("numpy", "pandas", "plotly", "starlette", "uvicorn"):
         try:
             __import__(module)
         except ImportError:
