@@ -236,9 +236,17 @@ def _child_run(
         [sys.executable, "-c", _CHILD, str(path), *overrides], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
-    with proc.stdout:
-        out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    try:
+        with proc.stdout:
+            out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        # Interrupted (Ctrl-C; SIGINT or SIGTERM sent to ccsim alone): the case must not
+        # outlive the command. Left running, it finished its run and, its reader gone, died
+        # with a BrokenPipeError traceback on the terminal.
+        proc.kill()
+        proc.wait()
+        raise
     proc.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:

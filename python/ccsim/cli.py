@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import MAX_RUNS, NotAFile, Scenario, check_regular, read_text, run, seed_problem
-from ccsim.staging import dangling, os_error_text, staged_output
+from ccsim.staging import dangling, not_a_folder, os_error_text, staged_output
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -159,6 +159,9 @@ def check_output_folder(
     link = dangling(out)
     if link is not None:
         raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
+    blocked = not_a_folder(out)
+    if blocked is not None:
+        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     try:
         where = out
         if not create and not out.exists():
@@ -379,7 +382,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from ccsim import sweep
 
     cluster = _cluster(args)
-    text = read_text(args.file)
+    text = Scenario.from_toml(args.file).to_toml()  # a file that is no TOML is named
     params = [sweep.parse_param(p) for p in args.param]
     runs = sweep.plan_grid(text, args.set, params, range(1, args.seeds + 1))
     out: Path = args.out
@@ -475,6 +478,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    # Refused before the pages are built (the folder's parent is made then): a file in its
+    # way said "<file>: file exists".
+    option = "--out" if args.out is not None else "the site's folder"
+    check_output_folder(args.out or results / "site", [], [], option=option, create=False)
     # A damaged reproduction is left out with a line naming its file; the rest are built.
     site = build_site(results, args.out, warn=_warning)
     _say(f"site: {site}")
@@ -486,7 +493,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # installed without them (pip's --no-deps), and installing it again brings them. So are
     # numpy and pandas, which the explorer's points are computed with: numpy missing was
     # "internal error (ImportError): Unable to import required dependency numpy" (pandas').
-    for module in ("numpy", "pandas", "starlette", "uvicorn"):
+    # And plotly, whose JavaScript the page draws with: missing, the explorer started, then
+    # answered the page's /plotly.min.js with 500 and a traceback, a page that drew nothing.
+    for module in ("numpy", "pandas", "plotly", "starlette", "uvicorn"):
         try:
             __import__(module)
         except ImportError:

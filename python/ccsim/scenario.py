@@ -75,6 +75,19 @@ def _scenario_error(path: str, reason: str) -> _core.ScenarioError:
     return err
 
 
+def check_toml(text: str, source: str) -> None:
+    """A ScenarioError naming ``source`` (a file) when ``text`` is not TOML: the core's own
+    "TOML syntax error at line 1, column 1: invalid key" named no file, so `ccsim validate`
+    given a JSON file, or bytes that happen to be UTF-8, did not say which file was no
+    scenario. Only the syntax is checked: a scenario (or a plan's base scenario) may lack
+    what overrides later set."""
+    try:
+        _core.validate(text, [], None)
+    except _core.ScenarioError as e:
+        if str(e).startswith("TOML syntax error"):
+            raise _scenario_error("", f"{source}: {e}") from None
+
+
 def check_seed(seed: int | None) -> int | None:
     """``seed`` unchanged if it is None or a valid master seed; otherwise a ScenarioError on
     ``seed`` (the binding would raise a bare OverflowError, and would take ``True`` as 1)."""
@@ -273,7 +286,9 @@ class Scenario:
             The file, e.g. ``examples/dumbbell.toml``.
         """
         p = Path(path)
-        return cls(read_text(p), source=str(p))
+        text = read_text(p)
+        check_toml(text, str(p))
+        return cls(text, source=str(p))
 
     @classmethod
     def from_str(cls, text: str) -> Scenario:

@@ -118,6 +118,26 @@ def dangling(path: Path) -> str | None:
     return None
 
 
+def not_a_folder(path: Path) -> str | None:
+    """ "<folder> is a file, not a folder" (or a FIFO, a device...) for the first of ``path``'s
+    folders, from the root down to ``path`` itself, that exists and is not a folder; None when
+    there is none. Under a file nothing can be made: ``--out afile/sub`` was refused only in
+    the system's words, "cannot write there (File exists)", which do not say that ``afile`` is
+    a file."""
+    import stat
+
+    from ccsim.scenario import file_kind
+
+    for folder in [*reversed(path.parents), path]:
+        try:
+            mode = folder.stat().st_mode
+        except OSError:  # not there yet (made by the write), or not ours to look in
+            continue
+        if not stat.S_ISDIR(mode):
+            return f"{folder} {file_kind(mode)}, not a folder"
+    return None
+
+
 def os_error_text(e: OSError) -> str:
     """An OSError in the words of the rest of ccsim's errors: ``<path>: no such file`` rather
     than ``[Errno 2] No such file or directory: '<path>'``; one without a file as it is."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,35 @@ def test_a_scenario_file_that_is_not_utf8_is_named_in_the_error(
         ccsim.Scenario.from_toml(bad)
 
 
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [(b'{"duration": "1s"}\n', "TOML syntax error at line 1, column 1"),
+     (b"\x00\x01\x02PK\x03\x04", "TOML syntax error at line 1, column 1"),
+     (b"\x89PNG\r\n\x1a\n", "not UTF-8 text (byte 0x89 at offset 0)"),
+     (None, "is a directory")],
+)  # fmt: skip
+def test_a_scenario_file_that_is_not_toml_is_named_in_the_error(
+    content: bytes | None, error: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    # Campaign 5's leftover: `ccsim validate x.json` (or a binary file whose bytes are UTF-8)
+    # said "TOML syntax error at line 1, column 1: invalid key", naming no file.
+    ran = []
+    monkeypatch.setattr(cli, "run", lambda *a, **k: ran.append(a))
+    bad = tmp_path / "not-a-scenario"
+    if content is None:
+        bad.mkdir()
+    else:
+        bad.write_bytes(content)
+    for command in (["validate", str(bad)], ["run", str(bad), "--out", str(tmp_path / "o")],
+                    ["sweep", str(bad), "--out", str(tmp_path / "o")]):  # fmt: skip
+        assert main(command) == 1
+        assert one_error_line(capsys).startswith(f"ccsim: error: {bad}: {error}")
+    assert ran == [] and not (tmp_path / "o").exists()
+    if content is not None:
+        with pytest.raises(ccsim.ScenarioError, match=f"not-a-scenario: {re.escape(error)}"):
+            ccsim.Scenario.from_toml(bad)
+
+
 def test_run_refuses_an_output_folder_where_it_would_overwrite_the_input(
     tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
 ) -> None:
@@ -140,16 +170,44 @@ def test_run_refuses_an_output_folder_where_it_would_overwrite_the_input(
     assert ran == [], "refused before the simulation"
 
 
-def test_an_output_folder_that_cannot_be_written_is_refused_before_the_run(
-    tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
+@pytest.mark.parametrize(
+    ("command", "where"),
+    [("run", "a-file/out"), ("run", "a-file/out/deeper"), ("run", "a-file"),
+     ("sweep", "a-file/out"), ("report", "a-file/site")],
+)  # fmt: skip
+def test_an_output_folder_under_a_file_is_refused_before_the_run_naming_the_file(
+    command: str, where: str, tmp_path: Path, examples: Path, capsys: Any, monkeypatch: Any
 ) -> None:
+    # Campaign 5's leftover: `--out afile/sub` said "--out afile/sub: cannot write there (File
+    # exists)", `--out afile/sub/deeper` "(Not a directory)": neither said that afile is a
+    # file; `report --out afile/site` said "afile: file exists".
     ran = []
     monkeypatch.setattr(cli, "run", lambda *a, **k: ran.append(a))
     a_file = tmp_path / "a-file"
     a_file.write_text("")
-    assert main(["run", str(examples / "random-loss.toml"), "--out", str(a_file / "out")]) == 1
-    assert "cannot write there" in one_error_line(capsys)
+    scenario = str(examples / "random-loss.toml")
+    argv = {"run": ["run", scenario],
+            "sweep": ["sweep", scenario, "--param", "duration=1s"],
+            "report": ["report", "--results", str(examples)]}[command]  # fmt: skip
+    assert main([*argv, "--out", str(tmp_path / where)]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {tmp_path / where}: {a_file} is a file, not a folder; move it "
+        "away or name another folder"
+    )
     assert ran == []
+    assert a_file.read_text() == ""
+
+
+def test_ccsim_report_refuses_a_file_where_its_default_site_folder_would_be(
+    tmp_path: Path, capsys: Any
+) -> None:
+    # Campaign 6: <results>/site a file said "<results>/site: file exists".
+    (tmp_path / "site").write_text("")
+    assert main(["report", "--results", str(tmp_path)]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: the site's folder {tmp_path}/site: {tmp_path}/site is a file, not a "
+        "folder; move it away or name another folder"
+    )
 
 
 def _disk_full_after_the_first_table(monkeypatch: Any) -> list[str]:
@@ -635,7 +693,7 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
     [(["--only", "P0"], "the plot draws the generated scale cases, and none runs; add --scale"),
      ([], "the plot draws the generated scale cases, and none runs; add --scale"),
      (["--scale", "--plot-into-a-folder"], "is a directory; name a PNG file"),
-     (["--only", "F10", "--plot-under-a-file"], "cannot write there"),
+     (["--only", "F10", "--plot-under-a-file"], "a-file is a file, not a folder"),
      (["--scale", "--plot-into-a-fifo"], "is a FIFO (named pipe), not a regular file; name a "
                                          "PNG file"),
      (["--scale", "--plot-into-a-device"], "is a character device, not a regular file; name "
@@ -667,7 +725,7 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
     where = next((plot[a] for a in argv if a in plot), tmp_path / "x.png")
     assert main(["bench", *asked, "--plot", str(where)]) == 1
     line = one_error_line(capsys)
-    assert line.startswith(f"ccsim: error: --plot {where.parent if 'write' in error else where}")
+    assert line.startswith(f"ccsim: error: --plot {where.parent if 'folder' in error else where}")
     assert error in line, line
 
 

@@ -139,6 +139,53 @@ def test_bench_memory_of_a_run_is_its_own_not_what_the_bench_process_held_when_i
     del ballast
 
 
+def test_an_interrupted_bench_leaves_no_case_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 6: `ccsim bench` stopped by SIGINT or SIGTERM (sent to it alone, as `kill` or a
+    # supervisor does) left its case's process running; that one finished the case and, its
+    # reader gone, died with "BrokenPipeError" and a traceback on the terminal.
+    from ccsim import bench
+
+    started: list[subprocess.Popen[str]] = []
+    real_popen = subprocess.Popen
+
+    class Interrupted:
+        """The child's stdout, whose read is interrupted as Ctrl-C interrupts it."""
+
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+
+        def __enter__(self) -> Interrupted:
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            self.stream.close()
+
+        def read(self) -> str:
+            raise KeyboardInterrupt
+
+    def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[str]:
+        proc = real_popen(*args, **kwargs)
+        started.append(proc)
+        proc.stdout = Interrupted(proc.stdout)  # type: ignore[assignment]
+        return proc
+
+    # A case that never ends by itself: only a signal stops it.
+    monkeypatch.setattr(bench, "_CHILD", "import signal; signal.pause()")
+    monkeypatch.setattr(bench.subprocess, "Popen", popen)
+    trivial = tmp_path / "trivial.toml"
+    trivial.write_text(bench._TRIVIAL, encoding="utf-8")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bench._child_run(trivial)
+        assert started and started[0].poll() is not None, "the case's process still runs"
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+
+
 def test_bench_reports_no_bytes_per_packet_where_the_memory_above_a_trivial_run_is_noise() -> None:
     from ccsim import bench
 

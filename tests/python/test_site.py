@@ -22,6 +22,7 @@ from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
 from ccsim.site import build_site, read_report, series_figure
 from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+from ccsim.site.reports import load_stored_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -922,6 +923,60 @@ def test_a_stored_scenario_cut_short_is_named_not_the_plan_that_names_it(
         "scenario stored beside it, scenario.toml (figures[0].title: flows.transfer: no flow"
     )
     assert pages == ["index.html", "p001-good.html"]
+
+
+def test_a_stored_plan_cut_inside_a_comment_is_named_not_shown_with_fewer_figures(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 6, Part A item 4: a plan.toml cut inside a comment reads as TOML. Cut before
+    # its first figure it loaded with none: ccsim explore served an empty list of papers
+    # without a word, and the site a page without figures; cut after them, without claims.
+    import uvicorn
+
+    plan = (results / "p001-quick" / "plan" / "plan.toml").read_bytes()
+    figures = plan.index(b"[[figures]]")
+    before, after = plan.rindex(b"\n# ", 0, figures) + 6, plan.index(b"\n# ", figures) + 6
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "before": cut("plan/plan.toml", lambda b: b[:before]),
+        "after": cut("plan/plan.toml", lambda b: b[:after]),
+    })  # fmt: skip
+    said = sorted(w.split(" left out of the site: ", 1)[1] for w in warned)
+    assert said == [
+        f"{tree}/p001-{key}/plan/plan.toml: cut short (its last line has no line break); "
+        "ccsim reproduce stores whole files"
+        for key in ("after", "before")
+    ]
+    assert pages == ["index.html", "p001-good.html"]
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *_, **__: None)  # start, then stop
+    monkeypatch.chdir(tmp_path)  # no experiments/ here: the stored plans are offered
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    shutil.rmtree(tree / "p001-good")
+    assert main(["explore", "--results", str(tree), "--port", str(port)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" left out of the explorer: ")[0] for line in err[:2]] == [
+        "ccsim: warning: p001-after",
+        "ccsim: warning: p001-before",
+    ]
+    assert err[2].startswith("ccsim: error: no experiments/*/plan.toml here and no reproduction")
+
+
+def test_a_stored_plan_ends_with_a_line_break_when_its_source_has_none(tmp_path: Path) -> None:
+    # The check above reads a stored file without a final line break as cut short: a plan
+    # written without one is stored with one, so its reproduction is not taken for damaged.
+    from ccsim.experiment.reproduction import store_plan
+
+    source = tmp_path / "paper"
+    shutil.copytree(find_experiment("p001", ROOT), source)
+    for name in ("plan.toml", "scenario.toml"):
+        (source / name).write_bytes((source / name).read_bytes().rstrip(b"\n"))
+    stored = store_plan(source, tmp_path / "out")
+    for name in ("plan.toml", "scenario.toml"):
+        assert (stored / name).read_bytes() == (source / name).read_bytes() + b"\n"
+    assert load_stored_plan(tmp_path / "out").id == "p001"
 
 
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(

@@ -450,12 +450,12 @@ def _check_toml(path: Path, text: str) -> None:
     may lack what every line sets. Checked here, or the first parse (a figure's title, or a
     run) would be blamed for it."""
     from ccsim import _core
+    from ccsim.scenario import check_toml
 
     try:
-        _core.validate(text, [], 1)
+        check_toml(text, str(path))
     except _core.ScenarioError as e:
-        if str(e).startswith("TOML syntax error"):
-            raise PlanError(f"scenario: {path}: {e}") from None
+        raise PlanError(f"scenario: {e}") from None
 
 
 def _fill_title(item: Any, scenario_text: str, lines: dict[str, Line]) -> None:

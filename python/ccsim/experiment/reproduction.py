@@ -138,7 +138,9 @@ PLAN_FOLDER = "plan"
 def store_plan(folder: Path, out: Path) -> Path:
     """Copy ``folder``'s plan.toml and the scenario file it names into ``out/plan/``, byte for
     byte, and return that folder. A scenario named by a path (``../common/x.toml``) is stored
-    beside the plan under its file name, and the stored plan's ``scenario`` key says so."""
+    beside the plan under its file name, and the stored plan's ``scenario`` key says so. Each
+    file ends with a line break (one is added when its last line has none): a stored file
+    without one was cut short, and is refused as damaged when read back (load_stored_plan)."""
     import re
     import sys
 
@@ -155,8 +157,9 @@ def store_plan(folder: Path, out: Path) -> Path:
         text = re.sub(r"(?m)^scenario\s*=.*$", f'scenario = "{scenario.name}"', text, count=1)
     dest = out / PLAN_FOLDER
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "plan.toml").write_text(text, encoding="utf-8")
-    (dest / scenario.name).write_bytes((folder / scenario).read_bytes())
+    data = (folder / scenario).read_bytes()
+    (dest / "plan.toml").write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    (dest / scenario.name).write_bytes(data if data.endswith(b"\n") else data + b"\n")
     return dest
 
 

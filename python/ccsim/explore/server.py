@@ -32,7 +32,6 @@ uvicorn runs with WebSockets off and without its log advice to install a WebSock
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import json
 import logging
@@ -130,10 +129,15 @@ _NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
 
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
-    advice to install a WebSocket library kept out of the log."""
+    advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
+    has nothing to start and ``serve`` stops its runs itself. Ctrl-C twice in quick succession
+    makes uvicorn skip the lifespan's shutdown, and the exit then cancelled its task: 37 lines
+    of "ERROR: Traceback ... CancelledError" above ccsim's own line."""
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, ws="none", lifespan="off"
+    )
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     return config
@@ -283,16 +287,8 @@ def create_app(
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
-        yield
-        # Shutting down (Ctrl-C): stop every run within one progress report, so the server's
-        # threads do not hold the process for the rest of a long run.
-        engine.close()
-
     hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
     app = Starlette(
-        lifespan=lifespan,
         routes=[
             Route("/", index),
             Route("/plotly.min.js", plotly),
@@ -335,6 +331,9 @@ def listen(host: str, port: int) -> socket.socket:
             host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except socket.gaierror as e:
+        advice = _from_url(host)
+        if advice is not None:
+            raise ValueError(f"--host {host}: {advice}") from None
         raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
     except UnicodeError as e:  # a label over 63 characters, which the IDNA codec refuses
         raise ValueError(f"--host {brief(host)}: not an address to listen on ({e})") from None
@@ -355,6 +354,31 @@ def listen(host: str, port: int) -> socket.socket:
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
     return sock
+
+
+def _from_url(host: str) -> str | None:
+    """What to give instead of a ``--host`` copied from a URL (``[::1]``, ``[::1]:8000``,
+    ``http://127.0.0.1:8000/``), or None when it is no such thing. The brackets around an IPv6
+    address belong to a URL (RFC 3986 §3.2.2), where they set it apart from the port; the
+    system reads the address without them."""
+    from urllib.parse import urlsplit
+
+    text = host.strip()
+    if "://" in text:
+        what = "a URL, not an address"
+    elif text.startswith("["):
+        what = "the brackets belong in a URL"
+        text = "//" + text
+    else:
+        return None
+    try:
+        parts = urlsplit(text)
+        address, port = parts.hostname, parts.port
+    except ValueError:  # an unclosed bracket, a port that is no number
+        return None
+    if not address:
+        return None
+    return f"{what}; give --host {address}" + (f" --port {port}" if port else "")
 
 
 def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port: int = 8765,
@@ -381,7 +405,12 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
             "Ctrl-C stops)"
         )
-        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+        try:
+            uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+        finally:
+            # Stopped (Ctrl-C, SIGTERM): every run stops within one progress report, so the
+            # server's threads do not hold the process for the rest of a long run.
+            app.state.engine.close()
 
 
 def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:

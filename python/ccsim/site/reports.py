@@ -224,9 +224,41 @@ def load_stored_plan(folder: Path) -> Any:
     if stored is None:
         return None
     try:
-        return load_plan(stored)
+        plan = load_plan(stored)
     except (PlanError, Error, OSError) as e:
         raise _damaged_plan(stored, e) from None
+    # Cut inside a comment (or a string the plan does not need whole), a file still reads: a
+    # plan.toml cut before its first figure loaded with none, and the explorer served an
+    # empty page without a word (campaign 6).
+    cut = _cut_short(stored, plan_scenario_name(stored / "plan.toml"))
+    if cut:
+        raise DamagedResults(cut[0], "cut short (its last line has no line break); ccsim "
+                                     "reproduce stores whole files")  # fmt: skip
+    return plan
+
+
+def plan_scenario_name(plan: Path) -> str | None:
+    """The ``scenario`` a stored plan.toml names, or None when it does not read or names none."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+
+    try:
+        name = tomllib.loads(plan.read_text(encoding="utf-8")).get("scenario")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return None
+    return name if isinstance(name, str) and name else None
+
+
+def _cut_short(stored: Path, scenario: str | None) -> list[Path]:
+    """The stored plan's files (its plan.toml, the scenario named ``scenario``) whose last line
+    has no line break: ccsim reproduce stores each ending in one (store_plan), so such a file
+    was cut short."""
+    files = [stored / "plan.toml", *([stored / scenario] if scenario else [])]
+    return [p for p in files if p.is_file() and not p.read_bytes().endswith(b"\n")]
 
 
 def _damaged_plan(stored: Path, error: Exception) -> DamagedResults:
@@ -236,23 +268,13 @@ def _damaged_plan(stored: Path, error: Exception) -> DamagedResults:
     ...", blamed on plan.toml. So each file is read alone: plan.toml as TOML, the scenario as
     a scenario; when both read, the one whose last line has no line break (ccsim reproduce
     copies whole files, each ending in one) was cut short; else the two do not fit."""
-    import sys
-
     from ccsim import _core
     from ccsim.errors import Error
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
-
     plan = stored / "plan.toml"
     cannot = f"the plan stored with the results cannot be read ({error})"
-    try:
-        name = tomllib.loads(plan.read_text(encoding="utf-8")).get("scenario")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-        return DamagedResults(plan, cannot)
-    if not isinstance(name, str) or not name:
+    name = plan_scenario_name(plan)
+    if name is None:
         return DamagedResults(plan, cannot)
     scenario = stored / name
     try:
@@ -260,7 +282,7 @@ def _damaged_plan(stored: Path, error: Exception) -> DamagedResults:
     except (Error, ValueError, OSError) as e:  # ValueError: not UTF-8
         return DamagedResults(scenario, f"the scenario stored with the results cannot be read "
                                         f"({e})")  # fmt: skip
-    cut = [p for p in (plan, scenario) if not p.read_bytes().endswith(b"\n")]
+    cut = _cut_short(stored, name)
     if len(cut) == 1:
         return DamagedResults(cut[0], f"cut short (its last line has no line break): {cannot}")
     return DamagedResults(plan, f"the plan stored with the results does not fit the scenario "
