@@ -178,6 +178,45 @@ def test_a_ccsim_run_becomes_a_row_and_the_table_keeps_one_row_per_run(
     assert read[0]["ns3_commit"] == "n3" and read[0]["ccsim_commit"] == "c1"
 
 
+def test_ccsim_runs_are_kept_as_their_measures_and_a_second_matrix_runs_nothing(
+    driver: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cells = [driver.Cell(loss=0.01, flows=2, duration_s=2.0, design="test")]
+    store = sweep.Store(tmp_path / "ccsim")
+    first = driver.run_cells(cells, [1, 2], None, store, "n3", "c1", progress=False)
+    assert [r["seed"] for r in first] == [1, 2] and first[0]["goodput_bps"] > 0
+    # The records (each run's whole tables) are gone; their measures stay, a file per run.
+    assert len(store) == 0
+    kept = sorted((tmp_path / "ccsim-rows").glob("*/*.json"))
+    assert len(kept) == 2 and all(p.stat().st_size < 2_000 for p in kept)
+
+    def no_runs(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a cached run was made again")
+
+    monkeypatch.setattr(driver.sweep, "execute", no_runs)
+    assert driver.run_cells(cells, [1, 2], None, store, "n3", "c1", progress=False) == first
+    monkeypatch.undo()
+    # A measures file cut short counts as missing: that run (only) is made again.
+    seed1 = driver.ccsim_runs(cells, [1, 2])[0]
+    driver.row_cache_of(store).path(seed1.key()).write_text('{"goodput_bps": 1', "utf-8")
+    made: list[int] = []
+
+    def counting(runs: list[sweep.RunSpec], *args: object, **kwargs: object) -> object:
+        made.extend(r.seed for r in runs)
+        return execute(runs, *args, **kwargs)
+
+    execute = sweep.execute
+    monkeypatch.setattr(driver.sweep, "execute", counting)
+    again = driver.run_cells(cells, [1, 2], None, store, "n3", "c1", progress=False)
+    assert made == [1]
+
+    def results(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
+
+    assert results(again) == results(first)  # the run made again gives the same results
+    assert again[1]["wall_s"] == first[1]["wall_s"]  # the other was read from its file
+
+
 def test_the_summary_flags_a_cell_whose_goodputs_differ_by_more_than_5_percent(
     driver: ModuleType, tmp_path: Path
 ) -> None:

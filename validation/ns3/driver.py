@@ -3,13 +3,15 @@
 
 ::
 
-    cell ─┬─> ccsim scenario (dumbbell, loss, queue, TCP keys) ──> sweep store ─┐
+    cell ─┬─> ccsim scenario (dumbbell, loss, queue, TCP keys) ──> row cache ───┐
           │                                                                    ├─> results.csv
           └─> ns-3 options (ccsim-dumbbell.cc, RngRun = seed) ──> ns-3 cache ──┘
 
 A *cell* is one point of the matrix (algorithm, delayed ACKs, loss, flows, queue, RTT); each runs
 under the same seeds in both simulators. ccsim runs through the sweep machinery
-(``ccsim.sweep.execute``, one record per run in a store keyed by the resolved scenario) and
+(``ccsim.sweep.execute``, one record per run in a store keyed by the resolved scenario); each
+record is reduced at once to the table's measures, kept by the same key in a cache of its own
+(``<store>/ccsim-rows``, a few hundred bytes a run), and the record (1-9 MB) is deleted. And
 ns-3 through the scenario program ``ccsim-dumbbell.cc`` beside this file, built by the user in
 an ns-3 tree of their own: this driver never builds anything, it is given the program's path
 (``--ns3``). Each ns-3 run's output is kept in a cache keyed by its command line, so an
@@ -34,6 +36,7 @@ import csv
 import dataclasses
 import hashlib
 import itertools
+import json
 import math
 import os
 import subprocess
@@ -958,6 +961,43 @@ def git_commit(repo: Path) -> str:
 CCSIM_CHUNK_CELLS = 16
 
 
+class RowCache:
+    """The measures of each finished ccsim run (``ccsim_row``), one small JSON file per run
+    under ``directory``, by the run's sweep key (engine and resolved scenario): what the
+    matrix reads again when it resumes or is re-drawn, where the sweep store kept each run's
+    whole tables. A file that cannot be read counts as missing, and its run is made again."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            with self.path(key).open(encoding="utf-8") as fh:
+                row = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return row if isinstance(row, dict) and set(row) == set(MEASURES) else None
+
+    def put(self, key: str, row: Mapping[str, Any]) -> None:
+        p = self.path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(dict(row), fh)
+            os.replace(tmp, p)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def row_cache_of(store: sweep.Store) -> RowCache:
+    """The row cache beside a sweep store: ``<store>-rows``."""
+    return RowCache(store.directory.with_name(store.directory.name + "-rows"))
+
+
 def run_cells(
     cells: Sequence[Cell],
     seeds: Sequence[int],
@@ -967,26 +1007,35 @@ def run_cells(
     ccsim_commit: str,
     progress: bool = True,
 ) -> list[dict[str, Any]]:
-    """Every cell and seed in ccsim (all at once, through the sweep store) and in ns-3 (one
-    process at a time); the table's rows."""
+    """Every cell and seed in ccsim (a chunk of cells at a time, through the sweep store, each
+    record reduced to its measures in the row cache beside it) and in ns-3 (one process at a
+    time); the table's rows."""
     rows: list[dict[str, Any]] = []
-    by_cell = {c.key(): c for c in cells}
+    cache = row_cache_of(store)
     # A run's record holds its whole result tables: the recovery design's 1,440 runs held at
-    # once grew past 23 GB and were killed. A chunk of cells at a time, reduced to table rows.
+    # once grew past 23 GB and were killed. A chunk of cells at a time, each record reduced to
+    # its measures as it comes and then deleted (they were 1-9 MB each on disk).
     for start in range(0, len(cells), CCSIM_CHUNK_CELLS):
         chunk = cells[start : start + CCSIM_CHUNK_CELLS]
-        what = f"ccsim {start + 1}-{start + len(chunk)} of {len(cells)} cells"
-        report = sweep.execute(
-            ccsim_runs(chunk, seeds), store, workers=1, progress=progress, description=what
-        )
-        for rec in report.records:
-            cell = by_cell[rec["tags"]["cell"]]
-            rows.append(
-                table_row(
-                    cell, "ccsim", rec["seed"], ccsim_row(rec, cell), ns3_commit, ccsim_commit
-                )
-            )
-        del report
+        runs = ccsim_runs(chunk, seeds)
+        keys = [r.key() for r in runs]
+        by_run = {(dict(r.tags)["cell"], r.seed): k for r, k in zip(runs, keys)}
+        by_cell = {c.key(): c for c in chunk}
+        missing = [r for r, k in zip(runs, keys) if cache.get(k) is None]
+        if missing:
+            what = f"ccsim {start + 1}-{start + len(chunk)} of {len(cells)} cells"
+            report = sweep.execute(missing, store, workers=1, progress=progress, description=what)
+            for rec in report.records:
+                key = by_run[(rec["tags"]["cell"], rec["seed"])]
+                cache.put(key, ccsim_row(rec, by_cell[rec["tags"]["cell"]]))
+                store.path(key).unlink(missing_ok=True)
+            del report
+        for r, k in zip(runs, keys):
+            measured = cache.get(k)
+            if measured is None:
+                raise ValueError(f"{cache.path(k)}: the measures of a finished run are not there")
+            cell = by_cell[dict(r.tags)["cell"]]
+            rows.append(table_row(cell, "ccsim", r.seed, measured, ns3_commit, ccsim_commit))
     if runner is None:
         return rows
     todo = [(c, s) for c in cells for s in seeds]
