@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -240,11 +241,82 @@ def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) ->
     out = tmp_path / "out"
     first = experiment.reproduce(folder, out, workers=2, progress=False)
     figures = {p.name: p.read_bytes() for p in out.glob("*.svg")}
+    # Without the manifest every figure is drawn again (a cached re-run draws none).
+    (out / "figures.json").unlink()
     again = experiment.reproduce(folder, out, workers=2, progress=False)
     assert first.executed > 0 and again.executed == 0
     assert again.cached == first.executed + first.cached
     # Same runs, same bytes: SVG ids were once random, so every reproduction differed.
     assert figures and figures == {p.name: p.read_bytes() for p in out.glob("*.svg")}
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The figures drawn (saved as PNG and SVG) from now on, by id, in order."""
+    from ccsim.experiment import figures
+
+    names: list[str] = []
+    save = figures._save
+
+    def counted(plt: Any, f: Any, out: Any, name: str) -> list[Path]:
+        names.append(name)
+        return save(plt, f, out, name)
+
+    monkeypatch.setattr(figures, "_save", counted)
+    return names
+
+
+def test_a_cached_reproduction_draws_no_figure_and_writes_the_same_report(
+    folder: Path, tmp_path: Path, drawn: list[str]
+) -> None:
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    assert sorted(drawn) == ["loss", "shares", "util"]
+    report = (out / "report.md").read_bytes()
+    files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.[ps][nv]g")}
+    drawn.clear()
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    assert drawn == []
+    assert (out / "report.md").read_bytes() == report
+    assert files == {p.name: (p.read_bytes(), p.stat().st_mtime_ns)
+                     for p in out.glob("*.[ps][nv]g")}  # fmt: skip
+
+
+def test_a_changed_figure_input_redraws_that_figure_only(
+    folder: Path, tmp_path: Path, drawn: list[str]
+) -> None:
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    before = {p.name: p.read_bytes() for p in out.glob("*.svg")}
+    # A title is no setting of any run: the runs are reused, the one figure redrawn.
+    plan = folder / "plan.toml"
+    plan.write_text(plan.read_text().replace('id = "util"', 'id = "util"\ntitle = "busy"'))
+    drawn.clear()
+    again = experiment.reproduce(folder, out, quick=True, progress=False)
+    assert again.executed == 0 and drawn == ["util"]
+    after = {p.name: p.read_bytes() for p in out.glob("*.svg")}
+    assert [n for n in before if before[n] != after[n]] == ["util.svg"]
+    assert b"busy" in after["util.svg"]
+
+
+def test_a_deleted_truncated_or_edited_figure_is_drawn_again(
+    folder: Path, tmp_path: Path, drawn: list[str]
+) -> None:
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    first = {p.name: p.read_bytes() for p in out.glob("*.[ps][nv]g")}
+    (out / "loss.svg").unlink()
+    (out / "shares.png").write_bytes(first["shares.png"][:100])
+    (out / "util.png").write_bytes(first["util.png"] + b" ")
+    drawn.clear()
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    assert sorted(drawn) == ["loss", "shares", "util"]
+    assert first == {p.name: p.read_bytes() for p in out.glob("*.[ps][nv]g")}
+    # A damaged manifest is no manifest: everything is drawn.
+    (out / "figures.json").write_text("{")
+    drawn.clear()
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    assert sorted(drawn) == ["loss", "shares", "util"]
 
 
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
