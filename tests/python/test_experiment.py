@@ -266,57 +266,64 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
-def test_a_cached_reproduction_draws_no_figure_and_writes_the_same_report(
-    folder: Path, tmp_path: Path, drawn: list[str]
-) -> None:
-    out = tmp_path / "out"
-    experiment.reproduce(folder, out, quick=True, progress=False)
-    assert sorted(drawn) == ["loss", "shares", "util"]
-    report = (out / "report.md").read_bytes()
-    files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.[ps][nv]g")}
+def reproduce_drawing(folder: Path, out: Path, drawn: list[str]) -> list[str]:
+    """The figures a quick reproduction into ``out`` draws, sorted."""
     drawn.clear()
     experiment.reproduce(folder, out, quick=True, progress=False)
-    assert drawn == []
+    return sorted(drawn)
+
+
+def figure_files(out: Path, mtimes: bool = False) -> dict[str, Any]:
+    """Each PNG and SVG in ``out``: its bytes (and with ``mtimes`` its modification time)."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) if mtimes else p.read_bytes()
+            for p in out.glob("*.[ps][nv]g")}  # fmt: skip
+
+
+@pytest.fixture
+def reproduced(folder: Path, tmp_path: Path, drawn: list[str]) -> Path:
+    """The folder of a first quick reproduction, which drew every figure."""
+    out = tmp_path / "out"
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
+    return out
+
+
+def test_a_cached_reproduction_draws_no_figure_and_writes_the_same_report(
+    folder: Path, reproduced: Path, drawn: list[str]
+) -> None:
+    out = reproduced
+    report, files = (out / "report.md").read_bytes(), figure_files(out, mtimes=True)
+    assert reproduce_drawing(folder, out, drawn) == []
     assert (out / "report.md").read_bytes() == report
-    assert files == {p.name: (p.read_bytes(), p.stat().st_mtime_ns)
-                     for p in out.glob("*.[ps][nv]g")}  # fmt: skip
+    assert figure_files(out, mtimes=True) == files
 
 
 def test_a_changed_figure_input_redraws_that_figure_only(
-    folder: Path, tmp_path: Path, drawn: list[str]
+    folder: Path, reproduced: Path, drawn: list[str]
 ) -> None:
-    out = tmp_path / "out"
-    experiment.reproduce(folder, out, quick=True, progress=False)
-    before = {p.name: p.read_bytes() for p in out.glob("*.svg")}
+    out = reproduced
+    before = figure_files(out)
     # A title is no setting of any run: the runs are reused, the one figure redrawn.
     plan = folder / "plan.toml"
     plan.write_text(plan.read_text().replace('id = "util"', 'id = "util"\ntitle = "busy"'))
-    drawn.clear()
-    again = experiment.reproduce(folder, out, quick=True, progress=False)
-    assert again.executed == 0 and drawn == ["util"]
-    after = {p.name: p.read_bytes() for p in out.glob("*.svg")}
-    assert [n for n in before if before[n] != after[n]] == ["util.svg"]
+    assert reproduce_drawing(folder, out, drawn) == ["util"]
+    after = figure_files(out)
+    assert sorted(n for n in before if before[n] != after[n]) == ["util.png", "util.svg"]
     assert b"busy" in after["util.svg"]
 
 
 def test_a_deleted_truncated_or_edited_figure_is_drawn_again(
-    folder: Path, tmp_path: Path, drawn: list[str]
+    folder: Path, reproduced: Path, drawn: list[str]
 ) -> None:
-    out = tmp_path / "out"
-    experiment.reproduce(folder, out, quick=True, progress=False)
-    first = {p.name: p.read_bytes() for p in out.glob("*.[ps][nv]g")}
+    out = reproduced
+    first = figure_files(out)
     (out / "loss.svg").unlink()
     (out / "shares.png").write_bytes(first["shares.png"][:100])
     (out / "util.png").write_bytes(first["util.png"] + b" ")
-    drawn.clear()
-    experiment.reproduce(folder, out, quick=True, progress=False)
-    assert sorted(drawn) == ["loss", "shares", "util"]
-    assert first == {p.name: p.read_bytes() for p in out.glob("*.[ps][nv]g")}
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
+    assert figure_files(out) == first
     # A damaged manifest is no manifest: everything is drawn.
     (out / "figures.json").write_text("{")
-    drawn.clear()
-    experiment.reproduce(folder, out, quick=True, progress=False)
-    assert sorted(drawn) == ["loss", "shares", "util"]
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
 
 
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
