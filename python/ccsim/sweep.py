@@ -536,14 +536,24 @@ def gather(records: Iterable[dict[str, Any]], table: str = "flows") -> pd.DataFr
         n = len(next(iter(tbl.values()), ()))
         lead = {**rec.get("tags", {}), "seed": rec["seed"], "run": rec.get("key", "")}
         for name, value in lead.items():
-            columns.setdefault(name, [None] * rows).extend([value] * n)
+            _column(columns, name, rows).extend([value] * n)
         for name, col in tbl.items():
-            columns.setdefault(name, [None] * rows).extend(list(col))
+            _column(columns, name, rows).extend(col)
         rows += n
         for col in columns.values():
             if len(col) < rows:  # a column this record lacks
                 col.extend([None] * (rows - len(col)))
     return pd.DataFrame(columns)
+
+
+def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
+    """``columns[name]``, begun with ``rows`` Nones (the records before it lacked it) when
+    new. Not ``setdefault(name, [None] * rows)``: that built a list of every row so far for
+    each column of each record, used or not (2.8 s of a 12,723-run reproduction's 3 s)."""
+    col = columns.get(name)
+    if col is None:
+        col = columns[name] = [None] * rows
+    return col
 
 
 def parse_param(spec: str) -> tuple[str, list[str]]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -240,11 +241,89 @@ def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) ->
     out = tmp_path / "out"
     first = experiment.reproduce(folder, out, workers=2, progress=False)
     figures = {p.name: p.read_bytes() for p in out.glob("*.svg")}
+    # Without the manifest every figure is drawn again (a cached re-run draws none).
+    (out / "figures.json").unlink()
     again = experiment.reproduce(folder, out, workers=2, progress=False)
     assert first.executed > 0 and again.executed == 0
     assert again.cached == first.executed + first.cached
     # Same runs, same bytes: SVG ids were once random, so every reproduction differed.
     assert figures and figures == {p.name: p.read_bytes() for p in out.glob("*.svg")}
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The figures drawn (saved as PNG and SVG) from now on, by id, in order."""
+    from ccsim.experiment import figures
+
+    names: list[str] = []
+    save = figures._save
+
+    def counted(plt: Any, f: Any, out: Any, name: str) -> list[Path]:
+        names.append(name)
+        return save(plt, f, out, name)
+
+    monkeypatch.setattr(figures, "_save", counted)
+    return names
+
+
+def reproduce_drawing(folder: Path, out: Path, drawn: list[str]) -> list[str]:
+    """The figures a quick reproduction into ``out`` draws, sorted."""
+    drawn.clear()
+    experiment.reproduce(folder, out, quick=True, progress=False)
+    return sorted(drawn)
+
+
+def figure_files(out: Path, mtimes: bool = False) -> dict[str, Any]:
+    """Each PNG and SVG in ``out``: its bytes (and with ``mtimes`` its modification time)."""
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) if mtimes else p.read_bytes()
+            for p in out.glob("*.[ps][nv]g")}  # fmt: skip
+
+
+@pytest.fixture
+def reproduced(folder: Path, tmp_path: Path, drawn: list[str]) -> Path:
+    """The folder of a first quick reproduction, which drew every figure."""
+    out = tmp_path / "out"
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
+    return out
+
+
+def test_a_cached_reproduction_draws_no_figure_and_writes_the_same_report(
+    folder: Path, reproduced: Path, drawn: list[str]
+) -> None:
+    out = reproduced
+    report, files = (out / "report.md").read_bytes(), figure_files(out, mtimes=True)
+    assert reproduce_drawing(folder, out, drawn) == []
+    assert (out / "report.md").read_bytes() == report
+    assert figure_files(out, mtimes=True) == files
+
+
+def test_a_changed_figure_input_redraws_that_figure_only(
+    folder: Path, reproduced: Path, drawn: list[str]
+) -> None:
+    out = reproduced
+    before = figure_files(out)
+    # A title is no setting of any run: the runs are reused, the one figure redrawn.
+    plan = folder / "plan.toml"
+    plan.write_text(plan.read_text().replace('id = "util"', 'id = "util"\ntitle = "busy"'))
+    assert reproduce_drawing(folder, out, drawn) == ["util"]
+    after = figure_files(out)
+    assert sorted(n for n in before if before[n] != after[n]) == ["util.png", "util.svg"]
+    assert b"busy" in after["util.svg"]
+
+
+def test_a_deleted_truncated_or_edited_figure_is_drawn_again(
+    folder: Path, reproduced: Path, drawn: list[str]
+) -> None:
+    out = reproduced
+    first = figure_files(out)
+    (out / "loss.svg").unlink()
+    (out / "shares.png").write_bytes(first["shares.png"][:100])
+    (out / "util.png").write_bytes(first["util.png"] + b" ")
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
+    assert figure_files(out) == first
+    # A damaged manifest is no manifest: everything is drawn.
+    (out / "figures.json").write_text("{")
+    assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
 
 
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:

@@ -746,6 +746,10 @@ def test_a_report_that_fails_midway_leaves_no_new_site_and_an_old_one_as_it_was(
     before = {p: p.read_bytes() for p in old.rglob("*") if p.is_file()}
     (old / "index.html").write_text("the old index")
     before[old / "index.html"] = b"the old index"
+    # Without its manifest the old site's pages are all drawn again (a page kept as it was
+    # needs no markdown_it), so the rebuild reaches the package that is missing.
+    (old / "pages.json").unlink()
+    del before[old / "pages.json"]
     capsys.readouterr()
     monkeypatch.setitem(sys.modules, package, None)
     monkeypatch.setitem(sys.modules, f"{package}.parquet", None)
@@ -1033,3 +1037,32 @@ def test_a_run_store_that_is_no_folder_is_named_not_taken_for_results_without_ru
     assert said == {f"{tree}/p001-quick/runs: {kind}, not a folder of run records; the figures "
                     "drawn from runs stay static images"}  # fmt: skip
     assert (tree / "site" / "p001-quick.html").is_file()
+
+
+def test_a_rebuilt_site_draws_again_only_pages_whose_inputs_or_bytes_changed(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccsim.site import build
+
+    drawn: list[str] = []
+    draw = build.paper_page
+
+    def counted(page: Any, plan: Any) -> tuple[str, int, list[str]]:
+        drawn.append(page.name)
+        return draw(page, plan)
+
+    monkeypatch.setattr(build, "paper_page", counted)
+    out = tmp_path / "site"
+    build_site(results, out, root=ROOT)
+    assert drawn == ["p001-quick"]
+    files = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    drawn.clear()
+    build_site(results, out, root=ROOT)
+    assert drawn == []  # kept: the same bytes, its figures copied again
+    assert files == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    page = out / "p001-quick.html"
+    page.write_bytes(page.read_bytes()[:1000])  # cut short: never taken as up to date
+    (out / "plotly.min.js").unlink()
+    build_site(results, out, root=ROOT)
+    assert drawn == ["p001-quick"]
+    assert files == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

@@ -9,7 +9,12 @@ from typing import Any
 
 import pandas as pd
 
-from ccsim.fonts import configure_matplotlib, missing_glyphs_said_once
+from ccsim.fonts import (
+    configure_matplotlib,
+    has_cjk,
+    matplotlib_cjk_family,
+    missing_glyphs_said_once,
+)
 from ccsim.scenario import PathLike
 
 from .plan import SERIES_KINDS, Figure, Plan, SeriesFigure, x_number
@@ -28,6 +33,26 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+#: The manifest of a reproduction's figures (ccsim.experiment.drawn): what each PNG and SVG
+#: was drawn from, so that a re-run draws only the figures whose inputs changed.
+FIGURES_MANIFEST = "figures.json"
+
+
+def figure_inputs(*parts: Any) -> str | None:
+    """The hash of what a figure is drawn from (:func:`ccsim.experiment.drawn.inputs_digest`),
+    with the CJK font matplotlib draws its Hangul with when its text has any (a font installed
+    since changes the figure); None, "draw it every time", when its Hangul has no font: those
+    figures are drawn as boxes, and every reproduction says so (ccsim.fonts)."""
+    from .drawn import inputs_digest
+
+    if has_cjk(repr(parts)):
+        family = matplotlib_cjk_family()
+        if family is None:
+            return None
+        parts = (*parts, family)
+    return inputs_digest(*parts)
 
 
 def _wrap(title: str, width_in: float) -> str:

@@ -218,6 +218,14 @@ def _paired_table(fig: Figure, claim: Claim, points: pd.DataFrame) -> list[str]:
     return [*out, ""]
 
 
+def judge_claims(
+    plan: Plan, points: pd.DataFrame, table_seeds: dict[str, pd.DataFrame] | None
+) -> list[tuple[Claim, Judgement]]:
+    """Each of the plan's claims with its judgement, in the plan's order: judged once per
+    reproduction, for report.md and claims.csv alike (judging a paper's cells costs seconds)."""
+    return [(c, judge_claim(c, points, table_seeds, plan=plan)) for c in plan.claims]
+
+
 def write_report(
     plan: Plan,
     summary: pd.DataFrame,
@@ -228,11 +236,13 @@ def write_report(
     points: pd.DataFrame | None = None,
     table_seeds: dict[str, pd.DataFrame] | None = None,
     command: str | None = None,
+    judged: list[tuple[Claim, Judgement]] | None = None,
 ) -> Path:
     """Write ``out/report.md``. ``summary``: a row per (figure, line, x); ``points``: a row per
     run (the paired comparisons need the seeds); ``tables``: a summary table's means per line,
     ``table_seeds`` its rows per line and seed (the table claims read these); ``command``:
-    the command line that re-runs this report."""
+    the command line that re-runs this report; ``judged``: each claim with its judgement
+    (:func:`judge_claims`), when the caller has them already (the record reads them too)."""
     points = points if points is not None else pd.DataFrame()
     lines = [f"# {plan.id}: {plan.title}", ""]
     if plan.paper:
@@ -243,8 +253,9 @@ def write_report(
                   "reused from the store in the output folder)."]  # fmt: skip
     mode = "quick (fewer points and seeds; for CI, not for conclusions)" if quick else "full"
     lines += ["", f"Mode: {mode}. Runs: {n_runs}. {replicates_sentence(summary, tables)}", ""]
-    seeds_of = table_seeds if table_seeds is not None else tables
-    judged = [(c, judge_claim(c, points, seeds_of, plan=plan)) for c in plan.claims]
+    if judged is None:
+        seeds_of = table_seeds if table_seeds is not None else tables
+        judged = judge_claims(plan, points, seeds_of)
     lines += main_result_lines(plan, judged)
     lines += ["## The paper's findings and ours", "", SCALE_TEXT, "",
               "| figure | the paper says | our verdict and the evidence |",

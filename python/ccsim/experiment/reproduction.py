@@ -16,9 +16,11 @@ from ccsim.staging import staged_output
 from ccsim.sweep import Store, execute, gather
 
 from .checks import check_plan
-from .figures import draw_figure, draw_series_figure
-from .plan import Plan, find_experiment, line_metric, load_plan
-from .report import write_report
+from .claims import Judgement
+from .drawn import Manifest
+from .figures import FIGURES_MANIFEST, draw_figure, draw_series_figure, figure_inputs
+from .plan import Claim, Plan, find_experiment, line_metric, load_plan
+from .report import judge_claims, write_report
 from .runs import POINT_COLUMNS, plan_runs, point_values, run_fingerprint
 from .stats import compare_lines, summarize
 from .tables import line_summary, table_row
@@ -83,8 +85,17 @@ def reproduce(
                     chosen[r["tags"]["line"]] = r
             return chosen
 
+        # A figure is drawn only when what it is drawn from changed (drawn.py): a cached
+        # re-run draws none, and imports no matplotlib.
+        drawn = Manifest(out, FIGURES_MANIFEST)
         for sf in plan.series_figures:
-            draw_series_figure(sf, plan, first_seed(sf.id, sf.seed), stage)
+            recs = first_seed(sf.id, sf.seed)
+            inputs = figure_inputs("series", sf, [plan.lines[ln] for ln in sf.lines],
+                                   sorted((ln, r["key"]) for ln, r in recs.items()))  # fmt: skip
+            if inputs is None or not drawn.up_to_date(sf.id, inputs):
+                paths = draw_series_figure(sf, plan, recs, stage)
+                if inputs is not None:
+                    drawn.drew(sf.id, inputs, paths)
         table_frames: dict[str, pd.DataFrame] = {}
         table_seeds: dict[str, pd.DataFrame] = {}
         for t in plan.tables:
@@ -117,13 +128,22 @@ def reproduce(
         _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
         _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
         for fig in plan.figures:
-            draw_figure(fig, plan, summary, stage)
+            rows = summary[summary["figure"] == fig.id]
+            inputs = figure_inputs("points", fig, [plan.lines[ln] for ln in fig.lines],
+                                   list(rows.columns), rows.to_numpy().tolist())  # fmt: skip
+            if inputs is None or not drawn.up_to_date(fig.id, inputs):
+                paths = draw_figure(fig, plan, summary, stage)
+                if inputs is not None:
+                    drawn.drew(fig.id, inputs, paths)
+        drawn.write(stage)
         paired_comparisons(plan, points).to_parquet(stage / "paired.parquet", index=False)
         # Figures and tables with the same overrides share runs: count each simulation once.
         command = rerun_command(plan.id, out, quick, seeds)
+        judged = judge_claims(plan, points, table_seeds)
         write_report(plan, summary, stage, quick, rep.executed + rep.cached, table_frames,
-                     points=points, table_seeds=table_seeds, command=command)  # fmt: skip
-        write_record(plan, stage, quick, rep, summary, points, table_seeds, command,
+                     points=points, table_seeds=table_seeds, command=command,
+                     judged=judged)  # fmt: skip
+        write_record(plan, stage, quick, rep, summary, judged, table_seeds, command,
                      time.monotonic() - started, workers)  # fmt: skip
     report = out / "report.md"
     return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
@@ -169,8 +189,9 @@ RECORD_FILES = ("run.json", "claims.csv", "summary.csv")
 
 
 def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataFrame,
-                 points: pd.DataFrame, table_seeds: dict[str, pd.DataFrame], command: str,
-                 wall_seconds: float, workers: int | None = None) -> None:  # fmt: skip
+                 judged: list[tuple[Claim, Judgement]], table_seeds: dict[str, pd.DataFrame],
+                 command: str, wall_seconds: float,
+                 workers: int | None = None) -> None:  # fmt: skip
     """The reproduction's record as text: ``run.json`` (what ran: ccsim, commit, mode, seeds,
     runs, the simulations' CPU time, this invocation's wall time and how many of the runs it
     executed; a resumed reproduction's wall time covers only what it ran), ``claims.csv``
@@ -181,7 +202,6 @@ def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataF
 
     from ccsim import _core
 
-    from .claims import judge_claim
     from .report import git_commit
 
     records = rep.records
@@ -198,8 +218,7 @@ def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataF
     }  # fmt: skip
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     rows = []
-    for c in plan.claims:
-        j = judge_claim(c, points, table_seeds, plan=plan)
+    for c, j in judged:
         rows.append({"item": c.figure, "headline": c.headline, "claim": c.text,
                      "verdict": j.verdict, "evidence": j.detail})  # fmt: skip
     pd.DataFrame(rows, columns=["item", "headline", "claim", "verdict", "evidence"]).to_csv(

@@ -11,8 +11,11 @@ from pathlib import Path
 
 from ccsim.staging import hidden_name
 
-from .pages import index_page, paper_page
+from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
+
+#: The manifest of a site's pages (ccsim.experiment.drawn): what each was drawn from.
+PAGES_MANIFEST = "pages.json"
 
 
 def build_site(
@@ -82,9 +85,19 @@ def _write_site(
     the pages of reproductions left out (an earlier build's are removed from ``out``)."""
     import shutil
 
-    import plotly.offline
+    from ccsim.experiment.drawn import Manifest, inputs_digest
 
-    (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+    # A page (and plotly.min.js) is drawn only when what it is drawn from changed: one kept is
+    # copied from the site as it stands, its bytes checked against the manifest first.
+    drawn = Manifest(out, PAGES_MANIFEST)
+    js = inputs_digest("plotly.min.js")
+    if drawn.up_to_date("plotly.min.js", js):
+        shutil.copyfile(out / "plotly.min.js", work / "plotly.min.js")
+    else:
+        import plotly.offline
+
+        (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+        drawn.drew("plotly.min.js", js, [work / "plotly.min.js"])
     pages, left_out = [], []
     for folder in find_reports(results):
         if folder.resolve() == out.resolve():
@@ -93,7 +106,12 @@ def _write_site(
             check_tables(folder)
             page = read_report(folder)
             plan, missing = plan_for(page, root)
-            body, _, linked = paper_page(page, plan)
+            inputs = page_inputs(page, plan)
+            kept = drawn.up_to_date(page.name, inputs)
+            if kept:
+                linked = linked_files(page)
+            else:
+                body, _, linked = paper_page(page, plan)
         except DamagedResults as e:
             left_out.append(f"{folder.name}.html")
             _warn(f"{folder.name} left out of the site: {e}", warn)
@@ -106,9 +124,14 @@ def _write_site(
                 continue
             (work / page.name).mkdir(exist_ok=True)
             shutil.copyfile(src, work / page.name / name)
-        (work / f"{page.name}.html").write_text(body, encoding="utf-8")
+        if kept:
+            shutil.copyfile(out / f"{page.name}.html", work / f"{page.name}.html")
+        else:
+            (work / f"{page.name}.html").write_text(body, encoding="utf-8")
+            drawn.drew(page.name, inputs, [work / f"{page.name}.html"])
         pages.append(page)
     (work / "index.html").write_text(index_page(pages), encoding="utf-8")
+    drawn.write(work)
     (work / "site.json").write_text(
         json.dumps([{"name": p.name, "claims": p.counts()} for p in pages], indent=1),
         encoding="utf-8",

@@ -169,9 +169,21 @@ def series_figure(sf: Any, plan: Any, folder: Path, quick: bool) -> tuple[Any, i
     return draw(sf, plan, recs, lines)
 
 
+def series_run_keys(sf: Any, plan: Any, quick: bool) -> list[tuple[str, str]]:
+    """(line, store key) of each run a time-series figure is drawn from (seed 1; a packet
+    trace's own ``seed``), in the plan's order."""
+    from ccsim.experiment.runs import plan_runs
+
+    keys = []
+    for r in plan_runs(plan, quick, 1):
+        tags = dict(r.tags)
+        if tags["figure"] == sf.id and r.seed == sf.seed:
+            keys.append((str(tags["line"]), r.key()))
+    return keys
+
+
 def _series_records(sf: Any, plan: Any, folder: Path, quick: bool) -> dict[str, dict[str, Any]]:
     """The stored run of each of the figure's lines, by line id (those the store has)."""
-    from ccsim.experiment.runs import plan_runs
     from ccsim.sweep import Store
 
     runs = folder / "runs"
@@ -181,15 +193,13 @@ def _series_records(sf: Any, plan: Any, folder: Path, quick: bool) -> dict[str, 
         return {}
     store = Store(runs)
     recs: dict[str, dict[str, Any]] = {}
-    for r in plan_runs(plan, quick, 1):
-        tags = dict(r.tags)
-        if tags["figure"] == sf.id and r.seed == sf.seed:
-            # A report runs nothing: the figure goes without the run (or stays its PNG).
-            rec = store.load_valid(
-                r.key(), then="its figure is drawn without this run (reproducing runs it again)"
-            )
-            if rec is not None:
-                recs[tags["line"]] = rec
+    for line, key in series_run_keys(sf, plan, quick):
+        # A report runs nothing: the figure goes without the run (or stays its PNG).
+        rec = store.load_valid(
+            key, then="its figure is drawn without this run (reproducing runs it again)"
+        )
+        if rec is not None:
+            recs[line] = rec
     return recs
 
 

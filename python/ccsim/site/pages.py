@@ -12,7 +12,7 @@ from urllib.parse import quote
 from ccsim.experiment.verdicts import VERDICTS
 from ccsim.fonts import CSS_FONT_FAMILY
 
-from .figures import figure_html, grid_table_html, point_figure, series_figure
+from .figures import figure_html, grid_table_html, point_figure, series_figure, series_run_keys
 from .reports import PaperPage, read_markdown, read_summary
 
 #: A figure reference as report.md writes it, alone on its line: ``![fig8](fig8.png)``.
@@ -110,9 +110,7 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
         chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
         pending = []
         fid, stem = m.group(1), m.group(2)
-        # Only files that exist are linked (and copied): a figure never drawn leaves no
-        # broken link.
-        found = [f"{stem}.{x}" for x in ("png", "svg") if (page.folder / f"{stem}.{x}").is_file()]
+        found = _static_files(page, stem)
         linked += found
         links = " · ".join(
             f'<a href="{base}/{html.escape(quote(f))}">{f.rsplit(".", 1)[1].upper()}</a>'
@@ -137,6 +135,48 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
     nav = '<nav><a href="index.html">← all papers</a></nav>'
     body = nav + note + "".join(chunks)
     return _page(f"{page.plan_id}: {page.title}", body, plotly=True), len(figures), linked
+
+
+def _static_files(page: PaperPage, stem: str) -> list[str]:
+    """A figure's static files, PNG and SVG: only those that exist are linked (and copied),
+    so that a figure never drawn leaves no broken link."""
+    return [f"{stem}.{x}" for x in ("png", "svg") if (page.folder / f"{stem}.{x}").is_file()]
+
+
+def linked_files(page: PaperPage) -> list[str]:
+    """The files of the reproduction its page links (:func:`paper_page`'s third answer),
+    without drawing the page: the site copies them for a page it keeps as it was."""
+    linked: list[str] = []
+    for ln in read_markdown(page.folder / "report.md").splitlines():
+        m = _IMAGE.match(ln)
+        if m is not None:
+            linked += _static_files(page, m.group(2))
+    return linked
+
+
+def page_inputs(page: PaperPage, plan: Any) -> str:
+    """The hash of everything :func:`paper_page` draws a reproduction's page from
+    (ccsim.experiment.drawn): its report.md and summary.parquet, the plan, which static
+    figures exist, and each time-series figure's runs, by store key with their record file's
+    size and time (a record written again, damaged or deleted since changes it)."""
+    import os
+
+    from ccsim.experiment.drawn import file_digest, inputs_digest
+    from ccsim.sweep import Store
+
+    statics = sorted(p.name for p in page.folder.glob("*.[ps][nv]g") if p.is_file())
+    runs = page.folder / "runs"
+    series: list[Any] = [os.path.isdir(runs)]
+    for sf in plan.series_figures if plan is not None else []:
+        for line, key in series_run_keys(sf, plan, page.quick):
+            try:
+                st = os.stat(Store(runs).path(key))
+                series.append((sf.id, line, key, st.st_size, st.st_mtime_ns))
+            except OSError:
+                series.append((sf.id, line, key, None))
+    return inputs_digest("page", page.name, page.quick, file_digest(page.folder / "report.md"),
+                         file_digest(page.folder / "summary.parquet"), plan, statics,
+                         series)  # fmt: skip
 
 
 def index_page(pages: list[PaperPage]) -> str:

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: MIT
+"""What is already drawn: a reproduction's figures and a site's pages are drawn again only
+when what they are drawn from has changed.
+
+A reproduction re-run over a full store changed nothing, yet it drew every figure again (PNG
+and SVG through matplotlib: most of a cached ``ccsim reproduce``, issue 33), and the site drew
+every page again (Plotly). Now each output is filed in a *manifest*, a JSON file in the folder
+beside it (``figures.json`` in a reproduction's folder, ``pages.json`` in a site's), under its
+id with two things:
+
+- ``inputs``: a SHA-256 of everything the output is drawn from, as the caller names it (a
+  figure's plan entry, its lines' labels, its summary rows or the store keys of its runs)
+  together with :func:`code_version`: the sources of the ``ccsim`` package, the core's version
+  and engine, and the versions of the libraries that draw;
+- ``files``: the SHA-256 of each file written for it.
+
+An output is *up to date* only when its inputs hash is the one filed and every one of its files
+is there with the bytes filed: a figure deleted, cut short or edited, a manifest damaged or
+missing, or any change of code is drawn again. Nothing is ever taken as up to date on trust.
+
+Hashing a figure's inputs and files costs milliseconds; drawing it costs a quarter of a second
+to several seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+#: The manifest's format; a manifest of another version is ignored (everything is drawn).
+MANIFEST_VERSION = 1
+
+#: The libraries whose versions change what is drawn (matplotlib: the PNG and SVG; Plotly and
+#: markdown-it: the site's pages; pandas and NumPy: the numbers formatted into them).
+_DRAWING_LIBRARIES = ("matplotlib", "plotly", "markdown-it-py", "pandas", "numpy", "pyarrow")
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of the code that draws: every ``.py`` file of the ``ccsim`` package (by path and
+    bytes), the core's version and engine hash, and the drawing libraries' versions. Read once
+    per process (about 50 small files)."""
+    from importlib import metadata
+
+    from ccsim import _core
+
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    h.update(f"core {_core.__version__} {_core.ENGINE}\n".encode())
+    for lib in _DRAWING_LIBRARIES:
+        try:
+            h.update(f"{lib} {metadata.version(lib)}\n".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{lib} absent\n".encode())
+    for p in sorted(root.rglob("*.py")):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def inputs_digest(*parts: Any) -> str:
+    """The SHA-256 of ``parts`` (their ``repr``: plan entries are dataclasses, rows are lists
+    of plain values, so equal inputs give equal text) and of :func:`code_version`."""
+    h = hashlib.sha256(code_version().encode())
+    h.update(repr(parts).encode())
+    return h.hexdigest()
+
+
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of ``path``'s bytes, or None when it cannot be read as a regular file."""
+    try:
+        if not path.is_file():
+            return None
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class Manifest:
+    """The outputs of a folder with their inputs and files, read from ``folder/name`` (an
+    absent, unreadable or damaged manifest is an empty one: everything is drawn), and the new
+    manifest being made: each output either kept (:meth:`up_to_date`) or drawn
+    (:meth:`drew`); :meth:`write` files both, and no other."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.folder, self.name = Path(folder), name
+        self.old: dict[str, Any] = {}
+        try:
+            data = json.loads((self.folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if (isinstance(data, dict) and data.get("version") == MANIFEST_VERSION
+                and isinstance(data.get("outputs"), dict)):  # fmt: skip
+            self.old = data["outputs"]
+        self.new: dict[str, Any] = {}
+
+    def up_to_date(self, item: str, inputs: str) -> bool:
+        """Whether ``item`` was drawn from ``inputs`` and each of its files is in the folder
+        with the bytes it was written with; if so it is kept in the new manifest."""
+        entry = self.old.get(item)
+        if not isinstance(entry, dict) or entry.get("inputs") != inputs:
+            return False
+        files = entry.get("files")
+        if not isinstance(files, dict) or not files:
+            return False
+        for file, digest in files.items():
+            if not isinstance(file, str) or Path(file).name != file:
+                return False  # a manifest edited to name a file outside the folder
+            if file_digest(self.folder / file) != digest:
+                return False
+        self.new[item] = entry
+        return True
+
+    def drew(self, item: str, inputs: str, files: list[Path]) -> None:
+        """``item`` drawn from ``inputs`` into ``files`` (their bytes are hashed now)."""
+        digests = {}
+        for p in files:
+            digest = file_digest(p)
+            if digest is None:
+                return  # not written: not filed, so drawn again next time
+            digests[p.name] = digest
+        self.new[item] = {"inputs": inputs, "files": dict(sorted(digests.items()))}
+
+    def write(self, folder: Path) -> Path:
+        """The new manifest written into ``folder`` (the staging folder the outputs are
+        written into, put in place with them); sorted, so the same outputs give the same
+        bytes."""
+        path = Path(folder) / self.name
+        body = {"version": MANIFEST_VERSION, "outputs": dict(sorted(self.new.items()))}
+        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        return path
