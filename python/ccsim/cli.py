@@ -145,6 +145,11 @@ def check_output_folder(
     ``out`` is not made (:func:`staged_output` makes it when the output is complete): its
     parent is checked instead.
     """
+    # What is in the way is named first: the comparison with the inputs below resolves links,
+    # and a loop of them raised there in the system's words.
+    blocked = not_a_folder(out)
+    if blocked is not None:
+        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     for name in names:
         target = out / name
         for inp in inputs:
@@ -159,9 +164,6 @@ def check_output_folder(
     link = dangling(out)
     if link is not None:
         raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
-    blocked = not_a_folder(out)
-    if blocked is not None:
-        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     try:
         where = out
         if not create and not out.exists():

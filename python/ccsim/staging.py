@@ -118,12 +118,17 @@ def dangling(path: Path) -> str | None:
     return None
 
 
+LINK_LOOP = "is a loop of symbolic links"
+
+
 def not_a_folder(path: Path) -> str | None:
-    """ "<folder> is a file, not a folder" (or a FIFO, a device...) for the first of ``path``'s
-    folders, from the root down to ``path`` itself, that exists and is not a folder; None when
-    there is none. Under a file nothing can be made: ``--out afile/sub`` was refused only in
-    the system's words, "cannot write there (File exists)", which do not say that ``afile`` is
-    a file."""
+    """ "<folder> is a file, not a folder" (or a FIFO, a device, a loop of symbolic links...)
+    for the first of ``path``'s folders, from the root down to ``path`` itself, that exists
+    and is not a folder; None when there is none. Under a file nothing can be made: ``--out
+    afile/sub`` was refused only in the system's words, "cannot write there (File exists)",
+    which do not say that ``afile`` is a file; ``--out`` a loop of links said "Symlink loop
+    from '<out>/flows.parquet'", naming neither the option nor the loop."""
+    import errno
     import stat
 
     from ccsim.scenario import file_kind
@@ -131,7 +136,9 @@ def not_a_folder(path: Path) -> str | None:
     for folder in [*reversed(path.parents), path]:
         try:
             mode = folder.stat().st_mode
-        except OSError:  # not there yet (made by the write), or not ours to look in
+        except OSError as e:  # not there yet (made by the write), or not ours to look in
+            if e.errno == errno.ELOOP:
+                return f"{folder} {LINK_LOOP}, not a folder"
             continue
         if not stat.S_ISDIR(mode):
             return f"{folder} {file_kind(mode)}, not a folder"

@@ -465,6 +465,37 @@ def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
     )
 
 
+def test_an_output_or_store_that_is_a_loop_of_links_is_refused_naming_the_option_and_the_loop(
+    tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 6: `ccsim run --out loop1` (loop1 -> loop2 -> loop1) said only "Symlink loop
+    # from '<out>/flows.parquet'", naming neither --out nor what was wrong with it.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    other = tmp_path / "other"
+    out.symlink_to(other)
+    other.symlink_to(out)
+    assert main(["run", str(f), "--out", str(out)]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out}: {out} is a loop of symbolic links, not a folder; move it "
+        "away or name another folder"
+    )
+    assert main(["run", str(f), "--out", str(out / "sub")]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out / 'sub'}: {out} is a loop of symbolic links, not a folder; "
+        "move it away or name another folder"
+    )
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "runs").symlink_to("runs")
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(store)]
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {store}/runs is a loop of symbolic links, not a folder, where the run "
+        "records are stored: move it away or write elsewhere"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["other", "out", "s.toml", "store"], "nothing left"
+
+
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
