@@ -161,9 +161,14 @@ def check_output_folder(
                     f"{option} {out}: the run would write {name} over the input {inp}; "
                     "choose another output folder"
                 )
-    link = dangling(out)
-    if link is not None:
-        raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
+    # A link to nothing above --out is in the way too: making the folders under it said
+    # "cannot write there (File exists)" (campaign 7).
+    for folder in [*reversed(out.parents), out]:
+        link = dangling(folder)
+        if link is not None:
+            which = "" if folder == out else f"{folder} "
+            raise ValueError(f"{option} {out}: {which}{link}; remove the link or name another "
+                             "folder")  # fmt: skip
     try:
         where = out
         if not create and not out.exists():

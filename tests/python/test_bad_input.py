@@ -454,6 +454,12 @@ def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
         "remove the link or name another folder"
     )
     assert sorted(os.listdir(tmp_path)) == ["out", "s.toml"], "no hidden folder left"
+    # Campaign 7: under such a link it said "cannot write there (File exists)".
+    assert main(["run", str(f), "--out", str(out / "sub")]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out}/sub: {out} is a link to {tmp_path}/nowhere, which does not "
+        "exist; remove the link or name another folder"
+    )
     out.unlink()
     out.mkdir()
     (out / "runs").symlink_to("nowhere")
