@@ -42,7 +42,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
     else:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=hidden_name(out.name), dir=out.absolute().parent))
+        stage = staging_folder(hidden_name(out.name), out.absolute().parent)
     try:
         yield stage
     except BaseException as e:
@@ -76,6 +76,26 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             (out / name).unlink()
     _move_into(stage, out)
     stage.rmdir()
+
+
+def staging_folder(prefix: str, parent: Path) -> Path:
+    """A new folder ``parent/<prefix>XXXX`` to be renamed into place once written, with the
+    permissions of any folder made there (0o777 less the umask). mkdtemp makes it 0o700, for
+    a temporary folder's privacy; renamed into place as ``--out`` or a site, that left a
+    results folder the group, or a web server serving the site, could not read. The mode is
+    read off a folder made inside it, as the umask cannot be read without setting it, which
+    would race with other threads."""
+    stage = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        probe = stage / "umask"
+        probe.mkdir()
+        mode = probe.stat().st_mode & 0o777
+        probe.rmdir()
+        stage.chmod(mode)
+    except BaseException:  # a full disk, an interruption: no hidden folder is left
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
 
 
 #: The longest file name Linux's file systems take, in bytes (NAME_MAX: ext4, XFS, tmpfs).

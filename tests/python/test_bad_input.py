@@ -471,6 +471,23 @@ def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
     )
 
 
+def test_a_new_output_folder_has_the_permissions_of_any_folder_made_under_the_umask(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 7: `ccsim run --out new` made new drwx------ (the hidden folder it is written
+    # in first, made by mkdtemp, renamed into place), whatever the umask: a results folder
+    # the group, or a web server serving a site, could not read.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    old = os.umask(0o022)
+    try:
+        assert main(["run", str(f), "--out", str(out)]) == 0
+        (tmp_path / "plain").mkdir()
+    finally:
+        os.umask(old)
+    assert oct(out.stat().st_mode & 0o777) == oct((tmp_path / "plain").stat().st_mode & 0o777)
+    assert out.stat().st_mode & 0o777 == 0o755
+
+
 def test_an_output_or_store_that_is_a_loop_of_links_is_refused_naming_the_option_and_the_loop(
     tmp_path: Path, two_hosts: str, capsys: Any
 ) -> None:

@@ -183,6 +183,11 @@ def test_ccsim_report_writes_the_site_and_prints_its_path(
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "s")]) == 0
     assert capsys.readouterr().out.strip() == f"site: {tmp_path / 's' / 'index.html'}"
     assert (tmp_path / "s" / "p001-quick.html").exists()
+    # Campaign 7: a new site folder was drwx------ (made by mkdtemp, renamed into place): a
+    # web server running as another user could not serve it. Now as any folder made under
+    # the umask (pytest's own: 022 unless the machine says otherwise).
+    (tmp_path / "plain").mkdir()
+    assert (tmp_path / "s").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
 
 
 def test_ccsim_reproduce_ends_by_writing_its_own_site_inside_its_folder_and_printing_its_path(
