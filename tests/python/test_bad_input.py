@@ -463,9 +463,7 @@ def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
     out.unlink()
     out.mkdir()
     (out / "runs").symlink_to("nowhere")
-    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(out)]
-    assert main(argv) == 1
-    assert one_error_line(capsys) == (
+    assert refused_sweep(f, out, capsys) == (
         f"ccsim: error: {out}/runs is a link to nowhere, which does not exist, where the run "
         "records are stored: remove the link or write elsewhere"
     )
@@ -510,9 +508,7 @@ def test_an_output_or_store_that_is_a_loop_of_links_is_refused_naming_the_option
     store = tmp_path / "store"
     store.mkdir()
     (store / "runs").symlink_to("runs")
-    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(store)]
-    assert main(argv) == 1
-    assert one_error_line(capsys) == (
+    assert refused_sweep(f, store, capsys) == (
         f"ccsim: error: {store}/runs is a loop of symbolic links, not a folder, where the run "
         "records are stored: move it away or write elsewhere"
     )
@@ -642,6 +638,13 @@ def scenario_and_out(tmp_path: Path, two_hosts: str) -> tuple[Path, Path]:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
     return f, tmp_path / "out"
+
+
+def refused_sweep(f: Path, out: Path, capsys: Any) -> str:
+    """The one error line of a two-run sweep of ``f`` into ``out``, which must refuse it."""
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(out)]
+    assert main(argv) == 1
+    return one_error_line(capsys)
 
 
 def two_seed_sweep(tmp_path: Path, two_hosts: str) -> tuple[list[str], Path]:
