@@ -145,6 +145,11 @@ def check_output_folder(
     ``out`` is not made (:func:`staged_output` makes it when the output is complete): its
     parent is checked instead.
     """
+    # What is in the way is named first: the comparison with the inputs below resolves links,
+    # and a loop of them raised there in the system's words.
+    blocked = not_a_folder(out)
+    if blocked is not None:
+        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     for name in names:
         target = out / name
         for inp in inputs:
@@ -156,12 +161,14 @@ def check_output_folder(
                     f"{option} {out}: the run would write {name} over the input {inp}; "
                     "choose another output folder"
                 )
-    link = dangling(out)
-    if link is not None:
-        raise ValueError(f"{option} {out}: {link}; remove the link or name another folder")
-    blocked = not_a_folder(out)
-    if blocked is not None:
-        raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
+    # A link to nothing above --out is in the way too: making the folders under it said
+    # "cannot write there (File exists)" (campaign 7).
+    for folder in [*reversed(out.parents), out]:
+        link = dangling(folder)
+        if link is not None:
+            which = "" if folder == out else f"{folder} "
+            raise ValueError(f"{option} {out}: {which}{link}; remove the link or name another "
+                             "folder")  # fmt: skip
     try:
         where = out
         if not create and not out.exists():

@@ -42,7 +42,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
     else:
         out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=hidden_name(out.name), dir=out.absolute().parent))
+        stage = staging_folder(hidden_name(out.name), out.absolute().parent)
     try:
         yield stage
     except BaseException as e:
@@ -76,6 +76,26 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             (out / name).unlink()
     _move_into(stage, out)
     stage.rmdir()
+
+
+def staging_folder(prefix: str, parent: Path) -> Path:
+    """A new folder ``parent/<prefix>XXXX`` to be renamed into place once written, with the
+    permissions of any folder made there (0o777 less the umask). mkdtemp makes it 0o700, for
+    a temporary folder's privacy; renamed into place as ``--out`` or a site, that left a
+    results folder the group, or a web server serving the site, could not read. The mode is
+    read off a folder made inside it, as the umask cannot be read without setting it, which
+    would race with other threads."""
+    stage = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        probe = stage / "umask"
+        probe.mkdir()
+        mode = probe.stat().st_mode & 0o777
+        probe.rmdir()
+        stage.chmod(mode)
+    except BaseException:  # a full disk, an interruption: no hidden folder is left
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
 
 
 #: The longest file name Linux's file systems take, in bytes (NAME_MAX: ext4, XFS, tmpfs).
@@ -118,12 +138,17 @@ def dangling(path: Path) -> str | None:
     return None
 
 
+LINK_LOOP = "is a loop of symbolic links"
+
+
 def not_a_folder(path: Path) -> str | None:
-    """ "<folder> is a file, not a folder" (or a FIFO, a device...) for the first of ``path``'s
-    folders, from the root down to ``path`` itself, that exists and is not a folder; None when
-    there is none. Under a file nothing can be made: ``--out afile/sub`` was refused only in
-    the system's words, "cannot write there (File exists)", which do not say that ``afile`` is
-    a file."""
+    """ "<folder> is a file, not a folder" (or a FIFO, a device, a loop of symbolic links...)
+    for the first of ``path``'s folders, from the root down to ``path`` itself, that exists
+    and is not a folder; None when there is none. Under a file nothing can be made: ``--out
+    afile/sub`` was refused only in the system's words, "cannot write there (File exists)",
+    which do not say that ``afile`` is a file; ``--out`` a loop of links said "Symlink loop
+    from '<out>/flows.parquet'", naming neither the option nor the loop."""
+    import errno
     import stat
 
     from ccsim.scenario import file_kind
@@ -131,7 +156,9 @@ def not_a_folder(path: Path) -> str | None:
     for folder in [*reversed(path.parents), path]:
         try:
             mode = folder.stat().st_mode
-        except OSError:  # not there yet (made by the write), or not ours to look in
+        except OSError as e:  # not there yet (made by the write), or not ours to look in
+            if e.errno == errno.ELOOP:
+                return f"{folder} {LINK_LOOP}, not a folder"
             continue
         if not stat.S_ISDIR(mode):
             return f"{folder} {file_kind(mode)}, not a folder"

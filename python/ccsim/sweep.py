@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import itertools
 import json
@@ -165,7 +166,7 @@ class Store:
         would be, or a store folder that cannot be written. Checked before any run starts: a
         sweep whose ``--out`` held a file named ``runs`` ran until its first save failed."""
         from ccsim.scenario import file_kind
-        from ccsim.staging import dangling
+        from ccsim.staging import LINK_LOOP, dangling
 
         folders = [*reversed(self.directory.parents), self.directory]
         folders += sorted({self.path(k).parent for k in keys})
@@ -179,6 +180,10 @@ class Store:
                                      "remove the link or write elsewhere") from None  # fmt: skip
                 continue
             except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise ValueError(f"{folder} {LINK_LOOP}, not a folder, where the run "
+                                     "records are stored: move it away or write elsewhere"
+                                     ) from None  # fmt: skip
                 raise ValueError(f"{folder}: cannot be used as a folder ({e.strerror or e}); "
                                  "the run records are stored there") from None  # fmt: skip
             if not stat.S_ISDIR(mode):

@@ -454,15 +454,65 @@ def test_an_output_or_store_that_is_a_link_to_nowhere_is_refused_before_any_run(
         "remove the link or name another folder"
     )
     assert sorted(os.listdir(tmp_path)) == ["out", "s.toml"], "no hidden folder left"
+    # Campaign 7: under such a link it said "cannot write there (File exists)".
+    assert main(["run", str(f), "--out", str(out / "sub")]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out}/sub: {out} is a link to {tmp_path}/nowhere, which does not "
+        "exist; remove the link or name another folder"
+    )
     out.unlink()
     out.mkdir()
     (out / "runs").symlink_to("nowhere")
-    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(out)]
-    assert main(argv) == 1
-    assert one_error_line(capsys) == (
+    assert refused_sweep(f, out, capsys) == (
         f"ccsim: error: {out}/runs is a link to nowhere, which does not exist, where the run "
         "records are stored: remove the link or write elsewhere"
     )
+
+
+def test_a_new_output_folder_has_the_permissions_of_any_folder_made_under_the_umask(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 7: `ccsim run --out new` made new drwx------ (the hidden folder it is written
+    # in first, made by mkdtemp, renamed into place), whatever the umask: a results folder
+    # the group, or a web server serving a site, could not read.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    old = os.umask(0o022)
+    try:
+        assert main(["run", str(f), "--out", str(out)]) == 0
+        (tmp_path / "plain").mkdir()
+    finally:
+        os.umask(old)
+    assert oct(out.stat().st_mode & 0o777) == oct((tmp_path / "plain").stat().st_mode & 0o777)
+    assert out.stat().st_mode & 0o777 == 0o755
+
+
+def test_an_output_or_store_that_is_a_loop_of_links_is_refused_naming_the_option_and_the_loop(
+    tmp_path: Path, two_hosts: str, capsys: Any
+) -> None:
+    # Campaign 6: `ccsim run --out loop1` (loop1 -> loop2 -> loop1) said only "Symlink loop
+    # from '<out>/flows.parquet'", naming neither --out nor what was wrong with it.
+    f, out = scenario_and_out(tmp_path, two_hosts)
+    other = tmp_path / "other"
+    out.symlink_to(other)
+    other.symlink_to(out)
+    assert main(["run", str(f), "--out", str(out)]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out}: {out} is a loop of symbolic links, not a folder; move it "
+        "away or name another folder"
+    )
+    assert main(["run", str(f), "--out", str(out / "sub")]) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: --out {out / 'sub'}: {out} is a loop of symbolic links, not a folder; "
+        "move it away or name another folder"
+    )
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "runs").symlink_to("runs")
+    assert refused_sweep(f, store, capsys) == (
+        f"ccsim: error: {store}/runs is a loop of symbolic links, not a folder, where the run "
+        "records are stored: move it away or write elsewhere"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["other", "out", "s.toml", "store"], "nothing left"
 
 
 def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_hosts: str) -> None:
@@ -588,6 +638,13 @@ def scenario_and_out(tmp_path: Path, two_hosts: str) -> tuple[Path, Path]:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
     return f, tmp_path / "out"
+
+
+def refused_sweep(f: Path, out: Path, capsys: Any) -> str:
+    """The one error line of a two-run sweep of ``f`` into ``out``, which must refuse it."""
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(out)]
+    assert main(argv) == 1
+    return one_error_line(capsys)
 
 
 def two_seed_sweep(tmp_path: Path, two_hosts: str) -> tuple[list[str], Path]:

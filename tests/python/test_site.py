@@ -183,6 +183,11 @@ def test_ccsim_report_writes_the_site_and_prints_its_path(
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "s")]) == 0
     assert capsys.readouterr().out.strip() == f"site: {tmp_path / 's' / 'index.html'}"
     assert (tmp_path / "s" / "p001-quick.html").exists()
+    # Campaign 7: a new site folder was drwx------ (made by mkdtemp, renamed into place): a
+    # web server running as another user could not serve it. Now as any folder made under
+    # the umask (pytest's own: 022 unless the machine says otherwise).
+    (tmp_path / "plain").mkdir()
+    assert (tmp_path / "s").stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
 
 
 def test_ccsim_reproduce_ends_by_writing_its_own_site_inside_its_folder_and_printing_its_path(
@@ -966,6 +971,38 @@ def test_a_stored_plan_cut_inside_a_comment_is_named_not_shown_with_fewer_figure
         "ccsim: warning: p001-before",
     ]
     assert err[2].startswith("ccsim: error: no experiments/*/plan.toml here and no reproduction")
+
+
+def test_a_stored_plan_whose_scenario_lies_outside_its_folder_is_named_never_read(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 7: a stored plan.toml naming its scenario by a path (`../../../x.toml`,
+    # `/etc/passwd`) was read from there: a file that fits built the site from a scenario that
+    # is no part of the results, without a word. ccsim reproduce stores it beside the plan.
+    outside = tmp_path / "outside.toml"
+    outside.write_bytes((results / "p001-quick" / "plan" / "scenario.toml").read_bytes())
+
+    def naming(where: str) -> Callable[[Path], None]:
+        def damage(folder: Path) -> None:
+            plan = folder / "plan" / "plan.toml"
+            text = plan.read_text(encoding="utf-8")
+            plan.write_text(re.sub(r"(?m)^scenario\s*=.*$", f"scenario = {where!r}", text,
+                                   count=1), encoding="utf-8")  # fmt: skip
+
+        return damage
+
+    tree = tmp_path / "results"
+    warned, pages = spoiled_beside_a_good_copy(results, tree, {
+        "up": naming("../../../outside.toml"),
+        "abs": naming(str(outside)),
+    })  # fmt: skip
+    said = sorted(w.split(" left out of the site: ", 1)[1] for w in warned)
+    assert said == [
+        f"{tree}/p001-{key}/plan/plan.toml: names its scenario {where!r}, which is not "
+        "beside it; ccsim reproduce stores the scenario in the same folder"
+        for key, where in (("abs", str(outside)), ("up", "../../../outside.toml"))
+    ]
+    assert pages == ["index.html", "p001-good.html"]
 
 
 def test_a_stored_plan_ends_with_a_line_break_when_its_source_has_none(tmp_path: Path) -> None:

@@ -602,6 +602,30 @@ fn names_may_not_be_empty_or_contain_dots() {
 }
 
 #[test]
+fn names_that_would_reach_file_names_as_paths_or_line_breaks_are_refused() {
+    // A `/` in a node name made `[trace] pcap = ["a/b"]` fail at the end of the run writing
+    // OUT/pcap/a/b-l.pcap; a line break wrote a file name holding one.
+    let slashed = BASE.replace("r1 = \"router\"", "r1 = \"router\"\n\"a/b\" = \"router\"");
+    assert_eq!(
+        error_of(&slashed, &[]),
+        r#"nodes: "a/b" is not a valid name: it contains "/" (names appear in file names and random-stream identities)"#
+    );
+    let broken = BASE.replace("[flows.f1]", "[flows.\"f\\n1\"]");
+    assert_eq!(
+        error_of(&broken, &[]),
+        r#"flows: "f\n1" is not a valid name: it contains the control character '\n' (names appear in file names and on the terminal)"#
+    );
+    let nul = BASE.replace("[flows.f1]", "[flows.\"f\\u00001\"]");
+    assert_eq!(
+        error_of(&nul, &[]),
+        r#"flows: "f\01" is not a valid name: it contains the control character '\0' (names appear in file names and on the terminal)"#
+    );
+    // Any other character is a name, Hangul included.
+    let hangul = BASE.replace("[flows.f1]", "[flows.\"흐름1\"]");
+    assert!(load(&hangul, &[]).is_ok());
+}
+
+#[test]
 fn a_link_must_join_two_different_nodes() {
     assert_eq!(
         error_with(&["links.access.b=h1"]),

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import hidden_name
+from ccsim.staging import hidden_name, staging_folder
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -40,7 +40,6 @@ def build_site(
     file, given to ``warn`` (default: a :class:`SiteWarning`); the others are built. The page a
     skipped reproduction had from an earlier build is removed, so no stale page remains."""
     import shutil
-    import tempfile
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
@@ -48,7 +47,7 @@ def build_site(
     # Written beside its place and moved in only when whole: a build that fails midway (a
     # dependency missing, a full disk, Ctrl-C) left the folder holding plotly.min.js alone, a
     # site begun; now it leaves no new folder, and an earlier site as it was.
-    work = Path(tempfile.mkdtemp(prefix=hidden_name(out.name), dir=out.parent))
+    work = staging_folder(hidden_name(out.name), out.parent)
     try:
         index, left_out = _write_site(results, out, work, root, warn)
         _move_into_place(work, out, left_out)

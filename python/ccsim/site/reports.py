@@ -223,6 +223,14 @@ def load_stored_plan(folder: Path) -> Any:
     stored = stored_plan(folder)
     if stored is None:
         return None
+    # store_plan writes the scenario beside the plan and names it by its file name. Named by
+    # a path (`../../x.toml`, `/etc/passwd`), it was read from there: a site or an explorer
+    # built from a file that is no part of the results, without a word (campaign 7).
+    name = plan_scenario_name(stored / "plan.toml")
+    if name is not None and (Path(name).name != name or name in (".", "..")):
+        raise DamagedResults(stored / "plan.toml", f"names its scenario {name!r}, which is not "
+                             "beside it; ccsim reproduce stores the scenario in the same "
+                             "folder")  # fmt: skip
     try:
         plan = load_plan(stored)
     except (PlanError, Error, OSError) as e:
@@ -230,7 +238,7 @@ def load_stored_plan(folder: Path) -> Any:
     # Cut inside a comment (or a string the plan does not need whole), a file still reads: a
     # plan.toml cut before its first figure loaded with none, and the explorer served an
     # empty page without a word (campaign 6).
-    cut = _cut_short(stored, plan_scenario_name(stored / "plan.toml"))
+    cut = _cut_short(stored, name)
     if cut:
         raise DamagedResults(cut[0], "cut short (its last line has no line break); ccsim "
                                      "reproduce stores whole files")  # fmt: skip

@@ -118,6 +118,13 @@ fn range_rule(min: i64, max: i64) -> String {
     }
 }
 
+/// A node, link, flow or CBR source name. Names are path segments three ways: of `--set` paths
+/// (`links.NAME.rate`, split at `.`), of capture file names (`<node>-<link>.pcap` under the
+/// output folder, where a `/` would name a folder that does not exist and a line break would
+/// end up in a file name), and of random-stream identities (`link/NAME/ab`, where a `/` would
+/// let two different components share an identity and so a stream). Hence no `.`, no `/`, and
+/// no control character (NUL, line breaks, escapes, which also garble the terminal when an
+/// error names them); any other character, Hangul included, is allowed.
 pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
     if name.is_empty() {
         Err(error(
@@ -129,6 +136,22 @@ pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
             parent,
             format!(
                 "{name:?} is not a valid name: it contains \".\" (names appear in --set paths)"
+            ),
+        ))
+    } else if name.contains('/') {
+        Err(error(
+            parent,
+            format!(
+                "{name:?} is not a valid name: it contains \"/\" (names appear in file names \
+                 and random-stream identities)"
+            ),
+        ))
+    } else if let Some(c) = name.chars().find(|c| c.is_control()) {
+        Err(error(
+            parent,
+            format!(
+                "{name:?} is not a valid name: it contains the control character {c:?} \
+                 (names appear in file names and on the terminal)"
             ),
         ))
     } else {
