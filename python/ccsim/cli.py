@@ -16,10 +16,11 @@
 Errors print one line, ``ccsim: error: <message>``, and exit with status 1, usage errors
 (a missing or malformed option) included, as README.md promises.
 
-Ctrl-C (SIGINT) or SIGTERM stops any command within a second: it prints one line,
-``ccsim: interrupted by SIGINT; <what was kept>``, and exits with status 128 + the signal's
-number (130, 143). A single run is stopped inside the core and nothing is written; a sweep or a
-reproduction keeps every finished run, and the same command resumes from them. A second signal
+Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops any command within a second:
+it prints one line, ``ccsim: interrupted by SIGINT; <what was kept>``, and exits with status
+128 + the signal's number (130, 143, 129). A single run is stopped inside the core and nothing
+is written; a sweep or a reproduction keeps every finished run, and the same command resumes
+from them. A second signal
 while the first is being handled is ignored, so it cannot interrupt the clean-up.
 """
 
@@ -928,11 +929,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The signals that stop a command as Ctrl-C does: SIGHUP too, since closing the terminal
+#: (or ``kill -HUP``) otherwise killed ccsim without its clean-up, leaving a hidden partial
+#: output folder behind and a bench case running (campaign 7, issue 32).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[list[int]]:
-    """While the block runs, SIGINT and SIGTERM raise KeyboardInterrupt, once: the handler
-    ignores both from then on, so a second Ctrl-C cannot break into the clean-up after the first
-    (stopping workers, saving a record, the message) with a traceback. Yields the list the
+    """While the block runs, SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt, once: the
+    handler ignores them from then on, so a second Ctrl-C cannot break into the clean-up after
+    the first (stopping workers, saving a record, the message) with a traceback. Yields the list the
     signal's number is appended to. The previous handlers are back afterwards unless a signal
     came: then the process is on its way out, and a late Ctrl-C must not break into its exit
     either (seen: the third of three quick Ctrl-C killing the CLI after its message).
@@ -946,12 +953,12 @@ def _signals_interrupt() -> Iterator[list[int]]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
         received.append(signum)
         raise KeyboardInterrupt
 
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     for s in previous:
         signal.signal(s, interrupt)
     try:
@@ -1118,9 +1125,13 @@ def _error(message: str) -> None:
 def _to_stderr(line: str) -> None:
     """``line`` on stderr, or nowhere when it is closed (``2>&-``: Python starts with
     ``sys.stderr`` None, and print(file=None) writes to stdout, into the command's output);
-    the status still says how the command ended."""
+    the status still says how the command ended. A terminal that hung up (SIGHUP) fails the
+    write: then there is no one to tell."""
     if sys.stderr is not None:
-        print(line, file=sys.stderr)
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

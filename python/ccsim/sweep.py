@@ -226,7 +226,7 @@ def _signals_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
+    held = set(_PARENT_SIGNALS)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
@@ -265,7 +265,7 @@ def _plain(table: dict[str, Any]) -> dict[str, list[Any]]:
 
 
 # The signals the parent handles and its workers must not act on while they start.
-_PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 # How often a worker's watchdog checks that its parent is alive, seconds.
 _ORPHAN_POLL_S = 0.2
 # How long the parent waits for terminated workers to exit before killing them, seconds.
@@ -301,6 +301,9 @@ def _init_worker(parent: int) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # A closed terminal signals the whole group: a worker ends as on SIGTERM, the parent
+    # keeps what finished (cli.STOP_SIGNALS).
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     _die_with_parent(parent)
     if hasattr(signal, "pthread_sigmask"):  # POSIX
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)
