@@ -88,6 +88,28 @@ def test_tested_and_background_utilization_split_the_links(folder: Path) -> None
     )
 
 
+def test_a_summary_row_reads_each_table_of_its_record_once(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 33: building the series frame twice per record (and the links frame twice) was
+    # most of a cached paper 002 reproduction's time outside the simulator.
+    from ccsim.experiment import tables
+
+    plan = load_plan(folder)
+    rec = _execute_one(plan.scenario_text, [], 1)
+    built: list[int] = []
+    real = tables._series
+
+    def counting(r: dict[str, object]) -> object:
+        built.append(1)
+        return real(r)
+
+    monkeypatch.setattr(tables, "_series", counting)
+    row = table_row(rec, plan.tables[0])
+    assert len(built) == 1
+    assert row["convergence_s"] >= 0, "the run converges: the Jain index was computed per row"
+
+
 def test_a_group_of_flows_is_a_share_column_and_must_name_the_tables_flows(folder: Path) -> None:
     text = (folder / "plan.toml").read_text()
     grouped = text.replace('flows = ["f1", "f2"]\nlink', 'flows = ["f1", "f2"]\ngroups = '

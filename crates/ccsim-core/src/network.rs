@@ -45,9 +45,9 @@
 //! Only two entries differ from the address's own column, and neither is read from the table:
 //! at the anchor (the root, which leaves by the address's link: kept beside the address's
 //! column index, so the router that delivers to a host reads no column at all) and at the
-//! owner (which gets its own packets before routing and asks for no route). A dumbbell with 10,000 host pairs
-//! computes two Dijkstras instead of 20,000 and keeps 2 x 20,002 entries instead of 20,000 x
-//! 20,002 (1.6 GB). An address an explicit route overrides keeps a column of its own, since the
+//! owner (which gets its own packets before routing and asks for no route). A dumbbell with
+//! 10,000 host pairs computes two Dijkstras instead of 20,000 and keeps 2 x 20,002 entries
+//! instead of 20,000 x 20,002 (1.6 GB). An address an explicit route overrides keeps a column of its own, since the
 //! override is written into it.
 //!
 //! A fat-tree of k = 16 has 1,024 host addresses among 6,144, behind 128 edge switches: the
@@ -308,7 +308,8 @@ impl Network {
     /// routes are computed now if nothing asked for them before (the forwarding lookup).
     ///
     /// `node` is not `addr`'s owner: a node takes its own packets before it routes (the engine's
-    /// `route`), and the owner's entry in a shared tree is another host's answer ([`Routes`]).
+    /// `route`), and in a shared tree the owner's entry is its way to the other hosts behind
+    /// the same anchor, not "no route" ([`Routes`]).
     #[inline]
     pub fn next_hop(&mut self, node: u32, addr: u32) -> u32 {
         debug_assert_ne!(

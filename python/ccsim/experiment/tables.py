@@ -18,9 +18,12 @@ def _series(rec: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rec.get("series", {}))
 
 
-def flow_rates(rec: dict[str, Any], flows: Sequence[str]) -> pd.DataFrame:
-    """Each flow's goodput (bit/s) per trace interval, from its delivered-bytes series."""
-    s = _series(rec)
+def flow_rates(
+    rec: dict[str, Any], flows: Sequence[str], series: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Each flow's goodput (bit/s) per trace interval, from its delivered-bytes series
+    (``series``: the record's series table as a frame, if the caller has built it already)."""
+    s = _series(rec) if series is None else series
     if s.empty:
         return pd.DataFrame(columns=list(flows), dtype=float)
     d = s[(s["kind"] == "flow") & (s["metric"] == "delivered_bytes") & s["name"].isin(flows)]
@@ -45,17 +48,18 @@ def flow_series_values(
     return rates / link_capacity(rec, link), "share of the bottleneck"
 
 
-def link_capacity(rec: dict[str, Any], link: str) -> float:
-    """The rate (bit/s) of ``link`` given as ``name:direction``."""
+def link_capacity(rec: dict[str, Any], link: str, links: pd.DataFrame | None = None) -> float:
+    """The rate (bit/s) of ``link`` given as ``name:direction`` (``links``: the record's links
+    table as a frame, if the caller has built it already)."""
     name, _, direction = link.partition(":")
-    lk = pd.DataFrame(rec["links"])
+    lk = pd.DataFrame(rec["links"]) if links is None else links
     row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))]
     return float(row["rate_bps"].iloc[0]) if len(row) else math.nan
 
 
-def link_rate(rec: dict[str, Any], link: str) -> pd.Series:
+def link_rate(rec: dict[str, Any], link: str, series: pd.DataFrame | None = None) -> pd.Series:
     """The throughput (bit/s) of ``name:direction`` per trace interval."""
-    s = _series(rec)
+    s = _series(rec) if series is None else series
     if s.empty:
         return pd.Series(dtype=float)
     d = s[(s["kind"] == "link") & (s["name"] == link) & (s["metric"] == "throughput_bps")]
@@ -114,11 +118,15 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     until Jain's index of the smoothed rates stays at or above ``jain_threshold`` to the end of
     the run (NaN if it is below at the end).
     """
-    rates = flow_rates(rec, t.flows)
-    cap = link_capacity(rec, t.link)
+    # Each table built once (a cached reproduction of paper 002 spent most of its time outside
+    # the simulator building these frames from the records, twice each; issue 33).
+    series = _series(rec)
+    lk = pd.DataFrame(rec["links"])
+    rates = flow_rates(rec, t.flows, series)
+    cap = link_capacity(rec, t.link, lk)
     after = rates[rates.index > t.from_s]
     totals = after.sum()
-    link_u = link_rate(rec, t.link)
+    link_u = link_rate(rec, t.link, series)
     util = float(link_u[link_u.index > t.from_s].mean() / cap) if len(link_u) else math.nan
     # The flows under test apart from the background (web and FTP flows): their goodput summed
     # over the trace samples after from_s, relative to the capacity. The link's utilization
@@ -126,7 +134,6 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     # tested flows' header bytes: about 3 % of their rate at a 1,460 B MSS.
     tested = float(after.sum(axis=1).mean() / cap) if len(after) else math.nan
     name, _, direction = t.link.partition(":")
-    lk = pd.DataFrame(rec["links"])
     row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))].iloc[0]
     offered = float(row.get("packets_offered", row["packets"]))
     loss = float(row["drops_queue"] + row["drops_loss"]) / offered if offered else math.nan
@@ -135,7 +142,12 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
         step = float(after.index[1] - after.index[0])
         k = max(1, round(t.window_s / step))
         smooth = after.rolling(window=k, min_periods=k).mean().dropna()
-        jt = smooth.apply(lambda r: jain_index(list(r)), axis=1)
+        # Row by row as plain floats (the same arithmetic as `apply`, without a Series a row).
+        jt = pd.Series(
+            [jain_index(r) for r in smooth.to_numpy(dtype=float).tolist()],
+            index=smooth.index,
+            dtype=float,
+        )
         if len(jt) and jt.iloc[-1] >= t.jain_threshold:
             below = jt[jt < t.jain_threshold]
             start = jt.index[0] if below.empty else jt.index[jt.index > below.index[-1]][0]
