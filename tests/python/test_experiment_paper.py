@@ -372,6 +372,24 @@ def test_with_several_seeds_a_cell_matches_when_our_whole_ci_is_within_the_toler
     assert check_claim(plan.claims[1], points, {}, plan=plan).startswith("not judged")
 
 
+def test_a_paper_cell_takes_exactly_its_figure_line_and_x_among_interleaved_points(
+    folder: Path,
+) -> None:
+    # Issue 33: the points are split by (figure, line) once instead of filtered per cell; rows
+    # of another line, another x or another figure, interleaved with the cell's, stay out.
+    plan = experiment.load_plan(folder)
+    rows = [("loss", "reno", 0.0, 4.8e6), ("loss", "sack", 0.0, 9e6), ("other", "reno", 0.0, 1),
+            ("loss", "reno", 1.0, 7e6), ("loss", "reno", 0.0, 5.0e6), ("loss", "reno", 0.0, 4.9e6),
+            ("loss", "reno", 0.0, float("nan"))]  # fmt: skip
+    columns = ("figure", "line", "x", "value")
+    points = pd.DataFrame({c: [r[i] for r in rows] for i, c in enumerate(columns)})
+    points["seed"] = range(1, len(rows) + 1)
+    points["run"] = [f"r{i}" for i in range(len(rows))]
+    cell = next(c for c in paper_cells(plan, points) if c.item == "loss" and c.n)
+    assert (cell.line, cell.at, cell.n, cell.distinct) == ("reno", 0.0, 3, 3)
+    assert cell.mean == pytest.approx(4.9e6)
+
+
 @pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004"])
 def test_every_figure_that_names_a_link_names_it_as_a_reader_of_the_paper_would(
     name: str,
