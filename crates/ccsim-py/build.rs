@@ -37,11 +37,14 @@ fn fnv1a(hash: &mut u64, bytes: &[u8]) {
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let root = here.join("../..");
+    // Every input named from `root`, so that `rel` strips it from each: this crate's own
+    // files were named from `here` and hashed with their absolute paths, so two checkouts of
+    // the same commit had different engines and a store did not serve a copy of itself.
     let inputs = [
         root.join("crates/ccsim-core/src"),
         root.join("crates/ccsim-core/Cargo.toml"),
-        here.join("src"),
-        here.join("Cargo.toml"),
+        root.join("crates/ccsim-py/src"),
+        root.join("crates/ccsim-py/Cargo.toml"),
         root.join("Cargo.lock"),
     ];
     let mut list = vec![];
@@ -55,7 +58,7 @@ fn main() {
     }
     let rel = |p: &Path| -> String {
         p.strip_prefix(&root)
-            .unwrap_or(p)
+            .expect("every input is named from the root")
             .to_string_lossy()
             .replace('\\', "/")
     };

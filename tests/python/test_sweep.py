@@ -208,3 +208,35 @@ def test_confidence_intervals_use_the_exact_t_quantile_past_30_degrees_of_freedo
     _, half, n = sweep.mean_ci(xs)
     assert n == 40
     assert abs(half - 2.0227 * statistics.stdev(xs) / 40**0.5) < 1e-3
+
+
+def _engine_of(root: Path) -> str:
+    """The engine identity as crates/ccsim-py/build.rs computes it, written out again: FNV-1a
+    over (path relative to the repository, NUL, contents, NUL) of the files that decide a
+    run, in path order."""
+    inputs = ["crates/ccsim-core/src", "crates/ccsim-core/Cargo.toml", "crates/ccsim-py/src",
+              "crates/ccsim-py/Cargo.toml", "Cargo.lock"]  # fmt: skip
+    files: list[Path] = []
+    for name in inputs:
+        p = root / name
+        if p.is_dir():
+            files += [
+                f for f in p.rglob("*") if f.is_file() and f.suffix in (".rs", ".toml", ".lock")
+            ]
+        elif p.exists():
+            files.append(p)
+    h = 0xCBF29CE484222325
+    for f in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
+        for part in (f.relative_to(root).as_posix().encode(), b"\0", f.read_bytes(), b"\0"):
+            for byte in part:
+                h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def test_the_engine_identity_is_the_sources_alone_not_where_the_checkout_lies() -> None:
+    # Bug: build.rs hashed ccsim-py's own files with their absolute paths, so two checkouts
+    # of one commit had different engines and a copied store was run again in full.
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "crates" / "ccsim-py" / "build.rs").is_file():
+        pytest.skip("not run from a source checkout")
+    assert _core.ENGINE == _engine_of(root), "rebuild: pip install -e . (the core is stale)"
