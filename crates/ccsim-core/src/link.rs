@@ -107,6 +107,18 @@
 //! packet it destroys (MTU, queue, loss, link down: offered or waiting); one that arrives is
 //! handed on by its handle, also when the link went down while it was on the wire (the engine
 //! frees that one, `next_arrival_lost`).
+//!
+//! # Layout
+//!
+//! A packet crossing a channel reads and writes a handful of its fields: the transmitter's
+//! clock, the serializer, the propagation FIFO, the queue's limit or buffer, and a few counters.
+//! Where a run has many channels and each sees a packet only now and then (a fat-tree's
+//! thousands of links, the access links of many hosts), every cache line of a channel that a
+//! packet touches is a miss of its own. So [`Channel`] is laid out by hand (`repr(C)`, aligned
+//! to a line): what every packet touches in its first five lines, then what only a waiting or
+//! a dropped packet touches, then names and trace state. The serializer is kept in 64-bit
+//! words (40 bytes instead of 80) for the same reason. `docs/performance.md` ("A channel's
+//! lines") has the cache profile before and after.
 
 use std::collections::VecDeque;
 
@@ -130,18 +142,15 @@ struct Start {
 }
 
 /// Counters of one channel.
-// `repr(C)` keeps the declared order: the counters every packet updates come first, in two
-// cache lines, and the drop counters, touched only on a drop, after them. With Rust's own
+// `repr(C)` keeps the declared order: the counters every packet updates come first (`offered`
+// to `sojourn`, in the channel's lines 3 and 4), then the integrals and maxima that a waiting
+// packet adds to, and the drop counters, touched only on a drop, last. With Rust's own
 // layout the 128-bit integrals went first and a packet's counters spread over three lines; on
 // a link whose packets interleave with others' (a class-based queue serving eight classes) each
 // line was a cache miss of its own (`docs/diffserv.md`, "Speed").
 #[repr(C)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChannelStats {
-    /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
-    pub queue_pkt_ns: u128,
-    pub queue_byte_ns: u128,
-    last_change: SimTime,
     /// Packets handed to this channel (before any drop).
     pub offered: u64,
     /// Packets and bytes put on the wire, counted when their transmission starts (including
@@ -149,11 +158,15 @@ pub struct ChannelStats {
     pub packets: u64,
     pub bytes: u64,
     pub data_packets: u64,
+    /// Packets that reached the far node.
+    pub arrived: u64,
+    last_change: SimTime,
     /// Sojourn times of the packets put on the wire (module docs, "Sojourn times"); beside the
     /// per-packet counters, as a packet sent at once adds one to it.
     pub sojourn: SojournHistogram,
-    /// Packets that reached the far node.
-    pub arrived: u64,
+    /// Time integrals of the queue length (packets·ns, bytes·ns) for the time-weighted mean.
+    pub queue_pkt_ns: u128,
+    pub queue_byte_ns: u128,
     pub queue_max_packets: u64,
     pub queue_max_bytes: u64,
     pub drops_queue: u64,
@@ -190,17 +203,45 @@ impl ChannelStats {
     }
 }
 
-// `repr(C)` keeps the declared order: what `offer`, `transmit` and `on_tx_done` read for
-// every packet comes first (the transmitter's state, the per-packet counters, the FIFO), then
-// the queue and the loss model, then what results and traces read (names, the lost packet
-// kept for the trace). See `ChannelStats` for why.
-#[repr(C)]
+// Layout: `repr(C)` keeps the declared order, chosen so that a packet crossing a channel
+// touches its first five cache lines and no other (module docs, "Layout"):
+//
+//   line 0  busy_until rate delay propagation mtu to_node     every packet: offer and arrival
+//   line 1  ser waiting_bytes to_iface doomed flags           every packet
+//   line 2  queue: limit, discipline, marks, buffer ...       an offer (a planned one: the limit)
+//   line 3  ... buffer, starts, stats: offered packets        every offer
+//   line 4  stats: bytes data_packets arrived last_change     every packet
+//           sojourn (its zero count)
+//   line 5+ stats: the queue integrals and maxima             a packet that waits
+//           the drop counters, the loss model, names          a drop, results, traces
+//
+// It used to spread over lines 0, 1, 2, 4, 5, 6, 7 and 8 of 12: where channels are many and each
+// is visited once per packet (a fat-tree, thousands of access links) every line is a miss of its
+// own. The offsets that matter are asserted at compile time below; `align(64)` makes the
+// lines of the comment the cache's lines wherever the channel is stored.
+#[repr(C, align(64))]
 pub struct Channel {
     /// The transmitter is free from this time on (the end of the last transmission started,
     /// or planned). A `TxDone` event is scheduled at this time exactly when the queue is not
     /// empty and the channel is not planned.
     busy_until: SimTime,
     pub rate: Rate,
+    pub delay: SimDuration,
+    /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
+    /// its arrival time at the far node. The delay is constant, so arrival times never decrease
+    /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
+    /// sender's estimate of its own data in flight.)
+    pub propagation: VecDeque<(SimTime, PacketId, Port)>,
+    pub mtu: u32,
+    pub to_node: u32,
+    ser: Serializer,
+    /// Planned channels: the bytes of the packets in `starts`.
+    waiting_bytes: u64,
+    /// The interface packets arrive on at `to_node`.
+    pub to_iface: u32,
+    /// Packets at the front of the propagation FIFO that were on the wire when the link went
+    /// down: each is lost when its arrival comes (so no event has to be cancelled).
+    doomed: u32,
     /// Departures are planned at enqueue (module docs): no `TxDone` events, `starts` instead.
     planned: bool,
     /// A transmission that starts at t comes before anything else at t: true on the channels
@@ -208,33 +249,21 @@ pub struct Channel {
     /// not they are. The engine schedules their `TxDone` events to run first at their
     /// nanosecond, which gives the order planning gives (module docs).
     departures_first: bool,
-    pub stats: ChannelStats,
-    /// The propagation FIFO: packets on the wire (in transmission or propagating), each with
-    /// its arrival time at the far node. The delay is constant, so arrival times never decrease
-    /// and only the head needs an `Arrive` event. (Not TCP's `pipe`, RFC 6675 §2: that is the
-    /// sender's estimate of its own data in flight.)
-    pub propagation: VecDeque<(SimTime, PacketId, Port)>,
-    /// Planned channels: the packets waiting for the transmitter, by start time (each is also
-    /// in the propagation FIFO), and their bytes; those that started by the last
-    /// [`Channel::settle`] are gone. This is the queue of a planned channel.
-    starts: VecDeque<Start>,
-    waiting_bytes: u64,
-    pub delay: SimDuration,
-    /// Packets at the front of the propagation FIFO that were on the wire when the link went
-    /// down: each is lost when its arrival comes (so no event has to be cancelled).
-    doomed: usize,
-    pub to_node: u32,
-    /// The interface packets arrive on at `to_node`.
-    pub to_iface: u32,
-    pub mtu: u32,
     /// Down (`[[events]]`): offered packets are dropped as `link_down`.
     pub down: bool,
     /// Set while the packet trace watches this channel: the loss model's last victim is kept
     /// in `lost_for_trace` (the trace's `departed` and `dropped` rows need its headers), a
     /// copy taken before its arena slot is freed.
     pub keep_lost: bool,
-    ser: Serializer,
+    /// The loss model can destroy packets (read here so that a lossless transmission does not
+    /// touch the model's line).
+    lossy: bool,
     pub queue: Queue,
+    /// Planned channels: the packets waiting for the transmitter, by start time (each is also
+    /// in the propagation FIFO); those that started by the last [`Channel::settle`] are gone.
+    /// This is the queue of a planned channel.
+    starts: VecDeque<Start>,
+    pub stats: ChannelStats,
     pub loss: LossModel,
     /// Link name and direction, for results (`bottleneck`, `a_to_b`).
     pub link: String,
@@ -242,6 +271,17 @@ pub struct Channel {
     pub from_node: u32,
     pub lost_for_trace: Option<Packet>,
 }
+
+/// The fields of a packet's path in the first five lines of a channel (see above), and the
+/// stats' per-packet counters at the head of [`ChannelStats`].
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Channel, to_node) + 4 <= 64);
+    assert!(offset_of!(Channel, lossy) < 128);
+    assert!(offset_of!(Channel, stats) + offset_of!(ChannelStats, sojourn) + 8 <= 320);
+    assert!(offset_of!(Channel, stats) + offset_of!(ChannelStats, last_change) + 8 <= 320);
+    assert!(std::mem::size_of::<Channel>() == 704);
+};
 
 /// How many packets behind the head of a propagation FIFO an arrival asks for (`arena.rs`,
 /// "Prefetch").
@@ -304,6 +344,7 @@ impl Channel {
         // ([`Channel::plan_departures`]).
         let departures_first = queue.is_drop_tail() && loss.is_none() && delay > SimDuration::ZERO;
         Channel {
+            lossy: !loss.is_none(),
             departures_first,
             planned: false,
             starts: VecDeque::new(),
@@ -413,7 +454,8 @@ impl Channel {
             self.planned = false;
         }
         self.down = true;
-        self.doomed = self.propagation.len();
+        // More packets on one wire than a u32 counts would need terabytes of slots.
+        self.doomed = u32::try_from(self.propagation.len()).unwrap_or(u32::MAX);
         // The transmission under way is cut. A `TxDone` scheduled for its end is now stale;
         // `on_tx_done` ignores any that comes before the transmitter is free.
         self.busy_until = self.busy_until.min(now);
@@ -624,7 +666,7 @@ impl Channel {
             self.queue.idle_from(done);
         }
         self.count_sent(p.size, p.is_data());
-        if !self.loss.is_none() && self.loss.is_lost(p.size) {
+        if self.lossy && self.loss.is_lost(p.size) {
             self.stats.drops_loss += 1;
             if self.keep_lost {
                 // The trace reads the victim after its slot is recycled: keep a copy (only

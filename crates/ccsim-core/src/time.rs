@@ -165,14 +165,38 @@ impl Rate {
 /// Exact serialization clock for one transmitter: carries the sub-nanosecond remainder from one
 /// packet to the next, so that `n` back-to-back packets of `b` bytes take exactly
 /// `ceil(n * 8b / rate)` ns in total, not `n * ceil(8b / rate)`.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// 40 bytes, in the channel's second cache line (`link.rs`, "Layout"): every quantity below is
+/// under the rate or a transmission time, so 64 bits hold it, and the arithmetic is done in
+/// 128 bits only where a sum of two of them needs it.
+#[derive(Clone, Copy, Debug)]
 pub struct Serializer {
-    /// Remainder in units of 1/rate nanoseconds, always `< rate`.
-    carry: u128,
+    /// Remainder in units of 1/rate nanoseconds, always `< rate` (of the rate it was made at).
+    carry: u64,
     /// The last `(rate, bytes)` and the quotient and remainder of `8e9 · bytes / rate`. A
     /// transmitter sends mostly packets of one size (full segments one way, ACKs the other),
     /// and a 128-bit division costs more than the rest of a packet's transmission.
-    memo: Option<(u64, u64, u128, u128)>,
+    /// `memo_bytes == NO_MEMO` until the first packet (a packet's size is a `u32`). The
+    /// quotient is kept saturated at `u64::MAX`, the longest [`SimDuration`] there is.
+    memo_rate: u64,
+    memo_bytes: u64,
+    memo_quotient: u64,
+    memo_remainder: u64,
+}
+
+/// [`Serializer::memo_bytes`] before any packet.
+const NO_MEMO: u64 = u64::MAX;
+
+impl Default for Serializer {
+    fn default() -> Self {
+        Serializer {
+            carry: 0,
+            memo_rate: 0,
+            memo_bytes: NO_MEMO,
+            memo_quotient: 0,
+            memo_remainder: 0,
+        }
+    }
 }
 
 impl Serializer {
@@ -180,18 +204,17 @@ impl Serializer {
     #[inline]
     pub fn next(&mut self, rate: Rate, bytes: u64) -> SimDuration {
         let r = rate.0.max(1) as u128;
-        let (q, rem) = match self.memo {
-            Some((mr, mb, q, rem)) if mr == rate.0 && mb == bytes => (q, rem),
-            _ => {
-                let num = bytes as u128 * 8 * 1_000_000_000;
-                let qr = (num / r, num % r);
-                self.memo = Some((rate.0, bytes, qr.0, qr.1));
-                qr
-            }
-        };
+        if self.memo_rate != rate.0 || self.memo_bytes != bytes {
+            let num = bytes as u128 * 8 * 1_000_000_000;
+            self.memo_rate = rate.0;
+            self.memo_bytes = bytes;
+            self.memo_quotient = (num / r).min(u64::MAX as u128) as u64;
+            self.memo_remainder = (num % r) as u64;
+        }
+        let q = self.memo_quotient as u128;
         // (8e9·bytes + carry) / rate with 8e9·bytes = q·rate + rem: rem and carry are both
         // below rate (unless the rate just fell), so their sum adds at most one nanosecond.
-        let sum = rem + self.carry;
+        let sum = self.memo_remainder as u128 + self.carry as u128;
         let (whole, carry) = if sum < r {
             (q, sum)
         } else if sum - r < r {
@@ -199,7 +222,8 @@ impl Serializer {
         } else {
             (q + sum / r, sum % r)
         };
-        self.carry = carry;
+        // Below r, which is a u64.
+        self.carry = carry as u64;
         SimDuration(whole.min(u64::MAX as u128) as u64)
     }
     /// Forget the remainder, when the transmitter goes idle (the next packet starts on a
@@ -208,6 +232,8 @@ impl Serializer {
         self.carry = 0;
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Serializer>() == 40);
 
 #[cfg(test)]
 mod tests {

@@ -90,14 +90,18 @@ use tbf::Tbf;
 const INITIAL_CAPACITY: u64 = 64;
 
 /// A queue discipline for one link direction (closed set of disciplines, no trait object).
+// `repr(C)`, in this order: the channel keeps the queue at the head of its third cache line
+// (`link.rs`, "Layout"), and a planned channel's offer reads only `limit`; a DropTail offer reads
+// `disc`'s tag beside it before the buffer.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Queue {
-    buf: Fifo,
     /// Hard limit: a packet that does not fit is dropped whatever the discipline says.
     limit: QueueLimit,
+    disc: Discipline,
     /// ECN CE marks made so far.
     marks: u64,
-    disc: Discipline,
+    buf: Fifo,
 }
 
 /// Every variant with state is boxed so the enum is a tag and a pointer: `Queue` then fits in
