@@ -326,6 +326,107 @@ def test_a_deleted_truncated_or_edited_figure_is_drawn_again(
     assert reproduce_drawing(folder, out, drawn) == ["loss", "shares", "util"]
 
 
+def outputs(out: Path) -> dict[str, Any]:
+    """What a reproduction wrote that a reader uses: the report, the record's tables and the
+    Parquet tables (as frames), and run.json without its wall times (this invocation's and
+    the simulations', which a run made again changes)."""
+    import json
+
+    seen: dict[str, Any] = {p.name: p.read_bytes() for p in out.glob("*.csv")}
+    seen["report.md"] = (out / "report.md").read_bytes()
+    for p in out.glob("*.parquet"):
+        # As text with every float in full (NaN compares unequal to itself in a dict); a
+        # column read back as another type shows (1 against 1.0).
+        frame = pd.read_parquet(p)
+        seen[p.name] = (frame.to_csv(index=False), [str(t) for t in frame.dtypes])
+    info = json.loads((out / "run.json").read_text())
+    seen["run.json"] = {k: v for k, v in info.items()
+                        if k not in ("wall_seconds", "executed", "cached",
+                                     "simulation_cpu_seconds")}  # fmt: skip
+    return seen
+
+
+@pytest.fixture
+def record_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The store keys computed (each resolves a scenario in the core) and the records read
+    from the store from now on."""
+    from ccsim import sweep
+
+    reads: list[str] = []
+    load_valid, load, key = sweep.Store.load_valid, sweep.Store.load, sweep.RunSpec.key
+
+    def counted_load_valid(self: Any, k: str, *a: Any, **kw: Any) -> Any:
+        reads.append(f"load {k}")
+        return load_valid(self, k, *a, **kw)
+
+    def counted_load(self: Any, k: str) -> Any:
+        reads.append(f"load {k}")
+        return load(self, k)
+
+    def counted_key(self: Any) -> str:
+        reads.append("key")
+        return key(self)
+
+    monkeypatch.setattr(sweep.Store, "load_valid", counted_load_valid)
+    monkeypatch.setattr(sweep.Store, "load", counted_load)
+    monkeypatch.setattr(sweep.RunSpec, "key", counted_key)
+    return reads
+
+
+def test_a_cached_reproduction_reads_no_record_and_writes_the_same_tables(
+    folder: Path, tmp_path: Path, record_reads: list[str]
+) -> None:
+    import json
+
+    out = tmp_path / "out"
+    first = experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    cpu_seconds = json.loads((out / "run.json").read_text())["simulation_cpu_seconds"]
+    assert any(r.startswith("load") for r in record_reads)
+    record_reads.clear()
+    again = experiment.reproduce(folder, out, workers=2, progress=False)
+    assert record_reads == [], "neither a store key computed nor a record read"
+    assert (again.executed, again.cached) == (0, first.executed + first.cached)
+    assert outputs(out) == before
+    assert cpu_seconds == json.loads((out / "run.json").read_text())["simulation_cpu_seconds"]
+
+
+def test_derived_values_are_derived_again_from_the_records_when_anything_they_come_from_changes(
+    folder: Path, tmp_path: Path, record_reads: list[str]
+) -> None:
+    import json
+
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    keys = json.loads((out / "derived-values.json").read_text())["keys"]
+    # A record removed from the store is run again; the tables come out the same.
+    store = experiment.reproduction.Store(out / "runs")
+    store.path(keys[0]).unlink()
+    record_reads.clear()
+    again = experiment.reproduce(folder, out, workers=2, progress=False)
+    assert again.executed == 1 and any(r.startswith("load") for r in record_reads)
+    assert outputs(out) == before
+    # The filed values edited, or cut short: not trusted, derived again, the same.
+    filed = out / "derived-values.json"
+    for damaged in (filed.read_text().replace('"runs":', '"runs":1', 1), filed.read_text()[:50]):
+        filed.write_text(damaged)
+        record_reads.clear()
+        assert experiment.reproduce(folder, out, workers=2, progress=False).executed == 0
+        assert any(r.startswith("load") for r in record_reads)
+        assert outputs(out) == before
+    # results.parquet removed: written again from the records.
+    (out / "results.parquet").unlink()
+    record_reads.clear()
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    assert any(r.startswith("load") for r in record_reads) and outputs(out) == before
+    # Another seed count is another set of runs: derived from its records.
+    record_reads.clear()
+    experiment.reproduce(folder, out, workers=2, progress=False, seeds=2)
+    assert any(r.startswith("load") for r in record_reads)
+    assert json.loads((out / "run.json").read_text())["seeds"] == 2
+
+
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "quick"
     experiment.reproduce(folder, out, quick=True, workers=2, progress=False)

@@ -15,13 +15,14 @@ from ccsim.scenario import PathLike
 from ccsim.staging import staged_output
 from ccsim.sweep import Store, execute, gather
 
+from . import derived
 from .checks import check_plan
 from .claims import Judgement
 from .drawn import Manifest
 from .figures import FIGURES_MANIFEST, draw_figure, draw_series_figure, figure_inputs
 from .plan import Claim, Plan, find_experiment, line_metric, load_plan
 from .report import judge_claims, write_report
-from .runs import POINT_COLUMNS, plan_runs, point_values, run_fingerprint
+from .runs import POINT_COLUMNS, plan_runs, point_rows, points_frame, run_fingerprint
 from .stats import compare_lines, summarize
 from .tables import line_summary, table_row
 
@@ -55,8 +56,32 @@ def reproduce(
     store.check()  # a file named runs in --out: refused before plan.toml is written
     out.mkdir(parents=True, exist_ok=True)
     store_plan(folder, out)
-    rep = execute(runs, store, workers=workers, progress=progress,
-                  description=plan.id, cluster=cluster)  # fmt: skip
+    # A re-run over the same runs takes what it derived from their records last time
+    # (derived.py); otherwise the sweep runs what the store lacks and returns every record.
+    derived_inputs = derived.runs_digest(plan, runs)
+    made = Manifest(out, derived.DERIVED_MANIFEST)
+    filed = derived.load(out, made, derived_inputs, store, len(runs))
+    if filed is None:
+        rep = execute(runs, store, workers=workers, progress=progress,
+                      description=plan.id, cluster=cluster)  # fmt: skip
+        records = rep.records
+        keys = [r["key"] for r in records]
+        executed, cached = rep.executed, rep.cached
+    else:
+        records = []
+        keys = filed.keys
+        executed, cached = 0, len(set(keys))
+
+    def record_of(i: int) -> dict[str, Any]:
+        """Run ``i``'s record, tagged as the sweep tags it (read from the store when the
+        values were filed: only for a figure drawn from a record, and only when it is drawn)."""
+        if records:
+            return records[i]
+        rec = dict(store.load(keys[i]))
+        rec["tags"] = dict(runs[i].tags)
+        rec["key"] = keys[i]
+        return rec
+
     # Written into a hidden folder and renamed into place once all is written: on a full disk
     # (or Ctrl-C) midway, the figures and tables written so far stood in --out, beside an
     # earlier reproduction's report.md or none, and the error named no file.
@@ -64,46 +89,45 @@ def reproduce(
              f"reproduction in {out} were left as they were); the finished runs are kept in "
              f"{out / 'runs'}, and the same command resumes from them")  # fmt: skip
     with staged_output(out, [], state=state) as stage:
-        frames = []
-        for fig in plan.figures:
-            for lid in fig.lines:
-                recs = [r for r in rep.records
-                        if r["tags"]["figure"] == fig.id and r["tags"]["line"] == lid]  # fmt: skip
-                frames.append(point_values(recs, line_metric(plan, fig, lid)))
-        for grid in plan.grids:
-            recs = [r for r in rep.records if r["tags"]["figure"] == grid.id]
-            for m in grid.metrics:
-                frames.append(point_values(recs, m, grid.cell_id(m)))
+        if filed is None:
+            filed = derive(plan, records)
+            results = stage / "results.parquet"
+            flows = gather(records, "flows")
+            if "x" in flows:
+                flows["x"] = flows["x"].astype(str)
+            flows.to_parquet(results, index=False)
+            derived.save(stage, made, derived_inputs, filed, results)
+        made.write(stage)
+        frames = [points_frame(rows) for rows in filed.point_frames]
         points = (pd.concat(frames, ignore_index=True) if frames else
                   pd.DataFrame(columns=POINT_COLUMNS))  # fmt: skip
         summary = summarize(points)
 
-        def first_seed(item_id: str, seed: int = 1) -> dict[str, dict[str, Any]]:
-            chosen: dict[str, dict[str, Any]] = {}
-            for r in rep.records:
-                if r["tags"]["figure"] == item_id and r["seed"] == seed:
-                    chosen[r["tags"]["line"]] = r
+        def first_seed(item_id: str, seed: int = 1) -> dict[str, int]:
+            """The run of each line of ``item_id`` with ``seed`` (the last, as a dict keeps)."""
+            chosen: dict[str, int] = {}
+            for i, r in enumerate(runs):
+                tags = dict(r.tags)
+                if tags["figure"] == item_id and r.seed == seed:
+                    chosen[tags["line"]] = i
             return chosen
 
         # A figure is drawn only when what it is drawn from changed (drawn.py): a cached
         # re-run draws none, and imports no matplotlib.
         drawn = Manifest(out, FIGURES_MANIFEST)
         for sf in plan.series_figures:
-            recs = first_seed(sf.id, sf.seed)
+            chosen = first_seed(sf.id, sf.seed)
             inputs = figure_inputs("series", sf, [plan.lines[ln] for ln in sf.lines],
-                                   sorted((ln, r["key"]) for ln, r in recs.items()))  # fmt: skip
+                                   sorted((ln, keys[i]) for ln, i in chosen.items()))  # fmt: skip
             if inputs is None or not drawn.up_to_date(sf.id, inputs):
+                recs = {ln: record_of(i) for ln, i in chosen.items()}
                 paths = draw_series_figure(sf, plan, recs, stage)
                 if inputs is not None:
                     drawn.drew(sf.id, inputs, paths)
         table_frames: dict[str, pd.DataFrame] = {}
         table_seeds: dict[str, pd.DataFrame] = {}
         for t in plan.tables:
-            rows = []
-            for r in rep.records:
-                if r["tags"]["figure"] == t.id:
-                    rows.append({"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
-                                 "run": run_fingerprint(r), **table_row(r, t)})  # fmt: skip
+            rows = filed.table_rows.get(t.id, [])
             df = pd.DataFrame(rows)
             if len(df):
                 per_line: dict[str, list[dict[str, Any]]] = {}
@@ -121,10 +145,6 @@ def reproduce(
                 )
                 table_seeds[t.id] = df
             df.to_parquet(stage / f"table-{t.id}.parquet", index=False)
-        flows = gather(rep.records, "flows")
-        if "x" in flows:
-            flows["x"] = flows["x"].astype(str)
-        flows.to_parquet(stage / "results.parquet", index=False)
         _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
         _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
         for fig in plan.figures:
@@ -140,13 +160,42 @@ def reproduce(
         # Figures and tables with the same overrides share runs: count each simulation once.
         command = rerun_command(plan.id, out, quick, seeds)
         judged = judge_claims(plan, points, table_seeds)
-        write_report(plan, summary, stage, quick, rep.executed + rep.cached, table_frames,
+        write_report(plan, summary, stage, quick, executed + cached, table_frames,
                      points=points, table_seeds=table_seeds, command=command,
                      judged=judged)  # fmt: skip
-        write_record(plan, stage, quick, rep, summary, judged, table_seeds, command,
-                     time.monotonic() - started, workers)  # fmt: skip
+        write_record(plan, stage, quick, filed, executed, cached, summary, judged, table_seeds,
+                     command, time.monotonic() - started, workers)  # fmt: skip
     report = out / "report.md"
-    return Reproduction(report, out / "results.parquet", rep.executed, rep.cached)
+    return Reproduction(report, out / "results.parquet", executed, cached)
+
+
+def derive(plan: Plan, records: list[dict[str, Any]]) -> derived.Derived:
+    """What the reproduction needs of ``records`` (in the order of the plan's runs) beyond
+    drawing a time series: the points of every figure line and grid metric, every summary
+    table's rows, and the counts ``run.json`` reports (derived.py files them)."""
+    point_frames = []
+    for fig in plan.figures:
+        for lid in fig.lines:
+            recs = [r for r in records
+                    if r["tags"]["figure"] == fig.id and r["tags"]["line"] == lid]  # fmt: skip
+            point_frames.append(point_rows(recs, line_metric(plan, fig, lid)))
+    for grid in plan.grids:
+        recs = [r for r in records if r["tags"]["figure"] == grid.id]
+        for m in grid.metrics:
+            point_frames.append(point_rows(recs, m, grid.cell_id(m)))
+    table_rows: dict[str, list[dict[str, Any]]] = {}
+    for t in plan.tables:
+        table_rows[t.id] = [{"table": t.id, "line": r["tags"]["line"], "seed": r["seed"],
+                             "run": run_fingerprint(r), **table_row(r, t)}
+                            for r in records if r["tags"]["figure"] == t.id]  # fmt: skip
+    return derived.Derived(
+        keys=[r["key"] for r in records],
+        point_frames=point_frames,
+        table_rows=table_rows,
+        seeds=sorted({int(r["seed"]) for r in records}),
+        runs=len(records),
+        simulation_cpu_seconds=derived.simulation_cpu_seconds(records),
+    )
 
 
 #: The folder of a reproduction holding the plan it ran (plan.toml and the scenario it names),
@@ -188,9 +237,9 @@ def store_plan(folder: Path, out: Path) -> Path:
 RECORD_FILES = ("run.json", "claims.csv", "summary.csv")
 
 
-def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataFrame,
-                 judged: list[tuple[Claim, Judgement]], table_seeds: dict[str, pd.DataFrame],
-                 command: str, wall_seconds: float,
+def write_record(plan: Plan, out: Path, quick: bool, filed: derived.Derived, executed: int,
+                 cached: int, summary: pd.DataFrame, judged: list[tuple[Claim, Judgement]],
+                 table_seeds: dict[str, pd.DataFrame], command: str, wall_seconds: float,
                  workers: int | None = None) -> None:  # fmt: skip
     """The reproduction's record as text: ``run.json`` (what ran: ccsim, commit, mode, seeds,
     runs, the simulations' CPU time, this invocation's wall time and how many of the runs it
@@ -204,16 +253,13 @@ def write_record(plan: Plan, out: Path, quick: bool, rep: Any, summary: pd.DataF
 
     from .report import git_commit
 
-    records = rep.records
-    seeds_used = sorted({int(r["seed"]) for r in records})
     info = {
         "paper": plan.id, "command": command, "ccsim": _core.__version__,
         "engine": _core.ENGINE, "commit": git_commit(plan.folder),
         "mode": "quick" if quick else "full",
-        "seeds": len(seeds_used), "runs": len(records),
-        "simulation_cpu_seconds": round(sum(float(r["summary"].get("wall_seconds", 0.0))
-                                            for r in records), 1),
-        "wall_seconds": round(wall_seconds, 1), "executed": rep.executed, "cached": rep.cached,
+        "seeds": len(filed.seeds), "runs": filed.runs,
+        "simulation_cpu_seconds": round(filed.simulation_cpu_seconds, 1),
+        "wall_seconds": round(wall_seconds, 1), "executed": executed, "cached": cached,
         "workers": workers or os.cpu_count(), "cpus": os.cpu_count(),
     }  # fmt: skip
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

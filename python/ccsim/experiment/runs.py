@@ -120,13 +120,24 @@ def point_values(records: list[dict[str, Any]], metric: Metric, figure: str | No
     """One value per record (see :func:`record_value`), tagged with its figure (or ``figure``:
     a grid table's cells carry "<table>.<metric>"), line, x and seed, with the run's
     fingerprint (:func:`run_fingerprint`) in ``run``."""
+    return points_frame(point_rows(records, metric, figure))
+
+
+def point_rows(records: list[dict[str, Any]], metric: Metric, figure: str | None = None
+               ) -> list[list[Any]]:  # fmt: skip
+    """The rows of :func:`point_values`, each the values of ``POINT_COLUMNS`` (what a
+    reproduction files to skip the records next time, ``derived.py``)."""
     rows = []
     for rec in records:
         tags = rec["tags"]
         sim = float(rec.get("summary", {}).get("sim_seconds", math.nan))
-        rows.append({"figure": figure or tags["figure"], "line": tags["line"], "x": tags["x"],
-                     "seed": rec["seed"], "value": record_value(rec, metric),
-                     "run": run_fingerprint(rec), "sim_seconds": sim})  # fmt: skip
+        rows.append([figure or tags["figure"], tags["line"], tags["x"], rec["seed"],
+                     record_value(rec, metric), run_fingerprint(rec), sim])  # fmt: skip
+    return rows
+
+
+def points_frame(rows: list[list[Any]]) -> pd.DataFrame:
+    """The points frame of :func:`point_rows`' rows."""
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
 
