@@ -126,6 +126,27 @@ def test_lines_are_compared_seed_by_seed_at_each_x() -> None:
     assert second["sign"] == 0 and second["diff"] == 0.0 and bool(second["equivalent"])
 
 
+def test_pairs_are_matched_by_seed_whatever_the_row_order_and_other_rows_stay_out() -> None:
+    # Line b's rows come in another seed order, a seed of a has no partner in b, and rows of
+    # another line, another figure and another x are interleaved with them.
+    rows = [("b", 1.0, 3, 33.0), ("a", 1.0, 1, 10.0), ("c", 1.0, 1, -99.0), ("b", 1.0, 1, 12.0),
+            ("a", 1.0, 2, 20.0), ("a", 1.0, 3, 30.0), ("b", 1.0, 2, 21.0), ("a", 1.0, 4, 40.0),
+            ("b", 2.0, 1, 5.0)]  # fmt: skip
+    pts = _points(rows)
+    other = pts.assign(figure="g", value=pts["value"] * 100)
+    mixed = pd.concat([other.iloc[:4], pts, other.iloc[4:]], ignore_index=True)
+    mixed["run"] = [f"r{i}" for i in range(len(mixed))]
+    c = stats.compare_lines(mixed, "f", "a", "b")
+    assert list(c["x"]) == [1.0], "x = 2 has no point of a"
+    row = c.iloc[0]
+    # Pairs (10, 12), (20, 21), (30, 33): differences -2, -1, -3.
+    assert row["n"] == 3 and row["diff"] == pytest.approx(-2.0)
+    assert row["mean_a"] == pytest.approx(20.0) and row["mean_b"] == pytest.approx(22.0)
+    # The same three runs in each line, given one fingerprint per line: one sample, no interval.
+    same = mixed.assign(run=mixed["line"])
+    assert bool(stats.compare_lines(same, "f", "a", "b").iloc[0]["deterministic"])
+
+
 def test_students_t_computed_here_agrees_with_scipys_to_ten_digits() -> None:
     from scipy import stats as scipy_stats
 
