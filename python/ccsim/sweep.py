@@ -123,6 +123,21 @@ class Store:
     def has(self, key: str) -> bool:
         return self.path(key).exists()
 
+    def has_all(self, keys: Iterable[str]) -> bool:
+        """Whether the store holds a record file for every key: one folder listing per shard
+        instead of a file lookup per key (7,654 lookups were a third of a second, issue 33)."""
+        names_by_shard: dict[str, set[str]] = {}
+        for k in keys:
+            names_by_shard.setdefault(k[:2], set()).add(f"{k}.json")
+        for shard, names in names_by_shard.items():
+            try:
+                present = set(os.listdir(self.directory / shard))
+            except OSError:
+                return False
+            if not names <= present:
+                return False
+        return True
+
     def load(self, key: str) -> dict[str, Any]:
         with self.path(key).open(encoding="utf-8") as fh:
             record: dict[str, Any] = json.load(fh)

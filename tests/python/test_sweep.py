@@ -51,6 +51,18 @@ def test_a_second_sweep_reuses_every_finished_run(tmp_path: Path, two_hosts: str
     assert [r["flows"] for r in again.records] == [r["flows"] for r in first.records]
 
 
+def test_a_store_holds_all_of_some_keys_only_when_each_has_its_record(tmp_path: Path) -> None:
+    store = sweep.Store(tmp_path / "runs")
+    keys = ["ab" + "0" * 30, "ab" + "1" * 30, "cd" + "0" * 30]
+    assert store.has_all([]) and not store.has_all(keys[:1]), "no store folder yet"
+    for k in keys:
+        store.save(k, {"version": sweep.RECORD_VERSION})
+    assert store.has_all(keys) and store.has_all(keys[1:])
+    store.path(keys[1]).unlink()
+    assert not store.has_all(keys) and store.has_all([keys[0], keys[2]])
+    assert not store.has_all(["ef" + "0" * 30]), "a shard that is not there"
+
+
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

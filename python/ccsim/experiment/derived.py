@@ -107,7 +107,7 @@ def load(out: Path, manifest: Manifest, inputs: str, store: Store,
         and isinstance(d.table_rows, dict)
         # A record removed from the store (to run it again) is a run to make: the sweep
         # decides, from the records.
-        and all(store.has(k) for k in set(d.keys))
+        and store.has_all(d.keys)
     )
     if not usable:
         manifest.new.pop(ITEM, None)
