@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +87,7 @@ def load(out: Path, manifest: Manifest, inputs: str, store: Store,
         return None
     try:
         data = json.loads((out / DERIVED_FILE).read_text(encoding="utf-8"))
-        d = Derived(
-            keys=data["keys"],
-            point_frames=data["point_frames"],
-            table_rows=data["table_rows"],
-            seeds=data["seeds"],
-            runs=data["runs"],
-            simulation_cpu_seconds=data["simulation_cpu_seconds"],
-        )
+        d = Derived(**{f.name: data[f.name] for f in fields(Derived)})
     except (OSError, ValueError, KeyError, TypeError):
         d = None
     usable = (
@@ -118,15 +111,7 @@ def load(out: Path, manifest: Manifest, inputs: str, store: Store,
 def save(stage: Path, manifest: Manifest, inputs: str, d: Derived, results: Path) -> None:
     """File ``d`` in ``stage`` beside ``results`` (results.parquet, already written) under
     ``inputs``."""
-    body = {
-        "version": DERIVED_VERSION,
-        "keys": d.keys,
-        "point_frames": d.point_frames,
-        "table_rows": d.table_rows,
-        "seeds": d.seeds,
-        "runs": d.runs,
-        "simulation_cpu_seconds": d.simulation_cpu_seconds,
-    }
+    body = {"version": DERIVED_VERSION, **asdict(d)}
     path = stage / DERIVED_FILE
     # Floats as Python writes them (repr: read back bit for bit), NaN as NaN.
     path.write_text(json.dumps(body, separators=(",", ":"), default=_plain) + "\n",
