@@ -668,6 +668,23 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Ser
     assert guarded.app.state.engine.jobs == {}
 
 
+@pytest.mark.parametrize("key", ["seeds", "params"])
+def test_an_integer_longer_than_pythons_digit_limit_is_refused_naming_its_field(
+    key: str, guarded: Server
+) -> None:
+    # Campaign 8: an integer of over 4,300 digits (Python's int-from-text limit) was refused
+    # as "the request is not JSON", which it is, naming no field.
+    huge = "9" * 5000
+    value = huge if key == "seeds" else f'{{"flows.transfer.mss": {huge}}}'
+    status, body = post_json(guarded, f'{{"paper": "p001", "figure": "fig8", "{key}": {value}}}')
+    error = json.loads(body)["error"]
+    assert status == 400 and error.startswith(
+        "seeds " if key == "seeds" else "flows.transfer.mss: "
+    )
+    assert len(error) < 300, "the message does not echo 5,000 digits"
+    assert guarded.app.state.engine.jobs == {}
+
+
 def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
     # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
     cat = Catalog(EXPERIMENTS)
