@@ -538,7 +538,10 @@ def _cluster(args: argparse.Namespace) -> str | None:
     """The Dask scheduler address that ``--executor``/``--scheduler`` ask for, or None to run
     in local processes."""
     if args.executor == "dask":
+        # Both by name: dask hidden or broken while distributed is already imported (a
+        # session that used it) is missing all the same.
         try:
+            import dask  # noqa: F401
             import distributed  # noqa: F401
         except ImportError:
             raise ValueError(

@@ -198,6 +198,24 @@ _ESCAPES = {
 }
 
 
+def _override_strings(overrides: Sequence[str]) -> tuple[str, ...]:
+    """``overrides`` as a tuple of ``PATH=VALUE`` strings, or TypeError. One string is refused:
+    it is a sequence of its characters, and each was an override of its own, refused as
+    ``--set "d": expected PATH=VALUE`` for ``"duration=1s"`` (campaign 8, issue 32)."""
+    if isinstance(overrides, str):
+        raise TypeError(
+            f"overrides: expected a list of PATH=VALUE strings, not one string; write "
+            f"[{overrides!r}]"
+        )
+    items = tuple(overrides)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"overrides: expected PATH=VALUE strings, found {type(item).__name__} {item!r}"
+            )
+    return items
+
+
 def _toml_string(s: str) -> str:
     out = []
     for ch in s:
@@ -272,8 +290,10 @@ class Scenario:
     """
 
     def __init__(self, text: str, overrides: Sequence[str] = (), source: str = "<string>") -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"text: expected TOML text (str), not {type(text).__name__}")
         self._text = text
-        self._overrides = tuple(overrides)
+        self._overrides = _override_strings(overrides)
         self._source = source
 
     @classmethod
@@ -339,13 +359,15 @@ class Scenario:
         >>> sc.overrides
         ()
         """
+        if not isinstance(path, str):
+            raise TypeError(f"path: expected dotted keys (str), not {type(path).__name__}")
         return Scenario(
             self._text, (*self._overrides, f"{path}={format_value(value)}"), self._source
         )
 
     def with_overrides(self, overrides: Sequence[str]) -> Scenario:
         """A new scenario with raw ``PATH=VALUE`` overrides appended."""
-        return Scenario(self._text, (*self._overrides, *overrides), self._source)
+        return Scenario(self._text, (*self._overrides, *_override_strings(overrides)), self._source)
 
     def to_toml(self) -> str:
         """The TOML text, before overrides."""

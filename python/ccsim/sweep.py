@@ -620,6 +620,17 @@ def plan_grid(
         )
     if any(is_seed(o.split("=", 1)[0]) for o in base_overrides):
         raise ValueError("--set seed: a sweep gives each run its seed; use --seeds N instead")
+    # The same path twice made one combination of both values: each run was set to the last,
+    # and the table's column said the first (campaign 8, issue 32).
+    seen: set[str] = set()
+    for path, _ in params:
+        if path.strip() in seen:
+            values = ",".join(v for p, vals in params if p.strip() == path.strip() for v in vals)
+            raise ValueError(
+                f"--param {path.strip()}: given twice; give all its values in one "
+                f"(--param {path.strip()}={values})"
+            )
+        seen.add(path.strip())
     check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:

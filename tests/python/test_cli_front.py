@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -185,17 +186,38 @@ def test_the_explorers_packages_are_main_dependencies_so_the_readmes_install_has
     assert installed <= pinned, f"not pinned in constraints.txt: {installed - pinned}"
 
 
+@pytest.mark.parametrize("module", ["distributed", "dask"])
 def test_a_dask_sweep_without_dask_installed_says_how_to_install_it(
-    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch,
+    module: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
+    # Campaign 8: with distributed imported already, dask itself hidden was not noticed.
+    pytest.importorskip("distributed")
+    monkeypatch.setitem(sys.modules, module, None)  # as if it were not installed
     args = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
             str(tmp_path), "--executor", "dask", "--scheduler", "tcp://127.0.0.1:1"]  # fmt: skip
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "internal error" not in err and len(err.splitlines()) == 1
     assert "pip install -c constraints.txt '.[dask]'" in err
+    assert err.startswith("ccsim: error: --executor dask needs")
+
+
+@pytest.mark.parametrize("module", ["distributed", "dask"])
+def test_a_dask_sweep_in_a_python_without_dask_says_how_to_install_it(
+    module: str, tmp_path: Path, examples: Path
+) -> None:
+    # The import itself failing, in a fresh interpreter where nothing imported Dask before.
+    hide = f"import sys; sys.modules[{module!r}] = None; from ccsim.cli import main; "
+    args = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
+            str(tmp_path / "out"), "--executor", "dask",
+            "--scheduler", "tcp://127.0.0.1:1"]  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", hide + f"sys.exit(main({args!r}))"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("ccsim: error: --executor dask needs"), proc.stderr
+    assert "pip install -c constraints.txt '.[dask]'" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("command", [["reproduce", "--list"], ["validate", "random-loss.toml"]])

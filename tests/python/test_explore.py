@@ -668,6 +668,23 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(guarded: Ser
     assert guarded.app.state.engine.jobs == {}
 
 
+@pytest.mark.parametrize("key", ["seeds", "params"])
+def test_an_integer_longer_than_pythons_digit_limit_is_refused_naming_its_field(
+    key: str, guarded: Server
+) -> None:
+    # Campaign 8: an integer of over 4,300 digits (Python's int-from-text limit) was refused
+    # as "the request is not JSON", which it is, naming no field.
+    huge = "9" * 5000
+    value = huge if key == "seeds" else f'{{"flows.transfer.mss": {huge}}}'
+    status, body = post_json(guarded, f'{{"paper": "p001", "figure": "fig8", "{key}": {value}}}')
+    error = json.loads(body)["error"]
+    assert status == 400 and error.startswith(
+        "seeds " if key == "seeds" else "flows.transfer.mss: "
+    )
+    assert len(error) < 300, "the message does not echo 5,000 digits"
+    assert guarded.app.state.engine.jobs == {}
+
+
 def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
     # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
     cat = Catalog(EXPERIMENTS)
@@ -1195,3 +1212,49 @@ def test_ccsim_explore_stopped_by_two_quick_signals_says_one_line(
     first = signals.split(",")[0]
     assert proc.returncode == status, proc.stderr
     assert proc.stderr == f"ccsim: interrupted by {first}; every finished run is in the store\n"
+
+
+@pytest.mark.parametrize(("signal_name", "status"), [("SIGHUP", 129), ("SIGTERM", 143),
+                                                     ("SIGINT", 130)])  # fmt: skip
+def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_frees_its_port(
+    signal_name: str, status: int, tmp_path: Path
+) -> None:
+    # Campaign 8: SIGHUP (the terminal closed) with a page watching a job printed a 30-line
+    # KeyboardInterrupt traceback above ccsim's line, as uvicorn handles only SIGINT and SIGTERM;
+    # and on any of the three, uvicorn waited for the job's event stream to end, which it did
+    # only with the job: paper 002's full run kept the explorer up for minutes.
+    import signal
+
+    port = free_port()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        ask = {"paper": "p002", "figure": "fig2", "lines": ["reno"], "quick": False}
+        conn.request("POST", "/api/run", json.dumps(ask), {"Content-Type": "application/json"})
+        job = json.loads(conn.getresponse().read())["job"]
+        conn.request("GET", f"/api/jobs/{job}/events")
+        stream = conn.getresponse()
+        assert stream.status == 200
+        assert stream.readline().startswith(b"data: ")  # the page is watching the job
+        proc.send_signal(getattr(signal, signal_name))
+        events = [json.loads(line[6:]) for line in stream.read().decode().splitlines()
+                  if line.startswith("data: ")]  # fmt: skip
+        _, err = proc.communicate(timeout=60)
+    finally:
+        conn.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == status, err
+    assert err == f"ccsim: interrupted by {signal_name}; every finished run is in the store\n"
+    # The run was stopped, not waited for: the stream ended with the job's cancellation.
+    assert events and events[-1]["type"] == "cancelled", events
+    with socket.socket() as again:  # the port is free: a new explorer can listen there
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))
+        again.listen()

@@ -116,3 +116,23 @@ def test_every_ccsim_error_is_a_ccsim_error() -> None:
 def test_the_docstring_examples_hold() -> None:
     for module in (ccsim, ccsim.scenario, ccsim.result, ccsim.cli):
         assert doctest.testmod(module, raise_on_error=False).failed == 0, module.__name__
+
+
+def test_overrides_given_as_one_string_or_not_strings_are_refused_naming_the_argument(
+    two_hosts: str,
+) -> None:
+    # Campaign 8: overrides="duration=1s" was read character by character, and the run
+    # failed with `--set "d": expected PATH=VALUE`, an override the caller never wrote.
+    with pytest.raises(TypeError, match=r"^overrides: expected a list of PATH=VALUE strings, "
+                                        r"not one string; write \['duration=1s'\]$"):  # fmt: skip
+        ccsim.Scenario(two_hosts, overrides="duration=1s")
+    sc = ccsim.Scenario.from_str(two_hosts)
+    with pytest.raises(TypeError, match=r"^overrides: expected a list of PATH=VALUE strings"):
+        sc.with_overrides("duration=1s")
+    with pytest.raises(TypeError, match=r"^overrides: expected PATH=VALUE strings, found int 1$"):
+        sc.with_overrides([1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^path: expected dotted keys \(str\), not int$"):
+        sc.set(1, 2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^text: expected TOML text \(str\), not bytes$"):
+        ccsim.Scenario.from_str(two_hosts.encode())  # type: ignore[arg-type]
+    assert sc.with_overrides(["duration=1s"]).overrides == ("duration=1s",)

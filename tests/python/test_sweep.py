@@ -251,3 +251,14 @@ def test_the_engine_identity_is_the_sources_alone_not_where_the_checkout_lies() 
     root = Path(__file__).resolve().parents[2]  # the tests live in the source checkout
     assert (root / "crates" / "ccsim-py" / "build.rs").is_file()
     assert _core.ENGINE == _engine_of(root), "rebuild: pip install -e . (the core is stale)"
+
+
+def test_a_parameter_given_twice_is_refused_naming_it_and_the_one_option_to_write(
+    two_hosts: str,
+) -> None:
+    # Campaign 8: `--param duration=1s --param duration=2s` made one run, set to 2 s, and its
+    # row in the table said 1 s; the user meant two points.
+    params = [("duration", ["1s"]), ("links.bottleneck.rate", ["2Mbps"]), (" duration", ["2s"])]
+    with pytest.raises(ValueError, match=r"^--param duration: given twice; give all its "
+                                         r"values in one \(--param duration=1s,2s\)$"):  # fmt: skip
+        sweep.plan_grid(two_hosts, [], params, [1])

@@ -892,8 +892,70 @@ fn an_override_without_an_equals_sign_is_rejected_with_an_empty_path() {
     );
     assert_eq!(
         error_with(&["links..rate=1"]),
-        r#"--set "links..rate=1": expected PATH=VALUE"#
+        r#"--set "links..rate=1": "links..rate" is not a key path: expected keys joined by dots, each bare (letters, digits, _ and -) or quoted ("x/y", 'a.b')"#
     );
+}
+
+#[test]
+fn a_quoted_key_in_an_override_is_read_as_toml_reads_it_without_its_quotes() {
+    // Campaign 8: `--set 'nodes."x/y".hook=...'` looked up the key `"x/y"`, quotes and all, so a
+    // node whose name needs quoting in the file (라우터: TOML's bare keys are ASCII) could not
+    // be reached from the command line.
+    let text = BASE
+        .replace("r1 =", "\"라우터\" =")
+        .replace("\"r1\"", "\"라우터\"");
+    let slow = |overrides: &[&str]| {
+        load(&text, overrides).unwrap().spec.links["bottleneck"]
+            .a_to_b
+            .rate
+    };
+    let bare = load(BASE, &["links.bottleneck.rate=5Mbps"]).unwrap();
+    assert_eq!(
+        slow(&[r#""links"."bottleneck".rate=5Mbps"#]),
+        bare.spec.links["bottleneck"].a_to_b.rate
+    );
+    assert_eq!(
+        slow(&["links.'bottleneck' . rate = 5Mbps"]),
+        bare.spec.links["bottleneck"].a_to_b.rate
+    );
+    // The node named 라우터 in the file: its hook set through the quoted key, found, not refused.
+    assert!(error_of(&text, &[r#"nodes."라우터".hook.type=nope"#])
+        .starts_with(r#"nodes."라우터": not a table (found string "router")"#));
+    // A dot inside quotes is part of the key: a flow named "f.1", not a table f holding 1.
+    assert!(error_with(&[r#"flows."f.1".cc=reno"#])
+        .starts_with(r#"flows."f.1": no flow named "f.1" (did you mean "f1"?)"#));
+    // An `=` inside quotes is part of the key too; the value starts after the first one outside.
+    assert!(error_with(&[r#"flows."f=1".cc=reno"#])
+        .starts_with(r#"flows."f=1": no flow named "f=1" (did you mean "f1"?)"#));
+}
+
+#[test]
+fn an_override_path_with_an_unclosed_quote_or_an_empty_key_names_set_and_the_text() {
+    assert_eq!(
+        error_with(&[r#"nodes."r1.hook.type=impair"#]),
+        r#"--set "nodes.\"r1.hook.type=impair": a quoted key opened with " is not closed"#
+    );
+    assert_eq!(
+        error_with(&["nodes.'r1.hook=1"]),
+        r#"--set "nodes.'r1.hook=1": a quoted key opened with ' is not closed"#
+    );
+    for path in [
+        "nodes.",
+        ".nodes",
+        "nodes. .r1",
+        "nodes.r 1",
+        "nodes.\"r1\"x",
+    ] {
+        let item = format!("{path}=1");
+        assert_eq!(
+            error_with(&[&item]),
+            format!(
+                "--set {item:?}: {:?} is not a key path: expected keys joined by dots, each bare \
+                 (letters, digits, _ and -) or quoted (\"x/y\", 'a.b')",
+                path.trim()
+            )
+        );
+    }
 }
 
 #[test]

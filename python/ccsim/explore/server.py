@@ -157,14 +157,25 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _whole_number(text: str) -> int | float:
+    """A JSON integer's value: ``int``, or ``inf`` past the digits Python reads as one."""
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    return float(text) if limit and len(text.lstrip("-")) > limit else int(text)
+
+
 def parse_json(data: bytes) -> Any:
     """A request body's JSON, or Refused (400) for text that is not JSON or nests too deep."""
     deep = Refused(400, f"the request is nested deeper than {MAX_DEPTH} levels")
     try:
-        body = json.loads(data)
+        # An integer longer than Python reads from text (4,300 digits) is read as the float it
+        # overflows to, inf, so the request's own check refuses it naming its field; it was
+        # "the request is not JSON" (campaign 8).
+        body = json.loads(data, parse_int=_whole_number)
     except RecursionError:
         raise deep from None
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError, an int of over 4,300 digits
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
         raise Refused(400, "the request is not JSON") from None
     if _depth(body) > MAX_DEPTH:
         raise deep
@@ -391,8 +402,6 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
     ``warn`` is told of each reproduction left out as damaged, before that line."""
     import sys
 
-    import uvicorn
-
     sock = listen(host, port)
     with sock:
         url, listening, loopback = where_served(host, sock)
@@ -406,11 +415,58 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             "Ctrl-C stops)"
         )
         try:
-            uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+            stopping_server(uvicorn_config(app, host, port), app.state.engine).run(sockets=[sock])
         finally:
-            # Stopped (Ctrl-C, SIGTERM): every run stops within one progress report, so the
+            # Stopped (Ctrl-C, SIGTERM, SIGHUP): every run stops within one progress report, so the
             # server's threads do not hold the process for the rest of a long run.
             app.state.engine.close()
+
+
+def stopping_server(config: Any, engine: Engine) -> Any:
+    """A uvicorn server that stops on SIGHUP as on SIGINT and SIGTERM, and that cancels the
+    explorer's jobs as soon as it is told to stop.
+
+    SIGHUP (the terminal closed, ``kill -HUP``) is one of the CLI's stop signals
+    (``cli.STOP_SIGNALS``), but uvicorn handles only SIGINT and SIGTERM: the CLI's handler
+    raised KeyboardInterrupt wherever the event loop was, and a job's open event stream printed
+    a 30-line traceback above ccsim's line (campaign 8, issue 32). Captured here, it shuts the
+    server down as the other two do; uvicorn raises it again once it has stopped, and the CLI
+    ends with its line and status 129.
+
+    uvicorn's shutdown waits for every open response to end, and a job's event stream ends
+    only with its job: SIGINT or SIGTERM with a page watching a minutes-long run kept the
+    explorer up until the run was done (campaign 8). The jobs are cancelled at the signal, so
+    every run stops within one progress report and each stream ends with its "cancelled"
+    event. Cancelled from a thread: the signal handler runs on the main thread, which may be
+    holding the engine's lock at that moment.
+    """
+    import signal
+    import threading
+    from contextlib import contextmanager
+
+    import uvicorn
+
+    class Stopping(uvicorn.Server):  # type: ignore[misc]
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            threading.Thread(target=engine.close, daemon=True).start()
+
+        @contextmanager
+        def capture_signals(self) -> Any:
+            # uvicorn's own (SIGINT, SIGTERM) restores their handlers on leaving, then raises
+            # each signal it caught again: SIGHUP's handler must be back by then, so it is set
+            # inside uvicorn's and restored before it ends.
+            with super().capture_signals():
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                previous = signal.signal(signal.SIGHUP, self.handle_exit)
+                try:
+                    yield
+                finally:
+                    signal.signal(signal.SIGHUP, previous)
+
+    return Stopping(config)
 
 
 def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:

@@ -148,17 +148,29 @@ fn line_and_column(text: &str, at: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
-/// Applies one `PATH=VALUE` override. PATH is dotted keys; missing tables on the way are
+/// Applies one `PATH=VALUE` override. PATH is dotted keys as TOML writes them (TOML 1.0,
+/// "Keys"): bare (`links.bottleneck.rate`), or quoted where a name holds a dot, a slash or a
+/// space (`nodes."x/y".hook`, `nodes.'a.b'`), so a node named `"x/y"` in the file is reached
+/// by the same spelling; the first `=` outside quotes ends it. Missing tables on the way are
 /// created, except an entry of `nodes`, `links` or `flows`: a key inside one that does not
 /// exist is an error naming those that do (a misspelled name), and a new one is set whole. VALUE is read as a TOML value (`0.01`, `true`, `"x"`, `[1, 2]`,
 /// `{ type = "uniform", rate = 0.1 }`), or else taken as a bare string (`20Mbps`).
 pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     let expected = || error("", format!("--set {item:?}: expected PATH=VALUE"));
-    let (path, raw) = item.split_once('=').ok_or_else(expected)?;
-    let keys: Vec<&str> = path.split('.').map(str::trim).collect();
-    if keys.iter().any(|k| k.is_empty()) {
-        return Err(expected());
-    }
+    let (path, raw) = split_override(item)
+        .map_err(|e| error("", e))?
+        .ok_or_else(expected)?;
+    let keys = override_keys(path).ok_or_else(|| {
+        error(
+            "",
+            format!(
+                "--set {item:?}: {:?} is not a key path: expected keys joined by dots, each \
+                 bare (letters, digits, _ and -) or quoted (\"x/y\", 'a.b')",
+                path.trim()
+            ),
+        )
+    })?;
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     check_override_entry(tree, &keys)?;
     let value = parse_override_value(raw.trim());
     let (last, parents) = keys.split_last().expect("split gives at least one key");
@@ -185,6 +197,52 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     }
     table.insert(last.to_string(), value);
     Ok(())
+}
+
+/// Splits `PATH=VALUE` at the first `=` outside a quoted key: None when there is none, an error
+/// naming `--set` when a quote in PATH is not closed.
+fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in item.char_indices() {
+        match quote {
+            // A basic string ("...") takes backslash escapes; a literal one ('...') does not.
+            Some('"') if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '=' => return Ok(Some((&item[..i], &item[i + 1..]))),
+            None => {}
+        }
+    }
+    match quote {
+        Some(q) => Err(format!(
+            "--set {item:?}: a quoted key opened with {q} is not closed"
+        )),
+        None => Ok(None),
+    }
+}
+
+/// The keys of a dotted TOML key path, read by the TOML parser itself (`PATH = 0` is a
+/// document of one nested value), so quoting and escapes mean what they mean in the file.
+/// None when PATH is not a key path (an empty key, `a..b`, a stray character).
+fn override_keys(path: &str) -> Option<Vec<String>> {
+    let doc: Table = format!("{path} = 0").parse().ok()?;
+    let mut keys = Vec::new();
+    let mut table = &doc;
+    loop {
+        if table.len() != 1 {
+            return None;
+        }
+        let (key, value) = table.iter().next()?;
+        keys.push(key.clone());
+        match value {
+            Value::Table(t) => table = t,
+            Value::Integer(0) => return Some(keys),
+            _ => return None,
+        }
+    }
 }
 
 fn parse_override_value(raw: &str) -> Value {
