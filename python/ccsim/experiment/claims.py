@@ -477,21 +477,26 @@ def paper_cells(
     """Every cell of the plan with a paper value, ours beside it (mean, 95 % CI, seeds,
     distinct runs; NaN and n = 0 where we have no run)."""
     out: list[PaperCell] = []
-    # The points of each (figure, line), in their order, split once: a filter over every point
-    # per cell was 2-3 s of a cached quick reproduction of papers 000 and 004 (issue 33).
-    by_line: dict[tuple[Any, Any], pd.DataFrame] = {}
+    # The points of each (figure, line), in their order, as plain (x, value, run) rows, split
+    # once: a filter over every point per cell was 2-3 s of a cached quick reproduction of
+    # papers 000 and 004, and a pandas filter per cell of the split frames still 2 s of p004's
+    # (issue 33). Without a run column every point is its own run, as `distinct_runs` counts.
+    by_line: dict[tuple[Any, Any], list[tuple[Any, float, Any]]] = {}
     if len(points):
-        by_line = dict(iter(points.groupby(["figure", "line"], sort=False)))
+        runs = points["run"] if "run" in points else pd.Series(range(len(points)))
+        for fig, line, x, value, run in zip(points["figure"], points["line"], points["x"],
+                                            points["value"], runs):  # fmt: skip
+            by_line.setdefault((fig, line), []).append((x, float(value), run))
 
     def ours(item: str, line: str, at: Any) -> tuple[float, float, int, int]:
-        d = by_line.get((item, line))
-        if d is None:
+        rows = [
+            (v, r) for x, v, r in by_line.get((item, line), ()) if x == at and not math.isnan(v)
+        ]
+        if not rows:
             return math.nan, math.nan, 0, 0
-        d = d[pd.Series([x == at for x in d["x"]], index=d.index, dtype=bool)]
-        d = d[~d["value"].astype(float).isna()]
-        if not len(d):
-            return math.nan, math.nan, 0, 0
-        return (*mean_ci(list(d["value"].astype(float))), distinct_runs(d))
+        # As pandas' nunique: a missing fingerprint (None, NaN) is no run.
+        distinct = len({r for _, r in rows if isinstance(r, str) or (r is not None and r == r)})
+        return (*mean_ci([v for v, _ in rows]), distinct)
 
     for fig in plan.figures:
         if fig.paper is not None:
