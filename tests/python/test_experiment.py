@@ -427,6 +427,70 @@ def test_derived_values_are_derived_again_from_the_records_when_anything_they_co
     assert json.loads((out / "run.json").read_text())["seeds"] == 2
 
 
+def test_derived_values_of_the_wrong_type_filed_with_their_digest_are_derived_again(
+    folder: Path, tmp_path: Path, record_reads: list[str]
+) -> None:
+    """derived.json is trusted for the bytes of derived-values.json, not for their types: a
+    values file edited by hand and its digest filed with it took a string, a dict, a list or
+    null where a number or a list is, and the report stopped with an internal error
+    (TypeError, ArrowTypeError, KeyError); now such values are derived again from the
+    records. A number of the right type is taken as written."""
+    import hashlib
+    import json
+
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    filed = out / "derived-values.json"
+    good = json.loads(filed.read_text())
+
+    def forge(values: dict[str, Any]) -> None:
+        filed.write_text(json.dumps(values))
+        manifest = json.loads((out / "derived.json").read_text())
+        digest = hashlib.sha256(filed.read_bytes()).hexdigest()
+        manifest["outputs"]["runs"]["files"]["derived-values.json"] = digest
+        (out / "derived.json").write_text(json.dumps(manifest))
+
+    def changed(path: list[Any], value: Any) -> dict[str, Any]:
+        values = json.loads(json.dumps(good))
+        at = values
+        for step in path[:-1]:
+            at = at[step]
+        at[path[-1]] = value
+        return values
+
+    table = next(iter(good["table_rows"]))
+    wrong = [
+        (["point_frames", 0, 0, 4], {"a": 1}),
+        (["point_frames", 0, 0, 2], [1]),
+        (["point_frames", 0, 0, 3], "one"),
+        (["point_frames", 0, 0, 1], "no such line"),
+        (["point_frames", 0, 0], [1]),
+        (["point_frames", 0], 5),
+        (["point_frames"], [[{"a": 1}]]),
+        (["table_rows", table, 0, "convergence_s"], "slow"),
+        (["table_rows", table, 0], {}),
+        (["table_rows", table], 5),
+        (["table_rows", "no such table"], []),
+        (["seeds"], 5),
+        (["seeds"], None),
+        (["runs"], "sixty"),
+        (["simulation_cpu_seconds"], "fast"),
+        (["simulation_cpu_seconds"], None),
+    ]
+    for path, value in wrong:
+        forge(changed(path, value))
+        record_reads.clear()
+        assert experiment.reproduce(folder, out, workers=2, progress=False).executed == 0
+        assert any(r.startswith("load") for r in record_reads), path
+        assert outputs(out) == before, path
+    forge(changed(["simulation_cpu_seconds"], 12345.5))
+    record_reads.clear()
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    assert record_reads == []
+    assert json.loads((out / "run.json").read_text())["simulation_cpu_seconds"] == 12345.5
+
+
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "quick"
     experiment.reproduce(folder, out, quick=True, workers=2, progress=False)

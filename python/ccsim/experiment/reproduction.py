@@ -60,7 +60,7 @@ def reproduce(
     # (derived.py); otherwise the sweep runs what the store lacks and returns every record.
     derived_inputs = derived.runs_digest(plan, runs)
     made = Manifest(out, derived.DERIVED_MANIFEST)
-    filed = derived.load(out, made, derived_inputs, store, len(runs))
+    filed = derived.load(out, made, derived_inputs, store, plan, len(runs))
     if filed is None:
         rep = execute(runs, store, workers=workers, progress=progress,
                       description=plan.id, cluster=cluster)  # fmt: skip
