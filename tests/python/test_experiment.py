@@ -491,6 +491,45 @@ def test_derived_values_of_the_wrong_type_filed_with_their_digest_are_derived_ag
     assert json.loads((out / "run.json").read_text())["simulation_cpu_seconds"] == 12345.5
 
 
+@pytest.mark.parametrize("damage", ["cut short", "a FIFO"])
+def test_a_damaged_record_a_time_series_is_drawn_from_is_run_again_under_filed_values(
+    folder: Path, tmp_path: Path, damage: str
+) -> None:
+    """Campaign 9: with the derived values filed, a time series drawn again (figures.json
+    removed) read its runs' records unchecked: one cut short stopped the reproduction with a
+    bare JSONDecodeError, one replaced by a FIFO waited for ever. Now the sweep names it and
+    runs it again, and everything is derived from the records."""
+    import json
+    import os
+
+    from ccsim.sweep import CorruptRecordWarning
+
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    plan = experiment.load_plan(folder)
+    runs = experiment.reproduction.plan_runs(plan, False, None)
+    keys = json.loads((out / "derived-values.json").read_text())["keys"]
+    series = {sf.id for sf in plan.series_figures}
+    victims = [keys[i] for i, r in enumerate(runs) if dict(r.tags)["figure"] in series]
+    store = experiment.reproduction.Store(out / "runs")
+    for key in victims:
+        path = store.path(key)
+        if damage == "a FIFO":
+            path.unlink()
+            os.mkfifo(path)
+        else:
+            path.write_text(path.read_text()[:40])
+    (out / "figures.json").unlink()
+    with pytest.warns(CorruptRecordWarning, match="damaged run record"):
+        again = experiment.reproduce(folder, out, workers=2, progress=False)
+    assert again.executed == len(set(victims)) > 0
+    assert all(store.path(k).is_file() for k in victims)
+    assert outputs(out) == before
+    for sf in series:
+        assert (out / f"{sf}.png").is_file()
+
+
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "quick"
     experiment.reproduce(folder, out, quick=True, workers=2, progress=False)
