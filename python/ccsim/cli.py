@@ -956,8 +956,12 @@ def _signals_interrupt() -> Iterator[list[int]]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        # Ignored by a handler that does nothing, not SIG_IGN: a second signal that came
+        # before this one was handled is still pending in Python, and found SIG_IGN raised
+        # "OSError: Signal 15 ignored due to race condition" wherever the clean-up was (the
+        # explorer, SIGINT and SIGTERM at once: a traceback; campaign 9, issue 32).
         for s in STOP_SIGNALS:
-            signal.signal(s, signal.SIG_IGN)
+            signal.signal(s, _ignore_signal)
         received.append(signum)
         raise KeyboardInterrupt
 
@@ -970,6 +974,10 @@ def _signals_interrupt() -> Iterator[list[int]]:
         for s, handler in previous.items() if not received else ():
             # None: a handler not set from Python; the default action is the safe guess.
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    """A stop signal after the first: the process is already stopping."""
 
 
 def _interrupted(args: argparse.Namespace, received: list[int]) -> int:

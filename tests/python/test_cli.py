@@ -547,3 +547,28 @@ def test_an_empty_output_folder_is_refused_not_taken_for_the_working_folder(
     err = capsys.readouterr().err
     assert err.startswith(f"ccsim: error: argument {command[-1]}: empty; name a folder")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_second_stop_signal_pending_with_the_first_is_no_traceback() -> None:
+    # Campaign 9: SIGINT and SIGTERM at once to `ccsim explore` printed "OSError: Signal 15
+    # ignored due to race condition" and its traceback above ccsim's line: the first signal's
+    # handler set SIG_IGN while the second was still pending in Python. Both made pending
+    # here, then let in together.
+    code = (
+        "import os, signal\n"
+        "from ccsim import cli\n"
+        "both = {signal.SIGINT, signal.SIGTERM}\n"
+        "try:\n"
+        "    with cli._signals_interrupt() as received:\n"
+        "        old = signal.pthread_sigmask(signal.SIG_BLOCK, both)\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        signal.pthread_sigmask(signal.SIG_SETMASK, old)\n"
+        "        sum(range(100000))\n"
+        "except KeyboardInterrupt:\n"
+        "    sum(range(100000))\n"
+        "    print('stopped by', signal.Signals(received[0]).name)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "stopped by SIGINT\n", "")
