@@ -956,10 +956,11 @@ def _signals_interrupt() -> Iterator[list[int]]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
-        # Ignored by a handler that does nothing, not SIG_IGN: a second signal that came
-        # before this one was handled is still pending in Python, and found SIG_IGN raised
-        # "OSError: Signal 15 ignored due to race condition" wherever the clean-up was (the
-        # explorer, SIGINT and SIGTERM at once: a traceback; campaign 9, issue 32).
+        # Caught by a handler that does nothing for the clean-up, not SIG_IGN: a second
+        # signal that came before this one was handled is still pending in Python, and
+        # finding SIG_IGN it raised "OSError: Signal 15 ignored due to race condition"
+        # wherever the clean-up was (the explorer, SIGINT and SIGTERM at once: a traceback;
+        # campaign 9, issue 32). SIG_IGN once the clean-up is done, below.
         for s in STOP_SIGNALS:
             signal.signal(s, _ignore_signal)
         received.append(signum)
@@ -974,6 +975,12 @@ def _signals_interrupt() -> Iterator[list[int]]:
         for s, handler in previous.items() if not received else ():
             # None: a handler not set from Python; the default action is the safe guess.
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        # Stopping: ignored until the exit, by the system. Python puts the default action
+        # back for a signal it handles as it exits, and a late one then killed the process
+        # after its message, with the signal's status instead of the command's. Any signal
+        # pending with the first has been handled (by nothing) during the clean-up.
+        for s in STOP_SIGNALS if received else ():
+            signal.signal(s, signal.SIG_IGN)
 
 
 def _ignore_signal(signum: int, frame: object) -> None:
