@@ -966,12 +966,32 @@ def _signals_interrupt() -> Iterator[list[int]]:
         received.append(signum)
         raise KeyboardInterrupt
 
+    def unraisable(info: Any) -> None:
+        # A signal handled inside a finalizer (a weakref callback, a __del__: drawing the
+        # figures makes many) raised its KeyboardInterrupt there, where Python cannot let it
+        # out: it printed "Exception ignored in ..." with a traceback and the command went on,
+        # deaf to any further signal (campaign 9, issue 32). Armed again and sent again a
+        # moment later from another thread, once the finalizer is done, so that it is raised
+        # where the command can stop (lost again, it comes back here).
+        if not (isinstance(info.exc_value, KeyboardInterrupt) and received):
+            return previous_hook(info)
+        signum = received.pop()
+        for s in STOP_SIGNALS:
+            signal.signal(s, interrupt)
+        again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return None
+
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = unraisable
     for s in previous:
         signal.signal(s, interrupt)
     try:
         yield received
     finally:
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items() if not received else ():
             # None: a handler not set from Python; the default action is the safe guess.
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
@@ -981,6 +1001,10 @@ def _signals_interrupt() -> Iterator[list[int]]:
         # pending with the first has been handled (by nothing) during the clean-up.
         for s in STOP_SIGNALS if received else ():
             signal.signal(s, signal.SIG_IGN)
+
+
+#: How long after a stop signal lost in a finalizer it is sent again (see _signals_interrupt).
+_SIGNAL_AGAIN_S = 0.05
 
 
 def _ignore_signal(signum: int, frame: object) -> None:

@@ -576,3 +576,29 @@ def test_a_second_stop_signal_pending_with_the_first_is_no_traceback() -> None:
     # their default action back as it exits, and a late one killed the process after its
     # message (a third Ctrl-C to the explorer: status -2 instead of 130).
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "stopped by SIGINT\nTrue\n", "")
+
+
+def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command() -> None:
+    # Campaign 9: SIGHUP to `ccsim reproduce` while it drew its figures raised the CLI's
+    # KeyboardInterrupt inside a weakref callback, where Python only prints it ("Exception
+    # ignored in ...", a traceback): the reproduction went on to status 0, deaf to any further
+    # signal. Here a finalizer takes the signal; the block must still stop, with no output.
+    code = (
+        "import signal, time\n"
+        "from ccsim import cli\n"
+        "class Finalized:\n"
+        "    def __del__(self):\n"
+        "        signal.raise_signal(signal.SIGHUP)\n"
+        "        sum(range(10))  # the handler runs here, inside the finalizer\n"
+        "try:\n"
+        "    with cli._signals_interrupt() as received:\n"
+        "        Finalized()\n"
+        "        for _ in range(1000):\n"
+        "            time.sleep(0.01)\n"
+        "    print('went on')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped by', signal.Signals(received[0]).name)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "stopped by SIGHUP\n", "")
