@@ -956,20 +956,59 @@ def _signals_interrupt() -> Iterator[list[int]]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        # Caught by a handler that does nothing for the clean-up, not SIG_IGN: a second
+        # signal that came before this one was handled is still pending in Python, and
+        # finding SIG_IGN it raised "OSError: Signal 15 ignored due to race condition"
+        # wherever the clean-up was (the explorer, SIGINT and SIGTERM at once: a traceback;
+        # campaign 9, issue 32). SIG_IGN once the clean-up is done, below.
         for s in STOP_SIGNALS:
-            signal.signal(s, signal.SIG_IGN)
+            signal.signal(s, _ignore_signal)
         received.append(signum)
         raise KeyboardInterrupt
 
+    def unraisable(info: Any) -> None:
+        # A signal handled inside a finalizer (a weakref callback, a __del__: drawing the
+        # figures makes many) raised its KeyboardInterrupt there, where Python cannot let it
+        # out: it printed "Exception ignored in ..." with a traceback and the command went on,
+        # deaf to any further signal (campaign 9, issue 32). Armed again and sent again a
+        # moment later from another thread, once the finalizer is done, so that it is raised
+        # where the command can stop (lost again, it comes back here).
+        if not (isinstance(info.exc_value, KeyboardInterrupt) and received):
+            return previous_hook(info)
+        signum = received.pop()
+        for s in STOP_SIGNALS:
+            signal.signal(s, interrupt)
+        again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return None
+
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = unraisable
     for s in previous:
         signal.signal(s, interrupt)
     try:
         yield received
     finally:
+        sys.unraisablehook = previous_hook
         for s, handler in previous.items() if not received else ():
             # None: a handler not set from Python; the default action is the safe guess.
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+        # Stopping: ignored until the exit, by the system. Python puts the default action
+        # back for a signal it handles as it exits, and a late one then killed the process
+        # after its message, with the signal's status instead of the command's. Any signal
+        # pending with the first has been handled (by nothing) during the clean-up.
+        for s in STOP_SIGNALS if received else ():
+            signal.signal(s, signal.SIG_IGN)
+
+
+#: How long after a stop signal lost in a finalizer it is sent again (see _signals_interrupt).
+_SIGNAL_AGAIN_S = 0.05
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    """A stop signal after the first: the process is already stopping."""
 
 
 def _interrupted(args: argparse.Namespace, received: list[int]) -> int:

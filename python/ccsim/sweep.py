@@ -579,11 +579,52 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
+def split_path(item: str) -> tuple[str, str] | None:
+    """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
+    as the core splits a ``--set``; None when there is none."""
+    quote = ""
+    escaped = False
+    for i, c in enumerate(item):
+        if quote == '"' and escaped:
+            escaped = False  # a basic string's escape ("\"" inside the key)
+        elif quote == '"' and c == "\\":
+            escaped = True
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "=":
+            return item[:i], item[i + 1 :]
+    return None
+
+
+def key_path(path: str) -> tuple[str, ...]:
+    """The keys of a dotted ``--set`` or ``--param`` path as TOML reads them, which is how the
+    core reads them (``override_keys`` in crates/ccsim-core/src/scenario/parse/mod.rs): so
+    ``duration``, ``"duration"``, ``'duration'`` and ``links . x . rate`` name what
+    ``duration`` and ``links.x.rate`` name. A path TOML cannot read is its text (the core
+    refuses it, naming it)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    try:
+        at: Any = tomllib.loads(f"{path} = 0")
+    except tomllib.TOMLDecodeError:
+        return (path.strip(),)
+    keys: list[str] = []
+    while isinstance(at, dict) and len(at) == 1:
+        key, at = next(iter(at.items()))
+        keys.append(key)
+    return tuple(keys) if type(at) is int and at == 0 else (path.strip(),)
+
+
 def parse_param(spec: str) -> tuple[str, list[str]]:
     """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"])."""
-    if "=" not in spec:
+    split = split_path(spec)
+    if split is None:
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
-    path, values = spec.split("=", 1)
+    path, values = split
     vals = [v.strip() for v in values.split(",") if v.strip()]
     if not path.strip() or not vals:
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
@@ -611,26 +652,31 @@ def plan_grid(
     (or an override of ``seed``) would give identical rows, all labelled alike.
     """
 
+    # Paths compared as the keys they name ('seed', "duration", links . x . rate): the same
+    # key spelt two ways slipped past these checks (campaign 9, issue 32).
     def is_seed(path: str) -> bool:
-        return path.strip().strip('"') == "seed"
+        return key_path(path) == ("seed",)
 
     if any(is_seed(p) for p, _ in params):
         raise ValueError(
             "--param seed: the seed is not a parameter; use --seeds N (seeds 1..N at every point)"
         )
-    if any(is_seed(o.split("=", 1)[0]) for o in base_overrides):
+    if any(is_seed((split_path(o) or (o, ""))[0]) for o in base_overrides):
         raise ValueError("--set seed: a sweep gives each run its seed; use --seeds N instead")
     # The same path twice made one combination of both values: each run was set to the last,
     # and the table's column said the first (campaign 8, issue 32).
-    seen: set[str] = set()
+    seen: dict[tuple[str, ...], str] = {}
     for path, _ in params:
-        if path.strip() in seen:
-            values = ",".join(v for p, vals in params if p.strip() == path.strip() for v in vals)
+        keys = key_path(path)
+        if keys in seen:
+            same = [(p, vals) for p, vals in params if key_path(p) == keys]
+            values = ",".join(v for _, vals in same for v in vals)
+            spelt = " and ".join(dict.fromkeys(p.strip() for p, _ in same))
             raise ValueError(
-                f"--param {path.strip()}: given twice; give all its values in one "
-                f"(--param {path.strip()}={values})"
+                f"--param {spelt}: given twice; give all its values in one "
+                f"(--param {seen[keys]}={values})"
             )
-        seen.add(path.strip())
+        seen[keys] = path.strip()
     check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:

@@ -820,3 +820,52 @@ def test_a_bench_plot_on_a_full_disk_names_the_file_and_leaves_none(
         bench.plot_scale([row], tmp_path / "x.png")
     assert (caught.value.filename, caught.value.errno) == (str(tmp_path / "x.png"), errno.ENOSPC)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_manifest_that_is_a_fifo_is_an_empty_one_not_a_wait_for_ever(tmp_path: Path) -> None:
+    # Campaign 9: derived.json or figures.json replaced by a FIFO: `ccsim reproduce` waited
+    # for a writer for ever before its first run; every output is derived and drawn again.
+    from ccsim.experiment.drawn import Manifest
+
+    os.mkfifo(tmp_path / "derived.json")
+    (tmp_path / "figures.json").symlink_to(tmp_path / "derived.json")
+    for name in ("derived.json", "figures.json"):
+        manifest = Manifest(tmp_path, name)
+        assert manifest.old == {} and not manifest.up_to_date("runs", "anything")
+
+
+def test_a_file_a_manifest_names_is_hashed_without_reading_it_whole(tmp_path: Path) -> None:
+    # Campaign 9: a file named in a manifest (derived-values.json, a figure) replaced by a link
+    # to a huge file was read into memory whole to hash it: 3 GB under a 2 GB limit stopped
+    # the reproduction with an internal error (MemoryError). Here 1 GiB under 768 MiB.
+    huge = tmp_path / "huge.bin"
+    with open(huge, "wb") as fh:
+        fh.truncate(2**30)
+    (tmp_path / "derived-values.json").symlink_to(huge)
+    code = (
+        "import resource, sys; from pathlib import Path\n"
+        "from ccsim.experiment.drawn import file_digest\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (768 * 2**20, resource.RLIM_INFINITY))\n"
+        "print(file_digest(Path(sys.argv[1])))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "derived-values.json")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    import hashlib
+
+    zeros = hashlib.sha256()
+    for _ in range(1024):
+        zeros.update(bytes(2**20))
+    assert done.stdout.strip() == zeros.hexdigest()
+
+
+def test_a_manifest_entry_with_a_null_digest_does_not_stand_for_a_missing_file(
+    tmp_path: Path,
+) -> None:
+    # Campaign 9: a file's digest edited to null in figures.json matched the file missing
+    # (no digest), so a deleted figure counted as drawn and the folder looked complete.
+    from ccsim.experiment.drawn import Manifest
+
+    entry = {"inputs": "x", "files": {"fig1.png": None}}
+    (tmp_path / "figures.json").write_text(json.dumps({"version": 1, "outputs": {"fig1": entry}}))
+    assert not Manifest(tmp_path, "figures.json").up_to_date("fig1", "x")

@@ -427,6 +427,109 @@ def test_derived_values_are_derived_again_from_the_records_when_anything_they_co
     assert json.loads((out / "run.json").read_text())["seeds"] == 2
 
 
+def test_derived_values_of_the_wrong_type_filed_with_their_digest_are_derived_again(
+    folder: Path, tmp_path: Path, record_reads: list[str]
+) -> None:
+    """derived.json is trusted for the bytes of derived-values.json, not for their types: a
+    values file edited by hand and its digest filed with it took a string, a dict, a list or
+    null where a number or a list is, and the report stopped with an internal error
+    (TypeError, ArrowTypeError, KeyError); now such values are derived again from the
+    records. A number of the right type is taken as written."""
+    import hashlib
+    import json
+
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    filed = out / "derived-values.json"
+    good = json.loads(filed.read_text())
+
+    def forge(values: dict[str, Any]) -> None:
+        filed.write_text(json.dumps(values))
+        manifest = json.loads((out / "derived.json").read_text())
+        digest = hashlib.sha256(filed.read_bytes()).hexdigest()
+        manifest["outputs"]["runs"]["files"]["derived-values.json"] = digest
+        (out / "derived.json").write_text(json.dumps(manifest))
+
+    def changed(path: list[Any], value: Any) -> dict[str, Any]:
+        values = json.loads(json.dumps(good))
+        at = values
+        for step in path[:-1]:
+            at = at[step]
+        at[path[-1]] = value
+        return values
+
+    table = next(iter(good["table_rows"]))
+    wrong = [
+        (["point_frames", 0, 0, 4], {"a": 1}),
+        (["point_frames", 0, 0, 2], [1]),
+        (["point_frames", 0, 0, 3], "one"),
+        (["point_frames", 0, 0, 1], "no such line"),
+        (["point_frames", 0, 0], [1]),
+        (["point_frames", 0], 5),
+        (["point_frames"], [[{"a": 1}]]),
+        (["table_rows", table, 0, "convergence_s"], "slow"),
+        (["table_rows", table, 0], {}),
+        (["table_rows", table], 5),
+        (["table_rows", "no such table"], []),
+        (["seeds"], 5),
+        (["seeds"], None),
+        (["runs"], "sixty"),
+        (["simulation_cpu_seconds"], "fast"),
+        (["simulation_cpu_seconds"], None),
+    ]
+    for path, value in wrong:
+        forge(changed(path, value))
+        record_reads.clear()
+        assert experiment.reproduce(folder, out, workers=2, progress=False).executed == 0
+        assert any(r.startswith("load") for r in record_reads), path
+        assert outputs(out) == before, path
+    forge(changed(["simulation_cpu_seconds"], 12345.5))
+    record_reads.clear()
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    assert record_reads == []
+    assert json.loads((out / "run.json").read_text())["simulation_cpu_seconds"] == 12345.5
+
+
+@pytest.mark.parametrize("damage", ["cut short", "a FIFO"])
+def test_a_damaged_record_a_time_series_is_drawn_from_is_run_again_under_filed_values(
+    folder: Path, tmp_path: Path, damage: str
+) -> None:
+    """Campaign 9: with the derived values filed, a time series drawn again (figures.json
+    removed) read its runs' records unchecked: one cut short stopped the reproduction with a
+    bare JSONDecodeError, one replaced by a FIFO waited for ever. Now the sweep names it and
+    runs it again, and everything is derived from the records."""
+    import json
+    import os
+
+    from ccsim.sweep import CorruptRecordWarning
+
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, workers=2, progress=False)
+    before = outputs(out)
+    plan = experiment.load_plan(folder)
+    runs = experiment.reproduction.plan_runs(plan, False, None)
+    keys = json.loads((out / "derived-values.json").read_text())["keys"]
+    series = {sf.id for sf in plan.series_figures}
+    victims = [keys[i] for i, r in enumerate(runs) if dict(r.tags)["figure"] in series]
+    store = experiment.reproduction.Store(out / "runs")
+    for key in victims:
+        path = store.path(key)
+        if damage == "a FIFO":
+            path.unlink()
+            os.mkfifo(path)
+        else:
+            path.write_text(path.read_text()[:40])
+    (out / "figures.json").unlink()
+    with pytest.warns(CorruptRecordWarning, match="damaged run record"):
+        again = experiment.reproduce(folder, out, workers=2, progress=False)
+    assert again.executed == len(set(victims)) > 0
+    assert all(store.path(k).is_file() for k in victims)
+    assert outputs(out) == before
+    for sf in series:
+        assert (out / f"{sf}.png").is_file()
+
+
 def test_quick_mode_uses_the_quick_points_seeds_and_overrides(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "quick"
     experiment.reproduce(folder, out, quick=True, workers=2, progress=False)

@@ -262,3 +262,41 @@ def test_a_parameter_given_twice_is_refused_naming_it_and_the_one_option_to_writ
     with pytest.raises(ValueError, match=r"^--param duration: given twice; give all its "
                                          r"values in one \(--param duration=1s,2s\)$"):  # fmt: skip
         sweep.plan_grid(two_hosts, [], params, [1])
+
+
+@pytest.mark.parametrize(
+    "second",
+    ['"duration"', "'duration'", '"dur\\u0061tion"', ' "duration" '],
+)
+def test_a_parameter_given_twice_in_another_spelling_is_refused_too(
+    two_hosts: str, second: str
+) -> None:
+    # Campaign 9: a quoted key names the same key as the bare one (the core reads a --set path
+    # as TOML dotted keys), yet `--param duration=1s --param '"duration"=2s'` made one run set
+    # to 2 s whose row said 1 s, as the same spelling twice did before campaign 8.
+    with pytest.raises(ValueError, match=r"given twice; give all its values in one "
+                                         r"\(--param duration=1s,2s\)$"):  # fmt: skip
+        sweep.plan_grid(two_hosts, [], [("duration", ["1s"]), (second, ["2s"])], [1])
+
+
+def test_a_path_with_spaces_around_its_dots_is_the_same_parameter(two_hosts: str) -> None:
+    params = [("links.bottleneck.rate", ["1Mbps"]), ("links . bottleneck . rate", ["2Mbps"])]
+    with pytest.raises(ValueError, match=r"^--param links.bottleneck.rate and links . "
+                                         r"bottleneck . rate: given twice"):  # fmt: skip
+        sweep.plan_grid(two_hosts, [], params, [1])
+
+
+@pytest.mark.parametrize("seed", ["'seed'", '"se\\u0065d"', " 'seed' "])
+def test_the_seed_in_any_spelling_is_not_a_parameter_or_an_override(
+    two_hosts: str, seed: str
+) -> None:
+    # Campaign 9: only a bare or double-quoted `seed` was refused; `'seed'` was swept, every
+    # row labelled by the sweep's seed while the run used the swept one.
+    with pytest.raises(ValueError, match=r"^--param seed: the seed is not a parameter"):
+        sweep.plan_grid(two_hosts, [], [(seed, ["1", "2"])], [1])
+    with pytest.raises(ValueError, match=r"^--set seed: a sweep gives each run its seed"):
+        sweep.plan_grid(two_hosts, [f"{seed}=3"], [("duration", ["1s"])], [1])
+
+
+def test_a_quoted_key_holding_an_equals_sign_is_one_parameter_path() -> None:
+    assert sweep.parse_param('nodes."a=b".hook=x, y') == ('nodes."a=b".hook', ["x", "y"])

@@ -79,7 +79,7 @@ def runs_digest(plan: Plan, runs: list[RunSpec]) -> str:
     return inputs_digest("derived", h.hexdigest())
 
 
-def load(out: Path, manifest: Manifest, inputs: str, store: Store,
+def load(out: Path, manifest: Manifest, inputs: str, store: Store, plan: Plan,
          nruns: int) -> Derived | None:  # fmt: skip
     """The derived values filed in ``out`` for ``inputs``, or None when they must be derived
     again (module docs). ``nruns``: how many runs the plan has."""
@@ -93,11 +93,7 @@ def load(out: Path, manifest: Manifest, inputs: str, store: Store,
     usable = (
         d is not None
         and data.get("version") == DERIVED_VERSION
-        and isinstance(d.keys, list)
-        and len(d.keys) == nruns
-        and all(isinstance(k, str) for k in d.keys)
-        and isinstance(d.point_frames, list)
-        and isinstance(d.table_rows, dict)
+        and _well_formed(d, plan, nruns)
         # A record removed from the store (to run it again) is a run to make: the sweep
         # decides, from the records.
         and store.has_all(d.keys)
@@ -106,6 +102,65 @@ def load(out: Path, manifest: Manifest, inputs: str, store: Store,
         manifest.new.pop(ITEM, None)
         return None
     return d
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _well_formed(d: Derived, plan: Plan, nruns: int) -> bool:
+    """Whether ``d`` has the shape :func:`ccsim.experiment.reproduction.derive` gives it for
+    ``plan``: a values file whose digest was filed by hand in the manifest (the manifest is
+    trusted for the bytes, not for their types) may hold anything JSON can, and a value of
+    the wrong type or a frame of another figure would stop the report with a traceback. Such
+    values are derived again from the records; numbers of the right type are taken as
+    written."""
+    if not (isinstance(d.keys, list) and len(d.keys) == nruns
+            and all(isinstance(k, str) for k in d.keys)):  # fmt: skip
+        return False
+    # One frame per figure line and grid metric, in plan order, each row of its figure.
+    frames: list[tuple[str, set[str]]] = []
+    for fig in plan.figures:
+        frames += [(fig.id, {lid}) for lid in fig.lines]
+    for grid in plan.grids:
+        frames += [(grid.cell_id(m), set(grid.lines)) for m in grid.metrics]
+    if not isinstance(d.point_frames, list) or len(d.point_frames) != len(frames):
+        return False
+    for rows, (figure, lines) in zip(d.point_frames, frames):
+        if not isinstance(rows, list):
+            return False
+        for row in rows:
+            if not (isinstance(row, list) and len(row) == 7):
+                return False
+            fig, line, x, seed, value, run, sim = row
+            if not (fig == figure and line in lines and isinstance(run, str)
+                    and (x is None or isinstance(x, str) or _number(x))
+                    and isinstance(seed, int) and not isinstance(seed, bool)
+                    and _number(value) and _number(sim)):  # fmt: skip
+                return False
+    tables = {t.id for t in plan.tables}
+    if not (isinstance(d.table_rows, dict) and set(d.table_rows) <= tables):
+        return False
+    for tid, rows in d.table_rows.items():
+        if not isinstance(rows, list):
+            return False
+        # Every row of a table has the columns of its first (tables.line_summary reads them
+        # all), ``shares`` as text and each measure a number.
+        columns = set(rows[0]) if rows and isinstance(rows[0], dict) else set()
+        for row in rows:
+            if not (isinstance(row, dict) and set(row) == columns
+                    and {"table", "line", "seed", "run", "shares", "convergence_s"} <= columns
+                    and row["table"] == tid
+                    and isinstance(row["line"], str) and isinstance(row["run"], str)
+                    and isinstance(row["seed"], int) and not isinstance(row["seed"], bool)
+                    and isinstance(row["shares"], str)
+                    and all(_number(v) for k, v in row.items()
+                            if k not in ("table", "line", "seed", "run", "shares"))):  # fmt: skip
+                return False
+    return (isinstance(d.seeds, list) and all(isinstance(s, int) and not isinstance(s, bool)
+                                              for s in d.seeds)
+            and isinstance(d.runs, int) and not isinstance(d.runs, bool) and d.runs >= 0
+            and _number(d.simulation_cpu_seconds))  # fmt: skip
 
 
 def save(stage: Path, manifest: Manifest, inputs: str, d: Derived, results: Path) -> None:

@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ccsim.scenario import read_limited
+
 #: The manifest's format; a manifest of another version is ignored (everything is drawn).
 MANIFEST_VERSION = 1
 
@@ -74,9 +76,18 @@ def file_digest(path: Path) -> str | None:
     try:
         if not path.is_file():
             return None
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        # In chunks: a file named in a manifest may be a link to something of any size.
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            while chunk := fh.read(_HASH_CHUNK):
+                h.update(chunk)
+        return h.hexdigest()
     except OSError:
         return None
+
+
+#: How much :func:`file_digest` reads at a time.
+_HASH_CHUNK = 2**20
 
 
 class Manifest:
@@ -88,8 +99,11 @@ class Manifest:
     def __init__(self, folder: Path, name: str) -> None:
         self.folder, self.name = Path(folder), name
         self.old: dict[str, Any] = {}
+        # Read only as a regular file and at most MAX_TEXT_BYTES: a FIFO in its place waited
+        # for a writer for ever (``ccsim reproduce`` hung before its first run), a link to a
+        # huge file was read whole.
         try:
-            data = json.loads((self.folder / name).read_text(encoding="utf-8"))
+            data = json.loads(read_limited(self.folder / name, regular=True).decode("utf-8"))
         except (OSError, ValueError):
             data = None
         if (isinstance(data, dict) and data.get("version") == MANIFEST_VERSION
@@ -109,7 +123,9 @@ class Manifest:
         for file, digest in files.items():
             if not isinstance(file, str) or Path(file).name != file:
                 return False  # a manifest edited to name a file outside the folder
-            if file_digest(self.folder / file) != digest:
+            # A digest of null matched a missing file (file_digest's None): a figure
+            # deleted under a manifest edited so was counted as drawn.
+            if not isinstance(digest, str) or file_digest(self.folder / file) != digest:
                 return False
         self.new[item] = entry
         return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ccsim.scenario import PathLike
 from ccsim.staging import staged_output
-from ccsim.sweep import Store, execute, gather
+from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
 from .checks import check_plan
@@ -48,6 +49,25 @@ def reproduce(
     ``cluster`` (a Dask scheduler address or client) the runs go to that cluster. ``folder``
     and ``out`` may be str or Path."""
     started = time.monotonic()
+    try:
+        return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started)
+    except _RecordDamaged:
+        # The values were filed, but a record a time series is drawn from is damaged: that
+        # run is made again and everything derived from the records (campaign 9, issue 32).
+        return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started,
+                          filed_values=False)  # fmt: skip
+
+
+class _RecordDamaged(Exception):
+    """A record read for a figure, with the derived values taken from derived.json, is
+    damaged or missing (the sweep names it as it runs it again)."""
+
+
+def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None,
+               seeds: int | None, progress: bool, cluster: Any, started: float,
+               filed_values: bool = True) -> Reproduction:  # fmt: skip
+    """:func:`reproduce`; ``filed_values``: whether the derived values filed in ``out`` may
+    be taken (derived.py)."""
     folder, out = Path(folder), Path(out)
     plan = load_plan(folder)
     check_plan(plan, quick)
@@ -60,7 +80,8 @@ def reproduce(
     # (derived.py); otherwise the sweep runs what the store lacks and returns every record.
     derived_inputs = derived.runs_digest(plan, runs)
     made = Manifest(out, derived.DERIVED_MANIFEST)
-    filed = derived.load(out, made, derived_inputs, store, len(runs))
+    filed = (derived.load(out, made, derived_inputs, store, plan, len(runs))
+             if filed_values else None)  # fmt: skip
     if filed is None:
         rep = execute(runs, store, workers=workers, progress=progress,
                       description=plan.id, cluster=cluster)  # fmt: skip
@@ -77,7 +98,14 @@ def reproduce(
         values were filed: only for a figure drawn from a record, and only when it is drawn)."""
         if records:
             return records[i]
-        rec = dict(store.load(keys[i]))
+        # Checked as the sweep checks a record: one cut short, edited or not a regular file
+        # (a FIFO waited for ever) is run again with the values derived again, below.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CorruptRecordWarning)  # the sweep names it
+            loaded = store.load_valid(keys[i])
+        if loaded is None:
+            raise _RecordDamaged
+        rec = dict(loaded)
         rec["tags"] = dict(runs[i].tags)
         rec["key"] = keys[i]
         return rec
