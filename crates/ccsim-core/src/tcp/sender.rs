@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-//! TCP sender: one-way bulk or finite transfer, with Reno (RFC 5681), NewReno (RFC 6582) or
-//! SACK-based (RFC 6675) loss recovery, the RFC 6298 retransmission timer, and a pluggable
+//! TCP sender: one-way bulk or finite transfer, with Reno (RFC 5681), NewReno (RFC 6582),
+//! SACK-based (RFC 6675) or PRR (RFC 6937) loss recovery, the RFC 6298 retransmission timer, and a pluggable
 //! congestion-control algorithm ([`crate::cc`]).
 //!
 //! With `handshake` (the `rfc` preset), the connection opens with a SYN and the receiver's
@@ -20,6 +20,8 @@
 //!       ├─ ECN-Echo:        cc.on_congestion(Ecn), once per window (RFC 3168)
 //!       ├─ loss detected:   DupThresh dupacks or a segment deemed lost, and the window not
 //!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
+//!       ├─ PRR only:        in recovery, cwnd = pipe + sndcnt from the bytes this ACK
+//!       │                   delivered (RFC 6937 §3, tcp::recovery::Prr)
 //!       └─ transmit(): NextSeg order (lost segments, new data, rule 3, rescue) while pipe + len
 //!                      ≤ window
 //!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
