@@ -91,6 +91,9 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     "reno": Algorithm("reno", "reno", "newreno", False),
     "newreno": Algorithm("newreno", "reno", "newreno", False),
     "sack": Algorithm("sack", "reno", "newreno", True),
+    # RFC 6937 PRR on SACK recovery in both: ccsim's variant "prr" (SSRB) against ns-3's
+    # TcpPrrRecovery (its cells set ns3_recovery = "prr").
+    "prr": Algorithm("prr", "reno", "newreno", True),
     # TcpCubic: C 0.4, beta 0.7, fast convergence and TCP friendliness on, as RFC 9438 and
     # ccsim's defaults, computed in whole segments with a per-ACK count (ccsim's model "ns3");
     # its HyStart (on by default) has no counterpart in ccsim, so it is off.
@@ -825,7 +828,7 @@ def describe(row: Mapping[str, Any]) -> str:
     """A cell in a few words, for the summary: what differs from the defaults of ``Cell``."""
     base = Cell()
     words = [str(row["algorithm"])]
-    if str(row["algorithm"]) in ("sack", "cubic", "highspeed", "scalable", "bic", "vegas"):
+    if str(row["algorithm"]) in ("sack", "prr", "cubic", "highspeed", "scalable", "bic", "vegas"):
         words.append(f"ns-3 {row['ns3_recovery']}")
     if str(row["profile"]) != base.profile:
         words.append(f"ccsim {row['profile']}")
@@ -880,6 +883,18 @@ def design(name: str) -> list[Cell]:
             queue_bdp=[0.5, 2.0],
             rtt_ms=[10.0, 100.0],
         )
+    if name == "prr":
+        # ccsim's PRR against ns-3's TcpPrrRecovery: the pilot's cells (beside its SACK cells
+        # with ns-3's PRR) and the recovery matrix's one-flow cells with delayed ACKs (beside
+        # its SACK cells with ns-3's classic recovery), at the same seeds and loss rates.
+        return grid("prr", algorithm=["prr"], loss=[0.0, 0.01, 0.05], ns3_recovery=["prr"]) + grid(
+            "prr",
+            algorithm=["prr"],
+            ns3_recovery=["prr"],
+            loss=list(LOSSES),
+            queue_bdp=[0.5, 2.0],
+            rtt_ms=[100.0, 10.0],
+        )
     if name == "recovery-rfc":
         # The same cells with ccsim's rfc preset (RFC defaults, Limited Transmit on) against
         # the same ns-3 runs: what a user gets without choosing ns-3's options.
@@ -931,7 +946,7 @@ def design(name: str) -> list[Cell]:
     raise ValueError(f'design "{name}" is not one of {", ".join(DESIGNS)}')
 
 
-DESIGNS = ("pilot", "recovery", "recovery-rfc", "algorithms", "rfc", "highspeed", "ecn")
+DESIGNS = ("pilot", "recovery", "recovery-rfc", "prr", "algorithms", "rfc", "highspeed", "ecn")
 
 
 # --- running ----------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ fn a_duration_string_without_a_unit_asks_for_one() {
 fn an_unknown_tcp_variant_lists_the_variants() {
     assert_eq!(
         error_with(&["flows.f1.variant=vegas"]),
-        r#"flows.f1.variant: "vegas" is not one of reno, newreno, sack"#
+        r#"flows.f1.variant: "vegas" is not one of reno, newreno, sack, prr"#
     );
 }
 
@@ -295,8 +295,8 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
     assert_eq!(
         error_with(&["flows.f1.windw=\"inf\""]),
         "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, start_jitter, size, \
-         preset, variant, cc, mss, header_bytes, initial_window, initial_ssthresh, max_window, \
-         rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
+         preset, variant, prr_bound, cc, mss, header_bytes, initial_window, initial_ssthresh, \
+         max_window, rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
          timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
@@ -308,7 +308,7 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
 fn the_tcp_table_takes_only_tcp_keys() {
     assert_eq!(
         error_with(&["tcp.size=\"10KB\""]),
-        "tcp.size: unknown key; allowed: preset, variant, cc, mss, header_bytes, \
+        "tcp.size: unknown key; allowed: preset, variant, prr_bound, cc, mss, header_bytes, \
          initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \

@@ -2,7 +2,7 @@
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
 //! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
 //! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
-//! ([`Recovery`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
+//! ([`Recovery`], [`PrrBound`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
 //! [`AckCredit`]).
 //!
 //! ```text
@@ -29,6 +29,25 @@ pub enum Recovery {
     NewReno,
     /// RFC 6675 SACK-based loss recovery (receiver sends SACK blocks, RFC 2018).
     Sack,
+    /// RFC 6937 Proportional Rate Reduction on top of RFC 6675's SACK recovery: how much may be
+    /// sent on each ACK of the recovery follows the data the ACK reports delivered, so the
+    /// window comes down to ssthresh over one round trip instead of at once, with the given
+    /// reduction bound.
+    Prr(PrrBound),
+}
+
+/// PRR's reduction bound (RFC 6937 §3): how fast the sender may catch up once the pipe has
+/// fallen to ssthresh or below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrrBound {
+    /// PRR-CRB, the conservative reduction bound: never send more than has been delivered
+    /// during the recovery (packet conservation, `limit = prr_delivered − prr_out`).
+    Conservative,
+    /// PRR-SSRB, the slow start reduction bound: one segment more than was delivered on each
+    /// ACK, as slow start would (`limit = max(prr_delivered − prr_out, DeliveredData) +
+    /// SMSS`). RFC 6937 §3 recommends it. (Linux's `tcp_cwnd_reduction` since 2015 and RFC
+    /// 9937 add the segment only on an ACK that advances SND.UNA and reports no new loss.)
+    SlowStart,
 }
 
 /// The initial congestion window: a fixed number of segments or an RFC's rule by SMSS.

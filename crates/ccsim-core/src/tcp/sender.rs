@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-//! TCP sender: one-way bulk or finite transfer, with Reno (RFC 5681), NewReno (RFC 6582) or
-//! SACK-based (RFC 6675) loss recovery, the RFC 6298 retransmission timer, and a pluggable
+//! TCP sender: one-way bulk or finite transfer, with Reno (RFC 5681), NewReno (RFC 6582),
+//! SACK-based (RFC 6675) or PRR (RFC 6937) loss recovery, the RFC 6298 retransmission timer, and a pluggable
 //! congestion-control algorithm ([`crate::cc`]).
 //!
 //! With `handshake` (the `rfc` preset), the connection opens with a SYN and the receiver's
@@ -20,6 +20,8 @@
 //!       ├─ ECN-Echo:        cc.on_congestion(Ecn), once per window (RFC 3168)
 //!       ├─ loss detected:   DupThresh dupacks or a segment deemed lost, and the window not
 //!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
+//!       ├─ PRR only:        in recovery, cwnd = pipe + sndcnt from the bytes this ACK
+//!       │                   delivered (RFC 6937 §3, tcp::recovery::Prr)
 //!       └─ transmit(): NextSeg order (lost segments, new data, rule 3, rescue) while pipe + len
 //!                      ≤ window
 //!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
@@ -46,7 +48,7 @@ use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
     TcpSpec,
 };
-use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, RecoveryOps};
+use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, Prr, PrrAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::time::{SimDuration, SimTime};
@@ -90,6 +92,19 @@ struct RecoveryEpisode {
     rescue_sent: bool,
 }
 
+/// PRR's counters over the recovery in progress (RFC 6937 §3), apart from
+/// [`RecoveryEpisode`] so that the other algorithms copy nothing more per ACK.
+#[derive(Clone, Copy, Debug, Default)]
+struct PrrCounters {
+    /// prr_delivered: the bytes the ACKs of this recovery reported delivered.
+    delivered: u64,
+    /// The sender's bytes-sent counter at the fast retransmit: prr_out is the counter less
+    /// this, so sending does no PRR bookkeeping.
+    sent_base: u64,
+    /// RecoverFS: FlightSize (SND.MAX − SND.UNA) at the fast retransmit.
+    recover_fs: u64,
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     cfg: TcpSenderConfig,
@@ -102,10 +117,14 @@ pub struct TcpSender {
     started: bool,
     opening: Opening,
     dupacks: u32,
-    /// The recovery algorithm (Reno, NewReno, SACK): [`crate::tcp::recovery`].
+    /// The recovery algorithm (Reno, NewReno, SACK, PRR): [`crate::tcp::recovery`].
     algo: AnyRecovery,
+    /// `algo.uses_sack()`, asked several times per ACK and per segment sent: read once.
+    sack: bool,
     /// The fast recovery in progress, if any.
     episode: Option<RecoveryEpisode>,
+    /// PRR's counters of that recovery (`variant = "prr"` only).
+    prr: PrrCounters,
     /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
     /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
     /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`]).
@@ -181,7 +200,9 @@ impl TcpSender {
             },
             dupacks: 0,
             algo: AnyRecovery::new(t.recovery),
+            sack: AnyRecovery::new(t.recovery).uses_sack(),
             episode: None,
+            prr: PrrCounters::default(),
             reduction_point: None,
             rto_point: None,
             limited_transmit_bytes: 0,
@@ -249,7 +270,7 @@ impl TcpSender {
     }
 
     fn uses_sack(&self) -> bool {
-        self.algo.uses_sack()
+        self.sack
     }
 
     fn max_window(&self) -> u64 {
@@ -323,6 +344,12 @@ impl TcpSender {
             self.on_ecn_echo(now);
         }
         self.detect_loss(now);
+        if let Some(prr) = self.algo.prr() {
+            // RFC 6937 §3's DeliveredData: the cumulative advance and the change in SACKed
+            // bytes (those the advance covered were counted when they were SACKed).
+            let delivered = cum.bytes_acked - cum.previously_sacked + newly_sacked;
+            self.prr_on_ack(prr, delivered);
+        }
         self.transmit(now, out);
         self.limited_transmit_credit = false;
     }
@@ -546,6 +573,29 @@ impl TcpSender {
         }
     }
 
+    /// PRR (RFC 6937 §3) on an ACK of `delivered` bytes: during recovery, cwnd = pipe + sndcnt,
+    /// so that the send loop lets out sndcnt bytes. An ACK that delivers nothing leaves cwnd as
+    /// it was (Linux's `tcp_cwnd_reduction` and ns-3.48's `DoRecovery` return at once too).
+    #[inline(never)]
+    fn prr_on_ack(&mut self, prr: Prr, delivered: u64) {
+        if self.episode.is_none() || delivered == 0 {
+            return;
+        }
+        let c = &mut self.prr;
+        c.delivered += delivered;
+        let pipe = self.board.pipe();
+        let sndcnt = prr.sndcnt(&PrrAck {
+            prr_delivered: c.delivered,
+            prr_out: self.counters.bytes_sent - c.sent_base,
+            delivered,
+            recover_fs: c.recover_fs,
+            pipe,
+            ssthresh: self.w.ssthresh,
+            mss: self.mss,
+        });
+        self.w.cwnd = pipe + sndcnt;
+    }
+
     /// The recovery point was acknowledged (or, for Reno, any new data).
     fn end_recovery(&mut self, now: SimTime) {
         self.episode = None;
@@ -624,6 +674,11 @@ impl TcpSender {
             partial_seen: false,
             rescue_sent: false,
         });
+        self.prr = PrrCounters {
+            delivered: 0,
+            sent_base: self.counters.bytes_sent,
+            recover_fs: self.board.flight_size(),
+        };
         self.w.cwnd = self
             .algo
             .cwnd_on_entry(ssthresh, self.cfg.tcp.dupthresh, self.mss);
@@ -1075,7 +1130,7 @@ mod tests {
     use super::*;
     use crate::cc::Growth;
     use crate::packet::SackBlocks;
-    use crate::tcp::config::{InitialWindow, Recovery};
+    use crate::tcp::config::{InitialWindow, PrrBound, Recovery};
     use crate::tcp::receiver::TcpReceiver;
 
     const MSS: u64 = 1000;
@@ -1232,6 +1287,89 @@ mod tests {
         out.clear();
         s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
         assert!(!s.in_recovery());
+    }
+
+    /// One loss (segment 0 of 20), each duplicate ACK SACKing one more segment: the segments
+    /// each ACK from the 3rd to the 19th lets out, and the pipe and cwnd after the last.
+    fn one_loss_sends(recovery: Recovery) -> (Vec<usize>, u64, u64, TcpSender) {
+        let mut s = sender(recovery);
+        start(&mut s);
+        let mut sent = vec![];
+        for k in 1..=19 {
+            let mut out = vec![];
+            s.handle_packet(t(50), ack_pkt(0, &[(MSS, (k + 1) * MSS)]), &mut out);
+            if k >= 3 {
+                sent.push(out.len());
+            }
+        }
+        let (pipe, cwnd) = (s.pipe(), s.cwnd());
+        (sent, pipe, cwnd, s)
+    }
+
+    #[test]
+    fn prr_sends_through_the_recovery_where_rfc_6675_first_waits_half_a_window() {
+        // RFC 6937 §4's single loss: ssthresh 10 of a 20-segment window. RFC 6675 sets cwnd =
+        // ssthresh at once, so after the retransmission nothing goes out until the pipe (16 at
+        // the third duplicate ACK, one less per ACK) is below 10: eight silent ACKs, then one
+        // segment per ACK. PRR lets out one segment per two delivered from the start (its
+        // sndcnt per ACK by hand in `recovery/prr.rs`), so the ACK clock never stops.
+        let (sack, sack_pipe, _, _) = one_loss_sends(Recovery::Sack);
+        assert_eq!(
+            sack,
+            [1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+            "RFC 6675"
+        );
+        let (prr, prr_pipe, _, _) = one_loss_sends(Recovery::Prr(PrrBound::SlowStart));
+        assert_eq!(
+            prr,
+            [1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1],
+            "RFC 6937"
+        );
+        // Both send the retransmission and nine new segments, and end with the pipe at
+        // ssthresh.
+        assert_eq!(sack.iter().sum::<usize>(), 10);
+        assert_eq!(prr.iter().sum::<usize>(), 10);
+        assert_eq!((sack_pipe, prr_pipe), (10 * MSS, 10 * MSS));
+    }
+
+    #[test]
+    fn prr_brings_cwnd_to_ssthresh_by_the_end_of_recovery() {
+        // RFC 6937 §3: the window PRR computes on the last duplicate ACK is already ssthresh
+        // (pipe 9 + sndcnt 1), and the ACK of the retransmission leaves recovery with cwnd =
+        // ssthresh, so the exit changes nothing and sends one segment for the one delivered.
+        let (_, _, cwnd, mut s) = one_loss_sends(Recovery::Prr(PrrBound::SlowStart));
+        assert_eq!((cwnd, s.ssthresh()), (10 * MSS, 10 * MSS));
+        let mut out = vec![];
+        s.handle_packet(t(100), ack_pkt(20 * MSS, &[]), &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 10 * MSS);
+        assert_eq!(seqs(&out), [29 * MSS]);
+    }
+
+    #[test]
+    fn with_the_pipe_far_below_ssthresh_crb_rebuilds_it_one_for_one_and_ssrb_faster() {
+        // RFC 6937 §4's burst loss: segments 0-14 of 20 lost, 15-19 SACKed. On the third
+        // duplicate ACK all 15 holes have 3 SACKed segments above: pipe = 20 − 3 − 15 = 2, far
+        // below ssthresh 10. CRB sends what was delivered (the retransmission, then one per
+        // ACK); SSRB one more per ACK; neither reaches ssthresh here, and leaving recovery
+        // would then set cwnd = ssthresh whatever the pipe (Linux and ns-3 do the same).
+        for (bound, expect) in [
+            (PrrBound::Conservative, [1, 1, 1]),
+            (PrrBound::SlowStart, [2, 2, 2]),
+        ] {
+            let mut s = sender_with(spec(Recovery::Prr(bound), 20), None);
+            start(&mut s);
+            let mut sent = vec![];
+            for k in 1..=5 {
+                let mut out = vec![];
+                s.handle_packet(t(50), ack_pkt(0, &[(15 * MSS, (15 + k) * MSS)]), &mut out);
+                if k >= 3 {
+                    sent.push(out.len());
+                }
+            }
+            assert_eq!(sent, expect, "{bound:?}");
+            assert!(s.cwnd() < s.ssthresh());
+        }
     }
 
     /// SACK recovery with ns-3's rules chosen or not; segments 0-3 of 20 lost, 4-6 SACKed by

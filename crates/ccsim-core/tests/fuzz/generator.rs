@@ -434,7 +434,7 @@ impl Gen {
         let p = 0.25;
         let presets = ["rfc", "ns2-2.35", "ns2-2001", "ns3"];
         self.maybe_choice(&mut keys, p, "tcp", "preset", &presets);
-        let variants = ["reno", "newreno", "sack"];
+        let variants = ["reno", "newreno", "sack", "prr"];
         self.maybe_choice(&mut keys, p * 2.0, "tcp", "variant", &variants);
         if self.rng.chance(p * 2.0) {
             let cc = self.cc(xcp_allowed);

@@ -49,6 +49,30 @@ fn a_lossy_dumbbell_conserves_packets() {
     assert_conserved(&run_toml(&text, &[], None));
 }
 
+#[test]
+fn prr_recovery_on_a_lossy_dumbbell_conserves_packets_with_either_bound() {
+    // RFC 6937's cwnd = pipe + sndcnt must neither lose nor invent a packet, whichever bound
+    // rebuilds the pipe; each run sees losses enough for many recoveries.
+    for bound in ["ssrb", "crb"] {
+        let text = dumbbell(
+            3,
+            10,
+            "20ms",
+            "{ type = \"droptail\", limit = 20 }",
+            "10s",
+            &format!("variant = \"prr\"\nprr_bound = \"{bound}\""),
+        )
+        .replace(
+            "[links.in1]",
+            "loss = { type = \"uniform\", rate = 0.03 }\n[links.in1]",
+        );
+        let out = run_toml(&text, &[], None);
+        assert_conserved(&out);
+        let recoveries: u64 = u64s(&out.flows, "fast_retransmits").iter().sum();
+        assert!(recoveries > 10, "{bound}: {recoveries} recoveries");
+    }
+}
+
 // Random networks are the fuzz test's (tests/fuzz.rs): it replaced the small random-network
 // proptest that lived here, with every queue, loss model, hook, flow type and controller, and
 // checks this same conservation on each generated scenario.

@@ -23,14 +23,15 @@ use super::reader::{
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
 use crate::tcp::{
-    AckCredit, InitialWindow, RecoverGuard, Recovery, RecoveryExitCredit, RtoBackoffReset,
-    RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
+    RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
 };
 use crate::time::SimDuration;
 
 pub(super) const TCP_KEYS: &[&str] = &[
     "preset",
     "variant",
+    "prr_bound",
     "cc",
     "mss",
     "header_bytes",
@@ -125,6 +126,8 @@ impl GrowthKind {
 pub(super) struct TcpLayer {
     preset: Option<Preset>,
     recovery: Option<Recovery>,
+    /// The value and the path it was given at (it needs PRR).
+    prr_bound: Option<(PrrBound, String)>,
     cc: Option<CcAlgorithm>,
     mss: Option<u32>,
     header_bytes: Option<u32>,
@@ -195,11 +198,26 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
     };
     let layer = TcpLayer {
         preset: opt(r, "preset", read_preset)?,
-        recovery: opt(r, "variant", |f| f.choice(&["reno", "newreno", "sack"]))?.map(|v| match v {
+        recovery: opt(r, "variant", |f| {
+            f.choice(&["reno", "newreno", "sack", "prr"])
+        })?
+        .map(|v| match v {
             "reno" => Recovery::Reno,
             "newreno" => Recovery::NewReno,
+            // The bound is `prr_bound`'s, put in by `finish`.
+            "prr" => Recovery::Prr(PrrBound::SlowStart),
             _ => Recovery::Sack,
         }),
+        prr_bound: r
+            .get("prr_bound")
+            .map(|f| {
+                let bound = match f.choice(&["ssrb", "crb"])? {
+                    "crb" => PrrBound::Conservative,
+                    _ => PrrBound::SlowStart,
+                };
+                Ok((bound, f.path))
+            })
+            .transpose()?,
         cc: opt(r, "cc", read_cc)?,
         mss,
         header_bytes: opt(r, "header_bytes", |f| f.size_u32(0))?,
@@ -596,6 +614,8 @@ struct TcpDraft {
     abc_limit_at: Option<String>,
     /// Where a SACK-only key was given, if it was: `(key, path)`.
     sack_only_at: Vec<(&'static str, String)>,
+    /// `prr_bound` and where it was given, if it was.
+    prr_bound: Option<(PrrBound, String)>,
 }
 
 impl TcpDraft {
@@ -623,6 +643,7 @@ impl TcpDraft {
             abc_limit,
             abc_limit_at: None,
             sack_only_at: Vec::new(),
+            prr_bound: None,
             spec,
         };
         if matches!(preset, Preset::Ns2v235 | Preset::Ns2v2001) {
@@ -680,6 +701,9 @@ impl TcpDraft {
             self.sack_only_at.retain(|(k, _)| *k != "partial_ack_send");
             self.sack_only_at.push(("partial_ack_send", at.clone()));
         }
+        if layer.prr_bound.is_some() {
+            self.prr_bound.clone_from(&layer.prr_bound);
+        }
         if let Some((limit, at)) = &layer.abc_limit {
             self.abc_limit = *limit;
             self.abc_limit_at = Some(at.clone());
@@ -722,21 +746,37 @@ impl TcpDraft {
                 ),
             ));
         }
-        // Both rules read the SACK scoreboard; a preset's value is simply not used without it.
-        if spec.recovery != Recovery::Sack {
+        let variant = match spec.recovery {
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+            Recovery::Prr(_) => "prr",
+        };
+        // Both rules read the SACK scoreboard (PRR runs on it too); a preset's value is simply
+        // not used without it.
+        if !matches!(spec.recovery, Recovery::Sack | Recovery::Prr(_)) {
             if let Some((key, at)) = self.sack_only_at.first() {
                 return Err(error(
                     path,
                     format!(
-                        "{key} (set at {at}) only applies with SACK recovery (variant = \"sack\"), \
-                         but this flow's variant is {:?}",
-                        match spec.recovery {
-                            Recovery::Reno => "reno",
-                            _ => "newreno",
-                        }
+                        "{key} (set at {at}) only applies with SACK recovery (variant = \"sack\" \
+                         or \"prr\"), but this flow's variant is {variant:?}"
                     ),
                 ));
             }
+        }
+        match (&self.prr_bound, &mut spec.recovery) {
+            (Some((bound, _)), Recovery::Prr(b)) => *b = *bound,
+            (Some((_, at)), _) => {
+                return Err(error(
+                    path,
+                    format!(
+                        "prr_bound (set at {at}) only applies with variant = \"prr\", but this \
+                         flow's variant is {variant:?}"
+                    ),
+                ))
+            }
+            _ => {}
         }
         if spec.rto_min > spec.rto_max {
             return Err(error(
@@ -918,16 +958,45 @@ mod tests {
                 &["flows.f1.variant=\"reno\"", "tcp.ssthresh_flight=\"pipe\""]
             ),
             "flows.f1: ssthresh_flight (set at tcp.ssthresh_flight) only applies with SACK \
-             recovery (variant = \"sack\"), but this flow's variant is \"reno\""
+             recovery (variant = \"sack\" or \"prr\"), but this flow's variant is \"reno\""
         );
         assert_eq!(
             message(MINIMAL, &["flows.f1.partial_ack_send=true"]),
             "flows.f1: partial_ack_send (set at flows.f1.partial_ack_send) only applies with \
-             SACK recovery (variant = \"sack\"), but this flow's variant is \"newreno\""
+             SACK recovery (variant = \"sack\" or \"prr\"), but this flow's variant is \"newreno\""
         );
         assert_eq!(
             message(MINIMAL, &["flows.f1.ssthresh_flight=\"half\""]),
             "flows.f1.ssthresh_flight: \"half\" is not one of flight_size, pipe"
+        );
+    }
+
+    #[test]
+    fn prr_is_a_variant_with_ssrb_by_default_and_its_bound_needs_it() {
+        let t = spec(MINIMAL, &["flows.f1.variant=\"prr\""]);
+        assert_eq!(f1_tcp(&t).recovery, Recovery::Prr(PrrBound::SlowStart));
+        let t = spec(
+            MINIMAL,
+            &["tcp.variant=\"prr\"", "flows.f1.prr_bound=\"crb\""],
+        );
+        assert_eq!(f1_tcp(&t).recovery, Recovery::Prr(PrrBound::Conservative));
+        // The SACK rules of the ns3 preset apply to PRR, which runs on the SACK scoreboard.
+        let t = spec(
+            MINIMAL,
+            &["flows.f1.variant=\"prr\"", "flows.f1.partial_ack_send=true"],
+        );
+        assert!(f1_tcp(&t).partial_ack_send);
+        assert_eq!(
+            message(
+                MINIMAL,
+                &["flows.f1.variant=\"sack\"", "tcp.prr_bound=\"crb\""]
+            ),
+            "flows.f1: prr_bound (set at tcp.prr_bound) only applies with variant = \"prr\", \
+             but this flow's variant is \"sack\""
+        );
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.prr_bound=\"fast\""]),
+            "flows.f1.prr_bound: \"fast\" is not one of ssrb, crb"
         );
     }
 

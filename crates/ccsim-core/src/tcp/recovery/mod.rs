@@ -7,20 +7,26 @@
 //!                         ┌─ reno.rs     RFC 5681 §3.2: inflate per dupack, the first new ACK ends it
 //!   TcpSender ── Recovery ┼─ newreno.rs  RFC 6582: partial ACKs resend the next hole, recovery
 //!   (sender.rs)  (this)   │              lasts until the recovery point is acknowledged
-//!                         └─ sack.rs     RFC 6675: SACK scoreboard and pipe, no inflation
+//!                         ├─ sack.rs     RFC 6675: SACK scoreboard and pipe, no inflation
+//!                         └─ prr.rs      RFC 6937: SACK recovery, but each ACK lets out a share
+//!                                        of what it reports delivered (cwnd = pipe + sndcnt)
 //! ```
 //!
 //! The sender owns the state (scoreboard, cwnd, timers, the recovery point) and asks the
 //! algorithm the questions on which the RFCs differ: is this ACK a duplicate, where does cwnd
-//! start and end, what does a dupack or a partial ACK do. Loss detection outside recovery, the
+//! start and end, what does a dupack or a partial ACK do, and (PRR only, [`RecoveryOps::prr`])
+//! how much each ACK of the recovery lets out. The sender asks that last question only of an
+//! algorithm that answers it, so the other three pay one predictable branch per ACK. Loss detection outside recovery, the
 //! retransmission timer, ECN and the controller's part (ssthresh) are the same for all three and
 //! stay in the sender.
 
 mod newreno;
+mod prr;
 mod reno;
 mod sack;
 
 pub use newreno::NewReno;
+pub use prr::{Prr, PrrAck};
 pub use reno::Reno;
 pub use sack::Sack;
 
@@ -79,6 +85,13 @@ pub trait RecoveryOps {
     /// The recover guard when the scenario leaves it to the algorithm (`recover_guard =
     /// "auto"`).
     fn default_guard(&self) -> RecoverGuard;
+
+    /// PRR (RFC 6937): the algorithm sets cwnd = pipe + sndcnt on every ACK of the recovery,
+    /// from the per-recovery counters the sender keeps. None for the others, which leave cwnd
+    /// to the calls above.
+    fn prr(&self) -> Option<Prr> {
+        None
+    }
 }
 
 /// RFC 5681 §2's duplicate ACK, shared by the algorithms without SACK: data outstanding, no
@@ -97,6 +110,7 @@ pub enum AnyRecovery {
     Reno(Reno),
     NewReno(NewReno),
     Sack(Sack),
+    Prr(Prr),
 }
 
 impl AnyRecovery {
@@ -105,6 +119,7 @@ impl AnyRecovery {
             Recovery::Reno => AnyRecovery::Reno(Reno),
             Recovery::NewReno => AnyRecovery::NewReno(NewReno),
             Recovery::Sack => AnyRecovery::Sack(Sack),
+            Recovery::Prr(bound) => AnyRecovery::Prr(Prr { bound }),
         }
     }
 }
@@ -117,6 +132,7 @@ macro_rules! dispatch {
             AnyRecovery::Reno($r) => $call,
             AnyRecovery::NewReno($r) => $call,
             AnyRecovery::Sack($r) => $call,
+            AnyRecovery::Prr($r) => $call,
         }
     };
 }
@@ -144,6 +160,13 @@ impl RecoveryOps for AnyRecovery {
     }
     fn default_guard(&self) -> RecoverGuard {
         dispatch!(self, r => r.default_guard())
+    }
+    #[inline]
+    fn prr(&self) -> Option<Prr> {
+        match self {
+            AnyRecovery::Prr(p) => Some(*p),
+            _ => None,
+        }
     }
 }
 
