@@ -108,6 +108,9 @@ pub struct Queue {
 enum Discipline {
     DropTail,
     Red(Box<Red>),
+    /// Step marking at K (packets or bytes, the limit's unit) on `buf`: no state but K, which
+    /// fits where a box's pointer would.
+    Threshold(u64),
     /// A DropTail FIFO at an XCP router port, which rewrites XCP congestion headers.
     Xcp(Box<XcpRouter>),
     /// DiffServ: per-class FIFOs and a scheduler (`classes.rs`); `buf` stays empty.
@@ -217,6 +220,7 @@ impl Queue {
                 };
                 (limit, Discipline::Red(Box::new(red)))
             }
+            QueueSpec::Threshold { limit, k } => (limit, Discipline::Threshold(k)),
             QueueSpec::Xcp {
                 limit,
                 alpha,
@@ -326,6 +330,28 @@ impl Queue {
                 return accepted;
             }
             Discipline::DropTail => return droptail::fits(self.limit, &self.buf, pkt.size),
+            &mut Discipline::Threshold(k) => {
+                if !droptail::fits(self.limit, &self.buf, pkt.size) {
+                    return false;
+                }
+                // RFC 8257 §3.1: mark when the instantaneous queue, the one the arriving packet
+                // finds (the packet in transmission is not in it), is at K or beyond.
+                let q = match self.limit {
+                    QueueLimit::Packets(_) => self.buf.len() as u64,
+                    QueueLimit::Bytes(_) => self.buf.bytes(),
+                };
+                if q < k {
+                    return true;
+                }
+                return match signal(pkt, true) {
+                    Signalled::Marked => {
+                        self.marks += 1;
+                        true
+                    }
+                    Signalled::AlreadyCe => true,
+                    Signalled::Dropped => false,
+                };
+            }
             Discipline::Xcp(router) => {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
                 router.on_arrival(now, pkt, self.buf.bytes());

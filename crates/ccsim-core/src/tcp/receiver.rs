@@ -29,7 +29,7 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
     Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
-use crate::tcp::config::TcpSpec;
+use crate::tcp::config::{EcnFeedback, TcpSpec};
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
 use crate::tcp::sender::ts_not_older;
 use crate::time::{SimDuration, SimTime};
@@ -68,6 +68,7 @@ pub struct TcpReceiver {
     /// The highest right edge of the window advertised so far.
     right_edge: u64,
     /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since: every ACK carries ECE.
+    /// With DCTCP's feedback (RFC 8257 §3.2), DCTCP.CE: the last segment carried CE.
     ece: bool,
     /// End of the stream, once a segment carrying FIN has arrived: with everything below it
     /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
@@ -170,7 +171,19 @@ impl TcpReceiver {
             },
             (_, hdr) => hdr,
         };
-        if self.cfg.tcp.ecn {
+        if self.cfg.tcp.ecn && self.cfg.tcp.ecn_feedback == EcnFeedback::Dctcp {
+            // RFC 8257 §3.2: ECE says whether the segments an ACK covers carried CE. When the
+            // CE state changes with segments waiting for a delayed ACK, they are acknowledged
+            // at once with the old state, so no ACK covers segments of both. CWR is ignored.
+            let ce = ecn == ECN_CE;
+            if ce {
+                self.counters.ecn_ce_received += 1;
+            }
+            if ce != self.ece && self.unacked_segments > 0 {
+                self.send_ack(now, out);
+            }
+            self.ece = ce;
+        } else if self.cfg.tcp.ecn {
             // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
             if h.is_cwr() {
                 self.ece = false;
