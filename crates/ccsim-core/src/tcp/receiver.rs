@@ -818,4 +818,63 @@ mod tests {
         assert_eq!(ece(&out), vec![false, true, true, false]);
         assert_eq!(r.counters().ecn_ce_received, 1);
     }
+
+    #[test]
+    fn a_dctcp_receiver_echoes_each_segments_ce_and_acks_at_once_when_the_ce_state_changes() {
+        // RFC 8257 §3.2 with delayed ACKs every second segment. Segments (1000 B) and their
+        // marks: 0 -, 1 CE, 2 CE, 3 CE, 4 -, 5 -, 6 CE (then the timer), 7 - with CWR.
+        let mut r = receiver(TcpSpec {
+            ecn: true,
+            ecn_feedback: EcnFeedback::Dctcp,
+            delayed_ack: true,
+            delack_count: 2,
+            ..TcpSpec::default()
+        });
+        let sent = |out: &[Packet]| -> Vec<(u64, bool)> {
+            out.iter()
+                .filter_map(|p| p.tcp())
+                .map(|h| (h.ack.number(), h.is_ece()))
+                .collect()
+        };
+        let t = SimTime::from_millis(1);
+        let mut out = vec![];
+        let mut arrive = |r: &mut TcpReceiver, i: u64, ce: bool, out: &mut Vec<Packet>| {
+            let mut p = seg(i * 1000);
+            if ce {
+                p.ecn = ECN_CE;
+            }
+            r.handle_packet(t, p, out);
+        };
+        arrive(&mut r, 0, false, &mut out);
+        assert!(out.is_empty(), "segment 0 waits for a second one");
+        // 1 changes the state with segment 0 waiting: 0 is acknowledged at once, without ECE.
+        arrive(&mut r, 1, true, &mut out);
+        assert_eq!(sent(&out), vec![(1000, false)]);
+        // 2 is the second of the pair 1-2, both CE.
+        arrive(&mut r, 2, true, &mut out);
+        assert_eq!(sent(&out)[1..], [(3000, true)]);
+        // 3 (CE) waits; 4 (not CE) changes the state: 3 is acknowledged at once with ECE.
+        arrive(&mut r, 3, true, &mut out);
+        arrive(&mut r, 4, false, &mut out);
+        assert_eq!(sent(&out)[2..], [(4000, true)]);
+        // 5 completes the pair 4-5, neither marked.
+        arrive(&mut r, 5, false, &mut out);
+        assert_eq!(sent(&out)[3..], [(6000, false)]);
+        // 6 (CE) changes the state with nothing waiting: no ACK until the timer, which says ECE.
+        arrive(&mut r, 6, true, &mut out);
+        assert_eq!(out.len(), 4);
+        let timer = r.poll_timeout().expect("the delayed-ACK timer runs");
+        r.handle_timeout(timer, &mut out);
+        assert_eq!(sent(&out)[4..], [(7000, true)]);
+        // CWR does not end the echo (it is RFC 3168's): 7 is unmarked, so its ACK has no ECE;
+        // 8 (CE) with 7 waiting makes 7's ACK at once.
+        let mut cwr = seg(7000);
+        if let Some(h) = cwr.tcp_mut() {
+            h.flags |= TcpHeader::FLAG_CWR;
+        }
+        r.handle_packet(t, cwr, &mut out);
+        arrive(&mut r, 8, true, &mut out);
+        assert_eq!(sent(&out)[5..], [(8000, false)]);
+        assert_eq!(r.counters().ecn_ce_received, 5);
+    }
 }

@@ -185,7 +185,10 @@ fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
     if kind == "threshold" {
         // RFC 8257 §3.1 gives no default K (it depends on the link's BDP, §4's K > C·RTT/7):
         // the key is required.
-        let f = r.req("k", "K, the marking threshold, in the unit of limit")?;
+        let f = r.req(
+            "k",
+            "the marking threshold K (RFC 8257 §3.1), in the unit of limit",
+        )?;
         let k = read_threshold(&f, limit)?;
         r.finish()?;
         let (capacity, unit) = match limit {
@@ -409,6 +412,45 @@ mod tests {
         assert_eq!(
             (limit, min_th, max_th),
             (QueueLimit::Bytes(100_000), 5_000.0, 30_000.0)
+        );
+    }
+
+    #[test]
+    fn a_threshold_queue_takes_k_in_the_unit_of_its_limit_and_refuses_a_k_beyond_it() {
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"threshold\", limit=100, k=20}"],
+        );
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::Threshold {
+                limit: QueueLimit::Packets(100),
+                k: 20
+            }
+        );
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"threshold\", limit=\"100KB\", k=\"30KB\"}"],
+        );
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::Threshold {
+                limit: QueueLimit::Bytes(100_000),
+                k: 30_000
+            }
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &["links.bottleneck.queue={type=\"threshold\", limit=10, k=11}"]
+            ),
+            "links.bottleneck.queue.k: k must be a whole number from 1 to limit (10 packets); \
+             got 11"
+        );
+        assert_eq!(
+            message(MINIMAL, &["links.bottleneck.queue={type=\"threshold\"}"]),
+            "links.bottleneck.queue.k: missing; the marking threshold K (RFC 8257 §3.1), in the \
+             unit of limit"
         );
     }
 

@@ -1095,6 +1095,48 @@ mod tests {
     }
 
     #[test]
+    fn dctcp_takes_g_and_initial_alpha_and_needs_its_own_ecn_echo_both_ways() {
+        let s = spec(
+            MINIMAL,
+            &[
+                r#"tcp.cc={ type = "dctcp", g = 0.125 }"#,
+                r#"tcp.ecn="dctcp""#,
+            ],
+        );
+        let tcp = f1_tcp(&s);
+        assert_eq!(
+            tcp.cc,
+            CcAlgorithm::Dctcp(crate::cc::DctcpConfig {
+                g: 0.125,
+                initial_alpha: 1.0
+            })
+        );
+        assert!(tcp.ecn);
+        assert_eq!(tcp.ecn_feedback, EcnFeedback::Dctcp);
+        // A flow's ecn = true is RFC 3168's echo again.
+        let s = spec(MINIMAL, &["flows.f1.ecn=true"]);
+        assert_eq!(f1_tcp(&s).ecn_feedback, EcnFeedback::Rfc3168);
+        assert_eq!(
+            message(MINIMAL, &["tcp.cc=\"dctcp\"", "tcp.ecn=true"]),
+            "flows.f1: cc = \"dctcp\" needs ecn = \"dctcp\" (RFC 8257 §3.2's per-segment \
+             echo), but this flow's ecn is true (RFC 3168)"
+        );
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.ecn=\"dctcp\""]),
+            "flows.f1: ecn = \"dctcp\" is DCTCP's receiver echo (RFC 8257 §3.2) and needs cc = \
+             \"dctcp\"; for RFC 3168 ECN with another algorithm write ecn = true"
+        );
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.ecn=\"l4s\""]),
+            "flows.f1.ecn: \"l4s\" is not one of dctcp"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "dctcp", g = 0 }"#]),
+            "tcp.cc.g: 0 is out of range; must be greater than 0 and at most 1"
+        );
+    }
+
+    #[test]
     fn cc_takes_a_name_with_its_defaults_or_a_table_of_parameters() {
         use crate::cc::{CongestionControl, CubicConfig, FastConfig, VegasConfig};
         let s = spec(MINIMAL, &["tcp.cc=cubic"]);
