@@ -125,6 +125,20 @@ enum Discipline {
     Tbf(Box<Tbf>),
 }
 
+/// A congestion signal at arrival (RED, PIE, the threshold queue): [`signal`] applied to `pkt`,
+/// a mark counted in `marks`; `true` if the packet is kept (marked, or CE already).
+#[inline]
+fn signal_counted(marks: &mut u64, pkt: &mut Packet, ecn: bool) -> bool {
+    match signal(pkt, ecn) {
+        Signalled::Marked => {
+            *marks += 1;
+            true
+        }
+        Signalled::AlreadyCe => true,
+        Signalled::Dropped => false,
+    }
+}
+
 /// Packets a discipline dropped after accepting them (CoDel at dequeue, FQ-CoDel's overflow
 /// from the fattest flow), and the CE marks it made at dequeue. Their arena slots are freed at
 /// once; their flows (and a copy of each while the packet trace watches, `keep`) wait here for
@@ -343,14 +357,7 @@ impl Queue {
                 if q < k {
                     return true;
                 }
-                return match signal(pkt, true) {
-                    Signalled::Marked => {
-                        self.marks += 1;
-                        true
-                    }
-                    Signalled::AlreadyCe => true,
-                    Signalled::Dropped => false,
-                };
+                return signal_counted(&mut self.marks, pkt, true);
             }
             Discipline::Xcp(router) => {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
@@ -374,14 +381,9 @@ impl Queue {
                 return match pie.on_arrival(self.buf.bytes()) {
                     PieVerdict::Enqueue => true,
                     // RFC 8033 §5.1: mark rather than drop while the probability is low.
-                    PieVerdict::Signal { may_mark } => match signal(pkt, may_mark) {
-                        Signalled::Marked => {
-                            self.marks += 1;
-                            true
-                        }
-                        Signalled::AlreadyCe => true,
-                        Signalled::Dropped => false,
-                    },
+                    PieVerdict::Signal { may_mark } => {
+                        signal_counted(&mut self.marks, pkt, may_mark)
+                    }
                 };
             }
             Discipline::Red(red) => red,
@@ -404,14 +406,7 @@ impl Queue {
         match verdict {
             Verdict::Pass => true,
             Verdict::Force => false,
-            Verdict::Signal => match signal(pkt, red.ecn) {
-                Signalled::Marked => {
-                    self.marks += 1;
-                    true
-                }
-                Signalled::AlreadyCe => true,
-                Signalled::Dropped => false,
-            },
+            Verdict::Signal => signal_counted(&mut self.marks, pkt, red.ecn),
         }
     }
 

@@ -171,27 +171,8 @@ impl TcpReceiver {
             },
             (_, hdr) => hdr,
         };
-        if self.cfg.tcp.ecn && self.cfg.tcp.ecn_feedback == EcnFeedback::Dctcp {
-            // RFC 8257 §3.2: ECE says whether the segments an ACK covers carried CE. When the
-            // CE state changes with segments waiting for a delayed ACK, they are acknowledged
-            // at once with the old state, so no ACK covers segments of both. CWR is ignored.
-            let ce = ecn == ECN_CE;
-            if ce {
-                self.counters.ecn_ce_received += 1;
-            }
-            if ce != self.ece && self.unacked_segments > 0 {
-                self.send_ack(now, out);
-            }
-            self.ece = ce;
-        } else if self.cfg.tcp.ecn {
-            // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
-            if h.is_cwr() {
-                self.ece = false;
-            }
-            if ecn == ECN_CE {
-                self.ece = true;
-                self.counters.ecn_ce_received += 1;
-            }
+        if self.cfg.tcp.ecn {
+            self.note_ecn(now, h, ecn, out);
         }
         self.note_timestamp(h);
         let (seq, end) = (h.seq, h.end_seq());
@@ -247,6 +228,35 @@ impl TcpReceiver {
             self.counters.receiver_drops += 1;
         }
         self.send_ack(now, out);
+    }
+
+    /// The ECN codepoint of an arriving data segment, with ECN on: the echo state, and with
+    /// DCTCP's echo the ACK a change of state sends at once. Out of line: most flows run
+    /// without ECN, and their per-segment path stays as short as it was.
+    #[inline(never)]
+    fn note_ecn(&mut self, now: SimTime, h: &TcpHeader, ecn: u8, out: &mut Vec<Packet>) {
+        if self.cfg.tcp.ecn_feedback == EcnFeedback::Dctcp {
+            // RFC 8257 §3.2: ECE says whether the segments an ACK covers carried CE. When the
+            // CE state changes with segments waiting for a delayed ACK, they are acknowledged
+            // at once with the old state, so no ACK covers segments of both. CWR is ignored.
+            let ce = ecn == ECN_CE;
+            if ce {
+                self.counters.ecn_ce_received += 1;
+            }
+            if ce != self.ece && self.unacked_segments > 0 {
+                self.send_ack(now, out);
+            }
+            self.ece = ce;
+        } else {
+            // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
+            if h.is_cwr() {
+                self.ece = false;
+            }
+            if ecn == ECN_CE {
+                self.ece = true;
+                self.counters.ecn_ce_received += 1;
+            }
+        }
     }
 
     /// RFC 7323 §4.3 rule (2): a segment's TSval becomes TS.Recent if it is not older and the

@@ -35,17 +35,7 @@ fn run(n: usize, tcp: &str) -> RunOutput {
 
 /// The bottleneck queue (packets) at each sample after 1 s, sorted.
 fn queue_samples(out: &RunOutput) -> Vec<f64> {
-    let s = &out.series;
-    let (t, name, metric, value) = (
-        f64s(s, "time_s"),
-        s.str("name").expect("name column"),
-        s.str("metric").expect("metric column"),
-        f64s(s, "value"),
-    );
-    let mut q: Vec<f64> = (0..t.len())
-        .filter(|&i| t[i] >= 1.0 && name[i] == "bottleneck:a_to_b" && metric[i] == "queue_packets")
-        .map(|i| value[i])
-        .collect();
+    let mut q = bottleneck_queue_samples(out, 1.0);
     assert!(q.len() > 3000, "{} queue samples", q.len());
     q.sort_by(f64::total_cmp);
     q
@@ -53,14 +43,6 @@ fn queue_samples(out: &RunOutput) -> Vec<f64> {
 
 fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn bottleneck(out: &RunOutput, col: &str) -> f64 {
-    let r = link_row(out, "bottleneck", "a_to_b");
-    match out.links.f64(col) {
-        Some(v) => v[r],
-        None => u64s(&out.links, col)[r] as f64,
-    }
 }
 
 #[test]
