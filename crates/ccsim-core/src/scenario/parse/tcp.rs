@@ -1229,7 +1229,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp, er"
+             vegas, fast, xcp, er, dctcp"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -1249,12 +1249,13 @@ mod tests {
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
-            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er"
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, \
+             er, dctcp"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
             "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
-             or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+             dctcp, or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
