@@ -848,7 +848,7 @@ mod tests {
         };
         let t = SimTime::from_millis(1);
         let mut out = vec![];
-        let mut arrive = |r: &mut TcpReceiver, i: u64, ce: bool, out: &mut Vec<Packet>| {
+        let arrive = |r: &mut TcpReceiver, i: u64, ce: bool, out: &mut Vec<Packet>| {
             let mut p = seg(i * 1000);
             if ce {
                 p.ecn = ECN_CE;
