@@ -1012,7 +1012,7 @@ fn the_tcp_keys_of_issue_9_are_read_and_their_bad_values_named() {
     );
     assert_eq!(
         error_with(&["tcp.ecn=1"]),
-        "tcp.ecn: expected true or false, found integer 1"
+        "tcp.ecn: expected true, false or \"dctcp\", found integer 1"
     );
 }
 

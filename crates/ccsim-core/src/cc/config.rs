@@ -9,8 +9,8 @@
 //! and no scenario format.
 
 use super::{
-    BicConfig, CubicConfig, ErConfig, FastConfig, HighSpeedConfig, ScalableConfig, VegasConfig,
-    XcpSenderConfig,
+    BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, ScalableConfig,
+    VegasConfig, XcpSenderConfig,
 };
 
 /// How the congestion window grows per ACK, whatever the algorithm.
@@ -49,4 +49,7 @@ pub enum CcAlgorithm {
     /// ER-TCP (paper 000): the window follows the explicit rate of the ATM ABR VC under the
     /// flow; needs a route over `[atm]` links.
     Er(ErConfig),
+    /// DCTCP (RFC 8257): the ECN window reduction in proportion to the marked fraction; needs
+    /// the receiver's per-segment echo (`TcpSpec::ecn_feedback`).
+    Dctcp(DctcpConfig),
 }

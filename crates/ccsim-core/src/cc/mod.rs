@@ -30,6 +30,11 @@
 //!   layer at the sender's host writes the latest backward-RM ER into each ACK it delivers
 //!   ([`CcHeader::ExplicitRate`]); it arrives as [`AckEvent::echo`] like XCP's feedback, and
 //!   the algorithm derives cwnd from it.
+//! - **ECN-proportional (DCTCP, RFC 8257, `dctcp.rs`):** an algorithm that answers `true` to
+//!   [`CongestionControl::counts_ecn_acks`] (asked once, when the endpoint is built) is told
+//!   every ACK's acknowledged bytes and ECE flag through [`CongestionControl::on_ecn_ack`],
+//!   during loss recovery too; the others are never called, so their results and their cost
+//!   per ACK do not change.
 //! - **Router-assisted (XCP):** the algorithm writes its cwnd and RTT into the packet's
 //!   [`CcHeader`] in [`CongestionControl::on_send`]; routers lower the feedback field on the way;
 //!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
@@ -40,6 +45,7 @@ mod common;
 pub mod config;
 pub mod cubic;
 mod cubic_ns3;
+pub mod dctcp;
 pub mod er;
 pub mod fast;
 pub mod highspeed;
@@ -58,6 +64,7 @@ use crate::time::{SimDuration, SimTime};
 pub use bic::{Bic, BicConfig, LowWindowGrowth};
 pub use config::{CcAlgorithm, Growth};
 pub use cubic::{Cubic, CubicConfig, CubicModel};
+pub use dctcp::{Dctcp, DctcpConfig};
 pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
@@ -102,6 +109,20 @@ pub struct AckEvent {
     pub min_rtt: Option<SimDuration>,
     /// The congestion header the receiver echoed (XCP feedback); `CcHeader::None` otherwise.
     pub echo: CcHeader,
+}
+
+/// What one ACK says about ECN, for an algorithm that counts marked bytes (DCTCP, RFC 8257
+/// §3.3). Sent for every ACK, duplicate or not, in or out of loss recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct EcnAck {
+    /// Bytes this ACK newly acknowledges cumulatively (0 for a duplicate ACK).
+    pub bytes_acked: u64,
+    /// The ACK carries ECN-Echo.
+    pub ece: bool,
+    /// SND.UNA after this ACK.
+    pub snd_una: u64,
+    /// SND.NXT: the highest sequence number sent so far plus one (SND.MAX).
+    pub snd_nxt: u64,
 }
 
 /// What signalled congestion.
@@ -164,6 +185,16 @@ pub trait CongestionControl {
     /// A data segment is leaving: an algorithm that carries a header (XCP) writes it here.
     fn on_send(&mut self, _now: SimTime, _ev: &SendEvent, _hdr: &mut CcHeader) {}
 
+    /// Whether the endpoint must call [`CongestionControl::on_ecn_ack`] for every ACK. Asked
+    /// once, when the endpoint is built.
+    fn counts_ecn_acks(&self) -> bool {
+        false
+    }
+
+    /// An ACK arrived (only if [`CongestionControl::counts_ecn_acks`]): its acknowledged
+    /// bytes and ECE flag, before any window reduction it causes.
+    fn on_ecn_ack(&mut self, _ev: &EcnAck) {}
+
     fn metrics(&self) -> CcMetrics {
         CcMetrics::default()
     }
@@ -182,6 +213,8 @@ pub enum AnyCc {
     Xcp(XcpSender),
     /// ER-TCP over ATM ABR (paper 000).
     Er(ErTcp),
+    /// DCTCP (RFC 8257).
+    Dctcp(Dctcp),
 }
 
 impl AnyCc {
@@ -199,6 +232,7 @@ impl AnyCc {
             // XCP has no slow start nor ACK counting: the routers set the window.
             CcAlgorithm::Xcp(c) => AnyCc::Xcp(c.build()),
             CcAlgorithm::Er(c) => AnyCc::Er(c.build(growth)),
+            CcAlgorithm::Dctcp(c) => AnyCc::Dctcp(c.build(growth)),
         }
     }
 
@@ -213,6 +247,7 @@ impl AnyCc {
             AnyCc::Fast(c) => c,
             AnyCc::Xcp(c) => c,
             AnyCc::Er(c) => c,
+            AnyCc::Dctcp(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -226,6 +261,7 @@ impl AnyCc {
             AnyCc::Fast(c) => c,
             AnyCc::Xcp(c) => c,
             AnyCc::Er(c) => c,
+            AnyCc::Dctcp(c) => c,
         }
     }
 }
@@ -246,6 +282,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Fast(c) => c.on_ack(now, ev, w),
             AnyCc::Xcp(c) => c.on_ack(now, ev, w),
             AnyCc::Er(c) => c.on_ack(now, ev, w),
+            AnyCc::Dctcp(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -266,7 +303,14 @@ impl CongestionControl for AnyCc {
             AnyCc::Fast(c) => c.on_send(now, ev, hdr),
             AnyCc::Xcp(c) => c.on_send(now, ev, hdr),
             AnyCc::Er(c) => c.on_send(now, ev, hdr),
+            AnyCc::Dctcp(c) => c.on_send(now, ev, hdr),
         }
+    }
+    fn counts_ecn_acks(&self) -> bool {
+        self.inner_ref().counts_ecn_acks()
+    }
+    fn on_ecn_ack(&mut self, ev: &EcnAck) {
+        self.inner().on_ecn_ack(ev)
     }
     fn metrics(&self) -> CcMetrics {
         self.inner_ref().metrics()

@@ -112,6 +112,9 @@ pub struct Queue {
 enum Discipline {
     DropTail,
     Red(Box<Red>),
+    /// Step marking at K (packets or bytes, the limit's unit) on `buf`: no state but K, which
+    /// fits where a box's pointer would.
+    Threshold(u64),
     /// A DropTail FIFO at an XCP router port, which rewrites XCP congestion headers.
     Xcp(Box<XcpRouter>),
     /// DiffServ: per-class FIFOs and a scheduler (`classes.rs`); `buf` stays empty.
@@ -124,6 +127,20 @@ enum Discipline {
     Pie(Box<Pie>),
     /// A token-bucket shaper on `buf`.
     Tbf(Box<Tbf>),
+}
+
+/// A congestion signal at arrival (RED, PIE, the threshold queue): [`signal`] applied to `pkt`,
+/// a mark counted in `marks`; `true` if the packet is kept (marked, or CE already).
+#[inline]
+fn signal_counted(marks: &mut u64, pkt: &mut Packet, ecn: bool) -> bool {
+    match signal(pkt, ecn) {
+        Signalled::Marked => {
+            *marks += 1;
+            true
+        }
+        Signalled::AlreadyCe => true,
+        Signalled::Dropped => false,
+    }
 }
 
 /// Packets a discipline dropped after accepting them (CoDel at dequeue, FQ-CoDel's overflow
@@ -221,6 +238,7 @@ impl Queue {
                 };
                 (limit, Discipline::Red(Box::new(red)))
             }
+            QueueSpec::Threshold { limit, k } => (limit, Discipline::Threshold(k)),
             QueueSpec::Xcp {
                 limit,
                 alpha,
@@ -330,6 +348,21 @@ impl Queue {
                 return accepted;
             }
             Discipline::DropTail => return droptail::fits(self.limit, &self.buf, pkt.size),
+            &mut Discipline::Threshold(k) => {
+                if !droptail::fits(self.limit, &self.buf, pkt.size) {
+                    return false;
+                }
+                // RFC 8257 §3.1: mark when the instantaneous queue, the one the arriving packet
+                // finds (the packet in transmission is not in it), is at K or beyond.
+                let q = match self.limit {
+                    QueueLimit::Packets(_) => self.buf.len() as u64,
+                    QueueLimit::Bytes(_) => self.buf.bytes(),
+                };
+                if q < k {
+                    return true;
+                }
+                return signal_counted(&mut self.marks, pkt, true);
+            }
             Discipline::Xcp(router) => {
                 // Every arrival counts as offered traffic, dropped or not (KHR02 §3.4's y).
                 router.on_arrival(now, pkt, self.buf.bytes());
@@ -352,14 +385,9 @@ impl Queue {
                 return match pie.on_arrival(self.buf.bytes()) {
                     PieVerdict::Enqueue => true,
                     // RFC 8033 §5.1: mark rather than drop while the probability is low.
-                    PieVerdict::Signal { may_mark } => match signal(pkt, may_mark) {
-                        Signalled::Marked => {
-                            self.marks += 1;
-                            true
-                        }
-                        Signalled::AlreadyCe => true,
-                        Signalled::Dropped => false,
-                    },
+                    PieVerdict::Signal { may_mark } => {
+                        signal_counted(&mut self.marks, pkt, may_mark)
+                    }
                 };
             }
             Discipline::Red(red) => red,
@@ -382,14 +410,7 @@ impl Queue {
         match verdict {
             Verdict::Pass => true,
             Verdict::Force => false,
-            Verdict::Signal => match signal(pkt, red.ecn) {
-                Signalled::Marked => {
-                    self.marks += 1;
-                    true
-                }
-                Signalled::AlreadyCe => true,
-                Signalled::Dropped => false,
-            },
+            Verdict::Signal => signal_counted(&mut self.marks, pkt, red.ecn),
         }
     }
 
@@ -594,7 +615,7 @@ impl Queue {
 mod tests {
     use super::red::uniformised;
     use super::*;
-    use crate::packet::Transport;
+    use crate::packet::{Transport, ECN_CE};
 
     fn pkt(size: u32, ecn: u8, tag: u64) -> Packet {
         Packet::test_udp(size, ecn, tag)
@@ -846,6 +867,59 @@ mod tests {
         hold(&mut q, 31, 3_000, 0);
         assert!(q.average().unwrap() > 30.0);
         assert_eq!(hold(&mut q, 31, 1_000, 0), 1_000);
+    }
+
+    fn threshold(limit: QueueLimit, k: u64) -> Q {
+        with_arena(Queue::new(
+            &QueueSpec::Threshold { limit, k },
+            RngStream::derive(7, "test/threshold"),
+            Rate::mbps(10),
+        ))
+    }
+
+    #[test]
+    fn a_threshold_queue_marks_every_arrival_that_finds_k_or_more_waiting_and_no_other() {
+        // RFC 8257 §3.1 with K = 5 packets: fill to 8, drain to 0, fill again; each ECT(0)
+        // arrival is marked exactly when it finds 5 or more packets queued.
+        let mut q = threshold(QueueLimit::Packets(10), 5);
+        let mut expected = vec![];
+        let mut tag = 0;
+        for (fill_to, drain_to) in [(8, 0), (7, 3), (9, 9)] {
+            while q.len_packets() < fill_to {
+                expected.push((tag, q.len_packets() >= 5));
+                q.enqueue(SimTime::ZERO, pkt(1000, 2, tag))
+                    .expect("under the limit, ECT packets are never dropped");
+                tag += 1;
+            }
+            while q.len_packets() > drain_to {
+                let p = q.dequeue(SimTime::ZERO).expect("a packet waits");
+                let want = expected.iter().find(|e| e.0 == seq_of(&p)).unwrap().1;
+                assert_eq!(p.ecn == ECN_CE, want, "packet {}", seq_of(&p));
+            }
+        }
+        let marked = expected.iter().filter(|e| e.1).count() as u64;
+        assert_eq!(marked, 3 + 2 + 4);
+        assert_eq!(q.marks(), marked);
+        // At K a not-ECT packet is dropped (RFC 3168 §5), a CE one passes unchanged, and below
+        // K both pass.
+        assert!(q.enqueue(SimTime::ZERO, pkt(1000, 0, 100)).is_err());
+        assert!(q.enqueue(SimTime::ZERO, pkt(1000, 3, 101)).is_ok());
+        assert_eq!(q.marks(), marked);
+        while q.len_packets() > 4 {
+            q.dequeue(SimTime::ZERO);
+        }
+        assert!(q.enqueue(SimTime::ZERO, pkt(1000, 0, 102)).is_ok());
+
+        // In bytes, K = 3000 B: an arrival finding 2 × 1400 B passes, one finding 3 × 1400 B
+        // is marked.
+        let mut q = threshold(QueueLimit::Bytes(100_000), 3000);
+        for i in 0..4 {
+            q.enqueue(SimTime::ZERO, pkt(1400, 2, i)).unwrap();
+        }
+        let ce: Vec<bool> = (0..4)
+            .map(|_| q.dequeue(SimTime::ZERO).unwrap().ecn == ECN_CE)
+            .collect();
+        assert_eq!(ce, vec![false, false, false, true]);
     }
 
     #[test]

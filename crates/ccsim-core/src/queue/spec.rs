@@ -34,6 +34,13 @@ pub enum QueueSpec {
         /// Mean packet size used to age the average over idle periods, bytes.
         mean_packet_size: u32,
     },
+    /// Step marking at a threshold K on the instantaneous queue (DCTCP, RFC 8257 §3.1): an
+    /// arriving packet that finds `k` or more packets (bytes, if `limit` is in bytes) waiting
+    /// is CE-marked if ECN-capable and dropped if not (RFC 3168 §5); `limit` is its hard limit.
+    Threshold {
+        limit: QueueLimit,
+        k: u64,
+    },
     /// A FIFO whose link is an XCP router port (Katabi et al. 2002): it rewrites the congestion
     /// header of XCP packets (see `xcp_router.rs`); `limit` is its hard limit.
     Xcp {

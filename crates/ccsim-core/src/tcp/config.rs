@@ -2,7 +2,7 @@
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
 //! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
 //! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
-//! ([`Recovery`], [`PrrBound`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
+//! ([`Recovery`], [`PrrBound`], [`EcnFeedback`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
 //! [`AckCredit`]).
 //!
 //! ```text
@@ -19,6 +19,18 @@
 
 use crate::cc::{CcAlgorithm, CubicConfig, Growth};
 use crate::time::{SimDuration, SimTime};
+
+/// How a receiver with ECN on echoes the CE marks it receives (scenario key `ecn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnFeedback {
+    /// RFC 3168 §6.1.3 (`ecn = true`): once a CE-marked segment arrives, every ACK carries ECE
+    /// until a segment with CWR arrives: one congestion signal per window.
+    Rfc3168,
+    /// RFC 8257 §3.2 (`ecn = "dctcp"`): an ACK carries ECE exactly when the segments it
+    /// acknowledges carried CE; with delayed ACKs an ACK is sent at once when the CE state of
+    /// arriving segments changes, so each ACK covers segments of one state. CWR is ignored.
+    Dctcp,
+}
 
 /// The loss-recovery algorithm run after a fast retransmit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,6 +239,9 @@ pub struct TcpSpec {
     /// with ECE until the sender's CWR, and the sender reduces its window once per window of
     /// data. Off by default, as RFC 3168 §6.1.1 makes it a negotiated option.
     pub ecn: bool,
+    /// How the receiver echoes CE marks when `ecn` is on: RFC 3168's ECE until CWR, or
+    /// DCTCP's per-segment echo (RFC 8257 §3.2), which `cc = "dctcp"` needs.
+    pub ecn_feedback: EcnFeedback,
     /// Three-way handshake before the first data segment and a FIN exchange after the last
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
@@ -297,6 +312,7 @@ impl Default for TcpSpec {
             rtt_sampling: RttSampling::EveryAck,
             restart_after_idle: true,
             ecn: false,
+            ecn_feedback: EcnFeedback::Rfc3168,
             handshake: true,
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
@@ -454,6 +470,7 @@ impl TcpSpec {
             restart_after_idle: false,
             // `UseEcn` Off.
             ecn: false,
+            ecn_feedback: EcnFeedback::Rfc3168,
             handshake: true,
             // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
             timestamps: true,

@@ -16,7 +16,7 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
+    AckCredit, EcnFeedback, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
     RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};

@@ -29,7 +29,7 @@ use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
     Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
-use crate::tcp::config::TcpSpec;
+use crate::tcp::config::{EcnFeedback, TcpSpec};
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
 use crate::tcp::sender::ts_not_older;
 use crate::time::{SimDuration, SimTime};
@@ -68,6 +68,7 @@ pub struct TcpReceiver {
     /// The highest right edge of the window advertised so far.
     right_edge: u64,
     /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since: every ACK carries ECE.
+    /// With DCTCP's feedback (RFC 8257 §3.2), DCTCP.CE: the last segment carried CE.
     ece: bool,
     /// End of the stream, once a segment carrying FIN has arrived: with everything below it
     /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
@@ -171,14 +172,7 @@ impl TcpReceiver {
             (_, hdr) => hdr,
         };
         if self.cfg.tcp.ecn {
-            // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
-            if h.is_cwr() {
-                self.ece = false;
-            }
-            if ecn == ECN_CE {
-                self.ece = true;
-                self.counters.ecn_ce_received += 1;
-            }
+            self.note_ecn(now, h, ecn, out);
         }
         self.note_timestamp(h);
         let (seq, end) = (h.seq, h.end_seq());
@@ -234,6 +228,35 @@ impl TcpReceiver {
             self.counters.receiver_drops += 1;
         }
         self.send_ack(now, out);
+    }
+
+    /// The ECN codepoint of an arriving data segment, with ECN on: the echo state, and with
+    /// DCTCP's echo the ACK a change of state sends at once. Out of line: most flows run
+    /// without ECN, and their per-segment path stays as short as it was.
+    #[inline(never)]
+    fn note_ecn(&mut self, now: SimTime, h: &TcpHeader, ecn: u8, out: &mut Vec<Packet>) {
+        if self.cfg.tcp.ecn_feedback == EcnFeedback::Dctcp {
+            // RFC 8257 §3.2: ECE says whether the segments an ACK covers carried CE. When the
+            // CE state changes with segments waiting for a delayed ACK, they are acknowledged
+            // at once with the old state, so no ACK covers segments of both. CWR is ignored.
+            let ce = ecn == ECN_CE;
+            if ce {
+                self.counters.ecn_ce_received += 1;
+            }
+            if ce != self.ece && self.unacked_segments > 0 {
+                self.send_ack(now, out);
+            }
+            self.ece = ce;
+        } else {
+            // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the CWR segment) starts it.
+            if h.is_cwr() {
+                self.ece = false;
+            }
+            if ecn == ECN_CE {
+                self.ece = true;
+                self.counters.ecn_ce_received += 1;
+            }
+        }
     }
 
     /// RFC 7323 §4.3 rule (2): a segment's TSval becomes TS.Recent if it is not older and the
@@ -804,5 +827,64 @@ mod tests {
         r.handle_packet(SimTime::ZERO, cwr, &mut out);
         assert_eq!(ece(&out), vec![false, true, true, false]);
         assert_eq!(r.counters().ecn_ce_received, 1);
+    }
+
+    #[test]
+    fn a_dctcp_receiver_echoes_each_segments_ce_and_acks_at_once_when_the_ce_state_changes() {
+        // RFC 8257 §3.2 with delayed ACKs every second segment. Segments (1000 B) and their
+        // marks: 0 -, 1 CE, 2 CE, 3 CE, 4 -, 5 -, 6 CE (then the timer), 7 - with CWR.
+        let mut r = receiver(TcpSpec {
+            ecn: true,
+            ecn_feedback: EcnFeedback::Dctcp,
+            delayed_ack: true,
+            delack_count: 2,
+            ..TcpSpec::default()
+        });
+        let sent = |out: &[Packet]| -> Vec<(u64, bool)> {
+            out.iter()
+                .filter_map(|p| p.tcp())
+                .map(|h| (h.ack.number(), h.is_ece()))
+                .collect()
+        };
+        let t = SimTime::from_millis(1);
+        let mut out = vec![];
+        let arrive = |r: &mut TcpReceiver, i: u64, ce: bool, out: &mut Vec<Packet>| {
+            let mut p = seg(i * 1000);
+            if ce {
+                p.ecn = ECN_CE;
+            }
+            r.handle_packet(t, p, out);
+        };
+        arrive(&mut r, 0, false, &mut out);
+        assert!(out.is_empty(), "segment 0 waits for a second one");
+        // 1 changes the state with segment 0 waiting: 0 is acknowledged at once, without ECE.
+        arrive(&mut r, 1, true, &mut out);
+        assert_eq!(sent(&out), vec![(1000, false)]);
+        // 2 is the second of the pair 1-2, both CE.
+        arrive(&mut r, 2, true, &mut out);
+        assert_eq!(sent(&out)[1..], [(3000, true)]);
+        // 3 (CE) waits; 4 (not CE) changes the state: 3 is acknowledged at once with ECE.
+        arrive(&mut r, 3, true, &mut out);
+        arrive(&mut r, 4, false, &mut out);
+        assert_eq!(sent(&out)[2..], [(4000, true)]);
+        // 5 completes the pair 4-5, neither marked.
+        arrive(&mut r, 5, false, &mut out);
+        assert_eq!(sent(&out)[3..], [(6000, false)]);
+        // 6 (CE) changes the state with nothing waiting: no ACK until the timer, which says ECE.
+        arrive(&mut r, 6, true, &mut out);
+        assert_eq!(out.len(), 4);
+        let timer = r.poll_timeout().expect("the delayed-ACK timer runs");
+        r.handle_timeout(timer, &mut out);
+        assert_eq!(sent(&out)[4..], [(7000, true)]);
+        // CWR does not end the echo (it is RFC 3168's): 7 is unmarked, so its ACK has no ECE;
+        // 8 (CE) with 7 waiting makes 7's ACK at once.
+        let mut cwr = seg(7000);
+        if let Some(h) = cwr.tcp_mut() {
+            h.flags |= TcpHeader::FLAG_CWR;
+        }
+        r.handle_packet(t, cwr, &mut out);
+        arrive(&mut r, 8, true, &mut out);
+        assert_eq!(sent(&out)[5..], [(8000, false)]);
+        assert_eq!(r.counters().ecn_ce_received, 5);
     }
 }

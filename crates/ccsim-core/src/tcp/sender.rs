@@ -17,7 +17,8 @@
 //!       │                   in recovery      → recovery point reached: it ends;
 //!       │                                      partial ACK: the algorithm says (tcp::recovery)
 //!       ├─ duplicate ACK?   the algorithm's definition (RFC 5681 §2 / RFC 6675 §2)
-//!       ├─ ECN-Echo:        cc.on_congestion(Ecn), once per window (RFC 3168)
+//!       ├─ DCTCP only:      cc.on_ecn_ack(bytes acked, ECE) on every ACK (RFC 8257 §3.3)
+//!       ├─ ECN-Echo:        cc.on_congestion(Ecn), once per window (RFC 3168, RFC 8257 §3.4)
 //!       ├─ loss detected:   DupThresh dupacks or a segment deemed lost, and the window not
 //!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
 //!       ├─ PRR only:        in recovery, cwnd = pipe + sndcnt from the bytes this ACK
@@ -37,7 +38,7 @@
 use std::sync::Arc;
 
 use crate::cc::{
-    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, SendEvent, Window,
+    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, EcnAck, SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
@@ -153,6 +154,8 @@ pub struct TcpSender {
     /// SND.MAX at the last reduction for ECN-Echo: no second one, and no loss response that
     /// reduces again, until SND.UNA reaches it.
     ecn_point: Option<u64>,
+    /// `cc.counts_ecn_acks()`, read once: only DCTCP is told every ACK's bytes and ECE.
+    cc_counts_ecn: bool,
     /// `RttSampling::Ns2`: the one segment being timed, by its end and send time.
     timed: Option<(u64, SimTime)>,
     /// When data was last sent (RFC 5681 §4.1 restart after idle).
@@ -172,6 +175,7 @@ impl TcpSender {
         let t = &cfg.tcp;
         let mss = t.mss as u64;
         let cc = AnyCc::new(&t.cc, t.growth);
+        let cc_counts_ecn = cc.counts_ecn_acks();
         let w = Window {
             cwnd: t.initial_cwnd().min(t.max_window.unwrap_or(u64::MAX)),
             ssthresh: t.initial_ssthresh.unwrap_or(u64::MAX),
@@ -214,6 +218,7 @@ impl TcpSender {
             min_rtt: None,
             cwr_pending: false,
             ecn_point: None,
+            cc_counts_ecn,
             timed: None,
             last_send: None,
             ts_recent: 0,
@@ -339,6 +344,16 @@ impl TcpSender {
         });
         if duplicate {
             self.on_dupack();
+        }
+        if self.cc_counts_ecn {
+            // RFC 8257 §3.3: every ACK's bytes and ECE, before the reduction this ECE may
+            // cause (§3.4 uses the alpha of the window that just ended, as Linux does).
+            self.cc.on_ecn_ack(&EcnAck {
+                bytes_acked: cum.bytes_acked,
+                ece: h.is_ece(),
+                snd_una: self.board.snd_una(),
+                snd_nxt: self.board.snd_max(),
+            });
         }
         if h.is_ece() {
             self.on_ecn_echo(now);

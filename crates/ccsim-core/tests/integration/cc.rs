@@ -28,29 +28,9 @@ fn lone_flow(cc: &str) -> RunOutput {
 
 /// Mean of the bottleneck queue (packets) over samples from `from_s` seconds on.
 fn queue_after(out: &RunOutput, from_s: f64) -> f64 {
-    let s = &out.series;
-    let (t, name, metric, value) = (
-        f64s(s, "time_s"),
-        s.str("name").expect("name column"),
-        s.str("metric").expect("metric column"),
-        f64s(s, "value"),
-    );
-    let q: Vec<f64> = (0..t.len())
-        .filter(|&i| {
-            t[i] >= from_s && name[i] == "bottleneck:a_to_b" && metric[i] == "queue_packets"
-        })
-        .map(|i| value[i])
-        .collect();
+    let q = bottleneck_queue_samples(out, from_s);
     assert!(q.len() > 100, "{} queue samples", q.len());
     q.iter().sum::<f64>() / q.len() as f64
-}
-
-fn bottleneck(out: &RunOutput, col: &str) -> f64 {
-    let r = link_row(out, "bottleneck", "a_to_b");
-    match out.links.f64(col) {
-        Some(v) => v[r],
-        None => u64s(&out.links, col)[r] as f64,
-    }
 }
 
 #[test]

@@ -186,3 +186,30 @@ dst = "mh"
 size = "50KB"
 preset = "ns2-2001"
 "#;
+
+/// A column of the links table at the bottleneck's a_to_b direction, as f64 (u64 columns
+/// converted).
+pub fn bottleneck(out: &RunOutput, col: &str) -> f64 {
+    let r = link_row(out, "bottleneck", "a_to_b");
+    match out.links.f64(col) {
+        Some(v) => v[r],
+        None => u64s(&out.links, col)[r] as f64,
+    }
+}
+
+/// The bottleneck's a_to_b queue (packets) at each time-series sample from `from_s` seconds on.
+pub fn bottleneck_queue_samples(out: &RunOutput, from_s: f64) -> Vec<f64> {
+    let s = &out.series;
+    let (t, name, metric, value) = (
+        f64s(s, "time_s"),
+        s.str("name").expect("name column"),
+        s.str("metric").expect("metric column"),
+        f64s(s, "value"),
+    );
+    (0..t.len())
+        .filter(|&i| {
+            t[i] >= from_s && name[i] == "bottleneck:a_to_b" && metric[i] == "queue_packets"
+        })
+        .map(|i| value[i])
+        .collect()
+}

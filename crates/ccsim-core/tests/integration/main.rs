@@ -7,6 +7,7 @@ mod aqm;
 mod cc;
 mod common;
 mod conservation;
+mod dctcp;
 mod determinism;
 mod diffserv;
 mod faults;

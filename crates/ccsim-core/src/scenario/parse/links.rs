@@ -125,7 +125,18 @@ fn read_direction(f: &Field, dir: &mut DirSpec, mtu: u32) -> Res<()> {
 // Queues
 
 const QUEUE_TYPES: &[&str] = &[
-    "droptail", "red", "xcp", "priority", "wfq", "drr", "cbwfq", "codel", "fq_codel", "pie", "tbf",
+    "droptail",
+    "red",
+    "threshold",
+    "xcp",
+    "priority",
+    "wfq",
+    "drr",
+    "cbwfq",
+    "codel",
+    "fq_codel",
+    "pie",
+    "tbf",
 ];
 const RED_KEYS: &[&str] = &[
     "type",
@@ -145,7 +156,8 @@ fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
     let kind = r
         .req(
             "type",
-            "one of droptail, red, xcp, priority, wfq, drr, cbwfq, codel, fq_codel, pie, tbf",
+            "one of droptail, red, threshold, xcp, priority, wfq, drr, cbwfq, codel, fq_codel, \
+             pie, tbf",
         )?
         .choice(QUEUE_TYPES)?;
     if super::diffserv::SCHEDULER_TYPES.contains(&kind) {
@@ -160,6 +172,7 @@ fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
     }
     match kind {
         "droptail" => r.allow(&["type", "limit"])?,
+        "threshold" => r.allow(&["type", "limit", "k"])?,
         "xcp" => r.allow(&["type", "limit", "alpha", "beta", "gamma"])?,
         _ => r.allow(RED_KEYS)?,
     }
@@ -168,6 +181,26 @@ fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
     if kind == "droptail" {
         r.finish()?;
         return Ok(QueueSpec::DropTail { limit });
+    }
+    if kind == "threshold" {
+        // RFC 8257 §3.1 gives no default K (it depends on the link's BDP, §4's K > C·RTT/7):
+        // the key is required.
+        let f = r.req(
+            "k",
+            "the marking threshold K (RFC 8257 §3.1), in the unit of limit",
+        )?;
+        let k = read_threshold(&f, limit)?;
+        r.finish()?;
+        let (capacity, unit) = match limit {
+            QueueLimit::Packets(n) => (n, "packets"),
+            QueueLimit::Bytes(n) => (n, "bytes"),
+        };
+        if !(k >= 1.0 && k.fract() == 0.0 && k <= capacity as f64) {
+            return Err(f.error(format!(
+                "k must be a whole number from 1 to limit ({capacity} {unit}); got {k}"
+            )));
+        }
+        return Ok(QueueSpec::Threshold { limit, k: k as u64 });
     }
     if kind == "xcp" {
         // Defaults: Katabi, Handley, Rohrs, SIGCOMM 2002, §3.4 (alpha, beta) and §3.5 (gamma).
@@ -379,6 +412,45 @@ mod tests {
         assert_eq!(
             (limit, min_th, max_th),
             (QueueLimit::Bytes(100_000), 5_000.0, 30_000.0)
+        );
+    }
+
+    #[test]
+    fn a_threshold_queue_takes_k_in_the_unit_of_its_limit_and_refuses_a_k_beyond_it() {
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"threshold\", limit=100, k=20}"],
+        );
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::Threshold {
+                limit: QueueLimit::Packets(100),
+                k: 20
+            }
+        );
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"threshold\", limit=\"100KB\", k=\"30KB\"}"],
+        );
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::Threshold {
+                limit: QueueLimit::Bytes(100_000),
+                k: 30_000
+            }
+        );
+        assert_eq!(
+            message(
+                MINIMAL,
+                &["links.bottleneck.queue={type=\"threshold\", limit=10, k=11}"]
+            ),
+            "links.bottleneck.queue.k: k must be a whole number from 1 to limit (10 packets); \
+             got 11"
+        );
+        assert_eq!(
+            message(MINIMAL, &["links.bottleneck.queue={type=\"threshold\"}"]),
+            "links.bottleneck.queue.k: missing; the marking threshold K (RFC 8257 §3.1), in the \
+             unit of limit"
         );
     }
 

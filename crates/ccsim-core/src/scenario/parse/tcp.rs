@@ -23,7 +23,7 @@ use super::reader::{
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
 use crate::tcp::{
-    AckCredit, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
+    AckCredit, EcnFeedback, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
     RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
 };
 use crate::time::SimDuration;
@@ -152,7 +152,8 @@ pub(super) struct TcpLayer {
     rtt_sampling: Option<RttSampling>,
     restart_after_idle: Option<bool>,
     handshake: Option<bool>,
-    ecn: Option<bool>,
+    /// `ecn`: on or off, and the receiver's echo.
+    ecn: Option<(bool, EcnFeedback)>,
     timestamps: Option<bool>,
     timestamp_clock: Option<SimDuration>,
     rto_backoff_reset: Option<RtoBackoffReset>,
@@ -260,7 +261,7 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         ),
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
-        ecn: opt(r, "ecn", |f| f.boolean())?,
+        ecn: opt(r, "ecn", read_ecn)?,
         timestamps: opt(r, "timestamps", |f| f.boolean())?,
         timestamp_clock: opt(r, "timestamp_clock", read_timestamp_clock)?,
         rto_backoff_reset: opt(r, "rto_backoff_reset", |f| {
@@ -346,6 +347,18 @@ fn read_initial_window(f: &Field) -> Res<InitialWindow> {
     }
 }
 
+/// `ecn = true` (RFC 3168), `false`, or `"dctcp"` (ECN with RFC 8257 §3.2's per-segment echo).
+fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback)> {
+    match f.value {
+        Value::Boolean(on) => Ok((*on, EcnFeedback::Rfc3168)),
+        Value::String(_) => {
+            f.choice(&["dctcp"])?;
+            Ok((true, EcnFeedback::Dctcp))
+        }
+        _ => Err(f.expected("true, false or \"dctcp\"")),
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Congestion control: `cc`
 
@@ -359,10 +372,11 @@ const CC_TYPES: &[&str] = &[
     "fast",
     "xcp",
     "er",
+    "dctcp",
 ];
-const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er";
+const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp";
 const CC_EXPECTED: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, or a table \
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, or a table \
                            such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
@@ -402,6 +416,16 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
                 c.safety = x;
             }
             CcAlgorithm::Er(c)
+        }
+        "dctcp" => {
+            // RFC 8257 §3.3, §4: g = 1/16, initial alpha 1 (Linux, ns-3).
+            r.allow(&["type", "g", "initial_alpha"])?;
+            let d = crate::cc::DctcpConfig::default();
+            CcAlgorithm::Dctcp(crate::cc::DctcpConfig {
+                g: opt(&mut r, "g", read_fraction_above_zero)?.unwrap_or(d.g),
+                initial_alpha: opt(&mut r, "initial_alpha", |f| f.probability())?
+                    .unwrap_or(d.initial_alpha),
+            })
         }
         _ => {
             r.allow(&["type"])?;
@@ -680,7 +704,10 @@ impl TcpDraft {
         set(&mut s.rtt_sampling, &layer.rtt_sampling);
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut s.handshake, &layer.handshake);
-        set(&mut s.ecn, &layer.ecn);
+        if let Some((on, feedback)) = layer.ecn {
+            s.ecn = on;
+            s.ecn_feedback = feedback;
+        }
         set(&mut s.timestamps, &layer.timestamps);
         set(&mut s.timestamp_clock, &layer.timestamp_clock);
         set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
@@ -777,6 +804,27 @@ impl TcpDraft {
                 ))
             }
             _ => {}
+        }
+        // DCTCP's estimate needs the per-segment echo, and that echo means nothing to an
+        // RFC 3168 sender, which would reduce once per window whatever the fraction marked.
+        let dctcp = matches!(spec.cc, CcAlgorithm::Dctcp(_));
+        let dctcp_echo = spec.ecn && spec.ecn_feedback == EcnFeedback::Dctcp;
+        if dctcp && !dctcp_echo {
+            return Err(error(
+                path,
+                format!(
+                    "cc = \"dctcp\" needs ecn = \"dctcp\" (RFC 8257 §3.2's per-segment echo), \
+                     but this flow's ecn is {}",
+                    if spec.ecn { "true (RFC 3168)" } else { "false" }
+                ),
+            ));
+        }
+        if dctcp_echo && !dctcp {
+            return Err(error(
+                path,
+                "ecn = \"dctcp\" is DCTCP's receiver echo (RFC 8257 §3.2) and needs cc = \
+                 \"dctcp\"; for RFC 3168 ECN with another algorithm write ecn = true",
+            ));
         }
         if spec.rto_min > spec.rto_max {
             return Err(error(
@@ -1047,6 +1095,48 @@ mod tests {
     }
 
     #[test]
+    fn dctcp_takes_g_and_initial_alpha_and_needs_its_own_ecn_echo_both_ways() {
+        let s = spec(
+            MINIMAL,
+            &[
+                r#"tcp.cc={ type = "dctcp", g = 0.125 }"#,
+                r#"tcp.ecn="dctcp""#,
+            ],
+        );
+        let tcp = f1_tcp(&s);
+        assert_eq!(
+            tcp.cc,
+            CcAlgorithm::Dctcp(crate::cc::DctcpConfig {
+                g: 0.125,
+                initial_alpha: 1.0
+            })
+        );
+        assert!(tcp.ecn);
+        assert_eq!(tcp.ecn_feedback, EcnFeedback::Dctcp);
+        // A flow's ecn = true is RFC 3168's echo again.
+        let s = spec(MINIMAL, &["flows.f1.ecn=true"]);
+        assert_eq!(f1_tcp(&s).ecn_feedback, EcnFeedback::Rfc3168);
+        assert_eq!(
+            message(MINIMAL, &["tcp.cc=\"dctcp\"", "tcp.ecn=true"]),
+            "flows.f1: cc = \"dctcp\" needs ecn = \"dctcp\" (RFC 8257 §3.2's per-segment \
+             echo), but this flow's ecn is true (RFC 3168)"
+        );
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.ecn=\"dctcp\""]),
+            "flows.f1: ecn = \"dctcp\" is DCTCP's receiver echo (RFC 8257 §3.2) and needs cc = \
+             \"dctcp\"; for RFC 3168 ECN with another algorithm write ecn = true"
+        );
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.ecn=\"l4s\""]),
+            "flows.f1.ecn: \"l4s\" is not one of dctcp"
+        );
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "dctcp", g = 0 }"#]),
+            "tcp.cc.g: 0 is out of range; must be greater than 0 and at most 1"
+        );
+    }
+
+    #[test]
     fn cc_takes_a_name_with_its_defaults_or_a_table_of_parameters() {
         use crate::cc::{CongestionControl, CubicConfig, FastConfig, VegasConfig};
         let s = spec(MINIMAL, &["tcp.cc=cubic"]);
@@ -1139,7 +1229,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp, er"
+             vegas, fast, xcp, er, dctcp"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -1159,12 +1249,13 @@ mod tests {
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
-            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er"
+            "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, \
+             er, dctcp"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
             "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
-             or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+             dctcp, or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
