@@ -237,6 +237,19 @@ def test_record_keeps_a_full_runs_tables_beside_its_plan_and_refuses_a_quick_one
         experiment.run_cli("t", out, quick=True, workers=2, seeds=None, record=True)
 
 
+def test_a_file_where_the_plan_is_stored_is_refused_saying_what_it_is(
+    folder: Path, tmp_path: Path
+) -> None:
+    # Campaign 9: "D/plan: file exists" said neither that plan was a file nor what goes there.
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "plan").write_text("not a folder")
+    with pytest.raises(ValueError, match=r"plan is a file, not a folder, where the reproduction "
+                                         r"stores its plan"):  # fmt: skip
+        experiment.reproduce(folder, out, workers=1, progress=False)
+    assert (out / "plan").read_text() == "not a folder"
+
+
 def test_a_second_reproduction_reuses_every_run(folder: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = experiment.reproduce(folder, out, workers=2, progress=False)

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
-from ccsim.staging import staged_output
+from ccsim.staging import not_a_folder, staged_output
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
@@ -253,6 +253,12 @@ def store_plan(folder: Path, out: Path) -> Path:
     if scenario.as_posix() != scenario.name:
         text = re.sub(r"(?m)^scenario\s*=.*$", f'scenario = "{scenario.name}"', text, count=1)
     dest = out / PLAN_FOLDER
+    # Something other than a folder where the stored plan goes was refused in the system's
+    # words, "D/plan: file exists", which do not say what is wrong (campaign 9).
+    wrong = not_a_folder(dest)
+    if wrong is not None:
+        raise ValueError(f"{wrong}, where the reproduction stores its plan: move it away or "
+                         "write elsewhere")  # fmt: skip
     dest.mkdir(parents=True, exist_ok=True)
     data = (folder / scenario).read_bytes()
     (dest / "plan.toml").write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
