@@ -218,6 +218,16 @@ impl Gen {
                     self.rng.chance(0.5)
                 )
             }
+            4 => {
+                // RFC 8257 §3.1's step marking: every arrival finding k or more waiting is
+                // marked (dropped if not ECN-capable).
+                self.feature("queue:threshold");
+                let limit = self.rng.range(1, 300);
+                format!(
+                    "{{ type = \"threshold\", limit = {limit}, k = {} }}",
+                    self.rng.range(1, limit)
+                )
+            }
             8 => {
                 self.feature("queue:tbf");
                 // The bucket holds the largest MTU the generator gives a link (9000 B).
@@ -515,6 +525,24 @@ impl Gen {
         self.maybe(&mut keys, p, "tcp:clock_granularity", |r| {
             format!("clock_granularity = \"{}ms\"", r.range(0, 500))
         });
+        // DCTCP (RFC 8257) needs its receiver's echo and nothing else, both in the flow's own
+        // table: a flow's cc replaces [tcp]'s and its ecn overrides, so whatever [tcp] says the
+        // pair stays together (one without the other is refused).
+        if own_table && self.rng.chance(p / 2.0) {
+            self.feature("cc:dctcp");
+            keys.retain(|k| !k.starts_with("cc =") && !k.starts_with("ecn ="));
+            let cc = if self.rng.chance(0.5) {
+                "\"dctcp\"".to_string()
+            } else {
+                format!(
+                    "{{ type = \"dctcp\", g = {}, initial_alpha = {} }}",
+                    self.rng.real(0.001, 1.0).max(0.001),
+                    self.rng.real(0.0, 1.0)
+                )
+            };
+            keys.push(format!("cc = {cc}"));
+            keys.push("ecn = \"dctcp\"".to_string());
+        }
         let guards = ["auto", "at_recovery_point", "past_recovery_point"];
         self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
         let sampling = ["every_ack", "ns2"];
