@@ -47,8 +47,8 @@
 //! column index, so the router that delivers to a host reads no column at all) and at the
 //! owner (which gets its own packets before routing and asks for no route). A dumbbell with
 //! 10,000 host pairs computes two Dijkstras instead of 20,000 and keeps 2 x 20,002 entries
-//! instead of 20,000 x 20,002 (1.6 GB). An address an explicit route overrides keeps a column of its own, since the
-//! override is written into it.
+//! instead of 20,000 x 20,002 (1.6 GB). An address an explicit route overrides keeps a column
+//! of its own, since the override is written into it.
 //!
 //! A fat-tree of k = 16 has 1,024 host addresses among 6,144, behind 128 edge switches: the
 //! build computes 128 columns, and no packet is routed differently.

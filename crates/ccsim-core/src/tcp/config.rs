@@ -2,8 +2,8 @@
 //! The parameters of one TCP connection, owned by the protocol: [`TcpSpec`] with the RFCs'
 //! defaults ([`TcpSpec::default`]), two ns-2 releases' ([`TcpSpec::ns2_235`],
 //! [`TcpSpec::ns2_2001`]) and ns-3.48's ([`TcpSpec::ns3`]), and the choices inside it
-//! ([`Recovery`], [`PrrBound`], [`EcnFeedback`], [`InitialWindow`], [`RecoverGuard`], [`RttSampling`], [`RtoBackoffReset`],
-//! [`AckCredit`]).
+//! ([`Recovery`], [`PrrBound`], [`EcnFeedback`], [`InitialWindow`], [`RecoverGuard`],
+//! [`RttSampling`], [`RtoBackoffReset`], [`AckCredit`]).
 //!
 //! ```text
 //!   scenario/parse/tcp.rs ──reads [tcp] and a flow's keys into──> TcpSpec

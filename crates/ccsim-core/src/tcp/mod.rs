@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //! TCP: a one-way data sender and its receiver, as two sans-IO endpoints.
 //!
-//! - [`sender`]: Reno / NewReno / SACK / PRR loss recovery, RFC 6298 timer, any [`crate::cc`] algorithm;
+//! - [`sender`]: Reno / NewReno / SACK / PRR loss recovery, RFC 6298 timer, any [`crate::cc`]
+//!   algorithm;
 //! - [`receiver`]: cumulative and selective ACKs, delayed ACKs, finite buffer;
 //! - [`recovery`]: what Reno, NewReno, SACK and PRR loss recovery do differently, one file each;
 //! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`, NextSeg;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! TCP sender: one-way bulk or finite transfer, with Reno (RFC 5681), NewReno (RFC 6582),
-//! SACK-based (RFC 6675) or PRR (RFC 6937) loss recovery, the RFC 6298 retransmission timer, and a pluggable
-//! congestion-control algorithm ([`crate::cc`]).
+//! SACK-based (RFC 6675) or PRR (RFC 6937) loss recovery, the RFC 6298 retransmission timer,
+//! and a pluggable congestion-control algorithm ([`crate::cc`]).
 //!
 //! With `handshake` (the `rfc` preset), the connection opens with a SYN and the receiver's
 //! SYN-ACK before the first data segment (the third segment of the handshake travels with the
@@ -176,6 +176,7 @@ impl TcpSender {
         let mss = t.mss as u64;
         let cc = AnyCc::new(&t.cc, t.growth);
         let cc_counts_ecn = cc.counts_ecn_acks();
+        let algo = AnyRecovery::new(t.recovery);
         let w = Window {
             cwnd: t.initial_cwnd().min(t.max_window.unwrap_or(u64::MAX)),
             ssthresh: t.initial_ssthresh.unwrap_or(u64::MAX),
@@ -203,8 +204,8 @@ impl TcpSender {
                 Opening::Established
             },
             dupacks: 0,
-            algo: AnyRecovery::new(t.recovery),
-            sack: AnyRecovery::new(t.recovery).uses_sack(),
+            algo,
+            sack: algo.uses_sack(),
             episode: None,
             prr: PrrCounters::default(),
             reduction_point: None,

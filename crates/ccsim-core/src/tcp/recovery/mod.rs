@@ -16,9 +16,9 @@
 //! algorithm the questions on which the RFCs differ: is this ACK a duplicate, where does cwnd
 //! start and end, what does a dupack or a partial ACK do, and (PRR only, [`RecoveryOps::prr`])
 //! how much each ACK of the recovery lets out. The sender asks that last question only of an
-//! algorithm that answers it, so the other three pay one predictable branch per ACK. Loss detection outside recovery, the
-//! retransmission timer, ECN and the controller's part (ssthresh) are the same for all three and
-//! stay in the sender.
+//! algorithm that answers it, so the other three pay one predictable branch per ACK. Loss
+//! detection outside recovery, the retransmission timer, ECN and the controller's part
+//! (ssthresh) are the same for all four and stay in the sender.
 
 mod newreno;
 mod prr;
