@@ -449,12 +449,12 @@ impl Simulator {
         let mut f: [Vec<f64>; 7] = Default::default();
         let mut u: [Vec<u64>; 15] = Default::default();
         // Queue delay (sojourn time) percentiles and maximum, seconds; 0 where no packet left.
-        let mut delay: [Vec<f64>; 4] = Default::default();
+        let mut delay: [Vec<f64>; 6] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             let s = &c.stats;
             let h = &s.sojourn;
-            for (col, q) in delay.iter_mut().zip([0.5, 0.95, 0.99, 1.0]) {
+            for (col, q) in delay.iter_mut().zip([0.01, 0.05, 0.5, 0.95, 0.99, 1.0]) {
                 col.push(h.quantile_ns(q).unwrap_or(0.0) * 1e-9);
             }
             link.push(c.link.clone());
@@ -504,7 +504,7 @@ impl Simulator {
         let [packets, bytes, data_packets, drops_queue, drops_loss, drops_hook, drops_mtu, drops_noroute, drops_ttl, queue_max_packets, queue_max_bytes, offered, arrived, inside, drops_link_down] =
             u;
         let marks = self.net.chans.iter().map(|c| c.queue.marks()).collect();
-        let [delay_p50, delay_p95, delay_p99, delay_max] = delay;
+        let [delay_p01, delay_p05, delay_p50, delay_p95, delay_p99, delay_max] = delay;
         Table {
             columns: vec![
                 ("link".into(), Column::Str(link)),
@@ -530,6 +530,8 @@ impl Simulator {
                 ("queue_max_packets".into(), Column::U64(queue_max_packets)),
                 ("queue_mean_bytes".into(), Column::F64(queue_mean_bytes)),
                 ("queue_max_bytes".into(), Column::U64(queue_max_bytes)),
+                ("queue_delay_p01_s".into(), Column::F64(delay_p01)),
+                ("queue_delay_p05_s".into(), Column::F64(delay_p05)),
                 ("queue_delay_p50_s".into(), Column::F64(delay_p50)),
                 ("queue_delay_p95_s".into(), Column::F64(delay_p95)),
                 ("queue_delay_p99_s".into(), Column::F64(delay_p99)),

@@ -242,6 +242,13 @@ pub struct TcpSpec {
     /// How the receiver echoes CE marks when `ecn` is on: RFC 3168's ECE until CWR, or
     /// DCTCP's per-segment echo (RFC 8257 §3.2), which `cc = "dctcp"` needs.
     pub ecn_feedback: EcnFeedback,
+    /// With `ecn` on: every segment either end sends is ECT(0) (the SYN, the SYN-ACK, pure
+    /// ACKs and retransmissions too), as Linux does for a congestion control that needs ECN
+    /// (DCTCP: `tcp_ecn_send_syn` and `tcp_ecn_send` in net/ipv4/tcp_output.c keep ECT where
+    /// `tcp_ca_needs_ecn`). Off: only new data is ECT (RFC 3168 §6.1.1, §6.1.4, §6.1.5). A
+    /// queue that marks at a low threshold drops the non-ECT rest, so with it off a SYN that
+    /// meets a DCTCP queue above K is lost and its flow waits out the handshake's RTO.
+    pub ect_all: bool,
     /// Three-way handshake before the first data segment and a FIN exchange after the last
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
@@ -313,6 +320,7 @@ impl Default for TcpSpec {
             restart_after_idle: true,
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
+            ect_all: false,
             handshake: true,
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
@@ -471,6 +479,7 @@ impl TcpSpec {
             // `UseEcn` Off.
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
+            ect_all: false,
             handshake: true,
             // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
             timestamps: true,

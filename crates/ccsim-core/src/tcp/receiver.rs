@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
-    Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
+    Transport, ECN_CE, ECN_ECT0, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
 use crate::tcp::config::{EcnFeedback, TcpSpec};
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
@@ -391,7 +391,7 @@ impl TcpReceiver {
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
             self.cfg.tcp.header_bytes + ack.option_bytes(),
-            ECN_NOT_ECT,
+            self.control_ecn(),
             self.cfg.flow,
             now,
             TcpHeader {
@@ -403,6 +403,16 @@ impl TcpReceiver {
                 ..TcpHeader::default()
             },
         ));
+    }
+
+    /// The codepoint of a segment without data (SYN-ACK, pure ACK): not ECT (RFC 3168 §6.1.1,
+    /// §6.1.4), or ECT(0) with `ect_all`, as Linux's DCTCP sends them.
+    fn control_ecn(&self) -> u8 {
+        if self.cfg.tcp.ect_all {
+            ECN_ECT0
+        } else {
+            ECN_NOT_ECT
+        }
     }
 
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -422,7 +432,7 @@ impl TcpReceiver {
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.peer_addr),
             size,
-            ECN_NOT_ECT,
+            self.control_ecn(),
             self.cfg.flow,
             now,
             TcpHeader {
@@ -836,6 +846,7 @@ mod tests {
         let mut r = receiver(TcpSpec {
             ecn: true,
             ecn_feedback: EcnFeedback::Dctcp,
+            ect_all: false,
             delayed_ack: true,
             delack_count: 2,
             ..TcpSpec::default()

@@ -953,10 +953,13 @@ impl TcpSender {
             0
         };
         // RFC 3168 §6.1.2 and §6.1.5: new data is ECN-capable and the first after a reduction
-        // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed.
+        // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed, unless
+        // `ect_all` (Linux with DCTCP) keeps ECT on it too.
         let (ecn, cwr) = if self.cfg.tcp.ecn && !retx {
             let cwr = std::mem::take(&mut self.cwr_pending);
             (ECN_ECT0, if cwr { TcpHeader::FLAG_CWR } else { 0 })
+        } else if self.cfg.tcp.ect_all {
+            (ECN_ECT0, 0)
         } else {
             (ECN_NOT_ECT, 0)
         };
@@ -1003,10 +1006,16 @@ impl TcpSender {
         };
         let size = self.cfg.tcp.header_bytes + options.option_bytes();
         self.counters.wire_bytes_sent += size as u64;
+        // RFC 3168 §6.1.1: a SYN is not ECT; Linux with DCTCP sends it ECT(0) (`ect_all`).
+        let ecn = if self.cfg.tcp.ect_all {
+            ECN_ECT0
+        } else {
+            ECN_NOT_ECT
+        };
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.dst_addr),
             size,
-            ECN_NOT_ECT,
+            ecn,
             self.cfg.flow,
             now,
             TcpHeader {
@@ -2439,6 +2448,28 @@ mod tests {
             h.flags |= TcpHeader::FLAG_ECE;
         }
         p
+    }
+
+    #[test]
+    fn a_retransmission_is_ect_only_with_ect_all_as_linux_sends_it_for_dctcp() {
+        // RFC 3168 §6.1.5 keeps retransmissions not-ECT; Linux keeps ECT on them when the
+        // congestion control needs ECN, and a step-marking queue drops what is not ECT.
+        for (ect_all, want) in [(false, ECN_NOT_ECT), (true, ECN_ECT0)] {
+            let mut s = sender_with(
+                TcpSpec {
+                    ecn: true,
+                    ect_all,
+                    ..spec(Recovery::NewReno, 4)
+                },
+                None,
+            );
+            assert!(start(&mut s).iter().all(|p| p.ecn == ECN_ECT0));
+            let rto = s.poll_timeout().expect("the RTO is armed");
+            let mut out = vec![];
+            s.handle_timeout(rto, &mut out);
+            assert_eq!(resent(&out), vec![0], "ect_all = {ect_all}");
+            assert!(out.iter().all(|p| p.ecn == want), "ect_all = {ect_all}");
+        }
     }
 
     #[test]

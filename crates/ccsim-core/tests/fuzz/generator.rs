@@ -542,6 +542,11 @@ impl Gen {
             };
             keys.push(format!("cc = {cc}"));
             keys.push("ecn = \"dctcp\"".to_string());
+            if self.rng.chance(0.5) {
+                self.feature("tcp:ect_all");
+                keys.retain(|k| !k.starts_with("ect_all"));
+                keys.push("ect_all = true".to_string());
+            }
         }
         let guards = ["auto", "at_recovery_point", "past_recovery_point"];
         self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
@@ -859,6 +864,10 @@ pub fn generate(seed: u64, size: Size) -> Case {
                     writeln!(g.out, "size = \"{}KB\"", g.rng.range(1, 300)).unwrap();
                 } else {
                     g.feature("flow:tcp_bulk");
+                }
+                if g.rng.chance(0.1) {
+                    g.feature("flow:count");
+                    writeln!(g.out, "count = {}", g.rng.range(2, 4)).unwrap();
                 }
                 let mut keys = String::new();
                 g.tcp_keys(&mut keys, true, any_xcp, "\n");

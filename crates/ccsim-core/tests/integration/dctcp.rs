@@ -85,3 +85,42 @@ fn dctcp_holds_the_queue_near_k_with_the_link_busy_where_ecn_reno_swings() {
         assert!(bottleneck(&dctcp, "ecn_marks") > 2.0 * bottleneck(&reno, "ecn_marks"));
     }
 }
+
+/// m01's first trial: 40 DCTCP flows (one table, `count = 40`) starting within 1 ms through a
+/// 10 Gbit/s port marking at K = 40. With RFC 3168's not-ECT SYN, every SYN arriving once the
+/// queue holds K is dropped by the marking queue and its flow waits out the handshake's 1 s RTO;
+/// with `ect_all` (Linux's DCTCP) every SYN is ECT(0), gets marked instead, and every flow runs.
+fn forty_flows(ect_all: bool) -> RunOutput {
+    let text = format!(
+        "seed = 1\nduration = \"0.1s\"\n[jitter]\nstart = \"1ms\"\n\
+         [nodes]\nh = \"host\"\ns = \"router\"\nr = \"host\"\n\
+         [links.access]\na = \"h\"\nb = \"s\"\nrate = \"100Gbps\"\ndelay = \"5us\"\n\
+         [links.bottleneck]\na = \"s\"\nb = \"r\"\nrate = \"10Gbps\"\ndelay = \"45us\"\n\
+         queue = {{ type = \"threshold\", limit = 1000, k = 40 }}\n\
+         [tcp]\nvariant = \"sack\"\nmss = 1460\ncc = \"dctcp\"\necn = \"dctcp\"\nect_all = {ect_all}\n\
+         [flows.bulk]\ntype = \"tcp\"\nsrc = \"h\"\ndst = \"r\"\ncount = 40\n"
+    );
+    run_toml(&text, &[], None)
+}
+
+#[test]
+fn with_ect_all_no_syn_is_lost_at_a_dctcp_queue_and_every_one_of_forty_flows_runs() {
+    let starved = |out: &RunOutput| {
+        f64s(&out.flows, "goodput_bps")
+            .iter()
+            .filter(|&&g| g < 1e6)
+            .count()
+    };
+    let rfc = forty_flows(false);
+    let linux = forty_flows(true);
+    assert_eq!(f64s(&linux.flows, "goodput_bps").len(), 40);
+    // Measured: 14 of 40 flows lost their SYN (0.5 s run), each a drop at the marking queue.
+    assert!(
+        starved(&rfc) >= 5,
+        "{} starved without ect_all",
+        starved(&rfc)
+    );
+    assert!(bottleneck(&rfc, "drops_queue") >= 5.0);
+    assert_eq!(starved(&linux), 0);
+    assert_eq!(bottleneck(&linux, "drops_queue"), 0.0);
+}

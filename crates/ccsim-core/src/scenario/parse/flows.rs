@@ -7,6 +7,11 @@
 //! `start` and `stop` are times since the beginning of the run, as in an ns-2 script's
 //! `$ns at`; `stop` must be later than `start`. `start_jitter` (or `[jitter] start`, `jitter.rs`)
 //! is the window of the flow's seed-driven start offset.
+//!
+//! `count = N` makes N identical flows of one table, named `NAME#1` to `NAME#N` (the N
+//! long-lived flows of a dumbbell study, or N on-off sources): each copy is a flow of its own,
+//! with its own row in the flows table and its own random streams (they are keyed by the
+//! copy's name, so a copy's start offset does not depend on how many copies there are).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -15,7 +20,8 @@ use toml::Value;
 
 use super::jitter::{read_start_jitter, START_JITTER};
 use super::reader::{
-    check_entry_is_one, check_name, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT, SIZE_SHORT,
+    check_entry_is_one, check_name, error, join, opt, Field, Res, DURATION_SHORT, RATE_SHORT,
+    SIZE_SHORT,
 };
 use super::sctp::{read_sctp_flow, SCTP_KEYS};
 use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
@@ -24,7 +30,9 @@ use crate::scenario::units;
 use crate::time::{SimDuration, SimTime};
 
 const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp", "ping"];
-const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop", START_JITTER];
+const FLOW_COMMON_KEYS: &[&str] = &["type", "src", "dst", "start", "stop", START_JITTER, "count"];
+/// The most copies one flow table may make: the scale the benchmarks reach (F100000) ten times.
+const MAX_COUNT: u32 = 1_000_000;
 const DEFAULT_PACKET_SIZE: u32 = 1000;
 /// 20 B IPv4 header, 8 B UDP header, 1 B of payload.
 const MIN_PACKET_SIZE: u32 = 29;
@@ -48,10 +56,26 @@ pub(super) fn read_flows(
             value,
             path: join(&f.path, name),
         };
-        flows.insert(
-            name.clone(),
-            read_flow(&flow, nodes, links, &graph, tcp_defaults, start_jitter)?,
-        );
+        let (spec, count) = read_flow(&flow, nodes, links, &graph, tcp_defaults, start_jitter)?;
+        let Some(count) = count else {
+            if flows.contains_key(name.as_str()) {
+                return Err(flow.error(format!(
+                    "a flow named {name:?} was already made by a count of copies"
+                )));
+            }
+            flows.insert(name.clone(), spec);
+            continue;
+        };
+        for i in 1..=count {
+            let copy = format!("{name}#{i}");
+            if flows.contains_key(&copy) || table.contains_key(&copy) {
+                return Err(error(
+                    &join(&flow.path, "count"),
+                    format!("its copy {copy:?} would have the name of another flow"),
+                ));
+            }
+            flows.insert(copy, spec.clone());
+        }
     }
     Ok(flows)
 }
@@ -63,7 +87,7 @@ fn read_flow(
     graph: &Graph,
     tcp_defaults: &TcpLayer,
     start_jitter: SimDuration,
-) -> Res<FlowSpec> {
+) -> Res<(FlowSpec, Option<u32>)> {
     let mut r = f.table("a table such as { type = \"tcp\", src = \"h1\", dst = \"h2\" }")?;
     let kind = r
         .req("type", "one of tcp, cbr, onoff, short_tcp, sctp, ping")?
@@ -106,6 +130,16 @@ fn read_flow(
         None => None,
     };
     let start_jitter = read_start_jitter(&mut r, start_jitter, start, stop)?;
+    let count = match r.get("count") {
+        Some(field) if kind == "short_tcp" => {
+            return Err(field.error(
+                "a short_tcp generator makes many transfers already; give it a higher \
+                 arrival_rate instead",
+            ))
+        }
+        Some(field) => Some(field.u32_in(1, MAX_COUNT)?),
+        None => None,
+    };
     let flow_kind = match kind {
         "tcp" => {
             let size = opt(&mut r, "size", |f| f.positive_size())?;
@@ -154,14 +188,17 @@ fn read_flow(
             "{src} and {dst} are not connected (hosts do not forward; only routers do)"
         )));
     }
-    Ok(FlowSpec {
-        src,
-        dst,
-        start,
-        stop,
-        start_jitter,
-        kind: flow_kind,
-    })
+    Ok((
+        FlowSpec {
+            src,
+            dst,
+            start,
+            stop,
+            start_jitter,
+            kind: flow_kind,
+        },
+        count,
+    ))
 }
 
 fn read_sizes(f: &Field) -> Res<SizeDist> {
@@ -314,6 +351,40 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.start=10s", "flows.f1.stop=5s"]),
             "flows.f1.stop: 5s is not after start (10s)"
+        );
+    }
+
+    #[test]
+    fn a_count_of_three_makes_three_flows_named_by_their_number_in_file_order() {
+        let text = format!(
+            "{MINIMAL}[flows.udp]\ntype = \"cbr\"\nsrc = \"h1\"\ndst = \"h2\"\nrate = \"1Mbps\"\n"
+        );
+        let s = spec(&text, &["flows.f1.count=3", "flows.f1.start=2s"]);
+        let names: Vec<&str> = s.flows.keys().map(String::as_str).collect();
+        assert_eq!(names, ["f1#1", "f1#2", "f1#3", "udp"]);
+        for copy in ["f1#1", "f1#2", "f1#3"] {
+            assert_eq!(s.flows[copy].start, SimTime::from_secs(2));
+            assert_eq!(s.flows[copy].dst, "h2");
+        }
+    }
+
+    #[test]
+    fn a_count_is_refused_on_a_short_tcp_generator_at_zero_and_where_a_copy_takes_a_name() {
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.count=0"]),
+            "flows.f1.count: 0 is out of range; must be from 1 to 1000000"
+        );
+        let short = format!(
+            "{MINIMAL}[flows.web]\ntype = \"short_tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n\
+             arrival_rate = 1.0\nsizes = {{ dist = \"constant\", size = \"1KB\" }}\ncount = 2\n"
+        );
+        assert!(message(&short, &[]).starts_with("flows.web.count: a short_tcp generator"));
+        // A later flow whose name a copy took, and a copy whose name a later flow has.
+        let clash =
+            format!("{MINIMAL}[flows.\"f1#2\"]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n");
+        assert_eq!(
+            message(&clash, &["flows.f1.count=2"]),
+            "flows.f1.count: its copy \"f1#2\" would have the name of another flow"
         );
     }
 

@@ -56,6 +56,7 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "restart_after_idle",
     "handshake",
     "ecn",
+    "ect_all",
     "timestamps",
     "timestamp_clock",
     "rto_backoff_reset",
@@ -154,6 +155,7 @@ pub(super) struct TcpLayer {
     handshake: Option<bool>,
     /// `ecn`: on or off, and the receiver's echo.
     ecn: Option<(bool, EcnFeedback)>,
+    ect_all: Option<bool>,
     timestamps: Option<bool>,
     timestamp_clock: Option<SimDuration>,
     rto_backoff_reset: Option<RtoBackoffReset>,
@@ -262,6 +264,7 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
         restart_after_idle: opt(r, "restart_after_idle", |f| f.boolean())?,
         handshake: opt(r, "handshake", |f| f.boolean())?,
         ecn: opt(r, "ecn", read_ecn)?,
+        ect_all: opt(r, "ect_all", |f| f.boolean())?,
         timestamps: opt(r, "timestamps", |f| f.boolean())?,
         timestamp_clock: opt(r, "timestamp_clock", read_timestamp_clock)?,
         rto_backoff_reset: opt(r, "rto_backoff_reset", |f| {
@@ -708,6 +711,7 @@ impl TcpDraft {
             s.ecn = on;
             s.ecn_feedback = feedback;
         }
+        set(&mut s.ect_all, &layer.ect_all);
         set(&mut s.timestamps, &layer.timestamps);
         set(&mut s.timestamp_clock, &layer.timestamp_clock);
         set(&mut s.rto_backoff_reset, &layer.rto_backoff_reset);
@@ -817,6 +821,13 @@ impl TcpDraft {
                      but this flow's ecn is {}",
                     if spec.ecn { "true (RFC 3168)" } else { "false" }
                 ),
+            ));
+        }
+        if spec.ect_all && !spec.ecn {
+            return Err(error(
+                path,
+                "ect_all = true makes every segment ECN-capable and needs ecn = true or \
+                 \"dctcp\"; this flow's ecn is false",
             ));
         }
         if dctcp_echo && !dctcp {
@@ -1091,6 +1102,18 @@ mod tests {
             message(MINIMAL, &["flows.f1.preset=ns2"]),
             "flows.f1.preset: \"ns2\" names no ns-2 release; use \"ns2-2.35\" (ns-2.35's \
              defaults) or \"ns2-2001\" (the ns-2 of early 2001, ns-2.1b7a/ns-2.1b8)"
+        );
+    }
+
+    #[test]
+    fn ect_all_is_read_from_tcp_and_refused_without_ecn() {
+        let s = spec(MINIMAL, &["tcp.ecn=true", "tcp.ect_all=true"]);
+        assert!(f1_tcp(&s).ect_all);
+        assert!(!f1_tcp(&spec(MINIMAL, &["tcp.ecn=true"])).ect_all);
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.ect_all=true"]),
+            "flows.f1: ect_all = true makes every segment ECN-capable and needs ecn = true or \
+             \"dctcp\"; this flow's ecn is false"
         );
     }
 
