@@ -390,7 +390,7 @@ def test_a_paper_cell_takes_exactly_its_figure_line_and_x_among_interleaved_poin
     assert cell.mean == pytest.approx(4.9e6)
 
 
-@pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004"])
+@pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004", "m01"])
 def test_every_figure_that_names_a_link_names_it_as_a_reader_of_the_paper_would(
     name: str,
 ) -> None:
@@ -402,7 +402,7 @@ def test_every_figure_that_names_a_link_names_it_as_a_reader_of_the_paper_would(
             assert not re.search(r":(a_to_b|b_to_a)$", fig.link_name()), (fig.id, fig.link)
 
 
-@pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004"])
+@pytest.mark.parametrize("name", ["p000", "p001", "p002", "p003", "p004", "m01"])
 def test_every_papers_plan_loads_and_checks_with_its_paper_values(name: str) -> None:
     plan = experiment.load_plan(experiment.find_experiment(name, ROOT))
     experiment.check_plan(plan, quick=True)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .verdicts import HEADLINE_WORDS, VERDICTS
 
-_SECTION = re.compile(r"^## Paper (\d{3})\b.*$", re.M)
+_SECTION = re.compile(r"^## (?:Paper (\d{3})|Study (m\d{2}))\b.*$", re.M)
 _NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?\d[\d,]*(?:\.\d+)?(?![\w])")
 #: Words after which a number names a thing instead of stating a result.
 _NAMING = re.compile(
@@ -42,12 +42,14 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 
 def paper_sections(readme: str) -> dict[str, str]:
-    """Each ``## Paper NNN`` section of the README, keyed "p001", without its heading."""
+    """Each ``## Paper NNN`` section of the README, keyed "p001", and each ``## Study mNN``
+    section (a modern study, issue 34), keyed "m01", without its heading."""
     out = {}
     heads = list(_SECTION.finditer(readme))
     for m in heads:
         end = readme.find("\n## ", m.end())
-        out[f"p{m.group(1)}"] = readme[m.end() : end if end >= 0 else len(readme)]
+        key = f"p{m.group(1)}" if m.group(1) else m.group(2)
+        out[key] = readme[m.end() : end if end >= 0 else len(readme)]
     return out
 
 
