@@ -9,8 +9,8 @@
 //! and no scenario format.
 
 use super::{
-    BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, ScalableConfig,
-    VegasConfig, XcpSenderConfig,
+    BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, HtcpConfig,
+    ScalableConfig, VegasConfig, XcpSenderConfig,
 };
 
 /// How the congestion window grows per ACK, whatever the algorithm.
@@ -52,4 +52,6 @@ pub enum CcAlgorithm {
     /// DCTCP (RFC 8257): the ECN window reduction in proportion to the marked fraction; needs
     /// the receiver's per-segment echo (`TcpSpec::ecn_feedback`).
     Dctcp(DctcpConfig),
+    /// H-TCP (Leith, Shorten 2004; draft-leith-tcp-htcp-06).
+    Htcp(HtcpConfig),
 }

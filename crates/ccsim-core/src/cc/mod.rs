@@ -49,6 +49,7 @@ pub mod dctcp;
 pub mod er;
 pub mod fast;
 pub mod highspeed;
+pub mod htcp;
 #[cfg(test)]
 mod property;
 pub mod reno;
@@ -68,6 +69,7 @@ pub use dctcp::{Dctcp, DctcpConfig};
 pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
+pub use htcp::{Htcp, HtcpConfig};
 pub use reno::{Reno, RenoConfig};
 pub use scalable::{Scalable, ScalableConfig};
 pub use vegas::{Vegas, VegasConfig};
@@ -215,6 +217,8 @@ pub enum AnyCc {
     Er(ErTcp),
     /// DCTCP (RFC 8257).
     Dctcp(Dctcp),
+    /// H-TCP (Leith, Shorten 2004).
+    Htcp(Htcp),
 }
 
 impl AnyCc {
@@ -233,6 +237,7 @@ impl AnyCc {
             CcAlgorithm::Xcp(c) => AnyCc::Xcp(c.build()),
             CcAlgorithm::Er(c) => AnyCc::Er(c.build(growth)),
             CcAlgorithm::Dctcp(c) => AnyCc::Dctcp(c.build(growth)),
+            CcAlgorithm::Htcp(c) => AnyCc::Htcp(c.build(growth)),
         }
     }
 
@@ -248,6 +253,7 @@ impl AnyCc {
             AnyCc::Xcp(c) => c,
             AnyCc::Er(c) => c,
             AnyCc::Dctcp(c) => c,
+            AnyCc::Htcp(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -262,6 +268,7 @@ impl AnyCc {
             AnyCc::Xcp(c) => c,
             AnyCc::Er(c) => c,
             AnyCc::Dctcp(c) => c,
+            AnyCc::Htcp(c) => c,
         }
     }
 }
@@ -283,6 +290,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Xcp(c) => c.on_ack(now, ev, w),
             AnyCc::Er(c) => c.on_ack(now, ev, w),
             AnyCc::Dctcp(c) => c.on_ack(now, ev, w),
+            AnyCc::Htcp(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -304,6 +312,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Xcp(c) => c.on_send(now, ev, hdr),
             AnyCc::Er(c) => c.on_send(now, ev, hdr),
             AnyCc::Dctcp(c) => c.on_send(now, ev, hdr),
+            AnyCc::Htcp(c) => c.on_send(now, ev, hdr),
         }
     }
     fn counts_ecn_acks(&self) -> bool {

@@ -101,6 +101,12 @@ fn algorithms() -> Vec<CcAlgorithm> {
             update_interval: 2,
             ..FastConfig::default()
         }),
+        CcAlgorithm::Htcp(crate::cc::HtcpConfig::default()),
+        CcAlgorithm::Htcp(crate::cc::HtcpConfig {
+            rtt_scaling: true,
+            throughput_change: 0.0,
+            ..crate::cc::HtcpConfig::default()
+        }),
     ]
 }
 

@@ -173,6 +173,7 @@ fn every_algorithm_fills_a_bottleneck_with_a_bdp_of_buffer() {
         "cubic",
         "vegas",
         "fast",
+        "htcp",
     ] {
         let text = dumbbell(
             1,
@@ -195,4 +196,28 @@ fn every_algorithm_fills_a_bottleneck_with_a_bdp_of_buffer() {
             s.packets_delivered + s.packets_dropped + s.packets_alive
         );
     }
+}
+
+#[test]
+fn htcp_refills_a_long_fat_pipe_after_each_loss_sooner_than_reno() {
+    // 200 Mbit/s with a 100 ms round trip (about 1,670 packets in flight) over a buffer of a
+    // quarter of that: after its slow-start loss Reno climbs back at one segment per RTT and has
+    // not refilled the pipe 60 s later, while H-TCP's increase grows with the time since the loss
+    // after Δ_L = 1 s (draft-leith-tcp-htcp-06) and its backoff RTTmin/RTTmax (about 0.8 here)
+    // gives up less. Measured over 60 s: utilization reno 0.857, htcp 0.940 (12 losses).
+    let run = |cc: &str| {
+        let text = dumbbell(
+            1,
+            200,
+            "48ms",
+            "{ type = \"droptail\", limit = 400 }",
+            "60s",
+            &format!("cc = \"{cc}\"\nvariant = \"sack\"\nmss = 1460\ndelayed_ack = false"),
+        );
+        bottleneck(&run_toml(&text, &[], None), "utilization")
+    };
+    let (reno, htcp) = (run("reno"), run("htcp"));
+    eprintln!("utilization: reno {reno:.3}, htcp {htcp:.3}");
+    assert!(htcp > reno + 0.05, "reno {reno}, htcp {htcp}");
+    assert!(htcp > 0.9, "htcp {htcp}");
 }

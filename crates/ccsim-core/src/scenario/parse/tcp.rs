@@ -376,11 +376,13 @@ const CC_TYPES: &[&str] = &[
     "xcp",
     "er",
     "dctcp",
+    "htcp",
 ];
-const CC_ONE_OF: &str = "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp";
+const CC_ONE_OF: &str =
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp";
 const CC_EXPECTED: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, or a table \
-                           such as { type = \"cubic\", beta = 0.7 }";
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, or a \
+                           table such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
 /// Every default is the algorithm's `Config::default()` in `crate::cc`; windows are segments.
@@ -399,6 +401,7 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
     let cc = match kind {
         "highspeed" => read_highspeed(&mut r)?,
         "scalable" => read_scalable(&mut r)?,
+        "htcp" => read_htcp(&mut r)?,
         "bic" => read_bic(&mut r)?,
         "cubic" => read_cubic(&mut r)?,
         "vegas" => read_vegas(&mut r)?,
@@ -512,6 +515,35 @@ fn read_scalable(r: &mut Reader) -> Res<CcAlgorithm> {
         decrease_from_flight: opt(r, "decrease_from", |f| f.choice(&["cwnd", "flight"]))?
             .map_or(d.decrease_from_flight, |c| c == "flight"),
     }))
+}
+
+/// H-TCP (Leith, Shorten 2004); defaults in [`crate::cc::HtcpConfig::default`].
+fn read_htcp(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "delta_l",
+        "beta_min",
+        "beta_max",
+        "adaptive_backoff",
+        "throughput_change",
+        "rtt_scaling",
+        "rtt_reference",
+    ])?;
+    let d = crate::cc::HtcpConfig::default();
+    let c = crate::cc::HtcpConfig {
+        delta_l: opt(r, "delta_l", |f| f.duration())?.unwrap_or(d.delta_l),
+        beta_min: opt(r, "beta_min", read_fraction_above_zero)?.unwrap_or(d.beta_min),
+        beta_max: opt(r, "beta_max", read_fraction_above_zero)?.unwrap_or(d.beta_max),
+        adaptive_backoff: opt(r, "adaptive_backoff", |f| f.boolean())?
+            .unwrap_or(d.adaptive_backoff),
+        throughput_change: opt(r, "throughput_change", read_non_negative)?
+            .unwrap_or(d.throughput_change),
+        rtt_scaling: opt(r, "rtt_scaling", |f| f.boolean())?.unwrap_or(d.rtt_scaling),
+        rtt_reference: opt(r, "rtt_reference", |f| f.positive_duration())?
+            .unwrap_or(d.rtt_reference),
+    };
+    cc_order(r, ("beta_min", c.beta_min), ("beta_max", c.beta_max), false)?;
+    Ok(CcAlgorithm::Htcp(c))
 }
 
 /// BIC-TCP (Xu, Harfoush, Rhee 2004); defaults in [`crate::cc::BicConfig::default`].
@@ -1103,6 +1135,24 @@ mod tests {
             "flows.f1.preset: \"ns2\" names no ns-2 release; use \"ns2-2.35\" (ns-2.35's \
              defaults) or \"ns2-2001\" (the ns-2 of early 2001, ns-2.1b7a/ns-2.1b8)"
         );
+    }
+
+    #[test]
+    fn htcp_takes_its_constants_and_refuses_beta_bounds_out_of_order() {
+        let s = spec(
+            MINIMAL,
+            &[r#"tcp.cc={ type = "htcp", delta_l = "500ms", beta_max = 0.7, rtt_scaling = true }"#],
+        );
+        let CcAlgorithm::Htcp(c) = f1_tcp(&s).cc else {
+            panic!("not H-TCP: {:?}", f1_tcp(&s).cc)
+        };
+        assert_eq!(c.delta_l, SimDuration::from_millis(500));
+        assert_eq!((c.beta_min, c.beta_max, c.rtt_scaling), (0.5, 0.7, true));
+        assert_eq!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "htcp", beta_min = 0.9 }"#]),
+            "tcp.cc: beta_min (0.9) must be at most beta_max (0.8)"
+        );
+        assert!(message(MINIMAL, &[r#"tcp.cc={ type = "htcp", g = 0.1 }"#]).starts_with("tcp.cc.g"));
     }
 
     #[test]

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+//! H-TCP (D. Leith, R. Shorten, "H-TCP: TCP for high-speed and long-distance networks",
+//! PFLDnet 2004; D. Leith, draft-leith-tcp-htcp-06, 2008): the increase grows with the time
+//! since the last congestion event, and the decrease adapts to the path's queueing.
+//!
+//! ```text
+//!   Δ = time since the last congestion event
+//!   α(Δ) = 1                                   Δ <= Δ_L (1 s): Reno's increase
+//!        = 1 + 10 (Δ − Δ_L) + ((Δ − Δ_L)/2)²   Δ > Δ_L: the high-speed mode
+//!   α    = 2 (1 − β) α(Δ)                       friendliness at any β
+//!   per ACK in congestion avoidance:  cwnd += α · SMSS² / cwnd
+//!   on congestion:                    ssthresh = β · cwnd
+//!   β = RTTmin / RTTmax, within [β_min, β_max] = [0.5, 0.8]    (adaptive backoff)
+//!     = β_min when the epoch's throughput moved by more than 20 % from the last one's
+//! ```
+//!
+//! With β = 0.5 and Δ under a second this is Reno exactly (α = 1, a halving). After a loss the
+//! window grows as Reno's for Δ_L, then quadratically in time, so a flow regains a large window
+//! in seconds whatever its size. RTTmax is the largest RTT sample of the epoch (since the last
+//! congestion event): with a drop-tail queue the queue is full just before a loss, so
+//! RTTmin/RTTmax is the share of the window the path holds without a queue, and backing off to
+//! it keeps the link busy. A throughput that changed by more than 20 % means the competition
+//! changed: β_min then lets the flows converge fast.
+//!
+//! Where ccsim departs from the implementations (read: Linux `net/ipv4/tcp_htcp.c`, ns-3
+//! `TcpHtcp`): the epoch's throughput is the largest of its per-RTT rates (bytes acknowledged
+//! over at least RTTmin), each smoothed as Linux smooths them (3/4 of the last plus 1/4 of the
+//! new); ns-3 takes the epoch's mean instead, which differs by more than 20 % between an epoch
+//! after a 0.5 backoff and one after a 0.8 backoff and so keeps falling back to β_min (measured:
+//! twelve events in 60 s and a utilization below Reno's); RTTmax is the epoch's
+//! largest sample, reset at each congestion event (Linux fades it by 5 % per event and ignores
+//! samples more than 20 ms above it); the adaptive backoff applies at any RTT (Linux only above
+//! 10 ms); the RTT scaling of α (α · RTTmin / 100 ms, within [0.1, 2]: Linux's default, the
+//! draft's option) is `rtt_scaling`, off by default as in ns-3 and FreeBSD.
+
+use super::common::{ack_credit, floor_ssthresh, segments, Fraction};
+use super::Growth;
+use super::{AckEvent, CcMetrics, CongestionControl, CongestionEvent, Window};
+use super::{Reno, RenoConfig};
+use crate::time::{SimDuration, SimTime};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HtcpConfig {
+    /// Δ_L: how long after a congestion event the increase stays Reno's (draft: 1 s).
+    pub delta_l: SimDuration,
+    /// The smallest backoff factor, and the factor used when the adaptive backoff is off or the
+    /// throughput moved (draft: 0.5).
+    pub beta_min: f64,
+    /// The largest backoff factor (draft: 0.8).
+    pub beta_max: f64,
+    /// β = RTTmin/RTTmax within [β_min, β_max]; off: β = β_min at every event.
+    pub adaptive_backoff: bool,
+    /// A relative change of the epoch's throughput (its largest smoothed per-RTT rate) above
+    /// which β falls back to β_min (draft: 0.2); 0 turns the check off.
+    pub throughput_change: f64,
+    /// α · RTTmin / `rtt_reference`, clamped to [0.1, 2] (Linux's `use_rtt_scaling`).
+    pub rtt_scaling: bool,
+    /// The RTT at which the scaling leaves α unchanged (Linux: 100 ms).
+    pub rtt_reference: SimDuration,
+}
+
+impl Default for HtcpConfig {
+    fn default() -> Self {
+        HtcpConfig {
+            delta_l: SimDuration::from_secs(1),
+            beta_min: 0.5,
+            beta_max: 0.8,
+            adaptive_backoff: true,
+            throughput_change: 0.2,
+            rtt_scaling: false,
+            rtt_reference: SimDuration::from_millis(100),
+        }
+    }
+}
+
+impl HtcpConfig {
+    /// `growth` is the flow's ACK-counting rule, shared with Reno (see `common::ack_credit`).
+    pub fn build(self, growth: Growth) -> Htcp {
+        Htcp {
+            cfg: self,
+            growth,
+            reno: RenoConfig { growth }.build(),
+            fraction: Fraction::default(),
+            last_congestion: SimTime::ZERO,
+            beta: self.beta_min,
+            rtt_min: None,
+            rtt_max: None,
+            interval_start: SimTime::ZERO,
+            interval_bytes: 0,
+            rate: None,
+            epoch_max_rate: None,
+            last_throughput: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Htcp {
+    cfg: HtcpConfig,
+    growth: Growth,
+    /// Slow start.
+    reno: Reno,
+    fraction: Fraction,
+    /// When the current epoch began: the last congestion event, or the connection's start.
+    last_congestion: SimTime,
+    /// The backoff factor the next event uses for α (set at each event).
+    beta: f64,
+    rtt_min: Option<SimDuration>,
+    /// The largest RTT sample of this epoch.
+    rtt_max: Option<SimDuration>,
+    /// The current rate interval: its start and the bytes acknowledged since.
+    interval_start: SimTime,
+    interval_bytes: u64,
+    /// The smoothed per-RTT rate of this epoch, bytes per second.
+    rate: Option<f64>,
+    /// Its largest value in this epoch: the epoch's throughput.
+    epoch_max_rate: Option<f64>,
+    /// The previous epoch's throughput, bytes per second.
+    last_throughput: Option<f64>,
+}
+
+impl Htcp {
+    /// α(Δ) of the draft, before the 2(1 − β) factor.
+    fn alpha_of_delta(&self, now: SimTime) -> f64 {
+        let since = now.saturating_since(self.last_congestion);
+        if since <= self.cfg.delta_l {
+            return 1.0;
+        }
+        let d = since.as_secs_f64() - self.cfg.delta_l.as_secs_f64();
+        1.0 + 10.0 * d + (d / 2.0) * (d / 2.0)
+    }
+
+    /// The increase per RTT, segments: 2(1 − β)α(Δ), RTT-scaled if asked.
+    fn alpha(&self, now: SimTime) -> f64 {
+        let mut a = self.alpha_of_delta(now);
+        if self.cfg.rtt_scaling {
+            if let Some(min) = self.rtt_min {
+                let ratio = min.as_secs_f64() / self.cfg.rtt_reference.as_secs_f64();
+                a *= ratio.clamp(0.1, 2.0);
+            }
+        }
+        2.0 * (1.0 - self.beta) * a
+    }
+
+    /// Counts acknowledged bytes into the per-RTT rate: once an interval has lasted RTTmin, its
+    /// rate is smoothed into `rate` (the first of an epoch taken whole) and the epoch's largest
+    /// kept.
+    fn measure_rate(&mut self, now: SimTime, bytes: u64) {
+        self.interval_bytes += bytes;
+        let Some(min) = self.rtt_min else {
+            return;
+        };
+        let elapsed = now.saturating_since(self.interval_start);
+        if elapsed < min || elapsed == SimDuration::ZERO {
+            return;
+        }
+        let current = self.interval_bytes as f64 / elapsed.as_secs_f64();
+        let rate = self.rate.map_or(current, |r| (3.0 * r + current) / 4.0);
+        self.rate = Some(rate);
+        self.epoch_max_rate = Some(self.epoch_max_rate.map_or(rate, |m| m.max(rate)));
+        self.interval_start = now;
+        self.interval_bytes = 0;
+    }
+
+    /// β for the event that ends this epoch.
+    fn next_beta(&mut self) -> f64 {
+        let throughput = self.epoch_max_rate;
+        let moved = match (self.last_throughput, throughput) {
+            (Some(before), Some(now)) if before > 0.0 && self.cfg.throughput_change > 0.0 => {
+                ((now - before) / before).abs() > self.cfg.throughput_change
+            }
+            _ => false,
+        };
+        if throughput.is_some() {
+            self.last_throughput = throughput;
+        }
+        if !self.cfg.adaptive_backoff || moved {
+            return self.cfg.beta_min;
+        }
+        match (self.rtt_min, self.rtt_max) {
+            (Some(min), Some(max)) if max > SimDuration::ZERO => {
+                (min.as_secs_f64() / max.as_secs_f64()).clamp(self.cfg.beta_min, self.cfg.beta_max)
+            }
+            _ => self.cfg.beta_min,
+        }
+    }
+}
+
+impl CongestionControl for Htcp {
+    fn name(&self) -> &'static str {
+        "htcp"
+    }
+
+    fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        if let Some(rtt) = ev.rtt_sample {
+            self.rtt_min = Some(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
+            self.rtt_max = Some(self.rtt_max.map_or(rtt, |m| m.max(rtt)));
+        }
+        self.measure_rate(now, ev.bytes_acked);
+        if w.in_slow_start() {
+            self.reno.on_ack(now, ev, w);
+            return;
+        }
+        // cwnd += α · SMSS / cwnd (segments) per segment credited: α segments per RTT.
+        let cwnd = segments(w.cwnd, ev.mss).max(1.0);
+        let inc = self.alpha(now) * ev.mss as f64 * ack_credit(self.growth, ev) / cwnd;
+        w.cwnd = w.cwnd.saturating_add(self.fraction.take(inc));
+    }
+
+    fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
+        self.fraction.clear();
+        self.reno.on_congestion(now, ev);
+        self.beta = self.next_beta();
+        self.last_congestion = now;
+        self.rtt_max = None;
+        // The recovery's ACKs do not come here: the next epoch's rates start afresh.
+        self.rate = None;
+        self.epoch_max_rate = None;
+        self.interval_start = now;
+        self.interval_bytes = 0;
+        // ssthresh = β · cwnd for every kind of signal, as Linux's `htcp_recalc_ssthresh`.
+        let ssthresh = (ev.window.cwnd as f64 * self.beta) as u64;
+        floor_ssthresh(ssthresh, ev.mss)
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.reno.metrics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testkit::Driver;
+    use crate::cc::CongestionKind;
+
+    const MSS: u64 = 1000;
+
+    fn at(secs: f64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_secs_f64(secs)
+    }
+
+    fn ms(n: u64) -> Option<SimDuration> {
+        Some(SimDuration::from_millis(n))
+    }
+
+    /// H-TCP in congestion avoidance at 100 segments (ssthresh below cwnd), RTT 100 ms.
+    fn driver(cfg: HtcpConfig) -> Driver<Htcp> {
+        Driver::new(
+            cfg.build(Growth::PerAck),
+            MSS,
+            100,
+            50 * MSS,
+            SimDuration::from_millis(100),
+        )
+    }
+
+    #[test]
+    fn alpha_is_renos_for_the_first_second_then_grows_with_the_square_of_the_time() {
+        // The draft's α(Δ) at β = 0.5 (2(1 − β) = 1): 1 up to Δ_L = 1 s, then
+        // 1 + 10·(Δ − 1) + ((Δ − 1)/2)²: 6.0625 at 1.5 s, 11.25 at 2 s, 45 at 5 s.
+        let h = HtcpConfig::default().build(Growth::PerAck);
+        for (secs, alpha) in [
+            (0.5, 1.0),
+            (1.0, 1.0),
+            (1.5, 6.0625),
+            (2.0, 11.25),
+            (5.0, 45.0),
+        ] {
+            assert!(
+                (h.alpha(at(secs)) - alpha).abs() < 1e-9,
+                "{secs} s: {}",
+                h.alpha(at(secs))
+            );
+        }
+    }
+
+    #[test]
+    fn a_window_grows_by_alpha_segments_per_round_trip() {
+        // 2 s after the start (Δ − Δ_L = 1 s): α = 11.25 segments per RTT at β = 0.5.
+        let mut d = driver(HtcpConfig::default());
+        d.now = at(2.0);
+        let before = d.segments();
+        d.round();
+        assert!(
+            (d.segments() - before - 11.25).abs() < 0.5,
+            "{}",
+            d.segments() - before
+        );
+    }
+
+    #[test]
+    fn the_backoff_is_rtt_min_over_rtt_max_within_its_bounds_and_alpha_follows_it() {
+        let mut d = driver(HtcpConfig {
+            throughput_change: 0.0,
+            ..HtcpConfig::default()
+        });
+        // RTTs from 60 to 100 ms in the epoch: β = 0.6, and α = 2(1 − 0.6) = 0.8 afterwards.
+        for rtt in [60, 80, 100, 90] {
+            d.ack(MSS, ms(rtt));
+        }
+        let cwnd = d.w.cwnd;
+        d.now = at(0.5);
+        assert_eq!(d.loss(CongestionKind::DupAck), (cwnd as f64 * 0.6) as u64);
+        assert!((d.cc.alpha(at(1.0)) - 0.8).abs() < 1e-9);
+        // An epoch whose RTT never moved asks for β_max; one whose RTT doubled, for β_min.
+        for rtt in [60, 60] {
+            d.ack(MSS, ms(rtt));
+        }
+        d.now = at(1.0);
+        d.loss(CongestionKind::DupAck);
+        assert_eq!(d.cc.beta, 0.8);
+        for rtt in [60, 200] {
+            d.ack(MSS, ms(rtt));
+        }
+        d.now = at(1.5);
+        d.loss(CongestionKind::DupAck);
+        assert_eq!(d.cc.beta, 0.5);
+    }
+
+    #[test]
+    fn a_throughput_that_moved_by_more_than_the_threshold_backs_off_by_beta_min() {
+        let mut d = driver(HtcpConfig::default());
+        // Three epochs of 1 s with RTTmin/RTTmax = 0.8, ACKs evenly spread: 1,000 segments a
+        // second, the same again, then 500 (a rate halved: more than 20 % moved).
+        for (start, per_second, want) in [(0.0, 1000, 0.8), (1.0, 1000, 0.8), (2.0, 500, 0.5)] {
+            for i in 0..per_second {
+                d.now = at(start + i as f64 / per_second as f64);
+                d.ack(MSS, ms(if i == per_second / 2 { 100 } else { 80 }));
+            }
+            d.now = at(start + 1.0);
+            d.loss(CongestionKind::DupAck);
+            assert!(
+                (d.cc.beta - want).abs() < 1e-9,
+                "epoch from {start} s: {}",
+                d.cc.beta
+            );
+        }
+    }
+
+    #[test]
+    fn with_beta_min_and_within_a_second_of_a_loss_it_grows_as_reno() {
+        let cfg = HtcpConfig {
+            adaptive_backoff: false,
+            ..HtcpConfig::default()
+        };
+        let rtt = SimDuration::from_millis(50);
+        let mut h = Driver::new(cfg.build(Growth::PerAck), MSS, 40, 20 * MSS, rtt);
+        let reno = RenoConfig {
+            growth: Growth::PerAck,
+        };
+        let mut r = Driver::new(reno.build(), MSS, 40, 20 * MSS, rtt);
+        assert_eq!(
+            h.loss(CongestionKind::DupAck),
+            r.loss(CongestionKind::DupAck)
+        );
+        for _ in 0..10 {
+            h.round();
+            r.round();
+        }
+        assert_eq!(h.w.cwnd, r.w.cwnd);
+    }
+}
