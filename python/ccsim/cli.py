@@ -460,7 +460,9 @@ def list_papers(experiments: Path) -> str:
         import tomli as tomllib
 
     rows = []
-    for plan in sorted(experiments.glob("*/plan.toml")):
+    from .experiment.plan import experiment_folders
+
+    for plan in (f / "plan.toml" for f in experiment_folders(experiments)):
         try:
             tree = tomllib.loads(read_text(plan))
         except (Error, ValueError):

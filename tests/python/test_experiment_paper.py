@@ -525,3 +525,17 @@ def test_in_chromium_the_page_draws_paper_markers_and_the_grid_with_both_values(
         finally:
             browser.close()
     assert errors == []
+
+
+def test_the_briefs_papers_are_listed_before_the_modern_studies() -> None:
+    # A reader of `ccsim reproduce --list` and of the explorer meets the five papers first; m01
+    # sorted first by name pushed p000 down the list when it landed.
+    names = [f.name for f in experiment.plan.experiment_folders(ROOT / "experiments")]
+    assert names[:5] == [
+        "p000-atm-abr",
+        "p001-spack",
+        "p002-highspeed",
+        "p003-diffserv",
+        "p004-sctp-ls",
+    ]
+    assert names[5:] == ["m01-dctcp"]

@@ -1535,6 +1535,14 @@ def quick_overrides(plan: Plan, item: Any, quick: bool) -> list[str]:
     return [*plan.quick_overrides, *getattr(item, "quick_overrides", [])]
 
 
+def experiment_folders(experiments: PathLike) -> list[Path]:
+    """The folders under ``experiments`` that hold a ``plan.toml``, the brief's papers
+    (``p000-...``) first and the modern studies (``m01-...``) after them, each by name: the
+    order ``ccsim reproduce --list``, the explorer and error messages show them in."""
+    folders = [f.parent for f in Path(experiments).glob("*/plan.toml")]
+    return sorted(folders, key=lambda f: (not f.name.startswith("p"), f.name))
+
+
 def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = Path(root or Path.cwd()) / "experiments"
@@ -1546,7 +1554,7 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
                         "(ccsim reproduce --list shows them)")  # fmt: skip
     matches = sorted(p for p in base.glob(f"{name}*") if (p / "plan.toml").exists())
     if not matches:
-        known = sorted(p.name for p in base.glob("*") if (p / "plan.toml").exists())
+        known = [p.name for p in experiment_folders(base)]
         raise PlanError(
             f'no experiment "{name}" in {base}; known: {", ".join(known) or "none"} '
             "(run from the repository root, or give the folder)"

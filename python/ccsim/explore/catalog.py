@@ -199,10 +199,10 @@ class Catalog:
         """``experiments``: a folder of plans (``experiments/``: each ``*/plan.toml``), or the
         plan folders themselves (the plans stored with reproductions, :func:`reproductions`);
         of two plans with one id, the first is offered."""
-        from ccsim.experiment.plan import PlanError, load_plan
+        from ccsim.experiment.plan import PlanError, experiment_folders, load_plan
 
         folders = (
-            [f.parent for f in sorted(Path(experiments).glob("*/plan.toml"))]
+            experiment_folders(experiments)
             if isinstance(experiments, (str, Path))
             else list(experiments)
         )
