@@ -63,7 +63,11 @@ def test_reproduce_list_shows_every_papers_id_folder_and_title(
     monkeypatch.chdir(ROOT)
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    plans = sorted((ROOT / "experiments").glob("*/plan.toml"))
+    # The brief's papers first, then the modern studies (experiment_folders' order).
+    plans = sorted(
+        (ROOT / "experiments").glob("*/plan.toml"),
+        key=lambda p: (not p.parent.name.startswith("p"), p.parent.name),
+    )
     assert len(out) == len(plans)
     for line, plan in zip(out, plans):
         tree = tomllib.loads(plan.read_text(encoding="utf-8"))
