@@ -239,6 +239,31 @@ fn aqm_queue_keys_are_checked_with_the_field_named() {
         "links.bottleneck.queue.alpha: -1 is out of range; must be greater than 0"
     );
     assert_eq!(
+        q("{type=\"dualpi2\", p_cmax=0.25}"),
+        "links.bottleneck.queue.p_cmax: unknown key; allowed: type, limit, target, t_update, \
+         alpha, beta, k, min_th, range, th_len, tshift"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", k=-2}"),
+        "links.bottleneck.queue.k: -2 is out of range; must be 0 or more"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", t_update=\"0s\"}"),
+        "links.bottleneck.queue.t_update: \"0s\" is out of range; must be greater than 0"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", min_th=800}"),
+        "links.bottleneck.queue.min_th: expected a duration such as \"10ms\", found integer 800"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", th_len=-1}"),
+        "links.bottleneck.queue.th_len: -1 is out of range; must be from 0 to 4294967296"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", beta=0}"),
+        "links.bottleneck.queue.beta: 0 is out of range; must be greater than 0"
+    );
+    assert_eq!(
         q("{type=\"tbf\", rate=\"1Mbps\"}"),
         "links.bottleneck.queue.burst: missing; a size such as \"64KB\""
     );
@@ -1012,7 +1037,7 @@ fn the_tcp_keys_of_issue_9_are_read_and_their_bad_values_named() {
     );
     assert_eq!(
         error_with(&["tcp.ecn=1"]),
-        "tcp.ecn: expected true, false or \"dctcp\", found integer 1"
+        "tcp.ecn: expected true, false, \"dctcp\" or \"l4s\", found integer 1"
     );
 }
 

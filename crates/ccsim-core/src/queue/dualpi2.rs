@@ -509,7 +509,10 @@ mod tests {
         assert_eq!(q.q[L].counters.ecn_marks, l_sent);
         assert_eq!(l_sent + q.q[L].counters.drops_early, n);
         assert_eq!(c_sent + q.q[C].counters.drops_early, n);
-        assert_eq!(q.drops.uncounted, q.q[L].counters.drops_early + q.q[C].counters.drops_early);
+        assert_eq!(
+            q.drops.uncounted,
+            q.q[L].counters.drops_early + q.q[C].counters.drops_early
+        );
         // At the edge (p' = 0.5, p_C = p_Cmax, not above it) ECT packets are marked again and
         // never dropped: every L4S packet (p_CL = 1), a quarter of the Classic ones.
         q.base = 0.5;

@@ -242,6 +242,10 @@ pub struct TcpSpec {
     /// How the receiver echoes CE marks when `ecn` is on: RFC 3168's ECE until CWR, or
     /// DCTCP's per-segment echo (RFC 8257 §3.2), which `cc = "dctcp"` needs.
     pub ecn_feedback: EcnFeedback,
+    /// An L4S sender (`ecn = "l4s"`): new data carries ECT(1), the L4S identifier (RFC 9331
+    /// §4.1), instead of ECT(0), so that a DualPI2 queue (RFC 9332) classifies it into its
+    /// low-latency queue; the echo is DCTCP's (`ecn_feedback` Dctcp) and so is the response.
+    pub l4s: bool,
     /// Three-way handshake before the first data segment and a FIN exchange after the last
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
@@ -313,6 +317,7 @@ impl Default for TcpSpec {
             restart_after_idle: true,
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
+            l4s: false,
             handshake: true,
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
@@ -471,6 +476,7 @@ impl TcpSpec {
             // `UseEcn` Off.
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
+            l4s: false,
             handshake: true,
             // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
             timestamps: true,

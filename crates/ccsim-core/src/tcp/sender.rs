@@ -43,7 +43,7 @@ use crate::cc::{
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
-    ECN_ECT0, ECN_NOT_ECT,
+    ECN_ECT0, ECN_ECT1, ECN_NOT_ECT,
 };
 use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
@@ -953,10 +953,12 @@ impl TcpSender {
             0
         };
         // RFC 3168 §6.1.2 and §6.1.5: new data is ECN-capable and the first after a reduction
-        // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed.
+        // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed. An L4S
+        // sender's ECN-capable codepoint is ECT(1) (RFC 9331 §4.1).
         let (ecn, cwr) = if self.cfg.tcp.ecn && !retx {
             let cwr = std::mem::take(&mut self.cwr_pending);
-            (ECN_ECT0, if cwr { TcpHeader::FLAG_CWR } else { 0 })
+            let ect = if self.cfg.tcp.l4s { ECN_ECT1 } else { ECN_ECT0 };
+            (ect, if cwr { TcpHeader::FLAG_CWR } else { 0 })
         } else {
             (ECN_NOT_ECT, 0)
         };

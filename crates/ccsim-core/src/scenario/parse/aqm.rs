@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 //! The active queue management kinds of a link's `queue` (`docs/scenario.md`, "Queues"):
-//! `codel` (RFC 8289), `fq_codel` (RFC 8290), `pie` (RFC 8033) and `tbf` (a token-bucket
-//! shaper). Every constant of each mechanism is a key, defaulting to its RFC's value (or, where
+//! `codel` (RFC 8289), `fq_codel` (RFC 8290), `pie` (RFC 8033), `dualpi2` (RFC 9332) and `tbf`
+//! (a token-bucket shaper). Every constant of each mechanism is a key, defaulting to its RFC's value (or, where
 //! the RFC leaves it open, Linux's); sizes that stand for "one packet" (CoDel's MAXPACKET,
 //! PIE's MEAN_PKTSIZE) default to the link's MTU, and a shaper's bucket must hold one.
 
 use super::reader::{opt, Reader, Res, RATE_SHORT, SIZE_SHORT};
-use crate::queue::{CodelParams, FqCodelParams, PieParams};
+use crate::queue::{CodelParams, DualPi2Params, FqCodelParams, PieParams};
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::SimDuration;
 
-pub(super) const AQM_TYPES: &[&str] = &["codel", "fq_codel", "pie", "tbf"];
+pub(super) const AQM_TYPES: &[&str] = &["codel", "fq_codel", "pie", "dualpi2", "tbf"];
 
 const CODEL_KEYS: &[&str] = &["type", "limit", "target", "interval", "maxpacket", "ecn"];
 const FQ_CODEL_KEYS: &[&str] = &[
@@ -39,6 +39,10 @@ const PIE_KEYS: &[&str] = &[
     "derandomize",
     "ecn",
     "mark_ecnth",
+];
+const DUALPI2_KEYS: &[&str] = &[
+    "type", "limit", "target", "t_update", "alpha", "beta", "k", "min_th", "range", "th_len",
+    "tshift",
 ];
 const TBF_KEYS: &[&str] = &["type", "limit", "rate", "burst"];
 
@@ -107,6 +111,10 @@ pub(super) fn read_aqm(
             };
             Ok(QueueSpec::Pie { limit, params })
         }
+        "dualpi2" => {
+            r.allow(DUALPI2_KEYS)?;
+            Ok(QueueSpec::DualPi2(read_dualpi2(r, read_limit)?))
+        }
         _ => {
             r.allow(TBF_KEYS)?;
             let limit = opt(r, "limit", read_limit)?
@@ -127,6 +135,38 @@ pub(super) fn read_aqm(
             Ok(QueueSpec::Tbf { limit, rate, burst })
         }
     }
+}
+
+/// DualPI2's keys (RFC 9332 Appendix A.1's parameters): the limit defaults to 250 ms of the
+/// link's rate (A.1), set when the queue is built; target 15 ms; t_update 16 ms, alpha 0.16 Hz
+/// and beta 3.2 Hz (the values A.1 gives for Linux, beside its formulas' 15 ms, 0.15 Hz and
+/// 3 Hz for RTT_max = 100 ms); k 2; the ramp's min_th 800 µs and range 400 µs, Th_len 1
+/// packet; the time-shifted FIFO's tshift 50 ms (§4.2.2 leaves it open).
+fn read_dualpi2(
+    r: &mut Reader,
+    read_limit: fn(&super::reader::Field) -> Res<QueueLimit>,
+) -> Res<DualPi2Params> {
+    let micros = SimDuration::from_micros;
+    Ok(DualPi2Params {
+        limit: opt(r, "limit", read_limit)?,
+        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(15)),
+        t_update: opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(millis(16)),
+        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(0.16),
+        beta: opt(r, "beta", |f| f.positive_number())?.unwrap_or(3.2),
+        k: opt(r, "k", |f| {
+            let k = f.number()?;
+            if k >= 0.0 {
+                Ok(k)
+            } else {
+                Err(f.out_of_range("0 or more"))
+            }
+        })?
+        .unwrap_or(2.0),
+        min_th: opt(r, "min_th", |f| f.duration())?.unwrap_or(micros(800)),
+        range: opt(r, "range", |f| f.duration())?.unwrap_or(micros(400)),
+        th_len: opt(r, "th_len", |f| f.int_in(0, 1 << 32))?.unwrap_or(1) as u64,
+        tshift: opt(r, "tshift", |f| f.duration())?.unwrap_or(millis(50)),
+    })
 }
 
 /// CoDel's keys, shared by `codel` and `fq_codel` (whose ECN default differs): RFC 8289 §4.3
@@ -187,6 +227,22 @@ mod tests {
                     mark_ecnth: 0.1,
                 },
             }
+        );
+        let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"dualpi2\"}"]);
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::DualPi2(DualPi2Params {
+                limit: None,
+                target: millis(15),
+                t_update: millis(16),
+                alpha: 0.16,
+                beta: 3.2,
+                k: 2.0,
+                min_th: SimDuration::from_micros(800),
+                range: SimDuration::from_micros(400),
+                th_len: 1,
+                tshift: millis(50),
+            })
         );
         let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"fq_codel\"}"]);
         assert_eq!(
