@@ -38,7 +38,8 @@ use crate::packet::{Packet, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use crate::rng::RngStream;
 use crate::time::{Rate, SimDuration, SimTime};
 
-/// DualPI2's parameters (RFC 9332 Appendix A.1; defaults in `scenario/parse/aqm.rs`).
+/// DualPI2's parameters (RFC 9332 Appendix A.1; [`Default`] gives A.1's values, the scenario's
+/// defaults).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DualPi2Params {
     /// The shared limit over both queues; `None`: 250 ms at the link's rate, in bytes (A.1's
@@ -63,6 +64,27 @@ pub struct DualPi2Params {
     /// The time-shifted FIFO's shift (RFC 9332 §4.2.2): the C head goes first only when it has
     /// waited `tshift` longer than the L head.
     pub tshift: SimDuration,
+}
+
+impl Default for DualPi2Params {
+    /// RFC 9332 Appendix A.1: the limit 250 ms of the link's rate, target 15 ms, k = 2, the ramp
+    /// from 800 µs over 400 µs with Th_len 1 packet; t_update 16 ms, alpha 0.16 Hz and beta
+    /// 3.2 Hz, the Linux values A.1 gives beside its formulas' 15 ms, 0.15 Hz and 3 Hz (for
+    /// RTT_max = 100 ms); tshift 50 ms, which §4.2.2 leaves open.
+    fn default() -> DualPi2Params {
+        DualPi2Params {
+            limit: None,
+            target: SimDuration::from_millis(15),
+            t_update: SimDuration::from_millis(16),
+            alpha: 0.16,
+            beta: 3.2,
+            k: 2.0,
+            min_th: SimDuration::from_micros(800),
+            range: SimDuration::from_micros(400),
+            th_len: 1,
+            tshift: SimDuration::from_millis(50),
+        }
+    }
 }
 
 /// The two queues of DualPI2.
@@ -309,18 +331,11 @@ mod tests {
     use super::*;
     use crate::packet::ECN_ECT1;
 
+    /// A.1's parameters with a limit of 100 packets.
     fn params() -> DualPi2Params {
         DualPi2Params {
             limit: Some(QueueLimit::Packets(100)),
-            target: SimDuration::from_millis(15),
-            t_update: SimDuration::from_millis(16),
-            alpha: 0.16,
-            beta: 3.2,
-            k: 2.0,
-            min_th: SimDuration::from_micros(800),
-            range: SimDuration::from_micros(400),
-            th_len: 1,
-            tshift: SimDuration::from_millis(50),
+            ..DualPi2Params::default()
         }
     }
 

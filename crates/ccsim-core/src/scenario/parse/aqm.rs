@@ -137,22 +137,19 @@ pub(super) fn read_aqm(
     }
 }
 
-/// DualPI2's keys (RFC 9332 Appendix A.1's parameters): the limit defaults to 250 ms of the
-/// link's rate (A.1), set when the queue is built; target 15 ms; t_update 16 ms, alpha 0.16 Hz
-/// and beta 3.2 Hz (the values A.1 gives for Linux, beside its formulas' 15 ms, 0.15 Hz and
-/// 3 Hz for RTT_max = 100 ms); k 2; the ramp's min_th 800 µs and range 400 µs, Th_len 1
-/// packet; the time-shifted FIFO's tshift 50 ms (§4.2.2 leaves it open).
+/// DualPI2's keys, defaulting to RFC 9332 Appendix A.1's parameters (`DualPi2Params::default`;
+/// the limit, 250 ms of the link's rate, is set when the queue is built).
 fn read_dualpi2(
     r: &mut Reader,
     read_limit: fn(&super::reader::Field) -> Res<QueueLimit>,
 ) -> Res<DualPi2Params> {
-    let micros = SimDuration::from_micros;
+    let d = DualPi2Params::default();
     Ok(DualPi2Params {
         limit: opt(r, "limit", read_limit)?,
-        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(millis(15)),
-        t_update: opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(millis(16)),
-        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(0.16),
-        beta: opt(r, "beta", |f| f.positive_number())?.unwrap_or(3.2),
+        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(d.target),
+        t_update: opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(d.t_update),
+        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(d.alpha),
+        beta: opt(r, "beta", |f| f.positive_number())?.unwrap_or(d.beta),
         k: opt(r, "k", |f| {
             let k = f.number()?;
             if k >= 0.0 {
@@ -161,11 +158,11 @@ fn read_dualpi2(
                 Err(f.out_of_range("0 or more"))
             }
         })?
-        .unwrap_or(2.0),
-        min_th: opt(r, "min_th", |f| f.duration())?.unwrap_or(micros(800)),
-        range: opt(r, "range", |f| f.duration())?.unwrap_or(micros(400)),
-        th_len: opt(r, "th_len", |f| f.int_in(0, 1 << 32))?.unwrap_or(1) as u64,
-        tshift: opt(r, "tshift", |f| f.duration())?.unwrap_or(millis(50)),
+        .unwrap_or(d.k),
+        min_th: opt(r, "min_th", |f| f.duration())?.unwrap_or(d.min_th),
+        range: opt(r, "range", |f| f.duration())?.unwrap_or(d.range),
+        th_len: opt(r, "th_len", |f| f.int_in(0, 1 << 32))?.map_or(d.th_len, |n| n as u64),
+        tshift: opt(r, "tshift", |f| f.duration())?.unwrap_or(d.tshift),
     })
 }
 
@@ -229,19 +226,33 @@ mod tests {
             }
         );
         let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"dualpi2\"}"]);
+        let d = DualPi2Params::default();
+        assert_eq!(s.links["bottleneck"].a_to_b.queue, QueueSpec::DualPi2(d));
+        // RFC 9332 A.1's values, as written there (its Linux t_update, alpha and beta).
+        assert_eq!(
+            (d.limit, d.target, d.t_update, d.alpha, d.beta, d.k),
+            (None, millis(15), millis(16), 0.16, 3.2, 2.0)
+        );
+        assert_eq!(
+            (d.min_th, d.range, d.th_len, d.tshift),
+            (
+                SimDuration::from_micros(800),
+                SimDuration::from_micros(400),
+                1,
+                millis(50)
+            )
+        );
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"dualpi2\", k=0, range=\"0s\", limit=\"1MB\"}"],
+        );
         assert_eq!(
             s.links["bottleneck"].a_to_b.queue,
             QueueSpec::DualPi2(DualPi2Params {
-                limit: None,
-                target: millis(15),
-                t_update: millis(16),
-                alpha: 0.16,
-                beta: 3.2,
-                k: 2.0,
-                min_th: SimDuration::from_micros(800),
-                range: SimDuration::from_micros(400),
-                th_len: 1,
-                tshift: millis(50),
+                limit: Some(QueueLimit::Bytes(1_000_000)),
+                k: 0.0,
+                range: SimDuration::ZERO,
+                ..d
             })
         );
         let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"fq_codel\"}"]);
