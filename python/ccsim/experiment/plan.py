@@ -1017,7 +1017,7 @@ def load_plan(folder: PathLike) -> Plan:
         if kind != "points":
             raise PlanError(
                 f'{where}.kind: "{kind}" is not one of points, queue_delay, '
-                f'{", ".join(SERIES_KINDS)}'
+                f"{', '.join(SERIES_KINDS)}"
             )
         x = _need(f, "x", where)
         if not _need(x, "values", f"{where}.x"):
