@@ -253,7 +253,8 @@ fn aqm_queue_keys_are_checked_with_the_field_named() {
     );
     assert_eq!(
         q("{type=\"dualpi2\", min_th=800}"),
-        "links.bottleneck.queue.min_th: expected a duration such as \"10ms\", found integer 800"
+        "links.bottleneck.queue.min_th: expected a duration such as \"1.5s\" (units ns, us, ms, s, \
+         min), found integer 800"
     );
     assert_eq!(
         q("{type=\"dualpi2\", th_len=-1}"),
