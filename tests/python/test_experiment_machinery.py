@@ -351,3 +351,59 @@ def test_a_title_may_not_state_a_value_its_lines_or_x_move_or_a_key_there_is_not
     (folder / "plan.toml").write_text(text)
     with pytest.raises(PlanError, match=rf"figures\[0\]\.title: .*{message}"):
         load_plan(folder)
+
+
+QUEUE_DELAY = """
+[[figures]]
+id = "delay"
+kind = "queue_delay"
+title = "queue delay vs buffer"
+set = { duration = "4s" }
+x = { path = "links.bottleneck.queue.limit", values = [10, 60], label = "buffer (packets)" }
+lines = ["sack"]
+link = "bottleneck:a_to_b"
+"""
+
+
+def test_a_queue_delay_figure_draws_the_links_percentiles_across_the_x_values(
+    folder: Path, tmp_path: Path
+) -> None:
+    _append(folder, QUEUE_DELAY)
+    plan = load_plan(folder)
+    fig = next(f for f in plan.figures if f.id == "delay")
+    assert fig.lines == ["sack_p50", "sack_p95", "sack_p99"]
+    assert plan.lines["sack_p99"].label == "SACK: p99"
+    assert fig.metric.label == "queue delay of bottleneck:a_to_b (ms)"
+    # The three percentiles of a point are read off one run: one run per (x, seed).
+    runs = [r for r in plan_runs(plan, False, seeds=1) if dict(r.tags)["figure"] == "delay"]
+    assert len({(r.overrides, r.seed) for r in runs}) == 2
+    out = tmp_path / "out"
+    experiment.reproduce(folder, out, seeds=1, workers=1, progress=False)
+    points = pd.read_parquet(out / "points.parquet")
+    d = points[points["figure"] == "delay"].set_index(["x", "line"])["value"]
+    for x in (10.0, 60.0):
+        p50, p95, p99 = (d[(x, f"sack_p{q}")] for q in (50, 95, 99))
+        assert 0 <= p50 <= p95 <= p99, (x, p50, p95, p99)
+    # A deeper buffer holds a longer queue: one 1500 B packet is 1.2 ms at 10 Mbit/s, so 10
+    # packets hold at most 12 ms (measured p99 11.7 ms) and 60 about 72 ms (measured 71.7).
+    assert d[(10.0, "sack_p99")] < 12.5
+    assert d[(60.0, "sack_p99")] > 5 * d[(10.0, "sack_p99")]
+    assert (out / "delay.png").stat().st_size > 0
+    assert "![delay](delay.png)" in (out / "report.md").read_text()
+
+
+def test_a_queue_delay_figure_needs_a_link_direction_and_known_percentiles(folder: Path) -> None:
+    for change, message in [
+        ('link = "bottleneck"', 'figures[3].link: "bottleneck" is not NAME:a_to_b or NAME:b_to_a'),
+        ('link = "bottleneck:a_to_b"\npercentiles = [90]',
+         "figures[3].percentiles: 90 is not one of 50, 95, 99"),
+        ('link = "bottleneck:a_to_b"\nmetric = { column = "goodput_bps" }',
+         "figures[3].metric: a queue_delay figure measures its link's queue delay and takes no "
+         "metric"),
+    ]:  # fmt: skip
+        (folder / "plan.toml").write_text(
+            PLAN + QUEUE_DELAY.replace('link = "bottleneck:a_to_b"', change)
+        )
+        with pytest.raises(PlanError) as e:
+            load_plan(folder)
+        assert str(e.value) == message

@@ -239,6 +239,32 @@ fn aqm_queue_keys_are_checked_with_the_field_named() {
         "links.bottleneck.queue.alpha: -1 is out of range; must be greater than 0"
     );
     assert_eq!(
+        q("{type=\"dualpi2\", p_cmax=0.25}"),
+        "links.bottleneck.queue.p_cmax: unknown key; allowed: type, limit, target, t_update, \
+         alpha, beta, k, min_th, range, th_len, tshift"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", k=-2}"),
+        "links.bottleneck.queue.k: -2 is out of range; must be 0 or more"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", t_update=\"0s\"}"),
+        "links.bottleneck.queue.t_update: \"0s\" is out of range; must be greater than 0"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", min_th=800}"),
+        "links.bottleneck.queue.min_th: expected a duration such as \"1.5s\" (units ns, us, ms, s, \
+         min), found integer 800"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", th_len=-1}"),
+        "links.bottleneck.queue.th_len: -1 is out of range; must be from 0 to 4294967296"
+    );
+    assert_eq!(
+        q("{type=\"dualpi2\", beta=0}"),
+        "links.bottleneck.queue.beta: 0 is out of range; must be greater than 0"
+    );
+    assert_eq!(
         q("{type=\"tbf\", rate=\"1Mbps\"}"),
         "links.bottleneck.queue.burst: missing; a size such as \"64KB\""
     );
@@ -284,22 +310,22 @@ fn a_direction_table_takes_no_direction_key_and_only_four_keys() {
 fn unknown_keys_in_flows_depend_on_the_flow_type() {
     assert_eq!(
         error_with(&["flows.f2={type=\"cbr\", src=\"h1\", dst=\"h2\", rate=\"1Mbps\", size=5}"]),
-        "flows.f2.size: unknown key; allowed: type, src, dst, start, stop, start_jitter, rate, \
-         packet_size"
+        "flows.f2.size: unknown key; allowed: type, src, dst, start, stop, start_jitter, count, \
+         rate, packet_size"
     );
     assert_eq!(
         error_with(&["flows.f2={type=\"onoff\", src=\"h1\", dst=\"h2\", mss=5}"]),
-        "flows.f2.mss: unknown key; allowed: type, src, dst, start, stop, start_jitter, rate, \
-         packet_size, on, off, distribution"
+        "flows.f2.mss: unknown key; allowed: type, src, dst, start, stop, start_jitter, count, \
+         rate, packet_size, on, off, distribution"
     );
     assert_eq!(
         error_with(&["flows.f1.windw=\"inf\""]),
-        "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, start_jitter, size, \
-         preset, variant, prr_bound, cc, mss, header_bytes, initial_window, initial_ssthresh, \
+        "flows.f1.windw: unknown key; allowed: type, src, dst, start, stop, start_jitter, count, \
+         size, preset, variant, prr_bound, cc, mss, header_bytes, initial_window, initial_ssthresh, \
          max_window, rcv_buffer, growth, abc_limit, dupthresh, limited_transmit, delayed_ack, \
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
-         timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
+         ect_all, timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
          ssthresh_flight, partial_ack_send, recovery_exit_credit"
     );
 }
@@ -312,7 +338,7 @@ fn the_tcp_table_takes_only_tcp_keys() {
          initial_window, initial_ssthresh, max_window, rcv_buffer, growth, abc_limit, \
          dupthresh, limited_transmit, delayed_ack, delack_timeout, delack_count, \
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
-         rtt_sampling, restart_after_idle, handshake, ecn, timestamps, timestamp_clock, \
+         rtt_sampling, restart_after_idle, handshake, ecn, ect_all, timestamps, timestamp_clock, \
          rto_backoff_reset, ack_credit, whole_segment_ssthresh, ssthresh_flight, \
          partial_ack_send, recovery_exit_credit"
     );
@@ -1012,7 +1038,7 @@ fn the_tcp_keys_of_issue_9_are_read_and_their_bad_values_named() {
     );
     assert_eq!(
         error_with(&["tcp.ecn=1"]),
-        "tcp.ecn: expected true, false or \"dctcp\", found integer 1"
+        "tcp.ecn: expected true, false, \"dctcp\" or \"l4s\", found integer 1"
     );
 }
 

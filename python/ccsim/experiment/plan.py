@@ -87,6 +87,17 @@ line and seed (no x)::
     at_least = 0.9                      # (stability), share_<flow> (fraction of the total)
     tolerance = 0.02                    # with one seed: a value this close is too close to call
 
+Queue delay percentiles of one link direction across the x values (docs/queues.md, "Queue
+delay")::
+
+    [[figures]]
+    id = "delay"
+    kind = "queue_delay"                # a figure of points whose curves are, for each line,
+    x = { path = "...", values = [...] }  # the link's p50, p95 and p99 sojourn time (ms)
+    lines = ["reno", "cubic"]           # from the links table's queue_delay_p*_s columns
+    link = "bottleneck:a_to_b"
+    percentiles = [50, 99]              # optional: a subset of 50, 95, 99 (default all three)
+
 A sequence-number trace of one run per line (paper 001's Fig. 5, paper 004's Fig. 11)::
 
     [[figures]]
@@ -660,6 +671,58 @@ def _metric(
     )
 
 
+#: The queue delay percentiles the links table has (``queue_delay_p50_s`` ...), which a
+#: ``queue_delay`` figure may draw.
+QUEUE_DELAY_PERCENTILES = (50, 95, 99)
+
+
+def _queue_delay_figure(f: dict[str, Any], where: str, lines: dict[str, Line]) -> dict[str, Any]:
+    """A ``queue_delay`` figure as the figure of points it is: for each of its lines and each
+    percentile, a line of its own (``<line>_p50`` ..., added to ``lines``) with the line's
+    settings and the link's ``queue_delay_p<q>_s`` (in ms) as its metric. Runs are keyed by
+    their settings, so the percentiles of one line share its runs."""
+    if "metric" in f:
+        raise PlanError(f"{where}.metric: a queue_delay figure measures its link's queue delay "
+                        "and takes no metric")  # fmt: skip
+    link = str(_need(f, "link", where))
+    name, _, direction = link.partition(":")
+    if not name or direction not in ("a_to_b", "b_to_a"):
+        raise PlanError(f'{where}.link: "{link}" is not NAME:a_to_b or NAME:b_to_a')
+    percentiles = f.get("percentiles", list(QUEUE_DELAY_PERCENTILES))
+    if not percentiles:
+        raise PlanError(f"{where}.percentiles: empty; give some of 50, 95, 99")
+    for q in percentiles:
+        if isinstance(q, bool) or q not in QUEUE_DELAY_PERCENTILES:
+            raise PlanError(f"{where}.percentiles: {q!r} is not one of 50, 95, 99")
+    at = {"link": name, "direction": direction}
+
+    def metric(q: Any) -> Metric:
+        return Metric(table="links", column=f"queue_delay_p{int(q)}_s * 1000",
+                      label=f"queue delay of {link} (ms)", where=at,
+                      origin=f"{where}.link")  # fmt: skip
+
+    derived = []
+    for lid in [str(x) for x in _need(f, "lines", where)]:
+        if lid not in lines:
+            raise PlanError(f'{where}.lines: no line named "{lid}"; lines are {", ".join(lines)}')
+        base = lines[lid]
+        if base.metric is not None:
+            raise PlanError(f'{where}.lines: "{lid}" has its own metric (lines.{lid}.metric); '
+                            "a queue_delay figure draws the link's delay")  # fmt: skip
+        for q in percentiles:
+            line = Line(f"{lid}_p{int(q)}", f"{base.label}: p{int(q)}", base.overrides, metric(q))
+            if lines.get(line.id, line) != line:
+                raise PlanError(f'{where}.lines: this figure draws "{lid}" as the line '
+                                f'"{line.id}", which the plan already has')  # fmt: skip
+            lines[line.id] = line
+            derived.append(line.id)
+    points = {k: v for k, v in f.items() if k not in ("kind", "link", "percentiles")}
+    points["lines"] = derived
+    points["metric"] = {"table": "links", "column": metric(percentiles[0]).column,
+                        "label": metric(percentiles[0]).label, "where": at}  # fmt: skip
+    return points
+
+
 def where_matches(where: dict[str, Any], row: dict[str, Any]) -> bool:
     """Whether a row matches a metric's filter: each column equal to its value, or to one of
     them when the value is a list."""
@@ -701,7 +764,7 @@ _PLAN_SHAPE: dict[str, Any] = {
         "quick_set": "table",
         "flows": ["scalar"], "link": "scalar", "metric": _METRIC_SHAPE, "flow": "scalar",
         "seed": "number", "max_rows": "number", "paper": _PAPER_SHAPE, "y_scale": "scalar",
-        "link_label": "scalar",
+        "link_label": "scalar", "percentiles": ["number"],
         "beyond_paper": "bool",
         "x": {"path": "scalar", "values": ["scalar"], "quick": ["scalar"], "label": "scalar",
               "scale": "number", "also": ("each", ["scalar"])},
@@ -948,9 +1011,13 @@ def load_plan(folder: PathLike) -> Plan:
                 )
             )
             continue
+        if kind == "queue_delay":
+            f = _queue_delay_figure(f, where, lines)
+            kind = "points"
         if kind != "points":
             raise PlanError(
-                f'{where}.kind: "{kind}" is not one of points, {", ".join(SERIES_KINDS)}'
+                f'{where}.kind: "{kind}" is not one of points, queue_delay, '
+                f"{', '.join(SERIES_KINDS)}"
             )
         x = _need(f, "x", where)
         if not _need(x, "values", f"{where}.x"):

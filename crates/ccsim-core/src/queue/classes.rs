@@ -24,7 +24,7 @@ use super::priority::Priority;
 use super::red::{signal, Red, RedAverage, RedProfile, Signalled, Verdict};
 use super::wfq::Wfq;
 use super::wred::{Wred, WredProfileSpec};
-use super::QueueLimit;
+use super::{QueueLimit, SojournHistogram};
 use crate::arena::PacketId;
 use crate::diffserv::{classify, Action, Colour, MatchSpec, Meter, MeterSpec, Step, TokenBucket};
 use crate::packet::Packet;
@@ -150,6 +150,8 @@ struct Class {
     police: Vec<(Meter, ClassPolice)>,
     llq: Option<TokenBucket>,
     counters: ClassCounters,
+    /// Sojourn times of the class's packets sent (the `classes` table's queue delay columns).
+    sojourn: SojournHistogram,
 }
 
 /// What [`ClassQueue`] asks of a scheduler, the same for every one (`priority.rs`, `wfq.rs`,
@@ -323,6 +325,7 @@ impl ClassQueue {
                         .collect(),
                     llq,
                     counters: ClassCounters::default(),
+                    sojourn: SojournHistogram::default(),
                 }
             })
             .collect();
@@ -473,7 +476,9 @@ impl ClassQueue {
     /// nothing waited), so it never enters a FIFO.
     #[inline]
     pub(crate) fn sent_at_once(&mut self, size: u32) {
-        let c = &mut self.classes[self.pending].counters;
+        let class = &mut self.classes[self.pending];
+        class.sojourn.record_zero();
+        let c = &mut class.counters;
         c.sent_packets += 1;
         c.sent_bytes += size as u64;
     }
@@ -496,7 +501,11 @@ impl ClassQueue {
     #[inline]
     pub(crate) fn dequeue(&mut self, now: SimTime) -> Option<Waiting> {
         let (i, w) = self.take(now)?;
-        let c = &mut self.classes[i].counters;
+        let class = &mut self.classes[i];
+        class
+            .sojourn
+            .record(now.saturating_since(w.since).as_nanos());
+        let c = &mut class.counters;
         c.sent_packets += 1;
         c.sent_bytes += w.size as u64;
         Some(w)
@@ -554,11 +563,13 @@ impl ClassQueue {
     }
 
     /// Class names and counters, in configuration order, with each class's packets queued now.
-    pub fn classes(&self) -> impl Iterator<Item = (&str, &ClassCounters, usize)> {
+    pub fn classes(
+        &self,
+    ) -> impl Iterator<Item = (&str, &ClassCounters, usize, &SojournHistogram)> {
         self.names
             .iter()
             .zip(&self.classes)
-            .map(|(n, c)| (n.as_str(), &c.counters, c.fifo.len()))
+            .map(|(n, c)| (n.as_str(), &c.counters, c.fifo.len(), &c.sojourn))
     }
 }
 
@@ -886,7 +897,7 @@ mod tests {
         assert!((be - 1.0).abs() < 0.03, "BE {be} Mbit/s");
         let counters: Vec<ClassCounters> = match &q.disc {
             super::super::Discipline::Classes(c) => {
-                c.classes().map(|(_, k, _)| k.clone()).collect()
+                c.classes().map(|(_, k, _, _)| k.clone()).collect()
             }
             _ => unreachable!(),
         };
@@ -932,12 +943,12 @@ mod tests {
         ];
         run_link(&mut q, &mut srcs, rate, 12_000_000_000);
         let c = q.classes().unwrap();
-        for (name, k, queued) in c.classes() {
+        for (name, k, queued, _) in c.classes() {
             let drops = k.drops_tail + k.drops_early + k.drops_police;
             assert_eq!(k.offered_packets, k.accepted_packets + drops, "{name}");
             assert_eq!(k.accepted_packets, k.sent_packets + queued as u64, "{name}");
         }
-        assert!(c.classes().any(|(_, k, _)| k.drops_tail > 0));
+        assert!(c.classes().any(|(_, k, _, _)| k.drops_tail > 0));
     }
 
     #[test]

@@ -66,6 +66,12 @@ impl Fifo {
         self.buf.front().map(|w| w.id)
     }
 
+    /// When the packet at the head was queued (DualPI2's scheduler and its Classic delay).
+    #[inline]
+    pub(crate) fn head_since(&self) -> Option<SimTime> {
+        self.buf.front().map(|w| w.since)
+    }
+
     /// Size in bytes of the packet at the head (the class schedulers' next finish time).
     #[inline]
     pub(crate) fn head_size(&self) -> Option<u32> {

@@ -48,6 +48,7 @@ mod classes;
 mod codel;
 mod droptail;
 mod drr;
+mod dualpi2;
 mod fifo;
 mod fq_codel;
 mod pie;
@@ -64,6 +65,7 @@ pub use classes::{
     Share,
 };
 pub use codel::CodelParams;
+pub use dualpi2::DualPi2Params;
 pub use fq_codel::FqCodelParams;
 pub use pie::PieParams;
 pub use sojourn::SojournHistogram;
@@ -80,6 +82,7 @@ use crate::rng::RngStream;
 use crate::time::{Rate, SimTime};
 use crate::xcp_router::{XcpConfig, XcpRouter};
 use codel::{CodelQueue, CodelState};
+use dualpi2::DualPi2;
 use fq_codel::FqCodel;
 use pie::{Pie, PieVerdict};
 use red::Red;
@@ -127,6 +130,8 @@ enum Discipline {
     Pie(Box<Pie>),
     /// A token-bucket shaper on `buf`.
     Tbf(Box<Tbf>),
+    /// DualPI2 (RFC 9332): its own L4S and Classic queues; `buf` stays empty.
+    DualPi2(Box<DualPi2>),
 }
 
 /// A congestion signal at arrival (RED, PIE, the threshold queue): [`signal`] applied to `pkt`,
@@ -281,6 +286,10 @@ impl Queue {
             QueueSpec::Tbf { limit, rate, burst } => {
                 (limit, Discipline::Tbf(Box::new(Tbf::new(rate, burst))))
             }
+            QueueSpec::DualPi2(params) => {
+                let d = DualPi2::new(params, rng, link_rate);
+                (d.limit, Discipline::DualPi2(Box::new(d)))
+            }
         };
         let cap = match limit {
             QueueLimit::Packets(n) => n.min(INITIAL_CAPACITY),
@@ -301,6 +310,7 @@ impl Queue {
         match &mut self.disc {
             Discipline::Classes(c) => c.push(now, id, size),
             Discipline::FqCodel(f) => f.fq.push(now, id, size, pkts, &mut f.drops),
+            Discipline::DualPi2(d) => d.push(now, id, size),
             _ => self.buf.push(now, id, size),
         }
     }
@@ -377,6 +387,8 @@ impl Queue {
                 f.fq.classify(pkt);
                 return true;
             }
+            // DualPI2 applies its shared limit and classifies; it marks and drops at dequeue.
+            Discipline::DualPi2(d) => return d.admit(now, pkt),
             Discipline::Pie(pie) => {
                 pie.catch_up(now, self.buf.bytes());
                 if !droptail::fits(self.limit, &self.buf, pkt.size) {
@@ -420,7 +432,7 @@ impl Queue {
     #[inline]
     pub fn next_hint(&self) -> Option<PacketId> {
         match &self.disc {
-            Discipline::Classes(_) | Discipline::FqCodel(_) => None,
+            Discipline::Classes(_) | Discipline::FqCodel(_) | Discipline::DualPi2(_) => None,
             _ => self.buf.head(),
         }
     }
@@ -437,6 +449,7 @@ impl Queue {
                 .state
                 .dequeue(&c.p, now, &mut self.buf, pkts, &mut c.drops),
             Discipline::FqCodel(f) => f.fq.dequeue(now, pkts, &mut f.drops),
+            Discipline::DualPi2(d) => d.dequeue(now, pkts),
             Discipline::Pie(pie) => {
                 pie.catch_up(now, self.buf.bytes());
                 let w = self.buf.pop()?;
@@ -484,6 +497,7 @@ impl Queue {
                 f.fq.forget_lists();
                 id
             }
+            Discipline::DualPi2(d) => d.dequeue_lost(),
             Discipline::Codel(_) | Discipline::Pie(_) | Discipline::Tbf(_) => {
                 self.buf.pop().map(|w| w.id)
             }
@@ -497,7 +511,11 @@ impl Queue {
     pub fn decides_at_dequeue(&self) -> bool {
         matches!(
             self.disc,
-            Discipline::Codel(_) | Discipline::FqCodel(_) | Discipline::Pie(_) | Discipline::Tbf(_)
+            Discipline::Codel(_)
+                | Discipline::FqCodel(_)
+                | Discipline::Pie(_)
+                | Discipline::Tbf(_)
+                | Discipline::DualPi2(_)
         )
     }
 
@@ -517,6 +535,7 @@ impl Queue {
         match &mut self.disc {
             Discipline::Codel(c) => Some(&mut c.drops),
             Discipline::FqCodel(f) => Some(&mut f.drops),
+            Discipline::DualPi2(d) => Some(&mut d.drops),
             _ => None,
         }
     }
@@ -527,6 +546,7 @@ impl Queue {
         match &self.disc {
             Discipline::Codel(c) => !c.drops.flows.is_empty(),
             Discipline::FqCodel(f) => !f.drops.flows.is_empty(),
+            Discipline::DualPi2(d) => !d.drops.flows.is_empty(),
             _ => false,
         }
     }
@@ -554,6 +574,7 @@ impl Queue {
         match &self.disc {
             Discipline::Classes(c) => c.len(),
             Discipline::FqCodel(f) => f.fq.len(),
+            Discipline::DualPi2(d) => d.len(),
             _ => self.buf.len(),
         }
     }
@@ -562,6 +583,7 @@ impl Queue {
         match &self.disc {
             Discipline::Classes(c) => c.bytes(),
             Discipline::FqCodel(f) => f.fq.bytes(),
+            Discipline::DualPi2(d) => d.bytes(),
             _ => self.buf.bytes(),
         }
     }
@@ -592,11 +614,26 @@ impl Queue {
         }
     }
 
+    /// The rows this queue gives the `classes` table: a DiffServ queue's classes, or DualPI2's
+    /// L4S and Classic queues; each with its counters, packets waiting and sojourn times.
+    pub fn class_rows(&self) -> Vec<(&str, &ClassCounters, usize, &SojournHistogram)> {
+        match &self.disc {
+            Discipline::Classes(c) => c.classes().collect(),
+            Discipline::DualPi2(d) => d
+                .rows()
+                .into_iter()
+                .map(|(name, q)| (name, &q.counters, q.fifo.len(), &q.sojourn))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// ECN marks made so far (RED, PIE, CoDel and FQ-CoDel with ecn; class queues).
     pub fn marks(&self) -> u64 {
         match &self.disc {
             Discipline::Codel(c) => self.marks + c.drops.marks,
             Discipline::FqCodel(f) => self.marks + f.drops.marks,
+            Discipline::DualPi2(d) => self.marks + d.drops.marks,
             _ => self.marks,
         }
     }

@@ -69,6 +69,9 @@ pub enum QueueSpec {
         limit: QueueLimit,
         params: super::PieParams,
     },
+    /// DualPI2 (RFC 9332): an L4S queue and a Classic queue coupled through one PI2 base
+    /// probability; its shared limit is among its parameters.
+    DualPi2(super::DualPi2Params),
     /// A token-bucket shaper: packets leave at `rate` on average, bursts of `burst` bytes.
     Tbf {
         limit: QueueLimit,

@@ -10,8 +10,9 @@
 //!            link_down), queue length
 //!   paths    one row per path of each SCTP association: packets, retransmissions, timeouts
 //!            and bytes acknowledged per path, its share, cwnd, RTO, failures
-//!   classes  one row per DiffServ class of a link direction: offered, accepted, sent, drops by
-//!            reason (tail, early, police), ECN marks, queued at the end, sent rate
+//!   classes  one row per DiffServ class (or DualPI2 queue) of a link direction: offered,
+//!            accepted, sent, drops by reason (tail, early, police), ECN marks, queued at the
+//!            end, sent rate, queue delay percentiles
 //!   pings    one row per echo request of a ping probe: send time, RTT (NaN: no reply), and
 //!            whether it counts for the loss ratio (sent early enough for a reply by the end)
 //!   series   long form (time_s, kind, name, metric, value), one sample every trace.interval:
@@ -543,19 +544,22 @@ impl Simulator {
         }
     }
 
-    /// One row per class of every link direction whose queue is class-based.
+    /// One row per class of every link direction whose queue is class-based, and one per queue
+    /// (`l4s`, `classic`) of a DualPI2 link direction.
     fn classes_table(&self) -> Table {
         let mut link = Vec::new();
         let mut direction = Vec::new();
         let mut class = Vec::new();
         let mut u: [Vec<u64>; 13] = Default::default();
         let mut sent_bps = Vec::new();
+        // Queue delay percentiles and maximum of the class's packets sent, seconds (0: none).
+        let mut delay: [Vec<f64>; 4] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
-            let Some(q) = c.queue.classes() else {
-                continue;
-            };
-            for (name, k, queued) in q.classes() {
+            for (name, k, queued, h) in c.queue.class_rows() {
+                for (col, q) in delay.iter_mut().zip([0.5, 0.95, 0.99, 1.0]) {
+                    col.push(h.quantile_ns(q).unwrap_or(0.0) * 1e-9);
+                }
                 link.push(c.link.clone());
                 direction.push(c.direction.to_string());
                 class.push(name.to_string());
@@ -610,6 +614,15 @@ impl Simulator {
                 .map(|(n, v)| (n.to_string(), Column::U64(v))),
         );
         columns.push(("sent_bps".into(), Column::F64(sent_bps)));
+        let [p50, p95, p99, max] = delay;
+        for (name, col) in [
+            ("queue_delay_p50_s", p50),
+            ("queue_delay_p95_s", p95),
+            ("queue_delay_p99_s", p99),
+            ("queue_delay_max_s", max),
+        ] {
+            columns.push((name.into(), Column::F64(col)));
+        }
         Table { columns }
     }
 

@@ -249,6 +249,10 @@ pub struct TcpSpec {
     /// queue that marks at a low threshold drops the non-ECT rest, so with it off a SYN that
     /// meets a DCTCP queue above K is lost and its flow waits out the handshake's RTO.
     pub ect_all: bool,
+    /// An L4S sender (`ecn = "l4s"`): new data carries ECT(1), the L4S identifier (RFC 9331
+    /// §4.1), instead of ECT(0), so that a DualPI2 queue (RFC 9332) classifies it into its
+    /// low-latency queue; the echo is DCTCP's (`ecn_feedback` Dctcp) and so is the response.
+    pub l4s: bool,
     /// Three-way handshake before the first data segment and a FIN exchange after the last
     /// (RFC 9293 §3.5): a transfer's time includes the setup RTT. Off in the `ns2-2001` preset, whose
     /// one-way agents have none.
@@ -287,6 +291,18 @@ pub struct TcpSpec {
     pub recovery_exit_credit: RecoveryExitCredit,
 }
 
+impl TcpSpec {
+    /// The ECN-capable codepoint this flow's segments carry where they are ECT: ECT(1) for an
+    /// L4S sender (RFC 9331 §4.1), ECT(0) otherwise (RFC 3168 §5).
+    pub fn ect(&self) -> u8 {
+        if self.l4s {
+            crate::packet::ECN_ECT1
+        } else {
+            crate::packet::ECN_ECT0
+        }
+    }
+}
+
 impl Default for TcpSpec {
     /// RFC defaults: NewReno, MSS 1460, IW per RFC 5681, RFC 5681's recommended window growth
     /// (byte counting), Limited Transmit (RFC 5681 §3.2 step 1 and RFC 3042 §2: SHOULD), RTO 1 s
@@ -321,6 +337,7 @@ impl Default for TcpSpec {
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
             ect_all: false,
+            l4s: false,
             handshake: true,
             timestamps: false,
             timestamp_clock: SimDuration::from_millis(1),
@@ -480,6 +497,7 @@ impl TcpSpec {
             ecn: false,
             ecn_feedback: EcnFeedback::Rfc3168,
             ect_all: false,
+            l4s: false,
             handshake: true,
             // `Timestamp` true; TcpOptionTS::NowToTsValue counts milliseconds.
             timestamps: true,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, SackBlocks, TcpHeader, Timestamps,
-    Transport, ECN_CE, ECN_ECT0, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
+    Transport, ECN_CE, ECN_NOT_ECT, TIMESTAMP_OPTION_BYTES,
 };
 use crate::tcp::config::{EcnFeedback, TcpSpec};
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
@@ -406,10 +406,10 @@ impl TcpReceiver {
     }
 
     /// The codepoint of a segment without data (SYN-ACK, pure ACK): not ECT (RFC 3168 §6.1.1,
-    /// §6.1.4), or ECT(0) with `ect_all`, as Linux's DCTCP sends them.
+    /// §6.1.4), or the flow's ECT with `ect_all`, as Linux's DCTCP sends them.
     fn control_ecn(&self) -> u8 {
         if self.cfg.tcp.ect_all {
-            ECN_ECT0
+            self.cfg.tcp.ect()
         } else {
             ECN_NOT_ECT
         }

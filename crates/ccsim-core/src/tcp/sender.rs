@@ -43,7 +43,7 @@ use crate::cc::{
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
-    ECN_ECT0, ECN_NOT_ECT,
+    ECN_NOT_ECT,
 };
 use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
@@ -954,12 +954,16 @@ impl TcpSender {
         };
         // RFC 3168 §6.1.2 and §6.1.5: new data is ECN-capable and the first after a reduction
         // carries CWR; a retransmission is never ECT, so a mark on it cannot be echoed, unless
-        // `ect_all` (Linux with DCTCP) keeps ECT on it too.
+        // `ect_all` (Linux with DCTCP) keeps ECT on it too. An L4S sender's ECN-capable
+        // codepoint is ECT(1) (RFC 9331 §4.1).
         let (ecn, cwr) = if self.cfg.tcp.ecn && !retx {
             let cwr = std::mem::take(&mut self.cwr_pending);
-            (ECN_ECT0, if cwr { TcpHeader::FLAG_CWR } else { 0 })
+            (
+                self.cfg.tcp.ect(),
+                if cwr { TcpHeader::FLAG_CWR } else { 0 },
+            )
         } else if self.cfg.tcp.ect_all {
-            (ECN_ECT0, 0)
+            (self.cfg.tcp.ect(), 0)
         } else {
             (ECN_NOT_ECT, 0)
         };
@@ -1008,7 +1012,7 @@ impl TcpSender {
         self.counters.wire_bytes_sent += size as u64;
         // RFC 3168 §6.1.1: a SYN is not ECT; Linux with DCTCP sends it ECT(0) (`ect_all`).
         let ecn = if self.cfg.tcp.ect_all {
-            ECN_ECT0
+            self.cfg.tcp.ect()
         } else {
             ECN_NOT_ECT
         };
@@ -1155,6 +1159,7 @@ mod tests {
     use super::*;
     use crate::cc::Growth;
     use crate::packet::SackBlocks;
+    use crate::packet::ECN_ECT0;
     use crate::tcp::config::{InitialWindow, PrrBound, Recovery};
     use crate::tcp::receiver::TcpReceiver;
 

@@ -149,6 +149,7 @@ fn every_queue_kind_reports_queue_delay_percentiles_in_order() {
         "{ type = \"codel\" }",
         "{ type = \"fq_codel\" }",
         "{ type = \"pie\" }",
+        "{ type = \"dualpi2\" }",
     ] {
         let out = one_reno_flow(q);
         let v: Vec<f64> = [
@@ -167,13 +168,18 @@ fn every_queue_kind_reports_queue_delay_percentiles_in_order() {
 
 #[test]
 fn an_aqm_run_gives_the_same_bits_twice_and_drops_after_admission_are_traced() {
-    // PIE draws from its link's stream; FQ-CoDel hashes with a perturbation drawn from it.
+    // PIE and DualPI2 draw from their link's stream; FQ-CoDel hashes with a perturbation drawn
+    // from it.
     let run = |queue: &str| {
         let mut text = dumbbell(2, RATE_MBPS, "20ms", queue, "5s", RENO);
         text += "[trace]\npackets = { links = [\"bottleneck\"] }\n";
         run_toml(&text, &[], None)
     };
-    for q in ["{ type = \"pie\" }", "{ type = \"fq_codel\", limit = 20 }"] {
+    for q in [
+        "{ type = \"pie\" }",
+        "{ type = \"fq_codel\", limit = 20 }",
+        "{ type = \"dualpi2\" }",
+    ] {
         let (a, b) = (run(q), run(q));
         assert_eq!(format!("{:?}", a.links), format!("{:?}", b.links), "{q}");
         assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows), "{q}");

@@ -10,6 +10,7 @@ mod conservation;
 mod dctcp;
 mod determinism;
 mod diffserv;
+mod dualpi2;
 mod faults;
 mod hooks;
 mod jitter;

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 //! The active queue management kinds of a link's `queue` (`docs/scenario.md`, "Queues"):
-//! `codel` (RFC 8289), `fq_codel` (RFC 8290), `pie` (RFC 8033) and `tbf` (a token-bucket
-//! shaper). Every constant of each mechanism is a key, defaulting to its RFC's value (or, where
+//! `codel` (RFC 8289), `fq_codel` (RFC 8290), `pie` (RFC 8033), `dualpi2` (RFC 9332) and `tbf`
+//! (a token-bucket shaper). Every constant of each mechanism is a key, defaulting to its RFC's value (or, where
 //! the RFC leaves it open, Linux's); sizes that stand for "one packet" (CoDel's MAXPACKET,
 //! PIE's MEAN_PKTSIZE) default to the link's MTU, and a shaper's bucket must hold one.
 
 use super::reader::{opt, Reader, Res, RATE_SHORT, SIZE_SHORT};
-use crate::queue::{CodelParams, FqCodelParams, PieParams};
+use crate::queue::{CodelParams, DualPi2Params, FqCodelParams, PieParams};
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::SimDuration;
 
-pub(super) const AQM_TYPES: &[&str] = &["codel", "fq_codel", "pie", "tbf"];
+pub(super) const AQM_TYPES: &[&str] = &["codel", "fq_codel", "pie", "dualpi2", "tbf"];
 
 const CODEL_KEYS: &[&str] = &["type", "limit", "target", "interval", "maxpacket", "ecn"];
 const FQ_CODEL_KEYS: &[&str] = &[
@@ -39,6 +39,10 @@ const PIE_KEYS: &[&str] = &[
     "derandomize",
     "ecn",
     "mark_ecnth",
+];
+const DUALPI2_KEYS: &[&str] = &[
+    "type", "limit", "target", "t_update", "alpha", "beta", "k", "min_th", "range", "th_len",
+    "tshift",
 ];
 const TBF_KEYS: &[&str] = &["type", "limit", "rate", "burst"];
 
@@ -107,6 +111,10 @@ pub(super) fn read_aqm(
             };
             Ok(QueueSpec::Pie { limit, params })
         }
+        "dualpi2" => {
+            r.allow(DUALPI2_KEYS)?;
+            Ok(QueueSpec::DualPi2(read_dualpi2(r, read_limit)?))
+        }
         _ => {
             r.allow(TBF_KEYS)?;
             let limit = opt(r, "limit", read_limit)?
@@ -127,6 +135,35 @@ pub(super) fn read_aqm(
             Ok(QueueSpec::Tbf { limit, rate, burst })
         }
     }
+}
+
+/// DualPI2's keys, defaulting to RFC 9332 Appendix A.1's parameters (`DualPi2Params::default`;
+/// the limit, 250 ms of the link's rate, is set when the queue is built).
+fn read_dualpi2(
+    r: &mut Reader,
+    read_limit: fn(&super::reader::Field) -> Res<QueueLimit>,
+) -> Res<DualPi2Params> {
+    let d = DualPi2Params::default();
+    Ok(DualPi2Params {
+        limit: opt(r, "limit", read_limit)?,
+        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(d.target),
+        t_update: opt(r, "t_update", |f| f.positive_duration())?.unwrap_or(d.t_update),
+        alpha: opt(r, "alpha", |f| f.positive_number())?.unwrap_or(d.alpha),
+        beta: opt(r, "beta", |f| f.positive_number())?.unwrap_or(d.beta),
+        k: opt(r, "k", |f| {
+            let k = f.number()?;
+            if k >= 0.0 {
+                Ok(k)
+            } else {
+                Err(f.out_of_range("0 or more"))
+            }
+        })?
+        .unwrap_or(d.k),
+        min_th: opt(r, "min_th", |f| f.duration())?.unwrap_or(d.min_th),
+        range: opt(r, "range", |f| f.duration())?.unwrap_or(d.range),
+        th_len: opt(r, "th_len", |f| f.int_in(0, 1 << 32))?.map_or(d.th_len, |n| n as u64),
+        tshift: opt(r, "tshift", |f| f.duration())?.unwrap_or(d.tshift),
+    })
 }
 
 /// CoDel's keys, shared by `codel` and `fq_codel` (whose ECN default differs): RFC 8289 §4.3
@@ -187,6 +224,36 @@ mod tests {
                     mark_ecnth: 0.1,
                 },
             }
+        );
+        let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"dualpi2\"}"]);
+        let d = DualPi2Params::default();
+        assert_eq!(s.links["bottleneck"].a_to_b.queue, QueueSpec::DualPi2(d));
+        // RFC 9332 A.1's values, as written there (its Linux t_update, alpha and beta).
+        assert_eq!(
+            (d.limit, d.target, d.t_update, d.alpha, d.beta, d.k),
+            (None, millis(15), millis(16), 0.16, 3.2, 2.0)
+        );
+        assert_eq!(
+            (d.min_th, d.range, d.th_len, d.tshift),
+            (
+                SimDuration::from_micros(800),
+                SimDuration::from_micros(400),
+                1,
+                millis(50)
+            )
+        );
+        let s = spec(
+            MINIMAL,
+            &["links.bottleneck.queue={type=\"dualpi2\", k=0, range=\"0s\", limit=\"1MB\"}"],
+        );
+        assert_eq!(
+            s.links["bottleneck"].a_to_b.queue,
+            QueueSpec::DualPi2(DualPi2Params {
+                limit: Some(QueueLimit::Bytes(1_000_000)),
+                k: 0.0,
+                range: SimDuration::ZERO,
+                ..d
+            })
         );
         let s = spec(MINIMAL, &["links.bottleneck.queue={type=\"fq_codel\"}"]);
         assert_eq!(

@@ -136,6 +136,7 @@ const QUEUE_TYPES: &[&str] = &[
     "codel",
     "fq_codel",
     "pie",
+    "dualpi2",
     "tbf",
 ];
 const RED_KEYS: &[&str] = &[
@@ -157,7 +158,7 @@ fn read_queue(f: &Field, mtu: u32) -> Res<QueueSpec> {
         .req(
             "type",
             "one of droptail, red, threshold, xcp, priority, wfq, drr, cbwfq, codel, fq_codel, \
-             pie, tbf",
+             pie, dualpi2, tbf",
         )?
         .choice(QUEUE_TYPES)?;
     if super::diffserv::SCHEDULER_TYPES.contains(&kind) {

@@ -464,7 +464,7 @@ dst = "h2"
         assert_eq!(
             message(TWO_PATHS, &["flows.f1.size=1000"]),
             "flows.f1.size: unknown key; allowed: type, src, dst, start, stop, start_jitter, \
-             paths, primary, mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, \
+             count, paths, primary, mode, packet_size, rcv_buffer, initial_cwnd, initial_ssthresh, \
              rto_initial, rto_min, rto_max, path_max_retrans, assoc_max_retrans, hb_interval, max_burst, \
              max_burst_rule, fast_rtx_threshold, rtx_to_alt, sack_frequency, sack_delay, redundant_rtx, \
              rwnd_outstanding, sfr, cuc, dac, rtx_policy, cc"

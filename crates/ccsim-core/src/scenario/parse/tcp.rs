@@ -153,8 +153,8 @@ pub(super) struct TcpLayer {
     rtt_sampling: Option<RttSampling>,
     restart_after_idle: Option<bool>,
     handshake: Option<bool>,
-    /// `ecn`: on or off, and the receiver's echo.
-    ecn: Option<(bool, EcnFeedback)>,
+    /// `ecn`: on or off, the receiver's echo, and whether the sender is L4S (ECT(1)).
+    ecn: Option<(bool, EcnFeedback, bool)>,
     ect_all: Option<bool>,
     timestamps: Option<bool>,
     timestamp_clock: Option<SimDuration>,
@@ -350,15 +350,16 @@ fn read_initial_window(f: &Field) -> Res<InitialWindow> {
     }
 }
 
-/// `ecn = true` (RFC 3168), `false`, or `"dctcp"` (ECN with RFC 8257 §3.2's per-segment echo).
-fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback)> {
+/// `ecn = true` (RFC 3168), `false`, `"dctcp"` (ECN with RFC 8257 §3.2's per-segment echo), or
+/// `"l4s"` (the same echo, and new data sent ECT(1), RFC 9331 §4.1).
+fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback, bool)> {
     match f.value {
-        Value::Boolean(on) => Ok((*on, EcnFeedback::Rfc3168)),
+        Value::Boolean(on) => Ok((*on, EcnFeedback::Rfc3168, false)),
         Value::String(_) => {
-            f.choice(&["dctcp"])?;
-            Ok((true, EcnFeedback::Dctcp))
+            let l4s = f.choice(&["dctcp", "l4s"])? == "l4s";
+            Ok((true, EcnFeedback::Dctcp, l4s))
         }
-        _ => Err(f.expected("true, false or \"dctcp\"")),
+        _ => Err(f.expected("true, false, \"dctcp\" or \"l4s\"")),
     }
 }
 
@@ -739,9 +740,10 @@ impl TcpDraft {
         set(&mut s.rtt_sampling, &layer.rtt_sampling);
         set(&mut s.restart_after_idle, &layer.restart_after_idle);
         set(&mut s.handshake, &layer.handshake);
-        if let Some((on, feedback)) = layer.ecn {
+        if let Some((on, feedback, l4s)) = layer.ecn {
             s.ecn = on;
             s.ecn_feedback = feedback;
+            s.l4s = l4s;
         }
         set(&mut s.ect_all, &layer.ect_all);
         set(&mut s.timestamps, &layer.timestamps);
@@ -858,8 +860,15 @@ impl TcpDraft {
         if spec.ect_all && !spec.ecn {
             return Err(error(
                 path,
-                "ect_all = true makes every segment ECN-capable and needs ecn = true or \
-                 \"dctcp\"; this flow's ecn is false",
+                "ect_all = true makes every segment ECN-capable and needs ecn = true, \
+                 \"dctcp\" or \"l4s\"; this flow's ecn is false",
+            ));
+        }
+        if spec.l4s && !dctcp {
+            return Err(error(
+                path,
+                "ecn = \"l4s\" sends ECT(1) and needs a scalable congestion response (RFC 9331 \
+                 §4.3): cc = \"dctcp\"",
             ));
         }
         if dctcp_echo && !dctcp {
@@ -1162,8 +1171,8 @@ mod tests {
         assert!(!f1_tcp(&spec(MINIMAL, &["tcp.ecn=true"])).ect_all);
         assert_eq!(
             message(MINIMAL, &["flows.f1.ect_all=true"]),
-            "flows.f1: ect_all = true makes every segment ECN-capable and needs ecn = true or \
-             \"dctcp\"; this flow's ecn is false"
+            "flows.f1: ect_all = true makes every segment ECN-capable and needs ecn = true, \
+             \"dctcp\" or \"l4s\"; this flow's ecn is false"
         );
     }
 
@@ -1200,12 +1209,32 @@ mod tests {
              \"dctcp\"; for RFC 3168 ECN with another algorithm write ecn = true"
         );
         assert_eq!(
-            message(MINIMAL, &["flows.f1.ecn=\"l4s\""]),
-            "flows.f1.ecn: \"l4s\" is not one of dctcp"
+            message(MINIMAL, &["flows.f1.ecn=\"prague\""]),
+            "flows.f1.ecn: \"prague\" is not one of dctcp, l4s"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "dctcp", g = 0 }"#]),
             "tcp.cc.g: 0 is out of range; must be greater than 0 and at most 1"
+        );
+    }
+
+    #[test]
+    fn an_l4s_sender_is_dctcp_with_its_echo_and_ect1_and_needs_dctcp() {
+        let s = spec(MINIMAL, &["flows.f1.cc=\"dctcp\"", "flows.f1.ecn=\"l4s\""]);
+        let tcp = f1_tcp(&s);
+        assert!(tcp.ecn && tcp.l4s);
+        assert_eq!(tcp.ecn_feedback, EcnFeedback::Dctcp);
+        // "dctcp" and true keep ECT(0): what existing scenarios send.
+        let s = spec(
+            MINIMAL,
+            &["flows.f1.cc=\"dctcp\"", "flows.f1.ecn=\"dctcp\""],
+        );
+        assert!(!f1_tcp(&s).l4s);
+        assert!(!f1_tcp(&spec(MINIMAL, &["flows.f1.ecn=true"])).l4s);
+        assert_eq!(
+            message(MINIMAL, &["flows.f1.cc=\"cubic\"", "flows.f1.ecn=\"l4s\""]),
+            "flows.f1: ecn = \"l4s\" sends ECT(1) and needs a scalable congestion response \
+             (RFC 9331 §4.3): cc = \"dctcp\""
         );
     }
 
@@ -1302,7 +1331,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp, er, dctcp"
+             vegas, fast, xcp, er, dctcp, htcp"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -1323,12 +1352,12 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
             "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, \
-             er, dctcp"
+             er, dctcp, htcp"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
             "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
-             dctcp, or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+             dctcp, htcp, or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
