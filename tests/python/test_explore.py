@@ -1196,8 +1196,14 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+# Campaign 9: SIGTERM then SIGHUP said "interrupted by SIGHUP", status 129: uvicorn raises the
+# signals it caught again in reverse order, and the CLI reported the first it saw. The first
+# signal received is the one reported.
 @pytest.mark.parametrize(("signals", "status"), [("SIGINT", 130), ("SIGINT,SIGINT", 130),
-                                                 ("SIGTERM", 143)])  # fmt: skip
+                                                 ("SIGTERM", 143), ("SIGTERM,SIGHUP", 143),
+                                                 ("SIGHUP,SIGTERM", 129),
+                                                 ("SIGINT,SIGTERM", 130),
+                                                 ("SIGTERM,SIGINT", 143)])  # fmt: skip
 def test_ccsim_explore_stopped_by_two_quick_signals_says_one_line(
     signals: str, status: int, tmp_path: Path
 ) -> None:
