@@ -351,9 +351,15 @@ fn read_initial_window(f: &Field) -> Res<InitialWindow> {
 fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback)> {
     match f.value {
         Value::Boolean(on) => Ok((*on, EcnFeedback::Rfc3168)),
-        Value::String(_) => {
-            f.choice(&["dctcp"])?;
-            Ok((true, EcnFeedback::Dctcp))
+        Value::String(s) if s == "dctcp" => Ok((true, EcnFeedback::Dctcp)),
+        // Every value is named, the booleans too: "is not one of dctcp" told a user who wrote
+        // ecn = "true" that dctcp was the only choice (campaign 10, issue 32).
+        Value::String(s) => {
+            let quoted = matches!(s.as_str(), "true" | "false");
+            Err(f.error(format!(
+                "{s:?} is not one of true, false or \"dctcp\"{}",
+                if quoted { " (true and false are written without quotes)" } else { "" }
+            )))
         }
         _ => Err(f.expected("true, false or \"dctcp\"")),
     }
@@ -1128,7 +1134,12 @@ mod tests {
         );
         assert_eq!(
             message(MINIMAL, &["flows.f1.ecn=\"l4s\""]),
-            "flows.f1.ecn: \"l4s\" is not one of dctcp"
+            "flows.f1.ecn: \"l4s\" is not one of true, false or \"dctcp\""
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.ecn=\"true\""]),
+            "tcp.ecn: \"true\" is not one of true, false or \"dctcp\" (true and false are \
+             written without quotes)"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "dctcp", g = 0 }"#]),
