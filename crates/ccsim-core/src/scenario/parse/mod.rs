@@ -176,7 +176,9 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     if integer_out_of_range(raw) {
         // Taken as a bare string, it was refused as `found string "99999999999999999999"`,
         // or as a size without a unit with the advice to write the same number again.
-        let at = keys.iter().fold(String::new(), |path, key| join(&path, key));
+        let at = keys
+            .iter()
+            .fold(String::new(), |path, key| join(&path, key));
         return Err(error(
             &at,
             format!(
@@ -967,13 +969,21 @@ interval = "100ms"
         // Campaign 10: `--set seed=1000000000000000000000000000000` said "expected an integer,
         // found string", and a queue limit "has no unit; write 99999999999999999999 for packets".
         for (item, path, raw) in [
-            ("seed=1000000000000000000000000000000", "seed", "1000000000000000000000000000000"),
+            (
+                "seed=1000000000000000000000000000000",
+                "seed",
+                "1000000000000000000000000000000",
+            ),
             (
                 "links.bottleneck.queue.limit=99_999_999_999_999_999_999",
                 "links.bottleneck.queue.limit",
                 "99_999_999_999_999_999_999",
             ),
-            ("duration=-9223372036854775809", "duration", "-9223372036854775809"),
+            (
+                "duration=-9223372036854775809",
+                "duration",
+                "-9223372036854775809",
+            ),
         ] {
             let e = load(MINIMAL, &[item], None).unwrap_err();
             assert_eq!(e.path, path);

@@ -358,7 +358,11 @@ fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback)> {
             let quoted = matches!(s.as_str(), "true" | "false");
             Err(f.error(format!(
                 "{s:?} is not one of true, false or \"dctcp\"{}",
-                if quoted { " (true and false are written without quotes)" } else { "" }
+                if quoted {
+                    " (true and false are written without quotes)"
+                } else {
+                    ""
+                }
             )))
         }
         _ => Err(f.expected("true, false or \"dctcp\"")),
