@@ -488,6 +488,13 @@ def run(
     SimulationError
         The run failed.
     """
+    if progress is not None and not callable(progress):
+        # Found out only by a run long enough to report progress, and then as "'str' object
+        # is not callable" from inside the core (campaign 10, issue 32).
+        raise TypeError(
+            "progress: expected a function of (sim_s, events, duration_s), not "
+            f"{type(progress).__name__}"
+        )
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     sc = sc.with_overrides(overrides)
     folder = None if pcap_dir is None else os.fspath(pcap_dir)
