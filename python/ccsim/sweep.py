@@ -579,12 +579,12 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
-def split_path(item: str) -> tuple[str, str] | None:
-    """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
-    as the core splits a ``--set``; None when there is none."""
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """The characters of ``text`` outside TOML's strings, with their index: basic strings
+    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too."""
     quote = ""
     escaped = False
-    for i, c in enumerate(item):
+    for i, c in enumerate(text):
         if quote == '"' and escaped:
             escaped = False  # a basic string's escape ("\"" inside the key)
         elif quote == '"' and c == "\\":
@@ -593,7 +593,15 @@ def split_path(item: str) -> tuple[str, str] | None:
             quote = "" if c == quote else quote
         elif c in "\"'":
             quote = c
-        elif c == "=":
+        else:
+            yield i, c
+
+
+def split_path(item: str) -> tuple[str, str] | None:
+    """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
+    as the core splits a ``--set``; None when there is none."""
+    for i, c in _unquoted(item):
+        if c == "=":
             return item[:i], item[i + 1 :]
     return None
 
@@ -645,18 +653,8 @@ def _top_level_items(text: str) -> list[str]:
     """``text`` split at its commas outside quotes (TOML's basic strings with their backslash
     escapes, and literal ones), braces and brackets."""
     items, start, depth = [], 0, 0
-    quote = ""
-    escaped = False
-    for i, c in enumerate(text):
-        if quote == '"' and escaped:
-            escaped = False
-        elif quote == '"' and c == "\\":
-            escaped = True
-        elif quote:
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c in "{[":
+    for i, c in _unquoted(text):
+        if c in "{[":
             depth += 1
         elif c in "}]":
             depth = max(0, depth - 1)
