@@ -813,7 +813,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PATH=V1,V2,...",
-        help="a parameter to sweep; several --param give their cartesian product",
+        help="a parameter to sweep, its values as --set writes them, split at the commas "
+        'outside a table, array or string (queue={type="red", limit=50},{type="red", '
+        "limit=100} is two); several --param give their cartesian product",
     )
     w.add_argument(
         "--seeds", type=_count("seeds", MAX_RUNS), default=1, help="seeds 1..N per point"

@@ -273,14 +273,34 @@ class Result:
         )
 
     def series_of(self, name: str, metric: str) -> pd.Series:
-        """One time series, indexed by time in seconds.
+        """One time series, indexed by time in seconds: of a flow (``"f1"``) or a link
+        direction (``"bottleneck:a_to_b"``).
 
         >>> # res.series_of("f1", "cwnd_bytes").plot()
+
+        Raises
+        ------
+        ValueError
+            No series of that name, or none of that metric, naming those there are: a
+            misspelled one gave an empty series, a figure with nothing drawn (campaign 10,
+            issue 32).
         """
         import pandas as pd
 
         s = self.series
-        sel = s[(s["name"] == name) & (s["metric"] == metric)]
+        of_name = s[s["name"] == name]
+        sel = of_name[of_name["metric"] == metric]
+        if sel.empty:
+            if s.empty:
+                raise ValueError(
+                    f"series_of({name!r}, {metric!r}): this run has no series (its scenario "
+                    "traces none: [trace] interval)"
+                )
+            if of_name.empty:
+                known = ", ".join(sorted(set(s["name"])))
+                raise ValueError(f"series_of: no series of {name!r}; series are of {known}")
+            known = ", ".join(sorted(set(of_name["metric"])))
+            raise ValueError(f"series_of: {name!r} has no series {metric!r}; it has {known}")
         return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)
 
     def _repr_html_(self) -> str:

@@ -12,7 +12,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -207,6 +207,10 @@ def _override_strings(overrides: Sequence[str]) -> tuple[str, ...]:
             f"overrides: expected a list of PATH=VALUE strings, not one string; write "
             f"[{overrides!r}]"
         )
+    if not isinstance(overrides, Iterable):  # None was "'NoneType' object is not iterable"
+        raise TypeError(
+            f"overrides: expected a list of PATH=VALUE strings, not {type(overrides).__name__}"
+        )
     items = tuple(overrides)
     for item in items:
         if not isinstance(item, str):
@@ -270,6 +274,41 @@ def format_value(value: Any) -> str:
     raise TypeError(f"cannot use a {type(value).__name__} as a scenario value")
 
 
+#: TOML's integers are 64-bit (TOML 1.0, "Integer").
+_TOML_INT = range(-(2**63), 2**63)
+
+
+def _plain_tree(value: Any, path: str) -> Any:
+    """``from_dict``'s tree as TOML can write it, or an error naming the key that cannot be
+    written (campaign 10, issue 32: ``{"seed": 10**30}`` was "TOML syntax error at line 2,
+    column 8" of a text the user never wrote, a set "Object of type 'set' is not TOML
+    serializable", a number key "Invalid mapping key '1'"; none said where). numpy's scalars
+    and arrays become Python's, as in :func:`format_value`."""
+    np = _numpy()
+    if np is not None and isinstance(value, np.generic):
+        value = value.item()
+    where = path or "tree"
+    if isinstance(value, Mapping):
+        plain = {}
+        for key, v in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: key {key!r} is not a string (TOML keys are strings)")
+            plain[key] = _plain_tree(v, f"{path}.{key}" if path else key)
+        return plain
+    if isinstance(value, (bool, float, str)):
+        return value
+    if isinstance(value, int):
+        if value not in _TOML_INT:
+            raise ValueError(
+                f"{where}: {value} is out of range; an integer is from -2^63 to 2^63 - 1 "
+                '(TOML 1.0, "Integer": 64 bit)'
+            )
+        return value
+    if isinstance(value, (list, tuple)) or (np is not None and isinstance(value, np.ndarray)):
+        return [_plain_tree(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    raise TypeError(f"{where}: cannot use a {type(value).__name__} as a scenario value")
+
+
 class Scenario:
     """A scenario: TOML text and an ordered list of overrides.
 
@@ -331,7 +370,11 @@ class Scenario:
         # included, with a traceback before the CLI could name it.
         import tomli_w
 
-        return cls(tomli_w.dumps(dict(tree)), source="<dict>")
+        if not isinstance(tree, Mapping):
+            raise TypeError(
+                f"tree: expected the scenario's tables as a dict, not {type(tree).__name__}"
+            )
+        return cls(tomli_w.dumps(_plain_tree(tree, "")), source="<dict>")
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -445,6 +488,13 @@ def run(
     SimulationError
         The run failed.
     """
+    if progress is not None and not callable(progress):
+        # Found out only by a run long enough to report progress, and then as "'str' object
+        # is not callable" from inside the core (campaign 10, issue 32).
+        raise TypeError(
+            "progress: expected a function of (sim_s, events, duration_s), not "
+            f"{type(progress).__name__}"
+        )
     sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
     sc = sc.with_overrides(overrides)
     folder = None if pcap_dir is None else os.fspath(pcap_dir)

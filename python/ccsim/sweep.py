@@ -579,12 +579,12 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
-def split_path(item: str) -> tuple[str, str] | None:
-    """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
-    as the core splits a ``--set``; None when there is none."""
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """The characters of ``text`` outside TOML's strings, with their index: basic strings
+    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too."""
     quote = ""
     escaped = False
-    for i, c in enumerate(item):
+    for i, c in enumerate(text):
         if quote == '"' and escaped:
             escaped = False  # a basic string's escape ("\"" inside the key)
         elif quote == '"' and c == "\\":
@@ -593,7 +593,15 @@ def split_path(item: str) -> tuple[str, str] | None:
             quote = "" if c == quote else quote
         elif c in "\"'":
             quote = c
-        elif c == "=":
+        else:
+            yield i, c
+
+
+def split_path(item: str) -> tuple[str, str] | None:
+    """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
+    as the core splits a ``--set``; None when there is none."""
+    for i, c in _unquoted(item):
+        if c == "=":
             return item[:i], item[i + 1 :]
     return None
 
@@ -620,15 +628,41 @@ def key_path(path: str) -> tuple[str, ...]:
 
 
 def parse_param(spec: str) -> tuple[str, list[str]]:
-    """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"])."""
+    """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"]). The values are split at
+    the commas outside a TOML table, array or string, so a value may be any ``--set`` value:
+    ``links.x.queue={type="red", limit=50},{type="red", limit=100}`` is two queues, where
+    splitting at every comma gave four pieces, refused as ``found string "{type=\"red\""``
+    (campaign 10, issue 32). An empty value (``0.01,,0.02``) is refused: it was dropped, and
+    the sweep ran one point fewer than written."""
     split = split_path(spec)
     if split is None:
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
     path, values = split
-    vals = [v.strip() for v in values.split(",") if v.strip()]
-    if not path.strip() or not vals:
+    vals = [v.strip() for v in _top_level_items(values)]
+    if not path.strip() or not any(vals):
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
+    if "" in vals:
+        raise ValueError(
+            f'--param "{spec}": value {vals.index("") + 1} of {len(vals)} is empty (two '
+            "commas in a row, or one at an end)"
+        )
     return path.strip(), vals
+
+
+def _top_level_items(text: str) -> list[str]:
+    """``text`` split at its commas outside quotes (TOML's basic strings with their backslash
+    escapes, and literal ones), braces and brackets."""
+    items, start, depth = [], 0, 0
+    for i, c in _unquoted(text):
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth = max(0, depth - 1)
+        elif c == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
 
 
 def tag_value(raw: str) -> Any:

@@ -264,3 +264,25 @@ def test_the_classes_and_pings_tables_cross_and_survive_a_parquet_round_trip(
     assert (out / "classes.parquet").exists() and (out / "pings.parquet").exists()
     back = ccsim.Result.from_parquet(out)
     assert back.classes.equals(res.classes) and back.pings.equals(res.pings)
+
+
+def test_a_progress_that_is_not_a_function_is_refused_before_the_run(two_hosts: str) -> None:
+    # Campaign 10: accepted, and found out only by a run long enough to report progress.
+    with pytest.raises(TypeError, match=r"^progress: expected a function of \(sim_s, events, "
+                                        r"duration_s\), not str$"):  # fmt: skip
+        ccsim.run(ccsim.Scenario.from_str(two_hosts), progress="x")  # type: ignore[arg-type]
+
+
+def test_series_of_a_name_or_metric_the_run_lacks_names_those_it_has(two_hosts: str) -> None:
+    # Campaign 10: a misspelled name or metric gave an empty series, a plot of nothing.
+    res = ccsim.run(ccsim.Scenario.from_str(two_hosts).set("trace.interval", "100ms"))
+    assert len(res.series_of("f1", "cwnd_bytes")) > 0
+    with pytest.raises(ValueError) as raised:
+        res.series_of("f1", "cwnd")
+    assert str(raised.value) == (
+        "series_of: 'f1' has no series 'cwnd'; it has cwnd_bytes, delivered_bytes, srtt_s, "
+        "ssthresh_bytes"
+    )
+    known = r"^series_of: no series of 'bottleneck'; series are of access:a_to_b, access:b_to_a"
+    with pytest.raises(ValueError, match=known):
+        res.series_of("bottleneck", "queue_bytes")

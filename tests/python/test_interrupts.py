@@ -108,6 +108,63 @@ def _popen(cmd: list[str]) -> subprocess.Popen[str]:
     return proc
 
 
+# --- start-up --------------------------------------------------------------------------------
+
+#: The `ccsim` command as pip installed it (its script imports ccsim.__main__), else the same
+#: entry point through `python -m ccsim`.
+_SCRIPT = Path(sys.executable).with_name("ccsim")
+ENTRY = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "ccsim"]
+
+
+def _core_loaded(pid: int) -> bool:
+    """Whether the process has mapped ccsim's core: it is importing ccsim's modules."""
+    try:
+        return "_core." in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def test_the_installed_command_starts_at_the_light_entry_point() -> None:
+    text = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    assert 'ccsim = "ccsim.__main__:main"' in text
+
+
+def test_the_entry_point_stops_on_the_signals_the_command_stops_on() -> None:
+    import ccsim.__main__
+    import ccsim.cli
+
+    assert ccsim.__main__.STOP_SIGNALS == ccsim.cli.STOP_SIGNALS
+
+
+# Bug (campaign 9, issue 32): Ctrl-C while the command was still importing its modules (the
+# core, the tables, argparse: 0.1-0.3 s) printed a KeyboardInterrupt traceback from inside the
+# import; SIGTERM or SIGHUP there killed it without a word. A signal in the interpreter's own
+# start (before the first line of ccsim runs) is Python's, not ccsim's: each delay counts from
+# the moment the process has ccsim's core mapped, which is the middle of ccsim's import.
+@pytest.mark.parametrize(
+    ("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
+def test_a_signal_while_the_command_starts_gives_the_one_line_and_the_status(
+    examples: Path, sig: signal.Signals, status: int
+) -> None:
+    seen = []
+    for delay in (0.0, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.25, 0.5):
+        proc = _popen([*ENTRY, "validate", str(examples / "random-loss.toml")])
+        _wait_until(lambda p=proc: _core_loaded(p.pid) or p.poll() is not None, 20.0)
+        time.sleep(delay)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=20)
+        _no_traceback(stderr)
+        seen.append(proc.returncode)
+        if proc.returncode == 0:  # validated before the signal came
+            assert stderr == ""
+            continue
+        assert proc.returncode == status, (delay, stderr)
+        assert stderr.splitlines() == [f"ccsim: interrupted by {sig.name}; nothing was written"]
+        assert stdout == ""
+    assert status in seen, "no delay landed before the command ended: the test tested nothing"
+
+
 # --- ccsim run -------------------------------------------------------------------------------
 
 

@@ -136,3 +136,68 @@ def test_overrides_given_as_one_string_or_not_strings_are_refused_naming_the_arg
     with pytest.raises(TypeError, match=r"^text: expected TOML text \(str\), not bytes$"):
         ccsim.Scenario.from_str(two_hosts.encode())  # type: ignore[arg-type]
     assert sc.with_overrides(["duration=1s"]).overrides == ("duration=1s",)
+
+
+def test_overrides_that_are_no_list_at_all_are_refused_naming_the_argument(
+    two_hosts: str,
+) -> None:
+    # Campaign 10: with_overrides(None) was "'NoneType' object is not iterable".
+    sc = ccsim.Scenario.from_str(two_hosts)
+    with pytest.raises(TypeError, match=r"^overrides: expected a list of PATH=VALUE strings, "
+                                        r"not NoneType$"):  # fmt: skip
+        sc.with_overrides(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^overrides: .* not int$"):
+        ccsim.run(sc, overrides=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("tree", "error", "message"),
+    [
+        (None, TypeError, "tree: expected the scenario's tables as a dict, not NoneType"),
+        ([], TypeError, "tree: expected the scenario's tables as a dict, not list"),
+        ({1: 2}, TypeError, "tree: key 1 is not a string (TOML keys are strings)"),
+        ({"nodes": {"a": {2: "x"}}}, TypeError,
+         "nodes.a: key 2 is not a string (TOML keys are strings)"),
+        ({"duration": {1, 2}}, TypeError, "duration: cannot use a set as a scenario value"),
+        ({"links": {"l": {"rate": b"1Mbps"}}}, TypeError,
+         "links.l.rate: cannot use a bytes as a scenario value"),
+        ({"seed": 10**30}, ValueError,
+         'seed: 1000000000000000000000000000000 is out of range; an integer is from -2^63 to '
+         '2^63 - 1 (TOML 1.0, "Integer": 64 bit)'),
+        ({"x": [1, -(2**63) - 1]}, ValueError,
+         f'x[1]: {-(2**63) - 1} is out of range; an integer is from -2^63 to 2^63 - 1 '
+         '(TOML 1.0, "Integer": 64 bit)'),
+    ],
+)  # fmt: skip
+def test_from_dict_refuses_what_toml_cannot_hold_naming_the_key(
+    tree: object, error: type[Exception], message: str
+) -> None:
+    # Campaign 10: None was "'NoneType' object is not iterable", a list was taken, a set was
+    # "Object of type 'set' is not TOML serializable", and a seed of 10**30 "TOML syntax error
+    # at line 2, column 8" of a text the caller never wrote: none said which key.
+    with pytest.raises(error) as raised:
+        ccsim.Scenario.from_dict(tree)  # type: ignore[arg-type]
+    assert str(raised.value) == message
+
+
+def test_from_dict_takes_numpy_numbers_as_their_python_values(two_hosts: str) -> None:
+    import numpy as np
+    import tomllib
+
+    tree = tomllib.loads(two_hosts)
+    tree["seed"] = np.int64(4)
+    tree["duration"] = "1s"
+    assert "seed = 4" in ccsim.Scenario.from_dict(tree).to_toml()
+
+
+def test_an_integer_beyond_64_bits_set_from_python_is_out_of_range_naming_the_key(
+    two_hosts: str,
+) -> None:
+    # Campaign 10: it was "seed: expected an integer, found string "1000...""; a queue limit
+    # "has no unit; write 99999999999999999999 for packets", the same number again.
+    sc = ccsim.Scenario.from_str(two_hosts).set("seed", 10**30)
+    out_of_range = (
+        r"^seed: 1000000000000000000000000000000 is out of range; an integer is from -2\^63"
+    )
+    with pytest.raises(ccsim.ScenarioError, match=out_of_range):
+        sc.validate()

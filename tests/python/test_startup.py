@@ -85,3 +85,17 @@ def test_every_public_name_is_there_without_importing_the_heavy_libraries(name: 
 def test_ccsim_models_is_still_reachable_as_an_attribute_and_brings_numpy() -> None:
     code = "import ccsim\nassert callable(ccsim.models.mathis)"
     assert "numpy" in heavy_modules_after(code)
+
+
+def test_the_command_entry_point_sets_its_signal_handling_before_importing_ccsim_itself() -> None:
+    # The `ccsim` script imports ccsim.__main__, whose handlers must be set before the core
+    # and the CLI load (a Ctrl-C during that import printed a traceback: campaign 10, issue 32).
+    code = (
+        "import sys, ccsim.__main__\n"
+        "print(sorted(m for m in ('ccsim._core', 'ccsim.cli', 'ccsim.result', 'argparse') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

@@ -300,3 +300,44 @@ def test_the_seed_in_any_spelling_is_not_a_parameter_or_an_override(
 
 def test_a_quoted_key_holding_an_equals_sign_is_one_parameter_path() -> None:
     assert sweep.parse_param('nodes."a=b".hook=x, y') == ('nodes."a=b".hook', ["x", "y"])
+
+
+def test_param_values_split_only_at_commas_outside_tables_arrays_and_strings() -> None:
+    # Campaign 10: two queue tables were split at every comma into four pieces, and the sweep
+    # was refused with `queue: expected a table ..., found string "{type=\"red\""`.
+    two_queues = 'links.l.queue={type="red", limit=50},{ type = "red", limit = 100 }'
+    assert sweep.parse_param(two_queues) == (
+        "links.l.queue",
+        ['{type="red", limit=50}', '{ type = "red", limit = 100 }'],
+    )
+    assert sweep.parse_param("x=[1, 2],[3]") == ("x", ["[1, 2]", "[3]"])
+    assert sweep.parse_param('v="a,b", \'c,d\', "e\\",f"') == (
+        "v",
+        ['"a,b"', "'c,d'", '"e\\",f"'],
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"), [("a=0.01,,0.02", "value 2 of 3"), ("a=0.01,", "value 2 of 2"),
+                        ("a=,0.01", "value 1 of 2")],
+)  # fmt: skip
+def test_an_empty_param_value_is_refused_not_dropped(spec: str, where: str) -> None:
+    # Campaign 10: `0.01,,0.02` ran two points, the empty one dropped without a word.
+    with pytest.raises(ValueError) as raised:
+        sweep.parse_param(spec)
+    assert str(raised.value) == (
+        f'--param "{spec}": {where} is empty (two commas in a row, or one at an end)'
+    )
+
+
+def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path) -> None:
+    from ccsim.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    queues = 'links.bottleneck.queue={type="droptail", limit=5},{type="droptail", limit=50}'
+    assert main(["sweep", str(f), "--param", queues, "--out", str(out)]) == 0
+    import pandas as pd
+
+    assert len(set(pd.read_parquet(out / "links.parquet")["links.bottleneck.queue"])) == 2

@@ -646,9 +646,24 @@ fn names_that_would_reach_file_names_as_paths_or_line_breaks_are_refused() {
         error_of(&nul, &[]),
         r#"flows: "f\01" is not a valid name: it contains the control character '\0' (names appear in file names and on the terminal)"#
     );
-    // Any other character is a name, Hangul included.
+    // Campaign 10: a bidirectional override (U+202E) in a flow's name reversed the rest of its
+    // line in `ccsim run`'s table, its goodput and RTT shown backwards.
+    let reversed = BASE.replace("[flows.f1]", "[flows.\"f\\u202E1\"]");
+    assert_eq!(
+        error_of(&reversed, &[]),
+        r#"flows: "f\u{202e}1" is not a valid name: it contains the bidirectional control '\u{202e}' (it reorders the text after it on the terminal)"#
+    );
+    let isolate = BASE.replace(
+        "r1 = \"router\"",
+        "r1 = \"router\"\n\"a\\u2066\" = \"router\"",
+    );
+    assert!(error_of(&isolate, &[]).contains("the bidirectional control '\\u{2066}'"));
+    // Any other character is a name, Hangul included, and a zero-width joiner or non-joiner
+    // (U+200D, U+200C: emoji sequences, Persian words) is not a bidirectional control.
     let hangul = BASE.replace("[flows.f1]", "[flows.\"흐름1\"]");
     assert!(load(&hangul, &[]).is_ok());
+    let joined = BASE.replace("[flows.f1]", "[flows.\"می\\u200Cخواهم\"]");
+    assert!(load(&joined, &[]).is_ok());
 }
 
 #[test]

@@ -9,7 +9,7 @@ import itertools
 import math
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,8 @@ class Engine:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
+        #: Set by close(): every run stops, a job's own mark or not (see close).
+        self.closed = False
 
     def store(self, plan_id: str, quick: bool) -> Any:
         """The store of a plan's runs in a mode: a reproduction's of that mode, else of the
@@ -64,8 +66,14 @@ class Engine:
         return Store(folder)
 
     def close(self) -> None:
-        """Cancel every job and drop the runs not started yet."""
+        """Cancel every job and drop the runs not started yet.
+
+        The runs look at ``closed`` as well as their job's mark: a job submitted while this
+        ran (a request in flight at Ctrl-C) was missed by the loop below, its run went on for
+        minutes in a pool thread, and the interpreter's exit waited for it (the explorer
+        seen hanging after Ctrl-C under load: campaigns 9 and 10, issue 32)."""
         with self._lock:
+            self.closed = True
             for job in self.jobs.values():
                 job.cancelled = True
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -77,6 +85,7 @@ class Engine:
     def submit(self, request: Request) -> Job:
         job = Job(f"j{next(self._ids)}", request)
         with self._lock:
+            job.cancelled = self.closed  # after close(): ends at once, running nothing
             self.jobs[job.id] = job
             # Keep the last 64 jobs for late readers; older ones are finished or abandoned.
             for old in list(self.jobs)[:-64]:
@@ -107,12 +116,12 @@ class Engine:
             rec = store.load_valid(key)
             if rec is not None:
                 return rec, True
-            if job.cancelled:
+            if job.cancelled or self.closed:
                 raise Cancelled
             last = [0.0]
 
             def progress(sim_s: float, events: int, duration_s: float) -> None:
-                if job.cancelled:
+                if job.cancelled or self.closed:
                     raise Cancelled
                 now = time.perf_counter()
                 if now - last[0] > 0.25:
@@ -135,6 +144,8 @@ class Engine:
         # Everything inside the try: a job whose thread died (a results folder that cannot be
         # written) would leave the page waiting for ever; an error event ends it on the page.
         try:
+            if job.cancelled:
+                raise Cancelled
             store = self.store(plan.id, r.quick)
             groups: list[tuple[str, str | None, list[Any]]] = []
             xs: list[str | None] = list(r.xs) if r.figure.kind == "points" else [None]
@@ -167,7 +178,7 @@ class Engine:
                                      for k, v in row.items() if k != "line"})  # fmt: skip
                 else:
                     self._emit_point(job, line, x, recs)
-        except Cancelled:
+        except (Cancelled, CancelledError):  # CancelledError: a run close() dropped unstarted
             job.emit("cancelled", done=done, total=total)
         except OSError as e:  # the run store: a folder gone, read-only, or a full disk
             job.cancelled = True

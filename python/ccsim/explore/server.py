@@ -431,7 +431,7 @@ def stopping_server(config: Any, engine: Engine) -> Any:
     raised KeyboardInterrupt wherever the event loop was, and a job's open event stream printed
     a 30-line traceback above ccsim's line (campaign 8, issue 32). Captured here, it shuts the
     server down as the other two do; uvicorn raises it again once it has stopped, and the CLI
-    ends with its line and status 129.
+    ends with its line and status 129. Of several signals, the first is raised again.
 
     uvicorn's shutdown waits for every open response to end, and a job's event stream ends
     only with its job: SIGINT or SIGTERM with a page watching a minutes-long run kept the
@@ -449,6 +449,13 @@ def stopping_server(config: Any, engine: Engine) -> Any:
     class Stopping(uvicorn.Server):  # type: ignore[misc]
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)
+            # uvicorn raises each signal it caught again once it has stopped, the last
+            # first: SIGTERM then SIGHUP was reported as "interrupted by SIGHUP", status
+            # 129 (campaign 9, issue 32). The CLI reports the first it sees, so only the
+            # first received is raised again.
+            captured = getattr(self, "_captured_signals", None)
+            if isinstance(captured, list):
+                del captured[1:]
             threading.Thread(target=engine.close, daemon=True).start()
 
         @contextmanager

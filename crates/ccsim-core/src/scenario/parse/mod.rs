@@ -172,7 +172,22 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
     })?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     check_override_entry(tree, &keys)?;
-    let value = parse_override_value(raw.trim());
+    let raw = raw.trim();
+    if integer_out_of_range(raw) {
+        // Taken as a bare string, it was refused as `found string "99999999999999999999"`,
+        // or as a size without a unit with the advice to write the same number again.
+        let at = keys
+            .iter()
+            .fold(String::new(), |path, key| join(&path, key));
+        return Err(error(
+            &at,
+            format!(
+                "{raw} is out of range; an integer is from -2^63 to 2^63 - 1 (TOML 1.0, \
+                 \"Integer\": 64 bit)"
+            ),
+        ));
+    }
+    let value = parse_override_value(raw);
     let (last, parents) = keys.split_last().expect("split gives at least one key");
     let mut table = tree;
     for (i, key) in parents.iter().enumerate() {
@@ -243,6 +258,19 @@ fn override_keys(path: &str) -> Option<Vec<String>> {
             _ => return None,
         }
     }
+}
+
+/// Whether `raw` is a decimal integer as TOML writes one (a sign, digits, single underscores
+/// between digits, no leading zero) that does not fit in TOML's 64-bit integer.
+fn integer_out_of_range(raw: &str) -> bool {
+    let digits = raw.strip_prefix(['+', '-']).unwrap_or(raw);
+    let well_formed = !digits.is_empty()
+        && digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.ends_with(|c: char| c.is_ascii_digit())
+        && !digits.contains("__")
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && !(digits.len() > 1 && digits.starts_with('0'));
+    well_formed && raw.replace('_', "").parse::<i64>().is_err()
 }
 
 fn parse_override_value(raw: &str) -> Value {
@@ -934,6 +962,46 @@ interval = "100ms"
             LossSpec::Uniform { rate: 0.1 }
         );
         assert_eq!(s.duration, SimDuration::from_secs(120));
+    }
+
+    #[test]
+    fn an_integer_override_beyond_64_bits_is_out_of_range_not_a_string() {
+        // Campaign 10: `--set seed=1000000000000000000000000000000` said "expected an integer,
+        // found string", and a queue limit "has no unit; write 99999999999999999999 for packets".
+        for (item, path, raw) in [
+            (
+                "seed=1000000000000000000000000000000",
+                "seed",
+                "1000000000000000000000000000000",
+            ),
+            (
+                "links.bottleneck.queue.limit=99_999_999_999_999_999_999",
+                "links.bottleneck.queue.limit",
+                "99_999_999_999_999_999_999",
+            ),
+            (
+                "duration=-9223372036854775809",
+                "duration",
+                "-9223372036854775809",
+            ),
+        ] {
+            let e = load(MINIMAL, &[item], None).unwrap_err();
+            assert_eq!(e.path, path);
+            assert_eq!(
+                e.message,
+                format!(
+                    "{raw} is out of range; an integer is from -2^63 to 2^63 - 1 (TOML 1.0, \
+                     \"Integer\": 64 bit)"
+                )
+            );
+        }
+        // The largest integer is one; a leading zero or a lone underscore is not an integer.
+        assert!(!integer_out_of_range("9223372036854775807"));
+        assert!(!integer_out_of_range("-9223372036854775808"));
+        assert!(!integer_out_of_range("0099999999999999999999"));
+        assert!(!integer_out_of_range("_"));
+        assert!(!integer_out_of_range("1__0"));
+        assert!(integer_out_of_range("9223372036854775808"));
     }
 
     #[test]

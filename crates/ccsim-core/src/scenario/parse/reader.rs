@@ -124,7 +124,10 @@ fn range_rule(min: i64, max: i64) -> String {
 /// end up in a file name), and of random-stream identities (`link/NAME/ab`, where a `/` would
 /// let two different components share an identity and so a stream). Hence no `.`, no `/`, and
 /// no control character (NUL, line breaks, escapes, which also garble the terminal when an
-/// error names them); any other character, Hangul included, is allowed.
+/// error names them), and no bidirectional control (Unicode UAX #9 §2.1-2.6: LRE ... PDI,
+/// LRM, RLM, ALM), which reorders what follows it on the terminal and in the report: a flow
+/// named with U+202E showed `ccsim run`'s figures on its line reversed, the "Trojan Source"
+/// display of CVE-2021-42574. Any other character, Hangul included, is allowed.
 pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
     if name.is_empty() {
         Err(error(
@@ -154,9 +157,27 @@ pub(super) fn check_name(parent: &str, name: &str) -> Res<()> {
                  (names appear in file names and on the terminal)"
             ),
         ))
+    } else if let Some(c) = name.chars().find(|c| is_bidi_control(*c)) {
+        Err(error(
+            parent,
+            format!(
+                "{name:?} is not a valid name: it contains the bidirectional control {c:?} \
+                 (it reorders the text after it on the terminal)"
+            ),
+        ))
     } else {
         Ok(())
     }
+}
+
+/// The explicit bidirectional formatting characters of Unicode UAX #9 §2: the embeddings and
+/// overrides (LRE, RLE, PDF, LRO, RLO: U+202A-U+202E), the isolates (LRI, RLI, FSI, PDI:
+/// U+2066-U+2069) and the marks (LRM U+200E, RLM U+200F, ALM U+061C).
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -355,9 +355,20 @@ fn read_initial_window(f: &Field) -> Res<InitialWindow> {
 fn read_ecn(f: &Field) -> Res<(bool, EcnFeedback, bool)> {
     match f.value {
         Value::Boolean(on) => Ok((*on, EcnFeedback::Rfc3168, false)),
-        Value::String(_) => {
-            let l4s = f.choice(&["dctcp", "l4s"])? == "l4s";
-            Ok((true, EcnFeedback::Dctcp, l4s))
+        Value::String(s) if s == "dctcp" => Ok((true, EcnFeedback::Dctcp, false)),
+        Value::String(s) if s == "l4s" => Ok((true, EcnFeedback::Dctcp, true)),
+        // Every value is named, the booleans too: "is not one of dctcp" told a user who wrote
+        // ecn = "true" that dctcp was the only choice (campaign 10, issue 32).
+        Value::String(s) => {
+            let quoted = matches!(s.as_str(), "true" | "false");
+            Err(f.error(format!(
+                "{s:?} is not one of true, false, \"dctcp\" or \"l4s\"{}",
+                if quoted {
+                    " (true and false are written without quotes)"
+                } else {
+                    ""
+                }
+            )))
         }
         _ => Err(f.expected("true, false, \"dctcp\" or \"l4s\"")),
     }
@@ -1210,7 +1221,12 @@ mod tests {
         );
         assert_eq!(
             message(MINIMAL, &["flows.f1.ecn=\"prague\""]),
-            "flows.f1.ecn: \"prague\" is not one of dctcp, l4s"
+            "flows.f1.ecn: \"prague\" is not one of true, false, \"dctcp\" or \"l4s\""
+        );
+        assert_eq!(
+            message(MINIMAL, &["tcp.ecn=\"true\""]),
+            "tcp.ecn: \"true\" is not one of true, false, \"dctcp\" or \"l4s\" (true and false \
+             are written without quotes)"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "dctcp", g = 0 }"#]),

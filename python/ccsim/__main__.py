@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""The ``ccsim`` command's entry point (``python -m ccsim`` too): the stop signals handled
+before anything heavy is imported.
+
+Loading the command (the core, the result tables, argparse: ~0.1 s, more on a busy machine) is
+the first thing a user's Ctrl-C can land in. With Python's own handler it raised
+KeyboardInterrupt inside whatever module was being imported, and the user saw that traceback
+instead of the line every later Ctrl-C prints (campaign 9, issue 32); SIGTERM and SIGHUP
+killed the process without a word. So this module imports nothing but ``signal``, ``os`` and
+``sys`` (``import ccsim`` is lazy, PEP 562), sets a handler for the stop signals, and only
+then imports :mod:`ccsim.cli`, whose :func:`ccsim.cli.main` sets its own handlers for the
+command's run. A signal before that is reported as cli's are: ``ccsim: interrupted by SIGINT;
+nothing was written``, status 128 + the signal's number.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+#: Must equal ccsim.cli.STOP_SIGNALS, which cannot be imported yet (a test checks they agree).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def main() -> int:
+    received: list[int] = []
+    done = False
+
+    def interrupt(signum: int, frame: object) -> None:
+        # A second signal while the first unwinds the import: already stopping. One after
+        # the command returned: its output is written, and its status is the one to exit with.
+        if received or done:
+            return
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    def unraisable(info: object) -> None:
+        # The KeyboardInterrupt raised inside a finalizer (an import lock's weakref callback)
+        # cannot get out of it, and the import went on, deaf. Sent again a moment later from
+        # another thread, so that it is raised where it can stop the command, as cli does.
+        if not (isinstance(getattr(info, "exc_value", None), KeyboardInterrupt) and received):
+            sys.__unraisablehook__(info)  # type: ignore[arg-type]
+            return
+        import threading
+
+        again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), received.pop()))
+        again.daemon = True
+        again.start()
+
+    for s in STOP_SIGNALS:
+        signal.signal(s, interrupt)
+    sys.unraisablehook = unraisable
+    try:
+        from ccsim.cli import main as cli_main
+
+        # cli's own handlers (and its unraisable hook) replace these while the command runs;
+        # a signal while its arguments are parsed (nothing written yet) still ends here.
+        status = cli_main()
+        done = True
+        # The command has ended; what is left is the interpreter's exit, where Python puts
+        # the default action back and a late signal killed the process, its status lost.
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        return status
+    except KeyboardInterrupt:
+        if not received:  # not one of ours: raised by the command itself
+            raise
+        return _interrupted_at_start(received[0])
+    finally:
+        sys.unraisablehook = sys.__unraisablehook__
+
+
+#: How long after a stop signal lost in a finalizer it is sent again (as ccsim.cli's).
+_SIGNAL_AGAIN_S = 0.05
+
+
+def _interrupted_at_start(signum: int) -> int:
+    """The line and status of ``ccsim.cli``'s interruptions, for a stop before it could run."""
+    # Ignored from here to the exit, as cli does once stopping: a late signal must not kill
+    # the process after its message, with the signal's status instead of the command's.
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    line = f"ccsim: interrupted by {signal.Signals(signum).name}; nothing was written\n"
+    if sys.stderr is not None:  # closed (``2>&-``): the status still says it
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except OSError:  # a terminal that hung up: no one to tell
+            pass
+    return 128 + int(signum)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
