@@ -47,12 +47,12 @@
 //! head):
 //!
 //! ```text
-//!   line  0  cwnd ssthresh mss peer_rwnd app_limit rto_deadline last_send limited_tx  ┐
+//!   line  0  cwnd ssthresh mss peer_rwnd app_limit rto_deadline last_send limited_tx ┐
 //!   line  1  min_rtt rto_point reduction_point episode dupacks ts_recent flags algo  │
 //!   line  2  rto: srtt rttvar base_rto backoff, min max granularity                  │ an ACK
 //!   line  3  cfg: spec addresses ports flow stop size                                │ and its
 //!   line  5  counters: rtt sums, bytes and packets sent                              │ segments
-//!   line  8  cc: the controller's tag and (Reno, DCTCP) state                         │
+//!   line  8  cc: the controller's tag and state (all of Reno's)                      │
 //!   line 11  board: snd_una snd_max segs sacked_bytes lost_bytes                     │
 //!   line 12  board: retx_bytes lost_upto rxt_next rule3_next sacked mss              ┘
 //!   line  4  cfg.start; PRR's counters, ns-2's timed segment, ecn_point             variants
