@@ -32,74 +32,113 @@ use crate::packet::{
 use crate::tcp::config::{EcnFeedback, TcpSpec};
 use crate::tcp::recovery::{AnyRecovery, RecoveryOps};
 use crate::tcp::sender::ts_not_older;
+use crate::tcp::{point_opt, time_opt, NO_POINT, NO_TIME};
 use crate::time::{SimDuration, SimTime};
 
+// `repr(C)`: 32 bytes, the second half of the receiver's line 1 ("Layout" in `TcpReceiver`).
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct TcpReceiverConfig {
+    /// Shared by every endpoint built from the same spec (`Arc`): one copy, which stays in the
+    /// cache, instead of 176 bytes in each of 10,000 receivers (docs/performance.md, "Shared
+    /// TCP specs").
+    pub tcp: Arc<TcpSpec>,
     pub addr: Addr,
     pub peer_addr: Addr,
     pub port: Port,
     pub peer_port: Port,
     pub flow: FlowId,
-    /// Shared by every endpoint built from the same spec (`Arc`): one copy, which stays in the
-    /// cache, instead of 176 bytes in each of 10,000 receivers (docs/performance.md, "Shared
-    /// TCP specs").
-    pub tcp: Arc<TcpSpec>,
 }
 
+// Layout: `repr(C)` keeps the declared order, chosen so that a data segment and the ACK it
+// sends touch lines 0, 1 and 3 of the receiver's seven (and line 5 with SACK), as the sender
+// does (`sender.rs`, "Layout"):
+//
+//   line 0   rcv_nxt right_edge last_ack_sent delack_deadline fin_at app_read echo   every segment
+//   line 1   ooo unacked_segments sack ece, cfg                                     every segment
+//   line 2   counters: the sender's (an endpoint's counters are one type)
+//   line 3   counters: packets_received bytes_delivered last_delivery ...           every segment
+//   line 4   counters: the rest                                                     rare
+//   line 5   recent (the SACK blocks to report), ooo_bytes, ts_recent               SACK, loss
+//
+// The times and points that were `Option`s are plain words with a sentinel (`NO_TIME`,
+// `NO_POINT`). The offsets that matter are asserted below.
+#[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
-    cfg: TcpReceiverConfig,
-    sack: bool,
+    // Line 0.
     rcv_nxt: u64,
-    /// Out-of-order data held: start -> end, disjoint and non-adjacent.
-    ooo: BTreeMap<u64, u64>,
-    ooo_bytes: u64,
-    /// SACK blocks in the order to report them: most recent first (RFC 2018 §4).
-    recent: SackBlocks,
-    /// In-order segments received since the last ACK.
-    unacked_segments: u32,
-    delack_deadline: Option<SimTime>,
-    /// Congestion header of the last data segment, echoed in the ACK (XCP).
-    echo: CcHeader,
-    /// Where the application has read up to, if it does not read in-order data at once (a
-    /// relay): the bytes between it and `rcv_nxt` stay in the buffer.
-    app_read: Option<u64>,
     /// The highest right edge of the window advertised so far.
     right_edge: u64,
-    /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since: every ACK carries ECE.
-    /// With DCTCP's feedback (RFC 8257 §3.2), DCTCP.CE: the last segment carried CE.
-    ece: bool,
-    /// End of the stream, once a segment carrying FIN has arrived: with everything below it
-    /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
-    fin_at: Option<u64>,
-    /// RFC 7323 §4.3 TS.Recent: the TSval every ACK echoes (None before the first segment with
-    /// timestamps).
-    ts_recent: Option<u32>,
     /// RFC 7323 §4.3 Last.ACK.sent: the ACK number of the last ACK sent (RCV.NXT unless an ACK
     /// is being delayed).
     last_ack_sent: u64,
+    /// When the delayed ACK is due ([`NO_TIME`]: none is waiting).
+    delack_deadline: SimTime,
+    /// End of the stream, once a segment carrying FIN has arrived: with everything below it
+    /// received, every ACK carries FIN too (the receiver closes its side, RFC 9293 §3.6).
+    /// [`NO_POINT`]: no FIN yet.
+    fin_at: u64,
+    /// Where the application has read up to, if it does not read in-order data at once (a
+    /// relay): the bytes between it and `rcv_nxt` stay in the buffer. [`NO_POINT`]: it reads
+    /// at once.
+    app_read: u64,
+    /// Congestion header of the last data segment, echoed in the ACK (XCP).
+    echo: CcHeader,
+
+    // Line 1.
+    /// Out-of-order data held: start -> end, disjoint and non-adjacent.
+    ooo: BTreeMap<u64, u64>,
+    /// In-order segments received since the last ACK.
+    unacked_segments: u32,
+    sack: bool,
+    /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since: every ACK carries ECE.
+    /// With DCTCP's feedback (RFC 8257 §3.2), DCTCP.CE: the last segment carried CE.
+    ece: bool,
+    cfg: TcpReceiverConfig,
+
+    // Lines 2 to 4.
     counters: FlowCounters,
+
+    // Line 5.
+    /// SACK blocks in the order to report them: most recent first (RFC 2018 §4).
+    recent: SackBlocks,
+    ooo_bytes: u64,
+    /// RFC 7323 §4.3 TS.Recent: the TSval every ACK echoes (None before the first segment with
+    /// timestamps).
+    ts_recent: Option<u32>,
 }
+
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    const LINE: usize = 64;
+    assert!(offset_of!(TcpReceiver, echo) + size_of::<CcHeader>() == LINE);
+    assert!(offset_of!(TcpReceiver, ooo) == LINE);
+    assert!(size_of::<TcpReceiverConfig>() == 32);
+    assert!(offset_of!(TcpReceiver, cfg) + 32 == 2 * LINE);
+    assert!(offset_of!(TcpReceiver, counters) == 2 * LINE);
+    assert!(offset_of!(TcpReceiver, recent) == 5 * LINE);
+    assert!(size_of::<TcpReceiver>() == 7 * LINE);
+};
 
 impl TcpReceiver {
     pub fn new(cfg: TcpReceiverConfig) -> Self {
         TcpReceiver {
-            sack: AnyRecovery::new(cfg.tcp.recovery).uses_sack(),
             rcv_nxt: 0,
-            ooo: BTreeMap::new(),
-            ooo_bytes: 0,
-            recent: SackBlocks::default(),
-            unacked_segments: 0,
-            delack_deadline: None,
-            echo: CcHeader::None,
-            app_read: None,
             right_edge: 0,
-            fin_at: None,
-            ts_recent: None,
             last_ack_sent: 0,
+            delack_deadline: NO_TIME,
+            fin_at: NO_POINT,
+            app_read: NO_POINT,
+            echo: CcHeader::None,
+            ooo: BTreeMap::new(),
+            unacked_segments: 0,
+            sack: AnyRecovery::new(cfg.tcp.recovery).uses_sack(),
             ece: false,
             counters: FlowCounters::default(),
+            recent: SackBlocks::default(),
+            ooo_bytes: 0,
+            ts_recent: None,
             cfg,
         }
     }
@@ -121,13 +160,13 @@ impl TcpReceiver {
     /// buffer, whose bytes leave when the mobile host acknowledges them). Without this call
     /// the application reads in-order data at once.
     pub fn set_app_read(&mut self, read_upto: u64) {
-        self.app_read = Some(read_upto);
+        self.app_read = read_upto;
     }
 
     /// The right edge of the receive buffer: the first byte not yet read by the application
     /// plus the buffer size.
     fn buffer_edge(&self) -> u64 {
-        self.app_read
+        point_opt(self.app_read)
             .unwrap_or(self.rcv_nxt)
             .min(self.rcv_nxt)
             .saturating_add(self.cfg.tcp.rcv_buffer)
@@ -177,7 +216,7 @@ impl TcpReceiver {
         self.note_timestamp(h);
         let (seq, end) = (h.seq, h.end_seq());
         if h.is_fin() {
-            self.fin_at = Some(end);
+            self.fin_at = end;
         }
         if end <= self.rcv_nxt {
             // An old duplicate: tell the sender where we are at once.
@@ -211,8 +250,8 @@ impl TcpReceiver {
                 self.unacked_segments += 1;
                 if self.unacked_segments >= self.cfg.tcp.delack_count {
                     self.send_ack(now, out);
-                } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + self.cfg.tcp.delack_timeout);
+                } else if self.delack_deadline == NO_TIME {
+                    self.delack_deadline = now + self.cfg.tcp.delack_timeout;
                 }
             } else {
                 self.send_ack(now, out);
@@ -375,7 +414,7 @@ impl TcpReceiver {
 
     /// Everything up to the sender's FIN has arrived.
     fn closing(&self) -> bool {
-        self.fin_at.is_some_and(|f| self.rcv_nxt >= f)
+        point_opt(self.fin_at).is_some_and(|f| self.rcv_nxt >= f)
     }
 
     /// The handshake (RFC 9293 §3.5): a SYN is answered with SYN-ACK, at once and each time
@@ -417,7 +456,7 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.unacked_segments = 0;
-        self.delack_deadline = None;
+        self.delack_deadline = NO_TIME;
         let ack = if self.sack {
             Acknowledgment::with_sack(self.rcv_nxt, &self.recent)
         } else {
@@ -481,13 +520,13 @@ impl Endpoint for TcpReceiver {
     }
 
     fn handle_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        if self.delack_deadline.is_some_and(|t| t <= now) {
+        if time_opt(self.delack_deadline).is_some_and(|t| t <= now) {
             self.send_ack(now, out);
         }
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.delack_deadline
+        time_opt(self.delack_deadline)
     }
 }
 

@@ -77,14 +77,19 @@ pub struct CumAck {
     pub sample_sent_at: Option<SimTime>,
 }
 
+// Layout: `repr(C)` keeps the declared order, so that what every ACK reads and writes is the
+// first two 64-byte lines (the TCP sender places the scoreboard at a line's start,
+// `tcp/sender.rs` "Layout"):
+//
+//   line 0  snd_una snd_max segs sacked_bytes lost_bytes          every ACK and send: pipe
+//   line 1  retx_bytes lost_upto rxt_next rule3_next sacked mss   every ACK: the cursors
+//   line 2+ recent, scratch                                       an ACK with SACK blocks
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
-    segs: VecDeque<Seg>,
-    mss: u64,
     snd_una: u64,
     snd_max: u64,
-    /// SACKed ranges above SND.UNA, disjoint and non-adjacent: start -> end.
-    sacked: BTreeMap<u64, u64>,
+    segs: VecDeque<Seg>,
     sacked_bytes: u64,
     /// Bytes of segments marked lost and not SACKed (partially acked front counted exactly).
     lost_bytes: u64,
@@ -97,15 +102,25 @@ pub struct Scoreboard {
     /// NextSeg rule (3)'s cursor: no un-SACKed, un-retransmitted segment below it qualifies.
     /// Reset at the start of each recovery.
     rule3_next: u64,
-    /// Scratch space for `on_sack_block`, kept to avoid an allocation per ACK.
-    scratch: Vec<(u64, u64)>,
+    /// SACKed ranges above SND.UNA, disjoint and non-adjacent: start -> end.
+    sacked: BTreeMap<u64, u64>,
+    mss: u64,
     /// The SACKed ranges the last blocks ended up in, most recent last (`(0, 0)`: none). Every
     /// byte of them at or above SND.UNA is SACKed in `sacked` (the map only loses what a
     /// cumulative ACK covers, until `forget_sacks` clears both), so a block inside one of them
     /// brings nothing new and needs no walk of the map: a receiver repeats its recent blocks in
     /// every ACK (RFC 2018 §4), and a long path in recovery may hold many ranges.
     recent: [(u64, u64); RECENT_RANGES],
+    /// Scratch space for `on_sack_block`, kept to avoid an allocation per ACK.
+    scratch: Vec<(u64, u64)>,
 }
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Scoreboard, lost_bytes) == 56);
+    assert!(offset_of!(Scoreboard, mss) == 120);
+    assert!(std::mem::size_of::<Scoreboard>() == 216);
+};
 
 /// How many of the latest ranges [`Scoreboard`] remembers: the blocks an ACK carries (RFC 2018
 /// §3: at most 4 with timestamps off).

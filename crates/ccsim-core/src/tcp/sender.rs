@@ -34,6 +34,43 @@
 //! the RFC describes). What differs between Reno, NewReno and SACK recovery lives in
 //! [`crate::tcp::recovery`], one file each. The full model, with every departure from the RFCs
 //! and from ns-2, is described in `docs/tcp.md`.
+//!
+//! # Layout
+//!
+//! An ACK reads and writes a few dozen of the sender's fields: the window, SND.UNA and the
+//! pipe terms, the duplicate count, the recovery state, the RTT estimator, the timer, a few
+//! counters and the controller's state; the segments it releases read the addresses and the
+//! spec. Where a run has many flows (F10000, F100000: tens of thousands of senders, each
+//! seeing an ACK only now and then) every cache line of a sender that an ACK touches is a miss
+//! of its own. So [`TcpSender`] is laid out by hand (`repr(C)`, aligned to a line), and so are
+//! the parts it holds (`RtoEstimator`, `TcpSenderConfig`, `FlowCounters`, the `Scoreboard`'s
+//! head):
+//!
+//! ```text
+//!   line  0  cwnd ssthresh mss peer_rwnd app_limit rto_deadline last_send limited_tx ┐
+//!   line  1  min_rtt rto_point reduction_point episode dupacks ts_recent flags algo  │
+//!   line  2  rto: srtt rttvar base_rto backoff, min max granularity                  │ an ACK
+//!   line  3  cfg: spec addresses ports flow stop size                                │ and its
+//!   line  5  counters: rtt sums, bytes and packets sent                              │ segments
+//!   line  8  cc: the controller's tag and state (all of Reno's)                      │
+//!   line 11  board: snd_una snd_max segs sacked_bytes lost_bytes                     │
+//!   line 12  board: retx_bytes lost_upto rxt_next rule3_next sacked mss              ┘
+//!   line  4  cfg.start; PRR's counters, ns-2's timed segment, ecn_point             variants
+//!   lines 6, 7       the other counters                                              rare
+//!   lines 9, 10      the larger controllers' state (CUBIC, Vegas, XCP, ...)
+//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state     SACK, SYN
+//! ```
+//!
+//! Times and sequence points that were `Option`s (16 bytes) are plain words with a named
+//! sentinel (`NO_TIME`, `NO_POINT`, `SimDuration::MAX` for `min_rtt`), read through
+//! `time_opt` / `point_opt`; the handshake's state moved behind a flag (`established`).
+//! Compile-time asserts pin the offsets. `docs/performance.md` ("A sender's lines") has the
+//! cache profile before and after.
+//!
+//! Where new state belongs: a field every ACK or send reads (pacing's next send time, RACK's
+//! most recent delivery, BBR's model) goes in line 1's free bytes, then in a line of its own
+//! after line 1 (the asserts then move `rto` and what follows down a line); state of one
+//! variant that only its own path reads goes beside `prr` in line 4 or behind the board.
 
 use std::sync::Arc;
 
@@ -52,35 +89,38 @@ use crate::tcp::config::{
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, Prr, PrrAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::{point_opt, time_opt, NO_POINT, NO_TIME};
 use crate::time::{SimDuration, SimTime};
 
 /// Where a sender sits and what it sends.
+// `repr(C)`: what every ACK (the spec) and every segment sent (addresses, ports, flow, `stop`,
+// `size`) reads fills the first 64 bytes, one cache line of the sender; `start`, read once,
+// comes last (`TcpSender`'s "Layout").
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct TcpSenderConfig {
+    /// Shared with the receiver and every flow of the same spec (`Arc`, as in
+    /// [`crate::tcp::TcpReceiverConfig`]).
+    pub tcp: Arc<TcpSpec>,
     pub addr: Addr,
     pub dst_addr: Addr,
     pub port: Port,
     pub dst_port: Port,
     pub flow: FlowId,
-    pub start: SimTime,
     /// No new data after this time (retransmissions go on).
     pub stop: Option<SimTime>,
     /// Bytes to transfer (None: unlimited).
     pub size: Option<u64>,
-    /// Shared with the receiver and every flow of the same spec (`Arc`, as in
-    /// [`crate::tcp::TcpReceiverConfig`]).
-    pub tcp: Arc<TcpSpec>,
+    pub start: SimTime,
 }
 
-/// Where the connection stands before data may flow.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Opening {
-    /// Not started yet, or started and waiting for the SYN-ACK.
-    SynSent {
-        sent_at: Option<SimTime>,
-        retransmitted: bool,
-    },
-    Established,
+/// The handshake's SYN (RFC 9293 §3.5): when it was last sent and whether it was resent. Read
+/// only until the SYN-ACK arrives, so it lives with the cold fields; the per-ACK question
+/// "is the connection open" is [`TcpSender`]'s `established` flag.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct SynState {
+    sent_at: Option<SimTime>,
+    retransmitted: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -106,36 +146,53 @@ struct PrrCounters {
     recover_fs: u64,
 }
 
+// Layout: `repr(C)` keeps the declared order, chosen so that an ACK and the segments it
+// releases touch eight of the sender's fifteen cache lines: 0 to 3, 5, 8, 11 and 12 (module
+// docs, "Layout", has the map). It used to spread an ACK over 12 to 14 of 16 lines (Rust's
+// own order, 16-byte options, the counters' 128-bit sum first). The offsets that matter are
+// asserted at compile time below; `align(64)` makes the lines the cache's lines wherever the
+// sender is stored.
+#[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub struct TcpSender {
-    cfg: TcpSenderConfig,
-    mss: u64,
-    board: Scoreboard,
-    cc: AnyCc,
+    // Line 0: the window and what the send loop compares with it.
     w: Window,
-    rto: RtoEstimator,
-    rto_deadline: Option<SimTime>,
-    started: bool,
-    opening: Opening,
-    dupacks: u32,
-    /// The recovery algorithm (Reno, NewReno, SACK, PRR): [`crate::tcp::recovery`].
-    algo: AnyRecovery,
-    /// `algo.uses_sack()`, asked several times per ACK and per segment sent: read once.
-    sack: bool,
-    /// The fast recovery in progress, if any.
-    episode: Option<RecoveryEpisode>,
-    /// PRR's counters of that recovery (`variant = "prr"` only).
-    prr: PrrCounters,
-    /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
-    /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
-    /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`]).
-    reduction_point: Option<u64>,
-    /// SND.MAX at the last RTO while SND.UNA has not passed it (ns-3's `m_recover` in
-    /// `CA_LOSS`), for `recovery_exit_credit = "acked"`.
-    rto_point: Option<u64>,
+    mss: u64,
+    peer_rwnd: u64,
+    app_limit: u64,
+    /// The retransmission timer's deadline ([`NO_TIME`]: not armed).
+    rto_deadline: SimTime,
+    /// When data was last sent (RFC 5681 §4.1 restart after idle; [`NO_TIME`]: never).
+    last_send: SimTime,
     /// New data sent by Limited Transmit since the last cumulative ACK: excluded from FlightSize
     /// when ssthresh is computed (RFC 5681 §3.2 step 2, RFC 3042 §2).
     limited_transmit_bytes: u64,
+
+    // Line 1: recovery state and flags.
+    /// The smallest RTT sample ([`SimDuration::MAX`]: none yet).
+    min_rtt: SimDuration,
+    /// SND.MAX at the last RTO while SND.UNA has not passed it (ns-3's `m_recover` in
+    /// `CA_LOSS`), for `recovery_exit_credit = "acked"` ([`NO_POINT`]: none).
+    rto_point: u64,
+    /// SND.MAX at the last fast retransmit or RTO (RFC 6582's `recover`, RFC 6675's
+    /// RecoveryPoint after an RTO): losses below it belong to a window already reduced for, so
+    /// no new congestion response until SND.UNA reaches it ([`TcpSender::may_respond`];
+    /// [`NO_POINT`]: none yet).
+    reduction_point: u64,
+    /// The fast recovery in progress, if any.
+    episode: Option<RecoveryEpisode>,
+    dupacks: u32,
+    /// RFC 7323 §4.3 TS.Recent: the newest TSval of the receiver's segments, echoed in the
+    /// TSecr of the sender's (the receiver's segments all carry the same sequence number, at or
+    /// below the sender's Last.ACK.sent, so each newer TSval is taken).
+    ts_recent: u32,
+    started: bool,
+    /// The connection is open: no handshake, or the SYN-ACK arrived.
+    established: bool,
+    /// `algo.uses_sack()`, asked several times per ACK and per segment sent: read once.
+    sack: bool,
+    /// `cc.counts_ecn_acks()`, read once: only DCTCP is told every ACK's bytes and ECE.
+    cc_counts_ecn: bool,
     /// Without SACK: the duplicate ACK being processed is the first or second, so Limited
     /// Transmit may send one new segment beyond cwnd for it (RFC 3042 §2). Cleared once the
     /// ACK has been processed: the allowance belongs to the ACK's arrival, not to later sends.
@@ -145,30 +202,61 @@ pub struct TcpSender {
     /// `partial_ack_send`: a partial ACK in SACK recovery lets one segment out whatever pipe
     /// says, on the next transmit.
     partial_ack_send_due: bool,
-    peer_rwnd: u64,
-    app_limit: u64,
-    min_rtt: Option<SimDuration>,
     /// RFC 3168 §6.1.2: the window was reduced for ECN-Echo; the next new data segment says so
     /// with CWR.
     cwr_pending: bool,
-    /// SND.MAX at the last reduction for ECN-Echo: no second one, and no loss response that
-    /// reduces again, until SND.UNA reaches it.
-    ecn_point: Option<u64>,
-    /// `cc.counts_ecn_acks()`, read once: only DCTCP is told every ACK's bytes and ECE.
-    cc_counts_ecn: bool,
+    /// The recovery algorithm (Reno, NewReno, SACK, PRR): [`crate::tcp::recovery`].
+    algo: AnyRecovery,
+
+    // Line 2.
+    rto: RtoEstimator,
+
+    // Line 3 and the first word of line 4.
+    cfg: TcpSenderConfig,
+
+    // The rest of line 4: state of one variant or one option each.
+    /// PRR's counters of that recovery (`variant = "prr"` only).
+    prr: PrrCounters,
     /// `RttSampling::Ns2`: the one segment being timed, by its end and send time.
     timed: Option<(u64, SimTime)>,
-    /// When data was last sent (RFC 5681 §4.1 restart after idle).
-    last_send: Option<SimTime>,
-    /// RFC 7323 §4.3 TS.Recent: the newest TSval of the receiver's segments, echoed in the
-    /// TSecr of the sender's (the receiver's segments all carry the same sequence number, at or
-    /// below the sender's Last.ACK.sent, so each newer TSval is taken).
-    ts_recent: u32,
+    /// SND.MAX at the last reduction for ECN-Echo: no second one, and no loss response that
+    /// reduces again, until SND.UNA reaches it ([`NO_POINT`]: none yet).
+    ecn_point: u64,
+
+    // Lines 5 to 7: the first is the one every ACK and send writes.
     counters: FlowCounters,
+    // Lines 8 to 10.
+    cc: AnyCc,
+    // Lines 11 to 14: its first two are the per-ACK head.
+    board: Scoreboard,
+    /// The handshake, until the SYN-ACK.
+    syn: SynState,
     /// Every congestion event reported to the controller, for tests.
     #[cfg(test)]
     congestion_log: Vec<CongestionKind>,
 }
+
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    const LINE: usize = 64;
+    assert!(size_of::<Window>() + 6 * 8 == LINE);
+    assert!(offset_of!(TcpSender, limited_transmit_bytes) == LINE - 8);
+    assert!(offset_of!(TcpSender, min_rtt) == LINE);
+    assert!(offset_of!(TcpSender, algo) < 2 * LINE);
+    assert!(size_of::<AnyRecovery>() == 1);
+    assert!(offset_of!(TcpSender, rto) == 2 * LINE);
+    assert!(size_of::<RtoEstimator>() == LINE);
+    assert!(offset_of!(TcpSender, cfg) == 3 * LINE);
+    // The config's per-ACK and per-send fields fill line 3; only `start` spills into line 4.
+    assert!(offset_of!(TcpSenderConfig, start) == LINE);
+    assert!(offset_of!(TcpSender, ecn_point) + 8 <= 5 * LINE);
+    assert!(offset_of!(TcpSender, counters) == 5 * LINE);
+    assert!(offset_of!(TcpSender, cc) == 8 * LINE);
+    assert!(size_of::<AnyCc>() <= 3 * LINE);
+    assert!(offset_of!(TcpSender, board) == 11 * LINE);
+    #[cfg(not(test))]
+    assert!(size_of::<TcpSender>() == 15 * LINE);
+};
 
 impl TcpSender {
     pub fn new(cfg: TcpSenderConfig) -> Self {
@@ -188,42 +276,36 @@ impl TcpSender {
             granularity: t.clock_granularity,
         });
         TcpSender {
-            mss,
-            board: Scoreboard::new(t.mss),
-            cc,
             w,
-            rto,
-            rto_deadline: None,
-            started: false,
-            opening: if t.handshake {
-                Opening::SynSent {
-                    sent_at: None,
-                    retransmitted: false,
-                }
-            } else {
-                Opening::Established
-            },
-            dupacks: 0,
-            algo,
-            sack: algo.uses_sack(),
-            episode: None,
-            prr: PrrCounters::default(),
-            reduction_point: None,
-            rto_point: None,
+            mss,
+            peer_rwnd: t.rcv_buffer,
+            app_limit: cfg.size.unwrap_or(u64::MAX),
+            rto_deadline: NO_TIME,
+            last_send: NO_TIME,
             limited_transmit_bytes: 0,
+            min_rtt: SimDuration::MAX,
+            rto_point: NO_POINT,
+            reduction_point: NO_POINT,
+            episode: None,
+            dupacks: 0,
+            ts_recent: 0,
+            started: false,
+            established: !t.handshake,
+            sack: algo.uses_sack(),
+            cc_counts_ecn,
             limited_transmit_credit: false,
             force_retransmit: false,
             partial_ack_send_due: false,
-            peer_rwnd: t.rcv_buffer,
-            app_limit: cfg.size.unwrap_or(u64::MAX),
-            min_rtt: None,
             cwr_pending: false,
-            ecn_point: None,
-            cc_counts_ecn,
+            algo,
+            rto,
+            prr: PrrCounters::default(),
             timed: None,
-            last_send: None,
-            ts_recent: 0,
+            ecn_point: NO_POINT,
             counters: FlowCounters::default(),
+            cc,
+            board: Scoreboard::new(t.mss),
+            syn: SynState::default(),
             #[cfg(test)]
             congestion_log: Vec::new(),
             cfg,
@@ -285,9 +367,9 @@ impl TcpSender {
 
     fn restart_timer(&mut self, now: SimTime) {
         self.rto_deadline = if self.board.flight_size() > 0 {
-            Some(now + self.rto.rto())
+            now + self.rto.rto()
         } else {
-            None
+            NO_TIME
         };
     }
 
@@ -320,7 +402,7 @@ impl TcpSender {
                 c.rtt_sum_ns += r.as_nanos() as u128;
                 c.rtt_samples += 1;
                 c.rtt_min_ns = Some(c.rtt_min_ns.map_or(r.as_nanos(), |m| m.min(r.as_nanos())));
-                self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+                self.min_rtt = self.min_rtt.min(r);
             }
             // What this ACK credits to window growth (`AckCredit`).
             let credit = match self.cfg.tcp.ack_credit {
@@ -422,7 +504,7 @@ impl TcpSender {
                 mss: self.mss,
                 rtt_sample,
                 srtt: self.rto.srtt(),
-                min_rtt: self.min_rtt,
+                min_rtt: (self.min_rtt != SimDuration::MAX).then_some(self.min_rtt),
                 echo,
             };
             self.cc.on_ack(now, &ev, &mut self.w);
@@ -455,9 +537,9 @@ impl TcpSender {
     /// ns-3's exit the ACK that passes an RTO's recovery point credits only the whole segments
     /// above it ([`RecoveryExitCredit`]).
     fn open_credit(&mut self, una: u64, credit: u64) -> u64 {
-        match self.rto_point {
+        match point_opt(self.rto_point) {
             Some(point) if una >= point => {
-                self.rto_point = None;
+                self.rto_point = NO_POINT;
                 let above = una - point;
                 above - above % self.mss
             }
@@ -526,7 +608,8 @@ impl TcpSender {
             return;
         }
         let una = self.board.snd_una();
-        if self.reduction_point.is_some_and(|r| una < r) || self.ecn_point.is_some_and(|r| una < r)
+        if point_opt(self.reduction_point).is_some_and(|r| una < r)
+            || point_opt(self.ecn_point).is_some_and(|r| una < r)
         {
             return;
         }
@@ -536,7 +619,7 @@ impl TcpSender {
             self.reduced_ssthresh(now, CongestionKind::Ecn, self.board.flight_size(), self.w);
         self.w.ssthresh = ssthresh;
         self.w.cwnd = ssthresh.max(self.mss);
-        self.ecn_point = Some(self.board.snd_max());
+        self.ecn_point = self.board.snd_max();
         self.cwr_pending = true;
         self.counters.ecn_reductions += 1;
     }
@@ -630,7 +713,7 @@ impl TcpSender {
             .tcp
             .recover_guard
             .unwrap_or(self.algo.default_guard());
-        match (self.reduction_point, guard) {
+        match (point_opt(self.reduction_point), guard) {
             (None, _) => true,
             (Some(r), RecoverGuard::AtRecoveryPoint) => una >= r,
             (Some(r), RecoverGuard::PastRecoveryPoint) => una > r,
@@ -656,7 +739,7 @@ impl TcpSender {
         }
         // A loss in a window already reduced for ECN-Echo is repaired by fast retransmit and
         // recovery, but the window is not reduced twice (RFC 3168 §6.1.2).
-        let reduced_for_ecn = self.ecn_point.is_some_and(|p| self.board.snd_una() < p);
+        let reduced_for_ecn = point_opt(self.ecn_point).is_some_and(|p| self.board.snd_una() < p);
         self.enter_recovery(now, !reduced_for_ecn);
     }
 
@@ -683,8 +766,8 @@ impl TcpSender {
         }
         let ssthresh = self.w.ssthresh;
         let point = self.board.snd_max();
-        self.reduction_point = Some(point);
-        self.rto_point = None;
+        self.reduction_point = point;
+        self.rto_point = NO_POINT;
         self.episode = Some(RecoveryEpisode {
             point,
             partial_seen: false,
@@ -744,7 +827,7 @@ impl TcpSender {
         }
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
-        self.reduction_point = Some(self.board.snd_max());
+        self.reduction_point = self.board.snd_max();
         if self.cfg.tcp.recovery_exit_credit == RecoveryExitCredit::Acked {
             self.rto_point = self.reduction_point;
         }
@@ -756,7 +839,7 @@ impl TcpSender {
         self.timed = None;
         self.board.mark_all_lost();
         self.force_retransmit = true;
-        self.rto_deadline = Some(now + self.rto.rto());
+        self.rto_deadline = now + self.rto.rto();
         self.transmit(now, out);
     }
 
@@ -807,7 +890,7 @@ impl TcpSender {
     /// (2) new data, and in SACK recovery when neither applies (3) un-SACKed segments below the
     /// highest SACKed byte, then (4) one rescue retransmission of the highest un-SACKed segment.
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        if !self.started || self.opening != Opening::Established {
+        if !self.started || !self.established {
             return;
         }
         self.restart_after_idle(now);
@@ -866,9 +949,9 @@ impl TcpSender {
             }
             self.retransmit(now, seq, len, out);
         }
-        if self.rto_deadline.is_none() && self.board.flight_size() > 0 {
+        if self.rto_deadline == NO_TIME && self.board.flight_size() > 0 {
             // RFC 6298 (5.1).
-            self.rto_deadline = Some(now + self.rto.rto());
+            self.rto_deadline = now + self.rto.rto();
         }
     }
 
@@ -911,9 +994,7 @@ impl TcpSender {
     fn restart_after_idle(&mut self, now: SimTime) {
         if self.cfg.tcp.restart_after_idle
             && self.board.flight_size() == 0
-            && self
-                .last_send
-                .is_some_and(|t| now.saturating_since(t) > self.rto.rto())
+            && time_opt(self.last_send).is_some_and(|t| now.saturating_since(t) > self.rto.rto())
         {
             self.w.cwnd = self.w.cwnd.min(self.cfg.tcp.initial_cwnd().max(self.mss));
         }
@@ -967,12 +1048,16 @@ impl TcpSender {
         } else {
             (ECN_NOT_ECT, 0)
         };
-        self.last_send = Some(now);
+        self.last_send = now;
         let c = &mut self.counters;
+        // The first data packet: `first_send` (in the counters' cold lines) is written once
+        // and not read per send.
+        if c.packets_sent == 0 {
+            c.first_send = Some(now);
+        }
         c.bytes_sent += len as u64;
         c.wire_bytes_sent += size as u64;
         c.packets_sent += 1;
-        c.first_send.get_or_insert(now);
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.dst_addr),
             size,
@@ -1043,19 +1128,12 @@ impl TcpSender {
 
     /// Sends (or resends) the SYN and arms the timer for it.
     fn send_syn(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        let retransmitted = matches!(
-            self.opening,
-            Opening::SynSent {
-                sent_at: Some(_),
-                ..
-            }
-        );
-        self.opening = Opening::SynSent {
+        self.syn = SynState {
             sent_at: Some(now),
-            retransmitted,
+            retransmitted: self.syn.sent_at.is_some(),
         };
         self.emit_control(now, TcpHeader::FLAG_SYN, out);
-        self.rto_deadline = Some(now + self.rto.rto());
+        self.rto_deadline = now + self.rto.rto();
     }
 
     /// The SYN-ACK arrived: the connection is open. Its RTT is a valid sample unless the SYN
@@ -1063,15 +1141,18 @@ impl TcpSender {
     /// timestamps too: the echo would name the SYN answered, but (5.7) asks for 3 s all the
     /// same).
     fn on_syn_ack(&mut self, now: SimTime, h: &TcpHeader, out: &mut Vec<Packet>) {
-        let Opening::SynSent {
+        if self.established {
+            return;
+        }
+        let SynState {
             sent_at: Some(sent_at),
             retransmitted,
-        } = self.opening
+        } = self.syn
         else {
             return;
         };
-        self.opening = Opening::Established;
-        self.rto_deadline = None;
+        self.established = true;
+        self.rto_deadline = NO_TIME;
         if retransmitted {
             self.rto.after_syn_timeout();
         } else {
@@ -1107,7 +1188,7 @@ impl Endpoint for TcpSender {
             }
             return;
         }
-        if self.opening != Opening::Established || !h.is_ack() {
+        if !self.established || !h.is_ack() {
             return;
         }
         self.on_ack(now, h, out);
@@ -1123,17 +1204,17 @@ impl Endpoint for TcpSender {
                 return;
             }
             self.started = true;
-            if self.opening == Opening::Established {
+            if self.established {
                 self.transmit(now, out);
             } else {
                 self.send_syn(now, out);
             }
             return;
         }
-        if self.rto_deadline.is_none_or(|t| t > now) {
+        if time_opt(self.rto_deadline).is_none_or(|t| t > now) {
             return;
         }
-        if self.opening == Opening::Established {
+        if self.established {
             self.on_rto(now, out);
         } else {
             // RFC 6298 (5.5): the SYN's timer backs off like any other.
@@ -1147,7 +1228,7 @@ impl Endpoint for TcpSender {
         if !self.started {
             Some(self.cfg.start)
         } else {
-            self.rto_deadline
+            time_opt(self.rto_deadline)
         }
     }
 }
