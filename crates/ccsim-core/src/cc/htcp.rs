@@ -83,13 +83,13 @@ impl HtcpConfig {
             fraction: Fraction::default(),
             last_congestion: SimTime::ZERO,
             beta: self.beta_min,
-            rtt_min: None,
-            rtt_max: None,
+            rtt_min: SimDuration::MAX,
+            rtt_max: SimDuration::ZERO,
             interval_start: SimTime::ZERO,
             interval_bytes: 0,
-            rate: None,
-            epoch_max_rate: None,
-            last_throughput: None,
+            rate: 0.0,
+            epoch_max_rate: 0.0,
+            last_throughput: 0.0,
         }
     }
 }
@@ -105,18 +105,20 @@ pub struct Htcp {
     last_congestion: SimTime,
     /// The backoff factor the next event uses for α (set at each event).
     beta: f64,
-    rtt_min: Option<SimDuration>,
-    /// The largest RTT sample of this epoch.
-    rtt_max: Option<SimDuration>,
+    /// The smallest RTT sample so far (`SimDuration::MAX`: none yet). Sentinels instead of
+    /// `Option`s keep the controller within the three cache lines the sender gives it.
+    rtt_min: SimDuration,
+    /// The largest RTT sample of this epoch (zero: none yet).
+    rtt_max: SimDuration,
     /// The current rate interval: its start and the bytes acknowledged since.
     interval_start: SimTime,
     interval_bytes: u64,
-    /// The smoothed per-RTT rate of this epoch, bytes per second.
-    rate: Option<f64>,
-    /// Its largest value in this epoch: the epoch's throughput.
-    epoch_max_rate: Option<f64>,
-    /// The previous epoch's throughput, bytes per second.
-    last_throughput: Option<f64>,
+    /// The smoothed per-RTT rate of this epoch, bytes per second (0: none yet).
+    rate: f64,
+    /// Its largest value in this epoch: the epoch's throughput (0: none).
+    epoch_max_rate: f64,
+    /// The previous epoch's throughput, bytes per second (0: none).
+    last_throughput: f64,
 }
 
 impl Htcp {
@@ -133,11 +135,9 @@ impl Htcp {
     /// The increase per RTT, segments: 2(1 − β)α(Δ), RTT-scaled if asked.
     fn alpha(&self, now: SimTime) -> f64 {
         let mut a = self.alpha_of_delta(now);
-        if self.cfg.rtt_scaling {
-            if let Some(min) = self.rtt_min {
-                let ratio = min.as_secs_f64() / self.cfg.rtt_reference.as_secs_f64();
-                a *= ratio.clamp(0.1, 2.0);
-            }
+        if self.cfg.rtt_scaling && self.rtt_min != SimDuration::MAX {
+            let ratio = self.rtt_min.as_secs_f64() / self.cfg.rtt_reference.as_secs_f64();
+            a *= ratio.clamp(0.1, 2.0);
         }
         2.0 * (1.0 - self.beta) * a
     }
@@ -147,42 +147,44 @@ impl Htcp {
     /// kept.
     fn measure_rate(&mut self, now: SimTime, bytes: u64) {
         self.interval_bytes += bytes;
-        let Some(min) = self.rtt_min else {
-            return;
-        };
         let elapsed = now.saturating_since(self.interval_start);
-        if elapsed < min || elapsed == SimDuration::ZERO {
+        if self.rtt_min == SimDuration::MAX
+            || elapsed < self.rtt_min
+            || elapsed == SimDuration::ZERO
+        {
             return;
         }
         let current = self.interval_bytes as f64 / elapsed.as_secs_f64();
-        let rate = self.rate.map_or(current, |r| (3.0 * r + current) / 4.0);
-        self.rate = Some(rate);
-        self.epoch_max_rate = Some(self.epoch_max_rate.map_or(rate, |m| m.max(rate)));
+        let rate = if self.rate > 0.0 {
+            (3.0 * self.rate + current) / 4.0
+        } else {
+            current
+        };
+        self.rate = rate;
+        self.epoch_max_rate = self.epoch_max_rate.max(rate);
         self.interval_start = now;
         self.interval_bytes = 0;
     }
 
     /// β for the event that ends this epoch.
     fn next_beta(&mut self) -> f64 {
-        let throughput = self.epoch_max_rate;
-        let moved = match (self.last_throughput, throughput) {
-            (Some(before), Some(now)) if before > 0.0 && self.cfg.throughput_change > 0.0 => {
-                ((now - before) / before).abs() > self.cfg.throughput_change
-            }
-            _ => false,
-        };
-        if throughput.is_some() {
-            self.last_throughput = throughput;
+        let (before, now) = (self.last_throughput, self.epoch_max_rate);
+        let moved = before > 0.0
+            && now > 0.0
+            && self.cfg.throughput_change > 0.0
+            && ((now - before) / before).abs() > self.cfg.throughput_change;
+        if now > 0.0 {
+            self.last_throughput = now;
         }
-        if !self.cfg.adaptive_backoff || moved {
+        if !self.cfg.adaptive_backoff
+            || moved
+            || self.rtt_min == SimDuration::MAX
+            || self.rtt_max == SimDuration::ZERO
+        {
             return self.cfg.beta_min;
         }
-        match (self.rtt_min, self.rtt_max) {
-            (Some(min), Some(max)) if max > SimDuration::ZERO => {
-                (min.as_secs_f64() / max.as_secs_f64()).clamp(self.cfg.beta_min, self.cfg.beta_max)
-            }
-            _ => self.cfg.beta_min,
-        }
+        (self.rtt_min.as_secs_f64() / self.rtt_max.as_secs_f64())
+            .clamp(self.cfg.beta_min, self.cfg.beta_max)
     }
 }
 
@@ -193,8 +195,8 @@ impl CongestionControl for Htcp {
 
     fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
         if let Some(rtt) = ev.rtt_sample {
-            self.rtt_min = Some(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
-            self.rtt_max = Some(self.rtt_max.map_or(rtt, |m| m.max(rtt)));
+            self.rtt_min = self.rtt_min.min(rtt);
+            self.rtt_max = self.rtt_max.max(rtt);
         }
         self.measure_rate(now, ev.bytes_acked);
         if w.in_slow_start() {
@@ -212,10 +214,10 @@ impl CongestionControl for Htcp {
         self.reno.on_congestion(now, ev);
         self.beta = self.next_beta();
         self.last_congestion = now;
-        self.rtt_max = None;
+        self.rtt_max = SimDuration::ZERO;
         // The recovery's ACKs do not come here: the next epoch's rates start afresh.
-        self.rate = None;
-        self.epoch_max_rate = None;
+        self.rate = 0.0;
+        self.epoch_max_rate = 0.0;
         self.interval_start = now;
         self.interval_bytes = 0;
         // ssthresh = β · cwnd for every kind of signal, as Linux's `htcp_recalc_ssthresh`.
