@@ -143,7 +143,7 @@ impl Gen {
     }
 
     fn queue(&mut self, any_xcp: &mut bool) -> String {
-        match self.rng.range(0, 9) {
+        match self.rng.range(0, 10) {
             0 => {
                 self.feature("queue:droptail_packets");
                 format!(
@@ -236,6 +236,28 @@ impl Gen {
                     self.rng.range(100, 50_000),
                     self.rng.range(9, 200),
                     self.rng.range(1, 300)
+                )
+            }
+            9 => {
+                // RFC 9332's coupled queues; the limit left out half the time (250 ms of the
+                // link's rate, Appendix A.1).
+                self.feature("queue:dualpi2");
+                let limit = if self.rng.chance(0.5) {
+                    format!("limit = {}, ", self.rng.range(1, 300))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{{ type = \"dualpi2\", {limit}target = \"{}ms\", t_update = \"{}ms\", alpha = {}, beta = {}, k = {}, min_th = \"{}us\", range = \"{}us\", th_len = {}, tshift = \"{}ms\" }}",
+                    self.rng.range(1, 50),
+                    self.rng.range(1, 50),
+                    self.rng.real(0.01, 1.0).max(0.01),
+                    self.rng.real(0.1, 10.0).max(0.1),
+                    self.rng.range(0, 4),
+                    self.rng.range(0, 5000),
+                    self.rng.range(0, 2000),
+                    self.rng.range(0, 4),
+                    self.rng.range(0, 100)
                 )
             }
             _ => {
@@ -541,7 +563,13 @@ impl Gen {
                 )
             };
             keys.push(format!("cc = {cc}"));
-            keys.push("ecn = \"dctcp\"".to_string());
+            if self.rng.chance(0.3) {
+                // An L4S sender (RFC 9331): DCTCP's echo, new data ECT(1).
+                self.feature("tcp:ecn=l4s");
+                keys.push("ecn = \"l4s\"".to_string());
+            } else {
+                keys.push("ecn = \"dctcp\"".to_string());
+            }
             if self.rng.chance(0.5) {
                 self.feature("tcp:ect_all");
                 keys.retain(|k| !k.starts_with("ect_all"));
