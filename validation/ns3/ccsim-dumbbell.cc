@@ -336,9 +336,13 @@ CongestionOps(const std::string& name)
     {
         return TcpVegas::GetTypeId();
     }
+    if (name == "htcp")
+    {
+        return TcpHtcp::GetTypeId();
+    }
     NS_ABORT_MSG("--cc: \"" << name
                             << "\" is not one of newreno, linuxreno, cubic, highspeed, "
-                               "scalable, bic, vegas");
+                               "scalable, bic, vegas, htcp");
     return TypeId();
 }
 
@@ -395,7 +399,7 @@ main(int argc, char* argv[])
     cmd.AddValue("loss", "uniform loss probability of data segments on r1 -> r2", loss);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("startGapMs", "flow i starts at i * startGapMs", startGapMs);
-    cmd.AddValue("cc", "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas", cc);
+    cmd.AddValue("cc", "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas, htcp", cc);
     cmd.AddValue("recovery", "classic (TcpClassicRecovery) or prr (TcpPrrRecovery)", recovery);
     cmd.AddValue("sack", "SACK option (TcpSocketBase::Sack)", sack);
     cmd.AddValue("timestamps", "timestamp option (TcpSocketBase::Timestamp)", timestamps);

@@ -163,6 +163,10 @@ ALGORITHMS: Mapping[str, Algorithm] = {
         "vegas",
         True,
     ),
+    # TcpHtcp (DeltaL 1 s, DefaultBackoff 0.5, ThroughputRatio 0.2) against ccsim's htcp with
+    # the draft's defaults: the departures are ns-3's own (docs/tcp.md, "H-TCP"), kept here so
+    # that the cells show what a user of either gets.
+    "htcp": Algorithm("sack", "htcp", "htcp", True),
 }
 
 #: With ``profile = "ns3"`` ccsim runs its ``ns3`` preset (ns-3.48's defaults, docs/tcp.md §11)
@@ -940,13 +944,34 @@ def design(name: str) -> list[Cell]:
             ecn=[True, False],
             duration_s=[60.0],
         )
+    if name == "htcp":
+        # H-TCP (issue 34): one and ten flows, both queues, three loss rates, the default
+        # 10 Mbit/s, 20 ms path and a 100 ms one where its high-speed mode has room to act.
+        return grid(
+            "htcp",
+            algorithm=["htcp"],
+            loss=[0.0, 0.001, 0.01],
+            flows=[1, 10],
+            queue_bdp=[0.5, 2.0],
+            rtt_ms=[20.0, 100.0],
+        )
     if name == "rfc":
         # ccsim's rfc preset as it stands against the same ns-3 runs as the pilot's classic.
         return grid("rfc", algorithm=["sack"], loss=[0.0, 0.01, 0.05], profile=["rfc"])
     raise ValueError(f'design "{name}" is not one of {", ".join(DESIGNS)}')
 
 
-DESIGNS = ("pilot", "recovery", "recovery-rfc", "prr", "algorithms", "rfc", "highspeed", "ecn")
+DESIGNS = (
+    "pilot",
+    "recovery",
+    "recovery-rfc",
+    "prr",
+    "algorithms",
+    "rfc",
+    "highspeed",
+    "ecn",
+    "htcp",
+)
 
 
 # --- running ----------------------------------------------------------------------------------

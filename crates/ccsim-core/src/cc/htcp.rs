@@ -22,16 +22,25 @@
 //! it keeps the link busy. A throughput that changed by more than 20 % means the competition
 //! changed: β_min then lets the flows converge fast.
 //!
-//! Where ccsim departs from the implementations (read: Linux `net/ipv4/tcp_htcp.c`, ns-3
-//! `TcpHtcp`): the epoch's throughput is the largest of its per-RTT rates (bytes acknowledged
-//! over at least RTTmin), each smoothed as Linux smooths them (3/4 of the last plus 1/4 of the
-//! new); ns-3 takes the epoch's mean instead, which differs by more than 20 % between an epoch
-//! after a 0.5 backoff and one after a 0.8 backoff and so keeps falling back to β_min (measured:
-//! twelve events in 60 s and a utilization below Reno's); RTTmax is the epoch's
-//! largest sample, reset at each congestion event (Linux fades it by 5 % per event and ignores
-//! samples more than 20 ms above it); the adaptive backoff applies at any RTT (Linux only above
-//! 10 ms); the RTT scaling of α (α · RTTmin / 100 ms, within [0.1, 2]: Linux's default, the
-//! draft's option) is `rtt_scaling`, off by default as in ns-3 and FreeBSD.
+//! Where ccsim departs from the implementations (read: Linux `net/ipv4/tcp_htcp.c`; ns-3.48
+//! `src/internet/model/tcp-htcp.cc`, tag ns-3.48):
+//!
+//! - **The epoch's throughput** is the largest of its per-RTT rates (bytes acknowledged over at
+//!   least RTTmin), each smoothed as Linux smooths them (3/4 of the last plus 1/4 of the new).
+//!   ns-3 takes the epoch's mean instead; with the mean, an epoch after a 0.5 backoff and one
+//!   after a 0.8 backoff differ by more than 20 %, and the rule keeps falling back to β_min
+//!   (measured in ccsim: twelve events in 60 s and a utilization below Reno's).
+//! - **RTTmax** is the epoch's largest sample, reset at each congestion event, and RTTmin the
+//!   smallest sample ever. Linux fades RTTmax by 5 % per event and ignores samples more than
+//!   20 ms above it; ns-3 resets both RTTmin and RTTmax at each event.
+//! - **β** is RTTmin/RTTmax within [β_min, β_max] at any RTT (Linux: only above 10 ms). ns-3
+//!   adapts β only when the throughput rose, tests the rise with an integer division (so any
+//!   rise under 100 % passes its 20 % test), and does not clamp β.
+//! - **ssthresh** is β·cwnd, as Linux; ns-3 takes β of the bytes in flight.
+//! - **The increase** is α segments per RTT (α·SMSS²/cwnd per ACK), as the draft and Linux;
+//!   ns-3 adds SMSS²/cwnd + α *bytes* per ACK, so above Δ_L its window grows by α bytes per ACK.
+//! - The RTT scaling of α (α · RTTmin / 100 ms, within [0.1, 2]: Linux's default, the draft's
+//!   option) is `rtt_scaling`, off by default as in ns-3 and FreeBSD.
 
 use super::common::{ack_credit, floor_ssthresh, segments, Fraction};
 use super::Growth;
