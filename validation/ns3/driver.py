@@ -167,6 +167,8 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     # the draft's defaults: the departures are ns-3's own (docs/tcp.md, "H-TCP"), kept here so
     # that the cells show what a user of either gets.
     "htcp": Algorithm("sack", "htcp", "htcp", True),
+    # The same ns-3 runs beside ccsim's H-TCP computed as ns-3's code does (model "ns3").
+    "htcp_ns3": Algorithm("sack", {"type": "htcp", "model": "ns3"}, "htcp", True),
 }
 
 #: With ``profile = "ns3"`` ccsim runs its ``ns3`` preset (ns-3.48's defaults, docs/tcp.md §11)
@@ -201,6 +203,9 @@ NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
     "highspeed": {"growth": "abc", "abc_limit": 1, "whole_segment_ssthresh": True},
     "scalable": {"growth": "abc", "abc_limit": 1, "whole_segment_ssthresh": True},
     "bic": {"growth": "abc", "abc_limit": 1},
+    # TcpHtcp inherits TcpNewReno's slow start (one SMSS per ACK); its own increase ignores
+    # ccsim's growth rule under model "ns3".
+    "htcp": {"growth": "rfc5681"},
 }
 
 
@@ -949,7 +954,7 @@ def design(name: str) -> list[Cell]:
         # 10 Mbit/s, 20 ms path and a 100 ms one where its high-speed mode has room to act.
         return grid(
             "htcp",
-            algorithm=["htcp"],
+            algorithm=["htcp", "htcp_ns3"],
             loss=[0.0, 0.001, 0.01],
             flows=[1, 10],
             queue_bdp=[0.5, 2.0],

@@ -66,6 +66,20 @@ pub struct HtcpConfig {
     pub rtt_scaling: bool,
     /// The RTT at which the scaling leaves α unchanged (Linux: 100 ms).
     pub rtt_reference: SimDuration,
+    /// Whose H-TCP: the draft's and Linux's, or ns-3.48's `TcpHtcp` as its code computes it
+    /// (the departures in the module documentation), so that a run can be set beside ns-3's.
+    pub model: HtcpModel,
+}
+
+/// Which H-TCP [`Htcp`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HtcpModel {
+    /// draft-leith-tcp-htcp-06 and Linux `tcp_htcp.c` (the default).
+    Draft,
+    /// ns-3.48 `TcpHtcp`: α bytes per ACK, β = RTTmin/RTTmax of the epoch unclamped when the
+    /// epoch's mean throughput rose by less than 100 % (its 20 % test is an integer division),
+    /// else 0.5; ssthresh β times the data in flight.
+    Ns3,
 }
 
 impl Default for HtcpConfig {
@@ -78,6 +92,7 @@ impl Default for HtcpConfig {
             throughput_change: 0.2,
             rtt_scaling: false,
             rtt_reference: SimDuration::from_millis(100),
+            model: HtcpModel::Draft,
         }
     }
 }
@@ -99,6 +114,8 @@ impl HtcpConfig {
             rate: 0.0,
             epoch_max_rate: 0.0,
             last_throughput: 0.0,
+            last_rtt: SimDuration::ZERO,
+            epoch_bytes: 0,
         }
     }
 }
@@ -128,6 +145,10 @@ pub struct Htcp {
     epoch_max_rate: f64,
     /// The previous epoch's throughput, bytes per second (0: none).
     last_throughput: f64,
+    /// `model = "ns3"`: the last RTT sample (ns-3 hands every ACK its last one), and the bytes
+    /// acknowledged in this epoch (its mean throughput's numerator).
+    last_rtt: SimDuration,
+    epoch_bytes: u64,
 }
 
 impl Htcp {
@@ -197,12 +218,77 @@ impl Htcp {
     }
 }
 
+impl Htcp {
+    /// ns-3.48's `UpdateAlpha`: 2(1 − β)α(Δ), at least 1.
+    fn ns3_alpha(&self, now: SimTime) -> f64 {
+        (2.0 * (1.0 - self.beta) * self.alpha_of_delta(now)).max(1.0)
+    }
+
+    /// ns-3.48's `UpdateBeta`: the throughputs are whole bytes per second, and the rise is
+    /// tested as `diff / last <= ratio` in integers, so any rise below 100 % passes.
+    fn ns3_beta(&self, now: SimTime) -> f64 {
+        let secs = now.saturating_since(self.last_congestion).as_secs_f64();
+        let throughput = if secs > 0.0 {
+            (self.epoch_bytes as f64 / secs) as u32
+        } else {
+            0
+        };
+        let last = self.last_throughput as u32;
+        let rose = throughput > last && last > 0 && (throughput - last) / last == 0;
+        if rose && self.rtt_min != SimDuration::MAX && self.rtt_max > SimDuration::ZERO {
+            return self.rtt_min.as_secs_f64() / self.rtt_max.as_secs_f64();
+        }
+        self.cfg.beta_min
+    }
+
+    fn ns3_on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        if let Some(rtt) = ev.rtt_sample {
+            self.last_rtt = rtt;
+        }
+        if self.last_rtt > SimDuration::ZERO {
+            self.rtt_min = self.rtt_min.min(self.last_rtt);
+            self.rtt_max = self.rtt_max.max(self.last_rtt);
+        }
+        self.epoch_bytes += ev.bytes_acked;
+        if w.in_slow_start() {
+            self.reno.on_ack(now, ev, w);
+            return;
+        }
+        // TcpHtcp::CongestionAvoidance: (SMSS² + cwnd·α)/cwnd bytes, at least 1, truncated.
+        let cwnd = w.cwnd.max(1) as f64;
+        let mss = ev.mss as f64;
+        let adder = ((mss * mss + cwnd * self.ns3_alpha(now)) / cwnd).max(1.0);
+        w.cwnd = w.cwnd.saturating_add(adder as u64);
+    }
+
+    fn ns3_on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
+        self.beta = self.ns3_beta(now);
+        let secs = now.saturating_since(self.last_congestion).as_secs_f64();
+        self.last_throughput = if secs > 0.0 {
+            ((self.epoch_bytes as f64 / secs) as u32) as f64
+        } else {
+            0.0
+        };
+        self.last_congestion = now;
+        self.epoch_bytes = 0;
+        self.rtt_min = SimDuration::MAX;
+        self.rtt_max = SimDuration::ZERO;
+        // max(2·SMSS, β · bytes in flight).
+        let ssthresh = (ev.flight_size as f64 * self.beta) as u64;
+        ssthresh.max(2 * ev.mss)
+    }
+}
+
 impl CongestionControl for Htcp {
     fn name(&self) -> &'static str {
         "htcp"
     }
 
     fn on_ack(&mut self, now: SimTime, ev: &AckEvent, w: &mut Window) {
+        if self.cfg.model == HtcpModel::Ns3 {
+            self.ns3_on_ack(now, ev, w);
+            return;
+        }
         if let Some(rtt) = ev.rtt_sample {
             self.rtt_min = self.rtt_min.min(rtt);
             self.rtt_max = self.rtt_max.max(rtt);
@@ -221,6 +307,9 @@ impl CongestionControl for Htcp {
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
         self.fraction.clear();
         self.reno.on_congestion(now, ev);
+        if self.cfg.model == HtcpModel::Ns3 {
+            return self.ns3_on_congestion(now, ev);
+        }
         self.beta = self.next_beta();
         self.last_congestion = now;
         self.rtt_max = SimDuration::ZERO;
@@ -347,6 +436,47 @@ mod tests {
                 d.cc.beta
             );
         }
+    }
+
+    #[test]
+    fn the_ns3_model_adds_alpha_bytes_per_ack_and_backs_off_from_the_data_in_flight() {
+        let mut d = driver(HtcpConfig {
+            model: HtcpModel::Ns3,
+            ..HtcpConfig::default()
+        });
+        // 2 s after the start: α = 2(1 − 0.5)·11.25 = 11.25, so an ACK adds
+        // ⌊SMSS²/cwnd + 11.25⌋ = ⌊10 + 11.25⌋ = 21 bytes at 100 segments.
+        d.now = at(2.0);
+        let before = d.w.cwnd;
+        d.ack(MSS, ms(100));
+        assert_eq!(d.w.cwnd - before, 21);
+        // The first event has no earlier throughput: β = 0.5 of the data in flight.
+        let flight = 80 * MSS;
+        d.now = at(3.0);
+        assert_eq!(d.congestion(CongestionKind::DupAck, flight), Some(40 * MSS));
+    }
+
+    #[test]
+    fn the_ns3_model_adapts_beta_unclamped_on_any_rise_below_double_and_never_on_a_fall() {
+        let mut d = driver(HtcpConfig {
+            model: HtcpModel::Ns3,
+            ..HtcpConfig::default()
+        });
+        // Epochs of 1 s: 100 segments, then 190 (+90 %: ns-3's integer test passes), then 100.
+        let mut betas = Vec::new();
+        for (start, acks) in [(0.0, 100), (1.0, 190), (2.0, 100)] {
+            for i in 0..acks {
+                d.now = at(start + i as f64 / acks as f64);
+                d.ack(MSS, ms(if i == 0 { 100 } else { 30 }));
+            }
+            d.now = at(start + 1.0);
+            d.loss(CongestionKind::DupAck);
+            betas.push(d.cc.beta);
+        }
+        // RTTmin/RTTmax = 0.3 of the epoch, below the draft's 0.5 floor.
+        assert_eq!(betas[0], 0.5);
+        assert!((betas[1] - 0.3).abs() < 1e-9, "{betas:?}");
+        assert_eq!(betas[2], 0.5);
     }
 
     #[test]

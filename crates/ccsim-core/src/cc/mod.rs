@@ -69,7 +69,7 @@ pub use dctcp::{Dctcp, DctcpConfig};
 pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
-pub use htcp::{Htcp, HtcpConfig};
+pub use htcp::{Htcp, HtcpConfig, HtcpModel};
 pub use reno::{Reno, RenoConfig};
 pub use scalable::{Scalable, ScalableConfig};
 pub use vegas::{Vegas, VegasConfig};

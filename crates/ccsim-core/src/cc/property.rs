@@ -103,6 +103,10 @@ fn algorithms() -> Vec<CcAlgorithm> {
         }),
         CcAlgorithm::Htcp(crate::cc::HtcpConfig::default()),
         CcAlgorithm::Htcp(crate::cc::HtcpConfig {
+            model: crate::cc::HtcpModel::Ns3,
+            ..crate::cc::HtcpConfig::default()
+        }),
+        CcAlgorithm::Htcp(crate::cc::HtcpConfig {
             rtt_scaling: true,
             throughput_change: 0.0,
             ..crate::cc::HtcpConfig::default()

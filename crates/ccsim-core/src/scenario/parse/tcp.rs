@@ -540,6 +540,7 @@ fn read_htcp(r: &mut Reader) -> Res<CcAlgorithm> {
         "throughput_change",
         "rtt_scaling",
         "rtt_reference",
+        "model",
     ])?;
     let d = crate::cc::HtcpConfig::default();
     let c = crate::cc::HtcpConfig {
@@ -553,6 +554,13 @@ fn read_htcp(r: &mut Reader) -> Res<CcAlgorithm> {
         rtt_scaling: opt(r, "rtt_scaling", |f| f.boolean())?.unwrap_or(d.rtt_scaling),
         rtt_reference: opt(r, "rtt_reference", |f| f.positive_duration())?
             .unwrap_or(d.rtt_reference),
+        model: opt(r, "model", |f| f.choice(&["draft", "ns3"]))?.map_or(d.model, |m| {
+            if m == "ns3" {
+                crate::cc::HtcpModel::Ns3
+            } else {
+                crate::cc::HtcpModel::Draft
+            }
+        }),
     };
     cc_order(r, ("beta_min", c.beta_min), ("beta_max", c.beta_max), false)?;
     Ok(CcAlgorithm::Htcp(c))
