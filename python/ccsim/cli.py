@@ -425,6 +425,26 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list:
+        # --list reads nothing else: a paper or option given with it would go unread.
+        ignored = [
+            name
+            for name, given in (
+                (args.experiment, args.experiment is not None),
+                ("--quick", args.quick),
+                ("--out", args.out is not None),
+                ("--workers", args.workers is not None),
+                ("--seeds", args.seeds is not None),
+                ("--record", args.record),
+                ("--executor", args.executor != "local"),
+                ("--scheduler", args.scheduler is not None),
+            )
+            if given
+        ]
+        if ignored:
+            raise ValueError(
+                f"reproduce --list takes no {', '.join(map(str, ignored))}: it lists the papers "
+                "(run `ccsim reproduce PAPER` to reproduce one)"
+            )
         papers = list_papers(Path("experiments"))
         _say(papers)
         return 0
