@@ -321,6 +321,8 @@ def describe_resolved(resolved: str) -> str:
 
     >>> describe_resolved('seed = 3\nduration = "2s"\n[nodes]\na = "host"\n[flows.f]\nsrc = "a"')
     'duration 2s, seed 3; nodes: 1, links: 0, flows: 1'
+    >>> describe_resolved('[flows.f]\ncount = 5\n[flows.g]\nsrc = "a"')
+    'duration ?, seed ?; nodes: 0, links: 0, flows: 6'
     """
     if sys.version_info >= (3, 11):
         import tomllib
@@ -328,7 +330,10 @@ def describe_resolved(resolved: str) -> str:
         import tomli as tomllib
 
     tree = tomllib.loads(resolved)
-    parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links", "flows")]
+    parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links")]
+    # A flow with `count` is that many flows, each a row of the flows table.
+    flows = tree.get("flows", {}).values()
+    parts.append(f"flows: {sum(f.get('count', 1) for f in flows)}")
     return f"duration {tree.get('duration', '?')}, seed {tree.get('seed', '?')}; " + ", ".join(
         parts
     )
