@@ -417,6 +417,22 @@ def test_an_item_with_no_lines_is_refused_naming_the_plans_lines(folder: Path, k
     assert str(e.value) == f"{where}.lines: empty; give one or more of the plan's lines: sack, reno"
 
 
+def test_a_queue_delay_figure_on_a_link_the_scenario_lacks_names_its_link_and_the_links(
+    folder: Path,
+) -> None:
+    # Campaign 11: the refusal named "figures[3].link.where", a key no plan has, and quoted
+    # a Python dict ({'link': 'nowhere', 'direction': 'a_to_b'}).
+    from ccsim.experiment.checks import check_plan
+
+    _append(folder, QUEUE_DELAY.replace("bottleneck:a_to_b", "nowhere:a_to_b"))
+    with pytest.raises(PlanError) as e:
+        check_plan(load_plan(folder))
+    assert str(e.value).startswith(
+        'figures[3].link: no link direction "nowhere:a_to_b"; there are bottleneck:a_to_b, '
+        "bottleneck:b_to_a, i1:a_to_b, "
+    )
+
+
 def test_a_queue_delay_figure_needs_a_link_direction_and_known_percentiles(folder: Path) -> None:
     for change, message in [
         ('link = "bottleneck"', 'figures[3].link: "bottleneck" is not NAME:a_to_b or NAME:b_to_a'),
