@@ -321,6 +321,8 @@ def describe_resolved(resolved: str) -> str:
 
     >>> describe_resolved('seed = 3\nduration = "2s"\n[nodes]\na = "host"\n[flows.f]\nsrc = "a"')
     'duration 2s, seed 3; nodes: 1, links: 0, flows: 1'
+    >>> describe_resolved('[flows.f]\ncount = 5\n[flows.g]\nsrc = "a"')
+    'duration ?, seed ?; nodes: 0, links: 0, flows: 6'
     """
     if sys.version_info >= (3, 11):
         import tomllib
@@ -328,7 +330,10 @@ def describe_resolved(resolved: str) -> str:
         import tomli as tomllib
 
     tree = tomllib.loads(resolved)
-    parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links", "flows")]
+    parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links")]
+    # A flow with `count` is that many flows, each a row of the flows table.
+    flows = tree.get("flows", {}).values()
+    parts.append(f"flows: {sum(f.get('count', 1) for f in flows)}")
     return f"duration {tree.get('duration', '?')}, seed {tree.get('seed', '?')}; " + ", ".join(
         parts
     )
@@ -425,6 +430,26 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list:
+        # --list reads nothing else: a paper or option given with it would go unread.
+        ignored = [
+            name
+            for name, given in (
+                (args.experiment, args.experiment is not None),
+                ("--quick", args.quick),
+                ("--out", args.out is not None),
+                ("--workers", args.workers is not None),
+                ("--seeds", args.seeds is not None),
+                ("--record", args.record),
+                ("--executor", args.executor != "local"),
+                ("--scheduler", args.scheduler is not None),
+            )
+            if given
+        ]
+        if ignored:
+            raise ValueError(
+                f"reproduce --list takes no {', '.join(map(str, ignored))}: it lists the papers "
+                "(run `ccsim reproduce PAPER` to reproduce one)"
+            )
         papers = list_papers(Path("experiments"))
         _say(papers)
         return 0

@@ -181,8 +181,13 @@ def check_scheduler(address: str) -> None:
             f"{0.8 * CONNECT_TIMEOUT_S:g} s)"
         )
     if isinstance(got, BaseException):  # the handshake got bytes Dask cannot read
+        # The probe's own exception is not quoted: a server that speaks first (SSH's banner)
+        # has its bytes read as a frame's length, and Dask's "MemoryError: Unable to allocate
+        # 3.07 EiB" would read as if ccsim had run out of memory.
         raise ClusterError(
-            f"{where}: the server there is not a Dask scheduler ({type(got).__name__}: {got})"
+            f"{where}: the address answered, but not as a Dask scheduler (what it sent is not "
+            "Dask's protocol; a Dask scheduler's address is the one `dask scheduler` prints, "
+            "tcp://HOST:8786 by default)"
         )
     if not isinstance(got, dict) or got.get("type") != "Scheduler":
         kind = got.get("type") if isinstance(got, dict) else type(got).__name__

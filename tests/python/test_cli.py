@@ -75,6 +75,20 @@ def test_validate_prints_ok_and_what_the_scenario_holds(examples: Path, capsys: 
     assert out == f"ok: {examples / 'dumbbell.toml'}: {summary}\n"
 
 
+def test_validate_counts_each_copy_of_a_flow_with_count(tmp_path: Path, capsys: Any) -> None:
+    # Campaign 11: a flow with count = 100000 was "flows: 1", where the run has 100000 flows
+    # (rows of the flows table, each with its own streams).
+    f = tmp_path / "s.toml"
+    f.write_text(
+        'duration = "1s"\n[nodes]\na = "host"\nb = "host"\n'
+        '[links.l]\na = "a"\nb = "b"\nrate = "10Mbps"\ndelay = "1ms"\n'
+        '[flows.f]\ntype = "tcp"\nsrc = "a"\ndst = "b"\ncount = 3\n'
+        '[flows.g]\ntype = "cbr"\nsrc = "b"\ndst = "a"\nrate = "1Mbps"\n'
+    )
+    assert main(["validate", str(f)]) == 0
+    assert capsys.readouterr().out.endswith("; nodes: 2, links: 1, flows: 4\n")
+
+
 def test_usage_errors_exit_1_on_one_line_like_every_other_error() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "ccsim.cli", "run", "--seed", "x"],

@@ -77,6 +77,26 @@ def test_reproduce_list_shows_every_papers_id_folder_and_title(
     assert "ccsim reproduce --list shows them" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [(["p003"], "p003"), (["--quick"], "--quick"), (["--out", "o"], "--out"),
+     (["--seeds", "2"], "--seeds"), (["--record"], "--record")],
+)  # fmt: skip
+def test_reproduce_list_refuses_a_paper_or_option_it_would_ignore_in_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    named: str,
+) -> None:
+    # Bug: `ccsim reproduce --list p003` listed every paper and exited 0, the p003 unread.
+    monkeypatch.chdir(ROOT)
+    assert main(["reproduce", "--list", *extra]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("ccsim: error: reproduce --list takes no ")
+    assert named in err
+
+
 @pytest.mark.parametrize("command", ["run", "validate", "sweep"])
 def test_a_missing_file_is_one_line_naming_it_not_a_raw_errno(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -296,6 +296,50 @@ def test_an_http_server_given_as_the_scheduler_is_one_line_within_the_connect_ti
     assert not (tmp_path / "out").exists(), "refused before the sweep started"
 
 
+@pytest.mark.parametrize(
+    "banner",
+    [b"SSH-2.0-OpenSSH_9.6\r\n", b"\x01" + bytes(7) + b"\x10" + bytes(7) + b"garbage"],
+    ids=["ssh", "short-frame"],
+)
+def test_a_server_that_speaks_first_is_not_a_dask_scheduler_and_the_line_quotes_no_probe_error(
+    tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str], banner: bytes
+) -> None:
+    # Bug: an SSH server's banner, read as a Dask frame's length, made the probe allocate
+    # exabytes and the line said "MemoryError: Unable to allocate 3.07 EiB", as if ccsim had
+    # run out of memory.
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed at the test's end
+                return
+            conn.sendall(banner)
+            held.append(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+    line = _one_error_line(capfd)
+    assert line == (
+        f"ccsim: error: --scheduler {address}: the address answered, but not as a Dask "
+        "scheduler (what it sent is not Dask's protocol; a Dask scheduler's address is the one "
+        "`dask scheduler` prints, tcp://HOST:8786 by default)"
+    )
+    assert not (tmp_path / "out").exists(), "refused before the sweep started"
+
+
 def test_a_port_where_nothing_listens_is_one_line_within_the_connect_timeout(
     tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -392,6 +392,47 @@ def test_a_queue_delay_figure_draws_the_links_percentiles_across_the_x_values(
     assert "![delay](delay.png)" in (out / "report.md").read_text()
 
 
+@pytest.mark.parametrize("kind", ["points", "flow_series", "link_series", "table",
+                                  "queue_delay"])  # fmt: skip
+def test_an_item_with_no_lines_is_refused_naming_the_plans_lines(folder: Path, kind: str) -> None:
+    # Campaign 11: `lines = []` on a queue_delay figure was loaded, its runs (none) done, then
+    # the drawing failed with "max() arg is an empty sequence" (other kinds ran nothing and
+    # drew an empty figure or table).
+    head = PLAN[: PLAN.index("[[figures]]")]
+    item = {
+        "points": PLAN[PLAN.index("[[figures]]") : PLAN.index('[[figures]]\nid = "shares"')],
+        "flow_series": PLAN[
+            PLAN.index('[[figures]]\nid = "shares"') : PLAN.index('[[figures]]\nid = "util"')
+        ],
+        "link_series": PLAN[PLAN.index('[[figures]]\nid = "util"') : PLAN.index("[[tables]]")],
+        "table": PLAN[PLAN.index("[[tables]]") : PLAN.index("[[claims]]")],
+        "queue_delay": QUEUE_DELAY,
+    }[kind]
+    item = item.replace('lines = ["sack", "reno"]', "lines = []")
+    item = item.replace('lines = ["sack"]', "lines = []")
+    (folder / "plan.toml").write_text(head + item)
+    with pytest.raises(PlanError) as e:
+        load_plan(folder)
+    where = "tables[0]" if kind == "table" else "figures[0]"
+    assert str(e.value) == f"{where}.lines: empty; give one or more of the plan's lines: sack, reno"
+
+
+def test_a_queue_delay_figure_on_a_link_the_scenario_lacks_names_its_link_and_the_links(
+    folder: Path,
+) -> None:
+    # Campaign 11: the refusal named "figures[3].link.where", a key no plan has, and quoted
+    # a Python dict ({'link': 'nowhere', 'direction': 'a_to_b'}).
+    from ccsim.experiment.checks import check_plan
+
+    _append(folder, QUEUE_DELAY.replace("bottleneck:a_to_b", "nowhere:a_to_b"))
+    with pytest.raises(PlanError) as e:
+        check_plan(load_plan(folder))
+    assert str(e.value).startswith(
+        'figures[3].link: no link direction "nowhere:a_to_b"; there are bottleneck:a_to_b, '
+        "bottleneck:b_to_a, i1:a_to_b, "
+    )
+
+
 def test_a_queue_delay_figure_needs_a_link_direction_and_known_percentiles(folder: Path) -> None:
     for change, message in [
         ('link = "bottleneck"', 'figures[3].link: "bottleneck" is not NAME:a_to_b or NAME:b_to_a'),

@@ -81,6 +81,10 @@ def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
             )
     rows = _rows(record, m.table)
     if not any(where_matches(m.where, r) for r in rows):
+        if m.origin.endswith(".link"):  # a queue_delay figure's filter, made from its `link`
+            known = ", ".join(sorted(f"{r['link']}:{r['direction']}" for r in rows))
+            asked = f"{m.where['link']}:{m.where['direction']}"
+            raise PlanError(f'{m.origin}: no link direction "{asked}"; there are {known}')
         raise PlanError(f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}")
 
 

@@ -444,6 +444,17 @@ def _need(tbl: dict[str, Any], key: str, where: str) -> Any:
     return tbl[key]
 
 
+def _line_ids(tbl: dict[str, Any], where: str, lines: dict[str, Line]) -> list[str]:
+    """An item's ``lines``, refused when empty: an item of no line runs nothing, and its
+    figure or table had nothing to draw (a figure of points failed drawing its legend)."""
+    ids = [str(x) for x in _need(tbl, "lines", where)]
+    if not ids:
+        raise PlanError(
+            f"{where}.lines: empty; give one or more of the plan's lines: {', '.join(lines)}"
+        )
+    return ids
+
+
 def title_text(template: str, scenario_text: str, overrides: Sequence[str]) -> str:
     """A title with its ``${path}`` filled in with the values of the scenario with
     ``overrides`` (a run's, or an item's own ``set``)."""
@@ -702,7 +713,7 @@ def _queue_delay_figure(f: dict[str, Any], where: str, lines: dict[str, Line]) -
                       origin=f"{where}.link")  # fmt: skip
 
     derived = []
-    for lid in [str(x) for x in _need(f, "lines", where)]:
+    for lid in _line_ids(f, where, lines):
         if lid not in lines:
             raise PlanError(f'{where}.lines: no line named "{lid}"; lines are {", ".join(lines)}')
         base = lines[lid]
@@ -947,7 +958,7 @@ def load_plan(folder: PathLike) -> Plan:
         )
 
     def check_lines(tbl: dict[str, Any], where: str, points: bool = False) -> list[str]:
-        ids = [str(x) for x in _need(tbl, "lines", where)]
+        ids = _line_ids(tbl, where, lines)
         for lid in ids:
             if lid not in lines:
                 raise PlanError(
