@@ -449,14 +449,16 @@ impl Simulator {
         let mut to = Vec::new();
         let mut f: [Vec<f64>; 7] = Default::default();
         let mut u: [Vec<u64>; 15] = Default::default();
-        // Queue delay (sojourn time) percentiles and maximum, seconds; 0 where no packet left.
+        // Queue delay (sojourn time) percentiles and maximum, seconds; NaN where no packet left:
+        // an idle direction has no delay to report, and 0 would read as packets that never
+        // waited (campaign 11).
         let mut delay: [Vec<f64>; 6] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             let s = &c.stats;
             let h = &s.sojourn;
             for (col, q) in delay.iter_mut().zip([0.01, 0.05, 0.5, 0.95, 0.99, 1.0]) {
-                col.push(h.quantile_ns(q).unwrap_or(0.0) * 1e-9);
+                col.push(h.quantile_ns(q).map_or(f64::NAN, |ns| ns * 1e-9));
             }
             link.push(c.link.clone());
             direction.push(c.direction.to_string());
@@ -552,13 +554,13 @@ impl Simulator {
         let mut class = Vec::new();
         let mut u: [Vec<u64>; 13] = Default::default();
         let mut sent_bps = Vec::new();
-        // Queue delay percentiles and maximum of the class's packets sent, seconds (0: none).
+        // Queue delay percentiles and maximum of the class's packets sent, seconds (NaN: none).
         let mut delay: [Vec<f64>; 4] = Default::default();
         let secs = self.now.as_secs_f64();
         for c in &self.net.chans {
             for (name, k, queued, h) in c.queue.class_rows() {
                 for (col, q) in delay.iter_mut().zip([0.5, 0.95, 0.99, 1.0]) {
-                    col.push(h.quantile_ns(q).unwrap_or(0.0) * 1e-9);
+                    col.push(h.quantile_ns(q).map_or(f64::NAN, |ns| ns * 1e-9));
                 }
                 link.push(c.link.clone());
                 direction.push(c.direction.to_string());

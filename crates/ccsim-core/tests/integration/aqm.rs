@@ -196,3 +196,27 @@ fn an_aqm_run_gives_the_same_bits_twice_and_drops_after_admission_are_traced() {
     assert!(drops > 0);
     assert_eq!(traced, drops);
 }
+
+#[test]
+fn an_idle_link_direction_reports_no_queue_delay_not_a_zero_one() {
+    // Campaign 11: a direction that carried no packet reported 0 s, which reads as packets that
+    // never waited; a queue_delay figure then drew points at 0 ms for an idle link.
+    let text = dumbbell(
+        1,
+        10,
+        "10ms",
+        "{ type = \"droptail\", limit = 50 }",
+        "2s",
+        "mss = 1460",
+    );
+    let busy = run_toml(&text, &[], None);
+    let idle = run_toml(&text, &["flows.f1.start=\"5s\""], None);
+    for col in [
+        "queue_delay_p50_s",
+        "queue_delay_p99_s",
+        "queue_delay_max_s",
+    ] {
+        assert!(bottleneck(&busy, col).is_finite(), "{col}");
+        assert!(bottleneck(&idle, col).is_nan(), "{col}");
+    }
+}

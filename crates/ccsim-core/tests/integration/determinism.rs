@@ -236,7 +236,7 @@ rate = "1Mbps"
 /// random stream...).
 const PINNED: &[(&str, u64)] = &[
     ("controllers", 0x681e_3272_3a5c_88f1),
-    ("web", 0x9dd7_aa68_1d0a_8310),
+    ("web", 0xeeb9_4a7c_0520_b230),
     ("xcp", 0xf988_b0bb_843b_98fe),
 ];
 
