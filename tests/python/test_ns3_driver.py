@@ -140,6 +140,59 @@ def test_a_line_of_the_ns3_program_is_parsed_into_the_table_s_measures(
     assert driver.ns3_row(parsed, driver.Cell(algorithm="newreno"))["mean_cwnd_bytes"] == 16000
 
 
+def test_an_aqm_cell_gets_the_same_queue_and_parameters_in_both_simulators(
+    driver: ModuleType,
+) -> None:
+    cell = driver.Cell(queue_type="pie", queue_packets_fixed=1000, flows=4, rate="100Mbps")
+    tree = tomllib.loads(driver.ccsim_scenario(cell).validate(seed=1))
+    queue = tree["links"]["bottleneck"]["a_to_b"]["queue"]
+    assert queue["type"] == "pie" and queue["limit"] == 1000
+    assert queue["target"] == "15ms" and queue["mean_packet_size"] == 1500
+    args = driver.ns3_args(cell, 1)
+    # ns-3's PIE keeps 25 packets and takes 1,000-byte packets as its mean by default.
+    assert "--queueType=pie" in args and "--queue=1000" in args
+    assert "--ns3::PieQueueDisc::MeanPktSize=1500" in args
+    assert "--ns3::PieQueueDisc::QueueDelayReference=15ms" in args
+    # ccsim's fq_codel is ns-3's FqCoDelQueueDisc, with ns-3's 1,500-byte quantum on both sides.
+    fq = driver.Cell(queue_type="fq_codel", queue_packets_fixed=1000)
+    assert "--queueType=fqcodel" in driver.ns3_args(fq, 1)
+    fq_tree = tomllib.loads(driver.ccsim_scenario(fq).validate(seed=1))
+    assert fq_tree["links"]["bottleneck"]["a_to_b"]["queue"]["quantum"] == 1500
+
+
+def test_the_queue_s_drops_and_delay_percentiles_are_read_from_both_simulators(
+    driver: ModuleType, tmp_path: Path
+) -> None:
+    run_line = (
+        "run sim_s=100 wall_s=4.25 data_dropped_by_loss=0 qdisc_dropped=42 qdisc_marked=0 "
+        "sojourn_packets=9000 sojourn_p01_s=0 sojourn_p05_s=0 sojourn_p50_s=0.004 "
+        "sojourn_p95_s=0.009 sojourn_p99_s=0.012 sojourn_max_s=0.05\n"
+    )
+    canned = CANNED.replace("run sim_s=100 wall_s=4.25 data_dropped_by_loss=2000\n", run_line)
+    cell = driver.Cell(algorithm="sack", flows=2, queue_type="codel", queue_packets_fixed=1000)
+    row = driver.ns3_row(driver.parse_ns3_output(canned), cell)
+    assert row["queue_drops"] == 42
+    assert (row["queue_delay_p50_s"], row["queue_delay_p99_s"]) == (0.004, 0.012)
+    # Without a queue disc the program prints none of these: NaN, not a zero delay.
+    assert math.isnan(driver.ns3_row(driver.parse_ns3_output(CANNED), driver.Cell())["queue_drops"])
+    # ccsim's side: the bottleneck's forward direction in the links table.
+    small = driver.Cell(queue_type="codel", queue_packets_fixed=1000, duration_s=3.0, flows=2)
+    report = sweep.execute(
+        driver.ccsim_runs([small], [1]), sweep.Store(tmp_path / "s"), workers=1, progress=False
+    )
+    got = driver.ccsim_row(report.records[0], small)
+    # Two Reno flows at 10 Mbit/s behind CoDel: a standing queue of a few ms, never 100s.
+    assert 0 < got["queue_delay_p50_s"] < 0.05 < got["queue_delay_p99_s"] * 10
+    assert got["queue_delay_p50_s"] <= got["queue_delay_p95_s"] <= got["queue_delay_p99_s"]
+
+
+def test_the_aqm_summary_shows_queue_delay_instead_of_cwnd(driver: ModuleType) -> None:
+    assert "queue_delay_p99_s" in driver.shown_for(["aqm"])
+    assert "mean_cwnd_bytes" in driver.shown_for(["aqm", "pilot"])
+    cells = driver.design("aqm")
+    assert {c.queue_type for c in cells} == {"codel", "fq_codel", "pie"} and len(cells) == 24
+
+
 def test_an_output_without_flow_lines_is_refused(driver: ModuleType) -> None:
     with pytest.raises(ValueError, match="no flow lines"):
         driver.ns3_row(driver.parse_ns3_output("run wall_s=1"), driver.Cell())

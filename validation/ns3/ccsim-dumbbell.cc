@@ -19,7 +19,11 @@
 //   flow id=I start_s=... bytes_delivered=... goodput_bps=... retransmits=... timeouts=...
 //        fast_recoveries=... cwr_entries=... mean_cwnd_bytes=... mean_cwnd_inflated_bytes=...
 //        cwnd_samples=... window_violations=...
-//   run sim_s=... wall_s=...
+//   run sim_s=... wall_s=... data_dropped_by_loss=... [red_marked=... red_dropped=...]
+//       [qdisc_dropped=... qdisc_marked=... sojourn_packets=... sojourn_p01_s=... sojourn_p05_s=...
+//        sojourn_p50_s=... sojourn_p95_s=... sojourn_p99_s=... sojourn_max_s=...]
+// (the bracketed parts with --queueType red, codel, fqcodel or pie: what r1's bottleneck qdisc
+// dropped and marked, and its packets' sojourn times, measured as ccsim's links table does).
 // With --cwndTrace=PATH it also writes PATH as CSV: time_s,flow,cwnd_bytes,cwnd_inflated_bytes,
 // one row per flow and sample.
 //
@@ -33,7 +37,9 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <iomanip>
@@ -42,6 +48,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 using namespace ns3;
@@ -158,8 +165,8 @@ struct FlowStats
 
 std::vector<FlowStats> g_flows;
 std::unique_ptr<std::ofstream> g_trace;
-// The RED queue disc at r1's bottleneck port, when there is one.
-Ptr<QueueDisc> g_red;
+// The queue disc at r1's bottleneck port (RED, CoDel, FQ-CoDel or PIE), when there is one.
+Ptr<QueueDisc> g_qdisc;
 
 // A data segment that does not extend the highest byte sent is a retransmission, whatever the
 // cause (fast retransmit, partial ACK, RTO, SACK recovery): the same definition as ccsim's
@@ -346,6 +353,53 @@ CongestionOps(const std::string& name)
     return TypeId();
 }
 
+// Sojourn time at r1's bottleneck port, as ccsim's links table measures it (docs/scenario.md,
+// "queue delay"): from the packet's arrival at the port's queue disc to the start of its
+// transmission (the device's PhyTxBegin), zero for a packet that found the link idle. The
+// queue disc's own "SojournTime" trace stops at its dequeue, which with the device's one-packet
+// queue is one transmission earlier; so the time of each arrival is kept by packet uid and
+// read back when the packet begins to leave. Packets the queue disc drops are forgotten.
+std::unordered_map<uint64_t, Time> g_arrivals;
+std::vector<double> g_sojourns;
+
+void
+QdiscEnqueue(Ptr<const QueueDiscItem> item)
+{
+    g_arrivals[item->GetPacket()->GetUid()] = Simulator::Now();
+}
+
+void
+QdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    g_arrivals.erase(item->GetPacket()->GetUid());
+}
+
+void
+PortTxBegin(Ptr<const Packet> p)
+{
+    auto it = g_arrivals.find(p->GetUid());
+    if (it != g_arrivals.end())
+    {
+        g_sojourns.push_back((Simulator::Now() - it->second).GetSeconds());
+        g_arrivals.erase(it);
+    }
+}
+
+// The q-th quantile of the sorted samples by nearest rank (the smallest value with at least q
+// of the samples at or below it), NaN without samples.
+double
+Quantile(const std::vector<double>& sorted, double q)
+{
+    if (sorted.empty())
+    {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    const auto n = sorted.size();
+    auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+    rank = std::min(std::max<size_t>(rank, 1), n);
+    return sorted[rank - 1];
+}
+
 } // namespace
 
 int
@@ -389,7 +443,10 @@ main(int argc, char* argv[])
     cmd.AddValue("accessRate", "rate of every host's link to its router", accessRate);
     cmd.AddValue("accessDelayMs", "one-way delay of every access link, ms", accessDelayMs);
     cmd.AddValue("queue", "bottleneck queue limit, packets waiting (each direction)", queuePackets);
-    cmd.AddValue("queueType", "droptail or red (r1's bottleneck port)", queueType);
+    cmd.AddValue("queueType",
+                 "droptail, red, codel, fqcodel or pie (r1's bottleneck port; the AQMs' own "
+                 "attributes are set as --ns3::CoDelQueueDisc::Target=5ms and so on)",
+                 queueType);
     cmd.AddValue("redMinTh", "RED min threshold, packets", redMinTh);
     cmd.AddValue("redMaxTh", "RED max threshold, packets", redMaxTh);
     cmd.AddValue("redMaxP", "RED max_p (ns-3's LInterm is 1/max_p)", redMaxP);
@@ -420,8 +477,10 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(bottleneckDelayMs < 0, "--rttMs: smaller than the access links' delays");
     NS_ABORT_MSG_IF(recovery != "classic" && recovery != "prr",
                     "--recovery: \"" << recovery << "\" is not classic or prr");
-    NS_ABORT_MSG_IF(queueType != "droptail" && queueType != "red",
-                    "--queueType: \"" << queueType << "\" is not droptail or red");
+    NS_ABORT_MSG_IF(queueType != "droptail" && queueType != "red" && queueType != "codel" &&
+                        queueType != "fqcodel" && queueType != "pie",
+                    "--queueType: \"" << queueType
+                                       << "\" is not droptail, red, codel, fqcodel or pie");
 
     // ns-3's convention for independent replications: one seed, a run number per replication.
     RngSeedManager::SetSeed(1);
@@ -543,10 +602,34 @@ main(int argc, char* argv[])
                              TimeValue(MilliSeconds(bottleneckDelayMs)),
                              "MaxSize",
                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
-        g_red = red.Install(core.Get(0)).Get(0);
+        g_qdisc = red.Install(core.Get(0)).Get(0);
         DynamicCast<PointToPointNetDevice>(core.Get(0))
             ->GetQueue()
             ->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
+    }
+    else if (queueType != "droptail")
+    {
+        // CoDel, FQ-CoDel or PIE at r1's bottleneck port (ccsim's `queue = { type = "codel" |
+        // "fq_codel" | "pie", ... }` on r1 -> r2), with --queue packets as the hard limit; every
+        // other attribute is the class's default unless the driver sets it on the command line.
+        // As for RED, the device keeps one packet, so the qdisc holds what waits.
+        const std::string kind = queueType == "codel"     ? "ns3::CoDelQueueDisc"
+                                 : queueType == "fqcodel" ? "ns3::FqCoDelQueueDisc"
+                                                          : "ns3::PieQueueDisc";
+        TrafficControlHelper aqm;
+        aqm.SetRootQueueDisc(kind,
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+        g_qdisc = aqm.Install(core.Get(0)).Get(0);
+        DynamicCast<PointToPointNetDevice>(core.Get(0))
+            ->GetQueue()
+            ->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
+    }
+    if (g_qdisc)
+    {
+        g_qdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&QdiscEnqueue));
+        g_qdisc->TraceConnectWithoutContext("Drop", MakeCallback(&QdiscDrop));
+        core.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PortTxBegin));
     }
 
     // Loss on the data direction only: an error model on r2's receiving device.
@@ -625,13 +708,29 @@ main(int argc, char* argv[])
     }
     std::cout << "run sim_s=" << duration << " wall_s=" << wall
               << " data_dropped_by_loss=" << em->DataDropped();
-    if (g_red)
+    if (g_qdisc && queueType == "red")
     {
         // What RED did at r1's bottleneck port: packets it marked CE and packets it dropped
         // (early, forced or at the limit), for the ECN comparison (docs/validation.md).
-        const QueueDisc::Stats& st = g_red->GetStats();
+        const QueueDisc::Stats& st = g_qdisc->GetStats();
         std::cout << " red_marked=" << st.nTotalMarkedPackets
                   << " red_dropped=" << st.nTotalDroppedPackets;
+    }
+    if (g_qdisc)
+    {
+        // Every queue disc: its drops and marks, and the sojourn times' quantiles (seconds).
+        const QueueDisc::Stats& st = g_qdisc->GetStats();
+        std::sort(g_sojourns.begin(), g_sojourns.end());
+        std::cout << std::setprecision(10) << " qdisc_dropped=" << st.nTotalDroppedPackets
+                  << " qdisc_marked=" << st.nTotalMarkedPackets
+                  << " sojourn_packets=" << g_sojourns.size()
+                  << " sojourn_p01_s=" << Quantile(g_sojourns, 0.01)
+                  << " sojourn_p05_s=" << Quantile(g_sojourns, 0.05)
+                  << " sojourn_p50_s=" << Quantile(g_sojourns, 0.50)
+                  << " sojourn_p95_s=" << Quantile(g_sojourns, 0.95)
+                  << " sojourn_p99_s=" << Quantile(g_sojourns, 0.99) << " sojourn_max_s="
+                  << (g_sojourns.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                         : g_sojourns.back());
     }
     std::cout << std::endl;
     Simulator::Destroy();

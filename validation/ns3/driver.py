@@ -210,6 +210,84 @@ NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
 
 
 @dataclass(frozen=True)
+class Aqm:
+    """One active queue at r1's bottleneck port in both simulators: ccsim's queue table (the
+    limit is the cell's) and the same values as ns-3 attribute defaults on the command line."""
+
+    ccsim_queue: Mapping[str, Any]
+    ns3_queue_type: str
+    ns3_attributes: tuple[tuple[str, str], ...]
+
+
+#: CoDel, FQ-CoDel and PIE (issue 35) with every parameter written out on both sides, where
+#: the two simulators' defaults differ (docs/validation.md, "CoDel, FQ-CoDel and PIE"): ns-3's
+#: PIE keeps 25 packets and takes 1,000-byte packets as its mean; its FQ-CoDel marks ECN by
+#: default (no flow here is ECN-capable) and drops 64 packets at once from the fattest flow
+#: on overflow (never reached at a 1,000-packet limit, set alike all the same); its quantum is
+#: the device's MTU, 1,500 bytes, against RFC 8290's 1,514 in ccsim.
+AQMS: Mapping[str, Aqm] = {
+    "codel": Aqm(
+        {"type": "codel", "target": "5ms", "interval": "100ms", "maxpacket": 1500, "ecn": False},
+        "codel",
+        (
+            ("ns3::CoDelQueueDisc::Target", "5ms"),
+            ("ns3::CoDelQueueDisc::Interval", "100ms"),
+            ("ns3::CoDelQueueDisc::MinBytes", "1500"),
+            ("ns3::CoDelQueueDisc::UseEcn", "false"),
+        ),
+    ),
+    "fq_codel": Aqm(
+        {
+            "type": "fq_codel",
+            "target": "5ms",
+            "interval": "100ms",
+            "maxpacket": 1500,
+            "flows": 1024,
+            "quantum": 1500,
+            "drop_batch": 64,
+            "ecn": False,
+        },
+        "fqcodel",
+        (
+            ("ns3::FqCoDelQueueDisc::Target", "5ms"),
+            ("ns3::FqCoDelQueueDisc::Interval", "100ms"),
+            ("ns3::FqCoDelQueueDisc::Flows", "1024"),
+            ("ns3::FqCoDelQueueDisc::DropBatchSize", "64"),
+            ("ns3::FqCoDelQueueDisc::UseEcn", "false"),
+            ("ns3::CoDelQueueDisc::MinBytes", "1500"),
+        ),
+    ),
+    "pie": Aqm(
+        {
+            "type": "pie",
+            "target": "15ms",
+            "t_update": "15ms",
+            "max_burst": "150ms",
+            "alpha": 0.125,
+            "beta": 1.25,
+            "mean_packet_size": 1500,
+            "dq_rate_estimator": False,
+            "derandomize": False,
+            "ecn": False,
+        },
+        "pie",
+        (
+            ("ns3::PieQueueDisc::QueueDelayReference", "15ms"),
+            ("ns3::PieQueueDisc::Tupdate", "15ms"),
+            ("ns3::PieQueueDisc::MaxBurstAllowance", "150ms"),
+            ("ns3::PieQueueDisc::A", "0.125"),
+            ("ns3::PieQueueDisc::B", "1.25"),
+            ("ns3::PieQueueDisc::MeanPktSize", "1500"),
+            ("ns3::PieQueueDisc::UseDequeueRateEstimator", "false"),
+            ("ns3::PieQueueDisc::UseDerandomization", "false"),
+            ("ns3::PieQueueDisc::UseCapDropAdjustment", "true"),
+            ("ns3::PieQueueDisc::UseEcn", "false"),
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True)
 class Cell:
     """One point of the matrix. Every field but ``design`` decides the runs."""
 
@@ -230,7 +308,7 @@ class Cell:
     start_gap_ms: float = 1.0
     access_rate: str = "1Gbps"
     access_delay_ms: float = 1.0
-    #: "droptail", or "red" on r1 -> r2 with the RED fields below.
+    #: "droptail", "red" on r1 -> r2 with the RED fields below, or one of ``AQMS``.
     queue_type: str = "droptail"
     #: The queue limit in packets, when not ``queue_bdp`` bandwidth-delay products.
     queue_packets_fixed: int = 0
@@ -321,6 +399,9 @@ def ccsim_scenario(cell: Cell, sample_ms: float = 100.0) -> ccsim.Scenario:
             "links.bottleneck.loss",
             {"type": "uniform", "rate": cell.loss, "direction": "a_to_b"},
         )
+    if cell.queue_type in AQMS:
+        queue = {**AQMS[cell.queue_type].ccsim_queue, "limit": cell.queue_packets}
+        sc = sc.set("links.bottleneck.a_to_b.queue", queue)
     if cell.queue_type == "red":
         sc = sc.set(
             "links.bottleneck.a_to_b.queue",
@@ -352,6 +433,18 @@ def ccsim_row(record: Mapping[str, Any], cell: Cell) -> dict[str, Any]:
     series = record["series"]
     cwnd = mean_cwnd_by_flow(series, flows["name"], flows["start_s"])
     goodputs = [float(x) for x in flows["goodput_bps"]]
+    queue: dict[str, float] = {}
+    if cell.queue_type != "droptail":
+        links = record["links"]
+        (i,) = [
+            k
+            for k, (link, direction) in enumerate(zip(links["link"], links["direction"]))
+            if link == "bottleneck" and direction == "a_to_b"
+        ]
+        queue = {
+            "queue_drops": float(links["drops_queue"][i]),
+            **{m: float(links[m][i]) for m in QUEUE_DELAYS},
+        }
     return measures(
         goodputs,
         sum(int(x) for x in flows["bytes_delivered"]) * 8 / cell.duration_s,
@@ -361,6 +454,7 @@ def ccsim_row(record: Mapping[str, Any], cell: Cell) -> dict[str, Any]:
         ecn_reductions=sum(int(x) for x in flows["ecn_reductions"]),
         mean_cwnd=cwnd,
         wall_s=float(record["summary"]["wall_seconds"]),
+        **queue,
     )
 
 
@@ -386,6 +480,8 @@ def mean_cwnd_by_flow(
 def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
     """ccsim-dumbbell.cc's options for the cell and seed (ns-3's RngRun = seed)."""
     algo = ALGORITHMS[cell.algorithm]
+    aqm = AQMS.get(cell.queue_type)
+    ns3_queue_type = aqm.ns3_queue_type if aqm else cell.queue_type
     args = [
         f"--flows={cell.flows}",
         f"--rate={cell.rate}",
@@ -393,7 +489,7 @@ def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
         f"--accessRate={cell.access_rate}",
         f"--accessDelayMs={cell.access_delay_ms:g}",
         f"--queue={cell.queue_packets}",
-        f"--queueType={cell.queue_type}",
+        f"--queueType={ns3_queue_type}",
         f"--loss={cell.loss:g}",
         f"--duration={cell.duration_s:g}",
         f"--startGapMs={cell.start_gap_ms:g}",
@@ -415,6 +511,8 @@ def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
             # default Wait (ns-2's wait_) spaces drops further apart.
             "--ns3::RedQueueDisc::Wait=false",
         ]
+    if aqm:
+        args += [f"--{name}={value}" for name, value in aqm.ns3_attributes]
     args += [f"--{name}={value}" for name, value in algo.ns3_attributes]
     return args
 
@@ -472,6 +570,14 @@ def ns3_row(parsed: Mapping[str, Any], cell: Cell) -> dict[str, Any]:
         ecn_reductions=sum(int(f["cwr_entries"]) for f in flows),
         mean_cwnd=[float(f[cwnd_key]) for f in flows],
         wall_s=float(parsed["run"].get("wall_s", math.nan)),
+        **(
+            {
+                "queue_drops": float(parsed["run"]["qdisc_dropped"]),
+                **{m: float(parsed["run"][NS3_SOJOURN[m]]) for m in QUEUE_DELAYS},
+            }
+            if cell.queue_type != "droptail"
+            else {}
+        ),
     )
 
 
@@ -524,7 +630,19 @@ MEASURES = (
     "ecn_reductions",
     "mean_cwnd_bytes",
     "wall_s",
+    "queue_drops",
+    "queue_delay_p50_s",
+    "queue_delay_p95_s",
+    "queue_delay_p99_s",
 )
+#: The queue delay percentiles compared (r1's bottleneck port; NaN without a queue disc in
+#: ns-3, i.e. with droptail), and the ns-3 program's names for them.
+QUEUE_DELAYS = ("queue_delay_p50_s", "queue_delay_p95_s", "queue_delay_p99_s")
+NS3_SOJOURN = {
+    "queue_delay_p50_s": "sojourn_p50_s",
+    "queue_delay_p95_s": "sojourn_p95_s",
+    "queue_delay_p99_s": "sojourn_p99_s",
+}
 CELL_FIELDS = tuple(f.name for f in dataclasses.fields(Cell))
 COLUMNS = (
     *CELL_FIELDS,
@@ -547,10 +665,15 @@ def measures(
     ecn_reductions: int,
     mean_cwnd: Sequence[float],
     wall_s: float,
+    queue_drops: float = math.nan,
+    queue_delay_p50_s: float = math.nan,
+    queue_delay_p95_s: float = math.nan,
+    queue_delay_p99_s: float = math.nan,
 ) -> dict[str, Any]:
     """One run's row of measures: the aggregate goodput (all bytes delivered over the run's
     duration), each flow's (its bytes over the time since its start), Jain's index of those,
-    the counts summed over flows and the mean of the flows' mean cwnd."""
+    the counts summed over flows and the mean of the flows' mean cwnd; with a queue disc at
+    the bottleneck, its drops and its packets' queue delay percentiles (NaN otherwise)."""
     cwnds = [c for c in mean_cwnd if not math.isnan(c)]
     return {
         "goodput_bps": aggregate_bps,
@@ -562,6 +685,10 @@ def measures(
         "ecn_reductions": ecn_reductions,
         "mean_cwnd_bytes": sum(cwnds) / len(cwnds) if cwnds else math.nan,
         "wall_s": wall_s,
+        "queue_drops": queue_drops,
+        "queue_delay_p50_s": queue_delay_p50_s,
+        "queue_delay_p95_s": queue_delay_p95_s,
+        "queue_delay_p99_s": queue_delay_p99_s,
     }
 
 
@@ -576,7 +703,7 @@ def table_row(
     """A full row of the table."""
     row: dict[str, Any] = {f: getattr(cell, f) for f in CELL_FIELDS}
     row.update(queue_packets=cell.queue_packets, simulator=simulator, seed=seed)
-    row.update({m: values[m] for m in MEASURES})
+    row.update({m: values.get(m, math.nan) for m in MEASURES})
     row.update(ns3_commit=ns3_commit, ccsim_commit=ccsim_commit)
     return row
 
@@ -655,9 +782,32 @@ SHOWN = {
     "fast_recoveries": ("FR", 1, "{:.0f}"),
     "mean_cwnd_bytes": ("cwnd seg", 1 / MSS, "{:.1f}"),
 }
+#: What the summary shows instead of the cwnd for designs with a queue disc at the bottleneck
+#: (``aqm``): its drops and its packets' queue delay.
+SHOWN_QUEUE = {
+    "goodput_bps": ("goodput Mbit/s", 1e-6, "{:.3f}"),
+    "retransmits": ("rtx", 1, "{:.0f}"),
+    "queue_drops": ("drops", 1, "{:.0f}"),
+    "queue_delay_p50_s": ("delay p50 ms", 1e3, "{:.2f}"),
+    "queue_delay_p95_s": ("p95 ms", 1e3, "{:.2f}"),
+    "queue_delay_p99_s": ("p99 ms", 1e3, "{:.2f}"),
+}
+#: Designs whose summary shows ``SHOWN_QUEUE``.
+QUEUE_DESIGNS = ("aqm",)
 
 
-def comparisons(path: Path, designs: Sequence[str] = ()) -> list[Comparison]:
+def shown_for(designs: Sequence[str]) -> Mapping[str, tuple[str, float, str]]:
+    """The summary's measures for ``designs``: the queue's when all of them have a queue disc."""
+    if designs and all(d in QUEUE_DESIGNS for d in designs):
+        return SHOWN_QUEUE
+    return SHOWN
+
+
+def comparisons(
+    path: Path,
+    designs: Sequence[str] = (),
+    shown: Mapping[str, tuple[str, float, str]] = SHOWN,
+) -> list[Comparison]:
     """The table's cells that have rows from both simulators, in the table's order."""
     import pandas as pd
 
@@ -676,7 +826,7 @@ def comparisons(path: Path, designs: Sequence[str] = ()) -> list[Comparison]:
             sims = {sim: g.iloc[:1] for sim, g in sims.items()}
         means = tuple(
             (float(sims["ccsim"][col].mean()) * scale, float(sims["ns3"][col].mean()) * scale)
-            for col, (_, scale, _) in SHOWN.items()
+            for col, (_, scale, _) in shown.items()
         )
         ratio, half = welch_ratio(
             list(sims["ccsim"]["goodput_bps"]), list(sims["ns3"]["goodput_bps"])
@@ -702,11 +852,11 @@ def comparisons(path: Path, designs: Sequence[str] = ()) -> list[Comparison]:
     return out
 
 
-def summary_row(c: Comparison) -> str:
+def summary_row(c: Comparison, shown: Mapping[str, tuple[str, float, str]] = SHOWN) -> str:
     """A cell as a row of the summary's table."""
     cells = [
         f"{form.format(a)} / {form.format(b)}"
-        for (a, b), (_, _, form) in zip(c.means, SHOWN.values())
+        for (a, b), (_, _, form) in zip(c.means, shown.values())
     ]
     flag = (" !" if c.beyond else "") + (" *" if c.significant else "")
     shown_ci = f" ± {c.half:.3f}" if not math.isnan(c.half) else ""
@@ -724,13 +874,14 @@ def summary(path: Path, designs: Sequence[str] = ()) -> str:
     ns-3's mean. ``!`` marks a ratio beyond ±5 %, ``*`` a difference whose interval excludes 0.
     A cell whose seeds all give the same run in both simulators counts as one seed, with no
     interval and no ``*``. Cells without rows from both simulators are left out."""
+    shown = shown_for(designs)
     lines = [
         "| cell | seeds | "
-        + " | ".join(f"{label} ccsim / ns-3" for label, _, _ in SHOWN.values())
+        + " | ".join(f"{label} ccsim / ns-3" for label, _, _ in shown.values())
         + " | goodput ratio (95 % CI) |",
-        "|---|---|" + "---|" * (len(SHOWN) + 1),
+        "|---|---|" + "---|" * (len(shown) + 1),
     ]
-    lines += [summary_row(c) for c in comparisons(path, designs)]
+    lines += [summary_row(c, shown) for c in comparisons(path, designs, shown)]
     return "\n".join(lines)
 
 
@@ -833,6 +984,9 @@ def welch_ratio(
     return ma / mb, t_quantile(level, df) * math.sqrt(va + vb) / mb
 
 
+AQM_NAMES = {"codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE"}
+
+
 def describe(row: Mapping[str, Any]) -> str:
     """A cell in a few words, for the summary: what differs from the defaults of ``Cell``."""
     base = Cell()
@@ -848,7 +1002,9 @@ def describe(row: Mapping[str, Any]) -> str:
     words.append(f"{float(row['rtt_ms']):g} ms")
     if str(row["rate"]) != base.rate:
         words.append(str(row["rate"]))
-    if str(row["queue_type"]) != base.queue_type:
+    if str(row["queue_type"]) in AQMS:
+        words.append(AQM_NAMES[str(row["queue_type"])])
+    elif str(row["queue_type"]) != base.queue_type:
         words.append("RED+ECN" if str(row["ecn"]) == "True" else "RED")
     if float(row["start_gap_ms"]) != base.start_gap_ms:
         words.append(f"gap {float(row['start_gap_ms']) / 1e3:g} s")
@@ -960,6 +1116,19 @@ def design(name: str) -> list[Cell]:
             queue_bdp=[0.5, 2.0],
             rtt_ms=[20.0, 100.0],
         )
+    if name == "aqm":
+        # CoDel, FQ-CoDel and PIE (issue 35) at r1's bottleneck port, 1,000 packets deep: one
+        # and four SACK flows over 10 and 100 Mbit/s at 20 and 100 ms, 60 s each.
+        return grid(
+            "aqm",
+            algorithm=["sack"],
+            queue_type=list(AQMS),
+            queue_packets_fixed=[1000],
+            flows=[1, 4],
+            rate=["10Mbps", "100Mbps"],
+            rtt_ms=[20.0, 100.0],
+            duration_s=[60.0],
+        )
     if name == "rfc":
         # ccsim's rfc preset as it stands against the same ns-3 runs as the pilot's classic.
         return grid("rfc", algorithm=["sack"], loss=[0.0, 0.01, 0.05], profile=["rfc"])
@@ -976,6 +1145,7 @@ DESIGNS = (
     "highspeed",
     "ecn",
     "htcp",
+    "aqm",
 )
 
 
