@@ -64,9 +64,10 @@
 //! could be planned but are watched (the packet trace or a pcap capture writes each departure
 //! at its instant) or named by a link event keep their `TxDone` events, and the engine runs
 //! those first at their nanosecond, so the same ties fall the same way and tracing changes
-//! nothing but the count of events ([`Channel::departures_first`]). Every other channel (RED,
-//! XCP and class-based queues, a loss model, no delay) keeps its `TxDone` events in the order
-//! they were scheduled.
+//! nothing but the count of events ([`Channel::departures_first`]). The AQMs defer their
+//! dequeues instead ("Deferred dequeues" below), with the same order at ties. Every other
+//! channel (RED, XCP, a shaper and the class-based queues, a loss model, no delay) keeps its
+//! `TxDone` events in the order they were scheduled.
 //!
 //! # Disciplines that decide at dequeue, and shapers
 //!
@@ -89,6 +90,37 @@
 //!
 //! So a queue that is not empty always has exactly one `TxDone` pending, as before, and its
 //! time is the earliest a packet can start: the link's and the shaper's limits together.
+//!
+//! # Deferred dequeues
+//!
+//! CoDel, FQ-CoDel, PIE and DualPI2 choose the packet that leaves, and whether to drop or mark
+//! it, only when the transmitter frees up, from what waits then: a departure cannot be planned
+//! at enqueue. But nothing outside the channel can see a departure before the packet reaches
+//! the far node, a propagation delay later, or change the queue before the next offer. So on
+//! such a channel, when nothing watches it and no loss model or link event touches it (the
+//! conditions of planning), the dequeues are *deferred* ([`Channel::defers_dequeues`]): no
+//! `TxDone` event; the channel keeps the time the next waiting packet may start
+//! (`next_start`), and runs every dequeue due by `now`, each at its own time, before anything
+//! reads or changes the queue:
+//!
+//! ```text
+//!   settle_deferred(now):  while next_start <= now:
+//!                            serve(next_start)          dequeue, CoDel's drop or mark,
+//!                                                       transmit: into the FIFO
+//!                            next_start = end of that transmission, if more wait
+//!   called by: an offer (before the discipline sees the arrival), the arrival of the FIFO's
+//!   head (before it is popped), a time-series sample, the end of the run
+//! ```
+//!
+//! The arrival of the head is always due in time: a packet waits only behind one in
+//! transmission, which is in the FIFO already and arrives `delay` after its transmission
+//! ends, that is after the waiting packet starts. So the dequeues run at the same times, on
+//! the same queue states, in the same order as `TxDone` events would run them, and the results
+//! are the same; what changes is one event per packet fewer on the bottleneck (PAQM,
+//! `docs/performance.md`). At ties a dequeue comes before an offer at its nanosecond, as on a
+//! planned channel, and the channels that could defer but are watched run their `TxDone`
+//! events first at their nanosecond to match ([`Channel::departures_first`]). The engine
+//! takes the packets a deferred dequeue dropped after each settling (`sim/engine.rs`).
 //!
 //! # Sojourn times
 //!
@@ -244,10 +276,14 @@ pub struct Channel {
     doomed: u32,
     /// Departures are planned at enqueue (module docs): no `TxDone` events, `starts` instead.
     planned: bool,
+    /// Dequeues are deferred (module docs, "Deferred dequeues"): no `TxDone` events,
+    /// `next_start` instead.
+    deferred: bool,
     /// A transmission that starts at t comes before anything else at t: true on the channels
-    /// that could be planned (a DropTail queue, no loss model, a propagation delay), whether or
-    /// not they are. The engine schedules their `TxDone` events to run first at their
-    /// nanosecond, which gives the order planning gives (module docs).
+    /// that could be planned or defer their dequeues (a DropTail queue or an AQM, no loss
+    /// model, a propagation delay), whether or not they do. The engine schedules their
+    /// `TxDone` events to run first at their nanosecond, which gives the order planning and
+    /// deferral give (module docs).
     departures_first: bool,
     /// Down (`[[events]]`): offered packets are dropped as `link_down`.
     pub down: bool,
@@ -270,6 +306,10 @@ pub struct Channel {
     pub direction: &'static str,
     pub from_node: u32,
     pub lost_for_trace: Option<Packet>,
+    /// Deferred channels: when the next waiting packet may start ([`NO_START`]: none waits).
+    /// In the last line: only the few channels that defer read it (a bottleneck's AQM), and
+    /// the lines before it are every packet's.
+    next_start: SimTime,
 }
 
 /// The fields of a packet's path in the first five lines of a channel (see above), and the
@@ -280,8 +320,12 @@ const _: () = {
     assert!(offset_of!(Channel, lossy) < 128);
     assert!(offset_of!(Channel, stats) + offset_of!(ChannelStats, sojourn) + 8 <= 320);
     assert!(offset_of!(Channel, stats) + offset_of!(ChannelStats, last_change) + 8 <= 320);
-    assert!(std::mem::size_of::<Channel>() == 704);
+    // 704 bytes before deferred dequeues; `next_start` opened a twelfth line.
+    assert!(std::mem::size_of::<Channel>() == 768);
 };
+
+/// `next_start` of a deferred channel with nothing waiting.
+const NO_START: SimTime = SimTime::MAX;
 
 /// How many packets behind the head of a propagation FIFO an arrival asks for (`arena.rs`,
 /// "Prefetch").
@@ -342,11 +386,15 @@ impl Channel {
         // The conditions under which a waiting packet's future cannot change once it is queued
         // (module docs); watching and link events are the engine's to add
         // ([`Channel::plan_departures`]).
-        let departures_first = queue.is_drop_tail() && loss.is_none() && delay > SimDuration::ZERO;
+        let departures_first = (queue.is_drop_tail() || queue.may_defer_dequeues())
+            && loss.is_none()
+            && delay > SimDuration::ZERO;
         Channel {
             lossy: !loss.is_none(),
             departures_first,
             planned: false,
+            deferred: false,
+            next_start: NO_START,
             starts: VecDeque::new(),
             waiting_bytes: 0,
             link,
@@ -374,7 +422,33 @@ impl Channel {
     /// asks at the build, for a channel no link event names and nothing watches. Nothing may
     /// wait yet.
     pub fn plan_departures(&mut self) {
-        self.planned = self.departures_first && self.queue.is_empty();
+        let can = self.departures_first && self.queue.is_empty();
+        self.planned = can && self.queue.is_drop_tail();
+        self.deferred = can && self.queue.may_defer_dequeues();
+    }
+
+    /// Whether this channel's dequeues are deferred (module docs, "Deferred dequeues"): the
+    /// engine settles it before the head of its FIFO arrives and before a sample.
+    #[inline]
+    pub fn defers_dequeues(&self) -> bool {
+        self.deferred
+    }
+
+    /// Run every dequeue of a deferred channel due by `now`, each at its own time (module
+    /// docs): what the transmitter would have started by then is on the wire, and what the
+    /// discipline dropped on the way waits in its `AqmDrops` for the engine. Nothing to do on
+    /// a channel that does not defer, or with nothing due.
+    #[inline]
+    pub fn settle_deferred(&mut self, now: SimTime, pkts: &mut PacketArena) {
+        while self.next_start <= now {
+            let t = self.next_start;
+            self.touch_queue(t);
+            let done = self.serve(t, pkts);
+            // The packet ahead is still on the wire (module docs), so a packet started here is
+            // never the head of the FIFO, and no loss model runs on a deferred channel.
+            debug_assert!(done.head_arrives.is_none() && !done.lost);
+            self.next_start = done.next_tx_done.unwrap_or(NO_START);
+        }
     }
 
     /// Whether a transmission that starts at t comes before anything else at t on this
@@ -435,6 +509,13 @@ impl Channel {
     /// are lost as they "arrive" (the engine frees them then).
     pub fn go_down(&mut self, now: SimTime, pkts: &mut PacketArena) -> u64 {
         let mut lost = 0;
+        if self.deferred {
+            // As for planning: the engine defers no channel a link event names. Should one go
+            // down all the same, what was due leaves first, and the rest is lost below.
+            self.settle_deferred(now, pkts);
+            self.deferred = false;
+            self.next_start = NO_START;
+        }
         if self.planned {
             // The engine plans no channel a link event names; should one go down all the same,
             // the packets still waiting (at the back of the FIFO) are lost now, as a queue's,
@@ -505,6 +586,10 @@ impl Channel {
             pkts.free(id);
             return Offer::Dropped(DropReason::LinkDown);
         }
+        if self.deferred {
+            // What left by now (at this very nanosecond too) is gone before the arrival.
+            self.settle_deferred(now, pkts);
+        }
         let pkt = pkts.get_mut(id);
         let size = pkt.size;
         if size > self.mtu {
@@ -539,9 +624,14 @@ impl Channel {
         self.queue.push(now, id, size, pkts);
         self.count_aqm_drops();
         self.note_queue_max();
-        Offer::Queued {
-            tx_done: first_to_wait.then(|| self.queue.ready_at(self.busy_until)),
+        let tx_done = first_to_wait.then(|| self.queue.ready_at(self.busy_until));
+        if self.deferred {
+            if let Some(t) = tx_done {
+                self.next_start = t;
+            }
+            return Offer::Queued { tx_done: None };
         }
+        Offer::Queued { tx_done }
     }
 
     /// [`Channel::offer`] of a packet the discipline accepted, to an idle transmitter with
@@ -564,6 +654,8 @@ impl Channel {
             };
         }
         self.note_queue_max();
+        // Only a shaper holds its head with the transmitter idle, and no shaper defers.
+        debug_assert!(!self.deferred);
         Offer::Queued {
             tx_done: done.next_tx_done,
         }

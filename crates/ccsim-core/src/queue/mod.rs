@@ -519,6 +519,19 @@ impl Queue {
         )
     }
 
+    /// Whether a channel may defer this discipline's dequeues (`link.rs`, "Deferred
+    /// dequeues"): the AQMs that decide at dequeue, not a shaper (which can hold its head
+    /// while the transmitter is idle, with nothing on the wire to wake the channel).
+    pub fn may_defer_dequeues(&self) -> bool {
+        matches!(
+            self.disc,
+            Discipline::Codel(_)
+                | Discipline::FqCodel(_)
+                | Discipline::Pie(_)
+                | Discipline::DualPi2(_)
+        )
+    }
+
     /// The first time at or after `t` when the head may leave: `t`, but for a shaper whose
     /// bucket lacks the tokens (then the time it will hold them).
     #[inline]

@@ -449,6 +449,27 @@ impl Simulator {
         }
     }
 
+    /// Run the deferred dequeues of channel `c` due by now (`link.rs`, "Deferred dequeues"),
+    /// and end the packets they dropped.
+    #[inline(never)]
+    pub(super) fn settle_deferred(&mut self, c: u32) {
+        let ch = &mut self.net.chans[c as usize];
+        ch.settle_deferred(self.now, &mut self.pkts);
+        if ch.queue.has_aqm_drops() {
+            self.settle_aqm_drops(c);
+        }
+    }
+
+    /// [`Simulator::settle_deferred`] for every channel that defers, before the queues are
+    /// read (a time-series sample, the results).
+    pub(super) fn settle_all_deferred(&mut self) {
+        for c in 0..self.net.chans.len() {
+            if self.net.chans[c].defers_dequeues() {
+                self.settle_deferred(c as u32);
+            }
+        }
+    }
+
     /// Schedule the end of channel `c`'s transmission at `t`, packets waiting: first at its
     /// nanosecond where the channel's departures come first (module docs), else in order.
     #[inline]
@@ -483,6 +504,11 @@ impl Simulator {
     }
 
     fn on_arrive(&mut self, c: u32) {
+        if self.net.chans[c as usize].defers_dequeues() {
+            // The dequeues due by now put their packets behind this one first (`link.rs`,
+            // "Deferred dequeues").
+            self.settle_deferred(c);
+        }
         let ch = &mut self.net.chans[c as usize];
         let (to_node, to_iface) = (ch.to_node, ch.to_iface);
         let lost = ch.next_arrival_lost();

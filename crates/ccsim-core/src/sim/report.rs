@@ -96,6 +96,7 @@ impl Simulator {
     /// the link directions, the time series and the run summary.
     pub fn finish(mut self, reason: StopReason) -> RunOutput {
         let now = self.now;
+        self.settle_all_deferred();
         for c in &mut self.net.chans {
             c.finish(now);
         }
@@ -695,6 +696,8 @@ impl Simulator {
 
     /// One row per metric of each traced flow and each link direction, at `now`.
     pub(super) fn sample(&mut self) {
+        // Deferred dequeues due by now leave the queue before it is read (`link.rs`).
+        self.settle_all_deferred();
         let t = self.now.as_secs_f64();
         let iv = self.trace_interval.unwrap_or(SimDuration::from_secs(1));
         for f in &self.flows {

@@ -577,3 +577,83 @@ fn the_rows_held_against_the_wall_limit_count_flows_samples_and_traced_packets()
     );
     assert!(out.packets.rows() > 0 && out.series.rows() > 0);
 }
+
+/// Three bulk TCP flows from h1 to h2 over [`line`]'s 10 Mbit/s exit for 3 s: the exit's
+/// queue fills, so an AQM there drops (or marks) and reorders.
+fn three_bulk_flows() -> String {
+    let flow = |name: &str| format!("[flows.{name}]\ntype = \"tcp\"\nsrc = \"h1\"\ndst = \"h2\"\n");
+    line(&[flow("f1"), flow("f2"), flow("f3")].concat())
+}
+
+#[test]
+fn an_aqm_link_defers_its_dequeues_and_a_trace_on_it_changes_no_result() {
+    // CoDel, FQ-CoDel, PIE and DualPI2 choose what leaves when the transmitter frees up; an
+    // unwatched link runs those dequeues lazily, each at its own time, without a `TxDone`
+    // event (`link.rs`, "Deferred dequeues"). A traced link keeps the events, run first at
+    // their nanosecond: the results must be the same bits, with one event more for every
+    // packet that waited. DualPI2 draws at dequeue (the same draws in the same order) and
+    // CoDel and FQ-CoDel drop at dequeue (the engine ends those packets after settling).
+    let text = three_bulk_flows();
+    for queue in [
+        "{type=\"codel\",limit=100}",
+        "{type=\"fq_codel\",limit=100}",
+        "{type=\"pie\",limit=100}",
+        "{type=\"dualpi2\"}",
+    ] {
+        let set = format!("links.exit.a_to_b.queue={queue}");
+        let plain = run(&text, &["duration=3s", &set]);
+        let traced = run(
+            &text,
+            &["duration=3s", &set, "trace.packets={links=[\"exit\"]}"],
+        );
+        assert!(
+            link_u64(&plain, "exit", "a_to_b", "drops_queue") > 0,
+            "{queue}: the AQM acted"
+        );
+        assert_eq!(traced.flows, plain.flows, "{queue}");
+        assert_eq!(traced.links, plain.links, "{queue}");
+        assert!(traced.summary.events > plain.summary.events, "{queue}");
+        assert_conserved(&plain);
+    }
+}
+
+#[test]
+fn only_an_unwatched_lossless_aqm_link_with_a_delay_defers_its_dequeues() {
+    let text = line(&cbr("c"));
+    // (override, the exit's a_to_b direction: deferred, departures first)
+    let cases: [(&str, (bool, bool)); 7] = [
+        ("links.exit.queue={type=\"codel\"}", (true, true)),
+        ("links.exit.queue={type=\"fq_codel\"}", (true, true)),
+        ("links.exit.queue={type=\"dualpi2\"}", (true, true)),
+        // A shaper may hold its head with nothing on the wire to wake the channel.
+        (
+            "links.exit.queue={type=\"tbf\",rate=\"5Mbps\",burst=3000}",
+            (false, false),
+        ),
+        ("links.exit.queue={type=\"red\"}", (false, false)),
+        ("trace.pcap=[\"r:exit\"]", (false, true)),
+        ("links.exit.delay=0s", (false, false)),
+    ];
+    for (set, expected) in cases {
+        let mut overrides = vec![set];
+        if set.starts_with("trace") {
+            overrides.push("links.exit.queue={type=\"pie\"}");
+        }
+        if set.contains("delay") {
+            overrides.push("links.exit.queue={type=\"codel\"}");
+        }
+        let sim = build(&text, &overrides).unwrap();
+        let exit = sim
+            .net
+            .chans
+            .iter()
+            .find(|c| c.link == "exit" && c.direction == "a_to_b")
+            .unwrap();
+        assert_eq!(
+            (exit.defers_dequeues(), exit.departures_first()),
+            expected,
+            "{set}"
+        );
+        assert!(!exit.planned(), "{set}");
+    }
+}
