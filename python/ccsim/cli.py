@@ -513,6 +513,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    from ccsim.site.reports import find_reports
+
+    # A site of nothing ("No reproduction yet") was written and the status was 0, while
+    # `ccsim explore` refused the same folder (issue 32): a report needs a reproduction.
+    if not find_reports(results):
+        raise ValueError(
+            f"--results: {results} holds no reproduction (no report.md in it or in a folder "
+            "of it): run `ccsim reproduce p001` first, or give --results the folder "
+            "`ccsim reproduce --out` wrote"
+        )
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".
     option = "--out" if args.out is not None else "the site's folder"

@@ -289,6 +289,17 @@ def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(
     assert "is not a folder" in capsys.readouterr().err
 
 
+def test_ccsim_report_refuses_a_folder_without_a_reproduction_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It wrote a site saying "No reproduction yet" and exited 0 (issue 32).
+    (tmp_path / "notes").mkdir()
+    assert main(["report", "--results", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"--results: {tmp_path} holds no reproduction" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
+
+
 def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
     results: Path, tmp_path: Path
 ) -> None:

@@ -636,6 +636,13 @@ fn names_that_would_reach_file_names_as_paths_or_line_breaks_are_refused() {
         error_of(&slashed, &[]),
         r#"nodes: "a/b" is not a valid name: it contains "/" (names appear in file names and random-stream identities)"#
     );
+    // Issue 32: a node named `a:b` could not be captured (`--pcap a:b` reads node `a`, link
+    // `b`), and a link named so made `LINK:DIRECTION` ambiguous.
+    let colon = BASE.replace("r1 = \"router\"", "r1 = \"router\"\n\"a:b\" = \"router\"");
+    assert_eq!(
+        error_of(&colon, &[]),
+        r#"nodes: "a:b" is not a valid name: it contains ":" (names appear in NODE:LINK capture points and LINK:DIRECTION results)"#
+    );
     let broken = BASE.replace("[flows.f1]", "[flows.\"f\\n1\"]");
     assert_eq!(
         error_of(&broken, &[]),
@@ -1570,4 +1577,23 @@ fn a_table_under_a_misspelled_link_or_flow_in_the_file_names_those_there_are() {
         error_with(&["links.extra={ a = \"h1\", rate = \"1Mbps\", delay = \"1ms\" }"]),
         "links.extra.b: missing; a node name"
     );
+}
+
+#[test]
+fn a_subnormal_number_is_refused_where_any_number_is_read() {
+    // Issue 32: DCTCP's g = 1e-320 was accepted and made the run 8x slower.
+    let dctcp = ["tcp.ecn=\"dctcp\"", "tcp.cc={type=\"dctcp\",g=1e-320}"];
+    assert_eq!(
+        error_with(&dctcp),
+        "tcp.cc.g: 1e-320 is out of range; must be 0 or at least 2.2e-308 in magnitude (a \
+         subnormal number means nothing here and slows the run)"
+    );
+    let loss = ["links.bottleneck.loss={type=\"uniform\",rate=4e-310}"];
+    assert!(error_with(&loss).starts_with("links.bottleneck.loss.rate: 4e-310 is out"));
+    // The smallest normal number is accepted as any other.
+    assert!(load(
+        BASE,
+        &["tcp.ecn=\"dctcp\"", "tcp.cc={type=\"dctcp\",g=2.3e-308}"]
+    )
+    .is_ok());
 }
