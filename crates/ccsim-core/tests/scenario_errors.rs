@@ -836,7 +836,7 @@ fn the_tcp_table_fills_in_what_the_flow_does_not_say() {
         FlowKind::Tcp { tcp, size } => {
             assert_eq!(*size, None);
             assert_eq!(
-                *tcp,
+                **tcp,
                 TcpSpec {
                     delayed_ack: true,
                     mss: 500,

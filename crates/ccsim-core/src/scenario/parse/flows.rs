@@ -14,6 +14,7 @@
 //! copy's name, so a copy's start offset does not depend on how many copies there are).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use toml::Value;
@@ -146,7 +147,7 @@ fn read_flow(
             let own = read_tcp_layer(&mut r)?;
             FlowKind::Tcp {
                 size,
-                tcp: resolve_tcp(&f.path, tcp_defaults, &own)?,
+                tcp: Arc::new(resolve_tcp(&f.path, tcp_defaults, &own)?),
             }
         }
         "cbr" => FlowKind::Cbr {
@@ -178,7 +179,7 @@ fn read_flow(
             FlowKind::ShortTcp {
                 arrival_rate,
                 sizes,
-                tcp: resolve_tcp(&f.path, tcp_defaults, &own)?,
+                tcp: Arc::new(resolve_tcp(&f.path, tcp_defaults, &own)?),
             }
         }
     };

@@ -806,7 +806,7 @@ interval = "100ms"
                         start_jitter: SimDuration::ZERO,
                         kind: FlowKind::Tcp {
                             size: Some(100_000),
-                            tcp: bulk_tcp,
+                            tcp: bulk_tcp.into(),
                         },
                     },
                 ),
@@ -824,7 +824,7 @@ interval = "100ms"
                                 scale: 30_000.0 * (1.2 - 1.0) / 1.2,
                                 shape: 1.2,
                             },
-                            tcp: web_tcp,
+                            tcp: web_tcp.into(),
                         },
                     },
                 ),
@@ -912,7 +912,7 @@ interval = "100ms"
             f.kind,
             FlowKind::Tcp {
                 size: None,
-                tcp: TcpSpec::default()
+                tcp: TcpSpec::default().into()
             }
         );
     }
