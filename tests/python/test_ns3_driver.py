@@ -190,7 +190,7 @@ def test_the_aqm_summary_shows_queue_delay_instead_of_cwnd(driver: ModuleType) -
     assert "queue_delay_p99_s" in driver.shown_for(["aqm"])
     assert "mean_cwnd_bytes" in driver.shown_for(["aqm", "pilot"])
     cells = driver.design("aqm")
-    assert {c.queue_type for c in cells} == {"codel", "fq_codel", "pie"} and len(cells) == 24
+    assert {c.queue_type for c in cells} == {"codel", "fq_codel", "pie"} and len(cells) == 18
 
 
 def test_an_output_without_flow_lines_is_refused(driver: ModuleType) -> None:

@@ -357,27 +357,32 @@ CongestionOps(const std::string& name)
 // "queue delay"): from the packet's arrival at the port's queue disc to the start of its
 // transmission (the device's PhyTxBegin), zero for a packet that found the link idle. The
 // queue disc's own "SojournTime" trace stops at its dequeue, which with the device's one-packet
-// queue is one transmission earlier; so the time of each arrival is kept by packet uid and
-// read back when the packet begins to leave. Packets the queue disc drops are forgotten.
-std::unordered_map<uint64_t, Time> g_arrivals;
+// queue is one transmission earlier; so the time of each arrival is kept by packet and read
+// back when the packet begins to leave. Packets the queue disc drops are forgotten. The key is
+// the packet object itself, which goes unchanged from the queue disc to the wire (headers are
+// added in place), not its uid: TCP's segments are fragments of the application's writes and
+// share their uid.
+std::unordered_map<const Packet*, Time> g_arrivals;
 std::vector<double> g_sojourns;
+uint64_t g_portTx = 0;
 
 void
 QdiscEnqueue(Ptr<const QueueDiscItem> item)
 {
-    g_arrivals[item->GetPacket()->GetUid()] = Simulator::Now();
+    g_arrivals[PeekPointer(item->GetPacket())] = Simulator::Now();
 }
 
 void
 QdiscDrop(Ptr<const QueueDiscItem> item)
 {
-    g_arrivals.erase(item->GetPacket()->GetUid());
+    g_arrivals.erase(PeekPointer(item->GetPacket()));
 }
 
 void
 PortTxBegin(Ptr<const Packet> p)
 {
-    auto it = g_arrivals.find(p->GetUid());
+    ++g_portTx;
+    auto it = g_arrivals.find(PeekPointer(p));
     if (it != g_arrivals.end())
     {
         g_sojourns.push_back((Simulator::Now() - it->second).GetSeconds());
@@ -723,7 +728,8 @@ main(int argc, char* argv[])
         std::sort(g_sojourns.begin(), g_sojourns.end());
         std::cout << std::setprecision(10) << " qdisc_dropped=" << st.nTotalDroppedPackets
                   << " qdisc_marked=" << st.nTotalMarkedPackets
-                  << " sojourn_packets=" << g_sojourns.size()
+                  << " sojourn_packets=" << g_sojourns.size() << " port_tx=" << g_portTx
+                  << " qdisc_enqueued=" << st.nTotalEnqueuedPackets
                   << " sojourn_p01_s=" << Quantile(g_sojourns, 0.01)
                   << " sojourn_p05_s=" << Quantile(g_sojourns, 0.05)
                   << " sojourn_p50_s=" << Quantile(g_sojourns, 0.50)

@@ -1117,15 +1117,14 @@ def design(name: str) -> list[Cell]:
             rtt_ms=[20.0, 100.0],
         )
     if name == "aqm":
-        # CoDel, FQ-CoDel and PIE (issue 35) at r1's bottleneck port, 1,000 packets deep: one
-        # and four SACK flows over 10 and 100 Mbit/s at 20 and 100 ms, 60 s each.
+        # CoDel, FQ-CoDel and PIE (issue 35) at r1's bottleneck port, 1,000 packets deep: one,
+        # four and sixteen SACK flows over 10 Mbit/s at 20 and 100 ms, 60 s each.
         return grid(
             "aqm",
             algorithm=["sack"],
             queue_type=list(AQMS),
             queue_packets_fixed=[1000],
-            flows=[1, 4],
-            rate=["10Mbps", "100Mbps"],
+            flows=[1, 4, 16],
             rtt_ms=[20.0, 100.0],
             duration_s=[60.0],
         )

@@ -10,7 +10,7 @@
 
 use super::{
     BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, HtcpConfig,
-    ScalableConfig, VegasConfig, XcpSenderConfig,
+    LedbatConfig, ScalableConfig, VegasConfig, XcpSenderConfig,
 };
 
 /// How the congestion window grows per ACK, whatever the algorithm.
@@ -54,4 +54,6 @@ pub enum CcAlgorithm {
     Dctcp(DctcpConfig),
     /// H-TCP (Leith, Shorten 2004; draft-leith-tcp-htcp-06).
     Htcp(HtcpConfig),
+    /// LEDBAT (RFC 6817), a delay-based scavenger.
+    Ledbat(LedbatConfig),
 }

@@ -50,6 +50,7 @@ pub mod er;
 pub mod fast;
 pub mod highspeed;
 pub mod htcp;
+pub mod ledbat;
 #[cfg(test)]
 mod property;
 pub mod reno;
@@ -70,6 +71,7 @@ pub use er::{ErConfig, ErTcp};
 pub use fast::{Fast, FastConfig};
 pub use highspeed::{HighSpeed, HighSpeedConfig};
 pub use htcp::{Htcp, HtcpConfig, HtcpModel};
+pub use ledbat::{Ledbat, LedbatConfig};
 pub use reno::{Reno, RenoConfig};
 pub use scalable::{Scalable, ScalableConfig};
 pub use vegas::{Vegas, VegasConfig};
@@ -219,6 +221,7 @@ pub enum AnyCc {
     Dctcp(Dctcp),
     /// H-TCP (Leith, Shorten 2004).
     Htcp(Htcp),
+    Ledbat(Ledbat),
 }
 
 impl AnyCc {
@@ -238,6 +241,7 @@ impl AnyCc {
             CcAlgorithm::Er(c) => AnyCc::Er(c.build(growth)),
             CcAlgorithm::Dctcp(c) => AnyCc::Dctcp(c.build(growth)),
             CcAlgorithm::Htcp(c) => AnyCc::Htcp(c.build(growth)),
+            CcAlgorithm::Ledbat(c) => AnyCc::Ledbat(c.build(growth)),
         }
     }
 
@@ -254,6 +258,7 @@ impl AnyCc {
             AnyCc::Er(c) => c,
             AnyCc::Dctcp(c) => c,
             AnyCc::Htcp(c) => c,
+            AnyCc::Ledbat(c) => c,
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -269,6 +274,7 @@ impl AnyCc {
             AnyCc::Er(c) => c,
             AnyCc::Dctcp(c) => c,
             AnyCc::Htcp(c) => c,
+            AnyCc::Ledbat(c) => c,
         }
     }
 }
@@ -291,6 +297,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Er(c) => c.on_ack(now, ev, w),
             AnyCc::Dctcp(c) => c.on_ack(now, ev, w),
             AnyCc::Htcp(c) => c.on_ack(now, ev, w),
+            AnyCc::Ledbat(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -313,6 +320,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Er(c) => c.on_send(now, ev, hdr),
             AnyCc::Dctcp(c) => c.on_send(now, ev, hdr),
             AnyCc::Htcp(c) => c.on_send(now, ev, hdr),
+            AnyCc::Ledbat(c) => c.on_send(now, ev, hdr),
         }
     }
     fn counts_ecn_acks(&self) -> bool {

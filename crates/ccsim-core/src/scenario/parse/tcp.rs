@@ -389,12 +389,13 @@ const CC_TYPES: &[&str] = &[
     "er",
     "dctcp",
     "htcp",
+    "ledbat",
 ];
 const CC_ONE_OF: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp";
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, ledbat";
 const CC_EXPECTED: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, or a \
-                           table such as { type = \"cubic\", beta = 0.7 }";
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, ledbat, \
+                           or a table such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
 /// Every default is the algorithm's `Config::default()` in `crate::cc`; windows are segments.
@@ -414,6 +415,7 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
         "highspeed" => read_highspeed(&mut r)?,
         "scalable" => read_scalable(&mut r)?,
         "htcp" => read_htcp(&mut r)?,
+        "ledbat" => read_ledbat(&mut r)?,
         "bic" => read_bic(&mut r)?,
         "cubic" => read_cubic(&mut r)?,
         "vegas" => read_vegas(&mut r)?,
@@ -564,6 +566,36 @@ fn read_htcp(r: &mut Reader) -> Res<CcAlgorithm> {
     };
     cc_order(r, ("beta_min", c.beta_min), ("beta_max", c.beta_max), false)?;
     Ok(CcAlgorithm::Htcp(c))
+}
+
+/// LEDBAT (RFC 6817); defaults in [`crate::cc::LedbatConfig::default`]. RFC 6817 bounds
+/// TARGET at 100 ms and GAIN at 1; larger values are accepted for experiments (docs/tcp.md).
+fn read_ledbat(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "target",
+        "gain",
+        "base_history",
+        "base_interval",
+        "current_filter",
+        "allowed_increase",
+        "min_cwnd",
+        "slow_start",
+    ])?;
+    let d = crate::cc::LedbatConfig::default();
+    Ok(CcAlgorithm::Ledbat(crate::cc::LedbatConfig {
+        target: opt(r, "target", |f| f.positive_duration())?.unwrap_or(d.target),
+        gain: opt(r, "gain", |f| f.positive_number())?.unwrap_or(d.gain),
+        base_history: opt(r, "base_history", |f| f.u32_in(1, 10_000))?.unwrap_or(d.base_history),
+        base_interval: opt(r, "base_interval", |f| f.positive_duration())?
+            .unwrap_or(d.base_interval),
+        current_filter: opt(r, "current_filter", |f| f.u32_in(1, 10_000))?
+            .unwrap_or(d.current_filter),
+        allowed_increase: opt(r, "allowed_increase", |f| f.positive_number())?
+            .unwrap_or(d.allowed_increase),
+        min_cwnd: opt(r, "min_cwnd", |f| f.u32_in(1, 1_000_000))?.unwrap_or(d.min_cwnd),
+        slow_start: opt(r, "slow_start", |f| f.boolean())?.unwrap_or(d.slow_start),
+    }))
 }
 
 /// BIC-TCP (Xu, Harfoush, Rhee 2004); defaults in [`crate::cc::BicConfig::default`].
@@ -1166,6 +1198,30 @@ mod tests {
     }
 
     #[test]
+    fn ledbat_takes_its_constants_and_refuses_a_zero_target_naming_the_field() {
+        let s = spec(
+            MINIMAL,
+            &[
+                r#"tcp.cc={ type = "ledbat", target = "25ms", current_filter = 8, slow_start = false }"#,
+            ],
+        );
+        let CcAlgorithm::Ledbat(c) = f1_tcp(&s).cc else {
+            panic!("not ledbat")
+        };
+        assert_eq!(c.target, SimDuration::from_millis(25));
+        assert_eq!((c.current_filter, c.slow_start), (8, false));
+        assert_eq!(c.base_history, 10, "the RFC's default where unset");
+        assert!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "ledbat", target = "0s" }"#])
+                .starts_with("tcp.cc.target: ")
+        );
+        assert!(
+            message(MINIMAL, &[r#"tcp.cc={ type = "ledbat", beta = 0.5 }"#])
+                .starts_with("tcp.cc.beta")
+        );
+    }
+
+    #[test]
     fn htcp_takes_its_constants_and_refuses_beta_bounds_out_of_order() {
         let s = spec(
             MINIMAL,
@@ -1355,7 +1411,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp, er, dctcp, htcp"
+             vegas, fast, xcp, er, dctcp, htcp, ledbat"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -1376,12 +1432,13 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
             "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, \
-             er, dctcp, htcp"
+             er, dctcp, htcp, ledbat"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
             "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
-             dctcp, htcp, or a table such as { type = \"cubic\", beta = 0.7 }, found integer 3"
+             dctcp, htcp, ledbat, or a table such as { type = \"cubic\", beta = 0.7 }, found \
+             integer 3"
         );
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ type = "cubic", beta = 1.0 }"#]),
