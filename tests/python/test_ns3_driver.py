@@ -190,7 +190,13 @@ def test_the_aqm_summary_shows_queue_delay_instead_of_cwnd(driver: ModuleType) -
     assert "queue_delay_p99_s" in driver.shown_for(["aqm"])
     assert "mean_cwnd_bytes" in driver.shown_for(["aqm", "pilot"])
     cells = driver.design("aqm")
-    assert {c.queue_type for c in cells} == {"codel", "fq_codel", "pie"} and len(cells) == 18
+    assert {c.queue_type for c in cells} == {"codel", "fq_codel", "fq_codel_ns3", "pie"}
+    assert len(cells) == 24
+    # The ns-3 variant of FQ-CoDel is compared with the same ns-3 runs.
+    same = [
+        driver.Cell(queue_type=q, queue_packets_fixed=1000) for q in ("fq_codel", "fq_codel_ns3")
+    ]
+    assert driver.ns3_args(same[0], 1) == driver.ns3_args(same[1], 1)
 
 
 def test_an_output_without_flow_lines_is_refused(driver: ModuleType) -> None:

@@ -347,9 +347,15 @@ CongestionOps(const std::string& name)
     {
         return TcpHtcp::GetTypeId();
     }
+    if (name == "ledbat")
+    {
+        // Needs --timestamps=1: TcpLedbat measures one-way delay from the timestamp option
+        // and grows as NewReno without it.
+        return TcpLedbat::GetTypeId();
+    }
     NS_ABORT_MSG("--cc: \"" << name
                             << "\" is not one of newreno, linuxreno, cubic, highspeed, "
-                               "scalable, bic, vegas, htcp");
+                               "scalable, bic, vegas, htcp, ledbat");
     return TypeId();
 }
 
@@ -461,7 +467,9 @@ main(int argc, char* argv[])
     cmd.AddValue("loss", "uniform loss probability of data segments on r1 -> r2", loss);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("startGapMs", "flow i starts at i * startGapMs", startGapMs);
-    cmd.AddValue("cc", "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas, htcp", cc);
+    cmd.AddValue("cc",
+                 "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas, htcp, ledbat",
+                 cc);
     cmd.AddValue("recovery", "classic (TcpClassicRecovery) or prr (TcpPrrRecovery)", recovery);
     cmd.AddValue("sack", "SACK option (TcpSocketBase::Sack)", sack);
     cmd.AddValue("timestamps", "timestamp option (TcpSocketBase::Timestamp)", timestamps);

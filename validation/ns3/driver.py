@@ -76,8 +76,11 @@ class Algorithm:
     ns3_cc: str
     #: ns-3's SACK option (TcpSocketBase::Sack).
     ns3_sack: bool
-    #: More ns-3 attributes, as ns-3's own ``--ns3::Class::Attribute=value`` options.
+    #: More ns-3 attributes, as ns-3's own ``--ns3::Class::Attribute=value`` options (or the
+    #: program's own options, such as ``timestamps``).
     ns3_attributes: tuple[tuple[str, str], ...] = ()
+    #: More ccsim ``[tcp]`` keys, applied after the profile's.
+    ccsim_tcp: tuple[tuple[str, Any], ...] = ()
 
 
 #: The algorithms of the matrix. ns-3 has one loss recovery for both of its non-SACK modes: with
@@ -169,6 +172,26 @@ ALGORITHMS: Mapping[str, Algorithm] = {
     "htcp": Algorithm("sack", "htcp", "htcp", True),
     # The same ns-3 runs beside ccsim's H-TCP computed as ns-3's code does (model "ns3").
     "htcp_ns3": Algorithm("sack", {"type": "htcp", "model": "ns3"}, "htcp", True),
+    # TcpLedbat (TargetDelay 100 ms, Gain 1, BaseHistoryLen 10, NoiseFilterLen 4, MinCwnd 2,
+    # AllowedIncrease 1) measures one-way delay from the timestamp option, so both run with
+    # timestamps (1,500-byte packets in both); ccsim's LEDBAT measures the RTT (docs/tcp.md
+    # §6.3). With slow start (SSParam "yes", ccsim's default) and without.
+    "ledbat": Algorithm(
+        "sack",
+        "ledbat",
+        "ledbat",
+        True,
+        (("timestamps", "1"),),
+        (("timestamps", True),),
+    ),
+    "ledbat_noss": Algorithm(
+        "sack",
+        {"type": "ledbat", "slow_start": False},
+        "ledbat",
+        True,
+        (("timestamps", "1"), ("ns3::TcpLedbat::SSParam", "no")),
+        (("timestamps", True),),
+    ),
 }
 
 #: With ``profile = "ns3"`` ccsim runs its ``ns3`` preset (ns-3.48's defaults, docs/tcp.md §11)
@@ -206,6 +229,8 @@ NS3_GROWTH: Mapping[str, Mapping[str, Any]] = {
     # TcpHtcp inherits TcpNewReno's slow start (one SMSS per ACK); its own increase ignores
     # ccsim's growth rule under model "ns3".
     "htcp": {"growth": "rfc5681"},
+    # TcpLedbat is a TcpNewReno: its slow start and its fallback without a delay sample.
+    "ledbat": {"growth": "rfc5681"},
 }
 
 
@@ -246,6 +271,32 @@ AQMS: Mapping[str, Aqm] = {
             "quantum": 1500,
             "drop_batch": 64,
             "ecn": False,
+        },
+        "fqcodel",
+        (
+            ("ns3::FqCoDelQueueDisc::Target", "5ms"),
+            ("ns3::FqCoDelQueueDisc::Interval", "100ms"),
+            ("ns3::FqCoDelQueueDisc::Flows", "1024"),
+            ("ns3::FqCoDelQueueDisc::DropBatchSize", "64"),
+            ("ns3::FqCoDelQueueDisc::UseEcn", "false"),
+            ("ns3::CoDelQueueDisc::MinBytes", "1500"),
+        ),
+    ),
+    # The same ns-3 runs beside ccsim's FQ-CoDel with ns-3's maxpacket rule: a flow queue
+    # with at most a packet's worth left is never dropped from, whatever the whole queue holds
+    # (ns-3's flow queues are CoDel queue discs of their own; Linux and ccsim's default compare
+    # the whole queue's backlog; docs/validation.md).
+    "fq_codel_ns3": Aqm(
+        {
+            "type": "fq_codel",
+            "target": "5ms",
+            "interval": "100ms",
+            "maxpacket": 1500,
+            "flows": 1024,
+            "quantum": 1500,
+            "drop_batch": 64,
+            "ecn": False,
+            "maxpacket_scope": "flow",
         },
         "fqcodel",
         (
@@ -377,6 +428,7 @@ def tcp_keys(cell: Cell) -> dict[str, Any]:
     if cell.profile == "ns3":
         keys.update(NS3_PROGRAM_CHOICES)
         keys.update(NS3_GROWTH.get(algo.ns3_cc, {}))
+    keys.update(dict(algo.ccsim_tcp))
     return keys
 
 
@@ -984,7 +1036,12 @@ def welch_ratio(
     return ma / mb, t_quantile(level, df) * math.sqrt(va + vb) / mb
 
 
-AQM_NAMES = {"codel": "CoDel", "fq_codel": "FQ-CoDel", "pie": "PIE"}
+AQM_NAMES = {
+    "codel": "CoDel",
+    "fq_codel": "FQ-CoDel",
+    "fq_codel_ns3": "FQ-CoDel, ns-3's maxpacket",
+    "pie": "PIE",
+}
 
 
 def describe(row: Mapping[str, Any]) -> str:
@@ -1116,6 +1173,17 @@ def design(name: str) -> list[Cell]:
             queue_bdp=[0.5, 2.0],
             rtt_ms=[20.0, 100.0],
         )
+    if name == "ledbat":
+        # LEDBAT (issue 34): one and two flows on a 1,000-packet buffer (1.2 s at 10 Mbit/s,
+        # far above the 100 ms target) at 20 and 100 ms, with and without slow start.
+        return grid(
+            "ledbat",
+            algorithm=["ledbat", "ledbat_noss"],
+            queue_packets_fixed=[1000],
+            flows=[1, 2],
+            rtt_ms=[20.0, 100.0],
+            duration_s=[60.0],
+        )
     if name == "aqm":
         # CoDel, FQ-CoDel and PIE (issue 35) at r1's bottleneck port, 1,000 packets deep: one,
         # four and sixteen SACK flows over 10 Mbit/s at 20 and 100 ms, 60 s each.
@@ -1145,6 +1213,7 @@ DESIGNS = (
     "ecn",
     "htcp",
     "aqm",
+    "ledbat",
 )
 
 

@@ -67,6 +67,20 @@ pub struct FqCodelParams {
     pub limit: u64,
     pub memory_limit: u64,
     pub drop_batch: u32,
+    pub maxpacket_scope: MaxpacketScope,
+}
+
+/// Whose bytes CoDel's `maxpacket` test (RFC 8289 §5.3: no drop while a packet's worth or
+/// less is queued) reads in FQ-CoDel, where RFC 8290 leaves it open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxpacketScope {
+    /// The whole FQ-CoDel queue's backlog, as Linux's `fq_codel_dequeue` hands `codel_dequeue`
+    /// the qdisc's backlog (the default).
+    Queue,
+    /// The flow queue's own bytes, as ns-3's `FqCodelQueueDisc`, whose flow queues are CoDel
+    /// queue discs of their own: a flow with at most a packet's worth waiting is never dropped
+    /// from, however long the other flows' queues (docs/validation.md, "CoDel, FQ-CoDel and PIE").
+    Flow,
 }
 
 #[derive(Clone, Debug)]
@@ -114,6 +128,7 @@ struct FlowView<'a> {
     fifo: &'a mut Fifo,
     len: &'a mut usize,
     bytes: &'a mut u64,
+    scope: MaxpacketScope,
 }
 
 impl CodelQueue for FlowView<'_> {
@@ -124,7 +139,10 @@ impl CodelQueue for FlowView<'_> {
         Some(w)
     }
     fn backlog(&self) -> u64 {
-        *self.bytes
+        match self.scope {
+            MaxpacketScope::Queue => *self.bytes,
+            MaxpacketScope::Flow => self.fifo.bytes(),
+        }
     }
 }
 
@@ -240,6 +258,7 @@ impl FqCodel {
                 fifo: &mut f.fifo,
                 len: &mut self.len,
                 bytes: &mut self.bytes,
+                scope: self.p.maxpacket_scope,
             };
             if let Some(w) = f.codel.dequeue(&self.p.codel, now, &mut view, pkts, drops) {
                 f.deficit -= w.size as i64;
@@ -311,6 +330,7 @@ mod tests {
             limit: 10240,
             memory_limit: 32 << 20,
             drop_batch: 1,
+            maxpacket_scope: MaxpacketScope::Queue,
         }
     }
 
@@ -354,6 +374,36 @@ mod tests {
                 _ => unreachable!(),
             })
         }
+    }
+
+    #[test]
+    fn flows_holding_a_packet_or_two_are_dropped_from_by_the_queues_backlog_but_not_their_own() {
+        // Eight flows each keep two 1,000 B packets queued; one packet leaves each ms, so each
+        // head waits ~8 ms, above CoDel's 5 ms target, for the whole run. Linux compares
+        // maxpacket (1,500 B) with the whole queue's backlog (~16 KB): CoDel drops. ns-3's
+        // flow queues compare their own bytes (one packet left behind the head): never.
+        let run = |scope| {
+            let mut fq = Fq::new(FqCodelParams {
+                maxpacket_scope: scope,
+                ..params(1500)
+            });
+            let ms = |n: u64| SimTime::ZERO + SimDuration::from_millis(n);
+            let queues: Vec<usize> = (1..=8)
+                .map(|port| flow_of(&from_port(port, 1000), fq.q.perturbation, 1024) as usize)
+                .collect();
+            for step in 0..500u64 {
+                for (port, &k) in (1..=8).zip(&queues) {
+                    while fq.q.flows[k].fifo.len() < 2 {
+                        fq.put(ms(step), port, 1000);
+                    }
+                }
+                fq.get(ms(step));
+            }
+            fq.drops.uncounted
+        };
+        let (queue, flow) = (run(MaxpacketScope::Queue), run(MaxpacketScope::Flow));
+        assert!(queue > 0, "Linux's scope drops: {queue}");
+        assert_eq!(flow, 0, "ns-3's scope never drops from a flow holding two packets");
     }
 
     #[test]

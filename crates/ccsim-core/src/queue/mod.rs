@@ -66,7 +66,7 @@ pub use classes::{
 };
 pub use codel::CodelParams;
 pub use dualpi2::DualPi2Params;
-pub use fq_codel::FqCodelParams;
+pub use fq_codel::{FqCodelParams, MaxpacketScope};
 pub use pie::PieParams;
 pub use sojourn::SojournHistogram;
 pub use spec::{QueueLimit, QueueSpec};

@@ -6,7 +6,7 @@
 //! PIE's MEAN_PKTSIZE) default to the link's MTU, and a shaper's bucket must hold one.
 
 use super::reader::{opt, Reader, Res, RATE_SHORT, SIZE_SHORT};
-use crate::queue::{CodelParams, DualPi2Params, FqCodelParams, PieParams};
+use crate::queue::{CodelParams, DualPi2Params, FqCodelParams, MaxpacketScope, PieParams};
 use crate::scenario::spec::{QueueLimit, QueueSpec};
 use crate::time::SimDuration;
 
@@ -24,6 +24,7 @@ const FQ_CODEL_KEYS: &[&str] = &[
     "maxpacket",
     "ecn",
     "drop_batch",
+    "maxpacket_scope",
 ];
 const PIE_KEYS: &[&str] = &[
     "type",
@@ -80,6 +81,12 @@ pub(super) fn read_aqm(
             // RFC 8290 §5.1: ECN on by default (as Linux's fq_codel).
             let codel = read_codel(r, mtu, true)?;
             let drop_batch = opt(r, "drop_batch", |f| f.u32_in(1, 65_536))?.unwrap_or(1);
+            // Linux's whole-queue backlog by default; "flow" is ns-3's (queue/fq_codel.rs).
+            let maxpacket_scope = match opt(r, "maxpacket_scope", |f| f.choice(&["queue", "flow"]))?
+            {
+                Some("flow") => MaxpacketScope::Flow,
+                _ => MaxpacketScope::Queue,
+            };
             Ok(QueueSpec::FqCodel(FqCodelParams {
                 codel,
                 flows,
@@ -87,6 +94,7 @@ pub(super) fn read_aqm(
                 limit,
                 memory_limit,
                 drop_batch,
+                maxpacket_scope,
             }))
         }
         "pie" => {
@@ -269,6 +277,7 @@ mod tests {
                 limit: 10_240,
                 memory_limit: 32 << 20,
                 drop_batch: 1,
+                maxpacket_scope: MaxpacketScope::Queue,
             })
         );
     }
