@@ -9,8 +9,8 @@
 //! and no scenario format.
 
 use super::{
-    BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, HtcpConfig,
-    ScalableConfig, VegasConfig, XcpSenderConfig,
+    BbrConfig, BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig,
+    HtcpConfig, ScalableConfig, VegasConfig, XcpSenderConfig,
 };
 
 /// How the congestion window grows per ACK, whatever the algorithm.
@@ -54,4 +54,7 @@ pub enum CcAlgorithm {
     Dctcp(DctcpConfig),
     /// H-TCP (Leith, Shorten 2004; draft-leith-tcp-htcp-06).
     Htcp(HtcpConfig),
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c): a model of the
+    /// path's bottleneck bandwidth and minimum RTT sets the pacing rate and cwnd.
+    Bbr(BbrConfig),
 }
