@@ -75,6 +75,9 @@ pub struct RateSampler {
     first_sent_time: SimTime,
     /// C.app_limited: 0, or the C.delivered past which the bubble has been delivered.
     app_limited: u64,
+    /// The smallest RTT of the samples here (cumulative or SACKed, never a retransmission):
+    /// Linux's `tcp_min_rtt`, which SACK-based samples feed too ([`SimDuration::MAX`]: none).
+    min_rtt: SimDuration,
     /// After an RTO: SND.MAX at the timeout, until SND.UNA passes it (Linux's TCP_CA_Loss;
     /// [`NO_POINT`]: none).
     loss_until: u64,
@@ -91,6 +94,7 @@ impl RateSampler {
             delivered_time: SimTime::ZERO,
             first_sent_time: SimTime::ZERO,
             app_limited: 0,
+            min_rtt: SimDuration::MAX,
             loss_until: NO_POINT,
             segs: VecDeque::new(),
             mss: mss.max(1),
@@ -237,7 +241,8 @@ impl RateSampler {
 
     /// The sample of an ACK that newly delivered `acked_sacked` bytes, after
     /// [`RateSampler::on_cumulative_ack`] and [`RateSampler::on_sacked`]; `min_rtt` is the
-    /// smallest RTT seen (an interval shorter than it is ACK compression, not a rate). The
+    /// sender's smallest RTT, taken with this sampler's own (an interval shorter than the
+    /// minimum RTT is ACK compression, not a rate; none yet: no valid interval, as in Linux). The
     /// fields of the connection's state (`losses`, pipes, state) are the caller's to fill.
     pub fn sample(
         &mut self,
@@ -277,8 +282,11 @@ impl RateSampler {
         rs.is_app_limited = p.is_app_limited;
         rs.delivered = self.delivered - p.delivered;
         if !p.retransmitted {
-            rs.rtt = Some(now.saturating_since(p.sent_time));
+            let rtt = now.saturating_since(p.sent_time);
+            rs.rtt = Some(rtt);
+            self.min_rtt = self.min_rtt.min(rtt);
         }
+        let min_rtt = min_rtt.min(self.min_rtt);
         let send_elapsed = p.sent_time.saturating_since(p.first_sent_time);
         let ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
         self.first_sent_time = p.sent_time;
@@ -400,12 +408,22 @@ mod tests {
     }
 
     #[test]
-    fn an_interval_shorter_than_the_minimum_rtt_is_no_sample() {
+    fn no_sample_is_valid_before_an_rtt_is_known() {
+        // The only segment delivered was resent (Karn: no RTT of its own) and the sender has
+        // no RTT either: the interval cannot be checked against a minimum RTT, so no sample
+        // (Linux: tcp_min_rtt unset makes every interval too short).
         let mut r = RateSampler::new(MSS);
         r.on_send(0, MSS, 0, ms(0));
+        r.on_retransmit(0, MSS, ms(50));
         r.on_cumulative_ack(MSS);
-        let s = r.sample(ms(30), MSS, SimDuration::from_millis(40), MSS);
-        assert_eq!(s.interval, SimDuration::ZERO);
-        assert_eq!(s.delivered_total, MSS);
+        let s = r.sample(ms(60), MSS, SimDuration::MAX, MSS);
+        assert_eq!((s.interval, s.rtt), (SimDuration::ZERO, None));
+        assert_eq!(s.delivered_total, MSS, "delivered counts all the same");
+        // With a minimum RTT known (40 ms), the same 60 ms interval is a sample.
+        r.on_send(MSS, MSS, 0, ms(60));
+        r.on_retransmit(MSS, MSS, ms(100));
+        r.on_cumulative_ack(2 * MSS);
+        let s = r.sample(ms(110), MSS, SimDuration::from_millis(40), MSS);
+        assert_eq!(s.interval, SimDuration::from_millis(50));
     }
 }

@@ -2826,4 +2826,126 @@ mod tests {
         assert_eq!(resent(&out), vec![0]);
         assert_eq!(out[0].ecn, ECN_NOT_ECT);
     }
+
+    fn paced(quantum: u32, initial_quantum: u32, handshake: bool) -> TcpSender {
+        sender_with(
+            TcpSpec {
+                handshake,
+                pacing: Some(crate::tcp::PacingSpec {
+                    quantum,
+                    initial_quantum,
+                    ..Default::default()
+                }),
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn paced_segments_leave_size_over_rate_apart_and_the_deadline_is_the_next_departure() {
+        // No RTT sample yet: no rate, and the initial window leaves at once (Linux too).
+        let mut s = paced(1, 0, false);
+        assert_eq!(start(&mut s).len(), 20);
+        // The first ACK: SRTT 100 ms, cwnd 21 segments in slow start (ssthresh unset), so the
+        // rate is 200 % of max(cwnd, FlightSize) / SRTT = 2 · 21,000 B / 0.1 s = 420,000 B/s
+        // and a 1040 B segment (1000 + 40 of headers) takes 2,476,190 ns.
+        let mut out = vec![];
+        s.handle_packet(t(100), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(
+            seqs(&out),
+            vec![20 * MSS],
+            "one of the two the window allows"
+        );
+        let next = SimTime::from_nanos(100_000_000 + 2_476_190);
+        assert_eq!(
+            s.poll_timeout(),
+            Some(next),
+            "the deadline is the next departure"
+        );
+        out.clear();
+        s.handle_timeout(next, &mut out);
+        assert_eq!(seqs(&out), vec![21 * MSS]);
+        // The window is full now: no pacing deadline, the RTO's (1 s after the ACK).
+        assert_eq!(s.poll_timeout(), Some(t(1100)));
+    }
+
+    #[test]
+    fn the_initial_quantum_leaves_unpaced_and_the_quantum_is_the_largest_burst_after() {
+        // The SYN-ACK gives SRTT 100 ms before any data; then the window is 20 segments: the
+        // first 10 are the initial quantum, then the rate (2 · 20,000 B / 0.1 s = 400 kB/s,
+        // 2.6 ms per 1040 B segment) with a bucket of 2 segments: a sender that has sent
+        // nothing paced yet may send 2 at once, then one per 2.6 ms.
+        let mut s = paced(2, 10, true);
+        let syn = start(&mut s);
+        let mut r = receiver_for(TcpSpec {
+            handshake: true,
+            ..spec(Recovery::Sack, 20)
+        });
+        let mut back = vec![];
+        r.handle_packet(t(50), syn[0].clone(), &mut back);
+        let mut out = vec![];
+        s.handle_packet(t(100), back.remove(0), &mut out);
+        assert_eq!(out.len(), 12, "10 unpaced and a burst of 2");
+        assert_eq!(s.poll_timeout(), Some(SimTime::from_nanos(102_600_000)));
+        out.clear();
+        s.handle_timeout(SimTime::from_nanos(102_600_000), &mut out);
+        assert_eq!(seqs(&out), vec![12 * MSS]);
+        assert_eq!(s.poll_timeout(), Some(SimTime::from_nanos(105_200_000)));
+        // An early wake-up (a stale timer) sends nothing.
+        out.clear();
+        s.handle_timeout(SimTime::from_nanos(105_000_000), &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unpaced_senders_never_set_a_pacing_deadline() {
+        let mut s = sender(Recovery::Sack);
+        start(&mut s);
+        assert!(!s.paced && s.rate.is_none());
+        let mut out = vec![];
+        s.handle_packet(t(100), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(out.len(), 2, "slow start: the ACK releases two at once");
+        assert_eq!(s.poll_timeout(), Some(t(1100)));
+    }
+
+    fn bbr_sender() -> TcpSender {
+        sender_with(
+            TcpSpec {
+                cc: crate::cc::CcAlgorithm::Bbr(crate::cc::BbrConfig::default()),
+                pacing: Some(crate::tcp::PacingSpec::default()),
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn bbr_sets_cwnd_in_recovery_by_packet_conservation_instead_of_the_recovery_algorithm() {
+        let mut s = bbr_sender();
+        assert!(s.cc_rate && s.rate.is_some());
+        start(&mut s);
+        let mut out = vec![];
+        // Segment 0 lost; SACKs of 1, 2, 3. In Startup each of the first two grows cwnd by the
+        // segment it delivered and releases one new segment (22 sent). The third marks 0 lost
+        // (RFC 6675) and recovery starts: SACK recovery would set cwnd = ssthresh; BBR keeps
+        // ssthresh (unset) and sets cwnd = pipe + delivered = (22 − 3 SACKed − 1 lost) + 1.
+        for k in 1..=3 {
+            s.handle_packet(t(100), ack_pkt(0, &[(MSS, (k + 1) * MSS)]), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), u64::MAX);
+        assert_eq!(s.cwnd(), 19 * MSS);
+        assert_eq!(
+            seqs(&out),
+            vec![20 * MSS, 21 * MSS, 0],
+            "then the fast retransmit"
+        );
+        // The next SACK, in the same round: cwnd = max(cwnd, pipe + delivered) with pipe 22 −
+        // 4 SACKed − 1 lost + 1 resent = 18: cwnd stays, and one new segment goes.
+        out.clear();
+        s.handle_packet(t(101), ack_pkt(0, &[(MSS, 5 * MSS)]), &mut out);
+        assert_eq!(s.cwnd(), 19 * MSS);
+        assert_eq!(seqs(&out), vec![22 * MSS]);
+    }
 }
