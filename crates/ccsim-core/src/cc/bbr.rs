@@ -287,18 +287,21 @@ impl Bbr {
             return self.cfg.init_cwnd_segments as u64 * mss;
         }
         let bytes = bw * self.min_rtt.as_secs_f64() * gain;
-        (bytes / mss as f64).ceil() as u64 * mss
+        // A float cast saturates; the product must too.
+        ((bytes / mss as f64).ceil() as u64).saturating_mul(mss)
     }
 
     /// `bbr_quantization_budget`: room for the end hosts' queues, an even number of segments,
     /// and 2 more while probing.
     fn budget(&self, cwnd: u64, mss: u64) -> u64 {
-        let mut segs = cwnd.div_ceil(mss) + self.cfg.budget_segments as u64;
-        segs += segs % 2;
+        let mut segs = cwnd
+            .div_ceil(mss)
+            .saturating_add(self.cfg.budget_segments as u64);
+        segs = segs.saturating_add(segs % 2);
         if self.mode == BbrMode::ProbeBw && self.cycle_index == 0 {
-            segs += 2;
+            segs = segs.saturating_add(2);
         }
-        segs * mss
+        segs.saturating_mul(mss)
     }
 
     /// The in-flight target at `gain` (`bbr_inflight`).
@@ -525,11 +528,11 @@ impl Bbr {
             if !conserving {
                 let target = self.budget(self.bdp(self.bw.get(), self.cwnd_gain, mss), mss);
                 if self.full_bw_reached {
-                    cwnd = (cwnd + acked).min(target);
+                    cwnd = cwnd.saturating_add(acked).min(target);
                 } else if cwnd < target
                     || rs.delivered_total < self.cfg.init_cwnd_segments as u64 * mss
                 {
-                    cwnd += acked;
+                    cwnd = cwnd.saturating_add(acked);
                 }
                 cwnd = cwnd.max(self.cfg.min_cwnd_segments as u64 * mss);
             }

@@ -23,9 +23,14 @@
 //!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
 //!       ├─ PRR only:        in recovery, cwnd = pipe + sndcnt from the bytes this ACK
 //!       │                   delivered (RFC 6937 §3, tcp::recovery::Prr)
+//!       ├─ BBR only:        the ACK's delivery-rate sample (tcp::rate) → cc.on_rate_sample sets
+//!       │                   cwnd, in recovery too (the recovery algorithm's window rules are
+//!       │                   skipped), and the pacing rate
 //!       └─ transmit(): NextSeg order (lost segments, new data, rule 3, rescue) while pipe + len
-//!                      ≤ window
+//!                      ≤ window; paced: and the departure time has come, else the deadline is
+//!                      that time
 //!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
+//!   deadline ──> pacing's departure time: transmit(); the RTO's: as above
 //! ```
 //!
 //! One sending rule serves every variant: send while `pipe + len ≤ min(cwnd, max_window)`, where
@@ -58,7 +63,9 @@
 //!   line  4  cfg.start; PRR's counters, ns-2's timed segment, ecn_point             variants
 //!   lines 6, 7       the other counters                                              rare
 //!   lines 9, 10      the larger controllers' state (CUBIC, Vegas, XCP, ...)
-//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state     SACK, SYN
+//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state;    SACK, SYN,
+//!                    pacing's next departure and the rate sampler (their flags in     pacing,
+//!                    line 1)                                                          BBR
 //! ```
 //!
 //! Times and sequence points that were `Option`s (16 bytes) are plain words with a named
