@@ -58,8 +58,14 @@ SCENARIOS = {
     "PDS": "pds.toml",
 }
 #: Cases that are P1 with overrides, run by default: name -> overrides. PAQM: FQ-CoDel (RFC
-#: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1).
-P1_VARIANTS = {"PAQM": ('links.bottleneck.queue={type="fq_codel"}',)}
+#: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1). PACED:
+#: P1's Reno flows paced (Linux's default rate, docs/tcp.md "Pacing"); BBR: P1 with BBR v1,
+#: paced at its model's rate (issue 34: the per-packet cost of pacing and of BBR beside P1's).
+P1_VARIANTS = {
+    "PAQM": ('links.bottleneck.queue={type="fq_codel"}',),
+    "PACED": ("tcp.pacing=true",),
+    "BBR": ('tcp.cc="bbr"',),
+}
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}
 #: Paper 002's case 1 (P002 in docs/performance.md, first milestone <= 3 min) with its

@@ -326,7 +326,8 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          delack_timeout, delack_count, max_sack_blocks, rto_initial, rto_min, rto_max, \
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
          ect_all, timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
-         ssthresh_flight, partial_ack_send, recovery_exit_credit"
+         ssthresh_flight, partial_ack_send, recovery_exit_credit, pacing, pacing_ss_ratio, \
+         pacing_ca_ratio, pacing_quantum, pacing_initial_quantum"
     );
 }
 
@@ -340,7 +341,90 @@ fn the_tcp_table_takes_only_tcp_keys() {
          max_sack_blocks, rto_initial, rto_min, rto_max, clock_granularity, recover_guard, \
          rtt_sampling, restart_after_idle, handshake, ecn, ect_all, timestamps, timestamp_clock, \
          rto_backoff_reset, ack_credit, whole_segment_ssthresh, ssthresh_flight, \
-         partial_ack_send, recovery_exit_credit"
+         partial_ack_send, recovery_exit_credit, pacing, pacing_ss_ratio, pacing_ca_ratio, \
+         pacing_quantum, pacing_initial_quantum"
+    );
+}
+
+#[test]
+fn a_pacing_key_without_pacing_is_refused_naming_where_it_was_set() {
+    assert_eq!(
+        error_with(&["tcp.pacing_quantum=4"]),
+        "flows.f1: pacing_quantum (set at tcp.pacing_quantum) only applies with pacing = true, \
+         but this flow's pacing is off"
+    );
+    assert_eq!(
+        error_with(&[
+            "tcp.pacing=true",
+            "flows.f1.pacing=false",
+            "tcp.pacing_ca_ratio=1.5"
+        ]),
+        "flows.f1: pacing_ca_ratio (set at tcp.pacing_ca_ratio) only applies with pacing = \
+         true, but this flow's pacing is off"
+    );
+    assert_eq!(
+        error_with(&["tcp.pacing=true", "tcp.pacing_quantum=0"]),
+        "tcp.pacing_quantum: 0 is out of range; must be from 1 to 4294967295"
+    );
+    assert_eq!(
+        error_with(&["tcp.pacing=true", "tcp.pacing_ss_ratio=-2"]),
+        "tcp.pacing_ss_ratio: -2 is out of range; must be greater than 0"
+    );
+    let ok = load(BASE, &["tcp.pacing=true", "flows.f1.pacing_quantum=3"]).unwrap();
+    let FlowKind::Tcp { tcp, .. } = &ok.spec.flows["f1"].kind else {
+        panic!("not TCP")
+    };
+    let p = tcp.pacing.expect("paced");
+    assert_eq!(
+        (p.quantum, p.initial_quantum, p.ss_ratio, p.ca_ratio),
+        (3, 10, 2.0, 1.2)
+    );
+}
+
+#[test]
+fn bbr_paces_by_default_and_refuses_pacing_off_and_the_window_pacing_ratios() {
+    let ok = load(BASE, &["tcp.cc=\"bbr\""]).unwrap();
+    let FlowKind::Tcp { tcp, .. } = &ok.spec.flows["f1"].kind else {
+        panic!("not TCP")
+    };
+    assert!(tcp.pacing.is_some(), "BBR is paced without being asked");
+    assert_eq!(
+        error_with(&["tcp.cc=\"bbr\"", "flows.f1.pacing=false"]),
+        "flows.f1: cc = \"bbr\" sends at its model's rate and needs pacing, but pacing = false \
+         is set at flows.f1.pacing"
+    );
+    assert_eq!(
+        error_with(&["tcp.cc=\"bbr\"", "tcp.pacing_ss_ratio=3"]),
+        "flows.f1: pacing_ss_ratio (set at tcp.pacing_ss_ratio) sets the pacing rate of a \
+         window-based controller; with cc = \"bbr\" the rate is BBR's"
+    );
+}
+
+#[test]
+fn bbr_constants_are_checked_naming_the_field() {
+    assert_eq!(
+        error_with(&["tcp.cc={ type = \"bbr\", high_gain = 1 }"]),
+        "tcp.cc.high_gain: 1 is out of range; must be greater than 1 (Startup must grow the rate)"
+    );
+    assert_eq!(
+        error_with(&["tcp.cc={ type = \"bbr\", probe_gain = 0.9 }"]),
+        "tcp.cc.probe_gain: 0.9 is out of range; must be at least 1"
+    );
+    assert_eq!(
+        error_with(&["tcp.cc={ type = \"bbr\", pacing_margin = 1 }"]),
+        "tcp.cc.pacing_margin: 1 is out of range; must be at least 0 and less than 1"
+    );
+    assert_eq!(
+        error_with(&["tcp.cc={ type = \"bbr\", cruise_phases = 2, random_phases = 4 }"]),
+        "tcp.cc: random_phases (4) must be at most cruise_phases + 1 (3): the first phase of \
+         ProbeBW is drawn among the cycle's phases but the draining one"
+    );
+    assert_eq!(
+        error_with(&["tcp.cc={ type = \"bbr\", gain = 2 }"]),
+        "tcp.cc.gain: unknown key; allowed: type, high_gain, drain_gain, cwnd_gain, probe_gain, \
+         drain_phase_gain, cruise_phases, random_phases, bw_window_rounds, min_rtt_window, \
+         probe_rtt_duration, min_cwnd_segments, full_bw_threshold, full_bw_rounds, \
+         pacing_margin, budget_segments, init_cwnd_segments, nominal_rtt"
     );
 }
 

@@ -9,8 +9,8 @@
 //! and no scenario format.
 
 use super::{
-    BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig, HtcpConfig,
-    LedbatConfig, ScalableConfig, VegasConfig, XcpSenderConfig,
+    BbrConfig, BicConfig, CubicConfig, DctcpConfig, ErConfig, FastConfig, HighSpeedConfig,
+    HtcpConfig, LedbatConfig, ScalableConfig, VegasConfig, XcpSenderConfig,
 };
 
 /// How the congestion window grows per ACK, whatever the algorithm.
@@ -56,4 +56,7 @@ pub enum CcAlgorithm {
     Htcp(HtcpConfig),
     /// LEDBAT (RFC 6817), a delay-based scavenger.
     Ledbat(LedbatConfig),
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c): a model of the
+    /// path's bottleneck bandwidth and minimum RTT sets the pacing rate and cwnd.
+    Bbr(BbrConfig),
 }

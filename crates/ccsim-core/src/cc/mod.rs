@@ -35,11 +35,20 @@
 //!   every ACK's acknowledged bytes and ECE flag through [`CongestionControl::on_ecn_ack`],
 //!   during loss recovery too; the others are never called, so their results and their cost
 //!   per ACK do not change.
+//! - **Model-based (BBR, `bbr.rs`):** an algorithm that answers `true` to
+//!   [`CongestionControl::samples_rate`] (asked once, when the endpoint is built) gets a
+//!   delivery-rate sample ([`RateSample`], draft-cheng-iccrg-delivery-rate-estimation, measured
+//!   by `tcp/rate.rs`) on every ACK through [`CongestionControl::on_rate_sample`], after loss
+//!   detection and in recovery too, and sets cwnd itself there, as Linux's `cong_control` hook
+//!   does: the endpoint's recovery algorithm then leaves cwnd alone. Its
+//!   [`CongestionControl::pacing_rate`] paces the sender. The others are asked neither, keep no
+//!   per-segment rate state and pay nothing per ACK.
 //! - **Router-assisted (XCP):** the algorithm writes its cwnd and RTT into the packet's
 //!   [`CcHeader`] in [`CongestionControl::on_send`]; routers lower the feedback field on the way;
 //!   the receiver echoes the header into the ACK, which arrives as [`AckEvent::echo`]; `on_ack`
 //!   applies the feedback to `w.cwnd`.
 
+pub mod bbr;
 pub mod bic;
 mod common;
 pub mod config;
@@ -61,8 +70,10 @@ pub mod vegas;
 pub mod xcp;
 
 use crate::packet::CcHeader;
+use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use bic::{Bic, BicConfig, LowWindowGrowth};
 pub use config::{CcAlgorithm, Growth};
 pub use cubic::{Cubic, CubicConfig, CubicModel};
@@ -127,6 +138,54 @@ pub struct EcnAck {
     pub snd_una: u64,
     /// SND.NXT: the highest sequence number sent so far plus one (SND.MAX).
     pub snd_nxt: u64,
+}
+
+/// The endpoint's loss-recovery state as a rate-sampling controller sees it (Linux's
+/// `icsk_ca_state`, the three states BBR v1 tells apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// No loss being repaired.
+    Open,
+    /// Fast recovery (a fast retransmit until the recovery point is acknowledged).
+    Recovery,
+    /// After a retransmission timeout, until SND.UNA passes what was outstanding at it.
+    Loss,
+}
+
+/// One ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3) and the
+/// connection state a model-based controller reads with it. Bytes, not packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered over `interval` (rs.delivered).
+    pub delivered: u64,
+    /// The sample's interval, max(send_elapsed, ack_elapsed) (rs.interval); ZERO: this ACK
+    /// gives no valid sample (it delivered nothing new, or the interval is shorter than the
+    /// minimum RTT, which the draft §3.3 discards as an ACK compression artefact).
+    pub interval: SimDuration,
+    /// C.delivered when the most recently sent of the segments this ACK delivered was sent
+    /// (rs.prior_delivered): a round trip ends when it reaches the C.delivered of the round's
+    /// start.
+    pub prior_delivered: u64,
+    /// C.delivered after this ACK: every byte delivered so far, cumulatively or by SACK.
+    pub delivered_total: u64,
+    /// When C.delivered last grew (C.delivered_time).
+    pub delivered_time: SimTime,
+    /// The delivered segments were sent while the sender was application-limited (§3.4).
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent segment this ACK delivered, unless it was retransmitted.
+    pub rtt: Option<SimDuration>,
+    /// Bytes this ACK newly delivered, cumulatively or by SACK.
+    pub acked_sacked: u64,
+    /// Bytes this ACK newly marked lost.
+    pub losses: u64,
+    /// RFC 6675 pipe before this ACK.
+    pub prior_in_flight: u64,
+    /// RFC 6675 pipe after it (before anything it releases is sent).
+    pub in_flight: u64,
+    pub mss: u64,
+    /// Smoothed RTT (RFC 6298), if any sample has been taken.
+    pub srtt: Option<SimDuration>,
+    pub ca_state: CaState,
 }
 
 /// What signalled congestion.
@@ -199,6 +258,42 @@ pub trait CongestionControl {
     /// bytes and ECE flag, before any window reduction it causes.
     fn on_ecn_ack(&mut self, _ev: &EcnAck) {}
 
+    /// Whether the endpoint must measure the delivery rate and call
+    /// [`CongestionControl::on_rate_sample`] on every ACK; such a controller sets cwnd itself
+    /// and the endpoint's recovery algorithm leaves it alone. Asked once, when the endpoint is
+    /// built.
+    fn samples_rate(&self) -> bool {
+        false
+    }
+
+    /// An ACK arrived (only if [`CongestionControl::samples_rate`]), after the endpoint's loss
+    /// detection and before it sends: the rate sample and state; set `w.cwnd` (and
+    /// `w.ssthresh` if the algorithm keeps one).
+    fn on_rate_sample(&mut self, _now: SimTime, _rs: &RateSample, _w: &mut Window) {}
+
+    /// The rate the algorithm wants its segments paced at, bytes per second (None: the
+    /// endpoint's own pacing rule, if pacing is on).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// A random stream of the flow's own (`flow/<name>/cc`), for an algorithm that draws (BBR's
+    /// first ProbeBW phase). Given once, at build, and only to a controller that asks for
+    /// it with [`CongestionControl::draws`], so no other stream is derived.
+    fn take_stream(&mut self, _rng: RngStream) {}
+
+    /// Whether the algorithm draws random numbers ([`CongestionControl::take_stream`]).
+    fn draws(&self) -> bool {
+        false
+    }
+
+    /// After [`CongestionControl::on_rate_sample`]: the algorithm asks that what is sent from
+    /// now on be sampled as application-limited (BBR's ProbeRTT: its low rate is not the
+    /// path's).
+    fn app_limited_now(&self) -> bool {
+        false
+    }
+
     fn metrics(&self) -> CcMetrics {
         CcMetrics::default()
     }
@@ -222,6 +317,8 @@ pub enum AnyCc {
     /// H-TCP (Leith, Shorten 2004).
     Htcp(Htcp),
     Ledbat(Ledbat),
+    /// BBR v1 (Cardwell et al. 2016, Linux tcp_bbr.c).
+    Bbr(Box<Bbr>),
 }
 
 impl AnyCc {
@@ -242,6 +339,8 @@ impl AnyCc {
             CcAlgorithm::Dctcp(c) => AnyCc::Dctcp(c.build(growth)),
             CcAlgorithm::Htcp(c) => AnyCc::Htcp(c.build(growth)),
             CcAlgorithm::Ledbat(c) => AnyCc::Ledbat(c.build(growth)),
+            // Boxed: its model is larger than the enum's three lines (tcp/sender.rs, "Layout").
+            CcAlgorithm::Bbr(c) => AnyCc::Bbr(Box::new(c.build())),
         }
     }
 
@@ -259,6 +358,7 @@ impl AnyCc {
             AnyCc::Dctcp(c) => c,
             AnyCc::Htcp(c) => c,
             AnyCc::Ledbat(c) => c,
+            AnyCc::Bbr(c) => c.as_mut(),
         }
     }
     fn inner_ref(&self) -> &dyn CongestionControl {
@@ -275,6 +375,7 @@ impl AnyCc {
             AnyCc::Dctcp(c) => c,
             AnyCc::Htcp(c) => c,
             AnyCc::Ledbat(c) => c,
+            AnyCc::Bbr(c) => c.as_ref(),
         }
     }
 }
@@ -298,6 +399,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Dctcp(c) => c.on_ack(now, ev, w),
             AnyCc::Htcp(c) => c.on_ack(now, ev, w),
             AnyCc::Ledbat(c) => c.on_ack(now, ev, w),
+            AnyCc::Bbr(c) => c.on_ack(now, ev, w),
         }
     }
     fn on_congestion(&mut self, now: SimTime, ev: &CongestionEvent) -> u64 {
@@ -321,6 +423,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Dctcp(c) => c.on_send(now, ev, hdr),
             AnyCc::Htcp(c) => c.on_send(now, ev, hdr),
             AnyCc::Ledbat(c) => c.on_send(now, ev, hdr),
+            AnyCc::Bbr(c) => c.on_send(now, ev, hdr),
         }
     }
     fn counts_ecn_acks(&self) -> bool {
@@ -328,6 +431,24 @@ impl CongestionControl for AnyCc {
     }
     fn on_ecn_ack(&mut self, ev: &EcnAck) {
         self.inner().on_ecn_ack(ev)
+    }
+    fn samples_rate(&self) -> bool {
+        self.inner_ref().samples_rate()
+    }
+    fn on_rate_sample(&mut self, now: SimTime, rs: &RateSample, w: &mut Window) {
+        self.inner().on_rate_sample(now, rs, w)
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        self.inner_ref().pacing_rate()
+    }
+    fn take_stream(&mut self, rng: RngStream) {
+        self.inner().take_stream(rng)
+    }
+    fn draws(&self) -> bool {
+        self.inner_ref().draws()
+    }
+    fn app_limited_now(&self) -> bool {
+        self.inner_ref().app_limited_now()
     }
     fn metrics(&self) -> CcMetrics {
         self.inner_ref().metrics()

@@ -403,7 +403,10 @@ mod tests {
         };
         let (queue, flow) = (run(MaxpacketScope::Queue), run(MaxpacketScope::Flow));
         assert!(queue > 0, "Linux's scope drops: {queue}");
-        assert_eq!(flow, 0, "ns-3's scope never drops from a flow holding two packets");
+        assert_eq!(
+            flow, 0,
+            "ns-3's scope never drops from a flow holding two packets"
+        );
     }
 
     #[test]

@@ -97,8 +97,9 @@ pub enum HookSpec {
     Spack(crate::agents::SpackConfig),
     /// Snoop, local retransmission at a base station: [`crate::agents::snoop`].
     Snoop(crate::agents::SnoopConfig),
-    /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`].
-    Itcp(crate::agents::ItcpConfig),
+    /// I-TCP, a split connection relayed at a base station: [`crate::agents::itcp`]. Boxed:
+    /// its TCP parameters are several times the size of the other hooks'.
+    Itcp(Box<crate::agents::ItcpConfig>),
     /// IP-layer round-robin striping of the data packets for host `dst` over its addresses on
     /// `links` (paper 004's "IP" line): [`crate::striping`].
     Stripe { dst: String, links: Vec<String> },

@@ -353,7 +353,7 @@ impl Simulator {
         let flow = self.flows.len() as u32;
         let (tx, rx) = self.reserve_ports();
         let tcp = self.shared_tcp_spec(tcp);
-        let sender = TcpSender::new(TcpSenderConfig {
+        let mut sender = TcpSender::new(TcpSenderConfig {
             addr: ends.src_addr,
             dst_addr: ends.dst_addr,
             port: tx,
@@ -364,6 +364,11 @@ impl Simulator {
             size,
             tcp: Arc::clone(&tcp),
         });
+        if sender.cc_draws() {
+            // A stream of the flow's own (BBR's first ProbeBW phase), derived only for a
+            // controller that draws: no other component's stream moves.
+            sender.give_cc_stream(RngStream::derive(self.seed, &format!("flow/{name}/cc")));
+        }
         let receiver = TcpReceiver::new(TcpReceiverConfig {
             addr: ends.dst_addr,
             peer_addr: ends.src_addr,
@@ -570,7 +575,7 @@ fn build_hook(spec: &Spec, net: &Network, node: &str, h: &HookSpec) -> Box<dyn N
         )),
         HookSpec::Spack(cfg) => Box::new(crate::agents::Spack::new(*cfg)),
         HookSpec::Snoop(cfg) => Box::new(crate::agents::Snoop::new(*cfg)),
-        HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new(cfg.clone())),
+        HookSpec::Itcp(cfg) => Box::new(crate::agents::Itcp::new((**cfg).clone())),
         HookSpec::Policer(spec) => Box::new(crate::diffserv::Policer::new(spec)),
     }
 }

@@ -289,6 +289,45 @@ pub struct TcpSpec {
     pub partial_ack_send: bool,
     /// What the ACK that ends loss recovery credits to window growth.
     pub recovery_exit_credit: RecoveryExitCredit,
+    /// Pacing: segments leave spaced at a rate instead of in bursts as the ACKs release them
+    /// (None: off, every preset's default; on for `cc = "bbr"` unless the scenario says
+    /// otherwise).
+    pub pacing: Option<PacingSpec>,
+}
+
+/// How a paced sender spaces its segments (`pacing = true`, docs/tcp.md "Pacing").
+///
+/// The rate is the controller's when it sets one (BBR), else Linux's default for any
+/// controller (`tcp_update_pacing_rate` in net/ipv4/tcp_input.c): a ratio of the current rate
+/// cwnd / SRTT, `ss_ratio` while cwnd < ssthresh / 2, `ca_ratio` after, with
+/// max(cwnd, FlightSize) for cwnd. A segment of `size` wire bytes pushes the next departure
+/// `size / rate` later.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacingSpec {
+    /// Linux's `tcp_pacing_ss_ratio` (200 %) as a factor.
+    pub ss_ratio: f64,
+    /// Linux's `tcp_pacing_ca_ratio` (120 %) as a factor.
+    pub ca_ratio: f64,
+    /// How many segments may leave back to back when the sender has fallen behind its pacing
+    /// schedule (the depth of a token bucket, in segments). 2, as the fq qdisc's default
+    /// `quantum` of 2 MTU: a delayed ACK that releases two segments at a time below the pacing
+    /// rate then wakes no timer.
+    pub quantum: u32,
+    /// How many of the connection's first data segments leave unpaced: Linux's TCP paces none of
+    /// the first 10 (`tcp_update_skb_after_send`: `data_segs_out >= 10`), which is also fq's
+    /// `initial_quantum` of 10 MTU: the initial window goes out as a burst.
+    pub initial_quantum: u32,
+}
+
+impl Default for PacingSpec {
+    fn default() -> Self {
+        PacingSpec {
+            ss_ratio: 2.0,
+            ca_ratio: 1.2,
+            quantum: 2,
+            initial_quantum: 10,
+        }
+    }
 }
 
 impl TcpSpec {
@@ -352,6 +391,7 @@ impl Default for TcpSpec {
             partial_ack_send: false,
             // RFC 5681 §3.2 step 6, RFC 6675 §5 (A): the exit ACK only deflates.
             recovery_exit_credit: RecoveryExitCredit::None,
+            pacing: None,
         }
     }
 }
@@ -517,6 +557,8 @@ impl TcpSpec {
             // `ProcessAck`'s exits from CA_RECOVERY and CA_LOSS call `IncreaseWindow`.
             recovery_exit_credit: RecoveryExitCredit::Acked,
             header_bytes: 40,
+            // `TcpSocketState::EnablePacing` false.
+            pacing: None,
         }
     }
 

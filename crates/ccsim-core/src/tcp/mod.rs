@@ -6,10 +6,13 @@
 //! - [`receiver`]: cumulative and selective ACKs, delayed ACKs, finite buffer;
 //! - [`recovery`]: what Reno, NewReno, SACK and PRR loss recovery do differently, one file each;
 //! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`, NextSeg;
+//! - [`rate`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for a
+//!   controller that asks for them (BBR), with its own per-segment state;
 //! - [`rto`]: the RFC 6298 estimator;
 //! - [`config`]: [`TcpSpec`], every parameter of a connection, with the RFCs' and ns-2's defaults.
 
 pub mod config;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
@@ -17,8 +20,8 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, EcnFeedback, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
-    RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, EcnFeedback, InitialWindow, PacingSpec, PrrBound, RecoverGuard, Recovery,
+    RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

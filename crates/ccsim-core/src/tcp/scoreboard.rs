@@ -466,6 +466,18 @@ impl Scoreboard {
     /// Process one SACK block `[left, right)` (RFC 2018). Only whole segments count; the rest of
     /// the block is ignored. Returns the bytes newly SACKed.
     pub fn on_sack_block(&mut self, left: u64, right: u64) -> u64 {
+        self.on_sack_block_with(left, right, &mut |_, _| {})
+    }
+
+    /// [`Scoreboard::on_sack_block`], telling `newly` each range of whole segments it newly
+    /// SACKs (delivery-rate sampling, `tcp/rate.rs`, walks only those). The plain call passes
+    /// a closure that does nothing, which compiles away.
+    pub fn on_sack_block_with(
+        &mut self,
+        left: u64,
+        right: u64,
+        newly: &mut impl FnMut(u64, u64),
+    ) -> u64 {
         let left = left.max(self.snd_una);
         let right = right.min(self.snd_max);
         if left >= right || self.segs.is_empty() {
@@ -512,6 +524,7 @@ impl Scoreboard {
             let new_bytes = right - from;
             self.sacked_bytes += new_bytes;
             self.mark_sacked_range(from, right);
+            newly(from, right);
             return new_bytes;
         }
         // Merge with existing ranges that overlap or touch [left, right); collect the gaps of
@@ -547,6 +560,7 @@ impl Scoreboard {
                 let new_bytes = right - r.max(left);
                 self.sacked_bytes += new_bytes;
                 self.mark_sacked_range(r.max(left), right);
+                newly(r.max(left), right);
                 self.scratch = olds;
                 return new_bytes;
             }
@@ -568,6 +582,7 @@ impl Scoreboard {
                 let gap_end = l.min(right);
                 if cursor < gap_end {
                     self.mark_sacked_range(cursor, gap_end);
+                    newly(cursor, gap_end);
                 }
                 cursor = cursor.max(r);
                 if cursor >= right {

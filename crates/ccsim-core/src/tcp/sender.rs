@@ -23,9 +23,14 @@
 //!       │                   reduced for it yet → cc.on_congestion(DupAck) → fast retransmit
 //!       ├─ PRR only:        in recovery, cwnd = pipe + sndcnt from the bytes this ACK
 //!       │                   delivered (RFC 6937 §3, tcp::recovery::Prr)
+//!       ├─ BBR only:        the ACK's delivery-rate sample (tcp::rate) → cc.on_rate_sample sets
+//!       │                   cwnd, in recovery too (the recovery algorithm's window rules are
+//!       │                   skipped), and the pacing rate
 //!       └─ transmit(): NextSeg order (lost segments, new data, rule 3, rescue) while pipe + len
-//!                      ≤ window
+//!                      ≤ window; paced: and the departure time has come, else the deadline is
+//!                      that time
 //!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
+//!   deadline ──> pacing's departure time: transmit(); the RTO's: as above
 //! ```
 //!
 //! One sending rule serves every variant: send while `pipe + len ≤ min(cwnd, max_window)`, where
@@ -58,7 +63,9 @@
 //!   line  4  cfg.start; PRR's counters, ns-2's timed segment, ecn_point             variants
 //!   lines 6, 7       the other counters                                              rare
 //!   lines 9, 10      the larger controllers' state (CUBIC, Vegas, XCP, ...)
-//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state     SACK, SYN
+//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state;    SACK, SYN,
+//!                    pacing's next departure and the rate sampler (their flags in     pacing,
+//!                    line 1)                                                          BBR
 //! ```
 //!
 //! Times and sequence points that were `Option`s (16 bytes) are plain words with a named
@@ -75,17 +82,20 @@
 use std::sync::Arc;
 
 use crate::cc::{
-    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, EcnAck, SendEvent, Window,
+    AckEvent, AnyCc, CongestionControl, CongestionEvent, CongestionKind, EcnAck, RateSample,
+    SendEvent, Window,
 };
 use crate::endpoint::{Endpoint, FlowCounters};
 use crate::packet::{
     Acknowledgment, Addr, CcHeader, FlowId, Packet, Port, TcpHeader, Timestamps, Transport,
     ECN_NOT_ECT,
 };
+use crate::rng::RngStream;
 use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
     TcpSpec,
 };
+use crate::tcp::rate::RateSampler;
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, Prr, PrrAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -205,6 +215,15 @@ pub struct TcpSender {
     /// RFC 3168 §6.1.2: the window was reduced for ECN-Echo; the next new data segment says so
     /// with CWR.
     cwr_pending: bool,
+    /// `pacing` is on: each segment waits for `pace_next` (read once: a flag here, the time
+    /// behind the board, so unpaced flows touch no more lines).
+    paced: bool,
+    /// `cc.samples_rate()`, read once: the controller (BBR) gets a rate sample on every ACK and
+    /// owns cwnd; the recovery algorithm then leaves cwnd alone.
+    cc_rate: bool,
+    /// The send loop stopped with the window open because of pacing: the deadline is
+    /// `pace_next`.
+    pace_waiting: bool,
     /// The recovery algorithm (Reno, NewReno, SACK, PRR): [`crate::tcp::recovery`].
     algo: AnyRecovery,
 
@@ -231,6 +250,10 @@ pub struct TcpSender {
     board: Scoreboard,
     /// The handshake, until the SYN-ACK.
     syn: SynState,
+    /// Pacing: the earliest time the next segment may leave (`paced` only).
+    pace_next: SimTime,
+    /// Delivery-rate state (`cc_rate` only): `tcp/rate.rs`.
+    rate: Option<Box<RateSampler>>,
     /// Every congestion event reported to the controller, for tests.
     #[cfg(test)]
     congestion_log: Vec<CongestionKind>,
@@ -254,6 +277,8 @@ const _: () = {
     assert!(offset_of!(TcpSender, cc) == 8 * LINE);
     assert!(size_of::<AnyCc>() <= 3 * LINE);
     assert!(offset_of!(TcpSender, board) == 11 * LINE);
+    // Pacing's time and the rate sampler fill the last 16 bytes of line 14.
+    assert!(offset_of!(TcpSender, rate) + 8 <= 15 * LINE);
     #[cfg(not(test))]
     assert!(size_of::<TcpSender>() == 15 * LINE);
 };
@@ -264,6 +289,7 @@ impl TcpSender {
         let mss = t.mss as u64;
         let cc = AnyCc::new(&t.cc, t.growth);
         let cc_counts_ecn = cc.counts_ecn_acks();
+        let cc_rate = cc.samples_rate();
         let algo = AnyRecovery::new(t.recovery);
         let w = Window {
             cwnd: t.initial_cwnd().min(t.max_window.unwrap_or(u64::MAX)),
@@ -297,6 +323,9 @@ impl TcpSender {
             force_retransmit: false,
             partial_ack_send_due: false,
             cwr_pending: false,
+            paced: t.pacing.is_some(),
+            cc_rate,
+            pace_waiting: false,
             algo,
             rto,
             prr: PrrCounters::default(),
@@ -306,6 +335,8 @@ impl TcpSender {
             cc,
             board: Scoreboard::new(t.mss),
             syn: SynState::default(),
+            pace_next: SimTime::ZERO,
+            rate: cc_rate.then(|| Box::new(RateSampler::new(mss))),
             #[cfg(test)]
             congestion_log: Vec::new(),
             cfg,
@@ -357,6 +388,22 @@ impl TcpSender {
         self.transmit(now, out);
     }
 
+    /// Whether the controller draws random numbers: the builder then hands it the flow's own
+    /// stream ([`TcpSender::give_cc_stream`]).
+    pub fn cc_draws(&self) -> bool {
+        self.cc.draws()
+    }
+
+    /// The flow's random stream for its controller (BBR's first ProbeBW phase).
+    pub fn give_cc_stream(&mut self, rng: RngStream) {
+        self.cc.take_stream(rng);
+    }
+
+    /// The controller, for tests and traces.
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
+
     fn uses_sack(&self) -> bool {
         self.sack
     }
@@ -377,15 +424,34 @@ impl TcpSender {
         let window_changed = h.rwnd as u64 != self.peer_rwnd;
         self.peer_rwnd = h.rwnd as u64;
         let snd_una = self.board.snd_una();
+        // Rate sampling: the pipe before this ACK (BBR's prior_in_flight).
+        let prior_pipe = if self.cc_rate { self.board.pipe() } else { 0 };
         let ack = h.ack.number().min(self.board.snd_max());
         let cum = self.board.on_cumulative_ack(ack);
+        if let Some(rate) = self.rate.as_deref_mut() {
+            rate.on_cumulative_ack(ack);
+        }
         let echo = self.read_timestamps(h);
         let mut newly_sacked = 0;
+        // Rate sampling: the bytes marked lost before this ACK's marking (what it newly marks
+        // lost is the difference when the controller is called).
+        let mut lost_before = 0;
         if self.uses_sack() && h.ack.sack_len() > 0 {
-            for (l, r) in h.ack.sack_blocks() {
-                newly_sacked += self.board.on_sack_block(l, r);
+            if let Some(rate) = self.rate.as_deref_mut() {
+                for (l, r) in h.ack.sack_blocks() {
+                    newly_sacked += self
+                        .board
+                        .on_sack_block_with(l, r, &mut |a, b| rate.on_sacked(a, b));
+                }
+            } else {
+                for (l, r) in h.ack.sack_blocks() {
+                    newly_sacked += self.board.on_sack_block(l, r);
+                }
             }
+            lost_before = self.board.lost_bytes();
             self.board.update_lost(self.cfg.tcp.dupthresh);
+        } else if self.cc_rate {
+            lost_before = self.board.lost_bytes();
         }
         if self.uses_sack() && self.board.receiver_reneged() {
             // RFC 2018 §8: SACK is advisory. A receiver that dropped data it had SACKed would
@@ -442,11 +508,15 @@ impl TcpSender {
             self.on_ecn_echo(now);
         }
         self.detect_loss(now);
-        if let Some(prr) = self.algo.prr() {
-            // RFC 6937 §3's DeliveredData: the cumulative advance and the change in SACKed
-            // bytes (those the advance covered were counted when they were SACKed).
-            let delivered = cum.bytes_acked - cum.previously_sacked + newly_sacked;
+        // RFC 6937 §3's DeliveredData: the cumulative advance and the change in SACKed bytes
+        // (those the advance covered were counted when they were SACKed); also the bytes this
+        // ACK delivers for a rate sample (draft-cheng-iccrg-delivery-rate-estimation §2).
+        let delivered = cum.bytes_acked - cum.previously_sacked + newly_sacked;
+        if let Some(prr) = self.algo.prr().filter(|_| !self.cc_rate) {
             self.prr_on_ack(prr, delivered);
+        }
+        if self.cc_rate {
+            self.on_rate_sample(now, delivered, prior_pipe, lost_before);
         }
         self.transmit(now, out);
         self.limited_transmit_credit = false;
@@ -473,7 +543,7 @@ impl TcpSender {
                 self.end_recovery(now);
                 growth = self.exit_credit(bytes_acked);
             }
-            Some(mut rec) => match self.algo.on_partial_ack(&mut self.w, bytes_acked, self.mss) {
+            Some(mut rec) => match self.partial_ack(bytes_acked) {
                 PartialAck::Ends => {
                     self.end_recovery(now);
                     growth = self.exit_credit(bytes_acked);
@@ -520,6 +590,38 @@ impl TcpSender {
         if restart || self.board.flight_size() == 0 {
             // RFC 6298 (5.2), (5.3).
             self.restart_timer(now);
+        }
+    }
+
+    /// The recovery algorithm's answer to a partial ACK; with a controller that owns cwnd
+    /// (`cc_rate`) the window it would set is dropped.
+    fn partial_ack(&mut self, bytes_acked: u64) -> PartialAck {
+        if self.cc_rate {
+            let mut w = self.w;
+            return self.algo.on_partial_ack(&mut w, bytes_acked, self.mss);
+        }
+        self.algo.on_partial_ack(&mut self.w, bytes_acked, self.mss)
+    }
+
+    /// BBR and any controller that asks for rate samples: the sample of this ACK, which newly
+    /// delivered `delivered` bytes (pipe `prior_pipe` before it, `lost_before` bytes marked
+    /// lost before its loss marking), and the controller's window after it.
+    #[inline(never)]
+    fn on_rate_sample(&mut self, now: SimTime, delivered: u64, prior_pipe: u64, lost_before: u64) {
+        let Some(rate) = self.rate.as_deref_mut() else {
+            return;
+        };
+        let mut rs: RateSample = rate.sample(now, delivered, self.min_rtt, self.mss);
+        rs.losses = self.board.lost_bytes().saturating_sub(lost_before);
+        rs.prior_in_flight = prior_pipe;
+        rs.in_flight = self.board.pipe();
+        rs.srtt = self.rto.srtt();
+        rs.ca_state = rate.ca_state(self.episode.is_some(), self.board.snd_una());
+        self.cc.on_rate_sample(now, &rs, &mut self.w);
+        let max_window = self.cfg.tcp.max_window.unwrap_or(u64::MAX);
+        self.w.cwnd = self.w.cwnd.min(max_window).max(self.mss);
+        if self.cc.app_limited_now() {
+            rate.mark_app_limited(rs.in_flight);
         }
     }
 
@@ -618,7 +720,9 @@ impl TcpSender {
         let ssthresh =
             self.reduced_ssthresh(now, CongestionKind::Ecn, self.board.flight_size(), self.w);
         self.w.ssthresh = ssthresh;
-        self.w.cwnd = ssthresh.max(self.mss);
+        if !self.cc_rate {
+            self.w.cwnd = ssthresh.max(self.mss);
+        }
         self.ecn_point = self.board.snd_max();
         self.cwr_pending = true;
         self.counters.ecn_reductions += 1;
@@ -667,7 +771,7 @@ impl TcpSender {
             // SACK, RFC 6675 §5 step (3) sends by pipe instead ([`TcpSender::in_flight`]).
             self.limited_transmit_credit =
                 self.cfg.tcp.limited_transmit && !self.uses_sack() && self.dupacks <= 2;
-        } else {
+        } else if !self.cc_rate {
             self.algo.on_dupack_in_recovery(&mut self.w, self.mss);
         }
     }
@@ -698,9 +802,11 @@ impl TcpSender {
     /// The recovery point was acknowledged (or, for Reno, any new data).
     fn end_recovery(&mut self, now: SimTime) {
         self.episode = None;
-        self.w.cwnd = self
-            .algo
-            .cwnd_on_exit(&self.w, self.board.flight_size(), self.mss);
+        if !self.cc_rate {
+            self.w.cwnd = self
+                .algo
+                .cwnd_on_exit(&self.w, self.board.flight_size(), self.mss);
+        }
         self.cc.on_recovery_end(now, &mut self.w);
     }
 
@@ -778,9 +884,11 @@ impl TcpSender {
             sent_base: self.counters.bytes_sent,
             recover_fs: self.board.flight_size(),
         };
-        self.w.cwnd = self
-            .algo
-            .cwnd_on_entry(ssthresh, self.cfg.tcp.dupthresh, self.mss);
+        if !self.cc_rate {
+            self.w.cwnd = self
+                .algo
+                .cwnd_on_entry(ssthresh, self.cfg.tcp.dupthresh, self.mss);
+        }
         if self.board.lost_bytes() == 0 {
             // DupThresh duplicate ACKs: the segment at SND.UNA is presumed lost (RFC 6675
             // (4.3), RFC 5681 §3.2 step 3).
@@ -828,6 +936,9 @@ impl TcpSender {
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
         self.reduction_point = self.board.snd_max();
+        if let Some(rate) = self.rate.as_deref_mut() {
+            rate.on_rto(self.reduction_point);
+        }
         if self.cfg.tcp.recovery_exit_credit == RecoveryExitCredit::Acked {
             self.rto_point = self.reduction_point;
         }
@@ -895,6 +1006,7 @@ impl TcpSender {
         }
         self.restart_after_idle(now);
         let window = self.send_window();
+        self.pace_waiting = false;
         if std::mem::take(&mut self.partial_ack_send_due) {
             self.send_beyond_pipe(now, out);
         }
@@ -902,6 +1014,12 @@ impl TcpSender {
             let in_flight = self.in_flight();
             if let Some((seq, len)) = self.board.next_retransmission() {
                 if self.force_retransmit || in_flight + len as u64 <= window {
+                    // The first retransmission of a recovery or an RTO goes at once (Linux's
+                    // `tcp_retransmit_skb` from the timer and fast retransmit are not held
+                    // back); the others wait for their departure time.
+                    if !self.force_retransmit && self.pacing_holds(now) {
+                        break;
+                    }
                     self.force_retransmit = false;
                     self.retransmit(now, seq, len, out);
                     continue;
@@ -910,20 +1028,28 @@ impl TcpSender {
             }
             self.force_retransmit = false;
             if let Some(len) = self.new_segment_len(now) {
-                if in_flight + len <= window {
+                let fits = in_flight + len <= window;
+                if !fits && !self.limited_transmit_allows(len) {
+                    break;
+                }
+                if self.pacing_holds(now) {
+                    break;
+                }
+                if fits {
                     // With SACK, what pipe lets out while duplicates are counted is Limited
                     // Transmit too (RFC 6675 §5 step (3)).
                     if self.sack_limited_transmit() {
                         self.limited_transmit_bytes += len;
                     }
-                } else if self.limited_transmit_allows(len) {
+                } else {
                     self.limited_transmit_credit = false;
                     self.limited_transmit_bytes += len;
-                } else {
-                    break;
                 }
                 self.send_new_segment(now, len, out);
                 continue;
+            }
+            if self.cc_rate {
+                self.check_app_limited(now, in_flight, window);
             }
             // Rules (3) and (4): only when there is no new data to send (none left, or the
             // receiver's window is closed), and only in SACK recovery.
@@ -938,7 +1064,7 @@ impl TcpSender {
             let Some((seq, len)) = candidate else {
                 break;
             };
-            if in_flight + len as u64 > window {
+            if in_flight + len as u64 > window || self.pacing_holds(now) {
                 break;
             }
             if rescue {
@@ -952,6 +1078,78 @@ impl TcpSender {
         if self.rto_deadline == NO_TIME && self.board.flight_size() > 0 {
             // RFC 6298 (5.1).
             self.rto_deadline = now + self.rto.rto();
+        }
+    }
+
+    /// Pacing: the window would let a segment out now, but its departure time has not come.
+    /// The send loop then stops and the sender's deadline is that time (one timer per
+    /// endpoint, `sim/timers.rs`): a wake-up only where pacing, not the ACK clock, spaces the
+    /// segments.
+    #[inline]
+    fn pacing_holds(&mut self, now: SimTime) -> bool {
+        if self.paced && now < self.pace_next {
+            self.pace_waiting = true;
+            return true;
+        }
+        false
+    }
+
+    /// The pacing rate, bytes per second: the controller's if it sets one (BBR), else Linux's
+    /// `tcp_update_pacing_rate`: `ss_ratio` (while cwnd < ssthresh / 2) or `ca_ratio` times
+    /// max(cwnd, FlightSize) / SRTT. None (no SRTT yet, or a controller without a rate yet):
+    /// unpaced, as Linux before its first RTT sample.
+    fn pacing_rate(&self) -> Option<u64> {
+        if self.cc_rate {
+            return self.cc.pacing_rate();
+        }
+        let p = self.cfg.tcp.pacing?;
+        let srtt = self.rto.srtt()?.as_secs_f64();
+        if srtt <= 0.0 {
+            return None;
+        }
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            p.ss_ratio
+        } else {
+            p.ca_ratio
+        };
+        let window = self.w.cwnd.max(self.board.flight_size()) as f64;
+        Some((ratio * window / srtt) as u64)
+    }
+
+    /// A segment of `size` wire bytes left at `now`: the next may leave `size / rate` later. A
+    /// sender behind its schedule may catch up by `quantum` segments at most (a token bucket of
+    /// that depth); the first `initial_quantum` data segments of the connection are not paced.
+    #[inline(never)]
+    fn pace_after_send(&mut self, now: SimTime, size: u64) {
+        let Some(p) = self.cfg.tcp.pacing else {
+            return;
+        };
+        if self.counters.packets_sent <= p.initial_quantum as u64 {
+            return;
+        }
+        let Some(rate) = self.pacing_rate().filter(|&r| r > 0) else {
+            self.pace_next = now;
+            return;
+        };
+        let gap = |bytes: u64| SimDuration((bytes as u128 * 1_000_000_000 / rate as u128) as u64);
+        let full = self.mss + self.cfg.tcp.segment_header_bytes() as u64;
+        let slack = gap(full * p.quantum.saturating_sub(1) as u64);
+        let from = SimTime(now.as_nanos().saturating_sub(slack.as_nanos()));
+        self.pace_next = self.pace_next.max(from) + gap(size);
+    }
+
+    /// Draft-cheng-iccrg-delivery-rate-estimation §3.4 (Linux `tcp_rate_check_app_limited`):
+    /// nothing new to send though the window is open and no loss waits to be resent: the
+    /// samples of what follows are application-limited. (A closed receive window is not the
+    /// application's doing.)
+    fn check_app_limited(&mut self, now: SimTime, in_flight: u64, window: u64) {
+        // Linux: less than one segment left to send.
+        let no_data = self.cfg.stop.is_some_and(|t| now >= t)
+            || self.app_limit.saturating_sub(self.board.snd_max()) < self.mss;
+        if no_data && in_flight < window && self.board.lost_bytes() == 0 {
+            if let Some(rate) = self.rate.as_deref_mut() {
+                rate.mark_app_limited(in_flight);
+            }
         }
     }
 
@@ -971,6 +1169,9 @@ impl TcpSender {
         let snd_max = self.board.snd_max();
         if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
             self.timed = Some((snd_max + len, now));
+        }
+        if let Some(rate) = self.rate.as_deref_mut() {
+            rate.on_send(snd_max, len, self.board.flight_size(), now);
         }
         self.board.on_send(len as u32, now);
         self.emit(now, snd_max, len as u32, false, out);
@@ -1003,6 +1204,9 @@ impl TcpSender {
     fn retransmit(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Packet>) {
         // ns-2 `reset_rtx_timer`: any retransmission ends the timing (Karn's rule).
         self.timed = None;
+        if let Some(rate) = self.rate.as_deref_mut() {
+            rate.on_retransmit(seq, self.board.flight_size(), now);
+        }
         self.board.on_retransmit(seq, now);
         self.counters.retransmits += 1;
         self.emit(now, seq, len, true, out);
@@ -1058,6 +1262,9 @@ impl TcpSender {
         c.bytes_sent += len as u64;
         c.wire_bytes_sent += size as u64;
         c.packets_sent += 1;
+        if self.paced {
+            self.pace_after_send(now, size as u64);
+        }
         out.push(Packet::tcp_segment(
             (self.cfg.addr, self.cfg.dst_addr),
             size,
@@ -1211,6 +1418,10 @@ impl Endpoint for TcpSender {
             }
             return;
         }
+        if self.pace_waiting && self.pace_next <= now {
+            // Pacing's departure time: send what the window allows.
+            self.transmit(now, out);
+        }
         if time_opt(self.rto_deadline).is_none_or(|t| t > now) {
             return;
         }
@@ -1227,6 +1438,8 @@ impl Endpoint for TcpSender {
     fn poll_timeout(&self) -> Option<SimTime> {
         if !self.started {
             Some(self.cfg.start)
+        } else if self.pace_waiting {
+            Some(time_opt(self.rto_deadline).map_or(self.pace_next, |t| t.min(self.pace_next)))
         } else {
             time_opt(self.rto_deadline)
         }
@@ -2619,5 +2832,127 @@ mod tests {
         s.handle_timeout(t(1000), &mut out);
         assert_eq!(resent(&out), vec![0]);
         assert_eq!(out[0].ecn, ECN_NOT_ECT);
+    }
+
+    fn paced(quantum: u32, initial_quantum: u32, handshake: bool) -> TcpSender {
+        sender_with(
+            TcpSpec {
+                handshake,
+                pacing: Some(crate::tcp::PacingSpec {
+                    quantum,
+                    initial_quantum,
+                    ..Default::default()
+                }),
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn paced_segments_leave_size_over_rate_apart_and_the_deadline_is_the_next_departure() {
+        // No RTT sample yet: no rate, and the initial window leaves at once (Linux too).
+        let mut s = paced(1, 0, false);
+        assert_eq!(start(&mut s).len(), 20);
+        // The first ACK: SRTT 100 ms, cwnd 21 segments in slow start (ssthresh unset), so the
+        // rate is 200 % of max(cwnd, FlightSize) / SRTT = 2 · 21,000 B / 0.1 s = 420,000 B/s
+        // and a 1040 B segment (1000 + 40 of headers) takes 2,476,190 ns.
+        let mut out = vec![];
+        s.handle_packet(t(100), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(
+            seqs(&out),
+            vec![20 * MSS],
+            "one of the two the window allows"
+        );
+        let next = SimTime::from_nanos(100_000_000 + 2_476_190);
+        assert_eq!(
+            s.poll_timeout(),
+            Some(next),
+            "the deadline is the next departure"
+        );
+        out.clear();
+        s.handle_timeout(next, &mut out);
+        assert_eq!(seqs(&out), vec![21 * MSS]);
+        // The window is full now: no pacing deadline, the RTO's (1 s after the ACK).
+        assert_eq!(s.poll_timeout(), Some(t(1100)));
+    }
+
+    #[test]
+    fn the_initial_quantum_leaves_unpaced_and_the_quantum_is_the_largest_burst_after() {
+        // The SYN-ACK gives SRTT 100 ms before any data; then the window is 20 segments: the
+        // first 10 are the initial quantum, then the rate (2 · 20,000 B / 0.1 s = 400 kB/s,
+        // 2.6 ms per 1040 B segment) with a bucket of 2 segments: a sender that has sent
+        // nothing paced yet may send 2 at once, then one per 2.6 ms.
+        let mut s = paced(2, 10, true);
+        let syn = start(&mut s);
+        let mut r = receiver_for(TcpSpec {
+            handshake: true,
+            ..spec(Recovery::Sack, 20)
+        });
+        let mut back = vec![];
+        r.handle_packet(t(50), syn[0].clone(), &mut back);
+        let mut out = vec![];
+        s.handle_packet(t(100), back.remove(0), &mut out);
+        assert_eq!(out.len(), 12, "10 unpaced and a burst of 2");
+        assert_eq!(s.poll_timeout(), Some(SimTime::from_nanos(102_600_000)));
+        out.clear();
+        s.handle_timeout(SimTime::from_nanos(102_600_000), &mut out);
+        assert_eq!(seqs(&out), vec![12 * MSS]);
+        assert_eq!(s.poll_timeout(), Some(SimTime::from_nanos(105_200_000)));
+        // An early wake-up (a stale timer) sends nothing.
+        out.clear();
+        s.handle_timeout(SimTime::from_nanos(105_000_000), &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unpaced_senders_never_set_a_pacing_deadline() {
+        let mut s = sender(Recovery::Sack);
+        start(&mut s);
+        assert!(!s.paced && s.rate.is_none());
+        let mut out = vec![];
+        s.handle_packet(t(100), ack_pkt(MSS, &[]), &mut out);
+        assert_eq!(out.len(), 2, "slow start: the ACK releases two at once");
+        assert_eq!(s.poll_timeout(), Some(t(1100)));
+    }
+
+    fn bbr_sender() -> TcpSender {
+        sender_with(
+            TcpSpec {
+                cc: crate::cc::CcAlgorithm::Bbr(crate::cc::BbrConfig::default()),
+                pacing: Some(crate::tcp::PacingSpec::default()),
+                ..spec(Recovery::Sack, 20)
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn bbr_sets_cwnd_in_recovery_by_packet_conservation_instead_of_the_recovery_algorithm() {
+        let mut s = bbr_sender();
+        assert!(s.cc_rate && s.rate.is_some());
+        start(&mut s);
+        let mut out = vec![];
+        // Segment 0 lost; SACKs of 1, 2, 3. In Startup each of the first two grows cwnd by the
+        // segment it delivered and releases one new segment (22 sent). The third marks 0 lost
+        // (RFC 6675) and recovery starts: SACK recovery would set cwnd = ssthresh; BBR keeps
+        // ssthresh (unset) and sets cwnd = pipe + delivered = (22 − 3 SACKed − 1 lost) + 1.
+        for k in 1..=3 {
+            s.handle_packet(t(100), ack_pkt(0, &[(MSS, (k + 1) * MSS)]), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), u64::MAX);
+        assert_eq!(s.cwnd(), 19 * MSS);
+        assert_eq!(
+            seqs(&out),
+            vec![20 * MSS, 21 * MSS, 0],
+            "then the fast retransmit"
+        );
+        // The next SACK, in the same round: cwnd = max(cwnd, pipe + delivered) with pipe 22 −
+        // 4 SACKed − 1 lost + 1 resent = 18: cwnd stays, and one new segment goes.
+        out.clear();
+        s.handle_packet(t(101), ack_pkt(0, &[(MSS, 5 * MSS)]), &mut out);
+        assert_eq!(s.cwnd(), 19 * MSS);
+        assert_eq!(seqs(&out), vec![22 * MSS]);
     }
 }

@@ -576,6 +576,64 @@ impl Gen {
                 keys.push("ect_all = true".to_string());
             }
         }
+        // Pacing (docs/tcp.md "Pacing") and BBR, in the flow's own table only: a flow's pacing
+        // keys need its own pacing on ([tcp] then cannot turn it off under them), and BBR
+        // replaces the flow's controller and ECN (DCTCP's echo needs DCTCP) and refuses the
+        // window controllers' pacing ratios.
+        if own_table && self.rng.chance(p / 2.0) {
+            self.feature("tcp:pacing");
+            keys.retain(|k| !k.starts_with("pacing"));
+            keys.push("pacing = true".to_string());
+            if self.rng.chance(0.5) {
+                keys.push(format!("pacing_quantum = {}", self.rng.range(1, 10)));
+            }
+            if self.rng.chance(0.5) {
+                keys.push(format!(
+                    "pacing_initial_quantum = {}",
+                    self.rng.range(0, 20)
+                ));
+            }
+            if self.rng.chance(0.5) {
+                keys.push(format!(
+                    "pacing_ss_ratio = {}",
+                    self.rng.real(0.5, 4.0).max(0.01)
+                ));
+                keys.push(format!(
+                    "pacing_ca_ratio = {}",
+                    self.rng.real(0.5, 3.0).max(0.01)
+                ));
+            }
+        }
+        if own_table && self.rng.chance(p / 2.0) {
+            self.feature("cc:bbr");
+            keys.retain(|k| {
+                !k.starts_with("cc =")
+                    && !k.starts_with("ecn =")
+                    && !k.starts_with("ect_all")
+                    && !k.starts_with("pacing_ss_ratio")
+                    && !k.starts_with("pacing_ca_ratio")
+                    && !k.starts_with("pacing =")
+            });
+            let cc = if self.rng.chance(0.5) {
+                "\"bbr\"".to_string()
+            } else {
+                let cruise = self.rng.range(0, 8);
+                format!(
+                    "{{ type = \"bbr\", cwnd_gain = {}, probe_gain = {}, cruise_phases = {cruise}, \
+                     random_phases = {}, probe_rtt_duration = \"{}ms\", min_rtt_window = \"{}ms\", \
+                     min_cwnd_segments = {}, full_bw_rounds = {}, bw_window_rounds = {} }}",
+                    self.rng.real(0.5, 4.0).max(0.1),
+                    1.0 + self.rng.real(0.0, 1.0),
+                    self.rng.range(1, cruise + 1),
+                    self.rng.range(0, 300),
+                    self.rng.range(1, 20_000),
+                    self.rng.range(1, 8),
+                    self.rng.range(1, 5),
+                    self.rng.range(1, 20)
+                )
+            };
+            keys.push(format!("cc = {cc}"));
+        }
         let guards = ["auto", "at_recovery_point", "past_recovery_point"];
         self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
         let sampling = ["every_ack", "ns2"];

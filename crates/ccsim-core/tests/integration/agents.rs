@@ -392,11 +392,11 @@ fn each_agent_parses_with_its_defaults() {
     );
     assert_eq!(
         bs_hook("{ type = \"itcp\" }"),
-        Ok(Some(HookSpec::Itcp(ItcpConfig {
+        Ok(Some(HookSpec::Itcp(Box::new(ItcpConfig {
             relay_buffer: 64_000,
             tcp: TcpSpec::default(),
             follow_mss: true,
-        })))
+        }))))
     );
 }
 

@@ -4,6 +4,7 @@
 
 mod agents;
 mod aqm;
+mod bbr;
 mod cc;
 mod common;
 mod conservation;

@@ -161,9 +161,9 @@ fn read_itcp(r: &mut Reader) -> Res<HookSpec> {
             .relay_buffer
             .max(tcp.mss as u64),
     };
-    Ok(HookSpec::Itcp(crate::agents::ItcpConfig {
+    Ok(HookSpec::Itcp(Box::new(crate::agents::ItcpConfig {
         relay_buffer,
         tcp,
         follow_mss,
-    }))
+    })))
 }

@@ -23,8 +23,8 @@ use super::reader::{
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
 use crate::tcp::{
-    AckCredit, EcnFeedback, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
-    RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, EcnFeedback, InitialWindow, PacingSpec, PrrBound, RecoverGuard, Recovery,
+    RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
 };
 use crate::time::SimDuration;
 
@@ -65,6 +65,11 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "ssthresh_flight",
     "partial_ack_send",
     "recovery_exit_credit",
+    "pacing",
+    "pacing_ss_ratio",
+    "pacing_ca_ratio",
+    "pacing_quantum",
+    "pacing_initial_quantum",
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,6 +171,60 @@ pub(super) struct TcpLayer {
     /// The value and the path it was given at (it needs SACK recovery).
     partial_ack_send: Option<(bool, String)>,
     recovery_exit_credit: Option<RecoveryExitCredit>,
+    /// `pacing` and where it was given.
+    pacing: Option<(bool, String)>,
+    /// The pacing keys given here, each with where (they need pacing on).
+    pacing_keys: Vec<(PacingKey, String)>,
+}
+
+/// One of the keys that tune pacing (`pacing_*`), with its value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PacingKey {
+    SsRatio(f64),
+    CaRatio(f64),
+    Quantum(u32),
+    InitialQuantum(u32),
+}
+
+impl PacingKey {
+    fn name(self) -> &'static str {
+        match self {
+            PacingKey::SsRatio(_) => "pacing_ss_ratio",
+            PacingKey::CaRatio(_) => "pacing_ca_ratio",
+            PacingKey::Quantum(_) => "pacing_quantum",
+            PacingKey::InitialQuantum(_) => "pacing_initial_quantum",
+        }
+    }
+
+    fn apply(self, p: &mut PacingSpec) {
+        match self {
+            PacingKey::SsRatio(x) => p.ss_ratio = x,
+            PacingKey::CaRatio(x) => p.ca_ratio = x,
+            PacingKey::Quantum(n) => p.quantum = n,
+            PacingKey::InitialQuantum(n) => p.initial_quantum = n,
+        }
+    }
+}
+
+/// The `pacing_*` keys of `r`, in a fixed order.
+fn read_pacing_keys(r: &mut Reader) -> Res<Vec<(PacingKey, String)>> {
+    let mut keys = Vec::new();
+    for key in [
+        "pacing_ss_ratio",
+        "pacing_ca_ratio",
+        "pacing_quantum",
+        "pacing_initial_quantum",
+    ] {
+        let Some(f) = r.get(key) else { continue };
+        let k = match key {
+            "pacing_ss_ratio" => PacingKey::SsRatio(f.positive_number()?),
+            "pacing_ca_ratio" => PacingKey::CaRatio(f.positive_number()?),
+            "pacing_quantum" => PacingKey::Quantum(f.u32_in(1, u32::MAX)?),
+            _ => PacingKey::InitialQuantum(f.u32_in(0, u32::MAX)?),
+        };
+        keys.push((k, f.path));
+    }
+    Ok(keys)
 }
 
 /// The `[tcp]` table: TCP keys that every flow starts from.
@@ -300,6 +359,11 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
                 "acked" => RecoveryExitCredit::Acked,
                 _ => RecoveryExitCredit::None,
             }),
+        pacing: r
+            .get("pacing")
+            .map(|f| Ok((f.boolean()?, f.path)))
+            .transpose()?,
+        pacing_keys: read_pacing_keys(r)?,
     };
     Ok((layer, follow_mss))
 }
@@ -390,12 +454,13 @@ const CC_TYPES: &[&str] = &[
     "dctcp",
     "htcp",
     "ledbat",
+    "bbr",
 ];
 const CC_ONE_OF: &str =
-    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, ledbat";
+    "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, ledbat, bbr";
 const CC_EXPECTED: &str =
     "one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, dctcp, htcp, ledbat, \
-                           or a table such as { type = \"cubic\", beta = 0.7 }";
+                           bbr, or a table such as { type = \"cubic\", beta = 0.7 }";
 
 /// `cc = "cubic"` (that algorithm with its defaults) or `cc = { type = "cubic", beta = 0.8 }`.
 /// Every default is the algorithm's `Config::default()` in `crate::cc`; windows are segments.
@@ -416,6 +481,7 @@ fn read_cc(f: &Field) -> Res<CcAlgorithm> {
         "scalable" => read_scalable(&mut r)?,
         "htcp" => read_htcp(&mut r)?,
         "ledbat" => read_ledbat(&mut r)?,
+        "bbr" => read_bbr(&mut r)?,
         "bic" => read_bic(&mut r)?,
         "cubic" => read_cubic(&mut r)?,
         "vegas" => read_vegas(&mut r)?,
@@ -598,6 +664,98 @@ fn read_ledbat(r: &mut Reader) -> Res<CcAlgorithm> {
     }))
 }
 
+/// BBR v1; defaults (Linux tcp_bbr.c) in [`crate::cc::BbrConfig::default`].
+fn read_bbr(r: &mut Reader) -> Res<CcAlgorithm> {
+    r.allow(&[
+        "type",
+        "high_gain",
+        "drain_gain",
+        "cwnd_gain",
+        "probe_gain",
+        "drain_phase_gain",
+        "cruise_phases",
+        "random_phases",
+        "bw_window_rounds",
+        "min_rtt_window",
+        "probe_rtt_duration",
+        "min_cwnd_segments",
+        "full_bw_threshold",
+        "full_bw_rounds",
+        "pacing_margin",
+        "budget_segments",
+        "init_cwnd_segments",
+        "nominal_rtt",
+    ])?;
+    let d = crate::cc::BbrConfig::default();
+    let gain = |f: &Field| f.positive_number();
+    let at_least_one = |f: &Field| {
+        let x = f.number()?;
+        if x >= 1.0 {
+            Ok(x)
+        } else {
+            Err(f.out_of_range("at least 1"))
+        }
+    };
+    let c = crate::cc::BbrConfig {
+        high_gain: opt(r, "high_gain", |f| {
+            let x = f.number()?;
+            if x > 1.0 {
+                Ok(x)
+            } else {
+                Err(f.out_of_range("greater than 1 (Startup must grow the rate)"))
+            }
+        })?
+        .unwrap_or(d.high_gain),
+        drain_gain: opt(r, "drain_gain", read_fraction_above_zero)?.unwrap_or(d.drain_gain),
+        cwnd_gain: opt(r, "cwnd_gain", gain)?.unwrap_or(d.cwnd_gain),
+        probe_gain: opt(r, "probe_gain", at_least_one)?.unwrap_or(d.probe_gain),
+        drain_phase_gain: opt(r, "drain_phase_gain", read_fraction_above_zero)?
+            .unwrap_or(d.drain_phase_gain),
+        cruise_phases: opt(r, "cruise_phases", |f| f.u32_in(0, 1000))?.unwrap_or(d.cruise_phases),
+        random_phases: opt(r, "random_phases", |f| f.u32_in(1, 1001))?.unwrap_or(d.random_phases),
+        bw_window_rounds: opt(r, "bw_window_rounds", |f| f.u32_in(1, u32::MAX))?
+            .map_or(d.bw_window_rounds, u64::from),
+        min_rtt_window: opt(r, "min_rtt_window", |f| f.positive_duration())?
+            .unwrap_or(d.min_rtt_window),
+        probe_rtt_duration: opt(r, "probe_rtt_duration", |f| f.duration())?
+            .unwrap_or(d.probe_rtt_duration),
+        min_cwnd_segments: opt(r, "min_cwnd_segments", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.min_cwnd_segments),
+        full_bw_threshold: opt(r, "full_bw_threshold", at_least_one)?
+            .unwrap_or(d.full_bw_threshold),
+        full_bw_rounds: opt(r, "full_bw_rounds", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.full_bw_rounds),
+        pacing_margin: opt(r, "pacing_margin", |f| {
+            let x = f.number()?;
+            if (0.0..1.0).contains(&x) {
+                Ok(x)
+            } else {
+                Err(f.out_of_range("at least 0 and less than 1"))
+            }
+        })?
+        .unwrap_or(d.pacing_margin),
+        budget_segments: opt(r, "budget_segments", |f| f.u32_in(0, u32::MAX))?
+            .unwrap_or(d.budget_segments),
+        init_cwnd_segments: opt(r, "init_cwnd_segments", |f| f.u32_in(1, u32::MAX))?
+            .unwrap_or(d.init_cwnd_segments),
+        nominal_rtt: opt(r, "nominal_rtt", |f| f.positive_duration())?.unwrap_or(d.nominal_rtt),
+    };
+    // The first ProbeBW phase is drawn among all but the draining one (index 1): at most
+    // cycle length − 1 = cruise_phases + 1 of them.
+    if c.random_phases > c.cruise_phases + 1 {
+        return Err(error(
+            &r.path,
+            format!(
+                "random_phases ({}) must be at most cruise_phases + 1 ({}): the first phase of \
+                 ProbeBW is drawn among the cycle's phases but the draining one",
+                c.random_phases,
+                c.cruise_phases + 1
+            ),
+        ));
+    }
+    Ok(CcAlgorithm::Bbr(c))
+}
+
 /// BIC-TCP (Xu, Harfoush, Rhee 2004); defaults in [`crate::cc::BicConfig::default`].
 fn read_bic(r: &mut Reader) -> Res<CcAlgorithm> {
     r.allow(&[
@@ -727,6 +885,11 @@ struct TcpDraft {
     sack_only_at: Vec<(&'static str, String)>,
     /// `prr_bound` and where it was given, if it was.
     prr_bound: Option<(PrrBound, String)>,
+    /// `pacing` and where it was given, if it was (not given: on with BBR only).
+    pacing: Option<(bool, String)>,
+    /// The pacing parameters, with the `pacing_*` keys given (and where) applied.
+    pacing_spec: PacingSpec,
+    pacing_keys_at: Vec<(&'static str, String)>,
 }
 
 impl TcpDraft {
@@ -755,6 +918,9 @@ impl TcpDraft {
             abc_limit_at: None,
             sack_only_at: Vec::new(),
             prr_bound: None,
+            pacing: spec.pacing.map(|_| (true, "the preset".to_string())),
+            pacing_spec: spec.pacing.unwrap_or_default(),
+            pacing_keys_at: Vec::new(),
             spec,
         };
         if matches!(preset, Preset::Ns2v235 | Preset::Ns2v2001) {
@@ -823,6 +989,14 @@ impl TcpDraft {
         if let Some((limit, at)) = &layer.abc_limit {
             self.abc_limit = *limit;
             self.abc_limit_at = Some(at.clone());
+        }
+        if layer.pacing.is_some() {
+            self.pacing.clone_from(&layer.pacing);
+        }
+        for (key, at) in &layer.pacing_keys {
+            key.apply(&mut self.pacing_spec);
+            self.pacing_keys_at.retain(|(k, _)| *k != key.name());
+            self.pacing_keys_at.push((key.name(), at.clone()));
         }
     }
 
@@ -929,6 +1103,45 @@ impl TcpDraft {
                  \"dctcp\"; for RFC 3168 ECN with another algorithm write ecn = true",
             ));
         }
+        // Pacing: on if asked for, and by default with BBR, whose model is a rate (Linux paces
+        // a BBR flow whatever the qdisc: `sk_pacing_status`).
+        let bbr = matches!(spec.cc, CcAlgorithm::Bbr(_));
+        let pacing = match &self.pacing {
+            Some((false, at)) if bbr => {
+                return Err(error(
+                    path,
+                    format!(
+                        "cc = \"bbr\" sends at its model's rate and needs pacing, but pacing = \
+                         false is set at {at}"
+                    ),
+                ))
+            }
+            Some((on, _)) => *on,
+            None => bbr,
+        };
+        if let Some((key, at)) = self.pacing_keys_at.first().filter(|_| !pacing) {
+            return Err(error(
+                path,
+                format!(
+                    "{key} (set at {at}) only applies with pacing = true, but this flow's \
+                     pacing is off"
+                ),
+            ));
+        }
+        if let Some((key, at)) = self
+            .pacing_keys_at
+            .iter()
+            .find(|(k, _)| bbr && k.ends_with("_ratio"))
+        {
+            return Err(error(
+                path,
+                format!(
+                    "{key} (set at {at}) sets the pacing rate of a window-based controller; \
+                     with cc = \"bbr\" the rate is BBR's"
+                ),
+            ));
+        }
+        spec.pacing = pacing.then_some(self.pacing_spec);
         if spec.rto_min > spec.rto_max {
             return Err(error(
                 path,
@@ -1411,7 +1624,7 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &["flows.f1.cc=westwood"]),
             "flows.f1.cc: \"westwood\" is not one of reno, highspeed, scalable, bic, cubic, \
-             vegas, fast, xcp, er, dctcp, htcp, ledbat"
+             vegas, fast, xcp, er, dctcp, htcp, ledbat, bbr"
         );
         assert_eq!(
             message(MINIMAL, &[r#"flows.f1.cc={ type = "cubic", alpha = 0.5 }"#]),
@@ -1432,12 +1645,12 @@ mod tests {
         assert_eq!(
             message(MINIMAL, &[r#"tcp.cc={ beta = 0.5 }"#]),
             "tcp.cc.type: missing; one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, \
-             er, dctcp, htcp, ledbat"
+             er, dctcp, htcp, ledbat, bbr"
         );
         assert_eq!(
             message(MINIMAL, &["tcp.cc=3"]),
             "tcp.cc: expected one of reno, highspeed, scalable, bic, cubic, vegas, fast, xcp, er, \
-             dctcp, htcp, ledbat, or a table such as { type = \"cubic\", beta = 0.7 }, found \
+             dctcp, htcp, ledbat, bbr, or a table such as { type = \"cubic\", beta = 0.7 }, found \
              integer 3"
         );
         assert_eq!(
