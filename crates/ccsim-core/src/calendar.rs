@@ -25,7 +25,7 @@
 //! due (all far ahead) ends in a direct search of every bucket's smallest entry, as in Brown's
 //! paper.
 //!
-//! Resizing (Brown, §3): the number of buckets doubles when the entries outnumber twice the
+//! Resizing, as in Brown's paper: the number of buckets doubles when the entries outnumber twice the
 //! buckets and halves when they fall under half of them, and then the width is chosen anew:
 //! three times the mean separation of the pending entries, rounded down to a power of two so
 //! that a bucket number is a shift and a mask. Brown samples the separation of the first few
@@ -67,8 +67,8 @@ const MIN_BUCKETS: usize = 4;
 const INITIAL_SHIFT: u32 = 20;
 /// Widest bucket, 2^40 ns (18 min): a separation beyond it says nothing of the spacing.
 const MAX_SHIFT: u32 = 40;
-/// Brown's factor: the width is three mean separations (§3, "a bucket width of about three
-/// times the average separation").
+/// Brown's factor: a bucket about three mean separations wide, so that the scan finds an
+/// entry within a bucket or two and a bucket holds a few.
 const WIDTH_PER_SEPARATION: u64 = 3;
 
 /// A priority queue of [`Keyed`] entries, smallest key first; see the module docs.
@@ -205,7 +205,7 @@ impl<T: Keyed> CalendarQueue<T> {
             }
             vb += 1;
         }
-        // A whole year without an entry due: find the earliest directly (Brown, §2).
+        // A whole year without an entry due: find the earliest directly (Brown's direct search).
         let (b, k) = self.earliest()?;
         self.cur = time_of(k) >> self.shift;
         Some(b)
@@ -263,7 +263,7 @@ impl<T: Keyed> CalendarQueue<T> {
         let m = all.len() * 3 / 4;
         if m >= 2 {
             let span = time_of(all[m - 1].key()) - time_of(all[0].key());
-            let width = WIDTH_PER_SEPARATION * (span / (m as u64 - 1));
+            let width = WIDTH_PER_SEPARATION.saturating_mul(span / (m as u64 - 1));
             self.shift = width.max(1).ilog2().min(MAX_SHIFT);
         }
         self.buckets.resize_with(n, VecDeque::new);
@@ -391,6 +391,18 @@ mod tests {
                 r % 50_000
             }
         });
+        // Entries at the end of time (SimTime::MAX) among near ones, past a resize.
+        let mut q = CalendarQueue::new();
+        for seq in 0..40u64 {
+            let t = if seq % 4 == 0 {
+                u64::MAX - seq
+            } else {
+                seq * 10
+            };
+            q.push(E { t, seq });
+        }
+        let times: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|e| e.t).collect();
+        assert!(times.windows(2).all(|w| w[0] < w[1]) && times.len() == 40);
         let mut q = CalendarQueue::new();
         q.push(E { t: 1 << 50, seq: 2 });
         q.push(E { t: 7, seq: 1 });
@@ -411,7 +423,7 @@ mod tests {
             one.insert((t, seq));
         }
         let (grown, _) = q.shape();
-        assert!(grown >= 4096 && grown <= 8192, "{grown} buckets for 10,000");
+        assert!((4096..=8192).contains(&grown), "{grown} buckets for 10,000");
         while q.len() > 10 {
             assert_eq!(q.pop().map(|e| (e.t, e.seq)), one.pop_first());
         }
