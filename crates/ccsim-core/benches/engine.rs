@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 //! Criterion benchmarks of the core, in three tiers (SimPy's layout): frequent calls (the
-//! scoreboard on every ACK), and whole scenarios (P0 of `docs/performance.md`), reported as
+//! scoreboard on every ACK, the event queue), and whole scenarios (P0 of `docs/performance.md`), reported as
 //! elements per second so they read against the bare-heap ceiling given there.
 //!
 //! `cargo bench -p ccsim-core` (the `bench` profile keeps debug info for flamegraphs).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use ccsim_core::arena::PacketArena;
+use ccsim_core::calendar::{CalendarQueue, Keyed};
 use ccsim_core::link::{Channel, Offer};
 use ccsim_core::loss::LossModel;
 use ccsim_core::packet::{Acknowledgment, Packet, TcpHeader, ECN_NOT_ECT};
@@ -124,6 +128,82 @@ fn packet_hop(c: &mut Criterion) {
     g.finish();
 }
 
+/// An event queue's entry as the engine keeps one: `(time, seq)` and a 4-byte payload.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    key: u128,
+    id: u32,
+}
+impl Keyed for Pending {
+    fn key(&self) -> u128 {
+        self.key
+    }
+}
+
+/// The hold model (Brown 1988; Jones, CACM 29(4), 1986): `size` entries pending, each step
+/// removes the earliest and inserts one at its time plus a delay drawn uniformly from 0 to
+/// 400 ms (an endpoint's deadline re-armed one retransmission timeout ahead), so the queue
+/// keeps its size. The calendar queue (`calendar.rs`) against `std`'s binary heap, the same
+/// keys in the same order, the heap with the engine's overwrite of its root; at 1 k, 17 k (F10000's deadlines) and 130 k (F100000's) entries.
+fn event_queue_hold(c: &mut Criterion) {
+    let mut g = c.benchmark_group("event_queue_hold");
+    g.throughput(Throughput::Elements(1));
+    // xorshift64: the same delays for both queues, no dependency.
+    fn delay(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x % 400_000_000
+    }
+    let key = |t: u64, seq: u64| (t as u128) << 64 | seq as u128;
+    for size in [1_000u64, 17_000, 130_000] {
+        g.bench_with_input(BenchmarkId::new("calendar", size), &size, |b, &n| {
+            let mut q = CalendarQueue::new();
+            let (mut x, mut seq) = (0x9e37_79b9_7f4a_7c15u64, 0);
+            for _ in 0..n {
+                seq += 1;
+                q.push(Pending {
+                    key: key(delay(&mut x), seq),
+                    id: seq as u32,
+                });
+            }
+            b.iter(|| {
+                let e = q.pop().expect("the queue keeps its size");
+                seq += 1;
+                let t = (e.key >> 64) as u64 + delay(&mut x);
+                q.push(Pending {
+                    key: key(t, seq),
+                    id: e.id,
+                });
+            });
+        });
+        g.bench_with_input(BenchmarkId::new("binary_heap", size), &size, |b, &n| {
+            let mut q = BinaryHeap::new();
+            let (mut x, mut seq) = (0x9e37_79b9_7f4a_7c15u64, 0);
+            for _ in 0..n {
+                seq += 1;
+                q.push(Reverse(Pending {
+                    key: key(delay(&mut x), seq),
+                    id: seq as u32,
+                }));
+            }
+            // As the engine does (`EventHeap`, "taken root"): the new entry overwrites the
+            // root and sifts down once, instead of a removal and an insertion.
+            b.iter(|| {
+                let mut root = q.peek_mut().expect("the queue keeps its size");
+                let Reverse(e) = *root;
+                seq += 1;
+                let t = (e.key >> 64) as u64 + delay(&mut x);
+                *root = Reverse(Pending {
+                    key: key(t, seq),
+                    id: e.id,
+                });
+            });
+        });
+    }
+    g.finish();
+}
+
 const P0: &str = r#"
 duration = "10s"
 [nodes]
@@ -176,6 +256,7 @@ criterion_group!(
     scoreboard_send_ack,
     scoreboard_sack,
     packet_hop,
+    event_queue_hold,
     whole_scenario
 );
 criterion_main!(benches);

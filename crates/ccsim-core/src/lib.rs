@@ -19,7 +19,8 @@
 //! ```
 //!
 //! Modules, one per layer: [`time`], [`rng`], [`packet`], [`arena`] (where packets live while
-//! they are inside the network; everything else passes handles), [`queue`], [`loss`], [`link`],
+//! they are inside the network; everything else passes handles), [`calendar`] (the calendar
+//! queue the endpoints' deadlines wait in), [`queue`], [`loss`], [`link`],
 //! [`network`], [`hook`], [`agents`], [`diffserv`] (the DiffServ edge: classifier, meters,
 //! markers; its per-hop behaviours are queues), [`endpoint`], [`tcp`], [`cc`], [`traffic`],
 //! [`ping`], [`jitter`] (seed-driven start offsets), [`sim`],
@@ -29,6 +30,7 @@
 pub mod agents;
 pub mod arena;
 pub mod atm;
+pub mod calendar;
 pub mod cc;
 pub mod diffserv;
 pub mod endpoint;

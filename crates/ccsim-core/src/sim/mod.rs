@@ -7,7 +7,7 @@
 //!          build.rs     │        engine.rs                report.rs   (flows, links, series)
 //!                       │
 //!                       ├── heap: pending (time, seq, event), one per busy object, never one per
-//!                       │         packet; endpoint deadlines in a heap apart (timers.rs)
+//!                       │         packet; endpoint deadlines in a calendar apart (timers.rs)
 //!                       ├── net: nodes, interfaces, channels, routes (network.rs, link.rs)
 //!                       ├── hooks[node], eps[port]: what runs on the nodes
 //!                       ├── flows, gens: one record per flow, one generator per short_tcp flow

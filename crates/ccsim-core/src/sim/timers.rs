@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! Endpoint deadlines, kept in a heap of their own beside the packet events.
+//! Endpoint deadlines, kept in a queue of their own beside the packet events.
 //!
 //! ```text
 //!   EventHeap (engine.rs)                       one seq counter for both
@@ -17,18 +17,19 @@
 //! channels, and only an endpoint's own deadline (one per RTO, not per packet: a restart that
 //! moves the deadline later schedules nothing, see `reschedule_endpoint`) pays for the flows.
 //!
-//! Both heaps take their sequence numbers from one counter and the loop takes the smaller
+//! Both queues take their sequence numbers from one counter and the loop takes the smaller
 //! `(time, seq)` of their heads, so events come out in exactly the order one heap gave: the
 //! same entries (stale ones included: cancellation stays lazy, and a stale entry still counts
 //! as an event when it is skipped), the same keys, the same run.
 //!
-//! Like the packet heap, [`EndpointTimers::take`] leaves the entry it returns at the root, and
-//! the next [`EndpointTimers::schedule`] writes over it (an expired deadline that the endpoint
-//! moved later is rescheduled at once: one sift down instead of a removal and an insertion).
+//! The deadlines wait in a calendar queue (`calendar.rs`), not a binary heap: with 100,000
+//! flows the heap held ~130,000 deadlines and a removal sifted through 17 levels, a cache miss
+//! at most of them; the calendar removes and inserts in O(1) on average. Deadlines are its
+//! best case (Brown's "hold" model): each fires and is re-armed about one retransmission
+//! timeout ahead, evenly spread. Measured against the heap in docs/performance.md ("The event
+//! queue at scale").
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+use crate::calendar::{CalendarQueue, Keyed};
 use crate::packet::Port;
 use crate::time::SimTime;
 
@@ -40,97 +41,55 @@ pub(super) struct Deadline {
     pub(super) port: Port,
 }
 
-impl Deadline {
+impl Keyed for Deadline {
     /// `(time, seq)` as one number, the key the packet heap uses too (engine.rs).
     #[inline]
-    pub(super) fn key(&self) -> u128 {
+    fn key(&self) -> u128 {
         (self.time.as_nanos() as u128) << 64 | self.seq as u128
-    }
-}
-
-impl PartialOrd for Deadline {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Deadline {
-    /// Reversed: `BinaryHeap` is a max-heap and the earliest `(time, seq)` must come first.
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
     }
 }
 
 /// The endpoints' pending deadlines, earliest `(time, seq)` first, lazily cancelled.
 #[derive(Default)]
 pub(super) struct EndpointTimers {
-    heap: BinaryHeap<Deadline>,
-    /// The root is the deadline the last `take` returned, still to be removed or overwritten.
-    root_taken: bool,
+    queue: CalendarQueue<Deadline>,
 }
 
 impl EndpointTimers {
     /// Add a deadline (its `seq` given by the caller's counter).
     #[inline]
     pub(super) fn schedule(&mut self, d: Deadline) {
-        if self.root_taken {
-            self.root_taken = false;
-            if let Some(mut root) = self.heap.peek_mut() {
-                *root = d; // sifted down when `root` is dropped
-                return;
-            }
-        }
-        self.heap.push(d);
+        self.queue.push(d);
     }
 
-    /// Remove the root a `take` left, if nothing overwrote it: before any look at the head.
+    /// The earliest pending deadline.
     #[inline]
-    pub(super) fn settle(&mut self) {
-        if self.root_taken {
-            self.root_taken = false;
-            self.heap.pop();
-        }
+    pub(super) fn head(&self) -> Option<Deadline> {
+        self.queue.peek().copied()
     }
 
-    /// The earliest pending deadline; call [`EndpointTimers::settle`] first.
-    #[inline]
-    pub(super) fn head(&self) -> Option<&Deadline> {
-        debug_assert!(!self.root_taken);
-        self.heap.peek()
-    }
-
-    /// Hand out the head (it stays at the root, marked taken, until the next `schedule` or
-    /// `settle`); call after [`EndpointTimers::head`] returned it.
+    /// Remove the head; call after [`EndpointTimers::head`] returned it.
     #[inline]
     pub(super) fn take(&mut self) {
-        debug_assert!(!self.root_taken && !self.heap.is_empty());
-        self.root_taken = true;
+        let taken = self.queue.pop();
+        debug_assert!(taken.is_some());
     }
 
-    /// Undo the last `take`, with nothing scheduled since: the deadline keeps its place.
-    pub(super) fn put_back(&mut self) {
-        debug_assert!(self.root_taken);
-        self.root_taken = false;
+    /// Undo the last `take`, with nothing scheduled since: the deadline, its `seq` kept,
+    /// is the earliest again.
+    pub(super) fn put_back(&mut self, d: Deadline) {
+        self.queue.push(d);
     }
 
-    /// The time of the earliest deadline still pending (not the one being handled).
+    /// The time of the earliest pending deadline.
     pub(super) fn peek_time(&self) -> Option<SimTime> {
-        if !self.root_taken {
-            return self.heap.peek().map(|d| d.time);
-        }
-        // The earliest pending is the earlier of the taken root's two children (the greater in
-        // the reversed order).
-        let slice = self.heap.as_slice();
-        slice
-            .get(1..)
-            .and_then(|c| c.iter().take(2).max())
-            .map(|d| d.time)
+        self.queue.peek_time().map(SimTime::from_nanos)
     }
 
     /// Pending deadlines, stale ones included (the run summary's `peak_heap` counts them, as
     /// it did when they shared the packet heap).
     pub(super) fn len(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        self.queue.len()
     }
 }
 
@@ -147,12 +106,11 @@ mod tests {
         }
     }
 
-    /// Drain in order: settle, read the head, take it.
+    /// Drain in order: read the head, take it.
     fn drain(t: &mut EndpointTimers) -> Vec<(u64, Port)> {
         let mut out = Vec::new();
         loop {
-            t.settle();
-            let Some(&d) = t.head() else {
+            let Some(d) = t.head() else {
                 return out;
             };
             t.take();
@@ -171,28 +129,27 @@ mod tests {
     }
 
     #[test]
-    fn a_deadline_scheduled_after_a_take_replaces_the_taken_root_and_keeps_the_order() {
+    fn a_deadline_scheduled_after_a_take_keeps_the_order() {
         let mut t = EndpointTimers::default();
         for (ms, seq) in [(1, 1), (3, 2), (6, 3)] {
             t.schedule(at(ms, seq, seq as Port));
         }
-        t.settle();
         assert_eq!(t.head().map(|d| d.seq), Some(1));
         t.take();
         assert_eq!(t.len(), 2);
         assert_eq!(t.peek_time(), Some(at(3, 0, 0).time));
-        // The taken deadline's endpoint moved its deadline later: rescheduled over the root.
+        // The taken deadline's endpoint moved its deadline later: rescheduled at once.
         t.schedule(at(4, 4, 1));
         assert_eq!(t.len(), 3);
         assert_eq!(drain(&mut t), vec![(2, 2), (4, 1), (3, 3)]);
     }
 
-    /// The merge of the two heaps against one ordered set of all events: an event loop that
+    /// The merge of the two queues against one ordered set of all events: an event loop that
     /// pops, then schedules up to three events (packet events or deadlines, some at the same
     /// instant) at or after the popped time, and now and then puts an event back, must see
     /// exactly the `(time, seq)` order of a single queue.
     #[test]
-    fn the_two_heaps_give_the_order_of_one_queue_of_all_events() {
+    fn the_two_queues_give_the_order_of_one_queue_of_all_events() {
         use crate::sim::engine::{Ev, EventHeap};
         use std::collections::BTreeSet;
         let mut heap = EventHeap::default();
@@ -257,11 +214,10 @@ mod tests {
         let mut t = EndpointTimers::default();
         t.schedule(at(2, 1, 7));
         t.schedule(at(9, 2, 8));
-        t.settle();
+        let d = t.head().expect("two deadlines");
         t.take();
-        t.put_back();
+        t.put_back(d);
         assert_eq!(t.len(), 2);
-        t.settle();
         assert_eq!(t.head().map(|d| d.port), Some(7));
     }
 }
