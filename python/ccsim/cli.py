@@ -513,6 +513,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     if not results.is_dir():
         raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+    # Refused before the pages are built (the folder's parent is made then): a file in its
+    # way said "<file>: file exists".
+    option = "--out" if args.out is not None else "the site's folder"
+    check_output_folder(args.out or results / "site", [], [], option=option, create=False)
     from ccsim.site.reports import find_reports
 
     # A site of nothing ("No reproduction yet") was written and the status was 0, while
@@ -523,10 +527,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
             "of it): run `ccsim reproduce p001` first, or give --results the folder "
             "`ccsim reproduce --out` wrote"
         )
-    # Refused before the pages are built (the folder's parent is made then): a file in its
-    # way said "<file>: file exists".
-    option = "--out" if args.out is not None else "the site's folder"
-    check_output_folder(args.out or results / "site", [], [], option=option, create=False)
     # A damaged reproduction is left out with a line naming its file; the rest are built.
     site = build_site(results, args.out, warn=_warning)
     _say(f"site: {site}")

@@ -347,6 +347,17 @@ CongestionOps(const std::string& name)
     {
         return TcpHtcp::GetTypeId();
     }
+    if (name == "bbr")
+    {
+        // TcpBbr turns pacing on for its socket itself (InitPacingRate).
+        return TcpBbr::GetTypeId();
+    }
+    if (name == "dctcp")
+    {
+        // TcpDctcp sets the socket's ECN mode to DctcpEcn itself (Init); the bottleneck's step
+        // marking is RED with MinTh = MaxTh = K, QW 1 and Gentle off (the driver's "step").
+        return TcpDctcp::GetTypeId();
+    }
     if (name == "ledbat")
     {
         // Needs --timestamps=1: TcpLedbat measures one-way delay from the timestamp option
@@ -355,7 +366,7 @@ CongestionOps(const std::string& name)
     }
     NS_ABORT_MSG("--cc: \"" << name
                             << "\" is not one of newreno, linuxreno, cubic, highspeed, "
-                               "scalable, bic, vegas, htcp, ledbat");
+                               "scalable, bic, vegas, htcp, ledbat, bbr, dctcp");
     return TypeId();
 }
 
@@ -468,7 +479,8 @@ main(int argc, char* argv[])
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("startGapMs", "flow i starts at i * startGapMs", startGapMs);
     cmd.AddValue("cc",
-                 "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas, htcp, ledbat",
+                 "newreno, linuxreno, cubic, highspeed, scalable, bic, vegas, htcp, ledbat, bbr, "
+                 "dctcp",
                  cc);
     cmd.AddValue("recovery", "classic (TcpClassicRecovery) or prr (TcpPrrRecovery)", recovery);
     cmd.AddValue("sack", "SACK option (TcpSocketBase::Sack)", sack);

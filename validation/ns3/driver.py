@@ -184,6 +184,20 @@ ALGORITHMS: Mapping[str, Algorithm] = {
         (("timestamps", "1"),),
         (("timestamps", True),),
     ),
+    # TcpBbr (BBR v1 with ns-3's ACK-aggregation estimator, which ccsim's BBR does not model:
+    # docs/tcp.md §12) paces itself; ccsim's `cc = "bbr"` turns pacing on by default.
+    "bbr": Algorithm("sack", "bbr", "bbr", True),
+    # TcpDctcp (g 1/16, alpha 1 at the start) with its DctcpEcn mode, which sends ECT(0) on
+    # every segment: ccsim's `ecn = "dctcp"` with `ect_all` does the same (docs/tcp.md §6.1).
+    # Its cells use the "step" queue.
+    "dctcp": Algorithm(
+        "sack",
+        "dctcp",
+        "dctcp",
+        True,
+        (),
+        (("ecn", "dctcp"), ("ect_all", True)),
+    ),
     "ledbat_noss": Algorithm(
         "sack",
         {"type": "ledbat", "slow_start": False},
@@ -359,7 +373,9 @@ class Cell:
     start_gap_ms: float = 1.0
     access_rate: str = "1Gbps"
     access_delay_ms: float = 1.0
-    #: "droptail", "red" on r1 -> r2 with the RED fields below, or one of ``AQMS``.
+    #: "droptail", "red" on r1 -> r2 with the RED fields below, one of ``AQMS``, or "step":
+    #: marking at K = ``red_min_th`` packets (ccsim's ``threshold`` queue, RFC 8257 §3.1; ns-3's
+    #: RED with MinTh = MaxTh = K, QW 1, Gentle off and UseHardDrop off).
     queue_type: str = "droptail"
     #: The queue limit in packets, when not ``queue_bdp`` bandwidth-delay products.
     queue_packets_fixed: int = 0
@@ -454,6 +470,9 @@ def ccsim_scenario(cell: Cell, sample_ms: float = 100.0) -> ccsim.Scenario:
     if cell.queue_type in AQMS:
         queue = {**AQMS[cell.queue_type].ccsim_queue, "limit": cell.queue_packets}
         sc = sc.set("links.bottleneck.a_to_b.queue", queue)
+    if cell.queue_type == "step":
+        queue = {"type": "threshold", "limit": cell.queue_packets, "k": round(cell.red_min_th)}
+        sc = sc.set("links.bottleneck.a_to_b.queue", queue)
     if cell.queue_type == "red":
         sc = sc.set(
             "links.bottleneck.a_to_b.queue",
@@ -534,6 +553,8 @@ def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
     algo = ALGORITHMS[cell.algorithm]
     aqm = AQMS.get(cell.queue_type)
     ns3_queue_type = aqm.ns3_queue_type if aqm else cell.queue_type
+    if cell.queue_type == "step":
+        ns3_queue_type = "red"
     args = [
         f"--flows={cell.flows}",
         f"--rate={cell.rate}",
@@ -565,6 +586,16 @@ def ns3_args(cell: Cell, seed: int, sample_ms: float = 100.0) -> list[str]:
         ]
     if aqm:
         args += [f"--{name}={value}" for name, value in aqm.ns3_attributes]
+    if cell.queue_type == "step":
+        k = f"{cell.red_min_th:g}"
+        args += [
+            f"--redMinTh={k}",
+            f"--redMaxTh={k}",
+            "--redQw=1",
+            "--redGentle=0",
+            "--redMeanPktSize=1500",
+            "--ns3::RedQueueDisc::UseHardDrop=false",
+        ]
     args += [f"--{name}={value}" for name, value in algo.ns3_attributes]
     return args
 
@@ -845,7 +876,7 @@ SHOWN_QUEUE = {
     "queue_delay_p99_s": ("p99 ms", 1e3, "{:.2f}"),
 }
 #: Designs whose summary shows ``SHOWN_QUEUE``.
-QUEUE_DESIGNS = ("aqm",)
+QUEUE_DESIGNS = ("aqm", "dctcp")
 
 
 def shown_for(designs: Sequence[str]) -> Mapping[str, tuple[str, float, str]]:
@@ -1061,6 +1092,8 @@ def describe(row: Mapping[str, Any]) -> str:
         words.append(str(row["rate"]))
     if str(row["queue_type"]) in AQMS:
         words.append(AQM_NAMES[str(row["queue_type"])])
+    elif str(row["queue_type"]) == "step":
+        words.append(f"step K {float(row['red_min_th']):g}")
     elif str(row["queue_type"]) != base.queue_type:
         words.append("RED+ECN" if str(row["ecn"]) == "True" else "RED")
     if float(row["start_gap_ms"]) != base.start_gap_ms:
@@ -1173,6 +1206,31 @@ def design(name: str) -> list[Cell]:
             queue_bdp=[0.5, 2.0],
             rtt_ms=[20.0, 100.0],
         )
+    if name == "bbr":
+        # BBR v1 (issue 34): one and two flows, queues of 1 and 4 BDP, RTT 20 and 100 ms,
+        # 10 Mbit/s, no loss, 30 s; seeds draw BBR's first ProbeBW phase.
+        return grid(
+            "bbr",
+            algorithm=["bbr"],
+            flows=[1, 2],
+            queue_bdp=[1.0, 4.0],
+            rtt_ms=[20.0, 100.0],
+            duration_s=[30.0],
+        )
+    if name == "dctcp":
+        # DCTCP (issue 34): two and ten flows over a step-marking queue at K = 5 and 20 packets
+        # (RFC 8257 §4: K > C·RTT/7 = 2.4 packets here), 200 packets deep, 10 Mbit/s, 20 ms,
+        # 30 s.
+        return grid(
+            "dctcp",
+            algorithm=["dctcp"],
+            flows=[2, 10],
+            queue_type=["step"],
+            queue_packets_fixed=[200],
+            red_min_th=[5.0, 20.0],
+            ecn=[True],
+            duration_s=[30.0],
+        )
     if name == "ledbat":
         # LEDBAT (issue 34): one and two flows on a 1,000-packet buffer (1.2 s at 10 Mbit/s,
         # far above the 100 ms target) at 20 and 100 ms, with and without slow start.
@@ -1214,6 +1272,8 @@ DESIGNS = (
     "htcp",
     "aqm",
     "ledbat",
+    "bbr",
+    "dctcp",
 )
 
 
