@@ -7,9 +7,11 @@
 //! - [`recovery`]: what Reno, NewReno, SACK and PRR loss recovery do differently, one file each;
 //! - [`scoreboard`]: the sender's segments in flight, SACK and loss marks, `pipe`, NextSeg;
 //! - [`rto`]: the RFC 6298 estimator;
+//! - [`rack`]: RACK-TLP's state (RFC 8985): time-based loss detection and the tail loss probe;
 //! - [`config`]: [`TcpSpec`], every parameter of a connection, with the RFCs' and ns-2's defaults.
 
 pub mod config;
+pub mod rack;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
@@ -17,8 +19,8 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, EcnFeedback, InitialWindow, PrrBound, RecoverGuard, Recovery, RecoveryExitCredit,
-    RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, EcnFeedback, InitialWindow, LossDetection, PrrBound, RackSpec, RecoverGuard,
+    Recovery, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec, TlpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

@@ -39,7 +39,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -75,6 +75,66 @@ pub struct CumAck {
     /// Send time of the last segment this ACK completed, if it is a valid RTT sample (never
     /// retransmitted, not SACKed before: Karn's rule, RFC 6298 §3).
     pub sample_sent_at: Option<SimTime>,
+}
+
+/// What RACK needs to hear of the segments one ACK newly delivers, cumulatively or selectively
+/// (RFC 8985 §6.2 steps 2 and 3), gathered as the scoreboard walks them so that RACK walks
+/// nothing itself. The sender fills in `retx_bound` before the ACK and reads the rest after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// A retransmitted segment tells RACK nothing unless its last transmission was sent at or
+    /// before this: `now − min_RTT` (a faster ACK answers an earlier copy) and, with
+    /// timestamps, the send time the ACK's echo names (step 2's two checks).
+    pub retx_bound: SimTime,
+    /// The most recently sent segment delivered that passed those checks: (xmit_ts, end_seq),
+    /// or `(SimTime::ZERO, 0)` for none.
+    pub newest: (SimTime, u64),
+    /// The lowest end of a never-retransmitted segment delivered (`u64::MAX`: none), and the
+    /// highest end of any: step 3 compares the first with RACK.fack before the ACK.
+    pub lowest_original_end: u64,
+    pub highest_end: u64,
+}
+
+impl Delivery {
+    /// Ready for the next ACK, with its bound for retransmitted segments.
+    pub fn start(retx_bound: SimTime) -> Self {
+        Delivery {
+            retx_bound,
+            newest: (SimTime::ZERO, 0),
+            lowest_original_end: u64::MAX,
+            highest_end: 0,
+        }
+    }
+
+    /// Segment `s` was newly delivered.
+    fn note(&mut self, s: &Seg) {
+        let end = s.end();
+        self.highest_end = self.highest_end.max(end);
+        if s.flags & EVER_RETX == 0 {
+            self.lowest_original_end = self.lowest_original_end.min(end);
+        } else if s.sent_at > self.retx_bound {
+            return;
+        }
+        if sent_after((s.sent_at, end), self.newest) {
+            self.newest = (s.sent_at, end);
+        }
+    }
+}
+
+/// RFC 8985 §6.2's RACK_sent_after: `a` was sent after `b`, (xmit_ts, end_seq) each, the end
+/// breaking a tie of times.
+pub fn sent_after(a: (SimTime, u64), b: (SimTime, u64)) -> bool {
+    a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+}
+
+/// What one pass of RACK's loss detection found (RFC 8985 §6.2 step 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackScan {
+    /// Segments newly marked lost.
+    pub marked: u32,
+    /// The longest a segment sent before RACK.segment still has to wait before it is deemed
+    /// lost: the reordering timer's delay (None: nothing waits).
+    pub wait: Option<SimDuration>,
 }
 
 // Layout: `repr(C)` keeps the declared order, so that what every ACK reads and writes is the
@@ -316,6 +376,16 @@ impl Scoreboard {
     /// retransmit, the ACK that the retransmission releases also covers segments sent a whole
     /// RTT before it, and timing those would count the recovery in the RTT.
     pub fn on_cumulative_ack(&mut self, ack: u64) -> CumAck {
+        self.on_cumulative_ack_noting(ack, None)
+    }
+
+    /// [`Scoreboard::on_cumulative_ack`], telling `delivery` (RACK) of every segment it newly
+    /// delivers (those SACKed before were delivered then).
+    pub fn on_cumulative_ack_noting(
+        &mut self,
+        ack: u64,
+        mut delivery: Option<&mut Delivery>,
+    ) -> CumAck {
         let ack = ack.min(self.snd_max);
         if ack <= self.snd_una {
             return CumAck::default();
@@ -331,6 +401,9 @@ impl Scoreboard {
             let live_before = self.live_len(&s);
             ambiguous |= s.flags & EVER_RETX != 0;
             if s.end() <= ack {
+                if let Some(d) = delivery.as_deref_mut().filter(|_| s.flags & SACKED == 0) {
+                    d.note(&s);
+                }
                 self.forget_flags(&s, live_before);
                 out.sample_sent_at = if ambiguous || s.flags & (SACKED | NO_SAMPLE) != 0 {
                     None
@@ -466,6 +539,16 @@ impl Scoreboard {
     /// Process one SACK block `[left, right)` (RFC 2018). Only whole segments count; the rest of
     /// the block is ignored. Returns the bytes newly SACKed.
     pub fn on_sack_block(&mut self, left: u64, right: u64) -> u64 {
+        self.on_sack_block_noting(left, right, None)
+    }
+
+    /// [`Scoreboard::on_sack_block`], telling `delivery` (RACK) of every segment it newly SACKs.
+    pub fn on_sack_block_noting(
+        &mut self,
+        left: u64,
+        right: u64,
+        mut delivery: Option<&mut Delivery>,
+    ) -> u64 {
         let left = left.max(self.snd_una);
         let right = right.min(self.snd_max);
         if left >= right || self.segs.is_empty() {
@@ -511,7 +594,7 @@ impl Scoreboard {
             self.remember(l, right);
             let new_bytes = right - from;
             self.sacked_bytes += new_bytes;
-            self.mark_sacked_range(from, right);
+            self.mark_sacked_range(from, right, delivery);
             return new_bytes;
         }
         // Merge with existing ranges that overlap or touch [left, right); collect the gaps of
@@ -546,7 +629,7 @@ impl Scoreboard {
                 self.remember(l, right);
                 let new_bytes = right - r.max(left);
                 self.sacked_bytes += new_bytes;
-                self.mark_sacked_range(r.max(left), right);
+                self.mark_sacked_range(r.max(left), right, delivery);
                 self.scratch = olds;
                 return new_bytes;
             }
@@ -567,7 +650,7 @@ impl Scoreboard {
             for &(l, r) in olds.iter().rev().chain(std::iter::once(&(right, right))) {
                 let gap_end = l.min(right);
                 if cursor < gap_end {
-                    self.mark_sacked_range(cursor, gap_end);
+                    self.mark_sacked_range(cursor, gap_end, delivery.as_deref_mut());
                 }
                 cursor = cursor.max(r);
                 if cursor >= right {
@@ -586,11 +669,14 @@ impl Scoreboard {
         self.recent[RECENT_RANGES - 1] = (l, r);
     }
 
-    fn mark_sacked_range(&mut self, from: u64, to: u64) {
+    fn mark_sacked_range(&mut self, from: u64, to: u64, mut delivery: Option<&mut Delivery>) {
         let mut i = self.index_of(from);
         while i < self.segs.len() && self.segs[i].start < to {
             let s = self.segs[i];
             if s.flags & SACKED == 0 {
+                if let Some(d) = delivery.as_deref_mut() {
+                    d.note(&s);
+                }
                 let live = self.live_len(&s);
                 if s.flags & LOST != 0 {
                     self.lost_bytes -= live;
@@ -636,6 +722,72 @@ impl Scoreboard {
             i += 1;
         }
         self.lost_upto = b;
+    }
+
+    /// RFC 8985 §6.2 step 5, RACK_detect_loss: every segment not yet delivered that was sent
+    /// before RACK.segment (`rack`: its xmit_ts and end_seq) is lost once `settle` (RACK.rtt +
+    /// RACK.reo_wnd) has passed since its last transmission; the others sent before it wait, and
+    /// the longest wait is the reordering timer's. A lost retransmission is found the same way
+    /// (its xmit_ts is the retransmission's): it is marked lost again and leaves the pipe.
+    ///
+    /// The RFC's trick of setting a lost segment's xmit_ts to infinity, so that it is not
+    /// marked twice, is the flag here: a segment marked lost and not yet resent is skipped. The
+    /// walk stops at the first never-retransmitted segment sent after RACK.segment: every later
+    /// segment was sent later still (originals go out in sequence order, a retransmission after
+    /// its original), so without reordering or losses it looks at one segment.
+    pub fn rack_detect_loss(
+        &mut self,
+        rack: (SimTime, u64),
+        settle: SimDuration,
+        now: SimTime,
+    ) -> RackScan {
+        let mut scan = RackScan::default();
+        let mut i = 0;
+        while let Some(&s) = self.segs.get(i) {
+            i += 1;
+            if s.flags & SACKED != 0 || s.flags & (LOST | RETX) == LOST {
+                continue;
+            }
+            if !sent_after(rack, (s.sent_at, s.end())) {
+                if s.flags & EVER_RETX == 0 {
+                    break;
+                }
+                continue;
+            }
+            let deadline = s.sent_at + settle;
+            if deadline <= now {
+                self.mark_lost_at(i - 1);
+                scan.marked += 1;
+            } else {
+                let wait = deadline.saturating_since(now);
+                scan.wait = Some(scan.wait.map_or(wait, |w: SimDuration| w.max(wait)));
+            }
+        }
+        scan
+    }
+
+    /// Mark segment `i` lost (RACK): counted lost, its retransmission (if one was in flight)
+    /// no longer counted in the pipe, and the retransmission cursor back at it.
+    fn mark_lost_at(&mut self, i: usize) {
+        let s = self.segs[i];
+        let live = self.live_len(&s);
+        if s.flags & LOST == 0 {
+            self.lost_bytes += live;
+        }
+        if s.flags & RETX != 0 {
+            self.retx_bytes -= live;
+        }
+        self.segs[i].flags = (s.flags | LOST) & !RETX;
+        self.lost_upto = self.lost_upto.max(s.end());
+        self.rxt_next = self.rxt_next.min(s.start.max(self.snd_una));
+    }
+
+    /// The highest-sequence segment sent so far (its live part), for TLP's probe when no new
+    /// data can go (RFC 8985 §7.3).
+    pub fn last_segment(&self) -> Option<(u64, u32)> {
+        let s = self.segs.back()?;
+        let from = s.start.max(self.snd_una);
+        Some((from, (s.end() - from) as u32))
     }
 
     /// Consistency check for tests: counters equal a full recount.

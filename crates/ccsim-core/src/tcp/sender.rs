@@ -86,6 +86,7 @@ use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
     TcpSpec,
 };
+use crate::tcp::rack::Rack;
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, Prr, PrrAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
 use crate::tcp::scoreboard::Scoreboard;
@@ -231,6 +232,9 @@ pub struct TcpSender {
     board: Scoreboard,
     /// The handshake, until the SYN-ACK.
     syn: SynState,
+    /// RACK-TLP's state (`loss_detection = "rack"`), behind a pointer in the last line's free
+    /// bytes: a flow without it carries one word, and the lines above keep their places.
+    rack: Option<Box<Rack>>,
     /// Every congestion event reported to the controller, for tests.
     #[cfg(test)]
     congestion_log: Vec<CongestionKind>,
@@ -306,6 +310,7 @@ impl TcpSender {
             cc,
             board: Scoreboard::new(t.mss),
             syn: SynState::default(),
+            rack: t.rack().map(|r| Box::new(Rack::new(*r))),
             #[cfg(test)]
             congestion_log: Vec::new(),
             cfg,
@@ -378,14 +383,36 @@ impl TcpSender {
         self.peer_rwnd = h.rwnd as u64;
         let snd_una = self.board.snd_una();
         let ack = h.ack.number().min(self.board.snd_max());
-        let cum = self.board.on_cumulative_ack(ack);
         let echo = self.read_timestamps(h);
+        let in_recovery_before = self.episode.is_some();
+        if let Some(rack) = self.rack.as_deref_mut() {
+            // RFC 8985 §6.2 step 2's timestamp check: a retransmission counts only if the echo
+            // names it or later; the last instant whose TSval is at most the echo (RFC 7323's
+            // clock, within its first 2^32 ticks).
+            let tick = self.cfg.tcp.timestamp_clock.as_nanos().max(1);
+            let echo_sent_by = echo.map(|e| SimTime((e as u64 + 1) * tick - 1));
+            rack.start_ack(now, echo_sent_by);
+        }
+        let cum = self
+            .board
+            .on_cumulative_ack_noting(ack, self.rack.as_deref_mut().map(|r| &mut r.delivery));
         let mut newly_sacked = 0;
+        let mut dsack = None;
         if self.uses_sack() && h.ack.sack_len() > 0 {
-            for (l, r) in h.ack.sack_blocks() {
-                newly_sacked += self.board.on_sack_block(l, r);
+            // RFC 2883 §4: a DSACK block reports a duplicate, not new SACK information.
+            if self.cfg.tcp.dsack {
+                dsack = h.ack.dsack();
             }
-            self.board.update_lost(self.cfg.tcp.dupthresh);
+            for (l, r) in h.ack.sack_blocks().skip(dsack.is_some() as usize) {
+                newly_sacked += self.board.on_sack_block_noting(
+                    l,
+                    r,
+                    self.rack.as_deref_mut().map(|r| &mut r.delivery),
+                );
+            }
+            if self.rack.is_none() {
+                self.board.update_lost(self.cfg.tcp.dupthresh);
+            }
         }
         if self.uses_sack() && self.board.receiver_reneged() {
             // RFC 2018 §8: SACK is advisory. A receiver that dropped data it had SACKed would
@@ -395,6 +422,9 @@ impl TcpSender {
         if cum.bytes_acked > 0 {
             if let Some(r) = self.estimator_sample(now, ack, cum.sample_sent_at, echo) {
                 self.rto.on_sample(r);
+                if let Some(rack) = self.rack.as_deref_mut() {
+                    rack.on_rtt_sample(r);
+                }
             }
             if let Some(sent_at) = cum.sample_sent_at {
                 let r = now.saturating_since(sent_at);
@@ -440,6 +470,15 @@ impl TcpSender {
         }
         if h.is_ece() {
             self.on_ecn_echo(now);
+        }
+        if self.rack.is_some() {
+            let exited = in_recovery_before && self.episode.is_none();
+            let bare_dupack = cum.bytes_acked == 0 && h.ack.sack_len() == 0 && h.len == 0;
+            self.rack_on_ack(now, ack, dsack, bare_dupack, exited);
+            if cum.bytes_acked > 0 {
+                // RFC 8985 §7.2: an ACK that acknowledges data (re)schedules the probe.
+                self.rack_schedule_pto(now, true);
+            }
         }
         self.detect_loss(now);
         if let Some(prr) = self.algo.prr() {
@@ -731,6 +770,11 @@ impl TcpSender {
         // one at SND.UNA: a loss found after the last recovery ended is a new event (RFC 6675
         // §5), never a silent resend.
         let sack_loss = self.uses_sack() && self.board.lost_bytes() > 0;
+        // With RACK only what it marked lost counts: it replaces the duplicate count (RFC 8985
+        // §6.2 step 4 sets reo_wnd to 0 once DupThresh segments are SACKed instead).
+        if self.rack.is_some() && !sack_loss {
+            return;
+        }
         if self.dupacks < self.cfg.tcp.dupthresh && !sack_loss {
             return;
         }
@@ -837,6 +881,9 @@ impl TcpSender {
         self.rto.on_expiry();
         // ns-2 `reset_rtx_timer`: an RTO ends any RTT timing in progress.
         self.timed = None;
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_rto(self.board.snd_max());
+        }
         self.board.mark_all_lost();
         self.force_retransmit = true;
         self.rto_deadline = now + self.rto.rto();
@@ -894,6 +941,7 @@ impl TcpSender {
             return;
         }
         self.restart_after_idle(now);
+        let snd_max_before = self.board.snd_max();
         let window = self.send_window();
         if std::mem::take(&mut self.partial_ack_send_due) {
             self.send_beyond_pipe(now, out);
@@ -953,6 +1001,10 @@ impl TcpSender {
             // RFC 6298 (5.1).
             self.rto_deadline = now + self.rto.rto();
         }
+        if self.rack.is_some() {
+            // RFC 8985 §7.2: new data sent (not a probe) schedules the probe.
+            self.rack_schedule_pto(now, self.board.snd_max() > snd_max_before);
+        }
     }
 
     /// The length of the next new segment, if there is new data, the application has not
@@ -998,6 +1050,136 @@ impl TcpSender {
         {
             self.w.cwnd = self.w.cwnd.min(self.cfg.tcp.initial_cwnd().max(self.mss));
         }
+    }
+
+    /// RACK (RFC 8985 §6.2 steps 2 to 5) and TLP's loss detection (§7.4) on an ACK whose
+    /// cumulative and selective information the scoreboard has taken in. `ack`: its number;
+    /// `dsack`: its DSACK block; `exited`: it ended a fast recovery.
+    #[inline(never)]
+    fn rack_on_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        dsack: Option<(u64, u64)>,
+        bare_dupack: bool,
+        exited: bool,
+    ) {
+        let (una, nxt) = (self.board.snd_una(), self.board.snd_max());
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        rack.on_ack(now, una, nxt, dsack.is_some(), exited);
+        let repaired = rack.tlp_process_ack(ack, dsack, bare_dupack);
+        self.rack_detect_loss(now);
+        if repaired {
+            self.tlp_loss_response(now);
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 with the reo_wnd of step 4: mark what is lost, arm the
+    /// reordering timer for what waits.
+    fn rack_detect_loss(&mut self, now: SimTime) {
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let in_recovery = self.episode.is_some() || rack.in_rto_recovery();
+        // RACK.segs_sacked >= DupThresh, counted in bytes as RFC 6675's IsLost counts them.
+        let dupthresh_sacked =
+            self.board.sacked_bytes() >= self.cfg.tcp.dupthresh as u64 * self.mss;
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh_sacked, self.rto.srtt());
+        rack.detect_loss(&mut self.board, reo_wnd, now);
+    }
+
+    /// The reordering timer expired (RFC 8985 §6.3): detect again, enter recovery for what is
+    /// now lost, and send.
+    fn on_reo_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_reo_timeout();
+        }
+        self.rack_detect_loss(now);
+        self.detect_loss(now);
+        self.transmit(now, out);
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout if a probe may be scheduled (SACK, nothing SACKed,
+    /// no fast or RTO recovery, data outstanding), disarm it otherwise. `rearm`: something
+    /// that schedules it happened (new data sent, data acknowledged); else an armed PTO stays.
+    fn rack_schedule_pto(&mut self, now: SimTime, rearm: bool) {
+        let flight = self.board.flight_size();
+        let may_probe = self.uses_sack()
+            && self.board.sacked_bytes() == 0
+            && self.episode.is_none()
+            && flight > 0;
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let may_probe = may_probe && !rack.in_rto_recovery() && rack.tlp();
+        if may_probe && !rearm && rack.pto_deadline() != NO_TIME {
+            return;
+        }
+        rack.schedule_pto(
+            now,
+            may_probe,
+            flight <= self.mss,
+            self.rto.srtt(),
+            self.rto_deadline,
+        );
+    }
+
+    /// The probe timeout expired (RFC 8985 §7.3): unless a probe is outstanding or no RTT
+    /// sample came since the last one, send one segment whatever cwnd says (as Linux's
+    /// `tcp_send_loss_probe` does): new data if the receiver's window takes it, else the
+    /// highest segment sent again. Then the RTO is re-armed, not the PTO.
+    fn on_pto(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if rack.probe_allowed() {
+            if let Some(len) = self.new_segment_len(now) {
+                self.send_new_segment(now, len, out);
+                self.note_probe(false);
+            } else if let Some((seq, len)) = self.board.last_segment() {
+                self.retransmit(now, seq, len, out);
+                self.note_probe(true);
+            }
+        }
+        self.rto_deadline = if self.board.flight_size() > 0 {
+            now + self.rto.rto()
+        } else {
+            NO_TIME
+        };
+    }
+
+    fn note_probe(&mut self, is_retrans: bool) {
+        let nxt = self.board.snd_max();
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_probe_sent(nxt, is_retrans);
+        }
+    }
+
+    /// RFC 8985 §7.4.2: the probe repaired a loss, so the window is reduced as for one
+    /// (Linux's `tcp_process_tlp_ack`: a CWR episode that ends at once, cwnd = ssthresh),
+    /// unless this window was already reduced for.
+    fn tlp_loss_response(&mut self, now: SimTime) {
+        if self.episode.is_some() || !self.may_respond() {
+            return;
+        }
+        #[cfg(test)]
+        self.congestion_log.push(CongestionKind::DupAck);
+        let ssthresh = self.reduced_ssthresh(
+            now,
+            CongestionKind::DupAck,
+            self.board.flight_size(),
+            self.w,
+        );
+        self.w.ssthresh = ssthresh;
+        self.w.cwnd = ssthresh.max(self.mss);
+        self.reduction_point = self.board.snd_max();
+    }
+
+    /// RACK-TLP's state, for tests and reports.
+    pub fn rack(&self) -> Option<&Rack> {
+        self.rack.as_deref()
     }
 
     fn retransmit(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Packet>) {
@@ -1165,6 +1347,9 @@ impl TcpSender {
                 None => now.saturating_since(sent_at),
             };
             self.rto.on_sample(rtt);
+            if let Some(rack) = self.rack.as_deref_mut() {
+                rack.on_rtt_sample(rtt);
+            }
         }
         self.transmit(now, out);
     }
@@ -1211,6 +1396,18 @@ impl Endpoint for TcpSender {
             }
             return;
         }
+        if let Some(rack) = self.rack.as_deref().filter(|_| self.established) {
+            // The reordering timer and the probe timeout share the endpoint's deadline with
+            // the RTO (RFC 8985 §8); whichever expired is served.
+            if rack.reo_deadline() <= now {
+                self.on_reo_timeout(now, out);
+                return;
+            }
+            if rack.pto_deadline() <= now {
+                self.on_pto(now, out);
+                return;
+            }
+        }
         if time_opt(self.rto_deadline).is_none_or(|t| t > now) {
             return;
         }
@@ -1227,6 +1424,8 @@ impl Endpoint for TcpSender {
     fn poll_timeout(&self) -> Option<SimTime> {
         if !self.started {
             Some(self.cfg.start)
+        } else if let Some(rack) = &self.rack {
+            time_opt(self.rto_deadline.min(rack.deadline()))
         } else {
             time_opt(self.rto_deadline)
         }
