@@ -58,8 +58,13 @@ SCENARIOS = {
     "PDS": "pds.toml",
 }
 #: Cases that are P1 with overrides, run by default: name -> overrides. PAQM: FQ-CoDel (RFC
-#: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1).
-P1_VARIANTS = {"PAQM": ('links.bottleneck.queue={type="fq_codel"}',)}
+#: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1). RACK:
+#: P1's SACK senders with RFC 8985's RACK loss detection and tail loss probe (issue 34: the
+#: per-packet cost of RACK beside P1's).
+P1_VARIANTS = {
+    "PAQM": ('links.bottleneck.queue={type="fq_codel"}',),
+    "RACK": ('tcp.loss_detection="rack"', "tcp.tlp=true"),
+}
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}
 #: Paper 002's case 1 (P002 in docs/performance.md, first milestone <= 3 min) with its

@@ -263,7 +263,7 @@ def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_nam
     assert ccs.count('cc = "highspeed"') == 4
     assert 'duration = "500s"' in resolved
     with pytest.raises(
-        ValueError, match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, PDS, PAQM, P002"
+        ValueError, match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, PDS, PAQM, RACK, P002"
     ):
         bench.run_benchmarks(only=["P9"])
 
@@ -275,6 +275,16 @@ def test_the_aqm_benchmark_is_p1_with_fq_codel_at_its_bottleneck_and_runs_by_def
     assert path == bench.BENCH_DIR / bench.SCENARIOS["P1"]
     resolved = ccsim.Scenario.from_toml(path).with_overrides(overrides).validate()
     assert resolved.count("fq_codel") == 1, "the bottleneck only"
+
+
+def test_the_rack_benchmark_is_p1_with_rack_tlp_on_every_flow_and_runs_by_default():
+    from ccsim import bench
+
+    path, overrides = bench.benchmark_scenario("RACK")
+    assert path == bench.BENCH_DIR / bench.SCENARIOS["P1"]
+    resolved = ccsim.Scenario.from_toml(path).with_overrides(overrides).validate()
+    assert 'loss_detection = "rack"' in resolved
+    assert "tlp = true" in resolved
 
 
 def test_version_prints_the_package_version_and_exits_with_status_0(

@@ -192,14 +192,16 @@ pub enum RecoveryExitCredit {
     Acked,
 }
 
-/// How the sender decides that a segment is lost (scenario key `loss_detection`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the sender decides that a segment is lost (scenario key `loss_detection`). RACK's
+/// constants are boxed: the spec is embedded in other configurations (an I-TCP relay's), which
+/// stay small, and only a RACK flow pays for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LossDetection {
     /// By counting (`"dupack"`): DupThresh duplicate ACKs (RFC 5681 §3.2) or, with SACK,
     /// RFC 6675's `IsLost` (more than (DupThresh − 1)·SMSS SACKed above a hole).
     DupAck,
     /// By time (`"rack"`): RFC 8985's RACK, optionally with its tail loss probe. Needs SACK.
-    Rack(RackSpec),
+    Rack(Box<RackSpec>),
 }
 
 /// RACK-TLP's constants (RFC 8985), each a scenario key (docs/scenario.md).

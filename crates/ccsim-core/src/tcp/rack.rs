@@ -484,11 +484,14 @@ mod path_tests {
     }
 
     fn by_rack(tlp: bool) -> LossDetection {
-        LossDetection::Rack(RackSpec {
+        LossDetection::Rack(Box::new(RackSpec {
             tlp: tlp.then(TlpSpec::default),
             ..RackSpec::default()
-        })
+        }))
     }
+
+    /// An ACK as the sender received it: when, its cumulative number, its SACK blocks.
+    type AckSeen = (SimTime, u64, Vec<(u64, u64)>);
 
     struct Run {
         s: TcpSender,
@@ -498,7 +501,7 @@ mod path_tests {
         /// The ACKs the receiver sent, in order.
         acks: Vec<Packet>,
         /// When each ACK reached the sender, with its cumulative number and SACK blocks.
-        ack_arrivals: Vec<(SimTime, u64, Vec<(u64, u64)>)>,
+        ack_arrivals: Vec<AckSeen>,
     }
 
     /// Transfers `segments` segments from time 0 through a bottleneck of one segment per
@@ -548,7 +551,7 @@ mod path_tests {
                     at = link_free + ONE_WAY;
                     match f {
                         Fate::Drop => continue,
-                        Fate::Late(d) => at = at + d,
+                        Fate::Late(d) => at += d,
                         Fate::Deliver => {}
                     }
                 } else {

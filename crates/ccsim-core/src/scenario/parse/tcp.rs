@@ -1056,7 +1056,7 @@ impl TcpDraft {
             }
         }
         rack.tlp = self.tlp_at.is_some().then_some(tlp);
-        Ok(LossDetection::Rack(rack))
+        Ok(LossDetection::Rack(Box::new(rack)))
     }
 }
 
