@@ -28,6 +28,11 @@
 //!   RTO ──> cc.on_congestion(Rto) (first expiry only), cwnd = 1 SMSS, everything unSACKed lost
 //! ```
 //!
+//! With `loss_detection = "rack"` ([`crate::tcp::rack`], RFC 8985) RACK marks segments lost by
+//! time instead of RFC 6675's IsLost and the duplicate count, the reordering timer and the tail
+//! loss probe share the endpoint's one deadline with the RTO, and a DSACK block (`dsack`,
+//! RFC 2883) is told from new SACK information.
+//!
 //! One sending rule serves every variant: send while `pipe + len ≤ min(cwnd, max_window)`, where
 //! `pipe` is RFC 6675's estimate (for Reno and NewReno, which have no SACK information, it equals
 //! SND.MAX − SND.UNA during fast recovery, so the inflated cwnd of RFC 5681 §3.2 step 4 works as
@@ -58,7 +63,8 @@
 //!   line  4  cfg.start; PRR's counters, ns-2's timed segment, ecn_point             variants
 //!   lines 6, 7       the other counters                                              rare
 //!   lines 9, 10      the larger controllers' state (CUBIC, Vegas, XCP, ...)
-//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state     SACK, SYN
+//!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state;    SACK, SYN,
+//!                    RACK-TLP's state, boxed (`loss_detection = "rack"`)             RACK
 //! ```
 //!
 //! Times and sequence points that were `Option`s (16 bytes) are plain words with a named
