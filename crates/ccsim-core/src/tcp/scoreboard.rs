@@ -1063,6 +1063,8 @@ mod tests {
         Rule3,
         Rescue,
         Renege,
+        /// RACK's scan with RACK.segment at (now − a ms, SND.UNA + b) and a settle time.
+        Rack(u8, u16, u8),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1077,6 +1079,7 @@ mod tests {
             1 => Just(Op::Rule3),
             1 => Just(Op::Rescue),
             1 => Just(Op::Renege),
+            2 => (any::<u8>(), any::<u16>(), any::<u8>()).prop_map(|(a, b, c)| Op::Rack(a, b, c)),
         ]
     }
 
@@ -1084,10 +1087,14 @@ mod tests {
         #[test]
         fn counters_always_match_a_full_recount_whatever_the_segment_sizes(ops in proptest::collection::vec(op(), 1..200)) {
             let mut b = Scoreboard::new(MSS);
+            let mut now = SimTime::ZERO;
             for o in ops {
+                // Each operation a millisecond after the last: sends and retransmissions get
+                // distinct times, as RACK needs.
+                now += SimDuration::from_millis(1);
                 let span = (b.snd_max() - b.snd_una()).max(1);
                 match o {
-                    Op::Send(len) => b.on_send(len, SimTime::ZERO),
+                    Op::Send(len) => b.on_send(len, now),
                     Op::Ack(x) => { b.on_cumulative_ack(b.snd_una() + x as u64 % (span + 1)); }
                     Op::Sack(x, y) => {
                         let l = b.snd_una() + x as u64 % span;
@@ -1096,11 +1103,29 @@ mod tests {
                     }
                     Op::Lost => b.update_lost(3),
                     Op::Rto => b.mark_all_lost(),
-                    Op::Retx => if let Some((s, _)) = b.next_retransmission() { b.on_retransmit(s, SimTime::ZERO) },
+                    Op::Retx => if let Some((s, _)) = b.next_retransmission() { b.on_retransmit(s, now) },
                     Op::FrontLost => b.mark_front_lost(),
-                    Op::Rule3 => if let Some((s, _)) = b.next_unsacked_below_highest_sack() { b.on_retransmit(s, SimTime::ZERO) },
-                    Op::Rescue => if let Some((s, _)) = b.rescue_candidate() { b.on_retransmit(s, SimTime::ZERO) },
+                    // Rules (3) and (4) only when rule (1) has nothing, as the sender asks.
+                    Op::Rule3 => if b.next_retransmission().is_none() {
+                        if let Some((s, _)) = b.next_unsacked_below_highest_sack() { b.on_retransmit(s, now) }
+                    },
+                    Op::Rescue => if b.next_retransmission().is_none() {
+                        if let Some((s, _)) = b.rescue_candidate() { b.on_retransmit(s, now) }
+                    },
                     Op::Renege => b.forget_sacks(),
+                    Op::Rack(back, end, settle) => {
+                        let at = SimTime(now.as_nanos().saturating_sub(back as u64 % 8 * 1_000_000));
+                        let rack = (at, b.snd_una() + end as u64 % (span + 1));
+                        let settle = SimDuration::from_millis(settle as u64 % 4);
+                        b.rack_detect_loss(rack, settle, now);
+                        // Whatever RACK marked, the retransmission cursor still finds the
+                        // lowest segment lost and not yet resent.
+                        let una = b.snd_una();
+                        let lowest = b.segs.iter()
+                            .find(|s| s.flags & (LOST | RETX | SACKED) == LOST)
+                            .map(|s| s.start.max(una));
+                        prop_assert_eq!(b.next_retransmission().map(|(s, _)| s), lowest);
+                    }
                 }
                 b.check();
                 prop_assert!(b.pipe() <= b.flight_size() + b.flight_size());
