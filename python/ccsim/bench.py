@@ -61,10 +61,13 @@ SCENARIOS = {
 #: 8290, its defaults) at P1's bottleneck, the AQM case of issue 35 (goal: >= 0.8 of P1). PACED:
 #: P1's Reno flows paced (Linux's default rate, docs/tcp.md "Pacing"); BBR: P1 with BBR v1,
 #: paced at its model's rate (issue 34: the per-packet cost of pacing and of BBR beside P1's).
+#: RACK: P1's SACK senders with RFC 8985's RACK loss detection and tail loss probe (issue 34:
+#: the per-packet cost of RACK beside P1's).
 P1_VARIANTS = {
     "PAQM": ('links.bottleneck.queue={type="fq_codel"}',),
     "PACED": ("tcp.pacing=true",),
     "BBR": ('tcp.cc="bbr"',),
+    "RACK": ('tcp.loss_detection="rack"', "tcp.tlp=true"),
 }
 #: Run only when asked for by name: too long for the default set.
 ON_REQUEST = {"P002": "p002"}

@@ -262,10 +262,8 @@ def test_the_paper_002_benchmark_is_case_1_with_highspeed_and_runs_only_when_nam
     ccs = [line for line in resolved.splitlines() if line.startswith("cc = ")]
     assert ccs.count('cc = "highspeed"') == 4
     assert 'duration = "500s"' in resolved
-    with pytest.raises(
-        ValueError,
-        match="unknown benchmark P9; known: P0, P1, P2, PSCTP, PATM, PDS, PAQM, PACED, BBR, P002",
-    ):
+    known = "P0, P1, P2, PSCTP, PATM, PDS, PAQM, PACED, BBR, RACK, P002"
+    with pytest.raises(ValueError, match=f"unknown benchmark P9; known: {known}"):
         bench.run_benchmarks(only=["P9"])
 
 
@@ -287,6 +285,16 @@ def test_the_pacing_benchmarks_are_p1_paced_and_p1_with_bbr_and_run_by_default()
         assert name in bench.P1_VARIANTS
         resolved = ccsim.Scenario.from_toml(path).with_overrides(overrides).validate()
         assert line in resolved.splitlines(), resolved
+
+
+def test_the_rack_benchmark_is_p1_with_rack_tlp_on_every_flow_and_runs_by_default():
+    from ccsim import bench
+
+    path, overrides = bench.benchmark_scenario("RACK")
+    assert path == bench.BENCH_DIR / bench.SCENARIOS["P1"]
+    resolved = ccsim.Scenario.from_toml(path).with_overrides(overrides).validate()
+    assert 'loss_detection = "rack"' in resolved
+    assert "tlp = true" in resolved
 
 
 def test_version_prints_the_package_version_and_exits_with_status_0(

@@ -267,7 +267,9 @@ impl Acknowledgment {
     }
 
     /// A cumulative ACK with SACK blocks. A block that cannot be reported (below `number`, or
-    /// more than 2^32 bytes above it) is left out.
+    /// more than 2^32 bytes above it) is left out, except a first block wholly at or below
+    /// `number`: a DSACK block reporting a duplicate of data already acknowledged (RFC 2883
+    /// §4), which the wire carries in the same 32-bit sequence space.
     pub fn with_sack(number: u64, blocks: &SackBlocks) -> Self {
         Acknowledgment {
             number: halves(number),
@@ -284,6 +286,20 @@ impl Acknowledgment {
     /// The SACK blocks as absolute `[left, right)` byte ranges, most recent first.
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.sack.iter(self.number())
+    }
+
+    /// The first SACK block, if it is a DSACK block by RFC 2883 §4's reading: it lies below
+    /// the cumulative ACK, or inside the second block (a duplicate of data held above the
+    /// ACK). A receiver that sends no DSACK never sends a block of either kind: its first
+    /// block is above the ACK and its blocks are disjoint (RFC 2018 §4).
+    pub fn dsack(&self) -> Option<(u64, u64)> {
+        let mut blocks = self.sack_blocks();
+        let first = blocks.next()?;
+        if first.0 < self.number() {
+            return Some(first);
+        }
+        let second = blocks.next()?;
+        (second.0 <= first.0 && first.1 <= second.1).then_some(first)
     }
 
     /// Number of SACK blocks carried.
@@ -365,6 +381,9 @@ struct SackOption {
     n: u8,
     /// The fourth slot holds (TSval, TSecr) instead of a block; `n` is then at most 3.
     ts: bool,
+    /// The first block lies at or below the ACK (a DSACK block, RFC 2883 §4): its offsets
+    /// count down from the ACK instead of up. (Fits in the padding: the option keeps its size.)
+    first_below: bool,
     blocks: [(u32, u32); 4],
 }
 
@@ -373,7 +392,15 @@ impl SackOption {
     /// above `ack` cannot be reported and is left out.
     fn encode(ack: u64, sack: &SackBlocks) -> SackOption {
         let mut opt = SackOption::default();
-        for &(l, r) in sack.as_slice() {
+        for (i, &(l, r)) in sack.as_slice().iter().enumerate() {
+            if i == 0 && l < r && r <= ack {
+                if let (Some(dl), Some(dr)) = (offset(l, ack), offset(r, ack)) {
+                    opt.blocks[0] = (dl, dr);
+                    opt.n = 1;
+                    opt.first_below = true;
+                }
+                continue;
+            }
             if let (Some(dl), Some(dr)) = (offset(ack, l), offset(ack, r)) {
                 opt.blocks[opt.n as usize] = (dl, dr);
                 opt.n += 1;
@@ -389,9 +416,17 @@ impl SackOption {
 
     /// The blocks as absolute `[left, right)` byte ranges, given the header's `ack`.
     fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let below = self.first_below;
         self.blocks[..self.n as usize]
             .iter()
-            .map(move |&(l, r)| (ack + l as u64, ack + r as u64))
+            .enumerate()
+            .map(move |(i, &(l, r))| {
+                if below && i == 0 {
+                    (ack - l as u64, ack - r as u64)
+                } else {
+                    (ack + l as u64, ack + r as u64)
+                }
+            })
     }
 
     /// Option bytes on the wire: kind, length and 8 bytes per block (RFC 2018 §3), padded to 4
@@ -646,15 +681,44 @@ mod tests {
         let opt = SackOption::encode(ack, &s);
         assert_eq!(opt.len(), 2);
         assert_eq!(opt.iter(ack).collect::<Vec<_>>(), s.as_slice());
-        // A block that cannot be expressed (below the ACK, or 2^32 bytes above it) is left out.
+        // A block that cannot be expressed (below the ACK after the first, or 2^32 bytes above
+        // it) is left out.
         let mut bad = SackBlocks::default();
-        bad.push((ack - 10, ack));
         bad.push((ack + 1, ack + (1 << 32)));
+        bad.push((ack - 10, ack));
         bad.push((ack + 10, ack + 20));
         let opt = SackOption::encode(ack, &bad);
         assert_eq!(
             opt.iter(ack).collect::<Vec<_>>(),
             vec![(ack + 10, ack + 20)]
         );
+    }
+
+    #[test]
+    fn a_dsack_block_below_the_ack_travels_first_and_is_read_as_dsack() {
+        // RFC 2883 §4.1.1's example: segment 3000-3499 arrives twice after 4000 was ACKed.
+        let mut s = SackBlocks::default();
+        s.push((3000, 3500));
+        s.push((5000, 5500));
+        let a = Acknowledgment::with_sack(4000, &s);
+        assert_eq!(
+            a.sack_blocks().collect::<Vec<_>>(),
+            vec![(3000, 3500), (5000, 5500)]
+        );
+        assert_eq!(a.dsack(), Some((3000, 3500)));
+        assert_eq!(a.option_bytes(), 20);
+        // §4.1.2: a duplicate above the ACK, inside the second block, is a DSACK too.
+        let mut s = SackBlocks::default();
+        s.push((5000, 5500));
+        s.push((4500, 6000));
+        assert_eq!(
+            Acknowledgment::with_sack(4000, &s).dsack(),
+            Some((5000, 5500))
+        );
+        // Ordinary RFC 2018 blocks are not.
+        let mut s = SackBlocks::default();
+        s.push((6000, 6500));
+        s.push((4500, 5500));
+        assert_eq!(Acknowledgment::with_sack(4000, &s).dsack(), None);
     }
 }

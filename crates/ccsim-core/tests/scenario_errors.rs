@@ -327,7 +327,9 @@ fn unknown_keys_in_flows_depend_on_the_flow_type() {
          clock_granularity, recover_guard, rtt_sampling, restart_after_idle, handshake, ecn, \
          ect_all, timestamps, timestamp_clock, rto_backoff_reset, ack_credit, whole_segment_ssthresh, \
          ssthresh_flight, partial_ack_send, recovery_exit_credit, pacing, pacing_ss_ratio, \
-         pacing_ca_ratio, pacing_quantum, pacing_initial_quantum"
+         pacing_ca_ratio, pacing_quantum, pacing_initial_quantum, dsack, loss_detection, \
+         rack_min_rtt_divisor, rack_reo_wnd_persist, tlp, tlp_srtt_multiple, tlp_max_ack_delay, \
+         tlp_initial_pto"
     );
 }
 
@@ -342,7 +344,8 @@ fn the_tcp_table_takes_only_tcp_keys() {
          rtt_sampling, restart_after_idle, handshake, ecn, ect_all, timestamps, timestamp_clock, \
          rto_backoff_reset, ack_credit, whole_segment_ssthresh, ssthresh_flight, \
          partial_ack_send, recovery_exit_credit, pacing, pacing_ss_ratio, pacing_ca_ratio, \
-         pacing_quantum, pacing_initial_quantum"
+         pacing_quantum, pacing_initial_quantum, dsack, loss_detection, rack_min_rtt_divisor, \
+         rack_reo_wnd_persist, tlp, tlp_srtt_multiple, tlp_max_ack_delay, tlp_initial_pto"
     );
 }
 
@@ -886,6 +889,86 @@ fn a_window_smaller_than_one_segment_is_rejected() {
         error_with(&["flows.f1.initial_ssthresh=0pkt"]),
         r#"flows.f1.initial_ssthresh: "0pkt" is out of range; must be greater than 0"#
     );
+}
+
+#[test]
+fn rack_needs_sack_and_tlp_needs_rack_and_their_constants_need_them() {
+    assert_eq!(
+        error_with(&["tcp.loss_detection=\"rack\""]),
+        r#"flows.f1: loss_detection = "rack" (set at tcp.loss_detection) reads the SACK scoreboard and needs variant = "sack" or "prr", but this flow's variant is "newreno""#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.variant=\"sack\"", "flows.f1.tlp=true"]),
+        r#"flows.f1: tlp = true (set at flows.f1.tlp) is RACK-TLP's tail loss probe and needs loss_detection = "rack""#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.variant=\"sack\"", "tcp.rack_reo_wnd_persist=8"]),
+        r#"flows.f1: rack_reo_wnd_persist (set at tcp.rack_reo_wnd_persist) only applies with loss_detection = "rack""#
+    );
+    assert_eq!(
+        error_with(&[
+            "flows.f1.variant=\"sack\"",
+            "flows.f1.loss_detection=\"rack\"",
+            "flows.f1.tlp_max_ack_delay=\"40ms\""
+        ]),
+        r#"flows.f1: tlp_max_ack_delay (set at flows.f1.tlp_max_ack_delay) only applies with tlp = true"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.dsack=true"]),
+        r#"flows.f1: dsack (set at flows.f1.dsack) only applies with SACK recovery (variant = "sack" or "prr"), but this flow's variant is "newreno""#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.loss_detection=\"time\""]),
+        r#"flows.f1.loss_detection: "time" is not one of dupack, rack"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1.rack_min_rtt_divisor=0"]),
+        "flows.f1.rack_min_rtt_divisor: 0 is out of range; must be from 1 to 1000000"
+    );
+    // Every constant reaches the spec.
+    let ok = load(
+        BASE,
+        &[
+            "tcp.variant=\"prr\"",
+            "tcp.dsack=true",
+            "tcp.loss_detection=\"rack\"",
+            "tcp.tlp=true",
+            "tcp.rack_min_rtt_divisor=8",
+            "tcp.rack_reo_wnd_persist=4",
+            "tcp.tlp_srtt_multiple=3",
+            "tcp.tlp_max_ack_delay=\"40ms\"",
+            "tcp.tlp_initial_pto=\"2s\"",
+        ],
+    )
+    .unwrap();
+    match &ok.spec.flows["f1"].kind {
+        FlowKind::Tcp { tcp, .. } => {
+            assert!(tcp.dsack);
+            let rack = tcp.rack().expect("rack");
+            assert_eq!((rack.min_rtt_divisor, rack.reo_wnd_persist), (8, 4));
+            let tlp = rack.tlp.expect("tlp");
+            assert_eq!(tlp.srtt_multiple, 3);
+            assert_eq!(tlp.max_ack_delay.as_nanos(), 40_000_000);
+            assert_eq!(tlp.initial_pto.as_nanos(), 2_000_000_000);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A flow may turn them off again over [tcp]'s.
+    let off = load(
+        BASE,
+        &[
+            "tcp.variant=\"sack\"",
+            "tcp.loss_detection=\"rack\"",
+            "tcp.tlp=true",
+            "flows.f1.loss_detection=\"dupack\"",
+            "flows.f1.tlp=false",
+        ],
+    )
+    .unwrap();
+    match &off.spec.flows["f1"].kind {
+        FlowKind::Tcp { tcp, .. } => assert!(tcp.rack().is_none()),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -192,6 +192,62 @@ pub enum RecoveryExitCredit {
     Acked,
 }
 
+/// How the sender decides that a segment is lost (scenario key `loss_detection`). RACK's
+/// constants are boxed: the spec is embedded in other configurations (an I-TCP relay's), which
+/// stay small, and only a RACK flow pays for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LossDetection {
+    /// By counting (`"dupack"`): DupThresh duplicate ACKs (RFC 5681 §3.2) or, with SACK,
+    /// RFC 6675's `IsLost` (more than (DupThresh − 1)·SMSS SACKed above a hole).
+    DupAck,
+    /// By time (`"rack"`): RFC 8985's RACK, optionally with its tail loss probe. Needs SACK.
+    Rack(Box<RackSpec>),
+}
+
+/// RACK-TLP's constants (RFC 8985), each a scenario key (docs/scenario.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RackSpec {
+    /// reo_wnd = reo_wnd_mult · min_RTT / this (RFC 8985 §6.2 step 4: 4).
+    pub min_rtt_divisor: u32,
+    /// Recoveries without DSACK after which reo_wnd_mult returns to 1 (RFC 8985 §6.2 step 4:
+    /// 16).
+    pub reo_wnd_persist: u32,
+    /// The tail loss probe (RFC 8985 §7), if on.
+    pub tlp: Option<TlpSpec>,
+}
+
+impl Default for RackSpec {
+    fn default() -> Self {
+        RackSpec {
+            min_rtt_divisor: 4,
+            reo_wnd_persist: 16,
+            tlp: None,
+        }
+    }
+}
+
+/// TLP's constants (RFC 8985 §7.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TlpSpec {
+    /// PTO = this · SRTT (2).
+    pub srtt_multiple: u32,
+    /// WCDelAckT, added to the PTO when one segment is in flight: the longest the receiver may
+    /// delay its ACK (200 ms, RFC 5681 §4.2's bound on delayed ACKs as RFC 8985 §7.2 takes it).
+    pub max_ack_delay: SimDuration,
+    /// The PTO before any RTT sample (1 s).
+    pub initial_pto: SimDuration,
+}
+
+impl Default for TlpSpec {
+    fn default() -> Self {
+        TlpSpec {
+            srtt_multiple: 2,
+            max_ack_delay: SimDuration::from_millis(200),
+            initial_pto: SimDuration::from_secs(1),
+        }
+    }
+}
+
 /// Every parameter of one TCP connection (sender and receiver).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpSpec {
@@ -293,6 +349,13 @@ pub struct TcpSpec {
     /// (None: off, every preset's default; on for `cc = "bbr"` unless the scenario says
     /// otherwise).
     pub pacing: Option<PacingSpec>,
+    /// RFC 2883 DSACK: the receiver reports a duplicate segment in the first SACK block, and
+    /// the sender tells such a block from new SACK information. SACK recovery only. Off by
+    /// default so that existing results keep their bits; Linux has it on (`tcp_dsack`).
+    pub dsack: bool,
+    /// How the sender detects losses: counting duplicates (RFC 5681 / RFC 6675) or RACK-TLP
+    /// (RFC 8985).
+    pub loss_detection: LossDetection,
 }
 
 /// How a paced sender spaces its segments (`pacing = true`, docs/tcp.md "Pacing").
@@ -338,6 +401,14 @@ impl TcpSpec {
             crate::packet::ECN_ECT1
         } else {
             crate::packet::ECN_ECT0
+        }
+    }
+
+    /// RACK's constants, if this flow detects losses by RACK.
+    pub fn rack(&self) -> Option<&RackSpec> {
+        match &self.loss_detection {
+            LossDetection::Rack(r) => Some(r),
+            LossDetection::DupAck => None,
         }
     }
 }
@@ -392,6 +463,8 @@ impl Default for TcpSpec {
             // RFC 5681 §3.2 step 6, RFC 6675 §5 (A): the exit ACK only deflates.
             recovery_exit_credit: RecoveryExitCredit::None,
             pacing: None,
+            dsack: false,
+            loss_detection: LossDetection::DupAck,
         }
     }
 }
@@ -559,6 +632,10 @@ impl TcpSpec {
             header_bytes: 40,
             // `TcpSocketState::EnablePacing` false.
             pacing: None,
+            // ns-3.48's `TcpSocketBase` sends no DSACK and detects losses by RFC 6675 (its
+            // `TcpTxBuffer::IsLost`).
+            dsack: false,
+            loss_detection: LossDetection::DupAck,
         }
     }
 

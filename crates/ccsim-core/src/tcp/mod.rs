@@ -9,9 +9,11 @@
 //! - [`rate`]: delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for a
 //!   controller that asks for them (BBR), with its own per-segment state;
 //! - [`rto`]: the RFC 6298 estimator;
+//! - [`rack`]: RACK-TLP's state (RFC 8985): time-based loss detection and the tail loss probe;
 //! - [`config`]: [`TcpSpec`], every parameter of a connection, with the RFCs' and ns-2's defaults.
 
 pub mod config;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
@@ -20,8 +22,9 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use config::{
-    AckCredit, EcnFeedback, InitialWindow, PacingSpec, PrrBound, RecoverGuard, Recovery,
-    RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, EcnFeedback, InitialWindow, LossDetection, PacingSpec, PrrBound, RackSpec,
+    RecoverGuard, Recovery, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
+    TcpSpec, TlpSpec,
 };
 pub use receiver::{TcpReceiver, TcpReceiverConfig};
 pub use sender::{TcpSender, TcpSenderConfig};

@@ -31,7 +31,7 @@
 //! segments (same boundaries: segments keep those of their first transmission), and only a
 //! sender whose controller asks for rate samples has one: the scoreboard's own segment stays as
 //! small, and the other runs pay nothing. Each ACK touches only the segments it newly delivers
-//! (the scoreboard reports the ranges it newly SACKs), never the window.
+//! (the scoreboard tells each segment it newly SACKs, as a [`DeliveryHook`]), never the window.
 //!
 //! Application-limited marking (§3.4): when the sender has nothing to send although the window
 //! would let it ([`RateSampler::mark_app_limited`]), the data in flight then is the "bubble";
@@ -41,6 +41,7 @@
 use std::collections::VecDeque;
 
 use crate::cc::{CaState, RateSample};
+use crate::tcp::scoreboard::{Delivered, DeliveryHook};
 use crate::tcp::NO_POINT;
 use crate::time::{SimDuration, SimTime};
 
@@ -297,6 +298,18 @@ impl RateSampler {
             rs.interval = interval;
         }
         rs
+    }
+}
+
+/// The scoreboard's walk of an ACK tells the sampler each segment it newly SACKs; what the
+/// cumulative ACK delivers the sampler finds itself ([`RateSampler::on_cumulative_ack`] pops its
+/// own records up to the ACK).
+impl DeliveryHook for RateSampler {
+    #[inline]
+    fn delivered(&mut self, seg: Delivered) {
+        if seg.by_sack {
+            self.on_sacked(seg.start, seg.end);
+        }
     }
 }
 

@@ -107,6 +107,9 @@ pub struct TcpReceiver {
     /// RFC 7323 §4.3 TS.Recent: the TSval every ACK echoes (None before the first segment with
     /// timestamps).
     ts_recent: Option<u32>,
+    /// With `dsack`: the duplicate the next ACK reports in its first block (RFC 2883 §4), once
+    /// (`(0, 0)`: none).
+    dsack: (u64, u64),
 }
 
 const _: () = {
@@ -139,6 +142,7 @@ impl TcpReceiver {
             recent: SackBlocks::default(),
             ooo_bytes: 0,
             ts_recent: None,
+            dsack: (0, 0),
             cfg,
         }
     }
@@ -222,9 +226,15 @@ impl TcpReceiver {
             // An old duplicate: tell the sender where we are at once.
             if end > seq {
                 self.counters.duplicate_segments += 1;
+                self.note_dsack(seq, end);
             }
             self.send_ack(now, out);
             return;
+        }
+        if seq < self.rcv_nxt && self.dsack_on() {
+            // Its front was received already: that part is the duplicate (RFC 2883 §4.1.4's
+            // case), reported at once.
+            self.note_dsack(seq, self.rcv_nxt);
         }
         if seq <= self.rcv_nxt {
             let had_gap = !self.ooo.is_empty();
@@ -242,7 +252,7 @@ impl TcpReceiver {
             self.counters.bytes_delivered += self.rcv_nxt - before;
             self.counters.last_delivery = Some(now);
             self.prune_recent();
-            if had_gap || self.closing() {
+            if had_gap || self.closing() || self.dsack.1 > 0 {
                 // RFC 5681 §4.2: a segment that fills a gap is acknowledged immediately; so is
                 // the end of the stream (RFC 9293 §3.6: FIN is not delayed).
                 self.send_ack(now, out);
@@ -259,6 +269,11 @@ impl TcpReceiver {
             return;
         }
         // Out of order: hold it if the buffer has room, and send a duplicate ACK either way.
+        if self.dsack_on() && self.held(seq, end) {
+            // All of it is held already: the duplicate goes first, the block holding it
+            // second (RFC 2883 §4).
+            self.note_dsack(seq, end);
+        }
         if let Some((l, r)) = self.insert_ooo(seq, end) {
             if self.sack {
                 self.note_recent(l, r);
@@ -374,6 +389,23 @@ impl TcpReceiver {
         Some((lo, hi))
     }
 
+    /// RFC 2883 DSACK is on (it rides on SACK).
+    fn dsack_on(&self) -> bool {
+        self.sack && self.cfg.tcp.dsack
+    }
+
+    /// Report `[l, r)` as a duplicate in the next ACK, if DSACK is on.
+    fn note_dsack(&mut self, l: u64, r: u64) {
+        if self.dsack_on() {
+            self.dsack = (l, r);
+        }
+    }
+
+    /// `[seq, end)` lies wholly in one block of held out-of-order data.
+    fn held(&self, seq: u64, end: u64) -> bool {
+        self.block_containing(seq).is_some_and(|(_, r)| r >= end)
+    }
+
     fn block_containing(&self, seq: u64) -> Option<(u64, u64)> {
         self.ooo
             .range(..=seq)
@@ -457,7 +489,9 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.unacked_segments = 0;
         self.delack_deadline = NO_TIME;
-        let ack = if self.sack {
+        let ack = if self.dsack.1 > 0 {
+            Acknowledgment::with_sack(self.rcv_nxt, &self.with_dsack())
+        } else if self.sack {
             Acknowledgment::with_sack(self.rcv_nxt, &self.recent)
         } else {
             Acknowledgment::cumulative(self.rcv_nxt)
@@ -501,6 +535,21 @@ impl TcpReceiver {
                 h.ack = h.ack.with_timestamps(stamp);
             }
         }
+    }
+
+    /// The blocks of an ACK reporting a duplicate: the DSACK block first, then the recent
+    /// blocks in the room left (RFC 2883 §4); the duplicate is reported once.
+    fn with_dsack(&mut self) -> SackBlocks {
+        let mut blocks = SackBlocks::default();
+        blocks.push(std::mem::take(&mut self.dsack));
+        let max = self.cfg.tcp.sack_blocks_per_ack();
+        for &b in self.recent.as_slice() {
+            if blocks.n as usize >= max {
+                break;
+            }
+            blocks.push(b);
+        }
+        blocks
     }
 
     pub fn delack_timeout(&self) -> SimDuration {
@@ -625,6 +674,76 @@ mod tests {
         r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
         assert_eq!(r.counters().duplicate_segments, 1);
         assert_eq!(r.counters().bytes_delivered, 2000);
+    }
+
+    fn dsack_receiver(dsack: bool) -> TcpReceiver {
+        receiver(TcpSpec {
+            recovery: Recovery::Sack,
+            delayed_ack: true,
+            dsack,
+            ..TcpSpec::default()
+        })
+    }
+
+    #[test]
+    fn a_duplicate_below_the_ack_is_reported_once_in_a_first_block_below_it() {
+        // RFC 2883 §4.1.1: segments 0..3 arrive, then 1 again (a spurious retransmission):
+        // the ACK of 4000 carries the DSACK block 1000-2000, the next ACK none.
+        let mut r = dsack_receiver(true);
+        let mut out = vec![];
+        for seq in [0, 1000, 2000, 3000] {
+            r.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        out.clear();
+        r.handle_packet(SimTime::ZERO, seg(1000), &mut out);
+        assert_eq!(
+            acks(&out),
+            vec![(4000, acks_window(&r), vec![(1000, 2000)])]
+        );
+        assert_eq!(out[0].tcp().unwrap().ack.dsack(), Some((1000, 2000)));
+        out.clear();
+        r.handle_packet(SimTime::ZERO, seg(5000), &mut out);
+        assert_eq!(acks(&out)[0].2, vec![(5000, 6000)], "reported once");
+        // Without `dsack` the duplicate gets a plain duplicate ACK.
+        let mut plain = dsack_receiver(false);
+        let mut out = vec![];
+        for seq in [0, 1000, 1000] {
+            plain.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        assert!(out.iter().all(|p| p.tcp().unwrap().ack.sack_len() == 0));
+    }
+
+    fn acks_window(r: &TcpReceiver) -> u32 {
+        r.advertised_window() as u32
+    }
+
+    #[test]
+    fn a_duplicate_of_held_data_goes_first_and_the_block_holding_it_second() {
+        // RFC 2883 §4.1.2's layout: 0 is lost, 1000..4000 held; 2000 arrives again. The first
+        // block is the duplicate, the second the held block that contains it, then the rest.
+        let mut r = dsack_receiver(true);
+        let mut out = vec![];
+        for seq in [1000, 2000, 3000, 5000] {
+            r.handle_packet(SimTime::ZERO, seg(seq), &mut out);
+        }
+        out.clear();
+        r.handle_packet(SimTime::ZERO, seg(2000), &mut out);
+        let blocks = &acks(&out)[0].2;
+        assert_eq!(blocks, &vec![(2000, 3000), (1000, 4000), (5000, 6000)]);
+        assert_eq!(out[0].tcp().unwrap().ack.dsack(), Some((2000, 3000)));
+        assert_eq!(r.counters().duplicate_segments, 1);
+    }
+
+    #[test]
+    fn a_segment_whose_front_was_received_reports_that_front_at_once() {
+        // Delayed ACKs on: 0..1000 received; a 1000-byte segment at 500 repeats 500..1000 and
+        // brings 1000..1500. The duplicate front is reported at once, not after the delay.
+        let mut r = dsack_receiver(true);
+        let mut out = vec![];
+        r.handle_packet(SimTime::ZERO, seg(0), &mut out);
+        out.clear();
+        r.handle_packet(SimTime::ZERO, seg(500), &mut out);
+        assert_eq!(acks(&out), vec![(1500, acks_window(&r), vec![(500, 1000)])]);
     }
 
     #[test]

@@ -39,7 +39,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -75,6 +75,130 @@ pub struct CumAck {
     /// Send time of the last segment this ACK completed, if it is a valid RTT sample (never
     /// retransmitted, not SACKed before: Karn's rule, RFC 6298 §3).
     pub sample_sent_at: Option<SimTime>,
+}
+
+/// A segment that an ACK newly delivers, as the scoreboard tells a [`DeliveryHook`]: its
+/// bounds, its last transmission's time and flags, and how it was delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub start: u64,
+    pub end: u64,
+    /// When it was last sent (its retransmission's time if it was resent).
+    pub sent_at: SimTime,
+    /// It was retransmitted at least once.
+    pub ever_retx: bool,
+    /// A SACK block delivered it; else the cumulative ACK did (a segment SACKed before is not
+    /// delivered again when the cumulative ACK passes it).
+    pub by_sack: bool,
+}
+
+impl Delivered {
+    fn of(s: &Seg, by_sack: bool) -> Self {
+        Delivered {
+            start: s.start,
+            end: s.end(),
+            sent_at: s.sent_at,
+            ever_retx: s.flags & EVER_RETX != 0,
+            by_sack,
+        }
+    }
+}
+
+/// Who hears of each segment an ACK newly delivers, as the scoreboard's walk of the ACK meets
+/// it, so that no listener walks the window again: RACK's [`Delivery`] (RFC 8985 §6.2 needs
+/// each segment's send time and whether it was resent) and the delivery-rate sampler
+/// (`tcp/rate.rs`: each newly SACKed segment's own record). A pair serves two listeners.
+///
+/// The hook is a type parameter, not a pointer: the plain calls ([`Scoreboard::on_sack_block`],
+/// [`Scoreboard::on_cumulative_ack`]) pass `()`, whose empty method compiles away, and a
+/// sender with one listener pays nothing for the other.
+pub trait DeliveryHook {
+    fn delivered(&mut self, seg: Delivered);
+}
+
+/// No listener: plain SACK and cumulative processing.
+impl DeliveryHook for () {
+    #[inline(always)]
+    fn delivered(&mut self, _: Delivered) {}
+}
+
+impl<H: DeliveryHook + ?Sized> DeliveryHook for &mut H {
+    #[inline(always)]
+    fn delivered(&mut self, seg: Delivered) {
+        (**self).delivered(seg);
+    }
+}
+
+/// Two listeners, told in order.
+impl<A: DeliveryHook, B: DeliveryHook> DeliveryHook for (A, B) {
+    #[inline(always)]
+    fn delivered(&mut self, seg: Delivered) {
+        self.0.delivered(seg);
+        self.1.delivered(seg);
+    }
+}
+
+/// What RACK needs to hear of the segments one ACK newly delivers, cumulatively or selectively
+/// (RFC 8985 §6.2 steps 2 and 3), gathered as the scoreboard walks them so that RACK walks
+/// nothing itself. The sender fills in `retx_bound` before the ACK and reads the rest after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// A retransmitted segment tells RACK nothing unless its last transmission was sent at or
+    /// before this: `now − min_RTT` (a faster ACK answers an earlier copy) and, with
+    /// timestamps, the send time the ACK's echo names (step 2's two checks).
+    pub retx_bound: SimTime,
+    /// The most recently sent segment delivered that passed those checks: (xmit_ts, end_seq),
+    /// or `(SimTime::ZERO, 0)` for none.
+    pub newest: (SimTime, u64),
+    /// The lowest end of a never-retransmitted segment delivered (`u64::MAX`: none), and the
+    /// highest end of any: step 3 compares the first with RACK.fack before the ACK.
+    pub lowest_original_end: u64,
+    pub highest_end: u64,
+}
+
+impl Delivery {
+    /// Ready for the next ACK, with its bound for retransmitted segments.
+    pub fn start(retx_bound: SimTime) -> Self {
+        Delivery {
+            retx_bound,
+            newest: (SimTime::ZERO, 0),
+            lowest_original_end: u64::MAX,
+            highest_end: 0,
+        }
+    }
+}
+
+/// RACK hears of every segment newly delivered, cumulatively or selectively alike.
+impl DeliveryHook for Delivery {
+    #[inline]
+    fn delivered(&mut self, s: Delivered) {
+        let end = s.end;
+        self.highest_end = self.highest_end.max(end);
+        if !s.ever_retx {
+            self.lowest_original_end = self.lowest_original_end.min(end);
+        } else if s.sent_at > self.retx_bound {
+            return;
+        }
+        if sent_after((s.sent_at, end), self.newest) {
+            self.newest = (s.sent_at, end);
+        }
+    }
+}
+
+/// RFC 8985 §6.2's RACK_sent_after: `a` was sent after `b`, (xmit_ts, end_seq) each, the end
+/// breaking a tie of times.
+pub fn sent_after(a: (SimTime, u64), b: (SimTime, u64)) -> bool {
+    a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+}
+
+/// What one pass of RACK's loss detection found (RFC 8985 §6.2 step 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackScan {
+    /// Segments newly marked lost.
+    pub marked: u32,
+    /// The longest a segment sent before RACK.segment still has to wait before it is deemed
+    /// lost: the reordering timer's delay (None: nothing waits).
+    pub wait: Option<SimDuration>,
 }
 
 // Layout: `repr(C)` keeps the declared order, so that what every ACK reads and writes is the
@@ -316,6 +440,12 @@ impl Scoreboard {
     /// retransmit, the ACK that the retransmission releases also covers segments sent a whole
     /// RTT before it, and timing those would count the recovery in the RTT.
     pub fn on_cumulative_ack(&mut self, ack: u64) -> CumAck {
+        self.on_cumulative_ack_with(ack, &mut ())
+    }
+
+    /// [`Scoreboard::on_cumulative_ack`], telling `hook` of every segment it newly delivers
+    /// (those SACKed before were delivered then).
+    pub fn on_cumulative_ack_with(&mut self, ack: u64, hook: &mut impl DeliveryHook) -> CumAck {
         let ack = ack.min(self.snd_max);
         if ack <= self.snd_una {
             return CumAck::default();
@@ -331,6 +461,9 @@ impl Scoreboard {
             let live_before = self.live_len(&s);
             ambiguous |= s.flags & EVER_RETX != 0;
             if s.end() <= ack {
+                if s.flags & SACKED == 0 {
+                    hook.delivered(Delivered::of(&s, false));
+                }
                 self.forget_flags(&s, live_before);
                 out.sample_sent_at = if ambiguous || s.flags & (SACKED | NO_SAMPLE) != 0 {
                     None
@@ -466,17 +599,29 @@ impl Scoreboard {
     /// Process one SACK block `[left, right)` (RFC 2018). Only whole segments count; the rest of
     /// the block is ignored. Returns the bytes newly SACKed.
     pub fn on_sack_block(&mut self, left: u64, right: u64) -> u64 {
-        self.on_sack_block_with(left, right, &mut |_, _| {})
+        self.on_sack_block_with(left, right, &mut ())
     }
 
-    /// [`Scoreboard::on_sack_block`], telling `newly` each range of whole segments it newly
-    /// SACKs (delivery-rate sampling, `tcp/rate.rs`, walks only those). The plain call passes
-    /// a closure that does nothing, which compiles away.
+    /// Every SACK block of one ACK in order, as [`Scoreboard::on_sack_block_with`]: the bytes
+    /// newly SACKed.
+    pub fn on_sack_blocks(
+        &mut self,
+        blocks: impl Iterator<Item = (u64, u64)>,
+        hook: &mut impl DeliveryHook,
+    ) -> u64 {
+        let mut newly = 0;
+        for (l, r) in blocks {
+            newly += self.on_sack_block_with(l, r, &mut *hook);
+        }
+        newly
+    }
+
+    /// [`Scoreboard::on_sack_block`], telling `hook` of every segment it newly SACKs.
     pub fn on_sack_block_with(
         &mut self,
         left: u64,
         right: u64,
-        newly: &mut impl FnMut(u64, u64),
+        hook: &mut impl DeliveryHook,
     ) -> u64 {
         let left = left.max(self.snd_una);
         let right = right.min(self.snd_max);
@@ -523,8 +668,7 @@ impl Scoreboard {
             self.remember(l, right);
             let new_bytes = right - from;
             self.sacked_bytes += new_bytes;
-            self.mark_sacked_range(from, right);
-            newly(from, right);
+            self.mark_sacked_range(from, right, hook);
             return new_bytes;
         }
         // Merge with existing ranges that overlap or touch [left, right); collect the gaps of
@@ -559,8 +703,7 @@ impl Scoreboard {
                 self.remember(l, right);
                 let new_bytes = right - r.max(left);
                 self.sacked_bytes += new_bytes;
-                self.mark_sacked_range(r.max(left), right);
-                newly(r.max(left), right);
+                self.mark_sacked_range(r.max(left), right, hook);
                 self.scratch = olds;
                 return new_bytes;
             }
@@ -581,8 +724,7 @@ impl Scoreboard {
             for &(l, r) in olds.iter().rev().chain(std::iter::once(&(right, right))) {
                 let gap_end = l.min(right);
                 if cursor < gap_end {
-                    self.mark_sacked_range(cursor, gap_end);
-                    newly(cursor, gap_end);
+                    self.mark_sacked_range(cursor, gap_end, &mut *hook);
                 }
                 cursor = cursor.max(r);
                 if cursor >= right {
@@ -601,11 +743,12 @@ impl Scoreboard {
         self.recent[RECENT_RANGES - 1] = (l, r);
     }
 
-    fn mark_sacked_range(&mut self, from: u64, to: u64) {
+    fn mark_sacked_range(&mut self, from: u64, to: u64, hook: &mut impl DeliveryHook) {
         let mut i = self.index_of(from);
         while i < self.segs.len() && self.segs[i].start < to {
             let s = self.segs[i];
             if s.flags & SACKED == 0 {
+                hook.delivered(Delivered::of(&s, true));
                 let live = self.live_len(&s);
                 if s.flags & LOST != 0 {
                     self.lost_bytes -= live;
@@ -651,6 +794,72 @@ impl Scoreboard {
             i += 1;
         }
         self.lost_upto = b;
+    }
+
+    /// RFC 8985 §6.2 step 5, RACK_detect_loss: every segment not yet delivered that was sent
+    /// before RACK.segment (`rack`: its xmit_ts and end_seq) is lost once `settle` (RACK.rtt +
+    /// RACK.reo_wnd) has passed since its last transmission; the others sent before it wait, and
+    /// the longest wait is the reordering timer's. A lost retransmission is found the same way
+    /// (its xmit_ts is the retransmission's): it is marked lost again and leaves the pipe.
+    ///
+    /// The RFC's trick of setting a lost segment's xmit_ts to infinity, so that it is not
+    /// marked twice, is the flag here: a segment marked lost and not yet resent is skipped. The
+    /// walk stops at the first never-retransmitted segment sent after RACK.segment: every later
+    /// segment was sent later still (originals go out in sequence order, a retransmission after
+    /// its original), so without reordering or losses it looks at one segment.
+    pub fn rack_detect_loss(
+        &mut self,
+        rack: (SimTime, u64),
+        settle: SimDuration,
+        now: SimTime,
+    ) -> RackScan {
+        let mut scan = RackScan::default();
+        let mut i = 0;
+        while let Some(&s) = self.segs.get(i) {
+            i += 1;
+            if s.flags & SACKED != 0 || s.flags & (LOST | RETX) == LOST {
+                continue;
+            }
+            if !sent_after(rack, (s.sent_at, s.end())) {
+                if s.flags & EVER_RETX == 0 {
+                    break;
+                }
+                continue;
+            }
+            let deadline = s.sent_at + settle;
+            if deadline <= now {
+                self.mark_lost_at(i - 1);
+                scan.marked += 1;
+            } else {
+                let wait = deadline.saturating_since(now);
+                scan.wait = Some(scan.wait.map_or(wait, |w: SimDuration| w.max(wait)));
+            }
+        }
+        scan
+    }
+
+    /// Mark segment `i` lost (RACK): counted lost, its retransmission (if one was in flight)
+    /// no longer counted in the pipe, and the retransmission cursor back at it.
+    fn mark_lost_at(&mut self, i: usize) {
+        let s = self.segs[i];
+        let live = self.live_len(&s);
+        if s.flags & LOST == 0 {
+            self.lost_bytes += live;
+        }
+        if s.flags & RETX != 0 {
+            self.retx_bytes -= live;
+        }
+        self.segs[i].flags = (s.flags | LOST) & !RETX;
+        self.lost_upto = self.lost_upto.max(s.end());
+        self.rxt_next = self.rxt_next.min(s.start.max(self.snd_una));
+    }
+
+    /// The highest-sequence segment sent so far (its live part), for TLP's probe when no new
+    /// data can go (RFC 8985 §7.3).
+    pub fn last_segment(&self) -> Option<(u64, u32)> {
+        let s = self.segs.back()?;
+        let from = s.start.max(self.snd_una);
+        Some((from, (s.end() - from) as u32))
     }
 
     /// Consistency check for tests: counters equal a full recount.
@@ -728,6 +937,51 @@ mod tests {
         // pipe = 1000 − 300 SACKed − 100 lost.
         assert_eq!(b.pipe(), 600);
         b.check();
+    }
+
+    /// A listener that writes down what it hears.
+    #[derive(Default)]
+    struct Heard(Vec<(u64, u64, bool)>);
+
+    impl DeliveryHook for Heard {
+        fn delivered(&mut self, d: Delivered) {
+            self.0.push((d.start, d.end, d.by_sack));
+        }
+    }
+
+    #[test]
+    fn each_listener_of_a_pair_hears_every_newly_delivered_segment_once_and_in_order() {
+        // Ten segments sent 1 ms apart; segment 4 is resent at 20 ms.
+        let mut b = Scoreboard::new(MSS);
+        for i in 0..10 {
+            b.on_send(MSS, SimTime(i * 1_000_000));
+        }
+        b.on_retransmit(400, SimTime(20_000_000));
+        let mut rack = Delivery::start(SimTime(15_000_000));
+        let mut heard = Heard::default();
+        // SACK 2..4, then 1..6 (2..4 again: only 1, 4 and 5 are new), then a repeat.
+        let blocks = [(200, 400), (100, 600), (100, 600)];
+        let newly = b.on_sack_blocks(blocks.into_iter(), &mut (&mut rack, &mut heard));
+        assert_eq!(newly, 500);
+        let sacked = [(200, 300), (300, 400), (100, 200), (400, 500), (500, 600)];
+        let expect: Vec<_> = sacked.iter().map(|&(l, r)| (l, r, true)).collect();
+        assert_eq!(heard.0, expect);
+        // The cumulative ACK to 700 newly delivers 0 and 6 only: 1..5 were SACKed before.
+        b.on_cumulative_ack_with(700, &mut (&mut rack, &mut heard));
+        assert_eq!(heard.0[5..], [(0, 100, false), (600, 700, false)]);
+        // RACK heard the same: segment 6 (sent at 6 ms) is the newest; segment 4's resend (20
+        // ms) is past the bound and tells it nothing but the ends.
+        assert_eq!(rack.newest, (SimTime(6_000_000), 700));
+        assert_eq!((rack.lowest_original_end, rack.highest_end), (100, 700));
+        b.check();
+        // Without a listener (`()`, the plain calls) the same blocks count the same.
+        let mut c = Scoreboard::new(MSS);
+        for i in 0..10 {
+            c.on_send(MSS, SimTime(i * 1_000_000));
+        }
+        assert_eq!(c.on_sack_blocks(blocks.into_iter(), &mut ()), 500);
+        assert_eq!(c.on_sack_block(100, 600), 0);
+        c.check();
     }
 
     #[test]
@@ -926,6 +1180,8 @@ mod tests {
         Rule3,
         Rescue,
         Renege,
+        /// RACK's scan with RACK.segment at (now − a ms, SND.UNA + b) and a settle time.
+        Rack(u8, u16, u8),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -940,6 +1196,7 @@ mod tests {
             1 => Just(Op::Rule3),
             1 => Just(Op::Rescue),
             1 => Just(Op::Renege),
+            2 => (any::<u8>(), any::<u16>(), any::<u8>()).prop_map(|(a, b, c)| Op::Rack(a, b, c)),
         ]
     }
 
@@ -947,10 +1204,14 @@ mod tests {
         #[test]
         fn counters_always_match_a_full_recount_whatever_the_segment_sizes(ops in proptest::collection::vec(op(), 1..200)) {
             let mut b = Scoreboard::new(MSS);
+            let mut now = SimTime::ZERO;
             for o in ops {
+                // Each operation a millisecond after the last: sends and retransmissions get
+                // distinct times, as RACK needs.
+                now += SimDuration::from_millis(1);
                 let span = (b.snd_max() - b.snd_una()).max(1);
                 match o {
-                    Op::Send(len) => b.on_send(len, SimTime::ZERO),
+                    Op::Send(len) => b.on_send(len, now),
                     Op::Ack(x) => { b.on_cumulative_ack(b.snd_una() + x as u64 % (span + 1)); }
                     Op::Sack(x, y) => {
                         let l = b.snd_una() + x as u64 % span;
@@ -959,11 +1220,29 @@ mod tests {
                     }
                     Op::Lost => b.update_lost(3),
                     Op::Rto => b.mark_all_lost(),
-                    Op::Retx => if let Some((s, _)) = b.next_retransmission() { b.on_retransmit(s, SimTime::ZERO) },
+                    Op::Retx => if let Some((s, _)) = b.next_retransmission() { b.on_retransmit(s, now) },
                     Op::FrontLost => b.mark_front_lost(),
-                    Op::Rule3 => if let Some((s, _)) = b.next_unsacked_below_highest_sack() { b.on_retransmit(s, SimTime::ZERO) },
-                    Op::Rescue => if let Some((s, _)) = b.rescue_candidate() { b.on_retransmit(s, SimTime::ZERO) },
+                    // Rules (3) and (4) only when rule (1) has nothing, as the sender asks.
+                    Op::Rule3 => if b.next_retransmission().is_none() {
+                        if let Some((s, _)) = b.next_unsacked_below_highest_sack() { b.on_retransmit(s, now) }
+                    },
+                    Op::Rescue => if b.next_retransmission().is_none() {
+                        if let Some((s, _)) = b.rescue_candidate() { b.on_retransmit(s, now) }
+                    },
                     Op::Renege => b.forget_sacks(),
+                    Op::Rack(back, end, settle) => {
+                        let at = SimTime(now.as_nanos().saturating_sub(back as u64 % 8 * 1_000_000));
+                        let rack = (at, b.snd_una() + end as u64 % (span + 1));
+                        let settle = SimDuration::from_millis(settle as u64 % 4);
+                        b.rack_detect_loss(rack, settle, now);
+                        // Whatever RACK marked, the retransmission cursor still finds the
+                        // lowest segment lost and not yet resent.
+                        let una = b.snd_una();
+                        let lowest = b.segs.iter()
+                            .find(|s| s.flags & (LOST | RETX | SACKED) == LOST)
+                            .map(|s| s.start.max(una));
+                        prop_assert_eq!(b.next_retransmission().map(|(s, _)| s), lowest);
+                    }
                 }
                 b.check();
                 prop_assert!(b.pipe() <= b.flight_size() + b.flight_size());

@@ -33,6 +33,11 @@
 //!   deadline ──> pacing's departure time: transmit(); the RTO's: as above
 //! ```
 //!
+//! With `loss_detection = "rack"` ([`crate::tcp::rack`], RFC 8985) RACK marks segments lost by
+//! time instead of RFC 6675's IsLost and the duplicate count, the reordering timer and the tail
+//! loss probe share the endpoint's one deadline with the RTO, and a DSACK block (`dsack`,
+//! RFC 2883) is told from new SACK information.
+//!
 //! One sending rule serves every variant: send while `pipe + len ≤ min(cwnd, max_window)`, where
 //! `pipe` is RFC 6675's estimate (for Reno and NewReno, which have no SACK information, it equals
 //! SND.MAX − SND.UNA during fast recovery, so the inflated cwnd of RFC 5681 §3.2 step 4 works as
@@ -64,9 +69,13 @@
 //!   lines 6, 7       the other counters                                              rare
 //!   lines 9, 10      the larger controllers' state (CUBIC, Vegas, XCP, ...)
 //!   lines 13, 14     the board's recent SACK ranges and scratch; the SYN's state;    SACK, SYN,
-//!                    pacing's next departure and the rate sampler (their flags in     pacing,
-//!                    line 1)                                                          BBR
+//!                    pacing's next departure and the rate sampler                     pacing, BBR
+//!   line 15          RACK-TLP's state, boxed (`loss_detection = "rack"`)             RACK
 //! ```
+//!
+//! Pacing, the rate sampler and RACK each have a flag in line 1 (`paced`, `cc_rate`,
+//! `rack_on`), read before their field: a flow without the option never loads lines 14 and 15
+//! for it, and a flow with it pays one more line per ACK (RACK: its pointer, then the box).
 //!
 //! Times and sequence points that were `Option`s (16 bytes) are plain words with a named
 //! sentinel (`NO_TIME`, `NO_POINT`, `SimDuration::MAX` for `min_rtt`), read through
@@ -95,6 +104,7 @@ use crate::tcp::config::{
     AckCredit, RecoverGuard, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
     TcpSpec,
 };
+use crate::tcp::rack::Rack;
 use crate::tcp::rate::RateSampler;
 use crate::tcp::recovery::{AckView, AnyRecovery, PartialAck, Prr, PrrAck, RecoveryOps};
 use crate::tcp::rto::{RtoConfig, RtoEstimator};
@@ -157,7 +167,7 @@ struct PrrCounters {
 }
 
 // Layout: `repr(C)` keeps the declared order, chosen so that an ACK and the segments it
-// releases touch eight of the sender's fifteen cache lines: 0 to 3, 5, 8, 11 and 12 (module
+// releases touch eight of the sender's sixteen cache lines: 0 to 3, 5, 8, 11 and 12 (module
 // docs, "Layout", has the map). It used to spread an ACK over 12 to 14 of 16 lines (Rust's
 // own order, 16-byte options, the counters' 128-bit sum first). The offsets that matter are
 // asserted at compile time below; `align(64)` makes the lines the cache's lines wherever the
@@ -224,6 +234,9 @@ pub struct TcpSender {
     /// The send loop stopped with the window open because of pacing: the deadline is
     /// `pace_next`.
     pace_waiting: bool,
+    /// `loss_detection = "rack"`: RACK-TLP's state is in `rack`, behind the board (read once:
+    /// a flow without RACK never loads that line).
+    rack_on: bool,
     /// The recovery algorithm (Reno, NewReno, SACK, PRR): [`crate::tcp::recovery`].
     algo: AnyRecovery,
 
@@ -254,6 +267,10 @@ pub struct TcpSender {
     pace_next: SimTime,
     /// Delivery-rate state (`cc_rate` only): `tcp/rate.rs`.
     rate: Option<Box<RateSampler>>,
+    // Line 15: the RACK pointer alone (`rack_on` only; lines 13 and 14 are full).
+    /// RACK-TLP's state (`loss_detection = "rack"`), boxed: a flow without it carries one word,
+    /// and the lines above keep their places.
+    rack: Option<Box<Rack>>,
     /// Every congestion event reported to the controller, for tests.
     #[cfg(test)]
     congestion_log: Vec<CongestionKind>,
@@ -277,11 +294,24 @@ const _: () = {
     assert!(offset_of!(TcpSender, cc) == 8 * LINE);
     assert!(size_of::<AnyCc>() <= 3 * LINE);
     assert!(offset_of!(TcpSender, board) == 11 * LINE);
-    // Pacing's time and the rate sampler fill the last 16 bytes of line 14.
+    // Pacing's time and the rate sampler fill the last 16 bytes of line 14; the RACK pointer
+    // starts line 15.
     assert!(offset_of!(TcpSender, rate) + 8 <= 15 * LINE);
+    assert!(offset_of!(TcpSender, rack) == 15 * LINE);
     #[cfg(not(test))]
-    assert!(size_of::<TcpSender>() == 15 * LINE);
+    assert!(size_of::<TcpSender>() == 16 * LINE);
 };
+
+/// The boxed state of an option, behind its flag in line 1 (`cc_rate`, `rack_on`): the flag is
+/// read first, so a flow without the option never loads the line that holds the pointer.
+#[inline(always)]
+fn boxed<T>(on: bool, b: &mut Option<Box<T>>) -> Option<&mut T> {
+    if on {
+        b.as_deref_mut()
+    } else {
+        None
+    }
+}
 
 impl TcpSender {
     pub fn new(cfg: TcpSenderConfig) -> Self {
@@ -326,6 +356,7 @@ impl TcpSender {
             paced: t.pacing.is_some(),
             cc_rate,
             pace_waiting: false,
+            rack_on: t.rack().is_some(),
             algo,
             rto,
             prr: PrrCounters::default(),
@@ -337,6 +368,7 @@ impl TcpSender {
             syn: SynState::default(),
             pace_next: SimTime::ZERO,
             rate: cc_rate.then(|| Box::new(RateSampler::new(mss))),
+            rack: t.rack().map(|r| Box::new(Rack::new(*r))),
             #[cfg(test)]
             congestion_log: Vec::new(),
             cfg,
@@ -427,29 +459,52 @@ impl TcpSender {
         // Rate sampling: the pipe before this ACK (BBR's prior_in_flight).
         let prior_pipe = if self.cc_rate { self.board.pipe() } else { 0 };
         let ack = h.ack.number().min(self.board.snd_max());
-        let cum = self.board.on_cumulative_ack(ack);
-        if let Some(rate) = self.rate.as_deref_mut() {
+        let echo = self.read_timestamps(h);
+        let in_recovery_before = self.episode.is_some();
+        if let Some(rack) = boxed(self.rack_on, &mut self.rack) {
+            // RFC 8985 §6.2 step 2's timestamp check: a retransmission counts only if the echo
+            // names it or later; the last instant whose TSval is at most the echo (RFC 7323's
+            // clock, within its first 2^32 ticks).
+            let tick = self.cfg.tcp.timestamp_clock.as_nanos().max(1);
+            let echo_sent_by = echo.map(|e| SimTime((e as u64 + 1) * tick - 1));
+            rack.start_ack(now, echo_sent_by);
+        }
+        let cum = match boxed(self.rack_on, &mut self.rack) {
+            Some(rack) => self.board.on_cumulative_ack_with(ack, &mut rack.delivery),
+            None => self.board.on_cumulative_ack(ack),
+        };
+        if let Some(rate) = boxed(self.cc_rate, &mut self.rate) {
             rate.on_cumulative_ack(ack);
         }
-        let echo = self.read_timestamps(h);
         let mut newly_sacked = 0;
         // Rate sampling: the bytes marked lost before this ACK's marking (what it newly marks
         // lost is the difference when the controller is called).
         let mut lost_before = 0;
+        let mut dsack = None;
         if self.uses_sack() && h.ack.sack_len() > 0 {
-            if let Some(rate) = self.rate.as_deref_mut() {
-                for (l, r) in h.ack.sack_blocks() {
-                    newly_sacked += self
-                        .board
-                        .on_sack_block_with(l, r, &mut |a, b| rate.on_sacked(a, b));
-                }
-            } else {
-                for (l, r) in h.ack.sack_blocks() {
-                    newly_sacked += self.board.on_sack_block(l, r);
-                }
+            // RFC 2883 §4: a DSACK block reports a duplicate, not new SACK information.
+            if self.cfg.tcp.dsack {
+                dsack = h.ack.dsack();
             }
+            let blocks = h.ack.sack_blocks().skip(dsack.is_some() as usize);
+            // The segments the blocks newly SACK go to whoever listens (the scoreboard's
+            // `DeliveryHook`): RACK, the rate sampler, both, or no one, each case its own code.
+            let (board, rack_on, cc_rate) = (&mut self.board, self.rack_on, self.cc_rate);
+            newly_sacked = match (
+                boxed(rack_on, &mut self.rack),
+                boxed(cc_rate, &mut self.rate),
+            ) {
+                (None, None) => board.on_sack_blocks(blocks, &mut ()),
+                (Some(rack), None) => board.on_sack_blocks(blocks, &mut rack.delivery),
+                (None, Some(rate)) => board.on_sack_blocks(blocks, rate),
+                (Some(rack), Some(rate)) => {
+                    board.on_sack_blocks(blocks, &mut (&mut rack.delivery, rate))
+                }
+            };
             lost_before = self.board.lost_bytes();
-            self.board.update_lost(self.cfg.tcp.dupthresh);
+            if !self.rack_on {
+                self.board.update_lost(self.cfg.tcp.dupthresh);
+            }
         } else if self.cc_rate {
             lost_before = self.board.lost_bytes();
         }
@@ -461,6 +516,9 @@ impl TcpSender {
         if cum.bytes_acked > 0 {
             if let Some(r) = self.estimator_sample(now, ack, cum.sample_sent_at, echo) {
                 self.rto.on_sample(r);
+                if let Some(rack) = boxed(self.rack_on, &mut self.rack) {
+                    rack.on_rtt_sample(r);
+                }
             }
             if let Some(sent_at) = cum.sample_sent_at {
                 let r = now.saturating_since(sent_at);
@@ -506,6 +564,15 @@ impl TcpSender {
         }
         if h.is_ece() {
             self.on_ecn_echo(now);
+        }
+        if self.rack_on {
+            let exited = in_recovery_before && self.episode.is_none();
+            let bare_dupack = cum.bytes_acked == 0 && h.ack.sack_len() == 0 && h.len == 0;
+            self.rack_on_ack(now, ack, dsack, bare_dupack, exited);
+            if cum.bytes_acked > 0 {
+                // RFC 8985 §7.2: an ACK that acknowledges data (re)schedules the probe.
+                self.rack_schedule_pto(now, true);
+            }
         }
         self.detect_loss(now);
         // RFC 6937 §3's DeliveredData: the cumulative advance and the change in SACKed bytes
@@ -837,6 +904,11 @@ impl TcpSender {
         // one at SND.UNA: a loss found after the last recovery ended is a new event (RFC 6675
         // §5), never a silent resend.
         let sack_loss = self.uses_sack() && self.board.lost_bytes() > 0;
+        // With RACK only what it marked lost counts: it replaces the duplicate count (RFC 8985
+        // §6.2 step 4 sets reo_wnd to 0 once DupThresh segments are SACKed instead).
+        if self.rack_on && !sack_loss {
+            return;
+        }
         if self.dupacks < self.cfg.tcp.dupthresh && !sack_loss {
             return;
         }
@@ -936,7 +1008,7 @@ impl TcpSender {
         // RFC 5681 §3.1: loss window of one full-sized segment.
         self.w.cwnd = self.mss;
         self.reduction_point = self.board.snd_max();
-        if let Some(rate) = self.rate.as_deref_mut() {
+        if let Some(rate) = boxed(self.cc_rate, &mut self.rate) {
             rate.on_rto(self.reduction_point);
         }
         if self.cfg.tcp.recovery_exit_credit == RecoveryExitCredit::Acked {
@@ -948,6 +1020,9 @@ impl TcpSender {
         self.rto.on_expiry();
         // ns-2 `reset_rtx_timer`: an RTO ends any RTT timing in progress.
         self.timed = None;
+        if let Some(rack) = boxed(self.rack_on, &mut self.rack) {
+            rack.on_rto(self.board.snd_max());
+        }
         self.board.mark_all_lost();
         self.force_retransmit = true;
         self.rto_deadline = now + self.rto.rto();
@@ -1005,6 +1080,7 @@ impl TcpSender {
             return;
         }
         self.restart_after_idle(now);
+        let snd_max_before = self.board.snd_max();
         let window = self.send_window();
         self.pace_waiting = false;
         if std::mem::take(&mut self.partial_ack_send_due) {
@@ -1079,6 +1155,10 @@ impl TcpSender {
             // RFC 6298 (5.1).
             self.rto_deadline = now + self.rto.rto();
         }
+        if self.rack_on {
+            // RFC 8985 §7.2: new data sent (not a probe) schedules the probe.
+            self.rack_schedule_pto(now, self.board.snd_max() > snd_max_before);
+        }
     }
 
     /// Pacing: the window would let a segment out now, but its departure time has not come.
@@ -1147,7 +1227,7 @@ impl TcpSender {
         let no_data = self.cfg.stop.is_some_and(|t| now >= t)
             || self.app_limit.saturating_sub(self.board.snd_max()) < self.mss;
         if no_data && in_flight < window && self.board.lost_bytes() == 0 {
-            if let Some(rate) = self.rate.as_deref_mut() {
+            if let Some(rate) = boxed(self.cc_rate, &mut self.rate) {
                 rate.mark_app_limited(in_flight);
             }
         }
@@ -1170,7 +1250,7 @@ impl TcpSender {
         if self.cfg.tcp.rtt_sampling == RttSampling::Ns2 && self.timed.is_none() {
             self.timed = Some((snd_max + len, now));
         }
-        if let Some(rate) = self.rate.as_deref_mut() {
+        if let Some(rate) = boxed(self.cc_rate, &mut self.rate) {
             rate.on_send(snd_max, len, self.board.flight_size(), now);
         }
         self.board.on_send(len as u32, now);
@@ -1201,10 +1281,144 @@ impl TcpSender {
         }
     }
 
+    /// RACK (RFC 8985 §6.2 steps 2 to 5) and TLP's loss detection (§7.4) on an ACK whose
+    /// cumulative and selective information the scoreboard has taken in. `ack`: its number;
+    /// `dsack`: its DSACK block; `exited`: it ended a fast recovery.
+    #[inline(never)]
+    fn rack_on_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        dsack: Option<(u64, u64)>,
+        bare_dupack: bool,
+        exited: bool,
+    ) {
+        let (una, nxt) = (self.board.snd_una(), self.board.snd_max());
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        rack.on_ack(now, una, nxt, dsack.is_some(), exited);
+        let repaired = rack.tlp_process_ack(ack, dsack, bare_dupack);
+        self.rack_detect_loss(now);
+        if repaired {
+            self.tlp_loss_response(now);
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 with the reo_wnd of step 4: mark what is lost, arm the
+    /// reordering timer for what waits.
+    fn rack_detect_loss(&mut self, now: SimTime) {
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let in_recovery = self.episode.is_some() || rack.in_rto_recovery();
+        // RACK.segs_sacked >= DupThresh, counted in bytes as RFC 6675's IsLost counts them.
+        let dupthresh_sacked =
+            self.board.sacked_bytes() >= self.cfg.tcp.dupthresh as u64 * self.mss;
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh_sacked, self.rto.srtt());
+        rack.detect_loss(&mut self.board, reo_wnd, now);
+    }
+
+    /// The reordering timer expired (RFC 8985 §6.3): detect again, enter recovery for what is
+    /// now lost, and send.
+    fn on_reo_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_reo_timeout();
+        }
+        self.rack_detect_loss(now);
+        self.detect_loss(now);
+        self.transmit(now, out);
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout if a probe may be scheduled (SACK, nothing SACKed,
+    /// no fast or RTO recovery, data outstanding), disarm it otherwise. `rearm`: something
+    /// that schedules it happened (new data sent, data acknowledged); else an armed PTO stays.
+    fn rack_schedule_pto(&mut self, now: SimTime, rearm: bool) {
+        let flight = self.board.flight_size();
+        let may_probe = self.uses_sack()
+            && self.board.sacked_bytes() == 0
+            && self.episode.is_none()
+            && flight > 0;
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let may_probe = may_probe && !rack.in_rto_recovery() && rack.tlp();
+        if may_probe && !rearm && rack.pto_deadline() != NO_TIME {
+            return;
+        }
+        rack.schedule_pto(
+            now,
+            may_probe,
+            flight <= self.mss,
+            self.rto.srtt(),
+            self.rto_deadline,
+        );
+    }
+
+    /// The probe timeout expired (RFC 8985 §7.3): unless a probe is outstanding or no RTT
+    /// sample came since the last one, send one segment whatever cwnd says (as Linux's
+    /// `tcp_send_loss_probe` does): new data if the receiver's window takes it, else the
+    /// highest segment sent again. Then the RTO is re-armed, not the PTO.
+    fn on_pto(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let Some(rack) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if rack.probe_allowed() {
+            if let Some(len) = self.new_segment_len(now) {
+                self.send_new_segment(now, len, out);
+                self.note_probe(false);
+            } else if let Some((seq, len)) = self.board.last_segment() {
+                self.retransmit(now, seq, len, out);
+                self.note_probe(true);
+            }
+        }
+        self.rto_deadline = if self.board.flight_size() > 0 {
+            now + self.rto.rto()
+        } else {
+            NO_TIME
+        };
+    }
+
+    fn note_probe(&mut self, is_retrans: bool) {
+        let nxt = self.board.snd_max();
+        if let Some(rack) = self.rack.as_deref_mut() {
+            rack.on_probe_sent(nxt, is_retrans);
+        }
+    }
+
+    /// RFC 8985 §7.4.2: the probe repaired a loss, so the window is reduced as for one
+    /// (Linux's `tcp_process_tlp_ack`: a CWR episode that ends at once, cwnd = ssthresh),
+    /// unless this window was already reduced for.
+    fn tlp_loss_response(&mut self, now: SimTime) {
+        if self.episode.is_some() || !self.may_respond() {
+            return;
+        }
+        #[cfg(test)]
+        self.congestion_log.push(CongestionKind::DupAck);
+        let ssthresh = self.reduced_ssthresh(
+            now,
+            CongestionKind::DupAck,
+            self.board.flight_size(),
+            self.w,
+        );
+        self.w.ssthresh = ssthresh;
+        // A controller that owns cwnd (BBR, `cc_rate`) sets it from its model on this ACK's
+        // rate sample, as after an ECN reduction.
+        if !self.cc_rate {
+            self.w.cwnd = ssthresh.max(self.mss);
+        }
+        self.reduction_point = self.board.snd_max();
+    }
+
+    /// RACK-TLP's state, for tests and reports.
+    pub fn rack(&self) -> Option<&Rack> {
+        self.rack.as_deref()
+    }
+
     fn retransmit(&mut self, now: SimTime, seq: u64, len: u32, out: &mut Vec<Packet>) {
         // ns-2 `reset_rtx_timer`: any retransmission ends the timing (Karn's rule).
         self.timed = None;
-        if let Some(rate) = self.rate.as_deref_mut() {
+        if let Some(rate) = boxed(self.cc_rate, &mut self.rate) {
             rate.on_retransmit(seq, self.board.flight_size(), now);
         }
         self.board.on_retransmit(seq, now);
@@ -1372,6 +1586,9 @@ impl TcpSender {
                 None => now.saturating_since(sent_at),
             };
             self.rto.on_sample(rtt);
+            if let Some(rack) = boxed(self.rack_on, &mut self.rack) {
+                rack.on_rtt_sample(rtt);
+            }
         }
         self.transmit(now, out);
     }
@@ -1422,6 +1639,22 @@ impl Endpoint for TcpSender {
             // Pacing's departure time: send what the window allows.
             self.transmit(now, out);
         }
+        if self.rack_on && self.established {
+            // The reordering timer and the probe timeout share the endpoint's deadline with
+            // the RTO (RFC 8985 §8) and pacing; whichever expired is served.
+            let (reo, pto) = self
+                .rack
+                .as_deref()
+                .map_or((NO_TIME, NO_TIME), |r| (r.reo_deadline(), r.pto_deadline()));
+            if reo <= now {
+                self.on_reo_timeout(now, out);
+                return;
+            }
+            if pto <= now {
+                self.on_pto(now, out);
+                return;
+            }
+        }
         if time_opt(self.rto_deadline).is_none_or(|t| t > now) {
             return;
         }
@@ -1438,8 +1671,16 @@ impl Endpoint for TcpSender {
     fn poll_timeout(&self) -> Option<SimTime> {
         if !self.started {
             Some(self.cfg.start)
-        } else if self.pace_waiting {
-            Some(time_opt(self.rto_deadline).map_or(self.pace_next, |t| t.min(self.pace_next)))
+        } else if self.pace_waiting || self.rack_on {
+            // One deadline for the RTO, pacing's departure time and RACK-TLP's two timers.
+            let mut t = self.rto_deadline;
+            if self.pace_waiting {
+                t = t.min(self.pace_next);
+            }
+            if self.rack_on {
+                t = t.min(self.rack.as_deref().map_or(NO_TIME, Rack::deadline));
+            }
+            time_opt(t)
         } else {
             time_opt(self.rto_deadline)
         }

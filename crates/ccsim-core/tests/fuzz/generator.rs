@@ -634,6 +634,41 @@ impl Gen {
             };
             keys.push(format!("cc = {cc}"));
         }
+        // RACK-TLP (RFC 8985) and DSACK (RFC 2883) read the SACK scoreboard: with them the
+        // flow's own table names a SACK variant too (a flow's keys win over [tcp]'s, and
+        // [tcp] never sets these).
+        if own_table && self.rng.chance(p / 2.0) {
+            self.feature("tcp:loss_detection=rack");
+            keys.retain(|k| !k.starts_with("variant ="));
+            let variant = *self.rng.pick(&["sack", "prr"]);
+            keys.push(format!("variant = \"{variant}\""));
+            keys.push("loss_detection = \"rack\"".to_string());
+            if self.rng.chance(0.5) {
+                self.feature("tcp:rack_constants");
+                keys.push(format!("rack_min_rtt_divisor = {}", self.rng.range(1, 8)));
+                keys.push(format!("rack_reo_wnd_persist = {}", self.rng.range(1, 32)));
+            }
+            if self.rng.chance(0.6) {
+                self.feature("tcp:tlp");
+                keys.push("tlp = true".to_string());
+                if self.rng.chance(0.5) {
+                    self.feature("tcp:tlp_constants");
+                    keys.push(format!("tlp_srtt_multiple = {}", self.rng.range(1, 4)));
+                    keys.push(format!(
+                        "tlp_max_ack_delay = \"{}ms\"",
+                        self.rng.range(0, 300)
+                    ));
+                    keys.push(format!(
+                        "tlp_initial_pto = \"{}ms\"",
+                        self.rng.range(1, 3000)
+                    ));
+                }
+            }
+            if self.rng.chance(0.5) {
+                self.feature("tcp:dsack");
+                keys.push("dsack = true".to_string());
+            }
+        }
         let guards = ["auto", "at_recovery_point", "past_recovery_point"];
         self.maybe_choice(&mut keys, p, "tcp", "recover_guard", &guards);
         let sampling = ["every_ack", "ns2"];

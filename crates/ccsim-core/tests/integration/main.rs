@@ -17,6 +17,7 @@ mod hooks;
 mod jitter;
 mod link_events;
 mod pcap;
+mod rack;
 mod sctp;
 mod tcp_behaviour;
 mod trace;

@@ -23,8 +23,9 @@ use super::reader::{
 use crate::cc::{CcAlgorithm, Growth};
 use crate::scenario::units::{self, WindowSize};
 use crate::tcp::{
-    AckCredit, EcnFeedback, InitialWindow, PacingSpec, PrrBound, RecoverGuard, Recovery,
-    RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight, TcpSpec,
+    AckCredit, EcnFeedback, InitialWindow, LossDetection, PacingSpec, PrrBound, RackSpec,
+    RecoverGuard, Recovery, RecoveryExitCredit, RtoBackoffReset, RttSampling, SsthreshFlight,
+    TcpSpec, TlpSpec,
 };
 use crate::time::SimDuration;
 
@@ -70,7 +71,20 @@ pub(super) const TCP_KEYS: &[&str] = &[
     "pacing_ca_ratio",
     "pacing_quantum",
     "pacing_initial_quantum",
+    "dsack",
+    "loss_detection",
+    "rack_min_rtt_divisor",
+    "rack_reo_wnd_persist",
+    "tlp",
+    "tlp_srtt_multiple",
+    "tlp_max_ack_delay",
+    "tlp_initial_pto",
 ];
+
+/// RACK's constants (they need `loss_detection = "rack"`).
+const RACK_KEYS: &[&str] = &["rack_min_rtt_divisor", "rack_reo_wnd_persist"];
+/// TLP's constants (they need `tlp = true`).
+const TLP_KEYS: &[&str] = &["tlp_srtt_multiple", "tlp_max_ack_delay", "tlp_initial_pto"];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Preset {
@@ -175,6 +189,14 @@ pub(super) struct TcpLayer {
     pacing: Option<(bool, String)>,
     /// The pacing keys given here, each with where (they need pacing on).
     pacing_keys: Vec<(PacingKey, String)>,
+    /// The value and the path it was given at (it needs SACK recovery).
+    dsack: Option<(bool, String)>,
+    /// `loss_detection` (true: `"rack"`) and the path it was given at.
+    loss_detection: Option<(bool, String)>,
+    /// `tlp` and the path it was given at.
+    tlp: Option<(bool, String)>,
+    /// RACK's and TLP's constants: (key, value, path), values in nanoseconds for durations.
+    rack_constants: Vec<(&'static str, u64, String)>,
 }
 
 /// One of the keys that tune pacing (`pacing_*`), with its value.
@@ -364,8 +386,39 @@ fn read_layer(r: &mut Reader, relay: bool) -> Res<(TcpLayer, bool)> {
             .map(|f| Ok((f.boolean()?, f.path)))
             .transpose()?,
         pacing_keys: read_pacing_keys(r)?,
+        dsack: r
+            .get("dsack")
+            .map(|f| Ok((f.boolean()?, f.path)))
+            .transpose()?,
+        loss_detection: r
+            .get("loss_detection")
+            .map(|f| Ok((f.choice(&["dupack", "rack"])? == "rack", f.path)))
+            .transpose()?,
+        tlp: r
+            .get("tlp")
+            .map(|f| Ok((f.boolean()?, f.path)))
+            .transpose()?,
+        rack_constants: read_rack_constants(r)?,
     };
     Ok((layer, follow_mss))
+}
+
+/// RACK's and TLP's constants given in `r`.
+fn read_rack_constants(r: &mut Reader) -> Res<Vec<(&'static str, u64, String)>> {
+    let mut out = Vec::new();
+    for &key in RACK_KEYS.iter().chain(TLP_KEYS) {
+        let Some(f) = r.get(key) else { continue };
+        let value = match key {
+            // A divisor of min_RTT (RFC 8985: 4); a count of recoveries (16); a multiple of
+            // SRTT (2).
+            "rack_min_rtt_divisor" | "tlp_srtt_multiple" => f.u32_in(1, 1_000_000)? as u64,
+            "rack_reo_wnd_persist" => f.u32_in(1, u32::MAX)? as u64,
+            "tlp_initial_pto" => f.positive_duration()?.as_nanos(),
+            _ => f.duration()?.as_nanos(),
+        };
+        out.push((key, value, f.path));
+    }
+    Ok(out)
 }
 
 /// A TCP window field: a size, a segment count (`"20pkt"`) or, if `allow_inf`, `"inf"`.
@@ -890,6 +943,12 @@ struct TcpDraft {
     /// The pacing parameters, with the `pacing_*` keys given (and where) applied.
     pacing_spec: PacingSpec,
     pacing_keys_at: Vec<(&'static str, String)>,
+    /// `loss_detection = "rack"` and where it was given, if it was.
+    rack_at: Option<String>,
+    /// `tlp = true` and where it was given, if it was.
+    tlp_at: Option<String>,
+    /// RACK's and TLP's constants as given: the last layer's value of each key wins.
+    rack_constants: Vec<(&'static str, u64, String)>,
 }
 
 impl TcpDraft {
@@ -921,6 +980,9 @@ impl TcpDraft {
             pacing: spec.pacing.map(|_| (true, "the preset".to_string())),
             pacing_spec: spec.pacing.unwrap_or_default(),
             pacing_keys_at: Vec::new(),
+            rack_at: None,
+            tlp_at: None,
+            rack_constants: Vec::new(),
             spec,
         };
         if matches!(preset, Preset::Ns2v235 | Preset::Ns2v2001) {
@@ -986,6 +1048,23 @@ impl TcpDraft {
         if layer.prr_bound.is_some() {
             self.prr_bound.clone_from(&layer.prr_bound);
         }
+        if let Some((on, at)) = &layer.dsack {
+            s.dsack = *on;
+            self.sack_only_at.retain(|(k, _)| *k != "dsack");
+            if *on {
+                self.sack_only_at.push(("dsack", at.clone()));
+            }
+        }
+        if let Some((rack, at)) = &layer.loss_detection {
+            self.rack_at = rack.then(|| at.clone());
+        }
+        if let Some((tlp, at)) = &layer.tlp {
+            self.tlp_at = tlp.then(|| at.clone());
+        }
+        for c in &layer.rack_constants {
+            self.rack_constants.retain(|(k, _, _)| *k != c.0);
+            self.rack_constants.push(c.clone());
+        }
         if let Some((limit, at)) = &layer.abc_limit {
             self.abc_limit = *limit;
             self.abc_limit_at = Some(at.clone());
@@ -1003,7 +1082,7 @@ impl TcpDraft {
     /// The final TCP parameters of the flow at `path`, with the checks that involve several
     /// keys.
     fn finish(self, path: &str) -> Res<TcpSpec> {
-        let mut spec = self.spec;
+        let mut spec = self.spec.clone();
         let mss = spec.mss;
         let bytes = |w: Window, key: &str| -> Res<Option<u64>> {
             match w {
@@ -1055,6 +1134,7 @@ impl TcpDraft {
                 ));
             }
         }
+        spec.loss_detection = self.loss_detection(path, variant)?;
         match (&self.prr_bound, &mut spec.recovery) {
             (Some((bound, _)), Recovery::Prr(b)) => *b = *bound,
             (Some((_, at)), _) => {
@@ -1168,6 +1248,61 @@ impl TcpDraft {
             ));
         }
         Ok(spec)
+    }
+}
+
+impl TcpDraft {
+    /// `loss_detection`, `tlp` and their constants, checked: RACK reads the SACK scoreboard,
+    /// TLP is RACK's, and a constant of a mechanism that is off is refused.
+    fn loss_detection(&self, path: &str, variant: &str) -> Res<LossDetection> {
+        let sack = matches!(self.spec.recovery, Recovery::Sack | Recovery::Prr(_));
+        if let (Some(at), false) = (&self.rack_at, sack) {
+            return Err(error(
+                path,
+                format!(
+                    "loss_detection = \"rack\" (set at {at}) reads the SACK scoreboard and needs \
+                     variant = \"sack\" or \"prr\", but this flow's variant is {variant:?}"
+                ),
+            ));
+        }
+        if let (Some(at), None) = (&self.tlp_at, &self.rack_at) {
+            return Err(error(
+                path,
+                format!(
+                    "tlp = true (set at {at}) is RACK-TLP's tail loss probe and needs \
+                     loss_detection = \"rack\""
+                ),
+            ));
+        }
+        for (key, _, at) in &self.rack_constants {
+            let (needs, on) = if RACK_KEYS.contains(key) {
+                ("loss_detection = \"rack\"", self.rack_at.is_some())
+            } else {
+                ("tlp = true", self.tlp_at.is_some())
+            };
+            if !on {
+                return Err(error(
+                    path,
+                    format!("{key} (set at {at}) only applies with {needs}"),
+                ));
+            }
+        }
+        if self.rack_at.is_none() {
+            return Ok(LossDetection::DupAck);
+        }
+        let mut rack = RackSpec::default();
+        let mut tlp = TlpSpec::default();
+        for &(key, v, _) in &self.rack_constants {
+            match key {
+                "rack_min_rtt_divisor" => rack.min_rtt_divisor = v as u32,
+                "rack_reo_wnd_persist" => rack.reo_wnd_persist = v as u32,
+                "tlp_srtt_multiple" => tlp.srtt_multiple = v as u32,
+                "tlp_max_ack_delay" => tlp.max_ack_delay = SimDuration(v),
+                _ => tlp.initial_pto = SimDuration(v),
+            }
+        }
+        rack.tlp = self.tlp_at.is_some().then_some(tlp);
+        Ok(LossDetection::Rack(Box::new(rack)))
     }
 }
 
