@@ -769,7 +769,9 @@ def build_parser() -> argparse.ArgumentParser:
         "tables (flows, links, series, ...) as Parquet files and the resolved scenario, which "
         "replays the run, into --out; print one line per flow and per busy link.",
     )
-    r.add_argument("file", type=_scenario_file, help="the scenario, a TOML file (e.g. examples/*.toml)")
+    r.add_argument(
+        "file", type=_scenario_file, help="the scenario, a TOML file (e.g. examples/*.toml)"
+    )
     r.add_argument("--out", type=_folder, required=True, help="directory for the results")
     r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     r.add_argument(
