@@ -1042,6 +1042,12 @@ def load_plan(folder: PathLike) -> Plan:
         for q in x.get("quick", []):
             if q not in x["values"]:
                 raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
+        # The axis shows x times scale: 0, NaN or infinity put every point at one place or
+        # nowhere, and 1e-320 was "internal error (ZeroDivisionError)" (campaign 12, issue 32).
+        x_scale = float(x.get("scale", 1.0))
+        if not math.isfinite(x_scale) or abs(x_scale) < sys.float_info.min:
+            raise PlanError(f"{where}.x.scale: {x_scale!r} is not a finite number other than "
+                            "0 (at least 2.2e-308 in magnitude)")  # fmt: skip
         metric = _metric(f.get("metric", {}), f"{where}.metric", default_metric)
         y_scale = str(f.get("y_scale", "linear"))
         if y_scale not in ("linear", "log"):
@@ -1058,7 +1064,7 @@ def load_plan(folder: PathLike) -> Plan:
                 x_values=list(_need(x, "values", f"{where}.x")),
                 x_quick=list(x.get("quick", x["values"])),
                 x_label=str(x.get("label", x["path"])),
-                x_scale=float(x.get("scale", 1.0)),
+                x_scale=x_scale,
                 x_also=also,
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
