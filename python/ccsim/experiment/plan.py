@@ -1630,13 +1630,22 @@ def experiment_folders(experiments: PathLike) -> list[Path]:
 def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = Path(root or Path.cwd()) / "experiments"
+    # `ccsim reproduce "$PAPER"` with PAPER unset: Path("") is the working folder, and as a
+    # prefix "" matched every paper.
+    if not name.strip():
+        raise PlanError("the paper's id is empty; give one, e.g. p001 (ccsim reproduce --list "
+                        "shows them)")  # fmt: skip
     direct = Path(name)
     if (direct / "plan.toml").exists():
         return direct
     if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id to look up
         raise PlanError(f"{name}: no plan.toml there; give a paper's folder or its id "
                         "(ccsim reproduce --list shows them)")  # fmt: skip
-    matches = sorted(p for p in base.glob(f"{name}*") if (p / "plan.toml").exists())
+    # The id is a prefix of the folder's name, read as text, not as a glob pattern: "" and "*"
+    # matched every folder and reproduced m01-dctcp (the first by name), "p00[1]" found p001
+    # and "p00*" was "Invalid pattern: '**' ..." (campaign 12, issue 32).
+    folders = sorted(base.iterdir()) if base.is_dir() else []
+    matches = [p for p in folders if p.name.startswith(name) and (p / "plan.toml").exists()]
     if not matches:
         known = [p.name for p in experiment_folders(base)]
         raise PlanError(
