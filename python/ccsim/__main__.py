@@ -48,8 +48,15 @@ def main() -> int:
         again.daemon = True
         again.start()
 
+    # A stop signal ignored when ccsim started stays ignored: `nohup ccsim reproduce ...`
+    # sets SIGHUP to SIG_IGN so that the run outlives the terminal, and a shell script's
+    # `ccsim ... &` starts it with SIGINT ignored (POSIX, "Signal Actions": ignored signals
+    # are inherited across exec; Python's own SIGINT handler is not installed then either).
+    # Setting a handler regardless stopped a nohup'd run when its terminal closed (campaign
+    # 12, issue 32).
     for s in STOP_SIGNALS:
-        signal.signal(s, interrupt)
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, interrupt)
     sys.unraisablehook = unraisable
     try:
         from ccsim.cli import main as cli_main

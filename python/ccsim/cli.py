@@ -687,6 +687,14 @@ def _folder(text: str) -> Path:
     return Path(text)
 
 
+def _scenario_file(text: str) -> Path:
+    """``run``, ``validate``, ``sweep``'s FILE: not empty. ``ccsim run "$F"`` with F unset gave
+    ``Path("")``, the working folder, refused as ".: is a directory" (campaign 12, issue 32)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; name the scenario's TOML file")
+    return Path(text)
+
+
 def _cases(text: str) -> list[str]:
     """``bench --only``: the cases named, upper-cased. None named (``--only "$CASES"`` with
     CASES unset) is refused: taken for "no filter", it ran every case, for minutes."""
@@ -761,7 +769,9 @@ def build_parser() -> argparse.ArgumentParser:
         "tables (flows, links, series, ...) as Parquet files and the resolved scenario, which "
         "replays the run, into --out; print one line per flow and per busy link.",
     )
-    r.add_argument("file", type=Path, help="the scenario, a TOML file (e.g. examples/*.toml)")
+    r.add_argument(
+        "file", type=_scenario_file, help="the scenario, a TOML file (e.g. examples/*.toml)"
+    )
     r.add_argument("--out", type=_folder, required=True, help="directory for the results")
     r.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     r.add_argument(
@@ -786,7 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check a scenario as `ccsim run` would (the network is built, nothing is "
         "simulated) and print what it holds, or one line naming the first bad key.",
     )
-    v.add_argument("file", type=Path, help="the scenario, a TOML file")
+    v.add_argument("file", type=_scenario_file, help="the scenario, a TOML file")
     v.add_argument("--seed", type=_seed, default=None, help="replace the scenario's seed")
     v.add_argument(
         "--set",
@@ -842,7 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
         "seed 1..N, in parallel; finished runs are stored under OUT/runs, so an interrupted "
         "sweep resumes. Writes flows.parquet and links.parquet with a column per parameter.",
     )
-    w.add_argument("file", type=Path, help="the scenario, a TOML file")
+    w.add_argument("file", type=_scenario_file, help="the scenario, a TOML file")
     w.add_argument(
         "--param",
         action="append",
@@ -1015,7 +1025,7 @@ def _signals_interrupt() -> Iterator[list[int]]:
         if not (isinstance(info.exc_value, KeyboardInterrupt) and received):
             return previous_hook(info)
         signum = received.pop()
-        for s in STOP_SIGNALS:
+        for s in armed:
             signal.signal(s, interrupt)
         again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
         again.daemon = True
@@ -1023,9 +1033,12 @@ def _signals_interrupt() -> Iterator[list[int]]:
         return None
 
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    # One ignored when the block starts stays ignored (nohup's SIGHUP, a script's `ccsim &`
+    # SIGINT): see ccsim.__main__, which leaves it so (campaign 12, issue 32).
+    armed = [s for s, handler in previous.items() if handler is not signal.SIG_IGN]
     previous_hook = sys.unraisablehook
     sys.unraisablehook = unraisable
-    for s in previous:
+    for s in armed:
         signal.signal(s, interrupt)
     try:
         yield received

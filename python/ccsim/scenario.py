@@ -220,6 +220,21 @@ def _override_strings(overrides: Sequence[str]) -> tuple[str, ...]:
     return items
 
 
+def _unicode(what: str, text: str) -> str:
+    """``text``, which the core can take: a lone surrogate (``"\\ud800"``, from a file read
+    with ``errors="surrogateescape"``) has no UTF-8 form, and was a bare UnicodeEncodeError
+    from the core's call when the scenario was run (campaign 12, issue 32)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        at = f" at line {text.count(chr(10), 0, e.start) + 1}" if "\n" in text else ""
+        raise ValueError(
+            f"{what}: U+{ord(text[e.start]):04X}{at} is a lone surrogate, not a character; "
+            "TOML text is Unicode"
+        ) from None
+    return text
+
+
 def _toml_string(s: str) -> str:
     out = []
     for ch in s:
@@ -269,7 +284,10 @@ def format_value(value: Any) -> str:
             return "{}"
         items = ", ".join(f"{_toml_key(str(k))} = {format_value(v)}" for k, v in value.items())
         return "{ " + items + " }"
-    if isinstance(value, Sequence) or (np is not None and isinstance(value, np.ndarray)):
+    # bytes are a Sequence of ints: b"10Mbps" became the array [49, 48, ...] (campaign 12).
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if np is not None and isinstance(value, np.ndarray):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     raise TypeError(f"cannot use a {type(value).__name__} as a scenario value")
 
@@ -293,9 +311,11 @@ def _plain_tree(value: Any, path: str) -> Any:
         for key, v in value.items():
             if not isinstance(key, str):
                 raise TypeError(f"{where}: key {key!r} is not a string (TOML keys are strings)")
-            plain[key] = _plain_tree(v, f"{path}.{key}" if path else key)
+            plain[_unicode(where, key)] = _plain_tree(v, f"{path}.{key}" if path else key)
         return plain
-    if isinstance(value, (bool, float, str)):
+    if isinstance(value, str):
+        return _unicode(where, value)
+    if isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
         if value not in _TOML_INT:
@@ -331,8 +351,8 @@ class Scenario:
     def __init__(self, text: str, overrides: Sequence[str] = (), source: str = "<string>") -> None:
         if not isinstance(text, str):
             raise TypeError(f"text: expected TOML text (str), not {type(text).__name__}")
-        self._text = text
-        self._overrides = _override_strings(overrides)
+        self._text = _unicode("text", text)
+        self._overrides = tuple(_unicode("overrides", o) for o in _override_strings(overrides))
         self._source = source
 
     @classmethod

@@ -315,10 +315,13 @@ def _init_worker(parent: int) -> None:
     a traceback in the worker.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # A closed terminal signals the whole group: a worker ends as on SIGTERM, the parent
-    # keeps what finished (cli.STOP_SIGNALS).
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    # keeps what finished (cli.STOP_SIGNALS). Unless the parent ignores it (started under
+    # nohup: the handler inherited is SIG_IGN), and then the worker goes on as its parent
+    # does (campaign 12, issue 32).
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, signal.SIG_DFL)
     _die_with_parent(parent)
     if hasattr(signal, "pthread_sigmask"):  # POSIX
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _PARENT_SIGNALS)

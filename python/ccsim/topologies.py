@@ -18,6 +18,8 @@ delayed ACKs, MSS 1448 B, docs/performance.md) unless ``tcp`` is given.
 
 from __future__ import annotations
 
+import math
+import numbers
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +37,30 @@ WEB_SIZES: Mapping[str, Any] = {"dist": "pareto", "mean": "30KB", "shape": 1.2}
 def _ms(x: float) -> str:
     """A duration in milliseconds as the scenario writes it (exact to the nanosecond)."""
     return f"{round(x * 1e6)}ns"
+
+
+# The generators' own parameters are checked here, naming the parameter: a NaN or infinite
+# delay was "cannot convert float NaN to integer", a string one "can only concatenate str (not
+# "float") to str", and `buffer_packets=0` silently became the default (campaign 12, issue 32).
+# What the scenario itself refuses (a negative duration, a rate's unit) is left to its reader.
+
+
+def _number(name: str, x: Any) -> float:
+    """``x``, a finite real number (numpy's included), or an error naming ``name``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name}: expected a number, not {type(x).__name__} {x!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"{name}: {x!r} is not a finite number")
+    return float(x)
+
+
+def _whole(name: str, x: Any, low: int) -> int:
+    """``x``, an integer of at least ``low``, or an error naming ``name``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, not {type(x).__name__} {x!r}")
+    if x < low:
+        raise ValueError(f"{name} must be >= {low}, not {x}")
+    return int(x)
 
 
 def dumbbell(
@@ -87,14 +113,19 @@ def dumbbell(
     seed
         The scenario's master seed.
     """
-    if n_flows < 0:
-        raise ValueError(f"n_flows must be >= 0, not {n_flows}")
-    h = hosts if hosts is not None else max(1, min(n_flows, 100))
-    if h < 1:
-        raise ValueError(f"hosts must be >= 1, not {h}")
+    n_flows = _whole("n_flows", n_flows, 0)
+    h = _whole("hosts", hosts, 1) if hosts is not None else max(1, min(n_flows, 100))
+    delay_ms = _number("delay_ms", delay_ms)
+    access_delay_ms = _number("access_delay_ms", access_delay_ms)
+    start_gap_ms = _number("start_gap_ms", start_gap_ms)
+    web_rate = _number("web_rate", web_rate)
     rtt_s = 2 * (delay_ms + 2 * access_delay_ms) / 1e3
-    bits = _rate_bps(rate)
-    bdp = max(10, round(bits * rtt_s / (1500 * 8)))
+    bits = _rate_bps("rate", rate)
+    # At most TOML's largest integer: a delay far too long for the scenario is then refused
+    # naming the delay, not a queue limit the caller never set.
+    bdp = min(max(10, round(bits * max(rtt_s, 0.0) / (1500 * 8))), 2**63 - 1)
+    if buffer_packets is not None:
+        bdp = _whole("buffer_packets", buffer_packets, 1)
     nodes: dict[str, str] = {"r1": "router", "r2": "router"}
     links: dict[str, Any] = {
         "bottleneck": {
@@ -102,7 +133,7 @@ def dumbbell(
             "b": "r2",
             "rate": rate,
             "delay": _ms(delay_ms),
-            "queue": {"type": "droptail", "limit": buffer_packets or bdp},
+            "queue": {"type": "droptail", "limit": bdp},
         }
     }
     big = {"type": "droptail", "limit": 1_000_000}
@@ -182,8 +213,15 @@ def fat_tree(
     Poisson sources of short transfers at ``web_rate`` per second each, to a host of another
     pod.
     """
-    if k < 2 or k % 2:
+    if _whole("k", k, 2) % 2:
         raise ValueError(f"k must be an even number >= 2, not {k}")
+    delay_us = _number("delay_us", delay_us)
+    start_gap_ms = _number("start_gap_ms", start_gap_ms)
+    web_rate = _number("web_rate", web_rate)
+    web_hosts = _whole("web_hosts", web_hosts, 0)
+    buffer_packets = _whole("buffer_packets", buffer_packets, 1)
+    if long_flows is not None:
+        long_flows = _whole("long_flows", long_flows, 0)
     half = k // 2
     nodes: dict[str, str] = {}
     links: dict[str, Any] = {}
@@ -270,11 +308,20 @@ def _inter_pod_permutation(pods: list[int], rng: random.Random) -> list[int]:
     return perm
 
 
-def _rate_bps(rate: str) -> float:
+def _rate_bps(name: str, rate: str) -> float:
     """A rate such as ``"1Gbps"`` or ``"100Mbps"`` in bit/s (the units docs/scenario.md
-    lists)."""
+    lists), or an error naming the parameter ``name``."""
+    if not isinstance(rate, str):
+        raise TypeError(f"{name}: expected a rate such as '1Gbps', not {type(rate).__name__}")
     units = {"Gbps": 1e9, "Mbps": 1e6, "Kbps": 1e3, "kbps": 1e3, "bps": 1.0}
     for suffix, scale in units.items():
         if rate.endswith(suffix):
-            return float(rate[: -len(suffix)]) * scale
-    raise ValueError(f"{rate!r} is not a rate such as '1Gbps'")
+            try:
+                bits = float(rate[: -len(suffix)]) * scale
+            except ValueError:
+                break
+            # "nanMbps", "infGbps": float() reads them; the scenario's reader would not.
+            if math.isfinite(bits):
+                return bits
+            break
+    raise ValueError(f"{name}: {rate!r} is not a rate such as '1Gbps'")

@@ -186,9 +186,14 @@ def test_an_output_folder_under_a_file_is_refused_before_the_run_naming_the_file
     a_file = tmp_path / "a-file"
     a_file.write_text("")
     scenario = str(examples / "random-loss.toml")
+    # A folder with a reproduction's report.md: one without is refused before --out is looked
+    # at (issue 32, `ccsim report` on a folder without a reproduction).
+    results = tmp_path / "results" / "p001"
+    results.mkdir(parents=True)
+    (results / "report.md").write_text("# p001: a reproduction\n")
     argv = {"run": ["run", scenario],
             "sweep": ["sweep", scenario, "--param", "duration=1s"],
-            "report": ["report", "--results", str(examples)]}[command]  # fmt: skip
+            "report": ["report", "--results", str(results.parent)]}[command]  # fmt: skip
     assert main([*argv, "--out", str(tmp_path / where)]) == 1
     assert one_error_line(capsys) == (
         f"ccsim: error: --out {tmp_path / where}: {a_file} is a file, not a folder; move it "
@@ -203,6 +208,8 @@ def test_ccsim_report_refuses_a_file_where_its_default_site_folder_would_be(
 ) -> None:
     # Campaign 6: <results>/site a file said "<results>/site: file exists".
     (tmp_path / "site").write_text("")
+    (tmp_path / "p001").mkdir()  # a reproduction: a folder without one is refused first
+    (tmp_path / "p001" / "report.md").write_text("# p001: a reproduction\n")
     assert main(["report", "--results", str(tmp_path)]) == 1
     assert one_error_line(capsys) == (
         f"ccsim: error: the site's folder {tmp_path}/site: {tmp_path}/site is a file, not a "

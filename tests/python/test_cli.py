@@ -583,6 +583,18 @@ def test_an_empty_output_folder_is_refused_not_taken_for_the_working_folder(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_an_empty_scenario_file_argument_is_refused_as_empty_not_as_a_directory(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 12: `ccsim run "$F" --out x` with F unset said ".: is a directory".
+    monkeypatch.chdir(tmp_path)
+    assert main([command, "", *(["--out", "x"] if command != "validate" else [])]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: argument file: empty; name the scenario's TOML file")
+    assert list(tmp_path.iterdir()) == []
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout

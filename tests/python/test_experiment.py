@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 import ccsim
 from ccsim import experiment
+from ccsim.cli import main
 
 SCENARIO = """
 duration = "20s"
@@ -717,6 +719,28 @@ def test_experiments_are_found_by_their_id_prefix(folder: Path, tmp_path: Path) 
 
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# Campaign 12 (issue 32): the id was a glob pattern. `ccsim reproduce "$PAPER"` with PAPER
+# unset, or `ccsim reproduce '*'`, reproduced m01-dctcp (the first folder by name); "p00[1]"
+# found p001; "p00*" stopped with "Invalid pattern: '**' can only be an entire path component".
+@pytest.mark.parametrize("name", ["*", "p00[1]", "p?01", "p0*1", "p00*"])
+def test_an_experiment_id_is_a_prefix_not_a_glob_pattern(name: str) -> None:
+    with pytest.raises(experiment.PlanError, match=f'no experiment "{re.escape(name)}"'):
+        experiment.find_experiment(name, root=ROOT)
+
+
+def test_an_empty_experiment_id_is_refused_not_taken_for_every_paper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    assert main(["reproduce", "", "--quick", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: the paper's id is empty; give one, e.g. p001 (ccsim reproduce --list "
+        "shows them)\n"
+    )
+    assert not out.exists()
 
 
 def test_the_quick_reproduction_of_paper_001_runs_and_reports_every_figure(

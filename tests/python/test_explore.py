@@ -1262,6 +1262,20 @@ def test_ccsim_explore_stopped_by_two_quick_signals_says_one_line(
     assert proc.stderr == f"ccsim: interrupted by {first}; every finished run is in the store\n"
 
 
+# Campaign 12: `nohup ccsim explore` stopped on SIGHUP when its terminal closed: the explorer
+# set its handler over nohup's SIG_IGN. SIGHUP then SIGTERM to one started so: only SIGTERM
+# counts.
+def test_ccsim_explore_started_under_nohup_ignores_sighup(tmp_path: Path) -> None:
+    code = "import signal\nsignal.signal(signal.SIGHUP, signal.SIG_IGN)\n" + SIGNALLED_EXPLORE
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "SIGHUP,SIGTERM", "explore", "--port", str(free_port()),
+         "--results", str(tmp_path / "results")],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 143, proc.stderr
+    assert proc.stderr == "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+
+
 @pytest.mark.parametrize(("signal_name", "status"), [("SIGHUP", 129), ("SIGTERM", 143),
                                                      ("SIGINT", 130)])  # fmt: skip
 def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_frees_its_port(

@@ -212,6 +212,45 @@ def test_a_signal_stops_a_long_run_at_once_writes_nothing_and_says_so_on_one_lin
     assert os.listdir(tmp_path) == [], "no output folder, and no partial one beside it"
 
 
+def _ignore_sighup() -> None:
+    """What ``nohup`` does before it runs the command."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+# Bug (campaign 12, issue 32): `nohup ccsim run ...` stopped on SIGHUP ("interrupted by
+# SIGHUP", status 129) when the terminal closed: ccsim set its handler over the SIG_IGN that
+# nohup had put there. A signal ignored at start stays ignored.
+def test_a_run_started_under_nohup_goes_on_through_sighup_and_writes_its_results(
+    tmp_path: Path, examples: Path
+) -> None:
+    out = tmp_path / "out"
+    cmd = [*ENTRY, "run", str(examples / "dumbbell.toml"), "--out", str(out),
+           "--set", "duration=20s"]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ignore_sighup
+    )
+    _started.append(proc)
+    _wait_until(lambda: "ccsim-run" in _threads(proc.pid) or proc.poll() is not None, 8.0)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=120)
+    assert (proc.returncode, stderr) == (0, "")
+    assert (out / "flows.parquet").is_file()
+
+
+def test_a_sweep_worker_of_a_parent_under_nohup_keeps_ignoring_sighup() -> None:
+    code = (
+        "import os, signal\n"
+        "from ccsim import sweep\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+        "sweep._init_worker(os.getppid())\n"
+        "print(signal.getsignal(signal.SIGHUP) is signal.SIG_IGN,\n"
+        "      signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "True True\n"), done.stderr
+
+
 def test_ctrl_c_stops_a_run_inside_an_atm_cell_storm_at_once(
     tmp_path: Path, examples: Path
 ) -> None:

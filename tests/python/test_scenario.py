@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import doctest
+from typing import Any
 
 import pytest
 
@@ -201,3 +202,35 @@ def test_an_integer_beyond_64_bits_set_from_python_is_out_of_range_naming_the_ke
     )
     with pytest.raises(ccsim.ScenarioError, match=out_of_range):
         sc.validate()
+
+
+# Campaign 12 (issue 32): b"10Mbps" is a sequence of ints and became the TOML array [49, 48,
+# ...], refused at validation as "expected a rate, found array".
+@pytest.mark.parametrize("value", [b"10Mbps", bytearray(b"10Mbps")])
+def test_set_refuses_bytes_rather_than_write_them_as_an_array_of_numbers(
+    two_hosts: str, value: object
+) -> None:
+    sc = ccsim.Scenario.from_str(two_hosts)
+    with pytest.raises(TypeError, match=f"cannot use a {type(value).__name__} as a scenario"):
+        sc.set("links.bottleneck.rate", value)
+
+
+# Campaign 12: a lone surrogate (text read with errors="surrogateescape") was a bare
+# UnicodeEncodeError from the core's call, only when the scenario was validated or run.
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda t: ccsim.Scenario.from_str(t + "# \udc80\n"),
+         "text: U+DC80 at line "),
+        (lambda t: ccsim.Scenario.from_str(t).set("flows.f.src", "h\ud800"),
+         "overrides: U+D800 is a lone surrogate"),
+        (lambda t: ccsim.Scenario.from_dict({"duration": "1s", "nodes": {"\udcff": "host"}}),
+         "nodes: U+DCFF is a lone surrogate"),
+    ],
+)  # fmt: skip
+def test_a_lone_surrogate_is_refused_when_the_scenario_is_made_naming_where(
+    two_hosts: str, make: Any, message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        make(two_hosts)
+    assert str(caught.value).startswith(message)

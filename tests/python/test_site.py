@@ -300,6 +300,27 @@ def test_ccsim_report_refuses_a_folder_without_a_reproduction_and_writes_nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
 
+def test_ccsim_report_over_only_damaged_reproductions_fails_and_writes_no_site(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 12: every reproduction left out gave the site of nothing ("No reproduction
+    # yet: run ccsim reproduce p001", untrue) with status 0, the site the refusal above
+    # exists to prevent.
+    tree = tmp_path / "results"
+    shutil.copytree(results / "p001-quick", tree / "p001-bad",
+                    ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    report = tree / "p001-bad" / "report.md"
+    report.write_bytes(report.read_bytes() + b"\ncaf\xe9\n")
+    assert main(["report", "--results", str(tree)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"ccsim: warning: p001-bad left out of the site: {report}: not UTF-8")
+    assert err[1:] == [
+        f"ccsim: error: {tree}: every reproduction in it was left out (named above), so no "
+        "site was written; run `ccsim reproduce` again for them"
+    ]
+    assert sorted(p.name for p in tree.iterdir()) == ["p001-bad"]
+
+
 def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
     results: Path, tmp_path: Path
 ) -> None:

@@ -79,6 +79,41 @@ def test_bad_sizes_are_refused_with_the_parameter_named() -> None:
         topologies.dumbbell(-1)
 
 
+# Campaign 12 (issue 32): a NaN or infinite number was "cannot convert float NaN to integer",
+# a string "can only concatenate str (not "float") to str", naming no parameter; a rate of
+# "infMbps" an OverflowError; `buffer_packets=0` quietly became one BDP; `long_flows=-1` made
+# no flows.
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: topologies.dumbbell(1, delay_ms=float("nan")), ValueError, "delay_ms: nan is"),
+        (lambda: topologies.dumbbell(1, access_delay_ms=float("inf")), ValueError,
+         "access_delay_ms: inf is"),
+        (lambda: topologies.dumbbell(2, start_gap_ms="1"), TypeError, "start_gap_ms: expected"),
+        (lambda: topologies.dumbbell(1, web_rate=float("nan")), ValueError, "web_rate: nan"),
+        (lambda: topologies.dumbbell(1, rate="infMbps"), ValueError, "rate: 'infMbps' is not"),
+        (lambda: topologies.dumbbell(1, rate=10**9), TypeError, "rate: expected a rate"),
+        (lambda: topologies.dumbbell(1, buffer_packets=0), ValueError, "buffer_packets must"),
+        (lambda: topologies.dumbbell(2.5), TypeError, "n_flows: expected an integer"),
+        (lambda: topologies.fat_tree(4, long_flows=-1), ValueError, "long_flows must be >= 0"),
+        (lambda: topologies.fat_tree(4, delay_us=float("nan")), ValueError, "delay_us: nan"),
+        (lambda: topologies.fat_tree(4.0), TypeError, "k: expected an integer"),
+    ],
+)  # fmt: skip
+def test_a_generator_parameter_of_the_wrong_kind_is_refused_naming_it(
+    make: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        make()  # type: ignore[operator]
+    assert str(caught.value).startswith(message)
+
+
+def test_a_huge_dumbbell_delay_is_refused_naming_the_delay_not_the_queue() -> None:
+    with pytest.raises(ccsim.ScenarioError) as caught:
+        topologies.dumbbell(1, delay_ms=1e300).validate()
+    assert caught.value.path == "links.bottleneck.delay"
+
+
 def test_every_scale_case_has_a_scenario_the_core_accepts() -> None:
     for name in ("F10", "FT4", "T15", "W10K", "H1000"):
         text, overrides = bench.scale_scenario(name)

@@ -715,6 +715,30 @@ fn names_may_not_be_empty_or_contain_dots() {
 }
 
 #[test]
+fn a_diffserv_class_name_follows_the_rules_of_every_other_name() {
+    // Campaign 12 (issue 32): a class named "", "a:b" or with U+202E was taken, a row of
+    // the classes table and part of its random stream's identity.
+    let queue = |name: &str| {
+        format!(
+            "links.bottleneck.queue={{ type = \"drr\", classes = [{{ name = \"{name}\", \
+             match = {{ dscp = [0] }} }}, {{ name = \"default\" }}] }}"
+        )
+    };
+    assert_eq!(
+        error_with(&[&queue("")]),
+        r#"links.bottleneck.queue.classes[0].name: "" is not a valid name: names may not be empty"#
+    );
+    assert_eq!(
+        error_with(&[&queue("a:b")]),
+        r#"links.bottleneck.queue.classes[0].name: "a:b" is not a valid name: it contains ":" (names appear in NODE:LINK capture points and LINK:DIRECTION results)"#
+    );
+    assert!(error_with(&[&queue("e\\u202Ef")]).starts_with(
+        "links.bottleneck.queue.classes[0].name: \"e\\u{202e}f\" is not a valid name"
+    ));
+    assert!(load(BASE, &[&queue("ef")]).is_ok());
+}
+
+#[test]
 fn names_that_would_reach_file_names_as_paths_or_line_breaks_are_refused() {
     // A `/` in a node name made `[trace] pcap = ["a/b"]` fail at the end of the run writing
     // OUT/pcap/a/b-l.pcap; a line break wrote a file name holding one.

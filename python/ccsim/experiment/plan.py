@@ -1042,6 +1042,12 @@ def load_plan(folder: PathLike) -> Plan:
         for q in x.get("quick", []):
             if q not in x["values"]:
                 raise PlanError(f"{where}.x.quick: {q!r} is not one of x.values")
+        # The axis shows x times scale: 0, NaN or infinity put every point at one place or
+        # nowhere, and 1e-320 was "internal error (ZeroDivisionError)" (campaign 12, issue 32).
+        x_scale = float(x.get("scale", 1.0))
+        if not math.isfinite(x_scale) or abs(x_scale) < sys.float_info.min:
+            raise PlanError(f"{where}.x.scale: {x_scale!r} is not a finite number other than "
+                            "0 (at least 2.2e-308 in magnitude)")  # fmt: skip
         metric = _metric(f.get("metric", {}), f"{where}.metric", default_metric)
         y_scale = str(f.get("y_scale", "linear"))
         if y_scale not in ("linear", "log"):
@@ -1058,7 +1064,7 @@ def load_plan(folder: PathLike) -> Plan:
                 x_values=list(_need(x, "values", f"{where}.x")),
                 x_quick=list(x.get("quick", x["values"])),
                 x_label=str(x.get("label", x["path"])),
-                x_scale=float(x.get("scale", 1.0)),
+                x_scale=x_scale,
                 x_also=also,
                 overrides=_overrides(f.get("set", {}), f"{where}.set"),
                 lines=list(f["lines"]),
@@ -1624,13 +1630,22 @@ def experiment_folders(experiments: PathLike) -> list[Path]:
 def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = Path(root or Path.cwd()) / "experiments"
+    # `ccsim reproduce "$PAPER"` with PAPER unset: Path("") is the working folder, and as a
+    # prefix "" matched every paper.
+    if not name.strip():
+        raise PlanError("the paper's id is empty; give one, e.g. p001 (ccsim reproduce --list "
+                        "shows them)")  # fmt: skip
     direct = Path(name)
     if (direct / "plan.toml").exists():
         return direct
     if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id to look up
         raise PlanError(f"{name}: no plan.toml there; give a paper's folder or its id "
                         "(ccsim reproduce --list shows them)")  # fmt: skip
-    matches = sorted(p for p in base.glob(f"{name}*") if (p / "plan.toml").exists())
+    # The id is a prefix of the folder's name, read as text, not as a glob pattern: "" and "*"
+    # matched every folder and reproduced m01-dctcp (the first by name), "p00[1]" found p001
+    # and "p00*" was "Invalid pattern: '**' ..." (campaign 12, issue 32).
+    folders = sorted(base.iterdir()) if base.is_dir() else []
+    matches = [p for p in folders if p.name.startswith(name) and (p / "plan.toml").exists()]
     if not matches:
         known = [p.name for p in experiment_folders(base)]
         raise PlanError(

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 import re
 import reprlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,15 @@ def brief(value: Any) -> str:
     return _BRIEF.repr(value)
 
 
+def _normal(number: float, value: Any, where: str) -> float:
+    """``number``, unless it is subnormal: the scenario's reader refuses those wherever it
+    reads a number, and a range's step of 1e-320 was taken (campaign 12, issue 32)."""
+    if number != 0 and abs(number) < sys.float_info.min:
+        raise ValueError(f"{where}: {brief(value)} is subnormal; a number is 0 or at least "
+                         "2.2e-308 in magnitude")  # fmt: skip
+    return number
+
+
 def _quantity(value: Any, where: str) -> tuple[float, str, bool]:
     """(number, unit, whole) of a bound: a TOML number or a string such as ``"7.5ms"``."""
     if isinstance(value, bool):
@@ -74,11 +84,11 @@ def _quantity(value: Any, where: str) -> tuple[float, str, bool]:
             number = math.inf
         if not math.isfinite(number):
             raise ValueError(f"{where}: {brief(value)} is not a finite number")
-        return number, "", isinstance(value, int)
+        return _normal(number, value, where), "", isinstance(value, int)
     if isinstance(value, str):  # "7.5ms"; or "1000", a listed literal sent back as text
         m = _QUANTITY.fullmatch(value)
         if m is not None:
-            return float(m.group(1)), m.group(2), False
+            return _normal(float(m.group(1)), value, where), m.group(2), False
     raise ValueError(
         f'{where}: {brief(value)} is not a number or a number with a unit ("40s", "7.5ms", "5%")'
     )

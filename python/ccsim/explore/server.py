@@ -463,8 +463,19 @@ def stopping_server(config: Any, engine: Engine) -> Any:
             # uvicorn's own (SIGINT, SIGTERM) restores their handlers on leaving, then raises
             # each signal it caught again: SIGHUP's handler must be back by then, so it is set
             # inside uvicorn's and restored before it ends.
+            # A signal ignored when the explorer started stays ignored (`nohup ccsim explore`:
+            # SIGHUP; see ccsim.__main__): uvicorn sets its handlers regardless, so they are
+            # put back to SIG_IGN inside its block (campaign 12, issue 32).
+            main_thread = threading.current_thread() is threading.main_thread()
+            stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+            ignored = [s for s in stops if main_thread and signal.getsignal(s) is signal.SIG_IGN]
             with super().capture_signals():
-                if threading.current_thread() is not threading.main_thread():
+                if not main_thread:
+                    yield
+                    return
+                for s in ignored:
+                    signal.signal(s, signal.SIG_IGN)
+                if signal.SIGHUP in ignored:
                     yield
                     return
                 previous = signal.signal(signal.SIGHUP, self.handle_exit)

@@ -129,6 +129,14 @@ def _write_site(
             (work / f"{page.name}.html").write_text(body, encoding="utf-8")
             drawn.drew(page.name, inputs, [work / f"{page.name}.html"])
         pages.append(page)
+    if left_out and not pages:
+        # Every reproduction damaged: the index said "No reproduction yet" with status 0,
+        # the site `ccsim report` refuses to write for a folder without one (campaign 12,
+        # issue 32). Nothing is moved into place, so an earlier site stays as it was.
+        raise ValueError(
+            f"{results}: every reproduction in it was left out (named above), so no site was "
+            "written; run `ccsim reproduce` again for them"
+        )
     (work / "index.html").write_text(index_page(pages), encoding="utf-8")
     drawn.write(work)
     (work / "site.json").write_text(

@@ -18,7 +18,9 @@
 use indexmap::IndexMap;
 use toml::Value;
 
-use super::reader::{error, opt, read_fraction_above_zero, Field, Reader, Res, RATE_SHORT};
+use super::reader::{
+    check_name, error, opt, read_fraction_above_zero, Field, Reader, Res, RATE_SHORT,
+};
 use crate::diffserv::{
     Action, CarLimit, Ipv4Prefix, MatchSpec, MeterSpec, PolicerRule, PolicerSpec, PortRange,
     Protocol,
@@ -134,8 +136,14 @@ fn read_class(f: &Field, kind: SchedulerKind) -> Res<ClassSpec> {
         SchedulerKind::Cbwfq => &["bandwidth", "bandwidth_percent", "priority", "burst"],
     });
     r.allow(&keys)?;
-    let name = r.req("name", "a class name such as \"premium\"")?;
-    let name = name.name("a class name such as \"premium\"")?.to_string();
+    let name_field = r.req("name", "a class name such as \"premium\"")?;
+    let name = name_field
+        .name("a class name such as \"premium\"")?
+        .to_string();
+    // The rules of every other name: a class is a row of the classes table, a plan's
+    // `where = { class = ... }` and part of its random stream's identity, and "" or a
+    // bidirectional control in it was taken (campaign 12, issue 32).
+    check_name(&name_field.path, &name)?;
     let matches = opt(&mut r, "match", read_match)?;
     let limit =
         opt(&mut r, "limit", read_class_limit)?.unwrap_or(QueueLimit::Packets(DEFAULT_CLASS_LIMIT));
