@@ -560,8 +560,9 @@ impl TcpSpec {
     /// HyStart, ns-3's giving up after six retransmissions) are in docs/tcp.md §11.
     pub fn ns3() -> Self {
         TcpSpec {
-            // `Sack` true. `RecoveryType` is TcpPrrRecovery (RFC 6937), which ccsim lacks:
-            // RFC 6675's recovery by pipe is the nearest.
+            // `Sack` true. `RecoveryType` is TcpPrrRecovery (RFC 6937); the preset keeps RFC
+            // 6675's recovery by pipe, which the validation's matrix was fitted with, and
+            // `variant = "prr"` over it follows ns-3's default (docs/tcp.md §11, "PRR").
             recovery: Recovery::Sack,
             // `SocketType` TcpCubic (C 0.4, beta 0.7, fast convergence and TCP friendliness
             // on, as ccsim's CUBIC defaults), in its whole-segment arithmetic (`model = "ns3"`);
