@@ -264,7 +264,7 @@ class Aqm:
 #: default (no flow here is ECN-capable) and drops 64 packets at once from the fattest flow
 #: on overflow (never reached at a 1,000-packet limit, set alike all the same); its quantum is
 #: the device's MTU, 1,500 bytes, against RFC 8290's 1,514 in ccsim.
-AQMS: Mapping[str, Aqm] = {
+_AQMS: Mapping[str, Aqm] = {
     "codel": Aqm(
         {"type": "codel", "target": "5ms", "interval": "100ms", "maxpacket": 1500, "ecn": False},
         "codel",
@@ -285,32 +285,6 @@ AQMS: Mapping[str, Aqm] = {
             "quantum": 1500,
             "drop_batch": 64,
             "ecn": False,
-        },
-        "fqcodel",
-        (
-            ("ns3::FqCoDelQueueDisc::Target", "5ms"),
-            ("ns3::FqCoDelQueueDisc::Interval", "100ms"),
-            ("ns3::FqCoDelQueueDisc::Flows", "1024"),
-            ("ns3::FqCoDelQueueDisc::DropBatchSize", "64"),
-            ("ns3::FqCoDelQueueDisc::UseEcn", "false"),
-            ("ns3::CoDelQueueDisc::MinBytes", "1500"),
-        ),
-    ),
-    # The same ns-3 runs beside ccsim's FQ-CoDel with ns-3's maxpacket rule: a flow queue
-    # with at most a packet's worth left is never dropped from, whatever the whole queue holds
-    # (ns-3's flow queues are CoDel queue discs of their own; Linux and ccsim's default compare
-    # the whole queue's backlog; docs/validation.md).
-    "fq_codel_ns3": Aqm(
-        {
-            "type": "fq_codel",
-            "target": "5ms",
-            "interval": "100ms",
-            "maxpacket": 1500,
-            "flows": 1024,
-            "quantum": 1500,
-            "drop_batch": 64,
-            "ecn": False,
-            "maxpacket_scope": "flow",
         },
         "fqcodel",
         (
@@ -348,6 +322,18 @@ AQMS: Mapping[str, Aqm] = {
             ("ns3::PieQueueDisc::UseCapDropAdjustment", "true"),
             ("ns3::PieQueueDisc::UseEcn", "false"),
         ),
+    ),
+}
+
+#: The same ns-3 runs beside ccsim's FQ-CoDel with ns-3's maxpacket rule: a flow queue with at
+#: most a packet's worth left is never dropped from, whatever the whole queue holds (ns-3's flow
+#: queues are CoDel queue discs of their own; Linux and ccsim's default compare the whole
+#: queue's backlog; docs/validation.md).
+AQMS: Mapping[str, Aqm] = {
+    **_AQMS,
+    "fq_codel_ns3": dataclasses.replace(
+        _AQMS["fq_codel"],
+        ccsim_queue={**_AQMS["fq_codel"].ccsim_queue, "maxpacket_scope": "flow"},
     ),
 }
 
