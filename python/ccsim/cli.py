@@ -1176,7 +1176,7 @@ def _stdout() -> Any:
     """``sys.stdout``, or an OSError naming stdout when it is closed (``ccsim ... >&-``):
     Python then starts with ``sys.stdout`` None, to which print() writes nothing at all."""
     if sys.stdout is None:
-        raise OSError(errno.EBADF, "Closed (nothing can be written)", str(STDOUT))
+        raise OSError(errno.EBADF, "Closed (nothing can be printed)", str(STDOUT))
     return sys.stdout
 
 

@@ -123,7 +123,7 @@ def slow_line() -> str:
 
 #: The error a command gives when stdout is ``closed`` (``>&-``) or ``full`` (``> /dev/full``).
 STDOUT_ERRORS = {
-    "closed": "ccsim: error: stdout: closed (nothing can be written)\n",
+    "closed": "ccsim: error: stdout: closed (nothing can be printed)\n",
     "full": "ccsim: error: stdout: no space left on device\n",
 }
 

@@ -486,7 +486,7 @@ def test_output_with_stdout_closed_is_an_error_naming_stdout_not_a_silent_succes
     status = main(argv)
     monkeypatch.undo()
     assert status == 1
-    assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be written)\n"
+    assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be printed)\n"
 
 
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
