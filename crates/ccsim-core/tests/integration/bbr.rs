@@ -20,21 +20,6 @@ fn bbr_run(n: usize, buffer: u32, duration: &str, tcp: &str) -> RunOutput {
     run_toml(&s, &[], None)
 }
 
-/// The samples `(time_s, value)` of one time series.
-fn samples(out: &RunOutput, name: &str, metric: &str) -> Vec<(f64, f64)> {
-    let s = &out.series;
-    let (t, n, m, v) = (
-        f64s(s, "time_s"),
-        s.str("name").expect("name column"),
-        s.str("metric").expect("metric column"),
-        f64s(s, "value"),
-    );
-    (0..t.len())
-        .filter(|&i| n[i] == name && m[i] == metric)
-        .map(|i| (t[i], v[i]))
-        .collect()
-}
-
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     xs[xs.len() / 2]

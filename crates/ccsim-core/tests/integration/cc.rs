@@ -81,21 +81,6 @@ fn a_lone_fast_flow_keeps_alpha_packets_queued() {
     }
 }
 
-/// The samples `(time_s, value)` of one time series.
-fn samples(out: &RunOutput, name: &str, metric: &str) -> Vec<(f64, f64)> {
-    let s = &out.series;
-    let (t, n, m, v) = (
-        f64s(s, "time_s"),
-        s.str("name").expect("name column"),
-        s.str("metric").expect("metric column"),
-        f64s(s, "value"),
-    );
-    (0..t.len())
-        .filter(|&i| n[i] == name && m[i] == metric)
-        .map(|i| (t[i], v[i]))
-        .collect()
-}
-
 #[test]
 fn highspeed_at_hundreds_of_segments_keeps_two_thirds_on_a_loss_and_grows_six_per_rtt() {
     // RFC 3649 where its response function is active, far above Low_Window = 38: one flow on

@@ -213,3 +213,18 @@ pub fn bottleneck_queue_samples(out: &RunOutput, from_s: f64) -> Vec<f64> {
         .map(|i| value[i])
         .collect()
 }
+
+/// The samples `(time_s, value)` of one time series.
+pub fn samples(out: &RunOutput, name: &str, metric: &str) -> Vec<(f64, f64)> {
+    let s = &out.series;
+    let (t, n, m, v) = (
+        f64s(s, "time_s"),
+        s.str("name").expect("name column"),
+        s.str("metric").expect("metric column"),
+        f64s(s, "value"),
+    );
+    (0..t.len())
+        .filter(|&i| n[i] == name && m[i] == metric)
+        .map(|i| (t[i], v[i]))
+        .collect()
+}
