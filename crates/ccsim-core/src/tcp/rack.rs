@@ -450,7 +450,7 @@ mod path_tests {
     use crate::endpoint::Endpoint;
     use crate::packet::{Packet, TcpHeader};
     use crate::tcp::config::{InitialWindow, LossDetection, RackSpec, Recovery, TcpSpec, TlpSpec};
-    use crate::tcp::{TcpReceiver, TcpSender, TcpSenderConfig};
+    use crate::tcp::{TcpReceiver, TcpSender};
     use crate::time::{SimDuration, SimTime};
 
     const MSS: u64 = 1000;
@@ -513,17 +513,7 @@ mod path_tests {
         spacing: SimDuration,
         fate: impl Fn(u64, u32) -> Fate,
     ) -> Run {
-        let mut s = TcpSender::new(TcpSenderConfig {
-            addr: 0,
-            dst_addr: 1,
-            port: 0,
-            dst_port: 1,
-            flow: 0,
-            start: SimTime::ZERO,
-            stop: None,
-            size: Some(segments * MSS),
-            tcp: tcp.clone().into(),
-        });
+        let mut s = TcpSender::for_test(tcp.clone(), Some(segments * MSS));
         let mut r = TcpReceiver::for_test(tcp);
         let mut run_sent = vec![];
         let mut acks = vec![];

@@ -1687,6 +1687,26 @@ impl Endpoint for TcpSender {
     }
 }
 
+/// A sender at address 0, port 0, talking to a receiver at address 1, port 1, flow 0, from
+/// time 0 (`size` None: bulk): the fixture of the TCP unit tests, beside
+/// `TcpReceiver::for_test`.
+#[cfg(test)]
+impl TcpSender {
+    pub(crate) fn for_test(tcp: TcpSpec, size: Option<u64>) -> TcpSender {
+        TcpSender::new(TcpSenderConfig {
+            addr: 0,
+            dst_addr: 1,
+            port: 0,
+            dst_port: 1,
+            flow: 0,
+            start: SimTime::ZERO,
+            stop: None,
+            size,
+            tcp: tcp.into(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Hand-computed traces of RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5 and RFC 6298 §5: a
@@ -1712,17 +1732,7 @@ mod tests {
             limited_transmit: false,
             ..TcpSpec::default()
         };
-        TcpSender::new(TcpSenderConfig {
-            addr: 0,
-            dst_addr: 1,
-            port: 0,
-            dst_port: 1,
-            flow: 0,
-            start: SimTime::ZERO,
-            stop: None,
-            size: None,
-            tcp: tcp.into(),
-        })
+        TcpSender::for_test(tcp, None)
     }
 
     fn ack_pkt(ack: u64, sack: &[(u64, u64)]) -> Packet {
@@ -2180,17 +2190,7 @@ mod tests {
     }
 
     fn sender_with(tcp: TcpSpec, size: Option<u64>) -> TcpSender {
-        TcpSender::new(TcpSenderConfig {
-            addr: 0,
-            dst_addr: 1,
-            port: 0,
-            dst_port: 1,
-            flow: 0,
-            start: SimTime::ZERO,
-            stop: None,
-            size,
-            tcp: tcp.into(),
-        })
+        TcpSender::for_test(tcp, size)
     }
 
     fn spec(recovery: Recovery, iw: u32) -> TcpSpec {
