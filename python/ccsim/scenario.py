@@ -353,7 +353,11 @@ class Scenario:
             raise TypeError(f"text: expected TOML text (str), not {type(text).__name__}")
         self._text = _unicode("text", text)
         self._overrides = tuple(_unicode("overrides", o) for o in _override_strings(overrides))
-        self._source = source
+        if not isinstance(source, str):
+            raise TypeError(
+                f"source: expected a name for messages (str), not {type(source).__name__}"
+            )
+        self._source = _unicode("source", source)
 
     @classmethod
     def from_toml(cls, path: PathLike) -> Scenario:
@@ -362,7 +366,8 @@ class Scenario:
         Parameters
         ----------
         path
-            The file, e.g. ``examples/dumbbell.toml``.
+            The file, e.g. ``examples/dumbbell.toml``. A FIFO (a shell's ``<(...)``) is read
+            as a stream, as ``cat`` reads it: until its writer closes it.
         """
         p = Path(path)
         text = read_text(p)

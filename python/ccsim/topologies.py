@@ -63,6 +63,13 @@ def _whole(name: str, x: Any, low: int) -> int:
     return int(x)
 
 
+def _table(name: str, x: Any) -> dict[str, Any]:
+    """``x``, a mapping (a TOML table such as ``[tcp]``), as a dict, or an error naming ``name``."""
+    if not isinstance(x, Mapping):
+        raise TypeError(f"{name}: expected a table (a mapping), not {type(x).__name__} {x!r}")
+    return dict(x)
+
+
 def dumbbell(
     n_flows: int,
     *,
@@ -162,7 +169,7 @@ def dumbbell(
             "src": "s0",
             "dst": "d0",
             "arrival_rate": web_rate,
-            "sizes": dict(web_sizes),
+            "sizes": _table("web_sizes", web_sizes),
         }
     last_start_s = max(0, n_flows - 1) * start_gap_ms / 1e3
     tree = {
@@ -170,7 +177,7 @@ def dumbbell(
         "duration": duration or f"{last_start_s + 10:g}s",
         "nodes": nodes,
         "links": links,
-        "tcp": dict(tcp),
+        "tcp": _table("tcp", tcp),
         "flows": flows,
     }
     return Scenario.from_dict(tree)
@@ -275,14 +282,14 @@ def fat_tree(
             "src": hosts[src][0],
             "dst": hosts[dst][0],
             "arrival_rate": web_rate,
-            "sizes": dict(web_sizes),
+            "sizes": _table("web_sizes", web_sizes),
         }
     tree = {
         "seed": seed,
         "duration": duration,
         "nodes": nodes,
         "links": links,
-        "tcp": dict(tcp),
+        "tcp": _table("tcp", tcp),
         "flows": flows,
     }
     return Scenario.from_dict(tree)

@@ -621,6 +621,29 @@ def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_m
     assert not (tmp_path / "out").exists()
 
 
+def test_a_million_flow_copies_under_an_address_space_limit_are_one_error_naming_the_count(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 11: `count = 1000000` under `ulimit -v` ended in Rust's allocation failure
+    # ("memory allocation of 247464096 bytes failed", status 134, a backtrace). The copies are
+    # counted before they are made, against the address-space limit where it is below
+    # limits.max_memory. Here 1 GiB, with a million copies needing about 2.6 GiB.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.RLIM_INFINITY))\n"
+        "from ccsim.cli import main\n"
+        f"sys.exit(main(['validate', {str(f)!r}, '--set', 'flows.f1.count=1000000']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert proc.stderr.startswith("ccsim: error: flows.f1.count: 1000000 flows take at least ")
+    assert "address-space limit (1024 MiB, ulimit -v)" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
 def test_reading_a_small_scenario_needs_no_more_memory_than_the_file(examples: Path) -> None:
     # Campaign 3: the 64 MiB cap read with read(64 MiB + 1), which allocates that buffer up
     # front: under a memory limit (ulimit -v) `ccsim reproduce` died with MemoryError reading

@@ -1320,3 +1320,26 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         again.bind(("127.0.0.1", port))
         again.listen()
+
+
+def test_a_value_written_in_another_scripts_digits_is_refused_as_toml_would() -> None:
+    # Python's float() reads "120s" in Arabic-Indic digits as 120 s; no TOML reader does, so
+    # a page sending it ran a value no scenario file could hold (campaign 12, issue 32).
+    cat = Catalog(EXPERIMENTS)
+    case1 = {"paper": "p002", "figure": "case1", "quick": True}
+    for value in ("\u0661\u0662\u0660s", "\uff11\uff12\uff10s", "1\u0662\u0660s"):
+        with pytest.raises(RequestError, match=r"duration: .* is not a (number|value)"):
+            cat.request({**case1, "params": {"duration": value}})
+    fig8 = {"paper": "p001", "figure": "fig8", "lines": ["reno"], "seeds": 1}
+    with pytest.raises(RequestError, match=r"x: .* is not a (number|value)"):
+        cat.request({**fig8, "x": ["\u0665%"]})
+    assert cat.request({**case1, "params": {"duration": "120s"}}).params  # ASCII still taken
+
+
+def test_a_content_length_that_is_not_ascii_digits_is_refused_with_400() -> None:
+    from ccsim.explore.server import refusal
+
+    for length in ("\u00b2", "\u0661\u0662", "-5", "1e3"):
+        refused = refusal("POST", {"host": "h", "content-length": length})
+        assert refused is not None and refused.status == 400, length
+    assert refusal("POST", {"host": "h", "content-length": "0"}) is None

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import doctest
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -234,3 +236,32 @@ def test_a_lone_surrogate_is_refused_when_the_scenario_is_made_naming_where(
     with pytest.raises(ValueError) as caught:
         make(two_hosts)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize("source", [5, None, b"file.toml"])
+def test_a_scenarios_source_that_is_not_text_is_refused_naming_the_parameter(
+    two_hosts: str, source: Any
+) -> None:
+    # `source` names the text in every message; a number was taken and printed as "5: ..."
+    # (campaign 12, issue 32).
+    with pytest.raises(TypeError, match=r"^source: expected a name for messages"):
+        ccsim.Scenario(two_hosts, source=source)
+    assert ccsim.Scenario(two_hosts, source="mine.toml").validate()
+
+
+def test_from_toml_reads_a_fifo_as_a_stream_as_a_shells_process_substitution_gives(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # `ccsim run <(generate)` hands ccsim a FIFO; it is read to its writer's end, as `cat`
+    # would, rather than refused as not a regular file.
+    import threading
+
+    fifo = tmp_path / "scenario.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(two_hosts, encoding="utf-8"))
+    writer.start()
+    try:
+        sc = ccsim.Scenario.from_toml(fifo)
+    finally:
+        writer.join()
+    assert sc.to_toml() == ccsim.Scenario.from_str(two_hosts).to_toml()

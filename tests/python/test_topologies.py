@@ -98,6 +98,10 @@ def test_bad_sizes_are_refused_with_the_parameter_named() -> None:
         (lambda: topologies.fat_tree(4, long_flows=-1), ValueError, "long_flows must be >= 0"),
         (lambda: topologies.fat_tree(4, delay_us=float("nan")), ValueError, "delay_us: nan"),
         (lambda: topologies.fat_tree(4.0), TypeError, "k: expected an integer"),
+        (lambda: topologies.dumbbell(2, tcp=None), TypeError, "tcp: expected a table"),
+        (lambda: topologies.fat_tree(4, tcp=[("sack", True)]), TypeError, "tcp: expected a table"),
+        (lambda: topologies.dumbbell(2, web_rate=1.0, web_sizes="pareto"), TypeError,
+         "web_sizes: expected a table"),
     ],
 )  # fmt: skip
 def test_a_generator_parameter_of_the_wrong_kind_is_refused_naming_it(

@@ -45,7 +45,7 @@ def _order(values: list[str]) -> list[str]:
     import re
 
     def key(v: str) -> tuple[int, str, float]:
-        m = re.fullmatch(r'"?(\d+(?:\.\d+)?)\s*([A-Za-z%]*)"?', v)
+        m = re.fullmatch(r'"?(\d+(?:\.\d+)?)\s*([A-Za-z%]*)"?', v, re.ASCII)
         if m is None:
             return (2, "", 0.0)
         return (0 if not m.group(2) else 1, m.group(2), float(m.group(1)))

@@ -42,8 +42,10 @@ from typing import Any
 
 __all__ = ["PlanRanges", "Range", "RangeError", "parse_plan_ranges"]
 
+# ASCII only: Python's `\d` and `float` take any script's digits ("١٢" is 12), which no
+# TOML reader does, so a value the page sent that way ran as a number (campaign 12, issue 32).
 _QUANTITY = re.compile(
-    r'\s*"?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*)\s*"?\s*'
+    r'\s*"?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%]*)\s*"?\s*', re.ASCII
 )
 
 

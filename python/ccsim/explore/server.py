@@ -75,6 +75,10 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
         return Refused(403, f"a {brief(site)} request is refused (Sec-Fetch-Site): only the "
                             "explorer's own page may use its API")  # fmt: skip
     length = headers.get("content-length", "")
+    if length and not (length.isascii() and length.isdigit()):  # "²" is a digit to Python
+        return Refused(
+            400, f"the request's Content-Length {brief(length)} is not a number of bytes"
+        )
     has_body = (length.isdigit() and int(length) > 0) or "transfer-encoding" in headers
     if method == "POST" and has_body:  # a body-less POST (cancel) has no type to check
         ctype = headers.get("content-type", "").split(";")[0].strip().lower()

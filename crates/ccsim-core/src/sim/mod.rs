@@ -40,6 +40,7 @@ mod engine;
 mod interrupt;
 mod link_events;
 mod report;
+pub(crate) use report::CONFIGURED_FLOW_BYTES;
 mod retire;
 #[cfg(test)]
 mod tests;

@@ -26,8 +26,9 @@ use super::reader::{
 };
 use super::sctp::{read_sctp_flow, SCTP_KEYS};
 use super::tcp::{read_tcp_layer, resolve_tcp, TcpLayer, TCP_KEYS};
-use crate::scenario::spec::{FlowKind, FlowSpec, LinkSpec, NodeKind, NodeSpec, SizeDist};
+use crate::scenario::spec::{FlowKind, FlowSpec, Limits, LinkSpec, NodeKind, NodeSpec, SizeDist};
 use crate::scenario::units;
+use crate::sim::CONFIGURED_FLOW_BYTES;
 use crate::time::{SimDuration, SimTime};
 
 const FLOW_TYPES: &[&str] = &["tcp", "cbr", "onoff", "short_tcp", "sctp", "ping"];
@@ -44,7 +45,9 @@ pub(super) fn read_flows(
     links: &IndexMap<String, LinkSpec>,
     tcp_defaults: &TcpLayer,
     start_jitter: SimDuration,
+    limits: &Limits,
 ) -> Res<IndexMap<String, FlowSpec>> {
+    let room = FlowRoom::of(limits);
     let Value::Table(table) = f.value else {
         return Err(f.expected("a table of flows such as [flows.bulk]"));
     };
@@ -67,6 +70,10 @@ pub(super) fn read_flows(
             flows.insert(name.clone(), spec);
             continue;
         };
+        room.check(
+            flows.len() as u64 + u64::from(count),
+            &join(&flow.path, "count"),
+        )?;
         for i in 1..=count {
             let copy = format!("{name}#{i}");
             if flows.contains_key(&copy) || table.contains_key(&copy) {
@@ -78,7 +85,69 @@ pub(super) fn read_flows(
             flows.insert(copy, spec.clone());
         }
     }
+    room.check(flows.len() as u64, &f.path)?;
     Ok(flows)
+}
+
+/// How many configured flows the process can hold: `limits.max_memory`, or the process's
+/// address-space limit (`ulimit -v`) where that is lower, over what one flow takes at least
+/// (`CONFIGURED_FLOW_BYTES`). Checked before `count` copies are made: a million copies under
+/// a 1 GB address-space limit ended in Rust's allocation failure, an abort with no line naming
+/// the scenario (campaign 11, issue 32). The refusal by `max_memory` depends only on the
+/// scenario; the one by the address space depends on the machine, as running out would.
+struct FlowRoom {
+    bytes: u64,
+    what: String,
+}
+
+impl FlowRoom {
+    fn of(limits: &Limits) -> FlowRoom {
+        match address_space_limit() {
+            Some(limit) if limit < limits.max_memory => FlowRoom {
+                bytes: limit,
+                what: format!(
+                    "the process's address-space limit ({} MiB, ulimit -v)",
+                    limit >> 20
+                ),
+            },
+            _ => FlowRoom {
+                bytes: limits.max_memory,
+                what: format!("limits.max_memory ({} MiB)", limits.max_memory >> 20),
+            },
+        }
+    }
+
+    fn check(&self, flows: u64, path: &str) -> Res<()> {
+        let need = flows.saturating_mul(CONFIGURED_FLOW_BYTES);
+        if need <= self.bytes {
+            return Ok(());
+        }
+        Err(error(
+            path,
+            format!(
+                "{flows} flows take at least {} MiB ({CONFIGURED_FLOW_BYTES} B each: the spec, \
+                 the endpoints and a row of the flows table), more than {}; use fewer flows \
+                 or raise the limit",
+                need >> 20,
+                self.what
+            ),
+        ))
+    }
+}
+
+/// The soft address-space limit (`RLIMIT_AS`) from Linux's `/proc/self/limits`; `None` when
+/// it is unlimited or cannot be read (another system). The whole limit, not what is left
+/// under it: the allocator (mimalloc) reserves address space ahead of use, so the mapped
+/// size overstates what is taken.
+fn address_space_limit() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Max address space"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok() // "unlimited" does not parse
 }
 
 fn read_flow(
@@ -367,6 +436,47 @@ mod tests {
             assert_eq!(s.flows[copy].start, SimTime::from_secs(2));
             assert_eq!(s.flows[copy].dst, "h2");
         }
+    }
+
+    #[test]
+    fn copies_past_the_memory_limit_are_refused_before_they_are_made_naming_the_count() {
+        // Campaign 11, issue 32: a million copies under a tight limit ended in an abort.
+        use crate::sim::CONFIGURED_FLOW_BYTES;
+        let per = CONFIGURED_FLOW_BYTES;
+        // 400 copies fit in 1 MiB only if a flow takes under 2,621 B; it takes more.
+        assert!(per > (1 << 20) / 400 && per < (1 << 20) / 300, "{per}");
+        let m = message(MINIMAL, &["flows.f1.count=400", "limits.max_memory=1MiB"]);
+        assert_eq!(
+            m,
+            format!(
+                "flows.f1.count: 400 flows take at least 1 MiB ({per} B each: the spec, the \
+                 endpoints and a row of the flows table), more than limits.max_memory (1 MiB); \
+                 use fewer flows or raise the limit"
+            )
+        );
+        assert_eq!(
+            spec(MINIMAL, &["flows.f1.count=300", "limits.max_memory=1MiB"])
+                .flows
+                .len(),
+            300
+        );
+        // The machine's address-space limit, where lower, in the same words.
+        let room = FlowRoom {
+            bytes: 1 << 20,
+            what: "the process's address-space limit (1 MiB, ulimit -v)".into(),
+        };
+        let e = room.check(1_000_000, "flows.f.count").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("flows.f.count: 1000000 flows take at least"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("address-space limit (1 MiB, ulimit -v)"),
+            "{e}"
+        );
+        assert!(room.check(300, "flows.f.count").is_ok());
     }
 
     #[test]

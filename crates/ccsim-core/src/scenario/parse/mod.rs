@@ -327,7 +327,7 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
     striping::check_stripes(&nodes, &links)?;
     let tcp_defaults = opt(&mut top, "tcp", read_tcp_table)?.unwrap_or_default();
     let flows = opt(&mut top, "flows", |f| {
-        read_flows(f, &nodes, &links, &tcp_defaults, jitter)
+        read_flows(f, &nodes, &links, &tcp_defaults, jitter, &limits)
     })?
     .unwrap_or_default();
     diffserv::resolve_names(&mut nodes, &mut links, &flows)?;
