@@ -27,6 +27,10 @@ class SimulationError(Error):
 Column = npt.NDArray[np.float64] | npt.NDArray[np.int64] | list[str]
 """float64 and int64 columns are numpy arrays; text columns are lists of str."""
 
+def check_syntax(text: str) -> None:
+    """Raise ScenarioError ("TOML syntax error at line L, column C: ...") unless ``text`` is
+    TOML; the scenario's keys are not read."""
+
 def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str:
     """Check a scenario as ``run`` does before its first event, without running it: parse,
     validate and build the network (so a flow whose packets exceed the MTU of a link on its

@@ -147,6 +147,18 @@ fn validate(
     }
 }
 
+/// Raise a ScenarioError ("TOML syntax error at line L, column C: ...") unless `text` is
+/// TOML; the scenario's keys are not read (`ccsim_core::check_syntax`).
+#[pyfunction]
+fn check_syntax(py: Python<'_>, text: &str) -> PyResult<()> {
+    let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| ccsim_core::check_syntax(text))));
+    match result {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(to_py_err(py, e.into())),
+        Err(payload) => Err(internal_error("reading the scenario", payload.as_ref())),
+    }
+}
+
 /// A numpy array of `n` 8-byte items of `dtype`, filled in place by `fill` (native byte order).
 fn numpy_array<'py>(
     frombuffer: &Bound<'py, PyAny>,
@@ -383,6 +395,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", py.get_type::<Error>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add_function(wrap_pyfunction!(check_syntax, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

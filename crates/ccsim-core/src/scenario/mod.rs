@@ -5,7 +5,7 @@ mod parse;
 pub mod spec;
 pub mod units;
 
-pub use parse::load_scenario;
+pub use parse::{load_scenario, parse_toml};
 pub use spec::*;
 
 use std::fmt;
