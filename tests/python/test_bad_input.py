@@ -423,6 +423,33 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
 
 
+def test_a_sweeps_tables_on_a_disk_gone_read_only_name_out_and_say_the_runs_are_kept(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 13: a disk remounted read-only after the runs: the hidden folder the tables are
+    # written in could not be made, and the error named it (".ccsim-partial-XXXX", never
+    # made) without saying that the finished runs are kept and the command resumes.
+    from ccsim import staging
+
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
+    mkdtemp = staging.tempfile.mkdtemp
+
+    def read_only(*args: Any, prefix: str = "", dir: Any = None, **kwargs: Any) -> str:
+        if prefix == ".ccsim-partial-":
+            raise OSError(errno.EROFS, "Read-only file system", f"{dir}/{prefix}abcd1234")
+        return mkdtemp(*args, prefix=prefix, dir=dir, **kwargs)
+
+    monkeypatch.setattr(staging.tempfile, "mkdtemp", read_only)
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out}: read-only file system; the tables were not written; the 2 "
+        f"finished runs are kept in {out}/runs, and the same command resumes from them"
+    )
+    monkeypatch.setattr(staging.tempfile, "mkdtemp", mkdtemp)
+    assert main(argv) == 0
+    assert "2 runs: 0 executed, 2 reused from the store" in capsys.readouterr().out
+
+
 def test_an_output_named_as_long_as_the_system_allows_is_written(
     tmp_path: Path, two_hosts: str, capsys: Any
 ) -> None:
