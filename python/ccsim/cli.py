@@ -263,8 +263,12 @@ class _ProgressLine:
         self.started = time.monotonic()
         self.last: tuple[float, int] = (self.started, 0)
         self.width = 0
+        #: Set when the terminal no longer takes the line (see ``_show``).
+        self.gone = False
 
     def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        if self.gone:
+            return
         now = time.monotonic()
         t0, e0 = self.last
         self.last = (now, events)
@@ -280,14 +284,24 @@ class _ProgressLine:
             text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
         # Padded to the longest line so far: a shorter line must cover the longer one's tail.
         self.width = max(self.width, len(text) + 1)
-        self.stream.write("\r" + text.ljust(self.width))
-        self.stream.flush()
-        self.shown = True
+        self.shown = self._show("\r" + text.ljust(self.width))
 
     def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
+        if self.shown and not self.gone:
+            self._show("\n")
+
+    def _show(self, text: str) -> bool:
+        """Write ``text``; False, and no more lines, when the terminal is gone. A terminal that
+        hung up fails the write (EIO): with SIGHUP ignored (``nohup``, ``trap '' HUP``) that
+        failure stopped the run, with status 1 and nothing written, when the person watching
+        had only closed the window (campaign 13, issue 32). The line is for them alone."""
+        try:
+            self.stream.write(text)
             self.stream.flush()
+        except OSError:
+            self.gone = True
+            return False
+        return True
 
 
 def time_left_text(seconds: float) -> str:
