@@ -649,6 +649,12 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
             f'--param "{spec}": value {vals.index("") + 1} of {len(vals)} is empty (two '
             "commas in a row, or one at an end)"
         )
+    # A value written twice ran once but gave its rows twice, and the count read "2 runs: 1
+    # executed, 0 reused" (campaign 13, issue 32): a slip, as a path given twice is.
+    twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+    if twice is not None:
+        raise ValueError(f"--param {path.strip()}: the value {twice} is given twice; give "
+                         "each value once")  # fmt: skip
     return path.strip(), vals
 
 

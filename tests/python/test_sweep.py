@@ -330,6 +330,23 @@ def test_an_empty_param_value_is_refused_not_dropped(spec: str, where: str) -> N
     )
 
 
+def test_a_param_value_written_twice_is_refused_not_run_into_duplicate_rows(
+    two_hosts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 13: `--param duration=1s,1s` ran once, wrote both rows (the same run twice in
+    # flows.parquet) and said "2 runs: 1 executed, 0 reused from the store".
+    from ccsim.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--param", "duration=1s, 2s,1s", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: --param duration: the value 1s is given twice; give each value once\n"
+    )
+    assert not out.exists()
+
+
 def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path) -> None:
     from ccsim.cli import main
 
