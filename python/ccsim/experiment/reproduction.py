@@ -48,6 +48,7 @@ def reproduce(
     """Run (or resume) an experiment and write its figures and report into ``out``; with
     ``cluster`` (a Dask scheduler address or client) the runs go to that cluster. ``folder``
     and ``out`` may be str or Path."""
+    _check_options(quick, workers, seeds)
     started = time.monotonic()
     try:
         return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started)
@@ -56,6 +57,25 @@ def reproduce(
         # run is made again and everything derived from the records (campaign 9, issue 32).
         return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started,
                           filed_values=False)  # fmt: skip
+
+
+def _check_options(quick: Any, workers: Any, seeds: Any) -> None:
+    """What ``ccsim reproduce`` checks of --quick, --workers and --seeds, for callers from
+    Python: ``seeds=0`` (or -1) wrote a reproduction of no runs over the folder's ("Runs: 0",
+    every claim not judged) whose re-run command the CLI refuses, ``quick="no"`` ran the quick
+    mode (campaign 13, issue 32)."""
+    import numbers
+
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick: expected True or False, not {type(quick).__name__} {quick!r}")
+    for name, value in (("workers", workers), ("seeds", seeds)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected a whole number or None, not "
+                            f"{type(value).__name__} {value!r}")  # fmt: skip
+        if value < 1:
+            raise ValueError(f"{name}: {value}; it must be at least 1 (None: the default)")
 
 
 class _RecordDamaged(Exception):
