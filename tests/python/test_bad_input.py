@@ -100,6 +100,30 @@ def test_a_usage_error_is_one_line_with_status_1_as_the_readme_says() -> None:
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("option", "args"),
+    # Each command line fails at once after its options are read (a paper, a benchmark or a
+    # file that is not there), so that read as a number the digits start nothing long.
+    [("--seed", ["validate", "FILE", "--seed"]), ("--seeds", ["sweep", "NOFILE", "--out",
+     "OUT", "--seeds"]), ("--workers", ["reproduce", "nopaper", "--workers"]), ("--repeat",
+     ["bench", "--only", "NOPE", "--repeat"]), ("--port", ["explore", "--results", "FILE",
+     "--port"])],
+)  # fmt: skip
+def test_an_options_integer_in_digits_other_than_ascii_is_refused_not_read(
+    option: str, args: list[str], tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 13: Python's int() reads any script's digits: `--seed ١٢` (Arabic-Indic) ran
+    # seed 12, `--port` in full-width digits listened on 8765.
+    names = {"FILE": str(examples / "random-loss.toml"), "NOFILE": str(tmp_path / "no.toml"),
+             "OUT": str(tmp_path / "out")}  # fmt: skip
+    for digits in ("\u0661\u0662", "\uff18\uff17\uff16\uff15"):
+        assert main([*(names.get(a, a) for a in args), digits]) == 1
+        assert one_error_line(capsys) == (
+            f'ccsim: error: argument {option}: "{digits}" is not an integer (see ccsim '
+            f"{args[0]} --help)"
+        )
+
+
 def test_help_still_exits_0() -> None:
     proc = ccsim_cli("run", "--help")
     assert proc.returncode == 0 and "--out" in proc.stdout
