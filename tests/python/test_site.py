@@ -338,7 +338,9 @@ def test_the_page_of_a_reproduction_removed_from_results_is_removed_from_the_reb
     shutil.rmtree(tree / "p001-old")
     build_site(tree, root=ROOT)
     assert sorted(p.name for p in site.glob("*.html")) == [
-        "index.html", "notes.html", "p001-new.html"
+        "index.html",
+        "notes.html",
+        "p001-new.html",
     ]
     assert "p001-old" not in (site / "pages.json").read_text(encoding="utf-8")
 
