@@ -472,3 +472,24 @@ def test_reproduce_from_python_refuses_what_the_cli_refuses_before_writing_anyth
         experiment.reproduce(folder, out, **{"workers": 1, **options})  # type: ignore[arg-type]
     assert str(raised.value) == error
     assert not out.exists()
+
+
+def test_reproduce_refuses_to_write_into_the_plans_full_run_record(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 13: `ccsim reproduce p001 --quick --out experiments/p001-spack/full-run` wrote
+    # its quick claims.csv, summary.csv and run.json over the record the README is checked
+    # against, which `--record` refuses to do with --quick.
+    from ccsim.cli import main
+
+    record = folder / "full-run"
+    record.mkdir()
+    (record / "claims.csv").write_text("the full run's\n")
+    argv = ["reproduce", str(folder), "--quick", "--workers", "1", "--out", str(record)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {record}: that is the plan's full-run record (the README's numbers "
+        "are checked against it; --record writes it after a full run); name another folder\n"
+    )
+    assert [p.name for p in record.iterdir()] == ["claims.csv"]
+    assert (record / "claims.csv").read_text() == "the full run's\n"

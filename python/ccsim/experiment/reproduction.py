@@ -395,8 +395,15 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     if record and (quick or seeds is not None):
         raise ValueError("--record keeps a full reproduction's tables: not with --quick or "
                          "--seeds (the plan's seeds are the record's)")  # fmt: skip
-    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
-                  cluster=cluster)  # fmt: skip
+    target = Path(out or default_out(plan_id, quick))
+    if target.resolve() == (folder / "full-run").resolve():
+        # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
+        # run there replaced the record the README's numbers are checked against, which
+        # --record refuses to do with --quick (campaign 13, issue 32).
+        raise ValueError(f"--out {target}: that is the plan's full-run record (the README's "
+                         "numbers are checked against it; --record writes it after a full "
+                         "run); name another folder")  # fmt: skip
+    r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     say(f"{r.executed} runs executed, {r.cached} reused from the store")
     if record:
         say(f"recorded: {record_full_run(r.report.parent, folder)}")
