@@ -347,6 +347,35 @@ def test_a_param_value_written_twice_is_refused_not_run_into_duplicate_rows(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("overrides", "params", "seeds", "error", "message"),
+    [
+        ('duration="1s"', [], [1], TypeError, "overrides: expected a list of PATH=VALUE "
+         "strings, not one string"),
+        ([], [("duration", "1s")], [1], TypeError, "--param duration: expected a list of "
+         "values as --set writes them (strings), not '1s'"),
+        ([], [("duration", [1])], [1], TypeError, "--param duration: expected a list"),
+        ([], [], [-1], ValueError, "seeds: -1 is out of range; a seed is an integer from 0"),
+        ([], [], ["1"], ValueError, "seeds: '1' is not an integer"),
+        ([], [], [1.5], ValueError, "seeds: 1.5 is not an integer"),
+    ],
+)  # fmt: skip
+def test_a_sweep_planned_from_python_with_a_string_for_a_list_or_a_bad_seed_is_refused(
+    two_hosts: str,
+    overrides: Any,
+    params: Any,
+    seeds: Any,
+    error: type[Exception],
+    message: str,
+) -> None:
+    # Campaign 13: one string where a list goes was a sequence of its characters (overrides
+    # "d", "u", ...; the values "1s" two runs, duration=1 and duration=s), and a seed of -1 or
+    # "1" was planned, then failed in every run.
+    with pytest.raises(error) as raised:
+        sweep.plan_grid(two_hosts, overrides, params, seeds)
+    assert str(raised.value).startswith(message)
+
+
 def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path) -> None:
     from ccsim.cli import main
 
