@@ -385,6 +385,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         except OSError:  # not there yet (or a link to nowhere): the PNG is made
             pass
         check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
+        # What draws it, before the benchmarks too: missing, "ccsim needs matplotlib" came
+        # after them, minutes of them with --scale (campaign 13, issue 32).
+        import importlib
+
+        importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:

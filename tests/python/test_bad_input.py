@@ -867,6 +867,28 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
     assert error in line, line
 
 
+def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 13: "ccsim needs matplotlib" came after the benchmarks (minutes of them with
+    # --scale), their table already printed.
+    import sys
+
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it fails, as if absent
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    assert main(["bench", "--only", "F10", "--plot", str(tmp_path / "x.png")]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs matplotlib, which is not installed: install ccsim again with "
+        "its dependencies (pip install -c constraints.txt . from the repository root)"
+    )
+
+
 @pytest.mark.parametrize(
     ("plot", "error"),
     [("", "empty; name a PNG file"),
