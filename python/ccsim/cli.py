@@ -263,8 +263,12 @@ class _ProgressLine:
         self.started = time.monotonic()
         self.last: tuple[float, int] = (self.started, 0)
         self.width = 0
+        #: Set when the terminal no longer takes the line (see ``_show``).
+        self.gone = False
 
     def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        if self.gone:
+            return
         now = time.monotonic()
         t0, e0 = self.last
         self.last = (now, events)
@@ -280,14 +284,24 @@ class _ProgressLine:
             text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
         # Padded to the longest line so far: a shorter line must cover the longer one's tail.
         self.width = max(self.width, len(text) + 1)
-        self.stream.write("\r" + text.ljust(self.width))
-        self.stream.flush()
-        self.shown = True
+        self.shown = self._show("\r" + text.ljust(self.width))
 
     def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
+        if self.shown and not self.gone:
+            self._show("\n")
+
+    def _show(self, text: str) -> bool:
+        """Write ``text``; False, and no more lines, when the terminal is gone. A terminal that
+        hung up fails the write (EIO): with SIGHUP ignored (``nohup``, ``trap '' HUP``) that
+        failure stopped the run, with status 1 and nothing written, when the person watching
+        had only closed the window (campaign 13, issue 32). The line is for them alone."""
+        try:
+            self.stream.write(text)
             self.stream.flush()
+        except OSError:
+            self.gone = True
+            return False
+        return True
 
 
 def time_left_text(seconds: float) -> str:
@@ -371,6 +385,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         except OSError:  # not there yet (or a link to nowhere): the PNG is made
             pass
         check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
+        # What draws it, before the benchmarks too: missing, "ccsim needs matplotlib" came
+        # after them, minutes of them with --scale (campaign 13, issue 32).
+        import importlib
+
+        importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     _say(bench.format_table(rows))
     if args.plot is not None:
@@ -651,8 +670,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _integer(text: str) -> int:
-    """An option's integer, or argparse's one-line error."""
+    """An option's integer, or argparse's one-line error. Written in ASCII digits: Python's
+    int() reads any script's, and ``--seed ١٢`` ran seed 12 (campaign 13, issue 32)."""
     try:
+        if not text.isascii():
+            raise ValueError(text)
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f'"{text}" is not an integer') from None

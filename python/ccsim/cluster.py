@@ -109,8 +109,13 @@ async def _reach(address: str, seconds: float) -> None:
 
     scheme, loc = parse_address(address)
     if scheme not in ("tcp", "tls"):
+        _check_transport(scheme)
         return  # another transport: Dask's connect tells
     host, port = parse_host_port(loc)
+    if not 1 <= port <= 65535:
+        # Not an address: asyncio's OverflowError was taken for bytes from a server, "the
+        # address answered, but not as a Dask scheduler" (campaign 13, issue 32).
+        raise ValueError(f"port {port} is not a TCP port (1 to 65535)")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     why = "no answer"
@@ -128,6 +133,22 @@ async def _reach(address: str, seconds: float) -> None:
         writer.close()
         return
     raise _Unreachable(why)
+
+
+def _check_transport(scheme: str) -> None:
+    """ValueError unless Dask can open connections of ``scheme`` here: its ``ucx`` transport
+    without UCX-Py installed failed inside Dask's connect with a TypeError, which read as a
+    server that "answered, but not as a Dask scheduler" (campaign 13, issue 32)."""
+    from distributed.comm.registry import get_backend
+
+    backend = get_backend(scheme)  # ValueError: an unknown scheme, named with the known ones
+    try:
+        backend.get_connector()
+    except Exception:
+        raise ValueError(
+            f"Dask's {scheme}:// transport is not available in this installation; a Dask "
+            "scheduler's address is usually tcp://HOST:8786"
+        ) from None
 
 
 async def _identity(address: str) -> Any:

@@ -244,7 +244,7 @@ class Result:
 
         d = Path(directory)
         frames = {
-            name: pd.read_parquet(d / f"{name}.parquet")
+            name: _read_table_file(d / f"{name}.parquet")
             if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
             else pd.DataFrame()
             for name in TABLES
@@ -256,7 +256,15 @@ class Result:
             fields = json.loads(meta[SUMMARY_KEY])
             summary = Summary(**{k: v for k, v in fields.items() if k in known})
         toml_path = d / "scenario.toml"
-        resolved = toml_path.read_text(encoding="utf-8") if toml_path.exists() else ""
+        resolved = ""
+        if toml_path.exists():
+            from ccsim.scenario import check_regular, read_text
+
+            try:
+                check_regular(toml_path)  # a FIFO waited for a writer for ever
+            except ValueError as e:
+                raise ValueError(f"{toml_path}: {e}") from None
+            resolved = read_text(toml_path)  # not UTF-8: named, not a bare UnicodeDecodeError
         return cls(
             frames["flows"],
             frames["links"],
@@ -339,6 +347,23 @@ class Result:
             f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
             f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )
+
+
+def _read_table_file(path: Path) -> pd.DataFrame:
+    """A table of a folder ``Result.to_parquet`` wrote, or an error naming its file: a FIFO
+    in its place was "FileNotFoundError" of a file that is there (pyarrow's), a file cut short
+    pyarrow's ArrowInvalid (campaign 13, issue 32). A missing table is FileNotFoundError."""
+    import pandas as pd
+
+    from ccsim.scenario import check_regular
+
+    try:
+        check_regular(path)
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:  # NotAFile, pyarrow's ArrowInvalid and ArrowIOError
+        raise ValueError(f"{path}: not a table ccsim wrote ({e})") from None
 
 
 @contextlib.contextmanager

@@ -38,17 +38,24 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     knows better: a sweep's runs are kept though its tables are not written).
     """
     existed = out.is_dir()
-    if existed:
-        stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
-    else:
-        out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        stage = staging_folder(hidden_name(out.name), out.absolute().parent)
+    if state is None:
+        state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+    try:
+        if existed:
+            stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
+        else:
+            out.absolute().parent.mkdir(parents=True, exist_ok=True)
+            stage = staging_folder(hidden_name(out.name), out.absolute().parent)
+    except OSError as e:
+        # A disk that went read-only or filled up after a sweep's runs: the error named the
+        # hidden folder, which was never made, and not that the runs are kept (campaign 13,
+        # issue 32).
+        shown = OSError(e.errno, e.strerror or str(e), str(out))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
     try:
         yield stage
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
-        if state is None:
-            state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.

@@ -56,7 +56,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ccsim import _core
-from ccsim.scenario import check_run_count
+from ccsim.scenario import _override_strings, check_run_count, seed_problem
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
@@ -649,6 +649,12 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
             f'--param "{spec}": value {vals.index("") + 1} of {len(vals)} is empty (two '
             "commas in a row, or one at an end)"
         )
+    # A value written twice ran once but gave its rows twice, and the count read "2 runs: 1
+    # executed, 0 reused" (campaign 13, issue 32): a slip, as a path given twice is.
+    twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
+    if twice is not None:
+        raise ValueError(f"--param {path.strip()}: the value {twice} is given twice; give "
+                         "each value once")  # fmt: skip
     return path.strip(), vals
 
 
@@ -689,6 +695,16 @@ def plan_grid(
     (or an override of ``seed``) would give identical rows, all labelled alike.
     """
 
+    # From Python, one string where a list of them goes was a sequence of its characters:
+    # `plan_grid(text, "duration=1s", ...)` made the overrides "d", "u", ..., and the values
+    # "1s" two runs, "duration=1" and "duration=s"; a seed of -1 or "1" was planned and failed
+    # in every run (campaign 13, issue 32).
+    base_overrides = _override_strings(base_overrides)
+    for path, vals in params:
+        if isinstance(vals, str) or not all(isinstance(v, str) for v in vals):
+            raise TypeError(f"--param {path}: expected a list of values as --set writes them "
+                            f"(strings), not {vals!r}")  # fmt: skip
+
     # Paths compared as the keys they name ('seed', "duration", links . x . rate): the same
     # key spelt two ways slipped past these checks (campaign 9, issue 32).
     def is_seed(path: str) -> bool:
@@ -715,6 +731,10 @@ def plan_grid(
             )
         seen[keys] = path.strip()
     check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
+    for seed in seeds:  # after the count: a range of 10^12 seeds is refused, not walked
+        problem = seed_problem(seed)
+        if problem is not None:
+            raise ValueError(f"seeds: {problem}")
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))

@@ -54,6 +54,15 @@ def _number(name: str, x: Any) -> float:
     return float(x)
 
 
+def _non_negative(name: str, x: Any) -> float:
+    """``x``, a finite number of at least 0: a negative arrival rate made no transfers, as 0
+    does, without a word (campaign 13, issue 32)."""
+    value = _number(name, x)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0 (0: none), not {x!r}")
+    return value
+
+
 def _whole(name: str, x: Any, low: int) -> int:
     """``x``, an integer of at least ``low``, or an error naming ``name``."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
@@ -125,7 +134,12 @@ def dumbbell(
     delay_ms = _number("delay_ms", delay_ms)
     access_delay_ms = _number("access_delay_ms", access_delay_ms)
     start_gap_ms = _number("start_gap_ms", start_gap_ms)
-    web_rate = _number("web_rate", web_rate)
+    web_rate = _non_negative("web_rate", web_rate)
+    # Taken as "not given" by the `or` below: "" and 0 ran for the default duration without a
+    # word (campaign 13, issue 32); None is the default.
+    if duration is not None and not duration:
+        raise ValueError(f'duration: {duration!r} is no duration; give one such as "10s", or '
+                         "None for the last flow's start plus 10 s")  # fmt: skip
     rtt_s = 2 * (delay_ms + 2 * access_delay_ms) / 1e3
     bits = _rate_bps("rate", rate)
     # At most TOML's largest integer: a delay far too long for the scenario is then refused
@@ -224,7 +238,7 @@ def fat_tree(
         raise ValueError(f"k must be an even number >= 2, not {k}")
     delay_us = _number("delay_us", delay_us)
     start_gap_ms = _number("start_gap_ms", start_gap_ms)
-    web_rate = _number("web_rate", web_rate)
+    web_rate = _non_negative("web_rate", web_rate)
     web_hosts = _whole("web_hosts", web_hosts, 0)
     buffer_packets = _whole("buffer_packets", buffer_packets, 1)
     if long_flows is not None:

@@ -100,6 +100,30 @@ def test_a_usage_error_is_one_line_with_status_1_as_the_readme_says() -> None:
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("option", "args"),
+    # Each command line fails at once after its options are read (a paper, a benchmark or a
+    # file that is not there), so that read as a number the digits start nothing long.
+    [("--seed", ["validate", "FILE", "--seed"]), ("--seeds", ["sweep", "NOFILE", "--out",
+     "OUT", "--seeds"]), ("--workers", ["reproduce", "nopaper", "--workers"]), ("--repeat",
+     ["bench", "--only", "NOPE", "--repeat"]), ("--port", ["explore", "--results", "FILE",
+     "--port"])],
+)  # fmt: skip
+def test_an_options_integer_in_digits_other_than_ascii_is_refused_not_read(
+    option: str, args: list[str], tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 13: Python's int() reads any script's digits: `--seed ١٢` (Arabic-Indic) ran
+    # seed 12, `--port` in full-width digits listened on 8765.
+    names = {"FILE": str(examples / "random-loss.toml"), "NOFILE": str(tmp_path / "no.toml"),
+             "OUT": str(tmp_path / "out")}  # fmt: skip
+    for digits in ("\u0661\u0662", "\uff18\uff17\uff16\uff15"):
+        assert main([*(names.get(a, a) for a in args), digits]) == 1
+        assert one_error_line(capsys) == (
+            f'ccsim: error: argument {option}: "{digits}" is not an integer (see ccsim '
+            f"{args[0]} --help)"
+        )
+
+
 def test_help_still_exits_0() -> None:
     proc = ccsim_cli("run", "--help")
     assert proc.returncode == 0 and "--out" in proc.stdout
@@ -421,6 +445,33 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     monkeypatch.setattr(sweep.json, "dump", dump)
     assert main(argv) == 0
     assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
+
+
+def test_a_sweeps_tables_on_a_disk_gone_read_only_name_out_and_say_the_runs_are_kept(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 13: a disk remounted read-only after the runs: the hidden folder the tables are
+    # written in could not be made, and the error named it (".ccsim-partial-XXXX", never
+    # made) without saying that the finished runs are kept and the command resumes.
+    from ccsim import staging
+
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
+    mkdtemp = staging.tempfile.mkdtemp
+
+    def read_only(*args: Any, prefix: str = "", dir: Any = None, **kwargs: Any) -> str:
+        if prefix == ".ccsim-partial-":
+            raise OSError(errno.EROFS, "Read-only file system", f"{dir}/{prefix}abcd1234")
+        return mkdtemp(*args, prefix=prefix, dir=dir, **kwargs)
+
+    monkeypatch.setattr(staging.tempfile, "mkdtemp", read_only)
+    assert main(argv) == 1
+    assert one_error_line(capsys) == (
+        f"ccsim: error: {out}: read-only file system; the tables were not written; the 2 "
+        f"finished runs are kept in {out}/runs, and the same command resumes from them"
+    )
+    monkeypatch.setattr(staging.tempfile, "mkdtemp", mkdtemp)
+    assert main(argv) == 0
+    assert "2 runs: 0 executed, 2 reused from the store" in capsys.readouterr().out
 
 
 def test_an_output_named_as_long_as_the_system_allows_is_written(
@@ -814,6 +865,28 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
     line = one_error_line(capsys)
     assert line.startswith(f"ccsim: error: --plot {where.parent if 'folder' in error else where}")
     assert error in line, line
+
+
+def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 13: "ccsim needs matplotlib" came after the benchmarks (minutes of them with
+    # --scale), their table already printed.
+    import sys
+
+    from ccsim import bench
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("the benchmarks ran")
+
+    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it fails, as if absent
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    assert main(["bench", "--only", "F10", "--plot", str(tmp_path / "x.png")]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs matplotlib, which is not installed: install ccsim again with "
+        "its dependencies (pip install -c constraints.txt . from the repository root)"
+    )
 
 
 @pytest.mark.parametrize(

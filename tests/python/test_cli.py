@@ -357,6 +357,40 @@ def test_the_time_left_covers_a_longer_earlier_line_when_it_shrinks() -> None:
     assert len(second) >= len(first), "the shorter line is padded over the longer one"
 
 
+class _HungUpTerminal(_Terminal):
+    """A terminal whose window was closed: every write fails, as a hung-up tty's does (EIO)."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_a_run_whose_terminal_hung_up_with_sighup_ignored_goes_on_and_writes_its_results(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 13: `trap '' HUP; ccsim run ...` in a window then closed: the progress line's
+    # write failed (EIO) and stopped the run, status 1 and nothing written, though the user
+    # had asked for it to survive the terminal.
+    from ccsim import cli
+
+    real_run = cli.run
+
+    def run_reporting_progress_at_once(sc: Any, *, progress: Any, **kwargs: Any) -> Any:
+        assert progress is not None, "stderr is a terminal: the line is shown"
+        progress.started -= 2.0  # past its first second
+        progress(0.5, 1_000, 1.0)
+        progress(0.7, 2_000, 1.0)
+        return real_run(sc, progress=progress, **kwargs)
+
+    monkeypatch.setattr(cli, "run", run_reporting_progress_at_once)
+    monkeypatch.setattr(sys, "stderr", _HungUpTerminal())
+    out = tmp_path / "res"
+    args = ["run", str(examples / "random-loss.toml"), "--out", str(out), "--set", 'duration="1s"']
+    assert main(args) == 0
+    assert (out / "flows.parquet").is_file() and (out / "scenario.toml").is_file()
+
+
 def test_a_sweeps_progress_bar_goes_to_a_terminal_only(
     tmp_path: Path, examples: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -356,7 +356,14 @@ def test_a_port_where_nothing_listens_is_one_line_within_the_connect_timeout(
 
 @pytest.mark.parametrize(
     ("address", "why"),
-    [("garbage", "missing port number"), ("foo://host:1", "unknown address scheme 'foo'")],
+    [
+        ("garbage", "missing port number"),
+        ("foo://host:1", "unknown address scheme 'foo'"),
+        # Bug (campaign 13): asyncio's OverflowError read as a server's bytes, "the address
+        # answered, but not as a Dask scheduler", where nothing can answer.
+        ("tcp://127.0.0.1:99999", "port 99999 is not a TCP port (1 to 65535)"),
+        ("tcp://127.0.0.1:-1", "port -1 is not a TCP port (1 to 65535)"),
+    ],
 )
 def test_an_address_that_is_not_one_is_one_line_and_the_process_exits_at_once(
     tmp_path: Path, slow_line: str, address: str, why: str
@@ -374,6 +381,28 @@ def test_an_address_that_is_not_one_is_one_line_and_the_process_exits_at_once(
         f"ccsim: error: --scheduler {address}: not a Dask scheduler's address ("
     )
     assert why in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_a_transport_dask_cannot_use_here_is_named_not_taken_for_a_server_that_answered(
+    tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Bug (campaign 13): ucx:// without UCX-Py failed in Dask's connect with a TypeError,
+    # told as "the address answered, but not as a Dask scheduler".
+    from distributed.comm.registry import get_backend
+
+    try:
+        get_backend("ucx").get_connector()
+    except Exception:
+        pass
+    else:
+        pytest.skip("UCX-Py is installed: Dask's ucx transport works here")
+    address = "ucx://127.0.0.1:1"
+    assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+    assert _one_error_line(capfd) == (
+        f"ccsim: error: --scheduler {address}: not a Dask scheduler's address (Dask's ucx:// "
+        "transport is not available in this installation; a Dask scheduler's address is "
+        "usually tcp://HOST:8786)"
+    )
 
 
 def test_a_scheduler_killed_mid_sweep_is_one_line_saying_what_is_kept_and_the_sweep_resumes(

@@ -448,3 +448,48 @@ def test_a_queue_delay_figure_needs_a_link_direction_and_known_percentiles(folde
         with pytest.raises(PlanError) as e:
             load_plan(folder)
         assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"seeds": 0}, "seeds: 0; it must be at least 1 (None: the default)"),
+        ({"seeds": -1}, "seeds: -1; it must be at least 1 (None: the default)"),
+        ({"seeds": 1.5}, "seeds: expected a whole number or None, not float 1.5"),
+        ({"seeds": True}, "seeds: expected a whole number or None, not bool True"),
+        ({"workers": 0}, "workers: 0; it must be at least 1 (None: the default)"),
+        ({"workers": "2"}, "workers: expected a whole number or None, not str '2'"),
+        ({"quick": "no"}, "quick: expected True or False, not str 'no'"),
+    ],
+)
+def test_reproduce_from_python_refuses_what_the_cli_refuses_before_writing_anything(
+    folder: Path, tmp_path: Path, options: dict[str, object], error: str
+) -> None:
+    # Campaign 13: seeds=0 wrote a reproduction of no runs ("Runs: 0", every claim not judged)
+    # over the folder, its re-run command one the CLI refuses; quick="no" ran the quick mode.
+    out = tmp_path / "out"
+    with pytest.raises((TypeError, ValueError)) as raised:
+        experiment.reproduce(folder, out, **{"workers": 1, **options})  # type: ignore[arg-type]
+    assert str(raised.value) == error
+    assert not out.exists()
+
+
+def test_reproduce_refuses_to_write_into_the_plans_full_run_record(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 13: `ccsim reproduce p001 --quick --out experiments/p001-spack/full-run` wrote
+    # its quick claims.csv, summary.csv and run.json over the record the README is checked
+    # against, which `--record` refuses to do with --quick.
+    from ccsim.cli import main
+
+    record = folder / "full-run"
+    record.mkdir()
+    (record / "claims.csv").write_text("the full run's\n")
+    argv = ["reproduce", str(folder), "--quick", "--workers", "1", "--out", str(record)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {record}: that is the plan's full-run record (the README's numbers "
+        "are checked against it; --record writes it after a full run); name another folder\n"
+    )
+    assert [p.name for p in record.iterdir()] == ["claims.csv"]
+    assert (record / "claims.csv").read_text() == "the full run's\n"

@@ -78,3 +78,33 @@ def test_tables_written_without_pandas_read_back_as_the_same_dataframes(tmp_path
         else:  # an optional table the run left empty
             assert getattr(back, name).empty and getattr(res, name).empty, name
     assert back.summary == res.summary
+
+
+@pytest.mark.parametrize("spoil", ["fifo", "cut", "folder", "not-utf8-scenario", "fifo-scenario"])
+def test_reading_back_a_damaged_results_folder_names_the_file_and_never_blocks(
+    spoil: str, tmp_path: Path
+) -> None:
+    # Campaign 13: a FIFO as links.parquet was "FileNotFoundError" of a file that is there
+    # (pyarrow's), a table cut short pyarrow's ArrowInvalid, a scenario.toml not UTF-8 a bare
+    # UnicodeDecodeError naming no file, and a FIFO as scenario.toml waited for ever.
+    import os
+
+    out = ccsim.run(ROOT / "examples" / "random-loss.toml", overrides=['duration="1s"'])
+    d = out.to_parquet(tmp_path / "res")
+    table, scenario = d / "links.parquet", d / "scenario.toml"
+    if spoil == "fifo":
+        table.unlink()
+        os.mkfifo(table)
+    elif spoil == "cut":
+        table.write_bytes(table.read_bytes()[:100])
+    elif spoil == "folder":
+        table.unlink()
+        table.mkdir()
+    elif spoil == "not-utf8-scenario":
+        scenario.write_bytes(b'duration = "1s" # caf\xe9\n')
+    else:
+        scenario.unlink()
+        os.mkfifo(scenario)
+    named = scenario if spoil.endswith("scenario") else table
+    with pytest.raises((ValueError, ccsim.Error), match=f"^{named}: "):
+        Result.from_parquet(d)

@@ -321,6 +321,30 @@ def test_ccsim_report_over_only_damaged_reproductions_fails_and_writes_no_site(
     assert sorted(p.name for p in tree.iterdir()) == ["p001-bad"]
 
 
+def test_the_page_of_a_reproduction_removed_from_results_is_removed_from_the_rebuilt_site(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 13: after `rm -r results/p001-old` (or renaming its folder), `ccsim report`
+    # left p001-old.html in the site beside the new pages: unlinked, reachable, its results
+    # gone. A file of the user's in the site folder is not ccsim's to remove.
+    tree = tmp_path / "results"
+    for name in ("p001-old", "p001-new"):
+        shutil.copytree(results / "p001-quick", tree / name,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    site = tree / "site"
+    build_site(tree, root=ROOT)
+    (site / "notes.html").write_text("mine", encoding="utf-8")
+    assert {"p001-old.html", "p001-new.html"} <= {p.name for p in site.glob("*.html")}
+    shutil.rmtree(tree / "p001-old")
+    build_site(tree, root=ROOT)
+    assert sorted(p.name for p in site.glob("*.html")) == [
+        "index.html",
+        "notes.html",
+        "p001-new.html",
+    ]
+    assert "p001-old" not in (site / "pages.json").read_text(encoding="utf-8")
+
+
 def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
     results: Path, tmp_path: Path
 ) -> None:

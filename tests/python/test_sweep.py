@@ -330,6 +330,52 @@ def test_an_empty_param_value_is_refused_not_dropped(spec: str, where: str) -> N
     )
 
 
+def test_a_param_value_written_twice_is_refused_not_run_into_duplicate_rows(
+    two_hosts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 13: `--param duration=1s,1s` ran once, wrote both rows (the same run twice in
+    # flows.parquet) and said "2 runs: 1 executed, 0 reused from the store".
+    from ccsim.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--param", "duration=1s, 2s,1s", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: --param duration: the value 1s is given twice; give each value once\n"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "params", "seeds", "error", "message"),
+    [
+        ('duration="1s"', [], [1], TypeError, "overrides: expected a list of PATH=VALUE "
+         "strings, not one string"),
+        ([], [("duration", "1s")], [1], TypeError, "--param duration: expected a list of "
+         "values as --set writes them (strings), not '1s'"),
+        ([], [("duration", [1])], [1], TypeError, "--param duration: expected a list"),
+        ([], [], [-1], ValueError, "seeds: -1 is out of range; a seed is an integer from 0"),
+        ([], [], ["1"], ValueError, "seeds: '1' is not an integer"),
+        ([], [], [1.5], ValueError, "seeds: 1.5 is not an integer"),
+    ],
+)  # fmt: skip
+def test_a_sweep_planned_from_python_with_a_string_for_a_list_or_a_bad_seed_is_refused(
+    two_hosts: str,
+    overrides: Any,
+    params: Any,
+    seeds: Any,
+    error: type[Exception],
+    message: str,
+) -> None:
+    # Campaign 13: one string where a list goes was a sequence of its characters (overrides
+    # "d", "u", ...; the values "1s" two runs, duration=1 and duration=s), and a seed of -1 or
+    # "1" was planned, then failed in every run.
+    with pytest.raises(error) as raised:
+        sweep.plan_grid(two_hosts, overrides, params, seeds)
+    assert str(raised.value).startswith(message)
+
+
 def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path) -> None:
     from ccsim.cli import main
 

@@ -112,6 +112,25 @@ def test_a_generator_parameter_of_the_wrong_kind_is_refused_naming_it(
     assert str(caught.value).startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: topologies.dumbbell(1, web_rate=-1), "web_rate must be >= 0 (0: none), not -1"),
+        (lambda: topologies.fat_tree(2, web_rate=-0.5), "web_rate must be >= 0 (0: none)"),
+        (lambda: topologies.dumbbell(1, duration=""), "duration: '' is no duration; give one"),
+        (lambda: topologies.dumbbell(1, duration=0), "duration: 0 is no duration; give one"),
+    ],
+)  # fmt: skip
+def test_a_negative_web_rate_or_an_empty_duration_is_refused_not_taken_for_the_default(
+    make: object, message: str
+) -> None:
+    # Campaign 13: web_rate=-1 made no short transfers, as 0 does; duration="" or 0 ran for
+    # the default duration (the `or` took them for "not given"); neither said a word.
+    with pytest.raises(ValueError) as caught:
+        make()  # type: ignore[operator]
+    assert str(caught.value).startswith(message)
+
+
 def test_a_huge_dumbbell_delay_is_refused_naming_the_delay_not_the_queue() -> None:
     with pytest.raises(ccsim.ScenarioError) as caught:
         topologies.dumbbell(1, delay_ms=1e300).validate()

@@ -48,6 +48,7 @@ def reproduce(
     """Run (or resume) an experiment and write its figures and report into ``out``; with
     ``cluster`` (a Dask scheduler address or client) the runs go to that cluster. ``folder``
     and ``out`` may be str or Path."""
+    _check_options(quick, workers, seeds)
     started = time.monotonic()
     try:
         return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started)
@@ -56,6 +57,25 @@ def reproduce(
         # run is made again and everything derived from the records (campaign 9, issue 32).
         return _reproduce(folder, out, quick, workers, seeds, progress, cluster, started,
                           filed_values=False)  # fmt: skip
+
+
+def _check_options(quick: Any, workers: Any, seeds: Any) -> None:
+    """What ``ccsim reproduce`` checks of --quick, --workers and --seeds, for callers from
+    Python: ``seeds=0`` (or -1) wrote a reproduction of no runs over the folder's ("Runs: 0",
+    every claim not judged) whose re-run command the CLI refuses, ``quick="no"`` ran the quick
+    mode (campaign 13, issue 32)."""
+    import numbers
+
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick: expected True or False, not {type(quick).__name__} {quick!r}")
+    for name, value in (("workers", workers), ("seeds", seeds)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name}: expected a whole number or None, not "
+                            f"{type(value).__name__} {value!r}")  # fmt: skip
+        if value < 1:
+            raise ValueError(f"{name}: {value}; it must be at least 1 (None: the default)")
 
 
 class _RecordDamaged(Exception):
@@ -375,8 +395,15 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     if record and (quick or seeds is not None):
         raise ValueError("--record keeps a full reproduction's tables: not with --quick or "
                          "--seeds (the plan's seeds are the record's)")  # fmt: skip
-    r = reproduce(folder, out or default_out(plan_id, quick), quick, workers, seeds,
-                  cluster=cluster)  # fmt: skip
+    target = Path(out or default_out(plan_id, quick))
+    if target.resolve() == (folder / "full-run").resolve():
+        # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
+        # run there replaced the record the README's numbers are checked against, which
+        # --record refuses to do with --quick (campaign 13, issue 32).
+        raise ValueError(f"--out {target}: that is the plan's full-run record (the README's "
+                         "numbers are checked against it; --record writes it after a full "
+                         "run); name another folder")  # fmt: skip
+    r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     say(f"{r.executed} runs executed, {r.cached} reused from the store")
     if record:
         say(f"recorded: {record_full_run(r.report.parent, folder)}")

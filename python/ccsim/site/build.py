@@ -137,6 +137,15 @@ def _write_site(
             f"{results}: every reproduction in it was left out (named above), so no site was "
             "written; run `ccsim reproduce` again for them"
         )
+    # The page of a reproduction no longer under ``results`` (deleted, or its folder renamed)
+    # stayed beside the new ones, unlinked but reachable, its results gone (campaign 13,
+    # issue 32): the earlier manifest names what earlier builds wrote, and it is removed.
+    built = {p.name for p in pages} | {"plotly.min.js"}
+    for item, entry in drawn.old.items():
+        files = entry.get("files") if isinstance(entry, dict) else None
+        if item not in built and isinstance(files, dict):
+            left_out += [f for f in files if isinstance(f, str) and Path(f).name == f
+                         and f.endswith(".html") and f != "index.html"]  # fmt: skip
     (work / "index.html").write_text(index_page(pages), encoding="utf-8")
     drawn.write(work)
     (work / "site.json").write_text(
@@ -149,7 +158,7 @@ def _write_site(
 def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:
     """The whole site in ``work`` made ``out``: renamed there when ``out`` is new; otherwise
     moved in file by file (``out`` may hold more than a site: ``--out`` the results folder
-    itself), index.html last, and the pages of reproductions left out removed."""
+    itself), index.html last, and the pages of reproductions left out or gone removed."""
     if not out.exists():
         work.rename(out)
         return
