@@ -265,3 +265,19 @@ def test_from_toml_reads_a_fifo_as_a_stream_as_a_shells_process_substitution_giv
     finally:
         writer.join()
     assert sc.to_toml() == ccsim.Scenario.from_str(two_hosts).to_toml()
+
+
+def test_a_scenario_in_toml_1_1_is_read_and_its_resolved_copy_is_toml_1_0(two_hosts: str) -> None:
+    # The core's reader (toml 0.9) takes TOML 1.1: an inline table over several lines with a
+    # trailing comma. What it writes back must stay TOML 1.0, which Python's tomllib (3.11)
+    # reads: every run's scenario.toml and the plans' resolved scenarios go through it.
+    import tomllib
+
+    one_line = 'queue = { type = "droptail", limit = 50 }'
+    assert one_line in two_hosts
+    text = two_hosts.replace(one_line, 'queue = {\n  type = "droptail",\n  limit = 70,\n}')
+    with pytest.raises(tomllib.TOMLDecodeError):
+        tomllib.loads(text)
+    resolved = ccsim.Scenario.from_str(text).validate()
+    assert tomllib.loads(resolved)["links"]["bottleneck"]["queue"] == {"type": "droptail",
+                                                                      "limit": 70}  # fmt: skip

@@ -1077,13 +1077,12 @@ interval = "100ms"
 
     #[test]
     fn a_toml_syntax_error_gives_line_and_column() {
+        // An array never closed: the error points just past its opening bracket.
         let e = load("duration = \"10s\"\nnodes = [\n", &[], None).unwrap_err();
         assert_eq!(e.path, "");
-        assert!(
-            e.message
-                .starts_with("TOML syntax error at line 3, column 1: "),
-            "{}",
-            e.message
+        assert_eq!(
+            e.message,
+            "TOML syntax error at line 2, column 10: unclosed array, expected `]`"
         );
     }
 
