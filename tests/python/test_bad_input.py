@@ -593,17 +593,22 @@ def test_the_sweep_command_warns_on_one_line_and_recovers(tmp_path: Path, two_ho
     assert len(pd.read_parquet(out / "flows.parquet")) == 4
 
 
-@pytest.mark.parametrize("only", ["", " ", ",", " , "])
-def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
-    only: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
-) -> None:
-    # Campaign 2: `ccsim bench --only "$CASES"` with CASES unset ran every case (minutes).
+def benchmarks_must_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``ccsim bench`` fail the test if it starts a benchmark: a refusal must come first."""
     from ccsim import bench
 
     def ran(*_: Any, **__: Any) -> None:
         raise AssertionError("the benchmarks ran")
 
     monkeypatch.setattr(bench, "run_benchmarks", ran)
+
+
+@pytest.mark.parametrize("only", ["", " ", ",", " , "])
+def test_bench_with_an_empty_only_is_refused_not_taken_for_every_case(
+    only: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 2: `ccsim bench --only "$CASES"` with CASES unset ran every case (minutes).
+    benchmarks_must_not_run(monkeypatch)
     assert main(["bench", "--only", only]) == 1
     line = one_error_line(capsys)
     assert "argument --only: empty" in line
@@ -647,6 +652,19 @@ def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_no
     assert not out.exists()
 
 
+def cli_under_address_space_limit(args: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+    """``ccsim ARGS`` in a Python of its own whose address space is at most ``limit`` bytes
+    (``ulimit -v``), with its output captured."""
+    code = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+        "from ccsim.cli import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "command", [["validate", "/dev/zero"], ["run", "/dev/zero", "--out", "OUT"]]
 )
@@ -656,14 +674,7 @@ def test_a_scenario_that_never_ends_is_refused_at_a_stated_size_not_read_until_m
     # Campaign 2: `ccsim validate /dev/zero` read until the kernel killed it (under a memory
     # limit: "internal error (MemoryError)"). Run here under a 3 GB address-space limit.
     args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
-    code = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
-        "from ccsim.cli import main\n"
-        f"sys.exit(main({args!r}))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    proc = cli_under_address_space_limit(args, 3 << 30)
     assert proc.returncode == 1
     assert proc.stderr == (
         "ccsim: error: /dev/zero: larger than 64 MiB, so not a scenario (scenarios are small "
@@ -681,14 +692,9 @@ def test_a_million_flow_copies_under_an_address_space_limit_are_one_error_naming
     # limits.max_memory. Here 1 GiB, with a million copies needing about 2.6 GiB.
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)
-    code = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, resource.RLIM_INFINITY))\n"
-        "from ccsim.cli import main\n"
-        f"sys.exit(main(['validate', {str(f)!r}, '--set', 'flows.f1.count=1000000']))\n"
+    proc = cli_under_address_space_limit(
+        ["validate", str(f), "--set", "flows.f1.count=1000000"], 1 << 30
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert proc.stderr.startswith("ccsim: error: flows.f1.count: 1000000 flows take at least ")
     assert "address-space limit (1024 MiB, ulimit -v)" in proc.stderr
@@ -843,12 +849,7 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
     # Campaign 4: `bench --only P0 --plot x.png` wrote an empty figure (with two matplotlib
     # warnings) and said "plot: x.png"; a plot path that could not be written failed after
     # the benchmarks, minutes of them with --scale.
-    from ccsim import bench
-
-    def ran(*_: Any, **__: Any) -> None:
-        raise AssertionError("the benchmarks ran")
-
-    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    benchmarks_must_not_run(monkeypatch)
     (tmp_path / "a-file").write_text("")
     (tmp_path / "folder.png").mkdir()
     # Campaign 5: the PNG was renamed over whatever had its name: as root, `--plot /dev/null`
@@ -874,12 +875,7 @@ def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
     # --scale), their table already printed.
     import sys
 
-    from ccsim import bench
-
-    def ran(*_: Any, **__: Any) -> None:
-        raise AssertionError("the benchmarks ran")
-
-    monkeypatch.setattr(bench, "run_benchmarks", ran)
+    benchmarks_must_not_run(monkeypatch)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it fails, as if absent
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     assert main(["bench", "--only", "F10", "--plot", str(tmp_path / "x.png")]) == 1
