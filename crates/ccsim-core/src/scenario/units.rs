@@ -184,6 +184,16 @@ pub fn format_duration(d: SimDuration) -> String {
     }
 }
 
+/// A byte count for a message: whole MiB from 1 MiB up (`"8192 MiB"`), bytes below
+/// (`"1024 B"`), so that a limit of a few kilobytes does not read "0 MiB" (campaign 13).
+pub fn format_mib(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
 /// A string split into sign, number and unit: `"-1.5 Mbps"` is (true, "1.5", "Mbps").
 struct Quantity<'a> {
     negative: bool,
@@ -270,6 +280,15 @@ mod tests {
 
     fn ns(text: &str) -> u64 {
         parse_duration(text).unwrap().as_nanos()
+    }
+
+    #[test]
+    fn a_byte_count_reads_in_mib_from_one_mib_and_in_bytes_below() {
+        assert_eq!(format_mib(1 << 20), "1 MiB");
+        assert_eq!(format_mib((3 << 20) + 5), "3 MiB");
+        assert_eq!(format_mib(8 << 30), "8192 MiB");
+        assert_eq!(format_mib(1000), "1000 B");
+        assert_eq!(format_mib(0), "0 B");
     }
 
     #[test]

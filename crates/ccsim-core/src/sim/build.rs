@@ -35,7 +35,7 @@ use crate::hook::{HookOutput, Impair, NodeHook};
 use crate::network::{Network, OutOfTime, NO_ROUTE};
 use crate::packet::{Addr, Port};
 use crate::rng::RngStream;
-use crate::scenario::units::format_duration;
+use crate::scenario::units::{format_duration, format_mib};
 use crate::scenario::{FlowKind, FlowSpec, HookSpec, SctpPathSpec, SizeDist, Spec};
 use crate::sctp::{
     LsSender, SctpMode, SctpReceiver, SctpReceiverConfig, SctpSender, SctpSenderConfig,
@@ -605,14 +605,14 @@ fn memory_for_the_run(spec: &Spec, sim: &Simulator) -> Result<u64, Error> {
     Err(Error::Scenario(crate::ScenarioError {
         path: "trace.interval".into(),
         message: format!(
-            "a sample every {} for {} is {samples} samples of {} rows, about {} MiB, more than \
-             limits.max_memory ({} MiB); sample every {} or less often, or raise \
+            "a sample every {} for {} is {samples} samples of {} rows, about {}, more than \
+             limits.max_memory ({}); sample every {} or less often, or raise \
              limits.max_memory",
             format_duration(iv),
             format_duration(spec.duration),
             sim.series_rows_per_sample(),
-            bytes >> 20,
-            budget >> 20,
+            format_mib(bytes.min(u64::MAX as u128) as u64),
+            format_mib(budget),
             format_duration(shortest),
         ),
     }))

@@ -112,7 +112,10 @@ impl FlowRoom {
             },
             _ => FlowRoom {
                 bytes: limits.max_memory,
-                what: format!("limits.max_memory ({} MiB)", limits.max_memory >> 20),
+                what: format!(
+                    "limits.max_memory ({})",
+                    units::format_mib(limits.max_memory)
+                ),
             },
         }
     }
@@ -125,10 +128,15 @@ impl FlowRoom {
         Err(error(
             path,
             format!(
-                "{flows} flows take at least {} MiB ({CONFIGURED_FLOW_BYTES} B each: the spec, \
+                "{flows} {} at least {} ({CONFIGURED_FLOW_BYTES} B each: the spec, \
                  the endpoints and a row of the flows table), more than {}; use fewer flows \
                  or raise the limit",
-                need >> 20,
+                if flows == 1 {
+                    "flow takes"
+                } else {
+                    "flows take"
+                },
+                units::format_mib(need),
                 self.what
             ),
         ))
@@ -459,6 +467,15 @@ mod tests {
                 .flows
                 .len(),
             300
+        );
+        // Below a MiB the sizes are in bytes, not "0 MiB" (campaign 13).
+        assert_eq!(
+            message(MINIMAL, &["limits.max_memory=1KB"]),
+            format!(
+                "flows: 1 flow takes at least {per} B ({per} B each: the spec, the endpoints and \
+                 a row of the flows table), more than limits.max_memory (1000 B); use fewer \
+                 flows or raise the limit"
+            )
         );
         // The machine's address-space limit, where lower, in the same words.
         let room = FlowRoom {
