@@ -41,8 +41,14 @@ def _overflow_is_inf() -> Any:
 
 
 def _arg(
-    name: str, x: Any, low: float, high: float = np.inf, *, low_open: bool = False,
-    high_open: bool = False, infinite: bool = False,
+    name: str,
+    x: Any,
+    low: float,
+    high: float = np.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    infinite: bool = False,
 ) -> npt.NDArray[np.float64]:
     """``x`` as an array of floats in its domain, or an error naming ``name``. Outside it the
     formulas divide by zero or take the root of a negative number: ``b=0`` was a bare
@@ -125,8 +131,11 @@ def padhye_packets(
 
 
 def _pftk_packets(
-    rtt: npt.NDArray[np.float64], pp: npt.NDArray[np.float64], t0: npt.NDArray[np.float64],
-    b: npt.NDArray[np.float64], wmax: npt.NDArray[np.float64],
+    rtt: npt.NDArray[np.float64],
+    pp: npt.NDArray[np.float64],
+    t0: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    wmax: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]:
     """:func:`padhye_packets` on checked arrays."""
     a = (2.0 + b) / (3.0 * b)

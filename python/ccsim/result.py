@@ -65,6 +65,7 @@ def path_argument(name: str, x: Any) -> Path:
         raise ValueError(f"{name}: {text!r} has a lone surrogate, not a character")
     return Path(text)
 
+
 TABLES = (
     "flows",
     "links",

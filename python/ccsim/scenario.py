@@ -204,8 +204,7 @@ def _override_strings(overrides: Sequence[str], name: str = "overrides") -> tupl
     ``--set "d": expected PATH=VALUE`` for ``"duration=1s"`` (campaign 8, issue 32)."""
     if isinstance(overrides, str):
         raise TypeError(
-            f"{name}: expected a list of PATH=VALUE strings, not one string; write "
-            f"[{overrides!r}]"
+            f"{name}: expected a list of PATH=VALUE strings, not one string; write [{overrides!r}]"
         )
     if not isinstance(overrides, Iterable):  # None was "'NoneType' object is not iterable"
         raise TypeError(

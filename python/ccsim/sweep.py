@@ -529,8 +529,8 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
                         f"{progress!r}")  # fmt: skip
     _text("description", description)
     if cluster is not None and not isinstance(cluster, str) and not hasattr(cluster, "submit"):
-        raise TypeError(f"cluster: expected a Dask scheduler's address (str) or a "
-                        f"distributed.Client, not {type(cluster).__name__} {cluster!r}")  # fmt: skip
+        raise TypeError(f"cluster: expected a Dask scheduler's address (str) or a distributed."
+                        f"Client, not {type(cluster).__name__} {cluster!r}")  # fmt: skip
     return runs
 
 
@@ -838,6 +838,6 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
 
     values = _sequence("values", values)
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+        if isinstance(v, bool) or not hasattr(v, "__float__"):
             raise TypeError(f"values: expected numbers, not {type(v).__name__} {v!r}")
     return interval(values)
