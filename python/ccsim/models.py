@@ -20,7 +20,8 @@ acknowledged per ACK, ``t0`` the first timeout, ``wmax`` the receiver window in 
 
 from __future__ import annotations
 
-from typing import Union
+from collections.abc import Mapping
+from typing import Any, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -32,13 +33,56 @@ def _out(x: npt.NDArray[np.float64]) -> ArrayLike:
     return float(x) if np.ndim(x) == 0 else x
 
 
+def _overflow_is_inf() -> Any:
+    """Inside the domain :func:`_arg` checks, a tiny value (a subnormal RTT, 1e-320 s) can
+    still overflow a quotient, or underflow a divisor to 0: the throughput is then infinite,
+    which is the formula's answer, not a reason for a warning."""
+    return np.errstate(over="ignore", divide="ignore", under="ignore")
+
+
+def _arg(
+    name: str,
+    x: Any,
+    low: float,
+    high: float = np.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    infinite: bool = False,
+) -> npt.NDArray[np.float64]:
+    """``x`` as an array of floats in its domain, or an error naming ``name``. Outside it the
+    formulas divide by zero or take the root of a negative number: ``b=0`` was a bare
+    ZeroDivisionError, ``p=0`` a numpy divide-by-zero warning, ``p="x"`` numpy's "could not
+    convert string to float" (the API contract test, issue 32)."""
+    if x is None or isinstance(x, (str, bytes, bool, Mapping)):
+        raise TypeError(f"{name}: expected a number or an array of numbers, not "
+                        f"{type(x).__name__} {x!r}")  # fmt: skip
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TypeError(f"{name}: expected a number or an array of numbers, not "
+                        f"{type(x).__name__} {x!r} ({e})") from None  # fmt: skip
+    if a.size == 0:
+        raise ValueError(f"{name}: an empty array; give at least one number")
+    finite = np.isfinite(a) | (infinite & (a == np.inf))
+    above = a > low if low_open else a >= low
+    below = a < high if high_open else a <= high
+    bad = ~(finite & above & below)
+    if bad.any():
+        lo, hi = "(" if low_open else "[", ")" if high_open else "]"
+        hi_text = "inf" if high == np.inf else f"{high:g}"
+        raise ValueError(f"{name}: {float(a[bad].flat[0])!r} is outside {lo}{low:g}, {hi_text}{hi}")
+    return a
+
+
 def mathis_constant(b: float = 1.0) -> float:
     """C = sqrt(3/(2b)) of the periodic-loss derivation.
 
     >>> round(mathis_constant(1), 4), round(mathis_constant(2), 4)
     (1.2247, 0.866)
     """
-    return float(np.sqrt(3.0 / (2.0 * b)))
+    with _overflow_is_inf():
+        return float(np.sqrt(3.0 / (2.0 * _arg("b", b, 0.0, low_open=True))))
 
 
 def mathis(mss_bytes: ArrayLike, rtt_s: ArrayLike, p: ArrayLike, b: float = 1.0) -> ArrayLike:
@@ -47,10 +91,11 @@ def mathis(mss_bytes: ArrayLike, rtt_s: ArrayLike, p: ArrayLike, b: float = 1.0)
     >>> round(mathis(1000, 0.1, 0.01, b=2))
     86603
     """
-    mss = np.asarray(mss_bytes, dtype=float)
-    rtt = np.asarray(rtt_s, dtype=float)
-    pp = np.asarray(p, dtype=float)
-    return _out(mss / rtt * mathis_constant(b) / np.sqrt(pp))
+    mss = _arg("mss_bytes", mss_bytes, 0.0)
+    rtt = _arg("rtt_s", rtt_s, 0.0, low_open=True)
+    pp = _arg("p", p, 0.0, 1.0, low_open=True)
+    with _overflow_is_inf():
+        return _out(mss / rtt * mathis_constant(b) / np.sqrt(pp))
 
 
 def _q_hat(p: npt.NDArray[np.float64], w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -74,9 +119,25 @@ def padhye_packets(
     >>> round(padhye_packets(0.1, 0.01, 1.0, b=2), 2)
     69.52
     """
-    rtt = np.asarray(rtt_s, dtype=float)
-    pp = np.asarray(p, dtype=float)
-    t0 = np.asarray(t0_s, dtype=float)
+    rtt = _arg("rtt_s", rtt_s, 0.0, low_open=True)
+    # p = 1 (every packet lost) divides by 1 - p in the timeout terms: the model has no value;
+    # a subnormal p makes 1/p and the window both infinite, and their ratio NaN.
+    pp = _arg("p", p, float(np.finfo(float).tiny), 1.0, high_open=True)
+    t0 = _arg("t0_s", t0_s, 0.0)
+    b = _arg("b", b, 0.0, low_open=True)
+    wmax = _arg("wmax", wmax, 0.0, low_open=True, infinite=True)
+    with _overflow_is_inf():
+        return _out(_pftk_packets(rtt, pp, t0, b, wmax))
+
+
+def _pftk_packets(
+    rtt: npt.NDArray[np.float64],
+    pp: npt.NDArray[np.float64],
+    t0: npt.NDArray[np.float64],
+    b: npt.NDArray[np.float64],
+    wmax: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    """:func:`padhye_packets` on checked arrays."""
     a = (2.0 + b) / (3.0 * b)
     ew = a + np.sqrt(8.0 * (1.0 - pp) / (3.0 * b * pp) + a * a)
     limited = ew >= wmax
@@ -86,7 +147,7 @@ def padhye_packets(
     tail = qh * t0 * _f(pp) / (1.0 - pp)
     den_free = rtt * (b * w / 2.0 + 1.0) + tail
     den_limited = rtt * (b * w / 8.0 + (1.0 - pp) / (pp * w) + 2.0) + tail
-    return _out(num / np.where(limited, den_limited, den_free))
+    return num / np.where(limited, den_limited, den_free)  # type: ignore[no-any-return]
 
 
 def padhye(
@@ -102,7 +163,9 @@ def padhye(
     >>> round(padhye(1, 0.1, 0.001, 1.0, b=2, wmax=20), 1)
     174.2
     """
-    return _out(np.asarray(mss_bytes, dtype=float) * padhye_packets(rtt_s, p, t0_s, b, wmax))
+    mss = _arg("mss_bytes", mss_bytes, 0.0)
+    with _overflow_is_inf():
+        return _out(mss * padhye_packets(rtt_s, p, t0_s, b, wmax))
 
 
 def padhye_approx(
@@ -118,14 +181,18 @@ def padhye_approx(
     >>> round(padhye_approx(1, 0.1, 0.01, 1.0, b=2), 2)
     70.65
     """
-    rtt = np.asarray(rtt_s, dtype=float)
-    pp = np.asarray(p, dtype=float)
-    t0 = np.asarray(t0_s, dtype=float)
-    den = rtt * np.sqrt(2 * b * pp / 3) + t0 * np.minimum(1.0, 3 * np.sqrt(3 * b * pp / 8)) * pp * (
-        1 + 32 * pp**2
-    )
-    pkts = np.minimum(wmax / rtt, 1.0 / den)
-    return _out(np.asarray(mss_bytes, dtype=float) * pkts)
+    mss = _arg("mss_bytes", mss_bytes, 0.0)
+    rtt = _arg("rtt_s", rtt_s, 0.0, low_open=True)
+    pp = _arg("p", p, 0.0, 1.0, low_open=True)
+    t0 = _arg("t0_s", t0_s, 0.0)
+    b = _arg("b", b, 0.0, low_open=True)
+    wmax = _arg("wmax", wmax, 0.0, low_open=True, infinite=True)
+    with _overflow_is_inf():
+        den = rtt * np.sqrt(2 * b * pp / 3) + t0 * np.minimum(
+            1.0, 3 * np.sqrt(3 * b * pp / 8)
+        ) * pp * (1 + 32 * pp**2)
+        pkts = np.minimum(wmax / rtt, 1.0 / den)
+        return _out(mss * pkts)
 
 
 #: Paper 003's stand-in for a loss rate of zero: no ping was lost, so p = 1e-6.
@@ -153,6 +220,10 @@ def sqrt_bound(
     >>> round(sqrt_bound(1000, 0.1, 0.0))
     8660254
     """
-    pp = np.asarray(p, dtype=float)
-    pp = np.where(pp > 0, pp, p_when_no_loss)
+    if not isinstance(delayed_acks, (bool, np.bool_)):
+        raise TypeError(f"delayed_acks: expected True or False, not "
+                        f"{type(delayed_acks).__name__} {delayed_acks!r}")  # fmt: skip
+    _arg("segment_bytes", segment_bytes, 0.0)
+    pp = _arg("p", p, 0.0, 1.0)
+    pp = np.where(pp > 0, pp, _arg("p_when_no_loss", p_when_no_loss, 0.0, 1.0, low_open=True))
     return mathis(segment_bytes, rtt_s, pp, b=2.0 if delayed_acks else 1.0)

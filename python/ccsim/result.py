@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 from collections.abc import Iterator
@@ -38,6 +39,32 @@ if TYPE_CHECKING:
 # about 0.3 s, loading them (issue 11).
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def path_argument(name: str, x: Any) -> Path:
+    """``x``, a file or folder given as str or ``os.PathLike``, as a Path, or an error naming
+    ``name``: an int was "expected str, bytes or os.PathLike object, not int" naming no
+    parameter, and "" became the working directory (the API contract test, issue 32)."""
+    if isinstance(x, (bytes, bool)) or not isinstance(x, (str, os.PathLike)):
+        raise TypeError(f"{name}: expected a path (str or os.PathLike), not {type(x).__name__} "
+                        f"{x!r}")  # fmt: skip
+    text = os.fspath(x)
+    if not isinstance(text, str):
+        raise TypeError(f"{name}: expected a path (str or os.PathLike), not one of bytes")
+    if text == "":
+        raise ValueError(f"{name}: an empty path; name a file or folder ('.' for this one)")
+    if not _encodable(text):
+        raise ValueError(f"{name}: {text!r} has a lone surrogate, not a character")
+    return Path(text)
+
 
 TABLES = (
     "flows",
@@ -211,7 +238,7 @@ class Result:
         """
         import pyarrow.parquet as pq
 
-        d = Path(directory)
+        d = path_argument("directory", directory)
         d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             if name in _OPTIONAL_TABLES and self._rows(name) == 0:
@@ -242,7 +269,11 @@ class Result:
         import pandas as pd
         import pyarrow.parquet as pq
 
-        d = Path(directory)
+        d = path_argument("directory", directory)
+        if not d.is_dir():
+            # A missing folder was "No such file or directory: 'flows.parquet'", naming no
+            # folder (the API contract test, issue 32).
+            raise FileNotFoundError(errno.ENOENT, "directory: no such folder of tables", str(d))
         frames = {
             name: _read_table_file(d / f"{name}.parquet")
             if name not in _OPTIONAL_TABLES or (d / f"{name}.parquet").exists()
@@ -295,6 +326,12 @@ class Result:
         """
         import pandas as pd
 
+        for arg, value in (("name", name), ("metric", metric)):
+            if not isinstance(value, str):  # a dict was pandas' NotImplementedError
+                raise TypeError(f"{arg}: expected a string, not {type(value).__name__} "
+                                f"{value!r}")  # fmt: skip
+            if not value.isascii() and not _encodable(value):  # compared as UTF-8 by arrow
+                raise ValueError(f"{arg}: {value!r} has a lone surrogate, not a character")
         s = self.series
         of_name = s[s["name"] == name]
         sel = of_name[of_name["metric"] == metric]
@@ -306,9 +343,11 @@ class Result:
                 )
             if of_name.empty:
                 known = ", ".join(sorted(set(s["name"])))
-                raise ValueError(f"series_of: no series of {name!r}; series are of {known}")
+                raise ValueError(f"series_of: name: no series of {name!r}; series are of {known}")
             known = ", ".join(sorted(set(of_name["metric"])))
-            raise ValueError(f"series_of: {name!r} has no series {metric!r}; it has {known}")
+            raise ValueError(
+                f"series_of: metric: {name!r} has no series {metric!r}; it has {known}"
+            )
         return pd.Series(sel["value"].to_numpy(), index=sel["time_s"].to_numpy(), name=metric)
 
     def _repr_html_(self) -> str:

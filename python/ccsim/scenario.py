@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ccsim import _core
-from ccsim.result import Result
+from ccsim.result import Result, path_argument
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -198,24 +198,23 @@ _ESCAPES = {
 }
 
 
-def _override_strings(overrides: Sequence[str]) -> tuple[str, ...]:
+def _override_strings(overrides: Sequence[str], name: str = "overrides") -> tuple[str, ...]:
     """``overrides`` as a tuple of ``PATH=VALUE`` strings, or TypeError. One string is refused:
     it is a sequence of its characters, and each was an override of its own, refused as
     ``--set "d": expected PATH=VALUE`` for ``"duration=1s"`` (campaign 8, issue 32)."""
     if isinstance(overrides, str):
         raise TypeError(
-            f"overrides: expected a list of PATH=VALUE strings, not one string; write "
-            f"[{overrides!r}]"
+            f"{name}: expected a list of PATH=VALUE strings, not one string; write [{overrides!r}]"
         )
     if not isinstance(overrides, Iterable):  # None was "'NoneType' object is not iterable"
         raise TypeError(
-            f"overrides: expected a list of PATH=VALUE strings, not {type(overrides).__name__}"
+            f"{name}: expected a list of PATH=VALUE strings, not {type(overrides).__name__}"
         )
     items = tuple(overrides)
     for item in items:
         if not isinstance(item, str):
             raise TypeError(
-                f"overrides: expected PATH=VALUE strings, found {type(item).__name__} {item!r}"
+                f"{name}: expected PATH=VALUE strings, found {type(item).__name__} {item!r}"
             )
     return items
 
@@ -369,7 +368,7 @@ class Scenario:
             The file, e.g. ``examples/dumbbell.toml``. A FIFO (a shell's ``<(...)``) is read
             as a stream, as ``cat`` reads it: until its writer closes it.
         """
-        p = Path(path)
+        p = path_argument("path", path)
         text = read_text(p)
         check_toml(text, str(p))
         return cls(text, source=str(p))
@@ -429,9 +428,9 @@ class Scenario:
         """
         if not isinstance(path, str):
             raise TypeError(f"path: expected dotted keys (str), not {type(path).__name__}")
-        return Scenario(
-            self._text, (*self._overrides, f"{path}={format_value(value)}"), self._source
-        )
+        # Each named on its own: a lone surrogate in either was refused as "overrides: ...".
+        override = f"{_unicode('path', path)}={_unicode('value', format_value(value))}"
+        return Scenario(self._text, (*self._overrides, override), self._source)
 
     def with_overrides(self, overrides: Sequence[str]) -> Scenario:
         """A new scenario with raw ``PATH=VALUE`` overrides appended."""
@@ -520,8 +519,11 @@ def run(
             "progress: expected a function of (sim_s, events, duration_s), not "
             f"{type(progress).__name__}"
         )
-    sc = scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+    if isinstance(scenario, Scenario):
+        sc = scenario
+    else:
+        sc = Scenario.from_toml(path_argument("scenario", scenario))
     sc = sc.with_overrides(overrides)
-    folder = None if pcap_dir is None else os.fspath(pcap_dir)
+    folder = None if pcap_dir is None else str(path_argument("pcap_dir", pcap_dir))
     raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress, folder)
     return Result._from_raw(raw)

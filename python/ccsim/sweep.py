@@ -45,7 +45,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -373,6 +373,13 @@ def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, An
 def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """The store's record of one run: what ``_core.run`` returned, as plain JSON-ready data.
     Every writer of a store (sweeps, ``ccsim explore``) makes its records here."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("summary"), Mapping):
+        raise TypeError(f"raw: expected what the core's run returns (a dict with a summary), "
+                        f"not {type(raw).__name__}")  # fmt: skip
+    overrides = _override_strings(overrides)
+    problem = seed_problem(seed)
+    if problem is not None:
+        raise ValueError(f"seed: {problem}")
     return {
         "version": RECORD_VERSION,
         "engine": _core.ENGINE,
@@ -417,6 +424,7 @@ def execute(
     as ``"tcp://host:8786"``, or a ``distributed.Client``), to that cluster as tasks
     (``ccsim.cluster``). Either way this process saves each record the moment it arrives.
     """
+    runs = _check_execute(runs, store, workers, progress, description, cluster)
     keys = [r.key() for r in runs]
     todo: dict[str, RunSpec] = {}
     have: dict[str, dict[str, Any]] = {}
@@ -493,6 +501,39 @@ def execute(
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
 
 
+#: The most local worker processes :func:`execute` starts; far more than a machine has cores
+#: (2**70 was an OverflowError from the process pool).
+MAX_WORKERS = 1024
+
+
+def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, description: Any,
+                   cluster: Any) -> list[RunSpec]:  # fmt: skip
+    """:func:`execute`'s arguments, or an error naming the one that is wrong: a store that is
+    not a Store was "'str' object has no attribute 'load_valid'", ``cluster=True`` was taken
+    as an address and tried (the API contract test, issue 32)."""
+    runs = _sequence("runs", runs)
+    for r in runs:
+        if not isinstance(r, RunSpec):
+            raise TypeError(f"runs: expected RunSpecs (plan_grid's), not {type(r).__name__} {r!r}")
+    if not isinstance(store, Store):
+        raise TypeError(f"store: expected a Store, not {type(store).__name__} {store!r}")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int):
+            raise TypeError(f"workers: expected a whole number or None, not "
+                            f"{type(workers).__name__} {workers!r}")  # fmt: skip
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ValueError(f"workers: {workers}; it must be from 1 to {MAX_WORKERS} "
+                             "(None: one per core)")  # fmt: skip
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress: expected True or False, not {type(progress).__name__} "
+                        f"{progress!r}")  # fmt: skip
+    _text("description", description)
+    if cluster is not None and not isinstance(cluster, str) and not hasattr(cluster, "submit"):
+        raise TypeError(f"cluster: expected a Dask scheduler's address (str) or a distributed."
+                        f"Client, not {type(cluster).__name__} {cluster!r}")  # fmt: skip
+    return runs
+
+
 def _execute_local(
     todo: dict[str, RunSpec],
     store: Store,
@@ -555,9 +596,16 @@ def gather(records: Iterable[dict[str, Any]], table: str = "flows") -> pd.DataFr
     Built as plain column lists and turned into one DataFrame at the end: a DataFrame per record
     cost ~4 ms each, 30 s of a 7,000-run reproduction.
     """
+    if not isinstance(table, str) or table not in RECORD_TABLES:
+        # KeyError: 'x' from the first record before (the API contract test, issue 32)
+        raise ValueError(f"table: {table!r} is not a record's table; they are "
+                         f"{', '.join(RECORD_TABLES)}")  # fmt: skip
     columns: dict[str, list[Any]] = {}
     rows = 0
-    for rec in records:
+    for rec in _sequence("records", records):
+        if not isinstance(rec, Mapping) or not isinstance(rec.get(table), Mapping):
+            raise TypeError(f"records: expected records as execute() returns them (dicts "
+                            f"with a {table!r} table), not {type(rec).__name__}")  # fmt: skip
         tbl = rec[table]
         n = len(next(iter(tbl.values()), ()))
         lead = {**rec.get("tags", {}), "seed": rec["seed"], "run": rec.get("key", "")}
@@ -600,9 +648,26 @@ def _unquoted(text: str) -> Iterator[tuple[int, str]]:
             yield i, c
 
 
+def _text(name: str, x: Any) -> str:
+    """``x``, a str, or TypeError naming ``name``: the helpers below index and split their
+    argument, and anything else was an AttributeError or "'int' object is not iterable"
+    (the API contract test, issue 32)."""
+    if not isinstance(x, str):
+        raise TypeError(f"{name}: expected a string, not {type(x).__name__} {x!r}")
+    return x
+
+
+def _sequence(name: str, x: Any) -> list[Any]:
+    """``x``, a list or tuple (not one string), as a list, or TypeError naming ``name``."""
+    if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, Iterator)):
+        raise TypeError(f"{name}: expected a list, not {type(x).__name__} {x!r}")
+    return list(x)
+
+
 def split_path(item: str) -> tuple[str, str] | None:
     """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
     as the core splits a ``--set``; None when there is none."""
+    _text("item", item)
     for i, c in _unquoted(item):
         if c == "=":
             return item[:i], item[i + 1 :]
@@ -615,6 +680,7 @@ def key_path(path: str) -> tuple[str, ...]:
     ``duration``, ``"duration"``, ``'duration'`` and ``links . x . rate`` name what
     ``duration`` and ``links.x.rate`` name. A path TOML cannot read is its text (the core
     refuses it, naming it)."""
+    _text("path", path)
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python < 3.11 only
@@ -637,7 +703,7 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
     splitting at every comma gave four pieces, refused as ``found string "{type=\"red\""``
     (campaign 10, issue 32). An empty value (``0.01,,0.02``) is refused: it was dropped, and
     the sweep ran one point fewer than written."""
-    split = split_path(spec)
+    split = split_path(_text("spec", spec))
     if split is None:
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
     path, values = split
@@ -676,6 +742,7 @@ def _top_level_items(text: str) -> list[str]:
 
 def tag_value(raw: str) -> Any:
     """How a swept value appears in the gathered table: a number when it is one."""
+    _text("raw", raw)
     try:
         x = float(raw)
     except ValueError:
@@ -699,7 +766,15 @@ def plan_grid(
     # `plan_grid(text, "duration=1s", ...)` made the overrides "d", "u", ..., and the values
     # "1s" two runs, "duration=1" and "duration=s"; a seed of -1 or "1" was planned and failed
     # in every run (campaign 13, issue 32).
-    base_overrides = _override_strings(base_overrides)
+    base_overrides = _override_strings(base_overrides, "base_overrides")
+    _text("text", text)
+    params = _sequence("params", params)
+    for pair in params:
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"params: expected (PATH, [V1, V2, ...]) pairs, not "
+                            f"{type(pair).__name__} {pair!r}")  # fmt: skip
+        _text("params: a path", pair[0])
+    seeds = _sequence("seeds", seeds)
     for path, vals in params:
         if isinstance(vals, str) or not all(isinstance(v, str) for v in vals):
             raise TypeError(f"--param {path}: expected a list of values as --set writes them "
@@ -749,6 +824,10 @@ def t975(df: int) -> float:
     :func:`ccsim.experiment.stats.t975`, where every statistic of the reports lives)."""
     from ccsim.experiment.stats import t975 as quantile
 
+    if isinstance(df, bool) or not isinstance(df, int):
+        raise TypeError(f"df: expected a whole number, not {type(df).__name__} {df!r}")
+    if df < 1:
+        raise ValueError(f"df: {df}; degrees of freedom are at least 1")
     return quantile(df)
 
 
@@ -757,4 +836,8 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, int]:
     :func:`ccsim.experiment.stats.mean_ci`."""
     from ccsim.experiment.stats import mean_ci as interval
 
+    values = _sequence("values", values)
+    for v in values:
+        if isinstance(v, bool) or not hasattr(v, "__float__"):
+            raise TypeError(f"values: expected numbers, not {type(v).__name__} {v!r}")
     return interval(values)

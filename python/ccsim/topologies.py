@@ -63,13 +63,32 @@ def _non_negative(name: str, x: Any) -> float:
     return value
 
 
-def _whole(name: str, x: Any, low: int) -> int:
-    """``x``, an integer of at least ``low``, or an error naming ``name``."""
+#: The most flows or hosts a generator builds (and the largest ``buffer_packets``, TOML's
+#: largest integer): ``dumbbell(2**70)`` built flows until memory ran out, without a word
+#: (the API contract test, issue 32). A million is far past what one process simulates.
+MAX_ELEMENTS = 1_000_000
+
+#: The largest fat-tree arity: k = 128 is k^3/4 = 524,288 hosts, under MAX_ELEMENTS.
+MAX_K = 128
+
+
+def _whole(name: str, x: Any, low: int, high: int = MAX_ELEMENTS) -> int:
+    """``x``, an integer from ``low`` to ``high``, or an error naming ``name``."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, not {type(x).__name__} {x!r}")
     if x < low:
         raise ValueError(f"{name} must be >= {low}, not {x}")
+    if x > high:
+        raise ValueError(f"{name}: {x} is more than this generator builds (at most {high:,})")
     return int(x)
+
+
+def _seed(x: Any) -> int:
+    """``seed``, a seed the scenario takes (0 to 2^63 - 1), or an error naming it: a string
+    seed was hashed by ``random.Random`` (a lone surrogate: UnicodeEncodeError)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"seed: expected an integer, not {type(x).__name__} {x!r}")
+    return _whole("seed", x, 0, 2**63 - 1)
 
 
 def _table(name: str, x: Any) -> dict[str, Any]:
@@ -142,11 +161,13 @@ def dumbbell(
                          "None for the last flow's start plus 10 s")  # fmt: skip
     rtt_s = 2 * (delay_ms + 2 * access_delay_ms) / 1e3
     bits = _rate_bps("rate", rate)
+    _rate_bps("access_rate", access_rate)
+    seed = _seed(seed)
     # At most TOML's largest integer: a delay far too long for the scenario is then refused
     # naming the delay, not a queue limit the caller never set.
     bdp = min(max(10, round(bits * max(rtt_s, 0.0) / (1500 * 8))), 2**63 - 1)
     if buffer_packets is not None:
-        bdp = _whole("buffer_packets", buffer_packets, 1)
+        bdp = _whole("buffer_packets", buffer_packets, 1, 2**63 - 1)
     nodes: dict[str, str] = {"r1": "router", "r2": "router"}
     links: dict[str, Any] = {
         "bottleneck": {
@@ -234,15 +255,17 @@ def fat_tree(
     Poisson sources of short transfers at ``web_rate`` per second each, to a host of another
     pod.
     """
-    if _whole("k", k, 2) % 2:
+    if _whole("k", k, 2, MAX_K) % 2:
         raise ValueError(f"k must be an even number >= 2, not {k}")
     delay_us = _number("delay_us", delay_us)
     start_gap_ms = _number("start_gap_ms", start_gap_ms)
     web_rate = _non_negative("web_rate", web_rate)
     web_hosts = _whole("web_hosts", web_hosts, 0)
-    buffer_packets = _whole("buffer_packets", buffer_packets, 1)
+    buffer_packets = _whole("buffer_packets", buffer_packets, 1, 2**63 - 1)
     if long_flows is not None:
         long_flows = _whole("long_flows", long_flows, 0)
+    _rate_bps("rate", rate)
+    seed = _seed(seed)
     half = k // 2
     nodes: dict[str, str] = {}
     links: dict[str, Any] = {}

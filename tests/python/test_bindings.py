@@ -280,10 +280,13 @@ def test_series_of_a_name_or_metric_the_run_lacks_names_those_it_has(two_hosts: 
     with pytest.raises(ValueError) as raised:
         res.series_of("f1", "cwnd")
     assert str(raised.value) == (
-        "series_of: 'f1' has no series 'cwnd'; it has cwnd_bytes, delivered_bytes, srtt_s, "
+        "series_of: metric: 'f1' has no series 'cwnd'; it has cwnd_bytes, delivered_bytes, srtt_s, "
         "ssthresh_bytes"
     )
-    known = r"^series_of: no series of 'bottleneck'; series are of access:a_to_b, access:b_to_a"
+    known = (
+        r"^series_of: name: no series of 'bottleneck'; series are of access:a_to_b, "
+        "access:b_to_a"
+    )
     with pytest.raises(ValueError, match=known):
         res.series_of("bottleneck", "queue_bytes")
 

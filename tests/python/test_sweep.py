@@ -350,7 +350,7 @@ def test_a_param_value_written_twice_is_refused_not_run_into_duplicate_rows(
 @pytest.mark.parametrize(
     ("overrides", "params", "seeds", "error", "message"),
     [
-        ('duration="1s"', [], [1], TypeError, "overrides: expected a list of PATH=VALUE "
+        ('duration="1s"', [], [1], TypeError, "base_overrides: expected a list of PATH=VALUE "
          "strings, not one string"),
         ([], [("duration", "1s")], [1], TypeError, "--param duration: expected a list of "
          "values as --set writes them (strings), not '1s'"),

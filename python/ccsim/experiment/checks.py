@@ -15,6 +15,7 @@ from typing import Any
 from ccsim import _core
 from ccsim.sweep import _execute_one
 
+from .arguments import BOOL, arguments, of
 from .plan import (
     PLACEHOLDER,
     RUN_NAMES,
@@ -88,6 +89,7 @@ def _check_metric(record: dict[str, Any], m: Metric, where: str) -> None:
         raise PlanError(f"{m.origin}.where: {m.where} matches no row of {m.table} in {where}")
 
 
+@arguments(plan=of(Plan), quick=BOOL)
 def check_plan(plan: Plan, quick: bool = False) -> None:
     """Check everything a plan refers to against the scenario before anything runs, so that a
     mistake is one error naming its key and not a KeyError after every simulation.

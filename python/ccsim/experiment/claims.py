@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .arguments import NONE, NUMBER, arguments, of
 from .paper import PaperValues, fmt
-from .plan import Claim, axis_value, x_number
+from .plan import Claim, Plan, axis_value, x_number
 from .stats import compare_lines, deterministic, distinct_runs, mean_ci, slope_ci
 from .verdicts import (
     CONTRADICTED,
@@ -140,6 +141,13 @@ def _no_interval(n_points: int, n_deterministic: int, runs: int) -> str:
     return NO_CI
 
 
+@arguments(
+    claim=of(Claim),
+    points=of(pd.DataFrame, "a pandas DataFrame"),
+    tables=of(dict, "a dict of DataFrames") | NONE,
+    x_scale=NUMBER,
+    plan=of(Plan) | NONE,
+)
 def check_claim(
     claim: Claim,
     points: pd.DataFrame,
@@ -425,6 +433,7 @@ def judge_table_claim(claim: Claim, table: pd.DataFrame | None) -> Judgement:
         f"{100 * claim.min_significant_share:g} % of the lines]"))  # fmt: skip
 
 
+@arguments(claim=of(Claim), table=of(pd.DataFrame, "a pandas DataFrame") | NONE)
 def check_table_claim(claim: Claim, table: pd.DataFrame | None) -> str:
     """:func:`judge_table_claim` as one sentence."""
     return judge_table_claim(claim, table).text

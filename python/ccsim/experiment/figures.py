@@ -17,6 +17,7 @@ from ccsim.fonts import (
 )
 from ccsim.scenario import PathLike
 
+from .arguments import PATH, arguments, of
 from .plan import SERIES_KINDS, Figure, Plan, SeriesFigure, x_number
 from .tables import flow_series_values, link_capacity, link_rate
 
@@ -71,6 +72,12 @@ def _save(plt: Any, f: Any, out: PathLike, name: str) -> list[Path]:
     return paths
 
 
+@arguments(
+    fig=of(SeriesFigure),
+    plan=of(Plan),
+    recs=of(dict, "a dict of run records by line"),
+    out=PATH,
+)
 def draw_series_figure(
     fig: SeriesFigure, plan: Plan, recs: dict[str, dict[str, Any]], out: PathLike
 ) -> list[Path]:
@@ -137,6 +144,12 @@ def check_series_kind(fig: SeriesFigure) -> None:
         )
 
 
+@arguments(
+    fig=of(Figure),
+    plan=of(Plan),
+    summary=of(pd.DataFrame, "a pandas DataFrame"),
+    out=PATH,
+)
 def draw_figure(fig: Figure, plan: Plan, summary: pd.DataFrame, out: PathLike) -> list[Path]:
     """A figure of points' PNG and SVG (Korean text without a CJK font: said once)."""
     with missing_glyphs_said_once():

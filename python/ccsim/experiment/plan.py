@@ -166,6 +166,7 @@ from typing import Any
 
 from ccsim.scenario import PathLike, format_value, read_text
 
+from .arguments import NONE, PATH, TEXT, arguments
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
 
 if sys.version_info >= (3, 11):
@@ -931,6 +932,7 @@ def _explore_ranges(raw: dict[str, Any]) -> None:
         raise PlanError(str(e)) from None
 
 
+@arguments(folder=PATH)
 def load_plan(folder: PathLike) -> Plan:
     """Read and check ``folder/plan.toml`` (``folder`` a str or a Path)."""
     folder = Path(folder)
@@ -1627,6 +1629,7 @@ def experiment_folders(experiments: PathLike) -> list[Path]:
     return sorted(folders, key=lambda f: (not f.name.startswith("p"), f.name))
 
 
+@arguments(name=TEXT, root=PATH | NONE)
 def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
     base = Path(root or Path.cwd()) / "experiments"

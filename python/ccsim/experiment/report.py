@@ -21,6 +21,7 @@ import pandas as pd
 from ccsim import _core
 from ccsim.scenario import PathLike
 
+from .arguments import BOOL, COUNT, NONE, PATH, TEXT, arguments, of
 from .claims import Judgement, judge_claim
 from .paper import NO_NUMBER_TEXT, PaperValues, difference, fmt, matches
 from .plan import (
@@ -226,6 +227,18 @@ def judge_claims(
     return [(c, judge_claim(c, points, table_seeds, plan=plan)) for c in plan.claims]
 
 
+@arguments(
+    plan=of(Plan),
+    summary=of(pd.DataFrame, "a pandas DataFrame"),
+    out=PATH,
+    quick=BOOL,
+    n_runs=COUNT,
+    tables=of(dict, "a dict of DataFrames") | NONE,
+    points=of(pd.DataFrame, "a pandas DataFrame") | NONE,
+    table_seeds=of(dict, "a dict of DataFrames") | NONE,
+    command=TEXT | NONE,
+    judged=of(list, "a list of (claim, judgement) pairs") | NONE,
+)
 def write_report(
     plan: Plan,
     summary: pd.DataFrame,

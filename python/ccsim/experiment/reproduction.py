@@ -17,6 +17,7 @@ from ccsim.staging import not_a_folder, staged_output
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
+from .arguments import BOOL, COUNT, NONE, PATH, TEXT, arguments, of
 from .checks import check_plan
 from .claims import Judgement
 from .drawn import Manifest
@@ -352,6 +353,7 @@ def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@arguments(plan=of(Plan), points=of(pd.DataFrame, "a pandas DataFrame"))
 def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:
     """Every figure claim's paired comparison (:func:`compare_lines`), one row per x, with
     the figure and the two lines: what the report's paired tables show."""
@@ -368,6 +370,7 @@ def paired_comparisons(plan: Plan, points: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+@arguments(plan_id=TEXT, out=PATH, quick=BOOL, seeds=COUNT | NONE)
 def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> str:
     """The command line that writes this reproduction again."""
     parts = ["ccsim", "reproduce", plan_id]
@@ -380,6 +383,7 @@ def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> st
     return " ".join(parts)
 
 
+@arguments(plan_id=TEXT, quick=BOOL)
 def default_out(plan_id: str, quick: bool) -> Path:
     base = Path(os.environ.get("CCSIM_RESULTS", "results"))
     return base / (plan_id + ("-quick" if quick else ""))

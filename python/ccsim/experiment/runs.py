@@ -14,6 +14,7 @@ import pandas as pd
 from ccsim.scenario import check_run_count
 from ccsim.sweep import RunSpec
 
+from .arguments import BOOL, COUNT, NONE, RECORDS, TEXT, arguments, of
 from .plan import (
     RUN_NAMES,
     Metric,
@@ -26,8 +27,12 @@ from .plan import (
 )
 
 
+@arguments(plan=of(Plan), quick=BOOL, seeds=COUNT | NONE)
 def plan_runs(plan: Plan, quick: bool, seeds: int | None = None) -> list[RunSpec]:
     n = seeds if seeds is not None else (plan.quick_seeds if quick else plan.seeds)
+    # More seeds than a sweep holds is refused before their ranges are listed: 2**70 was an
+    # OverflowError from len(range(...)) (the API contract test, issue 32).
+    check_run_count(n, "the reproduction")
     # Each point's overrides, tags and seeds first: their count is checked before a run is
     # listed (a plan's or --seeds' count a few digits too long would exhaust memory).
     points: list[tuple[tuple[str, ...], tuple[tuple[str, Any], ...], Sequence[int]]] = []
@@ -115,6 +120,7 @@ def run_fingerprint(rec: dict[str, Any]) -> str:
     return hashlib.sha1(body.encode()).hexdigest()[:16]
 
 
+@arguments(records=RECORDS, metric=of(Metric), figure=TEXT | NONE)
 def point_values(records: list[dict[str, Any]], metric: Metric, figure: str | None = None
                  ) -> pd.DataFrame:  # fmt: skip
     """One value per record (see :func:`record_value`), tagged with its figure (or ``figure``:

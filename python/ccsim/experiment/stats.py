@@ -32,6 +32,8 @@ from typing import Any
 
 import pandas as pd
 
+from .arguments import NONE, NUMBER, TEXT, arguments, of
+
 #: The level of every interval and test in the reports.
 LEVEL = 0.95
 
@@ -287,6 +289,7 @@ def deterministic(n: int, distinct: int) -> bool:
     return n >= 2 and distinct <= 1
 
 
+@arguments(points=of(pd.DataFrame, "a pandas DataFrame"))
 def summarize(points: pd.DataFrame) -> pd.DataFrame:
     """Mean, 95 % CI half-width and n per (figure, line, x); ``distinct``, how many of the n
     runs differ. Identical runs (:func:`deterministic`) have no interval: ci95 is NaN."""
@@ -326,6 +329,13 @@ def _censored(ya: list[float], yb: list[float]) -> tuple[int, float] | None:
     return sign, min(1.0, 2 * 0.5 ** len(ya))
 
 
+@arguments(
+    points=of(pd.DataFrame, "a pandas DataFrame"),
+    figure=TEXT,
+    a=TEXT,
+    b=TEXT,
+    margin=NUMBER | NONE,
+)
 def compare_lines(
     points: pd.DataFrame, figure: str, a: str, b: str, margin: float | None = None
 ) -> pd.DataFrame:

@@ -5,10 +5,13 @@ index, convergence and stability, one row per run."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from .arguments import NAMES, NONE, NUMBERS, RECORD, TEXT, arguments, of
+from .plan import SummaryTable
 
 if TYPE_CHECKING:
     from .plan import SummaryTable
@@ -18,6 +21,7 @@ def _series(rec: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rec.get("series", {}))
 
 
+@arguments(rec=RECORD, flows=NAMES, series=of(pd.DataFrame, "a pandas DataFrame") | NONE)
 def flow_rates(
     rec: dict[str, Any], flows: Sequence[str], series: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -48,15 +52,19 @@ def flow_series_values(
     return rates / link_capacity(rec, link), "share of the bottleneck"
 
 
+@arguments(rec=RECORD, link=TEXT, links=of(pd.DataFrame, "a pandas DataFrame") | NONE)
 def link_capacity(rec: dict[str, Any], link: str, links: pd.DataFrame | None = None) -> float:
     """The rate (bit/s) of ``link`` given as ``name:direction`` (``links``: the record's links
     table as a frame, if the caller has built it already)."""
     name, _, direction = link.partition(":")
+    if links is None and not isinstance(rec.get("links"), Mapping):  # was KeyError: 'links'
+        raise ValueError("rec: a run record without its links table")
     lk = pd.DataFrame(rec["links"]) if links is None else links
     row = lk[(lk["link"] == name) & (lk["direction"] == (direction or "a_to_b"))]
     return float(row["rate_bps"].iloc[0]) if len(row) else math.nan
 
 
+@arguments(rec=RECORD, link=TEXT, series=of(pd.DataFrame, "a pandas DataFrame") | NONE)
 def link_rate(rec: dict[str, Any], link: str, series: pd.DataFrame | None = None) -> pd.Series:
     """The throughput (bit/s) of ``name:direction`` per trace interval."""
     s = _series(rec) if series is None else series
@@ -66,6 +74,7 @@ def link_rate(rec: dict[str, Any], link: str, series: pd.DataFrame | None = None
     return pd.Series(d["value"].to_numpy(), index=d["time_s"].to_numpy(dtype=float))
 
 
+@arguments(xs=NUMBERS)
 def jain_index(xs: Sequence[float]) -> float:
     """Jain's fairness index: (sum x)^2 / (n sum x^2); 1 is a perfectly even split."""
     v = [float(x) for x in xs]
@@ -107,6 +116,7 @@ def line_summary(per_seed: Sequence[dict[str, Any]], flows: Sequence[str],
     return out
 
 
+@arguments(rec=RECORD, t=of(SummaryTable))
 def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     """The summary of one run: utilization, fairness, loss and convergence after ``from_s``.
 
@@ -121,6 +131,8 @@ def table_row(rec: dict[str, Any], t: SummaryTable) -> dict[str, Any]:
     # Each table built once (a cached reproduction of paper 002 spent most of its time outside
     # the simulator building these frames from the records, twice each; issue 33).
     series = _series(rec)
+    if not isinstance(rec.get("links"), Mapping):  # was KeyError: 'links'
+        raise ValueError("rec: a run record without its links table")
     lk = pd.DataFrame(rec["links"])
     rates = flow_rates(rec, t.flows, series)
     cap = link_capacity(rec, t.link, lk)
