@@ -43,7 +43,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim.errors import Error
 from ccsim.result import TABLES, naming_the_file
-from ccsim.scenario import MAX_RUNS, NotAFile, Scenario, check_regular, read_text, run, seed_problem
+from ccsim.scenario import (
+    MAX_RUNS,
+    MAX_WORKERS,
+    NotAFile,
+    Scenario,
+    check_regular,
+    read_text,
+    run,
+    seed_problem,
+)
 from ccsim.staging import dangling, not_a_folder, os_error_text, staged_output
 
 if TYPE_CHECKING:
@@ -734,11 +743,6 @@ def _port(text: str) -> int:
     if not 1 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a TCP port (1 to 65535)")
     return value
-
-
-#: The most processes or threads ``--workers`` asks for: more than any machine's cores (a
-#: count a few digits too long overflows the pool's C semaphore).
-MAX_WORKERS = 4096
 
 
 def _count(what: str, most: int | None = None) -> Any:

@@ -56,6 +56,11 @@ def seed_problem(seed: object) -> str | None:
 #: exhaust memory, or spend minutes building the list, before a word was said.
 MAX_RUNS = 1_000_000
 
+#: The most worker processes or threads a sweep starts (``--workers``, ``sweep.execute``): far
+#: more than a machine has cores; 2**70 was an OverflowError from the process pool, and a count
+#: a few digits too long overflows its C semaphore.
+MAX_WORKERS = 4096
+
 
 def check_run_count(runs: int, what: str) -> None:
     """Refuse ``what`` (``"the sweep"``) of ``runs`` runs when it is over ``MAX_RUNS``."""

@@ -56,7 +56,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ccsim import _core
-from ccsim.scenario import _override_strings, check_run_count, seed_problem
+from ccsim.scenario import MAX_WORKERS, _override_strings, check_run_count, seed_problem
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
@@ -499,11 +499,6 @@ def execute(
         rec["key"] = k
         records.append(rec)
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
-
-
-#: The most local worker processes :func:`execute` starts; far more than a machine has cores
-#: (2**70 was an OverflowError from the process pool).
-MAX_WORKERS = 1024
 
 
 def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, description: Any,

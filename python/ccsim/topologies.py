@@ -14,6 +14,9 @@ True
 
 Every flow uses the scenario's ``[tcp]`` section, which the generators set as P1's (SACK,
 delayed ACKs, MSS 1448 B, docs/performance.md) unless ``tcp`` is given.
+
+A count of flows, hosts or packets is at most :data:`MAX_ELEMENTS` (a million) and a fat-tree's
+``k`` at most :data:`MAX_K` (128, 524,288 hosts); larger ones are refused naming the parameter.
 """
 
 from __future__ import annotations
