@@ -507,7 +507,7 @@ def test_derived_values_of_the_wrong_type_filed_with_their_digest_are_derived_ag
 
 
 @pytest.mark.parametrize(
-    "syntax", ["queue = { type = \"red\", }", "queue = {\n  type = \"red\" }", 'x = "\\e"']
+    "syntax", ['queue = { type = "red", }', 'queue = {\n  type = "red" }', 'x = "\\e"']
 )
 def test_a_plan_in_toml_1_1_syntax_is_refused_saying_plans_are_toml_1_0(
     folder: Path, syntax: str
