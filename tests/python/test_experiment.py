@@ -506,6 +506,23 @@ def test_derived_values_of_the_wrong_type_filed_with_their_digest_are_derived_ag
     assert json.loads((out / "run.json").read_text())["simulation_cpu_seconds"] == 12345.5
 
 
+@pytest.mark.parametrize(
+    "syntax", ['queue = { type = "red", }', 'queue = {\n  type = "red" }', 'x = "\\e"']
+)
+def test_a_plan_in_toml_1_1_syntax_is_refused_saying_plans_are_toml_1_0(
+    folder: Path, syntax: str
+) -> None:
+    # Campaign 14: the scenario beside a plan may be TOML 1.1 (the core reads it), the plan
+    # is read by tomllib (TOML 1.0); a trailing comma in one of its inline tables was refused
+    # in tomllib's words alone ("Invalid initial character for a key part"), as if it were a
+    # typing slip, with the scenario in the same folder taking the same line.
+    plan = folder / "plan.toml"
+    plan.write_text(syntax + "\n" + plan.read_text())
+    with pytest.raises(experiment.PlanError, match=r"plan\.toml: .*; plan files are read as "
+                       r"TOML 1\.0 \(Python's tomllib\).*docs/scenario\.md"):  # fmt: skip
+        experiment.load_plan(folder)
+
+
 @pytest.mark.parametrize("damage", ["cut short", "a FIFO"])
 def test_a_damaged_record_a_time_series_is_drawn_from_is_run_again_under_filed_values(
     folder: Path, tmp_path: Path, damage: str

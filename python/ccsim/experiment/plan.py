@@ -940,7 +940,14 @@ def load_plan(folder: PathLike) -> Plan:
     try:
         raw = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as e:
-        raise PlanError(f"{path}: {e}") from e
+        # The scenario beside the plan is read by the core as TOML 1.1, the plan by tomllib as
+        # TOML 1.0: a trailing comma that one takes, the other refused in tomllib's words alone,
+        # as if it were a typing slip (campaign 14, issue 32).
+        raise PlanError(
+            f"{path}: {e}; plan files are read as TOML 1.0 (Python's tomllib): no "
+            "TOML 1.1 syntax (newlines or a trailing comma in an inline table, \\e, "
+            "\\xHH), which their scenario files may use (docs/scenario.md)"
+        ) from e
     _check_shape(raw, _PLAN_SHAPE, "")
     allowed = {"id", "title", "paper", "scenario", "seeds", "quick_seeds", "metric", "lines",
                "figures", "claims", "assumptions", "tables", "quick_set", "explore"}  # fmt: skip
