@@ -144,3 +144,21 @@ def main_without_stdout(
         finally:
             monkeypatch.setattr(sys, "stdout", sys.__stdout__)
     return status, capsys.readouterr().err
+
+
+# A plan's metric (f1's goodput) and its two lines (SACK, Reno), shared by the small test plans
+# of test_experiment.py and test_api_contract.py.
+METRIC_AND_TWO_LINES = """[metric]
+table = "flows"
+where = { name = "f1" }
+column = "goodput_bps"
+label = "goodput"
+
+[lines.sack]
+label = "SACK"
+set = { "tcp.variant" = "sack" }
+
+[lines.reno]
+label = "Reno"
+set = { "tcp.variant" = "reno" }
+"""

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import METRIC_AND_TWO_LINES
 
 import ccsim
 from ccsim import experiment, models, sweep, topologies
@@ -117,7 +118,8 @@ size = "10KB"
 interval = "5ms"
 """
 
-PLAN = """
+PLAN = (
+    """
 id = "t"
 title = "test"
 paper = 'A. Author, "A Title", Some Venue, 2001'
@@ -125,20 +127,9 @@ scenario = "scenario.toml"
 seeds = 1
 quick_seeds = 1
 
-[metric]
-table = "flows"
-where = { name = "f1" }
-column = "goodput_bps"
-label = "goodput"
-
-[lines.sack]
-label = "SACK"
-set = { "tcp.variant" = "sack" }
-
-[lines.reno]
-label = "Reno"
-set = { "tcp.variant" = "reno" }
-
+"""
+    + METRIC_AND_TWO_LINES
+    + """
 [[figures]]
 id = "rate"
 title = "goodput vs rate"
@@ -169,6 +160,7 @@ than = "sack"
 [[assumptions]]
 text = "a test plan"
 """
+)
 
 
 class World:

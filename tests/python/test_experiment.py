@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import METRIC_AND_TWO_LINES
 
 import ccsim
 from ccsim import experiment
@@ -65,7 +66,8 @@ interval = "500ms"
 start = "5ms"
 """
 
-PLAN = """
+PLAN = (
+    """
 id = "t"
 title = "test"
 paper = 'A. Author, "A Title", Some Venue, 2001'
@@ -74,20 +76,9 @@ seeds = 4
 quick_seeds = 2
 quick_set = { duration = "10s" }
 
-[metric]
-table = "flows"
-where = { name = "f1" }
-column = "goodput_bps"
-label = "goodput"
-
-[lines.sack]
-label = "SACK"
-set = { "tcp.variant" = "sack" }
-
-[lines.reno]
-label = "Reno"
-set = { "tcp.variant" = "reno" }
-
+"""
+    + METRIC_AND_TWO_LINES
+    + """
 [[figures]]
 id = "loss"
 title = "goodput vs loss"
@@ -131,6 +122,7 @@ at_least = 0.5
 [[assumptions]]
 text = "a test plan"
 """
+)
 
 
 @pytest.fixture
