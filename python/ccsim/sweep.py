@@ -774,6 +774,15 @@ def tag_value(raw: str) -> Any:
     try:
         x = float(raw)
     except ValueError:
+        # TOML's integers in another base (0x10, 0o20, 0b1_0000, TOML 1.0 section "Integer")
+        # are numbers to the core: tagged as text, 0x10 beside 20 made a column of two types
+        # that flows.parquet could not hold (campaign 15, issue 32).
+        digits = raw.strip().lstrip("+")
+        if digits[:2] in ("0x", "0o", "0b") and "__" not in digits and digits[-1:] != "_":
+            try:
+                return int(digits, 0)
+            except ValueError:
+                pass
         return raw.strip('"')
     return int(x) if x.is_integer() and "." not in raw and "e" not in raw.lower() else x
 
@@ -838,10 +847,20 @@ def plan_grid(
         problem = seed_problem(seed)
         if problem is not None:
             raise ValueError(f"seeds: {problem}")
+    # One type per parameter's column: a queue limit in packets and one in bytes (50 and
+    # "60000B") are both valid, and a column of numbers and text could not be written to
+    # flows.parquet after every run had finished (campaign 15, issue 32); such a parameter's
+    # values are all tagged as text, as written.
+    tag_of: list[dict[str, Any]] = []
+    for _, vals in params:
+        tagged = {v: tag_value(v) for v in vals}
+        if len({isinstance(t, str) for t in tagged.values()}) > 1:
+            tagged = {v: v.strip().strip('"') for v in vals}
+        tag_of.append(tagged)
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))
-        tags = tuple((p, tag_value(v)) for (p, _), v in zip(params, combo))
+        tags = tuple((p, t[v]) for (p, _), t, v in zip(params, tag_of, combo))
         for s in seeds:
             runs.append(RunSpec(text, ov, s, tags))
     return runs

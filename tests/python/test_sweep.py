@@ -396,3 +396,27 @@ def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path)
     import pandas as pd
 
     assert len(set(pd.read_parquet(out / "links.parquet")["links.bottleneck.queue"])) == 2
+
+
+def test_a_parameter_column_holds_one_type_when_its_values_are_written_in_two_ways(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # A queue limit in packets and one in bytes (50 and "60000B"), or a TOML hex integer
+    # beside a decimal one (0x10 and 20): the column mixed numbers and text, and writing
+    # flows.parquet ended the sweep in pyarrow's "Conversion failed" or "internal error
+    # (ArrowTypeError)" after every run (campaign 15, issue 32).
+    hexed = sweep.plan_grid(two_hosts, [], [("links.bottleneck.queue.limit", ["0x10", "20"])],
+                            [1])  # fmt: skip
+    assert [r.tags[0][1] for r in hexed] == [16, 20]
+    mixed = sweep.plan_grid(
+        two_hosts, [], [("links.bottleneck.queue.limit", ["50", '"60000B"'])], [1]
+    )
+    assert [r.tags[0][1] for r in mixed] == ["50", "60000B"]
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts.replace('duration = "5s"', 'duration = "100ms"'))
+    out = tmp_path / "sw"
+    args = ["sweep", str(f), "--workers", "1", "--out", str(out),
+            "--param", 'links.bottleneck.queue.limit=50,"60000B"']  # fmt: skip
+    assert main(args) == 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert sorted(set(flows["links.bottleneck.queue.limit"])) == ["50", "60000B"]
