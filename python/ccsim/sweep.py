@@ -626,13 +626,22 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
-def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+def _unquoted(text: str, comments: bool = False) -> Iterator[tuple[int, str]]:
     """The characters of ``text`` outside TOML's strings, with their index: basic strings
-    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too."""
+    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too. With
+    ``comments``, a ``#`` outside a string and the rest of its line are left out as well: a
+    value is TOML, where a comment may end any line, inside TOML 1.1's multi-line inline tables
+    too, and an apostrophe in one (``# don't``) was taken for a string's start, which hid every
+    comma after it (campaign 15, issue 32)."""
     quote = ""
     escaped = False
+    comment = False
     for i, c in enumerate(text):
-        if quote == '"' and escaped:
+        if comment:
+            comment = c != "\n"
+        elif comments and not quote and c == "#":
+            comment = True
+        elif quote == '"' and escaped:
             escaped = False  # a basic string's escape ("\"" inside the key)
         elif quote == '"' and c == "\\":
             escaped = True
@@ -754,9 +763,9 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
 
 def _top_level_items(text: str) -> list[str]:
     """``text`` split at its commas outside quotes (TOML's basic strings with their backslash
-    escapes, and literal ones), braces and brackets."""
+    escapes, and literal ones), comments, braces and brackets."""
     items, start, depth = [], 0, 0
-    for i, c in _unquoted(text):
+    for i, c in _unquoted(text, comments=True):
         if c in "{[":
             depth += 1
         elif c in "}]":

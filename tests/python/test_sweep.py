@@ -420,3 +420,12 @@ def test_a_parameter_column_holds_one_type_when_its_values_are_written_in_two_wa
     assert main(args) == 0
     flows = pd.read_parquet(out / "flows.parquet")
     assert sorted(set(flows["links.bottleneck.queue.limit"])) == ["50", "60000B"]
+
+
+def test_a_comment_in_a_swept_table_hides_neither_its_commas_nor_the_next_value() -> None:
+    # TOML 1.1 lets a comment end a line of an inline table written over several lines; an
+    # apostrophe in it opened a literal string for the splitter, and both queues became one
+    # value the core read as text (campaign 15, issue 32).
+    first = '{type="droptail", # don\'t go } over, 40\n limit=50}'
+    path, values = sweep.parse_param(f'links.x.queue={first},{{type="red", limit=60}}')
+    assert (path, values) == ("links.x.queue", [first, '{type="red", limit=60}'])
