@@ -484,6 +484,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
     _needs_tables()
+    # What draws the figures (matplotlib) and the site (plotly), before the runs: missing,
+    # "ccsim needs matplotlib" came after every run of the plan, hours of them for a full
+    # reproduction (campaign 15, issue 32; bench --plot's was campaign 13's).
+    import importlib
+
+    for module in ("matplotlib", "plotly"):
+        importlib.import_module(module)
     from ccsim import experiment
 
     cluster = _cluster(args)

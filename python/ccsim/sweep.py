@@ -626,13 +626,22 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
-def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+def _unquoted(text: str, comments: bool = False) -> Iterator[tuple[int, str]]:
     """The characters of ``text`` outside TOML's strings, with their index: basic strings
-    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too."""
+    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too. With
+    ``comments``, a ``#`` outside a string and the rest of its line are left out as well: a
+    value is TOML, where a comment may end any line, inside TOML 1.1's multi-line inline tables
+    too, and an apostrophe in one (``# don't``) was taken for a string's start, which hid every
+    comma after it (campaign 15, issue 32)."""
     quote = ""
     escaped = False
+    comment = False
     for i, c in enumerate(text):
-        if quote == '"' and escaped:
+        if comment:
+            comment = c != "\n"
+        elif comments and not quote and c == "#":
+            comment = True
+        elif quote == '"' and escaped:
             escaped = False  # a basic string's escape ("\"" inside the key)
         elif quote == '"' and c == "\\":
             escaped = True
@@ -754,9 +763,9 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
 
 def _top_level_items(text: str) -> list[str]:
     """``text`` split at its commas outside quotes (TOML's basic strings with their backslash
-    escapes, and literal ones), braces and brackets."""
+    escapes, and literal ones), comments, braces and brackets."""
     items, start, depth = [], 0, 0
-    for i, c in _unquoted(text):
+    for i, c in _unquoted(text, comments=True):
         if c in "{[":
             depth += 1
         elif c in "}]":
@@ -774,6 +783,15 @@ def tag_value(raw: str) -> Any:
     try:
         x = float(raw)
     except ValueError:
+        # TOML's integers in another base (0x10, 0o20, 0b1_0000, TOML 1.0 section "Integer")
+        # are numbers to the core: tagged as text, 0x10 beside 20 made a column of two types
+        # that flows.parquet could not hold (campaign 15, issue 32).
+        digits = raw.strip().lstrip("+")
+        if digits[:2] in ("0x", "0o", "0b") and "__" not in digits and digits[-1:] != "_":
+            try:
+                return int(digits, 0)
+            except ValueError:
+                pass
         return raw.strip('"')
     return int(x) if x.is_integer() and "." not in raw and "e" not in raw.lower() else x
 
@@ -838,10 +856,20 @@ def plan_grid(
         problem = seed_problem(seed)
         if problem is not None:
             raise ValueError(f"seeds: {problem}")
+    # One type per parameter's column: a queue limit in packets and one in bytes (50 and
+    # "60000B") are both valid, and a column of numbers and text could not be written to
+    # flows.parquet after every run had finished (campaign 15, issue 32); such a parameter's
+    # values are all tagged as text, as written.
+    tag_of: list[dict[str, Any]] = []
+    for _, vals in params:
+        tagged = {v: tag_value(v) for v in vals}
+        if len({isinstance(t, str) for t in tagged.values()}) > 1:
+            tagged = {v: v.strip().strip('"') for v in vals}
+        tag_of.append(tagged)
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))
-        tags = tuple((p, tag_value(v)) for (p, _), v in zip(params, combo))
+        tags = tuple((p, t[v]) for (p, _), t, v in zip(params, tag_of, combo))
         for s in seeds:
             runs.append(RunSpec(text, ov, s, tags))
     return runs

@@ -968,3 +968,20 @@ def test_a_manifest_entry_with_a_null_digest_does_not_stand_for_a_missing_file(
     entry = {"inputs": "x", "files": {"fig1.png": None}}
     (tmp_path / "figures.json").write_text(json.dumps({"version": 1, "outputs": {"fig1": entry}}))
     assert not Manifest(tmp_path, "figures.json").up_to_date("fig1", "x")
+
+
+@pytest.mark.parametrize("missing", ["matplotlib", "plotly"])
+def test_a_reproduction_without_what_draws_its_figures_is_refused_before_its_runs(
+    missing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 15: without matplotlib, `ccsim reproduce` made every run of the plan (hours for
+    # a full one) and only then said "ccsim needs matplotlib", as bench --plot did before
+    # campaign 13.
+    import sys
+
+    for module in [m for m in list(sys.modules) if m.split(".")[0] == missing] + [missing]:
+        monkeypatch.setitem(sys.modules, module, None)  # an import of it fails, as if absent
+    out = tmp_path / "r"
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    assert one_error_line(capsys).startswith(f"ccsim: error: ccsim needs {missing}, ")
+    assert not out.exists()

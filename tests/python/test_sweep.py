@@ -396,3 +396,36 @@ def test_a_sweep_over_two_queue_tables_runs_both(two_hosts: str, tmp_path: Path)
     import pandas as pd
 
     assert len(set(pd.read_parquet(out / "links.parquet")["links.bottleneck.queue"])) == 2
+
+
+def test_a_parameter_column_holds_one_type_when_its_values_are_written_in_two_ways(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # A queue limit in packets and one in bytes (50 and "60000B"), or a TOML hex integer
+    # beside a decimal one (0x10 and 20): the column mixed numbers and text, and writing
+    # flows.parquet ended the sweep in pyarrow's "Conversion failed" or "internal error
+    # (ArrowTypeError)" after every run (campaign 15, issue 32).
+    hexed = sweep.plan_grid(two_hosts, [], [("links.bottleneck.queue.limit", ["0x10", "20"])],
+                            [1])  # fmt: skip
+    assert [r.tags[0][1] for r in hexed] == [16, 20]
+    mixed = sweep.plan_grid(
+        two_hosts, [], [("links.bottleneck.queue.limit", ["50", '"60000B"'])], [1]
+    )
+    assert [r.tags[0][1] for r in mixed] == ["50", "60000B"]
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts.replace('duration = "5s"', 'duration = "100ms"'))
+    out = tmp_path / "sw"
+    args = ["sweep", str(f), "--workers", "1", "--out", str(out),
+            "--param", 'links.bottleneck.queue.limit=50,"60000B"']  # fmt: skip
+    assert main(args) == 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert sorted(set(flows["links.bottleneck.queue.limit"])) == ["50", "60000B"]
+
+
+def test_a_comment_in_a_swept_table_hides_neither_its_commas_nor_the_next_value() -> None:
+    # TOML 1.1 lets a comment end a line of an inline table written over several lines; an
+    # apostrophe in it opened a literal string for the splitter, and both queues became one
+    # value the core read as text (campaign 15, issue 32).
+    first = '{type="droptail", # don\'t go } over, 40\n limit=50}'
+    path, values = sweep.parse_param(f'links.x.queue={first},{{type="red", limit=60}}')
+    assert (path, values) == ("links.x.queue", [first, '{type="red", limit=60}'])
