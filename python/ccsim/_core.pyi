@@ -31,6 +31,22 @@ def check_syntax(text: str) -> None:
     """Raise ScenarioError ("TOML syntax error at line L, column C: ...") unless ``text`` is
     TOML; the scenario's keys are not read."""
 
+def split_override(item: str) -> tuple[str, str] | None:
+    """``PATH=VALUE`` cut at the first ``=`` outside a quoted key, as ``--set`` is cut; None
+    without one; ValueError when a quote in PATH is not closed."""
+
+def override_keys(path: str) -> list[str] | None:
+    """The keys a dotted ``--set`` path names (TOML's parser reads it); None when it is not
+    a key path."""
+
+def param_values(text: str) -> list[str]:
+    """A sweep's ``V1,V2,...`` cut at the commas TOML's lexer calls separators (outside
+    strings, arrays, inline tables and comments), each trimmed; empty ones kept."""
+
+def override_value(raw: str) -> int | float | str:
+    """An override's VALUE as the core reads it: a TOML integer or float as a number, a
+    string as its text, anything else (or a bare word) as written, trimmed."""
+
 def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str:
     """Check a scenario as ``run`` does before its first event, without running it: parse,
     validate and build the network (so a flow whose packets exceed the MTU of a link on its

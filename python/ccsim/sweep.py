@@ -40,7 +40,6 @@ import math
 import os
 import signal
 import stat
-import string
 import sys
 import tempfile
 import threading
@@ -57,7 +56,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from ccsim import _core
-from ccsim.scenario import MAX_WORKERS, _override_strings, check_run_count, seed_problem
+from ccsim.scenario import (
+    MAX_WORKERS,
+    _override_strings,
+    _unicode,
+    check_run_count,
+    seed_problem,
+)
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
@@ -626,40 +631,14 @@ def _column(columns: dict[str, list[Any]], name: str, rows: int) -> list[Any]:
     return col
 
 
-def _unquoted(text: str, comments: bool = False) -> Iterator[tuple[int, str]]:
-    """The characters of ``text`` outside TOML's strings, with their index: basic strings
-    ("...", with backslash escapes) and literal ones ('...'), their quotes left out too. With
-    ``comments``, a ``#`` outside a string and the rest of its line are left out as well: a
-    value is TOML, where a comment may end any line, inside TOML 1.1's multi-line inline tables
-    too, and an apostrophe in one (``# don't``) was taken for a string's start, which hid every
-    comma after it (campaign 15, issue 32)."""
-    quote = ""
-    escaped = False
-    comment = False
-    for i, c in enumerate(text):
-        if comment:
-            comment = c != "\n"
-        elif comments and not quote and c == "#":
-            comment = True
-        elif quote == '"' and escaped:
-            escaped = False  # a basic string's escape ("\"" inside the key)
-        elif quote == '"' and c == "\\":
-            escaped = True
-        elif quote:
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        else:
-            yield i, c
-
-
 def _text(name: str, x: Any) -> str:
     """``x``, a str, or TypeError naming ``name``: the helpers below index and split their
     argument, and anything else was an AttributeError or "'int' object is not iterable"
-    (the API contract test, issue 32)."""
+    (the API contract test, issue 32). A lone surrogate is a ValueError naming ``name``: the
+    core, which reads these texts, takes only what has a UTF-8 form."""
     if not isinstance(x, str):
         raise TypeError(f"{name}: expected a string, not {type(x).__name__} {x!r}")
-    return x
+    return _unicode(name, x)
 
 
 def _sequence(name: str, x: Any) -> list[Any]:
@@ -671,80 +650,40 @@ def _sequence(name: str, x: Any) -> list[Any]:
 
 def split_path(item: str) -> tuple[str, str] | None:
     """``PATH=VALUE`` split at the first ``=`` outside a quoted key (``nodes."a=b".hook=x``),
-    as the core splits a ``--set``; None when there is none."""
-    _text("item", item)
-    for i, c in _unquoted(item):
-        if c == "=":
-            return item[:i], item[i + 1 :]
-    return None
+    by the core's own splitter (``split_override``), so a sweep cuts a ``--set`` where the
+    run will; None when there is none or a quote in PATH is not closed (the core refuses
+    such an override when it is applied, naming it)."""
+    try:
+        return _core.split_override(_text("item", item))
+    except ValueError:
+        return None
 
 
 def key_path(path: str) -> tuple[str, ...]:
-    """The keys of a dotted ``--set`` or ``--param`` path as TOML reads them, which is how the
-    core reads them (``override_keys`` in crates/ccsim-core/src/scenario/parse/mod.rs): so
-    ``duration``, ``"duration"``, ``'duration'`` and ``links . x . rate`` name what
-    ``duration`` and ``links.x.rate`` name. A path TOML cannot read is its text (the core
-    refuses it, naming it)."""
-    _text("path", path)
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
-    try:
-        at: Any = tomllib.loads(f"{_toml_1_0_escapes(path)} = 0")
-    except tomllib.TOMLDecodeError:
-        return (path.strip(),)
-    keys: list[str] = []
-    while isinstance(at, dict) and len(at) == 1:
-        key, at = next(iter(at.items()))
-        keys.append(key)
-    return tuple(keys) if type(at) is int and at == 0 else (path.strip(),)
-
-
-def _toml_1_0_escapes(text: str) -> str:
-    r"""``text`` with TOML 1.1's new escapes in basic strings (``\xHH``, ``\e``) written as
-    TOML 1.0's ``\u00HH`` and ``\u001b``: the core reads TOML 1.1 (toml 0.9), tomllib 1.0,
-    and a key tomllib could not read was taken for its text, so ``--param '"se\x65d"=1,2'``
-    was swept where ``seed`` is refused (campaign 14, issue 32). A ``\x`` without two hex
-    digits is left for tomllib to refuse, as the core refuses it.
-
-    >>> _toml_1_0_escapes(r'"se\x65d".a\e."\\x41\e"')
-    '"se\\u0065d".a\\e."\\\\x41\\u001b"'
-    """
-    out, quote, i = [], "", 0
-    while i < len(text):
-        c = text[i]
-        if quote == '"' and c == "\\":
-            nxt = text[i + 1 : i + 2]
-            hex2 = text[i + 2 : i + 4]
-            if nxt == "x" and len(hex2) == 2 and all(h in string.hexdigits for h in hex2):
-                out.append("\\u00" + hex2)
-                i += 4
-                continue
-            out.append("\\u001b" if nxt == "e" else c + nxt)
-            i += 2
-            continue
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        out.append(c)
-        i += 1
-    return "".join(out)
+    r"""The keys of a dotted ``--set`` or ``--param`` path as the core reads them (TOML's own
+    parser, ``override_keys`` in crates/ccsim-core/src/scenario/parse/mod.rs): so
+    ``duration``, ``"duration"``, ``'duration'``, ``"dur\x61tion"`` and ``links . x . rate``
+    name what ``duration`` and ``links.x.rate`` name. A path TOML cannot read is its text (the
+    core refuses it, naming it). Python's tomllib read TOML 1.0 where the core reads 1.1, and
+    ``--param '"se\x65d"=1,2'`` was swept where ``seed`` is refused (campaign 14, issue 32)."""
+    keys = _core.override_keys(_text("path", path))
+    return tuple(keys) if keys is not None else (path.strip(),)
 
 
 def parse_param(spec: str) -> tuple[str, list[str]]:
-    """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"]). The values are split at
-    the commas outside a TOML table, array or string, so a value may be any ``--set`` value:
-    ``links.x.queue={type="red", limit=50},{type="red", limit=100}`` is two queues, where
-    splitting at every comma gave four pieces, refused as ``found string "{type=\"red\""``
-    (campaign 10, issue 32). An empty value (``0.01,,0.02``) is refused: it was dropped, and
-    the sweep ran one point fewer than written."""
+    """``"links.x.loss.rate=0.01,0.02"`` -> (path, ["0.01", "0.02"]). The values are cut by
+    the core (``param_values``) at the commas TOML's lexer calls separators, outside strings of
+    all four kinds, arrays, inline tables and comments, so a value may be any ``--set`` value:
+    ``links.x.queue={type="red", limit=50},{type="red", limit=100}`` is two queues (campaign
+    10, issue 32), and ``x='''it's, mine''',y`` is two values, a multi-line literal string and
+    ``y`` (a Python splitter read ``'''`` as three strings and cut it in three). An empty value
+    (``0.01,,0.02``) is refused: it was dropped, and the sweep ran one point fewer than
+    written."""
     split = split_path(_text("spec", spec))
     if split is None:
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
     path, values = split
-    vals = [v.strip() for v in _top_level_items(values)]
+    vals = _core.param_values(values)
     if not path.strip() or not any(vals):
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
     if "" in vals:
@@ -754,46 +693,26 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
         )
     # A value written twice ran once but gave its rows twice, and the count read "2 runs: 1
     # executed, 0 reused" (campaign 13, issue 32): a slip, as a path given twice is.
-    twice = next((v for i, v in enumerate(vals) if v in vals[:i]), None)
-    if twice is not None:
-        raise ValueError(f"--param {path.strip()}: the value {twice} is given twice; give "
-                         "each value once")  # fmt: skip
+    # Compared as the core reads them: `1000,1_000` and `cubic,"cubic"` are one value each.
+    read: dict[tuple[str, Any], str] = {}
+    for v in vals:
+        tag = tag_value(v)
+        first = read.setdefault((type(tag).__name__, tag), v)
+        if first is not v:
+            same = v if first == v else f"{first} (as {v})"
+            raise ValueError(f"--param {path.strip()}: the value {same} is given twice; give "
+                             "each value once")  # fmt: skip
     return path.strip(), vals
 
 
-def _top_level_items(text: str) -> list[str]:
-    """``text`` split at its commas outside quotes (TOML's basic strings with their backslash
-    escapes, and literal ones), comments, braces and brackets."""
-    items, start, depth = [], 0, 0
-    for i, c in _unquoted(text, comments=True):
-        if c in "{[":
-            depth += 1
-        elif c in "}]":
-            depth = max(0, depth - 1)
-        elif c == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return items
-
-
 def tag_value(raw: str) -> Any:
-    """How a swept value appears in the gathered table: a number when it is one."""
-    _text("raw", raw)
-    try:
-        x = float(raw)
-    except ValueError:
-        # TOML's integers in another base (0x10, 0o20, 0b1_0000, TOML 1.0 section "Integer")
-        # are numbers to the core: tagged as text, 0x10 beside 20 made a column of two types
-        # that flows.parquet could not hold (campaign 15, issue 32).
-        digits = raw.strip().lstrip("+")
-        if digits[:2] in ("0x", "0o", "0b") and "__" not in digits and digits[-1:] != "_":
-            try:
-                return int(digits, 0)
-            except ValueError:
-                pass
-        return raw.strip('"')
-    return int(x) if x.is_integer() and "." not in raw and "e" not in raw.lower() else x
+    """How a swept value appears in the gathered table: what the core reads it as
+    (``value_tag``), an integer or a float as a number, a string as its text (``'cubic'`` is
+    ``cubic``), anything else (a boolean, an array, a table) as written. TOML's integers in
+    another base are numbers (``0x10`` is 16: as text beside 20 it made a column of two types
+    that flows.parquet could not hold, campaign 15); ``Infinity``, a number to Python's
+    ``float``, is text to TOML and to the core."""
+    return _core.override_value(_text("raw", raw))
 
 
 def plan_grid(
@@ -864,7 +783,7 @@ def plan_grid(
     for _, vals in params:
         tagged = {v: tag_value(v) for v in vals}
         if len({isinstance(t, str) for t in tagged.values()}) > 1:
-            tagged = {v: v.strip().strip('"') for v in vals}
+            tagged = {v: t if isinstance(t, str) else v for v, t in tagged.items()}
         tag_of.append(tagged)
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:

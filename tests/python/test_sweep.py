@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -429,3 +430,35 @@ def test_a_comment_in_a_swept_table_hides_neither_its_commas_nor_the_next_value(
     first = '{type="droptail", # don\'t go } over, 40\n limit=50}'
     path, values = sweep.parse_param(f'links.x.queue={first},{{type="red", limit=60}}')
     assert (path, values) == ("links.x.queue", [first, '{type="red", limit=60}'])
+
+
+def test_a_multi_line_string_value_with_an_apostrophe_and_a_comma_is_one_swept_value() -> None:
+    # The Python splitter before the core's (issue 32) read `'''` as three one-character
+    # strings: the apostrophe of `it's` closed one, and the comma after it cut a value in two.
+    spec = 'nodes.a.label=\'\'\'it\'s, mine\'\'\',"""a "q", b""",plain'
+    assert sweep.parse_param(spec) == (
+        "nodes.a.label",
+        ["'''it's, mine'''", '"""a "q", b"""', "plain"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "tag"),
+    [("'cubic'", "cubic"), ('"cubic"', "cubic"), ("cubic", "cubic"), ("Infinity", "Infinity"),
+     ("1e3", 1000.0), ("1_000", 1000), ("0b101", 5), ("05", "05"), ("true", "true"),
+     ('"a\\tb"', "a\tb"), (" 2.5 ", 2.5)],
+)  # fmt: skip
+def test_a_swept_value_is_tagged_as_the_core_reads_it(raw: str, tag: object) -> None:
+    # A column holds what the run used: `'cubic'` kept its quotes in the table (campaign 15's
+    # note), and `Infinity`, `05` were numbers to Python's float() but text to the core.
+    got = sweep.tag_value(raw)
+    assert got == tag and type(got) is type(tag)
+
+
+@pytest.mark.parametrize(("spec", "twice"), [("a=1000,1_000", "1000 (as 1_000)"),
+                                            ("a=cubic,'cubic'", "cubic (as 'cubic')")])  # fmt: skip
+def test_a_param_value_written_twice_in_two_spellings_is_refused(spec: str, twice: str) -> None:
+    # Two spellings of one value ran the same run twice and gave its rows twice.
+    with pytest.raises(ValueError, match=rf"^--param a: the value {re.escape(twice)} is given "
+                                         r"twice; give each value once$"):  # fmt: skip
+        sweep.parse_param(spec)

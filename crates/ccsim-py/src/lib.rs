@@ -53,7 +53,7 @@ use std::time::Duration;
 
 use ccsim_core::{Column, Error as CoreError, RunOutput, RunSummary, StopSignal, Table};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyString};
 
@@ -157,6 +157,42 @@ fn check_syntax(py: Python<'_>, text: &str) -> PyResult<()> {
         Ok(Err(e)) => Err(to_py_err(py, e.into())),
         Err(payload) => Err(internal_error("reading the scenario", payload.as_ref())),
     }
+}
+
+/// `PATH=VALUE` cut at the first `=` outside a quoted key, as `--set` cuts it; None without
+/// one; ValueError when a quote in PATH is not closed (`ccsim_core::scenario::split_override`).
+#[pyfunction]
+fn split_override(item: &str) -> PyResult<Option<(String, String)>> {
+    ccsim_core::scenario::split_override(item)
+        .map(|split| split.map(|(path, value)| (path.to_owned(), value.to_owned())))
+        .map_err(PyValueError::new_err)
+}
+
+/// The keys a dotted `--set` path names, read by TOML's parser; None when it is not a path.
+#[pyfunction]
+fn override_keys(path: &str) -> Option<Vec<String>> {
+    ccsim_core::scenario::override_keys(path)
+}
+
+/// A sweep's `V1,V2,...` cut at the commas TOML's lexer calls separators, each trimmed.
+#[pyfunction]
+fn param_values(text: &str) -> Vec<String> {
+    ccsim_core::scenario::param_values(text)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An override's VALUE as the core reads it, for a sweep's table: an integer or a float as a
+/// number, a string as its text (unquoted, escapes read), anything else as written (trimmed).
+#[pyfunction]
+fn override_value<'py>(py: Python<'py>, raw: &str) -> PyResult<Bound<'py, PyAny>> {
+    use ccsim_core::scenario::ValueTag;
+    Ok(match ccsim_core::scenario::value_tag(raw) {
+        ValueTag::Integer(i) => i.into_pyobject(py)?.into_any(),
+        ValueTag::Float(x) => x.into_pyobject(py)?.into_any(),
+        ValueTag::Text(text) => text.into_pyobject(py)?.into_any(),
+    })
 }
 
 /// A numpy array of `n` 8-byte items of `dtype`, filled in place by `fill` (native byte order).
@@ -396,6 +432,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(check_syntax, m)?)?;
+    m.add_function(wrap_pyfunction!(split_override, m)?)?;
+    m.add_function(wrap_pyfunction!(override_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(param_values, m)?)?;
+    m.add_function(wrap_pyfunction!(override_value, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -5,7 +5,10 @@ mod parse;
 pub mod spec;
 pub mod units;
 
-pub use parse::{load_scenario, parse_toml};
+pub use parse::{
+    load_scenario, override_keys, param_values, parse_override_value, parse_toml, split_override,
+    value_tag, ValueTag,
+};
 pub use spec::*;
 
 use std::fmt;

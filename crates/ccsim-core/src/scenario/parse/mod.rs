@@ -215,8 +215,9 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
 }
 
 /// Splits `PATH=VALUE` at the first `=` outside a quoted key: None when there is none, an error
-/// naming `--set` when a quote in PATH is not closed.
-fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
+/// naming `--set` when a quote in PATH is not closed. Public for the sweep's `--param`, which
+/// splits its paths as `--set` does (`ccsim.sweep.split_path`).
+pub fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in item.char_indices() {
@@ -241,8 +242,9 @@ fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
 
 /// The keys of a dotted TOML key path, read by the TOML parser itself (`PATH = 0` is a
 /// document of one nested value), so quoting and escapes mean what they mean in the file.
-/// None when PATH is not a key path (an empty key, `a..b`, a stray character).
-fn override_keys(path: &str) -> Option<Vec<String>> {
+/// None when PATH is not a key path (an empty key, `a..b`, a stray character). Public so that a
+/// sweep compares its `--param` paths as the keys they name (`ccsim.sweep.key_path`).
+pub fn override_keys(path: &str) -> Option<Vec<String>> {
     let doc: Table = format!("{path} = 0").parse().ok()?;
     let mut keys = Vec::new();
     let mut table = &doc;
@@ -260,6 +262,64 @@ fn override_keys(path: &str) -> Option<Vec<String>> {
     }
 }
 
+/// How a swept value shows in a sweep's table, as [`parse_override_value`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueTag {
+    Integer(i64),
+    Float(f64),
+    /// A string's text (unquoted, escapes read); anything else, such as a boolean, a date, an
+    /// array or a table, as written.
+    Text(String),
+}
+
+/// `raw` (trimmed) read as an override's VALUE and tagged for a sweep's table: a column holds
+/// what the core ran with, so `1e3` is 1000, `0x10` is 16 and `'cubic'` is `cubic`, where a
+/// Python reading kept the quotes and took `Infinity` for a number (issue 32).
+pub fn value_tag(raw: &str) -> ValueTag {
+    let raw = raw.trim();
+    match parse_override_value(raw) {
+        Value::Integer(i) => ValueTag::Integer(i),
+        Value::Float(x) => ValueTag::Float(x),
+        Value::String(text) => ValueTag::Text(text),
+        _ => ValueTag::Text(raw.to_owned()),
+    }
+}
+
+/// The values of a sweep's `--param PATH=V1,V2,...` (the text after `=`), each as `--set`
+/// takes a VALUE: the text is cut at its commas outside TOML's strings (basic, literal and
+/// their multi-line forms), arrays, inline tables and comments, found by the lexer the `toml`
+/// crate reads the file with (`toml_parser`), so that a value holding a comma is cut where
+/// the scenario's reader sees a separator and nowhere else:
+///
+/// ```text
+///   {type = "red", limit = 50}, '''it's, mine''', [1, 2] # one, two
+///   └───────── value 1 ───────┘ └──── value 2 ────┘ └──── value 3 ────┘
+/// ```
+///
+/// A Python splitter did this before (campaigns 10, 14 and 15 of issue 32 found three ways it
+/// read TOML otherwise). Values are trimmed; an empty one is kept for the caller to refuse by
+/// its place. A quote never closed runs to the end of its line, as the lexer reads it.
+pub fn param_values(text: &str) -> Vec<&str> {
+    use toml_parser::lexer::TokenKind;
+    let mut values = Vec::new();
+    let (mut start, mut depth) = (0usize, 0usize);
+    for token in toml_parser::Source::new(text).lex() {
+        match token.kind() {
+            TokenKind::LeftSquareBracket | TokenKind::LeftCurlyBracket => depth += 1,
+            TokenKind::RightSquareBracket | TokenKind::RightCurlyBracket => {
+                depth = depth.saturating_sub(1)
+            }
+            TokenKind::Comma if depth == 0 => {
+                values.push(text[start..token.span().start()].trim());
+                start = token.span().end();
+            }
+            _ => {}
+        }
+    }
+    values.push(text[start..].trim());
+    values
+}
+
 /// Whether `raw` is a decimal integer as TOML writes one (a sign, digits, single underscores
 /// between digits, no leading zero) that does not fit in TOML's 64-bit integer.
 fn integer_out_of_range(raw: &str) -> bool {
@@ -273,7 +333,10 @@ fn integer_out_of_range(raw: &str) -> bool {
     well_formed && raw.replace('_', "").parse::<i64>().is_err()
 }
 
-fn parse_override_value(raw: &str) -> Value {
+/// An override's VALUE as [`apply_override`] reads it: a TOML value, or else the bare string.
+/// Public so that a sweep's table shows a swept value as the core took it
+/// (`ccsim.sweep.tag_value`): `1e3` a number, `'cubic'` the text `cubic`, `Infinity` text.
+pub fn parse_override_value(raw: &str) -> Value {
     let doc = format!("v = {raw}");
     match doc.parse::<Table>() {
         Ok(mut t) if t.len() == 1 => t.remove("v").unwrap_or_else(|| Value::String(raw.into())),
@@ -1045,6 +1108,74 @@ interval = "100ms"
     #[test]
     fn a_seed_override_through_set_also_works() {
         assert_eq!(spec(MINIMAL, &["seed=9"]).seed, 9);
+    }
+
+    #[test]
+    fn param_values_are_cut_only_at_commas_outside_strings_arrays_tables_and_comments() {
+        // Each value is one TOML value or one bare string, exactly as `--set` would take it.
+        assert_eq!(
+            param_values("0.01, 0.02 ,20Mbps"),
+            ["0.01", "0.02", "20Mbps"]
+        );
+        assert_eq!(
+            param_values(r#"{type="red", limit=50},{type="red", limit=100}"#),
+            [r#"{type="red", limit=50}"#, r#"{type="red", limit=100}"#]
+        );
+        assert_eq!(param_values("[1, [2, 3]],[4]"), ["[1, [2, 3]]", "[4]"]);
+        assert_eq!(
+            param_values(r#""a,b", 'c,d', "e\",f""#),
+            [r#""a,b""#, "'c,d'", r#""e\",f""#]
+        );
+        // A comment runs to its line's end, commas and apostrophes in it included (TOML 1.1
+        // lets an inline table span lines; campaign 15's `# don't` hid every later comma).
+        assert_eq!(
+            param_values("{a = 1, # don't, split\n b = 2}, 3"),
+            ["{a = 1, # don't, split\n b = 2}", "3"]
+        );
+    }
+
+    #[test]
+    fn a_multi_line_string_holding_quotes_and_a_comma_is_one_param_value() {
+        // The Python splitter this replaced read `'''` as three one-character strings, so the
+        // apostrophe in `it's` closed one and the comma after it cut the value in two.
+        assert_eq!(
+            param_values("'''it's, mine''', x"),
+            ["'''it's, mine'''", "x"]
+        );
+        assert_eq!(
+            param_values(r#""""a "q", b""", c"#),
+            [r#""""a "q", b""""#, "c"]
+        );
+    }
+
+    #[test]
+    fn empty_param_values_are_kept_in_their_places_for_the_caller_to_name() {
+        assert_eq!(param_values("1,,2"), ["1", "", "2"]);
+        assert_eq!(param_values(",1"), ["", "1"]);
+        assert_eq!(param_values(""), [""]);
+        // An unclosed quote or bracket does not end the text early or panic.
+        assert_eq!(param_values("\"a, b"), ["\"a, b"]);
+        assert_eq!(param_values("[1, 2"), ["[1, 2"]);
+        assert_eq!(param_values("]], 1"), ["]]", "1"]);
+    }
+
+    #[test]
+    fn an_override_value_is_read_as_toml_else_as_a_bare_string() {
+        assert_eq!(parse_override_value("1e3"), Value::Float(1000.0));
+        assert_eq!(parse_override_value("0x10"), Value::Integer(16));
+        assert_eq!(
+            parse_override_value("'cubic'"),
+            Value::String("cubic".into())
+        );
+        assert_eq!(
+            parse_override_value("Infinity"),
+            Value::String("Infinity".into())
+        );
+        assert_eq!(parse_override_value("05"), Value::String("05".into()));
+        assert_eq!(value_tag(" 'cubic' "), ValueTag::Text("cubic".into()));
+        assert_eq!(value_tag("true"), ValueTag::Text("true".into()));
+        assert_eq!(value_tag("[1, 2]"), ValueTag::Text("[1, 2]".into()));
+        assert_eq!(value_tag("1_000"), ValueTag::Integer(1000));
     }
 
     #[test]
