@@ -420,6 +420,25 @@ def test_in_chromium_the_index_links_each_page(
     assert errors == []
 
 
+@pytest.mark.parametrize("name", ["p001 #2", "p001?quick", "p001 100%", "p001%23"])
+def test_the_index_links_a_reproduction_whose_folder_name_a_url_reads_otherwise(
+    name: str, results: Path, tmp_path: Path
+) -> None:
+    # Campaign 16 (issue 32): the index wrote the folder's name into its link as it is, so a
+    # reproduction in "p001 #2" was linked as the page "p001 " with the fragment "2.html", and
+    # "p001?quick" as "p001" with a query; the page's own links to its figures were quoted.
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    shutil.copytree(results / "p001-quick", tmp_path / name)
+    index = build_site(tmp_path, root=ROOT)
+    links = [h for h in _links(index.read_text(encoding="utf-8")) if h.endswith(".html")]
+    assert len(links) == 1, links
+    target = urlsplit(urljoin(index.as_uri(), links[0]))
+    assert (target.query, target.fragment) == ("", "")
+    assert Path(unquote(target.path)) == index.parent / f"{name}.html"
+    assert (index.parent / f"{name}.html").is_file()
+
+
 def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_store(
     tmp_path: Path, page: tuple[Any, list[str]]
 ) -> None:
