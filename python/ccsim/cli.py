@@ -400,9 +400,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
+    # Drawn before the table is printed: a stdout that cannot be written (closed, a full disk)
+    # fails the print, and the plot of minutes of benchmarks was lost (campaign 16, issue 32).
+    plot = None if args.plot is None else bench.plot_scale(rows, args.plot)
     _say(bench.format_table(rows))
-    if args.plot is not None:
-        plot = bench.plot_scale(rows, args.plot)
+    if plot is not None:
         _say(f"plot: {plot}")
     return 0
 

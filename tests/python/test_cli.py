@@ -523,6 +523,20 @@ def test_output_with_stdout_closed_is_an_error_naming_stdout_not_a_silent_succes
     assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be printed)\n"
 
 
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_bench_draws_its_plot_when_stdout_cannot_take_the_table(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): `ccsim bench --scale --plot x.png > /dev/full` failed printing the
+    # table, before the plot was drawn: minutes of benchmarks, and no figure.
+    from conftest import STDOUT_ERRORS, main_without_stdout
+
+    plot = tmp_path / "scale.png"
+    argv = ["bench", "--only", "F10", "--repeat", "1", "--plot", str(plot)]
+    assert main_without_stdout(stdout, argv, monkeypatch, capsys) == (1, STDOUT_ERRORS[stdout])
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
     tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:

@@ -217,6 +217,23 @@ def test_ccsim_reproduce_that_cannot_write_its_output_names_stdout_in_one_line(
     assert said == (1, STDOUT_ERRORS[stdout])
 
 
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_reproduce_writes_its_site_when_stdout_cannot_take_its_lines(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 16 (issue 32): the "runs executed" line was said before the site was built, so
+    # `ccsim reproduce m01 >&-` (or > /dev/full) stopped there: every run done and no site
+    # (nor, with --record, the record of a full run).
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "m01"
+    argv = ["reproduce", "m01", "--quick", "--seeds", "1", "--out", str(out), "--workers", "1"]
+    assert main_without_stdout(stdout, argv, monkeypatch, capsys) == (1, STDOUT_ERRORS[stdout])
+    assert (out / "report.md").is_file()
+    assert (out / "site" / "index.html").is_file()
+    assert (out / "site" / "m01.html").is_file()
+
+
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
 
