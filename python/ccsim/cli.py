@@ -580,8 +580,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     for module in ("numpy", "pandas", "plotly", "starlette", "uvicorn"):
         try:
             __import__(module)
-        except ImportError:
-            raise ValueError(_not_installed("ccsim explore", module)) from None
+        except ImportError as e:
+            raise ValueError(_not_installed("ccsim explore", module, e)) from None
     from ccsim.explore import serve
     from ccsim.explore.catalog import reproductions
 
@@ -1133,11 +1133,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         return _flushed(int(args.func(args)))
     except KeyboardInterrupt:
         return _interrupted(args, received)
-    except ModuleNotFoundError as e:
+    except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
         package = (e.name or "").split(".")[0]
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
-        _error(_not_installed("ccsim", package))
+        _error(_not_installed("ccsim", package, e))
         return 1
     except BrokenPipeError:
         return _reader_gone()
@@ -1159,12 +1159,19 @@ def _internal_error(e: Exception) -> int:
     return 1
 
 
-def _not_installed(who: str, package: str) -> str:
+def _not_installed(who: str, package: str, error: ImportError | None = None) -> str:
     """The error for one of ccsim's dependencies missing (an install with pip's --no-deps, or
-    a package removed since): installing ccsim again brings it."""
+    a package removed since) or there but failing to load (``error`` not a
+    ModuleNotFoundError: a shared library it was built against gone, a version another
+    package does not take): installing ccsim again brings it. A broken one was "internal
+    error (ImportError): libarrow.so...: cannot open shared object file", naming neither the
+    package nor the cure (campaign 16, issue 32)."""
+    why = "which is not installed"
+    if error is not None and not isinstance(error, ModuleNotFoundError):
+        why = f"which is installed but cannot be imported ({error})"
     return (
-        f"{who} needs {package}, which is not installed: install ccsim again with its "
-        "dependencies (pip install -c constraints.txt . from the repository root)"
+        f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
+        "install -c constraints.txt . from the repository root)"
     )
 
 

@@ -555,6 +555,50 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
     assert not out.exists()
 
 
+# A package there that fails to load: what a shared library it was built against, gone since,
+# makes of its import.
+BROKEN_IMPORT = """
+import sys
+class Broken:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {package!r}:
+            raise ImportError("libbroken.so.1: cannot open shared object file", name=name)
+sys.meta_path.insert(0, Broken())
+from ccsim.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("package", "command"),
+    [("pyarrow", "run"), ("numpy", "run"), ("pandas", "sweep"), ("matplotlib", "reproduce"),
+     ("uvicorn", "explore")],
+)  # fmt: skip
+def test_a_dependency_that_is_installed_but_fails_to_import_is_named_with_the_cure(
+    package: str, command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 16 (issue 32): only a missing package was named; one that failed to load was
+    # "internal error (ImportError): libarrow.so...: cannot open shared object file", which
+    # names neither the package nor that installing ccsim again mends it.
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--out", str(tmp_path / "o")],
+        "sweep": ["sweep", scenario, "--param", "duration=1s", "--out", str(tmp_path / "o")],
+        "reproduce": ["reproduce", "m01", "--quick", "--out", str(tmp_path / "o")],
+        "explore": ["explore", "--results", str(tmp_path), "--port", "1"],
+    }[command]  # fmt: skip
+    code = BROKEN_IMPORT.format(package=package)
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=examples.parent)  # fmt: skip
+    who = "ccsim explore" if command == "explore" else "ccsim"
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"ccsim: error: {who} needs {package}, which is installed but cannot be imported "
+        "(libbroken.so.1: cannot open shared object file): install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("package", ["numpy", "pyarrow"])
 @pytest.mark.parametrize("command", ["sweep", "reproduce", "report"])
 def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(
