@@ -140,6 +140,25 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
+def utf8_name(option: str, path: Path) -> Path:
+    """``path``, or ValueError naming ``option`` when its name is not UTF-8: a byte such as
+    0xff in a file name reaches Python as a lone surrogate, and pyarrow, which writes and reads
+    the tables, takes UTF-8 names only. `ccsim sweep --out $'x\\xff'` ran every run, then
+    failed on its tables with "'utf-8' codec can't encode character '\\udcff'", naming nothing;
+    `ccsim run` wrote a folder Result.from_parquet refuses (campaign 16, issue 32)."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = text[e.start].encode("utf-8", "surrogateescape")
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise ValueError(
+            f"{option} {shown}: the name is not UTF-8 (byte 0x{byte[0]:02x}); ccsim's tables "
+            "are read and written by names in UTF-8: rename it or name another folder"
+        ) from None
+    return path
+
+
 def check_output_folder(
     out: Path,
     inputs: Sequence[Path],
@@ -155,6 +174,7 @@ def check_output_folder(
     ``out`` is not made (:func:`staged_output` makes it when the output is complete): its
     parent is checked instead.
     """
+    utf8_name(option, out)
     # What is in the way is named first: the comparison with the inputs below resolves links,
     # and a loop of them raised there in the system's words.
     blocked = not_a_folder(out)
@@ -485,6 +505,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
+    if args.out is not None:
+        utf8_name("--out", Path(args.out))
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly), before the runs: missing,
     # "ccsim needs matplotlib" came after every run of the plan, hours of them for a full
@@ -540,7 +562,7 @@ def list_papers(experiments: Path) -> str:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    return Path(args.results or os.environ.get("CCSIM_RESULTS", "results"))
+    return utf8_name("--results", Path(args.results or os.environ.get("CCSIM_RESULTS", "results")))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

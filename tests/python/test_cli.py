@@ -555,6 +555,35 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report", "explore"])
+def test_an_output_or_results_folder_whose_name_is_not_utf8_is_refused_before_any_run(
+    command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): a name holding the byte 0xff (a lone surrogate to Python) is one
+    # pyarrow cannot take: `ccsim sweep --out` ran every run, then failed on its tables with
+    # "'utf-8' codec can't encode character '\\udcff' in position 2: surrogates not allowed";
+    # `ccsim run` wrote a folder that Result.from_parquet refuses.
+    import os
+
+    monkeypatch.chdir(examples.parent)
+    folder = tmp_path / os.fsdecode(b"out\xff")
+    scenario = str(examples / "random-loss.toml")
+    option, argv = {
+        "run": ("--out", ["run", scenario, "--out", str(folder)]),
+        "sweep": ("--out", ["sweep", scenario, "--param", "duration=1s", "--out", str(folder)]),
+        "reproduce": ("--out", ["reproduce", "m01", "--quick", "--out", str(folder)]),
+        "report": ("--results", ["report", "--results", str(folder)]),
+        "explore": ("--results", ["explore", "--results", str(folder)]),
+    }[command]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {option} {tmp_path}/out\ufffd: the name is not UTF-8 (byte 0xff); "
+        "ccsim's tables are read and written by names in UTF-8: rename it or name another "
+        "folder\n"
+    )
+    assert not folder.exists()
+
+
 # A package there that fails to load: what a shared library it was built against, gone since,
 # makes of its import.
 BROKEN_IMPORT = """
