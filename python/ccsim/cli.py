@@ -1234,6 +1234,13 @@ def _say(text: str, flush: bool = False) -> None:
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
+    except UnicodeEncodeError as e:
+        # A stdout in ASCII (PYTHONIOENCODING=ascii, a Latin-1 locale) and a path in Hangul:
+        # the error was the codec's "'ascii' codec can't encode characters in position 8-10",
+        # naming neither stdout nor the cure (campaign 16, issue 32).
+        raise ValueError(f"stdout: its encoding ({e.encoding}) cannot show "
+                         f"{e.object[e.start:e.end]!r}; set PYTHONIOENCODING=utf-8 or a UTF-8 "
+                         "locale") from None  # fmt: skip
 
 
 def _stdout() -> Any:

@@ -537,6 +537,24 @@ def test_bench_draws_its_plot_when_stdout_cannot_take_the_table(
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
+def test_a_stdout_that_cannot_encode_a_line_is_named_with_the_cure(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): PYTHONIOENCODING=ascii and a scenario named in Hangul: the error
+    # was "'ascii' codec can't encode characters in position 4-6: ordinal not in range(128)".
+    scenario = tmp_path / "시나리오.toml"
+    scenario.write_bytes((examples / "random-loss.toml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    status = main(["validate", scenario.name])
+    monkeypatch.undo()
+    assert status == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: stdout: its encoding (ascii) cannot show '시나리오'; set "
+        "PYTHONIOENCODING=utf-8 or a UTF-8 locale\n"
+    )
+
+
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
     tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
