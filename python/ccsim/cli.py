@@ -140,6 +140,25 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
+def utf8_name(option: str, path: Path) -> Path:
+    """``path``, or ValueError naming ``option`` when its name is not UTF-8: a byte such as
+    0xff in a file name reaches Python as a lone surrogate, and pyarrow, which writes and reads
+    the tables, takes UTF-8 names only. `ccsim sweep --out $'x\\xff'` ran every run, then
+    failed on its tables with "'utf-8' codec can't encode character '\\udcff'", naming nothing;
+    `ccsim run` wrote a folder Result.from_parquet refuses (campaign 16, issue 32)."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = text[e.start].encode("utf-8", "surrogateescape")
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise ValueError(
+            f"{option} {shown}: the name is not UTF-8 (byte 0x{byte[0]:02x}); ccsim's tables "
+            "are read and written by names in UTF-8: rename it or name another folder"
+        ) from None
+    return path
+
+
 def check_output_folder(
     out: Path,
     inputs: Sequence[Path],
@@ -155,6 +174,7 @@ def check_output_folder(
     ``out`` is not made (:func:`staged_output` makes it when the output is complete): its
     parent is checked instead.
     """
+    utf8_name(option, out)
     # What is in the way is named first: the comparison with the inputs below resolves links,
     # and a loop of them raised there in the system's words.
     blocked = not_a_folder(out)
@@ -400,9 +420,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
         importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
+    # Drawn before the table is printed: a stdout that cannot be written (closed, a full disk)
+    # fails the print, and the plot of minutes of benchmarks was lost (campaign 16, issue 32).
+    plot = None if args.plot is None else bench.plot_scale(rows, args.plot)
     _say(bench.format_table(rows))
-    if args.plot is not None:
-        plot = bench.plot_scale(rows, args.plot)
+    if plot is not None:
         _say(f"plot: {plot}")
     return 0
 
@@ -483,6 +505,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
+    if args.out is not None:
+        utf8_name("--out", Path(args.out))
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly), before the runs: missing,
     # "ccsim needs matplotlib" came after every run of the plan, hours of them for a full
@@ -538,7 +562,7 @@ def list_papers(experiments: Path) -> str:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    return Path(args.results or os.environ.get("CCSIM_RESULTS", "results"))
+    return utf8_name("--results", Path(args.results or os.environ.get("CCSIM_RESULTS", "results")))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -578,8 +602,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     for module in ("numpy", "pandas", "plotly", "starlette", "uvicorn"):
         try:
             __import__(module)
-        except ImportError:
-            raise ValueError(_not_installed("ccsim explore", module)) from None
+        except ImportError as e:
+            raise ValueError(_not_installed("ccsim explore", module, e)) from None
     from ccsim.explore import serve
     from ccsim.explore.catalog import reproductions
 
@@ -1131,11 +1155,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         return _flushed(int(args.func(args)))
     except KeyboardInterrupt:
         return _interrupted(args, received)
-    except ModuleNotFoundError as e:
+    except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
         package = (e.name or "").split(".")[0]
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
-        _error(_not_installed("ccsim", package))
+        _error(_not_installed("ccsim", package, e))
         return 1
     except BrokenPipeError:
         return _reader_gone()
@@ -1157,12 +1181,19 @@ def _internal_error(e: Exception) -> int:
     return 1
 
 
-def _not_installed(who: str, package: str) -> str:
+def _not_installed(who: str, package: str, error: ImportError | None = None) -> str:
     """The error for one of ccsim's dependencies missing (an install with pip's --no-deps, or
-    a package removed since): installing ccsim again brings it."""
+    a package removed since) or there but failing to load (``error`` not a
+    ModuleNotFoundError: a shared library it was built against gone, a version another
+    package does not take): installing ccsim again brings it. A broken one was "internal
+    error (ImportError): libarrow.so...: cannot open shared object file", naming neither the
+    package nor the cure (campaign 16, issue 32)."""
+    why = "which is not installed"
+    if error is not None and not isinstance(error, ModuleNotFoundError):
+        why = f"which is installed but cannot be imported ({error})"
     return (
-        f"{who} needs {package}, which is not installed: install ccsim again with its "
-        "dependencies (pip install -c constraints.txt . from the repository root)"
+        f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
+        "install -c constraints.txt . from the repository root)"
     )
 
 
@@ -1203,6 +1234,13 @@ def _say(text: str, flush: bool = False) -> None:
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
+    except UnicodeEncodeError as e:
+        # A stdout in ASCII (PYTHONIOENCODING=ascii, a Latin-1 locale) and a path in Hangul:
+        # the error was the codec's "'ascii' codec can't encode characters in position 8-10",
+        # naming neither stdout nor the cure (campaign 16, issue 32).
+        raise ValueError(f"stdout: its encoding ({e.encoding}) cannot show "
+                         f"{e.object[e.start:e.end]!r}; set PYTHONIOENCODING=utf-8 or a UTF-8 "
+                         "locale") from None  # fmt: skip
 
 
 def _stdout() -> Any:

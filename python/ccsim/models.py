@@ -57,6 +57,16 @@ def _arg(
     if x is None or isinstance(x, (str, bytes, bool, Mapping)):
         raise TypeError(f"{name}: expected a number or an array of numbers, not "
                         f"{type(x).__name__} {x!r}")  # fmt: skip
+    # Converted to float, a duration (numpy's timedelta64, a pandas column of them) became its
+    # count of its own unit: an RTT of 100 ms was read as 100 s, one in ns as 1e8 s; a complex
+    # number lost its imaginary part and text was read as the number it spells (campaign 16,
+    # issue 32). Each is refused, a duration saying how to give seconds.
+    kind = np.asarray(x).dtype.kind
+    if kind in "mMcUS":
+        what = {"m": "durations", "M": "dates", "c": "complex numbers"}.get(kind, "text")
+        cure = " (seconds: divide by np.timedelta64(1, 's'))" if kind == "m" else ""
+        raise TypeError(f"{name}: expected a number or an array of numbers, not {what} "
+                        f"({np.asarray(x).dtype}){cure}")  # fmt: skip
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError, OverflowError) as e:

@@ -523,6 +523,38 @@ def test_output_with_stdout_closed_is_an_error_naming_stdout_not_a_silent_succes
     assert capsys.readouterr().err == "ccsim: error: stdout: closed (nothing can be printed)\n"
 
 
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_bench_draws_its_plot_when_stdout_cannot_take_the_table(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): `ccsim bench --scale --plot x.png > /dev/full` failed printing the
+    # table, before the plot was drawn: minutes of benchmarks, and no figure.
+    from conftest import STDOUT_ERRORS, main_without_stdout
+
+    plot = tmp_path / "scale.png"
+    argv = ["bench", "--only", "F10", "--repeat", "1", "--plot", str(plot)]
+    assert main_without_stdout(stdout, argv, monkeypatch, capsys) == (1, STDOUT_ERRORS[stdout])
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_stdout_that_cannot_encode_a_line_is_named_with_the_cure(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): PYTHONIOENCODING=ascii and a scenario named in Hangul: the error
+    # was "'ascii' codec can't encode characters in position 4-6: ordinal not in range(128)".
+    scenario = tmp_path / "시나리오.toml"
+    scenario.write_bytes((examples / "random-loss.toml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    status = main(["validate", scenario.name])
+    monkeypatch.undo()
+    assert status == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: stdout: its encoding (ascii) cannot show '시나리오'; set "
+        "PYTHONIOENCODING=utf-8 or a UTF-8 locale\n"
+    )
+
+
 def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_reinstall(
     tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
@@ -539,6 +571,79 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
         "dependencies (pip install -c constraints.txt . from the repository root)\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report", "explore"])
+def test_an_output_or_results_folder_whose_name_is_not_utf8_is_refused_before_any_run(
+    command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 16 (issue 32): a name holding the byte 0xff (a lone surrogate to Python) is one
+    # pyarrow cannot take: `ccsim sweep --out` ran every run, then failed on its tables with
+    # "'utf-8' codec can't encode character '\\udcff' in position 2: surrogates not allowed";
+    # `ccsim run` wrote a folder that Result.from_parquet refuses.
+    import os
+
+    monkeypatch.chdir(examples.parent)
+    folder = tmp_path / os.fsdecode(b"out\xff")
+    scenario = str(examples / "random-loss.toml")
+    option, argv = {
+        "run": ("--out", ["run", scenario, "--out", str(folder)]),
+        "sweep": ("--out", ["sweep", scenario, "--param", "duration=1s", "--out", str(folder)]),
+        "reproduce": ("--out", ["reproduce", "m01", "--quick", "--out", str(folder)]),
+        "report": ("--results", ["report", "--results", str(folder)]),
+        "explore": ("--results", ["explore", "--results", str(folder)]),
+    }[command]  # fmt: skip
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {option} {tmp_path}/out\ufffd: the name is not UTF-8 (byte 0xff); "
+        "ccsim's tables are read and written by names in UTF-8: rename it or name another "
+        "folder\n"
+    )
+    assert not folder.exists()
+
+
+# A package there that fails to load: what a shared library it was built against, gone since,
+# makes of its import.
+BROKEN_IMPORT = """
+import sys
+class Broken:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {package!r}:
+            raise ImportError("libbroken.so.1: cannot open shared object file", name=name)
+sys.meta_path.insert(0, Broken())
+from ccsim.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("package", "command"),
+    [("pyarrow", "run"), ("numpy", "run"), ("pandas", "sweep"), ("matplotlib", "reproduce"),
+     ("uvicorn", "explore")],
+)  # fmt: skip
+def test_a_dependency_that_is_installed_but_fails_to_import_is_named_with_the_cure(
+    package: str, command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 16 (issue 32): only a missing package was named; one that failed to load was
+    # "internal error (ImportError): libarrow.so...: cannot open shared object file", which
+    # names neither the package nor that installing ccsim again mends it.
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--out", str(tmp_path / "o")],
+        "sweep": ["sweep", scenario, "--param", "duration=1s", "--out", str(tmp_path / "o")],
+        "reproduce": ["reproduce", "m01", "--quick", "--out", str(tmp_path / "o")],
+        "explore": ["explore", "--results", str(tmp_path), "--port", "1"],
+    }[command]  # fmt: skip
+    code = BROKEN_IMPORT.format(package=package)
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=120, cwd=examples.parent)  # fmt: skip
+    who = "ccsim explore" if command == "explore" else "ccsim"
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"ccsim: error: {who} needs {package}, which is installed but cannot be imported "
+        "(libbroken.so.1: cannot open shared object file): install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("package", ["numpy", "pyarrow"])

@@ -739,6 +739,30 @@ def test_an_experiment_id_is_a_prefix_not_a_glob_pattern(name: str) -> None:
         experiment.find_experiment(name, root=ROOT)
 
 
+# Campaign 16 (issue 32): an id that begins several papers' folders reproduced the first by
+# name: `ccsim reproduce p00` (or `p`) ran paper 000's plan, a full ATM reproduction, without a
+# word about p001-p004.
+@pytest.mark.parametrize("name", ["p", "p00", "p0"])
+def test_an_id_that_begins_several_papers_folders_is_refused_naming_them(name: str) -> None:
+    with pytest.raises(experiment.PlanError) as e:
+        experiment.find_experiment(name, root=ROOT)
+    assert str(e.value).startswith(f'"{name}" begins the folders of several papers: p000-atm-abr, ')
+    assert "p004-sctp-ls" in str(e.value) and "m01" not in str(e.value)
+
+
+def test_an_id_that_is_a_papers_own_still_finds_its_folder_among_longer_ones(
+    tmp_path: Path,
+) -> None:
+    # "p001" is p001-spack's id, and a prefix of a folder p0010-x's name too.
+    for name in ("p001-spack", "p0010-x"):
+        (tmp_path / "experiments" / name).mkdir(parents=True)
+        (tmp_path / "experiments" / name / "plan.toml").write_text("")
+    found = experiment.find_experiment("p001", root=tmp_path)
+    assert found == tmp_path / "experiments" / "p001-spack"
+    assert experiment.find_experiment("p0010", root=tmp_path).name == "p0010-x"
+    assert experiment.find_experiment("p001-spack", root=tmp_path).name == "p001-spack"
+
+
 def test_an_empty_experiment_id_is_refused_not_taken_for_every_paper(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ccsim import models
@@ -82,3 +83,22 @@ def test_paper_003s_bound_broadcasts_and_replaces_only_zero_loss() -> None:
     got = models.sqrt_bound(1000, np.array([0.1, 0.1]), np.array([0.0, 1e-6]))
     assert got[0] == pytest.approx(got[1])
     assert models.sqrt_bound(1000, 0.1, 0.0, p_when_no_loss=1e-4) == pytest.approx(866_025.4)
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [(np.timedelta64(100, "ms"), "durations (timedelta64[ms])"),
+     (pd.Series(pd.to_timedelta([0.1, 0.2], unit="s")), "durations (timedelta64[ns])"),
+     (np.datetime64("2026-01-01"), "dates (datetime64[D])"),
+     (np.complex128(0.1), "complex numbers (complex128)"),
+     (np.array(["0.1"]), "text (<U3)")],
+)  # fmt: skip
+def test_an_rtt_given_as_a_duration_a_complex_number_or_text_is_refused_not_misread(
+    value: object, what: str
+) -> None:
+    # Campaign 16 (issue 32): converted to float, numpy's timedelta64 became its count of its
+    # own unit, so an RTT of 100 ms gave the throughput of 100 s (1,000 times too low), one of
+    # a pandas column in ns 10^9 times; a complex RTT lost its imaginary part.
+    with pytest.raises(TypeError) as e:
+        models.mathis(1460, value, 0.01)
+    assert str(e.value).startswith(f"rtt_s: expected a number or an array of numbers, not {what}")

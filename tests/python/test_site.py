@@ -217,6 +217,23 @@ def test_ccsim_reproduce_that_cannot_write_its_output_names_stdout_in_one_line(
     assert said == (1, STDOUT_ERRORS[stdout])
 
 
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_ccsim_reproduce_writes_its_site_when_stdout_cannot_take_its_lines(
+    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 16 (issue 32): the "runs executed" line was said before the site was built, so
+    # `ccsim reproduce m01 >&-` (or > /dev/full) stopped there: every run done and no site
+    # (nor, with --record, the record of a full run).
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "m01"
+    argv = ["reproduce", "m01", "--quick", "--seeds", "1", "--out", str(out), "--workers", "1"]
+    assert main_without_stdout(stdout, argv, monkeypatch, capsys) == (1, STDOUT_ERRORS[stdout])
+    assert (out / "report.md").is_file()
+    assert (out / "site" / "index.html").is_file()
+    assert (out / "site" / "m01.html").is_file()
+
+
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
 
@@ -418,6 +435,25 @@ def test_in_chromium_the_index_links_each_page(
     assert pg.locator("h1").first.text_content().startswith("p001: ")  # type: ignore[union-attr]
     keep_screenshot(pg, tmp_path / "index.png")
     assert errors == []
+
+
+@pytest.mark.parametrize("name", ["p001 #2", "p001?quick", "p001 100%", "p001%23"])
+def test_the_index_links_a_reproduction_whose_folder_name_a_url_reads_otherwise(
+    name: str, results: Path, tmp_path: Path
+) -> None:
+    # Campaign 16 (issue 32): the index wrote the folder's name into its link as it is, so a
+    # reproduction in "p001 #2" was linked as the page "p001 " with the fragment "2.html", and
+    # "p001?quick" as "p001" with a query; the page's own links to its figures were quoted.
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    shutil.copytree(results / "p001-quick", tmp_path / name)
+    index = build_site(tmp_path, root=ROOT)
+    links = [h for h in _links(index.read_text(encoding="utf-8")) if h.endswith(".html")]
+    assert len(links) == 1, links
+    target = urlsplit(urljoin(index.as_uri(), links[0]))
+    assert (target.query, target.fragment) == ("", "")
+    assert Path(unquote(target.path)) == index.parent / f"{name}.html"
+    assert (index.parent / f"{name}.html").is_file()
 
 
 def test_in_chromium_time_series_figures_draw_a_line_per_flow_and_line_from_the_store(

@@ -1662,6 +1662,18 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
             f'no experiment "{name}" in {base}; known: {", ".join(known) or "none"} '
             "(run from the repository root, or give the folder)"
         )
+    # An id begins its own folder's name ("p001" -> p001-spack): "p001" also begins a folder
+    # "p0010-x", so the folder named for the id itself is taken; a prefix of several papers'
+    # folders ("p00", "p") reproduced the first by name (campaign 16, issue 32).
+    own = [p for p in matches if p.name == name or p.name.startswith(f"{name}-")]
+    if len(own) == 1:
+        return own[0]
+    if len(matches) > 1:
+        raise PlanError(
+            f'"{name}" begins the folders of several papers: '
+            f"{', '.join(p.name for p in matches)}; give one's id (ccsim reproduce --list "
+            "shows them)"
+        )
     return matches[0]
 
 

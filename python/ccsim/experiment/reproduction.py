@@ -408,12 +408,17 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          "numbers are checked against it; --record writes it after a full "
                          "run); name another folder")  # fmt: skip
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
-    say(f"{r.executed} runs executed, {r.cached} reused from the store")
-    if record:
-        say(f"recorded: {record_full_run(r.report.parent, folder)}")
+    recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
     # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
 
-    say(f"site: {build_site(r.report.parent, warn=warn)}")
+    site = build_site(r.report.parent, warn=warn)
+    # Said once all is written: a stdout that cannot be written (closed, a full disk) fails the
+    # first line, and said as each step ended, it stopped the command before the site and the
+    # record of a full run were written (campaign 16, issue 32).
+    say(f"{r.executed} runs executed, {r.cached} reused from the store")
+    if recorded is not None:
+        say(f"recorded: {recorded}")
+    say(f"site: {site}")
     return r.report

@@ -193,7 +193,9 @@ def index_page(pages: list[PaperPage]) -> str:
         mode = "quick (not for conclusions)" if p.quick else "full"
         main = ", ".join(p.headlines) or "not stated"
         rows.append(
-            f'<tr><td><a href="{html.escape(p.name)}.html">{html.escape(p.name)}</a></td>'
+            # The folder's name quoted as a URL's path, as the page's own links are: "p001 #2"
+            # was the page "p001 " with a fragment (campaign 16, issue 32).
+            f'<tr><td><a href="{html.escape(quote(p.name))}.html">{html.escape(p.name)}</a></td>'
             f"<td>{html.escape(p.title)}</td><td>{mode}</td><td>{html.escape(main)}</td>"
             f"<td>{len(p.claims)}</td><td>{status}</td></tr>"
         )
