@@ -693,12 +693,16 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
         )
     # A value written twice ran once but gave its rows twice, and the count read "2 runs: 1
     # executed, 0 reused" (campaign 13, issue 32): a slip, as a path given twice is.
-    # Compared as the core reads them: `1000,1_000` and `cubic,"cubic"` are one value each.
-    read: dict[tuple[str, Any], str] = {}
-    for v in vals:
+    # Compared as the core reads them: `1000,1_000` and `cubic,"cubic"` are one value each, and
+    # so are `0,0.0` (one number to every key that takes both) and a table in two spellings.
+    # By place, not by identity: Python keeps one object for each one-character string, and
+    # `5,5` slipped past an `is` test (campaign 17, issue 32).
+    read: dict[tuple[bool, Any], int] = {}
+    for i, v in enumerate(vals):
         tag = tag_value(v)
-        first = read.setdefault((type(tag).__name__, tag), v)
-        if first is not v:
+        at = read.setdefault((isinstance(tag, str), tag), i)
+        if at != i:
+            first = vals[at]
             same = v if first == v else f"{first} (as {v})"
             raise ValueError(f"--param {path.strip()}: the value {same} is given twice; give "
                              "each value once")  # fmt: skip

@@ -462,3 +462,30 @@ def test_a_param_value_written_twice_in_two_spellings_is_refused(spec: str, twic
     with pytest.raises(ValueError, match=rf"^--param a: the value {re.escape(twice)} is given "
                                          r"twice; give each value once$"):  # fmt: skip
         sweep.parse_param(spec)
+
+
+@pytest.mark.parametrize(
+    ("spec", "twice"),
+    [("a=5,5", "5"), ("a=x, x", "x"), ("a=é,é", "é"), ("a=0,0.0", "0 (as 0.0)"),
+     ('a={type="red",limit=50},{ type = "red", # one table\n limit = 50, }',
+      '{type="red",limit=50} (as { type = "red", # one table\n limit = 50, })'),
+     ("a=[1,2],[1, 0x2]", "[1,2] (as [1, 0x2])"),
+     ("a=1979-05-27T07:32:00Z,1979-05-27 07:32:00Z",
+      "1979-05-27T07:32:00Z (as 1979-05-27 07:32:00Z)")],
+)  # fmt: skip
+def test_one_value_written_twice_in_any_spelling_is_refused(spec: str, twice: str) -> None:
+    # Each ran one run twice, "2 runs: 1 executed", and gave its rows twice (campaign 17, issue
+    # 32): a one-character value passed an identity test (Python keeps one object for each),
+    # 0 and 0.0 were told apart by type, and a table or array was compared as written.
+    with pytest.raises(ValueError, match=rf"^--param a: the value {re.escape(twice)} is given "
+                                         r"twice; give each value once$"):  # fmt: skip
+        sweep.parse_param(spec)
+
+
+def test_a_swept_table_shows_in_the_table_as_the_core_read_it() -> None:
+    # Its column held the text as written, comment and line breaks included; it holds the
+    # value the run used, written once by TOML (campaign 17, issue 32).
+    assert sweep.tag_value('{type = "red", # a comment\n limit = 0x32,}') == (
+        '{ type = "red", limit = 50 }'
+    )
+    assert sweep.tag_value("[ 1 ,2 ]") == "[1, 2]"

@@ -268,20 +268,23 @@ pub enum ValueTag {
     Integer(i64),
     Float(f64),
     /// A string's text (unquoted, escapes read); anything else, such as a boolean, a date, an
-    /// array or a table, as written.
+    /// array or a table, as TOML writes the value read (`{ type = "red", limit = 50 }`).
     Text(String),
 }
 
 /// `raw` (trimmed) read as an override's VALUE and tagged for a sweep's table: a column holds
 /// what the core ran with, so `1e3` is 1000, `0x10` is 16 and `'cubic'` is `cubic`, where a
-/// Python reading kept the quotes and took `Infinity` for a number (issue 32).
+/// Python reading kept the quotes and took `Infinity` for a number (issue 32). A boolean, date,
+/// array or table is written out again from the value read, one spelling for each value: as
+/// written, `{type="red",limit=50}` and `{ type = "red", limit = 50 }` (or a multi-line table
+/// with a comment) were two values to a sweep, which ran one run twice and gave its rows twice
+/// (campaign 17, issue 32).
 pub fn value_tag(raw: &str) -> ValueTag {
-    let raw = raw.trim();
-    match parse_override_value(raw) {
+    match parse_override_value(raw.trim()) {
         Value::Integer(i) => ValueTag::Integer(i),
         Value::Float(x) => ValueTag::Float(x),
         Value::String(text) => ValueTag::Text(text),
-        _ => ValueTag::Text(raw.to_owned()),
+        other => ValueTag::Text(other.to_string()),
     }
 }
 
@@ -1176,6 +1179,21 @@ interval = "100ms"
         assert_eq!(value_tag("true"), ValueTag::Text("true".into()));
         assert_eq!(value_tag("[1, 2]"), ValueTag::Text("[1, 2]".into()));
         assert_eq!(value_tag("1_000"), ValueTag::Integer(1000));
+    }
+
+    #[test]
+    fn a_table_array_or_date_is_tagged_in_one_spelling_whatever_its_writing() {
+        let table = ValueTag::Text(r#"{ type = "red", limit = 50 }"#.into());
+        assert_eq!(value_tag(r#"{type="red",limit=50}"#), table);
+        assert_eq!(
+            value_tag("{type = 'red', # a comment, with a comma\n limit = 0x32,}"),
+            table
+        );
+        assert_eq!(value_tag("[1,2]"), value_tag("[ 1 , 0x2 ]"));
+        assert_eq!(
+            value_tag("1979-05-27 07:32:00Z"),
+            value_tag("1979-05-27T07:32:00Z")
+        );
     }
 
     #[test]
