@@ -253,7 +253,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
-        res.to_parquet(stage)
+        res._write_tables(stage)  # staged here already, with the pcap files
     out = args.out
     _say(summary_text(res))
     written = ", ".join(

@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from ccsim.staging import staged_output
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -235,11 +237,23 @@ class Result:
         ``Result.from_parquet`` gets it back. A table still held as the core's columns is
         written without pandas, to the same bytes ``pyarrow.Table.from_pandas`` gives
         (``_arrow_table``).
+
+        The directory is written in full or not at all, as ``ccsim run --out`` writes it
+        (:func:`ccsim.staging.staged_output`): into a hidden folder renamed into place, so a
+        full disk leaves it as it was (a ValueError names the file), a reader never sees half
+        of it, and a table an earlier result wrote there and this one lacks (a packet trace)
+        is removed, where it was read back as this result's.
         """
+        d = path_argument("directory", directory)
+        with staged_output(d, [f"{t}.parquet" for t in TABLES] + ["scenario.toml"]) as stage:
+            self._write_tables(stage)
+        return d
+
+    def _write_tables(self, d: Path) -> None:
+        """The files of :meth:`to_parquet`, written straight into the existing folder ``d``
+        (``ccsim run`` writes into its own staged folder)."""
         import pyarrow.parquet as pq
 
-        d = path_argument("directory", directory)
-        d.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             if name in _OPTIONAL_TABLES and self._rows(name) == 0:
                 continue
@@ -257,7 +271,6 @@ class Result:
                 pq.write_table(table, d / f"{name}.parquet")
         with naming_the_file(d / "scenario.toml"):
             (d / "scenario.toml").write_text(self.resolved_toml, encoding="utf-8")
-        return d
 
     @classmethod
     def from_parquet(cls, directory: PathLike) -> Result:

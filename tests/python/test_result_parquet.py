@@ -108,3 +108,35 @@ def test_reading_back_a_damaged_results_folder_names_the_file_and_never_blocks(
     named = scenario if spoil.endswith("scenario") else table
     with pytest.raises((ValueError, ccsim.Error), match=f"^{named}: "):
         Result.from_parquet(d)
+
+
+def test_a_result_written_over_another_keeps_none_of_the_other_results_tables(
+    tmp_path: Path,
+) -> None:
+    # A packet trace written by an earlier result stayed beside a later result's tables, and
+    # from_parquet read it back as the later run's: 2,811 packets of a run that traced none
+    # (campaign 16's note, issue 32). The folder is now staged as `ccsim run --out` stages it.
+    sc = ccsim.Scenario.from_toml(ROOT / "examples" / "dumbbell.toml").set("duration", "200ms")
+    traced = ccsim.run(sc.set("trace.packets", {}))
+    plain = ccsim.run(sc)
+    assert len(traced.packets) > 0 and len(plain.packets) == 0
+    out = tmp_path / "run"
+    traced.to_parquet(out)
+    assert plain.to_parquet(out) == out
+    back = Result.from_parquet(out)
+    assert len(back.packets) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "flows.parquet", "links.parquet", "scenario.toml", "series.parquet"
+    ]  # fmt: skip
+
+
+def test_a_result_written_to_a_file_path_is_refused_naming_it_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    in_the_way = tmp_path / "run"
+    in_the_way.write_text("x")
+    res = ccsim.run(ccsim.Scenario.from_toml(SCENARIOS[0]).set("duration", "10ms"))
+    with pytest.raises(ValueError, match="run"):
+        res.to_parquet(in_the_way)
+    assert in_the_way.read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no hidden folder left behind

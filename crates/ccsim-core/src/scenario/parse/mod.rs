@@ -290,14 +290,20 @@ pub fn value_tag(raw: &str) -> ValueTag {
 
 /// The values of a sweep's `--param PATH=V1,V2,...` (the text after `=`), each as `--set`
 /// takes a VALUE: the text is cut at its commas outside TOML's strings (basic, literal and
-/// their multi-line forms), arrays, inline tables and comments, found by the lexer the `toml`
-/// crate reads the file with (`toml_parser`), so that a value holding a comma is cut where
-/// the scenario's reader sees a separator and nowhere else:
+/// their multi-line forms), arrays and inline tables, found by the lexer the `toml` crate
+/// reads the file with (`toml_parser`), so that a value holding a comma is cut where the
+/// scenario's reader sees a separator and nowhere else:
 ///
 /// ```text
-///   {type = "red", limit = 50}, '''it's, mine''', [1, 2] # one, two
-///   └───────── value 1 ───────┘ └──── value 2 ────┘ └──── value 3 ────┘
+///   {type = "red", limit = 50}, '''it's, mine''', [1, # one, two
+///                                                   2], bulk#1
+///   └───────── value 1 ───────┘ └──── value 2 ────┘ └─ value 3 ─┘ └ 4 ┘
 /// ```
+///
+/// A comment counts inside brackets only, where TOML 1.1 lets an inline table span lines.
+/// Outside them a `#` belongs to its value and a comma after it still cuts: `bulk#1,bulk#2`
+/// (flow copies are named `NAME#N`) is two values, where the lexer alone read `#1,bulk#2` as
+/// a comment and gave one (campaign 17, issue 32); `1 # one` stays one value, read as 1.
 ///
 /// A Python splitter did this before (campaigns 10, 14 and 15 of issue 32 found three ways it
 /// read TOML otherwise). Values are trimmed; an empty one is kept for the caller to refuse by
@@ -306,18 +312,28 @@ pub fn param_values(text: &str) -> Vec<&str> {
     use toml_parser::lexer::TokenKind;
     let mut values = Vec::new();
     let (mut start, mut depth) = (0usize, 0usize);
-    for token in toml_parser::Source::new(text).lex() {
-        match token.kind() {
-            TokenKind::LeftSquareBracket | TokenKind::LeftCurlyBracket => depth += 1,
-            TokenKind::RightSquareBracket | TokenKind::RightCurlyBracket => {
-                depth = depth.saturating_sub(1)
+    // Lexing starts again just after a `#` outside brackets (above).
+    let mut from = 0usize;
+    'lex: loop {
+        for token in toml_parser::Source::new(&text[from..]).lex() {
+            let (first, end) = (from + token.span().start(), from + token.span().end());
+            match token.kind() {
+                TokenKind::LeftSquareBracket | TokenKind::LeftCurlyBracket => depth += 1,
+                TokenKind::RightSquareBracket | TokenKind::RightCurlyBracket => {
+                    depth = depth.saturating_sub(1)
+                }
+                TokenKind::Comma if depth == 0 => {
+                    values.push(text[start..first].trim());
+                    start = end;
+                }
+                TokenKind::Comment if depth == 0 => {
+                    from = first + 1; // `#` is one byte
+                    continue 'lex;
+                }
+                _ => {}
             }
-            TokenKind::Comma if depth == 0 => {
-                values.push(text[start..token.span().start()].trim());
-                start = token.span().end();
-            }
-            _ => {}
         }
+        break;
     }
     values.push(text[start..].trim());
     values
@@ -1135,6 +1151,23 @@ interval = "100ms"
             param_values("{a = 1, # don't, split\n b = 2}, 3"),
             ["{a = 1, # don't, split\n b = 2}", "3"]
         );
+    }
+
+    #[test]
+    fn a_hash_outside_brackets_belongs_to_its_value_and_hides_no_comma() {
+        // Flow copies are named `NAME#N`: the lexer alone read `#1,bulk#2` as a comment, and
+        // `--param K=bulk#1,bulk#2` was one value run once (campaign 17, issue 32).
+        assert_eq!(param_values("bulk#1,bulk#2"), ["bulk#1", "bulk#2"]);
+        assert_eq!(param_values("1 # one, 2"), ["1 # one", "2"]);
+        assert_eq!(param_values("#, #"), ["#", "#"]);
+        assert_eq!(param_values("a#"), ["a#"]);
+        assert_eq!(
+            param_values("[1, # one, two\n 2], x#y"),
+            ["[1, # one, two\n 2]", "x#y"]
+        );
+        // What the core then reads: a comment after a TOML value, a bare word with its `#`.
+        assert_eq!(value_tag("1 # one"), ValueTag::Integer(1));
+        assert_eq!(value_tag("bulk#1"), ValueTag::Text("bulk#1".into()));
     }
 
     #[test]
