@@ -1343,3 +1343,16 @@ def test_a_content_length_that_is_not_ascii_digits_is_refused_with_400() -> None
         refused = refusal("POST", {"host": "h", "content-length": length})
         assert refused is not None and refused.status == 400, length
     assert refusal("POST", {"host": "h", "content-length": "0"}) is None
+
+
+def test_a_plan_override_with_a_quoted_key_is_cut_and_looked_up_as_the_core_reads_it() -> None:
+    # The catalog cut a plan's PATH=VALUE at its first `=` and a path at every dot, where the
+    # core reads TOML keys: `nodes."a=b".rate=5` was the path `nodes."a` (campaign 17's note,
+    # issue 32).
+    from ccsim.explore.catalog import _lookup, _split
+
+    assert _split('nodes."a=b".rate=5') == ('nodes."a=b".rate', "5")
+    assert _split("duration = 1s") == ("duration", " 1s")
+    tree = {"links": {"a.b": {"rate": "5Mbps"}}}
+    assert _lookup(tree, 'links."a.b".rate') == "5Mbps"
+    assert _lookup(tree, "links.a.b.rate") is None

@@ -25,14 +25,21 @@ def _literal(value: Any) -> str:
 
 
 def _split(override: str) -> tuple[str, str]:
-    path, _, value = override.partition("=")
-    return path, value
+    """A plan's ``PATH=VALUE`` cut where the core cuts a ``--set`` (the first ``=`` outside a
+    quoted key: ``nodes."a=b".hook=x``)."""
+    from ccsim.sweep import split_path
+
+    path, value = split_path(override) or (override, "")
+    return path.strip(), value
 
 
 def _lookup(tree: dict[str, Any], path: str) -> Any:
-    """The value at dotted ``path`` in a resolved scenario, or None; a table is not a value."""
+    """The value at dotted ``path`` in a resolved scenario, or None; a table is not a value.
+    The path's keys are read as the core reads them (``links."a.b".rate`` is three keys)."""
+    from ccsim.sweep import key_path
+
     node: Any = tree
-    for part in path.split("."):
+    for part in key_path(path):
         if not isinstance(node, dict) or part not in node:
             return None
         node = node[part]
