@@ -1034,6 +1034,57 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
     assert noise == []
 
 
+def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_result(
+    server: Server,
+) -> None:
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # Issue 32's noticed list: a stream that left cancelled its job whatever other streams
+    # still read it, so closing one of two tabs on a job ended the other's with "cancelled".
+    job = Job("j-two", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    tabs = []
+    for _ in range(2):
+        tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        tab.sendall(b"GET /api/jobs/j-two/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tabs.append(tab)
+    # The first tab closed (a reset, as a killed tab's connection is); events keep coming so
+    # that its stream writes and sees it gone.
+    tabs[0].setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    tabs[0].close()
+    deadline = time.monotonic() + 10
+    while not job.cancelled and job.readers != 1:
+        assert time.monotonic() < deadline, "the stream never saw its client leave"
+        job.emit("progress", seed=1, sim_s=0.0, duration_s=1.0, events=0)
+        time.sleep(0.005)
+    assert not job.cancelled, "the job was cancelled while another tab still read it"
+    job.emit("done", done=1, total=1, cached=0, simulated=1)
+    job.finished = True
+    received = b""
+    while chunk := tabs[1].recv(65536):  # the stream ends with the job
+        received += chunk
+        if b"0\r\n\r\n" in received:  # the chunked body's last chunk
+            break
+    tabs[1].close()
+    assert b'"type": "done"' in received and b'"cancelled"' not in received
+    # The last reader leaving before the end still cancels the job.
+    server.app.state.engine.jobs["j-one"] = last = Job("j-one", request=None)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-one/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    deadline = time.monotonic() + 10
+    while not last.cancelled:
+        assert time.monotonic() < deadline, "the last reader's leaving did not cancel its job"
+        last.emit("progress", seed=1, sim_s=0.0, duration_s=1.0, events=0)
+        time.sleep(0.005)
+    assert last.readers == 0
+
+
 def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_websocket_library(
     tmp_path: Path,
 ) -> None:

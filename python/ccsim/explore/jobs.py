@@ -29,6 +29,9 @@ class Job:
     cancelled: bool = False
     finished: bool = False
     started: float = field(default_factory=time.perf_counter)
+    #: The event streams reading this job now (the server's, on its event loop's thread): a
+    #: job is cancelled when the last one leaves before it ends, not when any one does.
+    readers: int = 0
 
     def emit(self, kind: str, **data: Any) -> None:
         data["type"] = kind

@@ -283,6 +283,7 @@ def create_app(
             # the dead socket in one go, and asyncio logs "socket.send() raised exception." for
             # every write past the fifth to a lost connection.
             i, ended = 0, False
+            job.readers += 1
             try:
                 while not await request.is_disconnected():
                     n = len(job.events)
@@ -295,8 +296,12 @@ def create_app(
                     await asyncio.sleep(0.01)
             finally:
                 # Left early (seen above, or this generator cancelled by Starlette's watch for
-                # the client's disconnect): nobody reads this job's points any more.
-                if not ended:
+                # the client's disconnect): when it was the last reader, nobody reads this
+                # job's points any more. Another reader (a second tab on the same job) still
+                # does: cancelled at the first to leave, that tab got "cancelled" instead of
+                # its points (issue 32).
+                job.readers -= 1
+                if not ended and job.readers == 0:
                     job.cancelled = True
 
         return StreamingResponse(stream(), media_type="text/event-stream",
