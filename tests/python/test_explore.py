@@ -1034,6 +1034,30 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
     assert noise == []
 
 
+def test_past_64_waiting_jobs_a_run_request_is_429_naming_the_limit_and_no_job_is_dropped(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Issue 32's noticed list: any number of jobs was taken, and the 65th cancelled and
+    # forgot the first (its events then answered 404 "no such job"). The jobs here never
+    # start (a script's queue, held waiting), so the count is exact.
+    engine = server.app.state.engine
+    engine._run_job = lambda job: None
+    ask = {"paper": "p001", "figure": "fig8"}
+    ids = [server.post("/api/run", ask)[1]["job"] for _ in range(MAX_JOBS)]
+    status, body = server.post("/api/run", ask)
+    assert status == 429
+    assert json.loads(body)["error"] == (
+        "64 jobs are running or waiting, the explorer's limit (64): wait for one to end, or "
+        "cancel one (POST /api/jobs/<job>/cancel)"
+    )
+    assert set(ids) <= set(engine.jobs) and not any(engine.jobs[j].cancelled for j in ids)
+    assert server.post(f"/api/jobs/{ids[0]}/cancel", {})[1] == {"cancelled": True}
+    status, answer = server.post("/api/run", ask)
+    assert status == 200 and answer["job"] not in ids
+
+
 def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_result(
     server: Server,
 ) -> None:

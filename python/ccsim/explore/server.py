@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, RequestError, reproductions
-from .jobs import Engine
+from .jobs import Busy, Engine
 from .ranges import brief
 
 #: The largest request body the API reads, bytes. A run request is a few hundred bytes; every x
@@ -258,7 +258,10 @@ def create_app(
             return JSONResponse({"error": str(e)}, status_code=e.status)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
-        job = engine.submit(req)
+        try:
+            job = engine.submit(req)
+        except Busy as e:  # RFC 6585 §4: too many requests; nothing was started or dropped
+            return JSONResponse({"error": str(e)}, status_code=429)
         # The title and the moved settings of the runs this job shows: the page draws them
         # over its points, not those of the controls as they are now.
         return JSONResponse({"job": job.id, "title": req.title(), "changed": req.changed()})
