@@ -116,6 +116,19 @@ def test_a_time_series_figure_offers_the_plans_other_settings_with_each_modes_de
     assert "flows.f1.cc" not in fig.params
 
 
+def test_a_figure_with_link_events_is_not_offered_a_duration_that_ends_before_them() -> None:
+    # p004's failover_series takes path0 down at 10 s and up at 20 s; the plan's other
+    # figures run 5 s in quick mode, and that 5 s was offered here: its runs are refused now
+    # (an event after the run's end), and before that they ran without the failover.
+    catalog = Catalog(EXPERIMENTS)
+    fig = catalog.papers["p004"].figures["failover_series"]
+    assert fig.params["duration"] == ['"20s"', '"40s"']
+    with pytest.raises(RequestError, match="duration"):
+        catalog.request({"paper": "p004", "figure": "failover_series",
+                         "params": {"duration": '"5s"'}})  # fmt: skip
+    assert '"5s"' in catalog.papers["p004"].figures["fig9"].params["duration"]
+
+
 def test_figures_the_page_cannot_draw_are_left_out_and_the_reports_series_stay() -> None:
     p000 = Catalog(EXPERIMENTS).papers["p000"]
     assert "fig2_fig3_window" not in p000.figures  # cwnd, ACR and ER: the report draws them
