@@ -212,6 +212,16 @@ def check_output_folder(
         raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
 
 
+def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
+    """Refuse ``out`` when it is a reproduction's folder (it holds report.md): ``what`` (a
+    run's or a sweep's tables) would be written among the reproduction's files, and a sweep's
+    runs into its run store, with nothing to tell them apart (issue 32's noticed list)."""
+    if (out / "report.md").is_file():
+        raise ValueError(f"{option} {out}: this is the reproduction {out.absolute().name}'s "
+                         f"folder (it holds report.md); {what} would be mixed with its "
+                         "files: choose another folder")  # fmt: skip
+
+
 def _import_table_libraries() -> None:
     """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
     writes the core's columns with pyarrow alone)."""
@@ -246,6 +256,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = _with_capture_points(sc, args.pcap, args.seed)
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
     check_output_folder(args.out, [args.file], outputs, create=False)
+    refuse_a_reproduction(args.out, "--out", "the run's tables")
     # The core drops an interrupted run, and the output folder is written in full or not at
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
@@ -451,6 +462,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     out: Path = args.out
     # Refused now, not at the first finished run's save (the store makes its folder then).
     check_output_folder(out, [args.file], ["flows.parquet", "links.parquet"], create=False)
+    refuse_a_reproduction(out, "--out", "the sweep's tables and its runs/ store")
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "

@@ -256,17 +256,21 @@ def fat_tree(
     ``perm(i)`` in another pod, ``perm`` drawn with ``seed``), the first ``long_flows`` hosts
     (default all), each started ``start_gap_ms`` after the previous; and ``web_hosts``
     Poisson sources of short transfers at ``web_rate`` per second each, to a host of another
-    pod.
+    pod. ``long_flows`` and ``web_hosts`` are at most the ``k³/4`` hosts (one each per host);
+    more are refused naming the parameter.
     """
     if _whole("k", k, 2, MAX_K) % 2:
         raise ValueError(f"k must be an even number >= 2, not {k}")
     delay_us = _number("delay_us", delay_us)
     start_gap_ms = _number("start_gap_ms", start_gap_ms)
     web_rate = _non_negative("web_rate", web_rate)
-    web_hosts = _whole("web_hosts", web_hosts, 0)
+    # At most one long flow and one web source per host: more were cut to the host count
+    # without a word, so `long_flows=100` on k = 4 ran 16 (campaign 13, issue 32).
+    n_hosts = k**3 // 4
+    web_hosts = _at_most_hosts("web_hosts", web_hosts, k, n_hosts)
     buffer_packets = _whole("buffer_packets", buffer_packets, 1, 2**63 - 1)
     if long_flows is not None:
-        long_flows = _whole("long_flows", long_flows, 0)
+        long_flows = _at_most_hosts("long_flows", long_flows, k, n_hosts)
     _rate_bps("rate", rate)
     seed = _seed(seed)
     half = k // 2
@@ -305,7 +309,7 @@ def fat_tree(
                 link(f"agg_{p}_{j}", f"core_{j}_{i}")
     rng = random.Random(seed)
     perm = _inter_pod_permutation([p for _, p in hosts], rng)
-    n_long = len(hosts) if long_flows is None else min(long_flows, len(hosts))
+    n_long = len(hosts) if long_flows is None else long_flows
     flows: dict[str, Any] = {}
     for i in range(n_long):
         flows[f"long{i}"] = {
@@ -314,7 +318,7 @@ def fat_tree(
             "dst": hosts[perm[i]][0],
             "start": _ms(i * start_gap_ms),
         }
-    for w in range(min(web_hosts, len(hosts))):
+    for w in range(web_hosts):
         src = rng.randrange(len(hosts))
         dst = rng.choice([j for j, (_, p) in enumerate(hosts) if p != hosts[src][1]])
         flows[f"web{w}"] = {
@@ -333,6 +337,16 @@ def fat_tree(
         "flows": flows,
     }
     return Scenario.from_dict(tree)
+
+
+def _at_most_hosts(name: str, x: Any, k: int, n_hosts: int) -> int:
+    """``x``, a count of hosts from 0 to the fat-tree's ``n_hosts``, or an error naming
+    ``name`` and the maximum."""
+    x = _whole(name, x, 0)
+    if x > n_hosts:
+        raise ValueError(f"{name}: {x} is more than the fat-tree's hosts (k = {k}: at most "
+                         f"{n_hosts:,}, one per host)")  # fmt: skip
+    return x
 
 
 def _inter_pod_permutation(pods: list[int], rng: random.Random) -> list[int]:

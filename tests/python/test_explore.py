@@ -116,6 +116,19 @@ def test_a_time_series_figure_offers_the_plans_other_settings_with_each_modes_de
     assert "flows.f1.cc" not in fig.params
 
 
+def test_a_figure_with_link_events_is_not_offered_a_duration_that_ends_before_them() -> None:
+    # p004's failover_series takes path0 down at 10 s and up at 20 s; the plan's other
+    # figures run 5 s in quick mode, and that 5 s was offered here: its runs are refused now
+    # (an event after the run's end), and before that they ran without the failover.
+    catalog = Catalog(EXPERIMENTS)
+    fig = catalog.papers["p004"].figures["failover_series"]
+    assert fig.params["duration"] == ['"20s"', '"40s"']
+    with pytest.raises(RequestError, match="duration"):
+        catalog.request({"paper": "p004", "figure": "failover_series",
+                         "params": {"duration": '"5s"'}})  # fmt: skip
+    assert '"5s"' in catalog.papers["p004"].figures["fig9"].params["duration"]
+
+
 def test_figures_the_page_cannot_draw_are_left_out_and_the_reports_series_stay() -> None:
     p000 = Catalog(EXPERIMENTS).papers["p000"]
     assert "fig2_fig3_window" not in p000.figures  # cwnd, ACR and ER: the report draws them
@@ -1032,6 +1045,81 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
         time.sleep(0.2)  # writes still queued behind the disconnect would log by now
     noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert noise == []
+
+
+def test_past_64_waiting_jobs_a_run_request_is_429_naming_the_limit_and_no_job_is_dropped(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Issue 32's noticed list: any number of jobs was taken, and the 65th cancelled and
+    # forgot the first (its events then answered 404 "no such job"). The jobs here never
+    # start (a script's queue, held waiting), so the count is exact.
+    engine = server.app.state.engine
+    engine._run_job = lambda job: None
+    ask = {"paper": "p001", "figure": "fig8"}
+    ids = [server.post("/api/run", ask)[1]["job"] for _ in range(MAX_JOBS)]
+    status, body = server.post("/api/run", ask)
+    assert status == 429
+    assert json.loads(body)["error"] == (
+        "64 jobs are running or waiting, the explorer's limit (64): wait for one to end, or "
+        "cancel one (POST /api/jobs/<job>/cancel)"
+    )
+    assert set(ids) <= set(engine.jobs) and not any(engine.jobs[j].cancelled for j in ids)
+    assert server.post(f"/api/jobs/{ids[0]}/cancel", {})[1] == {"cancelled": True}
+    status, answer = server.post("/api/run", ask)
+    assert status == 200 and answer["job"] not in ids
+
+
+def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_result(
+    server: Server,
+) -> None:
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # Issue 32's noticed list: a stream that left cancelled its job whatever other streams
+    # still read it, so closing one of two tabs on a job ended the other's with "cancelled".
+    job = Job("j-two", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    tabs = []
+    for _ in range(2):
+        tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+        tab.sendall(b"GET /api/jobs/j-two/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tabs.append(tab)
+    # The first tab closed (a reset, as a killed tab's connection is); events keep coming so
+    # that its stream writes and sees it gone.
+    tabs[0].setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    tabs[0].close()
+    deadline = time.monotonic() + 10
+    while not job.cancelled and job.readers != 1:
+        assert time.monotonic() < deadline, "the stream never saw its client leave"
+        job.emit("progress", seed=1, sim_s=0.0, duration_s=1.0, events=0)
+        time.sleep(0.005)
+    assert not job.cancelled, "the job was cancelled while another tab still read it"
+    job.emit("done", done=1, total=1, cached=0, simulated=1)
+    job.finished = True
+    received = b""
+    while chunk := tabs[1].recv(65536):  # the stream ends with the job
+        received += chunk
+        if b"0\r\n\r\n" in received:  # the chunked body's last chunk
+            break
+    tabs[1].close()
+    assert b'"type": "done"' in received and b'"cancelled"' not in received
+    # The last reader leaving before the end still cancels the job.
+    server.app.state.engine.jobs["j-one"] = last = Job("j-one", request=None)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-one/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    deadline = time.monotonic() + 10
+    while not last.cancelled:
+        assert time.monotonic() < deadline, "the last reader's leaving did not cancel its job"
+        last.emit("progress", seed=1, sim_s=0.0, duration_s=1.0, events=0)
+        time.sleep(0.005)
+    assert last.readers == 0
 
 
 def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_websocket_library(

@@ -299,6 +299,47 @@ def test_reproduce_writes_only_inside_out_and_report_from_elsewhere_builds_a_sit
     assert images > 0
 
 
+@pytest.mark.parametrize("command", ["report", "sweep", "run"])
+def test_an_out_that_is_a_reproductions_folder_is_refused_naming_it_and_nothing_is_written(
+    results: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 32's noticed list: `ccsim report --out results/p001` left p001 out of its own site
+    # (a site of the others, or of nothing, status 0) and mixed the site's files with the
+    # reproduction's; `ccsim sweep --out results/p001` (and `run`) wrote their tables among
+    # the reproduction's files, a sweep its runs into the reproduction's store.
+    repro = results / "p001-quick"
+    before = {p: p.stat().st_mtime_ns for p in results.rglob("*")}
+    scenario = str(repro / "plan" / "scenario.toml")
+    argv = {
+        "report": ["report", "--results", str(results), "--out", str(repro)],
+        "sweep": ["sweep", scenario, "--set", "duration=0.1s", "--out", str(repro)],
+        "run": ["run", scenario, "--set", "duration=0.1s", "--out", str(repro)],
+    }[command]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "this is the reproduction p001-quick's folder (it holds report.md)" in err, err
+    assert len(err.splitlines()) == 1
+    assert {p: p.stat().st_mtime_ns for p in results.rglob("*")} == before
+
+
+def test_a_site_written_into_the_results_folder_itself_loses_none_of_the_reproductions_files(
+    results: Path, tmp_path: Path
+) -> None:
+    # The results folder as --out stays allowed (the pages beside the reproductions' folders,
+    # their figures linked in place): a rebuild after a reproduction is removed deletes that
+    # page only, and never a file of a reproduction.
+    root = tmp_path / "results"
+    shutil.copytree(results / "p001-quick", root / "p001-quick")
+    shutil.copytree(results / "p001-quick", root / "other")
+    kept = {p: p.read_bytes() for p in (root / "p001-quick").rglob("*") if p.is_file()}
+    assert main(["report", "--results", str(root), "--out", str(root)]) == 0
+    assert {"index.html", "p001-quick.html", "other.html"} <= {p.name for p in root.iterdir()}
+    shutil.rmtree(root / "other")
+    assert main(["report", "--results", str(root), "--out", str(root)]) == 0
+    assert not (root / "other.html").exists() and (root / "p001-quick.html").is_file()
+    assert {p: p.read_bytes() for p in (root / "p001-quick").rglob("*") if p.is_file()} == kept
+
+
 def test_ccsim_report_refuses_a_results_folder_that_does_not_exist(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

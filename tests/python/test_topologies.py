@@ -131,6 +131,21 @@ def test_a_negative_web_rate_or_an_empty_duration_is_refused_not_taken_for_the_d
     assert str(caught.value).startswith(message)
 
 
+@pytest.mark.parametrize("name", ["long_flows", "web_hosts"])
+def test_more_fat_tree_flows_than_hosts_are_refused_naming_the_parameter_and_the_maximum(
+    name: str,
+) -> None:
+    # Campaign 13 noticed, campaign 16 confirmed: fat_tree(4, long_flows=100) made 16 long
+    # flows (k = 4 has 16 hosts), web_hosts=100 16 web sources, without a word.
+    with pytest.raises(ValueError) as caught:
+        topologies.fat_tree(4, **{name: 17})  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"{name}: 17 is more than the fat-tree's hosts (k = 4: at most 16, one per host)"
+    )
+    flows = tree(topologies.fat_tree(4, **{name: 16}))["flows"]  # type: ignore[arg-type]
+    assert sum(f.startswith("long" if name == "long_flows" else "web") for f in flows) == 16
+
+
 def test_a_huge_dumbbell_delay_is_refused_naming_the_delay_not_the_queue() -> None:
     with pytest.raises(ccsim.ScenarioError) as caught:
         topologies.dumbbell(1, delay_ms=1e300).validate()

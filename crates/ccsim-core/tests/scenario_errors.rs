@@ -892,6 +892,19 @@ fn a_flow_must_stop_after_it_starts() {
 }
 
 #[test]
+fn an_event_after_the_runs_end_is_refused_even_when_an_override_shortens_the_run() {
+    // The run stops at `duration` and leaves later events pending: an event past it never
+    // happened, without a word (issue 32). A `--set duration=...` that shortens a scenario
+    // whose events were inside it is refused the same way, naming the event.
+    let events = r#"events=[{at="2s", link="bottleneck", state="down"}, {at="8s", link="bottleneck", state="up"}]"#;
+    assert!(load(BASE, &[events]).is_ok());
+    assert_eq!(
+        error_with(&[events, "duration=5s"]),
+        "events[1].at: 8s is after the run's end (duration = 5s): the event would never happen"
+    );
+}
+
+#[test]
 fn the_rto_bounds_must_be_ordered() {
     assert_eq!(
         error_with(&["flows.f1.rto_min=2s", "flows.f1.rto_max=1500ms"]),

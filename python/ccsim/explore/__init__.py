@@ -15,6 +15,9 @@
        │                                     done, progress of long runs, then "done"
        └──── POST /api/jobs/ID/cancel ──────> stops the job within one progress report
 
+At most 64 jobs run or wait at once (``jobs.MAX_JOBS``; the page has one): past that a run
+request is answered 429 naming the limit.
+
 Runs go through the same store as ``ccsim reproduce`` (``results/<plan>/runs``, or
 ``results/<plan>-quick/runs`` in quick mode), keyed by the resolved scenario: a point computed by
 either is never simulated again, and two browser tabs share it. The core releases the GIL, so

@@ -270,6 +270,13 @@ class Catalog:
         def resolved(overrides: list[str]) -> dict[str, Any]:
             return dict(tomllib.loads(_core.validate(plan.scenario_text, overrides, 1)))
 
+        def accepts(plan: Any, overrides: list[str]) -> bool:
+            try:
+                _core.validate(plan.scenario_text, overrides, 1)
+            except _core.ScenarioError:
+                return False
+            return True
+
         def check(r: Range, overrides: list[str], paths: list[str]) -> None:
             """The range's lowest value must make a valid scenario (its key exists, its unit
             fits): a plan mistake is found when the explorer starts, not on a click."""
@@ -308,6 +315,13 @@ class Catalog:
                 if path in ranges.keys:
                     entry.ranges[path] = ranges.keys[path]
                     check(ranges.keys[path], base, [path])
+            # A figure with [[events]] is not offered another figure's duration shorter than
+            # its last event, which the core refuses ("events[i].at: ... is after the run's
+            # end"): p004's failover_series, down from 10 s to 20 s, was offered 5 s.
+            if "events" in full and "duration" in entry.params:
+                entry.params["duration"] = [
+                    v for v in entry.params["duration"] if accepts(plan, [*base, f"duration={v}"])
+                ]
             # The figure's own settings first, then the others in the plan's order.
             entry.params = {p: entry.params[p] for p in sorted(entry.params,
                             key=lambda p: p not in entry.own)}  # fmt: skip

@@ -21,6 +21,19 @@ class Cancelled(Exception):
     """Raised from a run's progress callback to stop it when its job is cancelled."""
 
 
+#: The most jobs running or waiting at once, and the most ended ones kept for late readers.
+#: The page has one at a time (it cancels the last before each new one); a script may queue
+#: up to this many. Past it the 65th job cancelled and forgot the oldest, running or not: its
+#: client held a job whose events answered "no such job" (issue 32). A queued job costs
+#: little (1,000 queued p002 jobs: 128 MB -> 161-199 MB of RSS), so the limit is about the
+#: silent loss, not memory.
+MAX_JOBS = 64
+
+
+class Busy(Exception):
+    """``Engine.submit`` when :data:`MAX_JOBS` jobs are running or waiting (the API's 429)."""
+
+
 @dataclass
 class Job:
     id: str
@@ -29,6 +42,9 @@ class Job:
     cancelled: bool = False
     finished: bool = False
     started: float = field(default_factory=time.perf_counter)
+    #: The event streams reading this job now (the server's, on its event loop's thread): a
+    #: job is cancelled when the last one leaves before it ends, not when any one does.
+    readers: int = 0
 
     def emit(self, kind: str, **data: Any) -> None:
         data["type"] = kind
@@ -83,13 +99,21 @@ class Engine:
             return self._key_locks.setdefault(key, threading.Lock())
 
     def submit(self, request: Request) -> Job:
-        job = Job(f"j{next(self._ids)}", request)
+        """A new job for ``request``, started; :class:`Busy` when :data:`MAX_JOBS` jobs are
+        running or waiting (none is cancelled to make room)."""
         with self._lock:
+            live = sum(not (j.finished or j.cancelled) for j in self.jobs.values())
+            if live >= MAX_JOBS and not self.closed:
+                raise Busy(f"{live} jobs are running or waiting, the explorer's limit "
+                           f"({MAX_JOBS}): wait for one to end, or cancel one (POST "
+                           "/api/jobs/<job>/cancel)")  # fmt: skip
+            job = Job(f"j{next(self._ids)}", request)
             job.cancelled = self.closed  # after close(): ends at once, running nothing
             self.jobs[job.id] = job
-            # Keep the last 64 jobs for late readers; older ones are finished or abandoned.
-            for old in list(self.jobs)[:-64]:
-                self.jobs[old].cancelled = True
+            # The oldest ended (or cancelled) jobs beyond MAX_JOBS are forgotten; one running
+            # or waiting never is.
+            ended = [k for k, j in self.jobs.items() if j.finished or j.cancelled]
+            for old in ended[: max(0, len(ended) - MAX_JOBS)]:
                 del self.jobs[old]
         threading.Thread(target=self._run_job, args=(job,), daemon=True).start()
         return job

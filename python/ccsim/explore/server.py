@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog, RequestError, reproductions
-from .jobs import Engine
+from .jobs import Busy, Engine
 from .ranges import brief
 
 #: The largest request body the API reads, bytes. A run request is a few hundred bytes; every x
@@ -258,7 +258,10 @@ def create_app(
             return JSONResponse({"error": str(e)}, status_code=e.status)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
-        job = engine.submit(req)
+        try:
+            job = engine.submit(req)
+        except Busy as e:  # RFC 6585 §4: too many requests; nothing was started or dropped
+            return JSONResponse({"error": str(e)}, status_code=429)
         # The title and the moved settings of the runs this job shows: the page draws them
         # over its points, not those of the controls as they are now.
         return JSONResponse({"job": job.id, "title": req.title(), "changed": req.changed()})
@@ -283,6 +286,7 @@ def create_app(
             # the dead socket in one go, and asyncio logs "socket.send() raised exception." for
             # every write past the fifth to a lost connection.
             i, ended = 0, False
+            job.readers += 1
             try:
                 while not await request.is_disconnected():
                     n = len(job.events)
@@ -295,8 +299,12 @@ def create_app(
                     await asyncio.sleep(0.01)
             finally:
                 # Left early (seen above, or this generator cancelled by Starlette's watch for
-                # the client's disconnect): nobody reads this job's points any more.
-                if not ended:
+                # the client's disconnect): when it was the last reader, nobody reads this
+                # job's points any more. Another reader (a second tab on the same job) still
+                # does: cancelled at the first to leave, that tab got "cancelled" instead of
+                # its points (issue 32).
+                job.readers -= 1
+                if not ended and job.readers == 0:
                     job.cancelled = True
 
         return StreamingResponse(stream(), media_type="text/event-stream",

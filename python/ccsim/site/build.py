@@ -43,6 +43,16 @@ def build_site(
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
+    if (out / "report.md").is_file():
+        # The reproduction there was left out of its own site (a page is never written over
+        # its own results), and the site's files mixed with its own (issue 32's noticed list).
+        # The results folder itself stays allowed: the pages are written beside the
+        # reproductions' folders, their figures linked in place, nothing of theirs touched.
+        raise ValueError(
+            f"{out}: this is the reproduction {out.absolute().name}'s folder (it holds "
+            "report.md); the site would leave it out and mix its files with the "
+            f"reproduction's: give the site a folder of its own (default: {results / 'site'})"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     # Written beside its place and moved in only when whole: a build that fails midway (a
     # dependency missing, a full disk, Ctrl-C) left the folder holding plotly.min.js alone, a

@@ -426,7 +426,10 @@ pub fn spec_from_table(tree: &Table) -> Res<Spec> {
             pcap: Vec::new(),
             pcap_snaplen: crate::pcap::DEFAULT_SNAPLEN,
         });
-    let events = opt(&mut top, "events", |f| read_events(f, &nodes, &links))?.unwrap_or_default();
+    let events = opt(&mut top, "events", |f| {
+        read_events(f, &nodes, &links, duration)
+    })?
+    .unwrap_or_default();
     let atm = opt(&mut top, "atm", |f| {
         read_atm(f, &nodes, &links, tree.get("links"), jitter)
     })?;
