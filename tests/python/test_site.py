@@ -20,7 +20,7 @@ from conftest import STDOUT_ERRORS, main_without_stdout
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
-from ccsim.site import build_site, read_report, series_figure
+from ccsim.site import SiteWarning, build_site, read_report, series_figure
 from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
 from ccsim.site.reports import load_stored_plan
 
@@ -1236,3 +1236,25 @@ def test_a_rebuilt_site_draws_again_only_pages_whose_inputs_or_bytes_changed(
     build_site(results, out, root=ROOT)
     assert drawn == ["p001-quick"]
     assert files == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def test_a_reproduction_folder_named_index_is_left_out_naming_it_not_overwritten_by_the_index(
+    results: Path, tmp_path: Path
+) -> None:
+    # Its page, index.html, was overwritten by the site's index, which then linked to itself:
+    # that reproduction's page was lost without a word (noticed16, issue 32).
+    tree = tmp_path / "results"
+    for name in ("index", "p001-good"):
+        shutil.copytree(results / "p001-quick", tree / name,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    with pytest.warns(SiteWarning, match=r"^index left out of the site: its page would be the "
+                                         r"site's own index.html; rename the folder"):  # fmt: skip
+        build_site(tree, root=ROOT)
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert 'href="p001-good.html"' in index and 'href="index.html"' not in index
+    shutil.rmtree(tree / "p001-good")
+    with pytest.raises(ValueError, match="every reproduction in it was left out"), \
+            pytest.warns(SiteWarning):  # fmt: skip
+        build_site(tree, root=ROOT)

@@ -107,9 +107,17 @@ def _write_site(
 
         (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
         drawn.drew("plotly.min.js", js, [work / "plotly.min.js"])
-    pages, left_out = [], []
+    pages, left_out, clashing = [], [], []
     for folder in find_reports(results):
         if folder.resolve() == out.resolve():
+            continue
+        if folder.name == "index":
+            # Its page, index.html, was overwritten by the site's index, which then linked to
+            # itself: that reproduction's page was lost (noticed16, issue 32).
+            clashing.append(folder.name)
+            _warn(f"{folder.name} left out of the site: its page would be the site's own "
+                  "index.html; rename the folder (any other name) and run report again",
+                  warn)  # fmt: skip
             continue
         try:
             check_tables(folder)
@@ -139,7 +147,7 @@ def _write_site(
             (work / f"{page.name}.html").write_text(body, encoding="utf-8")
             drawn.drew(page.name, inputs, [work / f"{page.name}.html"])
         pages.append(page)
-    if left_out and not pages:
+    if (left_out or clashing) and not pages:
         # Every reproduction damaged: the index said "No reproduction yet" with status 0,
         # the site `ccsim report` refuses to write for a folder without one (campaign 12,
         # issue 32). Nothing is moved into place, so an earlier site stays as it was.
