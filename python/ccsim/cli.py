@@ -251,6 +251,13 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    # pyarrow is imported while the run goes on (_importing_table_libraries_meanwhile); it is
+    # looked for first, which takes no import: missing, the run ended, an hour of it or more,
+    # before "ccsim needs pyarrow" (tests/python/test_imports_before_runs.py, issue 32).
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is None:
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     if args.pcap:
         sc = _with_capture_points(sc, args.pcap, args.seed)

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+"""Every package a command needs is found before its first run, not after its last.
+
+Campaigns 13, 15 and 18 of issue 32 each found a command that imported a package only once its
+runs were over (``bench --plot``'s matplotlib; ``reproduce``'s matplotlib and plotly; then its
+markdown-it-py): missing, "ccsim needs ..." came after every run, hours of them for a full
+reproduction. Found one by one, the class did not end; this test closes it for the commands
+that run a plan of simulations in this process or its pool: run, sweep and reproduce
+(``bench`` runs each case as a child process and checks its ``--plot`` before them, pinned
+in test_bad_input.py; ``explore`` runs on request, not from a plan, and is not covered here).
+Each command runs in a child interpreter with an import finder that notes, for every
+top-level package outside the standard library that ccsim's own code imports or looks up
+(``importlib.util.find_spec`` passes through it too), whether the first run had started. A
+package first met after that is a failure naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The child: a finder first in sys.meta_path that records and finds nothing, and the first
+# run's start marked where every run begins (a process pool's submit, or the core's run).
+CHILD = r"""
+import json, sys
+
+met, phase = {}, ["before"]
+
+def importer():
+    f = sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__", "").startswith(
+            ("importlib", "_frozen_importlib")):
+        f = f.f_back
+    return "" if f is None else f.f_globals.get("__name__", "")
+
+class Noter:
+    def find_spec(self, fullname, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if top in sys.stdlib_module_names or top in ("ccsim", "_core") or top in met:
+            return None
+        who = importer()
+        if who == "ccsim" or who.startswith("ccsim."):
+            met[top] = phase[0]
+        return None
+
+sys.meta_path.insert(0, Noter())
+
+import ccsim
+from ccsim import _core, sweep
+
+def started(f):
+    def first_run(*a, **k):
+        phase[0] = "after"
+        return f(*a, **k)
+    return first_run
+
+_core.run = started(_core.run)
+sweep._submit = started(sweep._submit)
+
+from ccsim.cli import main
+try:
+    status = main(sys.argv[2:])
+finally:
+    with open(sys.argv[1], "w") as out:
+        json.dump({"met": met, "ran": phase[0] == "after"}, out)
+sys.exit(status)
+"""
+
+FILE = str(ROOT / "examples" / "random-loss.toml")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", FILE, "--set", "duration=100ms", "--out", "{out}"],
+        ["sweep", FILE, "--set", "duration=100ms", "--param",
+         "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", "{out}"],
+        ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "1", "--out", "{out}"],
+    ],
+    ids=["run", "sweep", "reproduce"],
+)  # fmt: skip
+def test_a_command_finds_every_package_it_needs_before_its_first_run(
+    argv: list[str], tmp_path: Path
+) -> None:
+    record = tmp_path / "met.json"
+    args = [a.replace("{out}", str(tmp_path / "out")) for a in argv]
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(record), *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert seen["ran"], "no run started: the test would pass without looking"
+    late = sorted(name for name, phase in seen["met"].items() if phase == "after")
+    assert not late, (
+        f"ccsim {argv[0]} first looks for {', '.join(late)} after its first run started: "
+        "missing, the command fails only after its runs"
+    )
+    # The test sees ccsim's own imports: the tables' libraries among them.
+    assert "pyarrow" in seen["met"], seen["met"]
