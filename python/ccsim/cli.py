@@ -527,12 +527,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.out is not None:
         utf8_name("--out", Path(args.out))
     _needs_tables()
-    # What draws the figures (matplotlib) and the site (plotly), before the runs: missing,
-    # "ccsim needs matplotlib" came after every run of the plan, hours of them for a full
-    # reproduction (campaign 15, issue 32; bench --plot's was campaign 13's).
+    # What draws the figures (matplotlib) and the site (plotly; markdown-it-py writes its
+    # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
+    # every run of the plan, hours of them for a full reproduction (campaign 15, issue 32;
+    # bench --plot's was campaign 13's; markdown_it's campaign 18's).
     import importlib
 
-    for module in ("matplotlib", "plotly"):
+    for module in ("matplotlib", "plotly", "markdown_it"):
         importlib.import_module(module)
     from ccsim import experiment
 

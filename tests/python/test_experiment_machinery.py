@@ -493,3 +493,29 @@ def test_reproduce_refuses_to_write_into_the_plans_full_run_record(
     )
     assert [p.name for p in record.iterdir()] == ["claims.csv"]
     assert (record / "claims.csv").read_text() == "the full run's\n"
+
+
+def test_reproduce_refuses_an_out_holding_another_papers_reproduction(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 18: `ccsim reproduce p001 --quick --out results/m01` (a slip of the paper's id)
+    # wrote p001's report.md and run.json over m01's and left m01's figures beside p001's, its
+    # site then p001's: m01's reproduction was gone, status 0.
+    from ccsim.cli import main
+
+    other = tmp_path / "results" / "m01"
+    other.mkdir(parents=True)
+    (other / "report.md").write_text("# m01's report\n")
+    (other / "run.json").write_text('{"paper": "m01", "mode": "quick"}\n')
+    argv = ["reproduce", str(folder), "--quick", "--workers", "1", "--out", str(other)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {other}: it holds the reproduction of m01 (its run.json), not "
+        "of t: reproduced there, its report and figures would be replaced by and mixed with "
+        "these; name another folder (or remove that one)\n"
+    )
+    assert sorted(p.name for p in other.iterdir()) == ["report.md", "run.json"]
+    assert (other / "report.md").read_text() == "# m01's report\n"
+    # The same paper's folder is where a reproduction resumes: taken.
+    (other / "run.json").write_text('{"paper": "t", "mode": "quick"}\n')
+    assert main(argv) == 0

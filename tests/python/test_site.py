@@ -1258,3 +1258,25 @@ def test_a_reproduction_folder_named_index_is_left_out_naming_it_not_overwritten
     with pytest.raises(ValueError, match="every reproduction in it was left out"), \
             pytest.warns(SiteWarning):  # fmt: skip
         build_site(tree, root=ROOT)
+
+
+@pytest.mark.parametrize("name", ["plotly.min.js", "pages.json", "site.json", "index.html"])
+def test_a_reproduction_folder_named_as_a_file_of_the_site_is_left_out_naming_it(
+    name: str, results: Path, tmp_path: Path
+) -> None:
+    # Campaign 18: its figures' folder would be one of the site's own files, and no site was
+    # written for any reproduction ("site/plotly.min.js: file exists; the site was not
+    # written", naming neither the reproduction nor the cure), where one named index is left
+    # out with a warning and the others are built (noticed16, issue 32).
+    tree = tmp_path / "results"
+    for folder in (name, "p001-good"):
+        shutil.copytree(results / "p001-quick", tree / folder,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    with pytest.warns(SiteWarning, match=rf"^{re.escape(name)} left out of the site: its "
+                                         rf"figures' folder would be the site's own "
+                                         rf"{re.escape(name)}; rename the folder"):  # fmt: skip
+        build_site(tree, root=ROOT)
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
+    assert (site / "plotly.min.js").is_file() and (site / "site.json").is_file()
+    assert (site / "pages.json").is_file() and (site / "p001-good").is_dir()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import warnings
@@ -389,6 +390,18 @@ def default_out(plan_id: str, quick: bool) -> Path:
     return base / (plan_id + ("-quick" if quick else ""))
 
 
+def _reproduced_paper(target: Path) -> str | None:
+    """The paper whose reproduction ``target`` holds (its report.md and run.json's
+    ``paper``), or None: no reproduction there, or a run.json that does not say."""
+    try:
+        if not (target / "report.md").is_file():
+            return None
+        paper = json.loads((target / "run.json").read_text(encoding="utf-8")).get("paper")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return paper if isinstance(paper, str) else None
+
+
 def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
             cluster: str | None = None, record: bool = False,
             warn: Any = None, say: Any = print) -> Path:  # fmt: skip
@@ -407,6 +420,16 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError(f"--out {target}: that is the plan's full-run record (the README's "
                          "numbers are checked against it; --record writes it after a full "
                          "run); name another folder")  # fmt: skip
+    other = _reproduced_paper(target)
+    if other is not None and other != plan_id:
+        # A slip of the paper's id (`ccsim reproduce p001 --out results/m01`) wrote p001's
+        # report.md and run.json over m01's and left m01's figures beside p001's: m01's
+        # reproduction was gone, status 0 (campaign 18, issue 32). The same paper's folder is
+        # where a reproduction resumes.
+        raise ValueError(f"--out {target}: it holds the reproduction of {other} (its "
+                         f"run.json), not of {plan_id}: reproduced there, its report and "
+                         "figures would be replaced by and mixed with these; name another "
+                         "folder (or remove that one)")  # fmt: skip
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out

@@ -16,6 +16,9 @@ from .reports import DamagedResults, SiteWarning, check_tables, find_reports, pl
 
 #: The manifest of a site's pages (ccsim.experiment.drawn): what each was drawn from.
 PAGES_MANIFEST = "pages.json"
+#: The site's own files beside its pages: a reproduction's folder of one of these names
+#: cannot have its figures' folder there.
+SITE_FILES = ("index.html", PAGES_MANIFEST, "site.json", "plotly.min.js")
 
 
 def build_site(
@@ -118,6 +121,15 @@ def _write_site(
             _warn(f"{folder.name} left out of the site: its page would be the site's own "
                   "index.html; rename the folder (any other name) and run report again",
                   warn)  # fmt: skip
+            continue
+        if folder.name in SITE_FILES:
+            # Its figures' folder (site/NAME/) would be one of the site's own files: the
+            # build failed on it and no page was written for any reproduction (campaign 18,
+            # issue 32).
+            clashing.append(folder.name)
+            _warn(f"{folder.name} left out of the site: its figures' folder would be the "
+                  f"site's own {folder.name}; rename the folder (any other name) and run "
+                  "report again", warn)  # fmt: skip
             continue
         try:
             check_tables(folder)
