@@ -396,6 +396,34 @@ def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[
     }
 
 
+#: The limits that stop a run before its end, by the summary's ``stop_reason``.
+_LIMITS = {
+    "event_limit": "limits.max_events",
+    "wall_limit": "limits.max_wall",
+    "memory_limit": "limits.max_memory",
+}
+
+
+class RunCutShort(RuntimeError):
+    """A run a limit stopped before its end: in a sweep it is a failed run, not a record."""
+
+
+def cut_short(record: Mapping[str, Any]) -> RunCutShort | None:
+    """Why ``record``'s run stopped before its end, or None when it ran to it (its duration,
+    or nothing left to happen). A sweep's tables hold whole runs: one stopped by a limit
+    gave rows that read as a whole run's, and was stored and reused, though where a
+    wall-clock or memory limit stops a run depends on the machine (campaign 18, issue 32)."""
+    summary = record.get("summary") or {}
+    limit = _LIMITS.get(summary.get("stop_reason"))
+    if limit is None:
+        return None
+    return RunCutShort(
+        f"stopped by {limit} at {float(summary.get('sim_seconds', 0.0)):.3f} s simulated, "
+        f"before the run's end: a partial run, not stored (where a wall-clock or memory "
+        f"limit stops one depends on the machine); raise {limit}"
+    )
+
+
 @dataclass
 class SweepReport:
     total: int
@@ -459,6 +487,10 @@ def execute(
         )
 
         def finished(k: str, record: dict[str, Any]) -> None:
+            partial = cut_short(record)
+            if partial is not None:
+                failed(k, partial)
+                return
             have[k] = record
             try:
                 store.save(k, record)

@@ -489,3 +489,27 @@ def test_a_swept_table_shows_in_the_table_as_the_core_read_it() -> None:
         '{ type = "red", limit = 50 }'
     )
     assert sweep.tag_value("[ 1 ,2 ]") == "[1, 2]"
+
+
+def test_a_run_a_limit_stopped_before_its_end_is_a_failed_run_not_a_stored_record(
+    two_hosts: str, tmp_path: Path
+) -> None:
+    # Campaign 18 (issue 32): `--param 'limits.max_wall="1ms","100s"'` reported "2 runs: 2
+    # executed"; the run stopped at 1.9 s of 60 s gave rows that read as a whole run's, and was
+    # stored and reused though where a wall-clock limit stops a run depends on the machine.
+    runs = sweep.plan_grid(two_hosts, ["limits.max_events=100"], [("duration", ["1s", "2s"])],
+                           [1])  # fmt: skip
+    store = sweep.Store(tmp_path / "runs")
+    with pytest.raises(sweep.SweepError) as raised:
+        sweep.execute(runs, store, workers=1, progress=False)
+    assert len(raised.value.failures) == 2
+    assert isinstance(raised.value.failures[0][1], sweep.RunCutShort)
+    assert "stopped by limits.max_events at " in str(raised.value)
+    assert len(store) == 0
+    # What the summary says of a wall-clock or memory limit, and of a whole run.
+    wall = sweep.cut_short({"summary": {"stop_reason": "wall_limit", "sim_seconds": 1.928}})
+    assert str(wall).startswith("stopped by limits.max_wall at 1.928 s simulated, before the "
+                                "run's end: a partial run, not stored")  # fmt: skip
+    assert "limits.max_memory" in str(sweep.cut_short({"summary": {"stop_reason": "memory_limit"}}))
+    assert sweep.cut_short({"summary": {"stop_reason": "duration"}}) is None
+    assert sweep.cut_short({"summary": {"stop_reason": "idle"}}) is None
