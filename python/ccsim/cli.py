@@ -956,7 +956,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PATH=VALUE",
-        help="override a scenario value in every run (before the swept ones)",
+        help="override a scenario value in every run (not one a --param sweeps)",
     )
     _add_executor_options(w)
     w.set_defaults(func=_cmd_sweep)

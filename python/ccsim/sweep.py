@@ -806,6 +806,15 @@ def plan_grid(
                 f"(--param {seen[keys]}={values})"
             )
         seen[keys] = path.strip()
+    # A --set of a swept path was replaced by every swept value without a word (campaign 18,
+    # issue 32): one of the two is a slip.
+    swept = {key_path(p): p.strip() for p, _ in params}
+    for o in base_overrides:
+        path = (split_path(o) or (o, ""))[0]
+        if key_path(path) in swept:
+            raise ValueError(f"--set {path.strip()} and --param {swept[key_path(path)]}: the "
+                             "swept values replace the set one in every run; give one of the "
+                             "two")  # fmt: skip
     check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
     for seed in seeds:  # after the count: a range of 10^12 seeds is refused, not walked
         problem = seed_problem(seed)

@@ -513,3 +513,12 @@ def test_a_run_a_limit_stopped_before_its_end_is_a_failed_run_not_a_stored_recor
     assert "limits.max_memory" in str(sweep.cut_short({"summary": {"stop_reason": "memory_limit"}}))
     assert sweep.cut_short({"summary": {"stop_reason": "duration"}}) is None
     assert sweep.cut_short({"summary": {"stop_reason": "idle"}}) is None
+
+
+@pytest.mark.parametrize("set_path", ["duration", '"duration"', " duration "])
+def test_a_path_both_set_and_swept_is_refused_naming_both(two_hosts: str, set_path: str) -> None:
+    # Campaign 18 (issue 32): `--set duration=5s --param duration=1s,2s` swept 1 s and 2 s, the
+    # --set replaced in every run without a word.
+    with pytest.raises(ValueError, match=r"^--set .*duration.* and --param duration: the swept "
+                                         r"values replace the set one in every run"):  # fmt: skip
+        sweep.plan_grid(two_hosts, [f"{set_path}=5s"], [("duration", ["1s", "2s"])], [1])
