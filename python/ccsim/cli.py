@@ -53,7 +53,13 @@ from ccsim.scenario import (
     run,
     seed_problem,
 )
-from ccsim.staging import dangling, not_a_folder, os_error_text, staged_output
+from ccsim.staging import (
+    dangling,
+    not_a_folder,
+    os_error_text,
+    reproduction_around,
+    staged_output,
+)
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -213,13 +219,18 @@ def check_output_folder(
 
 
 def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
-    """Refuse ``out`` when it is a reproduction's folder (it holds report.md): ``what`` (a
-    run's or a sweep's tables) would be written among the reproduction's files, and a sweep's
-    runs into its run store, with nothing to tell them apart (issue 32's noticed list)."""
-    if (out / "report.md").is_file():
-        raise ValueError(f"{option} {out}: this is the reproduction {out.absolute().name}'s "
-                         f"folder (it holds report.md); {what} would be mixed with its "
-                         "files: choose another folder")  # fmt: skip
+    """Refuse ``out`` when it is a reproduction's folder or one inside it: ``what`` (a run's
+    or a sweep's tables) would be written among the reproduction's files, and a sweep's runs
+    into its run store, with nothing to tell them apart (issue 32's noticed list); inside it,
+    ``run --out results/m01/plan`` wrote over the stored plan's scenario.toml (campaign 18)."""
+    around = reproduction_around(out)
+    if around is None:
+        return
+    folder, paper = around
+    where = "this is" if folder == out else f"it is inside {folder},"
+    raise ValueError(f"{option} {out}: {where} the reproduction of {paper} (its report.md and "
+                     f"run.json); {what} would be mixed with its files: choose another "
+                     "folder")  # fmt: skip
 
 
 def _import_table_libraries() -> None:

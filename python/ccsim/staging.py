@@ -9,6 +9,7 @@ leaves the output folder as it was, never with some new files beside the old one
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -83,6 +84,29 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             (out / name).unlink()
     _move_into(stage, out)
     stage.rmdir()
+
+
+def reproduction_of(folder: Path) -> str | None:
+    """The paper whose reproduction ``folder`` holds: its report.md beside a run.json that
+    names the paper (``ccsim reproduce`` writes both), or None. A report.md alone is not
+    one: it is a common name for a file of the user's own."""
+    try:
+        if not (folder / "report.md").is_file():
+            return None
+        paper = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("paper")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return paper if isinstance(paper, str) else None
+
+
+def reproduction_around(path: Path) -> tuple[Path, str] | None:
+    """The reproduction ``path`` is, or lies inside (its ``plan/``, ``runs/``, ``site/``):
+    (its folder, its paper), or None."""
+    for folder in (path, *path.absolute().parents):
+        paper = reproduction_of(folder)
+        if paper is not None:
+            return folder, paper
+    return None
 
 
 def staging_folder(prefix: str, parent: Path) -> Path:

@@ -299,27 +299,52 @@ def test_reproduce_writes_only_inside_out_and_report_from_elsewhere_builds_a_sit
     assert images > 0
 
 
-@pytest.mark.parametrize("command", ["report", "sweep", "run"])
+@pytest.mark.parametrize(
+    ("command", "inside"),
+    [("report", ""), ("sweep", ""), ("run", ""), ("sweep", "runs"), ("run", "plan")],
+)
 def test_an_out_that_is_a_reproductions_folder_is_refused_naming_it_and_nothing_is_written(
-    results: Path, command: str, capsys: pytest.CaptureFixture[str]
+    results: Path, command: str, inside: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Issue 32's noticed list: `ccsim report --out results/p001` left p001 out of its own site
     # (a site of the others, or of nothing, status 0) and mixed the site's files with the
     # reproduction's; `ccsim sweep --out results/p001` (and `run`) wrote their tables among
-    # the reproduction's files, a sweep its runs into the reproduction's store.
+    # the reproduction's files, a sweep its runs into the reproduction's store. Campaign 18:
+    # `ccsim run --out results/p001/plan` wrote over the stored plan's scenario.toml.
     repro = results / "p001-quick"
+    out = repro / inside if inside else repro
     before = {p: p.stat().st_mtime_ns for p in results.rglob("*")}
-    scenario = str(repro / "plan" / "scenario.toml")
+    scenario = str(ROOT / "examples" / "random-loss.toml")
     argv = {
-        "report": ["report", "--results", str(results), "--out", str(repro)],
-        "sweep": ["sweep", scenario, "--set", "duration=0.1s", "--out", str(repro)],
-        "run": ["run", scenario, "--set", "duration=0.1s", "--out", str(repro)],
+        "report": ["report", "--results", str(results), "--out", str(out)],
+        "sweep": ["sweep", scenario, "--set", "duration=0.1s", "--out", str(out)],
+        "run": ["run", scenario, "--set", "duration=0.1s", "--out", str(out)],
     }[command]
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert "this is the reproduction p001-quick's folder (it holds report.md)" in err, err
+    if command == "report":
+        assert "this is the reproduction p001-quick's folder (it holds report.md)" in err, err
+    elif inside:
+        assert f"--out {out}: it is inside {repro}, the reproduction of p001 (its report.md " \
+            "and run.json)" in err, err  # fmt: skip
+    else:
+        assert f"--out {out}: this is the reproduction of p001 (its report.md and run.json)" \
+            in err, err  # fmt: skip
     assert len(err.splitlines()) == 1
     assert {p: p.stat().st_mtime_ns for p in results.rglob("*")} == before
+
+
+def test_a_folder_with_a_report_md_of_the_users_own_is_not_taken_for_a_reproduction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # report.md is a common name: a reproduction is one beside a run.json naming its paper.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "report.md").write_text("# my notes\n", encoding="utf-8")
+    scenario = str(ROOT / "examples" / "random-loss.toml")
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(notes / "r")]) == 0
+    assert (notes / "r" / "flows.parquet").is_file()
+    capsys.readouterr()
 
 
 def test_a_site_written_into_the_results_folder_itself_loses_none_of_the_reproductions_files(

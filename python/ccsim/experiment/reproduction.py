@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -14,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
-from ccsim.staging import not_a_folder, staged_output
+from ccsim.staging import not_a_folder, reproduction_of, staged_output
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
@@ -390,18 +389,6 @@ def default_out(plan_id: str, quick: bool) -> Path:
     return base / (plan_id + ("-quick" if quick else ""))
 
 
-def _reproduced_paper(target: Path) -> str | None:
-    """The paper whose reproduction ``target`` holds (its report.md and run.json's
-    ``paper``), or None: no reproduction there, or a run.json that does not say."""
-    try:
-        if not (target / "report.md").is_file():
-            return None
-        paper = json.loads((target / "run.json").read_text(encoding="utf-8")).get("paper")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return paper if isinstance(paper, str) else None
-
-
 def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
             cluster: str | None = None, record: bool = False,
             warn: Any = None, say: Any = print) -> Path:  # fmt: skip
@@ -420,7 +407,7 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError(f"--out {target}: that is the plan's full-run record (the README's "
                          "numbers are checked against it; --record writes it after a full "
                          "run); name another folder")  # fmt: skip
-    other = _reproduced_paper(target)
+    other = reproduction_of(target)
     if other is not None and other != plan_id:
         # A slip of the paper's id (`ccsim reproduce p001 --out results/m01`) wrote p001's
         # report.md and run.json over m01's and left m01's figures beside p001's: m01's
