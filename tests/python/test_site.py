@@ -342,8 +342,9 @@ def test_a_folder_with_a_report_md_of_the_users_own_is_not_taken_for_a_reproduct
     notes.mkdir()
     (notes / "report.md").write_text("# my notes\n", encoding="utf-8")
     scenario = str(ROOT / "examples" / "random-loss.toml")
-    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(notes / "r")]) == 0
-    assert (notes / "r" / "flows.parquet").is_file()
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(notes)]) == 0
+    assert (notes / "flows.parquet").is_file()
+    assert (notes / "report.md").read_text(encoding="utf-8") == "# my notes\n"
     capsys.readouterr()
 
 
