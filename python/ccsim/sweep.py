@@ -408,7 +408,7 @@ class RunCutShort(RuntimeError):
     """A run a limit stopped before its end: in a sweep it is a failed run, not a record."""
 
 
-def cut_short(record: Mapping[str, Any]) -> RunCutShort | None:
+def _cut_short(record: Mapping[str, Any]) -> RunCutShort | None:
     """Why ``record``'s run stopped before its end, or None when it ran to it (its duration,
     or nothing left to happen). A sweep's tables hold whole runs: one stopped by a limit
     gave rows that read as a whole run's, and was stored and reused, though where a
@@ -487,7 +487,7 @@ def execute(
         )
 
         def finished(k: str, record: dict[str, Any]) -> None:
-            partial = cut_short(record)
+            partial = _cut_short(record)
             if partial is not None:
                 failed(k, partial)
                 return

@@ -507,12 +507,13 @@ def test_a_run_a_limit_stopped_before_its_end_is_a_failed_run_not_a_stored_recor
     assert "stopped by limits.max_events at " in str(raised.value)
     assert len(store) == 0
     # What the summary says of a wall-clock or memory limit, and of a whole run.
-    wall = sweep.cut_short({"summary": {"stop_reason": "wall_limit", "sim_seconds": 1.928}})
+    wall = sweep._cut_short({"summary": {"stop_reason": "wall_limit", "sim_seconds": 1.928}})
     assert str(wall).startswith("stopped by limits.max_wall at 1.928 s simulated, before the "
                                 "run's end: a partial run, not stored")  # fmt: skip
-    assert "limits.max_memory" in str(sweep.cut_short({"summary": {"stop_reason": "memory_limit"}}))
-    assert sweep.cut_short({"summary": {"stop_reason": "duration"}}) is None
-    assert sweep.cut_short({"summary": {"stop_reason": "idle"}}) is None
+    memory = sweep._cut_short({"summary": {"stop_reason": "memory_limit"}})
+    assert "limits.max_memory" in str(memory)
+    assert sweep._cut_short({"summary": {"stop_reason": "duration"}}) is None
+    assert sweep._cut_short({"summary": {"stop_reason": "idle"}}) is None
 
 
 @pytest.mark.parametrize("set_path", ["duration", '"duration"', " duration "])
