@@ -783,3 +783,26 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command() -> N
     )
     body = "        Finalized()\n        for _ in range(1000):\n            time.sleep(0.01)\n"
     assert _interrupted_block(imports, body) == (0, "stopped by SIGHUP\n", "")
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_an_out_folder_named_tilde_is_written_where_ccsim_made_it_not_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_hosts: str, command: str
+) -> None:
+    # Campaign 19 (issue 32): an existing --out '~/x' (quoted: a folder named ~ under the
+    # working directory, as the shell leaves it) was staged in './~/x/.ccsim-partial-...', and
+    # pandas, which expands a leading ~ in every path it writes, looked for that folder in
+    # $HOME: 'Cannot save file into a non-existent directory: /home/.../x/.ccsim-partial-...'
+    # after every run of a sweep or a reproduction, naming a folder outside --out.
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "x").mkdir(parents=True)
+    (work / "~" / "x").mkdir(parents=True)
+    (work / "s.toml").write_text(two_hosts.replace('"5s"', '"200ms"'), encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    args = ["--param", "duration=100ms,200ms"] if command == "sweep" else []
+    assert main([command, "s.toml", "--out", "~/x", *args]) == 0
+    assert (work / "~" / "x" / "flows.parquet").is_file()
+    assert [p.name for p in (home / "x").iterdir()] == []
+    if command == "run":  # and read back from there (pandas and pyarrow looked in $HOME)
+        assert len(ccsim.Result.from_parquet("~/x").flows) == 1
