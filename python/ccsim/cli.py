@@ -537,6 +537,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
     if args.out is not None:
         utf8_name("--out", Path(args.out))
+    else:  # the default's folder: it ran every run, then failed naming nothing (campaign 19)
+        utf8_name("$CCSIM_RESULTS", Path(os.environ.get("CCSIM_RESULTS") or "results"))
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly; markdown-it-py writes its
     # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
@@ -593,7 +595,10 @@ def list_papers(experiments: Path) -> str:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    return utf8_name("--results", Path(args.results or os.environ.get("CCSIM_RESULTS", "results")))
+    # An empty $CCSIM_RESULTS is unset, as the shell's `CCSIM_RESULTS= ccsim ...` means:
+    # reproduce wrote its folder into the working directory (campaign 19, issue 32).
+    env = os.environ.get("CCSIM_RESULTS") or "results"
+    return utf8_name("--results" if args.results else "$CCSIM_RESULTS", Path(args.results or env))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
