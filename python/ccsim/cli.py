@@ -1192,6 +1192,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except KeyboardInterrupt:
         return _interrupted(args, received)
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
+        # The package missing, under the one that failed for it: pandas re-raises numpy's
+        # ModuleNotFoundError as "Unable to import required dependency numpy", naming no
+        # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
+        while not e.name and isinstance(e.__cause__, ImportError):
+            e = e.__cause__
         package = (e.name or "").split(".")[0]
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
