@@ -537,6 +537,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
     if args.out is not None:
         utf8_name("--out", Path(args.out))
+    else:  # the default's folder: it ran every run, then failed naming nothing (campaign 19)
+        utf8_name("$CCSIM_RESULTS", Path(os.environ.get("CCSIM_RESULTS") or "results"))
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly; markdown-it-py writes its
     # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
@@ -593,7 +595,10 @@ def list_papers(experiments: Path) -> str:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    return utf8_name("--results", Path(args.results or os.environ.get("CCSIM_RESULTS", "results")))
+    # An empty $CCSIM_RESULTS is unset, as the shell's `CCSIM_RESULTS= ccsim ...` means:
+    # reproduce wrote its folder into the working directory (campaign 19, issue 32).
+    env = os.environ.get("CCSIM_RESULTS") or "results"
+    return utf8_name("--results" if args.results else "$CCSIM_RESULTS", Path(args.results or env))
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -1187,6 +1192,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except KeyboardInterrupt:
         return _interrupted(args, received)
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
+        # The package missing, under the one that failed for it: pandas re-raises numpy's
+        # ModuleNotFoundError as "Unable to import required dependency numpy", naming no
+        # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
+        while not e.name and isinstance(e.__cause__, ImportError):
+            e = e.__cause__
         package = (e.name or "").split(".")[0]
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)

@@ -293,7 +293,7 @@ class Result:
             else pd.DataFrame()
             for name in TABLES
         }
-        meta = pq.read_schema(d / "flows.parquet").metadata or {}
+        meta = pq.read_schema((d / "flows.parquet").absolute()).metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
             known = {f.name for f in dataclasses.fields(Summary)}
@@ -411,7 +411,7 @@ def _read_table_file(path: Path) -> pd.DataFrame:
 
     try:
         check_regular(path)
-        return pd.read_parquet(path)
+        return pd.read_parquet(Path(path).absolute())  # pandas expands a leading ~
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as e:  # NotAFile, pyarrow's ArrowInvalid and ArrowIOError

@@ -255,6 +255,12 @@ def _toml_key(key: str) -> str:
     return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
 
 
+def _zero_d(np: Any, value: Any) -> bool:
+    """A numpy array of no dimensions (``np.array(1000)``, what many reductions give): a
+    scalar, which iterated as an array was "iteration over a 0-d array" (campaign 19)."""
+    return isinstance(value, np.ndarray) and value.ndim == 0
+
+
 def format_value(value: Any) -> str:
     """Format a Python value as TOML on one line: the right-hand side of ``--set PATH=VALUE``.
 
@@ -269,7 +275,7 @@ def format_value(value: Any) -> str:
     '["a", 1.5]'
     """
     np = _numpy()
-    if np is not None and isinstance(value, np.generic):
+    if np is not None and (isinstance(value, np.generic) or _zero_d(np, value)):
         value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -307,7 +313,7 @@ def _plain_tree(value: Any, path: str) -> Any:
     serializable", a number key "Invalid mapping key '1'"; none said where). numpy's scalars
     and arrays become Python's, as in :func:`format_value`."""
     np = _numpy()
-    if np is not None and isinstance(value, np.generic):
+    if np is not None and (isinstance(value, np.generic) or _zero_d(np, value)):
         value = value.item()
     where = path or "tree"
     if isinstance(value, Mapping):
@@ -434,7 +440,11 @@ class Scenario:
         if not isinstance(path, str):
             raise TypeError(f"path: expected dotted keys (str), not {type(path).__name__}")
         # Each named on its own: a lone surrogate in either was refused as "overrides: ...".
-        override = f"{_unicode('path', path)}={_unicode('value', format_value(value))}"
+        try:
+            text = format_value(value)
+        except TypeError as e:  # "cannot use a date as a scenario value", naming no path
+            raise TypeError(f"{path}: {e}") from None
+        override = f"{_unicode('path', path)}={_unicode('value', text)}"
         return Scenario(self._text, (*self._overrides, override), self._source)
 
     def with_overrides(self, overrides: Sequence[str]) -> Scenario:

@@ -43,7 +43,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
     try:
         if existed:
-            stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out))
+            # Absolute: pandas expands a leading ~ in every path it writes, and an --out
+            # '~/x' (a folder named ~ in the working directory) was staged in $HOME/x instead
+            # (campaign 19, issue 32).
+            stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out.absolute()))
         else:
             out.absolute().parent.mkdir(parents=True, exist_ok=True)
             stage = staging_folder(hidden_name(out.name), out.absolute().parent)

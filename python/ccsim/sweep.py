@@ -815,6 +815,26 @@ def plan_grid(
             raise ValueError(f"--set {path.strip()} and --param {swept[key_path(path)]}: the "
                              "swept values replace the set one in every run; give one of the "
                              "two")  # fmt: skip
+    # Each run applies the --set overrides, then the swept ones in order, so a swept table
+    # replaces whatever was given inside it before: `--set flows.x.mss=500 --param
+    # flows.x={...},{...}` ran every point at the default MSS, and `--param flows.x.mss=500,600
+    # --param flows.x={...},{...}` labelled its rows 500 and 600 over runs that were all one
+    # (campaign 19, issue 32). Inside a swept table given earlier, a path is applied after it
+    # and kept, as in `--set flows.x={...} --param flows.x.mss=500,600`.
+    given = [("--set", (split_path(o) or (o, ""))[0].strip()) for o in base_overrides]
+    given += [("--param", p.strip()) for p, _ in params]
+    for at, (_, table) in enumerate(given):
+        if at < len(base_overrides):
+            continue
+        held = key_path(table)
+        for option, inner in given[:at]:
+            keys = key_path(inner)
+            if len(keys) > len(held) and keys[: len(held)] == held:
+                raise ValueError(f"{option} {inner} and --param {table}: each swept table "
+                                 f"replaces {inner}, given before it, in every run; sweep the "
+                                 f"path inside it after the table (--param {table}=... "
+                                 f"{'--set' if option == '--set' else '--param'} {inner}=...), "
+                                 "or put it in the table's values")  # fmt: skip
     check_run_count(math.prod(len(vals) for _, vals in params) * len(seeds), "the sweep")
     for seed in seeds:  # after the count: a range of 10^12 seeds is refused, not walked
         problem = seed_problem(seed)

@@ -783,3 +783,54 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command() -> N
     )
     body = "        Finalized()\n        for _ in range(1000):\n            time.sleep(0.01)\n"
     assert _interrupted_block(imports, body) == (0, "stopped by SIGHUP\n", "")
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_an_out_folder_named_tilde_is_written_where_ccsim_made_it_not_in_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_hosts: str, command: str
+) -> None:
+    # Campaign 19 (issue 32): an existing --out '~/x' (quoted: a folder named ~ under the
+    # working directory, as the shell leaves it) was staged in './~/x/.ccsim-partial-...', and
+    # pandas, which expands a leading ~ in every path it writes, looked for that folder in
+    # $HOME: 'Cannot save file into a non-existent directory: /home/.../x/.ccsim-partial-...'
+    # after every run of a sweep or a reproduction, naming a folder outside --out.
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / "x").mkdir(parents=True)
+    (work / "~" / "x").mkdir(parents=True)
+    (work / "s.toml").write_text(two_hosts.replace('"5s"', '"200ms"'), encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    args = ["--param", "duration=100ms,200ms"] if command == "sweep" else []
+    assert main([command, "s.toml", "--out", "~/x", *args]) == 0
+    assert (work / "~" / "x" / "flows.parquet").is_file()
+    assert [p.name for p in (home / "x").iterdir()] == []
+    if command == "run":  # and read back from there (pandas and pyarrow looked in $HOME)
+        assert len(ccsim.Result.from_parquet("~/x").flows) == 1
+
+
+def test_a_results_folder_from_the_environment_not_in_utf8_is_refused_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 19 (issue 32): --out and --results were checked (campaign 16), $CCSIM_RESULTS
+    # was not: `CCSIM_RESULTS=$'x\xff' ccsim reproduce m01 --quick` ran all 21 runs, then
+    # failed with "'utf-8' codec can't encode character '\udcff'", naming nothing.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("CCSIM_RESULTS", str(tmp_path) + "/r\udcff")
+    assert main(["reproduce", "m01", "--quick", "--workers", "1"]) == 1
+    assert "$CCSIM_RESULTS " in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["report"]) == 1
+    assert "$CCSIM_RESULTS " in capsys.readouterr().err
+
+
+def test_an_empty_results_folder_from_the_environment_is_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `CCSIM_RESULTS= ccsim reproduce m01` wrote m01/ into the working directory (the
+    # repository root), where the shell's empty assignment means "unset" (campaign 19).
+    from ccsim.cli import _results_dir, build_parser
+    from ccsim.experiment.reproduction import default_out
+
+    monkeypatch.setenv("CCSIM_RESULTS", "")
+    assert default_out("m01", True) == Path("results") / "m01-quick"
+    assert _results_dir(build_parser().parse_args(["report"])) == Path("results")

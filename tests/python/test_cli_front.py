@@ -262,3 +262,19 @@ def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_stat
         os.close(write_end)
     assert proc.stderr == "", "no '[Errno 32] Broken pipe', no 'Exception ignored'"
     assert proc.returncode == 128 + 13
+
+
+@pytest.mark.parametrize("command", [["reproduce", "--list"], ["reproduce", "m01", "--quick"]])
+def test_numpy_missing_under_pandas_is_named_with_the_cure_not_an_internal_error(
+    command: list[str],
+) -> None:
+    # Campaign 19 (issue 32): pandas, imported first by the experiments' package, turns numpy's
+    # ModuleNotFoundError into "Unable to import required dependency numpy" (an ImportError
+    # naming no module): `ccsim reproduce --list` said "internal error (ImportError)".
+    hide = "import sys; sys.modules['numpy'] = None; from ccsim.cli import main; "
+    proc = subprocess.run([sys.executable, "-c", hide + f"sys.exit(main({command!r}))"],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("ccsim: error: ccsim needs numpy, "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1

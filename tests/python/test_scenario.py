@@ -282,3 +282,22 @@ def test_a_scenario_in_toml_1_1_is_read_and_its_resolved_copy_is_toml_1_0(two_ho
     resolved = ccsim.Scenario.from_str(text).validate()
     assert tomllib.loads(resolved)["links"]["bottleneck"]["queue"] == {"type": "droptail",
                                                                       "limit": 70}  # fmt: skip
+
+
+def test_a_zero_dimensional_numpy_array_is_its_scalar_and_a_value_toml_cannot_hold_names_the_path(
+    two_hosts: str,
+) -> None:
+    # Campaign 19 (issue 32): `sc.set("flows.f1.mss", np.array(1000))` (a 0-d array, what
+    # `np.median` and many reductions give) was "iteration over a 0-d array", and a date or a
+    # timedelta "cannot use a date as a scenario value", naming no path.
+    import datetime
+
+    import numpy as np
+
+    sc = ccsim.Scenario.from_str(two_hosts)
+    assert sc.set("flows.f1.mss", np.array(1000)).overrides == ("flows.f1.mss=1000",)
+    assert ccsim.scenario.format_value(np.array(0.5)) == "0.5"
+    with pytest.raises(TypeError, match=r"^duration: cannot use a timedelta as a scenario value"):
+        sc.set("duration", datetime.timedelta(seconds=1))
+    tree = {"seed": np.array(4), "duration": "1s"}
+    assert "seed = 4" in ccsim.Scenario.from_dict(tree).to_toml()

@@ -1306,3 +1306,19 @@ def test_a_reproduction_folder_named_as_a_file_of_the_site_is_left_out_naming_it
     assert sorted(p.name for p in site.glob("*.html")) == ["index.html", "p001-good.html"]
     assert (site / "plotly.min.js").is_file() and (site / "site.json").is_file()
     assert (site / "pages.json").is_file() and (site / "p001-good").is_dir()
+
+
+def test_report_on_results_in_a_folder_named_tilde_reads_them_there_not_in_home(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 19 (issue 32): pandas and pyarrow expand a leading ~ in the paths they read, so
+    # `ccsim report --results '~'` (a folder named ~ in the working directory) looked for the
+    # reproductions' tables in $HOME and left every one out of the site.
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    shutil.copytree(results, work / "~")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["report", "--results", "~", "--out", "site"]) == 0
+    assert (work / "site" / "p001-quick.html").is_file()

@@ -523,3 +523,39 @@ def test_a_path_both_set_and_swept_is_refused_naming_both(two_hosts: str, set_pa
     with pytest.raises(ValueError, match=r"^--set .*duration.* and --param duration: the swept "
                                          r"values replace the set one in every run"):  # fmt: skip
         sweep.plan_grid(two_hosts, [f"{set_path}=5s"], [("duration", ["1s", "2s"])], [1])
+
+
+FLOW = '{type="tcp", src="h1", dst="h2", size="%s"}'
+
+
+@pytest.mark.parametrize(
+    ("base", "params"),
+    [
+        (["flows.f1.mss=500"], [("flows.f1", [FLOW % "100KB", FLOW % "200KB"])]),
+        (['flows."f1".mss=500'], [("flows . f1", [FLOW % "100KB", FLOW % "200KB"])]),
+        ([], [("flows.f1.mss", ["500", "600"]), ("flows.f1", [FLOW % "100KB", FLOW % "200KB"])]),
+        ([], [("links.bottleneck.queue.limit", ["20", "30"]), ("links", ["{}", "{a={}}"])]),
+    ],
+)
+def test_a_swept_table_holding_a_path_given_before_it_is_refused_naming_both(
+    two_hosts: str, base: list[str], params: list[tuple[str, list[str]]]
+) -> None:
+    # Campaign 19 (issue 32): each run applies --set, then the swept values in order, so a
+    # swept table replaced what was given inside it before: `--param flows.f1.mss=500,600
+    # --param flows.f1={...},{...}` labelled its rows 500 and 600 over runs that were all the
+    # default MSS ("4 runs: 2 executed"), and a --set inside it was dropped without a word.
+    refused = r"^--(set|param) .* and --param .*: each swept table replaces .*, given before it"
+    with pytest.raises(ValueError, match=refused):
+        sweep.plan_grid(two_hosts, base, params, [1])
+
+
+def test_a_path_inside_a_swept_table_given_after_it_is_kept(two_hosts: str) -> None:
+    # The order that works (the inner path applied after its table) stays allowed.
+    runs = sweep.plan_grid(
+        two_hosts,
+        ["duration=1s"],
+        [("flows.f1", [FLOW % "100KB", FLOW % "200KB"]), ("flows.f1.mss", ["500", "600"])],
+        [1],
+    )
+    assert len(runs) == 4
+    assert runs[0].overrides[-1] == "flows.f1.mss=500"

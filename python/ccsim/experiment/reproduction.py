@@ -385,7 +385,7 @@ def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> st
 
 @arguments(plan_id=TEXT, quick=BOOL)
 def default_out(plan_id: str, quick: bool) -> Path:
-    base = Path(os.environ.get("CCSIM_RESULTS", "results"))
+    base = Path(os.environ.get("CCSIM_RESULTS") or "results")  # empty is unset (campaign 19)
     return base / (plan_id + ("-quick" if quick else ""))
 
 

@@ -63,7 +63,7 @@ def read_summary(path: Path) -> Any:
     if not path.exists():
         return pd.DataFrame()
     try:
-        summary = pd.read_parquet(path)
+        summary = pd.read_parquet(path.absolute())  # pandas expands a leading ~
     except (pa.ArrowException, ValueError) as e:
         raise DamagedResults(path, f"not a readable Parquet file ({e})") from None
     # Whole Parquet but another table (a file copied over it): its figures would be drawn
@@ -97,7 +97,7 @@ def check_tables(folder: Path) -> None:
     for path in sorted(folder.glob("*.parquet")):
         try:
             check_regular(path)  # pyarrow waits on a FIFO past Ctrl-C and SIGTERM
-            pq.read_metadata(path)
+            pq.read_metadata(path.absolute())  # pyarrow expands a leading ~
         except NotAFile as e:
             raise DamagedResults(path, str(e)) from None
         except (pa.ArrowException, OSError, ValueError) as e:
