@@ -845,10 +845,18 @@ def plan_grid(
     # flows.parquet after every run had finished (campaign 15, issue 32); such a parameter's
     # values are all tagged as text, as written.
     tag_of: list[dict[str, Any]] = []
-    for _, vals in params:
+    for path, vals in params:
         tagged = {v: tag_value(v) for v in vals}
         if len({isinstance(t, str) for t in tagged.values()}) > 1:
             tagged = {v: t if isinstance(t, str) else v for v, t in tagged.items()}
+        # Two values must not share a label: `"1000",1000` (text and a number, which the
+        # core may read alike) made two runs whose rows both said 1000 (campaign 19, issue 32).
+        shown: dict[Any, str] = {}
+        for v, t in tagged.items():
+            first = shown.setdefault(t, v)
+            if first != v:
+                raise ValueError(f"--param {path.strip()}: the values {first} and {v} would "
+                                 f"both show as {t} in the tables; give one of them")  # fmt: skip
         tag_of.append(tagged)
     runs = []
     for combo in itertools.product(*[vals for _, vals in params]) if params else [()]:

@@ -559,3 +559,11 @@ def test_a_path_inside_a_swept_table_given_after_it_is_kept(two_hosts: str) -> N
     )
     assert len(runs) == 4
     assert runs[0].overrides[-1] == "flows.f1.mss=500"
+
+
+def test_two_swept_values_that_would_share_a_label_are_refused(two_hosts: str) -> None:
+    # Campaign 19 (issue 32): `--param 'flows.f1.mss="""1000""",1000'` ran two identical runs
+    # whose rows both read 1000: a string and an integer, one label.
+    with pytest.raises(ValueError, match=r'^--param tcp.mss: the values """1000""" and 1000 '
+                                         r"would both show as 1000 in the tables"):  # fmt: skip
+        sweep.plan_grid(two_hosts, [], [("tcp.mss", ['"""1000"""', "1000", '"x"'])], [1])
