@@ -1322,3 +1322,24 @@ def test_report_on_results_in_a_folder_named_tilde_reads_them_there_not_in_home(
     monkeypatch.chdir(work)
     assert main(["report", "--results", "~", "--out", "site"]) == 0
     assert (work / "site" / "p001-quick.html").is_file()
+
+
+def test_an_out_reaching_into_a_reproduction_through_a_link_is_refused_and_dotdot_out_of_it_is_not(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 20: the folders around --out were those of the path as written, so a link to
+    # results/p001-quick/runs was taken (the run's tables went into the reproduction's run
+    # store), while results/p001-quick/plan/../../beside, a new folder beside the
+    # reproduction, was refused as inside it.
+    repro = results / "p001-quick"
+    link = tmp_path / "store"
+    link.symlink_to(repro / "runs")
+    scenario = str(ROOT / "examples" / "random-loss.toml")
+    before = {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()}
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(link)]) == 1
+    err = capsys.readouterr().err
+    assert f"--out {link}: it is inside {repro.resolve()}, the reproduction of p001" in err, err
+    assert {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()} == before
+    beside = repro / "plan" / ".." / ".." / "beside"
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(beside)]) == 0
+    assert (results / "beside" / "flows.parquet").is_file()
