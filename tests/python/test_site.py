@@ -1308,6 +1308,24 @@ def test_a_reproduction_folder_named_as_a_file_of_the_site_is_left_out_naming_it
     assert (site / "pages.json").is_file() and (site / "p001-good").is_dir()
 
 
+def test_a_reproduction_folder_named_as_another_ones_page_is_left_out_naming_both(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 20: reproductions in a and a.html under --results: a.html's figures' folder
+    # (site/a.html/) was a's page, and no site was written for either ("site/a.html: file
+    # exists; the site was not written", naming neither reproduction nor the cure).
+    tree = tmp_path / "results"
+    for folder in ("a", "a.html"):
+        shutil.copytree(results / "p001-quick", tree / folder,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    with pytest.warns(SiteWarning, match=r"^a\.html left out of the site: its figures' folder "
+                                         r"would be the page of a; rename the folder"):  # fmt: skip
+        build_site(tree, root=ROOT)
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["a.html", "index.html"]
+    assert (site / "a").is_dir()
+
+
 def test_report_on_results_in_a_folder_named_tilde_reads_them_there_not_in_home(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
