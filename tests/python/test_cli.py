@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -642,6 +643,34 @@ def test_a_dependency_that_is_installed_but_fails_to_import_is_named_with_the_cu
         f"ccsim: error: {who} needs {package}, which is installed but cannot be imported "
         "(libbroken.so.1: cannot open shared object file): install ccsim again with its "
         "dependencies (pip install -c constraints.txt . from the repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("package", "command"), [("pyarrow", "run"), ("pandas", "sweep")])
+def test_a_dependency_whose_import_raises_another_error_than_importerror_is_named_with_the_cure(
+    package: str, command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 20 (issue 32): a binary built against another numpy raises ValueError at its
+    # import, not ImportError; it was shown alone ("ccsim: error: numpy.dtype size changed,
+    # ..."), naming neither the package nor that installing ccsim again mends it.
+    shadow = tmp_path / "shadow" / package
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        'raise ValueError("numpy.dtype size changed, may indicate binary incompatibility")\n'
+    )
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--out", str(tmp_path / "o")],
+        "sweep": ["sweep", scenario, "--param", "duration=1s", "--out", str(tmp_path / "o")],
+    }[command]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"ccsim: error: ccsim needs {package}, which is installed but cannot be imported "
+        "(numpy.dtype size changed, may indicate binary incompatibility): install ccsim again "
+        "with its dependencies (pip install -c constraints.txt . from the repository root)\n"
     ))  # fmt: skip
     assert not (tmp_path / "o").exists()
 
