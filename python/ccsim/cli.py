@@ -1206,6 +1206,14 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except OSError as e:
+        if e.filename is None and e.errno == errno.ENOENT and not _working_folder_exists():
+            # A relative path is read against the working folder, removed while the shell was
+            # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
+            # 20, issue 32).
+            _error("the working folder no longer exists (removed while the shell was in it), "
+                   "so a relative path names nothing: cd to a folder that exists, or give "
+                   "absolute paths")  # fmt: skip
+            return 1
         _error(os_error_text(e))
         return 1
     except Exception as e:
@@ -1217,6 +1225,14 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             _error(str(e))
             return 1
         return _internal_error(e)
+
+
+def _working_folder_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:

@@ -863,3 +863,29 @@ def test_an_empty_results_folder_from_the_environment_is_the_default(
     monkeypatch.setenv("CCSIM_RESULTS", "")
     assert default_out("m01", True) == Path("results") / "m01-quick"
     assert _results_dir(build_parser().parse_args(["report"])) == Path("results")
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_relative_out_from_a_removed_working_folder_is_an_error_saying_so(
+    command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 20 (issue 32): a shell left in a folder removed since (a build folder cleaned
+    # away): a relative --out was "ccsim: error: [Errno 2] No such file or directory",
+    # naming nothing.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--set", "duration=0.1s", "--out", "out"],
+        "sweep": ["sweep", scenario, "--param", "duration=0.1s,0.2s", "--out", "out"],
+    }[command]
+    code = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "from ccsim.cli import main; sys.exit(main(sys.argv[2:]))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code, str(gone), *argv], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: the working folder no longer exists (removed while the shell was in "
+        "it), so a relative path names nothing: cd to a folder that exists, or give absolute "
+        "paths\n"
+    ))  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
