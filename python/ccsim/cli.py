@@ -236,8 +236,9 @@ def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
 def _import_table_libraries() -> None:
     """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
     writes the core's columns with pyarrow alone)."""
-    # Missing (a broken install), the main thread's own import says so, in one line.
-    with contextlib.suppress(ImportError):
+    # Missing or broken (an install's binaries built against another numpy raise ValueError),
+    # the main thread's own import says so, in one line: not this thread's traceback.
+    with contextlib.suppress(Exception):
         import pyarrow.parquet  # noqa: F401
 
 
@@ -1205,13 +1206,50 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except OSError as e:
+        if e.filename is None and e.errno == errno.ENOENT and not _working_folder_exists():
+            # A relative path is read against the working folder, removed while the shell was
+            # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
+            # 20, issue 32).
+            _error("the working folder no longer exists (removed while the shell was in it), "
+                   "so a relative path names nothing: cd to a folder that exists, or give "
+                   "absolute paths")  # fmt: skip
+            return 1
         _error(os_error_text(e))
         return 1
-    except (Error, ValueError, RuntimeError) as e:
-        _error(str(e))
-        return 1
     except Exception as e:
+        package = _package_failing_to_load(e)
+        if package is not None:
+            _error(_not_installed("ccsim", package, e))
+            return 1
+        if isinstance(e, (Error, ValueError, RuntimeError)):
+            _error(str(e))
+            return 1
         return _internal_error(e)
+
+
+def _working_folder_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _package_failing_to_load(e: BaseException) -> str | None:
+    """The package (not ccsim) whose module code raised ``e`` while it was being imported, or
+    None. A binary built against another numpy raises ValueError ("numpy.dtype size changed,
+    may indicate binary incompatibility"), not ImportError, and it was shown alone, naming
+    neither the package nor the cure (campaign 20, issue 32). A module's own code runs in a
+    frame named ``<module>``; ccsim's calls into a package once loaded have none."""
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "<module>":
+            package = str(frame.f_globals.get("__name__", "")).split(".")[0]
+            if package and package not in ("ccsim", "__main__"):
+                return package
+        tb = tb.tb_next
+    return None
 
 
 def _internal_error(e: Exception) -> int:
@@ -1222,7 +1260,7 @@ def _internal_error(e: Exception) -> int:
     return 1
 
 
-def _not_installed(who: str, package: str, error: ImportError | None = None) -> str:
+def _not_installed(who: str, package: str, error: Exception | None = None) -> str:
     """The error for one of ccsim's dependencies missing (an install with pip's --no-deps, or
     a package removed since) or there but failing to load (``error`` not a
     ModuleNotFoundError: a shared library it was built against gone, a version another

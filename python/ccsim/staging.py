@@ -104,8 +104,18 @@ def reproduction_of(folder: Path) -> str | None:
 
 def reproduction_around(path: Path) -> tuple[Path, str] | None:
     """The reproduction ``path`` is, or lies inside (its ``plan/``, ``runs/``, ``site/``):
-    (its folder, its paper), or None."""
-    for folder in (path, *path.absolute().parents):
+    (its folder, its paper), or None. The folders around it are those of the path the
+    system writes to, links and ``..`` resolved: a link to a reproduction's ``runs/`` wrote
+    a run's tables into its store, and ``results/m01/plan/../../other`` (a folder beside it)
+    was refused as inside it (campaign 20)."""
+    paper = reproduction_of(path)
+    if paper is not None:
+        return path, paper
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a loop of links, refused as no folder by the caller
+        real = path.absolute()
+    for folder in (real, *real.parents):
         paper = reproduction_of(folder)
         if paper is not None:
             return folder, paper

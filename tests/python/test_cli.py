@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -646,6 +647,34 @@ def test_a_dependency_that_is_installed_but_fails_to_import_is_named_with_the_cu
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(("package", "command"), [("pyarrow", "run"), ("pandas", "sweep")])
+def test_a_dependency_whose_import_raises_another_error_than_importerror_is_named_with_the_cure(
+    package: str, command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 20 (issue 32): a binary built against another numpy raises ValueError at its
+    # import, not ImportError; it was shown alone ("ccsim: error: numpy.dtype size changed,
+    # ..."), naming neither the package nor that installing ccsim again mends it.
+    shadow = tmp_path / "shadow" / package
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        'raise ValueError("numpy.dtype size changed, may indicate binary incompatibility")\n'
+    )
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--out", str(tmp_path / "o")],
+        "sweep": ["sweep", scenario, "--param", "duration=1s", "--out", str(tmp_path / "o")],
+    }[command]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"ccsim: error: ccsim needs {package}, which is installed but cannot be imported "
+        "(numpy.dtype size changed, may indicate binary incompatibility): install ccsim again "
+        "with its dependencies (pip install -c constraints.txt . from the repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("package", ["numpy", "pyarrow"])
 @pytest.mark.parametrize("command", ["sweep", "reproduce", "report"])
 def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(
@@ -834,3 +863,29 @@ def test_an_empty_results_folder_from_the_environment_is_the_default(
     monkeypatch.setenv("CCSIM_RESULTS", "")
     assert default_out("m01", True) == Path("results") / "m01-quick"
     assert _results_dir(build_parser().parse_args(["report"])) == Path("results")
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_relative_out_from_a_removed_working_folder_is_an_error_saying_so(
+    command: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 20 (issue 32): a shell left in a folder removed since (a build folder cleaned
+    # away): a relative --out was "ccsim: error: [Errno 2] No such file or directory",
+    # naming nothing.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario, "--set", "duration=0.1s", "--out", "out"],
+        "sweep": ["sweep", scenario, "--param", "duration=0.1s,0.2s", "--out", "out"],
+    }[command]
+    code = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "from ccsim.cli import main; sys.exit(main(sys.argv[2:]))")  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", code, str(gone), *argv], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: the working folder no longer exists (removed while the shell was in "
+        "it), so a relative path names nothing: cd to a folder that exists, or give absolute "
+        "paths\n"
+    ))  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

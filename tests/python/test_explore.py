@@ -1122,6 +1122,29 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
     assert last.readers == 0
 
 
+def test_a_head_request_on_a_jobs_events_is_answered_without_cancelling_the_job(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import Job
+
+    # Campaign 20: HEAD (`curl -I`, a link checker) on a running job's events made a stream
+    # nobody read, whose end counted as the last reader leaving: the job was cancelled, and
+    # the page's reader that came next got "cancelled". HEAD is safe (RFC 9110 §9.3.2).
+    job = Job("j-head", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"HEAD /api/jobs/j-head/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer:  # the headers; then gone, as curl -I is
+            answer += tab.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200") and b"text/event-stream" in answer
+    for i in range(50):  # events to write: a stream begun would see its client gone
+        job.emit("progress", seed=1, sim_s=float(i), duration_s=50.0, events=i)
+        time.sleep(0.01)
+    assert not job.cancelled and job.readers == 0
+
+
 def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_websocket_library(
     tmp_path: Path,
 ) -> None:

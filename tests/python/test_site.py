@@ -1308,6 +1308,24 @@ def test_a_reproduction_folder_named_as_a_file_of_the_site_is_left_out_naming_it
     assert (site / "pages.json").is_file() and (site / "p001-good").is_dir()
 
 
+def test_a_reproduction_folder_named_as_another_ones_page_is_left_out_naming_both(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 20: reproductions in a and a.html under --results: a.html's figures' folder
+    # (site/a.html/) was a's page, and no site was written for either ("site/a.html: file
+    # exists; the site was not written", naming neither reproduction nor the cure).
+    tree = tmp_path / "results"
+    for folder in ("a", "a.html"):
+        shutil.copytree(results / "p001-quick", tree / folder,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    with pytest.warns(SiteWarning, match=r"^a\.html left out of the site: its figures' folder "
+                                         r"would be the page of a; rename the folder"):  # fmt: skip
+        build_site(tree, root=ROOT)
+    site = tree / "site"
+    assert sorted(p.name for p in site.glob("*.html")) == ["a.html", "index.html"]
+    assert (site / "a").is_dir()
+
+
 def test_report_on_results_in_a_folder_named_tilde_reads_them_there_not_in_home(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1322,3 +1340,24 @@ def test_report_on_results_in_a_folder_named_tilde_reads_them_there_not_in_home(
     monkeypatch.chdir(work)
     assert main(["report", "--results", "~", "--out", "site"]) == 0
     assert (work / "site" / "p001-quick.html").is_file()
+
+
+def test_an_out_reaching_into_a_reproduction_through_a_link_is_refused_and_dotdot_out_of_it_is_not(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 20: the folders around --out were those of the path as written, so a link to
+    # results/p001-quick/runs was taken (the run's tables went into the reproduction's run
+    # store), while results/p001-quick/plan/../../beside, a new folder beside the
+    # reproduction, was refused as inside it.
+    repro = results / "p001-quick"
+    link = tmp_path / "store"
+    link.symlink_to(repro / "runs")
+    scenario = str(ROOT / "examples" / "random-loss.toml")
+    before = {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()}
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(link)]) == 1
+    err = capsys.readouterr().err
+    assert f"--out {link}: it is inside {repro.resolve()}, the reproduction of p001" in err, err
+    assert {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()} == before
+    beside = repro / "plan" / ".." / ".." / "beside"
+    assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(beside)]) == 0
+    assert (results / "beside" / "flows.parquet").is_file()

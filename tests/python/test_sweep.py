@@ -173,6 +173,25 @@ def test_a_worker_death_seen_when_submitting_is_reported_as_an_interrupted_sweep
     assert len(store) == 2
 
 
+def test_a_sweep_starts_no_more_worker_processes_than_it_has_runs_to_make(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 20 (issue 32): the pool forks all its workers at once, so `--workers 1000`
+    # for a sweep of two runs forked 1,000 processes (8.2 s instead of 0.9 s).
+    sizes: list[int] = []
+
+    def pool(max_workers: int, **_: Any) -> _PoolWhoseWorkerDiesAfter:
+        sizes.append(max_workers)
+        return _PoolWhoseWorkerDiesAfter(100)
+
+    monkeypatch.setattr(sweep, "ProcessPoolExecutor", pool)
+    store = sweep.Store(tmp_path / "runs")
+    runs = [sweep.RunSpec(two_hosts, (), seed) for seed in (1, 2, 1)]  # two to make
+    sweep.execute(runs, store, workers=1000, progress=False)
+    sweep.execute([*runs, sweep.RunSpec(two_hosts, (), 3)], store, progress=False)
+    assert sizes == [2, 1]
+
+
 def test_the_confidence_interval_uses_student_t() -> None:
     m, ci, n = sweep.mean_ci([1.0, 2.0, 3.0])
     assert (m, n) == (2.0, 3)

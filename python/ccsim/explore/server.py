@@ -278,6 +278,12 @@ def create_app(
         job = engine.jobs.get(request.path_params["job"])
         if job is None:
             return JSONResponse({"error": "no such job"}, status_code=404)
+        if request.method == "HEAD":
+            # The headers alone (a link checker, `curl -I`): HEAD is safe (RFC 9110 §9.3.2),
+            # but its stream, never read, counted as a reader leaving early and cancelled the
+            # job the page was about to read (campaign 20, issue 32).
+            return Response(media_type="text/event-stream",
+                            headers={"Cache-Control": "no-cache"})  # fmt: skip
 
         async def stream() -> AsyncIterator[str]:
             # The events that arrived since the last write go out as one chunk, and the loop

@@ -111,7 +111,9 @@ def _write_site(
         (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
         drawn.drew("plotly.min.js", js, [work / "plotly.min.js"])
     pages, left_out, clashing = [], [], []
-    for folder in find_reports(results):
+    reports = find_reports(results)
+    names = {folder.name for folder in reports}
+    for folder in reports:
         if folder.resolve() == out.resolve():
             continue
         if folder.name == "index":
@@ -130,6 +132,15 @@ def _write_site(
             _warn(f"{folder.name} left out of the site: its figures' folder would be the "
                   f"site's own {folder.name}; rename the folder (any other name) and run "
                   "report again", warn)  # fmt: skip
+            continue
+        if folder.name.endswith(".html") and folder.name.removesuffix(".html") in names:
+            # Its figures' folder (site/NAME.html/) would be the page of the reproduction
+            # named without .html: the build failed on it and no site was written ("site/
+            # a.html: file exists", naming neither reproduction) (campaign 20, issue 32).
+            clashing.append(folder.name)
+            _warn(f"{folder.name} left out of the site: its figures' folder would be the page "
+                  f"of {folder.name.removesuffix('.html')}; rename the folder (any other "
+                  "name) and run report again", warn)  # fmt: skip
             continue
         try:
             check_tables(folder)
