@@ -1467,3 +1467,48 @@ def test_a_plan_override_with_a_quoted_key_is_cut_and_looked_up_as_the_core_read
     tree = {"links": {"a.b": {"rate": "5Mbps"}}}
     assert _lookup(tree, 'links."a.b".rate') == "5Mbps"
     assert _lookup(tree, "links.a.b.rate") is None
+
+
+_ROUTES = ["/", "/plotly.min.js", "/api/papers", "/api/run", "/api/jobs/{job}/events",
+           "/api/jobs/{job}/cancel", "/no/such/path"]  # fmt: skip
+_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
+# What a request may change on purpose: reading a job's events and leaving ends it when no
+# other reader is left (closing the page's tab), and POST .../cancel ends it.
+_MEANT_TO_END_THE_JOB = {("GET", "/api/jobs/{job}/events"), ("POST", "/api/jobs/{job}/cancel")}
+
+
+@pytest.mark.parametrize(
+    ("method", "route"),
+    [(m, r) for m in _METHODS for r in _ROUTES if (m, r) not in _MEANT_TO_END_THE_JOB],
+)
+def test_no_request_to_any_route_by_any_method_ends_a_job_or_starts_one_unless_it_is_meant_to(
+    guarded: Server, method: str, route: str
+) -> None:
+    from ccsim.explore.jobs import Job
+
+    # Campaign 20 (issue 32) found HEAD on a job's events cancelling the job; campaigns 13 and
+    # 14 had sent these methods to these paths and checked status codes only. Every cell is
+    # checked here for what it does: no 5xx, no job started, the running job left running.
+    engine = guarded.app.state.engine
+    job = Job(f"j-matrix-{method}-{_ROUTES.index(route)}", request=None)
+    engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    jobs_before = set(engine.jobs)
+    path = route.format(job=job.id)
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as client:
+        client.sendall(head.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:  # the status line and headers; then gone
+            chunk = client.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
+    assert 100 <= status < 500, (method, path, answer[:200])
+    for i in range(30):  # events to write: a stream begun for this request would end here
+        job.emit("progress", seed=1, sim_s=float(i), duration_s=30.0, events=i)
+        time.sleep(0.005)
+    assert not job.cancelled, f"{method} {path} ({status}) cancelled a running job"
+    assert set(engine.jobs) == jobs_before, f"{method} {path} ({status}) started a job"
+    job.cancelled = True  # this fake job is done with
