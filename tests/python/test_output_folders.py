@@ -45,6 +45,7 @@ FOLDERS = {
     "a reproduction's runs/": "results/m01-quick/runs",
     "a link to a reproduction's runs/": "out",
     "a link to a reproduction's plan/": "out",
+    "a reproduction's site/": "results/m01-quick/site",
     "a path with .. leaving a reproduction": "results/m01-quick/plan/../../beside",
     "a folder named ~ (relative)": "~/out",
     "a name with a space": "my out",
@@ -53,6 +54,8 @@ FOLDERS = {
     "a name in Hangul": "결과",
     "a name not in UTF-8": os.fsdecode(b"x\xff"),
     "a read-only parent": "ro/out",
+    "a folder under a file": "afile/out",
+    "a loop of links": "out",
     "the results root": "results",
 }
 
@@ -66,6 +69,8 @@ REFUSED = {
     "a link to a reproduction's plan/",
     "a name not in UTF-8",
     "a read-only parent",
+    "a folder under a file",
+    "a loop of links",
 }
 
 COMMANDS = ("run", "sweep", "reproduce", "report")
@@ -116,6 +121,11 @@ def tree(base: Path, reproduction: Path, kind: str) -> Path:
         out.symlink_to(repro / "runs")
     elif kind == "a link to a reproduction's plan/":
         out.symlink_to(repro / "plan")
+    elif kind == "a folder under a file":
+        out.parent.write_text("a file\n")
+    elif kind == "a loop of links":
+        out.symlink_to(base / "loop")
+        (base / "loop").symlink_to(out)
     elif kind == "a folder named ~ (relative)":
         return Path(FOLDERS[kind])  # read in cwd/
     elif kind == "a read-only parent":
@@ -181,7 +191,9 @@ def test_a_command_writes_inside_its_out_or_refuses_it_in_one_line_and_writes_no
     err = capsys.readouterr().err
     after = snapshot(base)
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
-    if kind in REFUSED or (kind == "a reproduction" and command != "reproduce"):
+    refused = kind in REFUSED or (kind == "a reproduction" and command != "reproduce")
+    # A reproduction's site/ is where its own site is written: report's to rebuild.
+    if refused or (kind == "a reproduction's site/" and command != "report"):
         errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
         assert status == 1, err
         assert len(errors) == 1, err

@@ -417,6 +417,11 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"run.json), not of {plan_id}: reproduced there, its report and "
                          "figures would be replaced by and mixed with these; name another "
                          "folder (or remove that one)")  # fmt: skip
+    blocked = not_a_folder(target)
+    if blocked is not None:
+        # A file above --out (`--out afile/out`) was named as where "the run records are
+        # stored", not as the --out given (issue 32's output-folder matrix).
+        raise ValueError(f"--out {target}: {blocked}; move it away or name another folder")
     around = reproduction_around(target)
     if around is not None and other is None:
         # A folder inside a reproduction (its plan/, runs/, directly or through a link): the
