@@ -58,6 +58,7 @@ from ccsim.staging import (
     not_a_folder,
     os_error_text,
     reproduction_around,
+    reproduction_of,
     staged_output,
 )
 
@@ -612,7 +613,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".
     option = "--out" if args.out is not None else "the site's folder"
-    check_output_folder(args.out or results / "site", [], [], option=option, create=False)
+    site = args.out or results / "site"
+    check_output_folder(site, [], [], option=option, create=False)
+    around = reproduction_around(site)
+    # Inside a reproduction (its plan/, runs/, directly or through a link) the site's pages
+    # were written among its files (issue 32's output-folder matrix); its own site/, where
+    # `ccsim reproduce` writes its site, stays allowed, and the reproduction's folder itself
+    # is refused by build_site.
+    if around is not None and reproduction_of(site) is None:
+        own = (around[0] / "site").resolve()
+        if site.resolve() != own:
+            refuse_a_reproduction(site, option, "the site's pages")
     from ccsim.site.reports import find_reports
 
     # A site of nothing ("No reproduction yet") was written and the status was 0, while

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
-from ccsim.staging import not_a_folder, reproduction_of, staged_output
+from ccsim.staging import not_a_folder, reproduction_around, reproduction_of, staged_output
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
@@ -417,6 +417,20 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"run.json), not of {plan_id}: reproduced there, its report and "
                          "figures would be replaced by and mixed with these; name another "
                          "folder (or remove that one)")  # fmt: skip
+    blocked = not_a_folder(target)
+    if blocked is not None:
+        # A file above --out (`--out afile/out`) was named as where "the run records are
+        # stored", not as the --out given (issue 32's output-folder matrix).
+        raise ValueError(f"--out {target}: {blocked}; move it away or name another folder")
+    around = reproduction_around(target)
+    if around is not None and other is None:
+        # A folder inside a reproduction (its plan/, runs/, directly or through a link): the
+        # new reproduction's plan/ was stored over the other's plan.toml, and its report,
+        # figures and run store were mixed with the other's files (issue 32's output-folder
+        # matrix, tests/python/test_output_folders.py).
+        raise ValueError(f"--out {target}: it is inside {around[0]}, the reproduction of "
+                         f"{around[1]} (its report.md and run.json); a reproduction there would "
+                         "be mixed with its files: name another folder")  # fmt: skip
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out

@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: MIT
+"""Every command that writes a folder, crossed with every kind of folder it may be given.
+
+Issue 32's campaigns found the defects of this class one at a time (a folder named ``~``
+written in $HOME, a link into a reproduction's runs/, ``..`` out of one, a name not in UTF-8):
+this matrix closes it. Each cell holds one of two outcomes, checked against the whole tree
+around it (and a $HOME of its own):
+
+- status 0, and every file written, changed or removed lies inside the folder ``--out``
+  resolves to (links and ``..`` followed, as the system writes);
+- status 1, one ``ccsim: error:`` line naming the option or the folder, and no file written,
+  changed or removed anywhere.
+
+A folder's own mtime is not compared: the write check (a temporary file made and removed in
+the folder) moves it without leaving anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccsim.cli import main
+from ccsim.experiment import find_experiment, reproduce
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = str(ROOT / "examples" / "random-loss.toml")
+M01 = find_experiment("m01", ROOT)
+
+#: What each kind of folder is, from the test's tree (see ``tree``): its path, relative to the
+#: tree (``cwd/`` is the working folder, where a relative path is read).
+FOLDERS = {
+    "new": "out",
+    "existing empty": "out",
+    "an existing file": "out",
+    "a dangling link": "out",
+    "a link to a folder elsewhere": "out",
+    "a reproduction": "results/m01-quick",
+    "a reproduction's plan/": "results/m01-quick/plan",
+    "a reproduction's runs/": "results/m01-quick/runs",
+    "a link to a reproduction's runs/": "out",
+    "a link to a reproduction's plan/": "out",
+    "a reproduction's site/": "results/m01-quick/site",
+    "a path with .. leaving a reproduction": "results/m01-quick/plan/../../beside",
+    "a folder named ~ (relative)": "~/out",
+    "a name with a space": "my out",
+    "a name with #": "out #2",
+    "a name with a newline": "out\nx",
+    "a name in Hangul": "결과",
+    "a name not in UTF-8": os.fsdecode(b"x\xff"),
+    "a read-only parent": "ro/out",
+    "a folder under a file": "afile/out",
+    "a loop of links": "out",
+    "the results root": "results",
+}
+
+#: The kinds every command must refuse; the rest must be written.
+REFUSED = {
+    "an existing file",
+    "a dangling link",
+    "a reproduction's plan/",
+    "a reproduction's runs/",
+    "a link to a reproduction's runs/",
+    "a link to a reproduction's plan/",
+    "a name not in UTF-8",
+    "a read-only parent",
+    "a folder under a file",
+    "a loop of links",
+}
+
+COMMANDS = ("run", "sweep", "reproduce", "report")
+
+#: Cells that fail today: (command, kind) -> the defect.
+DEFECTS: dict[tuple[str, str], str] = {}
+
+
+def cells() -> Iterator[Any]:
+    for command in COMMANDS:
+        for kind in FOLDERS:
+            if kind == "the results root" and command != "report":
+                continue  # only report reads a results folder
+            marks = []
+            if (command, kind) in DEFECTS:
+                marks = [pytest.mark.xfail(strict=True, reason=DEFECTS[command, kind])]
+            yield pytest.param(command, kind, marks=marks, id=f"{command}-{kind}")
+
+
+@pytest.fixture(scope="module")
+def reproduction(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """m01's quick reproduction with one seed, made once and copied into each cell's tree."""
+    import matplotlib.pyplot  # noqa: F401  (its config folder is chosen before HOME moves)
+
+    folder = tmp_path_factory.mktemp("m01") / "m01-quick"
+    reproduce(M01, folder, quick=True, workers=1, seeds=1, progress=False)
+    return folder
+
+
+def tree(base: Path, reproduction: Path, kind: str) -> Path:
+    """The cell's tree under ``base``: home/, cwd/ (the working folder, with a folder ``~``),
+    results/m01-quick, elsewhere/ and the folder of ``kind``; returns the --out as given."""
+    for name in ("home", "cwd/~", "elsewhere"):
+        (base / name).mkdir(parents=True)
+    (base / "elsewhere" / "theirs.txt").write_text("not ours\n")
+    shutil.copytree(reproduction, base / "results" / "m01-quick", symlinks=True)
+    out = base / FOLDERS[kind]
+    repro = base / "results" / "m01-quick"
+    if kind == "existing empty":
+        out.mkdir()
+    elif kind == "an existing file":
+        out.write_text("a file\n")
+    elif kind == "a dangling link":
+        out.symlink_to(base / "nowhere")
+    elif kind == "a link to a folder elsewhere":
+        out.symlink_to(base / "elsewhere")
+    elif kind == "a link to a reproduction's runs/":
+        out.symlink_to(repro / "runs")
+    elif kind == "a link to a reproduction's plan/":
+        out.symlink_to(repro / "plan")
+    elif kind == "a folder under a file":
+        out.parent.write_text("a file\n")
+    elif kind == "a loop of links":
+        out.symlink_to(base / "loop")
+        (base / "loop").symlink_to(out)
+    elif kind == "a folder named ~ (relative)":
+        return Path(FOLDERS[kind])  # read in cwd/
+    elif kind == "a read-only parent":
+        out.parent.mkdir()
+        out.parent.chmod(0o555)
+    return out
+
+
+def snapshot(base: Path) -> dict[str, tuple[Any, ...]]:
+    """Every entry under ``base`` (links not followed): a file's or link's size, mtime and
+    target; a folder's presence."""
+    seen: dict[str, tuple[Any, ...]] = {}
+    for top, dirs, files in os.walk(base):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            st = os.lstat(path)
+            if os.path.islink(path):
+                seen[path] = ("link", os.readlink(path), st.st_mtime_ns)
+            elif os.path.isdir(path):
+                seen[path] = ("dir",)
+            else:
+                seen[path] = ("file", st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def argv(command: str, out: Path, base: Path) -> tuple[list[str], str]:
+    """The command line of ``command`` writing to ``out``, and the option naming it."""
+    if command == "run":
+        return ["run", SCENARIO, "--set", "duration=100ms", "--out", str(out)], "--out"
+    if command == "sweep":
+        return ["sweep", SCENARIO, "--set", "duration=100ms", "--param",
+                "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
+                "--out", str(out)], "--out"  # fmt: skip
+    if command == "reproduce":
+        return ["reproduce", str(M01), "--quick", "--seeds", "1", "--workers", "1",
+                "--out", str(out)], "--out"  # fmt: skip
+    return ["report", "--results", str(base / "results"), "--out", str(out)], "--out"
+
+
+@pytest.mark.parametrize(("command", "kind"), list(cells()))
+def test_a_command_writes_inside_its_out_or_refuses_it_in_one_line_and_writes_nothing(
+    command: str,
+    kind: str,
+    reproduction: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if kind == "a read-only parent" and os.geteuid() == 0:
+        pytest.skip("root writes into a read-only folder")
+    base = tmp_path.resolve()
+    out = tree(base, reproduction, kind)
+    monkeypatch.setenv("HOME", str(base / "home"))
+    monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+    monkeypatch.chdir(base / "cwd")
+    line, option = argv(command, out, base)
+    before = snapshot(base)
+    try:
+        status = main(line)
+    finally:
+        if kind == "a read-only parent":
+            (base / "ro").chmod(0o755)
+    err = capsys.readouterr().err
+    after = snapshot(base)
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    refused = kind in REFUSED or (kind == "a reproduction" and command != "reproduce")
+    # A reproduction's site/ is where its own site is written: report's to rebuild.
+    if refused or (kind == "a reproduction's site/" and command != "report"):
+        errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
+        assert status == 1, err
+        assert len(errors) == 1, err
+        shown = os.path.basename(os.path.normpath(out)).split("\n")[0].replace("\udcff", "\ufffd")
+        assert option in errors[0] or shown in errors[0], errors[0]
+        assert changed == [], changed
+    else:
+        assert status == 0, err
+        real = Path(os.path.realpath(base / "cwd" / out))
+        outside = [p for p in changed if not Path(p).is_relative_to(real)]
+        assert outside == [], (real, outside)
+        assert any(Path(p).is_relative_to(real) for p in changed)  # it did write
