@@ -431,6 +431,16 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError(f"--out {target}: it is inside {around[0]}, the reproduction of "
                          f"{around[1]} (its report.md and run.json); a reproduction there would "
                          "be mixed with its files: name another folder")  # fmt: skip
+    held = sorted(p.name for p in target.iterdir() if p.is_dir() and reproduction_of(p)) \
+        if target.is_dir() and other is None else []  # fmt: skip
+    if held:
+        # A folder of reproductions (`--out results`): its report.md made the whole folder one
+        # reproduction to `ccsim report`, whose site then showed it alone and none of those
+        # inside it (issue 32's output-folder matrix, noted by its helper).
+        raise ValueError(f"--out {target}: it holds the reproductions {', '.join(held[:5])}"
+                         f"{' ...' if len(held) > 5 else ''}; one written there would hide them "
+                         f"from the site: name a folder of its own, such as "
+                         f"{target / default_out(plan_id, quick).name}")  # fmt: skip
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
