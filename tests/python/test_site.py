@@ -10,7 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,15 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = find_experiment("p001", ROOT)
     reproduce(folder, base / "p001-quick", quick=True, workers=1, seeds=2, progress=False)
     return base
+
+
+def copies(results: Path, tree: Path, names: Iterable[str]) -> Path:
+    """``tree`` holding a copy of p001's quick reproduction (without its runs and site) under
+    each of ``names``: a results folder of several reproductions."""
+    for name in names:
+        shutil.copytree(results / "p001-quick", tree / name,
+                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    return tree
 
 
 @pytest.fixture(scope="module")
@@ -411,10 +420,7 @@ def test_the_page_of_a_reproduction_removed_from_results_is_removed_from_the_reb
     # Campaign 13: after `rm -r results/p001-old` (or renaming its folder), `ccsim report`
     # left p001-old.html in the site beside the new pages: unlinked, reachable, its results
     # gone. A file of the user's in the site folder is not ccsim's to remove.
-    tree = tmp_path / "results"
-    for name in ("p001-old", "p001-new"):
-        shutil.copytree(results / "p001-quick", tree / name,
-                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    tree = copies(results, tmp_path / "results", ("p001-old", "p001-new"))
     site = tree / "site"
     build_site(tree, root=ROOT)
     (site / "notes.html").write_text("mine", encoding="utf-8")
@@ -432,10 +438,7 @@ def test_the_page_of_a_reproduction_removed_from_results_is_removed_from_the_reb
 def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
     results: Path, tmp_path: Path
 ) -> None:
-    tree = tmp_path / "results"
-    for name in ("p001-cut", "p001-good", "p001-not-utf8"):
-        shutil.copytree(results / "p001-quick", tree / name,
-                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    tree = copies(results, tmp_path / "results", ("p001-cut", "p001-good", "p001-not-utf8"))
     not_utf8 = tree / "p001-not-utf8" / "report.md"
     not_utf8.write_bytes(not_utf8.read_bytes() + b"\nFig. 8 caf\xe9\n")
     cut = tree / "p001-cut" / "summary.parquet"
@@ -1269,10 +1272,7 @@ def test_a_reproduction_folder_named_index_is_left_out_naming_it_not_overwritten
 ) -> None:
     # Its page, index.html, was overwritten by the site's index, which then linked to itself:
     # that reproduction's page was lost without a word (noticed16, issue 32).
-    tree = tmp_path / "results"
-    for name in ("index", "p001-good"):
-        shutil.copytree(results / "p001-quick", tree / name,
-                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    tree = copies(results, tmp_path / "results", ("index", "p001-good"))
     with pytest.warns(SiteWarning, match=r"^index left out of the site: its page would be the "
                                          r"site's own index.html; rename the folder"):  # fmt: skip
         build_site(tree, root=ROOT)
@@ -1294,10 +1294,7 @@ def test_a_reproduction_folder_named_as_a_file_of_the_site_is_left_out_naming_it
     # written for any reproduction ("site/plotly.min.js: file exists; the site was not
     # written", naming neither the reproduction nor the cure), where one named index is left
     # out with a warning and the others are built (noticed16, issue 32).
-    tree = tmp_path / "results"
-    for folder in (name, "p001-good"):
-        shutil.copytree(results / "p001-quick", tree / folder,
-                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    tree = copies(results, tmp_path / "results", (name, "p001-good"))
     with pytest.warns(SiteWarning, match=rf"^{re.escape(name)} left out of the site: its "
                                          rf"figures' folder would be the site's own "
                                          rf"{re.escape(name)}; rename the folder"):  # fmt: skip
@@ -1314,10 +1311,7 @@ def test_a_reproduction_folder_named_as_another_ones_page_is_left_out_naming_bot
     # Campaign 20: reproductions in a and a.html under --results: a.html's figures' folder
     # (site/a.html/) was a's page, and no site was written for either ("site/a.html: file
     # exists; the site was not written", naming neither reproduction nor the cure).
-    tree = tmp_path / "results"
-    for folder in ("a", "a.html"):
-        shutil.copytree(results / "p001-quick", tree / folder,
-                        ignore=shutil.ignore_patterns("runs", "site"))  # fmt: skip
+    tree = copies(results, tmp_path / "results", ("a", "a.html"))
     with pytest.warns(SiteWarning, match=r"^a\.html left out of the site: its figures' folder "
                                          r"would be the page of a; rename the folder"):  # fmt: skip
         build_site(tree, root=ROOT)
