@@ -13,7 +13,13 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
-from ccsim.staging import not_a_folder, reproduction_around, reproduction_of, staged_output
+from ccsim.staging import (
+    not_a_folder,
+    refuse_a_site,
+    reproduction_around,
+    reproduction_of,
+    staged_output,
+)
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
@@ -431,6 +437,7 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError(f"--out {target}: it is inside {around[0]}, the reproduction of "
                          f"{around[1]} (its report.md and run.json); a reproduction there would "
                          "be mixed with its files: name another folder")  # fmt: skip
+    refuse_a_site(target, "--out", "a reproduction's report, figures and run store")
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
