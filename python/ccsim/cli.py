@@ -57,6 +57,7 @@ from ccsim.staging import (
     dangling,
     not_a_folder,
     os_error_text,
+    refuse_a_site,
     reproduction_around,
     reproduction_of,
     staged_output,
@@ -277,6 +278,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outputs = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
     check_output_folder(args.out, [args.file], outputs, create=False)
     refuse_a_reproduction(args.out, "--out", "the run's tables")
+    refuse_a_site(args.out, "--out", "the run's tables")
     # The core drops an interrupted run, and the output folder is written in full or not at
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
@@ -483,6 +485,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     # Refused now, not at the first finished run's save (the store makes its folder then).
     check_output_folder(out, [args.file], ["flows.parquet", "links.parquet"], create=False)
     refuse_a_reproduction(out, "--out", "the sweep's tables and its runs/ store")
+    refuse_a_site(out, "--out", "the sweep's tables and its runs/ store")
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
         f"{len(store)} finished runs are kept in {store.directory}, and the same command "

@@ -102,6 +102,23 @@ def reproduction_of(folder: Path) -> str | None:
     return paper if isinstance(paper, str) else None
 
 
+def site_at(folder: Path) -> bool:
+    """Whether ``folder`` holds a site ``ccsim report`` (or ``reproduce``) wrote: its
+    index.html beside its site.json (``ccsim.site.build``). ``reproduce --out results/site``
+    wrote a reproduction among the pages, and every later ``ccsim report`` refused the
+    results, its site's folder now holding a report.md (campaign 21, issue 32)."""
+    return (folder / "index.html").is_file() and (folder / "site.json").is_file()
+
+
+def refuse_a_site(out: Path, option: str, what: str) -> None:
+    """ValueError naming ``option`` when ``out`` is a site's folder (:func:`site_at`):
+    ``what`` would be mixed with its pages."""
+    if site_at(out):
+        raise ValueError(f"{option} {out}: this is a site ccsim report wrote (its index.html "
+                         f"and site.json); {what} would be mixed with its pages: choose "
+                         "another folder")  # fmt: skip
+
+
 def reproduction_around(path: Path) -> tuple[Path, str] | None:
     """The reproduction ``path`` is, or lies inside (its ``plan/``, ``runs/``, ``site/``):
     (its folder, its paper), or None. The folders around it are those of the path the

@@ -720,6 +720,13 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
     vals = _core.param_values(values)
     if not path.strip() or not any(vals):
         raise ValueError(f'--param "{spec}": expected PATH=V1,V2,...')
+    if _core.override_keys(path) is None:
+        # Left to the core, it was refused as each run applied it, naming an option never
+        # given: `--param links..rate=1,2` said `--set "links..rate=1"` (campaign 21, issue 32).
+        raise ValueError(
+            f'--param "{spec}": {path.strip()!r} is not a key path: expected keys joined by '
+            "dots, each bare (letters, digits, _ and -) or quoted (\"x/y\", 'a.b')"
+        )
     if "" in vals:
         raise ValueError(
             f'--param "{spec}": value {vals.index("") + 1} of {len(vals)} is empty (two '

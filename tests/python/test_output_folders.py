@@ -46,6 +46,7 @@ FOLDERS = {
     "a link to a reproduction's runs/": "out",
     "a link to a reproduction's plan/": "out",
     "a reproduction's site/": "results/m01-quick/site",
+    "the results' site": "results/site",
     "a path with .. leaving a reproduction": "results/m01-quick/plan/../../beside",
     "a folder named ~ (relative)": "~/out",
     "a name with a space": "my out",
@@ -128,6 +129,10 @@ def tree(base: Path, reproduction: Path, kind: str) -> Path:
         (base / "loop").symlink_to(out)
     elif kind == "a folder named ~ (relative)":
         return Path(FOLDERS[kind])  # read in cwd/
+    elif kind == "the results' site":
+        from ccsim.site import build_site
+
+        build_site(base / "results")  # ccsim report's site of every reproduction
     elif kind == "a read-only parent":
         out.parent.mkdir()
         out.parent.chmod(0o555)
@@ -195,8 +200,12 @@ def test_a_command_writes_inside_its_out_or_refuses_it_in_one_line_and_writes_no
     # A reproduction written into a folder of reproductions made the whole folder one to
     # `ccsim report`, its site showing it alone (noted by the matrix's helper).
     refused = refused or (kind == "the results root" and command == "reproduce")
-    # A reproduction's site/ is where its own site is written: report's to rebuild.
-    if refused or (kind == "a reproduction's site/" and command != "report"):
+    # A reproduction's site/ is where its own site is written, and results/site where
+    # report writes the site of them all: report's to rebuild. `reproduce --out results/site`
+    # wrote a reproduction among the pages, and report refused the results ever after
+    # (campaign 21, issue 32).
+    site = kind in ("a reproduction's site/", "the results' site")
+    if refused or (site and command != "report"):
         errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
         assert status == 1, err
         assert len(errors) == 1, err

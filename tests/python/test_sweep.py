@@ -212,6 +212,15 @@ def test_a_bad_param_is_a_one_line_error(tmp_path: Path, two_hosts: str) -> None
     assert proc.stderr.strip() == 'ccsim: error: --param "seed": expected PATH=V1,V2,...'
 
 
+@pytest.mark.parametrize("path", ["links..rate", "a b", ".duration", "duration."])
+def test_a_param_path_that_is_not_a_key_path_is_refused_naming_param_not_set(path: str) -> None:
+    # The core refused it as each run applied it, naming `--set "links..rate=1"`: an option the
+    # user never gave (campaign 21, issue 32).
+    with pytest.raises(ValueError) as e:
+        sweep.parse_param(f"{path}=1,2")
+    assert str(e.value).startswith(f'--param "{path}=1,2": {path!r} is not a key path')
+
+
 def test_gather_puts_tags_first_and_fills_a_column_a_record_lacks() -> None:
     records = [
         {"tags": {"rate": "2Mbps"}, "seed": 1, "key": "k1",

@@ -13,7 +13,13 @@ from typing import Any
 import pandas as pd
 
 from ccsim.scenario import PathLike
-from ccsim.staging import not_a_folder, reproduction_around, reproduction_of, staged_output
+from ccsim.staging import (
+    not_a_folder,
+    refuse_a_site,
+    reproduction_around,
+    reproduction_of,
+    staged_output,
+)
 from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
 
 from . import derived
@@ -441,6 +447,7 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"{' ...' if len(held) > 5 else ''}; one written there would hide them "
                          f"from the site: name a folder of its own, such as "
                          f"{target / default_out(plan_id, quick).name}")  # fmt: skip
+    refuse_a_site(target, "--out", "a reproduction's report, figures and run store")
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
