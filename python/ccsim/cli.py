@@ -541,7 +541,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.experiment is None:
         raise ValueError("reproduce needs a paper, e.g. p001 (ccsim reproduce --list shows them)")
     if args.out is not None:
-        utf8_name("--out", Path(args.out))
+        # As run and sweep check theirs: a folder no one may write in (its parent read-only,
+        # or under /proc) was "ccsim: error: /proc/x: no such file" after the plan was read,
+        # naming neither --out nor the cause (the output-folder matrix, issue 32).
+        check_output_folder(Path(args.out), [], [], create=False)
     else:  # the default's folder: it ran every run, then failed naming nothing (campaign 19)
         utf8_name("$CCSIM_RESULTS", Path(os.environ.get("CCSIM_RESULTS") or "results"))
     _needs_tables()
