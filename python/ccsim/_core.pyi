@@ -47,10 +47,14 @@ def override_value(raw: str) -> int | float | str:
     """An override's VALUE as the core reads it: a TOML integer or float as a number, a
     string as its text, anything else (or a bare word) as written, trimmed."""
 
-def validate(text: str, overrides: list[str] = ..., seed: int | None = ...) -> str:
+def validate(
+    text: str, overrides: list[str] = ..., seed: int | None = ..., params: list[str] = ...
+) -> str:
     """Check a scenario as ``run`` does before its first event, without running it: parse,
     validate and build the network (so a flow whose packets exceed the MTU of a link on its
-    route is refused here too). Returns the resolved TOML (overrides and seed applied)."""
+    route is refused here too). Returns the resolved TOML (overrides and seed applied).
+    ``params`` are a sweep's ``--param`` values for one run, applied after ``overrides`` and
+    named ``--param`` in errors."""
 
 def run(text: str, overrides: list[str] = ..., seed: int | None = ...) -> dict[str, Any]:
     """Check and run a scenario with the GIL released.

@@ -75,18 +75,23 @@ RECORD_TABLES = ("flows", "links", "series", "paths", "agents", "packets", "atm_
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run: scenario text, overrides, seed, and tags that label it in the gathered table."""
+    """One run: scenario text, overrides, seed, and tags that label it in the gathered table.
+    The last ``swept`` overrides are a sweep's ``--param`` values, named so in errors."""
 
     text: str
     overrides: tuple[str, ...]
     seed: int
     tags: tuple[tuple[str, Any], ...] = field(default=())
+    swept: int = 0
 
     def key(self) -> str:
         """The store key: a hash of the engine and the resolved scenario (raises ScenarioError
         if invalid). A run stored by a build of other sources is not this run: after a change
         to the core, every run is made again rather than mixed with the old ones."""
-        resolved = _core.validate(self.text, list(self.overrides), self.seed)
+        given = len(self.overrides) - self.swept
+        resolved = _core.validate(
+            self.text, list(self.overrides[:given]), self.seed, list(self.overrides[given:])
+        )
         h = hashlib.sha256(
             f"v{RECORD_VERSION}\nengine {_core.ENGINE}\n{resolved}".encode()
         ).hexdigest()
@@ -872,7 +877,7 @@ def plan_grid(
         ov = tuple(base_overrides) + tuple(f"{p}={v}" for (p, _), v in zip(params, combo))
         tags = tuple((p, t[v]) for (p, _), t, v in zip(params, tag_of, combo))
         for s in seeds:
-            runs.append(RunSpec(text, ov, s, tags))
+            runs.append(RunSpec(text, ov, s, tags, swept=len(params)))
     return runs
 
 

@@ -57,7 +57,7 @@ pub mod xcp_router;
 use std::fmt;
 
 pub use results::{Column, RunOutput, RunSummary, StopReason, Table};
-pub use scenario::{load_scenario, Loaded, ScenarioError};
+pub use scenario::{load_scenario, load_swept_scenario, Loaded, ScenarioError};
 pub use sim::StopSignal;
 
 /// Why a packet left the network without reaching its endpoint. Counted per link direction.
@@ -170,7 +170,18 @@ pub fn check_syntax(text: &str) -> Result<(), ScenarioError> {
 
 /// [`load_scenario`] followed by [`check`]: the whole of what `ccsim validate` reports.
 pub fn check_toml(text: &str, overrides: &[String], seed: Option<u64>) -> Result<Loaded, Error> {
-    let loaded = load_scenario(text, overrides, seed)?;
+    check_swept_toml(text, overrides, &[], seed)
+}
+
+/// [`check_toml`] for one run of a sweep, its `--param` values (`params`) applied after the
+/// `--set` ones and named as `--param` in errors ([`load_swept_scenario`]).
+pub fn check_swept_toml(
+    text: &str,
+    overrides: &[String],
+    params: &[String],
+    seed: Option<u64>,
+) -> Result<Loaded, Error> {
+    let loaded = load_swept_scenario(text, overrides, params, seed)?;
     check(&loaded.spec)?;
     Ok(loaded)
 }

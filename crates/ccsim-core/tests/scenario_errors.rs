@@ -3,7 +3,7 @@
 //! documented in docs/scenario.md, checked word for word.
 
 use ccsim_core::scenario::{FlowKind, LossSpec, QueueLimit, QueueSpec, TcpSpec};
-use ccsim_core::{load_scenario, Loaded, ScenarioError};
+use ccsim_core::{load_scenario, load_swept_scenario, Loaded, ScenarioError};
 
 /// Hosts h1 and h2 joined through router r1 by links `access` and `bottleneck`, one TCP flow.
 const BASE: &str = r#"
@@ -1208,6 +1208,45 @@ fn an_override_path_with_an_unclosed_quote_or_an_empty_key_names_set_and_the_tex
             )
         );
     }
+}
+
+#[test]
+fn a_swept_override_is_named_as_the_param_it_came_from_and_a_set_one_as_set() {
+    // A sweep's `--param duration.x=1,2` was refused naming `--set "duration.x=1"`, an option
+    // the user never gave (campaign 21, issue 32). Each override names its own option, in the
+    // same load.
+    let swept = |set: &[&str], params: &[&str]| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let params: Vec<String> = params.iter().map(|s| s.to_string()).collect();
+        match load_swept_scenario(BASE, &set, &params, None) {
+            Ok(_) => panic!("expected an error with {set:?} and {params:?}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert_eq!(
+        swept(&["duration=5s"], &["duration.seconds=5"]),
+        r#"duration: not a table (found string "5s"), so --param "duration.seconds=5" cannot set a key inside it"#
+    );
+    assert_eq!(
+        swept(&["duration.seconds=5"], &["duration=5s"]),
+        r#"duration: not a table (found string "10s"), so --set "duration.seconds=5" cannot set a key inside it"#
+    );
+    assert_eq!(
+        swept(&[], &["links..rate=1"]),
+        r#"--param "links..rate=1": "links..rate" is not a key path: expected keys joined by dots, each bare (letters, digits, _ and -) or quoted ("x/y", 'a.b')"#
+    );
+    assert_eq!(
+        swept(&[], &["links.nosuch"]),
+        r#"--param "links.nosuch": expected PATH=VALUE"#
+    );
+    let missing = swept(&[], &["flows.f9.mss=1000"]);
+    assert!(
+        missing.ends_with(
+            "(--param changes a flow that exists; a new flow is set whole, e.g. --param \
+             'flows.f9={ type = ..., src = ..., dst = ..., ... }')"
+        ),
+        "{missing}"
+    );
 }
 
 #[test]

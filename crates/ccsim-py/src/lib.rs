@@ -125,19 +125,22 @@ fn internal_error(doing: &str, payload: &(dyn Any + Send)) -> PyErr {
 }
 
 /// Check a scenario as `run` would, without running it (parse, validate, build the network);
-/// returns the resolved TOML (overrides and seed applied).
+/// returns the resolved TOML (overrides and seed applied). `params` are a sweep's `--param`
+/// values for one run, applied after `overrides` and named `--param` in errors
+/// (`ccsim_core::check_swept_toml`).
 #[pyfunction]
-#[pyo3(signature = (text, overrides=Vec::new(), seed=None))]
+#[pyo3(signature = (text, overrides=Vec::new(), seed=None, params=Vec::new()))]
 fn validate(
     py: Python<'_>,
     text: &str,
     overrides: Vec<String>,
     seed: Option<u64>,
+    params: Vec<String>,
 ) -> PyResult<String> {
     // Building a large network takes a while; other Python threads need not wait for it.
     let result = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            ccsim_core::check_toml(text, &overrides, seed)
+            ccsim_core::check_swept_toml(text, &overrides, &params, seed)
         }))
     });
     match result {

@@ -6,8 +6,8 @@ pub mod spec;
 pub mod units;
 
 pub use parse::{
-    load_scenario, override_keys, param_values, parse_override_value, parse_toml, split_override,
-    value_tag, ValueTag,
+    load_scenario, load_swept_scenario, override_keys, param_values, parse_override_value,
+    parse_toml, split_override, value_tag, ValueTag,
 };
 pub use spec::*;
 

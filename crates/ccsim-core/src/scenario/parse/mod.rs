@@ -81,9 +81,25 @@ pub fn load_scenario(
     overrides: &[String],
     seed: Option<u64>,
 ) -> Result<Loaded, ScenarioError> {
+    load_swept_scenario(text, overrides, &[], seed)
+}
+
+/// [`load_scenario`] for one run of a sweep: `overrides` are the sweep's `--set` values and
+/// `params` its `--param` values for this run, applied after them (so a swept value wins). Each
+/// is named in its errors by the option the user wrote: `--param duration.x=1,2` said
+/// `--set "duration.x=1"`, an option the user never gave (campaign 21, issue 32).
+pub fn load_swept_scenario(
+    text: &str,
+    overrides: &[String],
+    params: &[String],
+    seed: Option<u64>,
+) -> Result<Loaded, ScenarioError> {
     let mut tree = parse_toml(text)?;
     for item in overrides {
-        apply_override(&mut tree, item)?;
+        apply_override(&mut tree, item, "--set")?;
+    }
+    for item in params {
+        apply_override(&mut tree, item, "--param")?;
     }
     set_seed(&mut tree, seed)?;
     let spec = spec_from_table(&tree)?;
@@ -155,23 +171,26 @@ fn line_and_column(text: &str, at: usize) -> (usize, usize) {
 /// created, except an entry of `nodes`, `links` or `flows`: a key inside one that does not
 /// exist is an error naming those that do (a misspelled name), and a new one is set whole. VALUE is read as a TOML value (`0.01`, `true`, `"x"`, `[1, 2]`,
 /// `{ type = "uniform", rate = 0.1 }`), or else taken as a bare string (`20Mbps`).
-pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
-    let expected = || error("", format!("--set {item:?}: expected PATH=VALUE"));
-    let (path, raw) = split_override(item)
+///
+/// `option` is the option that gave the override (`--set`, or a sweep's `--param`), named in
+/// its errors.
+pub fn apply_override(tree: &mut Table, item: &str, option: &str) -> Res<()> {
+    let expected = || error("", format!("{option} {item:?}: expected PATH=VALUE"));
+    let (path, raw) = split_key_value(item, option)
         .map_err(|e| error("", e))?
         .ok_or_else(expected)?;
     let keys = override_keys(path).ok_or_else(|| {
         error(
             "",
             format!(
-                "--set {item:?}: {:?} is not a key path: expected keys joined by dots, each \
-                 bare (letters, digits, _ and -) or quoted (\"x/y\", 'a.b')",
+                "{option} {item:?}: {:?} is not a key path: expected keys joined by dots, \
+                 each bare (letters, digits, _ and -) or quoted (\"x/y\", 'a.b')",
                 path.trim()
             ),
         )
     })?;
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    check_override_entry(tree, &keys)?;
+    check_override_entry(tree, &keys, option)?;
     let raw = raw.trim();
     if integer_out_of_range(raw) {
         // Taken as a bare string, it was refused as `found string "99999999999999999999"`,
@@ -203,7 +222,8 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
                 return Err(error(
                     &at,
                     format!(
-                        "not a table (found {}), so --set {item:?} cannot set a key inside it",
+                        "not a table (found {}), so {option} {item:?} cannot set a key \
+                         inside it",
                         describe(other)
                     ),
                 ));
@@ -218,6 +238,11 @@ pub fn apply_override(tree: &mut Table, item: &str) -> Res<()> {
 /// naming `--set` when a quote in PATH is not closed. Public for the sweep's `--param`, which
 /// splits its paths as `--set` does (`ccsim.sweep.split_path`).
 pub fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
+    split_key_value(item, "--set")
+}
+
+/// [`split_override`], naming `option` in its error.
+fn split_key_value<'a>(item: &'a str, option: &str) -> Result<Option<(&'a str, &'a str)>, String> {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in item.char_indices() {
@@ -234,7 +259,7 @@ pub fn split_override(item: &str) -> Result<Option<(&str, &str)>, String> {
     }
     match quote {
         Some(q) => Err(format!(
-            "--set {item:?}: a quoted key opened with {q} is not closed"
+            "{option} {item:?}: a quoted key opened with {q} is not closed"
         )),
         None => Ok(None),
     }

@@ -273,7 +273,7 @@ pub(super) fn check_entry_is_one(section: &str, all: &Table, name: &str) -> Res<
 /// Checks an override's path (already split into keys) before it is applied: a key inside an
 /// entry of `nodes`, `links` or `flows` that does not exist is refused, since creating the
 /// entry would turn a misspelled name into a new, incomplete entry; a new entry is set whole.
-pub(super) fn check_override_entry(tree: &Table, keys: &[&str]) -> Res<()> {
+pub(super) fn check_override_entry(tree: &Table, keys: &[&str], option: &str) -> Res<()> {
     let [section, name, _, ..] = keys else {
         return Ok(());
     };
@@ -291,8 +291,8 @@ pub(super) fn check_override_entry(tree: &Table, keys: &[&str]) -> Res<()> {
     let example: Vec<String> = needs.iter().map(|k| format!("{k} = ...")).collect();
     let mut e = no_entry_named(section, name, existing);
     e.message.push_str(&format!(
-        " (--set changes a {kind} that exists; a new {kind} is set whole, e.g. \
-         --set '{}={{ {}, ... }}')",
+        " ({option} changes a {kind} that exists; a new {kind} is set whole, e.g. \
+         {option} '{}={{ {}, ... }}')",
         join(section, name),
         example.join(", ")
     ));
