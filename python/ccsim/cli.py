@@ -295,7 +295,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     captures = sorted((Path(out) / "pcap").glob("*.pcap"))
     if captures:
         written += f"; pcap/: {len(captures)} capture{'s' if len(captures) > 1 else ''}"
-    _say(f"\nresults: {out}/ ({written})")
+    _say(f"\nresults: {_folder_text(out)} ({written})")
     return 0
 
 
@@ -506,8 +506,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
                 table.to_parquet(stage / f"{name}.parquet", index=False)
     _say(
         f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
-        f"results: {out}/ (flows.parquet, links.parquet; one row per flow or link direction "
-        "per run, with a column per parameter and the seed)"
+        f"results: {_folder_text(out)} (flows.parquet, links.parquet; one row per flow or link "
+        "direction per run, with a column per parameter and the seed)"
     )
     return 0
 
@@ -1318,6 +1318,12 @@ def _output_failed(e: OSError) -> int:
 
 #: The name a failed write of a command's output gives: ``stdout: no space left on device``.
 STDOUT = Path("stdout")
+
+
+def _folder_text(folder: str | Path) -> str:
+    """A folder as the "results:" line shows it, ending in one slash: `--out /` said `//`."""
+    text = str(folder)
+    return text if text.endswith("/") else f"{text}/"
 
 
 def _say(text: str, flush: bool = False) -> None:

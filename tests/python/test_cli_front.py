@@ -162,6 +162,15 @@ def test_run_with_pcap_names_the_pcap_folder_on_its_results_line(
     assert len(list((out / "pcap").glob("*.pcap"))) == 3
 
 
+def test_the_results_line_ends_a_folder_with_one_slash_the_root_included() -> None:
+    # `ccsim run --out /` said `results: //` (noticed in campaign 20, issue 32).
+    from ccsim.cli import _folder_text
+
+    assert _folder_text(Path("/")) == "/"
+    assert _folder_text("/tmp/out") == "/tmp/out/"
+    assert _folder_text(Path("out")) == "out/"
+
+
 def test_a_figure_with_no_x_values_is_one_line_naming_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
