@@ -1267,6 +1267,32 @@ def test_a_rebuilt_site_draws_again_only_pages_whose_inputs_or_bytes_changed(
     assert files == {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
+def test_a_site_into_a_folder_of_the_users_own_files_is_refused_naming_one_leaving_them_all(
+    results: Path, tmp_path: Path
+) -> None:
+    # `report --out notes` wrote its index.html over the user's own, with status 0 (noticed in
+    # campaign 21, issue 32). A site's own folder (its site.json) is rebuilt in place.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "index.html").write_text("mine")
+    (notes / "plotly.min.js").write_text("mine too")
+    (notes / "todo.txt").write_text("kept")
+    with pytest.raises(ValueError, match=r"notes: index\.html there is not a file of a site ccsim "
+                       r"report wrote \(no site\.json there\).* and 1 more: give the site a "
+                       r"folder of its own"):  # fmt: skip
+        build_site(results, notes, root=ROOT)
+    assert sorted(p.name for p in notes.iterdir()) == ["index.html", "plotly.min.js", "todo.txt"]
+    assert (notes / "index.html").read_text() == "mine"
+    assert (notes / "plotly.min.js").read_text() == "mine too"
+    (notes / "index.html").unlink()
+    (notes / "plotly.min.js").unlink()
+    build_site(results, notes, root=ROOT)  # nothing of the user's in the way: the site beside
+    assert (notes / "todo.txt").read_text() == "kept" and (notes / "site.json").is_file()
+    (notes / "index.html").unlink()  # still the site's folder by its site.json
+    build_site(results, notes, root=ROOT)
+    assert (notes / "index.html").is_file()
+
+
 def test_a_reproduction_folder_named_index_is_left_out_naming_it_not_overwritten_by_the_index(
     results: Path, tmp_path: Path
 ) -> None:

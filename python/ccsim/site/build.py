@@ -204,6 +204,19 @@ def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:
         work.rename(out)
         return
     files = sorted(p for p in work.rglob("*") if p.is_file())
+    # A folder that is not a site already may hold the user's own index.html (or pages.json, a
+    # page named as a reproduction's): `report --out notes` wrote over it without a word
+    # (noticed in campaign 21, issue 32). A site's own files are replaced, as a rebuild must;
+    # its site.json marks it as one, even with its index.html removed.
+    if not (out / "site.json").is_file():
+        taken = [out / f.relative_to(work) for f in files if (out / f.relative_to(work)).exists()]
+        if taken:
+            raise ValueError(
+                f"{out}: {taken[0].relative_to(out)} there is not a file of a site ccsim report "
+                f"wrote (no site.json there), and the site would write over it"
+                f"{f' and {len(taken) - 1} more' if len(taken) > 1 else ''}: give the site a "
+                "folder of its own"
+            )
     for src in sorted(files, key=lambda p: p.name == "index.html"):
         dest = out / src.relative_to(work)
         dest.parent.mkdir(parents=True, exist_ok=True)
