@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Steady-state TCP throughput models, to set simulations beside.
 
-All functions return bytes per second and accept numpy arrays (broadcast) or floats.
+All functions return bytes per second and accept numpy arrays (broadcast) or floats; a masked
+array with masked entries is refused (its masked values would be computed as numbers).
 
 - ``mathis``: the square-root law (Mathis, Semke, Mahdavi, Ott, "The macroscopic behavior of the
   TCP congestion avoidance algorithm", ACM CCR 27(3), 1997): ``MSS/RTT * C/sqrt(p)`` with
@@ -62,6 +63,13 @@ def _arg(
     # number lost its imaginary part and text was read as the number it spells (campaign 16,
     # issue 32). Each is refused, a duration saying how to give seconds.
     kind = np.asarray(x).dtype.kind
+    # A masked array's masked entries were computed and checked as numbers like the rest, so
+    # a value the user had masked out (a failed run, a -1 placeholder) came back as a result or
+    # refused the whole call (noticed in campaign 19, issue 32).
+    if np.ma.is_masked(x):
+        raise TypeError(f"{name}: a masked array with masked entries; the models would read "
+                        "them as numbers: give x.compressed() (the unmasked values) or "
+                        "x.filled(value)")  # fmt: skip
     if kind in "mMcUS":
         what = {"m": "durations", "M": "dates", "c": "complex numbers"}.get(kind, "text")
         cure = " (seconds: divide by np.timedelta64(1, 's'))" if kind == "m" else ""

@@ -85,6 +85,21 @@ def test_paper_003s_bound_broadcasts_and_replaces_only_zero_loss() -> None:
     assert models.sqrt_bound(1000, 0.1, 0.0, p_when_no_loss=1e-4) == pytest.approx(866_025.4)
 
 
+def test_a_masked_array_with_masked_entries_is_refused_not_computed_as_numbers() -> None:
+    # The masked entries were computed like the others: a loss rate masked out as a failed
+    # run's came back as a throughput (noticed in campaign 19, issue 32).
+    p = np.ma.array([0.01, 0.5, 0.02], mask=[False, True, False])
+    with pytest.raises(TypeError, match=r"^p: a masked array with masked entries; .*compressed"):
+        models.mathis(1460, 0.1, p)
+    with pytest.raises(TypeError, match=r"^rtt_s: a masked array"):
+        models.padhye(1460, np.ma.masked_less([0.1, -1.0], 0), 0.01, 1.0)
+    unmasked = models.mathis(1460, 0.1, np.ma.array([0.01, 0.02]))  # nothing masked: as numbers
+    assert np.allclose(unmasked, models.mathis(1460, 0.1, np.array([0.01, 0.02])))
+    assert np.allclose(
+        models.mathis(1460, 0.1, p.compressed()), models.mathis(1460, 0.1, [0.01, 0.02])
+    )
+
+
 @pytest.mark.parametrize(
     ("value", "what"),
     [(np.timedelta64(100, "ms"), "durations (timedelta64[ms])"),
