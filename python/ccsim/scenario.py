@@ -294,8 +294,9 @@ def format_value(value: Any) -> str:
             return "{}"
         items = ", ".join(f"{_toml_key(str(k))} = {format_value(v)}" for k, v in value.items())
         return "{ " + items + " }"
-    # bytes are a Sequence of ints: b"10Mbps" became the array [49, 48, ...] (campaign 12).
-    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+    # bytes are a Sequence of ints: b"10Mbps" became the array [49, 48, ...] (campaign 12);
+    # so did a memoryview of them (noticed in campaign 20, issue 32).
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray, memoryview)):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     if np is not None and isinstance(value, np.ndarray):
         return "[" + ", ".join(format_value(v) for v in value) + "]"

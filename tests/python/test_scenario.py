@@ -208,7 +208,8 @@ def test_an_integer_beyond_64_bits_set_from_python_is_out_of_range_naming_the_ke
 
 # Campaign 12 (issue 32): b"10Mbps" is a sequence of ints and became the TOML array [49, 48,
 # ...], refused at validation as "expected a rate, found array".
-@pytest.mark.parametrize("value", [b"10Mbps", bytearray(b"10Mbps")])
+# A memoryview of bytes did too (noticed in campaign 20).
+@pytest.mark.parametrize("value", [b"10Mbps", bytearray(b"10Mbps"), memoryview(b"10Mbps")])
 def test_set_refuses_bytes_rather_than_write_them_as_an_array_of_numbers(
     two_hosts: str, value: object
 ) -> None:
