@@ -224,6 +224,13 @@ class Store:
                                  f"({e.strerror or e})") from None  # fmt: skip
 
     def save(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` under ``key``, whole or not at all. A run a limit stopped before
+        its end is refused (:class:`RunCutShort`): a sweep counts it a failed run, and
+        ``ccsim explore``, which stores its runs here too, stored and reused it as a whole
+        run's (noticed in campaign 18, issue 32)."""
+        partial = _cut_short(record)
+        if partial is not None:
+            raise partial
         p = self.path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         # The temporary file's name is known before it exists, so wherever an interruption

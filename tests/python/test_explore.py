@@ -908,6 +908,33 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
     assert str(a_file) in job.events[-1]["message"]
 
 
+def test_a_run_a_limit_stopped_is_an_error_on_the_page_and_never_stored(tmp_path: Path) -> None:
+    # A sweep counts such a run failed and stores nothing (campaign 18); the explorer stored
+    # it, and its rows read as a whole run's, in the store reproductions share (noticed in
+    # campaign 18, issue 32). A scenario of the user's own may carry [limits].
+    import shutil
+
+    from ccsim.explore import Engine
+
+    experiments = tmp_path / "experiments"
+    folder = experiments / "p001-spack"
+    shutil.copytree(EXPERIMENTS / "p001-spack", folder, ignore=shutil.ignore_patterns("full-run"))
+    scenario = folder / "scenario.toml"  # p001's plan.toml names it
+    scenario.write_text(scenario.read_text() + "\n[limits]\nmax_events = 100\n")
+    engine = Engine(tmp_path / "results", workers=1)
+    try:
+        job = engine.submit(Catalog(experiments).request(ONE_POINT))
+        deadline = time.monotonic() + 60
+        while not job.finished:
+            assert time.monotonic() < deadline, f"the job never finished: {job.events}"
+            time.sleep(0.05)
+    finally:
+        engine.close()
+    assert job.events[-1]["type"] == "error", job.events[-1]
+    assert "stopped by limits.max_events" in job.events[-1]["message"], job.events[-1]
+    assert not list((tmp_path / "results").rglob("*.json")), "a partial run was stored"
+
+
 LONG_RUN = {"paper": "p002", "figure": "fig2", "lines": ["reno"], "quick": False}
 
 
