@@ -888,22 +888,28 @@ def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
                    "it away or name another folder\n")  # fmt: skip
 
 
-def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
-    tmp_path: Path,
-) -> None:
+def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> Any:
+    """The job of ``request`` on an engine over ``results``, once it has finished."""
     from ccsim.explore import Engine
 
-    a_file = tmp_path / "results"
-    a_file.write_text("not a folder")  # the folder was fine at start, then replaced
-    engine = Engine(a_file, workers=1)
+    engine = Engine(results, workers=1)
     try:
-        job = engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT))
+        job = engine.submit(Catalog(experiments).request(request))
         deadline = time.monotonic() + 60
         while not job.finished:
             assert time.monotonic() < deadline, f"the job never finished: {job.events}"
             time.sleep(0.05)
     finally:
         engine.close()
+    return job
+
+
+def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "results"
+    a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    job = _finished_job(a_file, EXPERIMENTS, ONE_POINT)
     assert job.events[-1]["type"] == "error"
     assert str(a_file) in job.events[-1]["message"]
 
@@ -914,22 +920,12 @@ def test_a_run_a_limit_stopped_is_an_error_on_the_page_and_never_stored(tmp_path
     # campaign 18, issue 32). A scenario of the user's own may carry [limits].
     import shutil
 
-    from ccsim.explore import Engine
-
     experiments = tmp_path / "experiments"
     folder = experiments / "p001-spack"
     shutil.copytree(EXPERIMENTS / "p001-spack", folder, ignore=shutil.ignore_patterns("full-run"))
     scenario = folder / "scenario.toml"  # p001's plan.toml names it
     scenario.write_text(scenario.read_text() + "\n[limits]\nmax_events = 100\n")
-    engine = Engine(tmp_path / "results", workers=1)
-    try:
-        job = engine.submit(Catalog(experiments).request(ONE_POINT))
-        deadline = time.monotonic() + 60
-        while not job.finished:
-            assert time.monotonic() < deadline, f"the job never finished: {job.events}"
-            time.sleep(0.05)
-    finally:
-        engine.close()
+    job = _finished_job(tmp_path / "results", experiments, ONE_POINT)
     assert job.events[-1]["type"] == "error", job.events[-1]
     assert "stopped by limits.max_events" in job.events[-1]["message"], job.events[-1]
     assert not list((tmp_path / "results").rglob("*.json")), "a partial run was stored"
