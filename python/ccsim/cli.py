@@ -545,8 +545,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         # or under /proc) was "ccsim: error: /proc/x: no such file" after the plan was read,
         # naming neither --out nor the cause (the output-folder matrix, issue 32).
         check_output_folder(Path(args.out), [], [], create=False)
-    else:  # the default's folder: it ran every run, then failed naming nothing (campaign 19)
-        utf8_name("$CCSIM_RESULTS", Path(os.environ.get("CCSIM_RESULTS") or "results"))
+    else:
+        # The default's folder goes under $CCSIM_RESULTS (or results): checked as --out is,
+        # naming where it came from. Not UTF-8, it ran every run, then failed naming nothing
+        # (campaign 19); unwritable (CCSIM_RESULTS=/proc/x) it was "ccsim: error: /proc/x: no
+        # such file", and a file there was refused naming --out, an option never given
+        # (campaign 22, issue 32).
+        env = os.environ.get("CCSIM_RESULTS")
+        option = "$CCSIM_RESULTS" if env else "the default folder"
+        check_output_folder(Path(env or "results"), [], [], option=option, create=False)
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly; markdown-it-py writes its
     # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
@@ -609,13 +616,22 @@ def _results_dir(args: argparse.Namespace) -> Path:
     return utf8_name("--results" if args.results else "$CCSIM_RESULTS", Path(args.results or env))
 
 
+def _results_option(args: argparse.Namespace) -> str:
+    """What named the results folder, for its errors: $CCSIM_RESULTS's folder was refused as
+    "--results", an option never given (campaign 22, issue 32)."""
+    if os.environ.get("CCSIM_RESULTS") and not args.results:
+        return "$CCSIM_RESULTS"
+    return "--results"
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     _needs_tables()
     from ccsim.site import build_site
 
     results = _results_dir(args)
+    given = _results_option(args)
     if not results.is_dir():
-        raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+        raise ValueError(f"{given}: {results} is not a folder (run `ccsim reproduce p001` first)")
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".
     option = "--out" if args.out is not None else "the site's folder"
@@ -636,7 +652,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # `ccsim explore` refused the same folder (issue 32): a report needs a reproduction.
     if not find_reports(results):
         raise ValueError(
-            f"--results: {results} holds no reproduction (no report.md in it or in a folder "
+            f"{given}: {results} holds no reproduction (no report.md in it or in a folder "
             "of it): run `ccsim reproduce p001` first, or give --results the folder "
             "`ccsim reproduce --out` wrote"
         )
@@ -677,7 +693,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             )
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
-    check_output_folder(results, [], [], option="--results")
+    check_output_folder(results, [], [], option=_results_option(args))
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers,
           say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip

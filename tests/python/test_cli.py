@@ -852,6 +852,32 @@ def test_a_results_folder_from_the_environment_not_in_utf8_is_refused_before_any
     assert "$CCSIM_RESULTS " in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("where", ["a file", "unwritable"])
+def test_a_results_folder_from_the_environment_that_cannot_be_used_is_refused_naming_it(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 22 (issue 32): `CCSIM_RESULTS=/proc/x ccsim reproduce m01 --quick` said
+    # "ccsim: error: /proc/x: no such file" after reading the plan (what 9325efa mended for
+    # --out); a file there was refused naming --out (reproduce) or --results (report,
+    # explore), options the user never gave. Each names $CCSIM_RESULTS now.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    if where == "a file":
+        folder = tmp_path / "r"
+        folder.write_text("not a folder\n")
+    else:  # no process may make a folder under /proc, root included
+        folder = Path("/proc/ccsim-campaign22")
+    monkeypatch.setenv("CCSIM_RESULTS", str(folder))
+    assert main(["reproduce", "m01", "--quick", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: $CCSIM_RESULTS {folder}: "), err
+    assert err.count("\n") == 1
+    assert main(["report"]) == 1
+    assert capsys.readouterr().err.startswith(f"ccsim: error: $CCSIM_RESULTS: {folder} "), err
+    if where == "a file":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+        assert folder.read_text() == "not a folder\n"
+
+
 def test_an_empty_results_folder_from_the_environment_is_the_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
