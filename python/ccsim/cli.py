@@ -423,6 +423,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    # What each case's child needs to run the core (its tables come back as numpy arrays),
+    # looked for here: missing, every child died with a ModuleNotFoundError traceback and
+    # bench said "benchmark trivial.toml failed with status 1" (campaign 22, issue 32).
+    importlib.import_module("numpy")
     from ccsim import bench
 
     only = args.only
@@ -449,8 +455,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
         # What draws it, before the benchmarks too: missing, "ccsim needs matplotlib" came
         # after them, minutes of them with --scale (campaign 13, issue 32).
-        import importlib
-
         importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     # Drawn before the table is printed: a stdout that cannot be written (closed, a full disk)
