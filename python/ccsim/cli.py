@@ -828,6 +828,19 @@ def _scenario_file(text: str) -> Path:
     ``Path("")``, the working folder, refused as ".: is a directory" (campaign 12, issue 32)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty; name the scenario's TOML file")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # A byte such as 0xff in the name reaches Python as a lone surrogate, which the
+        # scenario's reader refuses (its source names it in every message): the file was
+        # refused as "path: 'bad\udcffname.toml' has a lone surrogate", naming the reader's
+        # parameter, not this argument or the cure (campaign 22, issue 32).
+        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise argparse.ArgumentTypeError(
+            f"{shown}: the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to "
+            "it by a name in UTF-8"
+        ) from None
     return Path(text)
 
 

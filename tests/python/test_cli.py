@@ -763,6 +763,26 @@ def test_an_empty_scenario_file_argument_is_refused_as_empty_not_as_a_directory(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_a_scenario_file_whose_name_is_not_utf8_is_refused_naming_the_argument_and_the_cure(
+    command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): a file named with a byte 0xff (a Latin-1 name from another
+    # system) was refused as "path: 'bad\udcffname.toml' has a lone surrogate, not a
+    # character", naming the reader's parameter, not the argument, nor what to do.
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"bad\xffname.toml")
+    (tmp_path / name).write_text((examples / "random-loss.toml").read_text())
+    assert main([command, name, *(["--out", "x"] if command != "validate" else [])]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "ccsim: error: argument file: bad\ufffdname.toml: the name is not UTF-8 (byte 0xff); "
+        "rename the file, or link to it by a name in UTF-8"
+    ), err
+    assert err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
