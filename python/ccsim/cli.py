@@ -1233,8 +1233,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except OSError as e:  # the write of --help or --version itself failed (unbuffered stdout)
         return _output_failed(e)
+    bad = _not_utf8_argument(args)
+    if bad is not None:
+        _error(bad)
+        return 1
     with _signals_interrupt() as received:
         return _dispatch(args, received)
+
+
+def _not_utf8_argument(args: argparse.Namespace) -> str | None:
+    """The error for the first text argument (not a path: those have their own checks) that is
+    not UTF-8, or None. A byte such as 0xff reaches Python as a lone surrogate, and the code
+    that took the value named its own parameter: `--set` was refused as "overrides: U+DCFF is
+    a lone surrogate", `--param` as "spec: ...", `--pcap` as "value: ...", and `ccsim
+    reproduce $'m\\xff'` was "internal error (TypeError): name: expected a string, not str"
+    (campaign 22, issue 32)."""
+    for dest, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+                shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                option = dest if dest == "experiment" else "--" + dest.replace("_", "-")
+                return (f"argument {option}: {shown!r} is not UTF-8 (byte 0x{byte:02x}); "
+                        "ccsim reads its arguments as UTF-8 text")  # fmt: skip
+    return None
 
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:

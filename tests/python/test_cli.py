@@ -783,6 +783,34 @@ def test_a_scenario_file_whose_name_is_not_utf8_is_refused_naming_the_argument_a
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [(["run", "S", "--out", "x", "--set", "links.bottleneck.rate=1\udcffMbps"], "--set"),
+     (["validate", "S", "--set", "flows.reno.variant=\udcff"], "--set"),
+     (["run", "S", "--out", "x", "--pcap", "h\udcff"], "--pcap"),
+     (["sweep", "S", "--out", "x", "--param", "duration=1s,\udcff"], "--param"),
+     (["reproduce", "m\udcff"], "experiment"),
+     (["bench", "--only", "P\udcff"], "--only"),
+     (["explore", "--host", "\udcff"], "--host")],
+)  # fmt: skip
+def test_a_text_argument_that_is_not_utf8_is_refused_naming_its_option(
+    argv: list[str], option: str, tmp_path: Path, examples: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: Any,
+) -> None:  # fmt: skip
+    # Campaign 22 (issue 32): a byte 0xff (a lone surrogate to Python) in a text argument was
+    # refused naming the parameter of the code that took it ("overrides: U+DCFF is a lone
+    # surrogate", "spec: ...", "value: ..."), and `ccsim reproduce $'m\xff'` was "internal
+    # error (TypeError): name: expected a string, not str".
+    monkeypatch.chdir(tmp_path)
+    argv = [str(examples / "random-loss.toml") if a == "S" else a for a in argv]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: argument {option}: "), err
+    assert "is not UTF-8 (byte 0xff); ccsim reads its arguments as UTF-8 text" in err
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
