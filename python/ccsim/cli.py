@@ -279,6 +279,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_output_folder(args.out, [args.file], outputs, create=False)
     refuse_a_reproduction(args.out, "--out", "the run's tables")
     refuse_a_site(args.out, "--out", "the run's tables")
+    _refuse_a_blocked_pcap_folder(sc, args.out, args.seed)
     # The core drops an interrupted run, and the output folder is written in full or not at
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
@@ -287,16 +288,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
+        made = sorted(p.name for p in (stage / "pcap").glob("*.pcap"))
     out = args.out
     _say(summary_text(res))
     written = ", ".join(
         n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
     )
-    captures = sorted((Path(out) / "pcap").glob("*.pcap"))
+    # This run's captures: an earlier run's, kept in pcap/ beside them, were counted too
+    # ("pcap/: 2 captures" after a run that made one; campaign 22, issue 32).
+    captures = [c for c in made if (Path(out) / "pcap" / c).is_file()]
     if captures:
         written += f"; pcap/: {len(captures)} capture{'s' if len(captures) > 1 else ''}"
     _say(f"\nresults: {out}/ ({written})")
     return 0
+
+
+def _refuse_a_blocked_pcap_folder(sc: Scenario, out: Path, seed: int | None) -> None:
+    """Refuse ``--out`` now when the run captures packets and ``out/pcap`` is a file or a link
+    to nothing: the captures were moved there after the run, which failed naming the hidden
+    staging folder ("<out>/.ccsim-partial-x/pcap -> <out>/pcap: not a directory"), left that
+    folder in ``out`` and two of the run's tables beside the earlier ones (campaign 22, issue
+    32)."""
+    pcap = Path(out) / "pcap"
+    blocked = not_a_folder(pcap) or (f"{pcap} {d}" if (d := dangling(pcap)) else None)
+    if blocked is None:
+        return
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    if tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap"):
+        raise ValueError(f"--out {out}: the run's captures go in {pcap}, and {blocked}; move "
+                         "it away or name another folder")  # fmt: skip
 
 
 def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> Scenario:
