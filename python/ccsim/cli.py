@@ -190,6 +190,13 @@ def check_output_folder(
         raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     for name in names:
         target = out / name
+        if target.is_dir() and not target.is_symlink():  # a link is replaced, as a file is
+            # A folder where a file of the output goes (a dataset another tool wrote as
+            # flows.parquet/): the whole run was made, then renaming the file over it failed
+            # naming the hidden staging folder, which was left in --out with some of the new
+            # files moved beside the old ones (campaign 22, issue 32).
+            raise ValueError(f"{option} {out}: {target} is a folder, where the output's {name} "
+                             "goes; move it away or name another folder")  # fmt: skip
         for inp in inputs:
             same = target.resolve() == inp.resolve()
             if not same and target.exists() and inp.exists():

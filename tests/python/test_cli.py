@@ -811,6 +811,27 @@ def test_a_text_argument_that_is_not_utf8_is_refused_naming_its_option(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("command", "name"), [("run", "flows.parquet"), ("run", "scenario.toml"),
+                                             ("sweep", "links.parquet")])  # fmt: skip
+def test_an_out_holding_a_folder_where_one_of_its_files_goes_is_refused_before_the_runs(
+    command: str, name: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): `--out d` with d/flows.parquet a folder (a dataset another tool
+    # wrote under that name) made the whole run, then failed renaming the table over it,
+    # naming the hidden staging folder, which was left in d with some new files beside it.
+    out = tmp_path / "d"
+    (out / name).mkdir(parents=True)
+    (out / name / "part-0.parquet").write_text("theirs")
+    scenario = str(examples / "random-loss.toml")
+    extra = ["--param", "duration=0.1s,0.2s"] if command == "sweep" else ["--set", "duration=0.1s"]
+    assert main([command, scenario, "--out", str(out), *extra]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"ccsim: error: --out {out}: {out / name} is a folder, where the output's "
+                   f"{name} goes; move it away or name another folder\n")  # fmt: skip
+    assert [p.name for p in out.iterdir()] == [name]
+    assert (out / name / "part-0.parquet").read_text() == "theirs"
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
