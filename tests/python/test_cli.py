@@ -832,6 +832,41 @@ def test_an_out_holding_a_folder_where_one_of_its_files_goes_is_refused_before_t
     assert (out / name / "part-0.parquet").read_text() == "theirs"
 
 
+def test_a_reproduction_folder_holding_a_folder_where_one_of_its_files_goes_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): with claims.csv a folder in --out, the rename after every run
+    # failed half-way, naming the hidden staging folder, which stayed in --out.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    out = tmp_path / "m"
+    (out / "claims.csv").mkdir(parents=True)
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"ccsim: error: {out}/claims.csv is a folder, where the output's claims.csv goes: move "
+        "it away or name another folder; "
+    ), err
+    assert "the finished runs are kept in" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["claims.csv", "plan", "runs"]
+
+
+def test_a_reproduction_folder_whose_site_is_a_file_is_refused_before_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): the site is written last, and it failed then, naming
+    # "<out>/site/<name>: not a directory", with report.md beside it looking finished.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / "site").write_text("mine")
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {out}: the reproduction's site goes in {out}/site, and {out}/site "
+        "is a file, not a folder; move it away or name another folder\n"
+    )
+    assert [p.name for p in out.iterdir()] == ["site"]
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
