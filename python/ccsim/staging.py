@@ -82,7 +82,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
                              "nothing was written to it") from None  # fmt: skip
         return
-    clash = _in_the_way(stage, out)
+    clash = in_the_way(stage, out)
     if clash is not None:
         # Checked before a rename: a folder where a file goes (claims.csv/ in a reproduction's
         # folder) failed the rename half-way, naming the hidden folder, which was left in
@@ -98,7 +98,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     stage.rmdir()
 
 
-def _in_the_way(source: Path, dest: Path) -> Path | None:
+def in_the_way(source: Path, dest: Path) -> Path | None:
     """The first entry of ``dest`` that :func:`_move_into` could not rename ``source``'s
     namesake over (a folder where a file goes, or a file where a folder goes), or None. A link
     is replaced, as a file is."""
@@ -107,7 +107,7 @@ def _in_the_way(source: Path, dest: Path) -> Path | None:
         if target.is_symlink() or not target.exists():
             continue
         if entry.is_dir() and target.is_dir():
-            inner = _in_the_way(entry, target)
+            inner = in_the_way(entry, target)
             if inner is not None:
                 return inner
         elif entry.is_dir() or target.is_dir():
