@@ -190,6 +190,13 @@ def check_output_folder(
         raise ValueError(f"{option} {out}: {blocked}; move it away or name another folder")
     for name in names:
         target = out / name
+        if target.is_dir() and not target.is_symlink():  # a link is replaced, as a file is
+            # A folder where a file of the output goes (a dataset another tool wrote as
+            # flows.parquet/): the whole run was made, then renaming the file over it failed
+            # naming the hidden staging folder, which was left in --out with some of the new
+            # files moved beside the old ones (campaign 22, issue 32).
+            raise ValueError(f"{option} {out}: {target} is a folder, where the output's {name} "
+                             "goes; move it away or name another folder")  # fmt: skip
         for inp in inputs:
             same = target.resolve() == inp.resolve()
             if not same and target.exists() and inp.exists():
@@ -279,6 +286,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_output_folder(args.out, [args.file], outputs, create=False)
     refuse_a_reproduction(args.out, "--out", "the run's tables")
     refuse_a_site(args.out, "--out", "the run's tables")
+    _refuse_a_blocked_pcap_folder(sc, args.out, args.seed)
     # The core drops an interrupted run, and the output folder is written in full or not at
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
@@ -287,16 +295,38 @@ def _cmd_run(args: argparse.Namespace) -> int:
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
+        made = sorted(p.name for p in (stage / "pcap").glob("*.pcap"))
     out = args.out
     _say(summary_text(res))
     written = ", ".join(
         n for n in [f"{t}.parquet" for t in TABLES] + ["scenario.toml"] if (Path(out) / n).exists()
     )
-    captures = sorted((Path(out) / "pcap").glob("*.pcap"))
+    # This run's captures: an earlier run's, kept in pcap/ beside them, were counted too
+    # ("pcap/: 2 captures" after a run that made one; campaign 22, issue 32).
+    captures = [c for c in made if (Path(out) / "pcap" / c).is_file()]
     if captures:
         written += f"; pcap/: {len(captures)} capture{'s' if len(captures) > 1 else ''}"
     _say(f"\nresults: {_folder_text(out)} ({written})")
     return 0
+
+
+def _refuse_a_blocked_pcap_folder(sc: Scenario, out: Path, seed: int | None) -> None:
+    """Refuse ``--out`` now when the run captures packets and ``out/pcap`` is a file or a link
+    to nothing: the captures were moved there after the run, which failed naming the hidden
+    staging folder ("<out>/.ccsim-partial-x/pcap -> <out>/pcap: not a directory"), left that
+    folder in ``out`` and two of the run's tables beside the earlier ones (campaign 22, issue
+    32)."""
+    pcap = Path(out) / "pcap"
+    blocked = not_a_folder(pcap) or (f"{pcap} {d}" if (d := dangling(pcap)) else None)
+    if blocked is None:
+        return
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    if tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap"):
+        raise ValueError(f"--out {out}: the run's captures go in {pcap}, and {blocked}; move "
+                         "it away or name another folder")  # fmt: skip
 
 
 def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> Scenario:
@@ -423,6 +453,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    # What each case's child needs to run the core (its tables come back as numpy arrays),
+    # looked for here: missing, every child died with a ModuleNotFoundError traceback and
+    # bench said "benchmark trivial.toml failed with status 1" (campaign 22, issue 32).
+    importlib.import_module("numpy")
     from ccsim import bench
 
     only = args.only
@@ -449,8 +485,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
         # What draws it, before the benchmarks too: missing, "ccsim needs matplotlib" came
         # after them, minutes of them with --scale (campaign 13, issue 32).
-        import importlib
-
         importlib.import_module("matplotlib.pyplot")
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     # Drawn before the table is printed: a stdout that cannot be written (closed, a full disk)
@@ -545,8 +579,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         # or under /proc) was "ccsim: error: /proc/x: no such file" after the plan was read,
         # naming neither --out nor the cause (the output-folder matrix, issue 32).
         check_output_folder(Path(args.out), [], [], create=False)
-    else:  # the default's folder: it ran every run, then failed naming nothing (campaign 19)
-        utf8_name("$CCSIM_RESULTS", Path(os.environ.get("CCSIM_RESULTS") or "results"))
+    else:
+        # The default's folder goes under $CCSIM_RESULTS (or results): checked as --out is,
+        # naming where it came from. Not UTF-8, it ran every run, then failed naming nothing
+        # (campaign 19); unwritable (CCSIM_RESULTS=/proc/x) it was "ccsim: error: /proc/x: no
+        # such file", and a file there was refused naming --out, an option never given
+        # (campaign 22, issue 32).
+        env = os.environ.get("CCSIM_RESULTS")
+        option = "$CCSIM_RESULTS" if env else "the default folder"
+        check_output_folder(Path(env or "results"), [], [], option=option, create=False)
     _needs_tables()
     # What draws the figures (matplotlib) and the site (plotly; markdown-it-py writes its
     # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
@@ -609,13 +650,22 @@ def _results_dir(args: argparse.Namespace) -> Path:
     return utf8_name("--results" if args.results else "$CCSIM_RESULTS", Path(args.results or env))
 
 
+def _results_option(args: argparse.Namespace) -> str:
+    """What named the results folder, for its errors: $CCSIM_RESULTS's folder was refused as
+    "--results", an option never given (campaign 22, issue 32)."""
+    if os.environ.get("CCSIM_RESULTS") and not args.results:
+        return "$CCSIM_RESULTS"
+    return "--results"
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     _needs_tables()
     from ccsim.site import build_site
 
     results = _results_dir(args)
+    given = _results_option(args)
     if not results.is_dir():
-        raise ValueError(f"--results: {results} is not a folder (run `ccsim reproduce p001` first)")
+        raise ValueError(f"{given}: {results} is not a folder (run `ccsim reproduce p001` first)")
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".
     option = "--out" if args.out is not None else "the site's folder"
@@ -636,7 +686,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # `ccsim explore` refused the same folder (issue 32): a report needs a reproduction.
     if not find_reports(results):
         raise ValueError(
-            f"--results: {results} holds no reproduction (no report.md in it or in a folder "
+            f"{given}: {results} holds no reproduction (no report.md in it or in a folder "
             "of it): run `ccsim reproduce p001` first, or give --results the folder "
             "`ccsim reproduce --out` wrote"
         )
@@ -677,7 +727,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             )
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
-    check_output_folder(results, [], [], option="--results")
+    check_output_folder(results, [], [], option=_results_option(args))
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers,
           say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
@@ -808,6 +858,19 @@ def _scenario_file(text: str) -> Path:
     ``Path("")``, the working folder, refused as ".: is a directory" (campaign 12, issue 32)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty; name the scenario's TOML file")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # A byte such as 0xff in the name reaches Python as a lone surrogate, which the
+        # scenario's reader refuses (its source names it in every message): the file was
+        # refused as "path: 'bad\udcffname.toml' has a lone surrogate", naming the reader's
+        # parameter, not this argument or the cure (campaign 22, issue 32).
+        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise argparse.ArgumentTypeError(
+            f"{shown}: the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to "
+            "it by a name in UTF-8"
+        ) from None
     return Path(text)
 
 
@@ -1200,8 +1263,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except OSError as e:  # the write of --help or --version itself failed (unbuffered stdout)
         return _output_failed(e)
+    bad = _not_utf8_argument(args)
+    if bad is not None:
+        _error(bad)
+        return 1
     with _signals_interrupt() as received:
         return _dispatch(args, received)
+
+
+def _not_utf8_argument(args: argparse.Namespace) -> str | None:
+    """The error for the first text argument (not a path: those have their own checks) that is
+    not UTF-8, or None. A byte such as 0xff reaches Python as a lone surrogate, and the code
+    that took the value named its own parameter: `--set` was refused as "overrides: U+DCFF is
+    a lone surrogate", `--param` as "spec: ...", `--pcap` as "value: ...", and `ccsim
+    reproduce $'m\\xff'` was "internal error (TypeError): name: expected a string, not str"
+    (campaign 22, issue 32)."""
+    for dest, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+                shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                option = dest if dest == "experiment" else "--" + dest.replace("_", "-")
+                return (f"argument {option}: {shown!r} is not UTF-8 (byte 0x{byte:02x}); "
+                        "ccsim reads its arguments as UTF-8 text")  # fmt: skip
+    return None
 
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:

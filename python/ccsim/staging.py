@@ -82,11 +82,37 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
                              "nothing was written to it") from None  # fmt: skip
         return
+    clash = in_the_way(stage, out)
+    if clash is not None:
+        # Checked before a rename: a folder where a file goes (claims.csv/ in a reproduction's
+        # folder) failed the rename half-way, naming the hidden folder, which was left in
+        # ``out`` with part of the new output beside the old (campaign 22, issue 32).
+        shutil.rmtree(stage, ignore_errors=True)
+        kind = "a folder" if clash.is_dir() else "a file"
+        raise ValueError(f"{clash} is {kind}, where the output's {clash.name} goes: move it "
+                         f"away or name another folder; {state}")  # fmt: skip
     for name in ours:
         if (out / name).is_file() and not (stage / name).exists():
             (out / name).unlink()
     _move_into(stage, out)
     stage.rmdir()
+
+
+def in_the_way(source: Path, dest: Path) -> Path | None:
+    """The first entry of ``dest`` that :func:`_move_into` could not rename ``source``'s
+    namesake over (a folder where a file goes, or a file where a folder goes), or None. A link
+    is replaced, as a file is."""
+    for entry in sorted(source.iterdir()):
+        target = dest / entry.name
+        if target.is_symlink() or not target.exists():
+            continue
+        if entry.is_dir() and target.is_dir():
+            inner = in_the_way(entry, target)
+            if inner is not None:
+                return inner
+        elif entry.is_dir() or target.is_dir():
+            return target
+    return None
 
 
 def reproduction_of(folder: Path) -> str | None:

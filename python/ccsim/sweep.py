@@ -752,7 +752,7 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
     # `5,5` slipped past an `is` test (campaign 17, issue 32).
     read: dict[tuple[bool, Any], int] = {}
     for i, v in enumerate(vals):
-        tag = tag_value(v)
+        tag = _unordered(v, tag_value(v))
         at = read.setdefault((isinstance(tag, str), tag), i)
         if at != i:
             first = vals[at]
@@ -760,6 +760,33 @@ def parse_param(spec: str) -> tuple[str, list[str]]:
             raise ValueError(f"--param {path.strip()}: the value {same} is given twice; give "
                              "each value once")  # fmt: skip
     return path.strip(), vals
+
+
+def _unordered(raw: str, tag: Any) -> Any:
+    """``tag``, or for a table or an array written as one (``raw`` opens with ``{`` or ``[``)
+    its value with each table's keys in order: what the compared values are. A table's tag
+    keeps its keys in the order written, and `queue={type="red",limit=50},{limit=50,type="red"}`
+    ran one run twice, its rows labelled apart (campaign 22, issue 32). A string that reads
+    like a table (`"{a=1}"`) opens with its quote and stays text."""
+    if not isinstance(tag, str) or raw.strip()[:1] not in ("{", "["):
+        return tag
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    try:
+        value = tomllib.loads(f"x = {tag}")["x"]
+    except ValueError:  # what TOML 1.0 reads otherwise than the core: compared as tagged
+        return tag
+
+    def ordered(x: Any) -> Any:
+        if isinstance(x, dict):
+            return ("table", tuple(sorted((k, ordered(v)) for k, v in x.items())))
+        if isinstance(x, list):
+            return ("array", tuple(ordered(v) for v in x))
+        return (type(x).__name__, x)
+
+    return ordered(value)
 
 
 def tag_value(raw: str) -> Any:

@@ -885,6 +885,23 @@ def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
     )
 
 
+def test_bench_without_numpy_is_refused_naming_it_before_a_case_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): each case's child died with a ModuleNotFoundError traceback, then
+    # "ccsim: error: benchmark trivial.toml failed with status 1", naming neither numpy nor the
+    # cure.
+    import sys
+
+    benchmarks_must_not_run(monkeypatch)
+    monkeypatch.setitem(sys.modules, "numpy", None)  # an import of it fails, as if absent
+    assert main(["bench", "--only", "P0", "--repeat", "1"]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs numpy, which is not installed: install ccsim again with "
+        "its dependencies (pip install -c constraints.txt . from the repository root)"
+    )
+
+
 @pytest.mark.parametrize(
     ("plot", "error"),
     [("", "empty; name a PNG file"),

@@ -763,6 +763,110 @@ def test_an_empty_scenario_file_argument_is_refused_as_empty_not_as_a_directory(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "sweep"])
+def test_a_scenario_file_whose_name_is_not_utf8_is_refused_naming_the_argument_and_the_cure(
+    command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): a file named with a byte 0xff (a Latin-1 name from another
+    # system) was refused as "path: 'bad\udcffname.toml' has a lone surrogate, not a
+    # character", naming the reader's parameter, not the argument, nor what to do.
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"bad\xffname.toml")
+    (tmp_path / name).write_text((examples / "random-loss.toml").read_text())
+    assert main([command, name, *(["--out", "x"] if command != "validate" else [])]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "ccsim: error: argument file: bad\ufffdname.toml: the name is not UTF-8 (byte 0xff); "
+        "rename the file, or link to it by a name in UTF-8"
+    ), err
+    assert err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [(["run", "S", "--out", "x", "--set", "links.bottleneck.rate=1\udcffMbps"], "--set"),
+     (["validate", "S", "--set", "flows.reno.variant=\udcff"], "--set"),
+     (["run", "S", "--out", "x", "--pcap", "h\udcff"], "--pcap"),
+     (["sweep", "S", "--out", "x", "--param", "duration=1s,\udcff"], "--param"),
+     (["reproduce", "m\udcff"], "experiment"),
+     (["bench", "--only", "P\udcff"], "--only"),
+     (["explore", "--host", "\udcff"], "--host")],
+)  # fmt: skip
+def test_a_text_argument_that_is_not_utf8_is_refused_naming_its_option(
+    argv: list[str], option: str, tmp_path: Path, examples: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: Any,
+) -> None:  # fmt: skip
+    # Campaign 22 (issue 32): a byte 0xff (a lone surrogate to Python) in a text argument was
+    # refused naming the parameter of the code that took it ("overrides: U+DCFF is a lone
+    # surrogate", "spec: ...", "value: ..."), and `ccsim reproduce $'m\xff'` was "internal
+    # error (TypeError): name: expected a string, not str".
+    monkeypatch.chdir(tmp_path)
+    argv = [str(examples / "random-loss.toml") if a == "S" else a for a in argv]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: argument {option}: "), err
+    assert "is not UTF-8 (byte 0xff); ccsim reads its arguments as UTF-8 text" in err
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("command", "name"), [("run", "flows.parquet"), ("run", "scenario.toml"),
+                                             ("sweep", "links.parquet")])  # fmt: skip
+def test_an_out_holding_a_folder_where_one_of_its_files_goes_is_refused_before_the_runs(
+    command: str, name: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): `--out d` with d/flows.parquet a folder (a dataset another tool
+    # wrote under that name) made the whole run, then failed renaming the table over it,
+    # naming the hidden staging folder, which was left in d with some new files beside it.
+    out = tmp_path / "d"
+    (out / name).mkdir(parents=True)
+    (out / name / "part-0.parquet").write_text("theirs")
+    scenario = str(examples / "random-loss.toml")
+    extra = ["--param", "duration=0.1s,0.2s"] if command == "sweep" else ["--set", "duration=0.1s"]
+    assert main([command, scenario, "--out", str(out), *extra]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"ccsim: error: --out {out}: {out / name} is a folder, where the output's "
+                   f"{name} goes; move it away or name another folder\n")  # fmt: skip
+    assert [p.name for p in out.iterdir()] == [name]
+    assert (out / name / "part-0.parquet").read_text() == "theirs"
+
+
+def test_a_reproduction_folder_holding_a_folder_where_one_of_its_files_goes_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): with claims.csv a folder in --out, the rename after every run
+    # failed half-way, naming the hidden staging folder, which stayed in --out.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    out = tmp_path / "m"
+    (out / "claims.csv").mkdir(parents=True)
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"ccsim: error: {out}/claims.csv is a folder, where the output's claims.csv goes: move "
+        "it away or name another folder; "
+    ), err
+    assert "the finished runs are kept in" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["claims.csv", "plan", "runs"]
+
+
+def test_a_reproduction_folder_whose_site_is_a_file_is_refused_before_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 22 (issue 32): the site is written last, and it failed then, naming
+    # "<out>/site/<name>: not a directory", with report.md beside it looking finished.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / "site").write_text("mine")
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {out}: the reproduction's site goes in {out}/site, and {out}/site "
+        "is a file, not a folder; move it away or name another folder\n"
+    )
+    assert [p.name for p in out.iterdir()] == ["site"]
+
+
 def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, str, str]:
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
@@ -850,6 +954,32 @@ def test_a_results_folder_from_the_environment_not_in_utf8_is_refused_before_any
     assert list(tmp_path.iterdir()) == []
     assert main(["report"]) == 1
     assert "$CCSIM_RESULTS " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["a file", "unwritable"])
+def test_a_results_folder_from_the_environment_that_cannot_be_used_is_refused_naming_it(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 22 (issue 32): `CCSIM_RESULTS=/proc/x ccsim reproduce m01 --quick` said
+    # "ccsim: error: /proc/x: no such file" after reading the plan (what 9325efa mended for
+    # --out); a file there was refused naming --out (reproduce) or --results (report,
+    # explore), options the user never gave. Each names $CCSIM_RESULTS now.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    if where == "a file":
+        folder = tmp_path / "r"
+        folder.write_text("not a folder\n")
+    else:  # no process may make a folder under /proc, root included
+        folder = Path("/proc/ccsim-campaign22")
+    monkeypatch.setenv("CCSIM_RESULTS", str(folder))
+    assert main(["reproduce", "m01", "--quick", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: $CCSIM_RESULTS {folder}: "), err
+    assert err.count("\n") == 1
+    assert main(["report"]) == 1
+    assert capsys.readouterr().err.startswith(f"ccsim: error: $CCSIM_RESULTS: {folder} "), err
+    if where == "a file":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+        assert folder.read_text() == "not a folder\n"
 
 
 def test_an_empty_results_folder_from_the_environment_is_the_default(

@@ -243,6 +243,45 @@ def test_ccsim_run_writes_captures_under_out_pcap_and_adds_points_from_pcap(
     assert count(cut, "_ws.malformed || _ws.expert.severity >= 8388608") == 0
 
 
+@pytest.mark.parametrize("blocked", ["a file", "a link to nothing"])
+def test_ccsim_run_refuses_an_out_whose_pcap_is_not_a_folder_before_the_run(
+    blocked: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 22 (issue 32): the captures were moved into OUT/pcap after the run, which then
+    # failed naming the hidden staging folder (".ccsim-partial-x/pcap -> out/pcap: not a
+    # directory"), left that folder in OUT, and two of the run's tables beside the old ones.
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY)
+    out = tmp_path / "out"
+    out.mkdir()
+    if blocked == "a file":
+        (out / "pcap").write_text("mine")
+    else:
+        (out / "pcap").symlink_to(tmp_path / "nowhere")
+    assert main(["run", str(scenario), "--out", str(out), "--pcap", "bs:wl"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"ccsim: error: --out {out}: the run's captures go in {out}/pcap, and "
+    ), err
+    assert err.endswith("; move it away or name another folder\n")
+    assert [p.name for p in out.iterdir()] == ["pcap"]
+
+
+def test_ccsim_run_counts_its_own_captures_not_an_earlier_run_s_kept_beside_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 22 (issue 32): an earlier run's captures stay in OUT/pcap, and the results line
+    # counted them as this run's: "pcap/: 4 captures" after a run that made three.
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY)
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--pcap", "bs:wl"]) == 0
+    assert "; pcap/: 3 captures)" in capsys.readouterr().out
+    assert main(["run", str(scenario), "--out", str(out), "--pcap", "bs:wired"]) == 0
+    assert "; pcap/: 3 captures)" in capsys.readouterr().out
+    assert len(list((out / "pcap").glob("*.pcap"))) == 4  # bs-wl.pcap kept from the first
+
+
 def test_tshark_decodes_the_timestamp_option_and_the_receivers_echo(tmp_path: Path) -> None:
     # RFC 7323 (issue 28): with timestamps every segment carries TSval, the sender's clock in
     # milliseconds at its departure, and TSecr; the receiver's ACKs echo a TSval the sender

@@ -393,6 +393,24 @@ def test_ccsim_report_refuses_a_folder_without_a_reproduction_and_writes_nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
 
+@pytest.mark.parametrize(("name", "kind"), [("index.html", "a folder"), ("a", "a file")])
+def test_ccsim_report_into_an_out_with_a_site_file_s_place_taken_writes_nothing(
+    name: str, kind: str, results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 22 (issue 32): with OUT/index.html a folder, every other page was moved into
+    # OUT before index.html's rename failed, and the error said the site was not written.
+    tree = copies(results, tmp_path / "res", ["a"])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "a folder" else (out / name).write_text("mine")
+    assert main(["report", "--results", str(tree), "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / name} is {kind}, where the site's {name} goes: move it away or "
+        "name another folder; the site was not written\n"
+    )
+    assert [p.name for p in out.iterdir()] == [name]
+
+
 def test_ccsim_report_over_only_damaged_reproductions_fails_and_writes_no_site(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -510,6 +510,33 @@ def test_one_value_written_twice_in_any_spelling_is_refused(spec: str, twice: st
         sweep.parse_param(spec)
 
 
+@pytest.mark.parametrize(
+    ("spec", "twice"),
+    [('a={type="red",limit=50},{limit=50,type="red"}',
+      '{type="red",limit=50} (as {limit=50,type="red"})'),
+     ('a=[{at="1s",link="l"}],[{link="l",at="1s"}]',
+      '[{at="1s",link="l"}] (as [{link="l",at="1s"}])'),
+     ("a={x={p=1,q=2}},{x={q=2,p=1}}", "{x={p=1,q=2}} (as {x={q=2,p=1}})")],
+)  # fmt: skip
+def test_one_table_with_its_keys_in_another_order_is_refused_as_given_twice(
+    spec: str, twice: str
+) -> None:
+    # Campaign 22 (issue 32): a table's tag keeps its keys in the order written, so
+    # `queue={type="droptail",limit=10},{limit=10,type="droptail"}` ran one run twice ("2 runs:
+    # 2 executed", two run ids, the same rows), labelled apart in the tables.
+    with pytest.raises(ValueError, match=rf"^--param a: the value {re.escape(twice)} is given "
+                                         r"twice; give each value once$"):  # fmt: skip
+        sweep.parse_param(spec)
+
+
+def test_tables_that_differ_or_a_string_that_reads_like_one_are_values_of_their_own() -> None:
+    # The keys' order is set aside, nothing else: a value differing, an array in another
+    # order, and text written like a table stay values of their own.
+    for spec in ('a={type="red",limit=50},{limit=60,type="red"}', "a=[1,2],[2,1]",
+                 'a={p=1},"{p=1}"', "a={p=1},{p=1.5}"):  # fmt: skip
+        assert len(sweep.parse_param(spec)[1]) == 2, spec
+
+
 def test_a_swept_table_shows_in_the_table_as_the_core_read_it() -> None:
     # Its column held the text as written, comment and line breaks included; it holds the
     # value the run used, written once by TOML (campaign 17, issue 32).

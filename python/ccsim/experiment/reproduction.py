@@ -406,6 +406,13 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError("--record keeps a full reproduction's tables: not with --quick or "
                          "--seeds (the plan's seeds are the record's)")  # fmt: skip
     target = Path(out or default_out(plan_id, quick))
+    site_in_the_way = not_a_folder(target / "site")
+    if site_in_the_way is not None:
+        # The site is written after every run and the report: it failed then, naming
+        # "<out>/site/<name>: not a directory", and the report.md beside it looked finished
+        # (campaign 22, issue 32).
+        raise ValueError(f"--out {target}: the reproduction's site goes in {target / 'site'}, "
+                         f"and {site_in_the_way}; move it away or name another folder")  # fmt: skip
     if target.resolve() == (folder / "full-run").resolve():
         # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
         # run there replaced the record the README's numbers are checked against, which

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import hidden_name, staging_folder
+from ccsim.staging import hidden_name, in_the_way, staging_folder
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -203,6 +203,14 @@ def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:
     if not out.exists():
         work.rename(out)
         return
+    clash = in_the_way(work, out)
+    if clash is not None:
+        # Checked before the first file moves: index.html a folder failed the last rename,
+        # with every other page already moved in, and the error said the site was not
+        # written (campaign 22, issue 32).
+        kind = "a folder" if clash.is_dir() else "a file"
+        raise ValueError(f"{clash} is {kind}, where the site's {clash.name} goes: move it away "
+                         "or name another folder; the site was not written")  # fmt: skip
     files = sorted(p for p in work.rglob("*") if p.is_file())
     # A folder that is not a site already may hold the user's own index.html (or pages.json, a
     # page named as a reproduction's): `report --out notes` wrote over it without a word
