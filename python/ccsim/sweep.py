@@ -277,9 +277,15 @@ class RecordNotSaved(RuntimeError):
         from ccsim.staging import os_error_text
 
         super().__init__(
-            f"{os_error_text(error)}; {len(store)} finished runs are kept in "
-            f"{store.directory}, and the same command resumes from them"
+            f"{os_error_text(error)}; {finished_runs(len(store))} in {store.directory}, and "
+            "the same command resumes from them"
         )
+
+
+def finished_runs(count: int, kept: str = "kept") -> str:
+    """``1 finished run is kept`` or ``N finished runs are kept``: the messages said "1 finished
+    runs are kept" (campaign 22, issue 32)."""
+    return f"{count} finished run is {kept}" if count == 1 else f"{count} finished runs are {kept}"
 
 
 class SweepInterrupted(RuntimeError):
@@ -287,7 +293,7 @@ class SweepInterrupted(RuntimeError):
 
     def __init__(self, stored: int) -> None:
         super().__init__(
-            f"a worker process died; {stored} finished runs are stored, and running the same "
+            f"a worker process died; {finished_runs(stored, 'stored')}, and running the same "
             "command again resumes from them"
         )
 

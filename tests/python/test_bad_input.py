@@ -439,7 +439,7 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     record = line.removeprefix("ccsim: error: ").split(":")[0]
     assert Path(record).parent.parent == out / "runs" and not Path(record).exists()
     assert line == (
-        f"ccsim: error: {record}: no space left on device; 1 finished runs are kept in "
+        f"ccsim: error: {record}: no space left on device; 1 finished run is kept in "
         f"{out}/runs, and the same command resumes from them"
     )
     monkeypatch.setattr(sweep.json, "dump", dump)
@@ -466,7 +466,7 @@ def test_a_sweeps_tables_on_a_disk_gone_read_only_name_out_and_say_the_runs_are_
     monkeypatch.setattr(staging.tempfile, "mkdtemp", read_only)
     assert main(argv) == 1
     assert one_error_line(capsys) == (
-        f"ccsim: error: {out}: read-only file system; the tables were not written; the 2 "
+        f"ccsim: error: {out}: read-only file system; the tables were not written; 2 "
         f"finished runs are kept in {out}/runs, and the same command resumes from them"
     )
     monkeypatch.setattr(staging.tempfile, "mkdtemp", mkdtemp)
@@ -825,7 +825,7 @@ def test_a_sweep_whose_tables_meet_a_full_disk_leaves_the_earlier_tables_whole(
     assert main(argv) == 1
     assert one_error_line(capsys) == (
         f"ccsim: error: {out}/links.parquet: no space left on device; the tables were not "
-        f"written; the 2 finished runs are kept in {out}/runs, and the same command resumes "
+        f"written; 2 finished runs are kept in {out}/runs, and the same command resumes "
         "from them"
     )
     assert {n: (out / n).read_bytes() for n in before} == before
