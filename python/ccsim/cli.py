@@ -31,6 +31,7 @@ import contextlib
 import errno
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -41,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ccsim.errors import Error
+from ccsim.errors import Error, ScenarioError
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import (
     MAX_RUNS,
@@ -337,7 +338,18 @@ def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> S
         import tomli as tomllib
 
     have = tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap", [])
-    return sc.set("trace.pcap", list(have) + [p for p in points if p not in have])
+    added = [p for p in points if p not in have]
+    captured = sc.set("trace.pcap", list(have) + added)
+    # A point given with --pcap was refused as `trace.pcap[0]: "" is not a node`, naming a key
+    # the user never wrote (noticed in campaign 22, issue 32): it names the option now.
+    try:
+        captured.validate(seed=seed)
+    except ScenarioError as e:
+        at = re.fullmatch(r"trace\.pcap\[(\d+)\]", getattr(e, "path", "") or "")
+        if at is None or int(at[1]) < len(have):
+            raise
+        raise ValueError(f"--pcap {added[int(at[1]) - len(have)]!r}: {e.reason}") from None
+    return captured
 
 
 class _ProgressLine:
