@@ -214,3 +214,63 @@ def test_a_command_writes_inside_its_out_or_refuses_it_in_one_line_and_writes_no
         outside = [p for p in changed if not Path(p).is_relative_to(real)]
         assert outside == [], (real, outside)
         assert any(Path(p).is_relative_to(real) for p in changed)  # it did write
+
+
+def _taken(place: Path, was_folder: bool) -> None:
+    """Something of the user's at ``place`` of the other kind than the command's output there:
+    a folder (holding a file) where a file goes, a file where a folder goes."""
+    if was_folder:
+        place.write_text("the user's own\n")
+    else:
+        place.mkdir()
+        (place / "theirs.txt").write_text("the user's own\n")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_output_whose_place_in_out_is_taken_is_refused_naming_it_and_leaves_out_as_it_was(
+    command: str,
+    reproduction: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 22 (issue 32) found this class one command at a time: a folder named
+    # flows.parquet (a dataset another tool wrote), a file named pcap or site, a folder named
+    # claims.csv or index.html. Each command ran, then failed in the last rename naming the
+    # hidden staging folder, left in --out beside part of the new output. Here every entry a
+    # command writes into --out, read from a run into an empty folder (so a new output is
+    # covered as soon as it exists), is taken by the other kind in turn.
+    base = tmp_path.resolve()
+    for name in ("home", "cwd"):
+        (base / name).mkdir()
+    shutil.copytree(reproduction, base / "results" / "m01-quick", symlinks=True)
+    monkeypatch.setenv("HOME", str(base / "home"))
+    monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+    monkeypatch.chdir(base / "cwd")
+    first = base / "first"
+    assert main(argv(command, first, base)[0]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    entries = {p.name: p.is_dir() for p in first.iterdir()}
+    assert entries, f"{command} wrote nothing into --out"
+    wrong = []
+    for name, was_folder in sorted(entries.items()):
+        out = base / f"out-{len(wrong)}-{name}"
+        out.mkdir()
+        if command == "reproduce" and name != "runs":
+            shutil.copytree(reproduction / "runs", out / "runs")  # its runs stored: no rerun
+        _taken(out / name, was_folder)
+        before = snapshot(base)
+        status = main(argv(command, out, base)[0])
+        err = capsys.readouterr().err
+        after = snapshot(base)
+        changed = [p for p in sorted(before.keys() | after.keys()) if before.get(p) != after.get(p)]
+        if command == "reproduce":
+            # What a resumed reproduction starts from, stored as it goes and said to be kept:
+            # its plan/ and its runs/ store.
+            changed = [p for p in changed if not any(
+                Path(p).is_relative_to(out / kept) for kept in ("plan", "runs"))]  # fmt: skip
+        errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
+        if status != 1 or len(errors) != 1 or name not in errors[0] or changed:
+            wrong.append(f"{name} ({'a file' if was_folder else 'a folder'} there): status "
+                         f"{status}, {err.strip()!r}, changed {changed}")  # fmt: skip
+    assert wrong == [], "\n".join(wrong)
