@@ -242,6 +242,26 @@ def test_the_title_of_a_moved_run_states_the_moved_value_not_the_plans(server: S
     assert answer["changed"] == []
 
 
+@pytest.mark.parametrize(
+    ("figure", "params", "stated"),
+    [
+        ("fig12", {"links.bottleneck.queue.k": 5, "links.bottleneck.rate": '"1Gbps"'},
+         "the analysis, 1Gbps, RTT 100 us, K = 5, g = 1/16"),
+        ("fig12_util", {"links.bottleneck.queue.k": 12}, "the 10Gbps bottleneck, K = 12 ("),
+        ("guideline_k", {"links.bottleneck.rate": '"1Gbps"', "flows.bulk.count": 10},
+         "the 1Gbps bottleneck against K, 10 flows"),
+    ],
+)  # fmt: skip
+def test_m01s_titles_state_the_rate_k_and_flows_the_page_moved(
+    figure: str, params: dict[str, Any], stated: str
+) -> None:
+    # Campaign 22 (issue 32): m01's titles wrote "10 Gbit/s", "K = 40" and "2 flows" as text,
+    # so a run the page moved to K = 5 was drawn under "K = 40", the moved value named beneath.
+    catalog = Catalog(EXPERIMENTS)
+    title = catalog.request({"paper": "m01", "figure": figure, "params": params}).title()
+    assert stated in title
+
+
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
     yield from browser_page(tmp_path)
