@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import logging
 import math
@@ -240,6 +241,34 @@ def test_the_title_of_a_moved_run_states_the_moved_value_not_the_plans(server: S
     status, answer = server.post("/api/run", ask)
     assert answer["title"] == "Packet loss rate vs. transfer time (100KB, MSS 1000 B)"
     assert answer["changed"] == []
+
+
+def test_every_value_the_explorer_offers_makes_a_valid_scenario_for_every_line_of_its_figure() -> (
+    None
+):
+    # Campaign 22 (issue 32): m01's fig13 offered K, which its TCP lines lack (they set the
+    # whole queue to drop-tail), and every job that moved it ended with "ScenarioError:
+    # links.bottleneck.queue.k: unknown key". Each offered value of each figure's keys, with
+    # each line at the first and last x, in both modes: ~10,000 scenarios checked (~2 s).
+    from ccsim import _core
+
+    catalog = Catalog(EXPERIMENTS)
+    refused = []
+    for pid, paper in catalog.papers.items():
+        modes = (False, True) if paper.plan.quick_overrides else (False,)
+        for fid, fig in paper.figures.items():
+            for quick, (path, values) in itertools.product(modes, fig.params.items()):
+                for value in values:
+                    ask = {"paper": pid, "figure": fid, "params": {path: value}, "quick": quick}
+                    req = catalog.request(ask)
+                    for line, x in itertools.product(
+                        req.lines, {*req.xs[:1], *req.xs[-1:]} or {None}
+                    ):
+                        try:
+                            _core.validate(paper.plan.scenario_text, list(req.overrides(line, x)))
+                        except _core.ScenarioError as e:
+                            refused.append(f"{pid} {fid} {path}={value} ({line}, x {x}): {e}")
+    assert refused == [], refused[:5]
 
 
 @pytest.mark.parametrize(
