@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import socket
 import subprocess
 import sys
@@ -953,14 +954,29 @@ def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> 
     return job
 
 
+@pytest.mark.parametrize("where", ["results", "shards"])
 def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
-    tmp_path: Path,
+    where: str, tmp_path: Path
 ) -> None:
-    a_file = tmp_path / "results"
-    a_file.write_text("not a folder")  # the folder was fine at start, then replaced
-    job = _finished_job(a_file, EXPERIMENTS, ONE_POINT)
+    # Campaign 22 (issue 32): a file in place of one of the store's shard folders ended the
+    # job with the system's words for the first save, ".../runs/14: File exists".
+    from ccsim.explore import Engine
+
+    results = tmp_path / "results"
+    if where == "results":
+        a_file = results
+        a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    else:
+        request = Catalog(EXPERIMENTS).request(ONE_POINT)
+        store = Engine(results).store(request.plan.id, request.quick).directory
+        store.mkdir(parents=True)
+        for shard in (f"{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"):
+            (store / shard).write_text("not a folder")
+        a_file = store / "[0-9a-f][0-9a-f]"
+    job = _finished_job(results, EXPERIMENTS, ONE_POINT)
     assert job.events[-1]["type"] == "error"
-    assert str(a_file) in job.events[-1]["message"]
+    said = "is a file, not a folder, where the run records are stored"
+    assert re.match(f"the run store: {a_file} {said}", job.events[-1]["message"]), job.events
 
 
 def test_a_run_a_limit_stopped_is_an_error_on_the_page_and_never_stored(tmp_path: Path) -> None:
