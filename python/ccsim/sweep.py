@@ -268,7 +268,10 @@ class Store:
         # The temporary file's name is known before it exists, so wherever an interruption
         # lands (even inside the call that creates it) the cleanup below can remove it; and
         # Ctrl-C or SIGTERM arriving during the save waits until the record is in place.
-        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
+        # One per thread as well as per process: two threads of one program saving the same
+        # run (two sweeps over one store at once) shared the name, and the second's rename
+        # found the file gone, "RecordNotSaved: ... no such file" (campaign 22, issue 32).
+        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}-{threading.get_ident()}.json")
         from ccsim.result import naming_the_file
 
         with _signals_deferred():
