@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -39,11 +40,13 @@ EXPERIMENTS = ROOT / "experiments"
 
 
 class Server:
-    def __init__(self, results: Path, log_level: str = "error") -> None:
+    def __init__(
+        self, results: Path, log_level: str = "error", experiments: Path = EXPERIMENTS
+    ) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.app = create_app(results, EXPERIMENTS)
+        self.app = create_app(results, experiments)
         config = uvicorn_config(self.app, "127.0.0.1", self.port, log_level)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -650,6 +653,35 @@ def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_gl
     pg.evaluate("window.scrollTo(0, 0)")
     keep_screenshot(pg, tmp_path / "explore-korean.png")
     assert errors == []
+
+
+def test_in_chromium_a_plans_labels_and_titles_are_shown_as_text_not_read_as_markup(
+    page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    # Campaign 22 (issue 32): the page put the plans' titles and labels into its HTML as they
+    # were: a stored plan's label "Qmax <q99> & ..." showed as "Qmax &", and an <img onerror>
+    # in one ran on the explorer's page (which may start runs), from a results folder alone.
+    plans = tmp_path / "experiments"
+    shutil.copytree(EXPERIMENTS / "m01-dctcp", plans / "m01-dctcp",
+                    ignore=shutil.ignore_patterns("full-run"))  # fmt: skip
+    plan = plans / "m01-dctcp" / "plan.toml"
+    label = "Qmax <q99> & <img src=x onerror='window.PWNED=1'>"
+    text = plan.read_text(encoding="utf-8")
+    assert 'label = "Qmax: 99th percentile of the queue"' in text
+    plan.write_text(text.replace('"Qmax: 99th percentile of the queue"', f'"{label}"'),
+                    encoding="utf-8")  # fmt: skip
+    server = Server(tmp_path / "results", experiments=plans)
+    try:
+        pg, errors = page
+        pg.goto(server.url + "/")
+        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+        shown = pg.evaluate("Array.from(document.querySelectorAll('input.line'))"
+                            ".map(e => e.parentElement.textContent.trim())")  # fmt: skip
+        assert shown[0] == label
+        assert pg.evaluate("window.PWNED") is None
+        assert errors == []
+    finally:
+        server.stop()
 
 
 def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_refused(
