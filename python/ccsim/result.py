@@ -296,9 +296,7 @@ class Result:
         meta = pq.read_schema((d / "flows.parquet").absolute()).metadata or {}
         summary = None
         if SUMMARY_KEY in meta:
-            known = {f.name for f in dataclasses.fields(Summary)}
-            fields = json.loads(meta[SUMMARY_KEY])
-            summary = Summary(**{k: v for k, v in fields.items() if k in known})
+            summary = _summary_of(meta[SUMMARY_KEY], d / "flows.parquet")
         toml_path = d / "scenario.toml"
         resolved = ""
         if toml_path.exists():
@@ -399,6 +397,34 @@ class Result:
             f"series={len(self.series)} rows, paths={len(self.paths)} rows, "
             f"agents={len(self.agents)} rows, packets={len(self.packets)} rows)"
         )
+
+
+def _summary_of(raw: bytes, path: Path) -> Summary:
+    """The run summary ``to_parquet`` keeps in ``path``'s metadata, or ValueError naming the
+    file: metadata that was not JSON, or JSON of other fields, raised a bare JSONDecodeError or
+    "Summary.__init__() missing 13 required positional arguments", naming no file, and a field
+    of another type (sim_seconds "x") was taken as it was (campaign 22, issue 32). Fields
+    added since (with a default) may be missing; fields unknown to this version are left."""
+    where = f"{path}: its run summary (metadata {SUMMARY_KEY.decode()})"
+    try:
+        fields = json.loads(raw)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{where} is not JSON ({e})") from None
+    if not isinstance(fields, dict):
+        raise ValueError(f"{where} is a JSON {type(fields).__name__}, not an object")
+    given = {}
+    for f in dataclasses.fields(Summary):
+        if f.name not in fields:
+            if f.default is dataclasses.MISSING:
+                raise ValueError(f"{where} lacks {f.name}")
+            continue
+        v = fields[f.name]
+        text = f.name == "stop_reason"
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not (isinstance(v, str) if text else number):
+            raise ValueError(f"{where}: {f.name} is {v!r}, not {'text' if text else 'a number'}")
+        given[f.name] = v
+    return Summary(**given)
 
 
 def _read_table_file(path: Path) -> pd.DataFrame:

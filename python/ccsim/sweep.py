@@ -111,13 +111,45 @@ def record_problem(record: Any) -> str | None:
         return f"version {record.get('version')!r}, not {RECORD_VERSION}"
     if not isinstance(record.get("seed"), int) or not isinstance(record.get("summary"), dict):
         return "no seed or summary"
+    # Valid JSON holding a value of another type (an edit by hand: "0.2" for 0.2, null) was
+    # taken, and the figures' arithmetic failed on it naming no file: ccsim reproduce said
+    # "could not convert string to float: 'x'" (campaign 22, issue 32). The core writes the
+    # summary's stop_reason as text and every other field as a number (ccsim-py's
+    # summary_to_dict), and each table column as numbers or as text (results.rs, Column).
+    for name, value in record["summary"].items():
+        if not (isinstance(value, str) if name == "stop_reason" else _number(value)):
+            return f"summary.{name} is {_json_kind(value)}"
     for table in RECORD_TABLES:
         columns = record.get(table)
         if not isinstance(columns, dict) or not all(isinstance(c, list) for c in columns.values()):
             return f'no "{table}" table'
         if len({len(c) for c in columns.values()}) > 1:
             return f'columns of unequal length in "{table}"'
+        for name, column in columns.items():
+            # By type first: a packet trace's columns run to millions of values.
+            types = set(map(type, column))
+            if types and not (types <= {int, float} or types == {str}):
+                kinds = sorted({_json_kind(v) for v in column})
+                return f'column "{name}" of "{table}" holds {" and ".join(kinds)}'
     return None
+
+
+def _number(value: Any) -> bool:
+    """Whether a decoded JSON value is a number (JSON's true and false are not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _json_kind(value: Any) -> str:
+    """A decoded JSON value's kind, in words."""
+    if _number(value):
+        return "a number"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "null"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 class Store:
@@ -236,7 +268,10 @@ class Store:
         # The temporary file's name is known before it exists, so wherever an interruption
         # lands (even inside the call that creates it) the cleanup below can remove it; and
         # Ctrl-C or SIGTERM arriving during the save waits until the record is in place.
-        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}.json")
+        # One per thread as well as per process: two threads of one program saving the same
+        # run (two sweeps over one store at once) shared the name, and the second's rename
+        # found the file gone, "RecordNotSaved: ... no such file" (campaign 22, issue 32).
+        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}-{threading.get_ident()}.json")
         from ccsim.result import naming_the_file
 
         with _signals_deferred():

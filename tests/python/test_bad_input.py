@@ -379,6 +379,45 @@ def test_a_damaged_run_record_is_named_and_run_again(
 
 
 @pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda r: r["summary"].update(sim_seconds="0.2"), "summary.sim_seconds is text"),
+        (lambda r: r["summary"].update(stop_reason=None), "summary.stop_reason is null"),
+        (
+            lambda r: r["links"]["rate_bps"].__setitem__(0, "12"),
+            'column "rate_bps" of "links" holds a number and text',
+        ),
+        (
+            lambda r: r["links"]["utilization"].__setitem__(0, None),
+            'column "utilization" of "links" holds a number and null',
+        ),
+        (
+            lambda r: r["links"]["link"].__setitem__(0, True),
+            'column "link" of "links" holds a boolean and text',
+        ),
+    ],
+    ids=["summary text", "summary null", "column text", "column null", "column boolean"],
+)
+def test_a_run_record_of_valid_json_holding_a_value_of_another_type_is_named_and_run_again(
+    edit: Any, named: str, tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 22 (issue 32): a record edited by hand into valid JSON of the wrong types was
+    # taken, and ccsim reproduce ended with "could not convert string to float: 'x'", naming no
+    # file (the explorer's job, with the same words).
+    runs, store = _sweep_of_four(tmp_path, two_hosts)
+    first = sweep.execute(runs, store, workers=1, progress=False)
+    victim = store.path(runs[2].key())
+    record = json.loads(victim.read_text())
+    edit(record)
+    victim.write_text(json.dumps(record))
+    with pytest.warns(sweep.CorruptRecordWarning, match=re.escape(f"{victim}: damaged run "
+                      f"record ({named}); running it again")):  # fmt: skip
+        again = sweep.execute(runs, store, workers=1, progress=False)
+    assert (again.executed, again.cached) == (1, 3)
+    pd.testing.assert_frame_equal(sweep.gather(again.records), sweep.gather(first.records))
+
+
+@pytest.mark.parametrize(
     ("make", "problem"),
     [(os.mkfifo, "is a FIFO"), (lambda p: p.symlink_to("/dev/zero"), "is a character device"),
      (lambda p: p.write_text("[" * 100_000), "maximum recursion depth")],

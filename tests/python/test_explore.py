@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import logging
 import math
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,11 +40,13 @@ EXPERIMENTS = ROOT / "experiments"
 
 
 class Server:
-    def __init__(self, results: Path, log_level: str = "error") -> None:
+    def __init__(
+        self, results: Path, log_level: str = "error", experiments: Path = EXPERIMENTS
+    ) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.app = create_app(results, EXPERIMENTS)
+        self.app = create_app(results, experiments)
         config = uvicorn_config(self.app, "127.0.0.1", self.port, log_level)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -240,6 +245,54 @@ def test_the_title_of_a_moved_run_states_the_moved_value_not_the_plans(server: S
     status, answer = server.post("/api/run", ask)
     assert answer["title"] == "Packet loss rate vs. transfer time (100KB, MSS 1000 B)"
     assert answer["changed"] == []
+
+
+def test_every_value_the_explorer_offers_makes_a_valid_scenario_for_every_line_of_its_figure() -> (
+    None
+):
+    # Campaign 22 (issue 32): m01's fig13 offered K, which its TCP lines lack (they set the
+    # whole queue to drop-tail), and every job that moved it ended with "ScenarioError:
+    # links.bottleneck.queue.k: unknown key". Each offered value of each figure's keys, with
+    # each line at the first and last x, in both modes: ~10,000 scenarios checked (~2 s).
+    from ccsim import _core
+
+    catalog = Catalog(EXPERIMENTS)
+    refused = []
+    for pid, paper in catalog.papers.items():
+        modes = (False, True) if paper.plan.quick_overrides else (False,)
+        for fid, fig in paper.figures.items():
+            for quick, (path, values) in itertools.product(modes, fig.params.items()):
+                for value in values:
+                    ask = {"paper": pid, "figure": fid, "params": {path: value}, "quick": quick}
+                    req = catalog.request(ask)
+                    for line, x in itertools.product(
+                        req.lines, {*req.xs[:1], *req.xs[-1:]} or {None}
+                    ):
+                        try:
+                            _core.validate(paper.plan.scenario_text, list(req.overrides(line, x)))
+                        except _core.ScenarioError as e:
+                            refused.append(f"{pid} {fid} {path}={value} ({line}, x {x}): {e}")
+    assert refused == [], refused[:5]
+
+
+@pytest.mark.parametrize(
+    ("figure", "params", "stated"),
+    [
+        ("fig12", {"links.bottleneck.queue.k": 5, "links.bottleneck.rate": '"1Gbps"'},
+         "the analysis, 1Gbps, RTT 100 us, K = 5, g = 1/16"),
+        ("fig12_util", {"links.bottleneck.queue.k": 12}, "the 10Gbps bottleneck, K = 12 ("),
+        ("guideline_k", {"links.bottleneck.rate": '"1Gbps"', "flows.bulk.count": 10},
+         "the 1Gbps bottleneck against K, 10 flows"),
+    ],
+)  # fmt: skip
+def test_m01s_titles_state_the_rate_k_and_flows_the_page_moved(
+    figure: str, params: dict[str, Any], stated: str
+) -> None:
+    # Campaign 22 (issue 32): m01's titles wrote "10 Gbit/s", "K = 40" and "2 flows" as text,
+    # so a run the page moved to K = 5 was drawn under "K = 40", the moved value named beneath.
+    catalog = Catalog(EXPERIMENTS)
+    title = catalog.request({"paper": "m01", "figure": figure, "params": params}).title()
+    assert stated in title
 
 
 @pytest.fixture
@@ -602,6 +655,35 @@ def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_gl
     assert errors == []
 
 
+def test_in_chromium_a_plans_labels_and_titles_are_shown_as_text_not_read_as_markup(
+    page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    # Campaign 22 (issue 32): the page put the plans' titles and labels into its HTML as they
+    # were: a stored plan's label "Qmax <q99> & ..." showed as "Qmax &", and an <img onerror>
+    # in one ran on the explorer's page (which may start runs), from a results folder alone.
+    plans = tmp_path / "experiments"
+    shutil.copytree(EXPERIMENTS / "m01-dctcp", plans / "m01-dctcp",
+                    ignore=shutil.ignore_patterns("full-run"))  # fmt: skip
+    plan = plans / "m01-dctcp" / "plan.toml"
+    label = "Qmax <q99> & <img src=x onerror='window.PWNED=1'>"
+    text = plan.read_text(encoding="utf-8")
+    assert 'label = "Qmax: 99th percentile of the queue"' in text
+    plan.write_text(text.replace('"Qmax: 99th percentile of the queue"', f'"{label}"'),
+                    encoding="utf-8")  # fmt: skip
+    server = Server(tmp_path / "results", experiments=plans)
+    try:
+        pg, errors = page
+        pg.goto(server.url + "/")
+        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+        shown = pg.evaluate("Array.from(document.querySelectorAll('input.line'))"
+                            ".map(e => e.parentElement.textContent.trim())")  # fmt: skip
+        assert shown[0] == label
+        assert pg.evaluate("window.PWNED") is None
+        assert errors == []
+    finally:
+        server.stop()
+
+
 def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_refused(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
@@ -904,14 +986,29 @@ def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> 
     return job
 
 
+@pytest.mark.parametrize("where", ["results", "shards"])
 def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
-    tmp_path: Path,
+    where: str, tmp_path: Path
 ) -> None:
-    a_file = tmp_path / "results"
-    a_file.write_text("not a folder")  # the folder was fine at start, then replaced
-    job = _finished_job(a_file, EXPERIMENTS, ONE_POINT)
+    # Campaign 22 (issue 32): a file in place of one of the store's shard folders ended the
+    # job with the system's words for the first save, ".../runs/14: File exists".
+    from ccsim.explore import Engine
+
+    results = tmp_path / "results"
+    if where == "results":
+        a_file = results
+        a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    else:
+        request = Catalog(EXPERIMENTS).request(ONE_POINT)
+        store = Engine(results).store(request.plan.id, request.quick).directory
+        store.mkdir(parents=True)
+        for shard in (f"{a}{b}" for a in "0123456789abcdef" for b in "0123456789abcdef"):
+            (store / shard).write_text("not a folder")
+        a_file = store / "[0-9a-f][0-9a-f]"
+    job = _finished_job(results, EXPERIMENTS, ONE_POINT)
     assert job.events[-1]["type"] == "error"
-    assert str(a_file) in job.events[-1]["message"]
+    said = "is a file, not a folder, where the run records are stored"
+    assert re.match(f"the run store: {a_file} {said}", job.events[-1]["message"]), job.events
 
 
 def test_a_run_a_limit_stopped_is_an_error_on_the_page_and_never_stored(tmp_path: Path) -> None:

@@ -110,6 +110,44 @@ def test_reading_back_a_damaged_results_folder_names_the_file_and_never_blocks(
         Result.from_parquet(d)
 
 
+@pytest.mark.parametrize(
+    ("summary", "said"),
+    [
+        (b"[1", " is not JSON (Expecting ',' delimiter: line 1 column 3 (char 2))"),
+        (b"[1]", " is a JSON list, not an object"),
+        (b'{"a": 1}', " lacks stop_reason"),
+        (None, ": sim_seconds is 'x', not a number"),
+    ],
+    ids=["not json", "a list", "other fields", "a field of another type"],
+)
+def test_a_run_summary_in_the_tables_metadata_that_is_not_one_is_refused_naming_the_file(
+    summary: bytes | None, said: str, tmp_path: Path
+) -> None:
+    # Campaign 22 (issue 32): flows.parquet's summary metadata edited or written by another
+    # program was a bare JSONDecodeError or "Summary.__init__() missing 13 required positional
+    # arguments", naming no file, and a field of another type was taken ("x" seconds).
+    import json
+
+    import pyarrow.parquet as pq
+
+    from ccsim.result import SUMMARY_KEY
+
+    out = ccsim.run(ROOT / "examples" / "random-loss.toml", overrides=['duration="1s"'])
+    d = out.to_parquet(tmp_path / "res")
+    flows = pq.read_table(d / "flows.parquet")
+    meta = dict(flows.schema.metadata)
+    if summary is None:
+        summary = json.dumps({**json.loads(meta[SUMMARY_KEY]), "sim_seconds": "x"}).encode()
+    meta[SUMMARY_KEY] = summary
+    pq.write_table(flows.replace_schema_metadata(meta), d / "flows.parquet")
+    with pytest.raises(ValueError) as refused:
+        Result.from_parquet(d)
+    assert (
+        str(refused.value)
+        == f"{d / 'flows.parquet'}: its run summary (metadata ccsim.summary){said}"
+    )
+
+
 def test_a_result_written_over_another_keeps_none_of_the_other_results_tables(
     tmp_path: Path,
 ) -> None:

@@ -980,6 +980,34 @@ def test_a_results_file_that_is_a_fifo_or_no_csv_or_json_leaves_its_reproduction
     assert pages == ["index.html", "p001-good.html"]
 
 
+def test_a_summary_whose_columns_hold_other_types_leaves_its_reproduction_out_naming_it(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 22 (issue 32): summary.parquet written back with its means as text (valid
+    # Parquet, the right columns) stopped ccsim report with "could not convert string to
+    # float: 'abc'", naming no file, and no site was built for the other reproductions.
+    def retyped(column: str, value: Any) -> Callable[[Path], None]:
+        def damage(folder: Path) -> None:
+            summary = pd.read_parquet(folder / "summary.parquet")
+            summary[column] = value
+            summary.to_parquet(folder / "summary.parquet")
+
+        return damage
+
+    warned, pages = spoiled_beside_a_good_copy(results, tmp_path / "results", {
+        "text-mean": retyped("mean", "abc"),
+        "bool-n": retyped("n", True),
+        "number-line": retyped("line", 7),
+    })  # fmt: skip
+    said = {line.split(" ", 1)[0]: line for line in warned}
+    assert sorted(said) == ["p001-bool-n", "p001-number-line", "p001-text-mean"]
+    why = "summary.parquet: not a reproduction's summary: column"
+    assert said["p001-text-mean"].endswith(f"{why} mean holds str, not numbers")
+    assert said["p001-bool-n"].endswith(f"{why} n holds bool, not numbers")
+    assert said["p001-number-line"].endswith(f"{why} line holds int64, not text")
+    assert pages == ["index.html", "p001-good.html"]
+
+
 def test_run_records_that_are_fifos_devices_or_folders_are_named_and_the_site_is_built(
     results: Path, tmp_path: Path
 ) -> None:

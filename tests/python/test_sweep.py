@@ -622,3 +622,45 @@ def test_two_swept_values_that_would_share_a_label_are_refused(two_hosts: str) -
     with pytest.raises(ValueError, match=r'^--param tcp.mss: the values """1000""" and 1000 '
                                          r"would both show as 1000 in the tables"):  # fmt: skip
         sweep.plan_grid(two_hosts, [], [("tcp.mss", ['"""1000"""', "1000", '"x"'])], [1])
+
+
+def test_two_threads_saving_one_run_at_once_both_save_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 22 (issue 32): the temporary file was named per process, so two threads saving
+    # the same run (two sweeps over one store at once, in one program) wrote the same file,
+    # and the second to rename found it gone: "RecordNotSaved: ... no such file". Thread A is
+    # held at its rename, its file written, while thread B saves the same run in full.
+    import json
+    import threading
+
+    store, key = sweep.Store(tmp_path / "runs"), "ab" * 16
+    a_written, b_saved = threading.Event(), threading.Event()
+    replace = os.replace
+
+    def held_replace(src: Any, dst: Any) -> None:
+        if threading.current_thread().name == "A":
+            a_written.set()
+            assert b_saved.wait(30)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", held_replace)
+    failed: list[BaseException] = []
+
+    def save(record: dict[str, Any]) -> None:
+        try:
+            store.save(key, record)
+        except BaseException as e:  # reported below, whichever thread raised it
+            failed.append(e)
+
+    a = threading.Thread(target=save, args=({"by": "a"},), name="A")
+    a.start()
+    assert a_written.wait(30)
+    b = threading.Thread(target=save, args=({"by": "b"},), name="B")
+    b.start()
+    b.join(30)
+    b_saved.set()
+    a.join(30)
+    assert failed == []
+    assert json.loads(store.path(key).read_text()) == {"by": "a"}, "A's, renamed last"
+    assert os.listdir(store.path(key).parent) == [store.path(key).name], "no file left behind"

@@ -199,8 +199,9 @@ class Catalog:
     value that the plan uses for that key or the item's own value, or to any value of the range
     the plan declares for it (``explore``, ranges.py). A key is offered to an item when the
     item's scenario has it (resolved with the item's settings), unless it is the figure's x or
-    one of its lines sets it (the line would override the slider): a line's own keys move only
-    through the line's declared ranges."""
+    one of its lines sets it (the line would override the slider) or lacks it (a line that
+    sets a table holding it without it): a line's own keys move only through the line's
+    declared ranges."""
 
     def __init__(self, experiments: Path | list[Path]) -> None:
         """``experiments``: a folder of plans (``experiments/``: each ``*/plan.toml``), or the
@@ -302,12 +303,20 @@ class Catalog:
             full = resolved(base)
             quick = resolved([*base, *quick_ov])
             by_lines = {_split(ov)[0] for lid in item.lines for ov in plan.lines[lid].overrides}
+            # Each line's scenario: a key one of them lacks is not offered. m01's TCP lines set
+            # the whole queue to drop-tail, which has no K, and fig13's K slider, applied after
+            # them, ended every job with "links.bottleneck.queue.k: unknown key" (campaign 22,
+            # issue 32). A line's table that holds the key (p002's queue with its limit) keeps
+            # it offered: the slider's value is applied after the line's.
+            per_line = [resolved([*base, *plan.lines[lid].overrides]) for lid in item.lines]
             for path, values in seen.items():
                 if path == getattr(item, "x_path", None) or path in by_lines:
                     continue
                 v_full, v_quick = _lookup(full, path), _lookup(quick, path)
                 if v_full is None or v_quick is None:
                     continue  # not in this figure's scenario (a line adds it, or nothing)
+                if any(_lookup(scenario, path) is None for scenario in per_line):
+                    continue
                 d_full, d_quick = _literal(v_full), _literal(v_quick)
                 entry.params[path] = _order(list(dict.fromkeys([*values, d_full, d_quick])))
                 entry.defaults[path] = d_full

@@ -160,6 +160,7 @@ class Engine:
             return rec, False
 
     def _run_job(self, job: Job) -> None:
+        from ccsim import _core
         from ccsim.sweep import RunSpec
 
         r = job.request
@@ -183,6 +184,22 @@ class Engine:
                     groups.append((line, x, specs))
             total = sum(len(g[2]) for g in groups)
             job.emit("start", total=total, points=len(groups))
+            # Where the records go, checked as a sweep checks it, before any run: a file in
+            # place of the store or of one of its shards ended the job with the system's
+            # words for the first save, ".../runs/14: File exists" (campaign 22, issue 32).
+            # Only for runs to make: a job of stored runs alone is shown from a store that
+            # has since become read-only.
+            try:
+                keys = [s.key() for _, _, specs in groups for s in specs]
+                missing = [k for k in keys if not store.has(k)]
+                if missing:
+                    store.check(missing)
+            except _core.ScenarioError:
+                pass  # the run that has it ends the job with the core's words, below
+            except ValueError as e:
+                job.cancelled = True
+                job.emit("error", message=f"the run store: {e}")
+                return
             futures = [
                 (line, x, [self.pool.submit(self._one, job, s, store) for s in specs])
                 for line, x, specs in groups

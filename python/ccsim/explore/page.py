@@ -63,6 +63,12 @@ const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: nu
                           last: null, es: null, timer: null, shown: null};
 const $ = (id) => document.getElementById(id);
 const show = (v) => String(v).replace(/^"(.*)"$/, "$1");
+// Text of the plans (titles, labels, values) as HTML text: a plan stored with results from
+// elsewhere is data, and its "<" was read as markup, a label "Qmax <q99>" shown as "Qmax",
+// and an <img onerror> in one ran on this page, which may start runs (campaign 22, issue 32).
+// Plotly reads its own tags in titles and names, so they get the same treatment.
+const esc = (v) => String(v).replace(/[&<>"']/g,
+  (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
 
 function paper() { return S.catalog.find(p => p.id === $("paper").value); }
 function figure() { return paper().figures.find(f => f.id === $("figure").value); }
@@ -70,7 +76,7 @@ function figure() { return paper().figures.find(f => f.id === $("figure").value)
 function fillFigures() {
   const p = paper();
   $("figure").innerHTML = p.figures.map(f =>
-    `<option value="${f.id}">${f.id}: ${f.title}</option>`).join("");
+    `<option value="${esc(f.id)}">${esc(f.id)}: ${esc(f.title)}</option>`).join("");
   $("quickbox").hidden = !p.has_quick;
   $("citation").textContent = p.paper;
   buildControls();
@@ -80,9 +86,10 @@ const ident = (name) => name.replace(/[^a-z0-9]/gi, "_");
 
 // A number input over a free range (min, max, step in the range's unit).
 function free(cls, attrs, range, value) {
-  return `<input type="number" class="${cls}" ${attrs} min="${range.min}" max="${range.max}"
-    step="${range.step}" value="${value}"> <span class="unit">${range.unit}
-    (${range.min} to ${range.max}${range.unit})</span>`;
+  return `<input type="number" class="${cls}" ${attrs} min="${esc(range.min)}"
+    max="${esc(range.max)}" step="${esc(range.step)}" value="${esc(value)}">
+    <span class="unit">${esc(range.unit)}
+    (${esc(range.min)} to ${esc(range.max)}${esc(range.unit)})</span>`;
 }
 
 // A setting the plan gives one value has nothing to slide (a slider from 0 to 0 cannot move):
@@ -92,12 +99,12 @@ function slider(name, values, start, range) {
   const id = "p-" + ident(name);
   const input = values.length < 2
     ? `<span class="unit">(the plan's one value)</span>
-       <input type="hidden" id="${id}" data-path="${name}" value="0">`
-    : `<input type="range" id="${id}" data-path="${name}" min="0" max="${values.length - 1}"
+       <input type="hidden" id="${id}" data-path="${esc(name)}" value="0">`
+    : `<input type="range" id="${id}" data-path="${esc(name)}" min="0" max="${values.length - 1}"
         step="1" value="${i}">`;
-  return `<label>${name} = <span class="value" id="${id}-v">${show(values[i])}</span>
+  return `<label>${esc(name)} = <span class="value" id="${id}-v">${esc(show(values[i]))}</span>
     ${input}</label>` +
-    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${name}"`, range, "")}
+    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${esc(name)}"`, range, "")}
       </label>` : "");
 }
 
@@ -123,21 +130,23 @@ function buildControls() {
     h += "<fieldset><legend>line settings</legend>";
     for (const lp of f.line_params) {
       const label = f.lines.find(l => l.id === lp.line).label;
-      h += `<label>${label}: ${lp.path} ` + free("lineparam",
-        `data-line="${lp.line}" data-lpath="${lp.path}"`, lp.range,
+      h += `<label>${esc(label)}: ${esc(lp.path)} ` + free("lineparam",
+        `data-line="${esc(lp.line)}" data-lpath="${esc(lp.path)}"`, lp.range,
         String(quick() ? lp.quick_default : lp.default).replace(/[^0-9.eE+-]/g, "")) +
         "</label>";
     }
     h += "</fieldset>";
   }
   h += "<fieldset><legend>lines</legend>" + f.lines.map(l =>
-    `<label><input type="checkbox" class="line" value="${l.id}" checked> ${l.label}</label>`
+    `<label><input type="checkbox" class="line" value="${esc(l.id)}" checked>
+      ${esc(l.label)}</label>`
   ).join("") + "</fieldset>";
   if (f.kind === "points") {
     const quickX = new Set(f.x_quick);
-    h += `<fieldset><legend>${f.x_label} (${f.x_path})</legend>` + f.x_values.map((x, i) =>
-      `<label><input type="checkbox" class="x" value='${x}' ${quickX.has(x) ? "checked" : ""}>
-        ${f.x_shown[i]}</label>`).join("") + "<span id='xs-added'></span>";
+    h += `<fieldset><legend>${esc(f.x_label)} (${esc(f.x_path)})</legend>` +
+      f.x_values.map((x, i) =>
+      `<label><input type="checkbox" class="x" value="${esc(x)}" ${quickX.has(x) ? "checked" : ""}>
+        ${esc(f.x_shown[i])}</label>`).join("") + "<span id='xs-added'></span>";
     if (f.x_range)
       h += `<label>add x: ${free("free", 'id="x-free"', f.x_range, "")}</label>
         <button id="x-add" type="button">add</button>`;
@@ -171,7 +180,7 @@ function buildControls() {
     const v = typed($("x-free"), f.x_range);
     if (v === null) return;
     $("xs-added").insertAdjacentHTML("beforeend",
-      `<label><input type="checkbox" class="x" value="${v}" checked> ${v}</label>`);
+      `<label><input type="checkbox" class="x" value="${esc(v)}" checked> ${esc(v)}</label>`);
     $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
     schedule();
   });
@@ -273,25 +282,25 @@ const fmt = (v) => v === null || v === undefined ? "n/a" :
 function drawTable() {
   const f = figure(), {title, changed} = heading();
   const cols = f.columns;
-  let h = `<caption>${title}${changed.length ? `<br><small>changed: ` +
-    `${changed.join(", ")}</small>` : ""}</caption><tr><th>line</th>` +
-    cols.map(c => `<th>${c.replaceAll("_", "_<wbr>")}</th>`).join("") +
+  let h = `<caption>${esc(title)}${changed.length ? `<br><small>changed: ` +
+    `${esc(changed.join(", "))}</small>` : ""}</caption><tr><th>line</th>` +
+    cols.map(c => `<th>${esc(c).replaceAll("_", "_<wbr>")}</th>`).join("") +
     "<th>seeds</th></tr>";
   for (const l of f.lines) {
     const r = S.rows[l.id];
     if (!r) {
       if ([...document.querySelectorAll("input.line:checked")].some(e => e.value === l.id))
-        h += `<tr class="pending" data-line="${l.id}"><td>${l.label}</td>` +
+        h += `<tr class="pending" data-line="${esc(l.id)}"><td>${esc(l.label)}</td>` +
              `<td colspan="${cols.length + 1}">running…</td></tr>`;
       continue;
     }
-    h += `<tr data-line="${l.id}"><td>${l.label}</td>` +
+    h += `<tr data-line="${esc(l.id)}"><td>${esc(l.label)}</td>` +
       cols.map(c => {
         // Over several seeds a cell is the mean ± the 95 % half-width, as report.md shows it.
         const half = r.values[c + "_ci95"];
         const ci = typeof half === "number" && isFinite(half)
-          ? ` <small class="ci">± ${fmt(half)}</small>` : "";
-        return `<td data-col="${c}">${fmt(r.values[c])}${ci}</td>`;
+          ? ` <small class="ci">± ${esc(fmt(half))}</small>` : "";
+        return `<td data-col="${esc(c)}">${esc(fmt(r.values[c]))}${ci}</td>`;
       }).join("") +
       `<td>${r.values.n}</td></tr>`;
   }
@@ -306,24 +315,24 @@ function draw() {
     for (const l of f.lines) {
       const pts = Object.values(S.points[l.id] || {}).sort((a, b) => a.x_shown - b.x_shown);
       if (!pts.length) continue;
-      traces.push({name: l.label, mode: "lines+markers", x: pts.map(p => p.x_shown),
+      traces.push({name: esc(l.label), mode: "lines+markers", x: pts.map(p => p.x_shown),
         y: pts.map(p => p.mean), customdata: pts.map(p => [p.ci95 ?? 0, p.n]),
         error_y: {type: "data", array: pts.map(p => p.ci95 ?? 0), visible: true},
-        hovertemplate: `${l.label}<br>${f.x_label} %{x}<br>${f.metric} %{y:.4g} ± ` +
+        hovertemplate: `${esc(l.label)}<br>${esc(f.x_label)} %{x}<br>${esc(f.metric)} %{y:.4g} ± ` +
                        "%{customdata[0]:.3g} (95 % CI, n = %{customdata[1]})<extra></extra>"});
     }
   } else {
     for (const [line, ts] of Object.entries(S.series))
       for (const t of ts)
-        traces.push({name: `${label(line)}: ${t.name}`, mode: "lines", x: t.t, y: t.y});
+        traces.push({name: esc(`${label(line)}: ${t.name}`), mode: "lines", x: t.t, y: t.y});
   }
   // Settings moved away from the plan's: named under the title, which states the values of
   // the runs drawn.
   const {title, changed} = heading();
-  const sub = changed.length ? `<br><sup>changed: ${changed.join(", ")}</sup>` : "";
-  const layout = {title: {text: `${title}${sub}`}, template: "plotly_white",
-    xaxis: {title: {text: f.kind === "points" ? f.x_label : "time (s)"}},
-    yaxis: {title: {text: f.kind === "points" ? f.metric : "share or utilization"},
+  const sub = changed.length ? `<br><sup>changed: ${esc(changed.join(", "))}</sup>` : "";
+  const layout = {title: {text: `${esc(title)}${sub}`}, template: "plotly_white",
+    xaxis: {title: {text: esc(f.kind === "points" ? f.x_label : "time (s)")}},
+    yaxis: {title: {text: esc(f.kind === "points" ? f.metric : "share or utilization")},
             type: f.kind === "points" ? f.y_scale : "linear"},
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
@@ -337,8 +346,8 @@ $("cancel").addEventListener("click", async () => { await cancel(); S.job = null
 
 fetch("/api/papers").then(r => r.json()).then(c => {
   S.catalog = c;
-  $("paper").innerHTML = c.map(p => `<option value="${p.id}">${p.id}: ${p.title}</option>`)
-    .join("");
+  $("paper").innerHTML = c.map(p =>
+    `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
   fillFigures();
 });
 </script>

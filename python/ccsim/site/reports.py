@@ -71,6 +71,20 @@ def read_summary(path: Path) -> Any:
     lacking = [c for c in SUMMARY_READ if c not in summary.columns]
     if lacking:
         raise DamagedResults(path, f"not a reproduction's summary: no column {', '.join(lacking)}")
+    # Its columns, but of other types (a table edited and written back): a mean held as text
+    # stopped ccsim report with "could not convert string to float: 'abc'", naming no file,
+    # and no site was built for the other reproductions either (campaign 22, issue 32).
+    # x is a number or, where the plan's values carry a unit (p004's "10Mbps"), text. A plan
+    # of tables alone writes a summary without rows, whose columns have no type to check.
+    checked = (("figure", False), ("line", False), ("mean", True), ("ci95", True), ("n", True))
+    for column, numeric in [] if summary.empty else checked:
+        dtype = summary[column].dtype
+        ok = (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+              if numeric else pd.api.types.is_string_dtype(summary[column]))  # fmt: skip
+        if not ok:
+            want = "numbers" if numeric else "text"
+            raise DamagedResults(path, f"not a reproduction's summary: column {column} holds "
+                                       f"{dtype}, not {want}")  # fmt: skip
     return summary
 
 
