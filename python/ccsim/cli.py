@@ -56,6 +56,7 @@ from ccsim.scenario import (
 )
 from ccsim.staging import (
     dangling,
+    finished_runs,
     not_a_folder,
     os_error_text,
     refuse_a_site,
@@ -534,8 +535,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     refuse_a_site(out, "--out", "the sweep's tables and its runs/ store")
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
-        f"{sweep.finished_runs(len(store))} in {store.directory}, and the same command "
-        "resumes from them"
+        f"{finished_runs(len(store))} in {store.directory}, and the same command resumes from them"
         if len(store)
         else "no run had finished: nothing was written"  # the store's folder was never made
     )
@@ -544,7 +544,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     links = sweep.gather(rep.records, "links")
     # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
     # whole beside a links.parquet cut short (or an earlier sweep's).
-    state = (f"the tables were not written; {sweep.finished_runs(len(store))} in "
+    state = (f"the tables were not written; {finished_runs(len(store))} in "
              f"{store.directory}, and the same command resumes from them")  # fmt: skip
     with staged_output(out, ["flows.parquet", "links.parquet"], state=state) as stage:
         for name, table in (("flows", flows), ("links", links)):

@@ -128,6 +128,12 @@ def reproduction_of(folder: Path) -> str | None:
     return paper if isinstance(paper, str) else None
 
 
+def finished_runs(count: int, kept: str = "kept") -> str:
+    """``1 finished run is kept`` or ``N finished runs are kept``: the messages said "1 finished
+    runs are kept" (campaign 22, issue 32)."""
+    return f"{count} finished run is {kept}" if count == 1 else f"{count} finished runs are {kept}"
+
+
 def site_at(folder: Path) -> bool:
     """Whether ``folder`` holds a site ``ccsim report`` (or ``reproduce``) wrote: its
     index.html beside its site.json (``ccsim.site.build``). ``reproduce --out results/site``

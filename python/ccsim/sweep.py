@@ -309,7 +309,7 @@ class RecordNotSaved(RuntimeError):
     work was lost."""
 
     def __init__(self, error: OSError, store: Store) -> None:
-        from ccsim.staging import os_error_text
+        from ccsim.staging import finished_runs, os_error_text
 
         super().__init__(
             f"{os_error_text(error)}; {finished_runs(len(store))} in {store.directory}, and "
@@ -317,16 +317,12 @@ class RecordNotSaved(RuntimeError):
         )
 
 
-def finished_runs(count: int, kept: str = "kept") -> str:
-    """``1 finished run is kept`` or ``N finished runs are kept``: the messages said "1 finished
-    runs are kept" (campaign 22, issue 32)."""
-    return f"{count} finished run is {kept}" if count == 1 else f"{count} finished runs are {kept}"
-
-
 class SweepInterrupted(RuntimeError):
     """A worker process died (killed, out of memory); every finished run is stored."""
 
     def __init__(self, stored: int) -> None:
+        from ccsim.staging import finished_runs
+
         super().__init__(
             f"a worker process died; {finished_runs(stored, 'stored')}, and running the same "
             "command again resumes from them"
