@@ -1265,7 +1265,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Warnings (a damaged record in a sweep store) are one line, like errors.
     warnings.showwarning = _show_warning
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            # argparse's own check named the top level ("see ccsim --help") for an argument
+            # left over after a command's; the command's parser names its own help (noticed in
+            # campaign 22, issue 32).
+            commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            commands.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as e:
         _error(str(e))
         return 1

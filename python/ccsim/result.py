@@ -283,6 +283,14 @@ class Result:
         import pyarrow.parquet as pq
 
         d = path_argument("directory", directory)
+        if d.exists() and not d.is_dir():
+            # A file said "no such folder of tables", as if nothing were there (noticed in
+            # campaign 22, issue 32).
+            raise NotADirectoryError(
+                errno.ENOTDIR,
+                "directory: a file, not a folder of tables (flows.parquet, ...)",
+                str(d),
+            )
         if not d.is_dir():
             # A missing folder was "No such file or directory: 'flows.parquet'", naming no
             # folder (the API contract test, issue 32).

@@ -162,6 +162,28 @@ def test_run_with_pcap_names_the_pcap_folder_on_its_results_line(
     assert len(list((out / "pcap").glob("*.pcap"))) == 3
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "s.toml", "extra", "--out", "o"], ["validate", "s.toml", "--bogus"],
+     ["sweep", "s.toml", "--out", "o", "x", "y"], ["reproduce", "m01", "extra"],
+     ["report", "extra"], ["bench", "--bogus"], ["explore", "extra"]],
+)  # fmt: skip
+def test_an_argument_left_over_after_a_command_names_that_commands_help(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # It said "(see ccsim --help)", the top level's help, which lists no option of the
+    # command (noticed in campaign 22, issue 32).
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: unrecognized arguments: "), err
+    assert err.endswith(f"(see ccsim {argv[0]} --help)\n"), err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_results_line_ends_a_folder_with_one_slash_the_root_included() -> None:
     # `ccsim run --out /` said `results: //` (noticed in campaign 20, issue 32).
     from ccsim.cli import _folder_text

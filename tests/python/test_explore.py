@@ -295,6 +295,18 @@ def test_m01s_titles_state_the_rate_k_and_flows_the_page_moved(
     assert stated in title
 
 
+def test_p002s_small_buffer_table_states_the_buffer_and_rate_the_page_moved() -> None:
+    # Its title wrote "960 packets at 2.5 Gbit/s" as text while the page offers both the
+    # buffer and the rate (noticed in campaign 22, issue 32).
+    params = {"links.bottleneck.queue.limit": 500, "links.bottleneck.rate": '"250Mbps"'}
+    title = (
+        Catalog(EXPERIMENTS)
+        .request({"paper": "p002", "figure": "case1_small_buffer", "params": params})
+        .title()
+    )
+    assert title.startswith("Case 1 with a small buffer: 500 packets at 250Mbps ("), title
+
+
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
     yield from browser_page(tmp_path)

@@ -178,3 +178,15 @@ def test_a_result_written_to_a_file_path_is_refused_naming_it_and_leaves_nothing
         res.to_parquet(in_the_way)
     assert in_the_way.read_text() == "x"
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no hidden folder left behind
+
+
+def test_reading_tables_from_a_file_or_from_nothing_says_which(tmp_path: Path) -> None:
+    # A file was "no such folder of tables", as if nothing were there (noticed in campaign 22,
+    # issue 32).
+    a_file = tmp_path / "flows.parquet"
+    a_file.write_bytes(b"PAR1")
+    with pytest.raises(NotADirectoryError, match=r"a file, not a folder of tables") as e:
+        Result.from_parquet(a_file)
+    assert e.value.filename == str(a_file)
+    with pytest.raises(FileNotFoundError, match=r"no such folder of tables"):
+        Result.from_parquet(tmp_path / "nothing")
