@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,15 @@ from hypothesis import settings
 # whatever else the machine is doing, and timing is not what these properties are about.
 settings.register_profile("ccsim", database=None, deadline=None)
 settings.load_profile("ccsim")
+
+# The suite's children start as a terminal's would. A script that runs the tests in its
+# background (`scripts/test &`, or a CI runner's job) gives them SIGINT ignored, which the
+# system passes on to every child; ccsim keeps a stop signal ignored at its start by design
+# (nohup, `ccsim explore &`), so the tests that send SIGINT to a child read "stopped by
+# SIGTERM" or waited for an explorer that would never stop. A handler here is reset to the
+# default in each child, an ignored signal is not.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[2]
 

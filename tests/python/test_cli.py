@@ -871,12 +871,8 @@ def _interrupted_block(imports: str, body: str, after: str = "") -> tuple[int, s
     """Run ``body`` (lines indented for the block) inside ``cli._signals_interrupt`` in a fresh
     interpreter, then print which signal stopped it and ``after``'s lines: the status, stdout
     and stderr."""
-    # SIGINT as an interactive shell's child starts with it: a suite started in the background
-    # of a script (`scripts/test &`) passes its children SIGINT ignored, which the block keeps
-    # ignored by design, and the test read "stopped by SIGTERM".
     code = (
-        "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        f"from ccsim import cli\n{imports}"
+        f"import signal\nfrom ccsim import cli\n{imports}"
         f"try:\n    with cli._signals_interrupt() as received:\n{body}    print('went on')\n"
         f"except KeyboardInterrupt:\n    print('stopped by', signal.Signals(received[0]).name)\n"
         f"{after}"
