@@ -691,6 +691,34 @@ def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_no
     assert not out.exists()
 
 
+@pytest.mark.parametrize("stored", [0, 2])
+def test_a_reproduction_stopped_says_how_many_finished_runs_it_keeps_and_none_when_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, stored: int
+) -> None:
+    # Campaign 23: `ccsim reproduce m01 --quick --out DIR` stopped at 0.6 s, while its plan
+    # was read, said "finished runs are kept, and the same command resumes from them", with
+    # no run finished and DIR never made. Now counted as sweep's message is.
+    from ccsim import experiment
+
+    def stopped(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "run_cli", stopped)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the plans are ./experiments
+    out = tmp_path / "m01"
+    for i in range(stored):
+        (out / "runs" / "ab").mkdir(parents=True, exist_ok=True)
+        (out / "runs" / "ab" / f"ab{i}.json").write_text("{}")
+    assert main(["reproduce", "m01", "--quick", "--out", str(out)]) == 130
+    kept = (
+        f"{stored} finished runs are kept in {out / 'runs'}, and the same command resumes from them"
+        if stored
+        else "no run had finished, so none is kept"
+    )
+    assert capsys.readouterr().err == f"ccsim: interrupted; {kept}\n"
+    assert out.exists() == bool(stored)
+
+
 def cli_under_address_space_limit(args: list[str], limit: int) -> subprocess.CompletedProcess[str]:
     """``ccsim ARGS`` in a Python of its own whose address space is at most ``limit`` bytes
     (``ulimit -v``), with its output captured."""
