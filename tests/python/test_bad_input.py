@@ -486,6 +486,25 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
 
 
+def test_a_sweep_whose_first_record_cannot_be_saved_says_no_run_is_kept_not_zero_resumable(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 23: a disk gone read-only before the first record said "mid/s: read-only file
+    # system; 0 finished runs are kept in mid/s/runs, and the same command resumes from
+    # them", of a folder it never made (campaign 2's wording, in the record's error).
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
+
+    def read_only(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(sweep.json, "dump", read_only)
+    assert main(argv) == 1
+    line = one_error_line(capsys)
+    record = line.removeprefix("ccsim: error: ").split(":")[0]
+    assert Path(record).parent.parent == out / "runs"
+    assert line == f"ccsim: error: {record}: read-only file system; no finished run is kept"
+
+
 def test_a_sweeps_tables_on_a_disk_gone_read_only_name_out_and_say_the_runs_are_kept(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
