@@ -609,10 +609,25 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     for module in ("matplotlib", "plotly", "markdown_it"):
         importlib.import_module(module)
-    from ccsim import experiment
+    from ccsim import experiment, sweep
 
     cluster = _cluster(args)
-    args.kept = "finished runs are kept, and the same command resumes from them"
+
+    def kept() -> str:
+        # Counted when the stop comes, as sweep's: stopped while the plan was read or its
+        # first runs ran, it said "finished runs are kept, and the same command resumes from
+        # them" with no run finished and no --out made (campaign 23, issue 32).
+        try:
+            plan_id = experiment.load_plan(experiment.find_experiment(args.experiment)).id
+        except Exception:  # stopped before the plan was found: nothing of it was run
+            return "no run had finished, so none is kept"
+        store = sweep.Store(Path(args.out or experiment.default_out(plan_id, args.quick)) / "runs")
+        n = len(store)
+        if not n:
+            return "no run had finished, so none is kept"
+        return f"{finished_runs(n)} in {store.directory}, and the same command resumes from them"
+
+    args.kept = kept
     report = experiment.run_cli(
         args.experiment,
         args.out,

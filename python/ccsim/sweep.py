@@ -311,9 +311,13 @@ class RecordNotSaved(RuntimeError):
     def __init__(self, error: OSError, store: Store) -> None:
         from ccsim.staging import finished_runs, os_error_text
 
+        kept = len(store)
+        if not kept:  # "0 finished runs are kept in OUT/runs" named a folder never made
+            super().__init__(f"{os_error_text(error)}; no finished run is kept")
+            return
         super().__init__(
-            f"{os_error_text(error)}; {finished_runs(len(store))} in {store.directory}, and "
-            "the same command resumes from them"
+            f"{os_error_text(error)}; {finished_runs(kept)} in {store.directory}, and the same "
+            "command resumes from them"
         )
 
 

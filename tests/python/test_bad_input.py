@@ -486,6 +486,25 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     assert "2 runs: 1 executed, 1 reused from the store" in capsys.readouterr().out
 
 
+def test_a_sweep_whose_first_record_cannot_be_saved_says_no_run_is_kept_not_zero_resumable(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 23: a disk gone read-only before the first record said "mid/s: read-only file
+    # system; 0 finished runs are kept in mid/s/runs, and the same command resumes from
+    # them", of a folder it never made (campaign 2's wording, in the record's error).
+    argv, out = two_seed_sweep(tmp_path, two_hosts)
+
+    def read_only(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(sweep.json, "dump", read_only)
+    assert main(argv) == 1
+    line = one_error_line(capsys)
+    record = line.removeprefix("ccsim: error: ").split(":")[0]
+    assert Path(record).parent.parent == out / "runs"
+    assert line == f"ccsim: error: {record}: read-only file system; no finished run is kept"
+
+
 def test_a_sweeps_tables_on_a_disk_gone_read_only_name_out_and_say_the_runs_are_kept(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
@@ -689,6 +708,34 @@ def test_a_sweep_stopped_before_its_first_run_finished_names_no_folder_it_did_no
         capsys.readouterr().err == "ccsim: interrupted; no run had finished: nothing was written\n"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("stored", [0, 2])
+def test_a_reproduction_stopped_says_how_many_finished_runs_it_keeps_and_none_when_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, stored: int
+) -> None:
+    # Campaign 23: `ccsim reproduce m01 --quick --out DIR` stopped at 0.6 s, while its plan
+    # was read, said "finished runs are kept, and the same command resumes from them", with
+    # no run finished and DIR never made. Now counted as sweep's message is.
+    from ccsim import experiment
+
+    def stopped(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "run_cli", stopped)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the plans are ./experiments
+    out = tmp_path / "m01"
+    for i in range(stored):
+        (out / "runs" / "ab").mkdir(parents=True, exist_ok=True)
+        (out / "runs" / "ab" / f"ab{i}.json").write_text("{}")
+    assert main(["reproduce", "m01", "--quick", "--out", str(out)]) == 130
+    kept = (
+        f"{stored} finished runs are kept in {out / 'runs'}, and the same command resumes from them"
+        if stored
+        else "no run had finished, so none is kept"
+    )
+    assert capsys.readouterr().err == f"ccsim: interrupted; {kept}\n"
+    assert out.exists() == bool(stored)
 
 
 def cli_under_address_space_limit(args: list[str], limit: int) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,7 @@ real scheduler over TCP, as a cluster of machines would).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -351,6 +352,27 @@ def test_a_port_where_nothing_listens_is_one_line_within_the_connect_timeout(
     assert _one_error_line(capfd) == (
         f"ccsim: error: --scheduler {address}: cannot reach a Dask scheduler: connection "
         f"refused (tried for {0.8 * cluster.CONNECT_TIMEOUT_S:g} s)"
+    )
+
+
+def test_a_refused_port_found_late_is_still_told_as_refused_not_as_a_server_that_is_not_dask(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 23: on a loaded machine `--scheduler tcp://127.0.0.1:1` said "connected, but no
+    # Dask scheduler answered within 5 s: the server there is not one": reaching the port and
+    # the handshake shared one deadline, and a _reach that ended late (here past the whole
+    # budget) was cut by it as if the handshake had timed out.
+    async def late_refusal(address: str, seconds: float) -> None:
+        await asyncio.sleep(0.6)
+        raise cluster._Unreachable("Connection refused")
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(cluster, "_reach", late_refusal)
+    with pytest.raises(cluster.ClusterError) as refused:
+        cluster.check_scheduler("tcp://127.0.0.1:1")
+    assert str(refused.value) == (
+        "--scheduler tcp://127.0.0.1:1: cannot reach a Dask scheduler: connection refused "
+        "(tried for 0.4 s)"
     )
 
 

@@ -1228,6 +1228,34 @@ def test_a_stored_plan_ends_with_a_line_break_when_its_source_has_none(tmp_path:
     assert load_stored_plan(tmp_path / "out").id == "p001"
 
 
+def test_a_re_run_that_cannot_store_its_plan_names_the_file_and_keeps_the_stored_plan_whole(
+    tmp_path: Path,
+) -> None:
+    # Campaign 23: `ccsim reproduce m01 --quick --out DIR` under a file-size limit (ulimit -f
+    # 8, or a full disk) said a bare "[Errno 27] File too large", and the plan stored by the
+    # finished reproduction in DIR was cut to 8,192 bytes: `ccsim report` then left that
+    # reproduction out as damaged. m01's plan.toml is ~11.7 kB, so the limit fails its write.
+    from ccsim.experiment.reproduction import store_plan
+
+    out = tmp_path / "m01-quick"
+    stored = store_plan(find_experiment("m01", ROOT), out)
+    before = {p.name: p.read_bytes() for p in stored.iterdir()}
+    assert len(before["plan.toml"]) > 8192
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))\n"
+        "from ccsim.cli import main\n"
+        f"sys.exit(main(['reproduce', 'm01', '--quick', '--out', {str(out)!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (
+        1,
+        f"ccsim: error: {stored / 'plan.toml'}: file too large\n",
+    )
+    assert {p.name: p.read_bytes() for p in stored.iterdir()} == before
+
+
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -288,9 +288,29 @@ def store_plan(folder: Path, out: Path) -> Path:
                          "write elsewhere")  # fmt: skip
     dest.mkdir(parents=True, exist_ok=True)
     data = (folder / scenario).read_bytes()
-    (dest / "plan.toml").write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    (dest / scenario.name).write_bytes(data if data.endswith(b"\n") else data + b"\n")
+    plan_bytes = text.encode("utf-8")
+    _write_whole(
+        dest / "plan.toml", plan_bytes if plan_bytes.endswith(b"\n") else plan_bytes + b"\n"
+    )
+    _write_whole(dest / scenario.name, data if data.endswith(b"\n") else data + b"\n")
     return dest
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file beside it, renamed
+    over it once written. Written in place, a re-run that met a full disk or a file-size limit
+    (``ulimit -f``) cut the stored plan of a finished reproduction short, and ``ccsim report``
+    then left that reproduction out; the error, "[Errno 27] File too large", named no file
+    (campaign 23, issue 32). A failed write is named by ``path``, the file the user knows."""
+    from ccsim.result import naming_the_file
+
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        with naming_the_file(path):
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 #: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:
