@@ -1070,6 +1070,45 @@ def test_a_job_submitted_after_the_engine_closed_is_cancelled_and_runs_nothing(
     assert not (tmp_path / "results").exists()
 
 
+def test_a_job_cancelled_while_it_waits_behind_another_ends_at_once_holding_no_queued_runs(
+    tmp_path: Path,
+) -> None:
+    # Campaign 23 (issue 32): a job queued every one of its runs in the pool when it started,
+    # and a cancel only marked it. Cancelled while another job's long run held the workers,
+    # it said nothing past "start" (a script reading its events waited for the runs ahead of
+    # it) and its thread and queued runs stayed, though it no longer counted against the
+    # 64-job limit: 300 jobs posted and cancelled beside one p000 run took the explorer from
+    # 5 threads and 189 MB to 308 threads and 1.12 GB. A blocked worker stands for the long run.
+    from ccsim.explore import Engine
+
+    engine = Engine(tmp_path / "results", workers=1)
+    gate = threading.Event()
+    engine.pool.submit(gate.wait)  # the only worker is busy until the gate opens
+    try:
+        ask = {**ONE_POINT, "seeds": 20}  # 20 runs: more than a job may queue ahead
+        jobs = [engine.submit(Catalog(EXPERIMENTS).request(ask)) for _ in range(5)]
+        deadline = time.monotonic() + 60
+        while not all(j.events for j in jobs):  # each has started and queued what it queues
+            assert time.monotonic() < deadline, [j.events for j in jobs]
+            time.sleep(0.05)
+        queued = engine.pool._work_queue.qsize()
+        assert queued <= 5 * 4, f"{queued} runs queued by 5 jobs of 20 runs on 1 worker"
+        for j in jobs:
+            assert engine.cancel(j.id) is True
+        deadline = time.monotonic() + 60
+        while not all(j.finished for j in jobs):
+            assert time.monotonic() < deadline, "a cancelled job waited for the busy worker"
+            time.sleep(0.05)
+        assert [j.events[-1]["type"] for j in jobs] == ["cancelled"] * 5
+        assert not gate.is_set()
+    finally:
+        gate.set()
+        engine.close()
+    assert not (tmp_path / "results" / "p001" / "runs").exists() or not any(
+        (tmp_path / "results" / "p001" / "runs").rglob("*.json")
+    )
+
+
 def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
