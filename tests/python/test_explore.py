@@ -986,7 +986,7 @@ def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> 
     return job
 
 
-@pytest.mark.parametrize("where", ["results", "shards"])
+@pytest.mark.parametrize("where", ["results", "shards", "records"])
 def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
     where: str, tmp_path: Path
 ) -> None:
@@ -995,9 +995,19 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
     from ccsim.explore import Engine
 
     results = tmp_path / "results"
+    said = "is a file, not a folder, where the run records are stored"
     if where == "results":
         a_file = results
         a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    elif where == "records":
+        # Campaign 23 (issue 32): a folder where the record goes named the hidden temporary
+        # file the save renames (".../.tmp-<key>-<pid>-<thread>.json: Is a directory").
+        request = Catalog(EXPERIMENTS).request(ONE_POINT)
+        store = Engine(results).store(request.plan.id, request.quick)
+        spec = RunSpec(request.plan.scenario_text, request.overrides("spack", "0.05"), 1, ())
+        a_file = store.path(spec.key())
+        a_file.mkdir(parents=True)
+        said = "is a folder, where a run record goes"
     else:
         request = Catalog(EXPERIMENTS).request(ONE_POINT)
         store = Engine(results).store(request.plan.id, request.quick).directory
@@ -1007,7 +1017,6 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
         a_file = store / "[0-9a-f][0-9a-f]"
     job = _finished_job(results, EXPERIMENTS, ONE_POINT)
     assert job.events[-1]["type"] == "error"
-    said = "is a file, not a folder, where the run records are stored"
     assert re.match(f"the run store: {a_file} {said}", job.events[-1]["message"]), job.events
 
 
