@@ -265,6 +265,17 @@ async function start() {
       else status(e.message, true);
     }
   };
+  // The stream broke before its last event: the explorer stopped or was killed. The browser
+  // retries by itself; a job the explorer answers 404 for (restarted since) ends the stream.
+  // Unhandled, the page said "running…" for ever (campaign 23, issue 32).
+  es.onerror = () => {
+    if (S.job !== job) { es.close(); return; }
+    if (es.readyState === EventSource.CLOSED) {
+      S.es = null; $("cancel").disabled = true;
+      status("the explorer no longer has this job (was it restarted?): change a setting " +
+             "to run it again", true);
+    } else status("the connection to the explorer was lost; retrying…", true);
+  };
 }
 
 function status(text, bad) { $("msg").textContent = text; $("msg").className = bad ? "error" : ""; }
