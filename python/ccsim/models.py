@@ -70,11 +70,24 @@ def _arg(
         raise TypeError(f"{name}: a masked array with masked entries; the models would read "
                         "them as numbers: give x.compressed() (the unmasked values) or "
                         "x.filled(value)")  # fmt: skip
-    if kind in "mMcUS":
-        what = {"m": "durations", "M": "dates", "c": "complex numbers"}.get(kind, "text")
+    found: Any = None
+    if kind == "O" or isinstance(x, (list, tuple)):
+        # An array of Python objects (a pandas column of text, a list mixing text and
+        # numbers): float() read "1460" as the number it spells and True as 1, which the
+        # same values refuse alone or in a numpy array (campaign 23, issue 32).
+        for v in np.asarray(x, dtype=object).flat:
+            if isinstance(v, (str, bytes, bool, np.bool_)):
+                kind, found = ("b" if isinstance(v, (bool, np.bool_)) else "U"), v
+                break
+    if kind in "mMcUSb":
+        # A boolean (numpy's or pandas') is refused as Python's True is: read as 1 or 0, a
+        # mask given in place of the values gave an MSS of 1 byte (campaign 23, issue 32).
+        what = {"m": "durations", "M": "dates", "c": "complex numbers",
+                "b": "booleans"}.get(kind, "text")  # fmt: skip
         cure = " (seconds: divide by np.timedelta64(1, 's'))" if kind == "m" else ""
+        shown = np.asarray(x).dtype if found is None else f"{found!r} among them"
         raise TypeError(f"{name}: expected a number or an array of numbers, not {what} "
-                        f"({np.asarray(x).dtype}){cure}")  # fmt: skip
+                        f"({shown}){cure}")  # fmt: skip
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError, OverflowError) as e:
@@ -93,17 +106,35 @@ def _arg(
     return a
 
 
-def mathis_constant(b: float = 1.0) -> float:
-    """C = sqrt(3/(2b)) of the periodic-loss derivation.
+def _together(**args: npt.NDArray[np.float64]) -> None:
+    """The checked arguments of one call broadcast together, or ValueError naming them and
+    their shapes: numpy's "operands could not be broadcast together with shapes (3,) (2,)"
+    named no parameter (campaign 23, issue 32)."""
+    try:
+        np.broadcast_shapes(*(a.shape for a in args.values()))
+    except ValueError:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in args.items() if a.ndim)
+        raise ValueError(f"{shapes}: arrays of these shapes do not broadcast together (numpy's "
+                         "rules: equal lengths, or 1); give one value or arrays that "
+                         "match") from None  # fmt: skip
+
+
+def _c(b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """C = sqrt(3/(2b)) on a checked ``b``."""
+    return np.sqrt(3.0 / (2.0 * b))  # type: ignore[no-any-return]
+
+
+def mathis_constant(b: ArrayLike = 1.0) -> ArrayLike:
+    """C = sqrt(3/(2b)) of the periodic-loss derivation (an array for an array of ``b``).
 
     >>> round(mathis_constant(1), 4), round(mathis_constant(2), 4)
     (1.2247, 0.866)
     """
     with _overflow_is_inf():
-        return float(np.sqrt(3.0 / (2.0 * _arg("b", b, 0.0, low_open=True))))
+        return _out(_c(_arg("b", b, 0.0, low_open=True)))
 
 
-def mathis(mss_bytes: ArrayLike, rtt_s: ArrayLike, p: ArrayLike, b: float = 1.0) -> ArrayLike:
+def mathis(mss_bytes: ArrayLike, rtt_s: ArrayLike, p: ArrayLike, b: ArrayLike = 1.0) -> ArrayLike:
     """Square-root throughput, bytes/s: ``mss/rtt * sqrt(3/(2b)) / sqrt(p)``.
 
     >>> round(mathis(1000, 0.1, 0.01, b=2))
@@ -112,8 +143,12 @@ def mathis(mss_bytes: ArrayLike, rtt_s: ArrayLike, p: ArrayLike, b: float = 1.0)
     mss = _arg("mss_bytes", mss_bytes, 0.0)
     rtt = _arg("rtt_s", rtt_s, 0.0, low_open=True)
     pp = _arg("p", p, 0.0, 1.0, low_open=True)
+    # An array of b broadcasts as in the PFTK models; it went through float() and failed
+    # with numpy's "only 0-dimensional arrays can be converted", naming nothing (campaign 23).
+    bb = _arg("b", b, 0.0, low_open=True)
+    _together(mss_bytes=mss, rtt_s=rtt, p=pp, b=bb)
     with _overflow_is_inf():
-        return _out(mss / rtt * mathis_constant(b) / np.sqrt(pp))
+        return _out(mss / rtt * _c(bb) / np.sqrt(pp))
 
 
 def _q_hat(p: npt.NDArray[np.float64], w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -144,6 +179,7 @@ def padhye_packets(
     t0 = _arg("t0_s", t0_s, 0.0)
     b = _arg("b", b, 0.0, low_open=True)
     wmax = _arg("wmax", wmax, 0.0, low_open=True, infinite=True)
+    _together(rtt_s=rtt, p=pp, t0_s=t0, b=b, wmax=wmax)
     with _overflow_is_inf():
         return _out(_pftk_packets(rtt, pp, t0, b, wmax))
 
@@ -182,8 +218,10 @@ def padhye(
     174.2
     """
     mss = _arg("mss_bytes", mss_bytes, 0.0)
+    packets = padhye_packets(rtt_s, p, t0_s, b, wmax)
+    _together(mss_bytes=mss, **{"the other arguments": np.asarray(packets)})
     with _overflow_is_inf():
-        return _out(mss * padhye_packets(rtt_s, p, t0_s, b, wmax))
+        return _out(mss * packets)
 
 
 def padhye_approx(
@@ -205,6 +243,7 @@ def padhye_approx(
     t0 = _arg("t0_s", t0_s, 0.0)
     b = _arg("b", b, 0.0, low_open=True)
     wmax = _arg("wmax", wmax, 0.0, low_open=True, infinite=True)
+    _together(mss_bytes=mss, rtt_s=rtt, p=pp, t0_s=t0, b=b, wmax=wmax)
     with _overflow_is_inf():
         den = rtt * np.sqrt(2 * b * pp / 3) + t0 * np.minimum(
             1.0, 3 * np.sqrt(3 * b * pp / 8)
@@ -241,7 +280,10 @@ def sqrt_bound(
     if not isinstance(delayed_acks, (bool, np.bool_)):
         raise TypeError(f"delayed_acks: expected True or False, not "
                         f"{type(delayed_acks).__name__} {delayed_acks!r}")  # fmt: skip
-    _arg("segment_bytes", segment_bytes, 0.0)
+    seg = _arg("segment_bytes", segment_bytes, 0.0)
     pp = _arg("p", p, 0.0, 1.0)
-    pp = np.where(pp > 0, pp, _arg("p_when_no_loss", p_when_no_loss, 0.0, 1.0, low_open=True))
+    no_loss = _arg("p_when_no_loss", p_when_no_loss, 0.0, 1.0, low_open=True)
+    rtt = _arg("rtt_s", rtt_s, 0.0, low_open=True)
+    _together(segment_bytes=seg, rtt_s=rtt, p=pp, p_when_no_loss=no_loss)
+    pp = np.where(pp > 0, pp, no_loss)
     return mathis(segment_bytes, rtt_s, pp, b=2.0 if delayed_acks else 1.0)

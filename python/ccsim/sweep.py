@@ -164,7 +164,10 @@ class Store:
         return self.directory / key[:2] / f"{key}.json"
 
     def has(self, key: str) -> bool:
-        return self.path(key).exists()
+        """Whether a record file is stored under ``key`` (damaged or not). A folder there is
+        none: counted as one, the explorer's check before its runs passed it by and the job
+        ended with the system's words for the save (campaign 23, issue 32)."""
+        return self.path(key).is_file()
 
     def has_all(self, keys: Iterable[str]) -> bool:
         """Whether the store holds a record file for every key: one folder listing per shard
@@ -226,6 +229,7 @@ class Store:
         from ccsim.scenario import file_kind
         from ccsim.staging import LINK_LOOP, dangling
 
+        keys = list(keys)
         folders = [*reversed(self.directory.parents), self.directory]
         folders += sorted({self.path(k).parent for k in keys})
         for folder in folders:
@@ -247,6 +251,15 @@ class Store:
             if not stat.S_ISDIR(mode):
                 raise ValueError(f"{folder} {file_kind(mode)}, not a folder, where the run "
                                  "records are stored: move it away or write elsewhere")  # fmt: skip
+        for k in keys:
+            # A folder where a record goes: the record was run, then its save failed naming
+            # the hidden temporary file (".../.tmp-<key>-<pid>-<thread>.json -> ...: is a
+            # directory"), after every run of a sweep (campaign 23, issue 32). A link is
+            # replaced by the save, as a file is.
+            record = self.path(k)
+            if record.is_dir() and not record.is_symlink():
+                raise ValueError(f"{record} is a folder, where a run record goes: move it "
+                                 "away or write elsewhere")  # fmt: skip
         if self.directory.is_dir():
             try:
                 with tempfile.TemporaryFile(dir=self.directory, prefix=".ccsim-write-check-"):

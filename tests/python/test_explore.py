@@ -379,6 +379,41 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     assert errors == []
 
 
+@pytest.mark.parametrize(
+    ("stream", "said"),
+    [("404", "the explorer no longer has this job (was it restarted?)"),
+     ("lost", "the connection to the explorer was lost; retrying"),
+     ("gone", "cannot reach the explorer ("),
+     ("not json", "cannot reach the explorer (")],
+)  # fmt: skip
+def test_in_chromium_a_job_stream_that_breaks_is_said_on_the_page_not_left_running(
+    server: Server, page: tuple[Any, list[str]], stream: str, said: str
+) -> None:
+    # Campaign 23 (issue 32): the page had no handler for a broken event stream (the explorer
+    # killed, or restarted and answering 404 for the job): it said "running…" for ever; a run
+    # request that reached no explorer, or an answer not its JSON, was an unhandled rejection.
+    pg, errors = page
+    if stream == "404":
+        pg.route("**/api/jobs/*/events", lambda r: r.fulfill(status=404, body="{}"))
+    elif stream == "lost":
+        pg.route("**/api/jobs/*/events", lambda r: r.abort("connectionreset"))
+    elif stream == "gone":  # the explorer stopped: a run request finds nobody
+        pg.route("**/api/run", lambda r: r.abort("connectionrefused"))
+    else:  # something else answers on its port (a proxy's error page)
+        pg.route("**/api/run", lambda r: r.fulfill(status=502, body="<html>Bad Gateway"))
+    pg.goto(server.url + "/")
+    if stream in ("404", "lost"):
+        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.wait_for_function(
+        "(said) => document.getElementById('msg').textContent.startsWith(said)",
+        arg=said,
+        timeout=30_000,
+    )
+    assert pg.locator("#msg").get_attribute("class") == "error"
+    # What the browser itself logs for the failed request is all (no error of the page's).
+    assert all("Failed to load resource" in e for e in errors), errors
+
+
 #: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
 #: cannot move) and the settings shown with their value, without starting a job.
 EVERY_CONTROL = """() => {
@@ -998,7 +1033,7 @@ def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> 
     return job
 
 
-@pytest.mark.parametrize("where", ["results", "shards"])
+@pytest.mark.parametrize("where", ["results", "shards", "records"])
 def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
     where: str, tmp_path: Path
 ) -> None:
@@ -1007,9 +1042,19 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
     from ccsim.explore import Engine
 
     results = tmp_path / "results"
+    said = "is a file, not a folder, where the run records are stored"
     if where == "results":
         a_file = results
         a_file.write_text("not a folder")  # the folder was fine at start, then replaced
+    elif where == "records":
+        # Campaign 23 (issue 32): a folder where the record goes named the hidden temporary
+        # file the save renames (".../.tmp-<key>-<pid>-<thread>.json: Is a directory").
+        request = Catalog(EXPERIMENTS).request(ONE_POINT)
+        store = Engine(results).store(request.plan.id, request.quick)
+        spec = RunSpec(request.plan.scenario_text, request.overrides("spack", "0.05"), 1, ())
+        a_file = store.path(spec.key())
+        a_file.mkdir(parents=True)
+        said = "is a folder, where a run record goes"
     else:
         request = Catalog(EXPERIMENTS).request(ONE_POINT)
         store = Engine(results).store(request.plan.id, request.quick).directory
@@ -1019,7 +1064,6 @@ def test_a_job_whose_store_cannot_be_written_ends_with_an_error_the_page_shows(
         a_file = store / "[0-9a-f][0-9a-f]"
     job = _finished_job(results, EXPERIMENTS, ONE_POINT)
     assert job.events[-1]["type"] == "error"
-    said = "is a file, not a folder, where the run records are stored"
     assert re.match(f"the run store: {a_file} {said}", job.events[-1]["message"]), job.events
 
 
@@ -1080,6 +1124,45 @@ def test_a_job_submitted_after_the_engine_closed_is_cancelled_and_runs_nothing(
         time.sleep(0.05)
     assert [e["type"] for e in job.events] == ["cancelled"]
     assert not (tmp_path / "results").exists()
+
+
+def test_a_job_cancelled_while_it_waits_behind_another_ends_at_once_holding_no_queued_runs(
+    tmp_path: Path,
+) -> None:
+    # Campaign 23 (issue 32): a job queued every one of its runs in the pool when it started,
+    # and a cancel only marked it. Cancelled while another job's long run held the workers,
+    # it said nothing past "start" (a script reading its events waited for the runs ahead of
+    # it) and its thread and queued runs stayed, though it no longer counted against the
+    # 64-job limit: 300 jobs posted and cancelled beside one p000 run took the explorer from
+    # 5 threads and 189 MB to 308 threads and 1.12 GB. A blocked worker stands for the long run.
+    from ccsim.explore import Engine
+
+    engine = Engine(tmp_path / "results", workers=1)
+    gate = threading.Event()
+    engine.pool.submit(gate.wait)  # the only worker is busy until the gate opens
+    try:
+        ask = {**ONE_POINT, "seeds": 20}  # 20 runs: more than a job may queue ahead
+        jobs = [engine.submit(Catalog(EXPERIMENTS).request(ask)) for _ in range(5)]
+        deadline = time.monotonic() + 60
+        while not all(j.events for j in jobs):  # each has started and queued what it queues
+            assert time.monotonic() < deadline, [j.events for j in jobs]
+            time.sleep(0.05)
+        queued = engine.pool._work_queue.qsize()
+        assert queued <= 5 * 4, f"{queued} runs queued by 5 jobs of 20 runs on 1 worker"
+        for j in jobs:
+            assert engine.cancel(j.id) is True
+        deadline = time.monotonic() + 60
+        while not all(j.finished for j in jobs):
+            assert time.monotonic() < deadline, "a cancelled job waited for the busy worker"
+            time.sleep(0.05)
+        assert [j.events[-1]["type"] for j in jobs] == ["cancelled"] * 5
+        assert not gate.is_set()
+    finally:
+        gate.set()
+        engine.close()
+    assert not (tmp_path / "results" / "p001" / "runs").exists() or not any(
+        (tmp_path / "results" / "p001" / "runs").rglob("*.json")
+    )
 
 
 def test_ccsim_explore_without_its_web_server_says_how_to_install_it(

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import doctest
+import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,3 +119,55 @@ def test_an_rtt_given_as_a_duration_a_complex_number_or_text_is_refused_not_misr
     with pytest.raises(TypeError) as e:
         models.mathis(1460, value, 0.01)
     assert str(e.value).startswith(f"rtt_s: expected a number or an array of numbers, not {what}")
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [(np.bool_(True), "booleans (bool)"),
+     (np.array([True, False]), "booleans (bool)"),
+     (pd.Series([True]), "booleans (bool)"),
+     ([True, 1460], "booleans (True among them)"),
+     (pd.Series(["1460"]), "text ('1460' among them)"),
+     (np.array([1460, "x"], dtype=object), "text ('x' among them)")],
+)  # fmt: skip
+def test_booleans_and_text_are_refused_in_any_container_as_they_are_alone(
+    value: object, what: str
+) -> None:
+    # Campaign 23 (issue 32): True and "1460" were refused, but numpy's booleans, a pandas
+    # column of them or a list holding one were read as 1 and 0 (an MSS of 1 byte: 122 B/s),
+    # and a pandas column of text as the numbers it spells.
+    with pytest.raises(TypeError) as e:
+        models.mathis(value, 0.1, 0.01)
+    assert str(e.value) == f"mss_bytes: expected a number or an array of numbers, not {what}"
+
+
+def test_the_square_root_law_takes_an_array_of_b_as_the_pftk_models_do() -> None:
+    # Campaign 23 (issue 32): b=[1, 2] went through float() and failed with numpy's "only
+    # 0-dimensional arrays can be converted to Python scalars", naming no parameter.
+    both = models.mathis(1000, 0.1, 0.01, b=[1, 2])
+    assert np.allclose(both, [models.mathis(1000, 0.1, 0.01, b=1),
+                              models.mathis(1000, 0.1, 0.01, b=2)])  # fmt: skip
+    assert np.allclose(both, [10000 * math.sqrt(1.5) * 10, 10000 * math.sqrt(0.75) * 10])
+    assert np.allclose(models.mathis_constant(np.array([1.0, 2.0])), [1.5**0.5, 0.75**0.5])
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [(lambda: models.mathis([1000, 1460, 9000], [0.1, 0.2], 0.01), "mss_bytes (3,), rtt_s (2,)"),
+     (lambda: models.padhye_packets(0.1, [0.01, 0.02], 1.0, wmax=[10, 20, 30]),
+      "p (2,), wmax (3,)"),
+     (lambda: models.padhye(np.ones(3), [0.1, 0.2], 0.01, 1.0),
+      "mss_bytes (3,), the other arguments (2,)"),
+     (lambda: models.padhye_approx(1000, 0.1, [0.01, 0.02], [1.0, 2.0, 3.0]),
+      "p (2,), t0_s (3,)"),
+     (lambda: models.sqrt_bound(1000, 0.1, [0.0, 0.01], p_when_no_loss=[1e-6, 1e-5, 1e-4]),
+      "p (2,), p_when_no_loss (3,)")],
+)  # fmt: skip
+def test_arrays_that_do_not_broadcast_together_are_refused_naming_the_parameters(
+    call: Any, named: str
+) -> None:
+    # Campaign 23 (issue 32): numpy's "operands could not be broadcast together with shapes
+    # (3,) (2,)" named no parameter.
+    with pytest.raises(ValueError) as e:
+        call()
+    assert str(e.value).startswith(f"{named}: arrays of these shapes do not broadcast together")

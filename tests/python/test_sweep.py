@@ -200,6 +200,25 @@ def test_the_confidence_interval_uses_student_t() -> None:
     assert (m, n) == (5.0, 1) and ci != ci  # NaN: no interval from one value
 
 
+def test_a_folder_where_a_run_record_goes_is_refused_before_any_run_naming_it(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 23 (issue 32): the run was made, then its save failed naming the hidden
+    # temporary file, ".../.tmp-<key>-<pid>-<thread>.json -> ...: is a directory".
+    store = sweep.Store(tmp_path / "runs")
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])], [1])
+    in_the_way = store.path(runs[1].key())
+    in_the_way.mkdir(parents=True)
+    with pytest.warns(sweep.CorruptRecordWarning, match="is a directory"):
+        with pytest.raises(ValueError) as e:
+            sweep.execute(runs, store, workers=1, progress=False)
+    assert str(e.value) == (
+        f"{in_the_way} is a folder, where a run record goes: move it away or write elsewhere"
+    )
+    assert not store.has(runs[0].key()), "a run was made before the refusal"
+    assert not store.has(runs[1].key()), "a folder is no record"
+
+
 def test_a_bad_param_is_a_one_line_error(tmp_path: Path, two_hosts: str) -> None:
     f = tmp_path / "s.toml"
     f.write_text(two_hosts)

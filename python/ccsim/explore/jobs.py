@@ -9,7 +9,8 @@ import itertools
 import math
 import threading
 import time
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,16 @@ class Job:
     #: The event streams reading this job now (the server's, on its event loop's thread): a
     #: job is cancelled when the last one leaves before it ends, not when any one does.
     readers: int = 0
+    #: The job's runs in the pool, not yet taken by its thread (see ``Engine._run_job``).
+    queued: deque[Future[Any]] = field(default_factory=deque)
+
+    def cancel(self) -> None:
+        """Mark the job cancelled and drop its runs not started: its thread, waiting for the
+        first of them, ends at once with "cancelled" instead of when a worker reaches them
+        (after every run queued ahead, another job's long ones included)."""
+        self.cancelled = True
+        for f in tuple(self.queued):  # a copy: the job's thread takes from it meanwhile
+            f.cancel()
 
     def emit(self, kind: str, **data: Any) -> None:
         data["type"] = kind
@@ -62,7 +73,8 @@ class Engine:
         #: The run store of a plan and mode that a reproduction under ``results`` already has
         #: (``ccsim reproduce --out DIR`` writes ``DIR/runs``), by (plan id, quick).
         self.stores = dict(stores or {})
-        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ccsim-run")
+        self.workers = max(1, workers)
+        self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ccsim-run")
         self.jobs: dict[str, Job] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -91,7 +103,7 @@ class Engine:
         with self._lock:
             self.closed = True
             for job in self.jobs.values():
-                job.cancelled = True
+                job.cancel()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _key_lock(self, key: str) -> threading.Lock:
@@ -127,7 +139,7 @@ class Engine:
             return None
         if job.finished:
             return False
-        job.cancelled = True
+        job.cancel()
         return True
 
     def _one(self, job: Job, spec: Any, store: Any) -> tuple[dict[str, Any], bool]:
@@ -200,14 +212,21 @@ class Engine:
                 job.cancelled = True
                 job.emit("error", message=f"the run store: {e}")
                 return
-            futures = [
-                (line, x, [self.pool.submit(self._one, job, s, store) for s in specs])
-                for line, x, specs in groups
-            ]
-            for line, x, futs in futures:
+            # The runs go to the pool a few at a time, each job keeping up to four per worker
+            # there (so a slow run at the head leaves no worker idle). Queued all at once, a
+            # cancelled job's runs stayed in the pool behind the runs ahead of them (another
+            # job's, minutes long), and its thread with them, while the job no longer counted
+            # against MAX_JOBS: 300 jobs posted and cancelled took the explorer to 308
+            # threads and 1.12 GB (campaign 23, issue 32).
+            todo = iter([s for _, _, specs in groups for s in specs])
+            for line, x, specs in groups:
                 recs = []
-                for f in futs:
-                    rec, hit = f.result()
+                for _ in specs:
+                    self._queue(job, todo, store)
+                    if not job.queued:  # cancelled before its next run was queued
+                        raise Cancelled
+                    rec, hit = job.queued[0].result()
+                    job.queued.popleft()
                     recs.append(rec)
                     done += 1
                     cached += hit
@@ -232,6 +251,22 @@ class Engine:
             job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
         finally:
             job.finished = True
+
+    def _queue(self, job: Job, todo: Any, store: Any) -> None:
+        """Queue ``job``'s next runs from ``todo`` until it has four per worker in the pool
+        (none once it is cancelled or the engine closed)."""
+        while len(job.queued) < 4 * self.workers and not (job.cancelled or self.closed):
+            spec = next(todo, None)
+            if spec is None:
+                return
+            try:
+                job.queued.append(self.pool.submit(self._one, job, spec, store))
+            except RuntimeError:  # the pool shut down by close() since the check above
+                if not self.closed:
+                    raise
+                return
+            if job.cancelled:  # cancelled as the run was queued: cancel() may have missed it
+                job.cancel()
 
     def _emit_point(self, job: Job, line: str, x: str | None, recs: list[dict[str, Any]]) -> None:
         from ccsim.experiment.stats import mean_ci

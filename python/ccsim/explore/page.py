@@ -222,7 +222,16 @@ async function cancel() {
   if (S.job) await fetch(`/api/jobs/${S.job}/cancel`, {method: "POST"});
 }
 
-async function start() {
+// The explorer gone (stopped, its machine asleep) or an answer that is not its JSON: said on
+// the page. The rejection went unhandled and the page kept its last words, "done: ..." or
+// "running…", whatever was moved (campaign 23, issue 32).
+function unreachable(err) {
+  status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
+}
+
+async function start() { try { await startJob(); } catch (err) { unreachable(err); } }
+
+async function startJob() {
   await cancel();
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
@@ -264,6 +273,17 @@ async function start() {
       } else if (e.type === "cancelled") status(`cancelled after ${e.done} of ${e.total} runs`);
       else status(e.message, true);
     }
+  };
+  // The stream broke before its last event: the explorer stopped or was killed. The browser
+  // retries by itself; a job the explorer answers 404 for (restarted since) ends the stream.
+  // Unhandled, the page said "running…" for ever (campaign 23, issue 32).
+  es.onerror = () => {
+    if (S.job !== job) { es.close(); return; }
+    if (es.readyState === EventSource.CLOSED) {
+      S.es = null; $("cancel").disabled = true;
+      status("the explorer no longer has this job (was it restarted?): change a setting " +
+             "to run it again", true);
+    } else status("the connection to the explorer was lost; retrying…", true);
   };
 }
 
@@ -341,8 +361,10 @@ function draw() {
 $("paper").addEventListener("change", fillFigures);
 $("figure").addEventListener("change", buildControls);
 $("quick").addEventListener("change", buildControls);
-$("cancel").addEventListener("click", async () => { await cancel(); S.job = null;
-  $("cancel").disabled = true; status("cancelled"); });
+$("cancel").addEventListener("click", async () => {
+  try { await cancel(); } catch (err) { unreachable(err); return; }
+  S.job = null; $("cancel").disabled = true; status("cancelled");
+});
 
 fetch("/api/papers").then(r => r.json()).then(c => {
   S.catalog = c;

@@ -311,7 +311,7 @@ def create_app(
                 # its points (issue 32).
                 job.readers -= 1
                 if not ended and job.readers == 0:
-                    job.cancelled = True
+                    job.cancel()
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
