@@ -55,7 +55,9 @@ def _arg(
     formulas divide by zero or take the root of a negative number: ``b=0`` was a bare
     ZeroDivisionError, ``p=0`` a numpy divide-by-zero warning, ``p="x"`` numpy's "could not
     convert string to float" (the API contract test, issue 32)."""
-    if x is None or isinstance(x, (str, bytes, bool, Mapping)):
+    # A bytearray or memoryview, like bytes, is text, not numbers: b"ab" was read as 97, 98
+    # (noticed in campaign 23, issue 32).
+    if x is None or isinstance(x, (str, bytes, bytearray, memoryview, bool, Mapping)):
         raise TypeError(f"{name}: expected a number or an array of numbers, not "
                         f"{type(x).__name__} {x!r}")  # fmt: skip
     # Converted to float, a duration (numpy's timedelta64, a pandas column of them) became its

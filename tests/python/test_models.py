@@ -141,6 +141,18 @@ def test_booleans_and_text_are_refused_in_any_container_as_they_are_alone(
     assert str(e.value) == f"mss_bytes: expected a number or an array of numbers, not {what}"
 
 
+@pytest.mark.parametrize("value", [b"\x05\xb4", bytearray(b"\x05\xb4"), memoryview(b"\x05\xb4")])
+def test_bytes_in_any_of_their_types_are_refused_not_read_as_their_byte_values(
+    value: object,
+) -> None:
+    # bytes were refused, but a bytearray or a memoryview of the same was read as the numbers
+    # 5 and 180 (noticed in campaign 23, issue 32).
+    with pytest.raises(
+        TypeError, match=rf"^mss_bytes: expected a number .*, not {type(value).__name__}"
+    ):
+        models.mathis(value, 0.1, 0.01)
+
+
 def test_the_square_root_law_takes_an_array_of_b_as_the_pftk_models_do() -> None:
     # Campaign 23 (issue 32): b=[1, 2] went through float() and failed with numpy's "only
     # 0-dimensional arrays can be converted to Python scalars", naming no parameter.
