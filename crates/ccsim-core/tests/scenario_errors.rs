@@ -1250,6 +1250,23 @@ fn a_swept_override_is_named_as_the_param_it_came_from_and_a_set_one_as_set() {
 }
 
 #[test]
+fn an_override_replacing_a_whole_entry_with_none_of_its_needed_keys_says_it_replaced_it() {
+    // It was `no link named "bottleneck"` (campaign 23, issue 32): the link exists, and the
+    // override had replaced it with a table holding only a rate.
+    assert_eq!(
+        error_with(&[r#"links.bottleneck={ rate = "5Mbps" }"#]),
+        r#"links.bottleneck: --set "links.bottleneck={ rate = \"5Mbps\" }" replaces the whole link, and the new one has none of a and b; to change one key of it, give its path: --set 'links.bottleneck.rate=...'"#
+    );
+    assert_eq!(
+        error_with(&["flows.f1={}"]),
+        r#"flows.f1: --set "flows.f1={}" replaces the whole flow, and the new one has none of type, src and dst; to change one key of it, give its path: --set 'flows.f1.KEY=...'"#
+    );
+    // A whole new entry, and a replacement holding what an entry needs, are read as before.
+    assert!(error_with(&["links.extra={ rate = \"5Mbps\" }"]).contains("no link named \"extra\""));
+    assert!(load(BASE, &[r#"nodes.h1={ type = "host" }"#]).is_ok());
+}
+
+#[test]
 fn an_override_inside_a_value_that_is_not_a_table_names_that_value() {
     assert_eq!(
         error_with(&["duration.seconds=5"]),

@@ -59,8 +59,8 @@ use self::jitter::read_jitter;
 use self::links::read_links;
 use self::nodes::read_nodes;
 use self::reader::{
-    check_override_entry, describe, error, join, list_names, opt, Field, Reader, Res, A_TABLE,
-    DURATION_SHORT,
+    check_entry_replaced, check_override_entry, describe, error, join, list_names, opt, Field,
+    Reader, Res, A_TABLE, DURATION_SHORT,
 };
 use self::routing::read_routing;
 use self::tcp::read_tcp_table;
@@ -207,6 +207,7 @@ pub fn apply_override(tree: &mut Table, item: &str, option: &str) -> Res<()> {
         ));
     }
     let value = parse_override_value(raw);
+    check_entry_replaced(tree, &keys, &value, option, item)?;
     let (last, parents) = keys.split_last().expect("split gives at least one key");
     let mut table = tree;
     for (i, key) in parents.iter().enumerate() {

@@ -270,6 +270,43 @@ pub(super) fn check_entry_is_one(section: &str, all: &Table, name: &str) -> Res<
     Err(e)
 }
 
+/// Checks an override that replaces a whole entry of `nodes`, `links` or `flows` that exists
+/// (`links.bottleneck={ rate = "5Mbps" }`) with a table holding none of the keys an entry
+/// needs: read after the override, it was refused as `no link named "bottleneck"`, of a link
+/// that exists (campaign 23, issue 32). Said here, before the old entry is gone: the value
+/// replaces the entry, and one key of it is changed by a path to that key.
+pub(super) fn check_entry_replaced(
+    tree: &Table,
+    keys: &[&str],
+    value: &Value,
+    option: &str,
+    item: &str,
+) -> Res<()> {
+    let [section, name] = keys else {
+        return Ok(());
+    };
+    let Some((_, kind, needs)) = NAMED_SECTIONS.iter().find(|(s, _, _)| s == section) else {
+        return Ok(());
+    };
+    let Value::Table(new) = value else {
+        return Ok(()); // a node written as "host", or a value its reader refuses by itself
+    };
+    let existed = matches!(tree.get(*section), Some(Value::Table(t)) if t.contains_key(*name));
+    if !existed || needs.iter().any(|k| new.contains_key(*k)) {
+        return Ok(());
+    }
+    let key = new.keys().next().map_or("KEY", String::as_str);
+    Err(error(
+        &join(section, name),
+        format!(
+            "{option} {item:?} replaces the whole {kind}, and the new one has none of {}; \
+             to change one key of it, give its path: {option} '{}=...'",
+            and_list(needs),
+            join(&join(section, name), key)
+        ),
+    ))
+}
+
 /// Checks an override's path (already split into keys) before it is applied: a key inside an
 /// entry of `nodes`, `links` or `flows` that does not exist is refused, since creating the
 /// entry would turn a misspelled name into a new, incomplete entry; a new entry is set whole.
