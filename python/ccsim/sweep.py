@@ -932,7 +932,9 @@ def plan_grid(
         for option, inner in given[:at]:
             keys = key_path(inner)
             if len(keys) > len(held) and keys[: len(held)] == held:
-                raise ValueError(f"{option} {inner} and --param {table}: each swept table "
+                # "Each swept table": said too of values that are not tables (noticed in
+                # campaign 22, issue 32); any swept value replaces what was set inside it.
+                raise ValueError(f"{option} {inner} and --param {table}: each swept value "
                                  f"replaces {inner}, given before it, in every run; sweep the "
                                  f"path inside it after the table (--param {table}=... "
                                  f"{'--set' if option == '--set' else '--param'} {inner}=...), "

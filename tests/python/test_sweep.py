@@ -618,7 +618,7 @@ def test_a_swept_table_holding_a_path_given_before_it_is_refused_naming_both(
     # swept table replaced what was given inside it before: `--param flows.f1.mss=500,600
     # --param flows.f1={...},{...}` labelled its rows 500 and 600 over runs that were all the
     # default MSS ("4 runs: 2 executed"), and a --set inside it was dropped without a word.
-    refused = r"^--(set|param) .* and --param .*: each swept table replaces .*, given before it"
+    refused = r"^--(set|param) .* and --param .*: each swept value replaces .*, given before it"
     with pytest.raises(ValueError, match=refused):
         sweep.plan_grid(two_hosts, base, params, [1])
 
