@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -915,6 +916,40 @@ def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
         "first line, so not a whole report (cut short?)"
     ]
     assert pages == ["index.html", "p001-good.html"]
+
+
+def test_a_figure_reference_edited_into_another_folder_links_and_copies_nothing_outside_the_site(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: report.md's figure references name files of the reproduction's folder, and
+    # each was copied to the same place under <site>/<name>/. Edited by hand to
+    # "../../x.png", it wrote x.png beside the site (outside --out) and the page linked out
+    # of the site; to "sub/x.png", it stopped the whole site ("<site>/p001/sub/x.png: no
+    # such file"); an absolute path was linked as "p001//abs/x.png".
+    tree = copies(results, tmp_path / "results", ["p001"])
+    folder = tree / "p001"
+    first = next(p for p in sorted(folder.glob("*.png")))
+    (folder / "sub").mkdir()
+    shutil.copyfile(first, folder / "sub" / first.name)
+    shutil.copyfile(first, tmp_path / "beside.png")
+    text = (folder / "report.md").read_text(encoding="utf-8")
+    refs = re.findall(r"^!\[[^\]]+\]\([^)]+\.png\)$", text, re.M)
+    assert len(refs) >= 3, refs
+    edited = ["../../beside.png", f"sub/{first.name}", str(tmp_path / "beside.png")]
+    for ref, target in zip(refs, edited):
+        text = text.replace(ref, ref[: ref.index("](") + 2] + target + ")", 1)
+    (folder / "report.md").write_text(text, encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    out = tree / "site"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_site(tree, out, root=ROOT)
+    assert [p for p in sorted(tmp_path.rglob("*")) if p not in before and out not in p.parents
+            and p != out] == []  # fmt: skip
+    page = (out / "p001.html").read_text(encoding="utf-8")
+    links = re.findall(r'(?:href|src)="([^"]+)"', page)
+    assert [ln for ln in links if ".." in ln or "//" in ln or "sub/" in ln] == []
+    assert all((out / ln).exists() for ln in links if not ln.startswith("#")), links
 
 
 @pytest.mark.parametrize("package", ["markdown_it", "pyarrow"])
