@@ -1117,6 +1117,29 @@ def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never
     assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]
 
 
+def test_a_reproduction_folder_named_in_bytes_not_utf8_is_left_out_of_site_and_explorer(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: a reproduction's folder named with a byte 0xff (a copy from an old Latin-1
+    # disk) stopped `ccsim explore` from starting, "internal error (TypeError): folder:
+    # expected a path ..., not PosixPath", and `ccsim report` left it out as
+    # "paired.parquet: not a readable Parquet file". Both now name the folder's name.
+    from ccsim.explore.catalog import reproductions
+
+    tree = copies(results, tmp_path / "results", ["p001-good", "p001-\udcff"])
+    said = "p001-\udcff left out of the {}: {}: the folder's name is not UTF-8 (byte 0xff)"
+    warned: list[str] = []
+    build_site(tree, tmp_path / "site", root=ROOT, warn=warned.append)
+    assert [w.split(";")[0] for w in warned] == [said.format("site", tree / "p001-\udcff")]
+    assert sorted(p.name for p in (tmp_path / "site").glob("*.html")) == [
+        "index.html", "p001-good.html"
+    ]  # fmt: skip
+    warned.clear()
+    found = reproductions(tree, warned.append)
+    assert [r.folder.name for r in found] == ["p001-good"]
+    assert [w.split(";")[0] for w in warned] == [said.format("explorer", tree / "p001-\udcff")]
+
+
 def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_does(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
