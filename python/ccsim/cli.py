@@ -739,6 +739,14 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from ccsim.explore.catalog import reproductions
 
     results = _results_dir(args)
+    # Each job's runs go to <results>/<plan>/runs: inside a reproduction (its plan/, runs/ or
+    # site/) or a site's folder they were mixed with its files, as run's and sweep's --out
+    # there are refused for: `--results results/m01/plan` wrote p001/runs/ into m01's stored
+    # plan (campaign 24, issue 32). A reproduction's own folder stays allowed, as ccsim
+    # report takes it: its plan's runs go to its own store.
+    if reproduction_of(results) is None:
+        refuse_a_reproduction(results, _results_option(args), "the explorer's run stores")
+    refuse_a_site(results, _results_option(args), "the explorer's run stores")
     # The plans: the repository's, run from its root; elsewhere, the ones stored with the
     # reproductions under --results (ccsim reproduce stores each with its results).
     experiments: Path | None = Path("experiments")

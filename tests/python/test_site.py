@@ -1140,6 +1140,36 @@ def test_a_reproduction_folder_named_in_bytes_not_utf8_is_left_out_of_site_and_e
     assert [w.split(";")[0] for w in warned] == [said.format("explorer", tree / "p001-\udcff")]
 
 
+@pytest.mark.parametrize("inside", ["plan", "runs", "site", "standalone site"])
+def test_ccsim_explore_refuses_results_inside_a_reproduction_or_a_site_as_run_refuses_its_out(
+    inside: str, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 24: each job's runs go to <--results>/<plan>/runs, and `ccsim explore
+    # --results results/m01/plan` was accepted: a job wrote p001/runs/ into m01's stored plan
+    # (run's and sweep's --out there are refused since campaign 18). The reproduction's own
+    # folder stays allowed, as ccsim report takes it.
+    import uvicorn
+
+    tree = copies(results, tmp_path / "results", ["p001"])
+    (tree / "p001" / "runs").mkdir(exist_ok=True)
+    build_site(tree / "p001", tree / "p001" / "site", root=ROOT)
+    build_site(tree, tree / "site", root=ROOT)
+    target = tree / "site" if inside == "standalone site" else tree / "p001" / inside
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *_, **__: None)  # start, then stop
+    monkeypatch.chdir(ROOT)  # every plan offered: a job may write any plan's store
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    before = sorted(tree.rglob("*"))
+    assert main(["explore", "--results", str(target), "--port", str(port)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ccsim: error: --results {target}: "), err
+    assert "the explorer's run stores would be mixed with its" in err[0]
+    assert sorted(tree.rglob("*")) == before
+    assert main(["explore", "--results", str(tree / "p001"), "--port", str(port)]) == 0
+
+
 def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_does(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
