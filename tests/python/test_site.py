@@ -1167,7 +1167,12 @@ def test_ccsim_explore_refuses_results_inside_a_reproduction_or_a_site_as_run_re
     assert len(err) == 1 and err[0].startswith(f"ccsim: error: --results {target}: "), err
     assert "the explorer's run stores would be mixed with its" in err[0]
     assert sorted(tree.rglob("*")) == before
+    # The reproduction's own folder: its stored plan alone is offered, from the repository's
+    # root too, so no job writes another plan's store inside it (tree/p001/p002/runs).
+    offered: list[Any] = []
+    monkeypatch.setattr("ccsim.explore.serve", lambda *a, **_: offered.append(a[1]))
     assert main(["explore", "--results", str(tree / "p001"), "--port", str(port)]) == 0
+    assert offered == [None]
 
 
 def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_does(
