@@ -753,7 +753,9 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # --results one reproduction's folder: its stored plan alone, wherever the command runs.
     # From the repository's root every plan was offered, and a job of another paper wrote
     # its run store inside that reproduction (results/m01/p001/runs; campaign 24, issue 32).
-    if reproduction_of(results) is not None or not any(experiments.glob("*/plan.toml")):
+    # (One from before plans were stored keeps the repository's.)
+    own = reproduction_of(results) is not None and bool(reproductions(results))
+    if own or not any(experiments.glob("*/plan.toml")):
         experiments = None
         # Quiet here: serve names each damaged one as it loads the plans, once.
         if not reproductions(results):
