@@ -918,6 +918,23 @@ def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
     assert pages == ["index.html", "p001-good.html"]
 
 
+def test_a_figure_referenced_twice_in_report_md_is_drawn_once_and_shown_static_again(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: a figure's reference repeated (report.md edited by hand to show it at the
+    # top too) gave two divs of one id; Plotly drew into the first, the second stayed empty.
+    tree = copies(results, tmp_path / "results", ["p001"])
+    report = tree / "p001" / "report.md"
+    text = report.read_text(encoding="utf-8")
+    ref = re.findall(r"^!\[([^\]]+)\]\(([^)]+)\.png\)$", text, re.M)[0]
+    report.write_text(text.replace("\n## ", f"\n![{ref[0]}]({ref[1]}.png)\n\n## ", 1),
+                      encoding="utf-8")  # fmt: skip
+    build_site(tree, tmp_path / "site", root=ROOT)
+    page = (tmp_path / "site" / "p001.html").read_text(encoding="utf-8")
+    assert page.count(f'id="{ref[0]}"') == 1
+    assert f'<img src="p001/{ref[1]}.png"' in page
+
+
 def test_a_figure_reference_edited_into_another_folder_links_and_copies_nothing_outside_the_site(
     results: Path, tmp_path: Path
 ) -> None:

@@ -88,6 +88,7 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
     pending: list[str] = []
     base = html.escape(quote(page.name))
     linked: list[str] = []
+    drawn: set[str] = set()
     grid_section: str | None = None  # in a grid's section, before its table
     in_grid = False  # inside that table, which the HTML one replaces
     for ln in text.splitlines():
@@ -118,7 +119,11 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
             for f in found
         )
         files = f'<p class="files">Static figure: {links}</p>' if found else ""
-        if fid in figures:
+        if fid in figures and fid not in drawn:
+            # Once: a figure referenced twice (report.md edited by hand) gave two divs of one
+            # id, and Plotly drew both into the first, leaving an empty box (campaign 24,
+            # issue 32); a repeat shows the static image.
+            drawn.add(fid)
             chunks.append(figures[fid] + files)
         elif f"{stem}.png" in found:
             img = f'<img src="{base}/{html.escape(quote(stem))}.png" alt="{html.escape(fid)}">'
