@@ -739,10 +739,23 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     from ccsim.explore.catalog import reproductions
 
     results = _results_dir(args)
+    # Each job's runs go to <results>/<plan>/runs: inside a reproduction (its plan/, runs/ or
+    # site/) or a site's folder they were mixed with its files, as run's and sweep's --out
+    # there are refused for: `--results results/m01/plan` wrote p001/runs/ into m01's stored
+    # plan (campaign 24, issue 32). A reproduction's own folder stays allowed, as ccsim
+    # report takes it: its plan's runs go to its own store, and only its plan is offered.
+    if reproduction_of(results) is None:
+        refuse_a_reproduction(results, _results_option(args), "the explorer's run stores")
+    refuse_a_site(results, _results_option(args), "the explorer's run stores")
     # The plans: the repository's, run from its root; elsewhere, the ones stored with the
     # reproductions under --results (ccsim reproduce stores each with its results).
     experiments: Path | None = Path("experiments")
-    if not any(experiments.glob("*/plan.toml")):
+    # --results one reproduction's folder: its stored plan alone, wherever the command runs.
+    # From the repository's root every plan was offered, and a job of another paper wrote
+    # its run store inside that reproduction (results/m01/p001/runs; campaign 24, issue 32).
+    # (One from before plans were stored keeps the repository's.)
+    own = reproduction_of(results) is not None and bool(reproductions(results))
+    if own or not any(experiments.glob("*/plan.toml")):
         experiments = None
         # Quiet here: serve names each damaged one as it loads the plans, once.
         if not reproductions(results):

@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -917,6 +918,57 @@ def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
     assert pages == ["index.html", "p001-good.html"]
 
 
+def test_a_figure_referenced_twice_in_report_md_is_drawn_once_and_shown_static_again(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: a figure's reference repeated (report.md edited by hand to show it at the
+    # top too) gave two divs of one id; Plotly drew into the first, the second stayed empty.
+    tree = copies(results, tmp_path / "results", ["p001"])
+    report = tree / "p001" / "report.md"
+    text = report.read_text(encoding="utf-8")
+    ref = re.findall(r"^!\[([^\]]+)\]\(([^)]+)\.png\)$", text, re.M)[0]
+    report.write_text(text.replace("\n## ", f"\n![{ref[0]}]({ref[1]}.png)\n\n## ", 1),
+                      encoding="utf-8")  # fmt: skip
+    build_site(tree, tmp_path / "site", root=ROOT)
+    page = (tmp_path / "site" / "p001.html").read_text(encoding="utf-8")
+    assert page.count(f'id="{ref[0]}"') == 1
+    assert f'<img src="p001/{ref[1]}.png"' in page
+
+
+def test_a_figure_reference_edited_into_another_folder_links_and_copies_nothing_outside_the_site(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: report.md's figure references name files of the reproduction's folder, and
+    # each was copied to the same place under <site>/<name>/. Edited by hand to
+    # "../../x.png", it wrote x.png beside the site (outside --out) and the page linked out
+    # of the site; to "sub/x.png", it stopped the whole site ("<site>/p001/sub/x.png: no
+    # such file"); an absolute path was linked as "p001//abs/x.png".
+    tree = copies(results, tmp_path / "results", ["p001"])
+    folder = tree / "p001"
+    first = next(p for p in sorted(folder.glob("*.png")))
+    (folder / "sub").mkdir()
+    shutil.copyfile(first, folder / "sub" / first.name)
+    shutil.copyfile(first, tmp_path / "beside.png")
+    text = (folder / "report.md").read_text(encoding="utf-8")
+    refs = re.findall(r"^!\[[^\]]+\]\([^)]+\.png\)$", text, re.M)
+    assert len(refs) >= 3, refs
+    edited = ["../../beside.png", f"sub/{first.name}", str(tmp_path / "beside.png")]
+    for ref, target in zip(refs, edited):
+        text = text.replace(ref, ref[: ref.index("](") + 2] + target + ")", 1)
+    (folder / "report.md").write_text(text, encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    out = tree / "site"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_site(tree, out, root=ROOT)
+    assert [p for p in sorted(tmp_path.rglob("*")) if p not in before and out not in p.parents
+            and p != out] == []  # fmt: skip
+    page = (out / "p001.html").read_text(encoding="utf-8")
+    links = re.findall(r'(?:href|src)="([^"]+)"', page)
+    assert [ln for ln in links if ".." in ln or "//" in ln or "sub/" in ln] == []
+    assert all((out / ln).exists() for ln in links if not ln.startswith("#")), links
+
+
 @pytest.mark.parametrize("package", ["markdown_it", "pyarrow"])
 def test_a_report_that_fails_midway_leaves_no_new_site_and_an_old_one_as_it_was(
     package: str, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -1080,6 +1132,64 @@ def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never
     )
     assert pages == ["index.html", "p001-good.html"]
     assert [r.folder.name for r in reproductions(tree)] == ["p001-good"]
+
+
+def test_a_reproduction_folder_named_in_bytes_not_utf8_is_left_out_of_site_and_explorer(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 24: a reproduction's folder named with a byte 0xff (a copy from an old Latin-1
+    # disk) stopped `ccsim explore` from starting, "internal error (TypeError): folder:
+    # expected a path ..., not PosixPath", and `ccsim report` left it out as
+    # "paired.parquet: not a readable Parquet file". Both now name the folder's name.
+    from ccsim.explore.catalog import reproductions
+
+    tree = copies(results, tmp_path / "results", ["p001-good", "p001-\udcff"])
+    said = "p001-\udcff left out of the {}: {}: the folder's name is not UTF-8 (byte 0xff)"
+    warned: list[str] = []
+    build_site(tree, tmp_path / "site", root=ROOT, warn=warned.append)
+    assert [w.split(";")[0] for w in warned] == [said.format("site", tree / "p001-\udcff")]
+    assert sorted(p.name for p in (tmp_path / "site").glob("*.html")) == [
+        "index.html", "p001-good.html"
+    ]  # fmt: skip
+    warned.clear()
+    found = reproductions(tree, warned.append)
+    assert [r.folder.name for r in found] == ["p001-good"]
+    assert [w.split(";")[0] for w in warned] == [said.format("explorer", tree / "p001-\udcff")]
+
+
+@pytest.mark.parametrize("inside", ["plan", "runs", "site", "standalone site"])
+def test_ccsim_explore_refuses_results_inside_a_reproduction_or_a_site_as_run_refuses_its_out(
+    inside: str, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 24: each job's runs go to <--results>/<plan>/runs, and `ccsim explore
+    # --results results/m01/plan` was accepted: a job wrote p001/runs/ into m01's stored plan
+    # (run's and sweep's --out there are refused since campaign 18). The reproduction's own
+    # folder stays allowed, as ccsim report takes it.
+    import uvicorn
+
+    tree = copies(results, tmp_path / "results", ["p001"])
+    (tree / "p001" / "runs").mkdir(exist_ok=True)
+    build_site(tree / "p001", tree / "p001" / "site", root=ROOT)
+    build_site(tree, tree / "site", root=ROOT)
+    target = tree / "site" if inside == "standalone site" else tree / "p001" / inside
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *_, **__: None)  # start, then stop
+    monkeypatch.chdir(ROOT)  # every plan offered: a job may write any plan's store
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    before = sorted(tree.rglob("*"))
+    assert main(["explore", "--results", str(target), "--port", str(port)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ccsim: error: --results {target}: "), err
+    assert "the explorer's run stores would be mixed with its" in err[0]
+    assert sorted(tree.rglob("*")) == before
+    # The reproduction's own folder: its stored plan alone is offered, from the repository's
+    # root too, so no job writes another plan's store inside it (tree/p001/p002/runs).
+    offered: list[Any] = []
+    monkeypatch.setattr("ccsim.explore.serve", lambda *a, **_: offered.append(a[1]))
+    assert main(["explore", "--results", str(tree / "p001"), "--port", str(port)]) == 0
+    assert offered == [None]
 
 
 def test_ccsim_explore_names_each_damaged_reproduction_at_start_as_ccsim_report_does(

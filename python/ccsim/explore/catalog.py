@@ -359,7 +359,12 @@ class Catalog:
         known = {"paper", "figure", "params", "line_params", "lines", "x", "seeds", "quick"}
         extra = sorted(set(body) - known)
         if extra:
-            raise RequestError(f"unknown field {extra[0]}; allowed: {', '.join(sorted(known))}")
+            # Named through brief(), as every value from the page is: written as it came, a
+            # field named by a JSON escape of half a UTF-16 pair ("\\ud800") made an answer
+            # that cannot be encoded, a 500 and a traceback in the log (campaign 24, issue 32).
+            raise RequestError(
+                f"unknown field {brief(extra[0])}; allowed: {', '.join(sorted(known))}"
+            )
         # A key left out is named as missing: looked up, it read "no paper None".
         if "paper" not in body:
             raise RequestError(f"paper: missing; known: {', '.join(self.papers)}")

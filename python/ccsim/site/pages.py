@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -87,6 +88,7 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
     pending: list[str] = []
     base = html.escape(quote(page.name))
     linked: list[str] = []
+    drawn: set[str] = set()
     grid_section: str | None = None  # in a grid's section, before its table
     in_grid = False  # inside that table, which the HTML one replaces
     for ln in text.splitlines():
@@ -117,7 +119,11 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
             for f in found
         )
         files = f'<p class="files">Static figure: {links}</p>' if found else ""
-        if fid in figures:
+        if fid in figures and fid not in drawn:
+            # Once: a figure referenced twice (report.md edited by hand) gave two divs of one
+            # id, and Plotly drew both into the first, leaving an empty box (campaign 24,
+            # issue 32); a repeat shows the static image.
+            drawn.add(fid)
             chunks.append(figures[fid] + files)
         elif f"{stem}.png" in found:
             img = f'<img src="{base}/{html.escape(quote(stem))}.png" alt="{html.escape(fid)}">'
@@ -139,7 +145,16 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
 
 def _static_files(page: PaperPage, stem: str) -> list[str]:
     """A figure's static files, PNG and SVG: only those that exist are linked (and copied),
-    so that a figure never drawn leaves no broken link."""
+    so that a figure never drawn leaves no broken link.
+
+    Only a plain file name of the reproduction's own folder is one (report.md writes
+    ``![fig8](fig8.png)``). A reference edited by hand into another folder was copied to
+    the same place under ``<site>/<name>/``: ``../../x.png`` wrote ``x.png`` beside the site,
+    outside ``--out``, and linked out of the site; ``sub/x.png`` stopped the whole site with
+    "<site>/<name>/sub/x.png: no such file" (campaign 24, issue 32). Such a figure is drawn
+    as if it had no static file."""
+    if stem in (".", "..") or Path(stem).name != stem:
+        return []
     return [f"{stem}.{x}" for x in ("png", "svg") if (page.folder / f"{stem}.{x}").is_file()]
 
 

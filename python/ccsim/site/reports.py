@@ -33,6 +33,20 @@ class SiteWarning(UserWarning):
     reproductions' pages are built."""
 
 
+def check_folder_name(folder: Path) -> None:
+    """:class:`DamagedResults` naming a reproduction's folder whose name is not UTF-8 (a byte
+    such as 0xff reaches Python as a lone surrogate): pyarrow and the plan reader take UTF-8
+    names only. ``ccsim explore`` stopped with "internal error (TypeError): folder: expected a
+    path ..., not PosixPath", serving none of the other reproductions; ``ccsim report`` left
+    it out as "paired.parquet: not a readable Parquet file" (campaign 24, issue 32)."""
+    try:
+        folder.name.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = folder.name[e.start].encode("utf-8", "surrogateescape")
+        raise DamagedResults(folder, f"the folder's name is not UTF-8 (byte 0x{byte[0]:02x}); "
+                                     "rename it to read its results") from None  # fmt: skip
+
+
 def read_markdown(path: Path) -> str:
     """report.md's (or another text file's) text; :class:`DamagedResults` naming it when it
     cannot be read (a folder, a dangling link), is longer than any file ccsim writes (a link
@@ -108,6 +122,7 @@ def check_tables(folder: Path) -> None:
 
     from ccsim.scenario import NotAFile, check_regular
 
+    check_folder_name(folder)
     for path in sorted(folder.glob("*.parquet")):
         try:
             check_regular(path)  # pyarrow waits on a FIFO past Ctrl-C and SIGTERM
@@ -170,6 +185,7 @@ def _cells(row: str) -> list[str]:
 
 def read_report(folder: Path) -> PaperPage:
     """The title, mode and claims of ``folder/report.md``."""
+    check_folder_name(folder)
     text = read_markdown(folder / "report.md")
     lines = text.splitlines()
     if not lines or not lines[0].startswith("# "):  # write_report's first line, always
