@@ -1755,3 +1755,49 @@ def test_no_request_to_any_route_by_any_method_ends_a_job_or_starts_one_unless_i
     assert not job.cancelled, f"{method} {path} ({status}) cancelled a running job"
     assert set(engine.jobs) == jobs_before, f"{method} {path} ({status}) started a job"
     job.cancelled = True  # this fake job is done with
+
+
+OUT_OF_FILES = """
+import resource, sys
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), hard))
+from ccsim.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_an_explorer_out_of_file_descriptors_warns_once_instead_of_a_traceback_per_connection(
+    tmp_path: Path,
+) -> None:
+    # Campaign 24 (issue 32): 300 clients under `ulimit -n 200` made asyncio log a traceback
+    # for each connection waiting to be accepted, again every second: 55,158 of them (22 MB)
+    # in 2 s. The explorer went on serving; the log now says so once.
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OUT_OF_FILES, "96", "explore", "--port", str(port),
+         "--results", str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    clients: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("ccsim explore: http://")
+        request = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        for _ in range(150):  # more than the 96 descriptors the explorer may open
+            c = socket.create_connection(("127.0.0.1", port), timeout=10)
+            c.sendall(request)
+            clients.append(c)
+        time.sleep(2.5)  # asyncio tries again each second: the warning must not follow it
+        answered = clients[0].recv(64)
+        assert answered.startswith(b"HTTP/1.1 200"), answered
+    finally:
+        for c in clients:
+            c.close()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err[:2000]
+    warned = [x for x in err.splitlines() if "out of file descriptors" in x]
+    assert 1 <= len(warned) <= 3, err[:2000]  # one per 10 s: a slow machine may see a second
+    assert warned[0].startswith("ccsim explore: warning: out of file descriptors")

@@ -32,6 +32,7 @@ uvicorn runs with WebSockets off and without its log advice to install a WebSock
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import logging
@@ -440,6 +441,50 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             app.state.engine.close()
 
 
+#: At most one warning about the limit of open files per this many seconds.
+OUT_OF_FILES_WARN_S = 10.0
+
+
+def quiet_when_out_of_files(
+    warn: Callable[[str], None], clock: Callable[[], float] | None = None
+) -> Callable[[Any, dict[str, Any]], None]:
+    """An event-loop exception handler that turns asyncio's report of a connection it could not
+    accept for want of file descriptors (EMFILE, ENFILE) into one warning per
+    ``OUT_OF_FILES_WARN_S`` seconds, given to ``warn``; every other report goes to the loop's
+    default handler.
+
+    Past the limit of open files, Python 3.11's asyncio logs a traceback for each connection
+    waiting in the listen queue, and tries again a second later: 300 clients under `ulimit -n
+    200` wrote 55,158 tracebacks (22 MB of log) in about 2 s, though the explorer went on
+    serving (campaign 24, issue 32). The connections wait in the queue until descriptors are
+    free, so a warning saying so is all there is to tell."""
+    import time
+
+    now = clock or time.monotonic
+    last: list[float] = []
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        e = context.get("exception")
+        if isinstance(e, OSError) and e.errno in (errno.EMFILE, errno.ENFILE):
+            if not last or now() - last[0] >= OUT_OF_FILES_WARN_S:
+                last[:] = [now()]
+                warn("out of file descriptors (the system's limit of open files): new "
+                     "connections wait until some close; `ulimit -n` raises the limit")  # fmt: skip
+            return
+        loop.default_exception_handler(context)
+
+    return handler
+
+
+def _warn(text: str) -> None:
+    """One ``ccsim explore: warning:`` line on stderr (none when stderr is closed)."""
+    import sys
+
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError):  # a full or closed stderr: nothing else to tell
+            print(f"ccsim explore: warning: {text}", file=sys.stderr, flush=True)
+
+
 def stopping_server(config: Any, engine: Engine) -> Any:
     """A uvicorn server that stops on SIGHUP as on SIGINT and SIGTERM, and that cancels the
     explorer's jobs as soon as it is told to stop.
@@ -465,6 +510,10 @@ def stopping_server(config: Any, engine: Engine) -> Any:
     import uvicorn
 
     class Stopping(uvicorn.Server):  # type: ignore[misc]
+        async def serve(self, sockets: Any = None) -> None:
+            asyncio.get_running_loop().set_exception_handler(quiet_when_out_of_files(_warn))
+            await super().serve(sockets)
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)
             # uvicorn raises each signal it caught again once it has stopped, the last
