@@ -440,6 +440,13 @@ class Scenario:
         """
         if not isinstance(path, str):
             raise TypeError(f"path: expected dotted keys (str), not {type(path).__name__}")
+        # Read as the core will read it, and refused here: `set("a..b", 1)` was taken, then
+        # refused at validate() as `--set "a..b=1"`, an option a Python caller never wrote
+        # (noticed in campaign 24, issue 32).
+        if _core.override_keys(_unicode("path", path)) is None:
+            raise ValueError(f"path: {path!r} is not a key path: expected keys joined by "
+                             "dots, each bare (letters, digits, _ and -) or quoted (\"x/y\", "
+                             "'a.b')")  # fmt: skip
         # Each named on its own: a lone surrogate in either was refused as "overrides: ...".
         try:
             text = format_value(value)

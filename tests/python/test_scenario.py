@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +303,15 @@ def test_a_zero_dimensional_numpy_array_is_its_scalar_and_a_value_toml_cannot_ho
         sc.set("duration", datetime.timedelta(seconds=1))
     tree = {"seed": np.array(4), "duration": "1s"}
     assert "seed = 4" in ccsim.Scenario.from_dict(tree).to_toml()
+
+
+@pytest.mark.parametrize("path", ["a..b", "", ".duration", "duration.", "a b", "nodes.h1 x"])
+def test_set_refuses_a_path_that_is_not_a_key_path_when_called_naming_path_not_set(
+    two_hosts: str, path: str
+) -> None:
+    # It was taken, then refused at validate() as `--set "a..b=1"`, an option a Python caller
+    # never wrote (noticed in campaign 24, issue 32).
+    sc = ccsim.Scenario.from_str(two_hosts)
+    with pytest.raises(ValueError, match=rf"^path: {re.escape(repr(path))} is not a key path"):
+        sc.set(path, 1)
+    assert sc.set('nodes."h1".type', "host").overrides == ('nodes."h1".type="host"',)
