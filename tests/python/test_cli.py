@@ -995,6 +995,23 @@ def test_an_empty_results_folder_from_the_environment_is_the_default(
     assert _results_dir(build_parser().parse_args(["report"])) == Path("results")
 
 
+def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 24 (issue 32): `ccsim reproduce /abs/experiments/m01-dctcp --out /abs/out` from
+    # a shell left in a removed folder was refused as "a relative path names nothing: ... give
+    # absolute paths", every path given being absolute: the working folder was asked for
+    # before the argument was seen to be a folder.
+    from ccsim.experiment.plan import find_experiment
+
+    folder = Path(__file__).resolve().parents[2] / "experiments" / "m01-dctcp"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert find_experiment(str(folder)) == folder
+
+
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_a_relative_out_from_a_removed_working_folder_is_an_error_saying_so(
     command: str, tmp_path: Path, examples: Path
