@@ -995,6 +995,36 @@ def test_an_empty_results_folder_from_the_environment_is_the_default(
     assert _results_dir(build_parser().parse_args(["report"])) == Path("results")
 
 
+@pytest.mark.parametrize("env", ["", "set"])
+def test_reproduces_default_folder_inside_a_reproduction_is_refused_naming_what_gave_it(
+    env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): CCSIM_RESULTS=<a reproduction's folder> ccsim reproduce m01
+    # --quick was refused as "--out <it>/m01-quick: it is inside ...", naming --out, an option
+    # never given; so was the default results/ when it is one.
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "report.md").write_text("# p001\n", encoding="utf-8")
+    (results / "run.json").write_text('{"paper": "p001"}', encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]
+    if env:
+        monkeypatch.setenv("CCSIM_RESULTS", str(results))
+        option, shown = "$CCSIM_RESULTS's folder", results / "m01-quick"
+    else:
+        monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+        # The default, results/ under the working folder: the plans are found by --out-less
+        # reproduce from the repository root, so the paper is given by its folder.
+        monkeypatch.chdir(tmp_path)
+        option, shown = "the default folder", Path("results") / "m01-quick"
+    assert main(["reproduce", str(repo / "experiments" / "m01-dctcp"), "--quick"]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {option} {shown}: it is inside {results}, the reproduction of p001 "
+        "(its report.md and run.json); a reproduction there would be mixed with its files: "
+        "name another folder\n"
+    )
+    assert sorted(p.name for p in results.iterdir()) == ["report.md", "run.json"]
+
+
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
