@@ -1025,6 +1025,33 @@ def test_reproduces_default_folder_inside_a_reproduction_is_refused_naming_what_
     assert sorted(p.name for p in results.iterdir()) == ["report.md", "run.json"]
 
 
+@pytest.mark.parametrize("inside", ["plan", "runs", "site"])
+def test_explore_refuses_results_inside_a_reproduction_and_takes_the_reproduction_itself(
+    inside: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): `ccsim explore --results results/m01/plan` started, and its jobs
+    # stored their runs in results/m01/plan/m01/runs, among the stored plan's files, where run,
+    # sweep and reproduce refuse to write. The reproduction's own folder stays a results folder.
+    import ccsim.explore
+
+    served: list[Path] = []
+    monkeypatch.setattr(ccsim.explore, "serve", lambda results, *a, **k: served.append(results))
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the plans: experiments/
+    m01 = tmp_path / "m01"
+    (m01 / inside).mkdir(parents=True)
+    (m01 / "report.md").write_text("# m01\n", encoding="utf-8")
+    (m01 / "run.json").write_text('{"paper": "m01"}', encoding="utf-8")
+    assert main(["explore", "--results", str(m01 / inside)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --results {m01 / inside}: it is inside {m01}, the reproduction of m01 "
+        "(its report.md and run.json); the explorer's runs would be stored among its files: "
+        f"give {m01} itself or another folder\n"
+    )
+    assert (served, sorted(p.name for p in (m01 / inside).iterdir())) == ([], [])
+    assert main(["explore", "--results", str(m01)]) == 0
+    assert served == [m01]
+
+
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
