@@ -273,6 +273,20 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
         loader.join()
 
 
+def _refuse_two_seeds(args: argparse.Namespace) -> None:
+    """Refuse ``--seed`` beside a ``--set`` of the seed: ``run --set seed=5 --seed 6`` ran
+    seed 6, the --set dropped without a word (campaign 24, issue 32), as a --set beside a
+    --param of its key was before it was refused (campaign 18)."""
+    if args.seed is None:
+        return
+    from ccsim.sweep import key_path, split_path
+
+    for override in args.set:
+        if key_path((split_path(override) or (override, ""))[0]) == ("seed",):
+            raise ValueError(f'--seed {args.seed} and --set "{override}" both give the seed: '
+                             "give one of them")  # fmt: skip
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     # pyarrow is imported while the run goes on (_importing_table_libraries_meanwhile); it is
     # looked for first, which takes no import: missing, the run ended, an hour of it or more,
@@ -281,6 +295,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("pyarrow") is None:
         raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+    _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     if args.pcap:
         sc = _with_capture_points(sc, args.pcap, args.seed)
@@ -459,6 +474,7 @@ def describe_resolved(resolved: str) -> str:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     resolved = sc.validate(seed=args.seed)
     _say(f"ok: {args.file}: {describe_resolved(resolved)}")

@@ -1052,6 +1052,25 @@ def test_explore_refuses_results_inside_a_reproduction_and_takes_the_reproductio
     assert served == [m01]
 
 
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize("written", ["seed=5", "'seed' = 5"])
+def test_seed_beside_a_set_of_the_seed_is_refused_naming_both(
+    command: str, written: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): `ccsim run x.toml --set seed=5 --seed 6` ran seed 6 and dropped
+    # the --set without a word.
+    out = tmp_path / "out"
+    argv = [command, str(examples / "random-loss.toml"), "--set", written, "--seed", "6"]
+    assert main(argv + (["--out", str(out)] if command == "run" else [])) == 1
+    assert capsys.readouterr() == ("", (
+        f'ccsim: error: --seed 6 and --set "{written}" both give the seed: give one of them\n'
+    ))  # fmt: skip
+    assert not out.exists()
+    assert main([command, str(examples / "random-loss.toml"), "--set", "flows.reno.mss=1000",
+                 "--seed", "6", "--set", "duration=0.1s"]  # fmt: skip
+                + (["--out", str(out)] if command == "run" else [])) == 0
+
+
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
