@@ -868,6 +868,16 @@ class _Parser(argparse.ArgumentParser):
         super()._print_message(message, file)
 
 
+class _SeedIsRuns(argparse.Action):
+    """``--seed`` given to sweep or reproduce, whose option is ``--seeds N`` (seeds 1..N):
+    argparse takes an option's prefix as the option, and ``ccsim sweep ... --seed 3`` (run's
+    option: that one seed) ran the seeds 1, 2 and 3 (campaign 24, issue 32)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        parser.error(f"--seed: {parser.prog.split()[-1]} takes --seeds N (the seeds 1..N at "
+                     "every point), not one seed as run's --seed")  # fmt: skip
+
+
 def _integer(text: str) -> int:
     """An option's integer, or argparse's one-line error. Written in ASCII digits: Python's
     int() reads any script's, and ``--seed ١٢`` ran seed 12 (campaign 13, issue 32)."""
@@ -1094,6 +1104,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--seeds", type=_count("seeds", MAX_RUNS), default=1, help="seeds 1..N per point"
     )
+    w.add_argument("--seed", action=_SeedIsRuns, help=argparse.SUPPRESS)
     w.add_argument(
         "--out", type=_folder, required=True, help="directory for the tables and the run store"
     )
@@ -1153,6 +1164,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="override the plan's seed count",
     )
+    rp.add_argument("--seed", action=_SeedIsRuns, help=argparse.SUPPRESS)
     rp.add_argument(
         "--record",
         action="store_true",

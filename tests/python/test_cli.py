@@ -1071,6 +1071,25 @@ def test_seed_beside_a_set_of_the_seed_is_refused_naming_both(
                 + (["--out", str(out)] if command == "run" else [])) == 0
 
 
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_seed_given_to_a_command_of_seeds_is_refused_not_read_as_seeds(
+    command: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): argparse reads an option's prefix as the option, and
+    # `ccsim sweep x.toml --seed 3` (run's option: that one seed) ran the seeds 1, 2 and 3.
+    out = tmp_path / "out"
+    argv = {
+        "sweep": ["sweep", str(examples / "random-loss.toml"), "--param", "duration=0.1s"],
+        "reproduce": ["reproduce", "m01", "--quick"],
+    }[command]
+    assert main([*argv, "--seed", "3", "--out", str(out)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"ccsim: error: --seed: {command} takes --seeds N (the seeds 1..N at every point), not "
+        f"one seed as run's --seed (see ccsim {command} --help)\n"
+    ))  # fmt: skip
+    assert not out.exists()
+
+
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
