@@ -1090,6 +1090,24 @@ def test_seed_given_to_a_command_of_seeds_is_refused_not_read_as_seeds(
     assert not out.exists()
 
 
+def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own() -> None:
+    # The class of the test above: argparse takes an option's prefix as the option, so an
+    # option of one command given to another that has a longer one beginning with it is read
+    # as that one, without a word (sweep's --seeds read run's --seed: campaign 24, issue 32).
+    import argparse
+
+    from ccsim.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices  # fmt: skip
+    options = {name: {o for a in command._actions for o in a.option_strings}
+               for name, command in commands.items()}  # fmt: skip
+    misread = [(name, other, own) for name in commands
+               for other in set().union(*options.values()) - options[name]
+               for own in options[name] if own.startswith(other)]  # fmt: skip
+    assert misread == []
+
+
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
