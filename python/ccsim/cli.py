@@ -150,6 +150,19 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
+def _read_in_another_encoding(text: str) -> str | None:
+    """For a text Python could not read as UTF-8 (a lone surrogate): the cure, when its bytes
+    are UTF-8 after all and Python read them in the locale's encoding (LC_ALL=C with
+    PYTHONUTF8=0: ASCII), or None. Such a name or argument was refused as "not UTF-8 (byte
+    0xed)" with the cure "rename it", of a name in UTF-8 (campaign 24, issue 32)."""
+    try:
+        text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return None
+    return (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
+            "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
+
+
 def utf8_name(option: str, path: Path) -> Path:
     """``path``, or ValueError naming ``option`` when its name is not UTF-8: a byte such as
     0xff in a file name reaches Python as a lone surrogate, and pyarrow, which writes and reads
@@ -162,6 +175,9 @@ def utf8_name(option: str, path: Path) -> Path:
     except UnicodeEncodeError as e:
         byte = text[e.start].encode("utf-8", "surrogateescape")
         shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        cure = _read_in_another_encoding(text)
+        if cure is not None:
+            raise ValueError(f"{option} {shown}: {cure}") from None
         raise ValueError(
             f"{option} {shown}: the name is not UTF-8 (byte 0x{byte[0]:02x}); ccsim's tables "
             "are read and written by names in UTF-8: rename it or name another folder"
@@ -932,6 +948,9 @@ def _scenario_file(text: str) -> Path:
         # parameter, not this argument or the cure (campaign 22, issue 32).
         byte = text[e.start].encode("utf-8", "surrogateescape")[0]
         shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        cure = _read_in_another_encoding(text)
+        if cure is not None:
+            raise argparse.ArgumentTypeError(f"{shown}: {cure}") from None
         raise argparse.ArgumentTypeError(
             f"{shown}: the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to "
             "it by a name in UTF-8"
@@ -1361,6 +1380,9 @@ def _not_utf8_argument(args: argparse.Namespace) -> str | None:
                 byte = text[e.start].encode("utf-8", "surrogateescape")[0]
                 shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 option = dest if dest == "experiment" else "--" + dest.replace("_", "-")
+                cure = _read_in_another_encoding(text)
+                if cure is not None:
+                    return f"argument {option}: {shown!r}: {cure}"
                 return (f"argument {option}: {shown!r} is not UTF-8 (byte 0x{byte:02x}); "
                         "ccsim reads its arguments as UTF-8 text")  # fmt: skip
     return None

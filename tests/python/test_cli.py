@@ -1066,9 +1066,9 @@ def test_seed_beside_a_set_of_the_seed_is_refused_naming_both(
         f'ccsim: error: --seed 6 and --set "{written}" both give the seed: give one of them\n'
     ))  # fmt: skip
     assert not out.exists()
-    assert main([command, str(examples / "random-loss.toml"), "--set", "flows.reno.mss=1000",
-                 "--seed", "6", "--set", "duration=0.1s"]  # fmt: skip
-                + (["--out", str(out)] if command == "run" else [])) == 0
+    argv = [command, str(examples / "random-loss.toml"), "--set", "flows.reno.mss=1000"]
+    argv += ["--seed", "6", "--set", "duration=0.1s"]
+    assert main(argv + (["--out", str(out)] if command == "run" else [])) == 0
 
 
 @pytest.mark.parametrize("command", ["sweep", "reproduce"])
@@ -1106,6 +1106,31 @@ def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own(
                for other in set().union(*options.values()) - options[name]
                for own in options[name] if own.startswith(other)]  # fmt: skip
     assert misread == []
+
+
+@pytest.mark.parametrize("argument", ["file", "--out", "--set"])
+def test_a_utf8_argument_read_in_an_ascii_locale_says_so_not_that_it_is_not_utf8(
+    argument: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 24 (issue 32): under LC_ALL=C with PYTHONUTF8=0 Python reads the arguments as
+    # ASCII, and a Hangul name, UTF-8, was refused as "not UTF-8 (byte 0xed)" with the cure
+    # "rename it". A byte that is not UTF-8 (0xff) keeps its own message (test_bad_input).
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "file": ["validate", str(tmp_path / "한.toml")],
+        "--out": ["run", scenario, "--out", str(tmp_path / "한")],
+        "--set": ["validate", scenario, "--set", 'nodes."한"=host'],
+    }[argument]
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          env=env, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1
+    help_ = " (see ccsim validate --help)" if argument == "file" else ""
+    assert proc.stderr.endswith(
+        "it is UTF-8, read in this locale's encoding (ascii): run ccsim in a UTF-8 locale "
+        f"(LC_ALL=C.UTF-8) or with PYTHONUTF8=1{help_}\n"
+    ), proc.stderr
+    assert "not UTF-8" not in proc.stderr and list(tmp_path.iterdir()) == []
 
 
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
