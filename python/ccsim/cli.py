@@ -150,6 +150,19 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
+def _read_in_another_encoding(text: str) -> str | None:
+    """For a text Python could not read as UTF-8 (a lone surrogate): the cure, when its bytes
+    are UTF-8 after all and Python read them in the locale's encoding (LC_ALL=C with
+    PYTHONUTF8=0: ASCII), or None. Such a name or argument was refused as "not UTF-8 (byte
+    0xed)" with the cure "rename it", of a name in UTF-8 (campaign 24, issue 32)."""
+    try:
+        text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return None
+    return (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
+            "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
+
+
 def utf8_name(option: str, path: Path) -> Path:
     """``path``, or ValueError naming ``option`` when its name is not UTF-8: a byte such as
     0xff in a file name reaches Python as a lone surrogate, and pyarrow, which writes and reads
@@ -162,6 +175,9 @@ def utf8_name(option: str, path: Path) -> Path:
     except UnicodeEncodeError as e:
         byte = text[e.start].encode("utf-8", "surrogateescape")
         shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        cure = _read_in_another_encoding(text)
+        if cure is not None:
+            raise ValueError(f"{option} {shown}: {cure}") from None
         raise ValueError(
             f"{option} {shown}: the name is not UTF-8 (byte 0x{byte[0]:02x}); ccsim's tables "
             "are read and written by names in UTF-8: rename it or name another folder"
@@ -273,6 +289,20 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
         loader.join()
 
 
+def _refuse_two_seeds(args: argparse.Namespace) -> None:
+    """Refuse ``--seed`` beside a ``--set`` of the seed: ``run --set seed=5 --seed 6`` ran
+    seed 6, the --set dropped without a word (campaign 24, issue 32), as a --set beside a
+    --param of its key was before it was refused (campaign 18)."""
+    if args.seed is None:
+        return
+    from ccsim.sweep import key_path, split_path
+
+    for override in args.set:
+        if key_path((split_path(override) or (override, ""))[0]) == ("seed",):
+            raise ValueError(f'--seed {args.seed} and --set "{override}" both give the seed: '
+                             "give one of them")  # fmt: skip
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     # pyarrow is imported while the run goes on (_importing_table_libraries_meanwhile); it is
     # looked for first, which takes no import: missing, the run ended, an hour of it or more,
@@ -281,6 +311,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("pyarrow") is None:
         raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+    _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     if args.pcap:
         sc = _with_capture_points(sc, args.pcap, args.seed)
@@ -459,6 +490,7 @@ def describe_resolved(resolved: str) -> str:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     resolved = sc.validate(seed=args.seed)
     _say(f"ok: {args.file}: {describe_resolved(resolved)}")
@@ -767,7 +799,19 @@ def _cmd_explore(args: argparse.Namespace) -> int:
             )
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
-    check_output_folder(results, [], [], option=_results_option(args))
+    option = _results_option(args)
+    check_output_folder(results, [], [], option=option)
+    # One reproduction's folder is a results folder (its run store is used); a folder inside
+    # one is not: `--results results/m01/plan` stored every job's runs in m01/plan/m01/runs,
+    # among the stored plan's files, where run, sweep and reproduce refuse to write (campaign
+    # 24, issue 32).
+    around = reproduction_around(results)
+    if around is not None and around[0].resolve() != results.resolve():
+        raise ValueError(f"{option} {results}: it is inside {around[0]}, the reproduction of "
+                         f"{around[1]} (its report.md and run.json); the explorer's runs would "
+                         f"be stored among its files: give {around[0]} itself or another "
+                         "folder")  # fmt: skip
+    refuse_a_site(results, option, "the explorer's runs")
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers,
           say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
@@ -853,6 +897,16 @@ class _Parser(argparse.ArgumentParser):
         super()._print_message(message, file)
 
 
+class _SeedIsRuns(argparse.Action):
+    """``--seed`` given to sweep or reproduce, whose option is ``--seeds N`` (seeds 1..N):
+    argparse takes an option's prefix as the option, and ``ccsim sweep ... --seed 3`` (run's
+    option: that one seed) ran the seeds 1, 2 and 3 (campaign 24, issue 32)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        parser.error(f"--seed: {parser.prog.split()[-1]} takes --seeds N (the seeds 1..N at "
+                     "every point), not one seed as run's --seed")  # fmt: skip
+
+
 def _integer(text: str) -> int:
     """An option's integer, or argparse's one-line error. Written in ASCII digits: Python's
     int() reads any script's, and ``--seed ١٢`` ran seed 12 (campaign 13, issue 32)."""
@@ -907,6 +961,9 @@ def _scenario_file(text: str) -> Path:
         # parameter, not this argument or the cure (campaign 22, issue 32).
         byte = text[e.start].encode("utf-8", "surrogateescape")[0]
         shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        cure = _read_in_another_encoding(text)
+        if cure is not None:
+            raise argparse.ArgumentTypeError(f"{shown}: {cure}") from None
         raise argparse.ArgumentTypeError(
             f"{shown}: the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to "
             "it by a name in UTF-8"
@@ -1079,6 +1136,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--seeds", type=_count("seeds", MAX_RUNS), default=1, help="seeds 1..N per point"
     )
+    w.add_argument("--seed", action=_SeedIsRuns, help=argparse.SUPPRESS)
     w.add_argument(
         "--out", type=_folder, required=True, help="directory for the tables and the run store"
     )
@@ -1138,6 +1196,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="override the plan's seed count",
     )
+    rp.add_argument("--seed", action=_SeedIsRuns, help=argparse.SUPPRESS)
     rp.add_argument(
         "--record",
         action="store_true",
@@ -1334,6 +1393,9 @@ def _not_utf8_argument(args: argparse.Namespace) -> str | None:
                 byte = text[e.start].encode("utf-8", "surrogateescape")[0]
                 shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 option = dest if dest == "experiment" else "--" + dest.replace("_", "-")
+                cure = _read_in_another_encoding(text)
+                if cure is not None:
+                    return f"argument {option}: {shown!r}: {cure}"
                 return (f"argument {option}: {shown!r} is not UTF-8 (byte 0x{byte:02x}); "
                         "ccsim reads its arguments as UTF-8 text")  # fmt: skip
     return None

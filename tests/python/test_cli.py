@@ -995,6 +995,161 @@ def test_an_empty_results_folder_from_the_environment_is_the_default(
     assert _results_dir(build_parser().parse_args(["report"])) == Path("results")
 
 
+@pytest.mark.parametrize("env", ["", "set"])
+def test_reproduces_default_folder_inside_a_reproduction_is_refused_naming_what_gave_it(
+    env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): CCSIM_RESULTS=<a reproduction's folder> ccsim reproduce m01
+    # --quick was refused as "--out <it>/m01-quick: it is inside ...", naming --out, an option
+    # never given; so was the default results/ when it is one.
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "report.md").write_text("# p001\n", encoding="utf-8")
+    (results / "run.json").write_text('{"paper": "p001"}', encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]
+    if env:
+        monkeypatch.setenv("CCSIM_RESULTS", str(results))
+        option, shown = "$CCSIM_RESULTS's folder", results / "m01-quick"
+    else:
+        monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+        # The default, results/ under the working folder: the plans are found by --out-less
+        # reproduce from the repository root, so the paper is given by its folder.
+        monkeypatch.chdir(tmp_path)
+        option, shown = "the default folder", Path("results") / "m01-quick"
+    assert main(["reproduce", str(repo / "experiments" / "m01-dctcp"), "--quick"]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {option} {shown}: it is inside {results}, the reproduction of p001 "
+        "(its report.md and run.json); a reproduction there would be mixed with its files: "
+        "name another folder\n"
+    )
+    assert sorted(p.name for p in results.iterdir()) == ["report.md", "run.json"]
+
+
+@pytest.mark.parametrize("inside", ["plan", "runs", "site"])
+def test_explore_refuses_results_inside_a_reproduction_and_takes_the_reproduction_itself(
+    inside: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): `ccsim explore --results results/m01/plan` started, and its jobs
+    # stored their runs in results/m01/plan/m01/runs, among the stored plan's files, where run,
+    # sweep and reproduce refuse to write. The reproduction's own folder stays a results folder.
+    import ccsim.explore
+
+    served: list[Path] = []
+    monkeypatch.setattr(ccsim.explore, "serve", lambda results, *a, **k: served.append(results))
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the plans: experiments/
+    m01 = tmp_path / "m01"
+    (m01 / inside).mkdir(parents=True)
+    (m01 / "report.md").write_text("# m01\n", encoding="utf-8")
+    (m01 / "run.json").write_text('{"paper": "m01"}', encoding="utf-8")
+    assert main(["explore", "--results", str(m01 / inside)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --results {m01 / inside}: it is inside {m01}, the reproduction of m01 "
+        "(its report.md and run.json); the explorer's runs would be stored among its files: "
+        f"give {m01} itself or another folder\n"
+    )
+    assert (served, sorted(p.name for p in (m01 / inside).iterdir())) == ([], [])
+    assert main(["explore", "--results", str(m01)]) == 0
+    assert served == [m01]
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+@pytest.mark.parametrize("written", ["seed=5", "'seed' = 5"])
+def test_seed_beside_a_set_of_the_seed_is_refused_naming_both(
+    command: str, written: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): `ccsim run x.toml --set seed=5 --seed 6` ran seed 6 and dropped
+    # the --set without a word.
+    out = tmp_path / "out"
+    argv = [command, str(examples / "random-loss.toml"), "--set", written, "--seed", "6"]
+    assert main(argv + (["--out", str(out)] if command == "run" else [])) == 1
+    assert capsys.readouterr() == ("", (
+        f'ccsim: error: --seed 6 and --set "{written}" both give the seed: give one of them\n'
+    ))  # fmt: skip
+    assert not out.exists()
+    argv = [command, str(examples / "random-loss.toml"), "--set", "flows.reno.mss=1000"]
+    argv += ["--seed", "6", "--set", "duration=0.1s"]
+    assert main(argv + (["--out", str(out)] if command == "run" else [])) == 0
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_seed_given_to_a_command_of_seeds_is_refused_not_read_as_seeds(
+    command: str, tmp_path: Path, examples: Path, capsys: Any
+) -> None:
+    # Campaign 24 (issue 32): argparse reads an option's prefix as the option, and
+    # `ccsim sweep x.toml --seed 3` (run's option: that one seed) ran the seeds 1, 2 and 3.
+    out = tmp_path / "out"
+    argv = {
+        "sweep": ["sweep", str(examples / "random-loss.toml"), "--param", "duration=0.1s"],
+        "reproduce": ["reproduce", "m01", "--quick"],
+    }[command]
+    assert main([*argv, "--seed", "3", "--out", str(out)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"ccsim: error: --seed: {command} takes --seeds N (the seeds 1..N at every point), not "
+        f"one seed as run's --seed (see ccsim {command} --help)\n"
+    ))  # fmt: skip
+    assert not out.exists()
+
+
+def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own() -> None:
+    # The class of the test above: argparse takes an option's prefix as the option, so an
+    # option of one command given to another that has a longer one beginning with it is read
+    # as that one, without a word (sweep's --seeds read run's --seed: campaign 24, issue 32).
+    import argparse
+
+    from ccsim.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices  # fmt: skip
+    options = {name: {o for a in command._actions for o in a.option_strings}
+               for name, command in commands.items()}  # fmt: skip
+    misread = [(name, other, own) for name in commands
+               for other in set().union(*options.values()) - options[name]
+               for own in options[name] if own.startswith(other)]  # fmt: skip
+    assert misread == []
+
+
+@pytest.mark.parametrize("argument", ["file", "--out", "--set"])
+def test_a_utf8_argument_read_in_an_ascii_locale_says_so_not_that_it_is_not_utf8(
+    argument: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 24 (issue 32): under LC_ALL=C with PYTHONUTF8=0 Python reads the arguments as
+    # ASCII, and a Hangul name, UTF-8, was refused as "not UTF-8 (byte 0xed)" with the cure
+    # "rename it". A byte that is not UTF-8 (0xff) keeps its own message (test_bad_input).
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "file": ["validate", str(tmp_path / "한.toml")],
+        "--out": ["run", scenario, "--out", str(tmp_path / "한")],
+        "--set": ["validate", scenario, "--set", 'nodes."한"=host'],
+    }[argument]
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          env=env, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1
+    help_ = " (see ccsim validate --help)" if argument == "file" else ""
+    assert proc.stderr.endswith(
+        "it is UTF-8, read in this locale's encoding (ascii): run ccsim in a UTF-8 locale "
+        f"(LC_ALL=C.UTF-8) or with PYTHONUTF8=1{help_}\n"
+    ), proc.stderr
+    assert "not UTF-8" not in proc.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 24 (issue 32): `ccsim reproduce /abs/experiments/m01-dctcp --out /abs/out` from
+    # a shell left in a removed folder was refused as "a relative path names nothing: ... give
+    # absolute paths", every path given being absolute: the working folder was asked for
+    # before the argument was seen to be a folder.
+    from ccsim.experiment.plan import find_experiment
+
+    folder = Path(__file__).resolve().parents[2] / "experiments" / "m01-dctcp"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert find_experiment(str(folder)) == folder
+
+
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_a_relative_out_from_a_removed_working_folder_is_an_error_saying_so(
     command: str, tmp_path: Path, examples: Path

@@ -1639,7 +1639,6 @@ def experiment_folders(experiments: PathLike) -> list[Path]:
 @arguments(name=TEXT, root=PATH | NONE)
 def find_experiment(name: str, root: PathLike | None = None) -> Path:
     """``p001`` -> ``experiments/p001-spack`` (searched from ``root`` or the working directory)."""
-    base = Path(root or Path.cwd()) / "experiments"
     # `ccsim reproduce "$PAPER"` with PAPER unset: Path("") is the working folder, and as a
     # prefix "" matched every paper.
     if not name.strip():
@@ -1651,6 +1650,10 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
     if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id to look up
         raise PlanError(f"{name}: no plan.toml there; give a paper's folder or its id "
                         "(ccsim reproduce --list shows them)")  # fmt: skip
+    # The working folder is asked for only now, to look an id up: a paper's folder given by
+    # its absolute path, from a working folder since removed, was refused as "a relative path
+    # names nothing" (campaign 24, issue 32).
+    base = Path(root or Path.cwd()) / "experiments"
     # The id is a prefix of the folder's name, read as text, not as a glob pattern: "" and "*"
     # matched every folder and reproduced m01-dctcp (the first by name), "p00[1]" found p001
     # and "p00*" was "Invalid pattern: '**' ..." (campaign 12, issue 32).

@@ -426,18 +426,26 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError("--record keeps a full reproduction's tables: not with --quick or "
                          "--seeds (the plan's seeds are the record's)")  # fmt: skip
     target = Path(out or default_out(plan_id, quick))
+    # The folder's errors name what gave it: the default's, under $CCSIM_RESULTS, was refused
+    # as "--out .../m01-quick: it is inside ...", an option never given (campaign 24, issue 32).
+    if out is not None:
+        option = "--out"
+    elif os.environ.get("CCSIM_RESULTS"):
+        option = "$CCSIM_RESULTS's folder"
+    else:
+        option = "the default folder"
     site_in_the_way = not_a_folder(target / "site")
     if site_in_the_way is not None:
         # The site is written after every run and the report: it failed then, naming
         # "<out>/site/<name>: not a directory", and the report.md beside it looked finished
         # (campaign 22, issue 32).
-        raise ValueError(f"--out {target}: the reproduction's site goes in {target / 'site'}, "
+        raise ValueError(f"{option} {target}: the reproduction's site goes in {target / 'site'}, "
                          f"and {site_in_the_way}; move it away or name another folder")  # fmt: skip
     if target.resolve() == (folder / "full-run").resolve():
         # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
         # run there replaced the record the README's numbers are checked against, which
         # --record refuses to do with --quick (campaign 13, issue 32).
-        raise ValueError(f"--out {target}: that is the plan's full-run record (the README's "
+        raise ValueError(f"{option} {target}: that is the plan's full-run record (the README's "
                          "numbers are checked against it; --record writes it after a full "
                          "run); name another folder")  # fmt: skip
     other = reproduction_of(target)
@@ -446,7 +454,7 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         # report.md and run.json over m01's and left m01's figures beside p001's: m01's
         # reproduction was gone, status 0 (campaign 18, issue 32). The same paper's folder is
         # where a reproduction resumes.
-        raise ValueError(f"--out {target}: it holds the reproduction of {other} (its "
+        raise ValueError(f"{option} {target}: it holds the reproduction of {other} (its "
                          f"run.json), not of {plan_id}: reproduced there, its report and "
                          "figures would be replaced by and mixed with these; name another "
                          "folder (or remove that one)")  # fmt: skip
@@ -454,14 +462,14 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     if blocked is not None:
         # A file above --out (`--out afile/out`) was named as where "the run records are
         # stored", not as the --out given (issue 32's output-folder matrix).
-        raise ValueError(f"--out {target}: {blocked}; move it away or name another folder")
+        raise ValueError(f"{option} {target}: {blocked}; move it away or name another folder")
     around = reproduction_around(target)
     if around is not None and other is None:
         # A folder inside a reproduction (its plan/, runs/, directly or through a link): the
         # new reproduction's plan/ was stored over the other's plan.toml, and its report,
         # figures and run store were mixed with the other's files (issue 32's output-folder
         # matrix, tests/python/test_output_folders.py).
-        raise ValueError(f"--out {target}: it is inside {around[0]}, the reproduction of "
+        raise ValueError(f"{option} {target}: it is inside {around[0]}, the reproduction of "
                          f"{around[1]} (its report.md and run.json); a reproduction there would "
                          "be mixed with its files: name another folder")  # fmt: skip
     held = sorted(p.name for p in target.iterdir() if p.is_dir() and reproduction_of(p)) \
@@ -470,11 +478,11 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         # A folder of reproductions (`--out results`): its report.md made the whole folder one
         # reproduction to `ccsim report`, whose site then showed it alone and none of those
         # inside it (issue 32's output-folder matrix, noted by its helper).
-        raise ValueError(f"--out {target}: it holds the reproductions {', '.join(held[:5])}"
+        raise ValueError(f"{option} {target}: it holds the reproductions {', '.join(held[:5])}"
                          f"{' ...' if len(held) > 5 else ''}; one written there would hide them "
                          f"from the site: name a folder of its own, such as "
                          f"{target / default_out(plan_id, quick).name}")  # fmt: skip
-    refuse_a_site(target, "--out", "a reproduction's report, figures and run store")
+    refuse_a_site(target, option, "a reproduction's report, figures and run store")
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = record_full_run(r.report.parent, folder) if record else None
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
