@@ -801,17 +801,6 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # out by the first job.
     option = _results_option(args)
     check_output_folder(results, [], [], option=option)
-    # One reproduction's folder is a results folder (its run store is used); a folder inside
-    # one is not: `--results results/m01/plan` stored every job's runs in m01/plan/m01/runs,
-    # among the stored plan's files, where run, sweep and reproduce refuse to write (campaign
-    # 24, issue 32).
-    around = reproduction_around(results)
-    if around is not None and around[0].resolve() != results.resolve():
-        raise ValueError(f"{option} {results}: it is inside {around[0]}, the reproduction of "
-                         f"{around[1]} (its report.md and run.json); the explorer's runs would "
-                         f"be stored among its files: give {around[0]} itself or another "
-                         "folder")  # fmt: skip
-    refuse_a_site(results, option, "the explorer's runs")
     args.kept = "every finished run is in the store"
     serve(results, experiments, args.host, args.port, args.workers,
           say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip

@@ -1044,8 +1044,8 @@ def test_explore_refuses_results_inside_a_reproduction_and_takes_the_reproductio
     assert main(["explore", "--results", str(m01 / inside)]) == 1
     assert capsys.readouterr().err == (
         f"ccsim: error: --results {m01 / inside}: it is inside {m01}, the reproduction of m01 "
-        "(its report.md and run.json); the explorer's runs would be stored among its files: "
-        f"give {m01} itself or another folder\n"
+        "(its report.md and run.json); the explorer's run stores would be mixed with its files: "
+        "choose another folder\n"
     )
     assert (served, sorted(p.name for p in (m01 / inside).iterdir())) == ([], [])
     assert main(["explore", "--results", str(m01)]) == 0
