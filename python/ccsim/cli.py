@@ -583,7 +583,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             with naming_the_file(stage / f"{name}.parquet"):  # a full disk names the table
                 table.to_parquet(stage / f"{name}.parquet", index=False)
     _say(
-        f"{rep.total} runs: {rep.executed} executed, {rep.cached} reused from the store\n"
+        f"{rep.total} run{'' if rep.total == 1 else 's'}: {rep.executed} executed, "
+        f"{rep.cached} reused from the store\n"
         f"results: {_folder_text(out)} (flows.parquet, links.parquet; one row per flow or link "
         "direction per run, with a column per parameter and the seed)"
     )

@@ -717,7 +717,7 @@ def test_with_stderr_closed_a_sweep_runs_and_an_error_stays_out_of_the_output(
     assert main(["validate", str(tmp_path / "missing.toml")]) == 1
     monkeypatch.undo()
     out = capsys.readouterr().out
-    assert "1 runs: 1 executed" in out and "error" not in out, out
+    assert "1 run: 1 executed" in out and "error" not in out, out
 
 
 def test_tomli_w_missing_stops_no_command_that_does_not_write_toml(examples: Path) -> None:
