@@ -1362,6 +1362,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad is not None:
         _error(bad)
         return 1
+    relative = None if _working_folder_exists() else _relative_path_of(args)
+    if relative is not None:
+        # Read against a working folder removed while the shell was in it, a relative path
+        # names nothing, and each command said so in its own words, none of them this: "results
+        # is not a folder (run reproduce first)", "x.toml: no such file", "no experiments/ here"
+        # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
+        _error(f"the working folder no longer exists (removed while the shell was in it), so "
+               f"{relative} names nothing: cd to a folder that exists, or give absolute "
+               "paths")  # fmt: skip
+        return 1
     with _signals_interrupt() as received:
         return _dispatch(args, received)
 
@@ -1429,6 +1439,25 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             _error(str(e))
             return 1
         return _internal_error(e)
+
+
+def _relative_path_of(args: argparse.Namespace) -> str | None:
+    """The first path the command would read against the working folder, in words: a path
+    argument that is not absolute, or a default that is relative (``results/``,
+    ``experiments/``); None when every path it uses is absolute."""
+    for option in ("file", "out", "results", "plot"):
+        value = getattr(args, option, None)
+        if value is not None and not Path(value).is_absolute():
+            return f"{'the scenario file' if option == 'file' else '--' + option} {value}"
+    command = args.command
+    experiment = getattr(args, "experiment", None)
+    if command == "reproduce" and (args.list or not Path(experiment or "").is_absolute()):
+        return "experiments/ (where the papers are looked for)"
+    results = os.environ.get("CCSIM_RESULTS") or "results"
+    uses_results = command in ("report", "explore") or (command == "reproduce" and not args.out)
+    if uses_results and not getattr(args, "results", None) and not Path(results).is_absolute():
+        return f"the results folder {results}"
+    return None
 
 
 def _working_folder_exists() -> bool:

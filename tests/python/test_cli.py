@@ -1150,27 +1150,55 @@ def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_work
     assert find_experiment(str(folder)) == folder
 
 
-@pytest.mark.parametrize("command", ["run", "sweep"])
-def test_a_relative_out_from_a_removed_working_folder_is_an_error_saying_so(
-    command: str, tmp_path: Path, examples: Path
+SCENARIO_FILE = str(Path(__file__).resolve().parents[2] / "examples" / "random-loss.toml")
+
+
+@pytest.mark.parametrize(
+    ("argv", "relative"),
+    [(["run", SCENARIO_FILE, "--set", "duration=0.1s", "--out", "out"], "--out out"),
+     (["sweep", SCENARIO_FILE, "--param", "duration=0.1s,0.2s", "--out", "out"], "--out out"),
+     (["run", "s.toml", "--out", "/nowhere/x"], "the scenario file s.toml"),
+     (["validate", "s.toml"], "the scenario file s.toml"),
+     (["reproduce", "m01", "--quick", "--out", "/nowhere/x"],
+      "experiments/ (where the papers are looked for)"),
+     (["reproduce", "--list"], "experiments/ (where the papers are looked for)"),
+     (["report"], "the results folder results"),
+     (["report", "--results", "r"], "--results r"),
+     (["explore"], "the results folder results"),
+     (["bench", "--plot", "p.png"], "--plot p.png")],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)  # fmt: skip
+def test_a_relative_path_from_a_removed_working_folder_is_one_error_naming_it(
+    argv: list[str], relative: str, tmp_path: Path
 ) -> None:
     # Campaign 20 (issue 32): a shell left in a folder removed since (a build folder cleaned
-    # away): a relative --out was "ccsim: error: [Errno 2] No such file or directory",
-    # naming nothing.
+    # away): a relative --out was "ccsim: error: [Errno 2] No such file or directory", naming
+    # nothing. Each command then said it in its own words, none of them this one (campaign
+    # 24): "results is not a folder (run reproduce first)", "x.toml: no such file", "no
+    # experiments/*/plan.toml here".
     gone = tmp_path / "gone"
     gone.mkdir()
-    scenario = str(examples / "random-loss.toml")
-    argv = {
-        "run": ["run", scenario, "--set", "duration=0.1s", "--out", "out"],
-        "sweep": ["sweep", scenario, "--param", "duration=0.1s,0.2s", "--out", "out"],
-    }[command]
     code = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
             "from ccsim.cli import main; sys.exit(main(sys.argv[2:]))")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "CCSIM_RESULTS"}
     proc = subprocess.run([sys.executable, "-c", code, str(gone), *argv], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+                          text=True, timeout=120, env=env)  # fmt: skip
     assert (proc.returncode, proc.stderr) == (1, (
-        "ccsim: error: the working folder no longer exists (removed while the shell was in "
-        "it), so a relative path names nothing: cd to a folder that exists, or give absolute "
+        f"ccsim: error: the working folder no longer exists (removed while the shell was in "
+        f"it), so {relative} names nothing: cd to a folder that exists, or give absolute "
         "paths\n"
     ))  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_absolute_paths_from_a_removed_working_folder_still_run(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "from ccsim.cli import main; sys.exit(main(sys.argv[2:]))")  # fmt: skip
+    out = tmp_path / "out"
+    argv = ["run", SCENARIO_FILE, "--set", "duration=0.1s", "--out", str(out)]
+    proc = subprocess.run([sys.executable, "-c", code, str(gone), *argv], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "flows.parquet").is_file()
