@@ -510,6 +510,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.scale:
         # A case named in --only too runs once (see _cases).
         only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
+    if any(name in bench.SCALE for name in only or []):
+        # A generated case is written as TOML (Scenario.to_toml: tomli_w) in a child before
+        # the runs: missing, bench said "internal error (CalledProcessError): Command [...]
+        # returned non-zero exit status 1", naming neither tomli_w nor the cure (campaign 25,
+        # issue 32).
+        importlib.import_module("tomli_w")
     if args.plot is not None:
         # Refused before the benchmarks run (--scale takes minutes), not after them: a plot
         # of no scale case was an empty figure, and one that cannot be written was lost.
