@@ -820,14 +820,20 @@ def _cluster(args: argparse.Namespace) -> str | None:
     if args.executor == "dask":
         # Both by name: dask hidden or broken while distributed is already imported (a
         # session that used it) is missing all the same.
+        # One there but raising as it loads (a library it was built against gone) is named
+        # so, with the extra's install: it was "ccsim needs dask, ...: install ccsim again
+        # with its dependencies", an install that leaves the extra as it is (campaign 25,
+        # issue 32).
         try:
             import dask  # noqa: F401
             import distributed  # noqa: F401
-        except ImportError:
+        except Exception as e:
+            why = "which is not installed"
+            if not isinstance(e, ModuleNotFoundError):
+                why = f"which is installed but cannot be imported ({e})"
             raise ValueError(
-                "--executor dask needs Dask's distributed scheduler, which is not installed: "
-                "pip install -c constraints.txt '.[dask]' from the repository root (the extra "
-                "`dask`)"
+                f"--executor dask needs Dask's distributed scheduler, {why}: pip install -c "
+                "constraints.txt '.[dask]' from the repository root (the extra `dask`)"
             ) from None
         if args.scheduler is None:
             raise ValueError(
