@@ -335,11 +335,14 @@ def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     reports its own peak memory either way, ``_CHILD``)."""
     path = directory / f"{name}.toml"
     done = subprocess.run(
-        [sys.executable, "-c", _WRITE_CASE, name, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
+        [sys.executable, "-c", _WRITE_CASE, name, str(path)], capture_output=True, text=True
     )
+    if done.returncode != 0:
+        # The child's own last words (a full temporary folder, a package failing to load):
+        # check=True said "internal error (CalledProcessError): Command [...] returned
+        # non-zero exit status 1" and dropped them (campaign 25, issue 32).
+        lines = done.stderr.strip().splitlines() or [f"status {done.returncode}"]
+        raise RuntimeError(f"benchmark {name}: its scenario could not be generated: {lines[-1]}")
     return tuple(json.loads(done.stdout))
 
 

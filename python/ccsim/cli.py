@@ -510,6 +510,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.scale:
         # A case named in --only too runs once (see _cases).
         only = list(dict.fromkeys([*(only or []), *bench.SCALE_DEFAULT]))
+    if any(name in bench.SCALE for name in only or []):
+        # A generated case is written as TOML (Scenario.to_toml: tomli_w) in a child before
+        # the runs: missing, bench said "internal error (CalledProcessError): Command [...]
+        # returned non-zero exit status 1", naming neither tomli_w nor the cure (campaign 25,
+        # issue 32).
+        importlib.import_module("tomli_w")
     if args.plot is not None:
         # Refused before the benchmarks run (--scale takes minutes), not after them: a plot
         # of no scale case was an empty figure, and one that cannot be written was lost.
@@ -814,14 +820,20 @@ def _cluster(args: argparse.Namespace) -> str | None:
     if args.executor == "dask":
         # Both by name: dask hidden or broken while distributed is already imported (a
         # session that used it) is missing all the same.
+        # One there but raising as it loads (a library it was built against gone) is named
+        # so, with the extra's install: it was "ccsim needs dask, ...: install ccsim again
+        # with its dependencies", an install that leaves the extra as it is (campaign 25,
+        # issue 32).
         try:
             import dask  # noqa: F401
             import distributed  # noqa: F401
-        except ImportError:
+        except Exception as e:
+            why = "which is not installed"
+            if not isinstance(e, ModuleNotFoundError):
+                why = f"which is installed but cannot be imported ({e})"
             raise ValueError(
-                "--executor dask needs Dask's distributed scheduler, which is not installed: "
-                "pip install -c constraints.txt '.[dask]' from the repository root (the extra "
-                "`dask`)"
+                f"--executor dask needs Dask's distributed scheduler, {why}: pip install -c "
+                "constraints.txt '.[dask]' from the repository root (the extra `dask`)"
             ) from None
         if args.scheduler is None:
             raise ValueError(

@@ -69,6 +69,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         # A write that names no file (pyarrow's "[Errno 28] Error writing bytes to file") is
         # named by the folder, in the system's words for its errno.
         name = Path(os.fsdecode(e.filename)) if e.filename else out
+        if e.filename2 and Path(os.fsdecode(e.filename2)).is_relative_to(stage):
+            # A copy into the stage names its source first, then the file it writes
+            # (shutil.copyfile): the one written is what failed (campaign 25, issue 32).
+            name = Path(os.fsdecode(e.filename2))
         if name.is_relative_to(stage):
             name = out / name.relative_to(stage)
         reason = e.strerror if e.filename else os.strerror(e.errno)

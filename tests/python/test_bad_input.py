@@ -988,6 +988,37 @@ def test_bench_without_numpy_is_refused_naming_it_before_a_case_runs(
     )
 
 
+def test_bench_of_a_generated_case_without_tomli_w_is_refused_naming_it_before_a_case_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 25 (issue 32): a generated scale case (--only F10, --scale) is written as TOML
+    # with tomli_w in a child; without it, bench said "internal error (CalledProcessError):
+    # Command [...] returned non-zero exit status 1", naming neither tomli_w nor the cure.
+    import sys
+
+    benchmarks_must_not_run(monkeypatch)
+    monkeypatch.setitem(sys.modules, "tomli_w", None)  # an import of it fails, as if absent
+    assert main(["bench", "--only", "F10", "--repeat", "1"]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs tomli_w, which is not installed: install ccsim again with "
+        "its dependencies (pip install -c constraints.txt . from the repository root)"
+    )
+
+
+def test_a_generated_bench_case_that_cannot_be_written_names_the_case_and_the_childs_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Campaign 25 (issue 32): the child writing a generated case failed as "internal error
+    # (CalledProcessError): Command ['.../python3', '-c', '\\nimport json, sys...'] returned
+    # non-zero exit status 1", its own error (on stderr, captured) dropped.
+    from ccsim import bench
+
+    monkeypatch.setattr(bench, "_WRITE_CASE", "import sys; sys.exit('F10.toml: disk full')")
+    with pytest.raises(RuntimeError) as e:
+        bench._write_scale_case("F10", tmp_path)
+    assert str(e.value) == "benchmark F10: its scenario could not be generated: F10.toml: disk full"
+
+
 @pytest.mark.parametrize(
     ("plot", "error"),
     [("", "empty; name a PNG file"),

@@ -277,6 +277,40 @@ def test_a_dask_sweep_in_a_python_without_dask_says_how_to_install_it(
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("module", ["distributed", "dask"])
+def test_a_dask_sweep_with_dask_installed_but_failing_to_load_says_so_and_how_to_install_it(
+    module: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 25 (issue 32): a Dask that raises as it loads (a library it was built against
+    # gone) was "ccsim needs dask, which is installed but cannot be imported (...): install
+    # ccsim again with its dependencies (pip install -c constraints.txt .)", an install that
+    # leaves the extra as it is.
+    broken = (
+        "import sys, importlib.machinery\n"
+        "class Broken:\n"
+        "    def create_module(self, spec): return None\n"
+        "    def exec_module(self, m): exec(compile('raise RuntimeError(\"libfoo.so gone\")',"
+        " '<x>', 'exec'), m.__dict__)\n"
+        "class Finder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}: return importlib.machinery.ModuleSpec(name, Broken())\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "from ccsim.cli import main\n"
+    )
+    args = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
+            str(tmp_path / "out"), "--executor", "dask",
+            "--scheduler", "tcp://127.0.0.1:1"]  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", broken + f"sys.exit(main({args!r}))"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which is installed "
+        "but cannot be imported (libfoo.so gone): pip install -c constraints.txt '.[dask]' "
+        "from the repository root (the extra `dask`)\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("command", [["reproduce", "--list"], ["validate", "random-loss.toml"]])
 def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_status(
     command: list[str], examples: Path

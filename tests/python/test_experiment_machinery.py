@@ -519,3 +519,48 @@ def test_reproduce_refuses_an_out_holding_another_papers_reproduction(
     # The same paper's folder is where a reproduction resumes: taken.
     (other / "run.json").write_text('{"paper": "t", "mode": "quick"}\n')
     assert main(argv) == 0
+
+
+def test_a_full_run_record_that_cannot_be_written_leaves_the_earlier_record_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 25 (issue 32): `--record` removed the paper's earlier full-run/ record, then
+    # copied the new one file by file; a full disk at the third file left a new run.json and
+    # claims.csv beside an empty summary.csv (what the README's numbers are checked against),
+    # and the error named the results' own file -> the record's, "[Errno 28]".
+    import errno
+    import shutil
+
+    from ccsim.experiment.reproduction import RECORD_FILES, record_full_run
+
+    out = tmp_path / "m01"
+    out.mkdir()
+    for name in [*RECORD_FILES, "table-t1.csv"]:
+        (out / name).write_text(f"new {name}\n", encoding="utf-8")
+    record = tmp_path / "paper" / "full-run"
+    record.mkdir(parents=True)
+    for name in [*RECORD_FILES, "table-old.csv"]:
+        (record / name).write_text(f"old {name}\n", encoding="utf-8")
+    copy = shutil.copyfile
+    copies: list[str] = []
+
+    def full_at_the_third(src: Path, dst: Path) -> Path:
+        copies.append(Path(src).name)
+        if len(copies) == 3:
+            Path(dst).write_bytes(b"")  # begun, then the disk is full, as shutil leaves it
+            raise OSError(errno.ENOSPC, "No space left on device", str(src), None, str(dst))
+        return copy(src, dst)
+
+    monkeypatch.setattr(shutil, "copyfile", full_at_the_third)
+    with pytest.raises(ValueError) as e:
+        record_full_run(out, tmp_path / "paper")
+    assert str(e.value) == (
+        f"{record / RECORD_FILES[2]}: no space left on device; {record} was left as it was"
+    )
+    kept = {p.name: p.read_text(encoding="utf-8") for p in record.iterdir()}
+    assert kept == {n: f"old {n}\n" for n in [*RECORD_FILES, "table-old.csv"]}
+    # With room, the new record replaces the old whole: no earlier table is left beside it.
+    monkeypatch.setattr(shutil, "copyfile", copy)
+    assert record_full_run(out, tmp_path / "paper") == record
+    kept = {p.name: p.read_text(encoding="utf-8") for p in record.iterdir()}
+    assert kept == {n: f"new {n}\n" for n in [*RECORD_FILES, "table-t1.csv"]}

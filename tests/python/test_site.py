@@ -1101,6 +1101,34 @@ def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_site_rebuilt_on_a_full_disk_names_the_file_in_its_place_never_the_hidden_folder(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 25 (issue 32): rebuilt over an earlier site, the kept plotly.min.js is copied
+    # into the hidden folder, and a full disk failed the copy as shutil does, naming both
+    # files: "ccsim: error: OUT/plotly.min.js -> .../.site.partial-XXXX/plotly.min.js: no
+    # space left on device", naming the hidden folder (removed by then) and not that the site
+    # was not written.
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "site"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+
+    def full(src: Any, dst: Any, *_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(src), None, str(dst))
+
+    monkeypatch.setattr(shutil, "copyfile", full)
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"ccsim: error: {out}/plotly.min.js: no space left on device; the site was not written\n"
+    )
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert os.listdir(tmp_path) == ["site"]
+
+
 def test_a_stored_plan_that_is_a_fifo_device_or_folder_is_named_as_damaged_never_read(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

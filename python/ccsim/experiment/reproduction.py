@@ -361,13 +361,17 @@ def record_full_run(out: Path, folder: Path) -> Path:
     the README's numbers are checked against it (tests/python/test_readme_numbers.py)."""
     import shutil
 
+    from ccsim.staging import staged_output
+
     dest = folder / "full-run"
-    dest.mkdir(exist_ok=True)
-    for old in [*dest.glob("table-*.csv"), *(dest / f for f in RECORD_FILES)]:
-        if old.exists():
-            old.unlink()
-    for name in [*RECORD_FILES, *sorted(p.name for p in out.glob("table-*.csv"))]:
-        shutil.copyfile(out / name, dest / name)
+    # Written whole or not at all (staged_output): the earlier record was removed first and
+    # the new one copied file by file, so a full disk left a new run.json and claims.csv
+    # beside an empty summary.csv, the record the README is checked against (campaign 25,
+    # issue 32). The earlier record's tables go only once the new one is in place.
+    ours = [*RECORD_FILES, *sorted(p.name for p in dest.glob("table-*.csv"))]
+    with staged_output(dest, ours) as stage:
+        for name in [*RECORD_FILES, *sorted(p.name for p in out.glob("table-*.csv"))]:
+            shutil.copyfile(out / name, stage / name)
     return dest
 
 

@@ -78,8 +78,13 @@ def _named_in_place(e: OSError, work: Path, out: Path) -> OSError:
     if e.filename is None:
         where = out
     else:
+        # A copy into ``work`` names its source first and the file it writes second
+        # (shutil.copyfile): a full disk failing the copy of the kept plotly.min.js named
+        # both, the hidden folder among them, and not that the site was not written
+        # (campaign 25, issue 32).
+        written = e.filename2 if e.filename2 is not None else e.filename
         try:
-            where = out / Path(e.filename).relative_to(work)
+            where = out / Path(written).relative_to(work)
         except ValueError:  # a file of the results, not of the site
             return e
     reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
