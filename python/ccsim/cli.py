@@ -56,7 +56,7 @@ from ccsim.scenario import (
 )
 from ccsim.staging import (
     dangling,
-    finished_runs,
+    kept_runs,
     not_a_folder,
     os_error_text,
     refuse_a_site,
@@ -573,7 +573,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     refuse_a_site(out, "--out", "the sweep's tables and its runs/ store")
     store = sweep.Store(out / "runs")
     args.kept = lambda: (
-        f"{finished_runs(len(store))} in {store.directory}, and the same command resumes from them"
+        kept_runs(len(store), store.directory)
         if len(store)
         else "no run had finished: nothing was written"  # the store's folder was never made
     )
@@ -582,8 +582,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     links = sweep.gather(rep.records, "links")
     # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
     # whole beside a links.parquet cut short (or an earlier sweep's).
-    state = (f"the tables were not written; {finished_runs(len(store))} in "
-             f"{store.directory}, and the same command resumes from them")  # fmt: skip
+    state = f"the tables were not written; {kept_runs(len(store), store.directory)}"
     with staged_output(out, ["flows.parquet", "links.parquet"], state=state) as stage:
         for name, table in (("flows", flows), ("links", links)):
             with naming_the_file(stage / f"{name}.parquet"):  # a full disk names the table
@@ -664,7 +663,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         n = len(store)
         if not n:
             return "no run had finished, so none is kept"
-        return f"{finished_runs(n)} in {store.directory}, and the same command resumes from them"
+        return kept_runs(n, store.directory)
 
     args.kept = kept
     report = experiment.run_cli(

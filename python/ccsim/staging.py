@@ -138,6 +138,13 @@ def finished_runs(count: int, kept: str = "kept") -> str:
     return f"{count} finished run is {kept}" if count == 1 else f"{count} finished runs are {kept}"
 
 
+def kept_runs(count: int, store: Path) -> str:
+    """``N finished runs are kept in STORE, and the same command resumes from them`` (``it``
+    for one: "resumes from them" of one run, noticed in campaign 25, issue 32)."""
+    return (f"{finished_runs(count)} in {store}, and the same command resumes from "
+            f"{'it' if count == 1 else 'them'}")  # fmt: skip
+
+
 def site_at(folder: Path) -> bool:
     """Whether ``folder`` holds a site ``ccsim report`` (or ``reproduce``) wrote: its
     index.html beside its site.json (``ccsim.site.build``). ``reproduce --out results/site``

@@ -322,16 +322,13 @@ class RecordNotSaved(RuntimeError):
     work was lost."""
 
     def __init__(self, error: OSError, store: Store) -> None:
-        from ccsim.staging import finished_runs, os_error_text
+        from ccsim.staging import kept_runs, os_error_text
 
         kept = len(store)
         if not kept:  # "0 finished runs are kept in OUT/runs" named a folder never made
             super().__init__(f"{os_error_text(error)}; no finished run is kept")
             return
-        super().__init__(
-            f"{os_error_text(error)}; {finished_runs(kept)} in {store.directory}, and the same "
-            "command resumes from them"
-        )
+        super().__init__(f"{os_error_text(error)}; {kept_runs(kept, store.directory)}")
 
 
 class SweepInterrupted(RuntimeError):
@@ -342,7 +339,7 @@ class SweepInterrupted(RuntimeError):
 
         super().__init__(
             f"a worker process died; {finished_runs(stored, 'stored')}, and running the same "
-            "command again resumes from them"
+            f"command again resumes from {'it' if stored == 1 else 'them'}"
         )
 
 

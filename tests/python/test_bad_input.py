@@ -479,7 +479,7 @@ def test_a_sweep_stopped_by_a_full_disk_at_a_record_says_how_many_runs_are_kept_
     assert Path(record).parent.parent == out / "runs" and not Path(record).exists()
     assert line == (
         f"ccsim: error: {record}: no space left on device; 1 finished run is kept in "
-        f"{out}/runs, and the same command resumes from them"
+        f"{out}/runs, and the same command resumes from it"
     )
     monkeypatch.setattr(sweep.json, "dump", dump)
     assert main(argv) == 0
