@@ -414,6 +414,55 @@ def test_in_chromium_a_job_stream_that_breaks_is_said_on_the_page_not_left_runni
     assert all("Failed to load resource" in e for e in errors), errors
 
 
+def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_its_job_cancelled(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 25 (issue 32): two moves in a row each start a job once the 120 ms pause is
+    # over; when the first move's run request is answered after the second's (a busy
+    # explorer), the page took the late answer as its job: it read and drew the first move's
+    # runs under the slider at the second value, and cancelled the second move's job.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    before = pg.evaluate(ONLY_LINE, "reno")
+    wait_done(pg, before)
+    held: list[Any] = []
+    # The first move's run request is held (its answer late); the second's goes through.
+    pg.route("**/api/run", lambda r: held.append(r) if not held else r.continue_())
+    slider = pg.locator("input[data-path='flows.transfer.mss']")
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    while not held:
+        pg.wait_for_timeout(20)
+    jobs = set(server.app.state.engine.jobs)
+    pg.keyboard.press("ArrowRight")
+    second = pg.wait_for_function(
+        "(jobs) => window.ccsim.job && !jobs.includes(window.ccsim.job) && window.ccsim.job",
+        arg=sorted(jobs),
+        timeout=60_000,
+    ).json_value()
+    held[0].continue_()  # the first move's answer, after the second's
+    engine = server.app.state.engine
+    deadline = time.monotonic() + 60
+    while len(engine.jobs) < len(jobs) + 2 or not all(j.finished for j in engine.jobs.values()):
+        assert time.monotonic() < deadline, "the two moves' jobs did not end"
+        time.sleep(0.05)
+    late = (set(engine.jobs) - jobs - {second}).pop()
+    mss = pg.locator("#p-flows_transfer_mss-v").text_content()
+    pg.wait_for_function(
+        "() => window.ccsim.last && window.ccsim.last.type === 'done'", timeout=60_000
+    )
+    assert pg.evaluate("window.ccsim.job") == second
+    assert engine.jobs[second].events[-1]["type"] == "done"
+    assert engine.jobs[late].cancelled
+    title = pg.evaluate("document.getElementById('plot').layout.title.text")
+    assert f"changed: flows.transfer.mss = {mss}" in title, title
+    assert errors == []
+
+
 #: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
 #: cannot move) and the settings shown with their value, without starting a job.
 EVERY_CONTROL = """() => {
