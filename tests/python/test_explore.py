@@ -463,6 +463,46 @@ def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_
     assert errors == []
 
 
+def test_in_chromium_cancel_clicked_before_a_run_request_is_answered_cancels_that_job(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 25 (issue 32): the cancel button cancelled the job the page had; a move's run
+    # request still unanswered at the click was answered after it, and its job ran and was
+    # drawn under "cancelled".
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    # A job the page is reading (its events held back: it stays "running", cancel enabled).
+    streams: list[Any] = []
+    pg.route("**/api/jobs/*/events", lambda r: streams.append(r))
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    while not streams:
+        pg.wait_for_timeout(20)
+    # The next move's run request is held; cancel is clicked before its answer.
+    held: list[Any] = []
+    pg.route("**/api/run", lambda r: held.append(r))
+    pg.keyboard.press("ArrowRight")
+    while not held:
+        pg.wait_for_timeout(20)
+    jobs = set(server.app.state.engine.jobs)
+    pg.click("#cancel")
+    held[0].continue_()
+    engine = server.app.state.engine
+    deadline = time.monotonic() + 60
+    while len(engine.jobs) < len(jobs) + 1 or not all(j.finished for j in engine.jobs.values()):
+        assert time.monotonic() < deadline, "the move's job did not end"
+        time.sleep(0.05)
+    late = (set(engine.jobs) - jobs).pop()
+    assert engine.jobs[late].events[-1]["type"] == "cancelled"
+    assert pg.evaluate("window.ccsim.job") is None
+    assert pg.locator("#msg").text_content() == "cancelled"
+    assert errors == []
+
+
 #: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
 #: cannot move) and the settings shown with their value, without starting a job.
 EVERY_CONTROL = """() => {

@@ -372,6 +372,9 @@ $("paper").addEventListener("change", fillFigures);
 $("figure").addEventListener("change", buildControls);
 $("quick").addEventListener("change", buildControls);
 $("cancel").addEventListener("click", async () => {
+  // A start waiting for its run request's answer, or for the pause after a change, is
+  // overtaken too: its job was started after the click and ran under "cancelled".
+  clearTimeout(S.timer); S.started++;
   try { await cancel(); } catch (err) { unreachable(err); return; }
   S.job = null; $("cancel").disabled = true; status("cancelled");
 });
