@@ -1890,3 +1890,17 @@ def test_an_explorer_out_of_file_descriptors_warns_once_instead_of_a_traceback_p
     warned = [x for x in err.splitlines() if "out of file descriptors" in x]
     assert 1 <= len(warned) <= 3, err[:2000]  # one per 10 s: a slow machine may see a second
     assert warned[0].startswith("ccsim explore: warning: out of file descriptors")
+
+
+@pytest.mark.parametrize("host", ["::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "127.000.000.001"])
+def test_an_explorer_answers_its_address_written_as_its_host_option_wrote_it(
+    host: str, tmp_path: Path
+) -> None:
+    # Campaign 25 (issue 32): only the shortest form of --host's address passed the Host
+    # check, so `curl http://[::ffff:127.0.0.1]:8765/` after `--host ::ffff:127.0.0.1` got 400
+    # "Invalid host header", the address the user had given the explorer.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=host)
+    written = f"[{host}]" if ":" in host else host
+    assert asgi_get(app, "/api/papers", f"{written}:8765")[0] == 200
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 400
+    app.state.engine.close()

@@ -317,7 +317,11 @@ def create_app(
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
 
-    hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
+    # --host as given passes too, beside its shortest form (the URL printed, which browsers
+    # send): `--host ::ffff:127.0.0.1` then `curl http://[::ffff:127.0.0.1]:8765/` got 400
+    # "Invalid host header" for the address the user gave (campaign 25, issue 32).
+    given = f"[{host}]" if ":" in host else host
+    hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
     app = Starlette(
         routes=[
             Route("/", index),
