@@ -1904,3 +1904,20 @@ def test_an_explorer_answers_its_address_written_as_its_host_option_wrote_it(
     assert asgi_get(app, "/api/papers", f"{written}:8765")[0] == 200
     assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 400
     app.state.engine.close()
+
+
+def test_a_job_of_an_explorer_since_restarted_is_no_job_of_the_new_one(tmp_path: Path) -> None:
+    # Campaign 25 (issue 32): every explorer numbered its jobs j1, j2, ...: a tab open across
+    # a restart, whose event stream the browser reconnects by itself, read the new explorer's
+    # job of the same number (another tab's, of another figure) and drew its points as its own,
+    # where the page means to say "the explorer no longer has this job".
+    from ccsim.explore import Engine
+
+    ids = []
+    for _ in range(2):  # the explorer, then the same one started again
+        engine = Engine(tmp_path / "results", workers=1)
+        engine._run_job = lambda job: None  # type: ignore[method-assign]
+        ids.append([engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT)).id for _ in range(3)])
+        engine.close()
+    assert not set(ids[0]) & set(ids[1]), ids
+    assert len(set(ids[1])) == 3
