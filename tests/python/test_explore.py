@@ -1022,6 +1022,32 @@ def test_an_over_long_body_is_refused_with_413_at_a_stated_limit_before_it_is_re
         conn.close()
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [{"Content-Type": "application/json"},
+     {"Content-Type": "text/plain"},
+     {"Content-Type": "application/json", "Origin": "http://evil.example"}],
+)  # fmt: skip
+def test_a_body_refused_before_it_is_read_is_not_read_after_the_answer_either(
+    guarded: Server, headers: dict[str, str]
+) -> None:
+    # Campaign 25 (issue 32): a 1 GB body was answered 413 (415, 403) before a byte of it was
+    # read, then read to its end all the same and thrown away, the connection held until
+    # then: the answer now closes the connection.
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}"
+                  "Content-Length: 1000000000\r\n\r\n".encode())  # fmt: skip
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += s.recv(4096)
+        assert answer.split(b" ")[1] in (b"403", b"413", b"415")
+        sent = 0
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            while sent < 200_000_000:  # the body's first 200 MB: the server stopped reading
+                sent += s.send(b" " * 1_000_000)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

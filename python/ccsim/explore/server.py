@@ -107,7 +107,11 @@ class Guard:
 
             refused = refusal(scope["method"], Headers(scope=scope))
             if refused is not None:
-                answer = JSONResponse({"error": str(refused)}, status_code=refused.status)
+                # The connection closes with the answer: kept open, the body refused unread
+                # was read after it to its announced end (1 GB) and thrown away (campaign 25,
+                # issue 32).
+                answer = JSONResponse({"error": str(refused)}, status_code=refused.status,
+                                      headers={"Connection": "close"})  # fmt: skip
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -255,8 +259,9 @@ def create_app(
     async def run(request: HttpRequest) -> Response:
         try:
             req = catalog.request(await read_json(request))
-        except Refused as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except Refused as e:  # a body cut off at the limit: the rest is not read either
+            close = {"Connection": "close"} if e.status == 413 else None
+            return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         try:
