@@ -1791,6 +1791,41 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         again.listen()
 
 
+def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_answer(
+    tmp_path: Path,
+) -> None:
+    # Campaign 25 (issue 32): a client that stopped reading (a frozen tab, a hung script) held
+    # its answer unsent, and uvicorn's stop waited for every answer: after SIGTERM the explorer
+    # ran on for ever (a second Ctrl-C ended it). Plotly's 3.5 MB script fills the buffers.
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    stalled = socket.socket()
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(f"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert stalled.recv(16).startswith(b"HTTP/1.1 200")  # answering; then never read
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the explorer did not stop on SIGTERM while a client held its answer")
+    finally:
+        stalled.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err == "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+
+
 def test_a_value_written_in_another_scripts_digits_is_refused_as_toml_would() -> None:
     # Python's float() reads "120s" in Arabic-Indic digits as 120 s; no TOML reader does, so
     # a page sending it ran a value no scenario file could hold (campaign 12, issue 32).

@@ -48,6 +48,11 @@ from .ranges import brief
 #: The largest request body the API reads, bytes. A run request is a few hundred bytes; every x
 #: and every key of the largest figure, a few kilobytes.
 MAX_BODY = 64 * 1024
+#: How long a stop (Ctrl-C, SIGTERM) waits for the answers being sent, seconds: a client that
+#: stopped reading (a frozen tab, a script that hung) held its answer, and the explorer after
+#: a stop, for ever; SIGTERM alone never ended it (campaign 25, issue 32). The jobs are
+#: cancelled at the stop, so their event streams end at once; this bounds the others.
+STOP_GRACE_S = 3.0
 #: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
 MAX_DEPTH = 8
 
@@ -136,6 +141,18 @@ class _NoWebSocketAdvice(logging.Filter):
 _NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
 
 
+class _NoGraceNotice(logging.Filter):
+    """Drops uvicorn's "Cancel N running task(s), timeout graceful shutdown exceeded" at a stop
+    held by a client that stopped reading (``STOP_GRACE_S``): an ERROR line above the CLI's
+    own, about an answer nobody was reading."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "timeout graceful shutdown exceeded" not in record.getMessage()
+
+
+_NO_GRACE_NOTICE = _NoGraceNotice()
+
+
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
     advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
@@ -144,11 +161,11 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
     of "ERROR: Traceback ... CancelledError" above ccsim's own line."""
     import uvicorn
 
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, ws="none", lifespan="off"
-    )
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
+                            lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S)  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
+    logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
     return config
 
 
