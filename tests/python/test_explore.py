@@ -414,6 +414,95 @@ def test_in_chromium_a_job_stream_that_breaks_is_said_on_the_page_not_left_runni
     assert all("Failed to load resource" in e for e in errors), errors
 
 
+def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_its_job_cancelled(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 25 (issue 32): two moves in a row each start a job once the 120 ms pause is
+    # over; when the first move's run request is answered after the second's (a busy
+    # explorer), the page took the late answer as its job: it read and drew the first move's
+    # runs under the slider at the second value, and cancelled the second move's job.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    before = pg.evaluate(ONLY_LINE, "reno")
+    wait_done(pg, before)
+    held: list[Any] = []
+    # The first move's run request is held (its answer late); the second's goes through.
+    pg.route("**/api/run", lambda r: held.append(r) if not held else r.continue_())
+    slider = pg.locator("input[data-path='flows.transfer.mss']")
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    while not held:
+        pg.wait_for_timeout(20)
+    jobs = set(server.app.state.engine.jobs)
+    pg.keyboard.press("ArrowRight")
+    second = pg.wait_for_function(
+        "(jobs) => window.ccsim.job && !jobs.includes(window.ccsim.job) && window.ccsim.job",
+        arg=sorted(jobs),
+        timeout=60_000,
+    ).json_value()
+    held[0].continue_()  # the first move's answer, after the second's
+    engine = server.app.state.engine
+    deadline = time.monotonic() + 60
+    while len(engine.jobs) < len(jobs) + 2 or not all(j.finished for j in engine.jobs.values()):
+        assert time.monotonic() < deadline, "the two moves' jobs did not end"
+        time.sleep(0.05)
+    late = (set(engine.jobs) - jobs - {second}).pop()
+    mss = pg.locator("#p-flows_transfer_mss-v").text_content()
+    pg.wait_for_function(
+        "() => window.ccsim.last && window.ccsim.last.type === 'done'", timeout=60_000
+    )
+    assert pg.evaluate("window.ccsim.job") == second
+    assert engine.jobs[second].events[-1]["type"] == "done"
+    assert engine.jobs[late].cancelled
+    title = pg.evaluate("document.getElementById('plot').layout.title.text")
+    assert f"changed: flows.transfer.mss = {mss}" in title, title
+    assert errors == []
+
+
+def test_in_chromium_cancel_clicked_before_a_run_request_is_answered_cancels_that_job(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 25 (issue 32): the cancel button cancelled the job the page had; a move's run
+    # request still unanswered at the click was answered after it, and its job ran and was
+    # drawn under "cancelled".
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+    # A job the page is reading (its events held back: it stays "running", cancel enabled).
+    streams: list[Any] = []
+    pg.route("**/api/jobs/*/events", lambda r: streams.append(r))
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    while not streams:
+        pg.wait_for_timeout(20)
+    # The next move's run request is held; cancel is clicked before its answer.
+    held: list[Any] = []
+    pg.route("**/api/run", lambda r: held.append(r))
+    pg.keyboard.press("ArrowRight")
+    while not held:
+        pg.wait_for_timeout(20)
+    jobs = set(server.app.state.engine.jobs)
+    pg.click("#cancel")
+    held[0].continue_()
+    engine = server.app.state.engine
+    deadline = time.monotonic() + 60
+    while len(engine.jobs) < len(jobs) + 1 or not all(j.finished for j in engine.jobs.values()):
+        assert time.monotonic() < deadline, "the move's job did not end"
+        time.sleep(0.05)
+    late = (set(engine.jobs) - jobs).pop()
+    assert engine.jobs[late].events[-1]["type"] == "cancelled"
+    assert pg.evaluate("window.ccsim.job") is None
+    assert pg.locator("#msg").text_content() == "cancelled"
+    assert errors == []
+
+
 #: Every figure of every paper in both modes: the sliders whose ends meet (a slider that
 #: cannot move) and the settings shown with their value, without starting a job.
 EVERY_CONTROL = """() => {
@@ -931,6 +1020,32 @@ def test_an_over_long_body_is_refused_with_413_at_a_stated_limit_before_it_is_re
         assert r.status == 413 and "limit is 65536 bytes" in r.read().decode()
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Content-Type": "application/json"},
+     {"Content-Type": "text/plain"},
+     {"Content-Type": "application/json", "Origin": "http://evil.example"}],
+)  # fmt: skip
+def test_a_body_refused_before_it_is_read_is_not_read_after_the_answer_either(
+    guarded: Server, headers: dict[str, str]
+) -> None:
+    # Campaign 25 (issue 32): a 1 GB body was answered 413 (415, 403) before a byte of it was
+    # read, then read to its end all the same and thrown away, the connection held until
+    # then: the answer now closes the connection.
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}"
+                  "Content-Length: 1000000000\r\n\r\n".encode())  # fmt: skip
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += s.recv(4096)
+        assert answer.split(b" ")[1] in (b"403", b"413", b"415")
+        sent = 0
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            while sent < 200_000_000:  # the body's first 200 MB: the server stopped reading
+                sent += s.send(b" " * 1_000_000)
 
 
 def free_port() -> int:
@@ -1676,6 +1791,41 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         again.listen()
 
 
+def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_answer(
+    tmp_path: Path,
+) -> None:
+    # Campaign 25 (issue 32): a client that stopped reading (a frozen tab, a hung script) held
+    # its answer unsent, and uvicorn's stop waited for every answer: after SIGTERM the explorer
+    # ran on for ever (a second Ctrl-C ended it). Plotly's 3.5 MB script fills the buffers.
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    stalled = socket.socket()
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(f"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert stalled.recv(16).startswith(b"HTTP/1.1 200")  # answering; then never read
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the explorer did not stop on SIGTERM while a client held its answer")
+    finally:
+        stalled.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err == "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+
+
 def test_a_value_written_in_another_scripts_digits_is_refused_as_toml_would() -> None:
     # Python's float() reads "120s" in Arabic-Indic digits as 120 s; no TOML reader does, so
     # a page sending it ran a value no scenario file could hold (campaign 12, issue 32).
@@ -1801,3 +1951,34 @@ def test_an_explorer_out_of_file_descriptors_warns_once_instead_of_a_traceback_p
     warned = [x for x in err.splitlines() if "out of file descriptors" in x]
     assert 1 <= len(warned) <= 3, err[:2000]  # one per 10 s: a slow machine may see a second
     assert warned[0].startswith("ccsim explore: warning: out of file descriptors")
+
+
+@pytest.mark.parametrize("host", ["::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "127.000.000.001"])
+def test_an_explorer_answers_its_address_written_as_its_host_option_wrote_it(
+    host: str, tmp_path: Path
+) -> None:
+    # Campaign 25 (issue 32): only the shortest form of --host's address passed the Host
+    # check, so `curl http://[::ffff:127.0.0.1]:8765/` after `--host ::ffff:127.0.0.1` got 400
+    # "Invalid host header", the address the user had given the explorer.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=host)
+    written = f"[{host}]" if ":" in host else host
+    assert asgi_get(app, "/api/papers", f"{written}:8765")[0] == 200
+    assert asgi_get(app, "/api/papers", "192.0.2.7:8765")[0] == 400
+    app.state.engine.close()
+
+
+def test_a_job_of_an_explorer_since_restarted_is_no_job_of_the_new_one(tmp_path: Path) -> None:
+    # Campaign 25 (issue 32): every explorer numbered its jobs j1, j2, ...: a tab open across
+    # a restart, whose event stream the browser reconnects by itself, read the new explorer's
+    # job of the same number (another tab's, of another figure) and drew its points as its own,
+    # where the page means to say "the explorer no longer has this job".
+    from ccsim.explore import Engine
+
+    ids = []
+    for _ in range(2):  # the explorer, then the same one started again
+        engine = Engine(tmp_path / "results", workers=1)
+        engine._run_job = lambda job: None  # type: ignore[method-assign]
+        ids.append([engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT)).id for _ in range(3)])
+        engine.close()
+    assert not set(ids[0]) & set(ids[1]), ids
+    assert len(set(ids[1])) == 3

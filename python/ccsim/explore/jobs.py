@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import secrets
 import threading
 import time
 from collections import deque
@@ -77,6 +78,11 @@ class Engine:
         self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ccsim-run")
         self.jobs: dict[str, Job] = {}
         self._ids = itertools.count(1)
+        #: Set apart this explorer's job ids from those of an explorer before a restart: a tab
+        #: open across it reconnects its event stream by itself, and numbered alike (j1, j2,
+        #: ...), it read the new explorer's job of the same number, another tab's, as its own
+        #: (campaign 25, issue 32). Random, not a clock: two starts within a tick stay apart.
+        self._run = secrets.token_hex(4)
         self._lock = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         #: Set by close(): every run stops, a job's own mark or not (see close).
@@ -119,7 +125,7 @@ class Engine:
                 raise Busy(f"{live} jobs are running or waiting, the explorer's limit "
                            f"({MAX_JOBS}): wait for one to end, or cancel one (POST "
                            "/api/jobs/<job>/cancel)")  # fmt: skip
-            job = Job(f"j{next(self._ids)}", request)
+            job = Job(f"j{next(self._ids)}-{self._run}", request)
             job.cancelled = self.closed  # after close(): ends at once, running nothing
             self.jobs[job.id] = job
             # The oldest ended (or cancelled) jobs beyond MAX_JOBS are forgotten; one running

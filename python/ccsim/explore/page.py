@@ -60,7 +60,7 @@ input.free { width: 6rem; }
 <script>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
-                          last: null, es: null, timer: null, shown: null};
+                          last: null, es: null, timer: null, shown: null, started: 0};
 const $ = (id) => document.getElementById(id);
 const show = (v) => String(v).replace(/^"(.*)"$/, "$1");
 // Text of the plans (titles, labels, values) as HTML text: a plan stored with results from
@@ -232,12 +232,22 @@ function unreachable(err) {
 async function start() { try { await startJob(); } catch (err) { unreachable(err); } }
 
 async function startJob() {
+  // Each start is numbered: a start that a later one overtook while it waited (a change made
+  // before its run request was answered) stops there, and the job its late answer names is
+  // cancelled. Taken as the page's job, that answer replaced the later change's job: the page
+  // drew the earlier setting's runs under the later one's controls (campaign 25, issue 32).
+  const mine = ++S.started;
   await cancel();
+  if (mine !== S.started) return;
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
+  if (mine !== S.started) {
+    if (res.ok) await fetch(`/api/jobs/${answer.job}/cancel`, {method: "POST"});
+    return;
+  }
   if (!res.ok) {
     // A refused added x goes away again, so the next change does not repeat the refusal.
     if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
@@ -362,6 +372,9 @@ $("paper").addEventListener("change", fillFigures);
 $("figure").addEventListener("change", buildControls);
 $("quick").addEventListener("change", buildControls);
 $("cancel").addEventListener("click", async () => {
+  // A start waiting for its run request's answer, or for the pause after a change, is
+  // overtaken too: its job was started after the click and ran under "cancelled".
+  clearTimeout(S.timer); S.started++;
   try { await cancel(); } catch (err) { unreachable(err); return; }
   S.job = null; $("cancel").disabled = true; status("cancelled");
 });

@@ -48,6 +48,11 @@ from .ranges import brief
 #: The largest request body the API reads, bytes. A run request is a few hundred bytes; every x
 #: and every key of the largest figure, a few kilobytes.
 MAX_BODY = 64 * 1024
+#: How long a stop (Ctrl-C, SIGTERM) waits for the answers being sent, seconds: a client that
+#: stopped reading (a frozen tab, a script that hung) held its answer, and the explorer after
+#: a stop, for ever; SIGTERM alone never ended it (campaign 25, issue 32). The jobs are
+#: cancelled at the stop, so their event streams end at once; this bounds the others.
+STOP_GRACE_S = 3.0
 #: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
 MAX_DEPTH = 8
 
@@ -107,7 +112,11 @@ class Guard:
 
             refused = refusal(scope["method"], Headers(scope=scope))
             if refused is not None:
-                answer = JSONResponse({"error": str(refused)}, status_code=refused.status)
+                # The connection closes with the answer: kept open, the body refused unread
+                # was read after it to its announced end (1 GB) and thrown away (campaign 25,
+                # issue 32).
+                answer = JSONResponse({"error": str(refused)}, status_code=refused.status,
+                                      headers={"Connection": "close"})  # fmt: skip
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -132,6 +141,18 @@ class _NoWebSocketAdvice(logging.Filter):
 _NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
 
 
+class _NoGraceNotice(logging.Filter):
+    """Drops uvicorn's "Cancel N running task(s), timeout graceful shutdown exceeded" at a stop
+    held by a client that stopped reading (``STOP_GRACE_S``): an ERROR line above the CLI's
+    own, about an answer nobody was reading."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "timeout graceful shutdown exceeded" not in record.getMessage()
+
+
+_NO_GRACE_NOTICE = _NoGraceNotice()
+
+
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
     advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
@@ -140,11 +161,11 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
     of "ERROR: Traceback ... CancelledError" above ccsim's own line."""
     import uvicorn
 
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, ws="none", lifespan="off"
-    )
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
+                            lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S)  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
+    logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
     return config
 
 
@@ -255,8 +276,9 @@ def create_app(
     async def run(request: HttpRequest) -> Response:
         try:
             req = catalog.request(await read_json(request))
-        except Refused as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except Refused as e:  # a body cut off at the limit: the rest is not read either
+            close = {"Connection": "close"} if e.status == 413 else None
+            return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         try:
@@ -317,7 +339,11 @@ def create_app(
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
 
-    hosts = ["*"] if every_address(host) else [url_host(host), "localhost", "127.0.0.1"]
+    # --host as given passes too, beside its shortest form (the URL printed, which browsers
+    # send): `--host ::ffff:127.0.0.1` then `curl http://[::ffff:127.0.0.1]:8765/` got 400
+    # "Invalid host header" for the address the user gave (campaign 25, issue 32).
+    given = f"[{host}]" if ":" in host else host
+    hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
     app = Starlette(
         routes=[
             Route("/", index),
