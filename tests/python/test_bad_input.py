@@ -971,36 +971,25 @@ def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
     )
 
 
-def test_bench_without_numpy_is_refused_naming_it_before_a_case_runs(
-    monkeypatch: pytest.MonkeyPatch, capsys: Any
+@pytest.mark.parametrize(
+    ("module", "cases"),
+    [("numpy", "P0"),  # what each case's child needs to run the core
+     ("tomli_w", "F10")],  # what writes a generated scale case (--only F10, --scale)
+)  # fmt: skip
+def test_bench_without_a_package_its_cases_need_is_refused_naming_it_before_a_case_runs(
+    module: str, cases: str, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    # Campaign 22 (issue 32): each case's child died with a ModuleNotFoundError traceback, then
-    # "ccsim: error: benchmark trivial.toml failed with status 1", naming neither numpy nor the
-    # cure.
+    # Campaign 22 (issue 32): without numpy each case's child died with a ModuleNotFoundError
+    # traceback, then "ccsim: error: benchmark trivial.toml failed with status 1", naming
+    # neither numpy nor the cure. Campaign 25: without tomli_w, "internal error
+    # (CalledProcessError): Command [...] returned non-zero exit status 1".
     import sys
 
     benchmarks_must_not_run(monkeypatch)
-    monkeypatch.setitem(sys.modules, "numpy", None)  # an import of it fails, as if absent
-    assert main(["bench", "--only", "P0", "--repeat", "1"]) == 1
+    monkeypatch.setitem(sys.modules, module, None)  # an import of it fails, as if absent
+    assert main(["bench", "--only", cases, "--repeat", "1"]) == 1
     assert one_error_line(capsys) == (
-        "ccsim: error: ccsim needs numpy, which is not installed: install ccsim again with "
-        "its dependencies (pip install -c constraints.txt . from the repository root)"
-    )
-
-
-def test_bench_of_a_generated_case_without_tomli_w_is_refused_naming_it_before_a_case_runs(
-    monkeypatch: pytest.MonkeyPatch, capsys: Any
-) -> None:
-    # Campaign 25 (issue 32): a generated scale case (--only F10, --scale) is written as TOML
-    # with tomli_w in a child; without it, bench said "internal error (CalledProcessError):
-    # Command [...] returned non-zero exit status 1", naming neither tomli_w nor the cure.
-    import sys
-
-    benchmarks_must_not_run(monkeypatch)
-    monkeypatch.setitem(sys.modules, "tomli_w", None)  # an import of it fails, as if absent
-    assert main(["bench", "--only", "F10", "--repeat", "1"]) == 1
-    assert one_error_line(capsys) == (
-        "ccsim: error: ccsim needs tomli_w, which is not installed: install ccsim again with "
+        f"ccsim: error: ccsim needs {module}, which is not installed: install ccsim again with "
         "its dependencies (pip install -c constraints.txt . from the repository root)"
     )
 

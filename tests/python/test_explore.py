@@ -312,6 +312,16 @@ def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
     yield from browser_page(tmp_path)
 
 
+def open_on_p001(pg: Any, server: Server) -> None:
+    """Open the page, which starts on the catalog's first paper (p000), switch it to p001 and
+    wait for that paper's first job to be done."""
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p001")
+    wait_done(pg, first)
+
+
 def wait_done(pg: Any, job_before: Any) -> dict[str, Any]:
     """The 'done' event of the first job after ``job_before`` to finish (read in the same
     check, as a later change would clear it)."""
@@ -338,14 +348,8 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:
     pg, errors = page
-    pg.goto(server.url + "/")
-    # The page opens the first paper of the catalog (p000 since paper 000's experiments);
-    # switch to p001, whose first figure (fig8) then starts with its quick x values and up to
-    # 10 seeds.
-    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
-    first = pg.evaluate("window.ccsim.job")
-    pg.select_option("#paper", "p001")
-    wait_done(pg, first)
+    # p001's first figure (fig8) starts with its quick x values and up to 10 seeds.
+    open_on_p001(pg, server)
     plot = "document.getElementById('plot')"
     n_points = pg.evaluate(f"{plot}.data.reduce((n, t) => n + t.x.length, 0)")
     assert n_points == 4 * 3  # 4 lines x 3 loss rates
@@ -422,11 +426,7 @@ def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_
     # explorer), the page took the late answer as its job: it read and drew the first move's
     # runs under the slider at the second value, and cancelled the second move's job.
     pg, errors = page
-    pg.goto(server.url + "/")
-    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
-    first = pg.evaluate("window.ccsim.job")
-    pg.select_option("#paper", "p001")
-    wait_done(pg, first)
+    open_on_p001(pg, server)
     before = pg.evaluate(ONLY_LINE, "reno")
     wait_done(pg, before)
     held: list[Any] = []
@@ -470,11 +470,7 @@ def test_in_chromium_cancel_clicked_before_a_run_request_is_answered_cancels_tha
     # request still unanswered at the click was answered after it, and its job ran and was
     # drawn under "cancelled".
     pg, errors = page
-    pg.goto(server.url + "/")
-    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
-    first = pg.evaluate("window.ccsim.job")
-    pg.select_option("#paper", "p001")
-    wait_done(pg, first)
+    open_on_p001(pg, server)
     # A job the page is reading (its events held back: it stays "running", cancel enabled).
     streams: list[Any] = []
     pg.route("**/api/jobs/*/events", lambda r: streams.append(r))
@@ -824,11 +820,7 @@ def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_r
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
     pg, errors = page
-    pg.goto(server.url + "/")
-    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
-    first = pg.evaluate("window.ccsim.job")
-    pg.select_option("#paper", "p001")
-    wait_done(pg, first)
+    open_on_p001(pg, server)
     wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
     job = pg.evaluate("window.ccsim.job")
     pg.locator("#x-free").fill("3.5")  # percent, as the axis
