@@ -150,17 +150,27 @@ def summary_text(res: Result) -> str:
     return "\n".join(lines)
 
 
-def _read_in_another_encoding(text: str) -> str | None:
-    """For a text Python could not read as UTF-8 (a lone surrogate): the cure, when its bytes
-    are UTF-8 after all and Python read them in the locale's encoding (LC_ALL=C with
-    PYTHONUTF8=0: ASCII), or None. Such a name or argument was refused as "not UTF-8 (byte
-    0xed)" with the cure "rename it", of a name in UTF-8 (campaign 24, issue 32)."""
+def _not_utf8(text: str) -> tuple[str, int, str | None] | None:
+    """None when ``text`` is UTF-8; otherwise (a byte such as 0xff reaches Python as a lone
+    surrogate) the text as shown (that byte replaced), the byte, and the cure when the bytes
+    are UTF-8 after all, read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0: ASCII):
+    such a name was refused as "not UTF-8 (byte 0xed)" with the cure "rename it" (campaign
+    24, issue 32). One reading for every argument a user writes: a path, a scenario file's
+    name, a text option."""
     try:
-        text.encode("utf-8", "surrogateescape").decode("utf-8")
-    except UnicodeError:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+    else:
         return None
-    return (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
+    raw = text.encode("utf-8", "surrogateescape")
+    try:
+        raw.decode("utf-8")
+    except UnicodeError:
+        return raw.decode("utf-8", "replace"), byte, None
+    cure = (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
             "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
+    return raw.decode("utf-8", "replace"), byte, cure
 
 
 def utf8_name(option: str, path: Path) -> Path:
@@ -169,19 +179,12 @@ def utf8_name(option: str, path: Path) -> Path:
     the tables, takes UTF-8 names only. `ccsim sweep --out $'x\\xff'` ran every run, then
     failed on its tables with "'utf-8' codec can't encode character '\\udcff'", naming nothing;
     `ccsim run` wrote a folder Result.from_parquet refuses (campaign 16, issue 32)."""
-    text = str(path)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        byte = text[e.start].encode("utf-8", "surrogateescape")
-        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        cure = _read_in_another_encoding(text)
-        if cure is not None:
-            raise ValueError(f"{option} {shown}: {cure}") from None
-        raise ValueError(
-            f"{option} {shown}: the name is not UTF-8 (byte 0x{byte[0]:02x}); ccsim's tables "
-            "are read and written by names in UTF-8: rename it or name another folder"
-        ) from None
+    bad = _not_utf8(str(path))
+    if bad is not None:
+        shown, byte, cure = bad
+        raise ValueError(f"{option} {shown}: " + (cure or (
+            f"the name is not UTF-8 (byte 0x{byte:02x}); ccsim's tables are read and written "
+            "by names in UTF-8: rename it or name another folder")))  # fmt: skip
     return path
 
 
@@ -351,25 +354,24 @@ def _refuse_a_blocked_pcap_folder(sc: Scenario, out: Path, seed: int | None) -> 
     32)."""
     pcap = Path(out) / "pcap"
     blocked = not_a_folder(pcap) or (f"{pcap} {d}" if (d := dangling(pcap)) else None)
-    if blocked is None:
-        return
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
-    if tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap"):
+    if blocked is not None and _capture_points(sc, seed):
         raise ValueError(f"--out {out}: the run's captures go in {pcap}, and {blocked}; move "
                          "it away or name another folder")  # fmt: skip
 
 
-def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> Scenario:
-    """``sc`` with ``points`` added to its ``[trace] pcap`` list (each once)."""
+def _capture_points(sc: Scenario, seed: int | None) -> list[str]:
+    """The scenario's ``[trace] pcap`` list, as the core resolves it (overrides applied)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python < 3.11 only
         import tomli as tomllib
 
-    have = tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap", [])
+    return list(tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap", []))
+
+
+def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> Scenario:
+    """``sc`` with ``points`` added to its ``[trace] pcap`` list (each once)."""
+    have = _capture_points(sc, seed)
     added = [p for p in points if p not in have]
     captured = sc.set("trace.pcap", list(have) + added)
     # A point given with --pcap was refused as `trace.pcap[0]: "" is not a node`, naming a key
@@ -953,22 +955,16 @@ def _scenario_file(text: str) -> Path:
     ``Path("")``, the working folder, refused as ".: is a directory" (campaign 12, issue 32)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("empty; name the scenario's TOML file")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        # A byte such as 0xff in the name reaches Python as a lone surrogate, which the
-        # scenario's reader refuses (its source names it in every message): the file was
-        # refused as "path: 'bad\udcffname.toml' has a lone surrogate", naming the reader's
-        # parameter, not this argument or the cure (campaign 22, issue 32).
-        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
-        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        cure = _read_in_another_encoding(text)
-        if cure is not None:
-            raise argparse.ArgumentTypeError(f"{shown}: {cure}") from None
-        raise argparse.ArgumentTypeError(
-            f"{shown}: the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to "
-            "it by a name in UTF-8"
-        ) from None
+    # A byte such as 0xff in the name reaches Python as a lone surrogate, which the scenario's
+    # reader refuses (its source names it in every message): the file was refused as "path:
+    # 'bad\udcffname.toml' has a lone surrogate", naming the reader's parameter, not this
+    # argument or the cure (campaign 22, issue 32).
+    bad = _not_utf8(text)
+    if bad is not None:
+        shown, byte, cure = bad
+        raise argparse.ArgumentTypeError(f"{shown}: " + (cure or (
+            f"the name is not UTF-8 (byte 0x{byte:02x}); rename the file, or link to it by a "
+            "name in UTF-8")))  # fmt: skip
     return Path(text)
 
 
@@ -1379,9 +1375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # names nothing, and each command said so in its own words, none of them this: "results
         # is not a folder (run reproduce first)", "x.toml: no such file", "no experiments/ here"
         # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
-        _error(f"the working folder no longer exists (removed while the shell was in it), so "
-               f"{relative} names nothing: cd to a folder that exists, or give absolute "
-               "paths")  # fmt: skip
+        _error(_working_folder_gone(relative))
         return 1
     with _signals_interrupt() as received:
         return _dispatch(args, received)
@@ -1396,15 +1390,10 @@ def _not_utf8_argument(args: argparse.Namespace) -> str | None:
     (campaign 22, issue 32)."""
     for dest, value in vars(args).items():
         for text in value if isinstance(value, list) else [value]:
-            if not isinstance(text, str):
-                continue
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as e:
-                byte = text[e.start].encode("utf-8", "surrogateescape")[0]
-                shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            bad = _not_utf8(text) if isinstance(text, str) else None
+            if bad is not None:
+                shown, byte, cure = bad
                 option = dest if dest == "experiment" else "--" + dest.replace("_", "-")
-                cure = _read_in_another_encoding(text)
                 if cure is not None:
                     return f"argument {option}: {shown!r}: {cure}"
                 return (f"argument {option}: {shown!r} is not UTF-8 (byte 0x{byte:02x}); "
@@ -1435,9 +1424,7 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             # A relative path is read against the working folder, removed while the shell was
             # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
             # 20, issue 32).
-            _error("the working folder no longer exists (removed while the shell was in it), "
-                   "so a relative path names nothing: cd to a folder that exists, or give "
-                   "absolute paths")  # fmt: skip
+            _error(_working_folder_gone("a relative path"))
             return 1
         _error(os_error_text(e))
         return 1
@@ -1469,6 +1456,14 @@ def _relative_path_of(args: argparse.Namespace) -> str | None:
     if uses_results and not getattr(args, "results", None) and not Path(results).is_absolute():
         return f"the results folder {results}"
     return None
+
+
+def _working_folder_gone(relative: str) -> str:
+    """The error for ``relative`` (a path in words) read from a removed working folder."""
+    return (
+        f"the working folder no longer exists (removed while the shell was in it), so "
+        f"{relative} names nothing: cd to a folder that exists, or give absolute paths"
+    )
 
 
 def _working_folder_exists() -> bool:
