@@ -1537,7 +1537,7 @@ def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
     assert said == (1, STDOUT_ERRORS[stdout])
 
 
-@pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"])
+@pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0"])
 def test_an_explorer_on_every_address_answers_the_machines_other_names(
     host: str, tmp_path: Path
 ) -> None:
@@ -1569,6 +1569,8 @@ def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line
     ("host", "url", "listening"),
     [("::", "http://[::1]:{port}/", "every IPv6 address (::) and every IPv4 address"),
      ("0.0.0.0", "http://127.0.0.1:{port}/", "every IPv4 address (0.0.0.0)"),
+     # 0.0.0.0 mapped into IPv6, which Linux binds as every IPv4 address (campaign 26).
+     ("::ffff:0.0.0.0", "http://127.0.0.1:{port}/", "every IPv4 address (::ffff:0.0.0.0)"),
      ("::1", "http://[::1]:{port}/", "::1"),
      ("0:0:0:0:0:0:0:1", "http://[::1]:{port}/", "::1"),
      ("::ffff:127.0.0.1", "http://[::ffff:7f00:1]:{port}/", "::ffff:127.0.0.1"),
@@ -1596,7 +1598,7 @@ def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens
     assert main(["explore", "--host", host, "--port", str(port), "--results", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     warned = f"ccsim explore: warning: listening on {listening}: anyone who can reach it can"
-    assert err.startswith(warned) if host in ("::", "0.0.0.0") else err == ""
+    assert err.startswith(warned) if host in ("::", "0.0.0.0", "::ffff:0.0.0.0") else err == ""
     shown = url.format(port=port)
     assert out == (f"ccsim explore: {shown} (listening on {listening}; runs stored under "
                    f"{tmp_path}/; Ctrl-C stops)\n")  # fmt: skip

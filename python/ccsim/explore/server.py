@@ -370,7 +370,17 @@ def every_address(host: str) -> bool:
         found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)
     except (socket.gaierror, UnicodeError):  # a name, not an address
         return False
-    return any(ipaddress.ip_address(str(a[4][0]).split("%")[0]).is_unspecified for a in found)
+    return any(_unspecified(ipaddress.ip_address(str(a[4][0]).split("%")[0])) for a in found)
+
+
+def _unspecified(address: Any) -> bool:
+    """Whether ``address`` stands for every address of its family: 0.0.0.0 and ::, and
+    ::ffff:0.0.0.0, 0.0.0.0 mapped into IPv6 (RFC 4291 §2.5.5.2), which Linux binds as every
+    IPv4 address: `--host ::ffff:0.0.0.0` listened there and warned so, then refused every Host
+    but its own spelling, so the page opened by the machine's address got 400 (campaign 26,
+    issue 32)."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool(address.is_unspecified or (mapped is not None and mapped.is_unspecified))
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -590,9 +600,9 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
 
     bound, port = str(sock.getsockname()[0]), sock.getsockname()[1]
     address = ipaddress.ip_address(bound.split("%")[0])
-    if address.is_unspecified:
-        if address.version == 4:
-            return f"http://127.0.0.1:{port}/", "every IPv4 address (0.0.0.0)", False
+    if _unspecified(address):
+        if address.version == 4 or not address.is_unspecified:  # 0.0.0.0, or it mapped
+            return f"http://127.0.0.1:{port}/", f"every IPv4 address ({bound})", False
         v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
         also = "" if v6only else " and every IPv4 address"
         return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
