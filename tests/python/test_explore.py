@@ -1120,6 +1120,27 @@ def test_ccsim_explore_on_an_empty_host_says_it_is_empty(
 
 @pytest.mark.usefixtures("never_serves")
 @pytest.mark.parametrize(
+    ("host", "what"),
+    [("224.0.0.1", "a multicast address"), ("239.1.2.3", "a multicast address"),
+     ("::ffff:224.0.0.1", "a multicast address"), ("255.255.255.255", "the broadcast address")],
+)  # fmt: skip
+def test_ccsim_explore_on_a_group_address_no_connection_reaches_is_refused_in_one_line(
+    host: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 26: Linux binds a TCP socket to a multicast or broadcast address, and the
+    # explorer printed http://224.0.0.1:8765/ as served, while every connect failed with
+    # "Network is unreachable".
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", host, "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --host {host}: {what}, which no connection can reach; give an address "
+        "of this machine, such as 127.0.0.1 (this machine only, the default)\n"
+    )
+
+
+@pytest.mark.usefixtures("never_serves")
+@pytest.mark.parametrize(
     ("host", "advice"),
     [("[::1]", "--host ::1"), ("[::1]:8000", "--host ::1 --port 8000"),
      ("http://127.0.0.1:8000/", "--host 127.0.0.1 --port 8000"),

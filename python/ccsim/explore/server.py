@@ -403,6 +403,11 @@ def listen(host: str, port: int) -> socket.socket:
         raise ValueError(f"--host {host}: not an address to listen on ({e.strerror})") from None
     except UnicodeError as e:  # a label over 63 characters, which the IDNA codec refuses
         raise ValueError(f"--host {brief(host)}: not an address to listen on ({e})") from None
+    group = _group_address(str(address[0]))
+    if group is not None:
+        raise ValueError(f"--host {host}: {group}, which no connection can reach; give an "
+                         "address of this machine, such as 127.0.0.1 (this machine only, the "
+                         "default)")  # fmt: skip
     sock = socket.socket(family, kind, proto)
     try:
         # As uvicorn does: a restart may bind while the last run's connections are in
@@ -420,6 +425,26 @@ def listen(host: str, port: int) -> socket.socket:
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
     return sock
+
+
+def _group_address(address: str) -> str | None:
+    """What ``address`` is in words when it names a group of hosts rather than one (a
+    multicast address, RFC 1112 §4 and RFC 4291 §2.7, or the limited broadcast 255.255.255.255,
+    RFC 919 §7), else None. Linux lets a TCP socket bind and listen there, but refuses every
+    connection to it (ENETUNREACH: TCP connects one host to one host), so `--host 224.0.0.1`
+    printed a URL as served that no browser could open (campaign 26, issue 32)."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return None
+    ip = getattr(ip, "ipv4_mapped", None) or ip  # ::ffff:224.0.0.1 is bound as 224.0.0.1
+    if ip.is_multicast:
+        return "a multicast address"
+    if ip == ipaddress.IPv4Address("255.255.255.255"):
+        return "the broadcast address"
+    return None
 
 
 def _from_url(host: str) -> str | None:
