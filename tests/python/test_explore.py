@@ -1374,6 +1374,33 @@ def asgi_get(app: Any, path: str, host: str) -> tuple[int, bytes]:
     return sent[0]["status"], body
 
 
+def test_the_explorers_page_is_shown_in_no_other_sites_frame(tmp_path: Path) -> None:
+    # Campaign 26: the page had no frame policy. Another site could show it in a hidden frame
+    # under its own buttons; the user's clicks then ran its controls, and its requests, sent
+    # from its own origin, passed every guard of the API.
+    import asyncio
+
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": "http", "path": "/", "raw_path": b"/",
+             "root_path": "", "query_string": b"", "headers": [(b"host", b"127.0.0.1:8765")],
+             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765)}  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    app.state.engine.close()
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    assert sent[0]["status"] == 200
+    assert headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert headers["x-frame-options"] == "DENY"  # browsers before CSP's frame-ancestors
+
+
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:
     # `ccsim explore --host ::1` prints http://[::1]:8765/; the browser sends that Host, with
     # the address in brackets (RFC 3986 §3.2.2): it must pass, and another host still not.

@@ -19,6 +19,10 @@ app sees the request:
 - a POST announcing a body over ``MAX_BODY`` bytes (``Content-Length``): 413 (RFC 9110
   §15.5.14) before a byte of it is read; a body sent in chunks is cut off at the same limit.
 
+A page on another site could still show the explorer's own page in a hidden frame and have the
+user click its controls; the page is served with ``frame-ancestors 'none'``, so browsers show it
+in no frame.
+
 ``read_json`` then parses at most ``MAX_BODY`` bytes, refusing JSON nested deeper than
 ``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
 The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
@@ -260,7 +264,12 @@ def create_app(
     plotly_js: list[str] = []
 
     async def index(_: HttpRequest) -> Response:
-        return HTMLResponse(PAGE)
+        # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
+        # X-Frame-Options, RFC 7034, for browsers before it): framed invisibly under a page's
+        # own buttons, the explorer's controls took the user's clicks, and its requests, sent
+        # from its own origin, passed every guard above (campaign 26, issue 32).
+        return HTMLResponse(PAGE, headers={"Content-Security-Policy": "frame-ancestors 'none'",
+                                           "X-Frame-Options": "DENY"})  # fmt: skip
 
     async def plotly(_: HttpRequest) -> Response:
         if not plotly_js:
