@@ -1355,6 +1355,13 @@ def test_a_client_gone_before_its_body_ended_is_refused_not_a_server_error() -> 
 
 def asgi_get(app: Any, path: str, host: str) -> tuple[int, bytes]:
     """A GET sent straight to the ASGI app with this Host header: the status and body."""
+    sent = asgi_sent(app, path, host)
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return sent[0]["status"], body
+
+
+def asgi_sent(app: Any, path: str, host: str) -> list[dict[str, Any]]:
+    """A GET sent straight to the ASGI app with this Host header: the messages it sent."""
     import asyncio
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
@@ -1363,42 +1370,53 @@ def asgi_get(app: Any, path: str, host: str) -> tuple[int, bytes]:
              "client": ("::1", 50000), "server": ("::1", 8765)}  # fmt: skip
     sent: list[dict[str, Any]] = []
 
+    asked: list[bool] = []
+
     async def receive() -> dict[str, Any]:
+        if asked:  # the request was read: the client stays until the answer ends
+            await asyncio.Event().wait()
+        asked.append(True)
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
     asyncio.run(app(scope, receive, send))
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return sent[0]["status"], body
+    return sent
 
 
 def test_the_explorers_page_is_shown_in_no_other_sites_frame(tmp_path: Path) -> None:
     # Campaign 26: the page had no frame policy. Another site could show it in a hidden frame
     # under its own buttons; the user's clicks then ran its controls, and its requests, sent
     # from its own origin, passed every guard of the API.
-    import asyncio
-
     app = create_app(tmp_path / "results", EXPERIMENTS)
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": "GET", "scheme": "http", "path": "/", "raw_path": b"/",
-             "root_path": "", "query_string": b"", "headers": [(b"host", b"127.0.0.1:8765")],
-             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8765)}  # fmt: skip
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
+    sent = asgi_sent(app, "/", "127.0.0.1:8765")
     app.state.engine.close()
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert sent[0]["status"] == 200
     assert headers["content-security-policy"] == "frame-ancestors 'none'"
     assert headers["x-frame-options"] == "DENY"  # browsers before CSP's frame-ancestors
+
+
+def test_plotly_js_is_sent_in_pieces_a_client_takes_one_at_a_time(tmp_path: Path) -> None:
+    # Campaign 26: the 4.8 MB script went out as one write, copied whole into each
+    # connection's buffer: 150 then 300 clients that stopped reading took the explorer from
+    # 145 MB to 1.33 GB, which it kept after they left. In pieces, uvicorn waits for each to
+    # drain.
+    import plotly.offline
+
+    from ccsim.explore.server import PLOTLY_CHUNK
+
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+    sent = asgi_sent(app, "/plotly.min.js", "127.0.0.1:8765")
+    app.state.engine.close()
+    script = plotly.offline.get_plotlyjs().encode()
+    pieces = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    assert b"".join(pieces) == script
+    assert len(pieces) > len(script) // PLOTLY_CHUNK and max(map(len, pieces)) == PLOTLY_CHUNK
+    headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
+    assert headers["content-length"] == str(len(script))
+    assert headers["content-type"].startswith("application/javascript")
 
 
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:
