@@ -149,11 +149,18 @@ _NO_WEBSOCKET_ADVICE = _NoWebSocketAdvice()
 
 class _NoGraceNotice(logging.Filter):
     """Drops uvicorn's "Cancel N running task(s), timeout graceful shutdown exceeded" at a stop
-    held by a client that stopped reading (``STOP_GRACE_S``): an ERROR line above the CLI's
-    own, about an answer nobody was reading."""
+    held by a client that stopped reading (``STOP_GRACE_S``), and its report of each task it
+    then cancelled: ERROR lines above the CLI's own, about requests nobody would finish."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "timeout graceful shutdown exceeded" not in record.getMessage()
+        # uvicorn cancels a request's task only there, and logs each it cancelled as
+        # "Exception in ASGI application" with an 80-line CancelledError traceback: a request
+        # whose client stopped sending its body half-way, or an answer sent in pieces to one
+        # that stopped reading (campaign 26, issue 32).
+        cancelled = record.exc_info is not None and isinstance(
+            record.exc_info[1], asyncio.CancelledError
+        )
+        return not cancelled and "timeout graceful shutdown exceeded" not in record.getMessage()
 
 
 _NO_GRACE_NOTICE = _NoGraceNotice()
