@@ -1851,6 +1851,44 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         again.listen()
 
 
+def test_a_tls_handshake_to_the_explorer_is_one_warning_saying_it_serves_http(
+    tmp_path: Path,
+) -> None:
+    # Campaign 26: https://127.0.0.1:PORT/ sent a TLS handshake, and the terminal said only
+    # uvicorn's "WARNING:  Invalid HTTP request received.", once per attempt.
+    import signal
+    import ssl
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        context = ssl.create_default_context()
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port)) as raw:
+                with pytest.raises((ssl.SSLError, OSError)):
+                    context.wrap_socket(raw, server_hostname="127.0.0.1")
+        with socket.create_connection(("127.0.0.1", port)) as after:  # still served
+            after.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          "Connection: close\r\n\r\n".encode())  # fmt: skip
+            assert after.recv(16).startswith(b"HTTP/1.1 200")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert err == (
+        "ccsim explore: warning: a request that is not HTTP/1.1 was refused (an https:// "
+        "address? the explorer serves http:// only)\n"
+        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+    )
+
+
 @pytest.mark.parametrize("held", ["answer", "body"])
 def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_answer(
     held: str, tmp_path: Path

@@ -166,6 +166,33 @@ class _NoGraceNotice(logging.Filter):
 _NO_GRACE_NOTICE = _NoGraceNotice()
 
 
+class _NotHttpSaid(logging.Filter):
+    """Turns uvicorn's "Invalid HTTP request received." (logged for bytes h11 cannot read as
+    HTTP/1.1) into a ``ccsim explore: warning:`` that says the likely cause, at most once per
+    ``OUT_OF_FILES_WARN_S`` seconds: opening https://127.0.0.1:8765/ sends a TLS handshake,
+    and the terminal said only "WARNING:  Invalid HTTP request received.", once per attempt
+    (campaign 26, issue 32)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: float | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import time
+
+        if record.getMessage() != "Invalid HTTP request received.":
+            return True
+        now = time.monotonic()
+        if self.last is None or now - self.last >= OUT_OF_FILES_WARN_S:
+            self.last = now
+            _warn("a request that is not HTTP/1.1 was refused (an https:// address? the "
+                  "explorer serves http:// only)")  # fmt: skip
+        return False
+
+
+_NOT_HTTP_SAID = _NotHttpSaid()
+
+
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
     advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
@@ -179,6 +206,7 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
+    logging.getLogger("uvicorn.error").addFilter(_NOT_HTTP_SAID)
     return config
 
 
