@@ -361,10 +361,7 @@ def _refuse_a_blocked_pcap_folder(sc: Scenario, out: Path, seed: int | None) -> 
 
 def _capture_points(sc: Scenario, seed: int | None) -> list[str]:
     """The scenario's ``[trace] pcap`` list, as the core resolves it (overrides applied)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    from ccsim._tomllib import tomllib
 
     return list(tomllib.loads(sc.validate(seed=seed)).get("trace", {}).get("pcap", []))
 
@@ -476,10 +473,7 @@ def describe_resolved(resolved: str) -> str:
     >>> describe_resolved('[flows.f]\ncount = 5\n[flows.g]\nsrc = "a"')
     'duration ?, seed ?; nodes: 0, links: 0, flows: 6'
     """
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    from ccsim._tomllib import tomllib
 
     tree = tomllib.loads(resolved)
     parts = [f"{k}: {len(tree.get(k, {}))}" for k in ("nodes", "links")]
@@ -687,10 +681,7 @@ def list_papers(experiments: Path) -> str:
     """``ccsim reproduce --list``: one line per plan under ``experiments``: its id (what
     ``ccsim reproduce`` takes), its folder and its title. Read from each plan's first keys, so a
     plan with a mistake further down is still listed (reproducing it names the mistake)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    from ccsim._tomllib import tomllib
 
     rows = []
     from .experiment.plan import experiment_folders

@@ -60,11 +60,23 @@ def _arg(
     if x is None or isinstance(x, (str, bytes, bytearray, memoryview, bool, Mapping)):
         raise TypeError(f"{name}: expected a number or an array of numbers, not "
                         f"{type(x).__name__} {x!r}")  # fmt: skip
-    # Converted to float, a duration (numpy's timedelta64, a pandas column of them) became its
-    # count of its own unit: an RTT of 100 ms was read as 100 s, one in ns as 1e8 s; a complex
-    # number lost its imaginary part and text was read as the number it spells (campaign 16,
-    # issue 32). Each is refused, a duration saying how to give seconds.
-    kind = np.asarray(x).dtype.kind
+    # Text or booleans anywhere inside (a pandas column of text, a list mixing text and
+    # numbers): float() read "1460" as the number it spells and True as 1, which the same
+    # values refuse alone or in a numpy array (campaign 23, issue 32); and numpy reads a
+    # bytearray or memoryview inside a list as its bytes' values, [bytearray(b"ab")] as
+    # [97, 98] (noticed in stop 48, issue 32). Looked for before numpy converts anything.
+    found = _text_or_boolean_inside(x)
+    try:
+        kind = (
+            "b"
+            if isinstance(found, (bool, np.bool_))
+            else "U"
+            if found is not None
+            else (np.asarray(x).dtype.kind)
+        )
+    except ValueError as e:  # nested lists of unequal lengths: numpy's words name no argument
+        raise TypeError(f"{name}: expected a number or an array of numbers, not "
+                        f"{type(x).__name__} {x!r} ({e})") from None  # fmt: skip
     # A masked array's masked entries were computed and checked as numbers like the rest, so
     # a value the user had masked out (a failed run, a -1 placeholder) came back as a result or
     # refused the whole call (noticed in campaign 19, issue 32).
@@ -72,15 +84,10 @@ def _arg(
         raise TypeError(f"{name}: a masked array with masked entries; the models would read "
                         "them as numbers: give x.compressed() (the unmasked values) or "
                         "x.filled(value)")  # fmt: skip
-    found: Any = None
-    if kind == "O" or isinstance(x, (list, tuple)):
-        # An array of Python objects (a pandas column of text, a list mixing text and
-        # numbers): float() read "1460" as the number it spells and True as 1, which the
-        # same values refuse alone or in a numpy array (campaign 23, issue 32).
-        for v in np.asarray(x, dtype=object).flat:
-            if isinstance(v, (str, bytes, bool, np.bool_)):
-                kind, found = ("b" if isinstance(v, (bool, np.bool_)) else "U"), v
-                break
+    # Converted to float, a duration (numpy's timedelta64, a pandas column of them) became its
+    # count of its own unit: an RTT of 100 ms was read as 100 s, one in ns as 1e8 s; a complex
+    # number lost its imaginary part and text was read as the number it spells (campaign 16,
+    # issue 32). Each is refused, a duration saying how to give seconds.
     if kind in "mMcUSb":
         # A boolean (numpy's or pandas') is refused as Python's True is: read as 1 or 0, a
         # mask given in place of the values gave an MSS of 1 byte (campaign 23, issue 32).
@@ -106,6 +113,24 @@ def _arg(
         hi_text = "inf" if high == np.inf else f"{high:g}"
         raise ValueError(f"{name}: {float(a[bad].flat[0])!r} is outside {lo}{low:g}, {hi_text}{hi}")
     return a
+
+
+def _text_or_boolean_inside(x: Any) -> Any:
+    """The first text (str, bytes, bytearray, memoryview) or boolean inside ``x``'s lists,
+    tuples and object arrays, or None."""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        elif isinstance(v, np.ndarray):
+            if v.dtype.kind == "O":
+                stack.extend(reversed(list(v.flat)))
+        elif hasattr(v, "__array__"):  # a pandas Series or Index of objects, an xarray
+            stack.append(np.asarray(v))
+        elif isinstance(v, (str, bytes, bytearray, memoryview, bool, np.bool_)) and v is not x:
+            return v
+    return None
 
 
 def _together(**args: npt.NDArray[np.float64]) -> None:

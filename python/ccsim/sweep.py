@@ -828,10 +828,8 @@ def _unordered(raw: str, tag: Any) -> Any:
     like a table (`"{a=1}"`) opens with its quote and stays text."""
     if not isinstance(tag, str) or raw.strip()[:1] not in ("{", "["):
         return tag
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    from ccsim._tomllib import tomllib
+
     try:
         value = tomllib.loads(f"x = {tag}")["x"]
     except ValueError:  # what TOML 1.0 reads otherwise than the core: compared as tagged

@@ -153,6 +153,33 @@ def test_bytes_in_any_of_their_types_are_refused_not_read_as_their_byte_values(
         models.mathis(value, 0.1, 0.01)
 
 
+@pytest.mark.parametrize(
+    "container",
+    [
+        lambda v: [v],
+        lambda v: [1460, v],
+        lambda v: [[1460, v]],
+        lambda v: np.array([v, 1460], dtype=object),
+        lambda v: pd.Series([1460, v], dtype=object),
+    ],
+    ids=["alone-in-a-list", "beside-a-number", "nested", "object-array", "pandas-object"],
+)
+@pytest.mark.parametrize("value", [bytearray(b"\x05\xb4"), memoryview(b"\x05\xb4")])
+def test_a_bytearray_or_memoryview_inside_a_container_is_refused_naming_the_argument(
+    value: object, container: Any
+) -> None:
+    # Noticed in stop 48 (issue 32): given alone they were refused, but numpy reads one inside
+    # a list as its bytes' values: [bytearray(b"\x05\xb4")] became an MSS of 5 and 180 bytes,
+    # and beside a number it failed with numpy's "inhomogeneous shape", naming no argument.
+    with pytest.raises(TypeError, match=r"^mss_bytes: expected a number .*, not text \("):
+        models.mathis(container(value), 0.1, 0.01)
+
+
+def test_nested_lists_of_unequal_lengths_are_refused_naming_the_argument() -> None:
+    with pytest.raises(TypeError, match=r"^p: expected a number or an array of numbers, not list"):
+        models.mathis(1460, 0.1, [0.01, [0.02, 0.03]])
+
+
 def test_the_square_root_law_takes_an_array_of_b_as_the_pftk_models_do() -> None:
     # Campaign 23 (issue 32): b=[1, 2] went through float() and failed with numpy's "only
     # 0-dimensional arrays can be converted to Python scalars", naming no parameter.

@@ -164,15 +164,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccsim._tomllib import tomllib
 from ccsim.scenario import PathLike, format_value, read_text
 
 from .arguments import NONE, PATH, TEXT, arguments
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class PlanError(ValueError):

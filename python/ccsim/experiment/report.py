@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ccsim import _core
+from ccsim._tomllib import tomllib
 from ccsim.scenario import PathLike
 
 from .arguments import BOOL, COUNT, NONE, PATH, TEXT, arguments, of
@@ -36,11 +36,6 @@ from .plan import (
 )
 from .stats import compare_lines, deterministic
 from .verdicts import DETERMINISTIC, headline_word
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def git_commit(folder: Path) -> str:

@@ -266,14 +266,9 @@ def store_plan(folder: Path, out: Path) -> Path:
     file ends with a line break (one is added when its last line has none): a stored file
     without one was cut short, and is refused as damaged when read back (load_stored_plan)."""
     import re
-    import sys
 
+    from ccsim._tomllib import tomllib
     from ccsim.scenario import read_text
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
 
     text = read_text(folder / "plan.toml")
     scenario = Path(str(tomllib.loads(text)["scenario"]))  # load_plan has checked it

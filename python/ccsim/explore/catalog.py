@@ -228,18 +228,13 @@ class Catalog:
 
     @staticmethod
     def _figures(plan: Any) -> dict[str, FigureEntry]:
-        import sys
 
         from ccsim import _core
+        from ccsim._tomllib import tomllib
         from ccsim.experiment.plan import quick_overrides
         from ccsim.scenario import read_text
 
         from .ranges import parse_plan_ranges
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
 
         ranges = parse_plan_ranges(tomllib.loads(read_text(plan.folder / "plan.toml")))
         seen: dict[str, list[str]] = {}

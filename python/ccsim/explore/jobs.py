@@ -11,6 +11,7 @@ import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,14 @@ class Cancelled(Exception):
 #: little (1,000 queued p002 jobs: 128 MB -> 161-199 MB of RSS), so the limit is about the
 #: silent loss, not memory.
 MAX_JOBS = 64
+#: How long a job may wait for its first reader, seconds. The page opens a job's event stream
+#: as soon as ``POST /api/run`` answers; a client that left before reading that answer (a tab
+#: closed at the click, a script killed) left a job whose id nobody knew, and it ran to its end
+#: (3 CPU-seconds for a paper-002 quick job; every run of a long figure's): nobody could read
+#: or cancel it (campaign 25, issue 32). A job is read by its event stream, as the last reader
+#: leaving before its end cancels it; one never read within this time is cancelled as well. Its
+#: finished runs stay in the store, so the same request posted later reuses them.
+UNREAD_LIMIT_S = 30.0
 
 
 class Busy(Exception):
@@ -47,8 +56,16 @@ class Job:
     #: The event streams reading this job now (the server's, on its event loop's thread): a
     #: job is cancelled when the last one leaves before it ends, not when any one does.
     readers: int = 0
+    #: Whether an event stream has opened on this job (see :data:`UNREAD_LIMIT_S`).
+    read: bool = False
+    #: Why the job was cancelled, when not by a client (its "cancelled" event says it).
+    reason: str | None = None
     #: The job's runs in the pool, not yet taken by its thread (see ``Engine._run_job``).
     queued: deque[Future[Any]] = field(default_factory=deque)
+    #: Called (from the thread that emits) after each event and at the job's end: each event
+    #: stream's way to wake, where each polled ``events`` every 10 ms, and 200 readers of one
+    #: job took the explorer from 1.98 to 1.01 cores of simulation (campaign 25, issue 32).
+    wakers: set[Callable[[], None]] = field(default_factory=set)
 
     def cancel(self) -> None:
         """Mark the job cancelled and drop its runs not started: its thread, waiting for the
@@ -58,10 +75,30 @@ class Job:
         for f in tuple(self.queued):  # a copy: the job's thread takes from it meanwhile
             f.cancel()
 
+    def stopped(self, closed: bool) -> bool:
+        """Whether the job's runs must stop: cancelled, the engine ``closed``, or never read
+        within :data:`UNREAD_LIMIT_S` (which cancels it here, with its reason)."""
+        if not (self.read or self.cancelled) and (
+            time.perf_counter() - self.started > UNREAD_LIMIT_S
+        ):
+            self.reason = f"no reader opened its events within {UNREAD_LIMIT_S:g} s"
+            self.cancel()
+        return self.cancelled or closed
+
     def emit(self, kind: str, **data: Any) -> None:
         data["type"] = kind
         data["elapsed_s"] = round(time.perf_counter() - self.started, 4)
         self.events.append(data)  # list.append is atomic; readers only read up to len()
+        self._wake()
+
+    def end(self) -> None:
+        """Mark the job ended (after its last event) and wake its readers to see it."""
+        self.finished = True
+        self._wake()
+
+    def _wake(self) -> None:
+        for wake in tuple(self.wakers):  # a copy: readers come and go on the server's thread
+            wake()
 
 
 class Engine:
@@ -158,12 +195,12 @@ class Engine:
             rec = store.load_valid(key)
             if rec is not None:
                 return rec, True
-            if job.cancelled or self.closed:
+            if job.stopped(self.closed):
                 raise Cancelled
             last = [0.0]
 
             def progress(sim_s: float, events: int, duration_s: float) -> None:
-                if job.cancelled or self.closed:
+                if job.stopped(self.closed):
                     raise Cancelled
                 now = time.perf_counter()
                 if now - last[0] > 0.25:
@@ -245,7 +282,8 @@ class Engine:
                 else:
                     self._emit_point(job, line, x, recs)
         except (Cancelled, CancelledError):  # CancelledError: a run close() dropped unstarted
-            job.emit("cancelled", done=done, total=total)
+            why = {"reason": job.reason} if job.reason else {}
+            job.emit("cancelled", done=done, total=total, **why)
         except OSError as e:  # the run store: a folder gone, read-only, or a full disk
             job.cancelled = True
             where = f"{e.filename}: " if e.filename else ""
@@ -256,12 +294,12 @@ class Engine:
         else:
             job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
         finally:
-            job.finished = True
+            job.end()
 
     def _queue(self, job: Job, todo: Any, store: Any) -> None:
         """Queue ``job``'s next runs from ``todo`` until it has four per worker in the pool
         (none once it is cancelled or the engine closed)."""
-        while len(job.queued) < 4 * self.workers and not (job.cancelled or self.closed):
+        while len(job.queued) < 4 * self.workers and not job.stopped(self.closed):
             spec = next(todo, None)
             if spec is None:
                 return

@@ -27,6 +27,10 @@ in no frame.
 ``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
 The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
 
+A request must come in whole in bounded time: its head within ``HEAD_TIMEOUT_S`` of the
+connection's opening or last answer (``head_deadline_protocol``), its body within
+``BODY_TIMEOUT_S`` (``read_json``); else 408, and the connection closes.
+
 The explorer has no WebSocket endpoint (a job's events are a ``text/event-stream``): a request
 asking to upgrade to WebSocket (RFC 6455 §4.1) is answered 400 by ``Guard``, at any path, and
 uvicorn runs with WebSockets off and without its log advice to install a WebSocket library
@@ -59,6 +63,17 @@ MAX_BODY = 64 * 1024
 STOP_GRACE_S = 3.0
 #: The piece of plotly.min.js (4.8 MB) written to a client at a time, bytes.
 PLOTLY_CHUNK = 64 * 1024
+#: How long a connection may take to send a request's head (its line and headers) from its
+#: opening or its last answer, and then its body, seconds. A connection opened and left
+#: silent, or sending its head a byte at a time, was held for ever (uvicorn closes an idle
+#: one only after an answer, and any byte restarts that wait): a few hundred such clients used
+#: up the explorer's file descriptors (campaign 25, issue 32). Apache's and nginx's defaults
+#: are 20-60 s.
+HEAD_TIMEOUT_S = 20.0
+BODY_TIMEOUT_S = 20.0
+#: How long a job's event stream sleeps without an event before it looks at its client,
+#: seconds (Starlette's own watch for a disconnect ends it sooner).
+READER_IDLE_S = 1.0
 #: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
 MAX_DEPTH = 8
 
@@ -193,6 +208,68 @@ class _NotHttpSaid(logging.Filter):
 _NOT_HTTP_SAID = _NotHttpSaid()
 
 
+def head_deadline_protocol() -> type:
+    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on each request's head: a connection
+    with no request in progress is closed ``HEAD_TIMEOUT_S`` after it opened or its last answer
+    ended, unless a request's head has come in whole by then; when part of one had come, it is
+    answered 408 Request Timeout first (RFC 9110 §15.5.9).
+
+    uvicorn closes an idle connection only after an answer (``timeout_keep_alive``), and every
+    byte received restarts that wait; nothing bounded a connection that never sent anything,
+    or sent its head a byte at a time (campaign 25, issue 32)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadDeadline(H11Protocol):  # type: ignore[misc]
+        _deadline: asyncio.TimerHandle | None = None
+        _head_started = False
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_started = False
+            self._deadline = self.loop.call_later(HEAD_TIMEOUT_S, self._head_late)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _head_late(self) -> None:
+            self._deadline = None
+            if self.transport.is_closing() or not (
+                self.cycle is None or self.cycle.response_complete
+            ):
+                return
+            if self._head_started:
+                self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                                     b"Content-Length: 0\r\n\r\n")  # fmt: skip
+            self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if data and (self.cycle is None or self.cycle.response_complete):
+                self._head_started = True
+            super().data_received(data)
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request's head came in whole
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            self._arm()  # first: the next pipelined request, if any, disarms it again
+            super().on_response_complete()
+
+    return HeadDeadline
+
+
 def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
     advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
@@ -202,7 +279,8 @@ def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
-                            lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S)  # fmt: skip
+                            lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S,
+                            http=head_deadline_protocol())  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
@@ -251,20 +329,27 @@ def parse_json(data: bytes) -> Any:
 
 async def read_json(request: Any) -> Any:
     """The request's JSON body, read up to ``MAX_BODY`` bytes (a body sent in chunks announces
-    no length: it is cut off there with 413)."""
+    no length: it is cut off there with 413) and within ``BODY_TIMEOUT_S`` (408)."""
     from starlette.requests import ClientDisconnect
 
     chunks: list[bytes] = []
-    size = 0
-    try:
+
+    async def read() -> None:
+        size = 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > MAX_BODY:
                 raise Refused(413, f"the request body is too large: the limit is {MAX_BODY} "
                                    "bytes")  # fmt: skip
             chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(read(), BODY_TIMEOUT_S)
     except ClientDisconnect:  # gone before its body was complete: nobody reads the answer
         raise Refused(400, "the client closed the connection before its body ended") from None
+    except asyncio.TimeoutError:  # RFC 9110 §15.5.9
+        raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
+                           "(a Content-Length longer than the body sent?)") from None  # fmt: skip
     return parse_json(b"".join(chunks))
 
 
@@ -335,7 +420,7 @@ def create_app(
         try:
             req = catalog.request(await read_json(request))
         except Refused as e:  # a body cut off at the limit: the rest is not read either
-            close = {"Connection": "close"} if e.status == 413 else None
+            close = {"Connection": "close"} if e.status in (408, 413) else None
             return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
@@ -372,10 +457,23 @@ def create_app(
             # closed) is seen before the next write. Written event by event, a backlog went into
             # the dead socket in one go, and asyncio logs "socket.send() raised exception." for
             # every write past the fifth to a lost connection.
+            # The stream sleeps until the job's thread wakes it (``Job.wakers``), or for
+            # READER_IDLE_S to look at its client: it polled every 10 ms, and 200 readers of
+            # one job halved the simulation's CPU (campaign 25, issue 32).
+            loop = asyncio.get_running_loop()
+            changed = asyncio.Event()
+
+            def wake() -> None:  # on the job's thread
+                with contextlib.suppress(RuntimeError):  # the loop closed at the explorer's stop
+                    loop.call_soon_threadsafe(changed.set)
+
             i, ended = 0, False
             job.readers += 1
+            job.read = True
+            job.wakers.add(wake)
             try:
                 while not await request.is_disconnected():
+                    changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
                     if i < n:
                         yield "".join(f"data: {json.dumps(e)}\n\n" for e in job.events[i:n])
@@ -383,8 +481,10 @@ def create_app(
                     if job.finished and i >= len(job.events):
                         ended = True
                         return
-                    await asyncio.sleep(0.01)
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(changed.wait(), READER_IDLE_S)
             finally:
+                job.wakers.discard(wake)
                 # Left early (seen above, or this generator cancelled by Starlette's watch for
                 # the client's disconnect): when it was the last reader, nobody reads this
                 # job's points any more. Another reader (a second tab on the same job) still

@@ -277,12 +277,8 @@ def load_stored_plan(folder: Path) -> Any:
 
 def plan_scenario_name(plan: Path) -> str | None:
     """The ``scenario`` a stored plan.toml names, or None when it does not read or names none."""
-    import sys
 
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
+    from ccsim._tomllib import tomllib
 
     try:
         name = tomllib.loads(plan.read_text(encoding="utf-8")).get("scenario")
@@ -335,15 +331,10 @@ def stored_plan(folder: Path) -> Path | None:
     and the plan of the working directory's experiments/ was drawn instead; a FIFO for its
     scenario stopped ``ccsim explore`` from starting, for every reproduction."""
     import os
-    import sys
 
+    from ccsim._tomllib import tomllib
     from ccsim.experiment.reproduction import PLAN_FOLDER
     from ccsim.scenario import NotAFile, TooLarge, check_regular, file_kind, read_limited
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python < 3.11 only
-        import tomli as tomllib
 
     stored = folder / PLAN_FOLDER
     plan = stored / "plan.toml"
