@@ -1148,6 +1148,23 @@ def test_ccsim_explore_on_a_group_address_no_connection_reaches_is_refused_in_on
 
 
 @pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_networks_broadcast_address_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 26 (left by its helper): the broadcast address of a network (lo's
+    # 127.255.255.255 here) binds like any other, and the explorer printed its URL as served,
+    # though every connection to it fails with "Network is unreachable".
+    from ccsim.cli import main
+
+    assert main(["explore", "--host", "127.255.255.255", "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: --host 127.255.255.255: no connection reaches this address (Network is "
+        "unreachable; a network's broadcast address?); give an address of this machine, such "
+        "as 127.0.0.1 (this machine only, the default)\n"
+    )
+
+
+@pytest.mark.usefixtures("never_serves")
 @pytest.mark.parametrize(
     ("host", "advice"),
     [("[::1]", "--host ::1"), ("[::1]:8000", "--host ::1 --port 8000"),

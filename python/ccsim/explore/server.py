@@ -582,7 +582,30 @@ def listen(host: str, port: int) -> socket.socket:
                              "choose another port with --port") from None  # fmt: skip
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
+    unreachable = None if every_address(host) else _no_connection_reaches(sock)
+    if unreachable is not None:
+        sock.close()
+        raise ValueError(f"--host {host}: no connection reaches this address ({unreachable}; a "
+                         "network's broadcast address?); give an address of this machine, such "
+                         "as 127.0.0.1 (this machine only, the default)")  # fmt: skip
     return sock
+
+
+def _no_connection_reaches(sock: socket.socket) -> str | None:
+    """Why a connection to the listening ``sock``'s own address fails, or None when one gets
+    through. Linux binds and listens on a network's broadcast address (127.255.255.255,
+    192.0.2.255 on a /24) as on any other, and refuses every connection to it
+    (ENETUNREACH): the explorer printed its URL as served. A connection tried at start tells
+    such an address from the machine's own without knowing each network's mask (campaign 26,
+    issue 32). Only the system's refusals count: a probe that times out says nothing."""
+    with socket.socket(sock.family, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2.0)
+        try:
+            probe.connect(sock.getsockname())
+        except OSError as e:
+            if e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL):
+                return e.strerror or str(e)
+    return None
 
 
 def _group_address(address: str) -> str | None:
