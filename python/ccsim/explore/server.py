@@ -455,12 +455,18 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
                   "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers, warn)
-        (say or (lambda text: print(text, flush=True)))(
-            f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
-            "Ctrl-C stops)"
-        )
+        # uvicorn imports its HTTP protocol (h11's) only as it loads its configuration, which
+        # its server did after the URL was said: with h11 missing or failing to load, the
+        # explorer said where it served, then failed, as a port in use once did (campaign 26,
+        # issue 32). Loaded here, what it needs is found before the URL is said.
         try:
-            stopping_server(uvicorn_config(app, host, port), app.state.engine).run(sockets=[sock])
+            config = uvicorn_config(app, host, port)
+            config.load()
+            (say or (lambda text: print(text, flush=True)))(
+                f"ccsim explore: {url} (listening on {listening}; runs stored under "
+                f"{results}/; Ctrl-C stops)"
+            )
+            stopping_server(config, app.state.engine).run(sockets=[sock])
         finally:
             # Stopped (Ctrl-C, SIGTERM, SIGHUP): every run stops within one progress report, so the
             # server's threads do not hold the process for the rest of a long run.
