@@ -1321,10 +1321,9 @@ def test_ccsim_explore_whose_http_library_is_missing_fails_before_it_says_its_ur
     # missing, the explorer said "ccsim explore: http://...", then failed (campaign 26).
     from ccsim.cli import main
 
-    def no_h11(config: Any) -> None:
-        raise ModuleNotFoundError("No module named 'h11'", name="h11")
-
-    monkeypatch.setattr(uvicorn.Config, "load", no_h11)
+    monkeypatch.setitem(sys.modules, "h11", None)  # as if it were not installed
+    for name in ("uvicorn.protocols.http.auto", "uvicorn.protocols.http.h11_impl"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.chdir(ROOT)
     assert main(["explore", "--port", str(free_port()), "--results", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
