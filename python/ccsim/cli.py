@@ -579,7 +579,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
     # whole beside a links.parquet cut short (or an earlier sweep's).
     state = f"the tables were not written; {kept_runs(len(store), store.directory)}"
-    with staged_output(out, ["flows.parquet", "links.parquet"], state=state) as stage:
+    # Every table a run writes is the sweep's to replace: a sweep into an earlier run's
+    # folder kept its series.parquet and scenario.toml beside the sweep's tables, and
+    # Result.from_parquet read the folder as one run's: that run's scenario and series with
+    # the sweep's flows (campaign 26, issue 32).
+    ours = [f"{name}.parquet" for name in TABLES] + ["scenario.toml"]
+    with staged_output(out, ours, state=state) as stage:
         for name, table in (("flows", flows), ("links", links)):
             with naming_the_file(stage / f"{name}.parquet"):  # a full disk names the table
                 table.to_parquet(stage / f"{name}.parquet", index=False)

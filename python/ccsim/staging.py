@@ -9,6 +9,7 @@ leaves the output folder as it was, never with some new files beside the old one
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -98,7 +99,14 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     for name in ours:
         if (out / name).is_file() and not (stage / name).exists():
             (out / name).unlink()
-    _move_into(stage, out)
+    try:
+        _move_into(stage, out)
+    except OSError as e:
+        # The hidden folder is not left in ``out`` (its name in the error said nothing).
+        shutil.rmtree(stage, ignore_errors=True)
+        name = Path(os.fsdecode(e.filename2 or e.filename)) if e.filename else out
+        shown = OSError(e.errno, e.strerror or str(e), str(name))
+        raise ValueError(f"{os_error_text(shown)}; {out} holds part of this output") from e
     stage.rmdir()
 
 
@@ -229,7 +237,39 @@ def _move_into(source: Path, dest: Path) -> None:
             _move_into(entry, target)
             entry.rmdir()
         else:
-            os.replace(entry, target)
+            _replace(entry, target)
+
+
+def _replace(entry: Path, target: Path) -> None:
+    """``entry`` renamed over ``target``; across file systems (``target`` reached through a
+    link to a folder on another disk, as a run's pcap/ may be) copied beside ``target`` under a
+    hidden name, then renamed over it, so ``target`` is never seen half-written. A rename
+    cannot cross file systems: the run said "<hidden folder>/pcap/r1-access.pcap ->
+    <out>/pcap/r1-access.pcap: invalid cross-device link" and left its hidden folder in
+    ``--out`` (campaign 26, issue 32)."""
+    try:
+        os.replace(entry, target)
+        return
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+    part = Path(tempfile.mkdtemp(prefix=hidden_name(target.name, ".copy-"), dir=target.parent))
+    try:
+        copy = part / entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, copy, symlinks=True)
+        else:
+            shutil.copy2(entry, copy, follow_symlinks=False)
+        os.replace(copy, target)
+    except OSError as e:
+        # Named as the file it writes, not the hidden copy (a full disk there).
+        raise OSError(e.errno, e.strerror or str(e), str(target)) from e
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    else:
+        entry.unlink()
 
 
 def dangling(path: Path) -> str | None:

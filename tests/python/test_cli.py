@@ -1153,6 +1153,22 @@ def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_work
 SCENARIO_FILE = str(Path(__file__).resolve().parents[2] / "examples" / "random-loss.toml")
 
 
+def test_a_sweep_into_an_earlier_runs_folder_leaves_none_of_that_runs_tables_beside_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 26: the run's series.parquet and scenario.toml stayed beside the sweep's
+    # flows and links, and Result.from_parquet read the folder as one run's results: that
+    # run's scenario and series with the sweep's flows.
+    out = tmp_path / "out"
+    assert main(["run", SCENARIO_FILE, "--set", "duration=1s", "--out", str(out)]) == 0
+    assert (out / "series.parquet").is_file()
+    rates = "links.bottleneck.loss.rate=0.01,0.02"
+    argv = ["sweep", SCENARIO_FILE, "--set", "duration=1s", "--param", rates, "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in out.iterdir()) == ["flows.parquet", "links.parquet", "runs"]
+
+
 @pytest.mark.parametrize(
     ("argv", "relative"),
     [(["run", SCENARIO_FILE, "--set", "duration=0.1s", "--out", "out"], "--out out"),

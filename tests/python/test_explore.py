@@ -1360,6 +1360,24 @@ def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     assert "uvicorn" in err and "pip install -c constraints.txt ." in err
 
 
+def test_ccsim_explore_whose_http_library_is_missing_fails_before_it_says_its_url(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # uvicorn imports its HTTP protocol (h11) only as it loads its configuration: with h11
+    # missing, the explorer said "ccsim explore: http://...", then failed (campaign 26).
+    from ccsim.cli import main
+
+    monkeypatch.setitem(sys.modules, "h11", None)  # as if it were not installed
+    for name in ("uvicorn.protocols.http.auto", "uvicorn.protocols.http.h11_impl"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.chdir(ROOT)
+    assert main(["explore", "--port", str(free_port()), "--results", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("ccsim: error: ccsim needs h11, which is not installed")
+    assert len(err.splitlines()) == 1
+
+
 def test_a_client_gone_before_its_body_ended_is_refused_not_a_server_error() -> None:
     import asyncio
 

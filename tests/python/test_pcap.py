@@ -4,9 +4,12 @@ ccsim's own counters, header fields checked by hand, SCTP chunks, and the CLI's 
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import TWO_PATHS
@@ -265,6 +268,37 @@ def test_ccsim_run_refuses_an_out_whose_pcap_is_not_a_folder_before_the_run(
     ), err
     assert err.endswith("; move it away or name another folder\n")
     assert [p.name for p in out.iterdir()] == ["pcap"]
+
+
+def test_ccsim_run_whose_out_pcap_links_to_another_disk_moves_its_captures_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 26 (issue 32): OUT/pcap a link to a folder on a bigger disk; no rename crosses
+    # file systems, and the run failed with "<hidden folder>/pcap/bs-wl.pcap -> OUT/pcap/
+    # bs-wl.pcap: invalid cross-device link", its hidden folder left in OUT beside two of its
+    # tables. Here ``disk`` is the other file system: a rename into it from outside fails.
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(LOSSY)
+    out, disk = tmp_path / "out", tmp_path / "disk"
+    out.mkdir()
+    (disk / "captures").mkdir(parents=True)
+    (out / "pcap").symlink_to(disk / "captures")
+    real = os.replace
+
+    def replace(src: Any, dest: Any) -> None:
+        inside = Path(dest).resolve().is_relative_to(disk)
+        if inside and not Path(src).resolve().is_relative_to(disk):
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(src), None, str(dest))
+        real(src, dest)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert main(["run", str(scenario), "--out", str(out), "--pcap", "bs:wl"]) == 0
+    assert "; pcap/: 3 captures)" in capsys.readouterr().out
+    names = sorted(p.name for p in (disk / "captures").iterdir())
+    assert names == ["bs-wl.pcap", "fh-wired.pcap", "mh-wl.pcap"]
+    assert (out / "pcap").is_symlink() and (out / "flows.parquet").is_file()
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert not [p.name for p in (disk / "captures").iterdir() if p.name.startswith(".")]
 
 
 def test_ccsim_run_counts_its_own_captures_not_an_earlier_run_s_kept_beside_them(

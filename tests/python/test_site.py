@@ -454,6 +454,31 @@ def test_the_page_of_a_reproduction_removed_from_results_is_removed_from_the_reb
     assert "p001-old" not in (site / "pages.json").read_text(encoding="utf-8")
 
 
+def test_a_site_into_a_folder_on_another_file_system_is_moved_in_whole_and_leaves_nothing_hidden(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 26: `ccsim report --out <a mount point>` (a USB disk, a tmpfs) staged the site
+    # beside it, on the parent's file system, and no rename crosses file systems: "...
+    # invalid cross-device link", an empty m01/ left in the site. Here ``disk`` is the mount
+    # point: a rename into it from outside it fails as the system's does.
+    tree = copies(results, tmp_path / "results", ("p001-a",))
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    real = os.replace
+
+    def replace(src: Any, dest: Any) -> None:
+        inside = Path(dest).absolute().is_relative_to(disk)
+        if inside and not Path(src).absolute().is_relative_to(disk):
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(src), None, str(dest))
+        real(src, dest)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert build_site(tree, disk, root=ROOT) == disk / "index.html"
+    assert (disk / "p001-a.html").is_file() and (disk / "p001-a").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disk", "results"]
+    assert not [p for p in disk.iterdir() if p.name.startswith(".")]
+
+
 def test_a_damaged_file_leaves_its_reproduction_out_with_a_warning_naming_it_and_builds_the_rest(
     results: Path, tmp_path: Path
 ) -> None:

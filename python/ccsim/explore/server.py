@@ -671,12 +671,21 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
                   "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers, warn)
-        (say or (lambda text: print(text, flush=True)))(
-            f"ccsim explore: {url} (listening on {listening}; runs stored under {results}/; "
-            "Ctrl-C stops)"
-        )
         try:
-            stopping_server(uvicorn_config(app, host, port), app.state.engine).run(sockets=[sock])
+            # uvicorn imports its HTTP protocol (httptools', else h11's) only as its server
+            # starts, after the URL was said: with h11 missing or failing to load, the
+            # explorer said where it served, then failed, as a port in use once did (campaign
+            # 26, issue 32). Imported here, it is found before the URL is said. (Not through
+            # uvicorn.Config, which configures its log on stdout: closed, that failed first
+            # with "Unable to configure formatter 'default'", where the URL names stdout.)
+            import uvicorn.protocols.http.auto  # noqa: F401
+
+            (say or (lambda text: print(text, flush=True)))(
+                f"ccsim explore: {url} (listening on {listening}; runs stored under "
+                f"{results}/; Ctrl-C stops)"
+            )
+            config = uvicorn_config(app, host, port)
+            stopping_server(config, app.state.engine).run(sockets=[sock])
         finally:
             # Stopped (Ctrl-C, SIGTERM, SIGHUP): every run stops within one progress report, so the
             # server's threads do not hold the process for the rest of a long run.

@@ -60,7 +60,12 @@ def build_site(
     # Written beside its place and moved in only when whole: a build that fails midway (a
     # dependency missing, a full disk, Ctrl-C) left the folder holding plotly.min.js alone, a
     # site begun; now it leaves no new folder, and an earlier site as it was.
-    work = staging_folder(hidden_name(out.name), out.parent)
+    # An existing folder is staged inside, as a command's --out is (staging.staged_output):
+    # a rename cannot cross file systems, and beside a folder that is a mount point (a USB
+    # disk, a tmpfs) or a link to a folder on another disk, every page failed to move in with
+    # "<hidden folder>/m01/fig12.png -> <out>/m01/fig12.png: invalid cross-device link", an
+    # empty m01/ left in the site (campaign 26, issue 32).
+    work = staging_folder(hidden_name(out.name), out if out.is_dir() else out.parent)
     try:
         index, left_out = _write_site(results, out, work, root, warn)
         _move_into_place(work, out, left_out)
