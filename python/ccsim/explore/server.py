@@ -270,17 +270,20 @@ def head_deadline_protocol() -> type:
     return HeadDeadline
 
 
-def uvicorn_config(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
+def uvicorn_config(
+    app: Any, host: str, port: int, log_level: str = "warning", http: type | None = None
+) -> Any:
     """uvicorn's configuration for the explorer: WebSockets off (``ws="none"``), and its
     advice to install a WebSocket library kept out of the log; no ASGI lifespan, as the app
     has nothing to start and ``serve`` stops its runs itself. Ctrl-C twice in quick succession
     makes uvicorn skip the lifespan's shutdown, and the exit then cancelled its task: 37 lines
-    of "ERROR: Traceback ... CancelledError" above ccsim's own line."""
+    of "ERROR: Traceback ... CancelledError" above ccsim's own line. ``http`` is the HTTP
+    protocol, :func:`head_deadline_protocol`'s by default."""
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
                             lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S,
-                            http=head_deadline_protocol())  # fmt: skip
+                            http=http or head_deadline_protocol())  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
@@ -672,19 +675,19 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
                   "values)", file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers, warn)
         try:
-            # uvicorn imports its HTTP protocol (httptools', else h11's) only as its server
-            # starts, after the URL was said: with h11 missing or failing to load, the
-            # explorer said where it served, then failed, as a port in use once did (campaign
-            # 26, issue 32). Imported here, it is found before the URL is said. (Not through
-            # uvicorn.Config, which configures its log on stdout: closed, that failed first
-            # with "Unable to configure formatter 'default'", where the URL names stdout.)
-            import uvicorn.protocols.http.auto  # noqa: F401
-
+            # uvicorn imports its HTTP protocol only as its server starts, after the URL was
+            # said: with h11 missing or failing to load, the explorer said where it served,
+            # then failed, as a port in use once did (campaign 26, issue 32). The explorer's
+            # protocol (h11's, with a deadline on each request's head) is made here, so what it
+            # needs is found before the URL is said. (Not through uvicorn.Config, which
+            # configures its log on stdout: closed, that failed first with "Unable to
+            # configure formatter 'default'", where the URL names stdout.)
+            protocol = head_deadline_protocol()
             (say or (lambda text: print(text, flush=True)))(
                 f"ccsim explore: {url} (listening on {listening}; runs stored under "
                 f"{results}/; Ctrl-C stops)"
             )
-            config = uvicorn_config(app, host, port)
+            config = uvicorn_config(app, host, port, http=protocol)
             stopping_server(config, app.state.engine).run(sockets=[sock])
         finally:
             # Stopped (Ctrl-C, SIGTERM, SIGHUP): every run stops within one progress report, so the
