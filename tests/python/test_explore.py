@@ -1147,6 +1147,28 @@ def test_ccsim_explore_on_a_group_address_no_connection_reaches_is_refused_in_on
     )
 
 
+@pytest.mark.parametrize(("port", "why"), [(80, True), (8080, False)])
+def test_a_port_refused_for_want_of_privilege_says_which_privilege_when_under_1024(
+    port: int, why: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Noticed in campaign 26: `--port 80` without root said "cannot listen there (Permission
+    # denied)", leaving the user to guess which permission. (Run as root here, the refusal is
+    # the system's, made by a socket whose bind is refused as Linux refuses it.)
+    from ccsim.explore import server as explore_server
+
+    class Unprivileged(socket.socket):
+        def bind(self, address: Any) -> None:
+            raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(explore_server.socket, "socket", Unprivileged)
+    with pytest.raises(ValueError) as e:
+        explore_server.listen("127.0.0.1", port)
+    said = f"--host 127.0.0.1 --port {port}: cannot listen there (Permission denied)"
+    cure = ": ports under 1024 need root or the CAP_NET_BIND_SERVICE capability"
+    assert str(e.value).startswith(said + (cure if why else "")), e.value
+    assert (cure in str(e.value)) == why
+
+
 @pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_on_a_networks_broadcast_address_is_refused_in_one_line(
     capsys: pytest.CaptureFixture[str],

@@ -583,8 +583,13 @@ def listen(host: str, port: int) -> socket.socket:
             where = f"[{host}]" if ":" in host else host
             raise ValueError(f"--port {port}: {where}:{port} is in use (another ccsim explore?); "
                              "choose another port with --port") from None  # fmt: skip
+        # A port under 1024 is privileged (Linux: root or CAP_NET_BIND_SERVICE): "Permission
+        # denied" alone left the user to guess which permission (noticed in campaign 26).
+        why = (": ports under 1024 need root or the CAP_NET_BIND_SERVICE capability; choose "
+               "a port from 1024, such as the default 8765"
+               if e.errno == errno.EACCES and port < 1024 else "")  # fmt: skip
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
-                         f"({e.strerror or e})") from None  # fmt: skip
+                         f"({e.strerror or e}){why}") from None  # fmt: skip
     unreachable = None if every_address(host) else _no_connection_reaches(sock)
     if unreachable is not None:
         sock.close()
