@@ -292,7 +292,16 @@ class Store:
                 # A full disk fails the write with no file named: the record's is.
                 with naming_the_file(p), open(tmp, "w", encoding="utf-8") as fh:
                     json.dump(record, fh)
-                os.replace(tmp, p)
+                try:
+                    os.replace(tmp, p)
+                except FileNotFoundError as e:
+                    # The store's folder was moved or removed (`mv OUT OUT.old`) after the
+                    # record was written into it: the rename named the hidden temporary file
+                    # ("OUT/runs/0a/.tmp-0a...-<pid>-<thread>.json -> ...: no such file"),
+                    # a file the user never made (campaign 27, issue 32). No errno: it would
+                    # make the error FileNotFoundError, shown as a bare "no such file".
+                    raise OSError(None, f"{p.parent} was moved or removed while the record "
+                                  "was written", str(p)) from e  # fmt: skip
             finally:
                 tmp.unlink(missing_ok=True)
 

@@ -64,6 +64,30 @@ def test_a_store_holds_all_of_some_keys_only_when_each_has_its_record(tmp_path: 
     assert not store.has_all(["ef" + "0" * 30]), "a shard that is not there"
 
 
+def test_a_store_moved_away_while_a_record_is_written_names_the_record_not_the_hidden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): `mv OUT OUT.old` during a sweep made the save's
+    # rename fail, and the error named the hidden temporary file it renames from
+    # ("OUT/runs/0a/.tmp-0a...-20691-140090972724096.json -> OUT/runs/0a/0a....json: no such
+    # file"), a file the user never made, and not why.
+    store = sweep.Store(tmp_path / "out" / "runs")
+    dump = sweep.json.dump
+
+    def dump_then_move_out(obj: Any, fh: Any) -> None:
+        dump(obj, fh)
+        (tmp_path / "out").rename(tmp_path / "out.old")
+
+    monkeypatch.setattr(sweep.json, "dump", dump_then_move_out)
+    key = "0a" + "0" * 30
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    shown = str(sweep.RecordNotSaved(e.value, store))
+    assert ".tmp-" not in shown
+    assert shown.startswith(f"{store.path(key)}: ")
+    assert "moved or removed" in shown and shown.endswith("no finished run is kept")
+
+
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
