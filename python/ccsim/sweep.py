@@ -290,7 +290,14 @@ class Store:
         with _signals_deferred():
             try:
                 # A full disk fails the write with no file named: the record's is.
-                with naming_the_file(p), open(tmp, "w", encoding="utf-8") as fh:
+                try:
+                    fh = open(tmp, "w", encoding="utf-8")
+                except OSError as e:
+                    # A disk with bytes free but no inode left (a tmpfs with nr_inodes=)
+                    # fails the file's creation, naming the hidden temporary file, which the
+                    # user never made (campaign 27, issue 32): the record is named.
+                    raise OSError(e.errno, e.strerror, str(p)) from e
+                with naming_the_file(p), fh:
                     json.dump(record, fh)
                 try:
                     os.replace(tmp, p)

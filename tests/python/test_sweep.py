@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -86,6 +87,29 @@ def test_a_store_moved_away_while_a_record_is_written_names_the_record_not_the_h
     assert ".tmp-" not in shown
     assert shown.startswith(f"{store.path(key)}: ")
     assert "moved or removed" in shown and shown.endswith("no finished run is kept")
+
+
+def test_a_store_on_a_disk_out_of_inodes_names_the_record_not_the_hidden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): on a disk with bytes free but no inode left (a tmpfs
+    # mounted with nr_inodes=), creating the temporary file fails (ENOSPC) naming it, and
+    # `ccsim reproduce m01 --quick` said "OUT/runs/b1/.tmp-b10f...-23283-139752189528960.json:
+    # no space left on device". A full disk of bytes fails the write instead, named as the
+    # record; both now name the record.
+    store = sweep.Store(tmp_path / "runs")
+
+    def no_inode_left(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path).name.startswith(".tmp-"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "open", no_inode_left, raising=False)
+    key = "b1" + "0" * 30
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    shown = str(sweep.RecordNotSaved(e.value, store))
+    assert shown == f"{store.path(key)}: no space left on device; no finished run is kept"
 
 
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
