@@ -302,7 +302,15 @@ def _write_whole(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
     try:
         with naming_the_file(path):
-            tmp.write_bytes(data)
+            try:
+                tmp.write_bytes(data)
+            except OSError as e:
+                if e.filename != str(tmp):
+                    raise
+                # A disk with bytes free but no inode left (a tmpfs with nr_inodes=) fails
+                # the temporary file's creation naming it, a file the user never made
+                # (campaign 27, issue 32).
+                raise OSError(e.errno, e.strerror, str(path)) from e
             os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
