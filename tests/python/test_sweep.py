@@ -23,6 +23,7 @@ import pytest
 
 from ccsim import _core, sweep
 from ccsim.cli import main
+from ccsim.cluster import ClusterError
 
 
 def test_a_sweep_has_one_row_per_flow_and_run_with_a_column_per_parameter(
@@ -110,6 +111,25 @@ def test_a_store_on_a_disk_out_of_inodes_names_the_record_not_the_hidden_file(
         store.save(key, {"version": sweep.RECORD_VERSION})
     shown = str(sweep.RecordNotSaved(e.value, store))
     assert shown == f"{store.path(key)}: no space left on device; no finished run is kept"
+
+
+def test_a_cluster_given_without_dask_installed_names_cluster_and_the_install(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): without the extra `dask`, `sweep.execute(...,
+    # cluster="tcp://host:8786")` raised "ModuleNotFoundError: No module named
+    # 'distributed'": the message saying what to install was never reached, and it named
+    # `--executor dask`, an option of the command line a Python caller never gave.
+    for name in [m for m in sys.modules if m == "distributed" or m.startswith("distributed.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    runs = sweep.plan_grid(two_hosts, [], [], [1])
+    with pytest.raises(ClusterError) as e:
+        sweep.execute(runs, sweep.Store(tmp_path / "runs"), progress=False,
+                      cluster="tcp://127.0.0.1:8786")  # fmt: skip
+    assert "cluster=" in str(e.value) and "pip install" in str(e.value)
+    assert "--executor" not in str(e.value)
+    assert not (tmp_path / "runs").exists()
 
 
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
