@@ -310,7 +310,11 @@ class Store:
                     raise OSError(None, f"{p.parent} was moved or removed while the record "
                                   "was written", str(p)) from e  # fmt: skip
             finally:
-                tmp.unlink(missing_ok=True)
+                # A temporary file never made (its path past PATH_MAX though the record's
+                # fits) fails this unlink too, and its error named the hidden file in place
+                # of the write's naming the record (campaign 27, issue 32).
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return sum(1 for f in self.directory.glob("*/*.json") if not f.name.startswith(".tmp-"))

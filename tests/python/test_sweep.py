@@ -132,6 +132,25 @@ def test_a_cluster_given_without_dask_installed_names_cluster_and_the_install(
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_store_whose_temporary_file_passes_path_max_names_the_record(
+    tmp_path: Path,
+) -> None:
+    # Bug pinned (campaign 27, issue 32): a sweep into an --out ~4,040 bytes long, where a
+    # record's path fits PATH_MAX (4,096) and its temporary file's (~30 bytes longer) does
+    # not, failed in the cleanup's unlink of a file never made, and the error named that
+    # hidden file ("OUT/runs/60/.tmp-60e1...-31595-140205915388800.json: file name too long").
+    key = "60" + "0" * 30
+    deep = tmp_path
+    while len(str(deep / "runs" / key[:2] / f"{key}.json")) < 4080:
+        room = 4080 - len(str(deep / "runs" / key[:2] / f"{key}.json")) - 1
+        deep = deep / ("d" * max(1, min(200, room)))
+    deep.mkdir(parents=True)
+    store = sweep.Store(deep / "runs")
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    assert (e.value.errno, e.value.filename) == (errno.ENAMETOOLONG, str(store.path(key)))
+
+
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

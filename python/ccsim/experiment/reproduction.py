@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -313,7 +314,10 @@ def _write_whole(path: Path, data: bytes) -> None:
                 raise OSError(e.errno, e.strerror, str(path)) from e
             os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        # One never made (its path past PATH_MAX though ``path`` fits) fails this unlink too,
+        # whose error named the hidden file in place of the write's (campaign 27, issue 32).
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 #: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:
