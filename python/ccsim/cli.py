@@ -1409,6 +1409,12 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         while not e.name and isinstance(e.__cause__, ImportError):
             e = e.__cause__
         package = (e.name or "").split(".")[0]
+        listed = re.match(r"Unable to import required dependencies:\s*([A-Za-z_]\w*):", str(e))
+        if not package and listed:
+            # pandas 2.0 (pyproject.toml allows pandas>=2.0) lists what it lacks in its
+            # message, with no cause to follow: "internal error (ImportError): Unable to
+            # import required dependencies:; numpy: ..." (campaign 27, issue 32).
+            package = listed.group(1)
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
         _error(_not_installed("ccsim", package, e))

@@ -272,8 +272,11 @@ def connect(target: str | Client) -> tuple[Client, bool]:
     try:
         from distributed import Client
     except ImportError as e:
+        # Reached from the Python API alone (`ccsim sweep --executor dask` checks first), so
+        # named by the argument the caller gave (`sweep.execute(..., cluster=)`).
         raise ClusterError(
-            "--executor dask needs Dask's distributed scheduler: pip install 'dask[distributed]'"
+            f"cluster={target!r} needs Dask's distributed scheduler, which is not installed: "
+            "pip install 'dask[distributed]'"
         ) from e
     if isinstance(target, Client):
         return target, False
@@ -349,12 +352,15 @@ def run_on_cluster(
     :class:`SchedulerLost`. Any other error, and ``KeyboardInterrupt``, cancels what is still
     pending and propagates. Dask's log lines are silenced meanwhile.
     """
+    # Connected first: without the extra `dask`, the imports below raised a bare
+    # "No module named 'distributed'" before connect() could say what to install (campaign 27,
+    # issue 32).
+    client, owned = connect(target)
     from distributed import as_completed
     from distributed.client import FutureCancelledError
     from distributed.comm.core import CommClosedError
     from distributed.scheduler import KilledWorker
 
-    client, owned = connect(target)
     address = str(getattr(client.scheduler, "address", target))
     futures: dict[Any, list[str]] = {}
     try:

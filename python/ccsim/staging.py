@@ -61,6 +61,13 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         yield stage
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
+        if existed and not out.is_dir():
+            # ``out`` removed (rm -rf) or moved away while the command wrote into it: the
+            # state said what was kept there ("the finished runs are kept in OUT/runs", an
+            # earlier output "left as it was") of a folder that was gone (campaign 27,
+            # issue 32).
+            state = (f"{out} was removed or moved away while this command wrote into it: "
+                     "nothing of this output or of an earlier one is kept there")  # fmt: skip
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.

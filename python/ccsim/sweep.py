@@ -290,11 +290,31 @@ class Store:
         with _signals_deferred():
             try:
                 # A full disk fails the write with no file named: the record's is.
-                with naming_the_file(p), open(tmp, "w", encoding="utf-8") as fh:
+                try:
+                    fh = open(tmp, "w", encoding="utf-8")
+                except OSError as e:
+                    # A disk with bytes free but no inode left (a tmpfs with nr_inodes=)
+                    # fails the file's creation, naming the hidden temporary file, which the
+                    # user never made (campaign 27, issue 32): the record is named.
+                    raise OSError(e.errno, e.strerror, str(p)) from e
+                with naming_the_file(p), fh:
                     json.dump(record, fh)
-                os.replace(tmp, p)
+                try:
+                    os.replace(tmp, p)
+                except FileNotFoundError as e:
+                    # The store's folder was moved or removed (`mv OUT OUT.old`) after the
+                    # record was written into it: the rename named the hidden temporary file
+                    # ("OUT/runs/0a/.tmp-0a...-<pid>-<thread>.json -> ...: no such file"),
+                    # a file the user never made (campaign 27, issue 32). No errno: it would
+                    # make the error FileNotFoundError, shown as a bare "no such file".
+                    raise OSError(None, f"{p.parent} was moved or removed while the record "
+                                  "was written", str(p)) from e  # fmt: skip
             finally:
-                tmp.unlink(missing_ok=True)
+                # A temporary file never made (its path past PATH_MAX though the record's
+                # fits) fails this unlink too, and its error named the hidden file in place
+                # of the write's naming the record (campaign 27, issue 32).
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
 
     def __len__(self) -> int:
         return sum(1 for f in self.directory.glob("*/*.json") if not f.name.startswith(".tmp-"))

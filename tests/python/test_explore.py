@@ -1494,6 +1494,35 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     app.state.engine.close()
 
 
+def test_an_explorer_on_an_ipv6_address_answers_its_own_page_with_the_oldest_starlette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): with Starlette 0.40 to 1.6, which pyproject.toml
+    # allows, TrustedHostMiddleware read the host as what comes before the Host's first ":",
+    # so `ccsim explore --host ::1` answered 400 to "[::1]:8765", its own page. Starlette's
+    # check as those versions made it stands in for the installed one here.
+    import starlette.middleware.trustedhost as trustedhost
+    from starlette.responses import PlainTextResponse
+
+    class OldTrustedHost:
+        def __init__(self, app: Any, allowed_hosts: list[str]) -> None:
+            self.app, self.allowed = app, allowed_hosts
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            host = dict(scope["headers"]).get(b"host", b"").decode().split(":")[0]
+            if host not in self.allowed:
+                await PlainTextResponse("Invalid host header", 400)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+
+    monkeypatch.setattr(trustedhost, "TrustedHostMiddleware", OldTrustedHost)
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="::1")
+    assert asgi_get(app, "/api/papers", "[::1]:8765")[0] == 200
+    assert asgi_get(app, "/api/papers", "[::2]:8765")[0] == 400
+    assert asgi_get(app, "/api/papers", "[::1:8765")[0] == 400
+    app.state.engine.close()
+
+
 def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:

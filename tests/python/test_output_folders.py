@@ -274,3 +274,25 @@ def test_every_output_whose_place_in_out_is_taken_is_refused_naming_it_and_leave
             wrong.append(f"{name} ({'a file' if was_folder else 'a folder'} there): status "
                          f"{status}, {err.strip()!r}, changed {changed}")  # fmt: skip
     assert wrong == [], "\n".join(wrong)
+
+
+def test_an_out_removed_while_a_command_writes_into_it_is_said_to_hold_nothing(
+    tmp_path: Path,
+) -> None:
+    # Bug pinned (campaign 27, issue 32): `rm -rf OUT` while `ccsim reproduce m01 --quick
+    # --out OUT` drew its figures said "OUT/fig12.png: no such file; the figures, tables and
+    # report were not written (those of an earlier reproduction in OUT were left as they
+    # were); the finished runs are kept in OUT/runs, and the same command resumes from them":
+    # nothing was there any more.
+    from ccsim.staging import staged_output
+
+    out = tmp_path / "m01-quick"
+    (out / "runs").mkdir(parents=True)
+    with pytest.raises(ValueError) as e:
+        with staged_output(out, [], state="the finished runs are kept in OUT/runs") as stage:
+            shutil.rmtree(out)
+            raise FileNotFoundError(2, "No such file or directory", str(stage / "fig12.png"))
+    assert str(e.value) == (
+        f"{out / 'fig12.png'}: no such file; {out} was removed or moved away while this "
+        "command wrote into it: nothing of this output or of an earlier one is kept there"
+    )

@@ -1419,6 +1419,30 @@ def test_a_re_run_that_cannot_store_its_plan_names_the_file_and_keeps_the_stored
     assert {p.name: p.read_bytes() for p in stored.iterdir()} == before
 
 
+def test_a_plan_stored_on_a_disk_out_of_inodes_names_the_file_not_the_hidden_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 27: on a disk with bytes free but no inode left (a tmpfs with nr_inodes=),
+    # creating the temporary file fails naming it, and `ccsim reproduce m01 --quick` said
+    # "OUT/plan/.tmp-23647-plan.toml: no space left on device", a file the user never made.
+    from ccsim.experiment.reproduction import store_plan
+
+    written = Path.write_bytes
+
+    def no_inode_left(path: Path, data: bytes) -> int:
+        if path.name.startswith(".tmp-"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return written(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", no_inode_left)
+    with pytest.raises(OSError) as e:
+        store_plan(find_experiment("m01", ROOT), tmp_path / "m01-quick")
+    assert (e.value.filename, e.value.errno) == (
+        str(tmp_path / "m01-quick" / "plan" / "plan.toml"),
+        errno.ENOSPC,
+    )
+
+
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -22,6 +23,7 @@ import pytest
 
 from ccsim import _core, sweep
 from ccsim.cli import main
+from ccsim.cluster import ClusterError
 
 
 def test_a_sweep_has_one_row_per_flow_and_run_with_a_column_per_parameter(
@@ -62,6 +64,91 @@ def test_a_store_holds_all_of_some_keys_only_when_each_has_its_record(tmp_path: 
     store.path(keys[1]).unlink()
     assert not store.has_all(keys) and store.has_all([keys[0], keys[2]])
     assert not store.has_all(["ef" + "0" * 30]), "a shard that is not there"
+
+
+def test_a_store_moved_away_while_a_record_is_written_names_the_record_not_the_hidden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): `mv OUT OUT.old` during a sweep made the save's
+    # rename fail, and the error named the hidden temporary file it renames from
+    # ("OUT/runs/0a/.tmp-0a...-20691-140090972724096.json -> OUT/runs/0a/0a....json: no such
+    # file"), a file the user never made, and not why.
+    store = sweep.Store(tmp_path / "out" / "runs")
+    dump = sweep.json.dump
+
+    def dump_then_move_out(obj: Any, fh: Any) -> None:
+        dump(obj, fh)
+        (tmp_path / "out").rename(tmp_path / "out.old")
+
+    monkeypatch.setattr(sweep.json, "dump", dump_then_move_out)
+    key = "0a" + "0" * 30
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    shown = str(sweep.RecordNotSaved(e.value, store))
+    assert ".tmp-" not in shown
+    assert shown.startswith(f"{store.path(key)}: ")
+    assert "moved or removed" in shown and shown.endswith("no finished run is kept")
+
+
+def test_a_store_on_a_disk_out_of_inodes_names_the_record_not_the_hidden_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): on a disk with bytes free but no inode left (a tmpfs
+    # mounted with nr_inodes=), creating the temporary file fails (ENOSPC) naming it, and
+    # `ccsim reproduce m01 --quick` said "OUT/runs/b1/.tmp-b10f...-23283-139752189528960.json:
+    # no space left on device". A full disk of bytes fails the write instead, named as the
+    # record; both now name the record.
+    store = sweep.Store(tmp_path / "runs")
+
+    def no_inode_left(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(path).name.startswith(".tmp-"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(sweep, "open", no_inode_left, raising=False)
+    key = "b1" + "0" * 30
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    shown = str(sweep.RecordNotSaved(e.value, store))
+    assert shown == f"{store.path(key)}: no space left on device; no finished run is kept"
+
+
+def test_a_cluster_given_without_dask_installed_names_cluster_and_the_install(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug pinned (campaign 27, issue 32): without the extra `dask`, `sweep.execute(...,
+    # cluster="tcp://host:8786")` raised "ModuleNotFoundError: No module named
+    # 'distributed'": the message saying what to install was never reached, and it named
+    # `--executor dask`, an option of the command line a Python caller never gave.
+    for name in [m for m in sys.modules if m == "distributed" or m.startswith("distributed.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    runs = sweep.plan_grid(two_hosts, [], [], [1])
+    with pytest.raises(ClusterError) as e:
+        sweep.execute(runs, sweep.Store(tmp_path / "runs"), progress=False,
+                      cluster="tcp://127.0.0.1:8786")  # fmt: skip
+    assert "cluster=" in str(e.value) and "pip install" in str(e.value)
+    assert "--executor" not in str(e.value)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_store_whose_temporary_file_passes_path_max_names_the_record(
+    tmp_path: Path,
+) -> None:
+    # Bug pinned (campaign 27, issue 32): a sweep into an --out ~4,040 bytes long, where a
+    # record's path fits PATH_MAX (4,096) and its temporary file's (~30 bytes longer) does
+    # not, failed in the cleanup's unlink of a file never made, and the error named that
+    # hidden file ("OUT/runs/60/.tmp-60e1...-31595-140205915388800.json: file name too long").
+    key = "60" + "0" * 30
+    deep = tmp_path
+    while len(str(deep / "runs" / key[:2] / f"{key}.json")) < 4080:
+        room = 4080 - len(str(deep / "runs" / key[:2] / f"{key}.json")) - 1
+        deep = deep / ("d" * max(1, min(200, room)))
+    deep.mkdir(parents=True)
+    store = sweep.Store(deep / "runs")
+    with pytest.raises(OSError) as e:
+        store.save(key, {"version": sweep.RECORD_VERSION})
+    assert (e.value.errno, e.value.filename) == (errno.ENAMETOOLONG, str(store.path(key)))
 
 
 def test_runs_stored_by_another_build_of_the_simulator_are_made_again(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -302,10 +303,21 @@ def _write_whole(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
     try:
         with naming_the_file(path):
-            tmp.write_bytes(data)
+            try:
+                tmp.write_bytes(data)
+            except OSError as e:
+                if e.filename != str(tmp):
+                    raise
+                # A disk with bytes free but no inode left (a tmpfs with nr_inodes=) fails
+                # the temporary file's creation naming it, a file the user never made
+                # (campaign 27, issue 32).
+                raise OSError(e.errno, e.strerror, str(path)) from e
             os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        # One never made (its path past PATH_MAX though ``path`` fits) fails this unlink too,
+        # whose error named the hidden file in place of the write's (campaign 27, issue 32).
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 #: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:

@@ -25,7 +25,7 @@ in no frame.
 
 ``read_json`` then parses at most ``MAX_BODY`` bytes, refusing JSON nested deeper than
 ``MAX_DEPTH`` levels (Python's parser recurses, and 1,000 levels exhaust its stack) with 400.
-The ``Host`` header itself is checked by Starlette's TrustedHostMiddleware (DNS rebinding).
+The ``Host`` header itself is checked by :class:`HostCheck` (DNS rebinding).
 
 A request must come in whole in bounded time: its head within ``HEAD_TIMEOUT_S`` of the
 connection's opening or last answer (``head_deadline_protocol``), its body within
@@ -42,8 +42,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import ipaddress
 import json
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
@@ -116,6 +118,52 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
             return Refused(413, f"the request body ({int(length)} bytes) is too large: the "
                                 f"limit is {MAX_BODY} bytes")  # fmt: skip
     return None
+
+
+#: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
+#: (RFC 3986 §3.2.2), then an optional port. Nothing that could change the URL's path.
+_HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+|\[(?P<ipv6>[a-f0-9:.]+)\])"
+                   r"(?::[0-9]+)?", re.IGNORECASE)  # fmt: skip
+
+
+def host_of(header: str | None) -> str | None:
+    """The host a Host header names, lower case, an IPv6 address in its brackets as written
+    (``[::1]``); None for a header that is missing or not a host."""
+    match = _HOST.fullmatch(header or "")
+    if match is None:
+        return None
+    if match["ipv6"] is not None:
+        try:
+            ipaddress.IPv6Address(match["ipv6"])
+        except ValueError:
+            return None
+    return match["host"].lower()
+
+
+class HostCheck:
+    """ASGI middleware: a request whose Host is not one of ``allowed`` (the explorer's own
+    names) is answered 400, as a page of another site reaching it through DNS rebinding is.
+
+    Starlette's TrustedHostMiddleware read the host as what comes before the Host's first
+    ``:`` before Starlette 1.7: an IPv6 address's ``[`` never matched, and ``ccsim explore
+    --host ::1`` answered 400 to its own page with the Starlette 0.40 to 1.6 that
+    pyproject.toml allows (campaign 27, issue 32). Starlette 1.7 needs Python 3.10, and ccsim
+    runs on 3.9, so the check is ccsim's own."""
+
+    def __init__(self, app: Any, allowed: list[str]) -> None:
+        self.app = app
+        self.allowed = {h.lower() for h in allowed}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if "*" not in self.allowed and scope["type"] in ("http", "websocket"):
+            header = next((v for k, v in scope["headers"] if k == b"host"), None)
+            host = host_of(header.decode("latin-1") if header is not None else None)
+            if host is None or host not in self.allowed:
+                from starlette.responses import PlainTextResponse
+
+                await PlainTextResponse("Invalid host header", 400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Guard:
@@ -369,7 +417,6 @@ def create_app(
     as damaged is named to ``warn`` (:func:`reproductions`)."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.requests import Request as HttpRequest
     from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
@@ -514,7 +561,7 @@ def create_app(
             Route("/api/jobs/{job}/events", events),
             Route("/api/jobs/{job}/cancel", cancel, methods=["POST"]),
         ],
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(Guard)],
+        middleware=[Middleware(HostCheck, allowed=hosts), Middleware(Guard)],
     )
     app.state.engine = engine
     app.state.catalog = catalog
