@@ -33,7 +33,7 @@ pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`
 uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
 from ccsim.explore import Catalog, RequestError, create_app  # noqa: E402
-from ccsim.explore.server import uvicorn_config  # noqa: E402
+from ccsim.explore.server import READER_RETURN_S, uvicorn_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
@@ -2279,3 +2279,54 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 ") and b"connection: close" in head.lower(), head
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
+
+
+def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_the_reconnected_stream_gets_its_result(
+    server: Server,
+) -> None:
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # Campaign 27 (issue 32): the page's event stream cut once (an SSH tunnel or a proxy
+    # between the browser and the explorer restarted, a Wi-Fi hand-over) cancelled the job at
+    # once, and the browser's own EventSource reconnection 3 s later read "cancelled after 0
+    # of 60 runs", a cancel the user never asked for. A reader that comes back within
+    # READER_RETURN_S keeps the job.
+    job = Job("j-back", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-back/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = tab.recv(4096)
+        assert head.startswith(b"HTTP/1.1 200")
+        # How soon a browser is to reconnect (WHATWG HTML §9.2, "retry:"): sooner than the
+        # explorer waits for it.
+        while b"retry:" not in head:
+            head += tab.recv(4096)
+        retry_ms = int(head.split(b"retry:")[1].split(b"\n")[0])
+        assert retry_ms / 1000 < READER_RETURN_S
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wait_until(lambda: job.readers == 0, "the stream never saw its client leave", 10)
+    # The browser's reconnection, as it comes after a cut: the same URL.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as again:
+        again.sendall(b"GET /api/jobs/j-back/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert again.recv(64).startswith(b"HTTP/1.1 200")
+        time.sleep(READER_RETURN_S / 2)  # the job still running, now read again
+        assert not job.cancelled, "the job was cancelled though its reader came back"
+        job.emit("done", done=1, total=1, cached=0, simulated=1)
+        job.end()
+        received = b""
+        while chunk := again.recv(65536):
+            received += chunk
+            if b"0\r\n\r\n" in received:
+                break
+    assert b'"type": "done"' in received and b'"cancelled"' not in received
+    # A reader that does not come back: the job is cancelled once READER_RETURN_S has passed.
+    server.app.state.engine.jobs["j-gone"] = gone = Job("j-gone", request=None)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-gone/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wait_until(lambda: gone.readers == 0, "the stream never saw its client leave", 10)
+    wait_until(lambda: gone.cancelled, "a job left by its reader ran on", READER_RETURN_S + 10)

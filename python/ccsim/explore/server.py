@@ -74,6 +74,17 @@ BODY_TIMEOUT_S = 20.0
 #: How long a job's event stream sleeps without an event before it looks at its client,
 #: seconds (Starlette's own watch for a disconnect ends it sooner).
 READER_IDLE_S = 1.0
+#: How long a job whose last event-stream reader left waits for a reader to come back before
+#: it is cancelled, seconds. A browser reconnects an ``EventSource`` cut before its end by
+#: itself (WHATWG HTML §9.2.3), after the ``retry:`` time the stream sets (``READER_RETRY_MS``):
+#: cancelled at once, a job whose stream was cut once (an SSH tunnel or a proxy between the
+#: browser and the explorer restarted) read "cancelled after 0 of 60 runs" on its return,
+#: which the user never asked for (campaign 27, issue 32). A closed tab's job runs this much
+#: longer; the page's own changes cancel their last job at once (``POST .../cancel``).
+READER_RETURN_S = 5.0
+#: How soon a browser is to reconnect a job's cut event stream, milliseconds: the ``retry:``
+#: field sent first (browsers' own defaults are 3-5 s, too close to ``READER_RETURN_S``).
+READER_RETRY_MS = 1000
 #: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
 MAX_DEPTH = 8
 
@@ -475,6 +486,7 @@ def create_app(
             job.read = True
             job.wakers.add(wake)
             try:
+                yield f"retry: {READER_RETRY_MS}\n\n"
                 while not await request.is_disconnected():
                     changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
@@ -492,10 +504,19 @@ def create_app(
                 # the client's disconnect): when it was the last reader, nobody reads this
                 # job's points any more. Another reader (a second tab on the same job) still
                 # does: cancelled at the first to leave, that tab got "cancelled" instead of
-                # its points (issue 32).
+                # its points (issue 32). Nor at once: the browser reconnects a cut stream by
+                # itself, and the job waits READER_RETURN_S for it.
                 job.readers -= 1
                 if not ended and job.readers == 0:
-                    job.cancel()
+                    left = job.left = object()
+
+                    def unless_back() -> None:
+                        # Another reader came and left since: its own leaving counts.
+                        if job.readers == 0 and job.left is left and not job.finished:
+                            job.cancel()
+
+                    with contextlib.suppress(RuntimeError):  # the loop closed at the stop
+                        loop.call_later(READER_RETURN_S, unless_back)
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
