@@ -2281,7 +2281,7 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
 
 
-def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_the_reconnected_stream_gets_its_result(
+def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_gets_the_result(
     server: Server,
 ) -> None:
     import struct
