@@ -2330,3 +2330,29 @@ def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_g
         tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     wait_until(lambda: gone.readers == 0, "the stream never saw its client leave", 10)
     wait_until(lambda: gone.cancelled, "a job left by its reader ran on", READER_RETURN_S + 10)
+
+
+def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None:
+    from ccsim.explore.server import url_host
+
+    # Campaign 27 (issue 32): `--host fe80::fc:ff:fe00:1%eth0` printed
+    # http://[fe80::fc:ff:fe00:1]:PORT/, an address no client reaches without its interface
+    # (curl: "Invalid argument"). In a URL the zone is written %25 (RFC 6874 §2).
+    assert url_host("fe80::1%lo") == "[fe80::1%25lo]"
+    assert url_host("FE80:0::1%lo") == "[fe80::1%25lo]"
+    assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_link_local_address_without_its_zone_says_it_needs_its_interface(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ccsim.cli import main
+
+    # Campaign 27 (issue 32): Linux binds a link-local address only on a named interface;
+    # the error was "cannot listen there (Invalid argument)".
+    assert main(["explore", "--host", "fe80::1", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: --host fe80::1: a link-local address needs its "
+                          "interface, as --host fe80::1%eth0"), err  # fmt: skip
+    assert len(err.splitlines()) == 1

@@ -526,6 +526,8 @@ def create_app(
     # "Invalid host header" for the address the user gave (campaign 25, issue 32).
     given = f"[{host}]" if ":" in host else host
     hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
+    if "%" in host:  # curl sends a link-local address's Host without its zone
+        hosts.append(url_host(host.partition("%")[0]))
     app = Starlette(
         routes=[
             Route("/", index),
@@ -604,6 +606,11 @@ def listen(host: str, port: int) -> socket.socket:
             where = f"[{host}]" if ":" in host else host
             raise ValueError(f"--port {port}: {where}:{port} is in use (another ccsim explore?); "
                              "choose another port with --port") from None  # fmt: skip
+        if family == socket.AF_INET6 and address[3] == 0 and str(address[0]).startswith("fe80"):
+            # A link-local address is the same on every interface (RFC 4291 §2.5.6): the
+            # system's bare "Invalid argument" said nothing of the interface it needs.
+            raise ValueError(f"--host {host}: a link-local address needs its interface, as "
+                             f"--host {host}%eth0 (`ip -6 addr` names them)") from None  # fmt: skip
         raise ValueError(f"--host {host} --port {port}: cannot listen there "
                          f"({e.strerror or e})") from None  # fmt: skip
     unreachable = None if every_address(host) else _no_connection_reaches(sock)
@@ -874,7 +881,11 @@ def _numeric(host: str) -> Any:
     import ipaddress
 
     try:
-        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0]
-        return ipaddress.ip_address(str(found))
+        found = str(socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0])
+        # The system gives a link-local address's zone apart (its interface's number); kept,
+        # the URL names it (RFC 6874): without it, http://[fe80::1]:8765/ after
+        # `--host fe80::1%eth0` reached nothing ("Invalid argument", campaign 27, issue 32).
+        zone = host.partition("%")[2]
+        return ipaddress.ip_address(f"{found}%{zone}" if zone and ":" in found else found)
     except (socket.gaierror, UnicodeError, ValueError):
         return None
