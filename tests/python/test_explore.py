@@ -2356,3 +2356,25 @@ def test_ccsim_explore_on_a_link_local_address_without_its_zone_says_it_needs_it
     assert err.startswith("ccsim: error: --host fe80::1: a link-local address needs its "
                           "interface, as --host fe80::1%eth0"), err  # fmt: skip
     assert len(err.splitlines()) == 1
+
+
+def test_a_client_gone_as_plotly_js_begins_ends_its_answer_quietly(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import struct
+
+    # Campaign 27 (issue 32): a tab reloaded or closed while plotly.min.js (4.8 MB) loads resets
+    # its connection; the pieces still to send went into the dead socket one after another
+    # without a pause, and asyncio printed "socket.send() raised exception." 68 times on the
+    # explorer's terminal.
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+            tab.sendall(b"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert tab.recv(64).startswith(b"HTTP/1.1 200")
+            tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            tab.close()
+        time.sleep(1.0)  # the pieces after the reset are written (or not) by now
+    noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noise == []
