@@ -1874,6 +1874,8 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         conn.request("GET", f"/api/jobs/{job}/events")
         stream = conn.getresponse()
         assert stream.status == 200
+        assert stream.readline().startswith(b"retry: ")  # how soon to reconnect, first
+        assert stream.readline() == b"\n"
         assert stream.readline().startswith(b"data: ")  # the page is watching the job
         proc.send_signal(getattr(signal, signal_name))
         events = [json.loads(line[6:]) for line in stream.read().decode().splitlines()
