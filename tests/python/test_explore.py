@@ -33,7 +33,7 @@ pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`
 uvicorn = pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
 from ccsim.explore import Catalog, RequestError, create_app  # noqa: E402
-from ccsim.explore.server import uvicorn_config  # noqa: E402
+from ccsim.explore.server import READER_RETURN_S, uvicorn_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
@@ -1948,6 +1948,8 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         conn.request("GET", f"/api/jobs/{job}/events")
         stream = conn.getresponse()
         assert stream.status == 200
+        assert stream.readline().startswith(b"retry: ")  # how soon to reconnect, first
+        assert stream.readline() == b"\n"
         assert stream.readline().startswith(b"data: ")  # the page is watching the job
         proc.send_signal(getattr(signal, signal_name))
         events = [json.loads(line[6:]) for line in stream.read().decode().splitlines()
@@ -2353,3 +2355,102 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 ") and b"connection: close" in head.lower(), head
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
+
+
+def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_gets_the_result(
+    server: Server,
+) -> None:
+    import struct
+
+    from ccsim.explore.jobs import Job
+
+    # Campaign 27 (issue 32): the page's event stream cut once (an SSH tunnel or a proxy
+    # between the browser and the explorer restarted, a Wi-Fi hand-over) cancelled the job at
+    # once, and the browser's own EventSource reconnection 3 s later read "cancelled after 0
+    # of 60 runs", a cancel the user never asked for. A reader that comes back within
+    # READER_RETURN_S keeps the job.
+    job = Job("j-back", request=None)
+    server.app.state.engine.jobs[job.id] = job
+    job.emit("start", total=1, points=1)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-back/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head = tab.recv(4096)
+        assert head.startswith(b"HTTP/1.1 200")
+        # How soon a browser is to reconnect (WHATWG HTML §9.2, "retry:"): sooner than the
+        # explorer waits for it.
+        while b"retry:" not in head:
+            head += tab.recv(4096)
+        retry_ms = int(head.split(b"retry:")[1].split(b"\n")[0])
+        assert retry_ms / 1000 < READER_RETURN_S
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wait_until(lambda: job.readers == 0, "the stream never saw its client leave", 10)
+    # The browser's reconnection, as it comes after a cut: the same URL.
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as again:
+        again.sendall(b"GET /api/jobs/j-back/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert again.recv(64).startswith(b"HTTP/1.1 200")
+        time.sleep(READER_RETURN_S / 2)  # the job still running, now read again
+        assert not job.cancelled, "the job was cancelled though its reader came back"
+        job.emit("done", done=1, total=1, cached=0, simulated=1)
+        job.end()
+        received = b""
+        while chunk := again.recv(65536):
+            received += chunk
+            if b"0\r\n\r\n" in received:
+                break
+    assert b'"type": "done"' in received and b'"cancelled"' not in received
+    # A reader that does not come back: the job is cancelled once READER_RETURN_S has passed.
+    server.app.state.engine.jobs["j-gone"] = gone = Job("j-gone", request=None)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
+        tab.sendall(b"GET /api/jobs/j-gone/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert tab.recv(64).startswith(b"HTTP/1.1 200")
+        tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wait_until(lambda: gone.readers == 0, "the stream never saw its client leave", 10)
+    wait_until(lambda: gone.cancelled, "a job left by its reader ran on", READER_RETURN_S + 10)
+
+
+def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None:
+    from ccsim.explore.server import url_host
+
+    # Campaign 27 (issue 32): `--host fe80::fc:ff:fe00:1%eth0` printed
+    # http://[fe80::fc:ff:fe00:1]:PORT/, an address no client reaches without its interface
+    # (curl: "Invalid argument"). In a URL the zone is written %25 (RFC 6874 §2).
+    assert url_host("fe80::1%lo") == "[fe80::1%25lo]"
+    assert url_host("FE80:0::1%lo") == "[fe80::1%25lo]"
+    assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.usefixtures("never_serves")
+def test_ccsim_explore_on_a_link_local_address_without_its_zone_says_it_needs_its_interface(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ccsim.cli import main
+
+    # Campaign 27 (issue 32): Linux binds a link-local address only on a named interface;
+    # the error was "cannot listen there (Invalid argument)".
+    assert main(["explore", "--host", "fe80::1", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: --host fe80::1: a link-local address needs its "
+                          "interface, as --host fe80::1%eth0"), err  # fmt: skip
+    assert len(err.splitlines()) == 1
+
+
+def test_a_client_gone_as_plotly_js_begins_ends_its_answer_quietly(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import struct
+
+    # Campaign 27 (issue 32): a tab reloaded or closed while plotly.min.js (4.8 MB) loads resets
+    # its connection; the pieces still to send went into the dead socket one after another
+    # without a pause, and asyncio printed "socket.send() raised exception." 68 times on the
+    # explorer's terminal.
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+            tab.sendall(b"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert tab.recv(64).startswith(b"HTTP/1.1 200")
+            tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            tab.close()
+        time.sleep(1.0)  # the pieces after the reset are written (or not) by now
+    noise = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noise == []

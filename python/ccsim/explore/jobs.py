@@ -56,6 +56,9 @@ class Job:
     #: The event streams reading this job now (the server's, on its event loop's thread): a
     #: job is cancelled when the last one leaves before it ends, not when any one does.
     readers: int = 0
+    #: A mark of the last reader's leaving, while the job waits for a reader to come back
+    #: (``server.READER_RETURN_S``): a later leaving replaces it.
+    left: object | None = None
     #: Whether an event stream has opened on this job (see :data:`UNREAD_LIMIT_S`).
     read: bool = False
     #: Why the job was cancelled, when not by a client (its "cancelled" event says it).

@@ -80,6 +80,17 @@ LINGER_BYTES = 1024 * 1024
 #: How long a job's event stream sleeps without an event before it looks at its client,
 #: seconds (Starlette's own watch for a disconnect ends it sooner).
 READER_IDLE_S = 1.0
+#: How long a job whose last event-stream reader left waits for a reader to come back before
+#: it is cancelled, seconds. A browser reconnects an ``EventSource`` cut before its end by
+#: itself (WHATWG HTML §9.2.3), after the ``retry:`` time the stream sets (``READER_RETRY_MS``):
+#: cancelled at once, a job whose stream was cut once (an SSH tunnel or a proxy between the
+#: browser and the explorer restarted) read "cancelled after 0 of 60 runs" on its return,
+#: which the user never asked for (campaign 27, issue 32). A closed tab's job runs this much
+#: longer; the page's own changes cancel their last job at once (``POST .../cancel``).
+READER_RETURN_S = 5.0
+#: How soon a browser is to reconnect a job's cut event stream, milliseconds: the ``retry:``
+#: field sent first (browsers' own defaults are 3-5 s, too close to ``READER_RETURN_S``).
+READER_RETRY_MS = 1000
 #: How deeply a request's JSON may nest: ``{"line_params": {line: {key: value}}}`` is 3 levels.
 MAX_DEPTH = 8
 
@@ -520,8 +531,13 @@ def create_app(
             # answer copied all 4.8 MB into its connection's buffer: 150 then 300 clients that
             # stopped reading took the explorer from 145 MB to 1.33 GB, kept after they left;
             # in pieces, 131 to 184 MB (campaign 26, issue 32).
+            # Between pieces the loop runs once more: a client that reset its connection (a
+            # tab reloaded while the script loads) is seen then, and the pieces left are not
+            # written. Written back to back, each went into the dead socket, and asyncio
+            # printed "socket.send() raised exception." 68 times (campaign 27, issue 32).
             for i in range(0, len(script), PLOTLY_CHUNK):
                 yield script[i : i + PLOTLY_CHUNK]
+                await asyncio.sleep(0)
 
         return StreamingResponse(chunks(), media_type="application/javascript",
                                  headers={"Cache-Control": "max-age=86400",
@@ -586,6 +602,7 @@ def create_app(
             job.read = True
             job.wakers.add(wake)
             try:
+                yield f"retry: {READER_RETRY_MS}\n\n"
                 while not await request.is_disconnected():
                     changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
@@ -603,10 +620,19 @@ def create_app(
                 # the client's disconnect): when it was the last reader, nobody reads this
                 # job's points any more. Another reader (a second tab on the same job) still
                 # does: cancelled at the first to leave, that tab got "cancelled" instead of
-                # its points (issue 32).
+                # its points (issue 32). Nor at once: the browser reconnects a cut stream by
+                # itself, and the job waits READER_RETURN_S for it.
                 job.readers -= 1
                 if not ended and job.readers == 0:
-                    job.cancel()
+                    left = job.left = object()
+
+                    def unless_back() -> None:
+                        # Another reader came and left since: its own leaving counts.
+                        if job.readers == 0 and job.left is left and not job.finished:
+                            job.cancel()
+
+                    with contextlib.suppress(RuntimeError):  # the loop closed at the stop
+                        loop.call_later(READER_RETURN_S, unless_back)
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
@@ -616,6 +642,8 @@ def create_app(
     # "Invalid host header" for the address the user gave (campaign 25, issue 32).
     given = f"[{host}]" if ":" in host else host
     hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
+    if "%" in host:  # curl sends a link-local address's Host without its zone
+        hosts.append(url_host(host.partition("%")[0]))
     app = Starlette(
         routes=[
             Route("/", index),
@@ -694,6 +722,11 @@ def listen(host: str, port: int) -> socket.socket:
             where = f"[{host}]" if ":" in host else host
             raise ValueError(f"--port {port}: {where}:{port} is in use (another ccsim explore?); "
                              "choose another port with --port") from None  # fmt: skip
+        if family == socket.AF_INET6 and address[3] == 0 and str(address[0]).startswith("fe80"):
+            # A link-local address is the same on every interface (RFC 4291 §2.5.6): the
+            # system's bare "Invalid argument" said nothing of the interface it needs.
+            raise ValueError(f"--host {host}: a link-local address needs its interface, as "
+                             f"--host {host}%eth0 (`ip -6 addr` names them)") from None  # fmt: skip
         # A port under 1024 is privileged (Linux: root or CAP_NET_BIND_SERVICE): "Permission
         # denied" alone left the user to guess which permission (noticed in campaign 26).
         why = (": ports under 1024 need root or the CAP_NET_BIND_SERVICE capability; choose "
@@ -969,7 +1002,11 @@ def _numeric(host: str) -> Any:
     import ipaddress
 
     try:
-        found = socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0]
-        return ipaddress.ip_address(str(found))
+        found = str(socket.getaddrinfo(host, None, flags=socket.AI_NUMERICHOST)[0][4][0])
+        # The system gives a link-local address's zone apart (its interface's number); kept,
+        # the URL names it (RFC 6874): without it, http://[fe80::1]:8765/ after
+        # `--host fe80::1%eth0` reached nothing ("Invalid argument", campaign 27, issue 32).
+        zone = host.partition("%")[2]
+        return ipaddress.ip_address(f"{found}%{zone}" if zone and ":" in found else found)
     except (socket.gaierror, UnicodeError, ValueError):
         return None
