@@ -38,6 +38,7 @@ median over its runs:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -475,14 +476,30 @@ def plot_scale(rows: list[BenchRow], path: Path) -> Path:
     from ccsim.result import naming_the_file
     from ccsim.staging import hidden_name
 
+    made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
     # Drawn beside ``path`` and renamed over it when whole: on a full disk savefig left a PNG
     # cut short, and said a bare "[Errno 28]" naming no file.
     tmp = path.with_name(hidden_name(path.name, ".partial"))
     try:
         with naming_the_file(path):
-            fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
-            os.replace(tmp, path)
+            try:
+                fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+                os.replace(tmp, path)
+            except OSError as e:
+                if e.filename is None:
+                    raise
+                # The hidden file's creation, or its rename, named it ("<.scale.png.partial>
+                # -> scale.png: read-only file system"; campaign 28, issue 32): the PNG is.
+                raise OSError(e.errno, e.strerror, str(path)) from e
+    except BaseException:
+        # The folders made for the PNG are removed with it: a failed plot left them.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     finally:
         tmp.unlink(missing_ok=True)
         plt.close(fig)

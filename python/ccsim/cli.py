@@ -573,7 +573,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if len(store)
         else "no run had finished: nothing was written"  # the store's folder was never made
     )
-    rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
+    made = [folder for folder in (out, store.directory) if not folder.exists()]
+    try:
+        rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
+    except BaseException:
+        if not len(store):
+            # "no finished run is kept" was said of a new --out left holding runs/ and an
+            # empty shard folder, made by the first save before a full disk failed it
+            # (campaign 28, issue 32): the folders this sweep made are removed when empty.
+            _remove_empty_folders(made)
+        raise
     flows = sweep.gather(rep.records, "flows")
     links = sweep.gather(rep.records, "links")
     # Both tables or neither: written in place, a full disk left flows.parquet cut short, or
@@ -595,6 +604,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         "direction per run, with a column per parameter and the seed)"
     )
     return 0
+
+
+def _remove_empty_folders(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (innermost last in the list) with the empty folders inside
+    it, when nothing else is there; a folder holding a file is left as it is."""
+    for folder in reversed(folders):
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for top, _dirs, _files in sorted(os.walk(folder), reverse=True):
+            with contextlib.suppress(OSError):
+                os.rmdir(top)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:

@@ -309,6 +309,11 @@ class Store:
                     # make the error FileNotFoundError, shown as a bare "no such file".
                     raise OSError(None, f"{p.parent} was moved or removed while the record "
                                   "was written", str(p)) from e  # fmt: skip
+                except OSError as e:
+                    # The rename names the hidden temporary file first (a disk gone
+                    # read-only, a failing device: "<...>/.tmp-<key>-<pid>-<thread>.json ->
+                    # <record>: input/output error"; campaign 28, issue 32): the record is.
+                    raise OSError(e.errno, e.strerror, str(p)) from e
             finally:
                 # A temporary file never made (its path past PATH_MAX though the record's
                 # fits) fails this unlink too, and its error named the hidden file in place

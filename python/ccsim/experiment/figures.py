@@ -66,9 +66,15 @@ def _save(plt: Any, f: Any, out: PathLike, name: str) -> list[Path]:
     """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
     bytes every time) into ``out`` (a str or a Path) and close it."""
     paths = [Path(out) / f"{name}.png", Path(out) / f"{name}.svg"]
-    for p in paths:
-        f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
-    plt.close(f)
+    try:
+        for p in paths:
+            f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
+    finally:
+        # Closed when a save fails too (a full disk): pyplot keeps every figure open until it
+        # is closed, so each failed reproduction in one process (a notebook, the explorer)
+        # kept its figure, and after 20 of them the next reproduction failed on matplotlib's
+        # "More than 20 figures have been opened" (campaign 28, issue 32).
+        plt.close(f)
     return paths
 
 

@@ -312,7 +312,12 @@ def _write_whole(path: Path, data: bytes) -> None:
                 # the temporary file's creation naming it, a file the user never made
                 # (campaign 27, issue 32).
                 raise OSError(e.errno, e.strerror, str(path)) from e
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError as e:
+                # The rename names the hidden file first, "<plan>/.tmp-<pid>-plan.toml ->
+                # <plan>/plan.toml: read-only file system" (campaign 28, issue 32).
+                raise OSError(e.errno, e.strerror, str(path)) from e
     finally:
         # One never made (its path past PATH_MAX though ``path`` fits) fails this unlink too,
         # whose error named the hidden file in place of the write's (campaign 27, issue 32).
@@ -500,7 +505,17 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
 
-    site = build_site(r.report.parent, warn=warn)
+    try:
+        site = build_site(r.report.parent, warn=warn)
+    except OSError as e:
+        # The reproduction's report, figures and tables are in place by now: "<out>/site/
+        # index.html: no space left on device; the site was not written" left the user to
+        # think the reproduction lost too (campaign 28, issue 32).
+        from ccsim.staging import os_error_text
+
+        raise ValueError(f"{os_error_text(e)}; {r.report.parent} holds the rest of this "
+                         "reproduction (its report, figures and tables), and the same command "
+                         "writes the site from them") from e  # fmt: skip
     # Said once all is written: a stdout that cannot be written (closed, a full disk) fails the
     # first line, and said as each step ended, it stopped the command before the site and the
     # record of a full run were written (campaign 16, issue 32).

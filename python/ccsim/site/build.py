@@ -65,7 +65,14 @@ def build_site(
     # disk, a tmpfs) or a link to a folder on another disk, every page failed to move in with
     # "<hidden folder>/m01/fig12.png -> <out>/m01/fig12.png: invalid cross-device link", an
     # empty m01/ left in the site (campaign 26, issue 32).
-    work = staging_folder(hidden_name(out.name), out if out.is_dir() else out.parent)
+    try:
+        work = staging_folder(hidden_name(out.name), out if out.is_dir() else out.parent)
+    except OSError as e:
+        # The hidden folder never made (a full disk, a disk gone read-only) was the name in
+        # the error, "<parent>/.site.partial-XXXX: read-only file system" (campaign 28,
+        # issue 32): the site's folder is named.
+        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+        raise OSError(e.errno, f"{reason}; the site was not written", str(out)) from e
     try:
         index, left_out = _write_site(results, out, work, root, warn)
         _move_into_place(work, out, left_out)
@@ -87,10 +94,15 @@ def _named_in_place(e: OSError, work: Path, out: Path) -> OSError:
         # (shutil.copyfile): a full disk failing the copy of the kept plotly.min.js named
         # both, the hidden folder among them, and not that the site was not written
         # (campaign 25, issue 32).
-        written = e.filename2 if e.filename2 is not None else e.filename
-        try:
-            where = out / Path(written).relative_to(work)
-        except ValueError:  # a file of the results, not of the site
+        written = Path(os.fsdecode(e.filename2 if e.filename2 is not None else e.filename))
+        if written.is_relative_to(work):
+            where = out / written.relative_to(work)
+        elif e.filename2 is not None and Path(os.fsdecode(e.filename)).is_relative_to(work):
+            # A rename out of ``work`` into the site (a disk gone read-only) named the hidden
+            # folder first, "<hidden folder>/index.html -> <out>/index.html" (campaign 28,
+            # issue 32): the file it would have put in place is named.
+            where = written
+        else:  # a file of the results, not of the site
             return e
     reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
     return OSError(e.errno, f"{reason}; the site was not written", str(where))
