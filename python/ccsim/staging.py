@@ -114,7 +114,11 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         name = Path(os.fsdecode(e.filename2 or e.filename)) if e.filename else out
         shown = OSError(e.errno, e.strerror or str(e), str(name))
         raise ValueError(f"{os_error_text(shown)}; {out} holds part of this output") from e
-    stage.rmdir()
+    # Every file is in place: the output is whole. The empty hidden folder's removal failing
+    # (a disk gone read-only just after the renames) failed the command naming that folder,
+    # ".ccsim-partial-XXXX: read-only file system", with the output written (campaign 28,
+    # issue 32); an empty folder the disk will not remove is left to it.
+    shutil.rmtree(stage, ignore_errors=True)
 
 
 def in_the_way(source: Path, dest: Path) -> Path | None:
@@ -242,7 +246,10 @@ def _move_into(source: Path, dest: Path) -> None:
         target = dest / entry.name
         if entry.is_dir() and target.is_dir():
             _move_into(entry, target)
-            entry.rmdir()
+            # Emptied: removed with the hidden folder it lies in if this fails (its name in
+            # the error, "<hidden folder>/pcap: input/output error", said nothing).
+            with contextlib.suppress(OSError):
+                entry.rmdir()
         else:
             _replace(entry, target)
 
