@@ -144,15 +144,16 @@ def reproduction(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 #: The commands: each makes its tree under ``base`` and gives its command line and --out.
-COMMANDS = ("run", "run-again", "sweep", "reproduce", "reproduce-resumed", "report", "bench")
+COMMANDS = ("run", "run-again", "run-across-disks", "sweep", "reproduce", "reproduce-resumed",
+            "report", "bench")  # fmt: skip
 
 
 def setup(command: str, base: Path, reproduction: Path) -> tuple[list[str], Path]:
     out = base / "out"
-    if command in ("run", "run-again"):
+    if command.startswith("run"):
         line = ["run", SCENARIO, "--set", "duration=100ms", "--pcap", "r1",
                 "--out", str(out)]  # fmt: skip
-        if command == "run-again":  # into an earlier run's folder
+        if command != "run":  # into an earlier run's folder
             assert main(line) == 0
         return line, out
     if command == "sweep":
@@ -172,6 +173,18 @@ def setup(command: str, base: Path, reproduction: Path) -> tuple[list[str], Path
     return ["bench", "--only", "F10", "--plot", str(out / "scale.png")], out
 
 
+def across_disks(real: Callable[..., Any]) -> Callable[..., Any]:
+    """``os.replace`` failing with EXDEV for a rename out of a command's hidden folder."""
+
+    def replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> Any:
+        if ".ccsim-partial-" in os.fsdecode(src) and ".copy-" not in os.fsdecode(src):
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), os.fsdecode(src), None,
+                          os.fsdecode(dst))  # fmt: skip
+        return real(src, dst, *args, **kwargs)
+
+    return replace
+
+
 def fake_benchmarks(repeat: int = 1, only: Any = None) -> list[Any]:
     """bench's rows without running a child per case: the plot's writes are what is tested."""
     from ccsim.bench import BenchRow
@@ -181,7 +194,7 @@ def fake_benchmarks(repeat: int = 1, only: Any = None) -> list[Any]:
 
 #: The commands whose calls each fail with every errno; the others' (a reproduction: a second
 #: or more each) with one, turning from call to call.
-QUICK = ("run", "run-again", "sweep", "bench")
+QUICK = ("run", "run-again", "run-across-disks", "sweep", "bench")
 
 
 def cells(command: str, kinds: list[int]) -> list[tuple[int, int]]:
@@ -224,6 +237,10 @@ def test_every_failed_write_of_a_command_is_one_line_naming_a_real_path_and_leav
     import ccsim.bench
 
     monkeypatch.setattr(ccsim.bench, "run_benchmarks", fake_benchmarks)
+    if command == "run-across-disks":
+        # --out's files on another disk than the hidden folder (a pcap/ linked to a USB
+        # disk): each rename out of it fails with EXDEV, and the file is copied instead.
+        monkeypatch.setattr(os, "replace", across_disks(os.replace))
     monkeypatch.delenv("CCSIM_RESULTS", raising=False)
     home = tmp_path / "home"
     home.mkdir()
