@@ -2096,6 +2096,45 @@ def test_a_plan_override_with_a_quoted_key_is_cut_and_looked_up_as_the_core_read
     assert _lookup(tree, "links.a.b.rate") is None
 
 
+def test_a_refusal_of_another_host_and_a_jobs_event_stream_carry_their_headers(
+    guarded: Server,
+) -> None:
+    # Noticed in campaign 27 (issue 32): behind nginx, whose default buffers an answer before
+    # passing it on, the page would get a job's events at its end; the stream asks it not to.
+    status, _ = send(guarded, "GET", "/api/papers", headers={"Host": "evil.example"})
+    assert status == 400
+    conn = http.client.HTTPConnection("127.0.0.1", guarded.port, timeout=30)
+    conn.request("GET", "/api/papers", headers={"Host": "evil.example"})
+    assert conn.getresponse().getheader("X-Content-Type-Options") == "nosniff"
+    conn.close()
+    from ccsim.explore.jobs import Job
+
+    job = Job("j-headers", request=None)  # type: ignore[arg-type]
+    guarded.app.state.engine.jobs[job.id] = job
+    job.emit("done", done=0, total=0, cached=0, simulated=0)
+    job.end()
+    with urllib.request.urlopen(f"{guarded.url}/api/jobs/{job.id}/events", timeout=30) as r:
+        assert r.headers["X-Accel-Buffering"] == "no"
+        assert r.headers["Cache-Control"] == "no-cache"
+        r.read()
+
+
+def test_the_page_asks_for_plotly_by_its_version_so_an_upgrade_is_never_served_from_cache(
+    guarded: Server,
+) -> None:
+    import plotly
+
+    # Noticed in campaign 27 (issue 32): kept a day under one address, the old script served
+    # a tab for a day after an upgrade.
+    with urllib.request.urlopen(guarded.url + "/", timeout=30) as r:
+        page = r.read().decode()
+    src = f'src="/plotly.min.js?v={plotly.__version__}"'
+    assert src in page
+    with urllib.request.urlopen(f"{guarded.url}/plotly.min.js?v={plotly.__version__}") as r:
+        assert r.headers["Cache-Control"] == "max-age=31536000"
+        assert len(r.read()) > 1_000_000
+
+
 _ROUTES = ["/", "/plotly.min.js", "/api/papers", "/api/run", "/api/jobs/{job}/events",
            "/api/jobs/{job}/cancel", "/no/such/path"]  # fmt: skip
 _METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
@@ -2133,6 +2172,8 @@ def test_no_request_to_any_route_by_any_method_ends_a_job_or_starts_one_unless_i
             answer += chunk
     status = int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.1 ") else 0
     assert 100 <= status < 500, (method, path, answer[:200])
+    # Every answer, refusals included, is taken by a browser as the type it is sent as.
+    assert b"\r\nx-content-type-options: nosniff\r\n" in answer.lower(), answer[:400]
     for i in range(30):  # events to write: a stream begun for this request would end here
         job.emit("progress", seed=1, sim_s=float(i), duration_s=30.0, events=i)
         time.sleep(0.005)

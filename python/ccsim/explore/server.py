@@ -206,6 +206,29 @@ class Guard:
         await self.app(scope, receive, send)
 
 
+class NoSniff:
+    """ASGI middleware, outermost: ``X-Content-Type-Options: nosniff`` (WHATWG Fetch §3.5) on
+    every answer, the other middlewares' refusals included. A browser then takes each answer as
+    the type it is sent as: JSON as JSON, never as HTML or a script, whatever text an error
+    repeats from its request (noticed in campaign 27, issue 32)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"x-content-type-options", b"nosniff")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether an ASGI scope's raw headers ask to upgrade to WebSocket (RFC 6455 §4.1)."""
     return any(k.lower() == b"upgrade" and v.strip().lower() == b"websocket" for k, v in headers)
@@ -510,12 +533,19 @@ def create_app(
     mean_ci([1.0, 2.0])
     plotly_js: list[bytes] = []
 
+    # The page asks for plotly.min.js by plotly's version: the script is kept by the browser
+    # for a year, and another plotly (an upgrade) is another address. Kept a day under one
+    # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
+    import plotly
+
+    page = PAGE.replace('src="/plotly.min.js"', f'src="/plotly.min.js?v={plotly.__version__}"')
+
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
         # X-Frame-Options, RFC 7034, for browsers before it): framed invisibly under a page's
         # own buttons, the explorer's controls took the user's clicks, and its requests, sent
         # from its own origin, passed every guard above (campaign 26, issue 32).
-        return HTMLResponse(PAGE, headers={"Content-Security-Policy": "frame-ancestors 'none'",
+        return HTMLResponse(page, headers={"Content-Security-Policy": "frame-ancestors 'none'",
                                            "X-Frame-Options": "DENY"})  # fmt: skip
 
     async def plotly(_: HttpRequest) -> Response:
@@ -540,7 +570,7 @@ def create_app(
                 await asyncio.sleep(0)
 
         return StreamingResponse(chunks(), media_type="application/javascript",
-                                 headers={"Cache-Control": "max-age=86400",
+                                 headers={"Cache-Control": "max-age=31536000",
                                           "Content-Length": str(len(script))})  # fmt: skip
 
     async def papers(_: HttpRequest) -> Response:
@@ -634,8 +664,12 @@ def create_app(
                     with contextlib.suppress(RuntimeError):  # the loop closed at the stop
                         loop.call_later(READER_RETURN_S, unless_back)
 
+        # X-Accel-Buffering: behind nginx (a reverse proxy to reach the explorer on a server),
+        # whose default buffers an answer before passing it on, the page would see a job's
+        # events only at its end; this header asks nginx not to.
         return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})  # fmt: skip
 
     # --host as given passes too, beside its shortest form (the URL printed, which browsers
     # send): `--host ::ffff:127.0.0.1` then `curl http://[::ffff:127.0.0.1]:8765/` got 400
@@ -653,7 +687,11 @@ def create_app(
             Route("/api/jobs/{job}/events", events),
             Route("/api/jobs/{job}/cancel", cancel, methods=["POST"]),
         ],
-        middleware=[Middleware(HostCheck, allowed=hosts), Middleware(Guard)],
+        middleware=[
+            Middleware(NoSniff),
+            Middleware(HostCheck, allowed=hosts),
+            Middleware(Guard),
+        ],
     )
     app.state.engine = engine
     app.state.catalog = catalog
