@@ -94,8 +94,11 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
                              "nothing was written to it") from None  # fmt: skip
         return
-    with moving_in(out):
-        _put_in_place(stage, out, ours, state)
+    try:
+        with moving_in(out):
+            _put_in_place(stage, out, ours, state)
+    finally:  # interrupted while waiting for the lock: no hidden folder is left in ``out``
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 @contextlib.contextmanager
