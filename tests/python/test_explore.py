@@ -2477,3 +2477,26 @@ def test_a_stop_closes_a_connection_already_lingering_at_once(
         assert answer.startswith(b"HTTP/1.1 415 "), answer
         s.stop()  # joins the server's thread for up to 10 s
         assert not s.thread.is_alive(), "the stop waited for a lingering connection"
+
+
+def test_part_of_a_pipelined_head_sent_with_the_request_before_it_is_answered_408(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccsim.explore import server as explore_server
+
+    # Campaign 28 (issue 32): a request and the start of the next sent together (HTTP/1.1
+    # pipelining), the next never finished: the head deadline counted only bytes received
+    # after the first answer, so the connection was closed by uvicorn's keep-alive wait as an
+    # idle one, at 5 s and without a word, where a head begun and left unfinished is answered
+    # 408 Request Timeout (RFC 9110 §15.5.9) at HEAD_TIMEOUT_S.
+    monkeypatch.setattr(explore_server, "HEAD_TIMEOUT_S", 0.5)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as client:
+        client.sendall(b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                       b"GET /api/papers HTTP/1.1\r\nHo")  # fmt: skip
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:100]
+    assert answer.count(b"HTTP/1.1 ") == 2, answer[-200:]
+    assert answer.endswith(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                           b"Content-Length: 0\r\n\r\n"), answer[-200:]  # fmt: skip

@@ -336,6 +336,13 @@ def head_deadline_protocol() -> type:
         def on_response_complete(self) -> None:
             self._arm()  # first: the next pipelined request, if any, disarms it again
             super().on_response_complete()
+            if self._deadline is not None and self.conn.trailing_data[0]:
+                # Part of the next head came with the request just answered (pipelining):
+                # begun, it is answered 408 at the deadline. Uncounted, the connection was
+                # closed at uvicorn's keep-alive wait (5 s) as an idle one, without a word
+                # (campaign 28, issue 32); that wait is for a connection with nothing to read.
+                self._head_started = True
+                self._unset_keepalive_if_required()
 
     return HeadDeadline
 
