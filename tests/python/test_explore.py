@@ -2500,3 +2500,21 @@ def test_part_of_a_pipelined_head_sent_with_the_request_before_it_is_answered_40
     assert answer.count(b"HTTP/1.1 ") == 2, answer[-200:]
     assert answer.endswith(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
                            b"Content-Length: 0\r\n\r\n"), answer[-200:]  # fmt: skip
+
+
+def test_a_run_request_whose_body_announces_no_length_is_answered_411_not_not_json(
+    guarded: Server,
+) -> None:
+    # Campaign 28 (issue 32): an HTTP/1.0 POST carrying its JSON without Content-Length (which
+    # HTTP/1.0 needs for a request's body, RFC 1945 §7.2.2; a body without it has length 0 in
+    # HTTP/1.1, RFC 9112 §6.3) was answered "the request is not JSON", of valid JSON.
+    for version in (b"1.0", b"1.1"):
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(b"POST /api/run HTTP/" + version + b"\r\nHost: 127.0.0.1\r\nContent-Type: "
+                      b"application/json\r\n\r\n" + b'{"paper": "p001"}')  # fmt: skip
+            answer = b""
+            while b"}" not in answer and (chunk := s.recv(4096)):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 411 "), answer
+        assert json.loads(body)["error"].startswith("the request has no body"), body

@@ -493,6 +493,13 @@ async def read_json(request: Any) -> Any:
     except asyncio.TimeoutError:  # RFC 9110 §15.5.9
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
                            "(a Content-Length longer than the body sent?)") from None  # fmt: skip
+    if not any(chunks) and not ({"content-length", "transfer-encoding"} & set(request.headers)):
+        # A body without either has length 0 (RFC 9112 §6.3; HTTP/1.0 needs Content-Length
+        # for one, RFC 1945 §7.2.2), and JSON sent so was answered "the request is not JSON"
+        # (campaign 28, issue 32): 411 Length Required (RFC 9110 §15.5.12) says what is
+        # missing. The connection closes: what was sent after the head is no request.
+        raise Refused(411, "the request has no body: a run request's JSON needs its "
+                           "Content-Length (or Transfer-Encoding: chunked)")  # fmt: skip
     return parse_json(b"".join(chunks))
 
 
@@ -567,7 +574,7 @@ def create_app(
         try:
             req = catalog.request(await read_json(request))
         except Refused as e:  # a body cut off at the limit: the rest is not read either
-            close = {"Connection": "close"} if e.status in (408, 413) else None
+            close = {"Connection": "close"} if e.status in (408, 411, 413) else None
             return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
