@@ -94,6 +94,40 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
                              "nothing was written to it") from None  # fmt: skip
         return
+    try:
+        with moving_in(out):
+            _put_in_place(stage, out, ours, state)
+    finally:  # interrupted while waiting for the lock: no hidden folder is left in ``out``
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def moving_in(out: Path) -> Iterator[None]:
+    """An exclusive lock on the folder ``out`` itself (``flock``, so nothing is written there)
+    while an output is put in place: two commands writing one ``--out`` at once (two sweeps)
+    each renamed its files in one by one, and the two sets could interleave, leaving one
+    command's flows beside the other's links (noticed in campaign 27, issue 32). With the lock
+    the output of the command that ends last is there whole, as after two commands in a row.
+    Where the system has no ``flock`` (or ``out`` cannot be opened), nothing is locked."""
+    fd = None
+    with contextlib.suppress(ImportError, OSError):
+        import fcntl
+
+        fd = os.open(out, os.O_RDONLY)
+    if fd is None:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> None:
+    """:func:`staged_output`'s last step into an existing ``out``: ``stage``'s files renamed
+    over their namesakes, the earlier output's other files of ``ours`` removed."""
     clash = in_the_way(stage, out)
     if clash is not None:
         # Checked before a rename: a folder where a file goes (claims.csv/ in a reproduction's

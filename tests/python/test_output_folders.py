@@ -296,3 +296,41 @@ def test_an_out_removed_while_a_command_writes_into_it_is_said_to_hold_nothing(
         f"{out / 'fig12.png'}: no such file; {out} was removed or moved away while this "
         "command wrote into it: nothing of this output or of an earlier one is kept there"
     )
+
+
+def test_an_output_is_put_in_place_under_a_lock_on_its_folder_so_two_commands_never_mix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Noticed in campaign 27 (issue 32): two commands writing one --out at once each renamed
+    # its files in one by one, and the two sets could interleave (one sweep's flows beside
+    # the other's links). Each command now holds a lock on the folder while it moves in; a
+    # second lock taken then (another command's) must wait.
+    import fcntl
+
+    from ccsim import staging
+
+    out = tmp_path / "out"
+    out.mkdir()
+    seen: list[bool] = []
+    move_into = staging._move_into
+
+    def moving(stage: Path, dest: Path) -> None:
+        fd = os.open(dest, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append(False)  # nobody held it
+        except BlockingIOError:
+            seen.append(True)
+        finally:
+            os.close(fd)
+        move_into(stage, dest)
+
+    monkeypatch.setattr(staging, "_move_into", moving)
+    with staging.staged_output(out, ["a.txt"]) as stage:
+        (stage / "a.txt").write_text("new", encoding="utf-8")
+    assert seen == [True]
+    assert (out / "a.txt").read_text(encoding="utf-8") == "new"
+    # The lock ends with the move: a later command takes it at once.
+    fd = os.open(out, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(fd)

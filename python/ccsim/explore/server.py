@@ -206,6 +206,29 @@ class Guard:
         await self.app(scope, receive, send)
 
 
+class NoSniff:
+    """ASGI middleware, outermost: ``X-Content-Type-Options: nosniff`` (WHATWG Fetch §3.5) on
+    every answer, the other middlewares' refusals included. A browser then takes each answer as
+    the type it is sent as: JSON as JSON, never as HTML or a script, whatever text an error
+    repeats from its request (noticed in campaign 27, issue 32)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"x-content-type-options", b"nosniff")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether an ASGI scope's raw headers ask to upgrade to WebSocket (RFC 6455 §4.1)."""
     return any(k.lower() == b"upgrade" and v.strip().lower() == b"websocket" for k, v in headers)
@@ -299,7 +322,7 @@ def head_deadline_protocol() -> type:
             super().data_received(data)
 
         def shutdown(self) -> None:
-            self.transport.lingering_allowed = False  # the explorer stops: close at once
+            self.transport.stop()  # the explorer stops: close at once, lingering or not
             super().shutdown()
 
         def _arm(self) -> None:
@@ -336,6 +359,13 @@ def head_deadline_protocol() -> type:
         def on_response_complete(self) -> None:
             self._arm()  # first: the next pipelined request, if any, disarms it again
             super().on_response_complete()
+            if self._deadline is not None and self.conn.trailing_data[0]:
+                # Part of the next head came with the request just answered (pipelining):
+                # begun, it is answered 408 at the deadline. Uncounted, the connection was
+                # closed at uvicorn's keep-alive wait (5 s) as an idle one, without a word
+                # (campaign 28, issue 32); that wait is for a connection with nothing to read.
+                self._head_started = True
+                self._unset_keepalive_if_required()
 
     return HeadDeadline
 
@@ -381,6 +411,16 @@ class LingeringClose:
         self._lingering = True
         t.resume_reading()
         self._loop.call_later(LINGER_S, t.close)
+
+    def stop(self) -> None:
+        """The explorer stops: the connection closes at once from now on, and at once now if it
+        is already lingering. Only the first was done, and a connection lingering when Ctrl-C
+        came held the stop for the rest of its ``LINGER_S`` (3.2 s to stop, where 1.4 s without
+        it; campaign 28, issue 32): its answer had gone out, and the client's bytes left to
+        read and drop matter to nobody once the explorer ends."""
+        self.lingering_allowed = False
+        if self._lingering:
+            self._transport.close()
 
     def discard(self, data: bytes) -> bool:
         """Whether ``data`` came after the close (thrown away); past ``LINGER_BYTES``, the
@@ -476,6 +516,13 @@ async def read_json(request: Any) -> Any:
     except asyncio.TimeoutError:  # RFC 9110 §15.5.9
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
                            "(a Content-Length longer than the body sent?)") from None  # fmt: skip
+    if not any(chunks) and not ({"content-length", "transfer-encoding"} & set(request.headers)):
+        # A body without either has length 0 (RFC 9112 §6.3; HTTP/1.0 needs Content-Length
+        # for one, RFC 1945 §7.2.2), and JSON sent so was answered "the request is not JSON"
+        # (campaign 28, issue 32): 411 Length Required (RFC 9110 §15.5.12) says what is
+        # missing. The connection closes: what was sent after the head is no request.
+        raise Refused(411, "the request has no body: a run request's JSON needs its "
+                           "Content-Length (or Transfer-Encoding: chunked)")  # fmt: skip
     return parse_json(b"".join(chunks))
 
 
@@ -510,12 +557,19 @@ def create_app(
     mean_ci([1.0, 2.0])
     plotly_js: list[bytes] = []
 
+    # The page asks for plotly.min.js by plotly's version: the script is kept by the browser
+    # for a year, and another plotly (an upgrade) is another address. Kept a day under one
+    # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
+    import plotly
+
+    page = PAGE.replace('src="/plotly.min.js"', f'src="/plotly.min.js?v={plotly.__version__}"')
+
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
         # X-Frame-Options, RFC 7034, for browsers before it): framed invisibly under a page's
         # own buttons, the explorer's controls took the user's clicks, and its requests, sent
         # from its own origin, passed every guard above (campaign 26, issue 32).
-        return HTMLResponse(PAGE, headers={"Content-Security-Policy": "frame-ancestors 'none'",
+        return HTMLResponse(page, headers={"Content-Security-Policy": "frame-ancestors 'none'",
                                            "X-Frame-Options": "DENY"})  # fmt: skip
 
     async def plotly(_: HttpRequest) -> Response:
@@ -540,7 +594,7 @@ def create_app(
                 await asyncio.sleep(0)
 
         return StreamingResponse(chunks(), media_type="application/javascript",
-                                 headers={"Cache-Control": "max-age=86400",
+                                 headers={"Cache-Control": "max-age=31536000",
                                           "Content-Length": str(len(script))})  # fmt: skip
 
     async def papers(_: HttpRequest) -> Response:
@@ -550,7 +604,7 @@ def create_app(
         try:
             req = catalog.request(await read_json(request))
         except Refused as e:  # a body cut off at the limit: the rest is not read either
-            close = {"Connection": "close"} if e.status in (408, 413) else None
+            close = {"Connection": "close"} if e.status in (408, 411, 413) else None
             return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
@@ -634,8 +688,12 @@ def create_app(
                     with contextlib.suppress(RuntimeError):  # the loop closed at the stop
                         loop.call_later(READER_RETURN_S, unless_back)
 
+        # X-Accel-Buffering: behind nginx (a reverse proxy to reach the explorer on a server),
+        # whose default buffers an answer before passing it on, the page would see a job's
+        # events only at its end; this header asks nginx not to.
         return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+                                 headers={"Cache-Control": "no-cache",
+                                          "X-Accel-Buffering": "no"})  # fmt: skip
 
     # --host as given passes too, beside its shortest form (the URL printed, which browsers
     # send): `--host ::ffff:127.0.0.1` then `curl http://[::ffff:127.0.0.1]:8765/` got 400
@@ -653,7 +711,11 @@ def create_app(
             Route("/api/jobs/{job}/events", events),
             Route("/api/jobs/{job}/cancel", cancel, methods=["POST"]),
         ],
-        middleware=[Middleware(HostCheck, allowed=hosts), Middleware(Guard)],
+        middleware=[
+            Middleware(NoSniff),
+            Middleware(HostCheck, allowed=hosts),
+            Middleware(Guard),
+        ],
     )
     app.state.engine = engine
     app.state.catalog = catalog

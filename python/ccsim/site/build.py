@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import hidden_name, in_the_way, staging_folder
+from ccsim.staging import hidden_name, in_the_way, moving_in, staging_folder
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -75,7 +75,8 @@ def build_site(
         raise OSError(e.errno, f"{reason}; the site was not written", str(out)) from e
     try:
         index, left_out = _write_site(results, out, work, root, warn)
-        _move_into_place(work, out, left_out)
+        with moving_in(out if out.is_dir() else out.parent):  # two reports at once: not mixed
+            _move_into_place(work, out, left_out)
     except OSError as e:
         raise _named_in_place(e, work, out) from e
     finally:
