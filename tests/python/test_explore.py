@@ -88,6 +88,18 @@ def server(tmp_path: Path) -> Iterator[Server]:
     s.stop()
 
 
+def threadless_job(server: Server, job_id: str, *first: str) -> Any:
+    """A job registered on ``server`` with no thread behind it: the test emits its events
+    (``first``: the kinds emitted at once, e.g. "start")."""
+    from ccsim.explore.jobs import Job
+
+    job = Job(job_id, request=None)  # type: ignore[arg-type]
+    server.app.state.engine.jobs[job.id] = job
+    for kind in first:
+        job.emit(kind, total=1, points=1)
+    return job
+
+
 def python_api_values(figure: str, line: str, x: str, params: dict[str, str], seeds: int) -> list:
     """The figure's metric for each seed, run through ccsim.run (not the explorer's code)."""
     plan = load_plan(EXPERIMENTS / "p001-spack")
@@ -1394,7 +1406,6 @@ def test_a_job_cancelled_while_it_waits_behind_another_ends_at_once_holding_no_q
 def test_ccsim_explore_without_its_web_server_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-
     from ccsim.cli import main
 
     monkeypatch.chdir(ROOT)
@@ -1552,14 +1563,11 @@ def test_a_client_gone_mid_stream_ends_its_stream_quietly_and_cancels_its_job(
     import logging
     import struct
 
-    from ccsim.explore.jobs import Job
-
     # A job with a backlog of events (a page that reconnects late, a burst of cached points),
     # and a reader that closes its tab after the first bytes: the events still to come must
     # not be written into the dead connection (asyncio logs "socket.send() raised exception."
     # for every write after the fifth to a lost connection).
-    job = Job("j-gone", request=None)
-    server.app.state.engine.jobs[job.id] = job
+    job = threadless_job(server, "j-gone")
     for i in range(500):
         job.emit("progress", seed=1, sim_s=float(i), duration_s=500.0, events=i)
     with caplog.at_level(logging.WARNING):
@@ -1609,13 +1617,9 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
 ) -> None:
     import struct
 
-    from ccsim.explore.jobs import Job
-
     # Issue 32's noticed list: a stream that left cancelled its job whatever other streams
     # still read it, so closing one of two tabs on a job ended the other's with "cancelled".
-    job = Job("j-two", request=None)
-    server.app.state.engine.jobs[job.id] = job
-    job.emit("start", total=1, points=1)
+    job = threadless_job(server, "j-two", "start")
     tabs = []
     for _ in range(2):
         tab = socket.create_connection(("127.0.0.1", server.port), timeout=30)
@@ -1642,7 +1646,7 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
     tabs[1].close()
     assert b'"type": "done"' in received and b'"cancelled"' not in received
     # The last reader leaving before the end still cancels the job.
-    server.app.state.engine.jobs["j-one"] = last = Job("j-one", request=None)
+    last = threadless_job(server, "j-one")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
         tab.sendall(b"GET /api/jobs/j-one/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert tab.recv(64).startswith(b"HTTP/1.1 200")
@@ -1658,14 +1662,10 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
 def test_a_head_request_on_a_jobs_events_is_answered_without_cancelling_the_job(
     server: Server,
 ) -> None:
-    from ccsim.explore.jobs import Job
-
     # Campaign 20: HEAD (`curl -I`, a link checker) on a running job's events made a stream
     # nobody read, whose end counted as the last reader leaving: the job was cancelled, and
     # the page's reader that came next got "cancelled". HEAD is safe (RFC 9110 §9.3.2).
-    job = Job("j-head", request=None)
-    server.app.state.engine.jobs[job.id] = job
-    job.emit("start", total=1, points=1)
+    job = threadless_job(server, "j-head", "start")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
         tab.sendall(b"HEAD /api/jobs/j-head/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         answer = b""
@@ -2107,10 +2107,8 @@ def test_a_refusal_of_another_host_and_a_jobs_event_stream_carry_their_headers(
     conn.request("GET", "/api/papers", headers={"Host": "evil.example"})
     assert conn.getresponse().getheader("X-Content-Type-Options") == "nosniff"
     conn.close()
-    from ccsim.explore.jobs import Job
 
-    job = Job("j-headers", request=None)  # type: ignore[arg-type]
-    guarded.app.state.engine.jobs[job.id] = job
+    job = threadless_job(guarded, "j-headers")
     job.emit("done", done=0, total=0, cached=0, simulated=0)
     job.end()
     with urllib.request.urlopen(f"{guarded.url}/api/jobs/{job.id}/events", timeout=30) as r:
@@ -2150,15 +2148,11 @@ _MEANT_TO_END_THE_JOB = {("GET", "/api/jobs/{job}/events"), ("POST", "/api/jobs/
 def test_no_request_to_any_route_by_any_method_ends_a_job_or_starts_one_unless_it_is_meant_to(
     guarded: Server, method: str, route: str
 ) -> None:
-    from ccsim.explore.jobs import Job
-
     # Campaign 20 (issue 32) found HEAD on a job's events cancelling the job; campaigns 13 and
     # 14 had sent these methods to these paths and checked status codes only. Every cell is
     # checked here for what it does: no 5xx, no job started, the running job left running.
     engine = guarded.app.state.engine
-    job = Job(f"j-matrix-{method}-{_ROUTES.index(route)}", request=None)
-    engine.jobs[job.id] = job
-    job.emit("start", total=1, points=1)
+    job = threadless_job(guarded, f"j-matrix-{method}-{_ROUTES.index(route)}", "start")
     jobs_before = set(engine.jobs)
     path = route.format(job=job.id)
     head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
@@ -2303,7 +2297,6 @@ def test_an_event_stream_sleeps_until_its_job_emits_and_wakes_at_once_for_each_e
     # was woken for. The head deadline (0.5 s here) never cuts an answer being sent.
     from starlette.requests import Request as HttpRequest
 
-    from ccsim.explore import jobs
     from ccsim.explore import server as explore_server
 
     monkeypatch.setattr(explore_server, "READER_IDLE_S", 60.0)
@@ -2316,8 +2309,7 @@ def test_an_event_stream_sleeps_until_its_job_emits_and_wakes_at_once_for_each_e
         return await is_disconnected(self)
 
     monkeypatch.setattr(HttpRequest, "is_disconnected", counted)
-    job = jobs.Job("j-quiet", request=None)  # type: ignore[arg-type]  # no thread: emitted here
-    server.app.state.engine.jobs[job.id] = job
+    job = threadless_job(server, "j-quiet")
     lines: list[dict[str, Any]] = []
 
     def read() -> None:
@@ -2403,16 +2395,12 @@ def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_g
 ) -> None:
     import struct
 
-    from ccsim.explore.jobs import Job
-
     # Campaign 27 (issue 32): the page's event stream cut once (an SSH tunnel or a proxy
     # between the browser and the explorer restarted, a Wi-Fi hand-over) cancelled the job at
     # once, and the browser's own EventSource reconnection 3 s later read "cancelled after 0
     # of 60 runs", a cancel the user never asked for. A reader that comes back within
     # READER_RETURN_S keeps the job.
-    job = Job("j-back", request=None)
-    server.app.state.engine.jobs[job.id] = job
-    job.emit("start", total=1, points=1)
+    job = threadless_job(server, "j-back", "start")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
         tab.sendall(b"GET /api/jobs/j-back/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         head = tab.recv(4096)
@@ -2440,7 +2428,7 @@ def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_g
                 break
     assert b'"type": "done"' in received and b'"cancelled"' not in received
     # A reader that does not come back: the job is cancelled once READER_RETURN_S has passed.
-    server.app.state.engine.jobs["j-gone"] = gone = Job("j-gone", request=None)
+    gone = threadless_job(server, "j-gone")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as tab:
         tab.sendall(b"GET /api/jobs/j-gone/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert tab.recv(64).startswith(b"HTTP/1.1 200")
