@@ -504,9 +504,18 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
     # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
+    from ccsim.site.build import AllLeftOut
 
     try:
         site = build_site(r.report.parent, warn=warn)
+    except AllLeftOut as e:
+        # Its files written, then one failing as the site read it back (a failing disk:
+        # claims.csv, "input/output error", in the warning above): the error said "every
+        # reproduction in it was left out", as if this one were lost (campaign 29, issue 32).
+        raise ValueError(f"{r.report.parent / 'site'} was not written, as the file named "
+                         f"above could not be read; {r.report.parent} holds the rest of this "
+                         "reproduction (its report, figures and tables), and the same command "
+                         "writes the site from them") from e  # fmt: skip
     except OSError as e:
         # The reproduction's report, figures and tables are in place by now: "<out>/site/
         # index.html: no space left on device; the site was not written" left the user to
