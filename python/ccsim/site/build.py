@@ -19,6 +19,7 @@ class AllLeftOut(ValueError):
     """No site was written: every reproduction's files were left out of it (each named in a
     warning), unreadable or damaged."""
 
+
 #: The manifest of a site's pages (ccsim.experiment.drawn): what each was drawn from.
 PAGES_MANIFEST = "pages.json"
 #: The site's own files beside its pages: a reproduction's folder of one of these names
