@@ -128,7 +128,14 @@ def moving_in(out: Path) -> Iterator[None]:
 def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> None:
     """:func:`staged_output`'s last step into an existing ``out``: ``stage``'s files renamed
     over their namesakes, the earlier output's other files of ``ours`` removed."""
-    clash = in_the_way(stage, out)
+    try:
+        clash = in_the_way(stage, out)
+    except OSError as e:
+        # The hidden folder's listing or a file's lookup there failing (a failing disk: EIO)
+        # named the hidden folder, ".ccsim-partial-XXXX: input/output error", a name the user
+        # never made (campaign 29, issue 32): the file is named where it would have been.
+        shown = OSError(e.errno, e.strerror or str(e), str(_as_in_out(e, stage, out)))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
     if clash is not None:
         # Checked before a rename: a folder where a file goes (claims.csv/ in a reproduction's
         # folder) failed the rename half-way, naming the hidden folder, which was left in
@@ -145,14 +152,22 @@ def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> No
     except OSError as e:
         # The hidden folder is not left in ``out`` (its name in the error said nothing).
         shutil.rmtree(stage, ignore_errors=True)
-        name = Path(os.fsdecode(e.filename2 or e.filename)) if e.filename else out
-        shown = OSError(e.errno, e.strerror or str(e), str(name))
+        shown = OSError(e.errno, e.strerror or str(e), str(_as_in_out(e, stage, out)))
         raise ValueError(f"{os_error_text(shown)}; {out} holds part of this output") from e
     # Every file is in place: the output is whole. The empty hidden folder's removal failing
     # (a disk gone read-only just after the renames) failed the command naming that folder,
     # ".ccsim-partial-XXXX: read-only file system", with the output written (campaign 28,
     # issue 32); an empty folder the disk will not remove is left to it.
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _as_in_out(e: OSError, stage: Path, out: Path) -> Path:
+    """The file ``e`` names (a rename's destination first), as it is or would be in ``out``
+    when it lies in the hidden folder ``stage``; ``out`` when it names none."""
+    if not e.filename:
+        return out
+    name = Path(os.fsdecode(e.filename2 or e.filename))
+    return out / name.relative_to(stage) if name.is_relative_to(stage) else name
 
 
 def in_the_way(source: Path, dest: Path) -> Path | None:

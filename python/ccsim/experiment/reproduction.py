@@ -500,13 +500,36 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"{target / default_out(plan_id, quick).name}")  # fmt: skip
     refuse_a_site(target, option, "a reproduction's report, figures and run store")
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
-    recorded = record_full_run(r.report.parent, folder) if record else None
+    recorded = None
+    if record:
+        try:
+            recorded = record_full_run(r.report.parent, folder)
+        except (OSError, ValueError) as e:
+            # The record is copied after every run, the report, figures and tables: its full
+            # disk said only "<paper>/full-run/claims.csv: no space left on device; <paper>/
+            # full-run was left as it was", as if the hours of the full run were lost, and the
+            # site, written after it, was not (campaign 29, issue 32).
+            from ccsim.staging import os_error_text
+
+            said = os_error_text(e) if isinstance(e, OSError) else str(e)
+            raise ValueError(f"{said}; {r.report.parent} holds this reproduction (its report, "
+                             "figures, tables and runs; not its site), and the same command "
+                             "records it from the stored runs") from e  # fmt: skip
     # This reproduction's HTML site, inside its own folder: nothing is written outside --out
     # (`ccsim report` builds one site over several reproductions).
     from ccsim.site import build_site
+    from ccsim.site.build import AllLeftOut
 
     try:
         site = build_site(r.report.parent, warn=warn)
+    except AllLeftOut as e:
+        # Its files written, then one failing as the site read it back (a failing disk:
+        # claims.csv, "input/output error", in the warning above): the error said "every
+        # reproduction in it was left out", as if this one were lost (campaign 29, issue 32).
+        raise ValueError(f"{r.report.parent / 'site'} was not written, as the file named "
+                         f"above could not be read; {r.report.parent} holds the rest of this "
+                         "reproduction (its report, figures and tables), and the same command "
+                         "writes the site from them") from e  # fmt: skip
     except OSError as e:
         # The reproduction's report, figures and tables are in place by now: "<out>/site/
         # index.html: no space left on device; the site was not written" left the user to

@@ -14,6 +14,12 @@ from ccsim.staging import hidden_name, in_the_way, moving_in, staging_folder
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
 
+
+class AllLeftOut(ValueError):
+    """No site was written: every reproduction's files were left out of it (each named in a
+    warning), unreadable or damaged."""
+
+
 #: The manifest of a site's pages (ccsim.experiment.drawn): what each was drawn from.
 PAGES_MANIFEST = "pages.json"
 #: The site's own files beside its pages: a reproduction's folder of one of these names
@@ -197,7 +203,7 @@ def _write_site(
         # Every reproduction damaged: the index said "No reproduction yet" with status 0,
         # the site `ccsim report` refuses to write for a folder without one (campaign 12,
         # issue 32). Nothing is moved into place, so an earlier site stays as it was.
-        raise ValueError(
+        raise AllLeftOut(
             f"{results}: every reproduction in it was left out (named above), so no site was "
             "written; run `ccsim reproduce` again for them"
         )
