@@ -331,15 +331,19 @@ def head_deadline_protocol() -> type:
             super().data_received(data)
 
         def send_400_response(self, msg: str) -> None:
+            # Bytes h11 cannot read (a broken chunk of a request's body) after that request's
+            # head: its app already runs, and its answer (or the rest of it) must go nowhere,
+            # as at a connection lost. It went to h11 after the 400, which raised "can't handle
+            # event type Response when role=SERVER and state=MUST_CLOSE" ("Exception in ASGI
+            # application" and a traceback; campaign 29, issue 32).
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
             if self.conn.our_state is not h11.SEND_RESPONSE:
-                # Bytes h11 cannot read (a broken chunk of a request's body) while that
-                # request's answer is going out (an event stream): no 400 can come in the
-                # middle of an answer, and uvicorn's attempt raised out of data_received
-                # (the traceback above). The connection closes, the answer cut, and the app
-                # is told its client is gone, as at a connection lost.
-                if self.cycle is not None:
-                    self.cycle.disconnected = True
-                    self.cycle.message_event.set()
+                # The answer is going out (an event stream): no 400 can come in its middle,
+                # and uvicorn's attempt raised out of data_received (asyncio's "Fatal error:
+                # protocol.data_received() call failed." and a traceback). The connection
+                # closes, the answer cut.
                 self.transport.close()
                 return
             super().send_400_response(msg)
