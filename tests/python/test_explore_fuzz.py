@@ -327,3 +327,43 @@ def test_a_broken_chunk_of_a_body_sent_with_its_head_is_answered_400_quietly(
     time.sleep(0.2)  # the app's answer, after the 400, would have logged by now
     assert got.startswith(b"HTTP/1.1 400 ")
     assert log.lines == []
+
+
+def test_a_job_never_read_is_cancelled_in_time_while_it_waits_behind_a_job_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A job whose answer was lost (a tab closed at the click) waited, uncancelled, for as
+    # long as the job ahead of it in the pool ran: it looked at its readers only as its own
+    # runs started (campaign 29, issue 32: the fuzz's job invariant checked by hand with one
+    # worker).
+    from test_explore import EXPERIMENTS
+
+    from ccsim.explore import Catalog
+    from ccsim.explore.jobs import Engine
+
+    monkeypatch.setattr(jobs, "UNREAD_LIMIT_S", 0.2)
+    monkeypatch.setattr(jobs, "READER_WAIT_S", 0.05)
+    release = threading.Event()
+
+    def one(self: Engine, job: Any, spec: Any, store: Any) -> Any:
+        release.wait(30)  # a run of the job being read: minutes long
+        raise jobs.Cancelled
+
+    monkeypatch.setattr(Engine, "_one", one)
+    engine = Engine(tmp_path / "results", workers=1)
+    ask = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
+    request = Catalog(EXPERIMENTS).request(ask)
+    try:
+        held = engine.submit(request)
+        held.read = True  # a page reads its events
+        lost = engine.submit(request)
+        deadline = time.monotonic() + 10
+        while not lost.finished:
+            assert time.monotonic() < deadline, "the unread job still waits"
+            time.sleep(0.02)
+        assert lost.events[-1]["type"] == "cancelled"
+        assert lost.events[-1]["reason"] == "no reader opened its events within 0.2 s"
+        assert not held.finished
+    finally:
+        release.set()
+        engine.close()
