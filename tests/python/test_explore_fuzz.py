@@ -367,3 +367,13 @@ def test_a_job_never_read_is_cancelled_in_time_while_it_waits_behind_a_job_being
     finally:
         release.set()
         engine.close()
+
+
+def test_a_head_h11_refuses_is_still_answered_400(fuzzed: tuple[Server, Log]) -> None:
+    # Two Host headers (RFC 9112 §3.2): refused before any answer began, so uvicorn's own 400
+    # goes out, not a bare close (a first version of the fix above closed it unanswered).
+    s, _ = fuzzed
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    c.sendall(b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n")
+    with c:
+        assert c.recv(64).startswith(b"HTTP/1.1 400 ")

@@ -339,7 +339,7 @@ def head_deadline_protocol() -> type:
             if self.cycle is not None and not self.cycle.response_complete:
                 self.cycle.disconnected = True
                 self.cycle.message_event.set()
-            if self.conn.our_state is not h11.SEND_RESPONSE:
+            if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
                 # The answer is going out (an event stream): no 400 can come in its middle,
                 # and uvicorn's attempt raised out of data_received (asyncio's "Fatal error:
                 # protocol.data_received() call failed." and a traceback). The connection
