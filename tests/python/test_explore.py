@@ -1687,8 +1687,10 @@ def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_webs
     logged: list[str] = []
     handler = logging.Handler(logging.WARNING)
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
-    logging.getLogger("uvicorn.error").addHandler(handler)
     s = Server(tmp_path / "results", log_level="warning")
+    # After the server's start: uvicorn's log configuration removes its loggers' handlers, and
+    # added before, this test heard nothing (noticed in campaign 29, issue 32).
+    logging.getLogger("uvicorn.error").addHandler(handler)
     try:
         upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
                    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}  # fmt: skip

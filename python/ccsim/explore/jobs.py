@@ -13,6 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout  # not TimeoutError on Python 3.9
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ MAX_JOBS = 64
 #: leaving before its end cancels it; one never read within this time is cancelled as well. Its
 #: finished runs stay in the store, so the same request posted later reuses them.
 UNREAD_LIMIT_S = 30.0
+#: How often a job waiting for its next run looks at whether it was read, seconds.
+READER_WAIT_S = 0.5
 
 
 class Busy(Exception):
@@ -271,7 +274,7 @@ class Engine:
                     self._queue(job, todo, store)
                     if not job.queued:  # cancelled before its next run was queued
                         raise Cancelled
-                    rec, hit = job.queued[0].result()
+                    rec, hit = self._result(job, job.queued[0])
                     job.queued.popleft()
                     recs.append(rec)
                     done += 1
@@ -298,6 +301,19 @@ class Engine:
             job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
         finally:
             job.end()
+
+    def _result(self, job: Job, run: Future[Any]) -> Any:
+        """``run``'s result, once it is done; meanwhile the job is looked at each
+        ``READER_WAIT_S``, so that one never read is cancelled within :data:`UNREAD_LIMIT_S`
+        while its runs wait in the pool (which then drops them: ``Job.cancel``). Its runs
+        look at it only as they start: queued behind a job a page reads for an hour, a job
+        whose answer was lost (a tab closed at the click) held its thread, and a place among
+        :data:`MAX_JOBS`, for that hour (campaign 29, issue 32)."""
+        while True:
+            try:
+                return run.result(timeout=READER_WAIT_S)
+            except FutureTimeout:
+                job.stopped(self.closed)
 
     def _queue(self, job: Job, todo: Any, store: Any) -> None:
         """Queue ``job``'s next runs from ``todo`` until it has four per worker in the pool

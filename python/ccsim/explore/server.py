@@ -303,6 +303,7 @@ def head_deadline_protocol() -> type:
     uvicorn closes an idle connection only after an answer (``timeout_keep_alive``), and every
     byte received restarts that wait; nothing bounded a connection that never sent anything,
     or sent its head a byte at a time (campaign 25, issue 32)."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class HeadDeadline(H11Protocol):  # type: ignore[misc]
@@ -317,9 +318,35 @@ def head_deadline_protocol() -> type:
         def data_received(self, data: bytes) -> None:
             if self.transport.discard(data):  # the rest of a request answered and closed
                 return
+            if self.conn.their_state is h11.MUST_CLOSE:
+                # The request just read closes the connection (HTTP/1.0, "Connection:
+                # close"): what the client sends after it is no request (RFC 9112 §9.6), and
+                # its answer may still be going out. Given to h11, one byte there was a
+                # protocol error mid-answer, uvicorn's 400 for it could not be sent, and
+                # asyncio logged "Fatal error: protocol.data_received() call failed." with a
+                # traceback and cut the answer (campaign 29, issue 32).
+                return
             if data and (self.cycle is None or self.cycle.response_complete):
                 self._head_started = True
             super().data_received(data)
+
+        def send_400_response(self, msg: str) -> None:
+            # Bytes h11 cannot read (a broken chunk of a request's body) after that request's
+            # head: its app already runs, and its answer (or the rest of it) must go nowhere,
+            # as at a connection lost. It went to h11 after the 400, which raised "can't handle
+            # event type Response when role=SERVER and state=MUST_CLOSE" ("Exception in ASGI
+            # application" and a traceback; campaign 29, issue 32).
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
+            if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+                # The answer is going out (an event stream): no 400 can come in its middle,
+                # and uvicorn's attempt raised out of data_received (asyncio's "Fatal error:
+                # protocol.data_received() call failed." and a traceback). The connection
+                # closes, the answer cut.
+                self.transport.close()
+                return
+            super().send_400_response(msg)
 
         def shutdown(self) -> None:
             self.transport.stop()  # the explorer stops: close at once, lingering or not
@@ -395,6 +422,14 @@ class LingeringClose:
 
     def is_closing(self) -> bool:
         return self._lingering or self._transport.is_closing()
+
+    def write(self, data: bytes) -> None:
+        """Write ``data``, unless the connection is closing: what an answer still writes after
+        its connection's close goes nowhere, as on a closed transport. Written after the
+        lingering close's FIN, it raised "Cannot call write() after write_eof()" in the app
+        (a traceback on the log: campaign 29, issue 32)."""
+        if not self._lingering:
+            self._transport.write(data)
 
     def close(self) -> None:
         t = self._transport
