@@ -50,6 +50,24 @@ ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ENOENT, errno.ENAMETOOL
 HIDDEN = (".partial", ".tmp", ".ccsim-partial", ".copy-", "/.", "staging")
 
 
+def error_line(status: int, err: str, base: Path) -> tuple[str, list[str]]:
+    """A failed command's ``ccsim: error:`` line, and what is wrong with how it failed: a
+    status other than 1, not exactly one such line, a traceback, a hidden file named, or no
+    path of the test's tree (``base``) named."""
+    errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
+    text = errors[0] if errors else ""
+    problems = []
+    if status != 1:
+        problems.append(f"status {status}")
+    if len(errors) != 1 or "Traceback" in err or "internal error" in err:
+        problems.append(f"stderr {err[-600:]!r}")
+    if any(h in text.replace(str(base), "") for h in HIDDEN):
+        problems.append(f"names a hidden file: {text!r}")
+    if str(base) not in text:
+        problems.append(f"names no path: {text!r}")
+    return text, problems
+
+
 class Faults:
     """Counts the file-system calls made on paths under ``base`` and fails the ``fail``-th
     (1-based) with ``code``; ``fail`` 0 counts only."""
@@ -269,8 +287,6 @@ def test_every_failed_write_of_a_command_is_one_line_naming_a_real_path_and_leav
         err = capsys.readouterr().err
         after = snapshot(base)
         where = f"{calls[n - 1].replace(str(count_base), '')} {errno.errorcode[code]}"
-        errors = [x for x in err.splitlines() if x.startswith("ccsim: error:")]
-        problems = []
         if len(faults.calls) < n:
             continue  # this run took another path (fewer calls): nothing failed
         tested += 1
@@ -280,15 +296,7 @@ def test_every_failed_write_of_a_command_is_one_line_naming_a_real_path_and_leav
             # emptied hidden folder, once every file is in place, left if the disk will not
             # remove it).
             continue
-        if status != 1:
-            problems.append(f"status {status}")
-        if len(errors) != 1 or "Traceback" in err:
-            problems.append(f"stderr {err!r}")
-        text = errors[0] if errors else ""
-        if any(h in text.replace(str(base), "") for h in HIDDEN):
-            problems.append(f"names a hidden file: {text!r}")
-        if str(base) not in text:
-            problems.append(f"names no path: {text!r}")
+        text, problems = error_line(status, err, base)
         left = hidden(base)
         if left:
             problems.append(f"left {left}")
