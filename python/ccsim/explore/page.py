@@ -379,12 +379,29 @@ $("cancel").addEventListener("click", async () => {
   S.job = null; $("cancel").disabled = true; status("cancelled");
 });
 
-fetch("/api/papers").then(r => r.json()).then(c => {
+// The page's start, under the same faults as a job's requests: plotly.min.js not loaded (a
+// connection reset, a proxy's error page, a script cut short), or a catalog that did not come
+// as the explorer's JSON. Each threw where nothing caught it and the page said "loading…" for
+// ever (campaign 30, issue 32).
+async function load() {
+  if (typeof Plotly === "undefined") {
+    status("the plotting library (plotly.min.js) did not load from the explorer: " +
+           "reload the page", true);
+    return;
+  }
+  let c;
+  try {
+    const res = await fetch("/api/papers");
+    c = await res.json();
+    if (!res.ok || !Array.isArray(c) || !c.length)
+      throw new Error(res.ok ? "its list of papers is empty" : `HTTP ${res.status}`);
+  } catch (err) { unreachable(err); return; }
   S.catalog = c;
   $("paper").innerHTML = c.map(p =>
     `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
   fillFigures();
-});
+}
+load();
 </script>
 </body></html>
 """.replace("@FONTS@", CSS_FONT_FAMILY)  # Hangul drawn with a CJK font (ccsim.fonts)

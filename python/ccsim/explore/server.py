@@ -155,6 +155,10 @@ def host_of(header: str | None) -> str | None:
     return match["host"].lower()
 
 
+#: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
+_ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
+
+
 class HostCheck:
     """ASGI middleware: a request whose Host is not one of ``allowed`` (the explorer's own
     names) is answered 400, as a page of another site reaching it through DNS rebinding is.
@@ -170,8 +174,22 @@ class HostCheck:
         self.allowed = {h.lower() for h in allowed}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if "*" not in self.allowed and scope["type"] in ("http", "websocket"):
-            header = next((v for k, v in scope["headers"] if k == b"host"), None)
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        header = next((v for k, v in scope["headers"] if k == b"host"), None)
+        # A request-target in absolute form (`GET http://host:port/api/papers`, as a client
+        # configured with the explorer as its proxy sends it) names the host itself, and a
+        # server must accept it and take that host in place of the Host header (RFC 9112
+        # §3.2.2). Routed as a path, it was answered 404 (campaign 30, issue 32).
+        absolute = _ABSOLUTE_FORM.fullmatch(scope.get("raw_path") or b"")
+        if absolute is not None:
+            from urllib.parse import unquote
+
+            header = absolute["authority"]
+            raw_path = absolute["path"] or b"/"
+            scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1"))}
+        if "*" not in self.allowed:
             host = host_of(header.decode("latin-1") if header is not None else None)
             if host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
