@@ -76,6 +76,29 @@ def main() -> int:
         return _interrupted_at_start(received[0])
     finally:
         sys.unraisablehook = sys.__unraisablehook__
+        _stderr_emptied()
+
+
+def _stderr_emptied() -> None:
+    """Flush stderr, or point it at /dev/null when it cannot take what is left. A line that
+    could not be written (``2>/dev/full``; a terminal window closed, EIO) stays in the stream's
+    buffer: the interpreter's own flush at exit then failed again, printed nothing and exited
+    120, so that ``ccsim nosuch 2>/dev/full`` ended 120, not 1, and a finished run behind a
+    closed terminal 120, not 0 (campaign 30, issue 32; only without PYTHONUNBUFFERED, under
+    which a write fails at once and leaves nothing). There is no one to tell: the status says
+    how the command ended."""
+    if sys.stderr is None:  # closed (``2>&-``)
+        return
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stderr.fileno())
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(devnull)
 
 
 #: How long after a stop signal lost in a finalizer it is sent again (as ccsim.cli's).
