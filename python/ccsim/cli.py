@@ -235,17 +235,28 @@ def check_output_folder(
             which = "" if folder == out else f"{folder} "
             raise ValueError(f"{option} {out}: {which}{link}; remove the link or name another "
                              "folder")  # fmt: skip
+    where = out
+    if not create and not out.exists():
+        where = out.absolute().parent
+    # The folders made only to try a write there are removed again, unless the folder is
+    # wanted now (``create``): the command makes them when it writes. Left, a command refused
+    # afterwards (a scenario's bad value, a umask of 0777) kept new empty folders outside its
+    # --out: `ccsim run bad.toml --out new/a/out` made new/a (campaign 30, issue 32).
+    absolute = where.absolute()
+    made = [p for p in [*reversed(absolute.parents), absolute] if not p.exists()]
+    ok = False
     try:
-        where = out
-        if not create and not out.exists():
-            where = out.absolute().parent
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=where, prefix=".ccsim-write-check-"):
             pass
         if out.exists() and not out.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
+        ok = True
     except OSError as e:
         raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
+    finally:
+        if not (ok and create):
+            _remove_empty_folders(made)
 
 
 def refuse_a_reproduction(out: Path, option: str, what: str) -> None:

@@ -42,6 +42,11 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     existed = out.is_dir()
     if state is None:
         state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+    # The folders above a new ``out`` that this makes go again with a failed output: "nothing
+    # was written" was said of a run refused by the core (a bad value) that had made new/a
+    # for `--out new/a/out` (campaign 30, issue 32).
+    parent = out.absolute().parent
+    made = [] if existed else [p for p in [*reversed(parent.parents), parent] if not p.exists()]
     try:
         if existed:
             # Absolute: pandas expands a leading ~ in every path it writes, and an --out
@@ -49,9 +54,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # (campaign 19, issue 32).
             stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out.absolute()))
         else:
-            out.absolute().parent.mkdir(parents=True, exist_ok=True)
-            stage = staging_folder(hidden_name(out.name), out.absolute().parent)
+            parent.mkdir(parents=True, exist_ok=True)
+            stage = staging_folder(hidden_name(out.name), parent)
     except OSError as e:
+        remove_empty(made)
         # A disk that went read-only or filled up after a sweep's runs: the error named the
         # hidden folder, which was never made, and not that the runs are kept (campaign 13,
         # issue 32).
@@ -61,6 +67,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         yield stage
     except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
+        remove_empty(made)
         if existed and not out.is_dir():
             # ``out`` removed (rm -rf) or moved away while the command wrote into it: the
             # state said what was kept there ("the finished runs are kept in OUT/runs", an
@@ -99,6 +106,14 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             _put_in_place(stage, out, ours, state)
     finally:  # interrupted while waiting for the lock: no hidden folder is left in ``out``
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def remove_empty(made: list[Path]) -> None:
+    """Remove the folders ``made`` (outermost first in the list), innermost first, each only
+    when empty: anything put there meanwhile keeps it."""
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 @contextlib.contextmanager
