@@ -588,7 +588,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     try:
         rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     except BaseException:
-        if not len(store):
+        if not _stored(store):
             # "no finished run is kept" was said of a new --out left holding runs/ and an
             # empty shard folder, made by the first save before a full disk failed it
             # (campaign 28, issue 32): the folders this sweep made are removed when empty.
@@ -617,15 +617,33 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stored(store: Any) -> int:
+    """How many records ``store`` holds; 0 when its folder cannot be read. Under a umask of
+    0777 the sweep made --out with mode 000, and counting the records there raised
+    PermissionError over the error that stopped the sweep, so its empty --out was left
+    (campaign 30, issue 32)."""
+    try:
+        return len(store)
+    except OSError:
+        return 0
+
+
 def _remove_empty_folders(folders: list[Path]) -> None:
     """Remove each of ``folders`` (innermost last in the list) with the empty folders inside
     it, when nothing else is there; a folder holding a file is left as it is."""
     for folder in reversed(folders):
-        if not folder.is_dir() or folder.is_symlink():
+        try:
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+        except OSError:  # inside a folder that cannot be listed (mode 000): not ours to see
             continue
         for top, _dirs, _files in sorted(os.walk(folder), reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(top)
+        # One its owner cannot list (made under a umask of 0777, mode 000): os.walk yields
+        # nothing of it, and it was left (campaign 30, issue 32). Empty, it goes as it is.
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
