@@ -27,6 +27,7 @@ while the first is being handled is ignored, so it cannot interrupt the clean-up
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import errno
 import math
@@ -1422,8 +1423,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
         _error(_working_folder_gone(relative))
         return 1
+    _matplotlib_writable_config()
     with _signals_interrupt() as received:
         return _dispatch(args, received)
+
+
+def _matplotlib_writable_config() -> None:
+    """Give matplotlib a folder of its own for its configuration and font cache when the ones
+    it would use ($XDG_CONFIG_HOME or ~/.config, $XDG_CACHE_HOME or ~/.cache, each
+    /matplotlib) cannot be written: a home folder read-only or owned by another user. It then
+    made a temporary one itself and said so on stderr in its own words, a paragraph beside
+    ccsim's one-line messages ("Matplotlib created a temporary cache directory at ..."); under
+    a umask of 0777 that folder had mode 000, and its removal at exit printed a traceback
+    (campaign 30, issue 32). Ours is made with mode 0700 and removed at exit."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        base = os.environ.get(variable)
+        folder = Path(base) if base and Path(base).is_absolute() else home / default
+        folder = folder / "matplotlib"
+        # The folder, or the nearest one above it that exists (matplotlib makes the rest,
+        # which a umask taking the owner's write or search bits makes unusable).
+        made = not folder.exists()
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent
+        if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+            break
+        if made and umask & 0o300:
+            break
+    else:
+        return
+    try:
+        made = Path(tempfile.mkdtemp(prefix="ccsim-matplotlib-"))
+        made.chmod(0o700)
+    except OSError:  # no temporary folder either: matplotlib says what it can
+        return
+    os.environ["MPLCONFIGDIR"] = str(made)
+    atexit.register(_discard_matplotlib_config, made)
+
+
+def _discard_matplotlib_config(folder: Path) -> None:
+    from ccsim.staging import discard
+
+    discard(folder)
 
 
 def _not_utf8_argument(args: argparse.Namespace) -> str | None:
