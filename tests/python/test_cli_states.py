@@ -298,6 +298,9 @@ def check(kind: str, argv: list[str], out_dir: Path | None, ok: bool, status: in
                      "Error:", "Warning:"):  # fmt: skip
             if word in text:
                 bad.append(f"stderr has {word!r}: {text[-600:]!r}")
+        other = [line for line in text.splitlines() if line and not line.startswith("ccsim: ")]
+        if other:
+            bad.append(f"stderr has lines not ccsim's: {other[:3]!r}")
         if "\r" in text:
             bad.append("a progress bar's carriage return on a stderr that is no terminal")
         if status == 1 and "ccsim: error:" not in text:
@@ -531,3 +534,33 @@ def test_a_plot_without_a_writable_home_or_under_umask_0777_says_nothing_and_lea
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert sorted(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("size", [(0, 0), (24, 80)])
+def test_a_sweeps_bar_shows_on_a_terminal_that_reports_no_size(
+    size: tuple[int, int], tmp_path: Path
+) -> None:
+    # Campaign 30 (issue 32): a terminal whose size was never set (0 x 0: a serial console, a
+    # pseudo-terminal `docker exec -t` or `script` may leave so) got a bar 0 columns wide,
+    # nothing but "\r\n".
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", *size, 0, 0))
+    argv, _out, _ok = command("sweep", tmp_path, tmp_path)
+    proc = subprocess.Popen([str(CCSIM), *argv], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the command has ended, its side closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.wait() == 0
+    assert b"0/2 [" in shown and b"2/2 [" in shown
