@@ -76,6 +76,31 @@ def main() -> int:
         return _interrupted_at_start(received[0])
     finally:
         sys.unraisablehook = sys.__unraisablehook__
+        _streams_emptied()
+
+
+def _streams_emptied() -> None:
+    """Flush stdout and stderr, or point each at /dev/null when it cannot take what is left.
+    A line that could not be written (``2>/dev/full``; a terminal window closed, EIO) stays in
+    the stream's buffer: the interpreter's own flush at exit failed again, printed "Exception
+    ignored" and exited 120, so that ``ccsim nosuch 2>/dev/full`` ended 120, not 1, and so did
+    a run's error (a path its ASCII stdout cannot show) with its table buffered for a
+    ``>/dev/full`` (campaign 30, issue 32; only without PYTHONUNBUFFERED, under which a write
+    fails at once and leaves nothing). The error was said, or there is no one to tell: the
+    status says how the command ended."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # closed (``>&-``, ``2>&-``)
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError):
+                pass
+            finally:
+                os.close(devnull)
 
 
 #: How long after a stop signal lost in a finalizer it is sent again (as ccsim.cli's).

@@ -274,25 +274,33 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
     for n in names:  # unknown names fail before any run
         if n not in SCALE:
             benchmark_scenario(n)
-    with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
-        trivial = Path(tmp) / "trivial.toml"
-        trivial.write_text(_TRIVIAL, encoding="utf-8")
-        _, _, base_rss = _child_run(trivial)
-        cases = {}
-        for name in names:
-            if name in SCALE:
-                cases[name] = (Path(tmp) / f"{name}.toml", _write_scale_case(name, Path(tmp)))
-            else:
-                cases[name] = benchmark_scenario(name)
-        # In rounds, every case once per round, rather than a case's runs back to back: a
-        # machine whose speed drifts (a shared host) then slows every case of a round alike,
-        # and a ratio between two cases, paired by round, stays meaningful (`relative_to`).
-        # A case whose first run takes more than LONG_S runs once (F100000: minutes).
-        runs: dict[str, list[tuple[dict, float, float]]] = {name: [] for name in names}
-        for k in range(max(1, repeat)):
+    # The cases' files are the bench's own, read by its children: under a umask of 0777 the
+    # folder and files were made with mode 000, and the first case failed naming a file the
+    # user never made, "ccsim-bench-XXXX/trivial.toml: permission denied" (campaign 30,
+    # issue 32). While they are written and run, the umask keeps them the owner's.
+    umask = os.umask(0o077)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
+            trivial = Path(tmp) / "trivial.toml"
+            trivial.write_text(_TRIVIAL, encoding="utf-8")
+            _, _, base_rss = _child_run(trivial)
+            cases = {}
             for name in names:
-                if k == 0 or runs[name][0][1] <= LONG_S:
-                    runs[name].append(_child_run(*cases[name]))
+                if name in SCALE:
+                    cases[name] = (Path(tmp) / f"{name}.toml", _write_scale_case(name, Path(tmp)))
+                else:
+                    cases[name] = benchmark_scenario(name)
+            # In rounds, every case once per round, rather than a case's runs back to back: a
+            # machine whose speed drifts (a shared host) then slows every case of a round alike,
+            # and a ratio between two cases, paired by round, stays meaningful (`relative_to`).
+            # A case whose first run takes more than LONG_S runs once (F100000: minutes).
+            runs: dict[str, list[tuple[dict, float, float]]] = {name: [] for name in names}
+            for k in range(max(1, repeat)):
+                for name in names:
+                    if k == 0 or runs[name][0][1] <= LONG_S:
+                        runs[name].append(_child_run(*cases[name]))
+    finally:
+        os.umask(umask)
     return [_summarize(name, runs[name], base_rss) for name in names]
 
 

@@ -27,6 +27,7 @@ while the first is being handled is ignored, so it cannot interrupt the clean-up
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import errno
 import math
@@ -235,17 +236,28 @@ def check_output_folder(
             which = "" if folder == out else f"{folder} "
             raise ValueError(f"{option} {out}: {which}{link}; remove the link or name another "
                              "folder")  # fmt: skip
+    where = out
+    if not create and not out.exists():
+        where = out.absolute().parent
+    # The folders made only to try a write there are removed again, unless the folder is
+    # wanted now (``create``): the command makes them when it writes. Left, a command refused
+    # afterwards (a scenario's bad value, a umask of 0777) kept new empty folders outside its
+    # --out: `ccsim run bad.toml --out new/a/out` made new/a (campaign 30, issue 32).
+    absolute = where.absolute()
+    made = [p for p in [*reversed(absolute.parents), absolute] if not p.exists()]
+    ok = False
     try:
-        where = out
-        if not create and not out.exists():
-            where = out.absolute().parent
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=where, prefix=".ccsim-write-check-"):
             pass
         if out.exists() and not out.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(out))
+        ok = True
     except OSError as e:
         raise ValueError(f"{option} {out}: cannot write there ({e.strerror or e})") from None
+    finally:
+        if not (ok and create):
+            _remove_empty_folders(made)
 
 
 def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
@@ -577,7 +589,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     try:
         rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     except BaseException:
-        if not len(store):
+        if not _stored(store):
             # "no finished run is kept" was said of a new --out left holding runs/ and an
             # empty shard folder, made by the first save before a full disk failed it
             # (campaign 28, issue 32): the folders this sweep made are removed when empty.
@@ -606,15 +618,33 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stored(store: Any) -> int:
+    """How many records ``store`` holds; 0 when its folder cannot be read. Under a umask of
+    0777 the sweep made --out with mode 000, and counting the records there raised
+    PermissionError over the error that stopped the sweep, so its empty --out was left
+    (campaign 30, issue 32)."""
+    try:
+        return len(store)
+    except OSError:
+        return 0
+
+
 def _remove_empty_folders(folders: list[Path]) -> None:
     """Remove each of ``folders`` (innermost last in the list) with the empty folders inside
     it, when nothing else is there; a folder holding a file is left as it is."""
     for folder in reversed(folders):
-        if not folder.is_dir() or folder.is_symlink():
+        try:
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+        except OSError:  # inside a folder that cannot be listed (mode 000): not ours to see
             continue
         for top, _dirs, _files in sorted(os.walk(folder), reverse=True):
             with contextlib.suppress(OSError):
                 os.rmdir(top)
+        # One its owner cannot list (made under a umask of 0777, mode 000): os.walk yields
+        # nothing of it, and it was left (campaign 30, issue 32). Empty, it goes as it is.
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -1393,8 +1423,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
         _error(_working_folder_gone(relative))
         return 1
+    _matplotlib_writable_config()
     with _signals_interrupt() as received:
         return _dispatch(args, received)
+
+
+def _matplotlib_writable_config() -> None:
+    """Give matplotlib a folder of its own for its configuration and font cache when the ones
+    it would use ($XDG_CONFIG_HOME or ~/.config, $XDG_CACHE_HOME or ~/.cache, each
+    /matplotlib) cannot be written: a home folder read-only or owned by another user. It then
+    made a temporary one itself and said so on stderr in its own words, a paragraph beside
+    ccsim's one-line messages ("Matplotlib created a temporary cache directory at ..."); under
+    a umask of 0777 that folder had mode 000, and its removal at exit printed a traceback
+    (campaign 30, issue 32). Ours is made with mode 0700 and removed at exit."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    home = Path(os.environ.get("HOME") or "~").expanduser()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        base = os.environ.get(variable)
+        folder = Path(base) if base and Path(base).is_absolute() else home / default
+        folder = folder / "matplotlib"
+        # The folder, or the nearest one above it that exists (matplotlib makes the rest,
+        # which a umask taking the owner's write or search bits makes unusable).
+        made = not folder.exists()
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent
+        if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+            break
+        if made and umask & 0o300:
+            break
+    else:
+        return
+    try:
+        made = Path(tempfile.mkdtemp(prefix="ccsim-matplotlib-"))
+        made.chmod(0o700)
+    except OSError:  # no temporary folder either: matplotlib says what it can
+        return
+    os.environ["MPLCONFIGDIR"] = str(made)
+    atexit.register(_discard_matplotlib_config, made)
+
+
+def _discard_matplotlib_config(folder: Path) -> None:
+    from ccsim.staging import discard
+
+    discard(folder)
 
 
 def _not_utf8_argument(args: argparse.Namespace) -> str | None:

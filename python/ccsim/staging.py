@@ -42,6 +42,11 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     existed = out.is_dir()
     if state is None:
         state = f"{out} was left as it was" if existed else f"nothing was written to {out}"
+    # The folders above a new ``out`` that this makes go again with a failed output: "nothing
+    # was written" was said of a run refused by the core (a bad value) that had made new/a
+    # for `--out new/a/out` (campaign 30, issue 32).
+    parent = out.absolute().parent
+    made = [] if existed else [p for p in [*reversed(parent.parents), parent] if not p.exists()]
     try:
         if existed:
             # Absolute: pandas expands a leading ~ in every path it writes, and an --out
@@ -49,9 +54,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # (campaign 19, issue 32).
             stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out.absolute()))
         else:
-            out.absolute().parent.mkdir(parents=True, exist_ok=True)
-            stage = staging_folder(hidden_name(out.name), out.absolute().parent)
+            parent.mkdir(parents=True, exist_ok=True)
+            stage = staging_folder(hidden_name(out.name), parent)
     except OSError as e:
+        remove_empty(made)
         # A disk that went read-only or filled up after a sweep's runs: the error named the
         # hidden folder, which was never made, and not that the runs are kept (campaign 13,
         # issue 32).
@@ -60,7 +66,8 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     try:
         yield stage
     except BaseException as e:
-        shutil.rmtree(stage, ignore_errors=True)
+        discard(stage)
+        remove_empty(made)
         if existed and not out.is_dir():
             # ``out`` removed (rm -rf) or moved away while the command wrote into it: the
             # state said what was kept there ("the finished runs are kept in OUT/runs", an
@@ -90,7 +97,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         try:
             os.replace(stage, out)
         except OSError as e:  # something put there meanwhile: no hidden folder is left
-            shutil.rmtree(stage, ignore_errors=True)
+            discard(stage)
             raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
                              "nothing was written to it") from None  # fmt: skip
         return
@@ -98,7 +105,26 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         with moving_in(out):
             _put_in_place(stage, out, ours, state)
     finally:  # interrupted while waiting for the lock: no hidden folder is left in ``out``
-        shutil.rmtree(stage, ignore_errors=True)
+        discard(stage)
+
+
+def discard(folder: Path) -> None:
+    """Remove ``folder`` (a hidden folder this made) with what it holds, as far as the disk
+    allows. Under a umask of 0777 the hidden folder takes mode 000 (its mode is the umask's,
+    ``staging_folder``), a folder its owner cannot list: shutil.rmtree could not open it and
+    left it, empty, beside --out (campaign 30, issue 32). An empty folder goes without a
+    listing."""
+    shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
+def remove_empty(made: list[Path]) -> None:
+    """Remove the folders ``made`` (outermost first in the list), innermost first, each only
+    when empty: anything put there meanwhile keeps it."""
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 @contextlib.contextmanager
@@ -140,7 +166,7 @@ def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> No
         # Checked before a rename: a folder where a file goes (claims.csv/ in a reproduction's
         # folder) failed the rename half-way, naming the hidden folder, which was left in
         # ``out`` with part of the new output beside the old (campaign 22, issue 32).
-        shutil.rmtree(stage, ignore_errors=True)
+        discard(stage)
         kind = "a folder" if clash.is_dir() else "a file"
         raise ValueError(f"{clash} is {kind}, where the output's {clash.name} goes: move it "
                          f"away or name another folder; {state}")  # fmt: skip
@@ -151,14 +177,14 @@ def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> No
         _move_into(stage, out)
     except OSError as e:
         # The hidden folder is not left in ``out`` (its name in the error said nothing).
-        shutil.rmtree(stage, ignore_errors=True)
+        discard(stage)
         shown = OSError(e.errno, e.strerror or str(e), str(_as_in_out(e, stage, out)))
         raise ValueError(f"{os_error_text(shown)}; {out} holds part of this output") from e
     # Every file is in place: the output is whole. The empty hidden folder's removal failing
     # (a disk gone read-only just after the renames) failed the command naming that folder,
     # ".ccsim-partial-XXXX: read-only file system", with the output written (campaign 28,
     # issue 32); an empty folder the disk will not remove is left to it.
-    shutil.rmtree(stage, ignore_errors=True)
+    discard(stage)
 
 
 def _as_in_out(e: OSError, stage: Path, out: Path) -> Path:
@@ -265,7 +291,7 @@ def staging_folder(prefix: str, parent: Path) -> Path:
         probe.rmdir()
         stage.chmod(mode)
     except BaseException:  # a full disk, an interruption: no hidden folder is left
-        shutil.rmtree(stage, ignore_errors=True)
+        discard(stage)
         raise
     return stage
 
@@ -334,12 +360,12 @@ def _replace(entry: Path, target: Path) -> None:
         # Named as the file it writes, not the hidden copy (a full disk there).
         raise OSError(e.errno, e.strerror or str(e), str(target)) from e
     finally:
-        shutil.rmtree(part, ignore_errors=True)
+        discard(part)
     # ``target`` is in place: the staged original's removal failing named it, a file in the
     # hidden folder ("<hidden folder>/flows.parquet: input/output error"; campaign 28, issue
     # 32); it goes with that folder, as far as the disk allows.
     if entry.is_dir() and not entry.is_symlink():
-        shutil.rmtree(entry, ignore_errors=True)
+        discard(entry)
     else:
         with contextlib.suppress(OSError):
             entry.unlink()

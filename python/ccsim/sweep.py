@@ -325,6 +325,14 @@ class Store:
         return sum(1 for f in self.directory.glob("*/*.json") if not f.name.startswith(".tmp-"))
 
 
+def _stderr_columns() -> int:
+    """The width stderr's terminal reports, 0 when it reports none or is no terminal."""
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Holds SIGINT and SIGTERM back (in the main thread, where Python handles them) until the
@@ -578,7 +586,11 @@ def execute(
             # With stderr closed (2>&-, sys.stderr None) tqdm's first write was an
             # AttributeError that ended the sweep.
             disable=None if progress and sys.stderr is not None else True,
-            dynamic_ncols=True,
+            # A terminal that reports no size (0 x 0: a serial console, a pseudo-terminal
+            # whose size was never set, as `docker exec -t` or `script` may leave it) got a
+            # bar 0 columns wide, that is nothing but its last newline (campaign 30, issue
+            # 32): there the bar takes 80 columns of 24 rows.
+            **({"dynamic_ncols": True} if _stderr_columns() else {"ncols": 80, "nrows": 24}),
         )
 
         def finished(k: str, record: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from ccsim.scenario import PathLike
 from ccsim.staging import (
     not_a_folder,
     refuse_a_site,
+    remove_empty,
     reproduction_around,
     reproduction_of,
     staged_output,
@@ -102,8 +103,15 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
     runs = plan_runs(plan, quick, seeds)  # refused over MAX_RUNS: before a file is written
     store = Store(out / "runs")
     store.check()  # a file named runs in --out: refused before plan.toml is written
+    # The folders made here go again when the plan cannot be stored in them: under a umask
+    # of 0777 --out is made with mode 000, and it was left (campaign 30, issue 32).
+    made = [p for p in [*reversed(out.absolute().parents), out.absolute()] if not p.exists()]
     out.mkdir(parents=True, exist_ok=True)
-    store_plan(folder, out)
+    try:
+        store_plan(folder, out)
+    except BaseException:
+        remove_empty(made)
+        raise
     # A re-run over the same runs takes what it derived from their records last time
     # (derived.py); otherwise the sweep runs what the store lacks and returns every record.
     derived_inputs = derived.runs_digest(plan, runs)

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import hidden_name, in_the_way, moving_in, staging_folder
+from ccsim.staging import discard, hidden_name, in_the_way, moving_in, staging_folder
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -48,7 +48,6 @@ def build_site(
     a table or record cut short: :func:`check_tables`) is left out with one message naming the
     file, given to ``warn`` (default: a :class:`SiteWarning`); the others are built. The page a
     skipped reproduction had from an earlier build is removed, so no stale page remains."""
-    import shutil
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
@@ -86,7 +85,7 @@ def build_site(
     except OSError as e:
         raise _named_in_place(e, work, out) from e
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        discard(work)
     return index
 
 
