@@ -86,6 +86,16 @@ class ClusterError(RuntimeError):
     running another ccsim version."""
 
 
+class ClusterNotInstalled(ClusterError, ImportError):
+    """Dask's distributed scheduler is not installed (or fails to load). An ImportError too,
+    named ``distributed``: a caller that falls back when an optional package is missing
+    (``except ImportError``) caught every missing package but this one, which was a
+    RuntimeError alone (the extras matrix, campaign 30, issue 32)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        ImportError.__init__(self, message, name=name)  # RuntimeError's takes no name
+
+
 class SchedulerLost(ClusterError):
     """The scheduler went away during a sweep; the runs that finished before are stored."""
 
@@ -274,9 +284,10 @@ def connect(target: str | Client) -> tuple[Client, bool]:
     except ImportError as e:
         # Reached from the Python API alone (`ccsim sweep --executor dask` checks first), so
         # named by the argument the caller gave (`sweep.execute(..., cluster=)`).
-        raise ClusterError(
+        raise ClusterNotInstalled(
             f"cluster={target!r} needs Dask's distributed scheduler, which is not installed: "
-            "pip install 'dask[distributed]'"
+            "pip install 'dask[distributed]'",
+            name="distributed",
         ) from e
     if isinstance(target, Client):
         return target, False
