@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -263,18 +263,26 @@ def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
                      "folder")  # fmt: skip
 
 
-def _import_table_libraries() -> None:
+def _import_table_libraries(failed: list[BaseException]) -> None:
     """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
-    writes the core's columns with pyarrow alone)."""
+    writes the core's columns with pyarrow alone); a failure is put in ``failed``."""
     # Missing or broken (an install's binaries built against another numpy raise ValueError),
     # the main thread's own import says so, in one line: not this thread's traceback.
-    with contextlib.suppress(Exception):
+    try:
         import pyarrow.parquet  # noqa: F401
+    except Exception as e:
+        failed.append(e)
 
 
 @contextlib.contextmanager
-def _importing_table_libraries_meanwhile() -> Iterator[None]:
-    """Import pyarrow on a thread of its own while the block runs.
+def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
+    """Import pyarrow on a thread of its own while the block runs; yields a check that raises
+    the import's failure once the thread has met one.
+
+    Installed but broken (pyarrow.parquet's libparquet gone, numpy half-upgraded), the failure
+    was raised only when the tables were written, after the whole run: an hour of it or more
+    before "ccsim needs pyarrow" (the extras matrix, campaign 30, issue 32). The check, called
+    from the run's progress callback, stops the run at its first report (within ~0.5 s).
 
     The core runs a simulation with Python's lock released, so the imports (about 0.2 s, as
     long as P1's simulation) overlap it on a second core instead of following it (issue 11).
@@ -282,12 +290,18 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
     thread's instead of starting another. The thread is joined before the block is left, also
     when it raises, so the interpreter never shuts down under a half-done import.
     """
+    failed: list[BaseException] = []
     loader = threading.Thread(
-        target=_import_table_libraries, name="ccsim-import-tables", daemon=True
+        target=_import_table_libraries, args=(failed,), name="ccsim-import-tables", daemon=True
     )
+
+    def check() -> None:
+        if failed:
+            raise failed[0]
+
     loader.start()
     try:
-        yield
+        yield check
     finally:
         loader.join()
 
@@ -312,8 +326,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # before "ccsim needs pyarrow" (tests/python/test_imports_before_runs.py, issue 32).
     import importlib.util
 
-    if importlib.util.find_spec("pyarrow") is None:
-        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+    # numpy too: the core returns the tables as numpy arrays, and without it the run went to
+    # its end before failing (the extras matrix, campaign 30, issue 32).
+    for module in ("numpy", "pyarrow"):
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named '{module}'", name=module)
     _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     if args.pcap:
@@ -327,7 +344,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
     with staged_output(args.out, outputs) as stage:
-        with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
+        with _importing_table_libraries_meanwhile() as imported, _progress_line(sys.stderr) as line:
+
+            def progress(sim_s: float, events: int, end_s: float) -> None:
+                imported()  # a broken pyarrow stops the run here: the core re-raises it
+                if line is not None:
+                    line(sim_s, events, end_s)
+
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
@@ -790,7 +813,13 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         try:
             __import__(module)
         except ImportError as e:
-            raise ValueError(_not_installed("ccsim explore", module, e)) from None
+            # The package missing under it named (as _dispatch does): click missing was
+            # "ccsim explore needs uvicorn, which is not installed", of a uvicorn installed
+            # (the extras matrix, campaign 30, issue 32).
+            missing = (e.name or "").partition(".")[0]
+            if not isinstance(e, ModuleNotFoundError) or not missing:
+                missing = module
+            raise ValueError(_not_installed("ccsim explore", missing, e)) from None
     from ccsim.explore import serve
     from ccsim.explore.catalog import reproductions
 
@@ -845,9 +874,9 @@ def _cluster(args: argparse.Namespace) -> str | None:
             import dask  # noqa: F401
             import distributed  # noqa: F401
         except Exception as e:
-            why = "which is not installed"
-            if not isinstance(e, ModuleNotFoundError):
-                why = f"which is installed but cannot be imported ({e})"
+            from ccsim.cluster import why_not_importable
+
+            why = why_not_importable(e, ("dask", "distributed"))
             raise ValueError(
                 f"--executor dask needs Dask's distributed scheduler, {why}: pip install -c "
                 "constraints.txt '.[dask]' from the repository root (the extra `dask`)"

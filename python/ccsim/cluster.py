@@ -276,6 +276,26 @@ def _worker_version() -> str:
         return f"no usable ccsim ({type(e).__name__}: {e})"
 
 
+def _missing(e: BaseException) -> str:
+    """The top-level package a ModuleNotFoundError names, or ""."""
+    if isinstance(e, ModuleNotFoundError):
+        return (e.name or "").partition(".")[0]
+    return ""
+
+
+def why_not_importable(e: BaseException, own: tuple[str, ...]) -> str:
+    """Why a package whose top-level modules are ``own`` failed to import with ``e``, as words
+    after its name. A package it needs missing is named: click (distributed's and uvicorn's)
+    missing was "needs Dask's distributed scheduler, which is not installed", of a
+    distributed installed (the extras matrix, campaign 30, issue 32)."""
+    missing = _missing(e)
+    if missing and missing not in own:
+        return f"which needs {missing}, which is not installed"
+    if isinstance(e, ModuleNotFoundError):
+        return "which is not installed"
+    return f"which is installed but cannot be imported ({e})"
+
+
 def connect(target: str | Client) -> tuple[Client, bool]:
     """A client for ``target`` (a scheduler address such as ``tcp://host:8786``, or a client
     the caller made), and whether this module owns it (and must close it)."""
@@ -285,9 +305,9 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         # Reached from the Python API alone (`ccsim sweep --executor dask` checks first), so
         # named by the argument the caller gave (`sweep.execute(..., cluster=)`).
         raise ClusterNotInstalled(
-            f"cluster={target!r} needs Dask's distributed scheduler, which is not installed: "
-            "pip install 'dask[distributed]'",
-            name="distributed",
+            f"cluster={target!r} needs Dask's distributed scheduler, "
+            f"{why_not_importable(e, ('distributed',))}: pip install 'dask[distributed]'",
+            name=_missing(e) or "distributed",
         ) from e
     if isinstance(target, Client):
         return target, False
