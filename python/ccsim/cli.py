@@ -269,6 +269,9 @@ def _import_table_libraries(failed: list[BaseException]) -> None:
     # Missing or broken (an install's binaries built against another numpy raise ValueError),
     # the main thread's own import says so, in one line: not this thread's traceback.
     try:
+        # numpy first: the core hands the tables over as numpy arrays, and pyarrow (16 and
+        # later) loads without it, so a broken numpy failed after the run (campaign 30).
+        import numpy  # noqa: F401
         import pyarrow.parquet  # noqa: F401
     except Exception as e:
         failed.append(e)
@@ -327,8 +330,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import importlib.util
 
     # numpy too: the core returns the tables as numpy arrays, and without it the run went to
-    # its end before failing (the extras matrix, campaign 30, issue 32).
-    for module in ("numpy", "pyarrow"):
+    # its end before failing; pandas, whose version the tables' metadata records, as well
+    # (the extras matrix, campaign 30, issue 32).
+    for module in ("numpy", "pyarrow", "pandas"):
         if importlib.util.find_spec(module) is None:
             raise ModuleNotFoundError(f"No module named '{module}'", name=module)
     _refuse_two_seeds(args)
@@ -575,6 +579,15 @@ def _needs_tables() -> None:
 
     for module in ("numpy", "pyarrow.parquet", "pandas"):
         importlib.import_module(module)
+    # pandas loads what writes Parquet at the first to_parquet, after the runs: a part of it
+    # failing there (a shared library gone, a pyarrow it finds too old) was "Unable to find a
+    # usable engine" after every run (the extras matrix, campaign 30, issue 32). One tiny
+    # table written to memory loads it now.
+    import io
+
+    import pandas as pd
+
+    pd.DataFrame({"x": [0]}).to_parquet(io.BytesIO(), index=False)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -689,7 +702,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     # bench --plot's was campaign 13's; markdown_it's campaign 18's).
     import importlib
 
-    for module in ("matplotlib", "plotly", "markdown_it"):
+    # The modules the figures and the site import, not their packages alone: a module loaded
+    # later failing (matplotlib.pyplot's backend, a shared library gone) was found after the
+    # runs, leaving plan/ and runs/ (the extras matrix, campaign 30, issue 32).
+    for module in ("matplotlib.pyplot", "plotly.graph_objects", "plotly.subplots",
+                   "plotly.offline", "markdown_it"):  # fmt: skip
         importlib.import_module(module)
     from ccsim import experiment, sweep
 
@@ -1464,6 +1481,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             # message, with no cause to follow: "internal error (ImportError): Unable to
             # import required dependencies:; numpy: ..." (campaign 27, issue 32).
             package = listed.group(1)
+        if not package and str(e).startswith("Unable to find a usable engine"):
+            # pandas' words for a pyarrow it cannot use (too old, or failing to load), with
+            # no module named: "internal error (ImportError): Unable to find a usable engine;
+            # tried using: 'pyarrow', 'fastparquet'" (the extras matrix, campaign 30).
+            package = "pyarrow"
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
         _error(_not_installed("ccsim", package, e))
