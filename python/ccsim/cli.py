@@ -349,12 +349,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
     with staged_output(args.out, outputs) as stage:
         with _importing_table_libraries_meanwhile() as imported, _progress_line(sys.stderr) as line:
-
-            def progress(sim_s: float, events: int, end_s: float) -> None:
-                imported()  # a broken pyarrow stops the run here: the core re-raises it
-                if line is not None:
-                    line(sim_s, events, end_s)
-
+            # A broken pyarrow stops the run at its first report: the core re-raises it.
+            progress: Callable[[float, int, float], None]
+            if line is not None:
+                line.check = imported
+                progress = line
+            else:
+                progress = lambda sim_s, events, end_s: imported()  # noqa: E731
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
@@ -423,12 +424,15 @@ class _ProgressLine:
         self.stream = stream
         self.shown = False
         self.started = time.monotonic()
+        #: Called at each report first; raising, it stops the run (see _cmd_run).
+        self.check: Callable[[], None] = lambda: None
         self.last: tuple[float, int] = (self.started, 0)
         self.width = 0
         #: Set when the terminal no longer takes the line (see ``_show``).
         self.gone = False
 
     def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        self.check()
         if self.gone:
             return
         now = time.monotonic()
