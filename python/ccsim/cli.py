@@ -585,13 +585,9 @@ def _needs_tables() -> None:
         importlib.import_module(module)
     # pandas loads what writes Parquet at the first to_parquet, after the runs: a part of it
     # failing there (a shared library gone, a pyarrow it finds too old) was "Unable to find a
-    # usable engine" after every run (the extras matrix, campaign 30, issue 32). One tiny
-    # table written to memory loads it now.
-    import io
-
-    import pandas as pd
-
-    pd.DataFrame({"x": [0]}).to_parquet(io.BytesIO(), index=False)
+    # usable engine" after every run (the extras matrix, campaign 30, issue 32). The engine
+    # to_parquet would take, looked up now, loads it.
+    importlib.import_module("pandas.io.parquet").get_engine("auto")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
