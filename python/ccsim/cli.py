@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -275,18 +275,29 @@ def refuse_a_reproduction(out: Path, option: str, what: str) -> None:
                      "folder")  # fmt: skip
 
 
-def _import_table_libraries() -> None:
+def _import_table_libraries(failed: list[BaseException]) -> None:
     """Import what writing a run's tables as Parquet files needs (not pandas: ``Result``
-    writes the core's columns with pyarrow alone)."""
+    writes the core's columns with pyarrow alone); a failure is put in ``failed``."""
     # Missing or broken (an install's binaries built against another numpy raise ValueError),
     # the main thread's own import says so, in one line: not this thread's traceback.
-    with contextlib.suppress(Exception):
+    try:
+        # numpy first: the core hands the tables over as numpy arrays, and pyarrow (16 and
+        # later) loads without it, so a broken numpy failed after the run (campaign 30).
+        import numpy  # noqa: F401
         import pyarrow.parquet  # noqa: F401
+    except Exception as e:
+        failed.append(e)
 
 
 @contextlib.contextmanager
-def _importing_table_libraries_meanwhile() -> Iterator[None]:
-    """Import pyarrow on a thread of its own while the block runs.
+def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
+    """Import pyarrow on a thread of its own while the block runs; yields a check that raises
+    the import's failure once the thread has met one.
+
+    Installed but broken (pyarrow.parquet's libparquet gone, numpy half-upgraded), the failure
+    was raised only when the tables were written, after the whole run: an hour of it or more
+    before "ccsim needs pyarrow" (the extras matrix, campaign 30, issue 32). The check, called
+    from the run's progress callback, stops the run at its first report (within ~0.5 s).
 
     The core runs a simulation with Python's lock released, so the imports (about 0.2 s, as
     long as P1's simulation) overlap it on a second core instead of following it (issue 11).
@@ -294,12 +305,18 @@ def _importing_table_libraries_meanwhile() -> Iterator[None]:
     thread's instead of starting another. The thread is joined before the block is left, also
     when it raises, so the interpreter never shuts down under a half-done import.
     """
+    failed: list[BaseException] = []
     loader = threading.Thread(
-        target=_import_table_libraries, name="ccsim-import-tables", daemon=True
+        target=_import_table_libraries, args=(failed,), name="ccsim-import-tables", daemon=True
     )
+
+    def check() -> None:
+        if failed:
+            raise failed[0]
+
     loader.start()
     try:
-        yield
+        yield check
     finally:
         loader.join()
 
@@ -324,8 +341,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # before "ccsim needs pyarrow" (tests/python/test_imports_before_runs.py, issue 32).
     import importlib.util
 
-    if importlib.util.find_spec("pyarrow") is None:
-        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+    # numpy too: the core returns the tables as numpy arrays, and without it the run went to
+    # its end before failing; pandas, whose version the tables' metadata records, as well
+    # (the extras matrix, campaign 30, issue 32).
+    for module in ("numpy", "pyarrow", "pandas"):
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named '{module}'", name=module)
     _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     if args.pcap:
@@ -339,7 +360,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # all (staged_output): an interruption or a full disk leaves --out as it was.
     args.kept = f"the run was stopped before it finished and nothing was written to {args.out}"
     with staged_output(args.out, outputs) as stage:
-        with _importing_table_libraries_meanwhile(), _progress_line(sys.stderr) as progress:
+        with _importing_table_libraries_meanwhile() as imported, _progress_line(sys.stderr) as line:
+            # A broken pyarrow stops the run at its first report: the core re-raises it.
+            progress: Callable[[float, int, float], None]
+            if line is not None:
+                line.check = imported
+                progress = line
+            else:
+                progress = lambda sim_s, events, end_s: imported()  # noqa: E731
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
@@ -408,12 +436,15 @@ class _ProgressLine:
         self.stream = stream
         self.shown = False
         self.started = time.monotonic()
+        #: Called at each report first; raising, it stops the run (see _cmd_run).
+        self.check: Callable[[], None] = lambda: None
         self.last: tuple[float, int] = (self.started, 0)
         self.width = 0
         #: Set when the terminal no longer takes the line (see ``_show``).
         self.gone = False
 
     def __call__(self, sim_s: float, events: int, end_s: float) -> None:
+        self.check()
         if self.gone:
             return
         now = time.monotonic()
@@ -564,6 +595,11 @@ def _needs_tables() -> None:
 
     for module in ("numpy", "pyarrow.parquet", "pandas"):
         importlib.import_module(module)
+    # pandas loads what writes Parquet at the first to_parquet, after the runs: a part of it
+    # failing there (a shared library gone, a pyarrow it finds too old) was "Unable to find a
+    # usable engine" after every run (the extras matrix, campaign 30, issue 32). The engine
+    # to_parquet would take, looked up now, loads it.
+    importlib.import_module("pandas.io.parquet").get_engine("auto")
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -696,7 +732,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     # bench --plot's was campaign 13's; markdown_it's campaign 18's).
     import importlib
 
-    for module in ("matplotlib", "plotly", "markdown_it"):
+    # The modules the figures and the site import, not their packages alone: a module loaded
+    # later failing (matplotlib.pyplot's backend, a shared library gone) was found after the
+    # runs, leaving plan/ and runs/ (the extras matrix, campaign 30, issue 32).
+    for module in ("matplotlib.pyplot", "plotly.graph_objects", "plotly.subplots",
+                   "plotly.offline", "markdown_it"):  # fmt: skip
         importlib.import_module(module)
     from ccsim import experiment, sweep
 
@@ -820,7 +860,13 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         try:
             __import__(module)
         except ImportError as e:
-            raise ValueError(_not_installed("ccsim explore", module, e)) from None
+            # The package missing under it named (as _dispatch does): click missing was
+            # "ccsim explore needs uvicorn, which is not installed", of a uvicorn installed
+            # (the extras matrix, campaign 30, issue 32).
+            missing = (e.name or "").partition(".")[0]
+            if not isinstance(e, ModuleNotFoundError) or not missing:
+                missing = module
+            raise ValueError(_not_installed("ccsim explore", missing, e)) from None
     from ccsim.explore import serve
     from ccsim.explore.catalog import reproductions
 
@@ -875,9 +921,9 @@ def _cluster(args: argparse.Namespace) -> str | None:
             import dask  # noqa: F401
             import distributed  # noqa: F401
         except Exception as e:
-            why = "which is not installed"
-            if not isinstance(e, ModuleNotFoundError):
-                why = f"which is installed but cannot be imported ({e})"
+            from ccsim.cluster import why_not_importable
+
+            why = why_not_importable(e, ("dask", "distributed"))
             raise ValueError(
                 f"--executor dask needs Dask's distributed scheduler, {why}: pip install -c "
                 "constraints.txt '.[dask]' from the repository root (the extra `dask`)"
@@ -1509,6 +1555,11 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             # message, with no cause to follow: "internal error (ImportError): Unable to
             # import required dependencies:; numpy: ..." (campaign 27, issue 32).
             package = listed.group(1)
+        if not package and str(e).startswith("Unable to find a usable engine"):
+            # pandas' words for a pyarrow it cannot use (too old, or failing to load), with
+            # no module named: "internal error (ImportError): Unable to find a usable engine;
+            # tried using: 'pyarrow', 'fastparquet'" (the extras matrix, campaign 30).
+            package = "pyarrow"
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
         _error(_not_installed("ccsim", package, e))

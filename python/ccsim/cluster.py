@@ -86,6 +86,16 @@ class ClusterError(RuntimeError):
     running another ccsim version."""
 
 
+class ClusterNotInstalled(ClusterError, ImportError):
+    """Dask's distributed scheduler is not installed (or fails to load). An ImportError too,
+    named ``distributed``: a caller that falls back when an optional package is missing
+    (``except ImportError``) caught every missing package but this one, which was a
+    RuntimeError alone (the extras matrix, campaign 30, issue 32)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        ImportError.__init__(self, message, name=name)  # RuntimeError's takes no name
+
+
 class SchedulerLost(ClusterError):
     """The scheduler went away during a sweep; the runs that finished before are stored."""
 
@@ -266,6 +276,26 @@ def _worker_version() -> str:
         return f"no usable ccsim ({type(e).__name__}: {e})"
 
 
+def _missing(e: BaseException) -> str:
+    """The top-level package a ModuleNotFoundError names, or ""."""
+    if isinstance(e, ModuleNotFoundError):
+        return (e.name or "").partition(".")[0]
+    return ""
+
+
+def why_not_importable(e: BaseException, own: tuple[str, ...]) -> str:
+    """Why a package whose top-level modules are ``own`` failed to import with ``e``, as words
+    after its name. A package it needs missing is named: click (distributed's and uvicorn's)
+    missing was "needs Dask's distributed scheduler, which is not installed", of a
+    distributed installed (the extras matrix, campaign 30, issue 32)."""
+    missing = _missing(e)
+    if missing and missing not in own:
+        return f"which needs {missing}, which is not installed"
+    if isinstance(e, ModuleNotFoundError):
+        return "which is not installed"
+    return f"which is installed but cannot be imported ({e})"
+
+
 def connect(target: str | Client) -> tuple[Client, bool]:
     """A client for ``target`` (a scheduler address such as ``tcp://host:8786``, or a client
     the caller made), and whether this module owns it (and must close it)."""
@@ -274,9 +304,10 @@ def connect(target: str | Client) -> tuple[Client, bool]:
     except ImportError as e:
         # Reached from the Python API alone (`ccsim sweep --executor dask` checks first), so
         # named by the argument the caller gave (`sweep.execute(..., cluster=)`).
-        raise ClusterError(
-            f"cluster={target!r} needs Dask's distributed scheduler, which is not installed: "
-            "pip install 'dask[distributed]'"
+        raise ClusterNotInstalled(
+            f"cluster={target!r} needs Dask's distributed scheduler, "
+            f"{why_not_importable(e, ('distributed',))}: pip install 'dask[distributed]'",
+            name=_missing(e) or "distributed",
         ) from e
     if isinstance(target, Client):
         return target, False

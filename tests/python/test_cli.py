@@ -574,6 +574,33 @@ def test_a_dependency_missing_from_a_broken_install_is_one_line_saying_how_to_re
     assert not out.exists()
 
 
+def test_a_pyarrow_without_its_parquet_part_stops_a_run_at_its_first_report_not_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Bug pinned (the extras matrix, campaign 30, issue 32): pyarrow installed but its parquet
+    # module failing to load (a conda pyarrow-core, a libparquet gone) was found only when
+    # the tables were written, after the whole run: hours of it before "ccsim needs pyarrow".
+    # The run is stopped at its first progress report now (~0.5 s); this one lasts ~2 s.
+    from ccsim import _core
+
+    finished = []
+    real = _core.run
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        finished.append(True)  # not reached when the run was stopped
+        return out
+
+    monkeypatch.setattr(_core, "run", watched)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    scenario = Path(__file__).resolve().parents[2] / "python/ccsim/benchmarks/p2.toml"
+    out = tmp_path / "res"
+    assert main(["run", str(scenario), "--out", str(out)]) == 1
+    monkeypatch.undo()
+    assert capsys.readouterr().err.startswith("ccsim: error: ccsim needs pyarrow, which is not ")
+    assert finished == [] and not out.exists()
+
+
 @pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report", "explore"])
 def test_an_output_or_results_folder_whose_name_is_not_utf8_is_refused_before_any_run(
     command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any

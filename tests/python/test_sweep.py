@@ -129,6 +129,9 @@ def test_a_cluster_given_without_dask_installed_names_cluster_and_the_install(
                       cluster="tcp://127.0.0.1:8786")  # fmt: skip
     assert "cluster=" in str(e.value) and "pip install" in str(e.value)
     assert "--executor" not in str(e.value)
+    # An ImportError too (campaign 30): `except ImportError` is how a caller falls back when
+    # an optional package is missing, and this one was a RuntimeError alone.
+    assert isinstance(e.value, ImportError) and e.value.name == "distributed"
     assert not (tmp_path / "runs").exists()
 
 
