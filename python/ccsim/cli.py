@@ -902,6 +902,10 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     option = _results_option(args)
     check_output_folder(results, [], [], option=option)
     args.kept = "every finished run is in the store"
+    # The address is said once the server serves, after uvicorn has set its log up on stdout:
+    # a closed stdout is named now, not by uvicorn's "Unable to configure formatter 'default'".
+    with naming_the_file(STDOUT):
+        _stdout()
     serve(results, experiments, args.host, args.port, args.workers,
           say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
     return 0

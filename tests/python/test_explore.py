@@ -1745,20 +1745,56 @@ def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_webs
 
 
 @pytest.mark.usefixtures("never_serves")
-@pytest.mark.parametrize("stdout", ["closed", "full"])
-def test_ccsim_explore_that_cannot_write_its_address_names_stdout_in_one_line(
-    stdout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+def test_ccsim_explore_with_stdout_closed_names_stdout_in_one_line_before_it_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 3: with stdout closed, uvicorn's "Unable to configure formatter 'default'".
+    argv = ["explore", "--port", str(free_port()), "--results", str(tmp_path)]
+    said = main_without_stdout("closed", argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS["closed"])
+
+
+def test_ccsim_explore_that_cannot_write_its_address_stops_serving_and_names_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Campaign 3: `ccsim explore > /dev/full` said a bare "[Errno 28] No space left on
-    # device"; with stdout closed, uvicorn's "Unable to configure formatter 'default'".
+    # device". The address is said once the server serves (campaign 30): the server stops
+    # again, and its port is free.
     monkeypatch.chdir(ROOT)
+    port = free_port()
+    argv = ["explore", "--port", str(port), "--results", str(tmp_path)]
+    said = main_without_stdout("full", argv, monkeypatch, capsys)
+    assert said == (1, STDOUT_ERRORS["full"])
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
-    argv = ["explore", "--port", port, "--results", str(tmp_path)]
-    said = main_without_stdout(stdout, argv, monkeypatch, capsys)
-    assert said == (1, STDOUT_ERRORS[stdout])
+        s.bind(("127.0.0.1", port))
+
+
+def test_ccsim_explore_says_its_address_once_it_serves_with_its_signal_handlers_in_place(
+    tmp_path: Path,
+) -> None:
+    # Said before uvicorn made its event loop and set its handlers, the address invited a
+    # Ctrl-C that came while the loop was being made: "coroutine 'Stopping.serve' was never
+    # awaited" (1 start in 12 stopped at once), or under load an asyncio traceback from a loop
+    # half made (campaign 30, issue 32).
+    import asyncio
+    import signal
+
+    from ccsim.explore.server import serve
+
+    class Said(Exception):
+        pass
+
+    seen: dict[str, Any] = {}
+
+    def say(text: str) -> None:
+        asyncio.get_running_loop()  # RuntimeError outside the server's loop
+        seen["text"], seen["sigint"] = text, signal.getsignal(signal.SIGINT)
+        raise Said  # stops the server: stdout could not take the line
+
+    with pytest.raises(Said):
+        serve(tmp_path / "results", EXPERIMENTS, port=free_port(), say=say)
+    assert seen["text"].startswith("ccsim explore: http://127.0.0.1:"), seen
+    assert getattr(seen["sigint"], "__name__", None) == "handle_exit", seen["sigint"]
 
 
 @pytest.mark.parametrize("host", ["0", "0.0.0.0", "::", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0"])

@@ -943,16 +943,17 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             # said: with h11 missing or failing to load, the explorer said where it served,
             # then failed, as a port in use once did (campaign 26, issue 32). The explorer's
             # protocol (h11's, with a deadline on each request's head) is made here, so what it
-            # needs is found before the URL is said. (Not through uvicorn.Config, which
-            # configures its log on stdout: closed, that failed first with "Unable to
-            # configure formatter 'default'", where the URL names stdout.)
+            # needs is found before the URL is said. (uvicorn.Config configures its log on
+            # stdout: the CLI names a closed stdout before this.)
             protocol = head_deadline_protocol()
-            (say or (lambda text: print(text, flush=True)))(
-                f"ccsim explore: {url} (listening on {listening}; runs stored under "
-                f"{results}/; Ctrl-C stops)"
-            )
             config = uvicorn_config(app, host, port, http=protocol)
-            stopping_server(config, app.state.engine).run(sockets=[sock])
+            line = (f"ccsim explore: {url} (listening on {listening}; runs stored under "
+                    f"{results}/; Ctrl-C stops)")  # fmt: skip
+            said = say or (lambda text: print(text, flush=True))
+            server = stopping_server(config, app.state.engine, lambda: said(line))
+            server.run(sockets=[sock])
+            if server.unsaid is not None:  # stdout could not take the URL: the server stopped
+                raise server.unsaid
         finally:
             # Stopped (Ctrl-C, SIGTERM, SIGHUP): every run stops within one progress report, so the
             # server's threads do not hold the process for the rest of a long run.
@@ -1003,9 +1004,16 @@ def _warn(text: str) -> None:
             print(f"ccsim explore: warning: {text}", file=sys.stderr, flush=True)
 
 
-def stopping_server(config: Any, engine: Engine) -> Any:
+def stopping_server(config: Any, engine: Engine, started: Callable[[], None] | None = None) -> Any:
     """A uvicorn server that stops on SIGHUP as on SIGINT and SIGTERM, and that cancels the
-    explorer's jobs as soon as it is told to stop.
+    explorer's jobs as soon as it is told to stop; ``started`` is called (to say the URL) once
+    it serves, with its signal handlers in place.
+
+    Said before ``run`` made its event loop, the URL invited a Ctrl-C that came while the loop
+    was being made: "coroutine ... was never awaited" (1 start in 12 stopped at once), or under
+    load an asyncio traceback from a loop half made (campaign 30, issue 32). When ``started``
+    raises (stdout cannot take the line), the server stops and the error is kept in
+    ``unsaid`` for the caller to raise.
 
     SIGHUP (the terminal closed, ``kill -HUP``) is one of the CLI's stop signals
     (``cli.STOP_SIGNALS``), but uvicorn handles only SIGINT and SIGTERM: the CLI's handler
@@ -1028,9 +1036,20 @@ def stopping_server(config: Any, engine: Engine) -> Any:
     import uvicorn
 
     class Stopping(uvicorn.Server):  # type: ignore[misc]
+        unsaid: BaseException | None = None
+
         async def serve(self, sockets: Any = None) -> None:
             asyncio.get_running_loop().set_exception_handler(quiet_when_out_of_files(_warn))
             await super().serve(sockets)
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if started is not None and self.started and not self.should_exit:
+                try:
+                    started()
+                except Exception as e:  # raised again by the caller, once stopped
+                    self.unsaid = e
+                    self.should_exit = True
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)
