@@ -455,10 +455,17 @@ def test_every_failed_read_of_the_explorers_start_is_one_line_naming_a_real_path
     import ccsim.explore.server as server
 
     class Served:
-        def run(self, sockets: Any = None) -> None:
-            return None
+        """A server that says its address as it starts serving, then stops at once."""
 
-    monkeypatch.setattr(server, "stopping_server", lambda *_a, **_k: Served())
+        unsaid = None
+
+        def __init__(self, started: Any) -> None:
+            self.started = started
+
+        def run(self, sockets: Any = None) -> None:
+            self.started()
+
+    monkeypatch.setattr(server, "stopping_server", lambda _c, _e, started: Served(started))
     monkeypatch.setenv("HOME", str(tmp_path))
 
     def prepare(base: Path) -> None:
