@@ -1852,7 +1852,11 @@ def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens
             if s.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY):
                 listening = "every IPv6 address (::)"
     served: list[Any] = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda server, sockets: served.append(server))
+
+    async def stopped_at_once(server: Any) -> None:  # once it serves and says its address
+        served.append(server)
+
+    monkeypatch.setattr(uvicorn.Server, "main_loop", stopped_at_once)
     monkeypatch.chdir(ROOT)
     port = free_port()
     assert main(["explore", "--host", host, "--port", str(port), "--results", str(tmp_path)]) == 0
