@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -302,6 +303,62 @@ def test_a_cached_reproduction_draws_no_figure_and_writes_the_same_report(
     assert reproduce_drawing(folder, out, drawn) == []
     assert (out / "report.md").read_bytes() == report
     assert figure_files(out, mtimes=True) == files
+
+
+def put_in_place_by_another_command(path: Path, data: bytes) -> None:
+    """``data`` renamed over ``path``, as another command puts its output in place."""
+    other = path.with_name(f".other-{path.name}")
+    other.write_bytes(data)
+    os.replace(other, path)
+
+
+def test_a_kept_figure_is_put_in_place_with_its_own_bytes_whatever_another_command_wrote_meanwhile(
+    folder: Path, reproduced: Path, drawn: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 31 (issue 32): a figure counted as up to date was left out of the staging
+    # folder, so the output put in place held whatever stood in --out at that moment: two
+    # reproductions at once left one's report.md beside the other's figures.
+    from ccsim.experiment.drawn import Manifest
+
+    out = reproduced
+    first = figure_files(out)
+    up_to_date = Manifest.up_to_date
+
+    def another_reproduction_ends(self: Manifest, item: str, inputs: str, **into: Any) -> bool:
+        kept = up_to_date(self, item, inputs, **into)
+        if kept and self.name == "figures.json":
+            for name in self.old[item]["files"]:
+                put_in_place_by_another_command(out / name, b"another reproduction's figure")
+        return kept
+
+    monkeypatch.setattr(Manifest, "up_to_date", another_reproduction_ends)
+    assert reproduce_drawing(folder, out, drawn) == []
+    assert figure_files(out) == first
+
+
+def test_a_reproduction_whose_kept_values_another_command_replaced_meanwhile_says_so(
+    folder: Path, reproduced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same for the values derived from the runs (results.parquet), kept before the staging
+    # folder exists: they are copied into it as it is written, and found replaced, the output
+    # is not put in place (the other command's stays whole).
+    from ccsim.experiment import derived
+
+    out = reproduced
+    load = derived.load
+
+    def another_reproduction_ends(*args: Any, **kwargs: Any) -> Any:
+        kept = load(*args, **kwargs)
+        put_in_place_by_another_command(out / "results.parquet", b"another reproduction's")
+        return kept
+
+    monkeypatch.setattr(derived, "load", another_reproduction_ends)
+    report = (out / "report.md").read_bytes()
+    with pytest.raises(ValueError, match=r"results\.parquet: replaced by another command while "
+                                         r"this one ran; run this command again"):  # fmt: skip
+        experiment.reproduce(folder, out, quick=True, progress=False)
+    assert (out / "results.parquet").read_bytes() == b"another reproduction's"
+    assert (out / "report.md").read_bytes() == report
 
 
 def test_a_changed_figure_input_redraws_that_figure_only(

@@ -110,10 +110,19 @@ class Manifest:
                 and isinstance(data.get("outputs"), dict)):  # fmt: skip
             self.old = data["outputs"]
         self.new: dict[str, Any] = {}
+        #: The outputs kept whose files are not yet in the staging folder (see :meth:`write`).
+        self.unstaged: set[str] = set()
 
-    def up_to_date(self, item: str, inputs: str) -> bool:
+    def up_to_date(self, item: str, inputs: str, into: Path | None = None) -> bool:
         """Whether ``item`` was drawn from ``inputs`` and each of its files is in the folder
-        with the bytes it was written with; if so it is kept in the new manifest."""
+        with the bytes it was written with; if so it is kept in the new manifest.
+
+        With ``into`` (the staging folder of the output being made), each file is copied there
+        first and the copy is what is checked: the output put in place then holds the bytes
+        filed, whatever another command renames into the folder meanwhile. Left out of the
+        staging folder, a kept figure was whatever stood in the folder when the output was
+        put in place: two reproductions at once left one's report beside the other's figures
+        (campaign 31, issue 32)."""
         entry = self.old.get(item)
         if not isinstance(entry, dict) or entry.get("inputs") != inputs:
             return False
@@ -125,9 +134,14 @@ class Manifest:
                 return False  # a manifest edited to name a file outside the folder
             # A digest of null matched a missing file (file_digest's None): a figure
             # deleted under a manifest edited so was counted as drawn.
-            if not isinstance(digest, str) or file_digest(self.folder / file) != digest:
+            if not isinstance(digest, str):
+                return False
+            checked = self.folder / file if into is None else _copied(self.folder / file, into)
+            if checked is None or file_digest(checked) != digest:
                 return False
         self.new[item] = entry
+        if into is None:
+            self.unstaged.add(item)
         return True
 
     def drew(self, item: str, inputs: str, files: list[Path]) -> None:
@@ -143,8 +157,35 @@ class Manifest:
     def write(self, folder: Path) -> Path:
         """The new manifest written into ``folder`` (the staging folder the outputs are
         written into, put in place with them); sorted, so the same outputs give the same
-        bytes."""
+        bytes.
+
+        The files of outputs kept before the staging folder existed (:meth:`up_to_date`
+        without ``into``) are copied into it first, unless the caller put them there, and
+        checked again: one another command replaced since is an error naming it, the output
+        not put in place."""
+        for item in sorted(self.unstaged & self.new.keys()):
+            for file, digest in self.new[item]["files"].items():
+                staged = Path(folder) / file
+                if not staged.exists():
+                    staged = _copied(self.folder / file, Path(folder)) or staged
+                if file_digest(staged) != digest:
+                    raise ValueError(f"{self.folder / file}: replaced by another command while "
+                                     "this one ran; run this command again")  # fmt: skip
+        self.unstaged.clear()
         path = Path(folder) / self.name
         body = {"version": MANIFEST_VERSION, "outputs": dict(sorted(self.new.items()))}
         path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
         return path
+
+
+def _copied(path: Path, into: Path) -> Path | None:
+    """``path`` copied into the folder ``into`` (its modification time kept: a cached re-run
+    leaves its figures as they were), or None when it cannot be read or written there."""
+    import shutil
+
+    try:
+        if not path.is_file():
+            return None
+        return Path(shutil.copy2(path, into / path.name))
+    except OSError:
+        return None

@@ -183,7 +183,7 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
             chosen = first_seed(sf.id, sf.seed)
             inputs = figure_inputs("series", sf, [plan.lines[ln] for ln in sf.lines],
                                    sorted((ln, keys[i]) for ln, i in chosen.items()))  # fmt: skip
-            if inputs is None or not drawn.up_to_date(sf.id, inputs):
+            if inputs is None or not drawn.up_to_date(sf.id, inputs, into=stage):
                 recs = {ln: record_of(i) for ln, i in chosen.items()}
                 paths = draw_series_figure(sf, plan, recs, stage)
                 if inputs is not None:
@@ -215,7 +215,7 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
             rows = summary[summary["figure"] == fig.id]
             inputs = figure_inputs("points", fig, [plan.lines[ln] for ln in fig.lines],
                                    list(rows.columns), rows.to_numpy().tolist())  # fmt: skip
-            if inputs is None or not drawn.up_to_date(fig.id, inputs):
+            if inputs is None or not drawn.up_to_date(fig.id, inputs, into=stage):
                 paths = draw_figure(fig, plan, summary, stage)
                 if inputs is not None:
                     drawn.drew(fig.id, inputs, paths)

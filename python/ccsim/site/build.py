@@ -128,12 +128,12 @@ def _write_site(
     from ccsim.experiment.drawn import Manifest, inputs_digest
 
     # A page (and plotly.min.js) is drawn only when what it is drawn from changed: one kept is
-    # copied from the site as it stands, its bytes checked against the manifest first.
+    # copied from the site as it stands, and its copy's bytes checked against the manifest
+    # (checked before the copy, a page another `ccsim report` put in place between the two
+    # was kept under this build's manifest).
     drawn = Manifest(out, PAGES_MANIFEST)
     js = inputs_digest("plotly.min.js")
-    if drawn.up_to_date("plotly.min.js", js):
-        shutil.copyfile(out / "plotly.min.js", work / "plotly.min.js")
-    else:
+    if not drawn.up_to_date("plotly.min.js", js, into=work):
         import plotly.offline
 
         (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
@@ -175,7 +175,7 @@ def _write_site(
             page = read_report(folder)
             plan, missing = plan_for(page, root)
             inputs = page_inputs(page, plan)
-            kept = drawn.up_to_date(page.name, inputs)
+            kept = drawn.up_to_date(page.name, inputs, into=work)
             if kept:
                 linked = linked_files(page)
             else:
@@ -192,9 +192,7 @@ def _write_site(
                 continue
             (work / page.name).mkdir(exist_ok=True)
             shutil.copyfile(src, work / page.name / name)
-        if kept:
-            shutil.copyfile(out / f"{page.name}.html", work / f"{page.name}.html")
-        else:
+        if not kept:
             (work / f"{page.name}.html").write_text(body, encoding="utf-8")
             drawn.drew(page.name, inputs, [work / f"{page.name}.html"])
         pages.append(page)
