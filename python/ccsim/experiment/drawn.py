@@ -180,12 +180,16 @@ class Manifest:
 
 def _copied(path: Path, into: Path) -> Path | None:
     """``path`` copied into the folder ``into`` (its modification time kept: a cached re-run
-    leaves its figures as they were), or None when it cannot be read or written there."""
+    leaves its figures as they were), or None when it is not a regular file that can be read
+    (drawn again). A failed write into ``into`` (a full disk) is raised: the output cannot be
+    written either way."""
     import shutil
 
     try:
         if not path.is_file():
             return None
-        return Path(shutil.copy2(path, into / path.name))
+        with path.open("rb"):
+            pass
     except OSError:
         return None
+    return Path(shutil.copy2(path, into / path.name))
