@@ -136,8 +136,11 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
 
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
-#: (RFC 3986 §3.2.2), then an optional port. Nothing that could change the URL's path.
-_HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+|\[(?P<ipv6>[a-f0-9:.]+)\])"
+#: (RFC 3986 §3.2.2) with its zone if it has one (RFC 6874 §2: "%25" then the zone, which the
+#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port.
+#: Nothing that could change the URL's path.
+_HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
+                   r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
                    r"(?::[0-9]+)?", re.IGNORECASE)  # fmt: skip
 
 
