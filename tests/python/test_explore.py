@@ -1265,7 +1265,12 @@ def test_ccsim_explore_on_a_networks_broadcast_address_is_refused_in_one_line(
     ("host", "advice"),
     [("[::1]", "--host ::1"), ("[::1]:8000", "--host ::1 --port 8000"),
      ("http://127.0.0.1:8000/", "--host 127.0.0.1 --port 8000"),
-     ("http://[::1]/", "--host ::1")],
+     ("http://[::1]/", "--host ::1"),
+     # Campaign 31: an address and its port, as the explorer's own line writes them, and an
+     # address with a space copied with it, were "not an address (Name or service not known)".
+     ("127.0.0.1:8000", "--host 127.0.0.1 --port 8000"),
+     ("localhost:8765", "--host localhost --port 8765"),
+     ("127.0.0.1 ", "--host 127.0.0.1"), (" ::1", "--host ::1")],
 )  # fmt: skip
 def test_ccsim_explore_on_a_host_copied_from_a_url_says_what_to_give(
     host: str, advice: str, capsys: pytest.CaptureFixture[str]
