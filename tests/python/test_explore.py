@@ -1265,7 +1265,12 @@ def test_ccsim_explore_on_a_networks_broadcast_address_is_refused_in_one_line(
     ("host", "advice"),
     [("[::1]", "--host ::1"), ("[::1]:8000", "--host ::1 --port 8000"),
      ("http://127.0.0.1:8000/", "--host 127.0.0.1 --port 8000"),
-     ("http://[::1]/", "--host ::1")],
+     ("http://[::1]/", "--host ::1"),
+     # Campaign 31: an address and its port, as the explorer's own line writes them, and an
+     # address with a space copied with it, were "not an address (Name or service not known)".
+     ("127.0.0.1:8000", "--host 127.0.0.1 --port 8000"),
+     ("localhost:8765", "--host localhost --port 8765"),
+     ("127.0.0.1 ", "--host 127.0.0.1"), (" ::1", "--host ::1")],
 )  # fmt: skip
 def test_ccsim_explore_on_a_host_copied_from_a_url_says_what_to_give(
     host: str, advice: str, capsys: pytest.CaptureFixture[str]
@@ -2527,6 +2532,26 @@ def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None
     assert url_host("fe80::1%lo") == "[fe80::1%25lo]"
     assert url_host("FE80:0::1%lo") == "[fe80::1%25lo]"
     assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.parametrize("given", ["fe80::1%lo", "fe80::1%1"])
+def test_an_explorer_on_a_link_local_address_answers_the_host_its_own_url_names(
+    given: str, tmp_path: Path
+) -> None:
+    # Campaign 31 (issue 32): `--host fe80::1%lo` printed http://[fe80::1%25lo]:PORT/ (RFC 6874
+    # §2), but the Host check read no zone inside brackets: a client sending Host as the URL
+    # writes it ([fe80::1%25lo]:PORT, or --host's own [fe80::1%lo]) got 400 from the
+    # explorer's own address. Another zone or address is still refused.
+    zone = given.partition("%")[2]
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=given)
+    try:
+        for host in (f"[fe80::1%25{zone}]:8765", f"[fe80::1%{zone}]:8765", "[fe80::1]:8765"):
+            assert asgi_get(app, "/api/papers", host)[0] == 200, host
+        for host in ("[fe80::2%25lo]:8765", "[fe80::1%25eth9]:8765", "[fe80::1%25]:8765",
+                     "[fe80::1%25lo/x]:8765", "[fe80::1%25lo]x:8765"):  # fmt: skip
+            assert asgi_get(app, "/api/papers", host)[0] == 400, host
+    finally:
+        app.state.engine.close()
 
 
 @pytest.mark.usefixtures("never_serves")

@@ -136,8 +136,11 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
 
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
-#: (RFC 3986 §3.2.2), then an optional port. Nothing that could change the URL's path.
-_HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+|\[(?P<ipv6>[a-f0-9:.]+)\])"
+#: (RFC 3986 §3.2.2) with its zone if it has one (RFC 6874 §2: "%25" then the zone, which the
+#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port.
+#: Nothing that could change the URL's path.
+_HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
+                   r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
                    r"(?::[0-9]+)?", re.IGNORECASE)  # fmt: skip
 
 
@@ -897,7 +900,8 @@ def _group_address(address: str) -> str | None:
 
 def _from_url(host: str) -> str | None:
     """What to give instead of a ``--host`` copied from a URL (``[::1]``, ``[::1]:8000``,
-    ``http://127.0.0.1:8000/``), or None when it is no such thing. The brackets around an IPv6
+    ``http://127.0.0.1:8000/``, ``127.0.0.1:8000``) or with spaces around it, or None when it
+    is no such thing. The brackets around an IPv6
     address belong to a URL (RFC 3986 §3.2.2), where they set it apart from the port; the
     system reads the address without them."""
     from urllib.parse import urlsplit
@@ -908,6 +912,15 @@ def _from_url(host: str) -> str | None:
     elif text.startswith("["):
         what = "the brackets belong in a URL"
         text = "//" + text
+    elif re.fullmatch(r"[^:\s]+:[0-9]+", text):
+        # "127.0.0.1:8765", copied from the line the explorer prints or from `ss -tln`, was
+        # said to be "not an address (Name or service not known)" (campaign 31, issue 32).
+        what = "an address and its port"
+        text = "//" + text
+    elif text and text != host:
+        # "127.0.0.1 " (a space copied with it) was said not to be an address, the space unseen
+        # in the error line (campaign 31, issue 32).
+        return f"spaces around the address; give --host {text}"
     else:
         return None
     try:
