@@ -96,11 +96,17 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     if not existed:
         try:
             os.replace(stage, out)
+            return
         except OSError as e:  # something put there meanwhile: no hidden folder is left
-            discard(stage)
-            raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
-                             "nothing was written to it") from None  # fmt: skip
-        return
+            if not (e.errno in (errno.ENOTEMPTY, errno.EEXIST) and out.is_dir()):
+                discard(stage)
+                raise ValueError(f"{out}: cannot be made the output folder ({e.strerror or e}); "
+                                 "nothing was written to it") from None  # fmt: skip
+        # Another command made ``out`` while this one wrote (two runs into one new --out at
+        # once): the one ending second failed, "cannot be made the output folder (Directory
+        # not empty)", its whole output lost, where in a row the second replaces the first's
+        # (campaign 31, issue 32). It is put in place as into a folder that existed.
+        state = f"{out} holds the output of a command that ended meanwhile"
     try:
         with moving_in(out):
             _put_in_place(stage, out, ours, state)
