@@ -676,6 +676,39 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
     return runs
 
 
+#: Descriptors a process pool opens besides those open as it starts (its queues' and wake-up
+#: pipes), and per worker (its process sentinel and the pipes its start uses). Measured with
+#: `ulimit -n` (Linux, Python 3.11): 1 worker needed 14 in all, 2 needed 16 and 4 needed 20;
+#: one fewer, and the pool's start failed with EMFILE inside the pool's own thread, where no
+#: future hears of it: the sweep waited for ever (campaign 32, issue 32).
+POOL_FILES = 6
+FILES_PER_WORKER = 2
+
+
+def _enough_open_files(workers: int) -> None:
+    """A ValueError when the limit of open files would not let a pool of ``workers`` start."""
+    try:
+        import resource
+    except ImportError:  # no such limit (Windows)
+        return
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return
+    for fds in ("/proc/self/fd", "/dev/fd"):
+        try:
+            open_now = len(os.listdir(fds))
+            break
+        except OSError:
+            continue
+    else:
+        return  # no way to count them: the pool is tried
+    need = open_now + POOL_FILES + FILES_PER_WORKER * workers
+    if soft < need:
+        processes = "1 worker process needs" if workers == 1 else f"{workers} worker processes need"
+        raise ValueError(f"the limit of open files is {soft} (ulimit -n): {processes} {need}; "
+                         f"raise it (ulimit -n {need} or more) or give fewer workers")  # fmt: skip
+
+
 def _execute_local(
     todo: dict[str, RunSpec],
     store: Store,
@@ -684,6 +717,7 @@ def _execute_local(
     failed: Callable[[str, BaseException], None],
 ) -> None:
     """Run ``todo`` in a pool of ``workers`` processes, reporting each run as it ends."""
+    _enough_open_files(workers)
     with ProcessPoolExecutor(
         max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
     ) as pool:

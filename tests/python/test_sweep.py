@@ -188,6 +188,33 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no limit of open files to lower")
+def test_a_sweep_under_too_low_a_limit_of_open_files_is_one_line_saying_so_not_a_wait_for_ever(
+    tmp_path: Path,
+) -> None:
+    # Campaign 32 (issue 32): under `ulimit -n 14` to 19, a sweep with 4 workers waited for
+    # ever (the pool's start failed with EMFILE inside the pool's own thread); under 12 or 13
+    # it said a bare "[Errno 24] Too many open files".
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (16, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
+
+    out = tmp_path / "out"
+    example = Path(__file__).resolve().parents[2] / "examples" / "random-loss.toml"
+    cmd = [sys.executable, "-m", "ccsim.cli", "sweep", str(example), "--param",
+           "links.bottleneck.loss.rate=0.01,0.02", "--seeds", "2", "--set", "duration=100ms",
+           "--workers", "4", "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=limited)
+    assert proc.returncode == 1, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("ccsim: error: the limit of open files is 16 (ulimit -n): 4 worker "
+                           "processes need "), line  # fmt: skip
+    assert "raise it (ulimit -n " in line and "or give fewer workers" in line, line
+
+
 def test_a_sweep_killed_mid_way_resumes_without_losing_or_repeating_a_point(
     tmp_path: Path, slow_line: str
 ) -> None:
