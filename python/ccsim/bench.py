@@ -333,7 +333,13 @@ import json, sys
 from pathlib import Path
 from ccsim.bench import scale_scenario
 text, overrides = scale_scenario(sys.argv[1])
-Path(sys.argv[2]).write_text(text, encoding="utf-8")
+try:
+    Path(sys.argv[2]).write_text(text, encoding="utf-8")
+except OSError as e:  # a write names no file: `ulimit -f`'s "[Errno 27] File too large"
+    from ccsim.limits import exhausted
+    from ccsim.staging import os_error_text
+    e.filename = e.filename or sys.argv[2]
+    sys.exit(exhausted(e) or os_error_text(e))
 print(json.dumps(list(overrides)))
 """
 

@@ -30,6 +30,7 @@ import argparse
 import atexit
 import contextlib
 import errno
+import logging
 import math
 import os
 import re
@@ -43,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ccsim import limits
 from ccsim.errors import Error, ScenarioError
 from ccsim.result import TABLES, naming_the_file
 from ccsim.scenario import (
@@ -1473,6 +1475,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
         _error(_working_folder_gone(relative))
         return 1
+    limits.fit_to_limits()
+    # matplotlib's own warnings go to its logger, which Python's last-resort handler prints
+    # on stderr beside ccsim's one-line messages ("Could not save font_manager cache [Errno 27]
+    # File too large" under ulimit -f, campaign 33, issue 32): what they mean, a command says
+    # in its own words when it matters.
+    logging.getLogger("matplotlib").addHandler(logging.NullHandler())
+    threads = 2 * args.workers if args.command == "explore" else 0
+    refused = limits.check(args.command, threads)
+    if refused is not None:
+        _error(refused)
+        return 1
     _matplotlib_writable_config()
     with _signals_interrupt() as received:
         return _dispatch(args, received)
@@ -1547,6 +1560,8 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except KeyboardInterrupt:
         return _interrupted(args, received)
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
+        if (met := _limit_met(e)) is not None:  # a library that could not be mapped
+            return met
         # The package missing, under the one that failed for it: pandas re-raises numpy's
         # ModuleNotFoundError as "Unable to import required dependency numpy", naming no
         # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
@@ -1571,6 +1586,8 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except OSError as e:
+        if (met := _limit_met(e)) is not None:
+            return met
         if e.filename is None and e.errno == errno.ENOENT and not _working_folder_exists():
             # A relative path is read against the working folder, removed while the shell was
             # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
@@ -1580,6 +1597,8 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
         _error(os_error_text(e))
         return 1
     except Exception as e:
+        if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
+            return met
         package = _package_failing_to_load(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
@@ -1588,6 +1607,16 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             _error(str(e))
             return 1
         return _internal_error(e)
+
+
+def _limit_met(e: BaseException) -> int | None:
+    """Status 1 once ``e`` is said as the resource limit it met (open files, processes,
+    memory: ``limits.exhausted``), or None when it is something else."""
+    said = limits.exhausted(e)
+    if said is None:
+        return None
+    _error(said)
+    return 1
 
 
 def _relative_path_of(args: argparse.Namespace) -> str | None:

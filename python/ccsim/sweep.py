@@ -55,7 +55,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
-from ccsim import _core
+from ccsim import _core, limits
 from ccsim.scenario import (
     MAX_WORKERS,
     _override_strings,
@@ -207,6 +207,11 @@ class Store:
         except NotAFile as e:
             problem: str | None = str(e)
         except OSError as e:
+            if limits.exhausted(e) is not None:
+                # This process's limit (ulimit -n under the explorer), not the record's
+                # damage: it was "damaged run record (Too many open files); running it
+                # again" (campaign 33, issue 32).
+                raise
             problem = e.strerror or str(e)
         except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError
             problem = f"not valid JSON ({e})"
@@ -367,11 +372,11 @@ class RecordNotSaved(RuntimeError):
 class SweepInterrupted(RuntimeError):
     """A worker process died (killed, out of memory); every finished run is stored."""
 
-    def __init__(self, stored: int) -> None:
+    def __init__(self, stored: int, why: str = "a worker process died") -> None:
         from ccsim.staging import finished_runs
 
         super().__init__(
-            f"a worker process died; {finished_runs(stored, 'stored')}, and running the same "
+            f"{why}; {finished_runs(stored, 'stored')}, and running the same "
             f"command again resumes from {'it' if stored == 1 else 'them'}"
         )
 
@@ -391,12 +396,13 @@ _TERMINATE_GRACE_S = 0.5
 
 def _die_with_parent(parent: int) -> None:
     """Make this worker exit when process ``parent`` does, however the parent ends."""
+    pdeathsig = False
     if sys.platform.startswith("linux"):
         # prctl(2): PR_SET_PDEATHSIG = 1, the signal the kernel sends this process when the
         # thread that forked it (the parent's main thread, which submits every run) exits.
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+            pdeathsig = libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0
         except (OSError, AttributeError):
             pass  # the watchdog below still covers it
 
@@ -406,7 +412,15 @@ def _die_with_parent(parent: int) -> None:
             time.sleep(_ORPHAN_POLL_S)
         os._exit(1)
 
-    threading.Thread(target=watch, name="ccsim-orphan-watchdog", daemon=True).start()
+    try:
+        threading.Thread(target=watch, name="ccsim-orphan-watchdog", daemon=True).start()
+    except RuntimeError:
+        # "can't start new thread": the limit of processes (ulimit -u) met by another program
+        # of the user's since the pool was checked. Where prctl worked the kernel still ends
+        # this worker with its parent; the run is not lost for want of a second guard
+        # (campaign 33, issue 32: the worker printed this thread's traceback).
+        if not pdeathsig:
+            raise
 
 
 def _init_worker(parent: int) -> None:
@@ -465,6 +479,11 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
     if writer is not None:
         writer.close()
+    if manager is not None and manager.ident is None:
+        # Never started (the limit of processes refused its thread): nothing to wake or join,
+        # and joining it raises.
+        pool._executor_manager_thread = None  # type: ignore[attr-defined]
+        manager = None
     pool.shutdown(wait=False, cancel_futures=False)
     # And its end waited for, briefly. At exit Python wakes each pool's manager thread through a
     # pipe that the thread closes as it ends, and in 3.11 nothing orders the two: a sweep
@@ -541,9 +560,12 @@ class SweepError(RuntimeError):
     def __init__(self, failures: list[tuple[RunSpec, BaseException]]) -> None:
         self.failures = failures
         first_run, first_err = failures[0]
+        # A run the system refused a thread or memory (ulimit -u, -v) is said as that limit,
+        # not as the core's bare "(os error 11)" (campaign 33, issue 32).
+        why = limits.exhausted(first_err) or first_err
         super().__init__(
             f"{len(failures)} run(s) failed; the others were stored. First: seed "
-            f"{first_run.seed}, overrides {list(first_run.overrides)}: {first_err}"
+            f"{first_run.seed}, overrides {list(first_run.overrides)}: {why}"
         )
 
 
@@ -676,37 +698,29 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
     return runs
 
 
-#: Descriptors a process pool opens besides those open as it starts (its queues' and wake-up
-#: pipes), and per worker (its process sentinel and the pipes its start uses). Measured with
-#: `ulimit -n` (Linux, Python 3.11): 1 worker needed 14 in all, 2 needed 16 and 4 needed 20;
-#: one fewer, and the pool's start failed with EMFILE inside the pool's own thread, where no
-#: future hears of it: the sweep waited for ever (campaign 32, issue 32).
-POOL_FILES = 6
-FILES_PER_WORKER = 2
+#: How often the wait for runs checks that the pool's own thread is alive, seconds.
+_POOL_POLL_S = 1.0
 
 
-def _enough_open_files(workers: int) -> None:
-    """A ValueError when the limit of open files would not let a pool of ``workers`` start."""
+@contextlib.contextmanager
+def _pool_thread_deaths() -> Iterator[list[BaseException]]:
+    """The errors that end a process pool's manager thread while the block runs, kept for the
+    sweep to raise rather than printed as a traceback by ``threading.excepthook``; other
+    threads' errors are left to the hook there was."""
+    died: list[BaseException] = []
+    previous = threading.excepthook
+
+    def heard(args: Any) -> None:
+        if type(args.thread).__name__ == "_ExecutorManagerThread" and args.exc_value is not None:
+            died.append(args.exc_value)
+        else:
+            previous(args)
+
+    threading.excepthook = heard
     try:
-        import resource
-    except ImportError:  # no such limit (Windows)
-        return
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return
-    for fds in ("/proc/self/fd", "/dev/fd"):
-        try:
-            open_now = len(os.listdir(fds))
-            break
-        except OSError:
-            continue
-    else:
-        return  # no way to count them: the pool is tried
-    need = open_now + POOL_FILES + FILES_PER_WORKER * workers
-    if soft < need:
-        processes = "1 worker process needs" if workers == 1 else f"{workers} worker processes need"
-        raise ValueError(f"the limit of open files is {soft} (ulimit -n): {processes} {need}; "
-                         f"raise it (ulimit -n {need} or more) or give fewer workers")  # fmt: skip
+        yield died
+    finally:
+        threading.excepthook = previous
 
 
 def _execute_local(
@@ -717,10 +731,15 @@ def _execute_local(
     failed: Callable[[str, BaseException], None],
 ) -> None:
     """Run ``todo`` in a pool of ``workers`` processes, reporting each run as it ends."""
-    _enough_open_files(workers)
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
-    ) as pool:
+    refused = limits.check_pool(workers)
+    if refused is not None:
+        raise ValueError(refused)
+    with (
+        ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
+        ) as pool,
+        _pool_thread_deaths() as died,
+    ):
         pending: dict[Future[dict[str, Any]], str] = {}
         queue = iter(todo.items())
         try:
@@ -729,7 +748,13 @@ def _execute_local(
             for k, r in itertools.islice(queue, 2 * workers):
                 pending[_submit(pool, r)] = k
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=_POOL_POLL_S, return_when=FIRST_COMPLETED)
+                if died:
+                    # The pool's own thread ended on an error (its queue's feeder thread
+                    # refused by ulimit -u): no future will ever finish (campaign 33).
+                    _stop_workers(pool)
+                    why = limits.exhausted(died[0]) or f"the process pool failed ({died[0]})"
+                    raise SweepInterrupted(len(store), why) from died[0]
                 for fut in done:
                     k = pending.pop(fut)
                     err = fut.exception()
@@ -762,6 +787,14 @@ def _execute_local(
                 # Not only a future's result: `submit` on a pool whose worker died raises
                 # it too (seen when a run finished in the same instant as the death).
                 raise SweepInterrupted(len(store)) from exc
+            met = limits.exhausted(exc)
+            if met is not None and not isinstance(exc, MemoryError):
+                # The pool could not start a worker or its own thread (ulimit -u or -n met
+                # by another program since the check): the workers it did start wait for
+                # work, and the interpreter's exit joined them for ever, after "cannot join
+                # thread before it is started" (campaign 33, issue 32).
+                _stop_workers(pool)
+                raise SweepInterrupted(len(store), met) from exc
             raise
 
 

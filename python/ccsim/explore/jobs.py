@@ -18,7 +18,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccsim import limits
+
 from .catalog import Request, _shown
+
+
+def _said(e: Exception) -> str:
+    """A job's error as the page shows it: a limit met (``ulimit -u``: "can't start new
+    thread", the core's "(os error 11)", campaign 33, issue 32) named as that limit; the run
+    store's folder gone, read-only or full; else a scenario the core refused, in its words."""
+    met = limits.exhausted(e)
+    if met is not None:
+        return met
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        return f"the run store: {where}{e.strerror or e}"
+    return f"{type(e).__name__}: {e}"
 
 
 class Cancelled(Exception):
@@ -290,13 +305,9 @@ class Engine:
         except (Cancelled, CancelledError):  # CancelledError: a run close() dropped unstarted
             why = {"reason": job.reason} if job.reason else {}
             job.emit("cancelled", done=done, total=total, **why)
-        except OSError as e:  # the run store: a folder gone, read-only, or a full disk
+        except Exception as e:
             job.cancelled = True
-            where = f"{e.filename}: " if e.filename else ""
-            job.emit("error", message=f"the run store: {where}{e.strerror or e}")
-        except Exception as e:  # a scenario the core refuses: say so on the page
-            job.cancelled = True
-            job.emit("error", message=f"{type(e).__name__}: {e}")
+            job.emit("error", message=_said(e))
         else:
             job.emit("done", done=done, total=total, cached=cached, simulated=done - cached)
         finally:

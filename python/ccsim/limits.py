@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: MIT
+"""The limits the system puts on a process (setrlimit(2); the shell's ``ulimit``), checked
+before a command runs into them and named when it does anyway.
+
+A login node, a batch system or a user's shell may set any of these low::
+
+    ulimit -n  RLIMIT_NOFILE  open files            a sweep's pool: 2 pipes per worker
+    ulimit -u  RLIMIT_NPROC   this user's processes  each worker, each thread (the run's,
+                              and threads (Linux)    numpy's OpenBLAS, pyarrow's jemalloc)
+    ulimit -v  RLIMIT_AS      address space          shared libraries, thread stacks, heaps
+    ulimit -f  RLIMIT_FSIZE   a file's size          every table, figure and page written
+
+Met deep inside a library, a limit showed as anything but itself (campaign 33, issue 32): a
+bare ``[Errno 24] Too many open files`` or ``[Errno 11] Resource temporarily unavailable``,
+OpenBLAS's own paragraph on stderr, a worker's traceback for the thread it could not start,
+numpy "installed but cannot be imported" (a shared library that could not be mapped), a
+MemoryError called an internal error. This module says it in one line that names the limit,
+its value and the cure, in two places:
+
+- :func:`check` before a command starts (from what it will run at once, measured);
+- :func:`exhausted` for an error met all the same (another program of the user's took the
+  room between the check and the need, or a limit nothing here counts).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+try:
+    import resource
+except ImportError:  # no such limits (Windows)
+    resource = None  # type: ignore[assignment]
+
+#: Tasks (processes and threads: Linux counts both against ``ulimit -u``) a command runs at
+#: once beyond the one it starts with, before any pool of workers (checked where it starts,
+#: :func:`check_pool`): the run's own thread, pyarrow's jemalloc thread and its reader's
+#: thread, the explorer's server. Measured on Linux with OpenBLAS held to one thread
+#: (:func:`fit_to_limits`) by lowering ``ulimit -u`` until each command failed (campaign 33,
+#: issue 32): run and bench worked from 3, report from 5 (at 3 pyarrow's Parquet reader
+#: waited for ever for a thread it could not start), the explorer from 7 with one run at once.
+TASKS = {"run": 2, "sweep": 2, "reproduce": 4, "report": 4, "bench": 2, "explore": 4}
+#: Tasks each worker process adds: itself, its run thread and its orphan watchdog.
+TASKS_PER_WORKER = 3
+#: Tasks a process pool adds to the process that starts it: its management thread and its
+#: queue's feeder thread.
+POOL_TASKS = 2
+#: Files a process pool holds open beyond its workers' (its queues, its wake-up pipe), and
+#: each worker's: the thresholds measured under ``ulimit -n`` were 14, 16 and 20 for 1, 2 and
+#: 4 workers from a sweep's 8 (campaign 32, issue 32).
+POOL_FILES = 6
+FILES_PER_WORKER = 2
+#: The address space (``ulimit -v``) each command needs at least, with the threads and
+#: allocators :func:`fit_to_limits` sets: numpy, pandas, pyarrow and the core mapped, a run's
+#: thread, a site's plotly. Measured on Linux (Python 3.11, pyarrow 21) by lowering the
+#: limit until each failed (campaign 33, issue 32): every command worked from 512 MiB; at
+#: 384 MiB a run's workers failed and report's Parquet reader waited for ever for a thread.
+#: validate, bench (whose runs are checked as runs) and --help load none of it.
+#: The explorer runs two at once beside its server: it aborted at 512 MiB and worked from
+#: 640 MiB; 768 MiB keeps a margin.
+ADDRESS_SPACE = {c: 512 * 2**20 for c in ("run", "sweep", "reproduce", "report")}
+ADDRESS_SPACE["explore"] = 768 * 2**20
+#: The open files (``ulimit -n``) a command needs at least where that is more than the
+#: interpreter's own: the explorer holds its listening socket, its event loop's, a browser's
+#: up to 6 connections to one host and the run store's files, and imports as it serves. One
+#: client worked from 7 to 10 files; below, its event loop could not be made (an asyncio
+#: traceback), above, a request failed importing (500) and records read as damaged. 64 is
+#: chosen for a browser's connections with a margin (campaign 33, issue 32).
+FILES = {"explore": 64}
+#: mallopt(3)'s parameter for the number of glibc's heap arenas, and how many are kept under
+#: a limit of address space (each reserves 64 MiB on 64-bit Linux).
+M_ARENA_MAX = -8
+MALLOC_ARENAS = 2
+#: The check is skipped above this limit: counting the user's tasks reads all of /proc.
+TASKS_CHECKED_BELOW = 8192
+
+
+def soft_limit(which: str) -> int | None:
+    """The soft limit ``RLIMIT_<which>``, or None when there is none (unlimited, or not on
+    this system)."""
+    if resource is None or not hasattr(resource, f"RLIMIT_{which}"):
+        return None
+    soft, _ = resource.getrlimit(getattr(resource, f"RLIMIT_{which}"))
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def user_tasks() -> int | None:
+    """The processes and threads of this real user, as the kernel counts them against
+    ``ulimit -u``; None where /proc cannot tell."""
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as status:
+                text = status.read()
+        except OSError:  # ended meanwhile, or hidden (hidepid)
+            continue
+        real = re.search(r"^Uid:\s+(\d+)", text, re.MULTILINE)
+        threads = re.search(r"^Threads:\s+(\d+)", text, re.MULTILINE)
+        if real and threads and int(real.group(1)) == uid:
+            count += int(threads.group(1))
+    return count or None
+
+
+def fit_to_limits() -> None:
+    """Start fewer threads and reserve less address space, before numpy and pyarrow are
+    imported, unless the user chose otherwise (campaign 33, issue 32):
+
+    - numpy's OpenBLAS starts a thread per CPU at import, which ccsim's small tables never
+      use, and which a low ``ulimit -u`` refused with a paragraph of its own on stderr:
+      always one;
+    - under a limit of address space (``ulimit -v``), every thread reserves a stack and
+      glibc a heap arena of 64 MiB for it, and pyarrow starts a thread per CPU and reserves
+      for jemalloc: with the limit met, pyarrow's Parquet reader waited for ever for a
+      thread it could not start, or crashed. There one thread for pyarrow, the system's
+      allocator, and two arenas.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if soft_limit("AS") is None:
+        return
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # pyarrow's pool of CPU threads
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        os.environ["MALLOC_ARENA_MAX"] = str(MALLOC_ARENAS)  # for the programs it starts
+        try:  # and for this process and the workers it forks, whose glibc has read it
+            import ctypes
+
+            ctypes.CDLL(None).mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+
+def check(command: str, threads: int = 0) -> str | None:
+    """The error for ``ccsim <command>`` when the limits of open files, address space or
+    processes would stop it, or None. Called before the command starts anything; ``threads``:
+    those its options add (the explorer's two per worker: the job's and its run's)."""
+    files, limit = FILES.get(command), soft_limit("NOFILE")
+    if files is not None and limit is not None and limit < files:
+        return (
+            f"the limit of open files is {limit} (ulimit -n): ccsim {command} needs at least "
+            f"{files}; raise it (ulimit -n {files} or more)"
+        )
+    floor = ADDRESS_SPACE.get(command)
+    limit = soft_limit("AS")
+    if floor is not None and limit is not None and limit < floor:
+        return (
+            f"the limit of address space is {limit // 2**20} MiB (ulimit -v {limit // 1024}): "
+            f"ccsim {command} needs at least {floor // 2**20} MiB; raise it (ulimit -v "
+            f"{floor // 1024} or more)"
+        )
+    return check_tasks(f"ccsim {command}", TASKS.get(command, 0) + threads)
+
+
+def check_pool(workers: int) -> str | None:
+    """The error for a pool of ``workers`` processes that the limits of open files or of
+    processes would not let start, or None. Called in the process that starts it, just
+    before: what it has open and runs already is counted. Under ``ulimit -n 14`` with 4
+    workers the pool's start failed inside its own thread, where nothing heard of it, and the
+    sweep waited for ever (campaign 32); under ``ulimit -u 7`` a worker printed the traceback
+    of the thread it could not start (campaign 33, issue 32)."""
+    processes = "1 worker process" if workers == 1 else f"{workers} worker processes"
+    cure = "give fewer workers" if workers > 1 else "end other programs"
+    limit = soft_limit("NOFILE")
+    if limit is not None:
+        open_now = _open_files()
+        need = None if open_now is None else open_now + POOL_FILES + FILES_PER_WORKER * workers
+        if need is not None and limit < need:
+            fewer = " or give fewer workers" if workers > 1 else ""
+            return (f"the limit of open files is {limit} (ulimit -n): {processes} need"
+                    f"{'s' if workers == 1 else ''} {need}; raise it (ulimit -n {need} or more)"
+                    f"{fewer}")  # fmt: skip
+    return check_tasks(processes, POOL_TASKS + TASKS_PER_WORKER * workers, cure)
+
+
+def check_tasks(what: str, more: int, cure: str = "end other programs of this user") -> str | None:
+    """The error for ``what`` (in words) needing ``more`` processes and threads than the
+    limit of processes leaves, or None. Where /proc cannot count, or for root (whom the
+    kernel never holds to it), the command is tried."""
+    limit = soft_limit("NPROC")
+    if limit is None or limit >= TASKS_CHECKED_BELOW or os.getuid() == 0:
+        return None
+    running = user_tasks()
+    if running is None or running + more <= limit:
+        return None
+    needs = "needs" if what.startswith(("ccsim", "1 ")) else "need"
+    return (
+        f"the limit of processes is {limit} (ulimit -u), and this user runs {running} "
+        f"processes and threads already: {what} {needs} {more} more; raise it (ulimit -u "
+        f"{running + more} or more) or {cure}"
+    )
+
+
+def _open_files() -> int | None:
+    """How many files this process has open, or None where that cannot be counted."""
+    for fds in ("/proc/self/fd", "/dev/fd"):
+        try:
+            return len(os.listdir(fds))
+        except OSError:
+            continue
+    return None
+
+
+def exhausted(e: BaseException) -> str | None:
+    """The error, in words, for ``e`` when it is a limit met (open files, processes or
+    threads, memory), or None."""
+    if isinstance(e, MemoryError):
+        return _memory(type(e).__name__)
+    if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
+        return _tasks("a thread could not be started")
+    if isinstance(e, ImportError) and re.search(
+        r"failed to map segment|cannot allocate memory|Cannot allocate memory", str(e)
+    ):
+        return _memory(f"a library could not be loaded: {e}")
+    # The core's own words for a thread or an allocation the system refused (Rust's io::Error:
+    # "could not start the simulation thread: Resource temporarily unavailable (os error 11)").
+    core = re.search(r"^(.*?): [^:]*\(os error (11|12)\)$", str(e))
+    if core is not None and not isinstance(e, OSError):
+        return _tasks(core.group(1)) if core.group(2) == "11" else _memory(core.group(1))
+    if not isinstance(e, OSError):
+        return None
+    if e.errno in (errno.EMFILE, errno.ENFILE):
+        limit = soft_limit("NOFILE")
+        where = f": {e.filename}" if e.filename else ""
+        if e.errno == errno.ENFILE:
+            return f"the system's table of open files is full{where}; close some programs"
+        shown = f" is {limit}" if limit is not None else ""
+        return f"too many open files{where}: the limit (ulimit -n){shown}; raise it"
+    if e.errno == errno.ENOENT and str(e).startswith("[Errno 2] No usable temporary directory"):
+        # tempfile tries each folder by writing a few bytes to it, and under `ulimit -f 0`
+        # calls every one unusable (it takes EFBIG for a folder's fault).
+        limit = soft_limit("FSIZE")
+        if limit is not None and limit < 1024:
+            e = OSError(errno.EFBIG, "File too large")
+    if e.errno == errno.EFBIG:
+        limit = soft_limit("FSIZE")
+        where = f"{e.filename}: " if e.filename else ""
+        if limit is None:
+            return None
+        return (
+            f"{where}file too large: the limit of file size is {limit} bytes (ulimit -f "
+            f"{limit // 1024}); raise it"
+        )
+    if e.errno == errno.EAGAIN and e.filename is None:
+        return _tasks("a process could not be started")
+    if e.errno == errno.ENOMEM:
+        return _memory(str(e.filename or "out of memory"))
+    return None
+
+
+def _tasks(what: str) -> str:
+    """A thread or process refused (EAGAIN): by the limit of processes, or, under a limit of
+    address space with no low limit of processes, for want of room for its stack."""
+    limit = soft_limit("NPROC")
+    if soft_limit("AS") is not None and (limit is None or limit >= TASKS_CHECKED_BELOW):
+        return _memory(what)
+    shown = f" is {limit} (ulimit -u)" if limit is not None else " (ulimit -u)"
+    return (
+        f"{what}: the limit of this user's processes and threads{shown}; raise it, or end "
+        "other programs of this user"
+    )
+
+
+def _memory(what: str) -> str:
+    limit = soft_limit("AS")
+    if limit is None:
+        return f"out of memory ({what})"
+    return (
+        f"out of memory ({what}): the limit of address space is {limit // 2**20} MiB "
+        f"(ulimit -v {limit // 1024}); raise it"
+    )
