@@ -283,7 +283,11 @@ def _import_table_libraries(failed: list[BaseException]) -> None:
     try:
         # numpy first: the core hands the tables over as numpy arrays, and pyarrow (16 and
         # later) loads without it, so a broken numpy failed after the run (campaign 30).
-        import numpy  # noqa: F401
+        # By name, what the core calls: a user's own numpy.py on PYTHONPATH (or in the
+        # working folder, under `python -m ccsim`) imports, and the run went to its end
+        # before "internal error (AttributeError): module 'numpy' has no attribute
+        # 'frombuffer'" (campaign 33, issue 32). Named, its ImportError names the file.
+        from numpy import frombuffer  # noqa: F401, I001 (numpy first)
         import pyarrow.parquet  # noqa: F401
     except Exception as e:
         failed.append(e)
@@ -317,6 +321,14 @@ def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
     loader.start()
     try:
         yield check
+    except Exception:
+        # A run shorter than the first report ends before any check: the core's own call
+        # into a package that did not import whole (a user's numpy.py: "internal error
+        # (AttributeError): module 'numpy' has no attribute 'frombuffer'") is then said as
+        # the import's failure, which names the package and its file (campaign 33, issue 32).
+        loader.join()
+        check()
+        raise
     finally:
         loader.join()
 

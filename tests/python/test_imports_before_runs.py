@@ -17,6 +17,7 @@ package first met after that is a failure naming it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,37 @@ def test_a_command_finds_every_package_it_needs_before_its_first_run(
     )
     # The test sees ccsim's own imports: the tables' libraries among them.
     assert "pyarrow" in seen["met"], seen["met"]
+
+
+def test_a_numpy_module_of_the_users_shadowing_numpy_stops_a_run_at_its_start(
+    tmp_path: Path,
+) -> None:
+    """A ``numpy.py`` of the user's on PYTHONPATH (or in the working folder, under ``python -m
+    ccsim``) imports, so no check for a missing or broken numpy saw it: the run went to its end
+    (an hour of it or more), then "internal error (AttributeError): module 'numpy' has no
+    attribute 'frombuffer'" named neither the file nor the cure (campaign 33, issue 32)."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    # Short runs, which end before the first progress report checks the imports, and one
+    # that reports (the run of test_extras_matrix.py).
+    long = str(ROOT / "python" / "ccsim" / "benchmarks" / "p2.toml")
+    for file, duration in ((FILE, "100ms"), (long, "30s")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ccsim", "run", file, "--set", f"duration={duration}",
+             "--out", str(out)],
+            capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
+        )  # fmt: skip
+        _one_line_naming_the_shadow(proc, shadow / "numpy.py", out)
+
+
+def _one_line_naming_the_shadow(
+    proc: subprocess.CompletedProcess[str], shadow: Path, out: Path
+) -> None:
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ccsim: error: ccsim needs numpy"), lines
+    assert str(shadow) in lines[0], lines  # the file that shadows it is named
+    assert not out.exists()
