@@ -469,6 +469,24 @@ def test_in_chromium_each_request_of_the_page_that_fails_is_said_on_the_page_not
     assert own == [], errors
 
 
+def test_in_chromium_with_javascript_off_the_page_says_it_needs_javascript(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 33 (issue 32): a browser with JavaScript off (NoScript, Tor's safest level, a
+    # text browser such as w3m over ssh) showed "loading…" beside a cancel button for ever,
+    # as the page did when plotly.min.js failed before campaign 30.
+    pg, _ = page
+    context = pg.context.browser.new_context(java_script_enabled=False)
+    try:
+        bare = context.new_page()
+        bare.goto(server.url + "/")
+        text = bare.inner_text("body")
+        assert "needs JavaScript" in text, text
+        assert "loading…" not in text, text
+    finally:
+        context.close()
+
+
 def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_its_job_cancelled(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
