@@ -1576,6 +1576,12 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             # no module named: "internal error (ImportError): Unable to find a usable engine;
             # tried using: 'pyarrow', 'fastparquet'" (the extras matrix, campaign 30).
             package = "pyarrow"
+        if not package:
+            # A package's own check of another, raised from its __init__ with no module
+            # named: pyarrow 26 under a user site's numpy 1.26 (which pyproject.toml's range
+            # allows) was "internal error (ImportError): pyarrow requires NumPy 2.0 or newer,
+            # found 1.26.4" (campaign 33, issue 32). The module whose code raised it is named.
+            package = _package_failing_to_load(e) or ""
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
         _error(_not_installed("ccsim", package, e))

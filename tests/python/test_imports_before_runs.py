@@ -139,3 +139,34 @@ def _one_line_naming_the_shadow(
     assert len(lines) == 1 and lines[0].startswith("ccsim: error: ccsim needs numpy"), lines
     assert str(shadow) in lines[0], lines  # the file that shadows it is named
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_package_refusing_the_numpy_it_finds_is_named_not_an_internal_error(
+    command: str, tmp_path: Path
+) -> None:
+    """pyarrow 26 under a numpy 1.26 from the user's site (``pip install --user numpy==1.26``,
+    which pyproject.toml's numpy>=1.24 allows) raises an ImportError that names no module:
+    "internal error (ImportError): pyarrow requires NumPy 2.0 or newer, found 1.26.4"
+    (campaign 33, issue 32). The package whose import raised it is named, with its words."""
+    fake = tmp_path / "site" / "pyarrow"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        'raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4")\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    argv = {
+        "run": ["run", FILE, "--set", "duration=100ms", "--out", str(out)],
+        "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
+                  "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", str(out)],
+    }[command]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("ccsim: error: ccsim needs pyarrow, which is installed but"), lines
+    assert "pyarrow requires NumPy 2.0 or newer, found 1.26.4" in lines[0], lines
+    assert not out.exists()
