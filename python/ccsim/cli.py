@@ -750,6 +750,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for module in ("matplotlib.pyplot", "plotly.graph_objects", "plotly.subplots",
                    "plotly.offline", "markdown_it"):  # fmt: skip
         importlib.import_module(module)
+    # By name, what the site takes from it: a user's markdown_it.py imports, and the error
+    # came after every run (campaign 33, issue 32).
+    from markdown_it import MarkdownIt  # noqa: F401
+
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)
@@ -1678,10 +1682,37 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"
+    shadow = _shadowing_file(package)
+    if shadow is not None:
+        # A module of the user's named like the package, first on sys.path (PYTHONPATH, or
+        # the working folder under `python -m ccsim`): "matplotlib, which is not installed"
+        # sent the user to reinstall what was there (campaign 33, issue 32).
+        return (f"{who} needs {package}, which is shadowed by {shadow} (a module of that "
+                "name found before the installed package): rename or move it, or take its "
+                "folder off PYTHONPATH")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
     )
+
+
+def _shadowing_file(package: str) -> str | None:
+    """The file of a module imported under ``package``'s name that no installed distribution
+    holds (a plain ``numpy.py`` where numpy is a package), or None."""
+    module = sys.modules.get(package)
+    file = getattr(module, "__file__", None)
+    if module is None or hasattr(module, "__path__") or file is None:
+        return None
+    from importlib import metadata
+
+    try:
+        mine = Path(file).resolve()
+        for dist in metadata.packages_distributions().get(package, []):
+            if any(Path(str(f.locate())).resolve() == mine for f in metadata.files(dist) or []):
+                return None  # installed as a module (six, typing_extensions): not a shadow
+    except Exception:  # metadata that cannot be read: say nothing of a shadow
+        return None
+    return file
 
 
 def _flushed(status: int) -> int:

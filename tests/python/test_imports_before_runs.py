@@ -170,3 +170,29 @@ def test_a_package_refusing_the_numpy_it_finds_is_named_not_an_internal_error(
     assert lines[0].startswith("ccsim: error: ccsim needs pyarrow, which is installed but"), lines
     assert "pyarrow requires NumPy 2.0 or newer, found 1.26.4" in lines[0], lines
     assert not out.exists()
+
+
+@pytest.mark.parametrize("package", ["matplotlib", "markdown_it"])
+def test_a_users_module_shadowing_a_package_is_named_before_the_runs(
+    package: str, tmp_path: Path
+) -> None:
+    """A ``matplotlib.py`` of the user's on PYTHONPATH made reproduce say "ccsim needs
+    matplotlib, which is not installed" (it is: reinstalling changes nothing); a
+    ``markdown_it.py`` imported, and the error came after every run of the plan, with the
+    report written and no site (campaign 33, issue 32). The file that shadows the package is
+    named, before the first run."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / f"{package}.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "m01", "--quick", "--seeds", "1",
+         "--workers", "1", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ccsim: error: ccsim needs {package}"), lines
+    assert f"shadowed by {shadow / package}.py" in lines[0], lines
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
