@@ -1682,14 +1682,18 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"
-    shadow = _shadowing_file(package)
-    if shadow is not None:
-        # A module of the user's named like the package, first on sys.path (PYTHONPATH, or
-        # the working folder under `python -m ccsim`): "matplotlib, which is not installed"
-        # sent the user to reinstall what was there (campaign 33, issue 32).
-        return (f"{who} needs {package}, which is shadowed by {shadow} (a module of that "
-                "name found before the installed package): rename or move it, or take its "
-                "folder off PYTHONPATH")  # fmt: skip
+    # A module of the user's named like the package, first on sys.path (PYTHONPATH, or the
+    # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
+    # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
+    # has no attribute '__version__'") as well (campaign 33, issue 32).
+    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", str(error or ""))
+    for name in [package, *named]:
+        shadow = _shadowing_file(name)
+        if shadow is not None:
+            through = "" if name == package else f", which needs {name}"
+            return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
+                    "of that name found before the installed package): rename or move it, or "
+                    "take its folder off PYTHONPATH")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"

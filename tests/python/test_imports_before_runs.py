@@ -107,6 +107,31 @@ def test_a_command_finds_every_package_it_needs_before_its_first_run(
     assert "pyarrow" in seen["met"], seen["met"]
 
 
+@pytest.mark.parametrize("command", ["sweep", "report"])
+def test_a_numpy_module_of_the_users_under_pandas_or_pyarrow_is_named_as_the_cause(
+    command: str, tmp_path: Path
+) -> None:
+    """sweep and report said "ccsim needs pyarrow, which is installed but cannot be imported
+    (module 'numpy' has no attribute '__version__'): install ccsim again": a reinstall
+    changes nothing while a numpy.py of the user's comes first (campaign 33, issue 32)."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = {
+        "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
+                  "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", str(out)],
+        "report": ["report", "--results", str(tmp_path), "--out", str(out)],
+    }[command]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"shadowed by {shadow / 'numpy.py'}" in lines[0], lines
+    assert "install ccsim again" not in lines[0] and not out.exists()
+
+
 def test_a_numpy_module_of_the_users_shadowing_numpy_stops_a_run_at_its_start(
     tmp_path: Path,
 ) -> None:
