@@ -33,6 +33,7 @@ import errno
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -472,8 +473,14 @@ class _ProgressLine:
         if end_s > 0 and sim_s > 0:
             pace = sim_s / (now - self.started)  # simulated seconds per wall second
             text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
+        # Cut to the terminal's width less one column, asked at each report (a window can be
+        # resized): wider, the line wrapped and "\r" went back to the start of its last row
+        # only, so a 40-column terminal (a tmux split, a phone's ssh client) got a new row at
+        # every report (campaign 33, issue 32). A terminal that says 0 columns: 80.
+        columns = _columns(self.stream) - 1
+        text = text[:columns]
         # Padded to the longest line so far: a shorter line must cover the longer one's tail.
-        self.width = max(self.width, len(text) + 1)
+        self.width = min(max(self.width, len(text) + 1), columns)
         self.shown = self._show("\r" + text.ljust(self.width))
 
     def close(self) -> None:
@@ -492,6 +499,15 @@ class _ProgressLine:
             self.gone = True
             return False
         return True
+
+
+def _columns(stream: Any) -> int:
+    """The width of the terminal ``stream`` writes to; $COLUMNS or 80 when it cannot say."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # no descriptor (io.UnsupportedOperation)
+        columns = shutil.get_terminal_size((80, 24)).columns
+    return columns if columns > 1 else 80
 
 
 def time_left_text(seconds: float) -> str:
