@@ -34,6 +34,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -285,7 +286,11 @@ def _import_table_libraries(failed: list[BaseException]) -> None:
     try:
         # numpy first: the core hands the tables over as numpy arrays, and pyarrow (16 and
         # later) loads without it, so a broken numpy failed after the run (campaign 30).
-        import numpy  # noqa: F401
+        # By name, what the core calls: a user's own numpy.py on PYTHONPATH (or in the
+        # working folder, under `python -m ccsim`) imports, and the run went to its end
+        # before "internal error (AttributeError): module 'numpy' has no attribute
+        # 'frombuffer'" (campaign 33, issue 32). Named, its ImportError names the file.
+        from numpy import frombuffer  # noqa: F401, I001 (numpy first)
         import pyarrow.parquet  # noqa: F401
     except Exception as e:
         failed.append(e)
@@ -319,6 +324,14 @@ def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
     loader.start()
     try:
         yield check
+    except Exception:
+        # A run shorter than the first report ends before any check: the core's own call
+        # into a package that did not import whole (a user's numpy.py: "internal error
+        # (AttributeError): module 'numpy' has no attribute 'frombuffer'") is then said as
+        # the import's failure, which names the package and its file (campaign 33, issue 32).
+        loader.join()
+        check()
+        raise
     finally:
         loader.join()
 
@@ -462,8 +475,14 @@ class _ProgressLine:
         if end_s > 0 and sim_s > 0:
             pace = sim_s / (now - self.started)  # simulated seconds per wall second
             text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
+        # Cut to the terminal's width less one column, asked at each report (a window can be
+        # resized): wider, the line wrapped and "\r" went back to the start of its last row
+        # only, so a 40-column terminal (a tmux split, a phone's ssh client) got a new row at
+        # every report (campaign 33, issue 32). A terminal that says 0 columns: 80.
+        columns = _columns(self.stream) - 1
+        text = text[:columns]
         # Padded to the longest line so far: a shorter line must cover the longer one's tail.
-        self.width = max(self.width, len(text) + 1)
+        self.width = min(max(self.width, len(text) + 1), columns)
         self.shown = self._show("\r" + text.ljust(self.width))
 
     def close(self) -> None:
@@ -482,6 +501,15 @@ class _ProgressLine:
             self.gone = True
             return False
         return True
+
+
+def _columns(stream: Any) -> int:
+    """The width of the terminal ``stream`` writes to; $COLUMNS or 80 when it cannot say."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # no descriptor (io.UnsupportedOperation)
+        columns = shutil.get_terminal_size((80, 24)).columns
+    return columns if columns > 1 else 80
 
 
 def time_left_text(seconds: float) -> str:
@@ -740,6 +768,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for module in ("matplotlib.pyplot", "plotly.graph_objects", "plotly.subplots",
                    "plotly.offline", "markdown_it"):  # fmt: skip
         importlib.import_module(module)
+    # By name, what the site takes from it: a user's markdown_it.py imports, and the error
+    # came after every run (campaign 33, issue 32).
+    from markdown_it import MarkdownIt  # noqa: F401
+
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)
@@ -1579,6 +1611,12 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
             # no module named: "internal error (ImportError): Unable to find a usable engine;
             # tried using: 'pyarrow', 'fastparquet'" (the extras matrix, campaign 30).
             package = "pyarrow"
+        if not package:
+            # A package's own check of another, raised from its __init__ with no module
+            # named: pyarrow 26 under a user site's numpy 1.26 (which pyproject.toml's range
+            # allows) was "internal error (ImportError): pyarrow requires NumPy 2.0 or newer,
+            # found 1.26.4" (campaign 33, issue 32). The module whose code raised it is named.
+            package = _package_failing_to_load(e) or ""
         if not package or package == "ccsim":  # ccsim's own module: a bug, not an install
             return _internal_error(e)
         _error(_not_installed("ccsim", package, e))
@@ -1689,10 +1727,41 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"
+    # A module of the user's named like the package, first on sys.path (PYTHONPATH, or the
+    # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
+    # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
+    # has no attribute '__version__'") as well (campaign 33, issue 32).
+    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", str(error or ""))
+    for name in [package, *named]:
+        shadow = _shadowing_file(name)
+        if shadow is not None:
+            through = "" if name == package else f", which needs {name}"
+            return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
+                    "of that name found before the installed package): rename or move it, or "
+                    "take its folder off PYTHONPATH")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
     )
+
+
+def _shadowing_file(package: str) -> str | None:
+    """The file of a module imported under ``package``'s name that no installed distribution
+    holds (a plain ``numpy.py`` where numpy is a package), or None."""
+    module = sys.modules.get(package)
+    file = getattr(module, "__file__", None)
+    if module is None or hasattr(module, "__path__") or file is None:
+        return None
+    from importlib import metadata
+
+    try:
+        mine = Path(file).resolve()
+        for dist in metadata.packages_distributions().get(package, []):
+            if any(Path(str(f.locate())).resolve() == mine for f in metadata.files(dist) or []):
+                return None  # installed as a module (six, typing_extensions): not a shadow
+    except Exception:  # metadata that cannot be read: say nothing of a shadow
+        return None
+    return file
 
 
 def _flushed(status: int) -> int:

@@ -358,6 +358,27 @@ def test_the_time_left_covers_a_longer_earlier_line_when_it_shrinks() -> None:
     assert len(second) >= len(first), "the shorter line is padded over the longer one"
 
 
+def test_the_progress_line_fits_a_terminal_narrower_than_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Campaign 33 (issue 32): the ~68-character line in a 40-column terminal (a tmux split,
+    a phone's ssh client) wrapped, and its "\\r" went back to the start of the second row
+    only: every report (each second) left a new row. It is cut to the width, less one column
+    (a line that fills the last one wraps on some terminals)."""
+    from ccsim.cli import _progress_line
+
+    monkeypatch.setenv("COLUMNS", "40")
+    term = _Terminal()
+    with _progress_line(term) as line:
+        assert line is not None
+        line.started -= 2.0
+        line(26.1, 10_000_000, 100.0)
+        line(35.9, 20_000_000, 100.0)
+    shown = term.getvalue().rstrip("\n").split("\r")[1:]
+    assert len(shown) == 2 and all(len(s) <= 39 for s in shown), shown
+    assert shown[0].startswith("simulated 26.1 s of 100 s (26 %)"), shown
+
+
 class _HungUpTerminal(_Terminal):
     """A terminal whose window was closed: every write fails, as a hung-up tty's does (EIO)."""
 

@@ -469,6 +469,24 @@ def test_in_chromium_each_request_of_the_page_that_fails_is_said_on_the_page_not
     assert own == [], errors
 
 
+def test_in_chromium_with_javascript_off_the_page_says_it_needs_javascript(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 33 (issue 32): a browser with JavaScript off (NoScript, Tor's safest level, a
+    # text browser such as w3m over ssh) showed "loading…" beside a cancel button for ever,
+    # as the page did when plotly.min.js failed before campaign 30.
+    pg, _ = page
+    context = pg.context.browser.new_context(java_script_enabled=False)
+    try:
+        bare = context.new_page()
+        bare.goto(server.url + "/")
+        text = bare.inner_text("body")
+        assert "needs JavaScript" in text, text
+        assert "loading…" not in text, text
+    finally:
+        context.close()
+
+
 def test_in_chromium_a_run_answer_that_comes_after_a_later_moves_is_dropped_and_its_job_cancelled(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
@@ -1716,6 +1734,10 @@ def test_a_head_request_on_a_jobs_events_is_answered_without_cancelling_the_job(
         while b"\r\n\r\n" not in answer:  # the headers; then gone, as curl -I is
             answer += tab.recv(65536)
     assert answer.startswith(b"HTTP/1.1 200") and b"text/event-stream" in answer
+    # Campaign 33: it said "content-length: 0" of a stream GET sends without a length (and
+    # never ends while the job runs); RFC 9110 §8.6: a HEAD answer's length, if sent, is
+    # the one GET's would have, so none is sent.
+    assert b"content-length" not in answer.lower(), answer
     for i in range(50):  # events to write: a stream begun would see its client gone
         job.emit("progress", seed=1, sim_s=float(i), duration_s=50.0, events=i)
         time.sleep(0.01)

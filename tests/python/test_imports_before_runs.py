@@ -17,6 +17,7 @@ package first met after that is a failure naming it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,119 @@ def test_a_command_finds_every_package_it_needs_before_its_first_run(
     )
     # The test sees ccsim's own imports: the tables' libraries among them.
     assert "pyarrow" in seen["met"], seen["met"]
+
+
+@pytest.mark.parametrize("command", ["sweep", "report"])
+def test_a_numpy_module_of_the_users_under_pandas_or_pyarrow_is_named_as_the_cause(
+    command: str, tmp_path: Path
+) -> None:
+    """sweep and report said "ccsim needs pyarrow, which is installed but cannot be imported
+    (module 'numpy' has no attribute '__version__'): install ccsim again": a reinstall
+    changes nothing while a numpy.py of the user's comes first (campaign 33, issue 32)."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = {
+        "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
+                  "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", str(out)],
+        "report": ["report", "--results", str(tmp_path), "--out", str(out)],
+    }[command]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"shadowed by {shadow / 'numpy.py'}" in lines[0], lines
+    assert "install ccsim again" not in lines[0] and not out.exists()
+
+
+def test_a_numpy_module_of_the_users_shadowing_numpy_stops_a_run_at_its_start(
+    tmp_path: Path,
+) -> None:
+    """A ``numpy.py`` of the user's on PYTHONPATH (or in the working folder, under ``python -m
+    ccsim``) imports, so no check for a missing or broken numpy saw it: the run went to its end
+    (an hour of it or more), then "internal error (AttributeError): module 'numpy' has no
+    attribute 'frombuffer'" named neither the file nor the cure (campaign 33, issue 32)."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    # Short runs, which end before the first progress report checks the imports, and one
+    # that reports (the run of test_extras_matrix.py).
+    long = str(ROOT / "python" / "ccsim" / "benchmarks" / "p2.toml")
+    for file, duration in ((FILE, "100ms"), (long, "30s")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ccsim", "run", file, "--set", f"duration={duration}",
+             "--out", str(out)],
+            capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
+        )  # fmt: skip
+        _one_line_naming_the_shadow(proc, shadow / "numpy.py", out)
+
+
+def _one_line_naming_the_shadow(
+    proc: subprocess.CompletedProcess[str], shadow: Path, out: Path
+) -> None:
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ccsim: error: ccsim needs numpy"), lines
+    assert str(shadow) in lines[0], lines  # the file that shadows it is named
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_package_refusing_the_numpy_it_finds_is_named_not_an_internal_error(
+    command: str, tmp_path: Path
+) -> None:
+    """pyarrow 26 under a numpy 1.26 from the user's site (``pip install --user numpy==1.26``,
+    which pyproject.toml's numpy>=1.24 allows) raises an ImportError that names no module:
+    "internal error (ImportError): pyarrow requires NumPy 2.0 or newer, found 1.26.4"
+    (campaign 33, issue 32). The package whose import raised it is named, with its words."""
+    fake = tmp_path / "site" / "pyarrow"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        'raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4")\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    argv = {
+        "run": ["run", FILE, "--set", "duration=100ms", "--out", str(out)],
+        "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
+                  "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", str(out)],
+    }[command]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("ccsim: error: ccsim needs pyarrow, which is installed but"), lines
+    assert "pyarrow requires NumPy 2.0 or newer, found 1.26.4" in lines[0], lines
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("package", ["matplotlib", "markdown_it"])
+def test_a_users_module_shadowing_a_package_is_named_before_the_runs(
+    package: str, tmp_path: Path
+) -> None:
+    """A ``matplotlib.py`` of the user's on PYTHONPATH made reproduce say "ccsim needs
+    matplotlib, which is not installed" (it is: reinstalling changes nothing); a
+    ``markdown_it.py`` imported, and the error came after every run of the plan, with the
+    report written and no site (campaign 33, issue 32). The file that shadows the package is
+    named, before the first run."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / f"{package}.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "m01", "--quick", "--seeds", "1",
+         "--workers", "1", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ccsim: error: ccsim needs {package}"), lines
+    assert f"shadowed by {shadow / package}.py" in lines[0], lines
+    assert not out.exists(), sorted(p.name for p in out.iterdir())

@@ -54,7 +54,9 @@ input.free { width: 6rem; }
 <div id="layout">
 <div id="controls"></div>
 <div><div id="status"><progress id="prog" value="0" max="1"></progress>
-<span id="msg">loading…</span> <button id="cancel" disabled>cancel</button></div>
+<span id="msg" class="error">this page needs JavaScript: turn it on for this address (or
+read the reproductions' figures with <code>ccsim report</code>, a site that shows them without
+it)</span> <button id="cancel" disabled>cancel</button></div>
 <div id="plot"></div><table id="table" hidden></table></div>
 </div>
 <script>
@@ -62,6 +64,10 @@ input.free { width: 6rem; }
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
                           last: null, es: null, timer: null, shown: null, started: 0};
 const $ = (id) => document.getElementById(id);
+// The page says it needs JavaScript until its script runs: with JavaScript off (NoScript, Tor's
+// safest level, a text browser such as w3m over ssh) it said "loading…" for ever (campaign 33,
+// issue 32). Not a <noscript>: a browser that turns scripts off per site parses it as text.
+$("msg").textContent = "loading…"; $("msg").className = "";
 const show = (v) => String(v).replace(/^"(.*)"$/, "$1");
 // Text of the plans (titles, labels, values) as HTML text: a plan stored with results from
 // elsewhere is data, and its "<" was read as markup, a label "Qmax <q99>" shown as "Qmax",

@@ -688,8 +688,13 @@ def create_app(
             # The headers alone (a link checker, `curl -I`): HEAD is safe (RFC 9110 §9.3.2),
             # but its stream, never read, counted as a reader leaving early and cancelled the
             # job the page was about to read (campaign 20, issue 32).
-            return Response(media_type="text/event-stream",
+            head = Response(media_type="text/event-stream",
                             headers={"Cache-Control": "no-cache"})  # fmt: skip
+            # Without the "content-length: 0" Starlette gives an empty body: a length sent in
+            # answer to HEAD must be the one GET's answer would have (RFC 9110 §8.6), and the
+            # stream has none (campaign 33, issue 32).
+            del head.headers["content-length"]
+            return head
 
         async def stream() -> AsyncIterator[str]:
             # The events that arrived since the last write go out as one chunk, and the loop
