@@ -1412,9 +1412,11 @@ def test_a_re_run_that_cannot_store_its_plan_names_the_file_and_keeps_the_stored
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=False)  # fmt: skip
+    # Campaign 33: and the limit named, with the value to raise.
     assert (proc.returncode, proc.stderr) == (
         1,
-        f"ccsim: error: {stored / 'plan.toml'}: file too large\n",
+        f"ccsim: error: {stored / 'plan.toml'}: file too large: the limit of file size is "
+        "8192 bytes (ulimit -f 8); raise it\n",
     )
     assert {p.name: p.read_bytes() for p in stored.iterdir()} == before
 
