@@ -53,7 +53,7 @@ POOL_FILES = 6
 FILES_PER_WORKER = 2
 #: The address space (``ulimit -v``) each command needs at least, with the threads and
 #: allocators :func:`fit_to_limits` sets: numpy, pandas, pyarrow and the core mapped, a run's
-#: thread, a site's plotly. Measured on Linux (Python 3.11, pyarrow 21) by lowering the
+#: thread, a site's plotly. Measured on Linux (Python 3.11, pyarrow 26) by lowering the
 #: limit until each failed (campaign 33, issue 32): every command worked from 512 MiB; at
 #: 384 MiB a run's workers failed and report's Parquet reader waited for ever for a thread.
 #: validate, bench (whose runs are checked as runs) and --help load none of it.
