@@ -583,8 +583,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         # A generated case is written as TOML (Scenario.to_toml: tomli_w) in a child before
         # the runs: missing, bench said "internal error (CalledProcessError): Command [...]
         # returned non-zero exit status 1", naming neither tomli_w nor the cure (campaign 25,
-        # issue 32).
-        importlib.import_module("tomli_w")
+        # issue 32). By name, what writes it: a user's tomli_w.py imports, and the case's
+        # child failed after the other cases had run, "its scenario could not be generated:
+        # AttributeError: module 'tomli_w' has no attribute 'dumps'" (campaign 34, issue 32).
+        from tomli_w import dumps  # noqa: F401
     if args.plot is not None:
         # Refused before the benchmarks run (--scale takes minutes), not after them: a plot
         # of no scale case was an empty figure, and one that cannot be written was lost.
@@ -1637,7 +1639,7 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     except Exception as e:
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met
-        package = _package_failing_to_load(e)
+        package = _package_failing_to_load(e) or _shadowed_module_lacking(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
             return 1
@@ -1709,6 +1711,17 @@ def _package_failing_to_load(e: BaseException) -> str | None:
     return None
 
 
+def _shadowed_module_lacking(e: BaseException) -> str | None:
+    """The package a user's module shadows when ``e`` is a name asked of that module ("module
+    'plotly' has no attribute '__version__'"), or None. Such a module imports, so no look for
+    a missing or broken package stops it, and ccsim's first use of it was said as "internal
+    error (AttributeError)", naming neither the file nor the cure (campaign 34, issue 32)."""
+    said = re.match(r"module '([A-Za-z_]\w*)[\w.]*' has no attribute", str(e))
+    if not isinstance(e, AttributeError) or said is None:
+        return None
+    return said.group(1) if _shadowing_file(said.group(1)) is not None else None
+
+
 def _internal_error(e: Exception) -> int:
     """A bug rather than bad input: one line; CCSIM_TRACEBACK=1 shows where."""
     if os.environ.get("CCSIM_TRACEBACK"):
@@ -1747,18 +1760,31 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
 
 def _shadowing_file(package: str) -> str | None:
     """The file of a module imported under ``package``'s name that no installed distribution
-    holds (a plain ``numpy.py`` where numpy is a package), or None."""
+    holds (a plain ``numpy.py`` where numpy is a package), or the folder of such a package (a
+    ``numpy/`` of the user's with an ``__init__.py``) when another of that name comes after it
+    on sys.path; or None."""
     module = sys.modules.get(package)
     file = getattr(module, "__file__", None)
-    if module is None or hasattr(module, "__path__") or file is None:
+    if module is None or file is None:  # a namespace package has no file
         return None
-    from importlib import metadata
+    from importlib import machinery, metadata
 
     try:
         mine = Path(file).resolve()
         for dist in metadata.packages_distributions().get(package, []):
             if any(Path(str(f.locate())).resolve() == mine for f in metadata.files(dist) or []):
                 return None  # installed as a module (six, typing_extensions): not a shadow
+        if hasattr(module, "__path__"):
+            # A package no distribution lists: a folder of the user's, said as "installed but
+            # cannot be imported (cannot import name 'frombuffer' from 'numpy' (.../numpy/
+            # __init__.py)): install ccsim again" (campaign 34, issue 32); or one installed
+            # in a way whose metadata lists no files (an editable install), which is not a
+            # shadow unless another package of that name is found after it.
+            folder = mine.parent
+            rest = [p for p in sys.path if Path(p or ".").resolve() != folder.parent]
+            if machinery.PathFinder.find_spec(package, rest) is None:
+                return None
+            return str(Path(file).parent)
     except Exception:  # metadata that cannot be read: say nothing of a shadow
         return None
     return file

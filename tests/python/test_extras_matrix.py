@@ -16,15 +16,20 @@ get it too) makes one package
   after ``pip uninstall``;
 - broken: its ``__init__`` raises ImportError naming an inner module, or AttributeError, as a
   half-upgraded install does; or it imports and a module of it loaded later fails (a shared
-  library gone: pyarrow.parquet's libparquet).
+  library gone: pyarrow.parquet's libparquet);
+- shadowed: a module of the user's named like it (``numpy.py``, or a folder ``numpy/`` with
+  an empty ``__init__.py``) first on PYTHONPATH, as a script in the working folder is under
+  ``python -m ccsim``: it imports, so no look for a missing package sees it (campaign 33).
 
 What each cell must do: its work without the package (status 0, its output whole), or status 1
 with ONE ``ccsim: error:`` line naming the package (or the package that imports it, for a
 broken one: decided in campaign 25) and the cure, no traceback, no "internal error", and
-nothing written to --out, and no run gone to its end before the error. The Python API raises
-an ImportError whose message names it (a package's own AttributeError passes through).
+nothing written to --out, and no run gone to its end before the error; shadowed, the line
+names the user's file (or folder) instead of a reinstall, which changes nothing. The Python
+API raises an ImportError whose message names it (a package's own AttributeError, and what
+Python raises for a shadowed one, pass through).
 
-The matrix (packages x states x commands) is ~2,700 cells here (49 packages); by default a
+The matrix (packages x states x commands) is ~4,100 cells here (49 packages); by default a
 sample chosen by a fixed seed runs (CCSIM_EXTRAS_CELLS=N sets its size, ``all`` runs every
 cell); ``python tests/python/test_extras_matrix.py [NAME...]`` runs them all, or those of the
 packages, states or commands named, and prints the failing ones.
@@ -133,7 +138,7 @@ class _Hiding:
             if spec is not None:
                 spec.loader = _Marking(spec.loader)
             return spec
-        if _ours(fullname):
+        if _ours(fullname) and not _state.startswith("shadowed"):
             if _state == "broken-sub":
                 top = sys.modules.get(_top)
                 loaded = top is not None and not getattr(top.__spec__, "_initializing", False)
@@ -276,7 +281,11 @@ def packages() -> dict[str, list[str]]:
 
 # broken-sub: the package imports, and a module of it loaded later fails (pyarrow.parquet
 # with its libparquet gone, a conda pyarrow-core without it).
-STATES = ["missing", "broken-import", "broken-attr", "broken-sub"]
+# shadowed: a module of the user's named like the package (``numpy.py``, or a folder
+# ``numpy/`` holding an empty ``__init__.py``) in a folder first on PYTHONPATH, as a script of
+# that name in the working folder is under ``python -m ccsim`` (campaign 33, issue 32).
+STATES = ["missing", "broken-import", "broken-attr", "broken-sub", "shadowed",
+          "shadowed-folder"]  # fmt: skip
 
 # Each command: argv (or "api:" code), and the files a success must leave in {out}.
 COMMANDS: dict[str, tuple[list[str], list[str]]] = {
@@ -352,7 +361,17 @@ def run_cell(package: str, state: str, command: str, fixtures: dict[str, str], t
     (hider / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
     out = tmp / "out"
     spec = {"top": package, "state": state, "dists": packages()[package]}
-    path = os.pathsep.join([str(hider), os.environ.get("PYTHONPATH", "")])
+    first = [str(hider)]
+    if state.startswith("shadowed"):
+        mine = tmp / "mine"
+        shadow = (
+            mine / package / "__init__.py" if state == "shadowed-folder" else mine / f"{package}.py"
+        )
+        shadow.parent.mkdir(parents=True)
+        shadow.write_text("x = 1\n", encoding="utf-8")
+        spec["shadow"] = str(shadow.parent if state == "shadowed-folder" else shadow)
+        first.insert(0, str(mine))
+    path = os.pathsep.join([*first, os.environ.get("PYTHONPATH", "")])
     ran = tmp / "ran"
     env = dict(os.environ, CCSIM_TEST_HIDE=json.dumps(spec), CCSIM_RESULTS=str(tmp / "res"),
                PYTHONPATH=path, CCSIM_TEST_RAN=str(ran))  # fmt: skip
@@ -455,7 +474,13 @@ def _judge(command: str, status: int, stdout: str, stderr: str, package: str,
             return []  # the cell's baseline: no scheduler at that address
         # A package whose own code raises AttributeError raises it through the API as it
         # would through any import of it: its traceback names the package's file.
-        if is_import != "True" and spec["state"] != "broken-attr":
+        # A module of the user's shadowing the package raises what Python raises for it
+        # (AttributeError: "module 'numpy' has no attribute ..."), naming the package.
+        if is_import != "True" and spec["state"] not in (
+            "broken-attr",
+            "shadowed",
+            "shadowed-folder",
+        ):
             problems.append(f"raised {kind}, not an ImportError: {message[:300]}")
         if not _names(message, package, spec, spec["state"]):
             problems.append(f"{kind} does not name {package}: {message[:300]}")
@@ -477,7 +502,13 @@ def _judge(command: str, status: int, stdout: str, stderr: str, package: str,
     else:
         if not _names(lines[0], package, spec, spec["state"]):
             problems.append(f"error does not name {package}: {lines[0][:300]}")
-        if "pip install" not in lines[0]:
+        if "shadow" in spec:
+            if spec["shadow"] not in lines[0]:
+                problems.append(f"error does not name {spec['shadow']}: {lines[0][:300]}")
+            if "install ccsim again" in lines[0] or "not installed" in lines[0]:
+                # Installing again changes nothing while the user's module comes first.
+                problems.append(f"error sends the user to reinstall: {lines[0][:300]}")
+        elif "pip install" not in lines[0]:
             problems.append(f"error gives no cure: {lines[0][:300]}")
     left = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if left or (out.exists() and command not in MADE_BEFORE):
@@ -513,7 +544,13 @@ FOUND = [("pyarrow", "broken-sub", "run"), ("pyarrow", "broken-attr", "run"),
          ("pandas", "missing", "run"), ("pandas", "broken-sub", "sweep"),
          ("pandas", "broken-sub", "report"), ("matplotlib", "broken-sub", "reproduce"),
          ("click", "missing", "explore"), ("click", "missing", "api-cluster"),
-         ("distributed", "missing", "api-cluster")]  # fmt: skip
+         ("distributed", "missing", "api-cluster"),
+         # A module of the user's shadowing a package (campaign 34): explore met a plotly.py
+         # at plotly.__version__ ("internal error (AttributeError)"); bench --only F10 a
+         # tomli_w.py in the case's child, after the other cases had run; and a folder numpy/
+         # with an __init__.py was "installed but cannot be imported: install ccsim again".
+         ("plotly", "shadowed", "explore"), ("tomli_w", "shadowed", "bench"),
+         ("numpy", "shadowed-folder", "run")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("package", "state", "command"), FOUND)
