@@ -1140,6 +1140,30 @@ def test_a_client_sending_the_body_of_a_refused_request_still_reads_the_refusal(
     assert b'"error"' in answer
 
 
+@pytest.mark.parametrize("path", ["/api/run", "/"])
+def test_a_request_giving_both_a_content_length_and_chunks_is_refused_and_its_connection_closed(
+    guarded: Server, path: str
+) -> None:
+    # Campaign 34 (issue 32): a POST with "Content-Length: 4" and "Transfer-Encoding: chunked"
+    # was read by its chunks and answered "not JSON", and the connection stayed open, so what
+    # followed was read as the next request: a proxy reading the body by its Content-Length
+    # would pass that request through unseen (request smuggling). RFC 9112 §6.1: refuse it or
+    # read it by its chunks, and close the connection after the answer either way.
+    body = json.dumps(ONE_POINT).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    smuggled = b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 4\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n".encode() + chunked + smuggled)  # fmt: skip
+        answer = b""
+        while chunk := s.recv(65536):  # the server's close ends this; open, a timeout
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert b"Content-Length and a Transfer-Encoding" in answer
+    assert answer.count(b"HTTP/1.1 ") == 1, "the request after it was answered too"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
