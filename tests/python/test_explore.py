@@ -2567,6 +2567,42 @@ def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_g
         tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     wait_until(lambda: gone.readers == 0, "the stream never saw its client leave", 10)
     wait_until(lambda: gone.cancelled, "a job left by its reader ran on", READER_RETURN_S + 10)
+    # Its "cancelled" event says why, so that the page coming back after a longer cut runs it
+    # again rather than showing a cancel nobody asked for (campaign 34).
+    assert gone.reason is not None and "connection to it was lost" in gone.reason
+
+
+def test_in_chromium_a_job_the_explorer_cancelled_while_the_page_was_away_is_run_again(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 34 (issue 32): a proxy between the browser and the explorer down for 10 s (a
+    # tunnel or Wi-Fi coming back, a laptop's lid): the explorer, its job unread for
+    # READER_RETURN_S, cancelled it, and the page, reconnected, said "cancelled after 0 of
+    # 21 runs" and stopped, a cancel the user never asked for. The page asks again.
+    pg, errors = page
+    cut: list[str] = []
+
+    def events(route: Any) -> None:
+        if cut:  # the stream of the job asked again: the explorer's own
+            route.continue_()
+            return
+        cut.append(route.request.url)
+        stopped = {
+            "type": "cancelled",
+            "done": 0,
+            "total": 1,
+            "reason": "no page read its events for 5 s: the connection to it was lost",
+        }
+        route.fulfill(status=200, content_type="text/event-stream",
+                      body=f"retry: 1000\n\ndata: {json.dumps(stopped)}\n\n")  # fmt: skip
+
+    pg.route("**/api/jobs/*/events", events)
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    done = wait_done(pg, first)  # before: "cancelled after 0 of 1 runs", and no other job
+    assert done["type"] == "done" and cut and first in cut[0]
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors
 
 
 def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None:

@@ -768,6 +768,12 @@ def create_app(
                     def unless_back() -> None:
                         # Another reader came and left since: its own leaving counts.
                         if job.readers == 0 and job.left is left and not job.finished:
+                            # Said in its "cancelled" event: the page that comes back after a
+                            # longer cut (a laptop's lid, a tunnel that took 10 s to come
+                            # back) runs it again, where it read "cancelled after 0 of 21
+                            # runs", a cancel nobody asked for (campaign 34, issue 32).
+                            job.reason = (f"no page read its events for {READER_RETURN_S:g} s: "
+                                          "the connection to it was lost")  # fmt: skip
                             job.cancel()
 
                     with contextlib.suppress(RuntimeError):  # the loop closed at the stop
