@@ -1614,6 +1614,19 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     app.state.engine.close()
 
 
+def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Path) -> None:
+    # Campaign 34 (issue 32): http://localhost.:8765/ (the name fully qualified, RFC 1034
+    # §3.1, which the browser sends as is) was answered 400 "Invalid host header". The dot
+    # names no other host; two dots, or another name with one, are still refused.
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+    assert asgi_get(app, "/api/papers", "localhost.:8765")[0] == 200
+    assert asgi_get(app, "/api/papers", "LOCALHOST.")[0] == 200
+    assert asgi_get(app, "/api/papers", "localhost..:8765")[0] == 400
+    assert asgi_get(app, "/api/papers", "evil.test.:8765")[0] == 400
+    assert asgi_get(app, "/api/papers", ".:8765")[0] == 400
+    app.state.engine.close()
+
+
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page_with_the_oldest_starlette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

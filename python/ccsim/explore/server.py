@@ -159,7 +159,11 @@ def host_of(header: str | None) -> str | None:
             ipaddress.IPv6Address(match["ipv6"])
         except ValueError:
             return None
-    return match["host"].lower()
+    # A name written fully qualified ends in a dot (RFC 1034 §3.1: "localhost." is the name
+    # "localhost", as http://localhost.:8765/ sends it); answered 400 before (campaign 34,
+    # issue 32). One dot only: "localhost.." names nothing.
+    name = match["host"].lower()
+    return name[:-1] if len(name) > 1 and name.endswith(".") else name
 
 
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
