@@ -1140,6 +1140,30 @@ def test_a_client_sending_the_body_of_a_refused_request_still_reads_the_refusal(
     assert b'"error"' in answer
 
 
+@pytest.mark.parametrize("path", ["/api/run", "/"])
+def test_a_request_giving_both_a_content_length_and_chunks_is_refused_and_its_connection_closed(
+    guarded: Server, path: str
+) -> None:
+    # Campaign 34 (issue 32): a POST with "Content-Length: 4" and "Transfer-Encoding: chunked"
+    # was read by its chunks and answered "not JSON", and the connection stayed open, so what
+    # followed was read as the next request: a proxy reading the body by its Content-Length
+    # would pass that request through unseen (request smuggling). RFC 9112 §6.1: refuse it or
+    # read it by its chunks, and close the connection after the answer either way.
+    body = json.dumps(ONE_POINT).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    smuggled = b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 4\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n".encode() + chunked + smuggled)  # fmt: skip
+        answer = b""
+        while chunk := s.recv(65536):  # the server's close ends this; open, a timeout
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert b"Content-Length and a Transfer-Encoding" in answer
+    assert answer.count(b"HTTP/1.1 ") == 1, "the request after it was answered too"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -1587,6 +1611,19 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     status, body = asgi_get(app, "/api/papers", "[::1]:8765")
     assert status == 200 and json.loads(body)[0]["id"] == "p000"
     assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
+    app.state.engine.close()
+
+
+def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Path) -> None:
+    # Campaign 34 (issue 32): http://localhost.:8765/ (the name fully qualified, RFC 1034
+    # §3.1, which the browser sends as is) was answered 400 "Invalid host header". The dot
+    # names no other host; two dots, or another name with one, are still refused.
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+    assert asgi_get(app, "/api/papers", "localhost.:8765")[0] == 200
+    assert asgi_get(app, "/api/papers", "LOCALHOST.")[0] == 200
+    assert asgi_get(app, "/api/papers", "localhost..:8765")[0] == 400
+    assert asgi_get(app, "/api/papers", "evil.test.:8765")[0] == 400
+    assert asgi_get(app, "/api/papers", ".:8765")[0] == 400
     app.state.engine.close()
 
 
@@ -2543,6 +2580,42 @@ def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_g
         tab.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     wait_until(lambda: gone.readers == 0, "the stream never saw its client leave", 10)
     wait_until(lambda: gone.cancelled, "a job left by its reader ran on", READER_RETURN_S + 10)
+    # Its "cancelled" event says why, so that the page coming back after a longer cut runs it
+    # again rather than showing a cancel nobody asked for (campaign 34).
+    assert gone.reason is not None and "connection to it was lost" in gone.reason
+
+
+def test_in_chromium_a_job_the_explorer_cancelled_while_the_page_was_away_is_run_again(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 34 (issue 32): a proxy between the browser and the explorer down for 10 s (a
+    # tunnel or Wi-Fi coming back, a laptop's lid): the explorer, its job unread for
+    # READER_RETURN_S, cancelled it, and the page, reconnected, said "cancelled after 0 of
+    # 21 runs" and stopped, a cancel the user never asked for. The page asks again.
+    pg, errors = page
+    cut: list[str] = []
+
+    def events(route: Any) -> None:
+        if cut:  # the stream of the job asked again: the explorer's own
+            route.continue_()
+            return
+        cut.append(route.request.url)
+        stopped = {
+            "type": "cancelled",
+            "done": 0,
+            "total": 1,
+            "reason": "no page read its events for 5 s: the connection to it was lost",
+        }
+        route.fulfill(status=200, content_type="text/event-stream",
+                      body=f"retry: 1000\n\ndata: {json.dumps(stopped)}\n\n")  # fmt: skip
+
+    pg.route("**/api/jobs/*/events", events)
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    first = pg.evaluate("window.ccsim.job")
+    done = wait_done(pg, first)  # before: "cancelled after 0 of 1 runs", and no other job
+    assert done["type"] == "done" and cut and first in cut[0]
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors
 
 
 def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None:

@@ -286,6 +286,13 @@ async function startJob() {
         $("prog").max = e.total || 1; $("prog").value = e.total || 1;
         status(`done: ${e.total} runs in ${e.elapsed_s} s (${e.cached} from the store, ` +
                `${e.simulated} simulated)`);
+      } else if (e.type === "cancelled" && e.reason) {
+        // Cancelled by the explorer, not from this page: its stream was cut for longer than
+        // the explorer waits for a reader to come back (a laptop's lid closed, a tunnel or
+        // Wi-Fi back after 10 s). The page still wants these runs: it asks again, and the
+        // runs finished meanwhile come from the store (campaign 34, issue 32).
+        status(`the explorer stopped this job (${e.reason}); running it again…`);
+        start();
       } else if (e.type === "cancelled") status(`cancelled after ${e.done} of ${e.total} runs`);
       else status(e.message, true);
     }

@@ -19,6 +19,10 @@ app sees the request:
 - a POST announcing a body over ``MAX_BODY`` bytes (``Content-Length``): 413 (RFC 9110
   §15.5.14) before a byte of it is read; a body sent in chunks is cut off at the same limit.
 
+At any path, a request giving its body's length twice (a ``Content-Length`` and a
+``Transfer-Encoding``) is answered 400 and its connection closed (RFC 9112 §6.1), as a proxy in
+front could read its end elsewhere than the explorer does.
+
 A page on another site could still show the explorer's own page in a hidden frame and have the
 user click its controls; the page is served with ``frame-ancestors 'none'``, so browsers show it
 in no frame.
@@ -155,7 +159,11 @@ def host_of(header: str | None) -> str | None:
             ipaddress.IPv6Address(match["ipv6"])
         except ValueError:
             return None
-    return match["host"].lower()
+    # A name written fully qualified ends in a dot (RFC 1034 §3.1: "localhost." is the name
+    # "localhost", as http://localhost.:8765/ sends it); answered 400 before (campaign 34,
+    # issue 32). One dot only: "localhost.." names nothing.
+    name = match["host"].lower()
+    return name[:-1] if len(name) > 1 and name.endswith(".") else name
 
 
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
@@ -209,6 +217,19 @@ class Guard:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and _framed_twice(scope["headers"]):
+            from starlette.responses import JSONResponse
+
+            # Both lengths: h11 reads the body by its chunks, a proxy in front may read it by
+            # its Content-Length, and the bytes between the two ends would be a second request
+            # to one and part of a body to the other (request smuggling). A server may refuse
+            # such a request and must close the connection after answering it (RFC 9112
+            # §6.1); kept open, the rest was read as the next request (campaign 34, issue 32).
+            answer = JSONResponse({"error": "the request has both a Content-Length and a "
+                                            "Transfer-Encoding: send one of them"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and (
             scope["path"].startswith("/api/") or _websocket_upgrade(scope["headers"])
         ):
@@ -248,6 +269,13 @@ class NoSniff:
             await send(message)
 
         await self.app(scope, receive, sending)
+
+
+def _framed_twice(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's head gives its body's length twice: a Content-Length and a
+    Transfer-Encoding (RFC 9112 §6.1)."""
+    names = {k.lower() for k, _ in headers}
+    return b"content-length" in names and b"transfer-encoding" in names
 
 
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
@@ -744,6 +772,12 @@ def create_app(
                     def unless_back() -> None:
                         # Another reader came and left since: its own leaving counts.
                         if job.readers == 0 and job.left is left and not job.finished:
+                            # Said in its "cancelled" event: the page that comes back after a
+                            # longer cut (a laptop's lid, a tunnel that took 10 s to come
+                            # back) runs it again, where it read "cancelled after 0 of 21
+                            # runs", a cancel nobody asked for (campaign 34, issue 32).
+                            job.reason = (f"no page read its events for {READER_RETURN_S:g} s: "
+                                          "the connection to it was lost")  # fmt: skip
                             job.cancel()
 
                     with contextlib.suppress(RuntimeError):  # the loop closed at the stop
