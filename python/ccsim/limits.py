@@ -63,10 +63,10 @@ ADDRESS_SPACE = {c: 512 * 2**20 for c in ("run", "sweep", "reproduce", "report")
 ADDRESS_SPACE["explore"] = 768 * 2**20
 #: The open files (``ulimit -n``) a command needs at least where that is more than the
 #: interpreter's own: the explorer holds its listening socket, its event loop's, a browser's
-#: up to 6 connections to one host and the run store's files, and imports as it serves. One
-#: client worked from 7 to 10 files; below, its event loop could not be made (an asyncio
-#: traceback), above, a request failed importing (500) and records read as damaged. 64 is
-#: chosen for a browser's connections with a margin (campaign 33, issue 32).
+#: up to 6 connections to one host and the run store's files, and imports as it serves. With
+#: one client it worked at 7 and 10 files but not at 8 (a request failed importing: 500, and
+#: records read as damaged), and at 5-6 its event loop could not be made (an asyncio
+#: traceback). 64 is chosen for a browser's connections with a margin (campaign 33, issue 32).
 FILES = {"explore": 64}
 #: mallopt(3)'s parameter for the number of glibc's heap arenas, and how many are kept under
 #: a limit of address space (each reserves 64 MiB on 64-bit Linux).
