@@ -194,6 +194,29 @@ def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: S
     assert status == 400 and "is not one figure fig8 exposes" in body
 
 
+def test_the_page_asks_for_its_script_and_api_relative_to_itself_so_it_works_under_a_prefix(
+    server: Server,
+) -> None:
+    # Behind a reverse proxy that serves the explorer under a path prefix (nginx's
+    # `location /ccsim/ { proxy_pass http://127.0.0.1:8765/; }`), the page at /ccsim/ asked for
+    # /plotly.min.js and /api/... at the proxy's root, which the proxy does not send on: the
+    # page said plotly.min.js did not load (campaign 35b, issue 32). Each address it asks for
+    # is relative (RFC 3986 §5.2), so it resolves under whatever prefix the page came from.
+    from urllib.parse import urljoin
+
+    with urllib.request.urlopen(server.url + "/", timeout=30) as r:
+        page = r.read().decode()
+    refs = re.findall(r'src="([^"]+)"|fetch\(["`]([^"`]+)["`]|EventSource\(`([^`]+)`', page)
+    refs = [next(x for x in group if x) for group in refs]
+    assert len(refs) >= 5 and any("plotly.min.js" in x for x in refs), refs
+    for ref in refs:
+        assert urljoin("http://proxy.test/ccsim/", ref).startswith("http://proxy.test/ccsim/"), ref
+    # And the script's versioned address is served from the page's own folder.
+    script = next(x for x in refs if "plotly.min.js" in x)
+    with urllib.request.urlopen(urljoin(server.url + "/", script), timeout=30) as r:
+        assert r.status == 200 and len(r.read()) > 1_000_000
+
+
 def test_a_request_target_in_absolute_form_is_served_and_its_own_host_is_the_one_checked(
     server: Server,
 ) -> None:
@@ -2271,7 +2294,7 @@ def test_the_page_asks_for_plotly_by_its_version_so_an_upgrade_is_never_served_f
     # a tab for a day after an upgrade.
     with urllib.request.urlopen(guarded.url + "/", timeout=30) as r:
         page = r.read().decode()
-    src = f'src="/plotly.min.js?v={plotly.__version__}"'
+    src = f'src="plotly.min.js?v={plotly.__version__}"'
     assert src in page
     with urllib.request.urlopen(f"{guarded.url}/plotly.min.js?v={plotly.__version__}") as r:
         assert r.headers["Cache-Control"] == "max-age=31536000"

@@ -646,7 +646,7 @@ def create_app(
     # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
     import plotly
 
-    page = PAGE.replace('src="/plotly.min.js"', f'src="/plotly.min.js?v={plotly.__version__}"')
+    page = PAGE.replace('src="plotly.min.js"', f'src="plotly.min.js?v={plotly.__version__}"')
 
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
