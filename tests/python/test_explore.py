@@ -1921,7 +1921,8 @@ def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line
      ("::1", "http://[::1]:{port}/", "::1"),
      ("0:0:0:0:0:0:0:1", "http://[::1]:{port}/", "::1"),
      ("::ffff:127.0.0.1", "http://[::ffff:7f00:1]:{port}/", "::ffff:127.0.0.1"),
-     ("localhost", "http://localhost:{port}/", "127.0.0.1 (localhost)")],
+     # The address a name stands for, not the name: a browser resolves localhost itself (35b).
+     ("localhost", "http://127.0.0.1:{port}/", "127.0.0.1 (localhost)")],
 )  # fmt: skip
 def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens_on(
     host: str, url: str, listening: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -2650,6 +2651,33 @@ def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None
     assert url_host("fe80::1%lo") == "[fe80::1%25lo]"
     assert url_host("FE80:0::1%lo") == "[fe80::1%25lo]"
     assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.parametrize("bound", ["127.0.0.1", "::1"])
+def test_an_explorer_on_localhost_names_the_address_it_listens_on_in_its_url(
+    bound: str, tmp_path: Path
+) -> None:
+    from ccsim.explore.server import where_served
+
+    # Campaign 35b (issue 32): `--host localhost` listened on 127.0.0.1 (the system's first
+    # address for the name) and printed http://localhost:PORT/; Chromium and Firefox resolve
+    # localhost themselves (RFC 6761 §6.3), ::1 first, so with another server on [::1]:PORT
+    # (a second explorer given --host ::1) the printed URL opened that other server's page.
+    family = socket.AF_INET6 if ":" in bound else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((bound, 0))
+        port = sock.getsockname()[1]
+        url, listening, loopback = where_served("localhost", sock)
+    shown = f"[{bound}]" if ":" in bound else bound
+    assert url == f"http://{shown}:{port}/" and listening == f"{bound} (localhost)" and loopback
+    # And that address is a Host the explorer answers (the URL a browser sends back).
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="localhost")
+    try:
+        for host in (f"{shown}:8765", "localhost:8765", "127.0.0.1:8765", "[::1]:8765"):
+            assert asgi_get(app, "/api/papers", host)[0] == 200, host
+        assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
+    finally:
+        app.state.engine.close()
 
 
 @pytest.mark.parametrize("given", ["fe80::1%lo", "fe80::1%1"])

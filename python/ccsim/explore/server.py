@@ -795,6 +795,8 @@ def create_app(
     # "Invalid host header" for the address the user gave (campaign 25, issue 32).
     given = f"[{host}]" if ":" in host else host
     hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
+    if _localhost(host):  # its URL may name ::1 (where_served)
+        hosts.append("[::1]")
     if "%" in host:  # curl sends a link-local address's Host without its zone
         hosts.append(url_host(host.partition("%")[0]))
     app = Starlette(
@@ -1159,7 +1161,12 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
         v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
         also = "" if v6only else " and every IPv4 address"
         return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
-    named = url_host(host)
+    # "localhost" is resolved by the browser itself, not as the system resolves it here
+    # (RFC 6761 §6.3; Chromium and Firefox try ::1 first): `--host localhost` bound to
+    # 127.0.0.1 printed http://localhost:PORT/, which opened whatever else listened on
+    # [::1]:PORT, such as a second explorer (campaign 35b, issue 32). The URL names the
+    # address listened on.
+    named = url_host(bound) if _localhost(host) else url_host(host)
     # An address is said once (as bound); a name, with the address it stands for.
     where = bound if _numeric(host) is not None else f"{bound} ({host})"
     mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
@@ -1168,6 +1175,13 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
         where,
         address.is_loopback or bool(mapped and mapped.is_loopback),
     )
+
+
+def _localhost(host: str) -> bool:
+    """Whether ``host`` is a name of this machine's loopback that browsers resolve on their
+    own (RFC 6761 §6.3: "localhost" and names under ".localhost")."""
+    name = host.lower().removesuffix(".")
+    return name == "localhost" or name.endswith(".localhost")
 
 
 def url_host(host: str) -> str:
