@@ -1286,6 +1286,30 @@ def test_ccsim_explore_on_a_group_address_no_connection_reaches_is_refused_in_on
     )
 
 
+def test_ccsim_explore_with_the_loopback_interface_down_says_so_not_broadcast(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 35b (issue 32): in a network namespace whose lo is down (`unshare -n ccsim
+    # explore`), every connection to the machine's own addresses fails; 127.0.0.1 was said to
+    # be "a network's broadcast address?" and 127.0.0.1 offered instead. Linux's refusal is
+    # stood in for here (lo cannot be taken down without root and a namespace).
+    from ccsim.cli import main
+    from ccsim.explore import server as explore_server
+
+    loopback_down = explore_server._loopback_down
+    unreachable = "Network is unreachable"
+    monkeypatch.setattr(explore_server, "_no_connection_reaches", lambda _: unreachable)
+    monkeypatch.setattr(explore_server, "_loopback_down", lambda: True)
+    assert main(["explore", "--host", "127.0.0.1", "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: --host 127.0.0.1: no connection reaches this address (Network is "
+        "unreachable): this machine's loopback interface (lo) is down; `ip link set lo up` "
+        "brings it up\n"
+    )
+    # And lo is up where these tests run: a connection to 127.0.0.1 is not unreachable.
+    assert not loopback_down()
+
+
 @pytest.mark.parametrize(("port", "why"), [(80, True), (8080, False)])
 def test_a_port_refused_for_want_of_privilege_says_which_privilege_when_under_1024(
     port: int, why: bool, monkeypatch: pytest.MonkeyPatch

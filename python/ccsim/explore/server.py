@@ -896,10 +896,31 @@ def listen(host: str, port: int) -> socket.socket:
     unreachable = None if every_address(host) else _no_connection_reaches(sock)
     if unreachable is not None:
         sock.close()
+        if _loopback_down():
+            # A connection to any of this machine's own addresses goes through lo: with lo
+            # down (a fresh network namespace, `unshare -n`) 127.0.0.1 was refused as "a
+            # network's broadcast address?", then offered as the address to give instead
+            # (campaign 35b, issue 32).
+            raise ValueError(f"--host {host}: no connection reaches this address "
+                             f"({unreachable}): this machine's loopback interface (lo) is "
+                             "down; `ip link set lo up` brings it up")  # fmt: skip
         raise ValueError(f"--host {host}: no connection reaches this address ({unreachable}; a "
                          "network's broadcast address?); give an address of this machine, such "
                          "as 127.0.0.1 (this machine only, the default)")  # fmt: skip
     return sock
+
+
+def _loopback_down() -> bool:
+    """Whether a connection to 127.0.0.1 fails as one to an address no interface has (lo
+    down), rather than being refused or taken by whatever listens on its port. (Linux's
+    /sys/class/net/lo/flags is no witness: under `unshare -n` it is the outer namespace's.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2.0)
+        try:
+            probe.connect(("127.0.0.1", 9))  # the discard port: closed on most machines
+        except OSError as e:
+            return e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL)
+    return False
 
 
 def _no_connection_reaches(sock: socket.socket) -> str | None:
