@@ -194,6 +194,29 @@ def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: S
     assert status == 400 and "is not one figure fig8 exposes" in body
 
 
+def test_the_page_asks_for_its_script_and_api_relative_to_itself_so_it_works_under_a_prefix(
+    server: Server,
+) -> None:
+    # Behind a reverse proxy that serves the explorer under a path prefix (nginx's
+    # `location /ccsim/ { proxy_pass http://127.0.0.1:8765/; }`), the page at /ccsim/ asked for
+    # /plotly.min.js and /api/... at the proxy's root, which the proxy does not send on: the
+    # page said plotly.min.js did not load (campaign 35b, issue 32). Each address it asks for
+    # is relative (RFC 3986 §5.2), so it resolves under whatever prefix the page came from.
+    from urllib.parse import urljoin
+
+    with urllib.request.urlopen(server.url + "/", timeout=30) as r:
+        page = r.read().decode()
+    refs = re.findall(r'src="([^"]+)"|fetch\(["`]([^"`]+)["`]|EventSource\(`([^`]+)`', page)
+    refs = [next(x for x in group if x) for group in refs]
+    assert len(refs) >= 5 and any("plotly.min.js" in x for x in refs), refs
+    for ref in refs:
+        assert urljoin("http://proxy.test/ccsim/", ref).startswith("http://proxy.test/ccsim/"), ref
+    # And the script's versioned address is served from the page's own folder.
+    script = next(x for x in refs if "plotly.min.js" in x)
+    with urllib.request.urlopen(urljoin(server.url + "/", script), timeout=30) as r:
+        assert r.status == 200 and len(r.read()) > 1_000_000
+
+
 def test_a_request_target_in_absolute_form_is_served_and_its_own_host_is_the_one_checked(
     server: Server,
 ) -> None:
@@ -1263,6 +1286,30 @@ def test_ccsim_explore_on_a_group_address_no_connection_reaches_is_refused_in_on
     )
 
 
+def test_ccsim_explore_with_the_loopback_interface_down_says_so_not_broadcast(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 35b (issue 32): in a network namespace whose lo is down (`unshare -n ccsim
+    # explore`), every connection to the machine's own addresses fails; 127.0.0.1 was said to
+    # be "a network's broadcast address?" and 127.0.0.1 offered instead. Linux's refusal is
+    # stood in for here (lo cannot be taken down without root and a namespace).
+    from ccsim.cli import main
+    from ccsim.explore import server as explore_server
+
+    loopback_down = explore_server._loopback_down
+    unreachable = "Network is unreachable"
+    monkeypatch.setattr(explore_server, "_no_connection_reaches", lambda _: unreachable)
+    monkeypatch.setattr(explore_server, "_loopback_down", lambda: True)
+    assert main(["explore", "--host", "127.0.0.1", "--port", str(free_port())]) == 1
+    assert capsys.readouterr().err == (
+        "ccsim: error: --host 127.0.0.1: no connection reaches this address (Network is "
+        "unreachable): this machine's loopback interface (lo) is down; `ip link set lo up` "
+        "brings it up\n"
+    )
+    # And lo is up where these tests run: a connection to 127.0.0.1 is not unreachable.
+    assert not loopback_down()
+
+
 @pytest.mark.parametrize(("port", "why"), [(80, True), (8080, False)])
 def test_a_port_refused_for_want_of_privilege_says_which_privilege_when_under_1024(
     port: int, why: bool, monkeypatch: pytest.MonkeyPatch
@@ -1898,7 +1945,8 @@ def test_ccsim_explore_on_a_host_name_too_long_to_look_up_names_host_in_one_line
      ("::1", "http://[::1]:{port}/", "::1"),
      ("0:0:0:0:0:0:0:1", "http://[::1]:{port}/", "::1"),
      ("::ffff:127.0.0.1", "http://[::ffff:7f00:1]:{port}/", "::ffff:127.0.0.1"),
-     ("localhost", "http://localhost:{port}/", "127.0.0.1 (localhost)")],
+     # The address a name stands for, not the name: a browser resolves localhost itself (35b).
+     ("localhost", "http://127.0.0.1:{port}/", "127.0.0.1 (localhost)")],
 )  # fmt: skip
 def test_ccsim_explore_prints_a_url_a_browser_opens_and_the_addresses_it_listens_on(
     host: str, url: str, listening: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -2271,7 +2319,7 @@ def test_the_page_asks_for_plotly_by_its_version_so_an_upgrade_is_never_served_f
     # a tab for a day after an upgrade.
     with urllib.request.urlopen(guarded.url + "/", timeout=30) as r:
         page = r.read().decode()
-    src = f'src="/plotly.min.js?v={plotly.__version__}"'
+    src = f'src="plotly.min.js?v={plotly.__version__}"'
     assert src in page
     with urllib.request.urlopen(f"{guarded.url}/plotly.min.js?v={plotly.__version__}") as r:
         assert r.headers["Cache-Control"] == "max-age=31536000"
@@ -2627,6 +2675,33 @@ def test_the_url_of_an_explorer_on_a_link_local_address_names_its_zone() -> None
     assert url_host("fe80::1%lo") == "[fe80::1%25lo]"
     assert url_host("FE80:0::1%lo") == "[fe80::1%25lo]"
     assert url_host("::1") == "[::1]" and url_host("127.0.0.1") == "127.0.0.1"
+
+
+@pytest.mark.parametrize("bound", ["127.0.0.1", "::1"])
+def test_an_explorer_on_localhost_names_the_address_it_listens_on_in_its_url(
+    bound: str, tmp_path: Path
+) -> None:
+    from ccsim.explore.server import where_served
+
+    # Campaign 35b (issue 32): `--host localhost` listened on 127.0.0.1 (the system's first
+    # address for the name) and printed http://localhost:PORT/; Chromium and Firefox resolve
+    # localhost themselves (RFC 6761 §6.3), ::1 first, so with another server on [::1]:PORT
+    # (a second explorer given --host ::1) the printed URL opened that other server's page.
+    family = socket.AF_INET6 if ":" in bound else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((bound, 0))
+        port = sock.getsockname()[1]
+        url, listening, loopback = where_served("localhost", sock)
+    shown = f"[{bound}]" if ":" in bound else bound
+    assert url == f"http://{shown}:{port}/" and listening == f"{bound} (localhost)" and loopback
+    # And that address is a Host the explorer answers (the URL a browser sends back).
+    app = create_app(tmp_path / "results", EXPERIMENTS, host="localhost")
+    try:
+        for host in (f"{shown}:8765", "localhost:8765", "127.0.0.1:8765", "[::1]:8765"):
+            assert asgi_get(app, "/api/papers", host)[0] == 200, host
+        assert asgi_get(app, "/api/papers", "evil.test:8765")[0] == 400
+    finally:
+        app.state.engine.close()
 
 
 @pytest.mark.parametrize("given", ["fe80::1%lo", "fe80::1%1"])

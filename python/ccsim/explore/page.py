@@ -19,7 +19,7 @@ from ccsim.fonts import CSS_FONT_FAMILY
 PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ccsim explore</title>
 <link rel="icon" href="data:,">
-<script src="/plotly.min.js" charset="utf-8"></script>
+<script src="plotly.min.js" charset="utf-8"></script>
 <style>
 body { font-family: @FONTS@; margin: 0.8rem 1.2rem; color: #222; }
 header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
@@ -225,7 +225,7 @@ function schedule() { clearTimeout(S.timer); S.timer = setTimeout(start, 120); }
 
 async function cancel() {
   if (S.es) { S.es.close(); S.es = null; }
-  if (S.job) await fetch(`/api/jobs/${S.job}/cancel`, {method: "POST"});
+  if (S.job) await fetch(`api/jobs/${S.job}/cancel`, {method: "POST"});
 }
 
 // The explorer gone (stopped, its machine asleep) or an answer that is not its JSON: said on
@@ -247,11 +247,11 @@ async function startJob() {
   if (mine !== S.started) return;
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
-  const res = await fetch("/api/run", {method: "POST", body: JSON.stringify(body),
+  const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
   if (mine !== S.started) {
-    if (res.ok) await fetch(`/api/jobs/${answer.job}/cancel`, {method: "POST"});
+    if (res.ok) await fetch(`api/jobs/${answer.job}/cancel`, {method: "POST"});
     return;
   }
   if (!res.ok) {
@@ -266,7 +266,7 @@ async function startJob() {
   S.shown = {title: answer.title, changed: answer.changed};
   $("cancel").disabled = false;
   status("running…");
-  const es = S.es = new EventSource(`/api/jobs/${job}/events`);
+  const es = S.es = new EventSource(`api/jobs/${job}/events`);
   es.onmessage = (m) => {
     if (S.job !== job) { es.close(); return; }
     const e = JSON.parse(m.data);
@@ -404,7 +404,7 @@ async function load() {
   }
   let c;
   try {
-    const res = await fetch("/api/papers");
+    const res = await fetch("api/papers");
     c = await res.json();
     if (!res.ok || !Array.isArray(c) || !c.length)
       throw new Error(res.ok ? "its list of papers is empty" : `HTTP ${res.status}`);

@@ -646,7 +646,7 @@ def create_app(
     # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
     import plotly
 
-    page = PAGE.replace('src="/plotly.min.js"', f'src="/plotly.min.js?v={plotly.__version__}"')
+    page = PAGE.replace('src="plotly.min.js"', f'src="plotly.min.js?v={plotly.__version__}"')
 
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
@@ -795,6 +795,8 @@ def create_app(
     # "Invalid host header" for the address the user gave (campaign 25, issue 32).
     given = f"[{host}]" if ":" in host else host
     hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
+    if _localhost(host):  # its URL may name ::1 (where_served)
+        hosts.append("[::1]")
     if "%" in host:  # curl sends a link-local address's Host without its zone
         hosts.append(url_host(host.partition("%")[0]))
     app = Starlette(
@@ -894,10 +896,31 @@ def listen(host: str, port: int) -> socket.socket:
     unreachable = None if every_address(host) else _no_connection_reaches(sock)
     if unreachable is not None:
         sock.close()
+        if _loopback_down():
+            # A connection to any of this machine's own addresses goes through lo: with lo
+            # down (a fresh network namespace, `unshare -n`) 127.0.0.1 was refused as "a
+            # network's broadcast address?", then offered as the address to give instead
+            # (campaign 35b, issue 32).
+            raise ValueError(f"--host {host}: no connection reaches this address "
+                             f"({unreachable}): this machine's loopback interface (lo) is "
+                             "down; `ip link set lo up` brings it up")  # fmt: skip
         raise ValueError(f"--host {host}: no connection reaches this address ({unreachable}; a "
                          "network's broadcast address?); give an address of this machine, such "
                          "as 127.0.0.1 (this machine only, the default)")  # fmt: skip
     return sock
+
+
+def _loopback_down() -> bool:
+    """Whether a connection to 127.0.0.1 fails as one to an address no interface has (lo
+    down), rather than being refused or taken by whatever listens on its port. (Linux's
+    /sys/class/net/lo/flags is no witness: under `unshare -n` it is the outer namespace's.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2.0)
+        try:
+            probe.connect(("127.0.0.1", 9))  # the discard port: closed on most machines
+        except OSError as e:
+            return e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL)
+    return False
 
 
 def _no_connection_reaches(sock: socket.socket) -> str | None:
@@ -1159,7 +1182,12 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
         v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
         also = "" if v6only else " and every IPv4 address"
         return f"http://[::1]:{port}/", f"every IPv6 address (::){also}", False
-    named = url_host(host)
+    # "localhost" is resolved by the browser itself, not as the system resolves it here
+    # (RFC 6761 §6.3; Chromium and Firefox try ::1 first): `--host localhost` bound to
+    # 127.0.0.1 printed http://localhost:PORT/, which opened whatever else listened on
+    # [::1]:PORT, such as a second explorer (campaign 35b, issue 32). The URL names the
+    # address listened on.
+    named = url_host(bound) if _localhost(host) else url_host(host)
     # An address is said once (as bound); a name, with the address it stands for.
     where = bound if _numeric(host) is not None else f"{bound} ({host})"
     mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback too
@@ -1168,6 +1196,13 @@ def where_served(host: str, sock: socket.socket) -> tuple[str, str, bool]:
         where,
         address.is_loopback or bool(mapped and mapped.is_loopback),
     )
+
+
+def _localhost(host: str) -> bool:
+    """Whether ``host`` is a name of this machine's loopback that browsers resolve on their
+    own (RFC 6761 §6.3: "localhost" and names under ".localhost")."""
+    name = host.lower().removesuffix(".")
+    return name == "localhost" or name.endswith(".localhost")
 
 
 def url_host(host: str) -> str:
