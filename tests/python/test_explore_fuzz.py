@@ -344,9 +344,10 @@ def test_a_job_never_read_is_cancelled_in_time_while_it_waits_behind_a_job_being
 
     monkeypatch.setattr(jobs, "UNREAD_LIMIT_S", 0.2)
     monkeypatch.setattr(jobs, "READER_WAIT_S", 0.05)
-    release = threading.Event()
+    release, running = threading.Event(), threading.Event()
 
     def one(self: Engine, job: Any, spec: Any, store: Any) -> Any:
+        running.set()
         release.wait(30)  # a run of the job being read: minutes long
         raise jobs.Cancelled
 
@@ -357,6 +358,10 @@ def test_a_job_never_read_is_cancelled_in_time_while_it_waits_behind_a_job_being
     try:
         held = engine.submit(request)
         held.read = True  # a page reads its events
+        # Its run holding the one worker before the other job is asked for: submitted at
+        # once, the other job's thread could reach the pool first, and its run (which here
+        # never looks at its job) held the worker for the 30 s (1 full suite in many).
+        assert running.wait(10)
         lost = engine.submit(request)
         # Well inside the 30 s the job ahead holds the one worker (which the unread job waited
         # out before), and long enough for a loaded machine: 10 s was missed by 0.02 s once
