@@ -181,21 +181,28 @@ def explore(cmd: list[str], hold: object, env: dict[str, str], case: Path) -> tu
                             cwd=case, preexec_fn=hold)  # type: ignore[arg-type]  # fmt: skip
     port = int(cmd[cmd.index("--port") + 1])
     wrong = ""
-    assert proc.stdout is not None and proc.stderr is not None
-    line = proc.stdout.readline()  # the URL once serving, or nothing when it is refused
-    if line:
-        try:
-            wrong = ask_for_a_run(port)
-        except OSError as e:
-            wrong = f"the API failed: {e!r}"
-        proc.send_signal(signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        return -999, err.decode(errors="replace"), "hung"
-    return proc.returncode, err.decode(errors="replace"), wrong
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()  # the URL once serving, or nothing when it is refused
+        if line:
+            try:
+                wrong = ask_for_a_run(port)
+            except Exception as e:  # an answer not as expected: said, and the explorer stopped
+                wrong = f"the API failed: {e!r}"
+            proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            return -999, err.decode(errors="replace"), "hung"
+        return proc.returncode, err.decode(errors="replace"), wrong
+    finally:
+        # Whatever happened above, no explorer outlives its cell (one asked for by a test that
+        # failed early kept serving after the suite).
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def ask_for_a_run(port: int) -> str:
