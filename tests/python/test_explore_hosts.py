@@ -28,8 +28,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +248,152 @@ def _cell(proc: subprocess.Popen[str], host: str, port: int, before: set[str]) -
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# The URL as a browser opens it. The cells above connect as the system resolves a name; a
+# browser resolves "localhost" and every name under it itself (RFC 6761 §6.3, ::1 first),
+# writes an address in its own canonical form (WHATWG URL: 0x7f.1 is 127.0.0.1,
+# ::ffff:127.0.0.1 is [::ffff:7f00:1]) and refuses some URLs outright. `--host localhost`
+# once printed http://localhost:P/ while bound to 127.0.0.1, and Chromium opened a second
+# explorer on [::1]:P (campaign 35b, issue 32): no system lookup could see it. Here each
+# --host's printed URL is opened in Chromium with a decoy listening on every loopback address
+# of that port the explorer left free, and must show the explorer's own page, running.
+
+#: Names a user may give that only a browser reads as the loopback (RFC 6761 §6.3), and a
+#: loopback address that is not 127.0.0.1.
+BROWSER_ONLY_NAMES = ["localhost.", "LOCALHOST", "app.localhost", "127.0.0.2"]
+
+
+def browser_cells() -> list[str]:
+    """Every host of ``hosts()`` and ``BROWSER_ONLY_NAMES``, or by default (about a minute)
+    the loopback names, 0.0.0.0, :: and a sample of the rest by a fixed seed;
+    CCSIM_HOSTS_CELLS=all runs every one."""
+    every = list(dict.fromkeys([*hosts(), *BROWSER_ONLY_NAMES]))
+    if os.environ.get("CCSIM_HOSTS_CELLS", "") == "all":
+        return every
+    core = ["localhost", "localhost.", "app.localhost", "::1", "127.0.0.1", "0.0.0.0", "::"]
+    rest = [h for h in every if h not in core]
+    return [*core, *sorted(random.Random(36).sample(rest, min(4, len(rest))))]
+
+
+class Decoy:
+    """A server on every loopback address of ``port`` that is free: each connection gets a
+    page titled "decoy", so a browser that reaches it instead of the explorer shows so."""
+
+    def __init__(self, port: int) -> None:
+        self.sockets: list[socket.socket] = []
+        for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            s = socket.socket(family)
+            try:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((address, port))
+                s.listen()
+            except OSError:  # the explorer's own, or no such family here
+                s.close()
+                continue
+            s.settimeout(0.2)
+            self.sockets.append(s)
+        self.stopped = False
+        self.thread = threading.Thread(target=self._answer, daemon=True)
+        self.thread.start()
+
+    def _answer(self) -> None:
+        body = b"<title>decoy</title>"
+        while not self.stopped:
+            for s in self.sockets:
+                try:
+                    conn, _ = s.accept()
+                except OSError:
+                    continue
+                with conn:
+                    conn.settimeout(2)
+                    with contextlib.suppress(OSError):
+                        conn.recv(65536)
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                                     % (len(body), body))  # fmt: skip
+
+    def close(self) -> None:
+        self.stopped = True
+        self.thread.join(5)
+        for s in self.sockets:
+            s.close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
+                    "scripts/test installs Debian's chromium package")  # fmt: skip
+    pytest.importorskip("playwright", reason="the browser tests need Playwright (scripts/test)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("host", browser_cells())
+def test_in_chromium_the_url_explore_prints_opens_its_own_page_whatever_else_holds_the_port(
+    host: str, chromium: Any, tmp_path: Path
+) -> None:
+    port = _free()
+    argv = [str(CCSIM), "explore", "--host", host, "--port", str(port),
+            "--results", str(tmp_path / "results")]  # fmt: skip
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=ROOT) as proc:  # fmt: skip
+        assert proc.stdout is not None and proc.stderr is not None
+        decoy: Decoy | None = None
+        try:
+            line = proc.stdout.readline()
+            if not line:  # refused: as the cells above require
+                err = proc.stderr.read()
+                assert proc.wait(timeout=60) == 1, err
+                assert err.startswith("ccsim: error: --host ") and err.count("\n") == 1, err
+                assert host in ("no-such-host.invalid",) or host.startswith("fe80"), err
+                return
+            url = re.match(r"ccsim explore: (http://\S+) \(listening on ", line)
+            assert url is not None, line
+            decoy = Decoy(port)
+            page = chromium.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            try:
+                if "%25" in url[1]:
+                    # No browser opens an address with its zone (RFC 6874): the explorer
+                    # says so as it starts, and Chromium indeed refuses the URL.
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=60)
+                    err = proc.stderr.read()
+                    assert "warning: browsers refuse a URL that names an interface" in err, err
+                    with pytest.raises(Exception, match="invalid URL"):
+                        page.goto(url[1], timeout=15_000)
+                    return
+                answer = page.goto(url[1], timeout=30_000)
+                assert answer is not None and answer.status == 200
+                assert page.title() != "decoy", f"{url[1]} opened another server"
+                # The page's own requests (its script, the papers, a job) pass the Host check
+                # with the Host the browser sends for that URL, and a job starts.
+                page.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+                msg = page.locator("#msg")
+                assert msg.get_attribute("class") != "error", msg.text_content()
+                assert errors == [], errors
+            finally:
+                page.close()
+        finally:
+            if decoy is not None:
+                decoy.close()
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()

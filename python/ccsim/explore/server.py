@@ -851,9 +851,14 @@ def listen(host: str, port: int) -> socket.socket:
         # read as the error.
         raise ValueError(f"--host {host!r} is empty: give an address to listen on, such as "
                          "127.0.0.1 (this machine only, the default)")  # fmt: skip
+    # Every name under "localhost." is this machine's loopback (RFC 6761 §6.3), as browsers
+    # resolve it; the system's resolver knows only "localhost" itself (/etc/hosts), so
+    # `--host localhost.` and `--host app.localhost` were "not an address" (found by the hosts
+    # matrix in Chromium, issue 32).
+    lookup = "localhost" if _localhost(host) else host
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            lookup, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except socket.gaierror as e:
         advice = _from_url(host)
@@ -1012,6 +1017,14 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             print(f"ccsim explore: warning: listening on {listening}: anyone who can reach "
                   "it can start simulations (only of the plans' figures, with the plans' "
                   "values)", file=sys.stderr)  # fmt: skip
+        if "%25" in url and sys.stderr is not None:
+            # Chromium and Firefox refuse a URL whose IPv6 address names its interface (RFC
+            # 6874's zone, "%25eth0": "invalid URL"), so the URL said for a link-local address
+            # opens in curl but in no browser (found by the hosts matrix in Chromium, issue 32).
+            print(f"ccsim explore: warning: browsers refuse a URL that names an interface "
+                  f"({url}); curl opens it. For a browser, listen on an address without one "
+                  "(127.0.0.1 or ::1 on this machine, or a global address)",
+                  file=sys.stderr)  # fmt: skip
         app = create_app(results, experiments, host, workers, warn)
         try:
             # uvicorn imports its HTTP protocol only as its server starts, after the URL was
