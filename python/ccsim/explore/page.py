@@ -243,7 +243,11 @@ async function startJob() {
   // cancelled. Taken as the page's job, that answer replaced the later change's job: the page
   // drew the earlier setting's runs under the later one's controls (campaign 25, issue 32).
   const mine = ++S.started;
-  await cancel();
+  // The last job is one the page no longer wants: a cancel that fails (a proxy's connection
+  // reset once) must not stop the next. It stopped it, saying "cannot reach the explorer"
+  // while the explorer could be reached (found by the proxy matrix, issue 32); unread, the
+  // old job is cancelled by the explorer itself within READER_RETURN_S.
+  try { await cancel(); } catch (_) { S.es = null; }
   if (mine !== S.started) return;
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;

@@ -10,7 +10,11 @@ app sees the request:
 
 - a request to ``/api/`` whose ``Origin`` (RFC 6454 §7; sent by browsers on every cross-origin
   request and on same-origin POSTs) is not ``http://`` + its own ``Host``: 403. A request with no
-  Origin comes from a program (curl, a script), not from a page, and passes.
+  Origin comes from a program (curl, a script), not from a page, and passes. Behind a reverse
+  proxy the browser's origin is the proxy's while the ``Host`` is the one the proxy sends
+  (nginx's default is the upstream's, 127.0.0.1:8765): an Origin the browser itself vouches for
+  as the page's own (``Sec-Fetch-Site: same-origin``, a header no script can set) or naming the
+  proxy's ``X-Forwarded-Host`` passes.
 - ``Sec-Fetch-Site`` (W3C Fetch Metadata) other than ``same-origin`` or ``none`` (typed in the
   address bar): 403. Another port of 127.0.0.1 is "same-site", not same-origin, and is refused.
 - a POST with a body whose ``Content-Type`` is not ``application/json``: 415 (RFC 9110
@@ -115,10 +119,11 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
                             "text/event-stream at /api/jobs/<job>/events")  # fmt: skip
     host = headers.get("host", "")
     origin = headers.get("origin")
-    if origin is not None and origin != f"http://{host}":
-        return Refused(403, f"a request from the page {brief(origin)} is refused: only the "
-                            f"explorer's own page (http://{host}) may use its API")  # fmt: skip
     site = headers.get("sec-fetch-site")
+    if origin is not None and origin != f"http://{host}" and not _proxied_own(origin, headers):
+        return Refused(403, f"a request from the page {brief(origin)} is refused: only the "
+                            f"explorer's own page (http://{host}) may use its API (behind a "
+                            "proxy: have it send X-Forwarded-Host)")  # fmt: skip
     if site is not None and site not in ("same-origin", "none"):
         return Refused(403, f"a {brief(site)} request is refused (Sec-Fetch-Site): only the "
                             "explorer's own page may use its API")  # fmt: skip
@@ -137,6 +142,21 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
             return Refused(413, f"the request body ({int(length)} bytes) is too large: the "
                                 f"limit is {MAX_BODY} bytes")  # fmt: skip
     return None
+
+
+def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
+    """Whether a request whose Origin is not ``http://`` + its Host is still the explorer's own
+    page, served through a reverse proxy that sent the upstream's Host. Behind nginx's
+    ``proxy_pass http://127.0.0.1:8765/`` (Host: 127.0.0.1:8765) every run request of the page
+    at the proxy's address was refused 403, so nothing could run (found by the proxy matrix,
+    issue 32). The browser says the page and the API share an origin (``Sec-Fetch-Site:
+    same-origin``, W3C Fetch Metadata §2.1: set by the browser, never by a page's script), or
+    the proxy names the host the browser asked for (``X-Forwarded-Host``, which a page on
+    another site cannot add without a CORS preflight this app never grants)."""
+    if headers.get("sec-fetch-site") == "same-origin":
+        return True
+    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip()
+    return bool(forwarded) and origin in (f"http://{forwarded}", f"https://{forwarded}")
 
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
