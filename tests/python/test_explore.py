@@ -2276,6 +2276,28 @@ def test_a_content_length_that_is_not_ascii_digits_is_refused_with_400() -> None
     assert refusal("POST", {"host": "h", "content-length": "0"}) is None
 
 
+def test_behind_a_proxy_an_origin_the_browser_or_proxy_vouches_for_passes_and_no_other() -> None:
+    # nginx's default proxy_pass sends the upstream's Host (127.0.0.1:8765) while the browser's
+    # Origin is the proxy's: every run request of the page was refused 403 (the proxy matrix,
+    # issue 32). The browser's Sec-Fetch-Site or the proxy's X-Forwarded-Host now vouch for it.
+    from ccsim.explore.server import refusal
+
+    up = {"host": "127.0.0.1:8765", "origin": "https://lab.example", "content-length": "0"}
+    assert refusal("POST", up).status == 403  # type: ignore[union-attr]
+    assert refusal("POST", {**up, "sec-fetch-site": "same-origin"}) is None
+    assert refusal("POST", {**up, "x-forwarded-host": "lab.example"}) is None
+    assert refusal("POST", {**up, "x-forwarded-host": "lab.example, inner"}) is None
+    # Another site's page is still refused, whatever a proxy says of its own name.
+    for other in ({"sec-fetch-site": "cross-site"}, {"sec-fetch-site": "same-site"},
+                  {"x-forwarded-host": "evil.example"}, {"x-forwarded-host": ""}):  # fmt: skip
+        refused = refusal("POST", {**up, **other})
+        assert refused is not None and refused.status == 403, other
+    refused = refusal(
+        "POST", {**up, "x-forwarded-host": "lab.example", "sec-fetch-site": "cross-site"}
+    )
+    assert refused is not None and refused.status == 403
+
+
 def test_a_plan_override_with_a_quoted_key_is_cut_and_looked_up_as_the_core_reads_it() -> None:
     # The catalog cut a plan's PATH=VALUE at its first `=` and a path at every dot, where the
     # core reads TOML keys: `nodes."a=b".rate=5` was the path `nodes."a` (campaign 17's note,
