@@ -796,6 +796,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     # came after every run (campaign 33, issue 32).
     from markdown_it import MarkdownIt  # noqa: F401
 
+    # plotly reads its validators (a JSON file, by its path) when a figure is first made: from
+    # a zip on PYTHONPATH, or with its data files stripped, it imported whole, and the site
+    # failed after every run with "validator JSON file not found" (campaign 36, issue 32).
+    from plotly.graph_objects import Figure
+
+    try:
+        Figure()
+    except Exception as e:
+        raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
+
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)

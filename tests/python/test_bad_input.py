@@ -1111,6 +1111,31 @@ def test_a_reproduction_without_what_draws_its_figures_is_refused_before_its_run
     assert not out.exists()
 
 
+def test_a_reproduction_whose_plotly_cannot_make_a_figure_is_refused_before_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): plotly imported from a zip on PYTHONPATH (or with its data files
+    # stripped) reads its validators' JSON by a path that is no file only when a figure is
+    # first made: `ccsim reproduce` made every run of the plan, then "the site was not
+    # written ... validator JSON file not found: .../plotly.zip/plotly/validators/...".
+    from plotly.validator_cache import ValidatorCache
+
+    def missing(*_: Any) -> None:
+        raise FileNotFoundError("Validator JSON file not found: /x/plotly.zip/plotly/"
+                                "validators/_validators.json")  # fmt: skip
+
+    monkeypatch.setattr(ValidatorCache, "get_validator", staticmethod(missing))
+    out = tmp_path / "r"
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs plotly, which is installed but cannot be imported (it "
+        "cannot make a figure: Validator JSON file not found: /x/plotly.zip/plotly/validators/"
+        "_validators.json): install ccsim again with its dependencies (pip install -c "
+        "constraints.txt . from the repository root)"
+    )
+    assert not out.exists()
+
+
 def package_folder_without_its_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     *names: str) -> None:  # fmt: skip
     """Import ``names`` (a package and its subpackages) as Python does a package's folder
