@@ -1189,3 +1189,31 @@ def test_the_explorer_with_plotlys_folder_left_without_its_init_names_plotly_at_
         "ccsim: error: ccsim explore needs plotly, which is installed but cannot be imported "
         f"({tmp_path / 'site' / 'plotly'} has no __init__.py"
     )
+
+
+def test_a_run_with_pandas_importable_but_without_its_metadata_writes_its_tables(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): pandas copied onto PYTHONPATH without its dist-info folder (a
+    # shared folder of packages, a bundle) imports, and sweep and reproduce work with it;
+    # `ccsim run` ran to its end, then said "ccsim needs pandas, which is not installed" when
+    # its tables recorded pandas' version, read from the metadata alone.
+    import importlib.metadata
+
+    import pandas
+    import pyarrow.parquet as pq
+
+    found = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "pandas":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return found(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    out = tmp_path / "out"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    meta = json.loads(pq.read_schema(out / "flows.parquet").metadata[b"pandas"])
+    assert meta["pandas_version"] == pandas.__version__
