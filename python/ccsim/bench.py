@@ -48,6 +48,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).parent / "benchmarks"
 SCENARIOS = {
@@ -158,11 +159,29 @@ try:
         hwm_kb = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
 except (OSError, StopIteration, ValueError):
     hwm_kb = None
-print(json.dumps({"wall": s.wall_seconds, "events": s.events,
-                  "pkts": s.data_packets_sent, "hops": s.data_packets,
-                  "peak": s.peak_packets, "cell_hops": s.cell_hops,
-                  "atm_events": s.atm_events, "hwm_kb": hwm_kb}))
+print("ccsim-bench:", json.dumps({"wall": s.wall_seconds, "events": s.events,
+                                  "pkts": s.data_packets_sent, "hops": s.data_packets,
+                                  "peak": s.peak_packets, "cell_hops": s.cell_hops,
+                                  "atm_events": s.atm_events, "hwm_kb": hwm_kb}))
 """
+
+
+def _child_answer(out: str, what: str) -> Any:
+    """The JSON a child printed on its line marked ``ccsim-bench:`` (``_CHILD``,
+    ``_WRITE_CASE``). Its stdout carries whatever else the interpreter ran prints there: a
+    sitecustomize.py on PYTHONPATH that printed a line made every case fail with "ccsim:
+    error: Expecting value: line 1 column 1 (char 0)", naming neither the case nor why
+    (campaign 36, issue 32)."""
+    for line in reversed(out.splitlines()):
+        marker, _, answer = line.partition("ccsim-bench: ")
+        if not marker and answer:
+            return json.loads(answer)
+    printed = out.strip().splitlines()
+    raise RuntimeError(
+        f"{what}: its process printed no figures"
+        + (f" (its output ended: {printed[-1][:200]!r})" if printed else "")
+    )
+
 
 _TRIVIAL = """
 duration = "1ms"
@@ -261,7 +280,7 @@ def _child_run(
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {path.name} failed with status {proc.returncode}")
-    summary = json.loads(out)
+    summary = _child_answer(out, f"benchmark {path.name}")
     # Both in KiB on Linux; ru_maxrss only where the child could not read /proc.
     hwm_kb = summary.get("hwm_kb") or usage.ru_maxrss
     return summary, elapsed, hwm_kb / 1024.0
@@ -340,7 +359,7 @@ except OSError as e:  # a write names no file: `ulimit -f`'s "[Errno 27] File to
     from ccsim.staging import os_error_text
     e.filename = e.filename or sys.argv[2]
     sys.exit(exhausted(e) or os_error_text(e))
-print(json.dumps(list(overrides)))
+print("ccsim-bench:", json.dumps(list(overrides)))
 """
 
 
@@ -358,7 +377,7 @@ def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
         # non-zero exit status 1" and dropped them (campaign 25, issue 32).
         lines = done.stderr.strip().splitlines() or [f"status {done.returncode}"]
         raise RuntimeError(f"benchmark {name}: its scenario could not be generated: {lines[-1]}")
-    return tuple(json.loads(done.stdout))
+    return tuple(_child_answer(done.stdout, f"benchmark {name}"))
 
 
 #: Below this much peak resident memory above the trivial run's, a case's bytes per packet are

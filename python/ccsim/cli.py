@@ -290,10 +290,29 @@ def _import_table_libraries(failed: list[BaseException]) -> None:
         # working folder, under `python -m ccsim`) imports, and the run went to its end
         # before "internal error (AttributeError): module 'numpy' has no attribute
         # 'frombuffer'" (campaign 33, issue 32). Named, its ImportError names the file.
-        from numpy import frombuffer  # noqa: F401, I001 (numpy first)
-        import pyarrow.parquet  # noqa: F401
+        from numpy import frombuffer  # noqa: F401 (numpy first)
+
+        _import_whole("pyarrow")
+        _import_whole("pyarrow.parquet")
     except Exception as e:
         failed.append(e)
+
+
+def _import_whole(module: str) -> Any:
+    """``module`` imported, or an ImportError naming it when it came as a namespace package: a
+    package's folder left without its __init__.py (its .py files removed by hand, an uninstall
+    cut short, its compiled libraries left) imports, holding nothing, and ccsim's first use
+    of it failed, after the runs, as "internal error (AttributeError): module 'pyarrow' has
+    no attribute 'Array'" (campaign 36, issue 32). Not a ModuleNotFoundError: the package is
+    installed (its folder, its metadata), and reinstalling it is the cure."""
+    import importlib
+
+    loaded = importlib.import_module(module)
+    if getattr(loaded, "__file__", None) is None:
+        folders = list(getattr(loaded, "__path__", None) or [module])
+        raise ImportError(f"{folders[0]} has no __init__.py: files of the package were "
+                          "removed", name=module)  # fmt: skip
+    return loaded
 
 
 @contextlib.contextmanager
@@ -384,6 +403,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             else:
                 progress = lambda sim_s, events, end_s: imported()  # noqa: E731
             res = run(sc, seed=args.seed, progress=progress, pcap_dir=stage / "pcap")
+        # The imports have ended (their thread is joined on leaving the block): a run shorter
+        # than its first report never called the check, and a pyarrow whose folder had lost
+        # its __init__.py failed in the writing below as an internal error (campaign 36).
+        imported()
         args.kept = f"writing the results was stopped and nothing was written to {args.out}"
         res._write_tables(stage)  # staged here already, with the pcap files
         made = sorted(p.name for p in (stage / "pcap").glob("*.pcap"))
@@ -625,8 +648,8 @@ def _needs_tables() -> None:
     dependency numpy", and pyarrow missing "Unable to find a usable engine" after the runs."""
     import importlib
 
-    for module in ("numpy", "pyarrow.parquet", "pandas"):
-        importlib.import_module(module)
+    for module in ("numpy", "pyarrow", "pyarrow.parquet", "pandas"):
+        _import_whole(module)
     # pandas loads what writes Parquet at the first to_parquet, after the runs: a part of it
     # failing there (a shared library gone, a pyarrow it finds too old) was "Unable to find a
     # usable engine" after every run (the extras matrix, campaign 30, issue 32). The engine
@@ -762,17 +785,26 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     # pages from report.md), before the runs: missing, "ccsim needs matplotlib" came after
     # every run of the plan, hours of them for a full reproduction (campaign 15, issue 32;
     # bench --plot's was campaign 13's; markdown_it's campaign 18's).
-    import importlib
 
     # The modules the figures and the site import, not their packages alone: a module loaded
     # later failing (matplotlib.pyplot's backend, a shared library gone) was found after the
     # runs, leaving plan/ and runs/ (the extras matrix, campaign 30, issue 32).
-    for module in ("matplotlib.pyplot", "plotly.graph_objects", "plotly.subplots",
-                   "plotly.offline", "markdown_it"):  # fmt: skip
-        importlib.import_module(module)
+    for module in ("matplotlib", "matplotlib.pyplot", "plotly", "plotly.graph_objects",
+                   "plotly.subplots", "plotly.offline", "markdown_it"):  # fmt: skip
+        _import_whole(module)
     # By name, what the site takes from it: a user's markdown_it.py imports, and the error
     # came after every run (campaign 33, issue 32).
     from markdown_it import MarkdownIt  # noqa: F401
+
+    # plotly reads its validators (a JSON file, by its path) when a figure is first made: from
+    # a zip on PYTHONPATH, or with its data files stripped, it imported whole, and the site
+    # failed after every run with "validator JSON file not found" (campaign 36, issue 32).
+    from plotly.graph_objects import Figure
+
+    try:
+        Figure()
+    except Exception as e:
+        raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
 
     from ccsim import experiment, sweep
 
@@ -894,7 +926,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # answered the page's /plotly.min.js with 500 and a traceback, a page that drew nothing.
     for module in ("numpy", "pandas", "plotly", "starlette", "uvicorn"):
         try:
-            __import__(module)
+            _import_whole(module)
         except ImportError as e:
             # The package missing under it named (as _dispatch does): click missing was
             # "ccsim explore needs uvicorn, which is not installed", of a uvicorn installed

@@ -483,8 +483,6 @@ def _arrow_table(columns: dict[str, Any]) -> Any:
     ``pandas.read_parquet`` gives the same DataFrame back (``tests/python/test_result_parquet.py``
     pins the bytes against pandas's).
     """
-    from importlib.metadata import version
-
     import numpy as np
     import pyarrow as pa
 
@@ -517,10 +515,25 @@ def _arrow_table(columns: dict[str, Any]) -> Any:
         "columns": described,
         "attributes": {},
         "creator": {"library": "pyarrow", "version": pa.__version__},
-        "pandas_version": version("pandas"),
+        "pandas_version": _pandas_version(),
     }
     table = pa.table(arrays, names=list(columns))
     return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode("utf8")})
+
+
+def _pandas_version() -> str:
+    """pandas' version, from its metadata (pandas is not imported: a run's tables are written
+    with pyarrow alone), else from pandas itself: copied onto PYTHONPATH without its dist-info
+    folder, pandas imports and sweep and reproduce work with it, and a run went to its end
+    before "ccsim needs pandas, which is not installed" (campaign 36, issue 32)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("pandas")
+    except metadata.PackageNotFoundError:
+        import pandas
+
+        return str(pandas.__version__)
 
 
 def _numbers(col: Any) -> Any:

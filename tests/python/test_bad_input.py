@@ -1109,3 +1109,111 @@ def test_a_reproduction_without_what_draws_its_figures_is_refused_before_its_run
     assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
     assert one_error_line(capsys).startswith(f"ccsim: error: ccsim needs {missing}, ")
     assert not out.exists()
+
+
+def test_a_reproduction_whose_plotly_cannot_make_a_figure_is_refused_before_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): plotly imported from a zip on PYTHONPATH (or with its data files
+    # stripped) reads its validators' JSON by a path that is no file only when a figure is
+    # first made: `ccsim reproduce` made every run of the plan, then "the site was not
+    # written ... validator JSON file not found: .../plotly.zip/plotly/validators/...".
+    from plotly.validator_cache import ValidatorCache
+
+    def missing(*_: Any) -> None:
+        raise FileNotFoundError("Validator JSON file not found: /x/plotly.zip/plotly/"
+                                "validators/_validators.json")  # fmt: skip
+
+    monkeypatch.setattr(ValidatorCache, "get_validator", staticmethod(missing))
+    out = tmp_path / "r"
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: ccsim needs plotly, which is installed but cannot be imported (it "
+        "cannot make a figure: Validator JSON file not found: /x/plotly.zip/plotly/validators/"
+        "_validators.json): install ccsim again with its dependencies (pip install -c "
+        "constraints.txt . from the repository root)"
+    )
+    assert not out.exists()
+
+
+def package_folder_without_its_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    *names: str) -> None:  # fmt: skip
+    """Import ``names`` (a package and its subpackages) as Python does a package's folder
+    left without its __init__.py (its .py files removed by hand, an uninstall cut short, the
+    compiled files left): a namespace package that imports and holds nothing."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    for name in names:
+        folder = tmp_path / "site" / name.replace(".", "/")
+        folder.mkdir(parents=True)
+        (folder / "_left.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    for name in names:
+        parent = tmp_path / "site" / "/".join(name.split(".")[:-1])
+        spec = importlib.machinery.PathFinder.find_spec(name, [str(parent)])
+        assert spec is not None and spec.origin is None  # a namespace package
+        monkeypatch.setitem(sys.modules, name, importlib.util.module_from_spec(spec))
+
+
+def test_a_run_with_pyarrows_folder_left_without_its_init_names_pyarrow_and_writes_nothing(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): pyarrow's folder without its __init__.py (the .py files removed,
+    # its libraries left) imports, as a namespace package: `ccsim run` ran to its end, then
+    # said "internal error (AttributeError): module 'pyarrow' has no attribute 'Array'".
+    package_folder_without_its_init(tmp_path, monkeypatch, "pyarrow", "pyarrow.parquet")
+    out = tmp_path / "out"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out)]) == 1
+    line = one_error_line(capsys)
+    assert line.startswith(
+        "ccsim: error: ccsim needs pyarrow, which is installed but cannot be "
+        f"imported ({tmp_path / 'site' / 'pyarrow'} has no __init__.py"
+    ), line
+    assert line.endswith(
+        "install ccsim again with its dependencies (pip install -c "
+        "constraints.txt . from the repository root)"
+    ), line
+    assert not out.exists()
+
+
+def test_the_explorer_with_plotlys_folder_left_without_its_init_names_plotly_at_its_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): plotly's folder without its __init__.py imports as a namespace
+    # package: `ccsim explore` said "internal error (AttributeError): module 'plotly' has no
+    # attribute '__version__'".
+    package_folder_without_its_init(tmp_path, monkeypatch, "plotly")
+    assert main(["explore", "--results", str(tmp_path / "results"), "--port", "1"]) == 1
+    assert one_error_line(capsys).startswith(
+        "ccsim: error: ccsim explore needs plotly, which is installed but cannot be imported "
+        f"({tmp_path / 'site' / 'plotly'} has no __init__.py"
+    )
+
+
+def test_a_run_with_pandas_importable_but_without_its_metadata_writes_its_tables(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 36 (issue 32): pandas copied onto PYTHONPATH without its dist-info folder (a
+    # shared folder of packages, a bundle) imports, and sweep and reproduce work with it;
+    # `ccsim run` ran to its end, then said "ccsim needs pandas, which is not installed" when
+    # its tables recorded pandas' version, read from the metadata alone.
+    import importlib.metadata
+
+    import pandas
+    import pyarrow.parquet as pq
+
+    found = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "pandas":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return found(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    out = tmp_path / "out"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    meta = json.loads(pq.read_schema(out / "flows.parquet").metadata[b"pandas"])
+    assert meta["pandas_version"] == pandas.__version__

@@ -1266,3 +1266,24 @@ def test_absolute_paths_from_a_removed_working_folder_still_run(tmp_path: Path) 
                           text=True, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (out / "flows.parquet").is_file()
+
+
+def test_bench_reads_its_cases_figures_past_what_a_sitecustomize_prints_on_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 36 (issue 32): a sitecustomize.py on PYTHONPATH that prints (a site's
+    # greeting, a debugging print left in) runs in each case's child too, whose stdout
+    # carries the case's figures as JSON: `ccsim bench` said "ccsim: error: Expecting value:
+    # line 1 column 1 (char 0)", naming neither the case nor why. So did a generated case's.
+    from ccsim import bench
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text('print("hello from sitecustomize")\n')
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), *([path] if path else [])]))
+    trivial = tmp_path / "trivial.toml"
+    trivial.write_text(bench._TRIVIAL, encoding="utf-8")
+    summary, _, _ = bench._child_run(trivial)
+    assert summary["events"] >= 0 and "wall" in summary
+    assert bench._write_scale_case("F10", tmp_path) == ()
