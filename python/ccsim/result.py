@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from ccsim.staging import staged_output
+from ccsim.staging import staged_output, stops_deferred
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -242,10 +242,12 @@ class Result:
         (:func:`ccsim.staging.staged_output`): into a hidden folder renamed into place, so a
         full disk leaves it as it was (a ValueError names the file), a reader never sees half
         of it, and a table an earlier result wrote there and this one lacks (a packet trace)
-        is removed, where it was read back as this result's.
+        is removed, where it was read back as this result's. SIGTERM or SIGHUP arriving
+        meanwhile (with their default action) end the process once the directory is in place.
         """
         d = path_argument("directory", directory)
-        with staged_output(d, [f"{t}.parquet" for t in TABLES] + ["scenario.toml"]) as stage:
+        tables = [f"{t}.parquet" for t in TABLES] + ["scenario.toml"]
+        with stops_deferred(), staged_output(d, tables) as stage:
             self._write_tables(stage)
         return d
 

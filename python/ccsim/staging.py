@@ -13,7 +13,9 @@ import errno
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -112,6 +114,30 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             _put_in_place(stage, out, ours, state)
     finally:  # interrupted while waiting for the lock: no hidden folder is left in ``out``
         discard(stage)
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """SIGTERM and SIGHUP that would end the process at once (their default action, as in a
+    user's own script calling ``Result.to_parquet``) wait until the block ends, then end it as
+    they would have. Killed mid-write, a script left its hidden ``.<name>.partial-XXXX``
+    folder beside the output for good (campaign 36, issue 32); the CLI turns these signals
+    into KeyboardInterrupt, which :func:`staged_output` already cleans up after. A handler the
+    user set is left alone, and Python sets handlers in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) == signal.SIG_DFL]
+    came: list[int] = []
+    for s in stops:
+        signal.signal(s, lambda n, _frame: came.append(n))
+    try:
+        yield
+    finally:
+        for s in stops:
+            signal.signal(s, signal.SIG_DFL)
+        if came:
+            os.kill(os.getpid(), came[0])
 
 
 def discard(folder: Path) -> None:

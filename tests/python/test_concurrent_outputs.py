@@ -328,3 +328,34 @@ def test_an_output_whose_new_folder_another_command_made_meanwhile_replaces_that
     assert (out / "flows.parquet").read_text() == "second's flows\n"
     assert (out / "links.parquet").read_text() == "second's links\n"
     assert os.listdir(tmp_path) == ["out"]  # no hidden folder beside it
+
+
+KILLED_MID_WRITE = """
+import os, signal, sys
+import ccsim
+from ccsim.result import Result
+
+write = Result._write_tables
+
+def write_then_killed(self, d):
+    write(self, d)
+    os.kill(os.getpid(), getattr(signal, sys.argv[3]))  # mid-write: the tables in the stage
+
+Result._write_tables = write_then_killed
+ccsim.run(sys.argv[1], overrides=["duration=200ms"]).to_parquet(sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_script_killed_while_its_to_parquet_writes_leaves_no_hidden_folder(
+    tmp_path: Path, sig: str
+) -> None:
+    # Found by seed 3602's case 10 (to_parquet, SIGTERM at 0.15 s, beside a long run): a
+    # user's script, whose SIGTERM ends it at once, left .out.partial-XXXX beside its output
+    # for good (campaign 36, issue 32). The signal now ends it once the folder is in place.
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(SCENARIO), str(out), sig],
+                          capture_output=True)  # fmt: skip
+    assert done.returncode == -getattr(signal, sig), done.stderr.decode()[-500:]
+    assert os.listdir(tmp_path) == ["out"]
+    assert "flows.parquet" in os.listdir(out)
