@@ -127,7 +127,8 @@ def stops_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    stops = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) == signal.SIG_DFL]
+    named = (signal.SIGTERM, getattr(signal, "SIGHUP", None))  # no SIGHUP on Windows
+    stops = [s for s in named if s is not None and signal.getsignal(s) == signal.SIG_DFL]
     came: list[int] = []
     for s in stops:
         signal.signal(s, lambda n, _frame: came.append(n))

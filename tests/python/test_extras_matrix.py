@@ -17,6 +17,13 @@ get it too) makes one package
 - broken: its ``__init__`` raises ImportError naming an inner module, or AttributeError, as a
   half-upgraded install does; or it imports and a module of it loaded later fails (a shared
   library gone: pyarrow.parquet's libparquet);
+- no-init: its folder left without its ``__init__.py`` (an uninstall cut short, files removed
+  by hand), the rest and its metadata still there: it imports as a namespace package, its
+  submodules found in the folder but nothing of its own (campaign 36: pyarrow so made
+  ``ccsim run`` fail after its run; a single-module package is simply missing);
+- no-metadata: it imports whole, but its distribution's metadata (``*.dist-info``) is gone,
+  so ``importlib.metadata.version`` of it fails (campaign 36: pandas so stopped ``ccsim run``
+  after its run);
 - shadowed: a module of the user's named like it (``numpy.py``, or a folder ``numpy/`` with
   an empty ``__init__.py``) first on PYTHONPATH, as a script in the working folder is under
   ``python -m ccsim``: it imports, so no look for a missing package sees it (campaign 33).
@@ -29,7 +36,7 @@ names the user's file (or folder) instead of a reinstall, which changes nothing.
 API raises an ImportError whose message names it (a package's own AttributeError, and what
 Python raises for a shadowed one, pass through).
 
-The matrix (packages x states x commands) is ~4,100 cells here (49 packages); by default a
+The matrix (packages x states x commands) is ~5,500 cells here (49 packages); by default a
 sample chosen by a fixed seed runs (CCSIM_EXTRAS_CELLS=N sets its size, ``all`` runs every
 cell); ``python tests/python/test_extras_matrix.py [NAME...]`` runs them all, or those of the
 packages, states or commands named, and prints the failing ones.
@@ -138,7 +145,18 @@ class _Hiding:
             if spec is not None:
                 spec.loader = _Marking(spec.loader)
             return spec
-        if _ours(fullname) and not _state.startswith("shadowed"):
+        if _ours(fullname) and _state == "no-init" and "." not in fullname:
+            # Its folder as it is, but no __init__ runs: Python makes it a namespace package
+            # whose submodules are still found in the folder.
+            find = getattr(self.inner, "find_spec", None)
+            real = None if find is None else find(fullname, path, target)
+            if real is None or not real.submodule_search_locations:
+                return real
+            import importlib.machinery
+            spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+            spec.submodule_search_locations = list(real.submodule_search_locations)
+            return spec
+        if _ours(fullname) and _state != "no-metadata" and not _state.startswith("shadowed"):
             if _state == "broken-sub":
                 top = sys.modules.get(_top)
                 loaded = top is not None and not getattr(top.__spec__, "_initializing", False)
@@ -156,7 +174,7 @@ class _Hiding:
         find = getattr(self.inner, "find_distributions", None)
         if find is None:
             return iter(())
-        if _state != "missing":
+        if _state not in ("missing", "no-metadata"):
             return find(*args, **kwargs)
         return (d for d in find(*args, **kwargs)
                 if (d.metadata["Name"] or "").lower().replace("_", "-") not in _dists)
@@ -285,7 +303,7 @@ def packages() -> dict[str, list[str]]:
 # ``numpy/`` holding an empty ``__init__.py``) in a folder first on PYTHONPATH, as a script of
 # that name in the working folder is under ``python -m ccsim`` (campaign 33, issue 32).
 STATES = ["missing", "broken-import", "broken-attr", "broken-sub", "shadowed",
-          "shadowed-folder"]  # fmt: skip
+          "shadowed-folder", "no-init", "no-metadata"]  # fmt: skip
 
 # Each command: argv (or "api:" code), and the files a success must leave in {out}.
 COMMANDS: dict[str, tuple[list[str], list[str]]] = {
@@ -474,12 +492,14 @@ def _judge(command: str, status: int, stdout: str, stderr: str, package: str,
             return []  # the cell's baseline: no scheduler at that address
         # A package whose own code raises AttributeError raises it through the API as it
         # would through any import of it: its traceback names the package's file.
-        # A module of the user's shadowing the package raises what Python raises for it
-        # (AttributeError: "module 'numpy' has no attribute ..."), naming the package.
+        # A module of the user's shadowing the package, or the package's folder left without
+        # its modules, raises what Python raises for it (AttributeError: "module 'numpy' has
+        # no attribute ..."), naming the package.
         if is_import != "True" and spec["state"] not in (
             "broken-attr",
             "shadowed",
             "shadowed-folder",
+            "no-init",
         ):
             problems.append(f"raised {kind}, not an ImportError: {message[:300]}")
         if not _names(message, package, spec, spec["state"]):
