@@ -527,15 +527,21 @@ def _pandas_version() -> str:
     """pandas' version, from its metadata (pandas is not imported: a run's tables are written
     with pyarrow alone), else from pandas itself: copied onto PYTHONPATH without its dist-info
     folder, pandas imports and sweep and reproduce work with it, and a run went to its end
-    before "ccsim needs pandas, which is not installed" (campaign 36, issue 32)."""
+    before "ccsim needs pandas, which is not installed" (campaign 36, issue 32). Metadata
+    that is there but damaged (a byte not UTF-8, its Version line gone) is passed over the
+    same way: it failed the run's end with "'utf-8' codec can't decode byte...", naming no
+    file, or recorded a null version (campaign 37, issue 32)."""
     from importlib import metadata
 
     try:
-        return metadata.version("pandas")
-    except metadata.PackageNotFoundError:
-        import pandas
+        version = metadata.version("pandas")
+    except (metadata.PackageNotFoundError, ValueError, OSError):  # UnicodeDecodeError too
+        version = None
+    if isinstance(version, str) and version:
+        return version
+    import pandas
 
-        return str(pandas.__version__)
+    return str(pandas.__version__)
 
 
 def _numbers(col: Any) -> Any:

@@ -406,9 +406,27 @@ def _die_with_parent(parent: int) -> None:
         except (OSError, AttributeError):
             pass  # the watchdog below still covers it
 
+    # A worker forked by the sweeping process itself ("fork" and "spawn") has it as its
+    # parent; one made by a fork server (the start method a user's script may set, and
+    # Python 3.14's default on Linux) has the server as its parent, and the sweeping process
+    # is watched by its id instead: watched by its parent id, every such worker ended at its
+    # start, and the sweep stopped with "a worker process died" (campaign 37, issue 32).
+    forked_by_parent = os.getppid() == parent
+
+    def parent_alive() -> bool:
+        if forked_by_parent:
+            # An orphan is re-parented (to init or a subreaper), so its parent id changes.
+            return os.getppid() == parent
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:  # EPERM: a process of that id exists
+            pass
+        return True
+
     def watch() -> None:
-        # An orphan is re-parented (to init or a subreaper), so its parent id changes.
-        while os.getppid() == parent:
+        while parent_alive():
             time.sleep(_ORPHAN_POLL_S)
         os._exit(1)
 

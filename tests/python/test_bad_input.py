@@ -1217,3 +1217,35 @@ def test_a_run_with_pandas_importable_but_without_its_metadata_writes_its_tables
     )
     meta = json.loads(pq.read_schema(out / "flows.parquet").metadata[b"pandas"])
     assert meta["pandas_version"] == pandas.__version__
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [b"Metadata-Version: 2.1\nName: pandas\nVersion: 2.0\nSummary: caf\xe9\n", b"Name: pandas\n"],
+    ids=["not-utf-8", "no-version"],
+)
+def test_a_run_with_pandas_metadata_damaged_writes_its_tables_with_pandas_own_version(
+    tmp_path: Path,
+    examples: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+    metadata: bytes,
+) -> None:
+    # Campaign 37 (issue 32): pandas imports whole, but its METADATA is damaged (a byte not
+    # UTF-8 from a hand edit or a disk error, or its Version line gone). `ccsim run` ran to its
+    # end, then failed writing its tables with "ccsim: error: 'utf-8' codec can't decode byte
+    # 0xe9 in position 61", naming no file, its output lost; without a Version the tables
+    # recorded "pandas_version": null.
+    import pandas
+    import pyarrow.parquet as pq
+
+    dist = tmp_path / "site" / "pandas-2.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_bytes(metadata)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    out = tmp_path / "out"
+    assert main(["run", str(examples / "random-loss.toml"), "--out", str(out)]) == 0, (
+        capsys.readouterr().err
+    )
+    meta = json.loads(pq.read_schema(out / "flows.parquet").metadata[b"pandas"])
+    assert meta["pandas_version"] == pandas.__version__

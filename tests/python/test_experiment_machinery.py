@@ -564,3 +564,24 @@ def test_a_full_run_record_that_cannot_be_written_leaves_the_earlier_record_whol
     assert record_full_run(out, tmp_path / "paper") == record
     kept = {p.name: p.read_text(encoding="utf-8") for p in record.iterdir()}
     assert kept == {n: f"new {n}\n" for n in [*RECORD_FILES, "table-t1.csv"]}
+
+
+def test_a_drawing_librarys_damaged_metadata_still_gives_the_code_a_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 37 (issue 32): matplotlib imports whole, but its METADATA holds a byte that is
+    # not UTF-8 (a hand edit, a disk error). `ccsim reproduce` ran its runs, then failed with
+    # "ccsim: error: 'utf-8' codec can't decode byte 0xe9 ...", naming no file.
+    from ccsim.experiment import drawn
+
+    dist = tmp_path / "matplotlib-3.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: matplotlib\nSummary: caf\xe9\n")
+    readable = drawn.code_version()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    drawn.code_version.cache_clear()
+    try:
+        damaged = drawn.code_version()
+    finally:
+        drawn.code_version.cache_clear()
+    assert damaged != readable  # the outputs are drawn again once it reads

@@ -821,3 +821,31 @@ def test_two_threads_saving_one_run_at_once_both_save_it(
     assert failed == []
     assert json.loads(store.path(key).read_text()) == {"by": "a"}, "A's, renamed last"
     assert os.listdir(store.path(key).parent) == [store.path(key).name], "no file left behind"
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_sweep_runs_its_workers_under_the_start_method_a_users_script_set(
+    tmp_path: Path, method: str
+) -> None:
+    # Campaign 37 (issue 32): a script that set multiprocessing's start method to
+    # "forkserver" (Python 3.14's default on Linux) before sweep.execute(workers=2) got
+    # "SweepInterrupted: a worker process died; 0 finished runs are stored": each worker,
+    # forked by the server, took the server's id for the sweeping process's and ended at once.
+    script = (
+        "import multiprocessing, sys\n"
+        "from ccsim import sweep\n"
+        "if __name__ == '__main__':\n"
+        f"    multiprocessing.set_start_method({method!r})\n"
+        "    text = open(sys.argv[1]).read()\n"
+        "    runs = [sweep.RunSpec(text, (), seed) for seed in (1, 2, 3)]\n"
+        "    report = sweep.execute(runs, sweep.Store(sys.argv[2]), workers=2, progress=False)\n"
+        "    print(len(report.records))\n"
+    )
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(examples / "random-loss.toml"), str(tmp_path / "runs")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "3\n", "")
