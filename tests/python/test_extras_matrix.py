@@ -24,6 +24,9 @@ get it too) makes one package
 - no-metadata: it imports whole, but its distribution's metadata (``*.dist-info``) is gone,
   so ``importlib.metadata.version`` of it fails (campaign 36: pandas so stopped ``ccsim run``
   after its run);
+- bad-metadata: it imports whole, but its METADATA cannot be read (a byte that is not UTF-8),
+  so asking its version raises UnicodeDecodeError (campaign 37: pandas' and matplotlib's so
+  failed a run and a reproduction after their runs);
 - shadowed: a module of the user's named like it (``numpy.py``, or a folder ``numpy/`` with
   an empty ``__init__.py``) first on PYTHONPATH, as a script in the working folder is under
   ``python -m ccsim``: it imports, so no look for a missing package sees it (campaign 33).
@@ -36,7 +39,7 @@ names the user's file (or folder) instead of a reinstall, which changes nothing.
 API raises an ImportError whose message names it (a package's own AttributeError, and what
 Python raises for a shadowed one, pass through).
 
-The matrix (packages x states x commands) is ~5,500 cells here (49 packages); by default a
+The matrix (packages x states x commands) is ~6,200 cells here (49 packages); by default a
 sample chosen by a fixed seed runs (CCSIM_EXTRAS_CELLS=N sets its size, ``all`` runs every
 cell); ``python tests/python/test_extras_matrix.py [NAME...]`` runs them all, or those of the
 packages, states or commands named, and prints the failing ones.
@@ -133,6 +136,29 @@ class _Marking:
         module.run = marked
 
 
+def _named(dist):
+    return (dist.metadata["Name"] or "").lower().replace("_", "-")
+
+
+import importlib.metadata as _metadata
+
+
+class _Damaged(_metadata.Distribution):
+    """A distribution whose METADATA has a byte that is not UTF-8 (a disk error, an editor's
+    save in another encoding): reading it raises, as importlib.metadata does for such a file."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def read_text(self, filename):
+        if filename in ("METADATA", "PKG-INFO"):
+            raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+        return self.inner.read_text(filename)
+
+    def locate_file(self, path):
+        return self.inner.locate_file(path)
+
+
 class _Hiding:
     """Wraps a finder: the hidden package is not found (missing) or found broken."""
 
@@ -156,7 +182,8 @@ class _Hiding:
             spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
             spec.submodule_search_locations = list(real.submodule_search_locations)
             return spec
-        if _ours(fullname) and _state != "no-metadata" and not _state.startswith("shadowed"):
+        whole = ("no-metadata", "bad-metadata", "shadowed", "shadowed-folder")
+        if _ours(fullname) and _state not in whole:
             if _state == "broken-sub":
                 top = sys.modules.get(_top)
                 loaded = top is not None and not getattr(top.__spec__, "_initializing", False)
@@ -174,10 +201,11 @@ class _Hiding:
         find = getattr(self.inner, "find_distributions", None)
         if find is None:
             return iter(())
+        if _state == "bad-metadata":
+            return (_Damaged(d) if _named(d) in _dists else d for d in find(*args, **kwargs))
         if _state not in ("missing", "no-metadata"):
             return find(*args, **kwargs)
-        return (d for d in find(*args, **kwargs)
-                if (d.metadata["Name"] or "").lower().replace("_", "-") not in _dists)
+        return (d for d in find(*args, **kwargs) if _named(d) not in _dists)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -303,7 +331,7 @@ def packages() -> dict[str, list[str]]:
 # ``numpy/`` holding an empty ``__init__.py``) in a folder first on PYTHONPATH, as a script of
 # that name in the working folder is under ``python -m ccsim`` (campaign 33, issue 32).
 STATES = ["missing", "broken-import", "broken-attr", "broken-sub", "shadowed",
-          "shadowed-folder", "no-init", "no-metadata"]  # fmt: skip
+          "shadowed-folder", "no-init", "no-metadata", "bad-metadata"]  # fmt: skip
 
 # Each command: argv (or "api:" code), and the files a success must leave in {out}.
 COMMANDS: dict[str, tuple[list[str], list[str]]] = {
