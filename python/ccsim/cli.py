@@ -995,11 +995,10 @@ def _cluster(args: argparse.Namespace) -> str | None:
         except Exception as e:
             from ccsim.cluster import why_not_importable
 
-            why = why_not_importable(e, ("dask", "distributed"))
-            raise ValueError(
-                f"--executor dask needs Dask's distributed scheduler, {why}: pip install -c "
-                "constraints.txt '.[dask]' from the repository root (the extra `dask`)"
-            ) from None
+            cure = ("pip install -c constraints.txt '.[dask]' from the repository root (the "
+                    "extra `dask`)")  # fmt: skip
+            why = why_not_importable(e, ("dask", "distributed"), cure)
+            raise ValueError(f"--executor dask needs Dask's distributed scheduler, {why}") from None
         if args.scheduler is None:
             raise ValueError(
                 "--executor dask needs --scheduler tcp://HOST:PORT (the address `dask "

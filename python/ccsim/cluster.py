@@ -56,6 +56,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -283,17 +284,44 @@ def _missing(e: BaseException) -> str:
     return ""
 
 
-def why_not_importable(e: BaseException, own: tuple[str, ...]) -> str:
-    """Why a package whose top-level modules are ``own`` failed to import with ``e``, as words
-    after its name. A package it needs missing is named: click (distributed's and uvicorn's)
-    missing was "needs Dask's distributed scheduler, which is not installed", of a
-    distributed installed (the extras matrix, campaign 30, issue 32)."""
+def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str:
+    """Why a package whose top-level modules are ``own`` failed to import with ``e``, and
+    ``cure`` (the install that brings it), as words after its name. A package it needs missing
+    is named: click (distributed's and uvicorn's) missing was "needs Dask's distributed
+    scheduler, which is not installed", of a distributed installed (the extras matrix,
+    campaign 30, issue 32). Another package's metadata that cannot be read is named with its
+    own cure, as no install of this one helps."""
+    damaged = None if isinstance(e, ImportError) else damaged_metadata()
+    if damaged is not None:
+        return f"which cannot be imported: {damaged}"
     missing = _missing(e)
     if missing and missing not in own:
-        return f"which needs {missing}, which is not installed"
+        return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):
-        return "which is not installed"
-    return f"which is installed but cannot be imported ({e})"
+        return f"which is not installed: {cure}"
+    return f"which is installed but cannot be imported ({e}): {cure}"
+
+
+def damaged_metadata() -> str | None:
+    """The installed distribution whose metadata cannot be read, in words with its cure, or
+    None. Importing distributed reads every installed distribution's name and entry points
+    (its plugins are looked up so): one METADATA with a byte that is not UTF-8, or an
+    entry_points.txt that does not parse, in any package of the environment (plotly, partd)
+    made ``sweep.execute(cluster=)`` raise a bare UnicodeDecodeError naming no file, and
+    ``--executor dask`` advise installing Dask again (the extras matrix's state bad-metadata
+    and campaign 37, issue 32)."""
+    from importlib import metadata
+
+    for dist in metadata.distributions():
+        try:
+            dist.metadata["Name"]
+            dist.entry_points  # noqa: B018 (read to see that it parses)
+        except Exception as e:
+            folder = getattr(dist, "_path", None)  # a PathDistribution's *.dist-info
+            name = Path(str(folder)).name.partition("-")[0] if folder else "the package"
+            return (f"the metadata of an installed package cannot be read ({folder or '?'}: "
+                    f"{e}): install it again (pip install --force-reinstall {name})")  # fmt: skip
+    return None
 
 
 def connect(target: str | Client) -> tuple[Client, bool]:
@@ -301,12 +329,12 @@ def connect(target: str | Client) -> tuple[Client, bool]:
     the caller made), and whether this module owns it (and must close it)."""
     try:
         from distributed import Client
-    except ImportError as e:
+    except Exception as e:  # an ImportError, or another package's metadata unreadable
         # Reached from the Python API alone (`ccsim sweep --executor dask` checks first), so
         # named by the argument the caller gave (`sweep.execute(..., cluster=)`).
+        why = why_not_importable(e, ("distributed",), "pip install 'dask[distributed]'")
         raise ClusterNotInstalled(
-            f"cluster={target!r} needs Dask's distributed scheduler, "
-            f"{why_not_importable(e, ('distributed',))}: pip install 'dask[distributed]'",
+            f"cluster={target!r} needs Dask's distributed scheduler, {why}",
             name=_missing(e) or "distributed",
         ) from e
     if isinstance(target, Client):
