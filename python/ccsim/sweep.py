@@ -53,7 +53,19 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
+
+try:
+    from tqdm import tqdm
+except ImportError:
+    raise
+except Exception as e:
+    # tqdm reads its own version from its metadata as it loads: a METADATA that cannot be
+    # read (a byte not UTF-8) made `from ccsim import sweep` raise a bare UnicodeDecodeError
+    # naming no file (the extras matrix's state bad-metadata, issue 32).
+    from ccsim.cluster import damaged_metadata
+
+    raise ImportError(f"ccsim.sweep needs tqdm, which is installed but cannot be imported: "
+                      f"{damaged_metadata() or e}", name="tqdm") from e  # fmt: skip
 
 from ccsim import _core, limits
 from ccsim.scenario import (

@@ -603,9 +603,11 @@ FOUND = [("pyarrow", "broken-sub", "run"), ("pyarrow", "broken-attr", "run"),
          # Campaign 37b by hand, then the state bad-metadata: pandas' METADATA unreadable
          # failed `ccsim run` after its run, matplotlib's a reproduction after its runs; any
          # package's failed `sweep.execute(cluster=)` with a bare UnicodeDecodeError (distributed
-         # reads every distribution's entry points as it loads).
+         # reads every distribution's entry points as it loads), tqdm's `from ccsim import
+         # sweep` (tqdm reads its own version as it loads).
          ("pandas", "bad-metadata", "run"), ("matplotlib", "bad-metadata", "reproduce"),
-         ("plotly", "bad-metadata", "api-cluster")]  # fmt: skip
+         ("plotly", "bad-metadata", "api-cluster"),
+         ("tqdm", "bad-metadata", "api-cluster")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("package", "state", "command"), FOUND)
