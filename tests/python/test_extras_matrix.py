@@ -20,7 +20,8 @@ get it too) makes one package
 - no-init: its folder left without its ``__init__.py`` (an uninstall cut short, files removed
   by hand), the rest and its metadata still there: it imports as a namespace package, its
   submodules found in the folder but nothing of its own (campaign 36: pyarrow so made
-  ``ccsim run`` fail after its run; a single-module package is simply missing);
+  ``ccsim run`` fail after its run; a single-module package such as six has no folder to
+  lose, and its cells run with it whole);
 - no-metadata: it imports whole, but its distribution's metadata (``*.dist-info``) is gone,
   so ``importlib.metadata.version`` of it fails (campaign 36: pandas so stopped ``ccsim run``
   after its run);
