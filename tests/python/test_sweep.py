@@ -849,3 +849,39 @@ def test_a_sweep_runs_its_workers_under_the_start_method_a_users_script_set(
         timeout=120,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "3\n", "")
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_runs_them(
+    tmp_path: Path, method: str, command: str
+) -> None:
+    # Python 3.14 makes "forkserver" multiprocessing's default on Linux, where every worker of
+    # `ccsim sweep --workers 2` ended at its start (campaign 37, issue 32, found through the
+    # API). The command line, under each start method (set by a sitecustomize, as an
+    # interpreter's default would be): every run done, the output whole, nothing on stderr.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out"
+    argv = {
+        "sweep": ["sweep", str(root / "examples" / "random-loss.toml"), "--set",
+                  "duration=2s", "--param", "links.bottleneck.loss.rate=0.01,0.02,0.03",
+                  "--workers", "2", "--out", str(out)],
+        "reproduce": ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "2",
+                      "--out", str(out)],
+    }[command]  # fmt: skip
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+    done = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=root)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    if command == "sweep":
+        assert "3 runs: 3 executed" in done.stdout, done.stdout
+        assert (out / "flows.parquet").is_file()
+    else:
+        assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
