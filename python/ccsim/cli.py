@@ -918,6 +918,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
+    # The server runs its own asyncio event loop in this thread, which cannot be done where
+    # one already runs: a Jupyter kernel's, `%run -m ccsim explore` in a notebook's cell. It
+    # listened, then failed with asyncio's "Cannot run the event loop while another loop is
+    # running" and two "coroutine ... was never awaited" (campaign 38, issue 32).
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none running: the usual case
+        pass
+    else:
+        raise ValueError(
+            "ccsim explore serves with its own event loop, and this Python already runs one "
+            "in this thread (a Jupyter kernel's?): start it in a terminal, or in a cell as "
+            "`!ccsim explore`"
+        )
     # Starlette and uvicorn are ccsim's own dependencies (pyproject.toml): missing, ccsim was
     # installed without them (pip's --no-deps), and installing it again brings them. So are
     # numpy and pandas, which the explorer's points are computed with: numpy missing was
