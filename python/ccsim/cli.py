@@ -1583,12 +1583,24 @@ def _matplotlib_writable_config() -> None:
     (campaign 30, issue 32). Ours is made with mode 0700 and removed at exit."""
     if os.environ.get("MPLCONFIGDIR"):
         return
-    home = Path(os.environ.get("HOME") or "~").expanduser()
+    try:
+        home: Path | None = Path(os.environ.get("HOME") or "~").expanduser()
+    except RuntimeError:
+        # No $HOME and no entry in the user database: a container's user id of its own
+        # (`docker run --user 1234`), `env -u HOME setpriv --reuid 1234`. Every command ended
+        # here in a traceback, "Could not determine home directory" (campaign 38, issue 32),
+        # and matplotlib, which looks for the same home, would have failed the same way.
+        home = None
     umask = os.umask(0o022)
     os.umask(umask)
     for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
         base = os.environ.get(variable)
-        folder = Path(base) if base and Path(base).is_absolute() else home / default
+        if base and Path(base).is_absolute():
+            folder = Path(base)
+        elif home is not None:
+            folder = home / default
+        else:
+            break
         folder = folder / "matplotlib"
         # The folder, or the nearest one above it that exists (matplotlib makes the rest,
         # which a umask taking the owner's write or search bits makes unusable).
