@@ -849,3 +849,24 @@ def test_a_sweep_runs_its_workers_under_the_start_method_a_users_script_set(
         timeout=120,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "3\n", "")
+
+
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        (-5, "runs[1].seed: -5 is out of range; a seed is an integer from 0 to 2^63 - 1"),
+        (2**64, f"runs[1].seed: {2**64} is out of range; a seed is an integer from 0 to 2^63 - 1"),
+        (1.0, "runs[1].seed: 1.0 is not an integer"),
+    ],
+)
+def test_execute_refuses_a_run_whose_seed_is_no_seed_naming_it_before_any_run(
+    tmp_path: Path, two_hosts: str, seed: object, message: str
+) -> None:
+    # Campaign 38 (issue 32): a RunSpec made by hand with its seed from hash() (negative half
+    # the time) failed with "OverflowError: can't convert negative int to unsigned", 2**64 with
+    # "int too big to convert", 1.0 with "'float' object cannot be interpreted as an integer".
+    runs = [sweep.RunSpec(two_hosts, (), 1), sweep.RunSpec(two_hosts, (), seed)]  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as raised:
+        sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=1, progress=False)
+    assert str(raised.value) == message
+    assert not (tmp_path / "store").exists()
