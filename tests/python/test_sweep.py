@@ -870,3 +870,36 @@ def test_execute_refuses_a_run_whose_seed_is_no_seed_naming_it_before_any_run(
         sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=1, progress=False)
     assert str(raised.value) == message
     assert not (tmp_path / "store").exists()
+
+
+#: A system without POSIX named semaphores (sem_open failing: no /dev/shm in the container, or
+#: AWS Lambda), as Python sees it: every SemLock refused with ENOSYS.
+NO_SEMAPHORES = """
+import _multiprocessing, errno
+class _Refused:
+    SEM_VALUE_MAX = 2**31 - 1
+    def __init__(self, *args, **kwargs):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+_multiprocessing.SemLock = _Refused
+"""
+
+
+def test_a_sweep_where_the_system_refuses_semaphores_is_refused_in_one_line_naming_them(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 38 (issue 32): the pool's start failed with a bare "ccsim: error: [Errno 38]
+    # Function not implemented", naming neither the workers nor /dev/shm.
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(NO_SEMAPHORES, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "ccsim", "sweep", str(examples / "random-loss.toml"), "--set",
+            'duration="100ms"', "--seeds", "2", "--workers", "2", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "ccsim: error: 2 worker processes cannot start: this system refuses the POSIX "
+        "semaphores a process pool shares (Function not implemented; /dev/shm missing or "
+        "read-only?): give it a writable /dev/shm (a container: not --ipc=none)\n"
+    )
+    assert not out.exists()
