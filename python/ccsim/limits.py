@@ -191,6 +191,9 @@ def check_semaphores(what: str) -> str | None:
     try:
         multiprocessing.get_context().Lock()  # made and unlinked at once
     except OSError as e:
+        met = exhausted(e)  # `ulimit -f 0` refuses the semaphore's file too (EFBIG)
+        if met is not None:
+            return met
         why = os.strerror(e.errno) if e.errno else str(e)
         return (f"{what} cannot start: this system refuses the POSIX semaphores a process pool "
                 f"shares ({why}; /dev/shm missing or read-only?): give it a writable /dev/shm "
