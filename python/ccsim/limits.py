@@ -196,8 +196,8 @@ def check_semaphores(what: str) -> str | None:
             return met
         why = os.strerror(e.errno) if e.errno else str(e)
         return (f"{what} cannot start: this system refuses the POSIX semaphores a process pool "
-                f"shares ({why}; /dev/shm missing or read-only?): give it a writable /dev/shm "
-                "(a container: not --ipc=none)")  # fmt: skip
+                f"shares ({why}; /dev/shm missing, read-only or full?): give it a writable "
+                "/dev/shm (a container: not --ipc=none)")  # fmt: skip
     return None
 
 

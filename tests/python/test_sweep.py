@@ -899,7 +899,7 @@ def test_a_sweep_where_the_system_refuses_semaphores_is_refused_in_one_line_nami
     assert done.returncode == 1
     assert done.stderr == (
         "ccsim: error: 2 worker processes cannot start: this system refuses the POSIX "
-        "semaphores a process pool shares (Function not implemented; /dev/shm missing or "
-        "read-only?): give it a writable /dev/shm (a container: not --ipc=none)\n"
+        "semaphores a process pool shares (Function not implemented; /dev/shm missing, "
+        "read-only or full?): give it a writable /dev/shm (a container: not --ipc=none)\n"
     )
     assert not out.exists()
