@@ -98,7 +98,9 @@ def _owns_the_process() -> bool:
     ARGS``), which ends when it does: its original command line ends with the command's
     arguments after the program's own name. IPython's ``%run -m ccsim ARGS`` and
     ``runpy.run_module`` set ``sys.argv`` alone, not ``sys.orig_argv`` (Python 3.10)."""
-    given = list(getattr(sys, "orig_argv", None) or [])
+    given = getattr(sys, "orig_argv", None)
+    if given is None:  # Python 3.9: no way to tell; the command's own process, as before
+        return True
     args = sys.argv[1:]
     if len(given) < len(args) + 1 or given[len(given) - len(args) :] != args:
         return False
