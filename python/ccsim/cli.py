@@ -1565,6 +1565,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("matplotlib").addHandler(logging.NullHandler())
     threads = 2 * args.workers if args.command == "explore" else 0
     refused = limits.check(args.command, threads)
+    local_pool = args.command in ("sweep", "reproduce") and args.executor == "local"
+    if refused is None and local_pool and not getattr(args, "list", False):
+        # Before anything is written: found as the pool started, a reproduction had stored its
+        # plan/ in --out already (campaign 38, issue 32).
+        refused = limits.check_semaphores("the worker processes")
     if refused is not None:
         _error(refused)
         return 1

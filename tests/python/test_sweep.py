@@ -884,8 +884,9 @@ _multiprocessing.SemLock = _Refused
 """
 
 
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
 def test_a_sweep_where_the_system_refuses_semaphores_is_refused_in_one_line_naming_them(
-    tmp_path: Path, examples: Path
+    tmp_path: Path, examples: Path, command: str
 ) -> None:
     # Campaign 38 (issue 32): the pool's start failed with a bare "ccsim: error: [Errno 38]
     # Function not implemented", naming neither the workers nor /dev/shm.
@@ -893,13 +894,39 @@ def test_a_sweep_where_the_system_refuses_semaphores_is_refused_in_one_line_nami
     (tmp_path / "site" / "sitecustomize.py").write_text(NO_SEMAPHORES, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "ccsim", "sweep", str(examples / "random-loss.toml"), "--set",
-            'duration="100ms"', "--seeds", "2", "--workers", "2", "--out", str(out)]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    if command == "sweep":
+        argv = ["sweep", str(examples / "random-loss.toml"), "--set", 'duration="100ms"',
+                "--seeds", "2", "--workers", "2", "--out", str(out)]  # fmt: skip
+    else:  # it stored its plan/ in --out before the pool's start failed
+        m01 = examples.parent / "experiments" / "m01-dctcp"
+        argv = ["reproduce", str(m01), "--quick", "--seeds", "1", "--out", str(out)]
+    done = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr == (
-        "ccsim: error: 2 worker processes cannot start: this system refuses the POSIX "
+        "ccsim: error: the worker processes cannot start: this system refuses the POSIX "
         "semaphores a process pool shares (Function not implemented; /dev/shm missing, "
         "read-only or full?): give it a writable /dev/shm (a container: not --ipc=none)\n"
     )
     assert not out.exists()
+
+
+def test_execute_where_the_system_refuses_semaphores_names_them_before_any_run(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 38 (issue 32): from Python, the pool's start raised "OSError: [Errno 38]
+    # Function not implemented".
+    import _multiprocessing
+    import errno
+
+    class Refused:
+        SEM_VALUE_MAX = 2**31 - 1
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(_multiprocessing, "SemLock", Refused)
+    runs = [sweep.RunSpec(two_hosts, (), s) for s in (1, 2)]
+    with pytest.raises(ValueError, match=r"^2 worker processes cannot start: this system refuses"):
+        sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=2, progress=False)
+    assert not (tmp_path / "store").exists()
