@@ -26,6 +26,12 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def main() -> int:
     received: list[int] = []
     done = False
+    # What a Python that runs the command inside itself had before (IPython's and Jupyter's
+    # `%run -m ccsim ...`, a script's runpy.run_module("ccsim")): it is given back at the end.
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    import warnings
+
+    shown = warnings.showwarning
 
     def interrupt(signum: int, frame: object) -> None:
         # A second signal while the first unwinds the import: already stopping. One after
@@ -77,6 +83,29 @@ def main() -> int:
     finally:
         sys.unraisablehook = sys.__unraisablehook__
         _streams_emptied()
+        if not _owns_the_process():
+            # Run inside another program's Python, the command's end is not the process's
+            # exit: left ignored, Ctrl-C stopped nothing more in that IPython session, and
+            # every later warning of the session (pandas' own) read "ccsim: warning: ..."
+            # (campaign 38, issue 32).
+            for s, handler in previous.items():
+                signal.signal(s, signal.SIG_DFL if handler is None else handler)
+            warnings.showwarning = shown
+
+
+def _owns_the_process() -> bool:
+    """Whether this process was started as the command (``ccsim ARGS``, ``python -m ccsim
+    ARGS``), which ends when it does: its original command line ends with the command's
+    arguments after the program's own name. IPython's ``%run -m ccsim ARGS`` and
+    ``runpy.run_module`` set ``sys.argv`` alone, not ``sys.orig_argv`` (Python 3.10)."""
+    given = getattr(sys, "orig_argv", None)
+    if given is None:  # Python 3.9: no way to tell; the command's own process, as before
+        return True
+    args = sys.argv[1:]
+    if len(given) < len(args) + 1 or given[len(given) - len(args) :] != args:
+        return False
+    program = os.path.basename(given[len(given) - len(args) - 1]).lower()
+    return program in ("ccsim", "ccsim.exe", "-mccsim")  # `python -m ccsim`: "ccsim" too
 
 
 def _streams_emptied() -> None:

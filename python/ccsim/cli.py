@@ -918,6 +918,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
+    # The server runs its own asyncio event loop in this thread, which cannot be done where
+    # one already runs: a Jupyter kernel's, `%run -m ccsim explore` in a notebook's cell. It
+    # listened, then failed with asyncio's "Cannot run the event loop while another loop is
+    # running" and two "coroutine ... was never awaited" (campaign 38, issue 32).
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none running: the usual case
+        pass
+    else:
+        raise ValueError(
+            "ccsim explore serves with its own event loop, and this Python already runs one "
+            "in this thread (a Jupyter kernel's?): start it in a terminal, or in a cell as "
+            "`!ccsim explore`"
+        )
     # Starlette and uvicorn are ccsim's own dependencies (pyproject.toml): missing, ccsim was
     # installed without them (pip's --no-deps), and installing it again brings them. So are
     # numpy and pandas, which the explorer's points are computed with: numpy missing was
@@ -1548,6 +1564,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("matplotlib").addHandler(logging.NullHandler())
     threads = 2 * args.workers if args.command == "explore" else 0
     refused = limits.check(args.command, threads)
+    local_pool = args.command in ("sweep", "reproduce") and args.executor == "local"
+    if refused is None and local_pool and not getattr(args, "list", False):
+        # Before anything is written: found as the pool started, a reproduction had stored its
+        # plan/ in --out already (campaign 38, issue 32).
+        refused = limits.check_semaphores("the worker processes")
     if refused is not None:
         _error(refused)
         return 1
@@ -1566,12 +1587,24 @@ def _matplotlib_writable_config() -> None:
     (campaign 30, issue 32). Ours is made with mode 0700 and removed at exit."""
     if os.environ.get("MPLCONFIGDIR"):
         return
-    home = Path(os.environ.get("HOME") or "~").expanduser()
+    try:
+        home: Path | None = Path(os.environ.get("HOME") or "~").expanduser()
+    except RuntimeError:
+        # No $HOME and no entry in the user database: a container's user id of its own
+        # (`docker run --user 1234`), `env -u HOME setpriv --reuid 1234`. Every command ended
+        # here in a traceback, "Could not determine home directory" (campaign 38, issue 32),
+        # and matplotlib, which looks for the same home, would have failed the same way.
+        home = None
     umask = os.umask(0o022)
     os.umask(umask)
     for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
         base = os.environ.get(variable)
-        folder = Path(base) if base and Path(base).is_absolute() else home / default
+        if base and Path(base).is_absolute():
+            folder = Path(base)
+        elif home is not None:
+            folder = home / default
+        else:
+            break
         folder = folder / "matplotlib"
         # The folder, or the nearest one above it that exists (matplotlib makes the rest,
         # which a umask taking the owner's write or search bits makes unusable).

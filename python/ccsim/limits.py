@@ -176,7 +176,29 @@ def check_pool(workers: int) -> str | None:
             return (f"the limit of open files is {limit} (ulimit -n): {processes} need"
                     f"{'s' if workers == 1 else ''} {need}; raise it (ulimit -n {need} or more)"
                     f"{fewer}")  # fmt: skip
-    return check_tasks(processes, POOL_TASKS + TASKS_PER_WORKER * workers, cure)
+    refused = check_tasks(processes, POOL_TASKS + TASKS_PER_WORKER * workers, cure)
+    return refused if refused is not None else check_semaphores(processes)
+
+
+def check_semaphores(what: str) -> str | None:
+    """The error when the system refuses the POSIX named semaphores that a process pool's
+    queues are built on (``sem_open``, files under /dev/shm), or None. A container without
+    /dev/shm (``docker run --ipc=none``) or with it read-only, AWS Lambda and the like refuse
+    them: the pool's start failed there with a bare "[Errno 38] Function not implemented",
+    naming neither the workers nor the cause (campaign 38, issue 32)."""
+    import multiprocessing
+
+    try:
+        multiprocessing.get_context().Lock()  # made and unlinked at once
+    except OSError as e:
+        met = exhausted(e)  # `ulimit -f 0` refuses the semaphore's file too (EFBIG)
+        if met is not None:
+            return met
+        why = os.strerror(e.errno) if e.errno else str(e)
+        return (f"{what} cannot start: this system refuses the POSIX semaphores a process pool "
+                f"shares ({why}; /dev/shm missing, read-only or full?): give it a writable "
+                "/dev/shm (a container: not --ipc=none)")  # fmt: skip
+    return None
 
 
 def check_tasks(what: str, more: int, cure: str = "end other programs of this user") -> str | None:

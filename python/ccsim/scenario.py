@@ -47,8 +47,18 @@ def seed_problem(seed: object) -> str | None:
     if isinstance(seed, bool) or not isinstance(seed, integer_types):
         return f"{seed!r} is not an integer"
     if not 0 <= int(seed) <= MAX_SEED:
-        return f"{seed} is out of range; a seed is an integer from 0 to 2^63 - 1"
+        return f"{int_text(int(seed))} is out of range; a seed is an integer from 0 to 2^63 - 1"
     return None
+
+
+def int_text(value: int) -> str:
+    """``value`` in digits, or its size when it is too long to write: Python refuses to turn
+    an int of more than 4300 digits into text (its ``sys.get_int_max_str_digits()``), and the
+    error naming the out-of-range seed or key failed with that ValueError instead, naming
+    nothing (campaign 38, issue 32)."""
+    if value.bit_length() <= 200:
+        return str(value)
+    return f"{'a negative' if value < 0 else 'an'} integer of {value.bit_length()} bits"
 
 
 #: The most runs one sweep or reproduction holds. Its runs are listed before the first starts
@@ -331,7 +341,7 @@ def _plain_tree(value: Any, path: str) -> Any:
     if isinstance(value, int):
         if value not in _TOML_INT:
             raise ValueError(
-                f"{where}: {value} is out of range; an integer is from -2^63 to 2^63 - 1 "
+                f"{where}: {int_text(value)} is out of range; an integer is from -2^63 to 2^63 - 1 "
                 '(TOML 1.0, "Integer": 64 bit)'
             )
         return value

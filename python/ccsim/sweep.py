@@ -73,6 +73,7 @@ from ccsim.scenario import (
     _override_strings,
     _unicode,
     check_run_count,
+    int_text,
     seed_problem,
 )
 
@@ -706,9 +707,15 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
     not a Store was "'str' object has no attribute 'load_valid'", ``cluster=True`` was taken
     as an address and tried (the API contract test, issue 32)."""
     runs = _sequence("runs", runs)
-    for r in runs:
+    for i, r in enumerate(runs):
         if not isinstance(r, RunSpec):
             raise TypeError(f"runs: expected RunSpecs (plan_grid's), not {type(r).__name__} {r!r}")
+        # A RunSpec made by hand, its seed from hash() (negative half the time): the store key
+        # failed with "OverflowError: can't convert negative int to unsigned", naming nothing
+        # (campaign 38, issue 32).
+        problem = seed_problem(r.seed)
+        if problem is not None:
+            raise ValueError(f"runs[{i}].seed: {problem}")
     if not isinstance(store, Store):
         raise TypeError(f"store: expected a Store, not {type(store).__name__} {store!r}")
     if workers is not None:
@@ -716,7 +723,7 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
             raise TypeError(f"workers: expected a whole number or None, not "
                             f"{type(workers).__name__} {workers!r}")  # fmt: skip
         if not 1 <= workers <= MAX_WORKERS:
-            raise ValueError(f"workers: {workers}; it must be from 1 to {MAX_WORKERS} "
+            raise ValueError(f"workers: {int_text(workers)}; it must be from 1 to {MAX_WORKERS} "
                              "(None: one per core)")  # fmt: skip
     if not isinstance(progress, bool):
         raise TypeError(f"progress: expected True or False, not {type(progress).__name__} "

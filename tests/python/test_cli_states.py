@@ -564,3 +564,39 @@ def test_a_sweeps_bar_shows_on_a_terminal_that_reports_no_size(
     os.close(master)
     assert proc.wait() == 0
     assert b"0/2 [" in shown and b"2/2 [" in shown
+
+
+#: A user the system does not know: pwd has no entry for the user id (a container run with
+#: `docker run --user 1234` or `setpriv --reuid 1234`, an id of its own). Emulated in the child.
+UNKNOWN_USER = """
+import pwd, sys
+def unknown(uid):
+    raise KeyError(f"getpwuid(): uid not found: {uid}")
+pwd.getpwuid = unknown
+from ccsim.__main__ import main
+sys.argv = ["ccsim", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep", "reproduce", "report", "validate", "bench"])
+def test_a_command_of_a_user_without_home_or_user_entry_works(kind: str, tmp_path: Path) -> None:
+    # Campaign 38 (issue 32): with no $HOME and no entry in the user database (`env -u HOME
+    # setpriv --reuid 54321 ccsim run ...`, a container's user id of its own), every command
+    # but validate ended in a traceback, "RuntimeError: Could not determine home directory".
+    case = tmp_path / "case"
+    case.mkdir()
+    finished = tmp_path / "finished"
+    if kind == "report":
+        subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"),
+                        "--quick", "--seeds", "1", "--workers", "1", "--out", str(finished)],
+                       check=True, capture_output=True)  # fmt: skip
+    argv, out, _ok = command(kind, case, finished)
+    argv = [str(ROOT / "experiments" / "m01-dctcp") if a == "m01" else a for a in argv]
+    env = {k: v for k, v in os.environ.items()
+           if k != "HOME" and not k.startswith(("MPLCONFIGDIR", "XDG_"))}  # fmt: skip
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-c", UNKNOWN_USER, *argv], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert out is None or out.is_dir()

@@ -2845,3 +2845,27 @@ def test_a_run_request_whose_body_announces_no_length_is_answered_411_not_not_js
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 411 "), answer
         assert json.loads(body)["error"].startswith("the request has no body"), body
+
+
+# Bug (campaign 38, issue 32): `%run -m ccsim explore` in a Jupyter notebook, whose kernel runs
+# an asyncio event loop in the thread that runs the cell, failed with "Cannot run the event
+# loop while another loop is running" and two warnings, "coroutine ... was never awaited".
+def test_explore_inside_a_running_event_loop_is_refused_in_one_line_before_listening(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from ccsim.cli import main
+
+    port = free_port()
+
+    async def cell() -> int:
+        return main(["explore", "--port", str(port), "--results", str(tmp_path / "results")])
+
+    assert asyncio.run(cell()) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("ccsim: error: ccsim explore serves with its own event loop")
+    assert "`!ccsim explore`" in err
+    with socket.create_server(("127.0.0.1", port)):  # never listened on: free
+        pass

@@ -493,3 +493,37 @@ def test_a_sweep_refuses_a_point_whose_network_cannot_be_built_before_running_an
         sweep.execute(runs, store, workers=1, progress=False)
     assert len(store) == 0
     assert not store.directory.exists(), "the store's folder is made by its first save"
+
+
+# Bug (campaign 38, issue 32): the command run inside a longer-lived Python, as IPython's and
+# Jupyter's `%run -m ccsim run ...` or a script's runpy.run_module("ccsim") do, left SIGINT,
+# SIGTERM and SIGHUP ignored once it ended (the entry point's guard for the interpreter's
+# exit), so that Ctrl-C no longer stopped anything in that IPython session; and every later
+# warning of the session (pandas' own) was printed as "ccsim: warning: ...".
+HOSTED = """
+import json, runpy, signal, sys, warnings
+shown = warnings.showwarning
+sys.argv = ["ccsim", "validate", sys.argv[1]]
+try:
+    runpy.run_module("ccsim", run_name="__main__", alter_sys=True)
+except SystemExit as e:
+    status = e.code
+print(json.dumps({"status": status, "showwarning_kept": warnings.showwarning is shown,
+                  "handlers": [str(signal.getsignal(s))
+                               for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]}))
+"""
+
+
+def test_the_command_run_inside_another_python_gives_back_its_signals_and_warnings(
+    examples: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HOSTED, str(examples / "random-loss.toml")],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert after == {
+        "status": 0,
+        "showwarning_kept": True,
+        "handlers": [str(signal.default_int_handler), str(signal.SIG_DFL), str(signal.SIG_DFL)],
+    }

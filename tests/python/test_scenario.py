@@ -171,6 +171,11 @@ def test_overrides_that_are_no_list_at_all_are_refused_naming_the_argument(
         ({"x": [1, -(2**63) - 1]}, ValueError,
          f'x[1]: {-(2**63) - 1} is out of range; an integer is from -2^63 to 2^63 - 1 '
          '(TOML 1.0, "Integer": 64 bit)'),
+        # Campaign 38: past Python's 4300 digits the message itself failed ("Exceeds the limit
+        # (4300 digits) for integer string conversion"), naming no key.
+        ({"links": {"l": {"rate": -(10**5000)}}}, ValueError,
+         'links.l.rate: a negative integer of 16610 bits is out of range; an integer is from '
+         '-2^63 to 2^63 - 1 (TOML 1.0, "Integer": 64 bit)'),
     ],
 )  # fmt: skip
 def test_from_dict_refuses_what_toml_cannot_hold_naming_the_key(
@@ -315,3 +320,13 @@ def test_set_refuses_a_path_that_is_not_a_key_path_when_called_naming_path_not_s
     with pytest.raises(ValueError, match=rf"^path: {re.escape(repr(path))} is not a key path"):
         sc.set(path, 1)
     assert sc.set('nodes."h1".type', "host").overrides == ('nodes."h1".type="host"',)
+
+
+def test_a_seed_too_long_for_python_to_write_is_refused_naming_seed(examples: Path) -> None:
+    # Campaign 38 (issue 32): ccsim.run(..., seed=10**5000) raised Python's "Exceeds the limit
+    # (4300 digits) for integer string conversion" from the message meant to name the seed.
+    with pytest.raises(ccsim.ScenarioError) as raised:
+        ccsim.run(examples / "random-loss.toml", seed=10**5000)
+    assert str(raised.value) == (
+        "seed: an integer of 16610 bits is out of range; a seed is an integer from 0 to 2^63 - 1"
+    )

@@ -885,3 +885,84 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
         assert (out / "flows.parquet").is_file()
     else:
         assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        (-5, "runs[1].seed: -5 is out of range; a seed is an integer from 0 to 2^63 - 1"),
+        (2**64, f"runs[1].seed: {2**64} is out of range; a seed is an integer from 0 to 2^63 - 1"),
+        (1.0, "runs[1].seed: 1.0 is not an integer"),
+    ],
+)
+def test_execute_refuses_a_run_whose_seed_is_no_seed_naming_it_before_any_run(
+    tmp_path: Path, two_hosts: str, seed: object, message: str
+) -> None:
+    # Campaign 38 (issue 32): a RunSpec made by hand with its seed from hash() (negative half
+    # the time) failed with "OverflowError: can't convert negative int to unsigned", 2**64 with
+    # "int too big to convert", 1.0 with "'float' object cannot be interpreted as an integer".
+    runs = [sweep.RunSpec(two_hosts, (), 1), sweep.RunSpec(two_hosts, (), seed)]  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as raised:
+        sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=1, progress=False)
+    assert str(raised.value) == message
+    assert not (tmp_path / "store").exists()
+
+
+#: A system without POSIX named semaphores (sem_open failing: no /dev/shm in the container, or
+#: AWS Lambda), as Python sees it: every SemLock refused with ENOSYS.
+NO_SEMAPHORES = """
+import _multiprocessing, errno
+class _Refused:
+    SEM_VALUE_MAX = 2**31 - 1
+    def __init__(self, *args, **kwargs):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+_multiprocessing.SemLock = _Refused
+"""
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_a_sweep_where_the_system_refuses_semaphores_is_refused_in_one_line_naming_them(
+    tmp_path: Path, examples: Path, command: str
+) -> None:
+    # Campaign 38 (issue 32): the pool's start failed with a bare "ccsim: error: [Errno 38]
+    # Function not implemented", naming neither the workers nor /dev/shm.
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(NO_SEMAPHORES, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = tmp_path / "out"
+    if command == "sweep":
+        argv = ["sweep", str(examples / "random-loss.toml"), "--set", 'duration="100ms"',
+                "--seeds", "2", "--workers", "2", "--out", str(out)]  # fmt: skip
+    else:  # it stored its plan/ in --out before the pool's start failed
+        m01 = examples.parent / "experiments" / "m01-dctcp"
+        argv = ["reproduce", str(m01), "--quick", "--seeds", "1", "--out", str(out)]
+    done = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == (
+        "ccsim: error: the worker processes cannot start: this system refuses the POSIX "
+        "semaphores a process pool shares (Function not implemented; /dev/shm missing, "
+        "read-only or full?): give it a writable /dev/shm (a container: not --ipc=none)\n"
+    )
+    assert not out.exists()
+
+
+def test_execute_where_the_system_refuses_semaphores_names_them_before_any_run(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 38 (issue 32): from Python, the pool's start raised "OSError: [Errno 38]
+    # Function not implemented".
+    import _multiprocessing
+    import errno
+
+    class Refused:
+        SEM_VALUE_MAX = 2**31 - 1
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(_multiprocessing, "SemLock", Refused)
+    runs = [sweep.RunSpec(two_hosts, (), s) for s in (1, 2)]
+    with pytest.raises(ValueError, match=r"^2 worker processes cannot start: this system refuses"):
+        sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=2, progress=False)
+    assert not (tmp_path / "store").exists()
