@@ -535,7 +535,11 @@ def _pandas_version() -> str:
 
     try:
         version = metadata.version("pandas")
-    except (metadata.PackageNotFoundError, ValueError, OSError):  # UnicodeDecodeError too
+    except Exception:
+        # Not found, a UnicodeDecodeError, and for a Version line gone: KeyError where the
+        # importlib_metadata backport has been imported (it puts its finder first on
+        # sys.meta_path, and its distributions raise for a missing field; found by the full
+        # suite), or DeprecationWarning under -W error from the standard library's.
         version = None
     if isinstance(version, str) and version:
         return version

@@ -57,11 +57,12 @@ def code_version() -> str:
             h.update(f"{lib} {metadata.version(lib)}\n".encode())
         except metadata.PackageNotFoundError:
             h.update(f"{lib} absent\n".encode())
-        except (ValueError, OSError):
-            # METADATA damaged (a byte not UTF-8: UnicodeDecodeError) while the library
-            # imports: a reproduction failed after its runs with "'utf-8' codec can't decode
-            # byte", naming no file (campaign 37, issue 32). Its outputs are drawn again once
-            # the metadata reads.
+        except Exception:
+            # METADATA damaged (a byte not UTF-8: UnicodeDecodeError; its Version line gone:
+            # KeyError from the importlib_metadata backport's distributions once it is
+            # imported) while the library imports: a reproduction failed after its runs with
+            # "'utf-8' codec can't decode byte", naming no file (campaign 37, issue 32). Its
+            # outputs are drawn again once the metadata reads.
             h.update(f"{lib} unreadable\n".encode())
     for p in sorted(root.rglob("*.py")):
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
