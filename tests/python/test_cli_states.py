@@ -476,6 +476,22 @@ def test_an_error_with_a_table_buffered_for_a_full_stdout_keeps_its_status(tmp_p
     assert b"Exception ignored" not in done.stderr
 
 
+def case_command(kind: str, tmp_path: Path, with_res: bool = False) -> tuple[list[str], Path]:
+    """``kind``'s argv run in ``tmp_path/case`` (with a ``res`` folder there if asked) and its
+    output path; for report, a finished m01 reproduction made first to report on."""
+    case = tmp_path / "case"
+    case.mkdir()
+    if with_res:
+        (case / "res").mkdir()
+    finished = tmp_path / "finished"
+    if kind == "report":
+        subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"),
+                        "--quick", "--seeds", "1", "--workers", "1", "--out", str(finished)],
+                       check=True, capture_output=True)  # fmt: skip
+    argv, out, _ok = command(kind, case, finished)
+    return [str(ROOT / "experiments" / "m01-dctcp") if a == "m01" else a for a in argv], out
+
+
 @pytest.mark.parametrize("parent", ["there", "made"])
 @pytest.mark.parametrize("kind", ["run", "sweep", "reproduce", "report"])
 def test_a_command_under_umask_0777_fails_in_one_line_and_leaves_no_folder(
@@ -487,17 +503,8 @@ def test_a_command_under_umask_0777_fails_in_one_line_and_leaves_no_folder(
     # made above --out; shutil.rmtree and os.walk cannot open a folder of mode 000.
     if os.geteuid() == 0 and SETPRIV is None:
         pytest.skip("as root without setpriv, a folder of mode 000 is written anyway")
+    argv, _out = case_command(kind, tmp_path, with_res=parent == "there")
     case = tmp_path / "case"
-    case.mkdir()
-    if parent == "there":
-        (case / "res").mkdir()
-    finished = tmp_path / "finished"
-    if kind == "report":
-        subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"),
-                        "--quick", "--seeds", "1", "--workers", "1", "--out", str(finished)],
-                       check=True, capture_output=True)  # fmt: skip
-    argv, _out, _ok = command(kind, case, finished)
-    argv = [str(ROOT / "experiments" / "m01-dctcp") if a == "m01" else a for a in argv]
     prefix = [SETPRIV, *DROP] if SETPRIV else []
     done = subprocess.run([*prefix, str(CCSIM), *argv], capture_output=True, text=True,
                           cwd=tmp_path, preexec_fn=lambda: os.umask(0o777))  # fmt: skip
@@ -584,15 +591,7 @@ def test_a_command_of_a_user_without_home_or_user_entry_works(kind: str, tmp_pat
     # Campaign 38 (issue 32): with no $HOME and no entry in the user database (`env -u HOME
     # setpriv --reuid 54321 ccsim run ...`, a container's user id of its own), every command
     # but validate ended in a traceback, "RuntimeError: Could not determine home directory".
-    case = tmp_path / "case"
-    case.mkdir()
-    finished = tmp_path / "finished"
-    if kind == "report":
-        subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"),
-                        "--quick", "--seeds", "1", "--workers", "1", "--out", str(finished)],
-                       check=True, capture_output=True)  # fmt: skip
-    argv, out, _ok = command(kind, case, finished)
-    argv = [str(ROOT / "experiments" / "m01-dctcp") if a == "m01" else a for a in argv]
+    argv, out = case_command(kind, tmp_path)
     env = {k: v for k, v in os.environ.items()
            if k != "HOME" and not k.startswith(("MPLCONFIGDIR", "XDG_"))}  # fmt: skip
     env["TMPDIR"] = str(tmp_path)
