@@ -684,7 +684,7 @@ def execute(
                 # No more processes than runs: a pool forks all its workers at once, and
                 # `--workers 1000` for a sweep of two runs took 8.2 s instead of 0.9 s
                 # (campaign 20, issue 32).
-                wanted = workers or os.cpu_count() or 1
+                wanted = workers or usable_cpus()
                 _execute_local(todo, store, max(1, min(wanted, len(todo))), finished, failed)
         finally:
             bar.close()
@@ -699,6 +699,20 @@ def execute(
         rec["key"] = k
         records.append(rec)
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: the default number of local workers. Not
+    ``os.cpu_count()``, the machine's: under ``taskset -c 0``, a batch scheduler's CPU set
+    (Slurm's cgroup cpuset on a shared node) or ``docker run --cpuset-cpus``, a sweep started
+    one worker per CPU of the machine on the few it was given, two on one CPU of this 2-CPU
+    machine, each run taking twice its time (campaign 39, issue 32). Python 3.13's
+    ``os.process_cpu_count()`` is this; ``os.sched_getaffinity`` is Linux's (and some other
+    Unixes'), and ``os.cpu_count()`` may be None where the system does not say."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, description: Any,

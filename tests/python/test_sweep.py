@@ -966,3 +966,32 @@ def test_execute_where_the_system_refuses_semaphores_names_them_before_any_run(
     with pytest.raises(ValueError, match=r"^2 worker processes cannot start: this system refuses"):
         sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=2, progress=False)
     assert not (tmp_path / "store").exists()
+
+
+def test_a_sweep_without_workers_starts_one_per_cpu_it_may_use_not_per_cpu_of_the_machine(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 39 (issue 32): under `taskset -c 0` (a batch scheduler's CPU set, `docker run
+    # --cpuset-cpus`) a sweep started one worker per CPU of the machine, all on the one CPU
+    # it was given. Here a 64-CPU machine that lets the process use CPUs 3 and 5.
+    started: list[int] = []
+
+    def pool(todo: dict[str, sweep.RunSpec], store: sweep.Store, workers: int, *_: Any) -> None:
+        started.append(workers)
+        raise KeyboardInterrupt  # no run needed: the number of workers is what is checked
+
+    monkeypatch.setattr(sweep, "_execute_local", pool)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5}, raising=False)
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute(runs, sweep.Store(tmp_path / "runs"), progress=False)
+    assert started == [2]
+    # Where the system says neither (os.cpu_count() is None there), one worker.
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute(runs, sweep.Store(tmp_path / "runs2"), progress=False)
+    assert started == [2, 1]
+    assert sweep.usable_cpus() == 1
