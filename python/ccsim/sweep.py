@@ -645,6 +645,13 @@ def execute(
             # 32): there the bar takes 80 columns of 24 rows.
             **({"dynamic_ncols": True} if _stderr_columns() else {"ncols": 80, "nrows": 24}),
         )
+        # tqdm times its bar by the wall clock (time.time). Stepped back by an hour mid-sweep
+        # (NTP setting a laptop's clock after a resume; a dual-boot machine's hardware clock
+        # in local time), the bar stood still for that hour, then read "-59:54<00:00,
+        # -0.00run/s"; stepped forward, it said an hour had passed (campaign 39, issue 32).
+        # The monotonic clock, as the run's own progress line and max_wall use.
+        bar._time = time.monotonic
+        bar.start_t = bar.last_print_t = time.monotonic()
 
         def finished(k: str, record: dict[str, Any]) -> None:
             partial = _cut_short(record)

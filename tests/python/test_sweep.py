@@ -995,3 +995,35 @@ def test_a_sweep_without_workers_starts_one_per_cpu_it_may_use_not_per_cpu_of_th
         sweep.execute(runs, sweep.Store(tmp_path / "runs2"), progress=False)
     assert started == [2, 1]
     assert sweep.usable_cpus() == 1
+
+
+def test_a_sweeps_progress_bar_counts_its_time_forward_when_the_wall_clock_steps_back(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 39 (issue 32): the wall clock stepped back an hour after the bar started (NTP
+    # after a laptop's resume): tqdm's bar stood still for that hour and ended reading
+    # "-59:54<00:00, -0.00run/s".
+    import io
+
+    import tqdm.std
+
+    real = time.time
+    calls = [0]
+
+    def stepped_back() -> float:
+        calls[0] += 1
+        return real() - (3600.0 if calls[0] > 2 else 0.0)  # after the bar's start
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(tqdm.std, "time", stepped_back)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    sweep.execute(runs, sweep.Store(tmp_path / "runs"), workers=1)
+    shown = sys.stderr.getvalue().replace("\r", "\n").splitlines()
+    ends = [line for line in shown if "4/4" in line]
+    assert ends, shown
+    assert all("[00:0" in line and "-" not in line.split("[")[1] for line in ends), ends
