@@ -524,6 +524,32 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(_TERMINATE_GRACE_S)
 
 
+def _death(pool: ProcessPoolExecutor) -> str:
+    """What ended the worker that broke ``pool``, as the error's first words. A worker killed
+    by SIGKILL is most often the system's out-of-memory killer's doing (a large scenario, or
+    many workers on a node whose memory is shared): "a worker process died" named nothing a
+    user could act on (campaign 39, issue 32). The pool ends the other workers with SIGTERM
+    once broken, so only another signal, or a status, is the cause."""
+    causes = []
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        # The pool's own thread reaps its workers too; until it has, the code may be unknown.
+        p.join(_TERMINATE_GRACE_S)
+        code = p.exitcode
+        if code is None or code == 0 or code == -signal.SIGTERM:
+            continue
+        if code == -signal.SIGKILL:
+            return (
+                "a worker process died, killed by SIGKILL: the system's out-of-memory killer "
+                "ends a process so (`dmesg` or the job's log says if it did; fewer --workers "
+                "need less memory)"
+            )
+        causes.append(
+            f"killed by {signal.Signals(-code).name}" if code < 0 and -code in
+            signal.valid_signals() else f"exit status {code}"
+        )  # fmt: skip
+    return f"a worker process died, {causes[0]}" if causes else "a worker process died"
+
+
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     return record_of(_core.run(text, list(overrides), seed), overrides, seed)
@@ -822,7 +848,7 @@ def _execute_local(
                         # A run the core rejected: report it, keep going.
                         failed(k, err)
                     elif isinstance(err, BrokenProcessPool):
-                        raise SweepInterrupted(len(store)) from err
+                        raise SweepInterrupted(len(store), _death(pool)) from err
                     else:
                         raise err
                     nxt = next(queue, None)
@@ -844,7 +870,7 @@ def _execute_local(
             if isinstance(exc, BrokenProcessPool):
                 # Not only a future's result: `submit` on a pool whose worker died raises
                 # it too (seen when a run finished in the same instant as the death).
-                raise SweepInterrupted(len(store)) from exc
+                raise SweepInterrupted(len(store), _death(pool)) from exc
             met = limits.exhausted(exc)
             if met is not None and not isinstance(exc, MemoryError):
                 # The pool could not start a worker or its own thread (ulimit -u or -n met
