@@ -717,7 +717,7 @@ def execute(
                 # No more processes than runs: a pool forks all its workers at once, and
                 # `--workers 1000` for a sweep of two runs took 8.2 s instead of 0.9 s
                 # (campaign 20, issue 32).
-                wanted = workers or usable_cpus()
+                wanted = workers or _usable_cpus()
                 _execute_local(todo, store, max(1, min(wanted, len(todo))), finished, failed)
         finally:
             bar.close()
@@ -734,7 +734,7 @@ def execute(
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
 
 
-def usable_cpus() -> int:
+def _usable_cpus() -> int:
     """The CPUs this process may run on: the default number of local workers. Not
     ``os.cpu_count()``, the machine's: under ``taskset -c 0``, a batch scheduler's CPU set
     (Slurm's cgroup cpuset on a shared node) or ``docker run --cpuset-cpus``, a sweep started

@@ -997,7 +997,7 @@ def test_a_sweep_without_workers_starts_one_per_cpu_it_may_use_not_per_cpu_of_th
     with pytest.raises(KeyboardInterrupt):
         sweep.execute(runs, sweep.Store(tmp_path / "runs2"), progress=False)
     assert started == [2, 1]
-    assert sweep.usable_cpus() == 1
+    assert sweep._usable_cpus() == 1
 
 
 def test_a_sweeps_progress_bar_counts_its_time_forward_when_the_wall_clock_steps_back(
