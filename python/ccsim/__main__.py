@@ -65,7 +65,12 @@ def main() -> int:
             signal.signal(s, interrupt)
     sys.unraisablehook = unraisable
     try:
-        from ccsim.cli import main as cli_main
+        try:
+            from ccsim.cli import main as cli_main
+        except ImportError as e:
+            if e.name != "ccsim._core":
+                raise
+            return _no_core(e)
 
         # cli's own handlers (and its unraisable hook) replace these while the command runs;
         # a signal while its arguments are parsed (nothing written yet) still ends here.
@@ -134,6 +139,30 @@ def _streams_emptied() -> None:
 
 #: How long after a stop signal lost in a finalizer it is sent again (as ccsim.cli's).
 _SIGNAL_AGAIN_S = 0.05
+
+
+def _no_core(error: ImportError) -> int:
+    """The line for a ccsim package without its core: a source folder (a clone, never built)
+    ahead of the installed ccsim on the module path (PYTHONPATH=python, ``python -m ccsim``
+    from inside python/), or one whose core is another version's. Every command ended in a
+    traceback, "No module named 'ccsim._core'" (campaign 39, issue 32)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if isinstance(error, ModuleNotFoundError):
+        what = "has no built core (ccsim._core)"
+    else:  # a name the Python code needs that this core has not
+        what = f"has a core of another version ({error})"
+    line = (
+        f"ccsim: error: the ccsim package in {here} {what}: a source folder ahead of the "
+        "installed ccsim on the module path (PYTHONPATH, the working folder)? Build it "
+        "(pip install -e . in its repository) or take it off the path\n"
+    )
+    if sys.stderr is not None:
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except OSError:
+            pass
+    return 1
 
 
 def _interrupted_at_start(signum: int) -> int:

@@ -469,6 +469,7 @@ def plot_scale(rows: list[BenchRow], path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcdefaults()  # not the user's matplotlibrc (text.usetex without LaTeX failed)
     import matplotlib.pyplot as plt
 
     groups = [

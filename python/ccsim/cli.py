@@ -1320,7 +1320,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_count("workers", MAX_WORKERS),
         default=None,
-        help="processes (default: all cores)",
+        help="processes (default: one per CPU this process may use)",
     )
     w.add_argument(
         "--set",
@@ -1364,7 +1364,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_count("workers", MAX_WORKERS),
         default=None,
-        help="processes (default: all cores)",
+        help="processes (default: one per CPU this process may use)",
     )
     rp.add_argument(
         "--seeds",

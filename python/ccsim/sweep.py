@@ -524,6 +524,32 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(_TERMINATE_GRACE_S)
 
 
+def _death(pool: ProcessPoolExecutor) -> str:
+    """What ended the worker that broke ``pool``, as the error's first words. A worker killed
+    by SIGKILL is most often the system's out-of-memory killer's doing (a large scenario, or
+    many workers on a node whose memory is shared): "a worker process died" named nothing a
+    user could act on (campaign 39, issue 32). The pool ends the other workers with SIGTERM
+    once broken, so only another signal, or a status, is the cause."""
+    causes = []
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        # The pool's own thread reaps its workers too; until it has, the code may be unknown.
+        p.join(_TERMINATE_GRACE_S)
+        code = p.exitcode
+        if code is None or code == 0 or code == -signal.SIGTERM:
+            continue
+        if code == -signal.SIGKILL:
+            return (
+                "a worker process died, killed by SIGKILL: the system's out-of-memory killer "
+                "ends a process so (`dmesg` or the job's log says if it did; fewer --workers "
+                "need less memory)"
+            )
+        causes.append(
+            f"killed by {signal.Signals(-code).name}" if code < 0 and -code in
+            signal.valid_signals() else f"exit status {code}"
+        )  # fmt: skip
+    return f"a worker process died, {causes[0]}" if causes else "a worker process died"
+
+
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     return record_of(_core.run(text, list(overrides), seed), overrides, seed)
@@ -645,6 +671,13 @@ def execute(
             # 32): there the bar takes 80 columns of 24 rows.
             **({"dynamic_ncols": True} if _stderr_columns() else {"ncols": 80, "nrows": 24}),
         )
+        # tqdm times its bar by the wall clock (time.time). Stepped back by an hour mid-sweep
+        # (NTP setting a laptop's clock after a resume; a dual-boot machine's hardware clock
+        # in local time), the bar stood still for that hour, then read "-59:54<00:00,
+        # -0.00run/s"; stepped forward, it said an hour had passed (campaign 39, issue 32).
+        # The monotonic clock, as the run's own progress line and max_wall use.
+        bar._time = time.monotonic
+        bar.start_t = bar.last_print_t = time.monotonic()
 
         def finished(k: str, record: dict[str, Any]) -> None:
             partial = _cut_short(record)
@@ -684,7 +717,7 @@ def execute(
                 # No more processes than runs: a pool forks all its workers at once, and
                 # `--workers 1000` for a sweep of two runs took 8.2 s instead of 0.9 s
                 # (campaign 20, issue 32).
-                wanted = workers or os.cpu_count() or 1
+                wanted = workers or _usable_cpus()
                 _execute_local(todo, store, max(1, min(wanted, len(todo))), finished, failed)
         finally:
             bar.close()
@@ -699,6 +732,20 @@ def execute(
         rec["key"] = k
         records.append(rec)
     return SweepReport(total=len(runs), cached=cached, executed=len(todo), records=records)
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on: the default number of local workers. Not
+    ``os.cpu_count()``, the machine's: under ``taskset -c 0``, a batch scheduler's CPU set
+    (Slurm's cgroup cpuset on a shared node) or ``docker run --cpuset-cpus``, a sweep started
+    one worker per CPU of the machine on the few it was given, two on one CPU of this 2-CPU
+    machine, each run taking twice its time (campaign 39, issue 32). Python 3.13's
+    ``os.process_cpu_count()`` is this; ``os.sched_getaffinity`` is Linux's (and some other
+    Unixes'), and ``os.cpu_count()`` may be None where the system does not say."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, description: Any,
@@ -801,7 +848,7 @@ def _execute_local(
                         # A run the core rejected: report it, keep going.
                         failed(k, err)
                     elif isinstance(err, BrokenProcessPool):
-                        raise SweepInterrupted(len(store)) from err
+                        raise SweepInterrupted(len(store), _death(pool)) from err
                     else:
                         raise err
                     nxt = next(queue, None)
@@ -823,7 +870,7 @@ def _execute_local(
             if isinstance(exc, BrokenProcessPool):
                 # Not only a future's result: `submit` on a pool whose worker died raises
                 # it too (seen when a run finished in the same instant as the death).
-                raise SweepInterrupted(len(store)) from exc
+                raise SweepInterrupted(len(store), _death(pool)) from exc
             met = limits.exhausted(exc)
             if met is not None and not isinstance(exc, MemoryError):
                 # The pool could not start a worker or its own thread (ulimit -u or -n met

@@ -359,6 +359,28 @@ def test_the_commit_is_read_from_git_or_unknown(tmp_path: Path) -> None:
     assert report.git_commit(tmp_path) == head.stdout.strip() + " + local changes"
 
 
+def test_the_commit_is_the_folders_repositorys_whatever_git_dir_the_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 39 (issue 32): git sets GIT_DIR for its hooks (a pre-push hook running a quick
+    # reproduction) and a user's shell may export it; the report stated that repository's
+    # commit, or "unknown" for a relative GIT_DIR=.git.
+    heads = []
+    for name in ("plans", "other"):
+        repo = tmp_path / name
+        git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", name], check=True)
+        done = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+        heads.append(done.stdout.strip())
+    assert heads[0] != heads[1]
+    for git_dir in (str(tmp_path / "other" / ".git"), ".git"):
+        monkeypatch.setenv("GIT_DIR", git_dir)
+        monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path / "other"))
+        monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "nosuch-index"))
+        assert report.git_commit(tmp_path / "plans") == heads[0], git_dir
+
+
 def test_the_rerun_command_names_only_what_differs_from_the_defaults(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -585,3 +585,33 @@ def test_a_drawing_librarys_damaged_metadata_still_gives_the_code_a_version(
     finally:
         drawn.code_version.cache_clear()
     assert damaged != readable  # the outputs are drawn again once it reads
+
+
+def test_figures_are_drawn_in_matplotlibs_own_style_not_the_users_matplotlibrc(
+    tmp_path: Path,
+) -> None:
+    # Campaign 39 (issue 32): a user's matplotlibrc with `text.usetex: True` and no LaTeX
+    # failed every reproduction after its runs ("Failed to process string with tex because
+    # latex could not be found"); `savefig.dpi: 2000` wrote PNGs 25 times the size.
+    import subprocess
+    import sys
+
+    (tmp_path / "matplotlibrc").write_text("text.usetex: True\nsavefig.dpi: 2000\n")
+    code = (
+        "import matplotlib\n"
+        "assert matplotlib.rcParams['text.usetex'], 'the user file is read'\n"
+        "from ccsim.experiment import figures\n"
+        "from ccsim import bench\n"
+        "r = matplotlib.rcParams\n"
+        "bench.plot_scale([], __import__('pathlib').Path(r'" + str(tmp_path / "b.png") + "'))\n"
+        "print(r['text.usetex'], r['savefig.dpi'])\n"
+        "matplotlib.rc_file_defaults()  # the user's file again\n"
+        "assert r['text.usetex']\n"
+        "plt = figures._pyplot()\n"
+        "print(r['text.usetex'], r['savefig.dpi'], r['svg.hashsalt'], matplotlib.get_backend())\n"
+    )
+    env = {**__import__("os").environ, "MPLCONFIGDIR": str(tmp_path), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False figure", "False figure ccsim Agg"], done.stdout

@@ -99,3 +99,32 @@ def test_the_command_entry_point_sets_its_signal_handling_before_importing_ccsim
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("core", ["none", "another version"])
+def test_a_ccsim_source_folder_without_its_built_core_ahead_on_the_path_is_named_in_one_line(
+    core: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 39 (issue 32): a clone's python/ folder, never built, on PYTHONPATH ahead of the
+    # installed ccsim (or `python -m ccsim` run from inside it): every command ended in a
+    # traceback, "ModuleNotFoundError: No module named 'ccsim._core'".
+    import shutil
+
+    import ccsim
+
+    source = Path(ccsim.__file__).parent
+    copy = tmp_path / "python" / "ccsim"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("_core*.so", "__pycache__"))
+    if core == "another version":
+        (copy / "_core.py").write_text("__version__ = '0.0.1'\n")  # none of the names needed
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "validate", str(examples / "random-loss.toml")],
+        capture_output=True, text=True, timeout=60, cwd=copy.parent,
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    what = {
+        "none": "has no built core (ccsim._core)",
+        "another version": "has a core of another version (cannot import name",
+    }[core]
+    assert done.stderr.startswith(f"ccsim: error: the ccsim package in {copy} {what}"), done.stderr
+    assert done.stderr.count("\n") == 1 and "take it off the path" in done.stderr

@@ -235,7 +235,10 @@ def test_a_sweep_killed_mid_way_resumes_without_losing_or_repeating_a_point(
     os.kill(workers[0], signal.SIGKILL)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
-    assert err.strip().splitlines()[-1].startswith("ccsim: error: a worker process died")
+    # As the out-of-memory killer ends a process: the error says so (campaign 39, issue 32).
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("ccsim: error: a worker process died, killed by SIGKILL: the "
+                           "system's out-of-memory killer ends a process so"), err  # fmt: skip
     finished = len(store)
     assert 4 <= finished < total, finished
     # Resume: only the missing points run, and the gathered table has every point once.
@@ -966,3 +969,64 @@ def test_execute_where_the_system_refuses_semaphores_names_them_before_any_run(
     with pytest.raises(ValueError, match=r"^2 worker processes cannot start: this system refuses"):
         sweep.execute(runs, sweep.Store(tmp_path / "store"), workers=2, progress=False)
     assert not (tmp_path / "store").exists()
+
+
+def test_a_sweep_without_workers_starts_one_per_cpu_it_may_use_not_per_cpu_of_the_machine(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 39 (issue 32): under `taskset -c 0` (a batch scheduler's CPU set, `docker run
+    # --cpuset-cpus`) a sweep started one worker per CPU of the machine, all on the one CPU
+    # it was given. Here a 64-CPU machine that lets the process use CPUs 3 and 5.
+    started: list[int] = []
+
+    def pool(todo: dict[str, sweep.RunSpec], store: sweep.Store, workers: int, *_: Any) -> None:
+        started.append(workers)
+        raise KeyboardInterrupt  # no run needed: the number of workers is what is checked
+
+    monkeypatch.setattr(sweep, "_execute_local", pool)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3, 5}, raising=False)
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute(runs, sweep.Store(tmp_path / "runs"), progress=False)
+    assert started == [2]
+    # Where the system says neither (os.cpu_count() is None there), one worker.
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.execute(runs, sweep.Store(tmp_path / "runs2"), progress=False)
+    assert started == [2, 1]
+    assert sweep._usable_cpus() == 1
+
+
+def test_a_sweeps_progress_bar_counts_its_time_forward_when_the_wall_clock_steps_back(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 39 (issue 32): the wall clock stepped back an hour after the bar started (NTP
+    # after a laptop's resume): tqdm's bar stood still for that hour and ended reading
+    # "-59:54<00:00, -0.00run/s".
+    import io
+
+    import tqdm.std
+
+    real = time.time
+    calls = [0]
+
+    def stepped_back() -> float:
+        calls[0] += 1
+        return real() - (3600.0 if calls[0] > 2 else 0.0)  # after the bar's start
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(tqdm.std, "time", stepped_back)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    sweep.execute(runs, sweep.Store(tmp_path / "runs"), workers=1)
+    shown = sys.stderr.getvalue().replace("\r", "\n").splitlines()
+    ends = [line for line in shown if "4/4" in line]
+    assert ends, shown
+    assert all("[00:0" in line and "-" not in line.split("[")[1] for line in ends), ends

@@ -25,10 +25,17 @@ from .tables import flow_series_values, link_capacity, link_rate
 def _pyplot() -> Any:
     """matplotlib's pyplot, headless, writing the same SVG bytes for the same figure (without a
     fixed salt its SVG element ids are random, so two reproductions would differ), and drawing
-    Hangul with a CJK font when the system has one (ccsim.fonts)."""
+    Hangul with a CJK font when the system has one (ccsim.fonts).
+
+    In matplotlib's own style, not the user's matplotlibrc: a paper author's ``text.usetex:
+    True`` without LaTeX failed every reproduction after its runs ("Failed to process string
+    with tex because latex could not be found", naming no file), and ``savefig.dpi: 2000``
+    wrote PNGs 25 times the size, a reproduction's figures differing with the machine's
+    settings (campaign 39, issue 32)."""
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcdefaults()  # the backend stays: rcdefaults leaves it as it is
     matplotlib.rcParams["svg.hashsalt"] = "ccsim"
     configure_matplotlib(matplotlib.rcParams)
     import matplotlib.pyplot as plt

@@ -10,6 +10,7 @@ paired comparison (x, mean difference, 95 % CI, significant?) under the figure.
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +38,30 @@ from .plan import (
 from .stats import compare_lines, deterministic
 from .verdicts import DETERMINISTIC, headline_word
 
+#: The variables that tie git to one repository (``git rev-parse --local-env-vars``, git
+#: 2.39): git sets GIT_DIR for its hooks, and a user's shell may export it (a dotfiles
+#: repository). Inherited, they made ``git -C folder`` read that repository: a reproduction
+#: started from a hook or such a shell stated another repository's commit, or "unknown"
+#: (GIT_DIR=.git, relative, read from the plan's folder) (campaign 39, issue 32). Git's own
+#: submodule commands clear the same list before they work in another repository.
+GIT_LOCAL_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE", "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_INTERNAL_SUPER_PREFIX", "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)  # fmt: skip
+
 
 def git_commit(folder: Path) -> str:
     """The commit checked out where ``folder`` is, with "+ local changes" when tracked files
-    differ from it; "unknown" outside a git work tree or without git."""
+    differ from it; "unknown" outside a git work tree or without git. The repository is the
+    one ``folder`` is in, whatever repository the environment names (GIT_DIR)."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_LOCAL_ENV}
 
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
-                              text=True, check=True, timeout=10)  # fmt: skip
+                              text=True, check=True, timeout=10, env=env)  # fmt: skip
         return done.stdout.strip()
 
     try:

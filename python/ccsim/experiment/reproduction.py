@@ -22,7 +22,7 @@ from ccsim.staging import (
     reproduction_of,
     staged_output,
 )
-from ccsim.sweep import CorruptRecordWarning, Store, execute, gather
+from ccsim.sweep import CorruptRecordWarning, Store, _usable_cpus, execute, gather
 
 from . import derived
 from .arguments import BOOL, COUNT, NONE, PATH, TEXT, arguments, of
@@ -361,7 +361,7 @@ def write_record(plan: Plan, out: Path, quick: bool, filed: derived.Derived, exe
         "seeds": len(filed.seeds), "runs": filed.runs,
         "simulation_cpu_seconds": round(filed.simulation_cpu_seconds, 1),
         "wall_seconds": round(wall_seconds, 1), "executed": executed, "cached": cached,
-        "workers": workers or os.cpu_count(), "cpus": os.cpu_count(),
+        "workers": workers or _usable_cpus(), "cpus": os.cpu_count(),
     }  # fmt: skip
     (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     rows = []
