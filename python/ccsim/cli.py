@@ -1548,6 +1548,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad is not None:
         _error(bad)
         return 1
+    for said in _unexpanded_home(args):
+        _warning(said)
     relative = None if _working_folder_exists() else _relative_path_of(args)
     if relative is not None:
         # Read against a working folder removed while the shell was in it, a relative path
@@ -1575,6 +1577,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     _matplotlib_writable_config()
     with _signals_interrupt() as received:
         return _dispatch(args, received)
+
+
+def _unexpanded_home(args: argparse.Namespace) -> list[str]:
+    """A warning for each output folder whose name starts with a ``~`` the shell did not
+    expand (quoted in a script, ``--out="~/r1"``, or ``CCSIM_RESULTS='~/results'`` in a
+    systemd unit or an .env file). ccsim writes such a folder where it says, a folder named
+    ``~`` in the working folder (decided in campaign 19), but "results: ~/r1/" reads as the
+    home folder, and a later ``rm -r ~`` to clean up the stray folder deletes the home
+    (campaign 38, issue 32)."""
+    named = [(f"--{name}", getattr(args, name, None)) for name in ("out", "results", "plot")]
+    if not any(value for _, value in named):  # the environment's folder is used
+        named.append(("$CCSIM_RESULTS", os.environ.get("CCSIM_RESULTS")))
+    said = []
+    for option, value in named:
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else ""
+        if isinstance(text, str) and text.startswith("~"):
+            head = text.split("/", 1)[0]
+            said.append(f"{option} {text}: a folder named {head!r} in the working folder "
+                        f"({Path.cwd() / head}), as ccsim does not expand ~ (a shell does, "
+                        "unquoted); for your home folder, write $HOME instead")  # fmt: skip
+    return said
 
 
 def _matplotlib_writable_config() -> None:

@@ -968,7 +968,11 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command() -> N
 
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_an_out_folder_named_tilde_is_written_where_ccsim_made_it_not_in_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_hosts: str, command: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    two_hosts: str,
+    command: str,
 ) -> None:
     # Campaign 19 (issue 32): an existing --out '~/x' (quoted: a folder named ~ under the
     # working directory, as the shell leaves it) was staged in './~/x/.ccsim-partial-...', and
@@ -984,6 +988,12 @@ def test_an_out_folder_named_tilde_is_written_where_ccsim_made_it_not_in_home(
     args = ["--param", "duration=100ms,200ms"] if command == "sweep" else []
     assert main([command, "s.toml", "--out", "~/x", *args]) == 0
     assert (work / "~" / "x" / "flows.parquet").is_file()
+    # And says so: "results: ~/x/" read as the home folder, and `rm -r ~` to clean up the
+    # stray folder would delete the home (campaign 38, issue 32).
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: warning: --out ~/x: a folder named '~' in the working "
+                          f"folder ({work / '~'})"), err  # fmt: skip
+    assert err.count("\n") == 1, err
     assert [p.name for p in (home / "x").iterdir()] == []
     if command == "run":  # and read back from there (pandas and pyarrow looked in $HOME)
         assert len(ccsim.Result.from_parquet("~/x").flows) == 1
