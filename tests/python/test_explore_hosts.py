@@ -323,21 +323,9 @@ class Decoy:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+    from test_site import system_chromium
 
-    path = find_chromium()
-    if path is None:
-        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
-                    "scripts/test installs Debian's chromium package")  # fmt: skip
-    pytest.importorskip("playwright", reason="the browser tests need Playwright (scripts/test)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    yield from system_chromium()
 
 
 @pytest.mark.parametrize("host", browser_cells())

@@ -51,24 +51,31 @@ def site(results: Path) -> Path:
     return build_site(results, root=ROOT)
 
 
-def browser_page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
-    """A Chromium page and the list its console errors and page errors go to."""
+def system_chromium() -> Iterator[Any]:
+    """The system's Chromium launched headless through Playwright, or the test skipped saying
+    what is missing (scripts/test installs both)."""
     chromium = find_chromium()
     if chromium is None:
         pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
                     "scripts/test installs Debian's chromium package")  # fmt: skip
     from playwright.sync_api import sync_playwright
 
-    errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            yield page, errors
+            yield browser
         finally:
             browser.close()
+
+
+def browser_page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page and the list its console errors and page errors go to."""
+    errors: list[str] = []
+    for browser in system_chromium():
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        yield page, errors
 
 
 @pytest.fixture
