@@ -7,7 +7,12 @@ bytes, a terminal, a terminal closed mid-run, /dev/full, closed, a file), its st
 /dev/null, a terminal, a pipe never written) and its environment (locale, PYTHONIOENCODING,
 TERM, COLUMNS/LINES, NO_COLOR, HOME and TMPDIR missing or read-only, umask 077 or 0777, the
 working folder read-only or removed, PYTHONWARNINGS=error, a SIGSTOP/SIGCONT or a SIGWINCH
-mid-run). Whatever was drawn:
+mid-run) and its machine (docs/environments.md's rows, campaign 40): how it is started
+(``ccsim``, ``python -m ccsim``, inside another Python as Jupyter's ``%run -m ccsim`` does, by
+a user the user database does not know), a CPU set of one CPU, the multiprocessing start
+method (fork, forkserver as Python 3.14's default, spawn), a system without POSIX semaphores
+(no /dev/shm), --workers 1, 2 or left to its default, a user's hostile matplotlibrc and
+GIT_DIR set by a git hook or a shell. Whatever was drawn:
 
 - the status is one the README pins for that state (0; 1 with a ``ccsim: error:`` line; 141
   when the reader of stdout left early; 129 when the terminal hung up);
@@ -16,6 +21,8 @@ mid-run). Whatever was drawn:
 - nothing is written outside --out but the state's own files (and matplotlib's caches under
   $HOME, decided not a defect): no hidden staging folder left;
 - --out is whole or absent;
+- a reproduction states the commit of the repository its plan is in, and draws its figures
+  byte for byte as in a plain state;
 - the same command in a plain state then succeeds.
 
 The single cases (a closed pipe's 141, progress on a terminal only, SIGHUP ignored) are pinned
@@ -24,6 +31,8 @@ in test_cli.py, test_cli_front.py and test_interrupts.py; this generalises them.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import pty
 import random
@@ -53,7 +62,60 @@ WHOLE = {
     "report": ["index.html"],
 }
 OUTPUTS = ["pipe", "pipe_k", "pty", "pty_closed", "full", "closed", "file"]
-INPUTS = ["closed", "devnull", "pty", "pipe"]
+INPUTS = ["devnull", "closed", "pty", "pipe"]
+
+#: How the command is started: the console script, the module, inside another Python as
+#: Jupyter's and IPython's `%run -m ccsim ...` does (the process is not ccsim's own program), and
+#: by a user id without an entry in the user database (`docker run --user 1234`), emulated.
+HOSTED = """
+import runpy, sys
+sys.argv = ["ccsim", *sys.argv[1:]]
+runpy.run_module("ccsim", run_name="__main__", alter_sys=True)
+"""
+UNKNOWN_USER = """
+import pwd, sys
+def unknown(uid):
+    raise KeyError(f"getpwuid(): uid not found: {uid}")
+pwd.getpwuid = unknown
+from ccsim.__main__ import main
+sys.argv = ["ccsim", *sys.argv[1:]]
+sys.exit(main())
+"""
+LAUNCHERS = {
+    "script": [str(CCSIM)],
+    "module": [sys.executable, "-m", "ccsim"],
+    "hosted": [sys.executable, "-c", HOSTED],
+    "unknown-user": [sys.executable, "-c", UNKNOWN_USER],
+}
+
+#: A system without POSIX named semaphores (no /dev/shm: `docker run --ipc=none`), as Python
+#: sees it: every SemLock refused with ENOSYS. Put in the case's sitecustomize.
+NO_SEMAPHORES = """
+import _multiprocessing, errno
+class _Refused:
+    SEM_VALUE_MAX = 2**31 - 1
+    def __init__(self, *args, **kwargs):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+_multiprocessing.SemLock = _Refused
+"""
+
+#: A user's matplotlibrc a reproduction must not draw with: a backend that needs a display,
+#: LaTeX that is not installed, 25 times the resolution, a font that does not exist.
+HOSTILE_MATPLOTLIBRC = """backend: TkAgg
+text.usetex: True
+savefig.dpi: 2000
+font.family: no-such-font
+"""
+
+
+@functools.cache
+def repository_commit() -> str | None:
+    """The commit ROOT has checked out, asked of git with none of the variables a case sets."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, env=env)  # fmt: skip
+    return done.stdout.strip() if done.returncode == 0 else None
+
 
 pytestmark = pytest.mark.skipif(not CCSIM.is_file(), reason="needs the installed ccsim command")
 
@@ -146,8 +208,25 @@ class Sink:
         return self.kind in ("pipe", "file")
 
 
-def draw_env(rng: random.Random, case: Path) -> tuple[dict[str, str], dict[str, Any]]:
-    """The environment and the process state (umask, working folder, signals) of one case."""
+def draw_env(
+    rng: random.Random | None, case: Path, fixed: dict[str, Any] | None = None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """The environment and the process state (umask, working folder, signals, the machine) of
+    one case: each drawn with ``rng``, or, given ``fixed``, its value there and else the first
+    of its values, the plain one."""
+
+    def pick(name: str, values: list[Any]) -> Any:
+        if fixed is None:
+            assert rng is not None
+            return rng.choice(values)
+        return fixed.get(name, values[0])
+
+    def chance(name: str, p: float) -> bool:
+        if fixed is None:
+            assert rng is not None
+            return rng.random() < p
+        return bool(fixed.get(name, False))
+
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("LC_", "LANG", "PYTHON", "TERM", "COLUMNS", "LINES", "NO_COLOR",
                                 "CCSIM_", "COV_", "PYTEST"))}  # fmt: skip
@@ -162,11 +241,11 @@ def draw_env(rng: random.Random, case: Path) -> tuple[dict[str, str], dict[str, 
         ("NO_COLOR", [None, None, "1"]),
         ("PYTHONWARNINGS", [None, None, None, "error"]),
     ):
-        value = rng.choice(values)
+        value = pick(var, values)
         if value is not None:
             env[var] = value
     home = case / "home"
-    state["home"] = rng.choice(["ok", "ok", "unset", "read-only", "missing"])
+    state["home"] = pick("home", ["ok", "ok", "unset", "read-only", "missing"])
     if state["home"] != "missing":
         home.mkdir()
     if state["home"] == "read-only":
@@ -176,25 +255,56 @@ def draw_env(rng: random.Random, case: Path) -> tuple[dict[str, str], dict[str, 
     else:
         env.pop("HOME", None)
     tmp = case / "tmp"
-    state["tmpdir"] = rng.choice(["ok", "ok", "missing", "read-only"])
+    state["tmpdir"] = pick("tmpdir", ["ok", "ok", "missing", "read-only"])
     if state["tmpdir"] != "missing":
         tmp.mkdir()
     if state["tmpdir"] == "read-only":
         tmp.chmod(0o555)
     env["TMPDIR"] = str(tmp)
-    state["umask"] = rng.choice([0o022, 0o022, 0o077, 0o777])
-    if rng.random() < 0.5:
+    state["umask"] = pick("umask", [0o022, 0o022, 0o077, 0o777])
+    if chance("res", 0.5):
         (case / "res").mkdir()  # --out's parent there, or made by the command
     work = case / "work"
     work.mkdir()
     (work / "experiments").symlink_to(ROOT / "experiments")  # `ccsim reproduce m01` finds it
-    state["cwd"] = rng.choice(["ok", "ok", "read-only", "removed"])
+    state["cwd"] = pick("cwd", ["ok", "ok", "read-only", "removed"])
     if state["cwd"] == "read-only":
         work.chmod(0o555)
-    state["signal"] = rng.choice([None, None, "stop-cont", "winch"])
-    state["signal_after"] = rng.uniform(0.0, 0.8)
-    state["stdin"] = rng.choice(INPUTS)
-    state["hangul"] = rng.random() < 0.3
+    state["signal"] = pick("signal", [None, None, "stop-cont", "winch"])
+    state["signal_after"] = rng.uniform(0.0, 0.8) if rng is not None else 0.0
+    state["stdin"] = pick("stdin", INPUTS)
+    state["hangul"] = chance("hangul", 0.3)
+    # The machine (docs/environments.md): how the command starts, its CPUs and start method,
+    # semaphores, the user's matplotlibrc and git's variables.
+    state["launcher"] = pick("launcher", ["script", "script", "module", "hosted", "unknown-user"])
+    state["cpus"] = pick("cpus", ["all", "all", "one"])
+    state["start_method"] = pick("start_method", [None, None, "forkserver", "spawn"])
+    state["semaphores"] = pick("semaphores", ["ok", "ok", "ok", "none"])
+    site: list[str] = []
+    if state["start_method"] is not None:
+        site.append(
+            f"import multiprocessing\nmultiprocessing.set_start_method({state['start_method']!r})\n"
+        )
+    if state["semaphores"] == "none":
+        site.append(NO_SEMAPHORES)
+    if site:
+        (case / "site").mkdir()
+        (case / "site" / "sitecustomize.py").write_text("".join(site), encoding="utf-8")
+        env["PYTHONPATH"] = str(case / "site")
+    state["matplotlibrc"] = chance("matplotlibrc", 0.25)
+    if state["matplotlibrc"]:
+        (case / "mplrc").mkdir()
+        (case / "mplrc" / "matplotlibrc").write_text(HOSTILE_MATPLOTLIBRC, encoding="utf-8")
+        env["MATPLOTLIBRC"] = str(case / "mplrc" / "matplotlibrc")
+    state["git"] = pick("git", [None, None, "missing", "relative", "other"])
+    if state["git"] == "missing":
+        env["GIT_DIR"] = str(case / "no-such-repository")
+    elif state["git"] == "relative":
+        env["GIT_DIR"] = ".git"  # as git sets it for a hook run at a repository's top
+    elif state["git"] == "other":  # a dotfiles repository of the user's own
+        other = case / "dotfiles.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
+        env["GIT_DIR"], env["GIT_WORK_TREE"] = str(other), str(case / "home")
     return env, state
 
 
@@ -218,6 +328,7 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
     if stdin_kind == "closed":
         closed.insert(0, 0)
     umask, removed = state["umask"], state["cwd"] == "removed"
+    one_cpu = state["cpus"] == "one"
     fds = {0: stdin_fds[0] if stdin_fds else -1, 1: out.fd, 2: err.fd}
 
     def child() -> None:
@@ -227,6 +338,8 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
         for fd in closed:
             os.close(fd)
         os.umask(umask)
+        if one_cpu:  # `taskset -c N`, a batch scheduler's CPU set
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         if removed:
             os.unlink("experiments")
             os.rmdir(os.getcwd())
@@ -234,7 +347,7 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
     prefix = [SETPRIV, *DROP] if SETPRIV else []
     started = time.monotonic()
     proc = subprocess.Popen(
-        [*prefix, str(CCSIM), *argv], env=env, cwd=cwd, preexec_fn=child,
+        [*prefix, *LAUNCHERS[state["launcher"]], *argv], env=env, cwd=cwd, preexec_fn=child,
         stdin=None, stdout=None, stderr=None, close_fds=True,
     )  # fmt: skip
     if stdin_fds:
@@ -327,6 +440,8 @@ def check(kind: str, argv: list[str], out_dir: Path | None, ok: bool, status: in
             continue
         if path in allowed_new or (path == "res" and out_dir is not None and out_dir.exists()):
             continue
+        if top[0] == "site":
+            continue  # the state's sitecustomize, which Python compiles into its __pycache__
         if top[0] == "home" and (len(top) == 1 or top[1] in (".cache", ".config")):
             continue  # matplotlib's caches under $HOME (made with it): decided, not a defect
         bad.append(f"written outside --out: {path}")
@@ -336,6 +451,32 @@ def check(kind: str, argv: list[str], out_dir: Path | None, ok: bool, status: in
             bad.append(f"--out partial (status {status}): missing {missing}")
     if out_dir is not None and out_dir.exists() and not ok:
         bad.append("a refused command made its --out")
+    if state["semaphores"] == "none" and kind in ("sweep", "reproduce") and err.read_whole:
+        if "/dev/shm" not in text:
+            bad.append(f"refused without semaphores, /dev/shm not named: {text[-300:]!r}")
+    if kind == "reproduce" and status == 0 and out_dir is not None:
+        bad += reproduction_faults(out_dir, state["finished"])
+        if state["workers"] is None:  # its default: the CPUs it may use, not the machine's
+            usable = 1 if state["cpus"] == "one" else len(os.sched_getaffinity(0))
+            told = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["workers"]
+            if told != usable:
+                bad.append(f"{told} workers by default on {usable} usable CPUs")
+    return bad
+
+
+def reproduction_faults(out_dir: Path, finished: Path) -> list[str]:
+    """A reproduction's commit and figures against a plain state's: a git hook's GIT_DIR made
+    run.json state another repository's commit, a user's matplotlibrc failed or bloated the
+    figures (campaign 39, issue 32)."""
+    bad: list[str] = []
+    commit = repository_commit()
+    stated = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))["commit"]
+    if commit is not None and not stated.startswith(commit):
+        bad.append(f"run.json states commit {stated!r}, the repository is at {commit}")
+    for figure in sorted(finished.glob("*.png")) + sorted(finished.glob("*.svg")):
+        drawn = out_dir / figure.name
+        if not drawn.is_file() or drawn.read_bytes() != figure.read_bytes():
+            bad.append(f"{figure.name} is not drawn as in a plain state")
     return bad
 
 
@@ -346,6 +487,16 @@ def one_case(rng: random.Random, base: Path, n: int, finished: Path) -> tuple[st
                        "bad", "--help", "--version", "run", "validate", "bad"])  # fmt: skip
     argv, out_dir, ok = command(kind, case, finished)
     env, state = draw_env(rng, case)
+    state["finished"] = finished
+    if kind in ("sweep", "reproduce"):
+        # --workers 1, 2, or its default (the CPUs the process may use).
+        state["workers"] = rng.choice(["1", "2", None])
+        at = argv.index("--workers")
+        argv = argv[:at] + argv[at + 2 :] if state["workers"] is None else argv
+        if state["workers"] is not None:
+            argv[at + 1] = state["workers"]
+        if state["semaphores"] == "none":
+            ok = False  # a pool's queues need them: refused in one line before any write
     state["hangul"] = "시나리오" in case.name
     out = Sink(rng.choice(OUTPUTS), rng, case, "stdout")
     err = Sink(rng.choice([*OUTPUTS, "pipe", "pipe", "file"]), rng, case, "stderr")
@@ -353,7 +504,7 @@ def one_case(rng: random.Random, base: Path, n: int, finished: Path) -> tuple[st
     work = case / "work"
     status, took = run_case(argv, env, state, out, err, work)
     drawn = {"kind": kind, "stdout": out.kind, "k": out.k, "stderr": err.kind,
-             **{k: v for k, v in state.items() if k != "before"},
+             **{k: v for k, v in state.items() if k not in ("before", "finished")},
              **{k: env.get(k) for k in ("LANG", "LC_ALL", "PYTHONIOENCODING", "TERM", "COLUMNS",
                                         "LINES", "NO_COLOR", "PYTHONWARNINGS")},
              "status": status, "took": round(took, 2), "err": err.data[-300:]}  # fmt: skip
@@ -375,16 +526,23 @@ def one_case(rng: random.Random, base: Path, n: int, finished: Path) -> tuple[st
     return kind, drawn, bad
 
 
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A quick m01 reproduction made in a plain state: what report reads, and the figures every
+    other state's reproduction must draw byte for byte."""
+    out = tmp_path_factory.mktemp("plain") / "finished"
+    subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"), "--quick",
+                    "--seeds", "1", "--workers", "1", "--out", str(out)],
+                   check=True, capture_output=True)  # fmt: skip
+    return out
+
+
 def test_every_command_in_every_state_of_its_outputs_input_and_environment_keeps_its_contract(
-    tmp_path: Path,
+    tmp_path: Path, finished: Path
 ) -> None:
     seed = int(os.environ.get("CCSIM_STATES_SEED", "30"))
     cases = int(os.environ.get("CCSIM_STATES_CASES", "40"))
     rng = random.Random(seed)
-    finished = tmp_path / "finished"
-    subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"), "--quick",
-                    "--seeds", "1", "--workers", "1", "--out", str(finished)],
-                   check=True, capture_output=True)  # fmt: skip
     defects: list[str] = []
     counts: dict[str, int] = {}
     for n in range(cases):
@@ -397,6 +555,47 @@ def test_every_command_in_every_state_of_its_outputs_input_and_environment_keeps
     if os.environ.get("CCSIM_STATES_REPORT"):
         print(counts, file=sys.stderr)
     assert not defects, "\n".join(defects)
+
+
+#: docs/environments.md's machine rows combined, each cell a day a researcher has: a notebook
+#: on a cluster node's CPU set (``%run -m ccsim`` in a kernel whose script chose forkserver, a
+#: matplotlibrc of their own, a dotfiles repository's GIT_DIR, the workers left to their
+#: default); a container's user without a home or a user entry under umask 077 (spawn, the
+#: relative GIT_DIR a git hook sets, two workers); a container without /dev/shm. The drawn
+#: matrix above reaches these only now and then, and its plain-state check is narrow: with
+#: campaigns 37-39's fixes reversed, two seeds (190 cases) found 3 of them and missed the
+#: commit, figures and worker count, which these cells catch.
+MACHINE_CELLS = {
+    "notebook-on-a-cpu-set": {"launcher": "hosted", "cpus": "one", "start_method": "forkserver",
+                              "matplotlibrc": True, "git": "other", "workers": None},
+    "container-user-without-home": {"launcher": "unknown-user", "home": "unset", "umask": 0o077,
+                                    "start_method": "spawn", "git": "relative", "workers": "2"},
+    "container-without-dev-shm": {"launcher": "module", "semaphores": "none", "git": "missing",
+                                  "workers": "1"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("cell", list(MACHINE_CELLS))
+def test_a_reproduction_in_each_supported_machine_state_keeps_its_contract(
+    cell: str, tmp_path: Path, finished: Path
+) -> None:
+    fixed = MACHINE_CELLS[cell]
+    case = tmp_path / "case"
+    case.mkdir()
+    argv, out_dir, ok = command("reproduce", case, finished)
+    env, state = draw_env(None, case, fixed)
+    state["finished"], state["workers"] = finished, fixed["workers"]
+    at = argv.index("--workers")
+    argv = argv[:at] + argv[at + 2 :] if fixed["workers"] is None else argv
+    if fixed["workers"] is not None:
+        argv[at + 1] = fixed["workers"]
+    ok = state["semaphores"] == "ok"
+    quiet = random.Random(0)
+    out, err = Sink("pipe", quiet, case, "stdout"), Sink("pipe", quiet, case, "stderr")
+    state["before"] = tree(case) | {"stdout.txt", "stderr.txt"}
+    status, _took = run_case(argv, env, state, out, err, case / "work")
+    assert check("reproduce", argv, out_dir, ok, status, out, err, state, env, case) == []
+    assert status == (0 if ok else 1), err.data.decode("utf-8", "replace")
 
 
 def _stderr_full() -> int:
@@ -571,19 +770,6 @@ def test_a_sweeps_bar_shows_on_a_terminal_that_reports_no_size(
     os.close(master)
     assert proc.wait() == 0
     assert b"0/2 [" in shown and b"2/2 [" in shown
-
-
-#: A user the system does not know: pwd has no entry for the user id (a container run with
-#: `docker run --user 1234` or `setpriv --reuid 1234`, an id of its own). Emulated in the child.
-UNKNOWN_USER = """
-import pwd, sys
-def unknown(uid):
-    raise KeyError(f"getpwuid(): uid not found: {uid}")
-pwd.getpwuid = unknown
-from ccsim.__main__ import main
-sys.argv = ["ccsim", *sys.argv[1:]]
-sys.exit(main())
-"""
 
 
 @pytest.mark.parametrize("kind", ["run", "sweep", "reproduce", "report", "validate", "bench"])
