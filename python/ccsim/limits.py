@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 
 try:
     import resource
@@ -188,6 +189,7 @@ def check_semaphores(what: str) -> str | None:
     naming neither the workers nor the cause (campaign 38, issue 32)."""
     import multiprocessing
 
+    _start_resource_tracker_deaf_to_hangup()
     try:
         multiprocessing.get_context().Lock()  # made and unlinked at once
     except OSError as e:
@@ -199,6 +201,35 @@ def check_semaphores(what: str) -> str | None:
                 f"shares ({why}; /dev/shm missing, read-only or full?): give it a writable "
                 "/dev/shm (a container: not --ipc=none)")  # fmt: skip
     return None
+
+
+def _start_resource_tracker_deaf_to_hangup() -> None:
+    """Start multiprocessing's resource tracker, where the start method has one, with SIGHUP
+    blocked, which the tracker then keeps blocked.
+
+    Under the forkserver and spawn start methods (Python 3.14's default on Linux, and
+    macOS's) the pool's semaphores are registered with a tracker, a process of its own in
+    the command's process group. It ignores SIGINT and SIGTERM, not SIGHUP: a terminal or ssh
+    session that hangs up signals the whole group, the tracker died, and as the pool shut
+    down its semaphores were unregistered with a new tracker that never knew them. A sweep
+    logging to a file ended with "resource_tracker: process died unexpectedly, relaunching.
+    Some resources might leak." and a KeyError traceback per semaphore (campaign 40, issue
+    32). The command itself still stops on SIGHUP: the block is this thread's, for the
+    moment the tracker is spawned. Under fork there is no tracker for semaphores (they are
+    unlinked at once); a tracker already running (a notebook's earlier pool) is left as it is.
+    """
+    import multiprocessing
+    from multiprocessing import resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask") or not hasattr(signal, "SIGHUP"):
+        return
+    if multiprocessing.get_context().get_start_method() == "fork":
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def check_tasks(what: str, more: int, cure: str = "end other programs of this user") -> str | None:

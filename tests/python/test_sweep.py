@@ -890,6 +890,58 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
         assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
 
 
+def _group(pgid: int) -> list[int]:
+    """The processes of process group ``pgid`` (read from /proc: field 5 of each stat)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_hangup_of_the_whole_group_under_a_start_method_with_a_resource_tracker_says_one_line(
+    tmp_path: Path, method: str
+) -> None:
+    # Campaign 40 (issue 32): a terminal or ssh session that hangs up signals the foreground
+    # process group, and `ccsim sweep ... 2>log` logged under forkserver (Python 3.14's default)
+    # or spawn "ccsim: warning: resource_tracker: process died unexpectedly, relaunching. Some
+    # resources might leak." and a KeyError traceback per semaphore: multiprocessing's
+    # resource tracker, a process of the group that ignores SIGINT and SIGTERM but not SIGHUP,
+    # died, and the pool's semaphores were unregistered with a new one that never knew them.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+    argv = ["sweep", str(root / "examples" / "random-loss.toml"), "--set", "duration=3000s",
+            "--param", "links.bottleneck.loss.rate=0.01,0.02,0.03,0.04", "--workers", "2",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    log = tmp_path / "log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "ccsim", *argv], stdout=subprocess.DEVNULL,
+                                stderr=err, env=env, start_new_session=True)  # fmt: skip
+        # The sweeping process, its resource tracker, two workers (and a fork server): running.
+        deadline = time.monotonic() + 60
+        while len(_group(proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGHUP)
+        status = proc.wait(60)
+    assert status == 128 + signal.SIGHUP
+    assert (
+        log.read_text()
+        == "ccsim: interrupted by SIGHUP; no run had finished: nothing was written\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("seed", "message"),
     [
