@@ -1676,6 +1676,33 @@ def _not_utf8_argument(args: argparse.Namespace) -> str | None:
 
 
 def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
+    """Run the command; one that fails or is interrupted leaves none of the folders above and
+    at its --out that it made and left empty. A sweep or report stopped by Ctrl-C, SIGTERM or
+    a closed terminal before it wrote anything said "nothing was written" and left the new
+    parents of its --out (`--out new/a/out` left new/a): the check of --out removes what it
+    makes, the command's own writing made them again (the CLI states matrix's group signals,
+    campaign 40, issue 32)."""
+    absent = _absent_output_folders(args)
+    status = _run_command(args, received)
+    if status != 0:
+        _remove_empty_folders(absent)
+    return status
+
+
+def _absent_output_folders(args: argparse.Namespace) -> list[Path]:
+    """--out and the folders above it that do not exist yet, outermost first (none where the
+    working folder is gone and --out is relative: that is refused before anything is made)."""
+    out = getattr(args, "out", None)
+    if not out:
+        return []
+    try:
+        absolute = Path(out).absolute()
+    except OSError:  # os.getcwd() of a removed working folder
+        return []
+    return [p for p in [*reversed(absolute.parents), absolute] if not os.path.lexists(p)]
+
+
+def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     try:
         return _flushed(int(args.func(args)))
     except KeyboardInterrupt:

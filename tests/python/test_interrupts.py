@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -527,3 +528,37 @@ def test_the_command_run_inside_another_python_gives_back_its_signals_and_warnin
         "showwarning_kept": True,
         "handlers": [str(signal.default_int_handler), str(signal.SIG_DFL), str(signal.SIG_DFL)],
     }
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "report"])
+def test_a_command_interrupted_after_making_the_folders_above_its_out_leaves_none_of_them(
+    command: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 40 (issue 32): `ccsim sweep ... --out new/a/out` and `ccsim report --out
+    # new/a/out` stopped by SIGTERM or a closed terminal before they wrote anything said
+    # "nothing was written" and left new/a: the command's own writing had made the parents of
+    # --out, which only the check of --out removed again. Here the command makes them and is
+    # interrupted at once.
+    from ccsim import cli
+
+    def makes_the_parents_then_is_interrupted(args: Any) -> int:
+        Path(args.out).parent.mkdir(parents=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, f"_cmd_{command}", makes_the_parents_then_is_interrupted)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    scenario = str(examples / "random-loss.toml")
+    argv = {
+        "run": ["run", scenario],
+        "sweep": ["sweep", scenario, "--param", "links.bottleneck.loss.rate=0.01"],
+        "reproduce": ["reproduce", str(examples.parent / "experiments" / "m01-dctcp")],
+        "report": ["report", "--results", str(tmp_path)],
+    }[command]
+    assert main([*argv, "--out", "new/a/out"]) == 128 + signal.SIGINT
+    assert list((tmp_path / "work").iterdir()) == []
+    # A folder that was there before stays, empty or not.
+    (tmp_path / "work" / "new").mkdir()
+    assert main([*argv, "--out", "new/a/out"]) == 128 + signal.SIGINT
+    assert [p.name for p in (tmp_path / "work").iterdir()] == ["new"]
+    assert list((tmp_path / "work" / "new").iterdir()) == []
