@@ -1651,6 +1651,27 @@ def test_plotly_js_is_sent_in_pieces_a_client_takes_one_at_a_time(tmp_path: Path
     assert headers["content-type"].startswith("application/javascript")
 
 
+def test_plotly_removed_or_upgraded_after_the_start_still_serves_the_script_the_page_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 40 (issue 32): a teacher's `pip uninstall`/`pip install -U plotly` during a lab,
+    # the explorer running: the script was read at the first page, which then got 500 and a
+    # traceback in the log until a restart (an upgrade: the new script under the old address).
+    import plotly.offline
+
+    script = plotly.offline.get_plotlyjs().encode()
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+
+    def removed() -> str:
+        raise FileNotFoundError(2, "No such file or directory", "package_data/plotly.min.js")
+
+    monkeypatch.setattr(plotly.offline, "get_plotlyjs", removed)
+    sent = asgi_sent(app, "/plotly.min.js", "127.0.0.1:8765")
+    app.state.engine.close()
+    assert sent[0]["status"] == 200
+    assert b"".join(m["body"] for m in sent if m["type"] == "http.response.body") == script
+
+
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:
     # `ccsim explore --host ::1` prints http://[::1]:8765/; the browser sends that Host, with
     # the address in brackets (RFC 3986 §3.2.2): it must pass, and another host still not.

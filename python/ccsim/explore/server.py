@@ -659,14 +659,20 @@ def create_app(
     from ccsim.experiment.stats import mean_ci
 
     mean_ci([1.0, 2.0])
-    plotly_js: list[bytes] = []
 
     # The page asks for plotly.min.js by plotly's version: the script is kept by the browser
     # for a year, and another plotly (an upgrade) is another address. Kept a day under one
     # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
     import plotly
+    import plotly.offline
 
     page = PAGE.replace('src="plotly.min.js"', f'src="plotly.min.js?v={plotly.__version__}"')
+    # The script itself is read now (4.8 MB, ~10 ms), with the version it is addressed by. Read
+    # at the first page, a plotly removed or upgraded after the start (a teacher's `pip install
+    # -U` during a lab) answered every page with 500 and a traceback in the log, until a
+    # restart; upgraded, the new script went out under the old version's address
+    # (campaign 40, issue 32).
+    plotly_js = plotly.offline.get_plotlyjs().encode()
 
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
@@ -677,11 +683,7 @@ def create_app(
                                            "X-Frame-Options": "DENY"})  # fmt: skip
 
     async def plotly(_: HttpRequest) -> Response:
-        if not plotly_js:
-            import plotly.offline
-
-            plotly_js.append(plotly.offline.get_plotlyjs().encode())
-        script = plotly_js[0]
+        script = plotly_js
 
         async def chunks() -> AsyncIterator[bytes]:
             # Sent PLOTLY_CHUNK bytes at a time, each once the client has taken the last
