@@ -1497,6 +1497,38 @@ def test_a_job_submitted_after_the_engine_closed_is_cancelled_and_runs_nothing(
     assert not (tmp_path / "results").exists()
 
 
+def test_a_job_stopped_with_the_explorer_says_so_and_not_that_it_was_cancelled(
+    tmp_path: Path,
+) -> None:
+    # Campaign 40 (issue 32): a teacher restarting the explorer (Ctrl-C, SIGTERM) during a
+    # lab; every student's page read "cancelled after 0 of 21 runs", as if they had cancelled.
+    from ccsim.explore import Engine
+
+    engine = Engine(tmp_path / "results", workers=1)
+    gate = threading.Event()
+    engine.pool.submit(gate.wait)  # the only worker is busy: both jobs wait, unfinished
+    try:
+        mine, stopped = (engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT)) for _ in "ab")
+        deadline = time.monotonic() + 60
+        while not (mine.events and stopped.events):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert engine.cancel(mine.id) is True  # from the page: a cancel
+        while not mine.finished:
+            assert time.monotonic() < deadline, mine.events
+            time.sleep(0.05)
+        engine.close()  # the explorer's stop
+        while not stopped.finished:
+            assert time.monotonic() < deadline, stopped.events
+            time.sleep(0.05)
+    finally:
+        gate.set()
+        engine.close()
+    assert mine.events[-1]["type"] == "cancelled" and "stopped" not in mine.events[-1]
+    assert stopped.events[-1]["type"] == "cancelled"
+    assert stopped.events[-1].get("stopped") is True, stopped.events[-1]
+
+
 def test_a_job_cancelled_while_it_waits_behind_another_ends_at_once_holding_no_queued_runs(
     tmp_path: Path,
 ) -> None:

@@ -304,6 +304,11 @@ class Engine:
                     self._emit_point(job, line, x, recs)
         except (Cancelled, CancelledError):  # CancelledError: a run close() dropped unstarted
             why = {"reason": job.reason} if job.reason else {}
+            if self.closed and not job.reason:
+                # Stopped with the explorer (Ctrl-C, SIGTERM: a teacher restarting it during
+                # a lab), not from the page: said so, the page read "cancelled after 0 of 21
+                # runs", a cancel its user never asked for (campaign 40, issue 32).
+                why = {"stopped": True}
             job.emit("cancelled", done=done, total=total, **why)
         except Exception as e:
             job.cancelled = True
