@@ -1388,6 +1388,25 @@ def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
                    "it away or name another folder\n")  # fmt: skip
 
 
+def test_a_module_gone_since_the_explorer_started_is_named_with_its_package_and_the_cure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 40 (issue 32): pandas removed during a lab, the explorer running: a job of a
+    # figure kind not yet drawn failed on pandas' submodule imported at its first use, and
+    # the page read "ModuleNotFoundError: No module named 'pandas.core.reshape.reshape'".
+    # A module of the job's own, imported at first use, stands for it here.
+    monkeypatch.setitem(sys.modules, "ccsim.experiment.runs", None)
+    job = _finished_job(tmp_path / "results", EXPERIMENTS, ONE_POINT)
+    last = job.events[-1]
+    assert last["type"] == "error", last
+    assert last["message"].startswith("ccsim cannot be imported (import of ccsim.experiment.runs")
+    assert last["message"].endswith(
+        "was it removed or changed since the explorer started? Install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root) and restart "
+        "the explorer"
+    )
+
+
 def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> Any:
     """The job of ``request`` on an engine over ``results``, once it has finished."""
     from ccsim.explore import Engine
