@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import socket
@@ -1721,6 +1722,37 @@ def test_plotly_removed_or_upgraded_after_the_start_still_serves_the_script_the_
     app.state.engine.close()
     assert sent[0]["status"] == 200
     assert b"".join(m["body"] for m in sent if m["type"] == "http.response.body") == script
+
+
+def test_anyio_removed_after_the_start_still_streams_the_first_page_its_script(
+    tmp_path: Path,
+) -> None:
+    # Campaign 40 (issue 32): anyio imports its modules at their first use, under Starlette's
+    # first streamed answer. Removed or upgraded after the explorer's start, before the lab's
+    # first page: plotly.min.js and every job's events failed with a traceback in the log.
+    # A copy of anyio first on the path is removed once the explorer listens.
+    import anyio
+
+    copy = tmp_path / "site"
+    shutil.copytree(Path(anyio.__file__).parent, copy / "anyio")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    argv = [sys.executable, "-m", "ccsim", "explore", "--port", str(port), "--results",
+            str(tmp_path / "results")]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "http://" in line, line
+        shutil.rmtree(copy / "anyio")
+        url = f"http://127.0.0.1:{port}/plotly.min.js"
+        with urllib.request.urlopen(url, timeout=60) as r:
+            assert r.status == 200 and len(r.read()) > 1_000_000
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
 
 
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:

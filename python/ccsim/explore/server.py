@@ -55,6 +55,7 @@ import json
 import logging
 import re
 import socket
+import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -659,6 +660,30 @@ def create_app(
     from ccsim.experiment.stats import mean_ci
 
     mean_ci([1.0, 2.0])
+    # anyio, under each of Starlette's streamed answers (plotly.min.js, a job's events),
+    # imports its modules at their first use: removed or upgraded after the start (a
+    # teacher's `pip install -U` before the lab's first page), the first page and every
+    # event stream failed with a traceback until a restart (campaign 40, issue 32). Each of
+    # its names is looked up now (a deprecated alias's warning is not the user's), and a task
+    # group, as each streamed answer makes, is run once on its asyncio backend (its module is
+    # imported by the first).
+    import anyio
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in dir(anyio):
+            getattr(anyio, name, None)
+
+    async def streamed_once() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.cancel_scope.cancel()
+
+    # Only where no loop runs (the command's case): an app made inside a running loop (a
+    # user's own server) cannot start another, and its backend loads at its first answer.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        anyio.run(streamed_once, backend="asyncio")
 
     # The page asks for plotly.min.js by plotly's version: the script is kept by the browser
     # for a year, and another plotly (an upgrade) is another address. Kept a day under one
