@@ -8,6 +8,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import socket
@@ -1388,6 +1389,25 @@ def test_ccsim_explore_refuses_a_results_folder_it_cannot_write_at_start(
                    "it away or name another folder\n")  # fmt: skip
 
 
+def test_a_module_gone_since_the_explorer_started_is_named_with_its_package_and_the_cure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 40 (issue 32): pandas removed during a lab, the explorer running: a job of a
+    # figure kind not yet drawn failed on pandas' submodule imported at its first use, and
+    # the page read "ModuleNotFoundError: No module named 'pandas.core.reshape.reshape'".
+    # A module of the job's own, imported at first use, stands for it here.
+    monkeypatch.setitem(sys.modules, "ccsim.experiment.runs", None)
+    job = _finished_job(tmp_path / "results", EXPERIMENTS, ONE_POINT)
+    last = job.events[-1]
+    assert last["type"] == "error", last
+    assert last["message"].startswith("ccsim cannot be imported (import of ccsim.experiment.runs")
+    assert last["message"].endswith(
+        "was it removed or changed since the explorer started? Install ccsim again with its "
+        "dependencies (pip install -c constraints.txt . from the repository root) and restart "
+        "the explorer"
+    )
+
+
 def _finished_job(results: Path, experiments: Path, request: dict[str, Any]) -> Any:
     """The job of ``request`` on an engine over ``results``, once it has finished."""
     from ccsim.explore import Engine
@@ -1495,6 +1515,38 @@ def test_a_job_submitted_after_the_engine_closed_is_cancelled_and_runs_nothing(
         time.sleep(0.05)
     assert [e["type"] for e in job.events] == ["cancelled"]
     assert not (tmp_path / "results").exists()
+
+
+def test_a_job_stopped_with_the_explorer_says_so_and_not_that_it_was_cancelled(
+    tmp_path: Path,
+) -> None:
+    # Campaign 40 (issue 32): a teacher restarting the explorer (Ctrl-C, SIGTERM) during a
+    # lab; every student's page read "cancelled after 0 of 21 runs", as if they had cancelled.
+    from ccsim.explore import Engine
+
+    engine = Engine(tmp_path / "results", workers=1)
+    gate = threading.Event()
+    engine.pool.submit(gate.wait)  # the only worker is busy: both jobs wait, unfinished
+    try:
+        mine, stopped = (engine.submit(Catalog(EXPERIMENTS).request(ONE_POINT)) for _ in "ab")
+        deadline = time.monotonic() + 60
+        while not (mine.events and stopped.events):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert engine.cancel(mine.id) is True  # from the page: a cancel
+        while not mine.finished:
+            assert time.monotonic() < deadline, mine.events
+            time.sleep(0.05)
+        engine.close()  # the explorer's stop
+        while not stopped.finished:
+            assert time.monotonic() < deadline, stopped.events
+            time.sleep(0.05)
+    finally:
+        gate.set()
+        engine.close()
+    assert mine.events[-1]["type"] == "cancelled" and "stopped" not in mine.events[-1]
+    assert stopped.events[-1]["type"] == "cancelled"
+    assert stopped.events[-1].get("stopped") is True, stopped.events[-1]
 
 
 def test_a_job_cancelled_while_it_waits_behind_another_ends_at_once_holding_no_queued_runs(
@@ -1649,6 +1701,58 @@ def test_plotly_js_is_sent_in_pieces_a_client_takes_one_at_a_time(tmp_path: Path
     headers = {k.decode(): v.decode() for k, v in sent[0]["headers"]}
     assert headers["content-length"] == str(len(script))
     assert headers["content-type"].startswith("application/javascript")
+
+
+def test_plotly_removed_or_upgraded_after_the_start_still_serves_the_script_the_page_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 40 (issue 32): a teacher's `pip uninstall`/`pip install -U plotly` during a lab,
+    # the explorer running: the script was read at the first page, which then got 500 and a
+    # traceback in the log until a restart (an upgrade: the new script under the old address).
+    import plotly.offline
+
+    script = plotly.offline.get_plotlyjs().encode()
+    app = create_app(tmp_path / "results", EXPERIMENTS)
+
+    def removed() -> str:
+        raise FileNotFoundError(2, "No such file or directory", "package_data/plotly.min.js")
+
+    monkeypatch.setattr(plotly.offline, "get_plotlyjs", removed)
+    sent = asgi_sent(app, "/plotly.min.js", "127.0.0.1:8765")
+    app.state.engine.close()
+    assert sent[0]["status"] == 200
+    assert b"".join(m["body"] for m in sent if m["type"] == "http.response.body") == script
+
+
+def test_anyio_removed_after_the_start_still_streams_the_first_page_its_script(
+    tmp_path: Path,
+) -> None:
+    # Campaign 40 (issue 32): anyio imports its modules at their first use, under Starlette's
+    # first streamed answer. Removed or upgraded after the explorer's start, before the lab's
+    # first page: plotly.min.js and every job's events failed with a traceback in the log.
+    # A copy of anyio first on the path is removed once the explorer listens.
+    import anyio
+
+    copy = tmp_path / "site"
+    shutil.copytree(Path(anyio.__file__).parent, copy / "anyio")
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    argv = [sys.executable, "-m", "ccsim", "explore", "--port", str(port), "--results",
+            str(tmp_path / "results")]  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "http://" in line, line
+        shutil.rmtree(copy / "anyio")
+        url = f"http://127.0.0.1:{port}/plotly.min.js"
+        with urllib.request.urlopen(url, timeout=60) as r:
+            assert r.status == 200 and len(r.read()) > 1_000_000
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
 
 
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> None:

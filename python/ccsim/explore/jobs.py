@@ -33,6 +33,15 @@ def _said(e: Exception) -> str:
     if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         return f"the run store: {where}{e.strerror or e}"
+    if isinstance(e, ImportError):
+        # A module the job imports on its first use (a figure kind's tables, pandas' own
+        # submodules) gone since the explorer started: a package removed or upgraded during a
+        # lab read "ModuleNotFoundError: No module named 'pandas.core.reshape.reshape'" on
+        # the page, naming neither the package nor the cure (campaign 40, issue 32).
+        package = (e.name or "a package").partition(".")[0]
+        return (f"{package} cannot be imported ({e}): was it removed or changed since the "
+                "explorer started? Install ccsim again with its dependencies (pip install -c "
+                "constraints.txt . from the repository root) and restart the explorer")  # fmt: skip
     return f"{type(e).__name__}: {e}"
 
 
@@ -304,6 +313,11 @@ class Engine:
                     self._emit_point(job, line, x, recs)
         except (Cancelled, CancelledError):  # CancelledError: a run close() dropped unstarted
             why = {"reason": job.reason} if job.reason else {}
+            if self.closed and not job.reason:
+                # Stopped with the explorer (Ctrl-C, SIGTERM: a teacher restarting it during
+                # a lab), not from the page: said so, the page read "cancelled after 0 of 21
+                # runs", a cancel its user never asked for (campaign 40, issue 32).
+                why = {"stopped": True}
             job.emit("cancelled", done=done, total=total, **why)
         except Exception as e:
             job.cancelled = True

@@ -297,6 +297,9 @@ async function startJob() {
         // runs finished meanwhile come from the store (campaign 34, issue 32).
         status(`the explorer stopped this job (${e.reason}); running it again…`);
         start();
+      } else if (e.type === "cancelled" && e.stopped) {
+        status("the explorer was stopped before this job ended (Ctrl-C, a restart?): once it " +
+               "is back, change a setting to run it again", true);
       } else if (e.type === "cancelled") status(`cancelled after ${e.done} of ${e.total} runs`);
       else status(e.message, true);
     }

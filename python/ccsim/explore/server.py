@@ -55,6 +55,7 @@ import json
 import logging
 import re
 import socket
+import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -659,14 +660,44 @@ def create_app(
     from ccsim.experiment.stats import mean_ci
 
     mean_ci([1.0, 2.0])
-    plotly_js: list[bytes] = []
+    # anyio, under each of Starlette's streamed answers (plotly.min.js, a job's events),
+    # imports its modules at their first use: removed or upgraded after the start (a
+    # teacher's `pip install -U` before the lab's first page), the first page and every
+    # event stream failed with a traceback until a restart (campaign 40, issue 32). Each of
+    # its names is looked up now (a deprecated alias's warning is not the user's), and a task
+    # group, as each streamed answer makes, is run once on its asyncio backend (its module is
+    # imported by the first).
+    import anyio
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in dir(anyio):
+            getattr(anyio, name, None)
+
+    async def streamed_once() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.cancel_scope.cancel()
+
+    # Only where no loop runs (the command's case): an app made inside a running loop (a
+    # user's own server) cannot start another, and its backend loads at its first answer.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        anyio.run(streamed_once, backend="asyncio")
 
     # The page asks for plotly.min.js by plotly's version: the script is kept by the browser
     # for a year, and another plotly (an upgrade) is another address. Kept a day under one
     # address, a tab used the old script for a day after an upgrade (noticed in campaign 27).
     import plotly
+    import plotly.offline
 
     page = PAGE.replace('src="plotly.min.js"', f'src="plotly.min.js?v={plotly.__version__}"')
+    # The script itself is read now (4.8 MB, ~10 ms), with the version it is addressed by. Read
+    # at the first page, a plotly removed or upgraded after the start (a teacher's `pip install
+    # -U` during a lab) answered every page with 500 and a traceback in the log, until a
+    # restart; upgraded, the new script went out under the old version's address
+    # (campaign 40, issue 32).
+    plotly_js = plotly.offline.get_plotlyjs().encode()
 
     async def index(_: HttpRequest) -> Response:
         # Never shown inside another site's frame (CSP frame-ancestors, W3C CSP Level 2 §7.7;
@@ -677,11 +708,7 @@ def create_app(
                                            "X-Frame-Options": "DENY"})  # fmt: skip
 
     async def plotly(_: HttpRequest) -> Response:
-        if not plotly_js:
-            import plotly.offline
-
-            plotly_js.append(plotly.offline.get_plotlyjs().encode())
-        script = plotly_js[0]
+        script = plotly_js
 
         async def chunks() -> AsyncIterator[bytes]:
             # Sent PLOTLY_CHUNK bytes at a time, each once the client has taken the last
