@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_sweep import NO_SEMAPHORES  # a system without /dev/shm, in a sitecustomize
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "random-loss.toml"
@@ -89,16 +90,6 @@ LAUNCHERS = {
     "unknown-user": [sys.executable, "-c", UNKNOWN_USER],
 }
 
-#: A system without POSIX named semaphores (no /dev/shm: `docker run --ipc=none`), as Python
-#: sees it: every SemLock refused with ENOSYS. Put in the case's sitecustomize.
-NO_SEMAPHORES = """
-import _multiprocessing, errno
-class _Refused:
-    SEM_VALUE_MAX = 2**31 - 1
-    def __init__(self, *args, **kwargs):
-        raise OSError(errno.ENOSYS, "Function not implemented")
-_multiprocessing.SemLock = _Refused
-"""
 
 #: A user's matplotlibrc a reproduction must not draw with: a backend that needs a display,
 #: LaTeX that is not installed, 25 times the resolution, a font that does not exist.

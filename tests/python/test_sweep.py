@@ -854,6 +854,19 @@ def test_a_sweep_runs_its_workers_under_the_start_method_a_users_script_set(
     assert (done.returncode, done.stdout, done.stderr) == (0, "3\n", "")
 
 
+def start_method_env(tmp_path: Path, method: str) -> dict[str, str]:
+    """An environment whose Python starts with multiprocessing's start method ``method`` (set
+    by a sitecustomize in ``tmp_path/site``, as an interpreter's default would be)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
+    )
+    return dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+
+
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
 @pytest.mark.parametrize("command", ["sweep", "reproduce"])
 def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_runs_them(
@@ -863,11 +876,7 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
     # `ccsim sweep --workers 2` ended at its start (campaign 37, issue 32, found through the
     # API). The command line, under each start method (set by a sitecustomize, as an
     # interpreter's default would be): every run done, the output whole, nothing on stderr.
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
-    )
+    env = start_method_env(tmp_path, method)
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
     argv = {
@@ -877,9 +886,6 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
         "reproduce": ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "2",
                       "--out", str(out)],
     }[command]  # fmt: skip
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    )
     done = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
                           text=True, timeout=600, env=env, cwd=root)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
@@ -913,15 +919,8 @@ def test_a_hangup_of_the_whole_group_under_a_start_method_with_a_resource_tracke
     # resources might leak." and a KeyError traceback per semaphore: multiprocessing's
     # resource tracker, a process of the group that ignores SIGINT and SIGTERM but not SIGHUP,
     # died, and the pool's semaphores were unregistered with a new one that never knew them.
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
-    )
+    env = start_method_env(tmp_path, method)
     root = Path(__file__).resolve().parents[2]
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    )
     argv = ["sweep", str(root / "examples" / "random-loss.toml"), "--set", "duration=3000s",
             "--param", "links.bottleneck.loss.rate=0.01,0.02,0.03,0.04", "--workers", "2",
             "--out", str(tmp_path / "out")]  # fmt: skip
