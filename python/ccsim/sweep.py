@@ -524,13 +524,24 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(_TERMINATE_GRACE_S)
 
 
+def _dead_worker(pool: ProcessPoolExecutor) -> str | None:
+    """What ended a worker of ``pool`` that has ended (as :func:`_death` says it), or None
+    while every worker lives. Asks without waiting: a worker's exit code is read once it is
+    known (its sentinel), as the pool's own thread reads it."""
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        code = p.exitcode
+        if code is not None:
+            return _death_of(code)
+    return None
+
+
 def _death(pool: ProcessPoolExecutor) -> str:
     """What ended the worker that broke ``pool``, as the error's first words. A worker killed
     by SIGKILL is most often the system's out-of-memory killer's doing (a large scenario, or
     many workers on a node whose memory is shared): "a worker process died" named nothing a
     user could act on (campaign 39, issue 32). The pool ends the other workers with SIGTERM
     once broken, so only another signal, or a status, is the cause."""
-    causes = []
+    codes = []
     for p in list((getattr(pool, "_processes", None) or {}).values()):
         # The pool's own thread reaps its workers too; until it has, the code may be unknown.
         p.join(_TERMINATE_GRACE_S)
@@ -538,16 +549,22 @@ def _death(pool: ProcessPoolExecutor) -> str:
         if code is None or code == 0 or code == -signal.SIGTERM:
             continue
         if code == -signal.SIGKILL:
-            return (
-                "a worker process died, killed by SIGKILL: the system's out-of-memory killer "
-                "ends a process so (`dmesg` or the job's log says if it did; fewer --workers "
-                "need less memory)"
-            )
-        causes.append(
-            f"killed by {signal.Signals(-code).name}" if code < 0 and -code in
-            signal.valid_signals() else f"exit status {code}"
-        )  # fmt: skip
-    return f"a worker process died, {causes[0]}" if causes else "a worker process died"
+            return _death_of(code)
+        codes.append(code)
+    return _death_of(codes[0]) if codes else "a worker process died"
+
+
+def _death_of(code: int) -> str:
+    """A dead worker's exit code in words."""
+    if code == -signal.SIGKILL:
+        return (
+            "a worker process died, killed by SIGKILL: the system's out-of-memory killer ends a "
+            "process so (`dmesg` or the job's log says if it did; fewer --workers need less "
+            "memory)"
+        )
+    if code < 0 and -code in signal.valid_signals():
+        return f"a worker process died, killed by {signal.Signals(-code).name}"
+    return f"a worker process died, exit status {code}"
 
 
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
@@ -839,6 +856,15 @@ def _execute_local(
                     _stop_workers(pool)
                     why = limits.exhausted(died[0]) or f"the process pool failed ({died[0]})"
                     raise SweepInterrupted(len(store), why) from died[0]
+                if not done and (dead := _dead_worker(pool)) is not None:
+                    # A worker killed while it sent its result (the out-of-memory killer, a
+                    # run's record of megabytes) left half a message in the result pipe: the
+                    # pool's thread waits for the rest for ever and never sees the death, so
+                    # no future ends. The sweep hung with its finished runs stored (1 kill in
+                    # 3 under forkserver; campaign 40, issue 32). Workers live as long as the
+                    # pool, so one that has ended is a death, whoever sees it first.
+                    _stop_workers(pool)
+                    raise SweepInterrupted(len(store), dead)
                 for fut in done:
                     k = pending.pop(fut)
                     err = fut.exception()

@@ -854,6 +854,57 @@ def test_a_sweep_runs_its_workers_under_the_start_method_a_users_script_set(
     assert (done.returncode, done.stdout, done.stderr) == (0, "3\n", "")
 
 
+#: A sweep whose worker for seed 2 is killed by SIGKILL halfway through sending its result: it
+#: writes the head of a 1 MB message and 10 bytes of it into the pool's result pipe, as a
+#: worker does that the out-of-memory killer ends mid-send, then kills itself. The other runs
+#: are real. Run in a child process (the fork start method carries the patch into workers).
+KILLED_MID_SEND = """
+import inspect, os, signal, struct, sys
+from ccsim import sweep
+
+real = sweep._execute_one
+
+def execute_one(text, overrides, seed):
+    if seed != 2:
+        return real(text, overrides, seed)
+    frame = inspect.currentframe()
+    while "result_queue" not in frame.f_locals:
+        frame = frame.f_back
+    writer = frame.f_locals["result_queue"]._writer
+    os.write(writer.fileno(), struct.pack("!i", 1_000_000) + b"x" * 10)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+sweep._execute_one = execute_one
+runs = sweep.plan_grid(open(sys.argv[1]).read(), [], [], [1, 2, 3, 4])
+try:
+    sweep.execute(runs, sweep.Store(sys.argv[2]), workers=2, progress=False)
+except sweep.SweepInterrupted as e:
+    print(e)
+"""
+
+
+def test_a_worker_killed_while_sending_its_result_ends_the_sweep_in_one_line(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 40 (issue 32): a worker killed by SIGKILL (the out-of-memory killer) while it
+    # sent a run's record (2.9 MB for a 300 s run with its series) left half a message in the
+    # result pipe; the pool's thread waited for the rest for ever, no future ended, and the
+    # sweep hung with its finished runs stored (1 kill in 3 under forkserver, 40a and the
+    # lead). The sweep sees the dead worker itself.
+    (tmp_path / "two.toml").write_text(two_hosts)
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_SEND, str(tmp_path / "two.toml"), str(tmp_path / "s")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.stderr == ""
+    assert done.stdout.startswith(
+        "a worker process died, killed by SIGKILL: the system's out-of-memory killer"
+    ), done.stdout
+    # The runs that finished meanwhile (0 to 3, as the other worker got on) are kept.
+    kept = r"; [0-3] finished runs? (is|are) stored, and running the same command again resumes"
+    assert re.search(kept, done.stdout), done.stdout
+
+
 def start_method_env(tmp_path: Path, method: str) -> dict[str, str]:
     """An environment whose Python starts with multiprocessing's start method ``method`` (set
     by a sitecustomize in ``tmp_path/site``, as an interpreter's default would be)."""
