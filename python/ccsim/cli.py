@@ -806,6 +806,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     except Exception as e:
         raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
 
+    # ccsim's own site code, loaded now with the rest of ccsim, not after the runs: ccsim
+    # upgraded while a reproduction ran (`git pull` in the clone of an editable install, pip
+    # install -U) failed it after every run with "internal error (ImportError): cannot import
+    # name ... from 'ccsim.staging'", the new site module asking the old, loaded ccsim for
+    # what it did not have yet (campaign 41, issue 32).
+    import ccsim.site  # noqa: F401
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)

@@ -295,3 +295,27 @@ def test_a_package_changed_during_a_reproduction_is_named_not_a_file_inside_it(
     _one_line_naming_the_change(capsys.readouterr().err, "plotly",
                                 f"{out} holds the rest of this reproduction")  # fmt: skip
     assert (out / "report.md").is_file() and not (out / "site").exists()
+
+
+def test_a_reproduction_loads_its_site_code_before_its_first_run(tmp_path: Path) -> None:
+    """ccsim's own site modules were imported only after every run, to write the site: ccsim
+    upgraded while a reproduction ran (`git pull` in an editable install's clone) failed it
+    with "internal error (ImportError): cannot import name ... from 'ccsim.staging'", the new
+    site code asking the old, loaded ccsim for a name it did not have (campaign 41, issue 32).
+    The ccsim modules loaded at the first run are the ones the whole reproduction uses."""
+    child = (
+        "import sys\n"
+        "from ccsim import sweep\n"
+        "from ccsim.cli import main\n"
+        "def first_run(*a, **k):\n"
+        "    print(' '.join(sorted(m for m in sys.modules if m.startswith('ccsim.site'))))\n"
+        "    raise SystemExit(0)\n"
+        "sweep.execute = first_run\n"
+        f"main(['reproduce', 'm01', '--quick', '--out', {str(tmp_path / 'out')!r}])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert {"ccsim.site.build", "ccsim.site.figures", "ccsim.site.pages",
+            "ccsim.site.reports"} <= loaded, proc.stdout  # fmt: skip
