@@ -1688,7 +1688,10 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     parents of its --out (`--out new/a/out` left new/a): the check of --out removes what it
     makes, the command's own writing made them again (the CLI states matrix's group signals,
     campaign 40, issue 32)."""
-    absent = _absent_output_folders(args)
+    try:
+        absent = _absent_output_folders(args)
+    except KeyboardInterrupt:  # reproduce's default folder reads the plan: nothing made yet
+        return _interrupted(args, received)
     status = _run_command(args, received)
     if status != 0:
         _remove_empty_folders(absent)

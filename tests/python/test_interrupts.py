@@ -595,3 +595,25 @@ def test_a_reproduction_into_its_default_folder_failing_before_it_kept_anything_
     monkeypatch.delenv("CCSIM_RESULTS", raising=False)
     assert main(argv) == 1
     assert [p.name for p in (tmp_path / "work" / "results").iterdir()] == ["p001"]
+
+
+def test_a_reproduction_interrupted_while_its_default_folder_is_looked_up_says_so(
+    tmp_path: Path,
+    examples: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The default folder's name is the plan's id, read (with pandas' import) before the command
+    # runs: SIGTERM 0.3 s after `ccsim reproduce m01 --quick` started ended it in a
+    # KeyboardInterrupt traceback, status 130 (found in campaign 41's own fix, issue 32).
+    from ccsim import cli
+
+    def interrupted(args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_default_reproduction_folder", interrupted)
+    monkeypatch.chdir(tmp_path)
+    argv = ["reproduce", str(examples.parent / "experiments" / "m01-dctcp"), "--quick"]
+    assert main(argv) == 128 + signal.SIGINT
+    assert capsys.readouterr().err == "ccsim: interrupted; nothing was written\n"  # no traceback
+    assert list(tmp_path.iterdir()) == []
