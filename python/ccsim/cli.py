@@ -806,6 +806,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     except Exception as e:
         raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
 
+    # ccsim's own site code, loaded now with the rest of ccsim, not after the runs: ccsim
+    # upgraded while a reproduction ran (`git pull` in the clone of an editable install, pip
+    # install -U) failed it after every run with "internal error (ImportError): cannot import
+    # name ... from 'ccsim.staging'", the new site module asking the old, loaded ccsim for
+    # what it did not have yet (campaign 41, issue 32).
+    import ccsim.site  # noqa: F401
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)
@@ -1682,7 +1688,10 @@ def _dispatch(args: argparse.Namespace, received: list[int]) -> int:
     parents of its --out (`--out new/a/out` left new/a): the check of --out removes what it
     makes, the command's own writing made them again (the CLI states matrix's group signals,
     campaign 40, issue 32)."""
-    absent = _absent_output_folders(args)
+    try:
+        absent = _absent_output_folders(args)
+    except KeyboardInterrupt:  # reproduce's default folder reads the plan: nothing made yet
+        return _interrupted(args, received)
     status = _run_command(args, received)
     if status != 0:
         _remove_empty_folders(absent)
@@ -1693,6 +1702,8 @@ def _absent_output_folders(args: argparse.Namespace) -> list[Path]:
     """--out and the folders above it that do not exist yet, outermost first (none where the
     working folder is gone and --out is relative: that is refused before anything is made)."""
     out = getattr(args, "out", None)
+    if not out and args.command == "reproduce":
+        out = _default_reproduction_folder(args)
     if not out:
         return []
     try:
@@ -1700,6 +1711,22 @@ def _absent_output_folders(args: argparse.Namespace) -> list[Path]:
     except OSError:  # os.getcwd() of a removed working folder
         return []
     return [p for p in [*reversed(absolute.parents), absolute] if not os.path.lexists(p)]
+
+
+def _default_reproduction_folder(args: argparse.Namespace) -> Path | None:
+    """The folder ``reproduce`` without --out writes into (``results/<plan>[-quick]``, under
+    $CCSIM_RESULTS when set), or None when there is none to name (``--list``, a paper that
+    cannot be found or read: the command itself says why). A reproduction failing there before
+    it kept anything (a home folder's quota full at its plan.toml) left results/m01-quick/plan
+    empty where --out's would have been removed (campaign 41, issue 32)."""
+    if args.list or args.experiment is None:
+        return None
+    try:
+        from ccsim.experiment import default_out, find_experiment, load_plan
+
+        return default_out(load_plan(find_experiment(args.experiment)).id, args.quick)
+    except Exception:  # a package missing, a paper not found: the command names it
+        return None
 
 
 def _run_command(args: argparse.Namespace, received: list[int]) -> int:

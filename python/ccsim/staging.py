@@ -77,6 +77,9 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # issue 32).
             state = (f"{out} was removed or moved away while this command wrote into it: "
                      "nothing of this output or of an earlier one is kept there")  # fmt: skip
+        changed = package_changed(e, (stage, out), state)
+        if changed is not None:
+            raise ValueError(changed) from e
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.
@@ -453,3 +456,56 @@ def os_error_text(e: OSError) -> str:
         reason = reason[:1].lower() + reason[1:]
     other = f" -> {e.filename2}" if e.filename2 else ""
     return f"{e.filename}{other}: {reason}"
+
+
+def package_changed(e: BaseException, ours: Sequence[Path], state: str) -> str | None:
+    """The error, in words and followed by ``state`` (what became of the output), for ``e``
+    when it shows a package changed since the command looked it up at its start; or None."""
+    package = _package_changed(e, ours)
+    if package is None:
+        return None
+    detail = os_error_text(e) if isinstance(e, OSError) else str(e)
+    return (f"{package} cannot be loaded any more ({detail}): was it removed or upgraded while "
+            "this command ran? If it was removed, install ccsim again with its dependencies (pip "
+            f"install -c constraints.txt . from the repository root); {state}")  # fmt: skip
+
+
+def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
+    """The package (not ccsim) that ``e`` shows changed since the command looked it up at its
+    start, or None: a module of it imported only now, at the output's writing, that cannot be
+    (pyarrow.pandas_compat, matplotlib's SVG backend), or a file of it read only now that is
+    gone (plotly.min.js, a font of matplotlib's). A package removed or upgraded while a sweep
+    or reproduction ran failed it after every run as "ccsim needs pyarrow, which is not
+    installed", not saying the runs were kept, or as ".../plotly/package_data/plotly.min.js:
+    no such file" and ".../matplotlib/mpl-data/fonts/ttf/LastResortHE-Regular.ttf: no such
+    file", naming a file inside the package instead of the package (campaign 41, issue 32)."""
+    import sys
+
+    from ccsim import limits
+
+    if limits.exhausted(e) is not None:  # a library that could not be mapped: the limit
+        return None
+    if isinstance(e, ImportError):
+        # A submodule gone of a package loaded whole at the start; not a package that failed
+        # its first import here (the run's own check of pyarrow, a user's numpy.py under it:
+        # those are named as not installed, or shadowed, by the command).
+        package, _, sub = (e.name or "").partition(".")
+        loaded = getattr(sys.modules.get(package), "__file__", None) is not None
+        if isinstance(e, ModuleNotFoundError) and sub and loaded and package != "ccsim":
+            return package
+        return None
+    if not isinstance(e, OSError) or not e.filename:
+        return None
+    try:
+        file = Path(os.fsdecode(e.filename)).absolute()
+    except (OSError, TypeError, ValueError):
+        return None
+    if any(file.is_relative_to(Path(folder).absolute()) for folder in ours):
+        return None  # the output's own file (a user's package may hold the output folder)
+    for name, module in list(sys.modules.items()):
+        if "." in name or name == "ccsim" or getattr(module, "__file__", None) is None:
+            continue
+        for folder in getattr(module, "__path__", None) or []:
+            if file.is_relative_to(Path(folder).absolute()):
+                return name
+    return None

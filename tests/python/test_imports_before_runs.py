@@ -221,3 +221,101 @@ def test_a_users_module_shadowing_a_package_is_named_before_the_runs(
     assert len(lines) == 1 and lines[0].startswith(f"ccsim: error: ccsim needs {package}"), lines
     assert f"shadowed by {shadow / package}.py" in lines[0], lines
     assert not out.exists(), sorted(p.name for p in out.iterdir())
+
+
+def _one_line_naming_the_change(err: str, package: str, kept: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"ccsim: error: {package} cannot be loaded any more ("), lines
+    assert "removed or upgraded while this command ran" in lines[0], lines
+    assert kept in lines[0], lines
+
+
+def test_a_package_removed_during_a_sweep_is_named_with_the_runs_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pyarrow removed (or upgraded) while a sweep ran: pandas imports pyarrow.pandas_compat
+    only as the tables are written, after every run, and the sweep said "ccsim needs pyarrow,
+    which is not installed: install ccsim again", not that its 12 runs were kept and the same
+    command resumes from them (campaign 41, issue 32)."""
+    import pandas as pd
+
+    from ccsim.cli import main
+
+    def pyarrow_gone(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'pyarrow.pandas_compat'",
+                                  name="pyarrow.pandas_compat")  # fmt: skip
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", pyarrow_gone)
+    out = tmp_path / "out"
+    argv = ["sweep", FILE, "--set", "duration=100ms", "--param",
+            "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
+            "--out", str(out)]  # fmt: skip
+    assert main(argv) == 1
+    _one_line_naming_the_change(capsys.readouterr().err, "pyarrow",
+                                f"2 finished runs are kept in {out / 'runs'}")  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["runs"]
+
+
+def test_a_package_changed_during_a_reproduction_is_named_not_a_file_inside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """matplotlib upgraded while a reproduction ran (3.11's fonts gone under 3.10's files)
+    failed it after every run as ".../matplotlib/mpl-data/fonts/ttf/LastResortHE-Regular.ttf:
+    no such file"; plotly removed, as ".../plotly/package_data/plotly.min.js: no such file"
+    once the report was written: a file inside the package, not the package, and not why
+    (campaign 41, issue 32)."""
+    import matplotlib
+    import plotly
+
+    import ccsim.site
+    from ccsim.cli import main
+    from ccsim.experiment import figures
+
+    font = Path(matplotlib.__file__).parent / "mpl-data" / "fonts" / "ttf" / "Gone.ttf"
+    script = Path(plotly.__file__).parent / "package_data" / "plotly.min.js.gone"
+
+    def font_gone(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory", str(font))
+
+    def script_gone(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory", str(script))
+
+    monkeypatch.setattr(figures, "_save", font_gone)
+    out = tmp_path / "out"
+    argv = ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "1", "--out", str(out)]
+    monkeypatch.chdir(ROOT)
+    assert main(argv) == 1
+    _one_line_naming_the_change(capsys.readouterr().err, "matplotlib",
+                                f"the finished runs are kept in {out / 'runs'}")  # fmt: skip
+    monkeypatch.undo()
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(ccsim.site, "build_site", script_gone)
+    assert main(argv) == 1
+    _one_line_naming_the_change(capsys.readouterr().err, "plotly",
+                                f"{out} holds the rest of this reproduction")  # fmt: skip
+    assert (out / "report.md").is_file() and not (out / "site").exists()
+
+
+def test_a_reproduction_loads_its_site_code_before_its_first_run(tmp_path: Path) -> None:
+    """ccsim's own site modules were imported only after every run, to write the site: ccsim
+    upgraded while a reproduction ran (`git pull` in an editable install's clone) failed it
+    with "internal error (ImportError): cannot import name ... from 'ccsim.staging'", the new
+    site code asking the old, loaded ccsim for a name it did not have (campaign 41, issue 32).
+    The ccsim modules loaded at the first run are the ones the whole reproduction uses."""
+    child = (
+        "import sys\n"
+        "from ccsim import sweep\n"
+        "from ccsim.cli import main\n"
+        "def first_run(*a, **k):\n"
+        "    print(' '.join(sorted(m for m in sys.modules if m.startswith('ccsim.site'))))\n"
+        "    raise SystemExit(0)\n"
+        "sweep.execute = first_run\n"
+        f"main(['reproduce', 'm01', '--quick', '--out', {str(tmp_path / 'out')!r}])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.split())
+    assert {"ccsim.site.build", "ccsim.site.figures", "ccsim.site.pages",
+            "ccsim.site.reports"} <= loaded, proc.stdout  # fmt: skip

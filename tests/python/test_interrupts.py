@@ -562,3 +562,58 @@ def test_a_command_interrupted_after_making_the_folders_above_its_out_leaves_non
     assert main([*argv, "--out", "new/a/out"]) == 128 + signal.SIGINT
     assert [p.name for p in (tmp_path / "work").iterdir()] == ["new"]
     assert list((tmp_path / "work" / "new").iterdir()) == []
+
+
+@pytest.mark.parametrize("results", ["default", "environment"])
+def test_a_reproduction_into_its_default_folder_failing_before_it_kept_anything_leaves_none_of_it(
+    results: str, tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 41 (issue 32): `ccsim reproduce m01 --quick` without --out, from a home folder
+    # whose quota was full, failed at its plan.toml ("no space left on device") and left
+    # results/m01-quick/plan, empty: only --out's folders were removed, and the default
+    # folder (results/<plan>[-quick], under $CCSIM_RESULTS when set) is no --out.
+    from ccsim import cli
+
+    def makes_its_plan_folder_then_meets_a_full_disk(args: Any) -> int:
+        base = Path(os.environ.get("CCSIM_RESULTS") or "results")
+        plan = base / "m01-quick" / "plan"
+        plan.mkdir(parents=True)
+        raise OSError(28, "No space left on device", str(plan / "plan.toml"))
+
+    monkeypatch.setattr(cli, "_cmd_reproduce", makes_its_plan_folder_then_meets_a_full_disk)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    if results == "environment":
+        monkeypatch.setenv("CCSIM_RESULTS", "mine/results")
+    else:
+        monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+    argv = ["reproduce", str(examples.parent / "experiments" / "m01-dctcp"), "--quick"]
+    assert main(argv) == 1
+    assert list((tmp_path / "work").iterdir()) == []
+    # A results folder that was there before stays, and what else it holds.
+    (tmp_path / "work" / "results" / "p001").mkdir(parents=True)
+    monkeypatch.delenv("CCSIM_RESULTS", raising=False)
+    assert main(argv) == 1
+    assert [p.name for p in (tmp_path / "work" / "results").iterdir()] == ["p001"]
+
+
+def test_a_reproduction_interrupted_while_its_default_folder_is_looked_up_says_so(
+    tmp_path: Path,
+    examples: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The default folder's name is the plan's id, read (with pandas' import) before the command
+    # runs: SIGTERM 0.3 s after `ccsim reproduce m01 --quick` started ended it in a
+    # KeyboardInterrupt traceback, status 130 (found in campaign 41's own fix, issue 32).
+    from ccsim import cli
+
+    def interrupted(args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_default_reproduction_folder", interrupted)
+    monkeypatch.chdir(tmp_path)
+    argv = ["reproduce", str(examples.parent / "experiments" / "m01-dctcp"), "--quick"]
+    assert main(argv) == 128 + signal.SIGINT
+    assert capsys.readouterr().err == "ccsim: interrupted; nothing was written\n"  # no traceback
+    assert list(tmp_path.iterdir()) == []

@@ -538,15 +538,22 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"above could not be read; {r.report.parent} holds the rest of this "
                          "reproduction (its report, figures and tables), and the same command "
                          "writes the site from them") from e  # fmt: skip
-    except OSError as e:
+    except (OSError, ImportError) as e:
         # The reproduction's report, figures and tables are in place by now: "<out>/site/
         # index.html: no space left on device; the site was not written" left the user to
         # think the reproduction lost too (campaign 28, issue 32).
-        from ccsim.staging import os_error_text
+        from ccsim.staging import os_error_text, package_changed
 
-        raise ValueError(f"{os_error_text(e)}; {r.report.parent} holds the rest of this "
-                         "reproduction (its report, figures and tables), and the same command "
-                         "writes the site from them") from e  # fmt: skip
+        state = (f"{r.report.parent} holds the rest of this reproduction (its report, figures "
+                 "and tables), and the same command writes the site from them")  # fmt: skip
+        # plotly removed or upgraded during the runs: its plotly.min.js, read only now, was
+        # named as ".../plotly/package_data/plotly.min.js: no such file" (campaign 41).
+        changed = package_changed(e, [r.report.parent], state)
+        if changed is not None:
+            raise ValueError(changed) from e
+        if not isinstance(e, OSError):
+            raise
+        raise ValueError(f"{os_error_text(e)}; {state}") from e
     # Said once all is written: a stdout that cannot be written (closed, a full disk) fails the
     # first line, and said as each step ended, it stopped the command before the site and the
     # record of a full run were written (campaign 16, issue 32).
