@@ -356,6 +356,12 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
     out.start()
     err.start()
     if state["signal"] is not None:
+        if state["signal"] in STOPS:
+            # Counted from the moment ccsim's entry point handles the stop signals: before it,
+            # the interpreter is still starting (or the host of `%run` importing runpy), and a
+            # Ctrl-C there is the interpreter's traceback, as for any Python program (seen in
+            # campaign 41: SIGINT 0.02 s after the start, in the host's own import).
+            _wait_for_handlers(proc)
         time.sleep(state["signal_after"])
         if proc.poll() is None:
             to_group = state["signal_to"] == "group"
@@ -381,6 +387,22 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
     out.finish()
     err.finish()
     return (128 - status if status < 0 and status != -999 else status), time.monotonic() - started
+
+
+def _wait_for_handlers(proc: subprocess.Popen[bytes]) -> None:
+    """Wait (at most 30 s) until ``proc`` catches SIGTERM, which ccsim's entry point does
+    first of all, or has ended (``--version`` may end before)."""
+    bit = 1 << (signal.SIGTERM - 1)
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        except OSError:
+            return
+        caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+        if int(caught.split()[1], 16) & bit:
+            return
+        time.sleep(0.005)
 
 
 def tree(folder: Path) -> set[str]:
