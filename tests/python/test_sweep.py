@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import shutil
@@ -1005,8 +1006,12 @@ def test_a_hangup_of_the_whole_group_under_a_start_method_with_a_resource_tracke
             "--out", str(tmp_path / "out")]  # fmt: skip
     log = tmp_path / "log"
     with log.open("wb") as err:
+        # SIGHUP at its default, as a terminal's job has it, even where the tests run under
+        # nohup (there the sweep ran to its end: campaign 41).
+        heard = functools.partial(signal.signal, signal.SIGHUP, signal.SIG_DFL)
         proc = subprocess.Popen([sys.executable, "-m", "ccsim", *argv], stdout=subprocess.DEVNULL,
-                                stderr=err, env=env, start_new_session=True)  # fmt: skip
+                                stderr=err, env=env, start_new_session=True,
+                                preexec_fn=heard)  # fmt: skip
         # The sweeping process, its resource tracker, two workers (and a fork server): running.
         deadline = time.monotonic() + 60
         while len(_group(proc.pid)) < 4 and time.monotonic() < deadline:
