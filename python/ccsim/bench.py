@@ -42,6 +42,7 @@ import contextlib
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -255,15 +256,40 @@ def benchmark_scenario(name: str) -> tuple[Path, tuple[str, ...]]:
     raise ValueError(f"unknown benchmark {name}; known: {known}")
 
 
+def _block_interrupt() -> set[signal.Signals] | None:
+    """Block SIGINT in this thread (a child started meanwhile inherits the mask); returns
+    the mask to give back, or None where signals cannot be masked."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _unblock_interrupt(held: set[signal.Signals] | None) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _child_run(
     path: Path, overrides: tuple[str, ...] = ()
 ) -> tuple[dict[str, float], float, float]:
     """Run one scenario in a child; returns its summary, whole-process seconds, peak RSS MB
     (its own, not counting the parent's at the fork: module doc)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path), *overrides], stdout=subprocess.PIPE, text=True
-    )
+    # The case starts with SIGINT blocked, and keeps it so: a Ctrl-C, which a terminal sends
+    # to the whole process group, reached it too, and a case just starting printed its
+    # KeyboardInterrupt traceback on the terminal above "ccsim: interrupted by SIGINT"
+    # (campaign 41, issue 32). The command hears it and ends the case (below); SIGTERM and
+    # SIGHUP still end a case quietly. Blocked rather than ignored for the moment of the
+    # start, so that a Ctrl-C meanwhile still reaches this process, once unblocked.
+    held = _block_interrupt()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(path), *overrides],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        _unblock_interrupt(held)
     assert proc.stdout is not None
     try:
         with proc.stdout:

@@ -1577,6 +1577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Before anything is written: found as the pool started, a reproduction had stored its
         # plan/ in --out already (campaign 38, issue 32).
         refused = limits.check_semaphores("the worker processes")
+        if refused is None:
+            refused = limits.check_fork_server("the worker processes")
     if refused is not None:
         _error(refused)
         return 1

@@ -24,10 +24,12 @@ its value and the cure, in two places:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import signal
+from collections.abc import Iterator
 
 try:
     import resource
@@ -178,7 +180,9 @@ def check_pool(workers: int) -> str | None:
                     f"{'s' if workers == 1 else ''} {need}; raise it (ulimit -n {need} or more)"
                     f"{fewer}")  # fmt: skip
     refused = check_tasks(processes, POOL_TASKS + TASKS_PER_WORKER * workers, cure)
-    return refused if refused is not None else check_semaphores(processes)
+    if refused is None:
+        refused = check_semaphores(processes)
+    return refused if refused is not None else check_fork_server(processes)
 
 
 def check_semaphores(what: str) -> str | None:
@@ -201,6 +205,61 @@ def check_semaphores(what: str) -> str | None:
                 f"shares ({why}; /dev/shm missing, read-only or full?): give it a writable "
                 "/dev/shm (a container: not --ipc=none)")  # fmt: skip
     return None
+
+
+def check_fork_server(what: str) -> str | None:
+    """Start the ``forkserver`` start method's server, when that is the start method, and
+    return the error when it cannot start, or None.
+
+    The fork server (Python 3.14's default start method on Linux, or a user's script's
+    choice) listens on a UNIX socket in a folder of its own under the temporary folder,
+    ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX``, and a socket's path may hold at most 108
+    bytes (``sun_path``, unix(7)). A batch job's or a tool's long TMPDIR (a Hangul name takes
+    3 bytes a letter) left no room for it: a sweep said a bare "AF_UNIX path too long",
+    naming neither the folder nor the cure, and a reproduction had stored its plan/ in --out
+    by then. Python 3.14 falls back to the system's temporary folder for some lengths, not
+    all (CPython issues 132124, 140734). Under a umask of 0777 the folder and the socket took
+    mode 000: every worker died connecting to it ("Permission denied" tracebacks), and the
+    folder's removal at exit printed one more and left it (campaign 41, issue 32). So the
+    server is started here, before anything is written, its folder and socket given back to
+    their owner (the process's own: mkdtemp's mode 0700) whatever the umask."""
+    import multiprocessing
+
+    if multiprocessing.get_context().get_start_method() != "forkserver":
+        return None
+    from multiprocessing import forkserver, util
+
+    try:
+        os.chmod(util.get_temp_dir(), 0o700)
+        forkserver.ensure_running()
+        address = getattr(forkserver._forkserver, "_forkserver_address", None)
+        if address is not None:
+            os.chmod(address, 0o600)
+    except OSError as e:
+        met = exhausted(e)
+        if met is not None:
+            return met
+        import tempfile
+
+        return (f"{what} cannot start: the forkserver start method's server cannot listen on "
+                f"a socket in the temporary folder {tempfile.gettempdir()} ({e}; a socket's "
+                "path may hold 108 bytes): set TMPDIR to a short writable folder "
+                "(TMPDIR=/tmp)")  # fmt: skip
+    return None
+
+
+@contextlib.contextmanager
+def owners_umask() -> Iterator[None]:
+    """The umask less its owner's bits, for the moment a process pool is made: its queues'
+    POSIX semaphores (files under /dev/shm, mode 0600 less the umask) are opened again by
+    name in each worker under spawn and forkserver, which a umask of 0777 (mode 000) refused.
+    Any other umask leaves them as they are."""
+    umask = os.umask(0o077)
+    os.umask(umask & 0o077)
+    try:
+        yield
+    finally:
+        os.umask(umask)
 
 
 def _start_resource_tracker_deaf_to_hangup() -> None:

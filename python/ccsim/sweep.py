@@ -835,12 +835,15 @@ def _execute_local(
     refused = limits.check_pool(workers)
     if refused is not None:
         raise ValueError(refused)
-    with (
-        ProcessPoolExecutor(
+    with limits.owners_umask():
+        # The pool's queues' semaphores, opened again by name in each worker under spawn and
+        # forkserver: made under a umask of 0777 with mode 000, every worker died on
+        # "Permission denied" tracebacks (campaign 41, issue 32). The workers and the
+        # records keep the user's umask.
+        pool = ProcessPoolExecutor(
             max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
-        ) as pool,
-        _pool_thread_deaths() as died,
-    ):
+        )
+    with pool, _pool_thread_deaths() as died:
         pending: dict[Future[dict[str, Any]], str] = {}
         queue = iter(todo.items())
         try:

@@ -201,6 +201,25 @@ def test_an_interrupted_bench_leaves_no_case_running(
             proc.wait()
 
 
+def test_a_benchs_case_does_not_hear_the_ctrl_c_its_terminal_sends_the_whole_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 41 (issue 32): Ctrl-C signals the terminal's whole foreground process group,
+    # and a case just starting printed its KeyboardInterrupt traceback (a few lines of
+    # "Traceback (most recent call last): ... importlib") above "ccsim: interrupted by
+    # SIGINT". The command hears it and ends the case; the case itself keeps SIGINT blocked.
+    # Here a case that gets a SIGINT as it starts still answers.
+    from ccsim import bench
+
+    case = ("import json, os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
+            'time.sleep(0.2)\nprint("ccsim-bench: " + json.dumps({"hwm_kb": 1}))\n')  # fmt: skip
+    monkeypatch.setattr(bench, "_CHILD", case)
+    trivial = tmp_path / "trivial.toml"
+    trivial.write_text(bench._TRIVIAL, encoding="utf-8")
+    summary, _, _ = bench._child_run(trivial)
+    assert summary == {"hwm_kb": 1}
+
+
 def test_bench_reports_no_bytes_per_packet_where_the_memory_above_a_trivial_run_is_noise() -> None:
     from ccsim import bench
 

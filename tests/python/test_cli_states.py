@@ -338,6 +338,9 @@ def run_case(argv: list[str], env: dict[str, str], state: dict[str, Any], out: S
         for fd in closed:
             os.close(fd)
         os.setpgid(0, 0)  # a process group of its own, as a shell's job is
+        # A terminal's job hears a hang-up: the tests run under nohup (or a runner ignoring
+        # SIGHUP) had every "hup" case test an ignored SIGHUP instead (campaign 41).
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
         os.umask(umask)
         if one_cpu:  # `taskset -c N`, a batch scheduler's CPU set
             os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

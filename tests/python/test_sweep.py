@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -947,6 +949,83 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
         assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
 
 
+def _pool_command(command: str, out: Path) -> list[str]:
+    root = Path(__file__).resolve().parents[2]
+    return {
+        "sweep": ["sweep", str(root / "examples" / "random-loss.toml"), "--set",
+                  "duration=100ms", "--param", "links.bottleneck.loss.rate=0.01,0.02",
+                  "--workers", "2", "--out", str(out)],
+        "reproduce": ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "2",
+                      "--out", str(out)],
+    }[command]  # fmt: skip
+
+
+def _start_method_site(tmp_path: Path, method: str) -> dict[str, str]:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        f"import multiprocessing\nmultiprocessing.set_start_method({method!r})\n"
+    )
+    return dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_a_pool_under_forkserver_with_a_tmpdir_too_long_for_its_socket_is_refused_before_writing(
+    tmp_path: Path, command: str
+) -> None:
+    # Campaign 41 (issue 32): the fork server listens on $TMPDIR/pymp-XXXXXXXX/listener-
+    # XXXXXXXX, and a socket's path holds at most 108 bytes. Under a batch job's long TMPDIR
+    # (here a Hangul name, 3 bytes a letter) a sweep said a bare "AF_UNIX path too long" and a
+    # reproduction left its plan/ in --out.
+    env = _start_method_site(tmp_path, "forkserver")
+    tmp = tmp_path / ("임시" * 12)
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
+    out = tmp_path / "out"
+    root = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "ccsim", *_pool_command(command, out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=root)
+    if sys.version_info >= (3, 14):  # Python falls back to /tmp for a TMPDIR this long
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        return
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "ccsim: error: the worker processes cannot start: the forkserver start method's server "
+        f"cannot listen on a socket in the temporary folder {tmp} (AF_UNIX path too long"
+    ), done.stderr
+    assert done.stderr.endswith("set TMPDIR to a short writable folder (TMPDIR=/tmp)\n")
+    assert not out.exists() and os.listdir(tmp) == []
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_sweep_under_umask_0777_fails_in_one_line_under_each_start_method_as_under_fork(
+    tmp_path: Path, method: str
+) -> None:
+    # Campaign 41 (issue 32): under spawn and forkserver each worker opens the pool's
+    # semaphores again by name (and, under forkserver, connects to the server's socket), which
+    # a umask of 0777 had made mode 000: every worker died on a "Permission denied" traceback,
+    # "a worker process died", and the fork server's folder was left, its removal one more
+    # traceback. Under fork the sweep said in one line that --out cannot be written.
+    setpriv = shutil.which("setpriv") if os.geteuid() == 0 else None
+    if os.geteuid() == 0 and setpriv is None:
+        pytest.skip("as root without setpriv, a folder of mode 000 is written anyway")
+    drop = [f"--{which}=-dac_override,-dac_read_search" for which in ("bounding-set", "inh-caps")]
+    env = _start_method_site(tmp_path, method)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
+    out = tmp_path / "res" / "out"
+    (tmp_path / "res").mkdir()
+    prefix = [setpriv, *drop] if setpriv else []
+    done = subprocess.run([*prefix, sys.executable, "-m", "ccsim", *_pool_command("sweep", out)],
+                          capture_output=True, text=True, timeout=300, env=env,
+                          preexec_fn=lambda: os.umask(0o777))  # fmt: skip
+    assert (done.returncode, done.stderr) == (1, f"ccsim: error: {out}/runs: permission denied\n")
+    assert os.listdir(tmp) == [] and os.listdir(tmp_path / "res") == []
+
+
 def _group(pgid: int) -> list[int]:
     """The processes of process group ``pgid`` (read from /proc: field 5 of each stat)."""
     found = []
@@ -977,8 +1056,12 @@ def test_a_hangup_of_the_whole_group_under_a_start_method_with_a_resource_tracke
             "--out", str(tmp_path / "out")]  # fmt: skip
     log = tmp_path / "log"
     with log.open("wb") as err:
+        # SIGHUP at its default, as a terminal's job has it, even where the tests run under
+        # nohup (there the sweep ran to its end: campaign 41).
+        heard = functools.partial(signal.signal, signal.SIGHUP, signal.SIG_DFL)
         proc = subprocess.Popen([sys.executable, "-m", "ccsim", *argv], stdout=subprocess.DEVNULL,
-                                stderr=err, env=env, start_new_session=True)  # fmt: skip
+                                stderr=err, env=env, start_new_session=True,
+                                preexec_fn=heard)  # fmt: skip
         # The sweeping process, its resource tracker, two workers (and a fork server): running.
         deadline = time.monotonic() + 60
         while len(_group(proc.pid)) < 4 and time.monotonic() < deadline:
