@@ -338,6 +338,8 @@ def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
 
     def check() -> None:
         if failed:
+            # What the start found, said as not installed (staging.package_changed).
+            failed[0].found_at_start = True  # type: ignore[attr-defined]
             raise failed[0]
 
     loader.start()
