@@ -305,7 +305,7 @@ class Store:
         tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}-{threading.get_ident()}.json")
         from ccsim.result import naming_the_file
 
-        with _signals_deferred():
+        with _signals_held():
             try:
                 # A full disk fails the write with no file named: the record's is.
                 try:
@@ -352,18 +352,43 @@ def _stderr_columns() -> int:
 
 
 @contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Holds SIGINT and SIGTERM back (in the main thread, where Python handles them) until the
-    block ends; they are delivered then."""
+def _signals_held() -> Iterator[None]:
+    """Holds SIGINT, SIGTERM and SIGHUP back until the block ends; they are acted on then.
+
+    Two holds, both needed. The main thread's signal mask: a worker forked or spawned in the
+    block starts with them blocked (``_init_worker`` unblocks them once it has its handlers).
+    And Python's handlers, swapped for one that notes the signal: the kernel gives a signal
+    sent to the process to any thread that does not block it (tqdm's monitor, the pool's
+    threads once they run), and Python then runs the main thread's handler inside the block
+    at its next switch of threads. With the mask alone a hang-up to the whole group could cut
+    a spawn worker's start between its launch and its start-up data, and the worker printed
+    "EOFError: Ran out of input" under the command's own line (1 in 5-12 under spawn;
+    campaign 41, issue 32). Python runs handlers in the main thread only: in another thread
+    nothing is held, and a signal interrupts the main thread, not this block. A signal the
+    process ignores stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = set(_PARENT_SIGNALS)
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    came: list[int] = []
+    swapped = {}
+    for s in _PARENT_SIGNALS:
+        handler = signal.getsignal(s)
+        if handler not in (signal.SIG_IGN, None):
+            swapped[s] = handler
+            signal.signal(s, lambda n, _frame: came.append(n))
+    masked = hasattr(signal, "pthread_sigmask")  # POSIX
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS) if masked else None
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        # Unmasked under the note-taking handlers: a signal pending on the main thread is
+        # noted, not acted on half-way through the restoring.
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, handler in swapped.items():
+            signal.signal(s, handler)
+        if came:  # the first: a second would only repeat it
+            signal.raise_signal(came[0])
 
 
 class RecordNotSaved(RuntimeError):
@@ -475,16 +500,12 @@ def _init_worker(parent: int) -> None:
 
 
 def _submit(pool: ProcessPoolExecutor, r: RunSpec) -> Future[dict[str, Any]]:
-    """Submit one run, with SIGINT and SIGTERM held off meanwhile: ``submit`` may fork a worker,
-    which must start with them blocked, and an interruption inside ``submit`` could leave the
-    pool's locks held. A signal that arrives meanwhile is acted on just after."""
-    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: no signal masks to hold them off
+    """Submit one run with the stop signals held off (:func:`_signals_held`): ``submit`` may
+    start a worker, which must start with them blocked and be given its start-up data whole,
+    and an interruption inside ``submit`` could leave the pool's locks held. A signal that
+    arrives meanwhile is acted on just after."""
+    with _signals_held():
         return pool.submit(_execute_one, r.text, r.overrides, r.seed)
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
-    try:
-        return pool.submit(_execute_one, r.text, r.overrides, r.seed)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:

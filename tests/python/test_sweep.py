@@ -12,6 +12,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -1198,3 +1199,35 @@ def test_a_sweeps_progress_bar_counts_its_time_forward_when_the_wall_clock_steps
     ends = [line for line in shown if "4/4" in line]
     assert ends, shown
     assert all("[00:0" in line and "-" not in line.split("[")[1] for line in ends), ends
+
+
+def test_a_stop_signal_another_thread_receives_waits_for_the_end_of_a_held_block() -> None:
+    # Campaign 41 (issue 32): a pool's submit and a record's save held SIGINT, SIGTERM and
+    # SIGHUP off with the main thread's signal mask only. The kernel gives a signal sent to the
+    # process to any thread that does not block it, and Python runs the main thread's handler
+    # at its next switch of threads, inside the block: under spawn a hang-up to the whole
+    # group cut a worker's start between its launch and its start-up data, and the worker
+    # printed "EOFError: Ran out of input" under the command's line (1 in 5-12). Here the
+    # signal goes to a busy thread, as to the pool's threads.
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    stop = threading.Event()
+    busy = threading.Thread(target=lambda: [0 for _ in iter(stop.is_set, True)], daemon=True)
+    busy.start()
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    steps = 0
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with sweep._signals_held():
+                assert busy.ident is not None
+                signal.pthread_kill(busy.ident, signal.SIGTERM)
+                deadline = time.monotonic() + 0.3
+                while time.monotonic() < deadline:  # many switches of threads
+                    steps += 1
+                steps = -steps  # the block ran to its end
+        assert steps < 0, f"acted on inside the block, after {steps} steps"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        stop.set()
+        busy.join(5)
