@@ -151,9 +151,14 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
 # exec), so a child of a `ccsim bench` that had imported the experiment machinery for P002
 # (~105 MB) reported that much for every case.
 _CHILD = """
-import json, sys
+import json, os, sys
 import ccsim
-res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
+try:
+    res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
+except FileNotFoundError:
+    if os.path.exists(sys.argv[1]):
+        raise
+    sys.exit(3)  # the case's file is gone: the bench says so (_child_run)
 s = res.summary
 try:
     with open("/proc/self/status", encoding="ascii") as f:
@@ -304,6 +309,14 @@ def _child_run(
         raise
     proc.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - t0
+    if proc.returncode != 0 and not path.exists():
+        # The cases the bench generates live in its temporary folder, which a batch job's
+        # epilogue (Slurm removes the job's TMPDIR) or a cleaner of /tmp may remove while the
+        # bench runs: the case's child printed a FileNotFoundError traceback, and the bench
+        # said "benchmark F10.toml failed with status 1" (campaign 42, issue 32).
+        raise RuntimeError(f"benchmark {path.stem}: its scenario {path} was removed while the "
+                           "bench ran, with its temporary folder (a batch job's end, a cleaner "
+                           "of /tmp?); run the bench again")  # fmt: skip
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {path.name} failed with status {proc.returncode}")
     summary = _child_answer(out, f"benchmark {path.name}")

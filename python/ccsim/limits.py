@@ -222,7 +222,13 @@ def check_fork_server(what: str) -> str | None:
     mode 000: every worker died connecting to it ("Permission denied" tracebacks), and the
     folder's removal at exit printed one more and left it (campaign 41, issue 32). So the
     server is started here, before anything is written, its folder and socket given back to
-    their owner (the process's own: mkdtemp's mode 0700) whatever the umask."""
+    their owner (the process's own: mkdtemp's mode 0700) whatever the umask.
+
+    The folder is removed as the process exits, and a batch job's epilogue (Slurm removes the
+    job's TMPDIR), or a cleaner of /tmp, may have removed it first: multiprocessing's
+    finalizer then printed a FileNotFoundError traceback after the command's output, status
+    0 (campaign 42, issue 32). :func:`_forgive_removed_temp_dir` lets a folder already gone
+    be."""
     import multiprocessing
 
     if multiprocessing.get_context().get_start_method() != "forkserver":
@@ -231,6 +237,7 @@ def check_fork_server(what: str) -> str | None:
 
     try:
         os.chmod(util.get_temp_dir(), 0o700)
+        _forgive_removed_temp_dir()
         forkserver.ensure_running()
         address = getattr(forkserver._forkserver, "_forkserver_address", None)
         if address is not None:
@@ -246,6 +253,27 @@ def check_fork_server(what: str) -> str | None:
                 "path may hold 108 bytes): set TMPDIR to a short writable folder "
                 "(TMPDIR=/tmp)")  # fmt: skip
     return None
+
+
+def _forgive_removed_temp_dir() -> None:
+    """Make multiprocessing's removal of its temporary folder at exit (a finalizer calling
+    ``shutil.rmtree``, multiprocessing/util.py ``get_temp_dir``) pass over a folder that is no
+    longer there; any other failure is still its own."""
+    from multiprocessing import util
+
+    for finalizer in list(getattr(util, "_finalizer_registry", {}).values()):
+        if getattr(finalizer, "_callback", None) is getattr(util, "_remove_temp_dir", None):
+            _, folder = finalizer._args
+            finalizer._args = (_rmtree_if_there, folder)
+
+
+def _rmtree_if_there(folder: str) -> None:
+    import shutil
+
+    try:
+        shutil.rmtree(folder)
+    except FileNotFoundError:  # removed already (a batch job's epilogue, a /tmp cleaner)
+        pass
 
 
 @contextlib.contextmanager

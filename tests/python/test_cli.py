@@ -220,6 +220,31 @@ def test_a_benchs_case_does_not_hear_the_ctrl_c_its_terminal_sends_the_whole_gro
     assert summary == {"hwm_kb": 1}
 
 
+def test_bench_whose_temporary_folder_is_removed_mid_run_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 42 (issue 32): a batch job's epilogue (Slurm removes the job's TMPDIR) or a
+    # cleaner of /tmp removed the bench's temporary folder while it ran: the next case's child
+    # printed a FileNotFoundError traceback and the bench said "benchmark F10.toml failed with
+    # status 1". Here the generated case is removed as soon as it is written.
+    from ccsim import bench
+
+    write = bench._write_scale_case
+
+    def written_then_removed(name: str, directory: Path) -> tuple[str, ...]:
+        overrides = write(name, directory)
+        (directory / f"{name}.toml").unlink()
+        return overrides
+
+    monkeypatch.setattr(bench, "_write_scale_case", written_then_removed)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert main(["bench", "--only", "F10", "--repeat", "1"]) == 1
+    err = capfd.readouterr().err
+    assert err.startswith("ccsim: error: benchmark F10: its scenario ") and err.count("\n") == 1
+    assert "was removed while the bench ran" in err and "Traceback" not in err, err
+
+
 def test_bench_reports_no_bytes_per_packet_where_the_memory_above_a_trivial_run_is_noise() -> None:
     from ccsim import bench
 

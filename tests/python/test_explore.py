@@ -1765,6 +1765,24 @@ def test_an_explorer_on_an_ipv6_address_answers_its_own_page(tmp_path: Path) -> 
     app.state.engine.close()
 
 
+@pytest.mark.parametrize("bound", ["127.0.0.1", "192.0.2.2"])
+def test_an_explorer_reached_through_an_ssh_tunnel_answers_each_loopback_name_of_its_local_end(
+    bound: str, tmp_path: Path
+) -> None:
+    # Campaign 42 (issue 32): a batch job starts the explorer on a compute node, reached with
+    # `ssh -L 9000:node:8765`; ssh listens on 127.0.0.1 and ::1, and the browser sends the
+    # Host it opened. http://localhost:9000/ and http://127.0.0.1:9000/ passed, but
+    # http://[::1]:9000/ was answered 400 "Invalid host header". Other names are still refused.
+    app = create_app(tmp_path / "results", EXPERIMENTS, host=bound)
+    try:
+        for host in ("localhost:9000", "127.0.0.1:9000", "[::1]:9000"):
+            assert asgi_get(app, "/api/papers", host)[0] == 200, host
+        for host in ("evil.test:9000", "[::2]:9000", "127.0.0.2.evil.test:9000"):
+            assert asgi_get(app, "/api/papers", host)[0] == 400, host
+    finally:
+        app.state.engine.close()
+
+
 def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Path) -> None:
     # Campaign 34 (issue 32): http://localhost.:8765/ (the name fully qualified, RFC 1034
     # §3.1, which the browser sends as is) was answered 400 "Invalid host header". The dot

@@ -983,6 +983,40 @@ def test_a_pool_under_forkserver_with_a_tmpdir_too_long_for_its_socket_is_refuse
     assert not out.exists() and os.listdir(tmp) == []
 
 
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_a_pool_under_forkserver_whose_tmpdir_a_job_epilogue_removed_ends_without_a_traceback(
+    tmp_path: Path, command: str
+) -> None:
+    # Campaign 42 (issue 32): a batch job's epilogue removes the job's TMPDIR (Slurm's
+    # tmpfs/job_container plugins, a /tmp cleaner) while its last process still runs. Under
+    # forkserver the fork server's folder $TMPDIR/pymp-XXXXXXXX went with it, and
+    # multiprocessing's finalizer printed a FileNotFoundError traceback after the command's
+    # output, status 0. Here the folder is removed by an exit handler that runs before
+    # multiprocessing's own (registered after it), so the moment is the same every time.
+    env = start_method_env(tmp_path, "forkserver")
+    tmp = tmp_path / "job-tmp"
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import atexit, multiprocessing, multiprocessing.util, os, shutil\n"
+        "multiprocessing.set_start_method('forkserver')\n"
+        "if os.environ.pop('EPILOGUE', None):  # the command's own process, not its children\n"
+        "    atexit.register(shutil.rmtree, os.environ['TMPDIR'])\n"
+    )
+    env["EPILOGUE"] = "1"
+    out = tmp_path / "out"
+    root = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "ccsim", *_pool_command(command, out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=root,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert not tmp.exists()
+    if command == "sweep":
+        assert "2 runs: 2 executed" in done.stdout and (out / "flows.parquet").is_file()
+    else:
+        assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
+
+
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
 def test_a_sweep_under_umask_0777_fails_in_one_line_under_each_start_method_as_under_fork(
     tmp_path: Path, method: str

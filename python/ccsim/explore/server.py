@@ -840,10 +840,15 @@ def create_app(
     # --host as given passes too, beside its shortest form (the URL printed, which browsers
     # send): `--host ::ffff:127.0.0.1` then `curl http://[::ffff:127.0.0.1]:8765/` got 400
     # "Invalid host header" for the address the user gave (campaign 25, issue 32).
+    # The loopback's names pass whatever --host is: an SSH tunnel (`ssh -L 9000:node:8765`,
+    # the way to reach an explorer a batch job started on a compute node) or a proxy on the
+    # user's machine sends the Host its own side was opened with. ssh listens on 127.0.0.1
+    # and ::1 alike, and http://[::1]:9000/ was answered 400 "Invalid host header" where
+    # http://localhost:9000/ passed (campaign 42, issue 32). An address literal is never
+    # looked up, so it cannot be rebound to another site (the check's purpose).
     given = f"[{host}]" if ":" in host else host
-    hosts = ["*"] if every_address(host) else [url_host(host), given, "localhost", "127.0.0.1"]
-    if _localhost(host):  # its URL may name ::1 (where_served)
-        hosts.append("[::1]")
+    loopback = ["localhost", "127.0.0.1", "[::1]"]
+    hosts = ["*"] if every_address(host) else [url_host(host), given, *loopback]
     if "%" in host:  # curl sends a link-local address's Host without its zone
         hosts.append(url_host(host.partition("%")[0]))
     app = Starlette(
