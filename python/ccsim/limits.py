@@ -261,10 +261,13 @@ def _forgive_removed_temp_dir() -> None:
     longer there; any other failure is still its own."""
     from multiprocessing import util
 
+    remove = getattr(util, "_remove_temp_dir", None)
     for finalizer in list(getattr(util, "_finalizer_registry", {}).values()):
-        if getattr(finalizer, "_callback", None) is getattr(util, "_remove_temp_dir", None):
-            _, folder = finalizer._args
-            finalizer._args = (_rmtree_if_there, folder)
+        args = getattr(finalizer, "_args", None)
+        # Python 3.11-3.14 register it as (shutil.rmtree, folder); another shape is left as
+        # it is (a private structure of multiprocessing's).
+        if remove is not None and finalizer._callback is remove and len(args or ()) == 2:
+            finalizer._args = (_rmtree_if_there, args[1])
 
 
 def _rmtree_if_there(folder: str) -> None:
