@@ -919,6 +919,14 @@ def _pool_command(command: str, out: Path) -> list[str]:
     }[command]  # fmt: skip
 
 
+def assert_pool_output_whole(command: str, stdout: str, out: Path) -> None:
+    """``_pool_command``'s sweep or reproduction ran every run and left its output whole."""
+    if command == "sweep":
+        assert "2 runs: 2 executed" in stdout and (out / "flows.parquet").is_file(), stdout
+    else:
+        assert "runs executed" in stdout and (out / "site" / "index.html").is_file(), stdout
+
+
 def start_method_env(tmp_path: Path, method: str) -> dict[str, str]:
     """An environment whose Python starts with multiprocessing's start method ``method`` (set
     by a sitecustomize in ``tmp_path/site``, as an interpreter's default would be)."""
@@ -948,11 +956,7 @@ def test_the_commands_with_a_pool_work_under_each_start_method_as_python_3_14_ru
                           capture_output=True, text=True, timeout=600, env=env,
                           cwd=root)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    if command == "sweep":
-        assert "2 runs: 2 executed" in done.stdout, done.stdout
-        assert (out / "flows.parquet").is_file()
-    else:
-        assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
+    assert_pool_output_whole(command, done.stdout, out)
 
 
 @pytest.mark.parametrize("command", ["sweep", "reproduce"])
@@ -1011,10 +1015,7 @@ def test_a_pool_under_forkserver_whose_tmpdir_a_job_epilogue_removed_ends_withou
                           stdin=subprocess.DEVNULL)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert not tmp.exists()
-    if command == "sweep":
-        assert "2 runs: 2 executed" in done.stdout and (out / "flows.parquet").is_file()
-    else:
-        assert "runs executed" in done.stdout and (out / "site" / "index.html").is_file()
+    assert_pool_output_whole(command, done.stdout, out)
 
 
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
