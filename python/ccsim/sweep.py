@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait as wait_for_sentinels
 from pathlib import Path
 from typing import Any
 
@@ -545,34 +546,56 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         manager.join(_TERMINATE_GRACE_S)
 
 
-def _dead_worker(pool: ProcessPoolExecutor) -> str | None:
-    """What ended a worker of ``pool`` that has ended (as :func:`_death` says it), or None
-    while every worker lives. Asks without waiting: a worker's exit code is read once it is
-    known (its sentinel), as the pool's own thread reads it."""
-    for p in list((getattr(pool, "_processes", None) or {}).values()):
-        code = p.exitcode
-        if code is not None:
-            return _death_of(code)
-    return None
+def _workers(pool: ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes (kept private: there is no public way before 3.14)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
 
 
-def _death(pool: ProcessPoolExecutor) -> str:
-    """What ended the worker that broke ``pool``, as the error's first words. A worker killed
-    by SIGKILL is most often the system's out-of-memory killer's doing (a large scenario, or
-    many workers on a node whose memory is shared): "a worker process died" named nothing a
-    user could act on (campaign 39, issue 32). The pool ends the other workers with SIGTERM
-    once broken, so only another signal, or a status, is the cause."""
+def _worker_ended(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker of ``pool`` has ended. Asks without waiting, as the pool's own thread
+    does (a worker's sentinel): workers live as long as the pool, so an ended one is a death."""
+    return bool(wait_for_sentinels([p.sentinel for p in _workers(pool)], 0))
+
+
+def _death(pool: ProcessPoolExecutor, workers: Sequence[Any] | None = None) -> str:
+    """What ended the worker that broke ``pool``, as the error's first words (``workers``: the
+    pool's processes, when it has already been shut down). A worker killed by SIGKILL is most
+    often the system's out-of-memory killer's doing (a large scenario, or many workers on a node
+    whose memory is shared): "a worker process died" named nothing a user could act on
+    (campaign 39, issue 32).
+
+    The exit codes are read once the pool's own thread has ended: a broken pool's thread ends
+    the other workers with SIGTERM and reaps them all, and a code read while it reaps may be
+    unknown (fork: its ``waitpid`` took the status a moment before it stored it) or wrong (fork
+    server: the code is read from a pipe once, and the second reader gets 255). Read while that
+    thread worked, a worker's SIGKILL was named "a worker process died" once in a test run,
+    and whichever worker came first in the pool's table named the death, so a SIGTERM the pool
+    sent itself could be named as the cause (campaigns 42 and 43, issue 32)."""
+    workers = _workers(pool) if workers is None else list(workers)
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if (
+        manager is not None
+        and manager.ident is not None
+        and manager is not threading.current_thread()
+    ):
+        manager.join(_TERMINATE_GRACE_S)
     codes = []
-    for p in list((getattr(pool, "_processes", None) or {}).values()):
-        # The pool's own thread reaps its workers too; until it has, the code may be unknown.
+    for p in workers:
         p.join(_TERMINATE_GRACE_S)
-        code = p.exitcode
-        if code is None or code == 0 or code == -signal.SIGTERM:
-            continue
-        if code == -signal.SIGKILL:
-            return _death_of(code)
-        codes.append(code)
-    return _death_of(codes[0]) if codes else "a worker process died"
+        if p.exitcode:
+            codes.append(p.exitcode)
+    # The most telling death: SIGKILL (the out-of-memory killer), then an exit status or
+    # another signal, then SIGTERM (which the pool itself sends the others once broken, so it
+    # is the cause only when nothing else is).
+    for telling in (
+        lambda c: c == -signal.SIGKILL,
+        lambda c: c != -signal.SIGTERM,
+        lambda c: True,
+    ):
+        for code in codes:
+            if telling(code):
+                return _death_of(code)
+    return "a worker process died"
 
 
 def _death_of(code: int) -> str:
@@ -880,15 +903,17 @@ def _execute_local(
                     _stop_workers(pool)
                     why = limits.exhausted(died[0]) or f"the process pool failed ({died[0]})"
                     raise SweepInterrupted(len(store), why) from died[0]
-                if not done and (dead := _dead_worker(pool)) is not None:
+                if not done and _worker_ended(pool):
                     # A worker killed while it sent its result (the out-of-memory killer, a
                     # run's record of megabytes) left half a message in the result pipe: the
                     # pool's thread waits for the rest for ever and never sees the death, so
                     # no future ends. The sweep hung with its finished runs stored (1 kill in
                     # 3 under forkserver; campaign 40, issue 32). Workers live as long as the
-                    # pool, so one that has ended is a death, whoever sees it first.
+                    # pool, so one that has ended is a death, whoever sees it first; its code
+                    # is read once the workers are stopped and the pool's thread has ended.
+                    workers_seen = _workers(pool)
                     _stop_workers(pool)
-                    raise SweepInterrupted(len(store), dead)
+                    raise SweepInterrupted(len(store), _death(pool, workers_seen))
                 for fut in done:
                     k = pending.pop(fut)
                     err = fut.exception()

@@ -280,6 +280,69 @@ class _PoolWhoseWorkerDiesAfter:
         return fut
 
 
+class _WorkerReapedLate:
+    """A pool's worker that has ended but whose exit code is known only once the pool's own
+    thread, reaping it, has stored it: as a forked worker is when that thread's ``waitpid`` took
+    its status a moment before ``join`` here asked."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        self.exitcode: int | None = None
+
+    def join(self, timeout: float | None = None) -> None:
+        return None
+
+
+class _PoolReapingItsWorkers:
+    """The parts of a broken ``ProcessPoolExecutor`` that ``sweep._death`` reads: its workers,
+    and its own thread, which stores their codes after ``delay_s``."""
+
+    def __init__(self, codes: list[int], delay_s: float) -> None:
+        workers = [_WorkerReapedLate(c) for c in codes]
+        self._processes = dict(enumerate(workers))
+
+        def reap() -> None:
+            time.sleep(delay_s)
+            for w in workers:
+                w.exitcode = w.code
+
+        self._executor_manager_thread = threading.Thread(target=reap)
+        self._executor_manager_thread.start()
+
+
+def test_a_worker_killed_by_sigkill_is_named_so_while_the_pools_thread_still_reaps_it() -> None:
+    # Seen once in a full test run (stop 53, issue 32): the sweep whose worker was SIGKILLed
+    # said only "a worker process died", its code read while the pool's thread reaped it.
+    pool = _PoolReapingItsWorkers([-signal.SIGTERM, -signal.SIGKILL], delay_s=0.1)
+    assert sweep._death(pool).startswith(  # type: ignore[arg-type]
+        "a worker process died, killed by SIGKILL: the system's out-of-memory killer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("codes", "named"),
+    [
+        ([-signal.SIGTERM, -signal.SIGKILL], "killed by SIGKILL"),
+        ([-signal.SIGTERM, 3], "exit status 3"),
+        ([-signal.SIGTERM, -signal.SIGSEGV], "killed by SIGSEGV"),
+        ([-signal.SIGTERM, -signal.SIGTERM], "killed by SIGTERM"),
+        ([0, 0], None),
+    ],
+)
+def test_a_dead_workers_cause_is_the_most_telling_code_whatever_the_pools_order(
+    codes: list[int], named: str | None
+) -> None:
+    # The pool sends SIGTERM to the other workers once one died, so a SIGTERM is the cause only
+    # when nothing else is; a worker SIGTERMed by a user was named "killed by SIGTERM" or "a
+    # worker process died" depending on which way the sweep met the death (campaign 42).
+    for order in (codes, codes[::-1]):
+        said = sweep._death(_PoolReapingItsWorkers(order, delay_s=0.0))  # type: ignore[arg-type]
+        if named is None:
+            assert said == "a worker process died"
+        else:
+            assert said.startswith(f"a worker process died, {named}"), (order, said)
+
+
 def test_a_worker_death_seen_when_submitting_is_reported_as_an_interrupted_sweep(
     tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
