@@ -26,6 +26,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 def main() -> int:
     received: list[int] = []
     done = False
+    # The command's status, put here by ccsim.cli as it ends while its own handlers hold; a
+    # signal after that is late, however soon: the output is whole (stop 54, issue 32).
+    ended: list[int] = []
     # What a Python that runs the command inside itself had before (IPython's and Jupyter's
     # `%run -m ccsim ...`, a script's runpy.run_module("ccsim")): it is given back at the end.
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
@@ -36,7 +39,7 @@ def main() -> int:
     def interrupt(signum: int, frame: object) -> None:
         # A second signal while the first unwinds the import: already stopping. One after
         # the command returned: its output is written, and its status is the one to exit with.
-        if received or done:
+        if received or done or ended:
             return
         received.append(signum)
         raise KeyboardInterrupt
@@ -74,7 +77,7 @@ def main() -> int:
 
         # cli's own handlers (and its unraisable hook) replace these while the command runs;
         # a signal while its arguments are parsed (nothing written yet) still ends here.
-        status = cli_main()
+        status = cli_main(ended=ended)
         done = True
         # The command has ended; what is left is the interpreter's exit, where Python puts
         # the default action back and a late signal killed the process, its status lost.
@@ -88,6 +91,7 @@ def main() -> int:
     finally:
         sys.unraisablehook = sys.__unraisablehook__
         _streams_emptied()
+        _unhandled_interrupt_forgotten()
         if not _owns_the_process():
             # Run inside another program's Python, the command's end is not the process's
             # exit: left ignored, Ctrl-C stopped nothing more in that IPython session, and
@@ -96,6 +100,19 @@ def main() -> int:
             for s, handler in previous.items():
                 signal.signal(s, signal.SIG_DFL if handler is None else handler)
             warnings.showwarning = shown
+
+
+def _unhandled_interrupt_forgotten() -> None:
+    """Clear the interpreter's note that a KeyboardInterrupt went unhandled, which the exit
+    turns into a death by SIGINT. CPython (3.11 and later) takes that note whenever a
+    KeyboardInterrupt leaves code run from a string (``exec(str)``, which dataclasses and
+    namedtuples use to make their methods) even when the code that called it handled it, and
+    clears it only at the next such run. So a stop signal landing while a module defining a
+    dataclass was imported was handled ("ccsim: interrupted by SIGHUP; ...") and the process
+    then died by SIGINT, status 130 whatever the signal (the CLI states matrix, 3 in 34 at one
+    moment of `reproduce --list`; stop 54, issue 32). The stop signals are ignored here (or
+    handed back to their owner), so no other interruption can come from this process's code."""
+    exec("None")  # a run from a string that ends normally clears the note
 
 
 def _owns_the_process() -> bool:
