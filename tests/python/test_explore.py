@@ -2991,3 +2991,35 @@ def test_explore_inside_a_running_event_loop_is_refused_in_one_line_before_liste
     assert "`!ccsim explore`" in err
     with socket.create_server(("127.0.0.1", port)):  # never listened on: free
         pass
+
+
+def half_closed_exchange(port: int, request: bytes) -> bytes:
+    """``request`` sent on a connection whose sending side is then shut (FIN, as ``nc -N`` or a
+    script's ``shutdown(SHUT_WR)`` does after its request), and everything read back until the
+    explorer closes it."""
+    got = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(request)
+        c.shutdown(socket.SHUT_WR)
+        while chunk := c.recv(1 << 16):
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_a_client_that_half_closes_after_its_request_still_gets_the_plotting_script_whole(
+    method: str, server: Server
+) -> None:
+    # Campaign 43a (issue 32): the end of a client's sending (`printf 'GET ...' | nc -N`, a
+    # proxy passing its client's half-close on) was taken for the client leaving: the streamed
+    # answers (plotly.min.js, GET and HEAD) were never written, and it read 0 bytes, where
+    # every other page and the API answered it whole.
+    import plotly.offline
+
+    script = plotly.offline.get_plotlyjs().encode()
+    request = f"{method} /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n"
+    got = half_closed_exchange(server.port, request.encode())
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), got[:200]
+    assert f"content-length: {len(script)}".encode() in head.lower()
+    assert body == (script if method == "GET" else b"")

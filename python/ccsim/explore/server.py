@@ -379,6 +379,8 @@ def head_deadline_protocol() -> type:
     class HeadDeadline(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
         _head_started = False
+        #: Whether the client shut its sending side after a whole request (``eof_received``).
+        _half_closed = False
         transport: Any
 
         def connection_made(self, transport: Any) -> None:
@@ -418,6 +420,25 @@ def head_deadline_protocol() -> type:
                 return
             super().send_400_response(msg)
 
+        def eof_received(self) -> bool | None:
+            # The client's sending side ended after a whole request (`printf 'GET ...' |
+            # nc -N`, a proxy passing its client's half-close on): it still reads (TCP's
+            # half-close, RFC 9293 §3.6), so the answer goes out and the connection closes
+            # after it (``on_response_complete``). uvicorn closed at once and told the app its
+            # client had left: the streamed answers (plotly.min.js, GET and HEAD) were never
+            # written, 0 bytes where every other page was answered whole (campaign 43a,
+            # issue 32). A job's event stream is the exception: a tab closed sends the same
+            # FIN, and a reader leaving must be seen at once (``READER_RETURN_S``). Anything
+            # else (no request in progress, a body cut short) closes as before.
+            cycle = self.cycle
+            if (cycle is None or cycle.response_complete or self.conn.their_state is not h11.DONE
+                    or cycle.scope["path"].endswith("/events")):  # fmt: skip
+                return None
+            # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
+            # does not handle, and reads again for ever.
+            self._half_closed = True
+            return True
+
         def shutdown(self) -> None:
             self.transport.stop()  # the explorer stops: close at once, lingering or not
             super().shutdown()
@@ -456,6 +477,10 @@ def head_deadline_protocol() -> type:
         def on_response_complete(self) -> None:
             self._arm()  # first: the next pipelined request, if any, disarms it again
             super().on_response_complete()
+            if self._half_closed and self.cycle is not None and self.cycle.response_complete:
+                # The client sent its last request: none pipelined before its end is left.
+                self.transport.close()
+                return
             if self._deadline is not None and self.conn.trailing_data[0]:
                 # Part of the next head came with the request just answered (pipelining):
                 # begun, it is answered 408 at the deadline. Uncounted, the connection was
