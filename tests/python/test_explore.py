@@ -3023,3 +3023,31 @@ def test_a_client_that_half_closes_after_its_request_still_gets_the_plotting_scr
     assert head.startswith(b"HTTP/1.1 200 "), got[:200]
     assert f"content-length: {len(script)}".encode() in head.lower()
     assert body == (script if method == "GET" else b"")
+
+
+def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten_for_newer_ones(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Campaign 43a (issue 32): 150 clients at once, each posting a run request whose points
+    # were all in the store, then opening its events: a job ends at once, and the oldest ended
+    # jobs past 64 were forgotten whether or not their client had read them, so 50 of 300
+    # clients got 404 "no such job" for the id they had just been given. An ended job nobody
+    # has read yet counts as waiting (its client is on its way), up to the same limit.
+    engine = server.app.state.engine
+
+    def ends_at_once(job: Any) -> None:
+        job.emit("done", done=0, total=0)
+        job.end()
+
+    engine._run_job = ends_at_once
+    ask = {"paper": "p001", "figure": "fig8"}
+    answers = [server.post("/api/run", ask) for _ in range(MAX_JOBS + 1)]
+    given = [answer["job"] for status, answer in answers if status == 200]
+    assert len(given) == MAX_JOBS and answers[-1][0] == 429
+    for job in given:
+        assert server.events(job)[-1]["type"] == "done"
+    # Read, they are forgotten as before once newer ones end.
+    status, answer = server.post("/api/run", ask)
+    assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
