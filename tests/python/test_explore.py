@@ -3051,3 +3051,42 @@ def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten
     # Read, they are forgotten as before once newer ones end.
     status, answer = server.post("/api/run", ask)
     assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
+
+
+def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
+    tmp_path: Path,
+) -> None:
+    # Campaign 43a (issue 32): every request h11 could not read was said to be "not HTTP/1.1
+    # ... (an https:// address? the explorer serves http:// only)", the warning written for a
+    # TLS handshake: `curl --http2-prior-knowledge http://...` (HTTP/2's preface) and an
+    # HTTP/1.1 request with a header line that is no header sent the user after https.
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        for request in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+                        f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nno header\r\n"
+                        "\r\n".encode()):  # fmt: skip
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                c.sendall(request)
+                while c.recv(4096):
+                    pass
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert err == (
+        "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
+        "the explorer serves HTTP/1.1 only\n"
+        "ccsim explore: warning: a request that is not valid HTTP/1.1 was answered 400 Bad "
+        "Request (a malformed request line or header)\n"
+        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+    )

@@ -340,24 +340,38 @@ _NO_GRACE_NOTICE = _NoGraceNotice()
 class _NotHttpSaid(logging.Filter):
     """Turns uvicorn's "Invalid HTTP request received." (logged for bytes h11 cannot read as
     HTTP/1.1) into a ``ccsim explore: warning:`` that says the likely cause, at most once per
-    ``OUT_OF_FILES_WARN_S`` seconds: opening https://127.0.0.1:8765/ sends a TLS handshake,
-    and the terminal said only "WARNING:  Invalid HTTP request received.", once per attempt
-    (campaign 26, issue 32)."""
+    ``OUT_OF_FILES_WARN_S`` seconds for each cause: opening https://127.0.0.1:8765/ sends a
+    TLS handshake, and the terminal said only "WARNING:  Invalid HTTP request received.", once
+    per attempt (campaign 26, issue 32).
+
+    The cause is told by the first bytes of the connection (``opening``, set by the protocol
+    just before h11 reads what came, in the same call as the log): every such request was said
+    to be "an https:// address?", HTTP/2's preface (`curl --http2-prior-knowledge`) and a
+    malformed HTTP/1.1 request included (campaign 43a, issue 32)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.last: float | None = None
+        self.last: dict[str, float] = {}
+        self.opening = b""
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
 
         if record.getMessage() != "Invalid HTTP request received.":
             return True
+        if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
+            said = ("a request that is not HTTP/1.1 was refused (an https:// address? the "
+                    "explorer serves http:// only)")  # fmt: skip
+        elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
+            said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
+                    "explorer serves HTTP/1.1 only")  # fmt: skip
+        else:
+            said = ("a request that is not valid HTTP/1.1 was answered 400 Bad Request (a "
+                    "malformed request line or header)")  # fmt: skip
         now = time.monotonic()
-        if self.last is None or now - self.last >= OUT_OF_FILES_WARN_S:
-            self.last = now
-            _warn("a request that is not HTTP/1.1 was refused (an https:// address? the "
-                  "explorer serves http:// only)")  # fmt: skip
+        if said not in self.last or now - self.last[said] >= OUT_OF_FILES_WARN_S:
+            self.last[said] = now
+            _warn(said)
         return False
 
 
@@ -381,6 +395,8 @@ def head_deadline_protocol() -> type:
         _head_started = False
         #: Whether the client shut its sending side after a whole request (``eof_received``).
         _half_closed = False
+        #: The connection's first bytes, by which ``_NotHttpSaid`` tells a refusal's cause.
+        _opening = b""
         transport: Any
 
         def connection_made(self, transport: Any) -> None:
@@ -400,6 +416,8 @@ def head_deadline_protocol() -> type:
                 return
             if data and (self.cycle is None or self.cycle.response_complete):
                 self._head_started = True
+            if not self._opening:
+                self._opening = data[:16]
             super().data_received(data)
 
         def send_400_response(self, msg: str) -> None:
@@ -470,6 +488,7 @@ def head_deadline_protocol() -> type:
 
         def handle_events(self) -> None:
             cycle = self.cycle
+            _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
