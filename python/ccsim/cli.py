@@ -1662,10 +1662,18 @@ def _matplotlib_writable_config() -> None:
         folder = folder / "matplotlib"
         # The folder, or the nearest one above it that exists (matplotlib makes the rest,
         # which a umask taking the owner's write or search bits makes unusable).
-        made = not folder.exists()
-        while not folder.exists() and folder.parent != folder:
-            folder = folder.parent
-        if not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+        try:
+            made = not folder.exists()
+            while not folder.exists() and folder.parent != folder:
+                folder = folder.parent
+            usable = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+        except OSError:
+            # A home the user may not enter (another user's, mode 0700: `su user` without
+            # `-`, `setpriv --reuid`), where nothing can even be looked at: every command
+            # ended in a traceback, "Permission denied: '/root/.config/matplotlib'"
+            # (campaign 43a, issue 32).
+            break
+        if not usable:
             break
         if made and umask & 0o300:
             break

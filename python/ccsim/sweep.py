@@ -398,10 +398,20 @@ class RecordNotSaved(RuntimeError):
     command resumes from them. The record alone left the user to guess whether the sweep's
     work was lost."""
 
-    def __init__(self, error: OSError, store: Store) -> None:
+    def __init__(self, error: OSError, store: Store, stored: int = 0) -> None:
+        """``stored``: how many records the store held before this one (reused or saved)."""
         from ccsim.staging import kept_runs, os_error_text
 
         kept = len(store)
+        if not kept and stored and not store.directory.exists():
+            # The store's folder moved away (`mv OUT OUT.old`) with the runs in it: "no
+            # finished run is kept" counted where it no longer was, and the user was told the
+            # work was lost (campaign 43a, issue 32).
+            runs = "finished run" if stored == 1 else "finished runs"
+            super().__init__(f"{os_error_text(error)}; the {stored} {runs} stored in "
+                             f"{store.directory} before went with it: moved back, the same "
+                             f"command resumes from {'it' if stored == 1 else 'them'}")  # fmt: skip
+            return
         if not kept:  # "0 finished runs are kept in OUT/runs" named a folder never made
             super().__init__(f"{os_error_text(error)}; no finished run is kept")
             return
@@ -749,7 +759,7 @@ def execute(
             try:
                 store.save(k, record)
             except OSError as e:  # a full disk: the record is named, and what is kept said
-                raise RecordNotSaved(e, store) from e
+                raise RecordNotSaved(e, store, len(have) - 1) from e
             bar.update(1)
 
         def failed(k: str, err: BaseException) -> None:

@@ -791,6 +791,35 @@ def test_a_plot_without_a_writable_home_or_under_umask_0777_says_nothing_and_lea
     assert sorted(tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["validate", "run"])
+def test_a_command_whose_home_it_may_not_enter_works_without_a_traceback(
+    kind: str, tmp_path: Path
+) -> None:
+    # Campaign 43a (issue 32): $HOME another user's folder of mode 0700 (`su user` without
+    # `-`, `setpriv --reuid`, `sudo -E -u`: the home of the user who started it), so that
+    # nothing under it can even be looked at: every command ended in a traceback,
+    # "PermissionError: [Errno 13] Permission denied: '/root/.config/matplotlib'", from the
+    # look for matplotlib's folders before the command began.
+    if os.geteuid() == 0 and SETPRIV is None:
+        pytest.skip("as root without setpriv, a folder of mode 000 is entered anyway")
+    home = tmp_path / "home"
+    home.mkdir(mode=0o000)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPLCONFIGDIR", "XDG_"))}
+    env.update(HOME=str(home), TMPDIR=str(tmp_path))
+    scenario = str(ROOT / "examples" / "random-loss.toml")
+    argv = {
+        "validate": ["validate", scenario],
+        "run": ["run", scenario, "--set", "duration=1s", "--out", str(tmp_path / "out")],
+    }
+    prefix = [SETPRIV, *DROP] if SETPRIV else []
+    try:
+        done = subprocess.run([*prefix, str(CCSIM), *argv[kind]], capture_output=True,
+                              text=True, env=env, cwd=tmp_path)  # fmt: skip
+    finally:
+        home.chmod(0o700)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 @pytest.mark.parametrize("size", [(0, 0), (24, 80)])
 def test_a_sweeps_bar_shows_on_a_terminal_that_reports_no_size(
     size: tuple[int, int], tmp_path: Path

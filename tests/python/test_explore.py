@@ -2991,3 +2991,102 @@ def test_explore_inside_a_running_event_loop_is_refused_in_one_line_before_liste
     assert "`!ccsim explore`" in err
     with socket.create_server(("127.0.0.1", port)):  # never listened on: free
         pass
+
+
+def half_closed_exchange(port: int, request: bytes) -> bytes:
+    """``request`` sent on a connection whose sending side is then shut (FIN, as ``nc -N`` or a
+    script's ``shutdown(SHUT_WR)`` does after its request), and everything read back until the
+    explorer closes it."""
+    got = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(request)
+        c.shutdown(socket.SHUT_WR)
+        while chunk := c.recv(1 << 16):
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD"])
+def test_a_client_that_half_closes_after_its_request_still_gets_the_plotting_script_whole(
+    method: str, server: Server
+) -> None:
+    # Campaign 43a (issue 32): the end of a client's sending (`printf 'GET ...' | nc -N`, a
+    # proxy passing its client's half-close on) was taken for the client leaving: the streamed
+    # answers (plotly.min.js, GET and HEAD) were never written, and it read 0 bytes, where
+    # every other page and the API answered it whole.
+    import plotly.offline
+
+    script = plotly.offline.get_plotlyjs().encode()
+    request = f"{method} /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n"
+    got = half_closed_exchange(server.port, request.encode())
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), got[:200]
+    assert f"content-length: {len(script)}".encode() in head.lower()
+    assert body == (script if method == "GET" else b"")
+
+
+def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten_for_newer_ones(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Campaign 43a (issue 32): 150 clients at once, each posting a run request whose points
+    # were all in the store, then opening its events: a job ends at once, and the oldest ended
+    # jobs past 64 were forgotten whether or not their client had read them, so 50 of 300
+    # clients got 404 "no such job" for the id they had just been given. An ended job nobody
+    # has read yet counts as waiting (its client is on its way), up to the same limit.
+    engine = server.app.state.engine
+
+    def ends_at_once(job: Any) -> None:
+        job.emit("done", done=0, total=0)
+        job.end()
+
+    engine._run_job = ends_at_once
+    ask = {"paper": "p001", "figure": "fig8"}
+    answers = [server.post("/api/run", ask) for _ in range(MAX_JOBS + 1)]
+    given = [answer["job"] for status, answer in answers if status == 200]
+    assert len(given) == MAX_JOBS and answers[-1][0] == 429
+    for job in given:
+        assert server.events(job)[-1]["type"] == "done"
+    # Read, they are forgotten as before once newer ones end.
+    status, answer = server.post("/api/run", ask)
+    assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
+
+
+def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
+    tmp_path: Path,
+) -> None:
+    # Campaign 43a (issue 32): every request h11 could not read was said to be "not HTTP/1.1
+    # ... (an https:// address? the explorer serves http:// only)", the warning written for a
+    # TLS handshake: `curl --http2-prior-knowledge http://...` (HTTP/2's preface) and an
+    # HTTP/1.1 request with a header line that is no header sent the user after https.
+    import signal
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        for request in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+                        f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nno header\r\n"
+                        "\r\n".encode()):  # fmt: skip
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                c.sendall(request)
+                while c.recv(4096):
+                    pass
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert err == (
+        "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
+        "the explorer serves HTTP/1.1 only\n"
+        "ccsim explore: warning: a request that is not valid HTTP/1.1 was answered 400 Bad "
+        "Request (a malformed request line or header)\n"
+        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+    )

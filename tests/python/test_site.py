@@ -881,6 +881,21 @@ def test_a_damaged_table_or_record_of_a_reproduction_leaves_it_out_naming_the_fi
     assert pages == ["index.html", "p001-good.html"]
 
 
+def test_a_reproduction_without_its_summary_is_left_out_naming_it_not_drawn_without_figures(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 43a (issue 32): summary.parquet gone (a copy of the results interrupted, a file
+    # removed by hand) was read as a reproduction without points: its page was built with
+    # status 0 and no warning, every figure a static image where the others' are drawn.
+    tree = tmp_path / "results"
+    spoil = {"no-summary": lambda folder: (folder / "summary.parquet").unlink()}
+    warned, pages = spoiled_beside_a_good_copy(results, tree, spoil)
+    path = tree / "p001-no-summary" / "summary.parquet"
+    assert warned == [f"p001-no-summary left out of the site: {path}: missing (ccsim reproduce "
+                      "writes it beside report.md: a copy cut short?)"]  # fmt: skip
+    assert pages == ["index.html", "p001-good.html"]
+
+
 def test_a_results_file_that_is_a_folder_or_endless_leaves_its_reproduction_out_not_the_site(
     results: Path, tmp_path: Path
 ) -> None:

@@ -93,6 +93,36 @@ def test_a_store_moved_away_while_a_record_is_written_names_the_record_not_the_h
     assert "moved or removed" in shown and shown.endswith("no finished run is kept")
 
 
+def test_a_store_moved_away_after_some_runs_were_saved_says_they_went_with_it_not_lost(
+    tmp_path: Path, two_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 43a (issue 32): `mv OUT OUT.old` in the middle of a sweep or a reproduction
+    # ended "... was moved or removed while the record was written; no finished run is kept",
+    # the store counted where it no longer was: the runs finished so far (268 of a
+    # reproduction's) were all in OUT.old/runs, and the same command resumes from them there.
+    store = sweep.Store(tmp_path / "out" / "runs")
+    runs = sweep.plan_grid(two_hosts, [], [("links.bottleneck.rate", ["2Mbps", "5Mbps"])],
+                           [1, 2])  # fmt: skip
+    dump, dumped = sweep.json.dump, []
+
+    def dump_then_move_out_at_the_third(obj: Any, fh: Any) -> None:
+        dump(obj, fh)
+        dumped.append(1)
+        if len(dumped) == 3:
+            (tmp_path / "out").rename(tmp_path / "out.old")
+
+    monkeypatch.setattr(sweep.json, "dump", dump_then_move_out_at_the_third)
+    with pytest.raises(sweep.RecordNotSaved) as e:
+        sweep.execute(runs, store, workers=1, progress=False)
+    shown = str(e.value)
+    assert "was moved or removed while the record was written" in shown
+    assert shown.endswith(
+        f"; the 2 finished runs stored in {store.directory} before went with it: moved back, "
+        "the same command resumes from them"
+    ), shown
+    assert len(sweep.Store(tmp_path / "out.old" / "runs")) == 2
+
+
 def test_a_store_on_a_disk_out_of_inodes_names_the_record_not_the_hidden_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

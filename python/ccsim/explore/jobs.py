@@ -105,6 +105,16 @@ class Job:
         for f in tuple(self.queued):  # a copy: the job's thread takes from it meanwhile
             f.cancel()
 
+    def awaited(self, now: float) -> bool:
+        """Whether the job ended before any event stream read it, within
+        :data:`UNREAD_LIMIT_S` of its start: its client, just given its id, is on its way. Such
+        jobs count against :data:`MAX_JOBS` and are not forgotten. Forgotten as any ended job
+        (past 64 newer ones ended), a job whose points were all in the store ended at once, and
+        150 clients at once got 404 "no such job" for the id they had just been given, 50 in
+        300 (campaign 43a, issue 32)."""
+        return (self.finished and not self.read and not self.cancelled
+                and now - self.started < UNREAD_LIMIT_S)  # fmt: skip
+
     def stopped(self, closed: bool) -> bool:
         """Whether the job's runs must stop: cancelled, the engine ``closed``, or never read
         within :data:`UNREAD_LIMIT_S` (which cancels it here, with its reason)."""
@@ -187,7 +197,9 @@ class Engine:
         """A new job for ``request``, started; :class:`Busy` when :data:`MAX_JOBS` jobs are
         running or waiting (none is cancelled to make room)."""
         with self._lock:
-            live = sum(not (j.finished or j.cancelled) for j in self.jobs.values())
+            now = time.perf_counter()
+            live = sum(not (j.finished or j.cancelled) or j.awaited(now)
+                       for j in self.jobs.values())  # fmt: skip
             if live >= MAX_JOBS and not self.closed:
                 raise Busy(f"{live} jobs are running or waiting, the explorer's limit "
                            f"({MAX_JOBS}): wait for one to end, or cancel one (POST "
@@ -196,8 +208,9 @@ class Engine:
             job.cancelled = self.closed  # after close(): ends at once, running nothing
             self.jobs[job.id] = job
             # The oldest ended (or cancelled) jobs beyond MAX_JOBS are forgotten; one running
-            # or waiting never is.
-            ended = [k for k, j in self.jobs.items() if j.finished or j.cancelled]
+            # or waiting never is, nor one ended before its client read it (``Job.awaited``).
+            ended = [k for k, j in self.jobs.items()
+                     if (j.finished or j.cancelled) and not j.awaited(now)]  # fmt: skip
             for old in ended[: max(0, len(ended) - MAX_JOBS)]:
                 del self.jobs[old]
         threading.Thread(target=self._run_job, args=(job,), daemon=True).start()

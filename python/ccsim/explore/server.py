@@ -340,24 +340,38 @@ _NO_GRACE_NOTICE = _NoGraceNotice()
 class _NotHttpSaid(logging.Filter):
     """Turns uvicorn's "Invalid HTTP request received." (logged for bytes h11 cannot read as
     HTTP/1.1) into a ``ccsim explore: warning:`` that says the likely cause, at most once per
-    ``OUT_OF_FILES_WARN_S`` seconds: opening https://127.0.0.1:8765/ sends a TLS handshake,
-    and the terminal said only "WARNING:  Invalid HTTP request received.", once per attempt
-    (campaign 26, issue 32)."""
+    ``OUT_OF_FILES_WARN_S`` seconds for each cause: opening https://127.0.0.1:8765/ sends a
+    TLS handshake, and the terminal said only "WARNING:  Invalid HTTP request received.", once
+    per attempt (campaign 26, issue 32).
+
+    The cause is told by the first bytes of the connection (``opening``, set by the protocol
+    just before h11 reads what came, in the same call as the log): every such request was said
+    to be "an https:// address?", HTTP/2's preface (`curl --http2-prior-knowledge`) and a
+    malformed HTTP/1.1 request included (campaign 43a, issue 32)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.last: float | None = None
+        self.last: dict[str, float] = {}
+        self.opening = b""
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
 
         if record.getMessage() != "Invalid HTTP request received.":
             return True
+        if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
+            said = ("a request that is not HTTP/1.1 was refused (an https:// address? the "
+                    "explorer serves http:// only)")  # fmt: skip
+        elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
+            said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
+                    "explorer serves HTTP/1.1 only")  # fmt: skip
+        else:
+            said = ("a request that is not valid HTTP/1.1 was answered 400 Bad Request (a "
+                    "malformed request line or header)")  # fmt: skip
         now = time.monotonic()
-        if self.last is None or now - self.last >= OUT_OF_FILES_WARN_S:
-            self.last = now
-            _warn("a request that is not HTTP/1.1 was refused (an https:// address? the "
-                  "explorer serves http:// only)")  # fmt: skip
+        if said not in self.last or now - self.last[said] >= OUT_OF_FILES_WARN_S:
+            self.last[said] = now
+            _warn(said)
         return False
 
 
@@ -379,6 +393,10 @@ def head_deadline_protocol() -> type:
     class HeadDeadline(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
         _head_started = False
+        #: Whether the client shut its sending side after a whole request (``eof_received``).
+        _half_closed = False
+        #: The connection's first bytes, by which ``_NotHttpSaid`` tells a refusal's cause.
+        _opening = b""
         transport: Any
 
         def connection_made(self, transport: Any) -> None:
@@ -398,6 +416,8 @@ def head_deadline_protocol() -> type:
                 return
             if data and (self.cycle is None or self.cycle.response_complete):
                 self._head_started = True
+            if not self._opening:
+                self._opening = data[:16]
             super().data_received(data)
 
         def send_400_response(self, msg: str) -> None:
@@ -417,6 +437,25 @@ def head_deadline_protocol() -> type:
                 self.transport.close()
                 return
             super().send_400_response(msg)
+
+        def eof_received(self) -> bool | None:
+            # The client's sending side ended after a whole request (`printf 'GET ...' |
+            # nc -N`, a proxy passing its client's half-close on): it still reads (TCP's
+            # half-close, RFC 9293 §3.6), so the answer goes out and the connection closes
+            # after it (``on_response_complete``). uvicorn closed at once and told the app its
+            # client had left: the streamed answers (plotly.min.js, GET and HEAD) were never
+            # written, 0 bytes where every other page was answered whole (campaign 43a,
+            # issue 32). A job's event stream is the exception: a tab closed sends the same
+            # FIN, and a reader leaving must be seen at once (``READER_RETURN_S``). Anything
+            # else (no request in progress, a body cut short) closes as before.
+            cycle = self.cycle
+            if (cycle is None or cycle.response_complete or self.conn.their_state is not h11.DONE
+                    or cycle.scope["path"].endswith("/events")):  # fmt: skip
+                return None
+            # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
+            # does not handle, and reads again for ever.
+            self._half_closed = True
+            return True
 
         def shutdown(self) -> None:
             self.transport.stop()  # the explorer stops: close at once, lingering or not
@@ -449,6 +488,7 @@ def head_deadline_protocol() -> type:
 
         def handle_events(self) -> None:
             cycle = self.cycle
+            _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
@@ -456,6 +496,10 @@ def head_deadline_protocol() -> type:
         def on_response_complete(self) -> None:
             self._arm()  # first: the next pipelined request, if any, disarms it again
             super().on_response_complete()
+            if self._half_closed and self.cycle is not None and self.cycle.response_complete:
+                # The client sent its last request: none pipelined before its end is left.
+                self.transport.close()
+                return
             if self._deadline is not None and self.conn.trailing_data[0]:
                 # Part of the next head came with the request just answered (pipelining):
                 # begun, it is answered 408 at the deadline. Uncounted, the connection was

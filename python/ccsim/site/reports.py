@@ -123,6 +123,14 @@ def check_tables(folder: Path) -> None:
     from ccsim.scenario import NotAFile, check_regular
 
     check_folder_name(folder)
+    # Every reproduction writes summary.parquet beside report.md, and the page's figures are
+    # drawn from it. Gone (a copy of the results interrupted, a file removed by hand), it was
+    # read as a reproduction without points: the page was built with status 0 and no warning,
+    # every figure a static image (campaign 43a, issue 32).
+    summary = folder / "summary.parquet"
+    if not summary.exists() and not summary.is_symlink():  # a dangling link: read below
+        raise DamagedResults(summary, "missing (ccsim reproduce writes it beside report.md: a "
+                                      "copy cut short?)")  # fmt: skip
     for path in sorted(folder.glob("*.parquet")):
         try:
             check_regular(path)  # pyarrow waits on a FIFO past Ctrl-C and SIGTERM
