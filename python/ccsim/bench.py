@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccsim.staging import changed_text
+
 BENCH_DIR = Path(__file__).parent / "benchmarks"
 SCENARIOS = {
     "P0": "p0.toml",
@@ -152,13 +154,16 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
 # (~105 MB) reported that much for every case.
 _CHILD = """
 import json, os, sys
-import ccsim
 try:
+    import ccsim
     res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
 except FileNotFoundError:
     if os.path.exists(sys.argv[1]):
         raise
     sys.exit(3)  # the case's file is gone: the bench says so (_child_run)
+except ImportError as e:  # a package gone since the bench started: it names it (_child_run)
+    print("ccsim-bench-import:", json.dumps({"name": e.name or "", "error": str(e)}))
+    sys.exit(4)
 s = res.summary
 try:
     with open("/proc/self/status", encoding="ascii") as f:
@@ -317,6 +322,16 @@ def _child_run(
         raise RuntimeError(f"benchmark {path.stem}: its scenario {path} was removed while the "
                            "bench ran, with its temporary folder (a batch job's end, a cleaner "
                            "of /tmp?); run the bench again")  # fmt: skip
+    if proc.returncode == 4 and "ccsim-bench-import: " in out:
+        # ccsim or numpy removed or upgraded while the bench ran: each case's child imports
+        # them anew, and the next one printed its ModuleNotFoundError traceback above "ccsim:
+        # error: benchmark trivial.toml failed with status 1" (the install-change matrix,
+        # campaign 43, issue 32).
+        failed = json.loads(out.rpartition("ccsim-bench-import: ")[2].splitlines()[0])
+        package = failed["name"].partition(".")[0] or "a package ccsim needs"
+        raise RuntimeError(changed_text(package, f"{failed['error']}, in benchmark {path.stem}'s "
+                                        "process", "no table was printed (it comes after every "
+                                        "case), and the bench runs them all again"))  # fmt: skip
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {path.name} failed with status {proc.returncode}")
     summary = _child_answer(out, f"benchmark {path.name}")
