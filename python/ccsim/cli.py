@@ -1772,7 +1772,7 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
         while not e.name and isinstance(e.__cause__, ImportError):
             e = e.__cause__
-        package = (e.name or "").split(".")[0]
+        package = _package_of_extension(e) or (e.name or "").split(".")[0]
         listed = re.match(r"Unable to import required dependencies:\s*([A-Za-z_]\w*):", str(e))
         if not package and listed:
             # pandas 2.0 (pyproject.toml allows pandas>=2.0) lists what it lacks in its
@@ -1863,6 +1863,24 @@ def _working_folder_exists() -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def _package_of_extension(e: ImportError) -> str | None:
+    """The top-level package holding the extension module that ``e`` failed to load, or None.
+    CPython names such a failure by the module's last name alone, its file beside it: a shared
+    library of pyarrow's gone (removed while the command started) was "ccsim needs lib, which
+    is installed but cannot be imported (libarrow_substrait.so.2600: cannot open shared object
+    file)" (the install-change matrix, campaign 43, issue 32)."""
+    path = getattr(e, "path", None)
+    if not isinstance(path, str) or not e.name or "." in e.name:
+        return None
+    file = Path(path).absolute()
+    for entry in sys.path:
+        with contextlib.suppress(OSError, ValueError):
+            folder = Path(entry or ".").absolute()
+            if file.parent != folder and file.is_relative_to(folder):
+                return file.relative_to(folder).parts[0]
+    return None
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:
