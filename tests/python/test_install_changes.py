@@ -224,6 +224,8 @@ COMMANDS: dict[str, list[str]] = {
                   "--out", "{out}"],
     "report": ["report", "--results", "{results}", "--out", "{out}"],
     "bench": ["bench", "--only", "P0", "--repeat", "1"],
+    # The cheapest generated case (written by a child) and the plot drawn after the runs.
+    "bench-plot": ["bench", "--only", "F10", "--repeat", "1", "--plot", "{out}/scale.png"],
     "explore": ["explore", "--results", "{results}", "--port", "{port}", "--workers", "1"],
 }  # fmt: skip
 # The pool's workers under the other start methods (Python 3.14's default is forkserver):
@@ -238,10 +240,10 @@ PHASE_RANK = {"runs": 1, "outputs": 2, "serving": 3}
 PHASES = {"run": ["runs", "outputs"], "sweep": ["runs", "outputs"],
           "reproduce": ["runs", "outputs"], "report": ["outputs"], "bench": ["runs", "outputs"],
           "explore": ["serving"]}  # fmt: skip
-PHASES.update({c: PHASES[c.partition("@")[0]] for c in COMMANDS})
+PHASES.update({c: PHASES[re.split("[@-]", c)[0]] for c in COMMANDS})
 #: Run by default, within a minute (the rest with CCSIM_INSTALL_CELLS=all): every cell of
 #: the cheap commands (a second or two each), and of the others this many, drawn.
-EVERY = {"run", "sweep", "report", "bench", "explore"}
+EVERY = {"run", "sweep", "report", "bench", "bench-plot", "explore"}
 DRAWN = {"reproduce": 1, "sweep@spawn": 2}
 #: Cells that failed once, run by default while the axis holds them (campaign 43): PIL's
 #: `from PIL import features` as a reproduction's figures are written; a spawned worker's
@@ -250,8 +252,9 @@ PINNED = {"reproduce": [("outputs", "pillow")], "sweep@spawn": [("runs", "pandas
 #: The explorer's job: one run of paper 001's quick figure.
 JOB = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
 #: Files whose bytes hold the wall clock, the runs' CPU seconds (derived-values.json) or a
-#: digest of such a file (derived.json, the site's pages.json): compared by name only.
-TIMED = re.compile(r"(^|/)(run|site|derived|derived-values|pages)\.json$")
+#: digest of such a file (derived.json, the site's pages.json), or drawn from the wall clock
+#: (bench's plot): compared by name only.
+TIMED = re.compile(r"(^|/)(run|site|derived|derived-values|pages)\.json$|^scale\.png$")
 
 
 @dataclass
@@ -384,7 +387,7 @@ def _tree(out: Path) -> dict[str, str]:
 
 def _argv(command: str, out: Path, results: Path | None, port: int = 0) -> list[str]:
     fill = {"{out}": str(out), "{results}": str(results), "{port}": str(port)}
-    return [fill.get(a, a) for a in COMMANDS[command]]
+    return [fill.get(a, a.replace("{out}", str(out))) for a in COMMANDS[command]]
 
 
 def _launch(inst: Install, command: str, cell: Path, **config: Any) -> Outcome:
@@ -403,7 +406,7 @@ def _launch(inst: Install, command: str, cell: Path, **config: Any) -> Outcome:
         WALL.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
         for text in (proc.stdout, proc.stderr)
     ]
-    if command == "bench":  # its timings vary: the table's first column and its shape only
+    if command.startswith("bench"):  # its timings vary: the table's first column and its shape only
         said[0] = "\n".join(line.split(" ")[0] for line in said[0].splitlines())
     return Outcome(proc.returncode, *said, _tree(out), removed.exists())
 
