@@ -13,8 +13,9 @@ standard library first imported and every file of a package (or of ccsim's own f
 opened, with the phase the command was in. The phases are hooks on ccsim's functions, set as
 its modules are imported: ``runs`` as the first run starts (the core's run for ``ccsim run``,
 the pool's first submit, bench's first case), ``outputs`` once the last run has ended and
-before the outputs are written (the result's tables, the sweep's return, the site), and
-``serving`` once the explorer serves (as it says its address). Each package met after the
+before the outputs are written (the result's tables, the sweep's return, the site),
+``serving`` once the explorer serves (as it says its address), and ``jobs`` as its first job's
+first run starts. Each package met after the
 start is then removed, for real, at each phase it is met at or after: the child runs on a
 hard-linked (or symbolically linked) copy of the virtual environment's site-packages (and of
 ccsim's folder), in place
@@ -80,7 +81,7 @@ if _cfg.get("method"):  # the pool's start method, as an interpreter's default w
 
     multiprocessing.set_start_method(_cfg["method"])
 PHASE = ["start"]
-_RANK = {"start": 0, "runs": 1, "outputs": 2, "serving": 3}
+_RANK = {"start": 0, "runs": 1, "outputs": 2, "serving": 3, "jobs": 4}
 
 
 def _who():
@@ -121,8 +122,8 @@ if _cfg.get("log"):
 
 def mark(phase):
     """The command has reached ``phase``: the package goes now if this is the cell's."""
-    if not _MAIN or _RANK[phase] <= _RANK[PHASE[0]]:
-        return
+    if os.getpid() != int(os.environ["CCSIM_CELL_MAIN"]) or _RANK[phase] <= _RANK[PHASE[0]]:
+        return  # a forked worker, or a phase reached already
     PHASE[0] = phase
     if _cfg.get("phase") == phase:
         import shutil
@@ -183,8 +184,22 @@ def _site(m):
     m.build_site = _before(m.build_site, "outputs")
 
 
+def _core(m):
+    m.run = _before(m.run, "jobs")  # after "serving": an explorer's job's first run
+
+
+def _jobs(m):
+    from ccsim import _core as core  # the explorer's jobs call the core's run by name
+
+    if not getattr(core.run, "hooked", False):
+        _core(core)
+        core.run.hooked = True
+
+
 _PATCHES = {"ccsim.cli": _cli, "ccsim.result": _result, "ccsim.sweep": _sweep,
             "ccsim.bench": _bench, "ccsim.site": _site}
+if _cfg["command"] == "explore":  # the other commands load the explorer's modules unused
+    _PATCHES["ccsim.explore.jobs"] = _jobs
 
 
 class _Patcher:
@@ -235,11 +250,11 @@ for _method in ("forkserver", "spawn"):
         COMMANDS[f"{_command}@{_method}"] = COMMANDS[_command]
 #: The phases of the command's own process (the others: "worker", a pool's; "child", a
 #: process started anew).
-PHASE_RANK = {"runs": 1, "outputs": 2, "serving": 3}
+PHASE_RANK = {"runs": 1, "outputs": 2, "serving": 3, "jobs": 4}
 #: Where each command's phases are (the hooks in BOOT).
 PHASES = {"run": ["runs", "outputs"], "sweep": ["runs", "outputs"],
           "reproduce": ["runs", "outputs"], "report": ["outputs"], "bench": ["runs", "outputs"],
-          "explore": ["serving"]}  # fmt: skip
+          "explore": ["serving", "jobs"]}  # fmt: skip
 PHASES.update({c: PHASES[re.split("[@-]", c)[0]] for c in COMMANDS})
 #: Run by default, within a minute (the rest with CCSIM_INSTALL_CELLS=all): every cell of
 #: the cheap commands (a second or two each), and of the others this many, drawn.
@@ -395,7 +410,7 @@ def _launch(inst: Install, command: str, cell: Path, **config: Any) -> Outcome:
     out = cell / "out"
     removed = cell / "removed"
     command, _, method = command.partition("@")
-    env = inst.env(removed=str(removed), method=method, **config)
+    env = inst.env(removed=str(removed), method=method, command=command, **config)
     if command == "explore":
         return _explore(inst, cell, env, removed)
     proc = subprocess.run(
@@ -522,7 +537,7 @@ def discover(inst: Install, command: str, tmp: Path) -> Axis:
 def cells(axis: Axis, command: str) -> list[tuple[str, str]]:
     """(phase, distribution): each package met at or after each of the command's phases."""
     after = {"runs": {"runs", "worker", "child", "outputs"}, "outputs": {"outputs"},
-             "serving": {"serving", "worker", "child"}}  # fmt: skip
+             "serving": {"serving", "jobs"}, "jobs": {"jobs"}}  # fmt: skip
     found = []
     for phase in PHASES[command]:
         dists = {d for p, ds in axis.met.items() if p in after[phase] for d in ds}
