@@ -481,14 +481,19 @@ def packages_gone() -> list[str]:
     (a package's ``__init__``) is gone since: removed while the command ran."""
     import sys
 
-    gone = []
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if "." in name or name == "__main__" or not isinstance(file, str):
-            continue
-        if not os.path.exists(file):
-            gone.append(name)
-    return sorted(gone)
+    return sorted(name for name, module in list(sys.modules.items())
+                  if "." not in name and name != "__main__" and _file_gone(module))  # fmt: skip
+
+
+def _file_gone(module: object) -> bool:
+    """Whether ``module`` was loaded from a file of its own that is gone now. Only a module
+    loaded from the file system counts: one from a zip on PYTHONPATH has a ``__file__``
+    inside the zip, which no path names."""
+    from importlib.abc import FileLoader
+
+    file = getattr(module, "__file__", None)
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    return isinstance(file, str) and isinstance(loader, FileLoader) and not os.path.exists(file)
 
 
 def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
@@ -516,8 +521,8 @@ def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
         # its first import here (the run's own check of pyarrow, a user's numpy.py under it:
         # those are named as not installed, or shadowed, by the command).
         package, _, sub = (e.name or "").partition(".")
-        loaded = getattr(sys.modules.get(package), "__file__", None)
-        if package == "ccsim" or loaded is None:
+        module = sys.modules.get(package)
+        if package == "ccsim" or getattr(module, "__file__", None) is None:
             return None
         if isinstance(e, ModuleNotFoundError) and sub:
             return package
@@ -525,7 +530,7 @@ def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
         # PIL removed while a reproduction ran failed it after every run with "ccsim needs PIL,
         # which is installed but cannot be imported (cannot import name 'features' from
         # 'PIL')", not saying the runs were kept (the install-change matrix, campaign 43).
-        if not isinstance(e, ModuleNotFoundError) and not os.path.exists(loaded):
+        if not isinstance(e, ModuleNotFoundError) and _file_gone(module):
             return package
         return None
     if not isinstance(e, OSError) or not e.filename:
