@@ -258,12 +258,13 @@ PHASES = {"run": ["runs", "outputs"], "sweep": ["runs", "outputs"],
 PHASES.update({c: PHASES[re.split("[@-]", c)[0]] for c in COMMANDS})
 #: Run by default, within a minute (the rest with CCSIM_INSTALL_CELLS=all): every cell of
 #: the cheap commands (a second or two each), and of the others this many, drawn.
-EVERY = {"run", "sweep", "report", "bench", "bench-plot", "explore"}
-DRAWN = {"reproduce": 1, "sweep@spawn": 2}
+EVERY = {"run", "sweep", "report", "bench", "explore"}
+DRAWN = {"reproduce": 1, "sweep@spawn": 2, "bench-plot": 1}
 #: Cells that failed once, run by default while the axis holds them (campaign 43): PIL's
 #: `from PIL import features` as a reproduction's figures are written; a spawned worker's
-#: pandas.
-PINNED = {"reproduce": [("outputs", "pillow")], "sweep@spawn": [("runs", "pandas")]}
+#: pandas; the child that writes bench's generated case.
+PINNED = {"reproduce": [("outputs", "pillow")], "sweep@spawn": [("runs", "pandas")],
+          "bench-plot": [("runs", "tomli_w")]}  # fmt: skip
 #: The explorer's job: one run of paper 001's quick figure.
 JOB = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
 #: Files whose bytes hold the wall clock, the runs' CPU seconds (derived-values.json) or a
