@@ -699,3 +699,33 @@ def test_a_package_whose_shared_library_is_gone_is_named_not_its_extension_modul
     assert lines[0].startswith("ccsim: error: ccsim needs pyarrow, which is installed but cannot "
                                f"be imported ({libraries[0].name}: cannot open"), lines  # fmt: skip
     assert not out.exists()
+
+
+def test_a_package_imported_from_a_zip_is_not_taken_for_one_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package imported from a zip on PYTHONPATH has a ``__file__`` inside the zip, which no
+    path names: it is not one removed since the start (a worker's death, a name it lacks),
+    while one whose folder is gone is (campaign 43, issue 32)."""
+    import zipfile
+
+    from ccsim.staging import package_changed, packages_gone
+
+    archive = tmp_path / "zipped.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped_pkg/__init__.py", "x = 1\n")
+    folder = tmp_path / "folder"
+    (folder / "gone_pkg").mkdir(parents=True)
+    (folder / "gone_pkg" / "__init__.py").write_text("x = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.syspath_prepend(str(archive))
+    for name in ("zipped_pkg", "gone_pkg"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        __import__(name)
+    shutil.rmtree(folder / "gone_pkg")
+    gone = packages_gone()  # (other tests' modules may be gone too: not these two's business)
+    assert "gone_pkg" in gone and "zipped_pkg" not in gone, gone
+    for name, changed in (("zipped_pkg", False), ("gone_pkg", True)):
+        e = ImportError(f"cannot import name 'y' from '{name}'", name=name)
+        said = package_changed(e, [tmp_path / "out"], "nothing was written")
+        assert (said is not None) == changed, said
