@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccsim.staging import changed_text
+
 BENCH_DIR = Path(__file__).parent / "benchmarks"
 SCENARIOS = {
     "P0": "p0.toml",
@@ -152,13 +154,16 @@ def scale_scenario(name: str) -> tuple[str, tuple[str, ...]]:
 # (~105 MB) reported that much for every case.
 _CHILD = """
 import json, os, sys
-import ccsim
 try:
+    import ccsim
     res = ccsim.run(sys.argv[1], overrides=sys.argv[2:])
 except FileNotFoundError:
     if os.path.exists(sys.argv[1]):
         raise
     sys.exit(3)  # the case's file is gone: the bench says so (_child_run)
+except ImportError as e:  # a package gone since the bench started: it names it (_child_run)
+    print("ccsim-bench-import:", json.dumps({"name": e.name or "", "error": str(e)}))
+    sys.exit(4)
 s = res.summary
 try:
     with open("/proc/self/status", encoding="ascii") as f:
@@ -170,6 +175,22 @@ print("ccsim-bench:", json.dumps({"wall": s.wall_seconds, "events": s.events,
                                   "peak": s.peak_packets, "cell_hops": s.cell_hops,
                                   "atm_events": s.atm_events, "hwm_kb": hwm_kb}))
 """
+
+
+def _gone_in_child(out: str, case: str) -> None:
+    """Raise the error for a package that case ``case``'s child (``_CHILD``, ``_WRITE_CASE``)
+    could not import, as its line marked ``ccsim-bench-import:`` in ``out`` names it: one
+    gone since the bench looked at it, as it started (tomli_w, which writes a generated case,
+    was "benchmark F10: its scenario could not be generated: ModuleNotFoundError: No module
+    named 'tomli_w'", naming no cure; the install-change matrix, campaign 43, issue 32)."""
+    _, marked, rest = out.rpartition("ccsim-bench-import: ")
+    if not marked:
+        return
+    failed = json.loads(rest.splitlines()[0])
+    package = failed["name"].partition(".")[0] or "a package ccsim needs"
+    raise RuntimeError(changed_text(package, f"{failed['error']}, in benchmark {case}'s process",
+                                    "no table was printed (it comes after every case), and the "
+                                    "bench runs them all again"))  # fmt: skip
 
 
 def _child_answer(out: str, what: str) -> Any:
@@ -317,6 +338,12 @@ def _child_run(
         raise RuntimeError(f"benchmark {path.stem}: its scenario {path} was removed while the "
                            "bench ran, with its temporary folder (a batch job's end, a cleaner "
                            "of /tmp?); run the bench again")  # fmt: skip
+    if proc.returncode == 4:
+        # ccsim or numpy removed or upgraded while the bench ran: each case's child imports
+        # them anew, and the next one printed its ModuleNotFoundError traceback above "ccsim:
+        # error: benchmark trivial.toml failed with status 1" (the install-change matrix,
+        # campaign 43, issue 32).
+        _gone_in_child(out, path.stem)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark {path.name} failed with status {proc.returncode}")
     summary = _child_answer(out, f"benchmark {path.name}")
@@ -389,8 +416,12 @@ def relative_to(
 _WRITE_CASE = """
 import json, sys
 from pathlib import Path
-from ccsim.bench import scale_scenario
-text, overrides = scale_scenario(sys.argv[1])
+try:
+    from ccsim.bench import scale_scenario
+    text, overrides = scale_scenario(sys.argv[1])
+except ImportError as e:  # a package gone since the bench started: it names it
+    print("ccsim-bench-import:", json.dumps({"name": e.name or "", "error": str(e)}))
+    sys.exit(4)
 try:
     Path(sys.argv[2]).write_text(text, encoding="utf-8")
 except OSError as e:  # a write names no file: `ulimit -f`'s "[Errno 27] File too large"
@@ -410,6 +441,8 @@ def _write_scale_case(name: str, directory: Path) -> tuple[str, ...]:
     done = subprocess.run(
         [sys.executable, "-c", _WRITE_CASE, name, str(path)], capture_output=True, text=True
     )
+    if done.returncode == 4:
+        _gone_in_child(done.stdout, name)
     if done.returncode != 0:
         # The child's own last words (a full temporary folder, a package failing to load):
         # check=True said "internal error (CalledProcessError): Command [...] returned

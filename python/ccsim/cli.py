@@ -63,6 +63,7 @@ from ccsim.staging import (
     kept_runs,
     not_a_folder,
     os_error_text,
+    package_changed,
     refuse_a_site,
     reproduction_around,
     reproduction_of,
@@ -788,32 +789,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     # every run of the plan, hours of them for a full reproduction (campaign 15, issue 32;
     # bench --plot's was campaign 13's; markdown_it's campaign 18's).
 
-    # The modules the figures and the site import, not their packages alone: a module loaded
-    # later failing (matplotlib.pyplot's backend, a shared library gone) was found after the
-    # runs, leaving plan/ and runs/ (the extras matrix, campaign 30, issue 32).
-    for module in ("matplotlib", "matplotlib.pyplot", "plotly", "plotly.graph_objects",
-                   "plotly.subplots", "plotly.offline", "markdown_it"):  # fmt: skip
+    # The modules the figures import, not their packages alone: a module loaded later
+    # failing (matplotlib.pyplot's backend, a shared library gone) was found after the runs,
+    # leaving plan/ and runs/ (the extras matrix, campaign 30, issue 32).
+    for module in ("matplotlib", "matplotlib.pyplot"):
         _import_whole(module)
-    # By name, what the site takes from it: a user's markdown_it.py imports, and the error
-    # came after every run (campaign 33, issue 32).
-    from markdown_it import MarkdownIt  # noqa: F401
-
-    # plotly reads its validators (a JSON file, by its path) when a figure is first made: from
-    # a zip on PYTHONPATH, or with its data files stripped, it imported whole, and the site
-    # failed after every run with "validator JSON file not found" (campaign 36, issue 32).
-    from plotly.graph_objects import Figure
-
-    try:
-        Figure()
-    except Exception as e:
-        raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
-
-    # ccsim's own site code, loaded now with the rest of ccsim, not after the runs: ccsim
-    # upgraded while a reproduction ran (`git pull` in the clone of an editable install, pip
-    # install -U) failed it after every run with "internal error (ImportError): cannot import
-    # name ... from 'ccsim.staging'", the new site module asking the old, loaded ccsim for
-    # what it did not have yet (campaign 41, issue 32).
-    import ccsim.site  # noqa: F401
+    _load_the_site_code()
     from ccsim import experiment, sweep
 
     cluster = _cluster(args)
@@ -846,6 +827,39 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     )
     _say(f"report: {report}")
     return 0
+
+
+def _load_the_site_code() -> None:
+    """Load what writing a site takes (plotly, markdown-it-py, ccsim's own site code), before
+    the command's runs or its pages."""
+    for module in ("plotly", "plotly.graph_objects", "plotly.subplots", "plotly.offline",
+                   "markdown_it"):  # fmt: skip
+        _import_whole(module)
+    # By name, what the site takes from it: a user's markdown_it.py imports, and the error
+    # came after every run (campaign 33, issue 32).
+    from markdown_it import MarkdownIt  # noqa: F401
+
+    # plotly reads its validators (a JSON file, by its path) when a figure is first made: from
+    # a zip on PYTHONPATH, or with its data files stripped, it imported whole, and the site
+    # failed after every run with "validator JSON file not found" (campaign 36, issue 32).
+    from plotly.graph_objects import Figure
+
+    try:
+        Figure()
+    except Exception as e:
+        raise ImportError(f"it cannot make a figure: {e}", name="plotly") from None
+
+    # ccsim's own site code, loaded now with the rest of ccsim, not after the runs: ccsim
+    # upgraded while a reproduction ran (`git pull` in the clone of an editable install, pip
+    # install -U) failed it after every run with "internal error (ImportError): cannot import
+    # name ... from 'ccsim.staging'", the new site module asking the old, loaded ccsim for
+    # what it did not have yet (campaign 41, issue 32). ccsim.experiment with it, which the
+    # site's modules import as they write: ccsim removed while `ccsim report` wrote its pages
+    # was "internal error (ModuleNotFoundError): No module named 'ccsim.explore'" (the
+    # install-change matrix, campaign 43, issue 32).
+    import ccsim.experiment
+    import ccsim.explore.ranges  # the plans' ranges, which the site reads with each plan
+    import ccsim.site  # noqa: F401
 
 
 def list_papers(experiments: Path) -> str:
@@ -889,6 +903,7 @@ def _results_option(args: argparse.Namespace) -> str:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     _needs_tables()
+    _load_the_site_code()
     from ccsim.site import build_site
 
     results = _results_dir(args)
@@ -920,7 +935,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
             "`ccsim reproduce --out` wrote"
         )
     # A damaged reproduction is left out with a line naming its file; the rest are built.
-    site = build_site(results, args.out, warn=_warning)
+    state = f"{site} was left as it was" if site.is_dir() else f"nothing was written to {site}"
+    try:
+        site = build_site(results, args.out, warn=_warning)
+    except (OSError, ImportError) as e:
+        # plotly removed or upgraded while the pages were written: its plotly.min.js, read
+        # only now, was named as ".../plotly/package_data/plotly.min.js: no such file", a file
+        # inside the package (the install-change matrix, campaign 43, issue 32), as
+        # reproduce's was in campaign 41.
+        changed = package_changed(e, [site], state)
+        if changed is not None:
+            raise ValueError(changed) from e
+        raise
     _say(f"site: {site}")
     return 0
 
@@ -1775,7 +1801,7 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
         while not e.name and isinstance(e.__cause__, ImportError):
             e = e.__cause__
-        package = (e.name or "").split(".")[0]
+        package = _package_of_extension(e) or (e.name or "").split(".")[0]
         listed = re.match(r"Unable to import required dependencies:\s*([A-Za-z_]\w*):", str(e))
         if not package and listed:
             # pandas 2.0 (pyproject.toml allows pandas>=2.0) lists what it lacks in its
@@ -1866,6 +1892,24 @@ def _working_folder_exists() -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def _package_of_extension(e: ImportError) -> str | None:
+    """The top-level package holding the extension module that ``e`` failed to load, or None.
+    CPython names such a failure by the module's last name alone, its file beside it: a shared
+    library of pyarrow's gone (removed while the command started) was "ccsim needs lib, which
+    is installed but cannot be imported (libarrow_substrait.so.2600: cannot open shared object
+    file)" (the install-change matrix, campaign 43, issue 32)."""
+    path = getattr(e, "path", None)
+    if not isinstance(path, str) or not e.name or "." in e.name:
+        return None
+    file = Path(path).absolute()
+    for entry in sys.path:
+        with contextlib.suppress(OSError, ValueError):
+            folder = Path(entry or ".").absolute()
+            if file.parent != folder and file.is_relative_to(folder):
+                return file.relative_to(folder).parts[0]
+    return None
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:

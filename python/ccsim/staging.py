@@ -464,10 +464,36 @@ def package_changed(e: BaseException, ours: Sequence[Path], state: str) -> str |
     package = _package_changed(e, ours)
     if package is None:
         return None
-    detail = os_error_text(e) if isinstance(e, OSError) else str(e)
+    return changed_text(package, os_error_text(e) if isinstance(e, OSError) else str(e), state)
+
+
+def changed_text(package: str, detail: str, state: str | None = None) -> str:
+    """The words of :func:`package_changed` for ``package``, failing with ``detail``, followed
+    by ``state`` when given (a caller adding its own)."""
     return (f"{package} cannot be loaded any more ({detail}): was it removed or upgraded while "
             "this command ran? If it was removed, install ccsim again with its dependencies (pip "
-            f"install -c constraints.txt . from the repository root); {state}")  # fmt: skip
+            "install -c constraints.txt . from the repository root)"
+            + (f"; {state}" if state is not None else ""))  # fmt: skip
+
+
+def packages_gone() -> list[str]:
+    """The packages and top-level modules (ccsim too) loaded in this process whose own file
+    (a package's ``__init__``) is gone since: removed while the command ran."""
+    import sys
+
+    return sorted(name for name, module in list(sys.modules.items())
+                  if "." not in name and name != "__main__" and _file_gone(module))  # fmt: skip
+
+
+def _file_gone(module: object) -> bool:
+    """Whether ``module`` was loaded from a file of its own that is gone now. Only a module
+    loaded from the file system counts: one from a zip on PYTHONPATH has a ``__file__``
+    inside the zip, which no path names."""
+    from importlib.abc import FileLoader
+
+    file = getattr(module, "__file__", None)
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    return isinstance(file, str) and isinstance(loader, FileLoader) and not os.path.exists(file)
 
 
 def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
@@ -495,8 +521,16 @@ def _package_changed(e: BaseException, ours: Sequence[Path]) -> str | None:
         # its first import here (the run's own check of pyarrow, a user's numpy.py under it:
         # those are named as not installed, or shadowed, by the command).
         package, _, sub = (e.name or "").partition(".")
-        loaded = getattr(sys.modules.get(package), "__file__", None) is not None
-        if isinstance(e, ModuleNotFoundError) and sub and loaded and package != "ccsim":
+        module = sys.modules.get(package)
+        if package == "ccsim" or getattr(module, "__file__", None) is None:
+            return None
+        if isinstance(e, ModuleNotFoundError) and sub:
+            return package
+        # A name asked of a package loaded whole at the start whose own files are gone now:
+        # PIL removed while a reproduction ran failed it after every run with "ccsim needs PIL,
+        # which is installed but cannot be imported (cannot import name 'features' from
+        # 'PIL')", not saying the runs were kept (the install-change matrix, campaign 43).
+        if not isinstance(e, ModuleNotFoundError) and _file_gone(module):
             return package
         return None
     if not isinstance(e, OSError) or not e.filename:

@@ -68,7 +68,7 @@ except Exception as e:
     raise ImportError(f"ccsim.sweep needs tqdm, which is installed but cannot be imported: "
                       f"{damaged_metadata() or e}", name="tqdm") from e  # fmt: skip
 
-from ccsim import _core, limits
+from ccsim import _core, limits, worker
 from ccsim.scenario import (
     MAX_WORKERS,
     _override_strings,
@@ -605,20 +605,31 @@ def _death(pool: ProcessPoolExecutor, workers: Sequence[Any] | None = None) -> s
         for code in codes:
             if telling(code):
                 return _death_of(code)
-    return "a worker process died"
+    return _death_of(None)
 
 
-def _death_of(code: int) -> str:
-    """A dead worker's exit code in words."""
+def _death_of(code: int | None) -> str:
+    """A dead worker's exit code in words (None: not known)."""
     if code == -signal.SIGKILL:
         return (
             "a worker process died, killed by SIGKILL: the system's out-of-memory killer ends a "
             "process so (`dmesg` or the job's log says if it did; fewer --workers need less "
             "memory)"
         )
-    if code < 0 and -code in signal.valid_signals():
+    if code is not None and code < 0 and -code in signal.valid_signals():
         return f"a worker process died, killed by {signal.Signals(-code).name}"
-    return f"a worker process died, exit status {code}"
+    from ccsim.staging import changed_text, packages_gone
+
+    # A package removed since the start, which a worker under spawn or forkserver imports anew
+    # (ccsim.worker). Named by its files gone here: the worker ends without a word, and its
+    # code may not be known by the time the pool is found broken. (ccsim itself gone, the
+    # interpreter's multiprocessing fails to load the worker before any of ccsim's code runs
+    # in it, and prints its traceback: the line below still names ccsim.)
+    gone = [name for name in packages_gone() if not name.startswith("_")]
+    if code == worker.PACKAGE_GONE or gone:
+        return changed_text(" and ".join(gone) or "a package ccsim needs",
+                            "a worker process could not import it")  # fmt: skip
+    return "a worker process died" if code is None else f"a worker process died, exit status {code}"
 
 
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
@@ -895,7 +906,7 @@ def _execute_local(
         # "Permission denied" tracebacks (campaign 41, issue 32). The workers and the
         # records keep the user's umask.
         pool = ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(os.getpid(),)
+            max_workers=workers, initializer=worker.start, initargs=(os.getpid(),)
         )
     with pool, _pool_thread_deaths() as died:
         pending: dict[Future[dict[str, Any]], str] = {}
