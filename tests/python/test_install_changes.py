@@ -720,7 +720,10 @@ def test_a_package_imported_from_a_zip_is_not_taken_for_one_removed(
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.syspath_prepend(str(archive))
     for name in ("zipped_pkg", "gone_pkg"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+        # Set first, so that the module leaves sys.modules with the test: left there, a gone
+        # package made every later test's worker death "gone_pkg cannot be loaded any more".
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
         __import__(name)
     shutil.rmtree(folder / "gone_pkg")
     gone = packages_gone()  # (other tests' modules may be gone too: not these two's business)
