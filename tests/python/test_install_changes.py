@@ -27,7 +27,7 @@ output. The explorer's page, script and a job are asked for once it serves: each
 whole, or the job says what to do, and the server goes on serving.
 
 ``CCSIM_INSTALL_CELLS=all`` runs every cell; by default a few cells per command are drawn
-(``CCSIM_INSTALL_SEED`` repeats a draw), and only the cheap commands run.
+by a fixed seed (``CCSIM_INSTALL_SEED`` draws others), and only the cheap commands run.
 """
 
 from __future__ import annotations
@@ -633,17 +633,17 @@ def _judge_explore(got: Outcome, base: Outcome, dist: str, inst: Install) -> str
     return "; ".join(wrong) or None
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", [c for c in COMMANDS if ALL or c in EVERY or c in DRAWN])
 def test_a_package_removed_while_a_command_runs_changes_nothing_or_is_named_with_what_was_kept(
     command: str, install: Install, tmp_path: Path
 ) -> None:
-    if not ALL and command not in EVERY and command not in DRAWN:
-        pytest.skip("CCSIM_INSTALL_CELLS=all runs this command's cells")
     axis = discover(install, command, tmp_path)
     found = cells(axis, command)
     chosen = found
     if not ALL and command in DRAWN:
-        seed = int(os.environ.get("CCSIM_INSTALL_SEED") or random.randrange(10**6))
+        # A fixed draw by default, as the other matrices': the suite's run is the same cells
+        # every time (a cell failing must fail again); other seeds draw others.
+        seed = int(os.environ.get("CCSIM_INSTALL_SEED") or 43)
         chosen = random.Random(seed).sample(found, min(DRAWN[command], len(found)))
         chosen = sorted({*chosen, *(c for c in PINNED.get(command, []) if c in found)})
         print(f"{command}: cells {chosen} drawn with CCSIM_INSTALL_SEED={seed}")
