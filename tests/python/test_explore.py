@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import itertools
 import json
@@ -1194,6 +1195,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def _explore_child(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``ccsim explore`` in a child process on a free port, its results in ``tmp_path``,
+    yielded with the port once it serves; killed after the block if the block left it
+    running (a test ends it itself, with a signal, and reads its stderr)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
+         str(tmp_path / "results")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 @pytest.fixture
 def never_serves(monkeypatch: pytest.MonkeyPatch) -> None:
     """ccsim explore in a test must stop before it serves: uvicorn's loop fails the test."""
@@ -2248,15 +2269,10 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
     # only with the job: paper 002's full run kept the explorer up for minutes.
     import signal
 
-    port = free_port()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
-         str(tmp_path / "results")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+    with contextlib.ExitStack() as stack:
+        proc, port = stack.enter_context(_explore_child(tmp_path))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        stack.callback(conn.close)
         ask = {"paper": "p002", "figure": "fig2", "lines": ["reno"], "quick": False}
         conn.request("POST", "/api/run", json.dumps(ask), {"Content-Type": "application/json"})
         job = json.loads(conn.getresponse().read())["job"]
@@ -2270,11 +2286,6 @@ def test_ccsim_explore_watching_a_long_run_stops_on_a_signal_with_one_line_and_f
         events = [json.loads(line[6:]) for line in stream.read().decode().splitlines()
                   if line.startswith("data: ")]  # fmt: skip
         _, err = proc.communicate(timeout=60)
-    finally:
-        conn.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == status, err
     assert err == f"ccsim: interrupted by {signal_name}; every finished run is in the store\n"
     # The run was stopped, not waited for: the stream ended with the job's cancellation.
@@ -2293,14 +2304,7 @@ def test_a_tls_handshake_to_the_explorer_is_one_warning_saying_it_serves_http(
     import signal
     import ssl
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
-         str(tmp_path / "results")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+    with _explore_child(tmp_path) as (proc, port):
         context = ssl.create_default_context()
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", port)) as raw:
@@ -2312,10 +2316,6 @@ def test_a_tls_handshake_to_the_explorer_is_one_warning_saying_it_serves_http(
             assert after.recv(16).startswith(b"HTTP/1.1 200")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert err == (
         "ccsim explore: warning: a request that is not HTTP/1.1 was refused (an https:// "
         "address? the explorer serves http:// only)\n"
@@ -2335,15 +2335,7 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
     # application" and an 80-line CancelledError traceback above ccsim's line.
     import signal
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
-         str(tmp_path / "results")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    stalled = socket.socket()
-    try:
-        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+    with _explore_child(tmp_path) as (proc, port), socket.socket() as stalled:
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stalled.connect(("127.0.0.1", port))
         if held == "answer":
@@ -2366,11 +2358,6 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             pytest.fail("the explorer did not stop on SIGTERM while a client held its answer")
-    finally:
-        stalled.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 143, err
     assert err == "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
 
@@ -3062,14 +3049,7 @@ def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
     # HTTP/1.1 request with a header line that is no header sent the user after https.
     import signal
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ccsim.cli", "explore", "--port", str(port), "--results",
-         str(tmp_path / "results")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None and "ccsim explore: http" in proc.stdout.readline()
+    with _explore_child(tmp_path) as (proc, port):
         for request in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
                         f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nno header\r\n"
                         "\r\n".encode()):  # fmt: skip
@@ -3079,10 +3059,6 @@ def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
                     pass
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert err == (
         "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
         "the explorer serves HTTP/1.1 only\n"
