@@ -3066,3 +3066,29 @@ def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
         "Request (a malformed request line or header)\n"
         "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
     )
+
+
+def test_an_http2_preface_whose_first_byte_came_alone_is_still_said_to_be_http2(
+    tmp_path: Path,
+) -> None:
+    # Campaign 45a (issue 32): the refusal's cause was told by the connection's first packet
+    # only; HTTP/2's preface sent in pieces, its "P" first, was said to be "a request that is
+    # not valid HTTP/1.1 ... (a malformed request line or header)".
+    import signal
+    import time
+
+    with _explore_child(tmp_path) as (proc, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            c.sendall(b"P")
+            time.sleep(0.3)  # the explorer reads the first byte alone
+            c.sendall(b"RI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            while c.recv(4096):
+                pass
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert err == (
+        "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
+        "the explorer serves HTTP/1.1 only\n"
+        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+    )

@@ -416,8 +416,11 @@ def head_deadline_protocol() -> type:
                 return
             if data and (self.cycle is None or self.cycle.response_complete):
                 self._head_started = True
-            if not self._opening:
-                self._opening = data[:16]
+            if len(self._opening) < 16:
+                # Gathered across packets: a client that sends its first byte alone (a
+                # preface written in pieces) had its HTTP/2 preface taken for a malformed
+                # HTTP/1.1 request, told by b"P" (campaign 45a, issue 32).
+                self._opening += data[: 16 - len(self._opening)]
             super().data_received(data)
 
         def send_400_response(self, msg: str) -> None:
