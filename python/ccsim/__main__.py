@@ -77,12 +77,20 @@ def main() -> int:
 
         # cli's own handlers (and its unraisable hook) replace these while the command runs;
         # a signal while its arguments are parsed (nothing written yet) still ends here.
-        status = cli_main(ended=ended)
+        try:
+            status = cli_main(ended=ended)
+        except SystemExit:
+            # argparse ends --version and --help by SystemExit, their output written: as
+            # much the command's end as a return. Left to the handler above, a signal at the
+            # exit printed "Exception ignored in atexit callback" and a KeyboardInterrupt
+            # traceback, or killed the process (status -2, -15: campaign 45a, issue 32).
+            done = True
+            _late_signals_ignored()
+            raise
         done = True
         # The command has ended; what is left is the interpreter's exit, where Python puts
         # the default action back and a late signal killed the process, its status lost.
-        for s in STOP_SIGNALS:
-            signal.signal(s, signal.SIG_IGN)
+        _late_signals_ignored()
         return status
     except KeyboardInterrupt:
         if not received:  # not one of ours: raised by the command itself
@@ -100,6 +108,12 @@ def main() -> int:
             for s, handler in previous.items():
                 signal.signal(s, signal.SIG_DFL if handler is None else handler)
             warnings.showwarning = shown
+
+
+def _late_signals_ignored() -> None:
+    """Ignore the stop signals from the command's end to the process's exit."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
 
 
 def _unhandled_interrupt_forgotten() -> None:

@@ -237,6 +237,39 @@ def test_a_stop_signal_as_the_command_returns_from_its_block_gives_the_one_line_
     assert proc.stdout.startswith("ok: "), proc.stdout
 
 
+#: A sitecustomize that sends the process SIGHUP at its exit (an atexit callback, after the
+#: command's end), then works a moment, so that a handler still set would run.
+_SIGHUP_AT_EXIT = """
+import atexit, os, signal
+def late():
+    os.kill(os.getpid(), signal.SIGHUP)
+    sum(range(10**6))
+atexit.register(late)
+"""
+
+
+@pytest.mark.parametrize("launcher", ["script", "module"])
+@pytest.mark.parametrize("option", ["--version", "--help"])
+def test_a_stop_signal_after_version_or_help_is_written_leaves_the_status_zero_and_no_traceback(
+    tmp_path: Path, launcher: str, option: str
+) -> None:
+    # Campaign 45a (issue 32): argparse ends --version and --help by SystemExit, which passed
+    # the entry point's end of command by: its handler still set, a signal at the exit printed
+    # "Exception ignored in atexit callback" and a KeyboardInterrupt traceback under the
+    # output, and timed by hand (SIGINT, SIGTERM, SIGHUP 80 ms into --version) the process
+    # died of the signal, status -2, -15 or -1, 8 times in 120.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_SIGHUP_AT_EXIT)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+    cmd = ENTRY if launcher == "script" else [sys.executable, "-m", "ccsim"]
+    proc = subprocess.run([*cmd, option], capture_output=True, text=True, env=env, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("ccsim " if option == "--version" else "usage: ccsim")
+
+
 # --- ccsim run -------------------------------------------------------------------------------
 
 
