@@ -3012,6 +3012,25 @@ def test_a_client_that_half_closes_after_its_request_still_gets_the_plotting_scr
     assert body == (script if method == "GET" else b"")
 
 
+@pytest.mark.parametrize("version, connection", [("1.0", ""), ("1.1", "Connection: close\r\n")])
+def test_a_client_that_keeps_no_connection_alive_and_half_closes_still_gets_the_script_whole(
+    version: str, connection: str, server: Server
+) -> None:
+    # Campaign 45a (issue 32): after campaign 43's fix, a request whose client keeps no
+    # connection alive (HTTP/1.0, `Connection: close`: h11 says MUST_CLOSE, not DONE, at its
+    # end) was still taken for the client leaving at its half-close: `printf 'GET
+    # /plotly.min.js HTTP/1.0\r\n\r\n' | nc -N` read 0 bytes.
+    import plotly.offline
+
+    script = plotly.offline.get_plotlyjs().encode()
+    request = (f"GET /plotly.min.js HTTP/{version}\r\nHost: 127.0.0.1:{server.port}\r\n"
+               f"{connection}\r\n")  # fmt: skip
+    got = half_closed_exchange(server.port, request.encode())
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), got[:200]
+    assert body == script
+
+
 def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten_for_newer_ones(
     server: Server,
 ) -> None:

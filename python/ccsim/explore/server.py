@@ -452,7 +452,11 @@ def head_deadline_protocol() -> type:
             # FIN, and a reader leaving must be seen at once (``READER_RETURN_S``). Anything
             # else (no request in progress, a body cut short) closes as before.
             cycle = self.cycle
-            if (cycle is None or cycle.response_complete or self.conn.their_state is not h11.DONE
+            # MUST_CLOSE is a whole request too, from a client that keeps no connection alive
+            # (HTTP/1.0, `Connection: close`): `printf 'GET /plotly.min.js HTTP/1.0\r\n\r\n' |
+            # nc -N` read 0 bytes again (campaign 45a, issue 32).
+            if (cycle is None or cycle.response_complete
+                    or self.conn.their_state not in (h11.DONE, h11.MUST_CLOSE)
                     or cycle.scope["path"].endswith("/events")):  # fmt: skip
                 return None
             # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
