@@ -3059,6 +3059,36 @@ def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten
     assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
 
 
+#: The explorer's words for a refused HTTP/2 preface and for a malformed HTTP/1.1 request.
+_HTTP2_SAID = ("ccsim explore: warning: a request in HTTP/2 was refused (curl "
+               "--http2-prior-knowledge?): the explorer serves HTTP/1.1 only\n")  # fmt: skip
+_MALFORMED_SAID = ("ccsim explore: warning: a request that is not valid HTTP/1.1 was answered "
+                   "400 Bad Request (a malformed request line or header)\n")  # fmt: skip
+_STOPPED_SAID = "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
+
+
+def _refusals_said(tmp_path: Path, connections: list[list[bytes]]) -> str:
+    """What ``ccsim explore`` writes on stderr when each connection sends its pieces (0.3 s
+    apart, unbuffered, so the explorer reads each alone) and reads to its end, and then the
+    explorer is stopped by SIGTERM."""
+    import signal
+    import time
+
+    with _explore_child(tmp_path) as (proc, port):
+        for pieces in connections:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                for i, piece in enumerate(pieces):
+                    if i:
+                        time.sleep(0.3)
+                    c.sendall(piece)
+                while c.recv(4096):
+                    pass
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    return err
+
+
 def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
     tmp_path: Path,
 ) -> None:
@@ -3066,25 +3096,9 @@ def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(
     # ... (an https:// address? the explorer serves http:// only)", the warning written for a
     # TLS handshake: `curl --http2-prior-knowledge http://...` (HTTP/2's preface) and an
     # HTTP/1.1 request with a header line that is no header sent the user after https.
-    import signal
-
-    with _explore_child(tmp_path) as (proc, port):
-        for request in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
-                        f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nno header\r\n"
-                        "\r\n".encode()):  # fmt: skip
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
-                c.sendall(request)
-                while c.recv(4096):
-                    pass
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert err == (
-        "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
-        "the explorer serves HTTP/1.1 only\n"
-        "ccsim explore: warning: a request that is not valid HTTP/1.1 was answered 400 Bad "
-        "Request (a malformed request line or header)\n"
-        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
-    )
+    malformed = b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\nno header\r\n\r\n"
+    err = _refusals_said(tmp_path, [[b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"], [malformed]])
+    assert err == _HTTP2_SAID + _MALFORMED_SAID + _STOPPED_SAID
 
 
 def test_an_http2_preface_whose_first_byte_came_alone_is_still_said_to_be_http2(
@@ -3093,21 +3107,5 @@ def test_an_http2_preface_whose_first_byte_came_alone_is_still_said_to_be_http2(
     # Campaign 45a (issue 32): the refusal's cause was told by the connection's first packet
     # only; HTTP/2's preface sent in pieces, its "P" first, was said to be "a request that is
     # not valid HTTP/1.1 ... (a malformed request line or header)".
-    import signal
-    import time
-
-    with _explore_child(tmp_path) as (proc, port):
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
-            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            c.sendall(b"P")
-            time.sleep(0.3)  # the explorer reads the first byte alone
-            c.sendall(b"RI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-            while c.recv(4096):
-                pass
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert err == (
-        "ccsim explore: warning: a request in HTTP/2 was refused (curl --http2-prior-knowledge?): "
-        "the explorer serves HTTP/1.1 only\n"
-        "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
-    )
+    err = _refusals_said(tmp_path, [[b"P", b"RI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]])
+    assert err == _HTTP2_SAID + _STOPPED_SAID
