@@ -1666,3 +1666,38 @@ def test_an_out_reaching_into_a_reproduction_through_a_link_is_refused_and_dotdo
     beside = repro / "plan" / ".." / ".." / "beside"
     assert main(["run", scenario, "--set", "duration=0.1s", "--out", str(beside)]) == 0
     assert (results / "beside" / "flows.parquet").is_file()
+
+
+def test_a_figures_html_is_the_same_whether_or_not_orjson_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Bug (CI, stop 54): Plotly writes JSON with orjson when it can import it, and orjson's
+    # bytes differ from json's (1e-7 for 1e-07, Hangul unescaped), so the same results made a
+    # different site on CI's Python, which has orjson, than in the README's venv, which has not.
+    # A stand-in orjson (the real one need not be installed) writes as orjson does.
+    import json
+    import types
+
+    import _plotly_utils.optional_imports as optional_imports
+    import plotly.graph_objects as go
+    from plotly.io import json as plotly_json
+
+    from ccsim.site.figures import figure_html
+
+    def dumps(obj: Any, option: int = 0) -> bytes:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.replace("e-07", "e-7").encode()
+
+    fig = go.Figure(go.Scatter(x=[0.1, 1e-7, 3.0], y=[1 / 3, 2.5e20, 7], name="지연"))
+    without = figure_html(fig, "f", 3, "points")
+    stand_in = types.ModuleType("orjson")
+    stand_in.dumps = dumps  # type: ignore[attr-defined]
+    stand_in.OPT_NON_STR_KEYS = 1  # type: ignore[attr-defined]
+    stand_in.OPT_SERIALIZE_NUMPY = 2  # type: ignore[attr-defined]
+    stand_in.OPT_INDENT_2 = 4  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "orjson", stand_in)
+    monkeypatch.setattr(optional_imports, "_not_importable", set())
+    assert "1e-7" in plotly_json.to_json_plotly([1e-7]), "the stand-in is Plotly's engine"
+    assert figure_html(fig, "f", 3, "points") == without
+    assert "1e-07" in without and "\\uc9c0" in without
+    assert plotly_json.config.default_engine == "auto", "the caller's setting is put back"

@@ -9,21 +9,38 @@ import html
 import math
 import os
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
+
+#: Plotly writes a figure's JSON with orjson when that package is importable ("auto") and with
+#: the standard library's json otherwise, and the two differ in bytes (``1e-07`` or ``1e-7``,
+#: Hangul escaped or not): a site built from the same results would then depend on what else is
+#: installed (CI's Python has orjson; campaign 43's matrix saw m01-quick.html change when it was
+#: removed mid-report). The site always uses json; the engine is Plotly's one global setting,
+#: so it is switched under a lock and put back for the caller's own figures.
+_PLOTLY_ENGINE_LOCK = threading.Lock()
 
 
 def figure_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
     """A figure's div; ``data-kind`` (``points``, or the time-series kind: ``flow_series``,
     ``link_series``, ``packet_trace``, ``atm_window``) and ``data-count`` (markers drawn for
     points, traces for a time series) let a test check what the browser drew against the
-    data."""
-    body = fig.to_html(
-        full_html=False,
-        include_plotlyjs=False,
-        div_id=div_id,
-        config={"displaylogo": False, "responsive": True},
-    )
+    data. Its bytes depend on the figure only, not on whether orjson is installed."""
+    from plotly.io import json as plotly_json
+
+    with _PLOTLY_ENGINE_LOCK:
+        engine = plotly_json.config.default_engine
+        plotly_json.config.default_engine = "json"
+        try:
+            body = fig.to_html(
+                full_html=False,
+                include_plotlyjs=False,
+                div_id=div_id,
+                config={"displaylogo": False, "responsive": True},
+            )
+        finally:
+            plotly_json.config.default_engine = engine
     return (
         f'<div class="figure" data-figure="{html.escape(div_id)}" '
         f'data-kind="{kind}" data-count="{expected}">{body}</div>'
