@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import hashlib
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,47 @@ set = { "tcp.variant" = "sack" }
 label = "Reno"
 set = { "tcp.variant" = "reno" }
 """
+
+
+#: The wall clock's seconds, in a line or a table's metadata: the one thing a run's output may
+#: differ in from the same run's.
+WALL_CLOCK = re.compile(rb'[0-9.]+ s wall|"wall_seconds": [0-9.e+-]+')
+#: Files whose bytes hold the wall clock, the runs' CPU seconds (derived-values.json) or a
+#: digest of such a file (derived.json, the site's pages.json), or drawn from the wall clock
+#: (bench's plot): compared by name only.
+TIMED_FILES = re.compile(r"(^|/)(run|site|derived|derived-values|pages)\.json$|^scale\.png$")
+
+
+def file_digest(p: Path, out: Path) -> str:
+    """A file's bytes with ``out`` and the wall clock's seconds taken out; a Parquet file's
+    table and metadata so (its schema, with the metadata, is also stored base64-encoded)."""
+    if p.suffix != ".parquet":
+        return hashlib.sha256(
+            WALL_CLOCK.sub(b"{wall}", p.read_bytes().replace(bytes(out), b"{out}"))
+        ).hexdigest()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(p)
+    meta = {k: WALL_CLOCK.sub(b"{wall}", v.replace(bytes(out), b"{out}"))
+            for k, v in (table.schema.metadata or {}).items() if k != b"ARROW:schema"}  # fmt: skip
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema.remove_metadata()) as w:
+        w.write_table(table.replace_schema_metadata(None))
+    digest = hashlib.sha256(sink.getvalue().to_pybytes())
+    for k in sorted(meta):
+        digest.update(k + b"=" + meta[k])
+    return digest.hexdigest()
+
+
+def output_digests(out: Path) -> dict[str, str]:
+    """Each file of a command's output folder and its digest: two runs of the same command
+    with the same seed give the same mapping (the timed files by name only)."""
+    if not out.exists():
+        return {}
+    tree = {}
+    for p in sorted(out.rglob("*")):
+        rel = p.relative_to(out).as_posix()
+        if p.is_file():
+            tree[rel] = "(timed)" if TIMED_FILES.search(rel) else file_digest(p, out)
+    return tree

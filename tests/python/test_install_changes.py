@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import WALL_CLOCK, output_digests
 
 ROOT = Path(__file__).resolve().parents[2]
 FILE = str(ROOT / "examples" / "random-loss.toml")
@@ -267,10 +268,6 @@ PINNED = {"reproduce": [("outputs", "pillow")], "sweep@spawn": [("runs", "pandas
           "bench-plot": [("runs", "tomli_w")]}  # fmt: skip
 #: The explorer's job: one run of paper 001's quick figure.
 JOB = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
-#: Files whose bytes hold the wall clock, the runs' CPU seconds (derived-values.json) or a
-#: digest of such a file (derived.json, the site's pages.json), or drawn from the wall clock
-#: (bench's plot): compared by name only.
-TIMED = re.compile(r"(^|/)(run|site|derived|derived-values|pages)\.json$|^scale\.png$")
 
 
 @dataclass
@@ -364,43 +361,6 @@ class Outcome:
     http: dict[str, Any] = field(default_factory=dict)
 
 
-#: The wall clock's seconds, in a line or a table's metadata: the one thing a run's output may
-#: differ in from the same run's.
-WALL = re.compile(rb'[0-9.]+ s wall|"wall_seconds": [0-9.e+-]+')
-
-
-def _digest(p: Path, out: Path) -> str:
-    """A file's bytes with ``out`` and the wall clock's seconds taken out; a Parquet file's
-    table and metadata so (its schema, with the metadata, is also stored base64-encoded)."""
-    if p.suffix != ".parquet":
-        return hashlib.sha256(WALL.sub(b"{wall}", p.read_bytes().replace(bytes(out), b"{out}"))
-                              ).hexdigest()  # fmt: skip
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(p)
-    meta = {k: WALL.sub(b"{wall}", v.replace(bytes(out), b"{out}"))
-            for k, v in (table.schema.metadata or {}).items() if k != b"ARROW:schema"}  # fmt: skip
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema.remove_metadata()) as w:
-        w.write_table(table.replace_schema_metadata(None))
-    digest = hashlib.sha256(sink.getvalue().to_pybytes())
-    for k in sorted(meta):
-        digest.update(k + b"=" + meta[k])
-    return digest.hexdigest()
-
-
-def _tree(out: Path) -> dict[str, str]:
-    if not out.exists():
-        return {}
-    tree = {}
-    for p in sorted(out.rglob("*")):
-        rel = p.relative_to(out).as_posix()
-        if p.is_file():
-            tree[rel] = "(timed)" if TIMED.search(rel) else _digest(p, out)
-    return tree
-
-
 def _argv(command: str, out: Path, results: Path | None, port: int = 0) -> list[str]:
     fill = {"{out}": str(out), "{results}": str(results), "{port}": str(port)}
     return [fill.get(a, a.replace("{out}", str(out))) for a in COMMANDS[command]]
@@ -419,12 +379,12 @@ def _launch(inst: Install, command: str, cell: Path, **config: Any) -> Outcome:
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
     )  # fmt: skip
     said = [
-        WALL.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
+        WALL_CLOCK.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
         for text in (proc.stdout, proc.stderr)
     ]
     if command.startswith("bench"):  # its timings vary: the table's first column and its shape only
         said[0] = "\n".join(line.split(" ")[0] for line in said[0].splitlines())
-    return Outcome(proc.returncode, *said, _tree(out), removed.exists())
+    return Outcome(proc.returncode, *said, output_digests(out), removed.exists())
 
 
 def _free_port() -> int:

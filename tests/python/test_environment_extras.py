@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: MIT
+"""Packages a user's Python holds besides ccsim's own, which ccsim's dependencies use when they
+can import them (orjson for Plotly's JSON, bottleneck and numexpr for pandas, ...): present or
+absent, every command writes the same bytes. Same scenario and seed, same bits, whatever else
+is installed.
+
+CI runs the suite in a Python that carries some 200 other packages; the README's venv carries
+none. With orjson importable, Plotly wrote the site's figures with orjson instead of the
+standard library's json (``1e-7`` for ``1e-07``, Hangul unescaped), and the same results made
+another site (stop 54's CI; ccsim.site.figures now chooses the engine).
+
+The axis is discovered, not listed: each command runs once in a child whose ``sitecustomize``
+notes, with ``sys.addaudithook``, every top-level module an import is tried for, found or not.
+Those outside the standard library and outside the closure of ccsim's requirements (each
+dependency's own requirements, not its optional ones) are the environment's extras. The ones
+present are then hidden, all at once, by a finder first on ``sys.meta_path`` (their import
+fails as it does where they are not installed), in the command's process and in its workers,
+and the command runs again: the same status, the same words, the same files with the same
+bytes. A package looked for with ``importlib.util.find_spec`` alone is not seen; the extras
+tried but absent are printed. The test command installs the usual ones
+(requirements-test.txt), so the suite meets them wherever it runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from conftest import WALL_CLOCK, output_digests
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[2]
+FILE = str(ROOT / "examples" / "random-loss.toml")
+
+# The child's sitecustomize: the audit hook that notes every module an import is tried for,
+# and the finder that hides the cell's extras.
+BOOT = r'''
+import json, os, sys
+
+_cfg = json.loads(os.environ["CCSIM_EXTRAS"])
+if _cfg.get("log"):
+    _fd = os.open(_cfg["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    _seen = set()
+
+    def _hook(event, args):
+        # "import" is raised for a module not yet in sys.modules, before it is looked for.
+        if event != "import":
+            return
+        top = args[0].partition(".")[0]
+        if top in _seen or top in sys.stdlib_module_names:
+            return
+        _seen.add(top)
+        os.write(_fd, (top + "\n").encode())
+
+    sys.addaudithook(_hook)
+
+_HIDDEN = frozenset(_cfg.get("hide", ()))
+
+
+class _Hidden:
+    """Not installed, as far as an import can tell."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in _HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+if _HIDDEN:
+    sys.meta_path.insert(0, _Hidden())
+'''
+
+#: The commands, each as cheap as it comes; {out} and {results} are filled in.
+COMMANDS: dict[str, list[str]] = {
+    "run": ["run", FILE, "--set", "duration=100ms", "--out", "{out}"],
+    "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
+              "links.bottleneck.loss.rate=0.01,0.02", "--workers", "2", "--out", "{out}"],
+    "reproduce": ["reproduce", "m01", "--quick", "--seeds", "2", "--workers", "2",
+                  "--out", "{out}"],
+    "report": ["report", "--results", "{results}", "--out", "{out}"],
+}  # fmt: skip
+
+
+def _requirement_closure() -> set[str]:
+    """The distributions ccsim needs (every one of its extras too) and, recursively, what each
+    of them needs without its optional extras, by normalized name."""
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    needed: set[str] = set()
+    ccsim_extras = metadata.metadata("ccsim").get_all("Provides-Extra") or []
+    todo: list[tuple[str, tuple[str, ...]]] = [("ccsim", ("", *ccsim_extras))]
+    while todo:
+        name, extras = todo.pop()
+        if norm(name) in needed:
+            continue
+        needed.add(norm(name))
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # an optional dependency's own dependency that is not installed
+        for line in requires:
+            req = Requirement(line)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
+                todo.append((req.name, ("", *req.extras)))
+    return needed
+
+
+def _extras(tried: set[str]) -> tuple[list[str], list[str]]:
+    """Of the top-level modules an import was tried for, the environment's extras: present
+    (with a distribution that ccsim's requirements do not bring) and absent."""
+    closure = _requirement_closure()
+    owners = metadata.packages_distributions()
+    present, absent = [], []
+    for top in sorted(tried):
+        if top == "ccsim" or top.startswith("_sysconfigdata") or top == "sitecustomize":
+            continue
+        dists = owners.get(top)
+        if dists is None:
+            try:
+                found = importlib.util.find_spec(top) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                absent.append(top)
+            continue  # a module of no distribution (the working folder's): not an extra
+        if not any(re.sub(r"[-_.]+", "-", d).lower() in closure for d in dists):
+            present.append(top)
+    return present, absent
+
+
+@dataclass
+class Outcome:
+    status: int
+    stdout: str
+    stderr: str
+    tree: dict[str, str]
+
+
+def _launch(command: str, cell: Path, results: Path | None, **config: object) -> Outcome:
+    boot = cell / "boot"
+    boot.mkdir(parents=True)
+    (boot / "sitecustomize.py").write_text(BOOT, encoding="utf-8")
+    out = cell / "out"
+    argv = [a.replace("{out}", str(out)).replace("{results}", str(results))
+            for a in COMMANDS[command]]  # fmt: skip
+    path = os.pathsep.join([str(boot), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = {**os.environ, "CCSIM_EXTRAS": json.dumps(config), "PYTHONPATH": path,
+           "MPLCONFIGDIR": str(cell / "mpl")}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    said = [WALL_CLOCK.sub(b"{wall}", t.encode()).decode().replace(str(out), "{out}")
+            for t in (proc.stdout, proc.stderr)]  # fmt: skip
+    return Outcome(proc.returncode, *said, output_digests(out))
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished reproduction, for the report to draw."""
+    tmp = tmp_path_factory.mktemp("made")
+    made = _launch("reproduce", tmp, None)
+    assert made.status == 0, made.stderr
+    folder = tmp / "results"
+    shutil.copytree(tmp / "out", folder / "m01-quick")
+    return folder
+
+
+def test_the_requirement_closure_holds_ccsims_needs_and_not_their_optional_packages() -> None:
+    closure = _requirement_closure()
+    assert {"ccsim", "numpy", "pandas", "pyarrow", "plotly", "matplotlib"} <= closure
+    # pandas' and Plotly's optional accelerators are requirements of their extras only.
+    assert not {"bottleneck", "numexpr", "orjson"} & closure
+
+
+def test_a_package_ccsims_dependencies_use_when_installed_changes_no_byte_of_any_output(
+    results: Path, tmp_path: Path
+) -> None:
+    met: dict[str, tuple[list[str], list[str]]] = {}
+    failing = {}
+    for command in COMMANDS:
+        cell = tmp_path / command
+        log = cell / "tried.txt"
+        base = _launch(command, cell / "base", results, log=str(log))
+        assert base.status == 0, base.stderr
+        met[command] = _extras(set(log.read_text(encoding="utf-8").split()))
+        present = met[command][0]
+        if not present:
+            continue
+        hidden = _launch(command, cell / "hidden", results, hide=present)
+        said = (hidden.status, hidden.stdout, hidden.stderr)
+        if said != (base.status, base.stdout, base.stderr):
+            failing[command] = f"it said {said}, not {(base.status, base.stdout, base.stderr)}"
+            continue
+        differs = sorted(k for k in set(base.tree) | set(hidden.tree)
+                         if base.tree.get(k) != hidden.tree.get(k))  # fmt: skip
+        if differs:
+            failing[command] = f"with {present} hidden it wrote other bytes in {differs[:8]}"
+    shown = "\n".join(f"  {c}: present {p}, tried but absent {a}" for c, (p, a) in met.items())
+    print(f"the environment's extras, by command:\n{shown}")
+    # The test command installs orjson, bottleneck and numexpr (requirements-test.txt): with
+    # none of them met, nothing was compared.
+    assert any(p for p, _ in met.values()), f"no command tried an installed extra:\n{shown}"
+    assert not failing, "\n".join(f"ccsim {c}: {why}" for c, why in failing.items())
