@@ -3109,3 +3109,42 @@ def test_an_http2_preface_whose_first_byte_came_alone_is_still_said_to_be_http2(
     # not valid HTTP/1.1 ... (a malformed request line or header)".
     err = _refusals_said(tmp_path, [[b"P", b"RI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]])
     assert err == _HTTP2_SAID + _STOPPED_SAID
+
+
+def _answers_to(port: int, pieces: list[bytes]) -> bytes:
+    """What one connection reads to its end, sending its pieces 0.3 s apart, unbuffered."""
+    import time
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i, piece in enumerate(pieces):
+            if i:
+                time.sleep(0.3)
+            c.sendall(piece)
+        read = b""
+        while chunk := c.recv(65536):
+            read += chunk
+    return read
+
+
+def test_empty_lines_before_a_request_line_are_ignored_as_rfc_9112_asks(tmp_path: Path) -> None:
+    # Campaign 45a (issue 32): a CRLF before a request (RFC 9112 §2.2: a server SHOULD ignore
+    # at least one empty line there; old clients send one after a POST's body) was answered
+    # 400 "Invalid HTTP request received." and the connection closed; on a kept-alive
+    # connection the client read that 400 as its next request's answer.
+    with _explore_child(tmp_path) as (proc, port):
+        get = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+        last = get + b"Connection: close\r\n\r\n"
+        # Each case: what the connection sends, and how many requests that is.
+        cases = {
+            "first on the connection": ([b"\r\n\r\n" + last], 1),
+            "between two requests, in the first one's packet": ([get + b"\r\n\r\n" + last], 2),
+            "between two requests, alone": ([get + b"\r\n", b"\r\n", last], 2),
+            "a bare LF": ([b"\n" + last], 1),
+        }
+        for case, (pieces, requests) in cases.items():
+            read = _answers_to(port, pieces)
+            assert read.count(b"HTTP/1.1 200 OK\r\n") == requests, (case, read[:300])
+            assert b" 400 " not in read, (case, read[:300])
+        proc.terminate()
+        proc.communicate(timeout=60)

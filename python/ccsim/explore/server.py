@@ -388,7 +388,7 @@ def head_deadline_protocol() -> type:
     byte received restarts that wait; nothing bounded a connection that never sent anything,
     or sent its head a byte at a time (campaign 25, issue 32)."""
     import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
     class HeadDeadline(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
@@ -494,6 +494,23 @@ def head_deadline_protocol() -> type:
             super().connection_lost(exc)
 
         def handle_events(self) -> None:
+            # Empty lines before a request line are ignored (RFC 9112 §2.2: a server SHOULD
+            # ignore at least one; some clients send a CRLF after a POST's body). h11 reads
+            # one as "no request line received", and uvicorn answered 400 and closed: a
+            # keep-alive client then read that 400 as the answer to its next request. Between
+            # two cycles h11's state is the same as a new connection's, so the bytes after
+            # those lines go to a new one (h11 has no way to drop bytes it holds).
+            if self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE:
+                pending, closed = self.conn.trailing_data
+                if pending.startswith((b"\r", b"\n")):
+                    limit = self.config.h11_max_incomplete_event_size
+                    self.conn = h11.Connection(
+                        h11.SERVER, DEFAULT_MAX_INCOMPLETE_EVENT_SIZE if limit is None else limit
+                    )
+                    if rest := pending.lstrip(b"\r\n"):
+                        self.conn.receive_data(rest)  # (b"" would tell h11 the input ended)
+                    if closed:
+                        self.conn.receive_data(b"")
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             super().handle_events()
