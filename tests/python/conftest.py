@@ -4,6 +4,9 @@ from __future__ import annotations
 import hashlib
 import re
 import signal
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +221,37 @@ def output_digests(out: Path) -> dict[str, str]:
         if p.is_file():
             tree[rel] = "(timed)" if TIMED_FILES.search(rel) else file_digest(p, out)
     return tree
+
+
+#: The commands that write outputs, each as cheap as it comes: {out} and {results} (a folder
+#: holding a finished reproduction) are filled in by the matrices that run them.
+CHEAP_COMMANDS: dict[str, list[str]] = {
+    "run": ["run", str(ROOT / "examples" / "random-loss.toml"), "--set", "duration=100ms",
+            "--out", "{out}"],
+    "sweep": ["sweep", str(ROOT / "examples" / "random-loss.toml"), "--set", "duration=100ms",
+              "--param", "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
+              "--out", "{out}"],
+    "reproduce": ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "1",
+                  "--out", "{out}"],
+    "report": ["report", "--results", "{results}", "--out", "{out}"],
+}  # fmt: skip
+
+
+@dataclass
+class CommandOutcome:
+    """A command's status, its words (the output folder as ``{out}``, the wall clock's
+    seconds as ``{wall}``) and its output folder's digests."""
+
+    status: int
+    stdout: str
+    stderr: str
+    tree: dict[str, str]
+
+
+def ccsim_outcome(argv: list[str], out: Path, env: dict[str, str]) -> CommandOutcome:
+    """``python -m ccsim ARGV`` in a child, from the repository's root, its output in ``out``."""
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    said = [WALL_CLOCK.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
+            for text in (proc.stdout, proc.stderr)]  # fmt: skip
+    return CommandOutcome(proc.returncode, *said, output_digests(out))

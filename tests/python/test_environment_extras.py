@@ -28,18 +28,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import WALL_CLOCK, output_digests
+from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_outcome
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-FILE = str(ROOT / "examples" / "random-loss.toml")
 
 # The child's sitecustomize: the audit hook that notes every module an import is tried for,
 # and the finder that hides the cell's extras.
@@ -79,15 +75,8 @@ if _HIDDEN:
     sys.meta_path.insert(0, _Hidden())
 '''
 
-#: The commands, each as cheap as it comes; {out} and {results} are filled in.
-COMMANDS: dict[str, list[str]] = {
-    "run": ["run", FILE, "--set", "duration=100ms", "--out", "{out}"],
-    "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
-              "links.bottleneck.loss.rate=0.01,0.02", "--workers", "2", "--out", "{out}"],
-    "reproduce": ["reproduce", "m01", "--quick", "--seeds", "2", "--workers", "2",
-                  "--out", "{out}"],
-    "report": ["report", "--results", "{results}", "--out", "{out}"],
-}  # fmt: skip
+#: The commands that write outputs (their workers too), each as cheap as it comes.
+COMMANDS = CHEAP_COMMANDS
 
 
 def _requirement_closure() -> set[str]:
@@ -139,15 +128,7 @@ def _extras(tried: set[str]) -> tuple[list[str], list[str]]:
     return present, absent
 
 
-@dataclass
-class Outcome:
-    status: int
-    stdout: str
-    stderr: str
-    tree: dict[str, str]
-
-
-def _launch(command: str, cell: Path, results: Path | None, **config: object) -> Outcome:
+def _launch(command: str, cell: Path, results: Path | None, **config: object) -> CommandOutcome:
     boot = cell / "boot"
     boot.mkdir(parents=True)
     (boot / "sitecustomize.py").write_text(BOOT, encoding="utf-8")
@@ -157,11 +138,7 @@ def _launch(command: str, cell: Path, results: Path | None, **config: object) ->
     path = os.pathsep.join([str(boot), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env = {**os.environ, "CCSIM_EXTRAS": json.dumps(config), "PYTHONPATH": path,
            "MPLCONFIGDIR": str(cell / "mpl")}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
-    said = [WALL_CLOCK.sub(b"{wall}", t.encode()).decode().replace(str(out), "{out}")
-            for t in (proc.stdout, proc.stderr)]  # fmt: skip
-    return Outcome(proc.returncode, *said, output_digests(out))
+    return ccsim_outcome(argv, out, env)
 
 
 @pytest.fixture(scope="module")

@@ -3067,23 +3067,31 @@ _MALFORMED_SAID = ("ccsim explore: warning: a request that is not valid HTTP/1.1
 _STOPPED_SAID = "ccsim: interrupted by SIGTERM; every finished run is in the store\n"
 
 
+def _answers_to(port: int, pieces: list[bytes]) -> bytes:
+    """What one connection reads to its end, sending its pieces 0.3 s apart, unbuffered."""
+    import time
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i, piece in enumerate(pieces):
+            if i:
+                time.sleep(0.3)
+            c.sendall(piece)
+        read = b""
+        while chunk := c.recv(65536):
+            read += chunk
+    return read
+
+
 def _refusals_said(tmp_path: Path, connections: list[list[bytes]]) -> str:
     """What ``ccsim explore`` writes on stderr when each connection sends its pieces (0.3 s
     apart, unbuffered, so the explorer reads each alone) and reads to its end, and then the
     explorer is stopped by SIGTERM."""
     import signal
-    import time
 
     with _explore_child(tmp_path) as (proc, port):
         for pieces in connections:
-            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
-                c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                for i, piece in enumerate(pieces):
-                    if i:
-                        time.sleep(0.3)
-                    c.sendall(piece)
-                while c.recv(4096):
-                    pass
+            _answers_to(port, pieces)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     return err
@@ -3109,22 +3117,6 @@ def test_an_http2_preface_whose_first_byte_came_alone_is_still_said_to_be_http2(
     # not valid HTTP/1.1 ... (a malformed request line or header)".
     err = _refusals_said(tmp_path, [[b"P", b"RI * HTTP/2.0\r\n\r\nSM\r\n\r\n"]])
     assert err == _HTTP2_SAID + _STOPPED_SAID
-
-
-def _answers_to(port: int, pieces: list[bytes]) -> bytes:
-    """What one connection reads to its end, sending its pieces 0.3 s apart, unbuffered."""
-    import time
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
-        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        for i, piece in enumerate(pieces):
-            if i:
-                time.sleep(0.3)
-            c.sendall(piece)
-        read = b""
-        while chunk := c.recv(65536):
-            read += chunk
-    return read
 
 
 def test_empty_lines_before_a_request_line_are_ignored_as_rfc_9112_asks(tmp_path: Path) -> None:

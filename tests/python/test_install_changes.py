@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WALL_CLOCK, output_digests
+from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 FILE = str(ROOT / "examples" / "random-loss.toml")
@@ -233,12 +233,7 @@ if _MAIN:
 
 #: The commands, each as cheap as it comes: {out} and {results} are filled in per cell.
 COMMANDS: dict[str, list[str]] = {
-    "run": ["run", FILE, "--set", "duration=100ms", "--out", "{out}"],
-    "sweep": ["sweep", FILE, "--set", "duration=100ms", "--param",
-              "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1", "--out", "{out}"],
-    "reproduce": ["reproduce", "m01", "--quick", "--seeds", "1", "--workers", "1",
-                  "--out", "{out}"],
-    "report": ["report", "--results", "{results}", "--out", "{out}"],
+    **CHEAP_COMMANDS,
     "bench": ["bench", "--only", "P0", "--repeat", "1"],
     # The cheapest generated case (written by a child) and the plot drawn after the runs.
     "bench-plot": ["bench", "--only", "F10", "--repeat", "1", "--plot", "{out}/scale.png"],
@@ -352,11 +347,7 @@ def install(tmp_path_factory: pytest.TempPathFactory) -> Install:
 
 
 @dataclass
-class Outcome:
-    status: int
-    stdout: str
-    stderr: str
-    tree: dict[str, str]
+class Outcome(CommandOutcome):
     removed: bool = False
     http: dict[str, Any] = field(default_factory=dict)
 
@@ -374,17 +365,10 @@ def _launch(inst: Install, command: str, cell: Path, **config: Any) -> Outcome:
     env = inst.env(removed=str(removed), method=method, command=command, **config)
     if command == "explore":
         return _explore(inst, cell, env, removed)
-    proc = subprocess.run(
-        [sys.executable, "-m", "ccsim", *_argv(command, out, inst.results)],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False,
-    )  # fmt: skip
-    said = [
-        WALL_CLOCK.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
-        for text in (proc.stdout, proc.stderr)
-    ]
+    got = ccsim_outcome(_argv(command, out, inst.results), out, env)
     if command.startswith("bench"):  # its timings vary: the table's first column and its shape only
-        said[0] = "\n".join(line.split(" ")[0] for line in said[0].splitlines())
-    return Outcome(proc.returncode, *said, output_digests(out), removed.exists())
+        got.stdout = "\n".join(line.split(" ")[0] for line in got.stdout.splitlines())
+    return Outcome(got.status, got.stdout, got.stderr, got.tree, removed.exists())
 
 
 def _free_port() -> int:
