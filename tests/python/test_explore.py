@@ -1070,6 +1070,34 @@ def test_a_request_nested_too_deep_is_refused_with_400_not_a_server_error(
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_a_compressed_body_is_refused_415_naming_its_coding_not_said_to_be_no_json(
+    guarded: Server,
+) -> None:
+    # Campaign 46 (issue 32): a gzip-compressed request (Content-Encoding: gzip, as some HTTP
+    # libraries send) was answered 400 "the request is not JSON", though it was JSON.
+    import gzip
+
+    data = gzip.compress(json.dumps(ONE_POINT).encode())
+    conn = http.client.HTTPConnection("127.0.0.1", guarded.port, timeout=30)
+    try:
+        conn.request("POST", "/api/run", data, {"Content-Type": "application/json",
+                                                 "Content-Encoding": "gzip"})  # fmt: skip
+        r = conn.getresponse()
+        said = json.loads(r.read())["error"]
+    finally:
+        conn.close()
+    assert r.status == 415 and r.getheader("Accept-Encoding") == "identity"
+    assert said == ("the request's body has the content coding 'gzip' (Content-Encoding); the "
+                    "API reads JSON sent as it is"), said  # fmt: skip
+    assert guarded.app.state.engine.jobs == {}
+    # "identity" is no coding (RFC 9110 §8.4.1): such a request is read.
+    from ccsim.explore.server import refusal
+
+    plain = {"content-type": "application/json", "content-length": "10"}
+    assert refusal("POST", {**plain, "content-encoding": "identity"}) is None
+    assert refusal("POST", {**plain, "content-encoding": "br"}) is not None
+
+
 def test_a_post_from_another_site_or_not_json_starts_no_job(guarded: Server) -> None:
     ask = json.dumps(ONE_POINT)
     # What a page on another site can send without asking the server first (no preflight):

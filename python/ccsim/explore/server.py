@@ -17,9 +17,9 @@ app sees the request:
   proxy's ``X-Forwarded-Host`` passes.
 - ``Sec-Fetch-Site`` (W3C Fetch Metadata) other than ``same-origin`` or ``none`` (typed in the
   address bar): 403. Another port of 127.0.0.1 is "same-site", not same-origin, and is refused.
-- a POST with a body whose ``Content-Type`` is not ``application/json``: 415 (RFC 9110
-  §15.5.16). A page on another site can send JSON only after a CORS preflight, which this app
-  never grants.
+- a POST with a body whose ``Content-Type`` is not ``application/json``, or that has a content
+  coding (``Content-Encoding: gzip``): 415 (RFC 9110 §15.5.16). A page on another site can
+  send JSON only after a CORS preflight, which this app never grants.
 - a POST announcing a body over ``MAX_BODY`` bytes (``Content-Length``): 413 (RFC 9110
   §15.5.14) before a byte of it is read; a body sent in chunks is cut off at the same limit.
 
@@ -107,9 +107,11 @@ MAX_DEPTH = 8
 class Refused(Exception):
     """A request the guards answer with ``status`` and ``message`` instead of the app."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        #: Headers the answer carries besides the connection's close.
+        self.headers = headers or {}
 
 
 def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
@@ -139,6 +141,14 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
         if ctype != "application/json":
             return Refused(415, f"the request's Content-Type is {brief(ctype or 'missing')}; "
                                 "the API takes application/json")  # fmt: skip
+        coding = headers.get("content-encoding", "").strip().lower()
+        if coding not in ("", "identity"):
+            # A compressed body was read as JSON and said to be "not JSON" (campaign 46, issue
+            # 32): 415 names the coding, and Accept-Encoding says the one the API reads (RFC
+            # 9110 §8.4 and §15.5.16).
+            return Refused(415, f"the request's body has the content coding {brief(coding)} "
+                                "(Content-Encoding); the API reads JSON sent as it is",
+                           headers={"Accept-Encoding": "identity"})  # fmt: skip
         if length.isdigit() and int(length) > MAX_BODY:
             return Refused(413, f"the request body ({int(length)} bytes) is too large: the "
                                 f"limit is {MAX_BODY} bytes")  # fmt: skip
@@ -262,8 +272,9 @@ class Guard:
                 # The connection closes with the answer: kept open, the body refused unread
                 # was read after it to its announced end (1 GB) and thrown away (campaign 25,
                 # issue 32).
+                headers = {**refused.headers, "Connection": "close"}
                 answer = JSONResponse({"error": str(refused)}, status_code=refused.status,
-                                      headers={"Connection": "close"})  # fmt: skip
+                                      headers=headers)  # fmt: skip
                 await answer(scope, receive, send)
                 return
         await self.app(scope, receive, send)
