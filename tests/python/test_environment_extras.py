@@ -75,8 +75,15 @@ if _HIDDEN:
     sys.meta_path.insert(0, _Hidden())
 '''
 
-#: The commands that write outputs (their workers too), each as cheap as it comes.
-COMMANDS = CHEAP_COMMANDS
+#: The commands that write outputs (their workers too), each as cheap as it comes; with
+#: ``CCSIM_EXTRAS_PAPERS=all`` every paper's quick reproduction too (a few minutes: each
+#: paper's tables and figures have their own arithmetic, as paper 002's rate_cv, whose
+#: standard deviation pandas hands to bottleneck, campaign 46).
+COMMANDS = dict(CHEAP_COMMANDS)
+if os.environ.get("CCSIM_EXTRAS_PAPERS") == "all":
+    for _paper in ("p000", "p001", "p002", "p003", "p004"):
+        COMMANDS[f"reproduce-{_paper}"] = ["reproduce", _paper, "--quick", "--seeds", "2",
+                                           "--out", "{out}"]  # fmt: skip
 
 
 def _requirement_closure() -> set[str]:
