@@ -279,7 +279,7 @@ def cells(command: str, kinds: list[int]) -> list[tuple[int, int]]:
 
 def sampled(calls: list[str], base: Path) -> list[int]:
     """The N (1-based) of the calls whose fault is tested: the first of each kind of call,
-    a kind being the function, the folder and the file's suffix (a reproduction's 30 figure
+    a kind being the function, the folder and the file's suffix (a reproduction's figure
     files are one PNG and one SVG kind per folder), so that the test stays within a minute;
     the hidden files' random parts are not part of a kind."""
     import re
