@@ -255,3 +255,34 @@ def ccsim_outcome(argv: list[str], out: Path, env: dict[str, str]) -> CommandOut
     said = [WALL_CLOCK.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
             for text in (proc.stdout, proc.stderr)]  # fmt: skip
     return CommandOutcome(proc.returncode, *said, output_digests(out))
+
+
+@pytest.fixture(scope="session")
+def m01_quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """m01's quick reproduction with one seed, made in this process once for the session; the
+    tests that start from it copy it (test_output_folders.py, test_concurrent_outputs.py)."""
+    import matplotlib.pyplot  # noqa: F401  (its config folder is chosen before HOME moves)
+
+    from ccsim.experiment import reproduce
+
+    folder = tmp_path_factory.mktemp("m01") / "m01-quick"
+    reproduce(ROOT / "experiments" / "m01-dctcp", folder, quick=True, workers=1, seeds=1,
+              progress=False)  # fmt: skip
+    return folder
+
+
+@pytest.fixture(scope="session")
+def m01_quick_by_ccsim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """m01's quick reproduction with one seed made by the installed ``ccsim`` command in a
+    plain state, once for the session: what report and the explorer read and the figures a
+    reproduction in another state must draw byte for byte (test_cli_states.py,
+    test_resource_limits.py; neither writes into it)."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("plain") / "finished"
+    ccsim = Path(sys.executable).parent / "ccsim"
+    subprocess.run([str(ccsim), "reproduce", str(ROOT / "experiments" / "m01-dctcp"), "--quick",
+                    "--seeds", "1", "--workers", "1", "--out", str(out)],
+                   check=True, capture_output=True)  # fmt: skip
+    return out

@@ -575,15 +575,11 @@ def one_case(rng: random.Random, base: Path, n: int, finished: Path) -> tuple[st
     return kind, drawn, bad
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A quick m01 reproduction made in a plain state: what report reads, and the figures every
-    other state's reproduction must draw byte for byte."""
-    out = tmp_path_factory.mktemp("plain") / "finished"
-    subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"), "--quick",
-                    "--seeds", "1", "--workers", "1", "--out", str(out)],
-                   check=True, capture_output=True)  # fmt: skip
-    return out
+@pytest.fixture
+def finished(m01_quick_by_ccsim: Path) -> Path:
+    """A quick m01 reproduction made in a plain state (the session's): what report reads, and
+    the figures every other state's reproduction must draw byte for byte."""
+    return m01_quick_by_ccsim
 
 
 def test_every_command_in_every_state_of_its_outputs_input_and_environment_keeps_its_contract(
@@ -724,18 +720,19 @@ def test_an_error_with_a_table_buffered_for_a_full_stdout_keeps_its_status(tmp_p
     assert b"Exception ignored" not in done.stderr
 
 
-def case_command(kind: str, tmp_path: Path, with_res: bool = False) -> tuple[list[str], Path]:
+def case_command(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, with_res: bool = False
+) -> tuple[list[str], Path]:
     """``kind``'s argv run in ``tmp_path/case`` (with a ``res`` folder there if asked) and its
-    output path; for report, a finished m01 reproduction made first to report on."""
+    output path; for report, a finished m01 reproduction to report on at ``tmp_path/finished``:
+    a copy of the session's, which each report cell made again with the same command."""
     case = tmp_path / "case"
     case.mkdir()
     if with_res:
         (case / "res").mkdir()
     finished = tmp_path / "finished"
     if kind == "report":
-        subprocess.run([str(CCSIM), "reproduce", str(ROOT / "experiments" / "m01-dctcp"),
-                        "--quick", "--seeds", "1", "--workers", "1", "--out", str(finished)],
-                       check=True, capture_output=True)  # fmt: skip
+        shutil.copytree(request.getfixturevalue("m01_quick_by_ccsim"), finished, symlinks=True)
     argv, out, _ok = command(kind, case, finished)
     return [str(ROOT / "experiments" / "m01-dctcp") if a == "m01" else a for a in argv], out
 
@@ -743,7 +740,7 @@ def case_command(kind: str, tmp_path: Path, with_res: bool = False) -> tuple[lis
 @pytest.mark.parametrize("parent", ["there", "made"])
 @pytest.mark.parametrize("kind", ["run", "sweep", "reproduce", "report"])
 def test_a_command_under_umask_0777_fails_in_one_line_and_leaves_no_folder(
-    kind: str, parent: str, tmp_path: Path
+    kind: str, parent: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     # Campaign 30 (issue 32): under `umask 777` the folders a command makes take mode 000,
     # which their owner cannot list: run, report and reproduce left their hidden staging
@@ -751,7 +748,7 @@ def test_a_command_under_umask_0777_fails_in_one_line_and_leaves_no_folder(
     # made above --out; shutil.rmtree and os.walk cannot open a folder of mode 000.
     if os.geteuid() == 0 and SETPRIV is None:
         pytest.skip("as root without setpriv, a folder of mode 000 is written anyway")
-    argv, _out = case_command(kind, tmp_path, with_res=parent == "there")
+    argv, _out = case_command(kind, tmp_path, request, with_res=parent == "there")
     case = tmp_path / "case"
     prefix = [SETPRIV, *DROP] if SETPRIV else []
     done = subprocess.run([*prefix, str(CCSIM), *argv], capture_output=True, text=True,
@@ -851,11 +848,13 @@ def test_a_sweeps_bar_shows_on_a_terminal_that_reports_no_size(
 
 
 @pytest.mark.parametrize("kind", ["run", "sweep", "reproduce", "report", "validate", "bench"])
-def test_a_command_of_a_user_without_home_or_user_entry_works(kind: str, tmp_path: Path) -> None:
+def test_a_command_of_a_user_without_home_or_user_entry_works(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     # Campaign 38 (issue 32): with no $HOME and no entry in the user database (`env -u HOME
     # setpriv --reuid 54321 ccsim run ...`, a container's user id of its own), every command
     # but validate ended in a traceback, "RuntimeError: Could not determine home directory".
-    argv, out = case_command(kind, tmp_path)
+    argv, out = case_command(kind, tmp_path, request)
     env = {k: v for k, v in os.environ.items()
            if k != "HOME" and not k.startswith(("MPLCONFIGDIR", "XDG_"))}  # fmt: skip
     env["TMPDIR"] = str(tmp_path)

@@ -43,6 +43,7 @@ from test_disk_faults import (
     SCENARIO,
     error_line,
     hidden,
+    paper_of,
     reproduction,
     snapshot,
 )
@@ -194,7 +195,7 @@ def setup(command: str, base: Path, reproduction: Path) -> tuple[list[str], Path
         return ["run", str(scenario), "--set", "duration=100ms", "--out", str(out)], out
     if command == "reproduce":
         paper = base / "experiments" / M01.name
-        shutil.copytree(M01, paper)
+        shutil.copytree(paper_of(reproduction), paper)
         return ["reproduce", str(paper), "--quick", "--seeds", "1", "--workers", "1",
                 "--out", str(out)], out  # fmt: skip
     if command.startswith("sweep"):
@@ -208,7 +209,7 @@ def setup(command: str, base: Path, reproduction: Path) -> tuple[list[str], Path
         return line, out
     if command == "reproduce-resumed":
         paper = base / "experiments" / M01.name
-        shutil.copytree(M01, paper)
+        shutil.copytree(paper_of(reproduction), paper)
         shutil.copytree(reproduction, out, symlinks=True)
         return ["reproduce", str(paper), "--quick", "--seeds", "1", "--workers", "1",
                 "--out", str(out)], out  # fmt: skip
@@ -547,7 +548,7 @@ def test_every_failed_write_of_reproduce_record_is_one_line_and_leaves_full_run_
 
     def setup_record(base: Path) -> tuple[list[str], Path]:
         paper = base / "experiments" / M01.name
-        shutil.copytree(M01, paper)
+        shutil.copytree(paper_of(reproduction), paper)
         return ["reproduce", str(paper), "--record", "--workers", "1",
                 "--out", str(base / "out")], paper / "full-run"  # fmt: skip
 

@@ -317,6 +317,9 @@ def test_every_value_the_explorer_offers_makes_a_valid_scenario_for_every_line_o
 
     catalog = Catalog(EXPERIMENTS)
     refused = []
+    # Of the ~14,700 scenarios so made only ~4,400 differ (text and overrides): the same one
+    # validates alike, so each is validated once (campaign 46).
+    validated: set[tuple[str, tuple[str, ...]]] = set()
     for pid, paper in catalog.papers.items():
         modes = (False, True) if paper.plan.quick_overrides else (False,)
         for fid, fig in paper.figures.items():
@@ -327,8 +330,12 @@ def test_every_value_the_explorer_offers_makes_a_valid_scenario_for_every_line_o
                     for line, x in itertools.product(
                         req.lines, {*req.xs[:1], *req.xs[-1:]} or {None}
                     ):
+                        overrides = tuple(req.overrides(line, x))
+                        if (paper.plan.scenario_text, overrides) in validated:
+                            continue
+                        validated.add((paper.plan.scenario_text, overrides))
                         try:
-                            _core.validate(paper.plan.scenario_text, list(req.overrides(line, x)))
+                            _core.validate(paper.plan.scenario_text, list(overrides))
                         except _core.ScenarioError as e:
                             refused.append(f"{pid} {fid} {path}={value} ({line}, x {x}): {e}")
     assert refused == [], refused[:5]

@@ -85,14 +85,26 @@ def cells() -> Iterator[Any]:
             yield pytest.param(command, kind, id=f"{command}-{kind}")
 
 
-@pytest.fixture(scope="module")
-def reproduction(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """m01's quick reproduction with one seed, made once and copied into each cell's tree."""
-    import matplotlib.pyplot  # noqa: F401  (its config folder is chosen before HOME moves)
+@pytest.fixture
+def reproduction(m01_quick: Path) -> Path:
+    """m01's quick reproduction with one seed (the session's), copied into each cell's tree."""
+    return m01_quick
 
-    folder = tmp_path_factory.mktemp("m01") / "m01-quick"
-    reproduce(M01, folder, quick=True, workers=1, seeds=1, progress=False)
-    return folder
+
+@pytest.fixture(scope="module")
+def one_figure_m01(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """m01 with one figure (test_disk_faults.one_figure) and its quick reproduction with one
+    seed, made once: what the folder matrix reproduces, and reports on. Its cells are the same
+    commands into the same folders, refused or written as with m01's five figures; each
+    reproduction and report there draws one figure, not five (campaign 46)."""
+    import matplotlib.pyplot  # noqa: F401  (its config folder is chosen before HOME moves)
+    from test_disk_faults import one_figure
+
+    base = tmp_path_factory.mktemp("m01-one-figure")
+    paper = one_figure(M01, base / M01.name)
+    folder = base / "m01-quick"
+    reproduce(paper, folder, quick=True, workers=1, seeds=1, progress=False)
+    return paper, folder
 
 
 def tree(base: Path, reproduction: Path, kind: str) -> Path:
@@ -154,8 +166,9 @@ def snapshot(base: Path) -> dict[str, tuple[Any, ...]]:
     return seen
 
 
-def argv(command: str, out: Path, base: Path) -> tuple[list[str], str]:
-    """The command line of ``command`` writing to ``out``, and the option naming it."""
+def argv(command: str, out: Path, base: Path, paper: Path = M01) -> tuple[list[str], str]:
+    """The command line of ``command`` writing to ``out`` (a reproduction of ``paper``), and
+    the option naming it."""
     if command == "run":
         return ["run", SCENARIO, "--set", "duration=100ms", "--out", str(out)], "--out"
     if command == "sweep":
@@ -163,7 +176,7 @@ def argv(command: str, out: Path, base: Path) -> tuple[list[str], str]:
                 "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
                 "--out", str(out)], "--out"  # fmt: skip
     if command == "reproduce":
-        return ["reproduce", str(M01), "--quick", "--seeds", "1", "--workers", "1",
+        return ["reproduce", str(paper), "--quick", "--seeds", "1", "--workers", "1",
                 "--out", str(out)], "--out"  # fmt: skip
     return ["report", "--results", str(base / "results"), "--out", str(out)], "--out"
 
@@ -172,17 +185,18 @@ def argv(command: str, out: Path, base: Path) -> tuple[list[str], str]:
 def test_a_command_writes_inside_its_out_or_refuses_it_in_one_line_and_writes_nothing(
     command: str,
     kind: str,
-    reproduction: Path,
+    one_figure_m01: tuple[Path, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    paper, reproduction = one_figure_m01
     base = tmp_path.resolve()
     out = tree(base, reproduction, kind)
     monkeypatch.setenv("HOME", str(base / "home"))
     monkeypatch.delenv("CCSIM_RESULTS", raising=False)
     monkeypatch.chdir(base / "cwd")
-    line, option = argv(command, out, base)
+    line, option = argv(command, out, base, paper)
     before = snapshot(base)
     try:
         status = main(line)

@@ -146,14 +146,11 @@ def limited(resource_name: str, level: int, args: list[str]) -> tuple[list[str],
     return [str(CCSIM), *args], hold
 
 
-@pytest.fixture(scope="module")
-def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A quick reproduction of m01 for report and the explorer to read (copied per cell: the
-    explorer writes its runs into the store)."""
-    folder = tmp_path_factory.mktemp("limits") / "finished"
-    subprocess.run([str(CCSIM), "reproduce", str(M01), "--quick", "--seeds", "1", "--workers",
-                    "1", "--out", str(folder)], check=True, capture_output=True)  # fmt: skip
-    return folder
+@pytest.fixture
+def finished(m01_quick_by_ccsim: Path) -> Path:
+    """A quick reproduction of m01 (the session's) for report and the explorer to read
+    (copied per cell: the explorer writes its runs into the store)."""
+    return m01_quick_by_ccsim
 
 
 def environment(case: Path) -> dict[str, str]:
