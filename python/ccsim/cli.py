@@ -1614,6 +1614,7 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
     if refused is not None:
         _error(refused)
         return 1
+    backend = _matplotlib_headless()
     _matplotlib_writable_config()
     received: list[int] = []
     status: int | None = None
@@ -1633,6 +1634,9 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
             raise
         if status is None:
             return _interrupted(args, received)
+    finally:
+        if backend is not None:  # the caller's again (`%run -m ccsim` in a notebook's kernel)
+            os.environ["MPLBACKEND"] = backend
     return status
 
 
@@ -1655,6 +1659,22 @@ def _unexpanded_home(args: argparse.Namespace) -> list[str]:
                         f"({Path.cwd() / head}), as ccsim does not expand ~ (a shell does, "
                         "unquoted); for your home folder, write $HOME instead")  # fmt: skip
     return said
+
+
+def _matplotlib_headless() -> str | None:
+    """Leave the user's MPLBACKEND out of this process: ccsim draws with Agg alone
+    (``matplotlib.use("Agg")`` before pyplot), but matplotlib checks the variable as it is
+    imported, and a name it no longer knows (``Qt4Agg`` or ``GTKAgg`` from an old dotfile,
+    removed in matplotlib 3.5 and 3.0) failed every reproduction and ``bench --plot`` with
+    "ccsim needs matplotlib, which is installed but cannot be imported (Key backend: 'Qt4Agg'
+    is not a valid value for backend ...): install ccsim again" (campaign 46, issue 32).
+
+    Returns the variable's value, for the caller to put back once the command has ended.
+    """
+    backend = os.environ.get("MPLBACKEND")
+    if backend is not None:
+        os.environ["MPLBACKEND"] = "agg"
+    return backend
 
 
 def _matplotlib_writable_config() -> None:

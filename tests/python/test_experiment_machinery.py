@@ -619,6 +619,35 @@ def test_figures_are_drawn_in_matplotlibs_own_style_not_the_users_matplotlibrc(
     assert done.stdout.splitlines() == ["False figure", "False figure ccsim Agg"], done.stdout
 
 
+def test_bench_plot_draws_whatever_backend_the_users_mplbackend_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Bug (campaign 46): matplotlib checks MPLBACKEND as it is imported, and a name it no
+    # longer knows (Qt4Agg, from an old dotfile) failed every reproduction and bench --plot
+    # with "ccsim needs matplotlib, which is installed but cannot be imported (Key backend:
+    # 'Qt4Agg' is not a valid value for backend ...): install ccsim again", though ccsim draws
+    # with Agg alone. Reproductions import matplotlib through the same main.
+    import os
+    import subprocess
+    import sys
+
+    from ccsim.cli import main
+
+    env = {**os.environ, "MPLBACKEND": "Qt4Agg", "MPLCONFIGDIR": str(tmp_path)}
+    png = tmp_path / "scale.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "bench", "--only", "F10", "--plot", str(png)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and png.stat().st_size > 0
+    # Run inside another Python (`%run -m ccsim` in a notebook's kernel), the caller's
+    # variable is its own again once the command has ended.
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    assert main(["validate", str(Path(__file__).parents[2] / "examples" / "dumbbell.toml")]) == 0
+    assert os.environ["MPLBACKEND"] == "module://matplotlib_inline.backend_inline"
+
+
 def test_a_summary_rows_rate_cv_is_the_same_whether_or_not_bottleneck_is_installed(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
