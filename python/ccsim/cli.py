@@ -1975,6 +1975,14 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     package does not take): installing ccsim again brings it. A broken one was "internal
     error (ImportError): libarrow.so...: cannot open shared object file", naming neither the
     package nor the cure (campaign 16, issue 32)."""
+    if isinstance(error, Warning):
+        # A warning made an error (PYTHONWARNINGS=error, -W error) as the package loaded:
+        # pandas' about an optional package of its own too old for it (bottleneck 1.3 beside
+        # pandas 3) was "installed but cannot be imported ...: install ccsim again", which
+        # brings back the same packages and the same warning (campaign 46, issue 32).
+        return (f"{who} needs {package}, which cannot be imported while warnings are errors "
+                f'(PYTHONWARNINGS=error or -W error) for its warning "{error}": do what it '
+                "says, or run without warnings as errors")  # fmt: skip
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"
