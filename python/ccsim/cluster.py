@@ -344,6 +344,16 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
     except (OSError, TimeoutError) as e:
         raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({e})") from e
+    except (KeyError, ValueError, TypeError) as e:
+        # Dask's configuration is read as its client starts: a value it cannot parse in the
+        # user's DASK_* variables or ~/.config/dask/*.yaml (DASK_DISTRIBUTED__CLIENT__HEARTBEAT
+        # =abc, "5 secs") was "internal error (KeyError): 'Invalid time unit: abc ...'"
+        # (campaign 46, issue 32).
+        said = e.args[0] if isinstance(e, KeyError) and e.args else e
+        raise ClusterError(
+            f"--scheduler {target}: Dask's client cannot start with Dask's configuration "
+            f"({said}): mend it (the DASK_* variables, the files in ~/.config/dask)"
+        ) from e
 
 
 def check_workers(client: Client) -> int:
