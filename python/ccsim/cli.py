@@ -1062,7 +1062,8 @@ def _cluster(args: argparse.Namespace) -> str | None:
         from ccsim import cluster
 
         # Before any run or progress bar: an address where no scheduler answers is one line
-        # within cluster.CONNECT_TIMEOUT_S.
+        # within cluster.CONNECT_TIMEOUT_S; a configuration Dask cannot read, one line too.
+        cluster.check_configuration()
         cluster.check_scheduler(str(args.scheduler))
         return str(args.scheduler)
     if args.scheduler is not None:
