@@ -1062,7 +1062,8 @@ def _cluster(args: argparse.Namespace) -> str | None:
         from ccsim import cluster
 
         # Before any run or progress bar: an address where no scheduler answers is one line
-        # within cluster.CONNECT_TIMEOUT_S.
+        # within cluster.CONNECT_TIMEOUT_S; a configuration Dask cannot read, one line too.
+        cluster.check_configuration()
         cluster.check_scheduler(str(args.scheduler))
         return str(args.scheduler)
     if args.scheduler is not None:
@@ -1614,6 +1615,7 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
     if refused is not None:
         _error(refused)
         return 1
+    backend = _matplotlib_headless()
     _matplotlib_writable_config()
     received: list[int] = []
     status: int | None = None
@@ -1633,6 +1635,9 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
             raise
         if status is None:
             return _interrupted(args, received)
+    finally:
+        if backend is not None:  # the caller's again (`%run -m ccsim` in a notebook's kernel)
+            os.environ["MPLBACKEND"] = backend
     return status
 
 
@@ -1655,6 +1660,22 @@ def _unexpanded_home(args: argparse.Namespace) -> list[str]:
                         f"({Path.cwd() / head}), as ccsim does not expand ~ (a shell does, "
                         "unquoted); for your home folder, write $HOME instead")  # fmt: skip
     return said
+
+
+def _matplotlib_headless() -> str | None:
+    """Leave the user's MPLBACKEND out of this process: ccsim draws with Agg alone
+    (``matplotlib.use("Agg")`` before pyplot), but matplotlib checks the variable as it is
+    imported, and a name it no longer knows (``Qt4Agg`` or ``GTKAgg`` from an old dotfile,
+    removed in matplotlib 3.5 and 3.0) failed every reproduction and ``bench --plot`` with
+    "ccsim needs matplotlib, which is installed but cannot be imported (Key backend: 'Qt4Agg'
+    is not a valid value for backend ...): install ccsim again" (campaign 46, issue 32).
+
+    Returns the variable's value, for the caller to put back once the command has ended.
+    """
+    backend = os.environ.get("MPLBACKEND")
+    if backend is not None:
+        os.environ["MPLBACKEND"] = "agg"
+    return backend
 
 
 def _matplotlib_writable_config() -> None:
@@ -1955,6 +1976,14 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     package does not take): installing ccsim again brings it. A broken one was "internal
     error (ImportError): libarrow.so...: cannot open shared object file", naming neither the
     package nor the cure (campaign 16, issue 32)."""
+    if isinstance(error, Warning):
+        # A warning made an error (PYTHONWARNINGS=error, -W error) as the package loaded:
+        # pandas' about an optional package of its own too old for it (bottleneck 1.3 beside
+        # pandas 3) was "installed but cannot be imported ...: install ccsim again", which
+        # brings back the same packages and the same warning (campaign 46, issue 32).
+        return (f"{who} needs {package}, which cannot be imported while warnings are errors "
+                f'(PYTHONWARNINGS=error or -W error) for its warning "{error}": do what it '
+                "says, or run without warnings as errors")  # fmt: skip
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"

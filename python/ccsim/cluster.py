@@ -324,6 +324,50 @@ def damaged_metadata() -> str | None:
     return None
 
 
+def check_configuration() -> None:
+    """Raise :class:`ClusterError` for a value in Dask's configuration of its client's
+    connections (``distributed.comm``, ``distributed.client``: the user's DASK_* variables and
+    ~/.config/dask/*.yaml) that Dask cannot read as the kind its default is: a whole number, a
+    duration or a size. Dask reads some of them only once the runs are sent: with
+    DASK_DISTRIBUTED__COMM__RETRY__COUNT=abc the sweep waited forever for results that never
+    came, printing nothing (campaign 46, issue 32)."""
+    import dask
+    from dask.utils import parse_bytes, parse_timedelta
+
+    defaults = dask.config.merge(*dask.config.defaults)
+    kinds = (("a duration", parse_timedelta), ("a size", parse_bytes))
+    for section in ("comm", "client"):
+        stack = [(f"distributed.{section}", defaults.get("distributed", {}).get(section, {}))]
+        while stack:
+            where, default = stack.pop()
+            if isinstance(default, dict):
+                stack.extend((f"{where}.{k}", v) for k, v in default.items())
+                continue
+            value = dask.config.get(where, default)
+            if value == default or value is None or isinstance(default, bool):
+                continue
+            what = None
+            if isinstance(default, int):
+                what = None if isinstance(value, int) and not isinstance(value, bool) else (
+                    "a whole number")  # fmt: skip
+            elif isinstance(default, str):
+                for name, parse in kinds:
+                    try:
+                        parse(default)
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    try:
+                        parse(value)
+                    except (ValueError, KeyError, TypeError):
+                        what = name
+                    break
+            if what is not None:
+                raise ClusterError(
+                    f"Dask's configuration: {where} is {value!r}, not {what} (its default is "
+                    f"{default!r}): mend it (the DASK_* variables, the files in ~/.config/dask)"
+                )
+
+
 def connect(target: str | Client) -> tuple[Client, bool]:
     """A client for ``target`` (a scheduler address such as ``tcp://host:8786``, or a client
     the caller made), and whether this module owns it (and must close it)."""
@@ -339,11 +383,22 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         ) from e
     if isinstance(target, Client):
         return target, False
+    check_configuration()
     check_scheduler(target)
     try:
         return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
     except (OSError, TimeoutError) as e:
         raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({e})") from e
+    except (KeyError, ValueError, TypeError) as e:
+        # Dask's configuration is read as its client starts: a value it cannot parse in the
+        # user's DASK_* variables or ~/.config/dask/*.yaml (DASK_DISTRIBUTED__CLIENT__HEARTBEAT
+        # =abc, "5 secs") was "internal error (KeyError): 'Invalid time unit: abc ...'"
+        # (campaign 46, issue 32).
+        said = e.args[0] if isinstance(e, KeyError) and e.args else e
+        raise ClusterError(
+            f"--scheduler {target}: Dask's client cannot start with Dask's configuration "
+            f"({said}): mend it (the DASK_* variables, the files in ~/.config/dask)"
+        ) from e
 
 
 def check_workers(client: Client) -> int:

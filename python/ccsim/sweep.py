@@ -747,6 +747,10 @@ def execute(
             # With stderr closed (2>&-, sys.stderr None) tqdm's first write was an
             # AttributeError that ended the sweep.
             disable=None if progress and sys.stderr is not None else True,
+            # Named, not left to tqdm's default: tqdm takes its defaults from TQDM_* variables,
+            # and TQDM_FILE=x gave it a text for a file, "internal error (AttributeError):
+            # 'str' object has no attribute 'write'" (campaign 46, issue 32).
+            file=sys.stderr,
             # A terminal that reports no size (0 x 0: a serial console, a pseudo-terminal
             # whose size was never set, as `docker exec -t` or `script` may leave it) got a
             # bar 0 columns wide, that is nothing but its last newline (campaign 30, issue

@@ -767,6 +767,30 @@ def test_a_dependency_whose_import_raises_another_error_than_importerror_is_name
     assert not (tmp_path / "o").exists()
 
 
+def test_a_dependency_failing_to_import_for_a_warning_made_an_error_says_so_not_reinstall(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 46 (issue 32): under PYTHONWARNINGS=error, pandas' warning about an optional
+    # package of its own too old for it (bottleneck 1.3 beside pandas 3, as an older Anaconda
+    # has) failed its import, and ccsim said "installed but cannot be imported (...): install
+    # ccsim again", which brings back the same packages and the same warning. The stand-in
+    # bottleneck (the real one need not be installed) is one pandas finds too old.
+    old = tmp_path / "old" / "bottleneck"
+    old.mkdir(parents=True)
+    (old / "__init__.py").write_text('__version__ = "1.3.0"\n')
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "old"), "PYTHONWARNINGS": "error"}
+    argv = ["reproduce", "m01", "--quick", "--out", str(tmp_path / "o")]
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: ccsim needs pandas, which cannot be imported while warnings are errors "
+        "(PYTHONWARNINGS=error or -W error) for its warning \"Pandas requires version '1.5.0' "
+        "or newer of 'bottleneck' (version '1.3.0' currently installed).\": do what it says, "
+        "or run without warnings as errors\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("package", ["numpy", "pyarrow"])
 @pytest.mark.parametrize("command", ["sweep", "reproduce", "report"])
 def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(

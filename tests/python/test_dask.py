@@ -184,6 +184,33 @@ def test_the_cli_runs_a_sweep_on_a_scheduler_given_by_address(
 
 
 @pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("distributed.client.heartbeat", "abc", "'abc', not a duration (its default is '5s')"),
+        ("distributed.comm.retry.count", "abc", "'abc', not a whole number (its default is 0)"),
+    ],
+)
+def test_a_dask_configuration_dask_cannot_read_is_one_line_naming_it_before_any_run(
+    key: str, value: str, said: str, tmp_path: Path, slow_line: str, local_cluster: Any,
+    capfd: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 46 (issue 32): a value Dask cannot read in the user's configuration (DASK_*
+    # variables, ~/.config/dask/*.yaml). The client's heartbeat, read as it starts, was
+    # "internal error (KeyError): 'Invalid time unit: abc ...'"; the retry count, read only
+    # once the runs were sent, made the sweep wait forever, printing nothing.
+    import dask
+
+    args = _sweep_args(tmp_path, slow_line, local_cluster.scheduler_address)
+    with dask.config.set({key: value}):
+        assert main(args) == 1
+    assert _one_error_line(capfd) == (
+        f"ccsim: error: Dask's configuration: {key} is {said}: mend it (the DASK_* variables, "
+        "the files in ~/.config/dask)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--executor", "dask"], "--executor dask needs --scheduler"),

@@ -2581,6 +2581,27 @@ def test_an_explorer_out_of_file_descriptors_warns_once_instead_of_a_traceback_p
     assert warned[0].startswith("ccsim explore: warning: out of file descriptors")
 
 
+def test_the_explorer_runs_on_asyncios_event_loop_whatever_else_is_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Bug (campaign 46): uvicorn's "auto" loop is uvloop whenever it can import it (`pip
+    # install uvicorn[standard]` brings it), and uvloop closes a connection it cannot accept for
+    # want of file descriptors: the test above, with uvloop installed, had 68 of its 150
+    # clients reset and no warning, where asyncio keeps them waiting and the explorer says so.
+    # A stand-in uvloop (the real one need not be installed) is what "auto" picks.
+    import asyncio
+    import types
+
+    from uvicorn.loops.auto import auto_loop_factory
+
+    stand_in = types.ModuleType("uvloop")
+    stand_in.new_event_loop = asyncio.new_event_loop  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "uvloop", stand_in)
+    assert auto_loop_factory() is not asyncio.SelectorEventLoop, "uvicorn's auto takes uvloop"
+    config = uvicorn_config(object(), "127.0.0.1", free_port())
+    assert config.get_loop_factory() is asyncio.SelectorEventLoop
+
+
 @pytest.mark.parametrize("host", ["::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "127.000.000.001"])
 def test_an_explorer_answers_its_address_written_as_its_host_option_wrote_it(
     host: str, tmp_path: Path

@@ -1359,3 +1359,19 @@ def test_a_stop_signal_another_thread_receives_waits_for_the_end_of_a_held_block
         signal.signal(signal.SIGTERM, previous)
         stop.set()
         busy.join(5)
+
+
+def test_a_sweeps_progress_bar_goes_to_stderr_whatever_tqdm_file_says(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Campaign 46 (issue 32): tqdm takes its defaults from TQDM_* variables, and TQDM_FILE=x
+    # made the bar's file a text: "internal error (AttributeError): 'str' object has no
+    # attribute 'write'" before any run.
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps", "--out", str(tmp_path / "o")]
+    env = {**os.environ, "TQDM_FILE": "x"}
+    done = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=tmp_path)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert (tmp_path / "o" / "flows.parquet").is_file() and not (tmp_path / "x").exists()

@@ -625,12 +625,18 @@ def uvicorn_config(
     has nothing to start and ``serve`` stops its runs itself. Ctrl-C twice in quick succession
     makes uvicorn skip the lifespan's shutdown, and the exit then cancelled its task: 37 lines
     of "ERROR: Traceback ... CancelledError" above ccsim's own line. ``http`` is the HTTP
-    protocol, :func:`head_deadline_protocol`'s by default."""
+    protocol, :func:`head_deadline_protocol`'s by default.
+
+    asyncio's event loop whatever else is installed (``loop="asyncio"``): uvicorn's "auto"
+    takes uvloop when it can import it (``pip install uvicorn[standard]`` brings it), and
+    uvloop closes a connection it cannot accept for want of file descriptors, so past ``ulimit
+    -n`` browsers' requests were reset without a word where asyncio's keep them waiting and
+    :func:`quiet_when_out_of_files` says so (campaign 46, issue 32)."""
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
                             lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S,
-                            http=http or head_deadline_protocol())  # fmt: skip
+                            http=http or head_deadline_protocol(), loop="asyncio")  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
