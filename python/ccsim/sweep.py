@@ -68,6 +68,7 @@ except Exception as e:
     raise ImportError(f"ccsim.sweep needs tqdm, which is installed but cannot be imported: "
                       f"{damaged_metadata() or e}", name="tqdm") from e  # fmt: skip
 
+
 from ccsim import _core, limits, worker
 from ccsim.scenario import (
     MAX_WORKERS,
@@ -77,6 +78,17 @@ from ccsim.scenario import (
     int_text,
     seed_problem,
 )
+
+
+class _ProgressBar(tqdm):  # type: ignore[misc]
+    """A sweep's bar, without tqdm's monitor thread (``monitor_interval``): a thread more per
+    command for nothing (the bar shows every run, ``miniters=1``), and where threads are
+    counted (``ulimit -u``, with numexpr's own threads started as pandas loads it) tqdm
+    printed "ccsim: warning: tqdm:disabling monitor support (monitor_interval = 0) due to:;
+    can't start new thread" above the command's one line (campaign 46, issue 32)."""
+
+    monitor_interval = 0
+
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.
@@ -738,7 +750,7 @@ def execute(
     store.check(todo)  # before any run: not at the first save
     failures: list[tuple[RunSpec, BaseException]] = []
     if todo:
-        bar = tqdm(
+        bar = _ProgressBar(
             total=len(todo),
             desc=f"{description} ({cached} cached)",
             unit="run",
@@ -751,6 +763,9 @@ def execute(
             # and TQDM_FILE=x gave it a text for a file, "internal error (AttributeError):
             # 'str' object has no attribute 'write'" (campaign 46, issue 32).
             file=sys.stderr,
+            # Every finished run is shown (within tqdm's 0.1 s): the bar has no monitor thread
+            # (_ProgressBar) to show what a growing miniters would hold back.
+            miniters=1,
             # A terminal that reports no size (0 x 0: a serial console, a pseudo-terminal
             # whose size was never set, as `docker exec -t` or `script` may leave it) got a
             # bar 0 columns wide, that is nothing but its last newline (campaign 30, issue
