@@ -1045,6 +1045,11 @@ def _cluster(args: argparse.Namespace) -> str | None:
         except Exception as e:
             from ccsim.cluster import why_not_importable
 
+            setting = _setting_failed_on("distributed", e)
+            if setting is not None:
+                raise ValueError(f"--executor dask needs Dask's distributed scheduler, which "
+                                 f"cannot be imported with {setting} in the environment "
+                                 f"({e}): mend or unset it") from None  # fmt: skip
             cure = ("pip install -c constraints.txt '.[dask]' from the repository root (the "
                     "extra `dask`)")  # fmt: skip
             why = why_not_importable(e, ("dask", "distributed"), cure)
@@ -1984,6 +1989,11 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
         return (f"{who} needs {package}, which cannot be imported while warnings are errors "
                 f'(PYTHONWARNINGS=error or -W error) for its warning "{error}": do what it '
                 "says, or run without warnings as errors")  # fmt: skip
+    setting = _setting_failed_on(package, error)
+    if setting is not None:
+        cause = error.__cause__ or error if error is not None else error
+        return (f"{who} needs {package}, which cannot be imported with {setting} in the "
+                f"environment ({cause}): mend or unset it")  # fmt: skip
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
         why = f"which is installed but cannot be imported ({error})"
@@ -2003,6 +2013,37 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
     )
+
+
+#: The prefixes of the environment variables a package reads as it is imported, where they are
+#: not its name in capitals and an underscore (TQDM_, PANDAS_).
+_SETTINGS_PREFIXES = {"matplotlib": ("MPL",), "dask": ("DASK_",), "distributed": ("DASK_",)}
+
+
+def _setting_failed_on(package: str, error: Exception | None) -> str | None:
+    """``NAME='value'`` of the environment variable a package's import failed on, or None: one
+    of the package's own settings (TQDM_*, DASK_*, MPL*) whose value the error quotes, or any
+    variable whose value is the missing module's dotted name. tqdm, dask and distributed read
+    theirs as they load: `TQDM_MININTERVAL=abc`, `DASK_DISTRIBUTED__COMM__OFFLOAD=abc` and
+    `DASK_DISTRIBUTED__CLIENT__SECURITY_LOADER=nomod.x` were "installed but cannot be imported"
+    or "ccsim needs nomod, which is not installed", with "install ccsim again" for a cure, which
+    brings back the same packages (campaign 46, issue 32)."""
+    if error is None:
+        return None
+    said = " ".join(str(e) for e in (error, error.__cause__, error.__context__) if e is not None)
+    prefixes = _SETTINGS_PREFIXES.get(package, (f"{package.upper()}_",))
+    for name, value in sorted(os.environ.items()):
+        value = value.strip()
+        if not value:
+            continue
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            if value == error.name or value.startswith(error.name + "."):
+                return f"{name}={value!r}"
+        elif name.startswith(prefixes) and re.search(
+            rf"(?<![\w.]){re.escape(value)}(?![\w.])", said
+        ):
+            return f"{name}={value!r}"
+    return None
 
 
 def _shadowing_file(package: str) -> str | None:

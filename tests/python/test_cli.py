@@ -791,6 +791,62 @@ def test_a_dependency_failing_to_import_for_a_warning_made_an_error_says_so_not_
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("setting", "argv", "said"),
+    [
+        ("TQDM_MININTERVAL=abc", ["--workers", "1"],
+         "ccsim needs tqdm, which cannot be imported with TQDM_MININTERVAL='abc' in the "
+         "environment (could not convert string to float: 'abc'): mend or unset it"),
+        ("DASK_DISTRIBUTED__COMM__OFFLOAD=abc", ["--executor", "dask", "--scheduler",
+                                                 "tcp://127.0.0.1:1"],
+         "--executor dask needs Dask's distributed scheduler, which cannot be imported with "
+         "DASK_DISTRIBUTED__COMM__OFFLOAD='abc' in the environment (Could not interpret 'abc' "
+         "as a byte unit): mend or unset it"),
+    ],
+    ids=["tqdm", "distributed"],
+)  # fmt: skip
+def test_a_dependency_failing_on_a_setting_of_its_own_names_the_variable_not_reinstall(
+    setting: str, argv: list[str], said: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 46 (issue 32): tqdm and distributed read their environment variables as they
+    # load, and a value they cannot parse failed their import: "ccsim needs tqdm, which is
+    # installed but cannot be imported (...): install ccsim again", an install that changes
+    # nothing.
+    pytest.importorskip("distributed")  # the test command installs it; the tqdm case too
+    name, _, value = setting.partition("=")
+    out = tmp_path / "o"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "sweep", str(examples / "random-loss.toml"), "--set",
+         "duration=100ms", "--param", "links.bottleneck.loss.rate=0.01,0.02", *argv,
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=examples.parent,
+        env={**os.environ, name: value},
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, f"ccsim: error: {said}\n")
+    assert not out.exists()
+
+
+def test_a_setting_is_blamed_only_where_the_error_quotes_its_value_or_names_its_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ccsim.cli import _setting_failed_on
+
+    for name in [n for n in os.environ if n.startswith(("TQDM_", "DASK_", "MPL"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TQDM_DISABLE", "1")  # a valid setting beside an unrelated failure
+    assert _setting_failed_on("tqdm", ImportError("libfoo.so.1: cannot open")) is None
+    monkeypatch.setenv("TQDM_MININTERVAL", "abc")
+    assert _setting_failed_on("tqdm", ValueError("could not convert: 'abc'")) == (
+        "TQDM_MININTERVAL='abc'"
+    )
+    assert _setting_failed_on("pandas", ValueError("could not convert: 'abc'")) is None
+    monkeypatch.setenv("DASK_DISTRIBUTED__CLIENT__SECURITY_LOADER", "nomod.load")
+    missing = ModuleNotFoundError("No module named 'nomod'", name="nomod")
+    assert _setting_failed_on("nomod", missing) == (
+        "DASK_DISTRIBUTED__CLIENT__SECURITY_LOADER='nomod.load'"
+    )
+
+
 @pytest.mark.parametrize("package", ["numpy", "pyarrow"])
 @pytest.mark.parametrize("command", ["sweep", "reproduce", "report"])
 def test_numpy_or_pyarrow_missing_is_named_by_every_command_that_needs_them(
