@@ -1603,6 +1603,10 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
         _error(_working_folder_gone(relative))
         return 1
     limits.fit_to_limits()
+    unusable = _unusable_setting()
+    if unusable is not None:
+        _error(unusable)
+        return 1
     # matplotlib's own warnings go to its logger, which Python's last-resort handler prints
     # on stderr beside ccsim's one-line messages ("Could not save font_manager cache [Errno 27]
     # File too large" under ulimit -f, campaign 33, issue 32): what they mean, a command says
@@ -1869,6 +1873,16 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         if package is not None:
             _error(_not_installed("ccsim", package, e))
             return 1
+        raiser = _innermost_package(e)
+        setting = _setting_failed_on(raiser, e) if raiser is not None else None
+        if setting is not None:
+            # A dependency's own setting, read as ccsim used it: matplotlib's
+            # SOURCE_DATE_EPOCH=abc as a reproduction drew its figures was "invalid literal
+            # for int() with base 10: 'abc'", naming nothing (campaign 47, issue 32).
+            state = getattr(e, "ccsim_state", None)  # what staging kept of the output
+            _error(f"{raiser} failed with {setting} in the environment ({e}): mend or unset it"
+                   + (f"; {state}" if state else ""))  # fmt: skip
+            return 1
         if isinstance(e, (Error, ValueError, RuntimeError)):
             _error(str(e))
             return 1
@@ -2015,34 +2029,104 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     )
 
 
-#: The prefixes of the environment variables a package reads as it is imported, where they are
-#: not its name in capitals and an underscore (TQDM_, PANDAS_).
-_SETTINGS_PREFIXES = {"matplotlib": ("MPL",), "dask": ("DASK_",), "distributed": ("DASK_",)}
+#: The prefixes of the environment variables a package reads, where they are not (only) its
+#: name in capitals and an underscore (TQDM_, PANDAS_): numpy's NPY_*, numexpr's
+#: OMP_NUM_THREADS, matplotlib's SOURCE_DATE_EPOCH (written into each SVG figure).
+_SETTINGS_PREFIXES = {
+    "matplotlib": ("MPL", "SOURCE_DATE_EPOCH"),
+    "dask": ("DASK_",),
+    "distributed": ("DASK_",),
+    "numpy": ("NUMPY_", "NPY_"),
+    "numexpr": ("NUMEXPR_", "OMP_"),
+}
+
+
+def _packages_raising(error: BaseException) -> list[str]:
+    """The top-level packages (not ccsim) whose code is in ``error``'s traceback, or in its
+    cause's or context's: pandas failing as it loads numexpr, which failed on a setting of
+    its own, names both."""
+    found: list[str] = []
+    for e in (error, error.__cause__, error.__context__):
+        tb = e.__traceback__ if e is not None else None
+        while tb is not None:
+            name = str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0]
+            if name and name not in ("ccsim", "__main__") and name not in found:
+                found.append(name)
+            tb = tb.tb_next
+    return found
+
+
+def _innermost_package(error: BaseException) -> str | None:
+    """The top-level package whose code raised ``error`` itself (its traceback's last frame),
+    or None when that is ccsim's own code: an error ccsim raises in its own words, from
+    another's, already says what it means."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    name = str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0]
+    return None if not name or name in ("ccsim", "__main__") else name
 
 
 def _setting_failed_on(package: str, error: Exception | None) -> str | None:
-    """``NAME='value'`` of the environment variable a package's import failed on, or None: one
-    of the package's own settings (TQDM_*, DASK_*, MPL*) whose value the error quotes, or any
-    variable whose value is the missing module's dotted name. tqdm, dask and distributed read
-    theirs as they load: `TQDM_MININTERVAL=abc`, `DASK_DISTRIBUTED__COMM__OFFLOAD=abc` and
-    `DASK_DISTRIBUTED__CLIENT__SECURITY_LOADER=nomod.x` were "installed but cannot be imported"
-    or "ccsim needs nomod, which is not installed", with "install ccsim again" for a cure, which
-    brings back the same packages (campaign 46, issue 32)."""
+    """``NAME='value'`` of the environment variable a package failed on, or None: one of the
+    settings of the package, or of a package whose code raised the error (TQDM_*, DASK_*,
+    MPL*, NUMEXPR_*, ...), whose name the error says, or whose value the error quotes (an
+    empty one quoted as ``''``); or any variable whose value is the missing module's dotted
+    name. tqdm, dask and distributed read theirs as they load: `TQDM_MININTERVAL=abc`,
+    `DASK_DISTRIBUTED__COMM__OFFLOAD=abc` and `DASK_DISTRIBUTED__CLIENT__SECURITY_LOADER=nomod.x`
+    were "installed but cannot be imported" or "ccsim needs nomod, which is not installed",
+    with "install ccsim again" for a cure, which brings back the same packages (campaign 46,
+    issue 32). An empty value (`PANDAS_FUTURE=`, `NUMPY_MADVISE_HUGEPAGE=`), a setting of
+    the package that pandas loads (`NUMEXPR_NUM_THREADS=abc`) and matplotlib's
+    `SOURCE_DATE_EPOCH=abc` as a figure was drawn were still "install ccsim again", or
+    "invalid literal for int() with base 10: 'abc'" naming nothing (the settings matrix,
+    campaign 47, issue 32)."""
     if error is None:
         return None
     said = " ".join(str(e) for e in (error, error.__cause__, error.__context__) if e is not None)
-    prefixes = _SETTINGS_PREFIXES.get(package, (f"{package.upper()}_",))
+    prefixes: tuple[str, ...] = ()
+    for name in [package, *_packages_raising(error)]:
+        prefixes += _SETTINGS_PREFIXES.get(name, (f"{name.upper()}_",))
     for name, value in sorted(os.environ.items()):
         value = value.strip()
-        if not value:
-            continue
         if isinstance(error, ModuleNotFoundError) and error.name:
-            if value == error.name or value.startswith(error.name + "."):
+            if value and (value == error.name or value.startswith(error.name + ".")):
                 return f"{name}={value!r}"
-        elif name.startswith(prefixes) and re.search(
-            rf"(?<![\w.]){re.escape(value)}(?![\w.])", said
+        elif name.startswith(prefixes) and (
+            re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", said)
+            or (value and re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", said))
+            or (not value and re.search(r"(?<!\w)(''|\"\")", said))
         ):
             return f"{name}={value!r}"
+    return None
+
+
+#: The settings of numexpr (which pandas loads when it is installed) that its extension
+#: module reads as it loads, in C: one that is not a positive integer is said on stderr
+#: there, in an unterminated line of its own ("Error.  nthreads must be a positive integer"
+#: above the command's first line, status 0: the settings matrix, campaign 47, issue 32).
+_NUMEXPR_COUNTS = ("NUMEXPR_MAX_THREADS",)
+
+
+def _unusable_setting() -> str | None:
+    """The error for a dependency's setting in the environment that would be complained of
+    on stderr in its own words, outside ccsim's, as the dependency loads; or None."""
+    import importlib.util
+
+    for name in _NUMEXPR_COUNTS:
+        value = os.environ.get(name)
+        if value is None or (re.fullmatch(r"\s*\+?[0-9]+", value) and int(value) > 0):
+            continue
+        try:
+            installed = importlib.util.find_spec("numexpr") is not None
+        except (ImportError, ValueError):
+            installed = False
+        if installed:
+            return (f"{name}={value!r} in the environment is not a positive integer (the "
+                    "most threads numexpr, which pandas loads, may start): mend or unset "
+                    "it")  # fmt: skip
     return None
 
 

@@ -85,6 +85,11 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # hidden folder, which is gone now: named where it would have been.
             raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
         if not isinstance(e, OSError) or not (e.filename or e.errno):
+            # What became of ``out``, for the command's line to say beside an error that is
+            # not a write's: a figure failing on matplotlib's SOURCE_DATE_EPOCH=abc said
+            # nothing of the finished runs kept (campaign 47, issue 32).
+            with contextlib.suppress(AttributeError, TypeError):
+                e.ccsim_state = state  # type: ignore[union-attr]
             raise
         # A write that names no file (pyarrow's "[Errno 28] Error writing bytes to file") is
         # named by the folder, in the system's words for its errno.
