@@ -10,12 +10,13 @@ test finds the class instead of its members.
 
 The axis is discovered, not listed: each cheap command runs once in a child whose
 ``sitecustomize`` gives ``os.environ`` a class that notes every variable looked up in it
-(``os.getenv``, ``os.environ.get``, ``[]``, ``in``; not a walk over all of them, as
-``items()`` or ``dict(os.environ)`` do) and the module that asked, in the command's process
-and in its workers. A package that reads its settings by walking the environment for a prefix
-(tqdm's ``TQDM_*``, dask's ``DASK_*``) asks for no name and is not seen: those are test_cli.py's
-cases. Nor is one read by C code (``getenv``): numexpr's NUMEXPR_MAX_THREADS is found through
-numexpr's Python, which asks for it too. The axis is what was asked, less:
+(``os.getenv``, ``os.environ.get``, ``[]``, ``in``; not a walk over all of them, as ``items()``
+or ``dict(os.environ)`` do) and the module that asked, in the command's process and in its
+workers. A package that reads its settings by walking the environment for a prefix (tqdm's
+``TQDM_*``, dask's ``DASK_*``) asks for no name and is not seen: those are test_cli.py's cases,
+and the modules that walked the environment are printed beside each command's axis. Nor is one
+read by C code (``getenv``): numexpr's NUMEXPR_MAX_THREADS is found through numexpr's Python,
+which asks for it too. The axis is what was asked, less:
 
 - ccsim's own settings: CCSIM_*, those a module of ccsim sets (OPENBLAS_NUM_THREADS, the
   thread counts and allocator it chooses), and those only ccsim asks for (XDG_*_HOME, ...):
@@ -84,6 +85,7 @@ if _cfg.get("log"):
         f = sys._getframe(2)
         # A view's iteration (items(), values()) reads every variable: not a look-up of one.
         if f.f_globals.get("__name__") in _PLUMBING and f.f_code.co_name == "__iter__":
+            _note("*", _module(f), "walk")  # who walked it, shown as the axis's blind spot
             return None
         # The instruction being run (f_lasti may point into its inline caches): dict(environ),
         # environ.copy(), from C code, is a call, not a subscription.
@@ -211,6 +213,10 @@ def axes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Axis
             for kind, who in kinds.items():
                 merged.setdefault(name, {}).setdefault(kind, set()).update(who)
     own = _ccsim_own(merged)
+    for command, asked in noted.items():
+        walkers = sorted(asked.get("*", {}).get("walk", ()))
+        print(f"{command}: walked the whole environment (a prefix they read is not seen): "
+              f"{', '.join(walkers) or 'none'}")  # fmt: skip
     return results, {
         command: (made[command], {n: kinds["get"] for n, kinds in sorted(asked.items())
                                   if "get" in kinds and n not in own
@@ -219,7 +225,7 @@ def axes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Axis
     }  # fmt: skip
 
 
-def test_the_noting_sees_each_kind_of_look_up_and_not_a_walk_over_the_environment(
+def test_the_noting_sees_each_kind_of_look_up_and_tells_a_walk_over_the_environment_apart(
     tmp_path: Path,
 ) -> None:
     import subprocess
@@ -237,8 +243,14 @@ def test_the_noting_sees_each_kind_of_look_up_and_not_a_walk_over_the_environmen
     }
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
     asked = [line.split("\t") for line in log.read_text(encoding="utf-8").splitlines()]
-    assert [n for n, who, _ in asked if who == "__main__"] == ["A1", "A2", "A3", "A4"]
-    assert "PATH" not in {n for n, _, _ in asked}, asked  # a walk over all is not a look-up
+    assert [n for n, who, kind in asked if (who, kind) == ("__main__", "get")] == [
+        "A1",
+        "A2",
+        "A3",
+        "A4",
+    ]
+    assert ["*", "__main__", "walk"] in asked  # a walk over all is not a look-up, but noted
+    assert "PATH" not in {n for n, _, _ in asked}, asked
 
 
 @pytest.mark.parametrize("command", list(CHEAP_COMMANDS))
