@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import signal
 import subprocess
@@ -286,3 +287,17 @@ def m01_quick_by_ccsim(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "--seeds", "1", "--workers", "1", "--out", str(out)],
                    check=True, capture_output=True)  # fmt: skip
     return out
+
+
+def ccsim_in_cell(boot: str, argv: list[str], cell: Path, results: Path | None,
+                  env: dict[str, str]) -> CommandOutcome:  # fmt: skip
+    """A command (``argv`` with {out} and {results} filled in) in a child whose sitecustomize
+    is ``boot``, first on its PYTHONPATH (so in its workers too), with ``env`` added to the
+    environment; its output in ``cell/out``."""
+    folder = cell / "boot"
+    folder.mkdir(parents=True)
+    (folder / "sitecustomize.py").write_text(boot, encoding="utf-8")
+    out = cell / "out"
+    filled = [a.replace("{out}", str(out)).replace("{results}", str(results)) for a in argv]
+    path = os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return ccsim_outcome(filled, out, {**os.environ, **env, "PYTHONPATH": path})

@@ -32,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_outcome
+from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_in_cell
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,16 +136,8 @@ def _extras(tried: set[str]) -> tuple[list[str], list[str]]:
 
 
 def _launch(command: str, cell: Path, results: Path | None, **config: object) -> CommandOutcome:
-    boot = cell / "boot"
-    boot.mkdir(parents=True)
-    (boot / "sitecustomize.py").write_text(BOOT, encoding="utf-8")
-    out = cell / "out"
-    argv = [a.replace("{out}", str(out)).replace("{results}", str(results))
-            for a in COMMANDS[command]]  # fmt: skip
-    path = os.pathsep.join([str(boot), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env = {**os.environ, "CCSIM_EXTRAS": json.dumps(config), "PYTHONPATH": path,
-           "MPLCONFIGDIR": str(cell / "mpl")}  # fmt: skip
-    return ccsim_outcome(argv, out, env)
+    env = {"CCSIM_EXTRAS": json.dumps(config), "MPLCONFIGDIR": str(cell / "mpl")}
+    return ccsim_in_cell(BOOT, COMMANDS[command], cell, results, env)
 
 
 @pytest.fixture(scope="module")

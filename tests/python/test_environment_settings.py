@@ -55,7 +55,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_outcome
+from conftest import CHEAP_COMMANDS, CommandOutcome, ccsim_in_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL = os.environ.get("CCSIM_SETTINGS_CELLS") == "all"
@@ -148,16 +148,8 @@ def _ccsim_own(noted: dict[str, dict[str, set[str]]]) -> set[str]:
 
 def _launch(command: str, cell: Path, results: Path | None, env: dict[str, str],
             **config: object) -> CommandOutcome:  # fmt: skip
-    boot = cell / "boot"
-    boot.mkdir(parents=True)
-    (boot / "sitecustomize.py").write_text(BOOT, encoding="utf-8")
-    out = cell / "out"
-    argv = [a.replace("{out}", str(out)).replace("{results}", str(results))
-            for a in CHEAP_COMMANDS[command]]  # fmt: skip
-    path = os.pathsep.join([str(boot), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env = {**os.environ, **env, "CCSIM_SETTINGS": json.dumps(config), "PYTHONPATH": path,
-           "MPLCONFIGDIR": str(cell.parent / "mpl")}  # fmt: skip
-    return ccsim_outcome(argv, out, env)
+    added = {**env, "CCSIM_SETTINGS": json.dumps(config), "MPLCONFIGDIR": str(cell.parent / "mpl")}
+    return ccsim_in_cell(BOOT, CHEAP_COMMANDS[command], cell, results, added)
 
 
 def judge(name: str, got: CommandOutcome, base: CommandOutcome) -> str | None:
