@@ -68,7 +68,6 @@ except Exception as e:
     raise ImportError(f"ccsim.sweep needs tqdm, which is installed but cannot be imported: "
                       f"{damaged_metadata() or e}", name="tqdm") from e  # fmt: skip
 
-
 from ccsim import _core, limits, worker
 from ccsim.scenario import (
     MAX_WORKERS,

@@ -185,6 +185,21 @@ sys.meta_path.insert(0, Cut())
 """
 
 
+def _ccsim_with_sitecustomize(
+    tmp_path: Path, sitecustomize: str, launcher: str, *argv: str
+) -> subprocess.CompletedProcess[str]:
+    """ccsim (the ``ccsim`` script or ``python -m ccsim``) run with ``sitecustomize`` first on
+    its PYTHONPATH."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(sitecustomize)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    )
+    cmd = ENTRY if launcher == "script" else [sys.executable, "-m", "ccsim"]
+    return subprocess.run([*cmd, *argv], capture_output=True, text=True, env=env, timeout=60)
+
+
 @pytest.mark.parametrize("launcher", ["script", "module"])
 def test_a_stop_signal_handled_inside_code_run_from_a_string_ends_with_its_own_status(
     tmp_path: Path, launcher: str
@@ -193,14 +208,7 @@ def test_a_stop_signal_handled_inside_code_run_from_a_string_ends_with_its_own_s
     # interrupted by SIGHUP; ..." and the process then died by SIGINT (status 130 in a shell),
     # 3 times in 34 at one moment. CPython notes a KeyboardInterrupt leaving exec(str) as
     # unhandled even when it is handled, and the exit turns the note into SIGINT.
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(_SIGHUP_INSIDE_EXEC)
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    )
-    cmd = ENTRY if launcher == "script" else [sys.executable, "-m", "ccsim"]
-    proc = subprocess.run([*cmd, "--version"], capture_output=True, text=True, env=env, timeout=60)
+    proc = _ccsim_with_sitecustomize(tmp_path, _SIGHUP_INSIDE_EXEC, launcher, "--version")
     assert (proc.returncode, proc.stderr) == (
         129,
         "ccsim: interrupted by SIGHUP; nothing was written\n",
@@ -258,14 +266,7 @@ def test_a_stop_signal_after_version_or_help_is_written_leaves_the_status_zero_a
     # "Exception ignored in atexit callback" and a KeyboardInterrupt traceback under the
     # output, and timed by hand (SIGINT, SIGTERM, SIGHUP 80 ms into --version) the process
     # died of the signal, status -2, -15 or -1, 8 times in 120.
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(_SIGHUP_AT_EXIT)
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    )
-    cmd = ENTRY if launcher == "script" else [sys.executable, "-m", "ccsim"]
-    proc = subprocess.run([*cmd, option], capture_output=True, text=True, env=env, timeout=60)
+    proc = _ccsim_with_sitecustomize(tmp_path, _SIGHUP_AT_EXIT, launcher, option)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout.startswith("ccsim " if option == "--version" else "usage: ccsim")
 
