@@ -3196,3 +3196,40 @@ def test_empty_lines_before_a_request_line_are_ignored_as_rfc_9112_asks(tmp_path
             assert b" 400 " not in read, (case, read[:300])
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+def test_a_request_line_saying_another_http_version_is_answered_505_not_as_http_1_1(
+    tmp_path: Path,
+) -> None:
+    # Campaign 47 (issue 32): h11 reads any one-digit version, and "GET /api/papers HTTP/2.0"
+    # in HTTP/1 framing was answered 200 as if it said HTTP/1.1. RFC 9110 §15.6.6: 505, saying
+    # which version the server speaks; 1.0 and 1.1 are still served.
+    with _explore_child(tmp_path) as (proc, port):
+        for version, status in [("2.0", 505), ("1.2", 505), ("0.9", 505), ("3.0", 505),
+                                ("1.0", 200), ("1.1", 200)]:  # fmt: skip
+            read = _answers_to(port, [f"GET /api/papers HTTP/{version}\r\nHost: 127.0.0.1:"
+                                      f"{port}\r\nConnection: close\r\n\r\n".encode()])  # fmt: skip
+            assert read.startswith(f"HTTP/1.1 {status} ".encode()), (version, read[:200])
+            if status == 505:
+                said = json.loads(read.partition(b"\r\n\r\n")[2])["error"]
+                assert said == (f"the request line says HTTP/{version}: the explorer speaks "
+                                "HTTP/1.1 (and 1.0)")  # fmt: skip
+        proc.terminate()
+        proc.communicate(timeout=60)
+
+
+def test_a_head_past_the_limit_sent_in_pieces_is_answered_431_and_said_so(tmp_path: Path) -> None:
+    # Campaign 47 (issue 32): a request head over h11's 16 KiB buffer, sent in several packets
+    # (as a browser's grown cookies are), was answered 400 "Invalid HTTP request received." and
+    # the terminal said "a malformed request line or header". RFC 6585 §5: 431.
+    start = b"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    cookie = b"Cookie: " + b"a" * 20_000 + b"\r\n"
+    with _explore_child(tmp_path) as (proc, port):
+        read = _answers_to(port, [start, cookie[:17_000], cookie[17_000:] + b"\r\n"])
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert read.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"), read[:200]
+    assert read.endswith(b"\r\n\r\nThe request's head is over 16384 bytes."), read[-200:]
+    said = ("ccsim explore: warning: a request whose head was too large was answered 431 "
+            "Request Header Fields Too Large (grown cookies?)\n")  # fmt: skip
+    assert err.startswith(said), err

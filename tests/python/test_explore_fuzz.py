@@ -236,7 +236,9 @@ def test_hostile_clients_of_every_route_leave_the_explorer_answering_quietly_and
         case = one_case(s, rng, job)
         for st in case["statuses"]:
             seen[st] = seen.get(st, 0) + 1
-        bad = [st for st in case["statuses"] if st >= 500]
+        # 505 is the answer to a request line saying HTTP/2.0, 1.2 or 0.9 (RFC 9110 §15.6.6).
+        versioned = any(w.endswith(":version") for w in case["what"])
+        bad = [st for st in case["statuses"] if st >= 500 and not (st == 505 and versioned)]
         if bad:
             defects.append(f"case {n} {case}: {bad}")
         try:

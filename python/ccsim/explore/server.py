@@ -23,9 +23,11 @@ app sees the request:
 - a POST announcing a body over ``MAX_BODY`` bytes (``Content-Length``): 413 (RFC 9110
   §15.5.14) before a byte of it is read; a body sent in chunks is cut off at the same limit.
 
-At any path, a request giving its body's length twice (a ``Content-Length`` and a
-``Transfer-Encoding``) is answered 400 and its connection closed (RFC 9112 §6.1), as a proxy in
-front could read its end elsewhere than the explorer does.
+At any path, a request line saying another HTTP version than 1.1 or 1.0 is answered 505 (RFC
+9110 §15.6.6), a head past h11's 16 KiB buffer 431 (RFC 6585 §5), and a request giving its
+body's length twice (a ``Content-Length`` and a ``Transfer-Encoding``) is answered 400 and its
+connection closed (RFC 9112 §6.1), as a proxy in front could read its end elsewhere than the
+explorer does.
 
 A page on another site could still show the explorer's own page in a hidden frame and have the
 user click its controls; the page is served with ``frame-ancestors 'none'``, so browsers show it
@@ -248,6 +250,20 @@ class Guard:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("http_version") not in ("1.0", "1.1"):
+            from starlette.responses import JSONResponse
+
+            # h11 reads any one-digit version in a request line ("HTTP/2.0", "HTTP/1.2",
+            # "HTTP/0.9") and answered it as HTTP/1.1, framing and all (campaign 47, issue
+            # 32). A major version it does not speak is one a server may refuse with 505,
+            # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
+            # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
+            version = f"HTTP/{scope.get('http_version')}"
+            answer = JSONResponse({"error": f"the request line says {version}: the explorer "
+                                            "speaks HTTP/1.1 (and 1.0)"},
+                                  status_code=505, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
@@ -364,6 +380,8 @@ class _NotHttpSaid(logging.Filter):
         super().__init__()
         self.last: dict[str, float] = {}
         self.opening = b""
+        #: The status h11 hinted at for the bytes refused (``HintedConnection``).
+        self.status = 400
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
@@ -373,6 +391,9 @@ class _NotHttpSaid(logging.Filter):
         if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
             said = ("a request that is not HTTP/1.1 was refused (an https:// address? the "
                     "explorer serves http:// only)")  # fmt: skip
+        elif self.status == 431:
+            said = ("a request whose head was too large was answered 431 Request Header Fields "
+                    "Too Large (grown cookies?)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
             said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
                     "explorer serves HTTP/1.1 only")  # fmt: skip
@@ -401,6 +422,28 @@ def head_deadline_protocol() -> type:
     import h11
     from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
+    class HintedConnection(h11.Connection):  # type: ignore[misc]
+        """h11's server side, keeping the status h11 hints at when it cannot read the
+        client's bytes (``error_status_hint``: 431 for a head past its buffer, else 400), which
+        uvicorn drops; read by ``send_400_response`` and by ``_NotHttpSaid``'s warning."""
+
+        refused_status = 400
+
+        def __init__(self, head_limit: int) -> None:
+            super().__init__(h11.SERVER, head_limit)
+            self.head_limit = head_limit
+
+        def next_event(self) -> Any:
+            try:
+                return super().next_event()
+            except h11.RemoteProtocolError as exc:
+                self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
+                raise
+
+    def _connection(config: Any) -> HintedConnection:
+        limit = config.h11_max_incomplete_event_size
+        return HintedConnection(DEFAULT_MAX_INCOMPLETE_EVENT_SIZE if limit is None else limit)
+
     class HeadDeadline(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
         _head_started = False
@@ -409,6 +452,10 @@ def head_deadline_protocol() -> type:
         #: The connection's first bytes, by which ``_NotHttpSaid`` tells a refusal's cause.
         _opening = b""
         transport: Any
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.conn = _connection(self.config)
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(LingeringClose(transport, self.loop))
@@ -448,6 +495,21 @@ def head_deadline_protocol() -> type:
                 # and uvicorn's attempt raised out of data_received (asyncio's "Fatal error:
                 # protocol.data_received() call failed." and a traceback). The connection
                 # closes, the answer cut.
+                self.transport.close()
+                return
+            if self.conn.refused_status == 431:
+                # A head past h11's buffer without its end (sent over several packets): it
+                # was answered 400 "Invalid HTTP request received.", as if malformed (campaign
+                # 47, issue 32); RFC 6585 §5 has a status of its own for it.
+                limit = self.conn.head_limit
+                for event in (
+                    h11.Response(status_code=431, reason=b"Request Header Fields Too Large",
+                                 headers=[(b"content-type", b"text/plain; charset=utf-8"),
+                                          (b"connection", b"close")]),
+                    h11.Data(data=f"The request's head is over {limit} bytes.".encode()),
+                    h11.EndOfMessage(),
+                ):  # fmt: skip
+                    self.transport.write(self.conn.send(event))
                 self.transport.close()
                 return
             super().send_400_response(msg)
@@ -514,16 +576,14 @@ def head_deadline_protocol() -> type:
             if self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE:
                 pending, closed = self.conn.trailing_data
                 if pending.startswith((b"\r", b"\n")):
-                    limit = self.config.h11_max_incomplete_event_size
-                    self.conn = h11.Connection(
-                        h11.SERVER, DEFAULT_MAX_INCOMPLETE_EVENT_SIZE if limit is None else limit
-                    )
+                    self.conn = _connection(self.config)
                     if rest := pending.lstrip(b"\r\n"):
                         self.conn.receive_data(rest)  # (b"" would tell h11 the input ended)
                     if closed:
                         self.conn.receive_data(b"")
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
+            _NOT_HTTP_SAID.status = 400
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
