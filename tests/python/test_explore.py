@@ -3233,3 +3233,35 @@ def test_a_head_past_the_limit_sent_in_pieces_is_answered_431_and_said_so(tmp_pa
     said = ("ccsim explore: warning: a request whose head was too large was answered 431 "
             "Request Header Fields Too Large (grown cookies?)\n")  # fmt: skip
     assert err.startswith(said), err
+
+
+def test_an_event_stream_with_no_event_for_a_while_sends_a_comment_line_to_keep_proxies_open(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 47 (issue 32): a job queued behind another's long runs sent nothing on its
+    # stream for as long as it waited; a proxy closes an answer silent that long (nginx: 60 s).
+    # A comment line (":") goes out after READER_HEARTBEAT_S without an event, and no more
+    # often; the page's EventSource reads no event from it (WHATWG HTML §9.2.6).
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "READER_HEARTBEAT_S", 0.4, raising=False)
+    job = threadless_job(server, "j-queued")
+    lines: list[tuple[float, bytes]] = []
+
+    def read() -> None:
+        with urllib.request.urlopen(f"{server.url}/api/jobs/{job.id}/events", timeout=60) as r:
+            for raw in r:
+                lines.append((time.monotonic(), raw))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    wait_until(lambda: job.readers == 1, "the event stream did not open")
+    time.sleep(2.0)
+    job.emit("done", done=0, total=0, cached=0, simulated=0)
+    job.end()
+    reader.join(10)
+    comments = [t for t, raw in lines if raw == b":\n"]
+    assert 3 <= len(comments) <= 6, lines
+    assert all(b - a >= 0.35 for a, b in itertools.pairwise(comments)), lines
+    events = [json.loads(raw[6:]) for _, raw in lines if raw.startswith(b"data: ")]
+    assert [e["type"] for e in events] == ["done"]

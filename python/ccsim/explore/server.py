@@ -91,6 +91,12 @@ LINGER_BYTES = 1024 * 1024
 #: How long a job's event stream sleeps without an event before it looks at its client,
 #: seconds (Starlette's own watch for a disconnect ends it sooner).
 READER_IDLE_S = 1.0
+#: After how many seconds without an event a job's stream sends a comment line (``:``), which
+#: the page's EventSource ignores. A job queued behind another's long runs sent nothing for as
+#: long as it waited, and a proxy in between closes an answer that long silent (nginx's
+#: ``proxy_read_timeout`` is 60 s): the page then reconnected to a job still waiting, and at
+#: worst found it gone (campaign 47, issue 32). WHATWG HTML §9.2.7 advises one every 15 s or so.
+READER_HEARTBEAT_S = 15.0
 #: How long a job whose last event-stream reader left waits for a reader to come back before
 #: it is cancelled, seconds. A browser reconnects an ``EventSource`` cut before its end by
 #: itself (WHATWG HTML §9.2.3), after the ``retry:`` time the stream sets (``READER_RETRY_MS``):
@@ -938,17 +944,22 @@ def create_app(
             job.wakers.add(wake)
             try:
                 yield f"retry: {READER_RETRY_MS}\n\n"
+                written = loop.time()
                 while not await request.is_disconnected():
                     changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
                     if i < n:
                         yield "".join(f"data: {json.dumps(e)}\n\n" for e in job.events[i:n])
-                        i = n
+                        i, written = n, loop.time()
                     if job.finished and i >= len(job.events):
                         ended = True
                         return
+                    if loop.time() - written >= READER_HEARTBEAT_S:
+                        yield ":\n\n"  # a comment (WHATWG HTML §9.2.6): no event to the page
+                        written = loop.time()
                     with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(changed.wait(), READER_IDLE_S)
+                        await asyncio.wait_for(changed.wait(),
+                                               min(READER_IDLE_S, READER_HEARTBEAT_S))  # fmt: skip
             finally:
                 job.wakers.discard(wake)
                 # Left early (seen above, or this generator cancelled by Starlette's watch for
