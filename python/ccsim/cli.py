@@ -67,6 +67,7 @@ from ccsim.staging import (
     refuse_a_site,
     reproduction_around,
     reproduction_of,
+    shown_path,
     staged_output,
 )
 
@@ -588,7 +589,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     _refuse_two_seeds(args)
     sc = Scenario.from_toml(args.file).with_overrides(args.set)
     resolved = sc.validate(seed=args.seed)
-    _say(f"ok: {args.file}: {describe_resolved(resolved)}")
+    _say(f"ok: {shown_path(args.file)}: {describe_resolved(resolved)}")
     return 0
 
 
@@ -640,7 +641,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else bench.plot_scale(rows, args.plot)
     _say(bench.format_table(rows))
     if plot is not None:
-        _say(f"plot: {plot}")
+        _say(f"plot: {shown_path(plot)}")
     return 0
 
 
@@ -825,7 +826,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         warn=_warning,
         say=_say,
     )
-    _say(f"report: {report}")
+    _say(f"report: {shown_path(report)}")
     return 0
 
 
@@ -947,7 +948,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if changed is not None:
             raise ValueError(changed) from e
         raise
-    _say(f"site: {site}")
+    _say(f"site: {shown_path(site)}")
     return 0
 
 
@@ -2190,9 +2191,10 @@ STDOUT = Path("stdout")
 
 
 def _folder_text(folder: str | Path) -> str:
-    """A folder as the "results:" line shows it, ending in one slash: `--out /` said `//`."""
+    """A folder as the "results:" line shows it, ending in one slash: `--out /` said `//`;
+    one with a character that is not printable as ``shown_path`` writes it."""
     text = str(folder)
-    return text if text.endswith("/") else f"{text}/"
+    return shown_path(text if text.endswith("/") else f"{text}/")
 
 
 def _say(text: str, flush: bool = False) -> None:

@@ -21,6 +21,33 @@ from pathlib import Path
 
 from ccsim.errors import Error
 
+#: How ``shown_path`` writes the characters a bash ANSI-C string (``$'...'``) escapes by name.
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as a line of a command's output shows it: as it is, or, when it holds a
+    character that is not printable (a newline, a tab, a byte that is not UTF-8), as a bash
+    ANSI-C string (``$'r\\n1'``) that can be pasted back into a shell. A folder named with a
+    newline was printed across two lines ("results: r" then "1/"), which a script reading the
+    output line by line took for two (campaign 47, issue 32)."""
+    text = os.fspath(path)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        elif "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (surrogateescape, PEP 383)
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:  # a control character: its byte
+            out.append(f"\\x{ord(ch):02x}")
+        else:  # a character, which bash writes in the locale's encoding
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    return "$'" + "".join(out) + "'"
+
 
 @contextlib.contextmanager
 def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> Iterator[Path]:

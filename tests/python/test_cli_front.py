@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from test_experiment import PLAN, SCENARIO
 from test_pcap import LOSSY
 
 from ccsim import bench
-from ccsim.cli import _SeedIsRuns, build_parser, main
+from ccsim.cli import _folder_text, _SeedIsRuns, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -193,6 +194,29 @@ def test_the_results_line_ends_a_folder_with_one_slash_the_root_included() -> No
     assert _folder_text(Path("/")) == "/"
     assert _folder_text("/tmp/out") == "/tmp/out/"
     assert _folder_text(Path("out")) == "out/"
+
+
+def test_a_folder_named_with_a_newline_is_one_results_line_that_bash_reads_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 47 (issue 32): `ccsim run ... --out $'r\n1'` printed "results: r" and "1/ (...)"
+    # on two lines, which a script reading the output line by line takes for two. A name with a
+    # character that is not printable is shown as bash's $'...' string; bash reads it back as
+    # the folder's own name.
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SCENARIO)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(scenario), "--out", "r\n1", "--set", 'duration="0.1s"']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("results: $'r\\n1/' (flows.parquet"), lines
+    for name in ["r\n1", "tab\there", "it's \\ a \x1b[31m", "bell\x07 한\u0085", "b\udcffyte"]:
+        shown = _folder_text(name)
+        assert "\n" not in shown and shown.isprintable(), shown
+        argv = ["bash", "-c", f"printf %s {shown}"]
+        utf8 = {**os.environ, "LC_ALL": "C.UTF-8"}  # bash writes \\u... in the locale's coding
+        back = subprocess.run(argv, capture_output=True, check=True, env=utf8).stdout
+        assert back == os.fsencode(name + "/"), (name, shown, back)
+    assert _folder_text("plain 한 글") == "plain 한 글/"
 
 
 def test_a_figure_with_no_x_values_is_one_line_naming_the_key(

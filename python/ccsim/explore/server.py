@@ -1243,8 +1243,10 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
             # stdout: the CLI names a closed stdout before this.)
             protocol = head_deadline_protocol()
             config = uvicorn_config(app, host, port, http=protocol)
+            from ccsim.staging import shown_path
+
             line = (f"ccsim explore: {url} (listening on {listening}; runs stored under "
-                    f"{results}/; Ctrl-C stops)")  # fmt: skip
+                    f"{shown_path(f'{results}/')}; Ctrl-C stops)")  # fmt: skip
             said = say or (lambda text: print(text, flush=True))
             server = stopping_server(config, app.state.engine, lambda: said(line))
             server.run(sockets=[sock])
