@@ -1502,6 +1502,32 @@ def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_o
     assert not [p for p in out.iterdir() if p.name.startswith(".")], "no hidden folder left"
 
 
+def test_a_first_reproduction_failing_on_a_full_disk_speaks_of_no_earlier_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 47 (issue 32): a reproduction into a new folder, failing as it wrote its
+    # tables, said "(those of an earlier reproduction in OUT were left as they were)" of
+    # outputs that never were.
+    out = tmp_path / "m01-quick"
+    written = pd.DataFrame.to_parquet
+
+    def full_at_summary(table: pd.DataFrame, path: Path, **kwargs: Any) -> None:
+        if Path(path).name == "summary.parquet":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written(table, path, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_at_summary)
+    monkeypatch.chdir(ROOT)
+    assert main(["reproduce", "m01", "--quick", "--workers", "1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ccsim: error: ") and "no space left on device" in err, err
+    assert err.endswith(
+        "; the figures, tables and report were not written; the finished runs are kept in "
+        f"{out}/runs, and the same command resumes from them\n"
+    ), err
+    assert not (out / "report.md").exists()
+
+
 @pytest.mark.parametrize("make", [lambda p: p.write_text(""), os.mkfifo], ids=["file", "fifo"])
 def test_a_run_store_that_is_no_folder_is_named_not_taken_for_results_without_runs(
     make: Callable[[Path], None], results: Path, tmp_path: Path

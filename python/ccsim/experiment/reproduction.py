@@ -149,9 +149,13 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
     # Written into a hidden folder and renamed into place once all is written: on a full disk
     # (or Ctrl-C) midway, the figures and tables written so far stood in --out, beside an
     # earlier reproduction's report.md or none, and the error named no file.
-    state = (f"the figures, tables and report were not written (those of an earlier "
-             f"reproduction in {out} were left as they were); the finished runs are kept in "
-             f"{out / 'runs'}, and the same command resumes from them")  # fmt: skip
+    # An earlier reproduction is said to be left only when there is one (its report.md): the
+    # first reproduction into a folder said so too, of outputs that never were (campaign 47,
+    # issue 32).
+    earlier = (f" (those of an earlier reproduction in {out} were left as they were)"
+               if (out / "report.md").exists() else "")  # fmt: skip
+    state = (f"the figures, tables and report were not written{earlier}; the finished runs are "
+             f"kept in {out / 'runs'}, and the same command resumes from them")  # fmt: skip
     with staged_output(out, [], state=state) as stage:
         if filed is None:
             filed = derive(plan, records)
