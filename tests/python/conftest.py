@@ -301,3 +301,12 @@ def ccsim_in_cell(boot: str, argv: list[str], cell: Path, results: Path | None,
     filled = [a.replace("{out}", str(out)).replace("{results}", str(results)) for a in argv]
     path = os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return ccsim_outcome(filled, out, {**os.environ, **env, "PYTHONPATH": path})
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nothing listens on now (the system's choice)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "random-loss.toml"
@@ -97,14 +98,6 @@ def command(kind: str, base: Path, port: int) -> list[str]:
     if kind == "to_parquet":
         return [sys.executable, "-c", API_PARQUET, str(SCENARIO), out]
     return [sys.executable, "-c", API_EXECUTE, str(SCENARIO), out]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Running:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STDOUT_ERRORS, main_without_stdout
+from conftest import STDOUT_ERRORS, free_port, main_without_stdout
 from test_site import assert_hangul_renders, browser_page, keep_screenshot, korean_font
 
 import ccsim
@@ -1222,12 +1222,6 @@ def test_a_request_giving_both_a_content_length_and_chunks_is_refused_and_its_co
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
     assert b"Content-Length and a Transfer-Encoding" in answer
     assert answer.count(b"HTTP/1.1 ") == 1, "the request after it was answered too"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
