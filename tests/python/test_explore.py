@@ -2596,6 +2596,18 @@ def test_the_explorer_runs_on_asyncios_event_loop_whatever_else_is_installed(
     assert config.get_loop_factory() is asyncio.SelectorEventLoop
 
 
+@pytest.mark.parametrize("value", ["abc", "", "4"])
+def test_the_explorer_ignores_a_web_concurrency_set_for_other_web_servers(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 47 (issue 32): uvicorn reads WEB_CONCURRENCY (a platform's setting for web
+    # servers) with int() unless told its workers; `WEB_CONCURRENCY=abc ccsim explore` said
+    # "ccsim: error: invalid literal for int() with base 10: 'abc'" and served nothing. The
+    # explorer is one process whatever it says.
+    monkeypatch.setenv("WEB_CONCURRENCY", value)
+    assert uvicorn_config(object(), "127.0.0.1", free_port()).workers == 1
+
+
 @pytest.mark.parametrize("host", ["::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "127.000.000.001"])
 def test_an_explorer_answers_its_address_written_as_its_host_option_wrote_it(
     host: str, tmp_path: Path

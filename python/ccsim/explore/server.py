@@ -697,12 +697,19 @@ def uvicorn_config(
     takes uvloop when it can import it (``pip install uvicorn[standard]`` brings it), and
     uvloop closes a connection it cannot accept for want of file descriptors, so past ``ulimit
     -n`` browsers' requests were reset without a word where asyncio's keep them waiting and
-    :func:`quiet_when_out_of_files` says so (campaign 46, issue 32)."""
+    :func:`quiet_when_out_of_files` says so (campaign 46, issue 32).
+
+    One worker, said (``workers=1``): the explorer is one process (``serve`` runs the server
+    itself), and uvicorn, told nothing, reads ``WEB_CONCURRENCY`` (a platform's setting for
+    web servers) with ``int()``: ``WEB_CONCURRENCY=abc`` stopped the explorer with "ccsim:
+    error: invalid literal for int() with base 10: 'abc'", naming nothing (campaign 47,
+    issue 32)."""
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="none",
                             lifespan="off", timeout_graceful_shutdown=STOP_GRACE_S,
-                            http=http or head_deadline_protocol(), loop="asyncio")  # fmt: skip
+                            http=http or head_deadline_protocol(), loop="asyncio",
+                            workers=1)  # fmt: skip
     # After Config, which (re)configures uvicorn's loggers; a filter added twice is kept once.
     logging.getLogger("uvicorn.error").addFilter(_NO_WEBSOCKET_ADVICE)
     logging.getLogger("uvicorn.error").addFilter(_NO_GRACE_NOTICE)
