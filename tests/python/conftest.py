@@ -249,8 +249,69 @@ class CommandOutcome:
     tree: dict[str, str]
 
 
+#: ``ccsim explore`` as a command of the matrices: its output is its answers (``{out}`` is the
+#: folder its runs are stored in).
+EXPLORE_COMMAND: dict[str, list[str]] = {"explore": ["explore", "--results", "{out}"]}
+#: What the explorer is asked, in order: every route, and a job of one run read to its end.
+_EXPLORER_JOB = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
+
+
+def _explorer_outcome(argv: list[str], out: Path, env: dict[str, str]) -> CommandOutcome:
+    """``python -m ccsim explore ...`` in a child on a free port, asked every route and a job of
+    one run, then stopped by SIGTERM. Its "files" are its answers: each one's status, headers
+    but the date, and body's digest (a job's id and events parsed, without the job's random run
+    token or its wall times)."""
+    import http.client
+    import json
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "ccsim", *argv, "--port", str(port)], cwd=ROOT,
+                            env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    answers: dict[str, str] = {}
+    first = ""
+
+    def ask(method: str, path: str, body: object = None, whole: bool = True) -> bytes:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        data = None if body is None else json.dumps(body).encode()
+        c.request(method, path, data, {"Content-Type": "application/json"} if data else {})
+        r = c.getresponse()
+        got = r.read()
+        c.close()
+        head = sorted((k.lower(), v) for k, v in r.getheaders() if k.lower() != "date")
+        digest = hashlib.sha256(got).hexdigest() if whole else ""
+        answers[f"{method} {re.sub(r'j1-[0-9a-f]{8}', 'j1', path)}"] = f"{r.status} {head} {digest}"
+        return got
+
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        if first.startswith("ccsim explore: http"):
+            for path in ("/", "/plotly.min.js", "/api/papers", "/api/jobs/j0/events"):
+                ask("GET", path)
+            job = json.loads(ask("POST", "/api/run", _EXPLORER_JOB, whole=False))["job"]
+            events = ask("GET", f"/api/jobs/{job}/events", whole=False).decode()
+            said = [json.loads(ln[6:]) for ln in events.splitlines() if ln.startswith("data: ")]
+            answers["events"] = repr(
+                [{k: v for k, v in e.items() if k != "elapsed_s"} for e in said]
+            )
+            ask("POST", f"/api/jobs/{job}/cancel")
+            proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    said = [text.replace(f":{port}/", ":{port}/").replace(str(out), "{out}")
+            for text in (first + rest, err)]  # fmt: skip
+    return CommandOutcome(proc.returncode, *said, answers)
+
+
 def ccsim_outcome(argv: list[str], out: Path, env: dict[str, str]) -> CommandOutcome:
-    """``python -m ccsim ARGV`` in a child, from the repository's root, its output in ``out``."""
+    """``python -m ccsim ARGV`` in a child, from the repository's root, its output in ``out``
+    (``ccsim explore``'s, its answers: ``_explorer_outcome``)."""
+    if argv[0] == "explore":
+        return _explorer_outcome(argv, out, env)
     proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
     said = [WALL_CLOCK.sub(b"{wall}", text.encode()).decode().replace(str(out), "{out}")
