@@ -1603,8 +1603,9 @@ def main(argv: Sequence[str] | None = None, *, ended: list[int] | None = None) -
         # (campaigns 20 and 24, issue 32). Absolute paths everywhere still work.
         _error(_working_folder_gone(relative))
         return 1
+    users = frozenset(os.environ)  # the user's settings, before ccsim adds its own
     limits.fit_to_limits()
-    unusable = _unusable_setting()
+    unusable = _unusable_setting(users)
     if unusable is not None:
         _error(unusable)
         return 1
@@ -2111,9 +2112,11 @@ def _setting_failed_on(package: str, error: Exception | None) -> str | None:
 _NUMEXPR_COUNTS = ("NUMEXPR_MAX_THREADS",)
 
 
-def _unusable_setting() -> str | None:
+def _unusable_setting(users: frozenset[str]) -> str | None:
     """The error for a dependency's setting in the environment that would be complained of
-    on stderr in its own words, outside ccsim's, as the dependency loads; or None."""
+    on stderr in its own words, outside ccsim's, as the dependency loads; or None. ``users``:
+    the variables the user set (ccsim's own, as ``limits.fit_to_limits`` sets them, are
+    not the user's to mend)."""
     import importlib.util
 
     for name in _NUMEXPR_COUNTS:
@@ -2128,7 +2131,57 @@ def _unusable_setting() -> str | None:
             return (f"{name}={value!r} in the environment is not a positive integer (the "
                     "most threads numexpr, which pandas loads, may start): mend or unset "
                     "it")  # fmt: skip
-    return None
+    return _native_setting_failure(users)
+
+
+#: The prefixes of settings read by the C code of libraries numpy and pyarrow load: Arrow's
+#: (ARROW_*), its jemalloc's (JE_ARROW_MALLOC_CONF) and the Fortran runtime of numpy's
+#: OpenBLAS (GFORTRAN_*). Found by the settings matrix noting ``getenv`` calls (campaign 47,
+#: issue 32): a value they cannot use was said on stderr in their words above a status-0
+#: output ("/arrow/cpp/src/arrow/memory_pool.cc:106: Unsupported backend 'abc' specified in
+#: ARROW_DEFAULT_MEMORY_POOL ..."), or without naming it ("<jemalloc>: Conf string ends with
+#: key"), or ended every command as numpy loaded, with status 3 and "Internal Error: insert():
+#: Duplicate key found!" (GFORTRAN_STDOUT_UNIT=5, or '').
+_NATIVE_SETTING_PREFIXES = ("ARROW_", "JE_ARROW_", "GFORTRAN_")
+#: What loads those libraries and has each read its settings: Arrow reads them as it uses
+#: what they set (its I/O threads' count as that pool starts, ARROW_USER_SIMD_LEVEL as it
+#: first writes Parquet). The working folder is taken off sys.path first, as ``-c`` puts it
+#: there and ccsim's own start does not; warnings are not this check's business.
+_NATIVE_LOAD = ("import sys; sys.path.pop(0); import io, numpy, pyarrow as pa, pyarrow.parquet; "
+                "pa.default_memory_pool(); pa.io_thread_count(); "
+                "pa.parquet.write_table(pa.table({'x': [1.0]}), io.BytesIO())")  # fmt: skip
+
+
+def _native_setting_failure(users: frozenset[str]) -> str | None:
+    """The error for a setting of ``_NATIVE_SETTING_PREFIXES`` in the environment that
+    numpy and pyarrow, loaded under it in a child, complain of or die on; or None. Only when
+    one is set (rare), so a command pays for the child only then (about 0.3 s)."""
+    import subprocess
+
+    names = sorted(n for n in users & os.environ.keys() if n.startswith(_NATIVE_SETTING_PREFIXES))
+    if not names:
+        return None
+    try:
+        child = subprocess.run([sys.executable, "-W", "ignore", "-c", _NATIVE_LOAD],
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               errors="replace", timeout=120, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None  # no look was possible: the command goes on and meets what it meets
+    said = [re.sub(r"^\S+\.cc:\d+: ", "", ln.strip()) for ln in child.stderr.splitlines()]
+    said = [ln for ln in said if ln]
+    if child.returncode == 0 and not said:
+        return None
+    named = [n for n in names if any(n in ln for ln in said)] or names
+    settings = ", ".join(f"{n}={os.environ[n]!r}" for n in named)
+    it = "it" if len(named) == 1 else "them"
+    if child.returncode != 0:
+        # What the process ending said is the library's, not ccsim's, and libgfortran's
+        # ("Internal Error: insert(): Duplicate key found!") would read as ccsim's own.
+        what = f"cannot be loaded under {it} (a program loading them ends with status "
+        what += f"{child.returncode}; python -c 'import numpy' shows it)"
+    else:
+        what = f'loaded under {it}, say "{said[0][:200]}"'
+    return f"{settings} in the environment: numpy and pyarrow {what}: mend or unset {it}"
 
 
 def _shadowing_file(package: str) -> str | None:

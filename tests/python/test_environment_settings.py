@@ -14,9 +14,17 @@ The axis is discovered, not listed: each cheap command runs once in a child whos
 or ``dict(os.environ)`` do) and the module that asked, in the command's process and in its
 workers. A package that reads its settings by walking the environment for a prefix (tqdm's
 ``TQDM_*``, dask's ``DASK_*``) asks for no name and is not seen: those are test_cli.py's cases,
-and the modules that walked the environment are printed beside each command's axis. Nor is one
-read by C code (``getenv``): numexpr's NUMEXPR_MAX_THREADS is found through numexpr's Python,
-which asks for it too. The axis is what was asked, less:
+and the modules that walked the environment are printed beside each command's axis.
+
+Settings read by C code (Arrow's ARROW_*, its jemalloc's JE_ARROW_MALLOC_CONF, the Fortran
+runtime of numpy's OpenBLAS, GFORTRAN_*) never pass through ``os.environ``: a small library
+compiled here with the system's C compiler and loaded first (``LD_PRELOAD``) notes each
+``getenv`` call and the library that made it, the interpreter's own aside. Their cells are
+drawn by default (there are some thirty names) and all run with ``CCSIM_SETTINGS_CELLS=all``;
+without a C compiler they are not seen, and the test says so. They found (campaign 47) Arrow's
+and jemalloc's complaints on stderr above a status-0 output and GFORTRAN_STDOUT_UNIT=5 ending
+every command with status 3 as numpy loaded; ccsim now checks them first
+(cli._native_setting_failure). The axis is what was asked, less:
 
 - ccsim's own settings: CCSIM_*, those a module of ccsim sets (OPENBLAS_NUM_THREADS, the
   thread counts and allocator it chooses), and those only ccsim asks for (XDG_*_HOME, ...):
@@ -28,7 +36,11 @@ which asks for it too. The axis is what was asked, less:
   interpreter's own: PYTHONWARNINGS and PYTHONIOENCODING are axes there, the rest are the
   interpreter's start and build, not a dependency's setting);
 - PATH, the system's search for programs, not a package's setting: without git on it a
-  reproduction's report says "git commit unknown", as report.git_commit says it does;
+  reproduction's report says "git commit unknown", as report.git_commit says it does; and
+  git's own settings (GIT_*), seen by the C noting in the git a reproduction runs for its
+  commit: one git cannot read (GIT_TEST_PRELOAD_INDEX=abc) makes it fail, and the report
+  says "git commit unknown" as without git (those that name another repository, GIT_DIR and
+  the others of git's local list, are not passed to it);
 - CCSIM_SETTINGS and MPLCONFIGDIR, which this test sets for its children.
 
 A cell passes if the command writes the same output as without the variable (status, words and
@@ -45,7 +57,7 @@ another output) is a defect.
 ``EXPLORE_COMMAND``): uvicorn read WEB_CONCURRENCY with int(), and WEB_CONCURRENCY=abc stopped
 the explorer naming nothing (found by hand, then by this matrix before the fix; campaign 47).
 
-By default every cell of run, sweep and explore runs, and of the others a fixed draw
+By default every cell of run and sweep runs, and of the others a fixed draw
 (``CCSIM_SETTINGS_SEED`` draws others); ``CCSIM_SETTINGS_CELLS=all`` runs every cell.
 """
 
@@ -64,12 +76,18 @@ from conftest import CHEAP_COMMANDS, EXPLORE_COMMAND, CommandOutcome, ccsim_in_c
 ROOT = Path(__file__).resolve().parents[2]
 ALL = os.environ.get("CCSIM_SETTINGS_CELLS") == "all"
 #: The commands whose every cell runs by default; of the others, this many cells are drawn.
-EVERY = ("run", "sweep", "explore")
-DRAWN = {"reproduce": 4, "report": 3}
+EVERY = ("run", "sweep")
+DRAWN = {"reproduce": 4, "report": 3, "explore": 4}
 #: The commands: the cheap ones, and the explorer, whose output is its answers (conftest).
 COMMANDS = {**CHEAP_COMMANDS, **EXPLORE_COMMAND}
 #: Cells run whatever is drawn: each failed once (campaign 47), and only there.
-PINNED = {"reproduce": [("SOURCE_DATE_EPOCH", "abc")]}
+PINNED = {
+    "reproduce": [("SOURCE_DATE_EPOCH", "abc")],
+    "run": [("ARROW_IO_THREADS", "abc"), ("GFORTRAN_STDIN_UNIT", ""),
+            ("JE_ARROW_MALLOC_CONF", "abc")],
+}  # fmt: skip
+#: Of the names only C code asked for, how many cells each command draws by default.
+DRAWN_NATIVE = 3
 #: What a cell sets its variable to: a value no package parses, and an empty string.
 VALUES = ("abc", "")
 
@@ -125,15 +143,89 @@ if _cfg.get("log"):
     os.environ.__class__ = _Noted
 """
 
-#: A command's outcome without any of its axis set, and its axis: each variable and the
-#: modules that asked for it.
-Axis = tuple[CommandOutcome, dict[str, set[str]]]
+# The library loaded first in the children (LD_PRELOAD) when C code's look-ups are noted: each
+# getenv or secure_getenv call's name and the file of the library that made it, appended to
+# $CCSIM_GETENV_LOG.
+# glibc's own calls do not pass through it; the interpreter's are set aside by their library.
+GETENV_NOTING = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static char *(*next_getenv)(const char *);
+static char *(*next_secure_getenv)(const char *);
+
+static void note(const char *name, void *caller) {
+    const char *log = next_getenv("CCSIM_GETENV_LOG");
+    Dl_info info;
+    char line[1024];
+    if (log == NULL || name == NULL) return;
+    int fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (fd < 0) return;
+    const char *who = dladdr(caller, &info) && info.dli_fname ? info.dli_fname : "?";
+    int n = snprintf(line, sizeof line, "%s\t%s\n", name, who);
+    if (n > 0 && n < (int)sizeof line) (void)!write(fd, line, n);
+    close(fd);
+}
+
+char *getenv(const char *name) {
+    if (next_getenv == NULL) next_getenv = (char *(*)(const char *))dlsym(RTLD_NEXT, "getenv");
+    note(name, __builtin_return_address(0));
+    return next_getenv(name);
+}
+
+/* jemalloc and OpenSSL read theirs this way (JE_ARROW_MALLOC_CONF, OPENSSL_CONF). */
+char *secure_getenv(const char *name) {
+    if (next_getenv == NULL) next_getenv = (char *(*)(const char *))dlsym(RTLD_NEXT, "getenv");
+    if (next_secure_getenv == NULL)
+        next_secure_getenv = (char *(*)(const char *))dlsym(RTLD_NEXT, "secure_getenv");
+    note(name, __builtin_return_address(0));
+    return next_secure_getenv(name);
+}
+"""
+
+
+def _getenv_noting(folder: Path) -> Path | None:
+    """GETENV_NOTING built into ``folder``, or None without a C compiler that builds it."""
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None
+    (folder / "getenv_noting.c").write_text(GETENV_NOTING, encoding="utf-8")
+    built = folder / "getenv_noting.so"
+    made = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(built),
+                           str(folder / "getenv_noting.c"), "-ldl"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return built if made.returncode == 0 else None
+
+
+def _asked_in_c(log: Path) -> dict[str, set[str]]:
+    """The names C code asked for (name: the libraries that asked), the interpreter's own and
+    the noting library's aside."""
+    asked: dict[str, set[str]] = {}
+    if not log.exists():
+        return asked
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        name, _, library = line.partition("\t")
+        library = Path(library).name
+        if name == "CCSIM_GETENV_LOG" or re.match(r"(lib)?python3", library):
+            continue
+        asked.setdefault(name, set()).add(library)
+    return asked
+
+
+#: A command's outcome without any of its axis set, its axis (each variable and the modules
+#: or libraries that asked for it), and the names on it only C code asked for.
+Axis = tuple[CommandOutcome, dict[str, set[str]], set[str]]
 
 #: The variables other matrices put in their states, the interpreter's own, and the two this
 #: test sets for its children: not this axis.
 EXCLUDED = re.compile(
     r"HOME|TMPDIR|TMP|TEMP|LANG|LANGUAGE|LC_\w+|TERM|COLUMNS|LINES|NO_COLOR|_?PYTHON\w*"
-    r"|PATH|CCSIM_SETTINGS|MPLCONFIGDIR"
+    r"|PATH|GIT_\w+|CCSIM_SETTINGS|MPLCONFIGDIR"
 )
 
 
@@ -193,12 +285,20 @@ def axes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Axis
     the finished reproduction that report reads."""
     tmp = tmp_path_factory.mktemp("axes")
     noted: dict[str, dict[str, dict[str, set[str]]]] = {}  # command: name: kind: modules
+    in_c: dict[str, dict[str, set[str]]] = {}  # command: name: libraries
     made: dict[str, CommandOutcome] = {}
     results = tmp / "results"
+    noting = _getenv_noting(tmp)
+    if noting is None:
+        print("no C compiler: the settings C code reads (getenv) are not on the axes")
     for command in COMMANDS:  # reproduce before report: report reads what it made
         cell = tmp / command
         log = cell / "asked.tsv"
-        made[command] = _launch(command, cell, results, {}, log=str(log))
+        c_log = tmp / f"{command}-getenv.tsv"
+        preload = {} if noting is None else {
+            "LD_PRELOAD": str(noting), "CCSIM_GETENV_LOG": str(c_log)}  # fmt: skip
+        made[command] = _launch(command, cell, results, preload, log=str(log))
+        in_c[command] = _asked_in_c(c_log)
         stopped = 143 if command == "explore" else 0  # (the explorer ends by SIGTERM)
         assert made[command].status == stopped, made[command].stderr
         if command == "reproduce":
@@ -216,12 +316,17 @@ def axes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Axis
         walkers = sorted(asked.get("*", {}).get("walk", ()))
         print(f"{command}: walked the whole environment (a prefix they read is not seen): "
               f"{', '.join(walkers) or 'none'}")  # fmt: skip
-    return results, {
-        command: (made[command], {n: kinds["get"] for n, kinds in sorted(asked.items())
-                                  if "get" in kinds and n not in own
-                                  and not EXCLUDED.fullmatch(n)})
-        for command, asked in noted.items()
-    }  # fmt: skip
+    axes: dict[str, Axis] = {}
+    for command in COMMANDS:
+        asked = noted.get(command, {})
+        axis = {n: set(kinds["get"]) for n, kinds in asked.items() if "get" in kinds}
+        for name, libraries in in_c[command].items():
+            axis.setdefault(name, set()).update(libraries)
+        axis = {n: who for n, who in sorted(axis.items())
+                if n not in own and not EXCLUDED.fullmatch(n)}  # fmt: skip
+        native = {n for n in axis if "get" not in asked.get(n, {})}
+        axes[command] = (made[command], axis, native)
+    return results, axes
 
 
 def test_the_noting_sees_each_kind_of_look_up_and_tells_a_walk_over_the_environment_apart(
@@ -252,20 +357,44 @@ def test_the_noting_sees_each_kind_of_look_up_and_tells_a_walk_over_the_environm
     assert "PATH" not in {n for n, _, _ in asked}, asked
 
 
+def test_the_c_noting_sees_a_getenv_of_a_loaded_library_and_sets_the_interpreters_aside(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    noting = _getenv_noting(tmp_path)
+    if noting is None:
+        pytest.skip("no C compiler (cc) builds the getenv noting: C code's settings unseen")
+    log = tmp_path / "getenv.tsv"
+    code = "import ctypes\nc = ctypes.CDLL(None)\nc.getenv(b'A5')\nc.secure_getenv(b'A6')\n"
+    env = {**os.environ, "LD_PRELOAD": str(noting), "CCSIM_GETENV_LOG": str(log)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    asked = _asked_in_c(log)
+    assert {"A5", "A6"} <= asked.keys(), asked  # asked through libffi, like any library
+    assert not [n for n in asked if n.startswith("PYTHON")], asked  # the interpreter's own
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_a_dependencys_setting_it_cannot_parse_changes_nothing_or_is_named_in_one_line(
     command: str, axes: tuple[Path, dict[str, Axis]], tmp_path: Path
 ) -> None:
     results, by_command = axes
-    base, axis = by_command[command]
+    base, axis, native = by_command[command]
     found = [(name, value) for name in axis for value in VALUES]
     chosen = found
     shown = "\n".join(f"  {n} ({', '.join(sorted(who))})" for n, who in axis.items())
-    if not ALL and command not in EVERY:
+    if not ALL:
         # A fixed draw by default, as the other matrices': the suite's run is the same cells
-        # every time (a cell failing must fail again); other seeds draw others.
+        # every time (a cell failing must fail again); other seeds draw others. Every cell of
+        # the EVERY commands' Python look-ups runs; of C code's, DRAWN_NATIVE.
         seed = int(os.environ.get("CCSIM_SETTINGS_SEED") or 47)
-        chosen = random.Random(seed).sample(found, min(DRAWN[command], len(found)))
+        draw = random.Random(seed)
+        python = [c for c in found if c[0] not in native]
+        in_c = [c for c in found if c[0] in native]
+        chosen = (python if command in EVERY else
+                  draw.sample(python, min(DRAWN[command], len(python))))  # fmt: skip
+        chosen += draw.sample(in_c, min(DRAWN_NATIVE, len(in_c)))
         chosen = sorted({*chosen, *(c for c in PINNED.get(command, []) if c in found)})
         print(f"{command}: cells {chosen} drawn with CCSIM_SETTINGS_SEED={seed}")
     failing = {}
