@@ -294,12 +294,41 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
     damaged = None if isinstance(e, ImportError) else damaged_metadata()
     if damaged is not None:
         return f"which cannot be imported: {damaged}"
+    mine = users_file_in(e)
+    if mine is not None:
+        # Dask reads ~/.config/dask/*.yaml (and DASK_CONFIG's folder) as it loads: one that
+        # is not YAML was "installed but cannot be imported (A dask config file at '...' is
+        # malformed ...): pip install '.[dask]'", an install that changes nothing (campaign
+        # 47, issue 32). The file is the user's to mend.
+        first = str(e).strip().splitlines()[0].rstrip(":, ")
+        return f"which cannot be imported while {mine} is as it is ({first}): mend or remove it"
     missing = _missing(e)
     if missing and missing not in own:
         return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):
         return f"which is not installed: {cure}"
     return f"which is installed but cannot be imported ({e}): {cure}"
+
+
+def users_file_in(e: BaseException) -> str | None:
+    """A file of the user's (outside every installed distribution and the standard library)
+    that exists and that ``e``'s message names in quotes, as configuration a package read as
+    it loaded; or None."""
+    import re
+    import sysconfig
+
+    installed = {Path(sysconfig.get_path(k)).resolve() for k in ("purelib", "platlib", "stdlib")}
+    for quoted in re.findall(r"'(/[^'\n]+)'", str(e)):
+        path = Path(quoted)
+        try:
+            if not path.is_file():
+                continue
+            resolved = path.resolve()
+        except OSError:
+            continue
+        if not any(resolved.is_relative_to(folder) for folder in installed):
+            return quoted
+    return None
 
 
 def damaged_metadata() -> str | None:

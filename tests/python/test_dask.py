@@ -441,6 +441,32 @@ def test_an_address_that_is_not_one_is_one_line_and_the_process_exits_at_once(
     assert why in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
+def test_a_dask_configuration_file_that_is_not_yaml_is_named_with_the_cure_to_mend_it(
+    tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 47 (issue 32): Dask reads ~/.config/dask/*.yaml as it loads; a file there that
+    # is not YAML made --executor dask say "which is installed but cannot be imported (A dask
+    # config file at '...' is malformed ...): pip install -c constraints.txt '.[dask]'", an
+    # install that changes nothing.
+    import subprocess
+    import sys
+
+    config = tmp_path / "home" / ".config" / "dask" / "mine.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("distributed:\n  comm: [unclosed\n")
+    argv = [sys.executable, "-m", "ccsim.cli",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which cannot be "
+        f"imported while {config} is as it is (A dask config file at '{config}' is malformed, "
+        "original error message): mend or remove it\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_transport_dask_cannot_use_here_is_named_not_taken_for_a_server_that_answered(
     tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
