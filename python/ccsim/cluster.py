@@ -302,12 +302,59 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         # 47, issue 32). The file is the user's to mend.
         first = str(e).strip().splitlines()[0].rstrip(":, ")
         return f"which cannot be imported while {mine} is as it is ({first}): mend or remove it"
+    if "dask" in own:
+        blamed = dask_configuration_in_the_way(e)
+        if blamed is not None:
+            return f"which cannot be imported with {blamed} ({e}): mend it"
     missing = _missing(e)
     if missing and missing not in own:
         return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):
         return f"which is not installed: {cure}"
     return f"which is installed but cannot be imported ({e}): {cure}"
+
+
+def dask_configuration_in_the_way(e: BaseException) -> str | None:
+    """The user's Dask configuration (its DASK_* variables and configuration files, in words)
+    when distributed fails to import with it and imports without it (tried in a child with
+    none of it); or None. distributed sets up its logging from the configuration as it loads:
+    a level it does not know (``logging: {distributed: abc}`` in ~/.config/dask/*.yaml, or
+    DASK_LOGGING__DISTRIBUTED=abc) or a log format that is no string was "installed but
+    cannot be imported ('ABC'): pip install '.[dask]'", naming nothing, for a cure that
+    changes nothing (campaign 47, issue 32)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    if isinstance(e, ImportError):
+        return None
+    variables = sorted(n for n in os.environ if n.startswith("DASK_"))
+    try:
+        import dask.config
+
+        folders = [*dask.config.paths, dask.config.PATH]
+    except Exception:  # dask itself fails to load: no files of its to look at
+        folders = []
+    files = sorted({str(f) for d in folders if os.path.isdir(d) for f in Path(d).iterdir()
+                    if f.suffix in (".yaml", ".yml", ".json")})  # fmt: skip
+    if not variables and not files:
+        return None
+    with tempfile.TemporaryDirectory() as empty:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
+        # Dask's own files are found under HOME and DASK_ROOT_CONFIG, and the installed
+        # packages' own (sys.prefix/etc/dask) are not the user's: kept.
+        env.update(HOME=empty, DASK_CONFIG=empty, DASK_ROOT_CONFIG=empty)
+        try:
+            child = subprocess.run([sys.executable, "-c", "import distributed"], env=env,
+                                   stdin=subprocess.DEVNULL, capture_output=True,
+                                   timeout=120, check=False)  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if child.returncode != 0:
+        return None  # it fails without the user's configuration too: not the configuration
+    user = [f for f in files if not f.startswith(sys.prefix)]
+    said = [*(f"{n}={os.environ[n]!r}" for n in variables), *user]
+    return f"the Dask configuration of {', '.join(said) or 'this environment'}"
 
 
 def users_file_in(e: BaseException) -> str | None:

@@ -467,6 +467,37 @@ def test_a_dask_configuration_file_that_is_not_yaml_is_named_with_the_cure_to_me
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("where", ["variable", "file"])
+def test_a_dask_logging_configuration_distributed_fails_on_is_named_not_said_to_need_installing(
+    where: str, tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 47 (issue 32): distributed sets up its logging from Dask's configuration as it
+    # loads; a level it does not know (DASK_LOGGING__DISTRIBUTED=abc, or the same in
+    # ~/.config/dask/*.yaml) was "which is installed but cannot be imported ('ABC'): pip
+    # install -c constraints.txt '.[dask]'", naming nothing.
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    (home / ".config" / "dask").mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home)}
+    if where == "variable":
+        env["DASK_LOGGING__DISTRIBUTED"] = "abc"
+        named = "DASK_LOGGING__DISTRIBUTED='abc'"
+    else:
+        config = home / ".config" / "dask" / "logging.yaml"
+        config.write_text("logging:\n  distributed: abc\n")
+        named = str(config)
+    argv = [sys.executable, "-m", "ccsim.cli",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which cannot be "
+        f"imported with the Dask configuration of {named} ('ABC'): mend it\n"
+    )
+
+
 def test_a_transport_dask_cannot_use_here_is_named_not_taken_for_a_server_that_answered(
     tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
