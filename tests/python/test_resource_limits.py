@@ -38,7 +38,6 @@ import random
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "random-loss.toml"
@@ -163,12 +163,6 @@ def environment(case: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(mine)}
     env["HOME"] = str(home)
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def explore(cmd: list[str], hold: object, env: dict[str, str], case: Path) -> tuple[int, str, str]:
