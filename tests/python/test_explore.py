@@ -759,6 +759,24 @@ def test_a_free_value_is_snapped_to_its_grid_and_written_as_a_listed_value_is() 
                         "line_params": same_as_line}).line_params == {}  # fmt: skip
 
 
+def test_a_line_setting_typed_for_a_line_not_run_is_not_named_as_changed() -> None:
+    # The page sends every line's typed value, checked or not: with FAST alpha 50's line
+    # unchecked, its typed alpha was said under the table's title ("changed: fast_a50:
+    # flows.f1.cc.alpha = 30") over rows that had no such line (campaign 48a, issue 32).
+    req = Catalog(EXPERIMENTS).request(
+        {"paper": "p002", "figure": "case1_fast_alpha", "quick": True,
+         "lines": ["fast_a20", "fast_a100"],
+         "line_params": {"fast_a20": {"flows.f1.cc.alpha": 35},
+                         "fast_a50": {"flows.f1.cc.alpha": 30}}})  # fmt: skip
+    assert req.changed() == ["fast_a20: flows.f1.cc.alpha = 35"]
+    assert req.line_params == {"fast_a20": {"flows.f1.cc.alpha": "35"}}
+    # Still checked against its range: the page shows the refusal next to the value typed.
+    with pytest.raises(RequestError, match=r"line_params\.fast_a50\.flows\.f1\.cc\.alpha"):
+        Catalog(EXPERIMENTS).request(
+            {"paper": "p002", "figure": "case1_fast_alpha", "lines": ["fast_a20"],
+             "line_params": {"fast_a50": {"flows.f1.cc.alpha": 0}}})  # fmt: skip
+
+
 def test_a_free_value_off_its_range_or_grid_or_unit_and_an_undeclared_key_are_refused() -> None:
     cat = Catalog(EXPERIMENTS)
     case1 = {"paper": "p002", "figure": "case1", "quick": True}

@@ -421,7 +421,10 @@ class Catalog:
                     )
                 r, d_full, d_quick = offered[path]
                 literal = _choice(f"line_params.{lid}.{path}", value, [], r)
-                if literal != (d_quick if quick else d_full):
+                # A line not asked for runs nothing: the page sends the values typed for
+                # unchecked lines too, and one kept here was said as a moved setting under
+                # the title of a job without that line (campaign 48a, issue 32).
+                if literal != (d_quick if quick else d_full) and lid in lines:
                     moved_lines.setdefault(lid, {})[path] = literal
         xs: list[str] = []
         if fig.kind == "points":
