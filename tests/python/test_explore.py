@@ -897,6 +897,69 @@ def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_api
     assert errors == []
 
 
+#: How a table job that is not running ends, as its event stream or the page says it: (the event
+#: stream's answer, or None for the cancel button; the words each row not in is to show).
+TABLE_ENDS = [
+    (None, "cancelled"),
+    ('data: {"type": "cancelled", "done": 0, "total": 2}', "cancelled"),
+    ('data: {"type": "error", "message": "the run store: full"}', "not run"),
+    ('data: {"type": "cancelled", "done": 0, "total": 2, "stopped": true}', "not run"),
+    ("refused", "not run"),  # the run request itself answered 400
+]
+
+
+@pytest.mark.parametrize(("ending", "row"), TABLE_ENDS)
+def test_in_chromium_a_tables_rows_say_running_only_while_its_job_runs(
+    server: Server, page: tuple[Any, list[str]], ending: str | None, row: str
+) -> None:
+    # Campaign 48a (issue 32): each line without its row yet said "running…" whatever became
+    # of the job: cancelled (the button, or by the explorer), ended by an error, stopped with
+    # the explorer, or a run request refused (a typed value out of its range), the table
+    # still said every line was running, under a message that said otherwise.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    if ending is None:
+        pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
+    elif ending != "refused":
+        pg.route(
+            "**/api/jobs/*/events",
+            lambda r: r.fulfill(
+                status=200, headers={"Content-Type": "text/event-stream"}, body=ending + "\n\n"
+            ),
+        )
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "case1_fast_alpha")
+    before = pg.evaluate("""(refused) => {
+      const before = window.ccsim.job;
+      for (const el of document.querySelectorAll('input.line'))
+        el.checked = ['fast_a20', 'fast_a200'].includes(el.value);
+      const alpha = document.querySelector("input.lineparam[data-line='fast_a20']");
+      alpha.value = refused ? "0" : "35"; alpha.dispatchEvent(new Event("input"));
+      return before;
+    }""", ending == "refused")  # fmt: skip
+    pending = "#table tr.pending td:nth-child(2)"
+    if ending is None:
+        pg.wait_for_function("(b) => window.ccsim.job && window.ccsim.job !== b", arg=before)
+        assert pg.locator(pending).first.text_content() == "running…"
+        pg.click("#cancel")
+    else:
+        pg.wait_for_function(
+            "() => document.getElementById('msg').textContent !== 'running…'"
+            " && !document.getElementById('msg').textContent.startsWith('loading')",
+            timeout=30_000,
+        )
+    pg.wait_for_function(
+        "(row) => [...document.querySelectorAll('#table tr.pending td:nth-child(2)')]"
+        ".every(td => td.textContent === row)",
+        arg=row,
+        timeout=30_000,
+    )
+    assert pg.locator(pending).count() == 2, pg.locator("#table").inner_text()
+    # The browser's own line for the 400 is all (the refused case).
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors
+
+
 def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:
