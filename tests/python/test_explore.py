@@ -2439,7 +2439,7 @@ def test_a_tls_handshake_to_the_explorer_is_one_warning_saying_it_serves_http(
     )
 
 
-@pytest.mark.parametrize("held", ["answer", "body"])
+@pytest.mark.parametrize("held", ["answer", "body", "pipelined"])
 def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_answer(
     held: str, tmp_path: Path
 ) -> None:
@@ -2449,6 +2449,9 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
     # Campaign 26: a client that stopped sending its body half-way held its request the same
     # way, and the stop, cut short after its grace, logged "ERROR: Exception in ASGI
     # application" and an 80-line CancelledError traceback above ccsim's line.
+    # Campaign 48a: requests pipelined behind an answer the client does not read (a script that
+    # sent them all, then hung) held the stop for ever, cancelled or not: the next one's first
+    # write waits for the buffers to drain, and uvicorn's 500 for its cancel waits there again.
     import signal
 
     with _explore_child(tmp_path) as (proc, port), socket.socket() as stalled:
@@ -2458,6 +2461,11 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
             stalled.sendall(f"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
                             .encode())  # fmt: skip
             assert stalled.recv(16).startswith(b"HTTP/1.1 200")  # answering; then never read
+        elif held == "pipelined":
+            papers = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+            stalled.sendall(papers * 50)  # 50 lists of the papers (88 KB each), never read
+            assert stalled.recv(16).startswith(b"HTTP/1.1 200")
+            time.sleep(1.0)  # the buffers full, the next answer waits for them
         else:
             stalled.sendall(
                 f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "

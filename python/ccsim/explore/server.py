@@ -1276,6 +1276,18 @@ def stopping_server(config: Any, engine: Engine, started: Callable[[], None] | N
                     self.unsaid = e
                     self.should_exit = True
 
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            # Past the grace, uvicorn cancels the requests still running, and a cancelled
+            # request whose answer had not begun sends a 500 in its place: behind an answer
+            # its client does not read (requests pipelined by a script that then hung), that
+            # 500 waits for the buffers to drain, and asyncio's exit waited for it for ever,
+            # SIGTERM or not (campaign 48a, issue 32). Their connections are cut now: a
+            # connection lost ends every wait for its buffers.
+            for connection in list(self.server_state.connections):
+                with contextlib.suppress(Exception):
+                    connection.transport.abort()
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)
             # uvicorn raises each signal it caught again once it has stopped, the last
