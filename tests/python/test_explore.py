@@ -960,6 +960,37 @@ def test_in_chromium_a_tables_rows_say_running_only_while_its_job_runs(
     assert [e for e in errors if "Failed to load resource" not in e] == [], errors
 
 
+def test_in_chromium_the_progress_bar_starts_empty_for_each_job_not_at_the_last_ones_end(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 48a (issue 32): the bar moved only at each point's end, so a new job showed the
+    # last one's bar, full after a "done", through its first runs (seeds of paper 002's fig2,
+    # 500 s each, for tens of seconds): a job just begun looked finished.
+    pg, errors = page
+    open_on_p001(pg, server)
+    assert pg.evaluate("document.getElementById('prog').value") > 0  # the last job's, full
+    before = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "fig2")
+    pg.evaluate("""() => { const q = document.getElementById('quick');
+      q.checked = false; q.dispatchEvent(new Event('change')); }""")  # fmt: skip
+    pg.wait_for_function(
+        "(b) => window.ccsim.job !== b && window.ccsim.last"
+        " && window.ccsim.last.type === 'progress'",
+        arg=before,
+        timeout=60_000,
+    )
+    bar = pg.evaluate(
+        "[document.getElementById('prog').value, document.getElementById('prog').max]"
+    )
+    pg.click("#cancel")
+    runs = len(pg.evaluate("figure().lines")) * pg.evaluate(
+        "+document.getElementById('seeds').value"
+    )
+    assert bar == [0, runs], bar
+    assert errors == []
+
+
 def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:

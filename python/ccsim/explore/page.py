@@ -255,6 +255,9 @@ async function startJob() {
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   S.pending = "running…";
+  // The bar is this job's from its start: moved only as points ended, it showed the last
+  // job's, full after a "done", through a new job's first runs (campaign 48a, issue 32).
+  $("prog").max = 1; $("prog").value = 0;
   const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
@@ -282,6 +285,7 @@ async function startJob() {
     if (e.type === "point") { (S.points[e.line] ||= {})[e.x] = e; draw(); }
     else if (e.type === "series") { S.series[e.line] = e.traces; draw(); }
     else if (e.type === "row") { S.rows[e.line] = e; draw(); }
+    else if (e.type === "start") { $("prog").max = e.total || 1; $("prog").value = 0; }
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
       status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
