@@ -188,6 +188,19 @@ def test_the_api_refuses_a_key_the_figure_does_not_expose_and_a_value_the_plan_l
         cat.request({"paper": "p001", "figure": "fig8", "scenario": "[nodes]"})
 
 
+def test_seeds_written_as_a_whole_number_with_a_fraction_are_taken_as_that_number() -> None:
+    # JSON has one kind of number: 5.0 and 1e1 are whole (Python's json.dumps writes 5.0 for
+    # n / 2), and were refused as "seeds must be a whole number from 1 to 30" (campaign 48a,
+    # issue 32). A fraction, a value off the bounds, and true are still refused.
+    cat = Catalog(EXPERIMENTS)
+    fig8 = {"paper": "p001", "figure": "fig8", "lines": ["reno"]}
+    assert cat.request({**fig8, "seeds": 5.0}).seeds == 5
+    assert cat.request({**fig8, "seeds": 1e1}).seeds == 10
+    for bad in (2.5, 0.0, 31.0, math.inf, math.nan, True):
+        with pytest.raises(RequestError, match="seeds must be a whole number from 1 to 30"):
+            cat.request({**fig8, "seeds": bad})
+
+
 def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: Server) -> None:
     status, body = server.post("/api/run", {"paper": "p001", "figure": "fig8"}, host="evil.test")
     assert status == 400 and "Invalid host header" in body

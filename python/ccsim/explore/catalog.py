@@ -440,6 +440,10 @@ class Catalog:
             xs = list(dict.fromkeys(xs))
         top = paper.plan.quick_seeds if quick else paper.plan.seeds
         seeds = body.get("seeds", top)
+        # JSON has one kind of number: 5.0 (Python's json.dumps of n / 2) and 1e1 are whole,
+        # and were refused as not whole (campaign 48a, issue 32).
+        if isinstance(seeds, float) and seeds.is_integer():
+            seeds = int(seeds)
         if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
             raise RequestError(f"seeds must be a whole number from 1 to {top}")
         return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick, moved_lines)
