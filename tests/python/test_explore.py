@@ -201,6 +201,25 @@ def test_seeds_written_as_a_whole_number_with_a_fraction_are_taken_as_that_numbe
             cat.request({**fig8, "seeds": bad})
 
 
+def test_a_listed_value_sent_as_a_json_number_in_another_spelling_is_that_value() -> None:
+    # 10000.0 and 1e4 are the number 10000 that fig10's x lists; they were refused as
+    # "x: 10000.0 is not one of 10000, 20000, ..." (campaign 48a, issue 32). The plan's own
+    # literal is taken, so the run is the listed one's (the same store key). Text stays the
+    # plan's literal as written, and a number the plan does not list is still refused.
+    cat = Catalog(EXPERIMENTS)
+    fig10 = {"paper": "p001", "figure": "fig10", "lines": ["reno"], "seeds": 1}
+    assert cat.request({**fig10, "x": [10000.0, 2e4, 30000]}).xs == ["10000", "20000", "30000"]
+    p000 = {"paper": "p000", "figure": "wan_10x10_s", "seeds": 1}
+    assert cat.request({**p000, "params": {"atm.cbr.bg.count": 5.0}}).params == {
+        "atm.cbr.bg.count": "5"
+    }
+    assert cat.request({**p000, "x": [2e-1]}).xs == ["0.2"]
+    with pytest.raises(RequestError, match=r"x: 10001\.0 is not one of 10000, 20000"):
+        cat.request({**fig10, "x": [10001.0]})
+    with pytest.raises(RequestError, match=r"x: '10000\.0' is not one of 10000, 20000"):
+        cat.request({**fig10, "x": ["10000.0"]})
+
+
 def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: Server) -> None:
     status, body = server.post("/api/run", {"paper": "p001", "figure": "fig8"}, host="evil.test")
     assert status == 400 and "Invalid host header" in body

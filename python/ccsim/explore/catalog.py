@@ -454,12 +454,31 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         if str(value) in listed:
             return str(value)
+        if not isinstance(value, str):
+            # A JSON number is a number, however written: 10000.0 and 1e4 (Python's json.dumps
+            # of a float) were refused as "not one of 10000, 20000, ..." (campaign 48a, issue
+            # 32). The plan's literal is kept, so the run is the listed one's.
+            same = next((v for v in listed if _same_number(v, value)), None)
+            if same is not None:
+                return same
         if r is not None:
             try:
                 return r.literal(value)
             except RangeError as e:
                 raise RequestError(f"{where}: {e}") from None
     raise RequestError(f"{where}: {brief(value)} is not one of {_allowed(listed, r)}")
+
+
+def _same_number(literal: str, value: float) -> bool:
+    """Whether a plan's ``literal`` is a plain number equal to ``value`` (an integer compared
+    exactly)."""
+    try:
+        return (int(literal) if isinstance(value, int) else float(literal)) == value
+    except ValueError:
+        try:
+            return float(literal) == value
+        except ValueError:  # a literal with a unit ('"5Mbps"') is no plain number
+            return False
 
 
 def _allowed(listed: list[str], r: Range | None) -> str:
