@@ -1983,6 +1983,27 @@ def test_an_explorer_reached_through_an_ssh_tunnel_answers_each_loopback_name_of
         app.state.engine.close()
 
 
+def test_an_ipv6_address_in_the_host_header_is_the_explorers_own_however_it_is_written(
+    tmp_path: Path,
+) -> None:
+    # Campaign 48a (issue 32): an IPv6 address has many spellings (RFC 4291 §2.2; RFC 5952's
+    # short one is what browsers send), and a script's URL keeps the one it was given:
+    # http://[0:0:0:0:0:0:0:1]:8765/ through Python's urllib or requests, the same address as
+    # [::1], was answered 400 "Invalid host header". Other addresses are still refused.
+    for bound in ("127.0.0.1", "2001:db8::5", "2001:0db8:0:0:0:0:0:5"):
+        app = create_app(tmp_path / "results", EXPERIMENTS, host=bound)
+        try:
+            for host in ("[0:0:0:0:0:0:0:1]:9000", "[::0001]:9000", "[0::1]"):
+                assert asgi_get(app, "/api/papers", host)[0] == 200, (bound, host)
+            if bound != "127.0.0.1":
+                for host in ("[2001:DB8::5]:8765", "[2001:db8:0:0:0:0:0:5]", "[2001:db8::5]"):
+                    assert asgi_get(app, "/api/papers", host)[0] == 200, (bound, host)
+            for host in ("[::2]:9000", "[0:0:0:0:0:0:0:2]", "[2001:db8::6]"):
+                assert asgi_get(app, "/api/papers", host)[0] == 400, (bound, host)
+        finally:
+            app.state.engine.close()
+
+
 def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Path) -> None:
     # Campaign 34 (issue 32): http://localhost.:8765/ (the name fully qualified, RFC 1034
     # §3.1, which the browser sends as is) was answered 400 "Invalid host header". The dot

@@ -180,16 +180,22 @@ _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
 
 
 def host_of(header: str | None) -> str | None:
-    """The host a Host header names, lower case, an IPv6 address in its brackets as written
-    (``[::1]``); None for a header that is missing or not a host."""
+    """The host a Host header names, lower case, an IPv6 address in its brackets in its short
+    form (RFC 5952: ``[::1]``, its zone as written); None for a header that is missing or not a
+    host."""
     match = _HOST.fullmatch(header or "")
     if match is None:
         return None
     if match["ipv6"] is not None:
         try:
-            ipaddress.IPv6Address(match["ipv6"])
+            short = ipaddress.IPv6Address(match["ipv6"]).compressed
         except ValueError:
             return None
+        # One address, many spellings (RFC 4291 §2.2): a script's URL keeps the one it was
+        # given, and http://[0:0:0:0:0:0:0:1]:8765/ was refused 400 as another host than
+        # [::1] (campaign 48a, issue 32). Browsers send the short form.
+        zone = match["host"][len(match["ipv6"]) + 1 : -1]
+        return f"[{short}{zone.lower()}]"
     # A name written fully qualified ends in a dot (RFC 1034 §3.1: "localhost." is the name
     # "localhost", as http://localhost.:8765/ sends it); answered 400 before (campaign 34,
     # issue 32). One dot only: "localhost.." names nothing.
@@ -213,7 +219,8 @@ class HostCheck:
 
     def __init__(self, app: Any, allowed: list[str]) -> None:
         self.app = app
-        self.allowed = {h.lower() for h in allowed}
+        # Each as a Host header names it (an IPv6 address in its short form), and as given.
+        self.allowed = {h.lower() for h in allowed} | {n for n in map(host_of, allowed) if n}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
