@@ -2148,6 +2148,52 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
     assert last.readers == 0
 
 
+def test_an_event_stream_asked_again_resumes_after_its_last_event_and_ends_a_finished_job(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 48a (issue 32): an event stream ends with its job, and an EventSource (the
+    # standard client of a text/event-stream, in a browser or a script) then reconnects by
+    # itself: the explorer answered each reconnection with the whole job again, so a finished
+    # job's "done" came once a second for as long as the client was open (6 in 6 s), and a
+    # stream cut mid-job began again from its first event. Each event now has its id; a
+    # reconnection (Last-Event-ID) resumes after it, and one after a finished job's last event
+    # is answered 204 No Content, which tells the client to stop (WHATWG HTML §9.2).
+    job = threadless_job(server, "j-ids", "start")
+    job.emit("runs", done=1, total=1, cached=0)
+    job.emit("done", done=1, total=1, cached=0, simulated=1)
+    job.end()
+
+    def read(last: str | None) -> tuple[int, str]:
+        req = urllib.request.Request(f"{server.url}/api/jobs/{job.id}/events")
+        if last is not None:
+            req.add_header("Last-Event-ID", last)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+
+    status, text = read(None)  # a first request: every event, each with its id
+    assert status == 200 and [ln for ln in text.splitlines() if ln.startswith("id: ")] == [
+        "id: 1", "id: 2", "id: 3"
+    ]  # fmt: skip
+    status, text = read("1")
+    assert [json.loads(ln[6:])["type"] for ln in text.splitlines() if ln.startswith("data: ")] == [
+        "runs", "done"
+    ]  # fmt: skip
+    assert read("3") == (204, "")
+    for odd in ("", "abc", "99", "-1"):  # not an id of this job's events: from the first
+        assert read(odd)[1].count("data: ") == 3, odd
+    # In Chromium, an EventSource left open on the finished job reads its events once.
+    pg, errors = page
+    pg.goto(server.url + "/api/papers")
+    pg.evaluate("""(job) => { window.dones = 0; window.opens = 0;
+      const es = new EventSource(`/api/jobs/${job}/events`);
+      es.onopen = () => window.opens++;
+      es.onmessage = (m) => { if (JSON.parse(m.data).type === "done") window.dones++; }; }""",
+                job.id)  # fmt: skip
+    time.sleep(4.0)  # four of the stream's 1 s retries
+    assert pg.evaluate("[window.dones, window.opens]") == [1, 1]
+    assert [e for e in errors if "404" not in e] == [], errors  # (404: /favicon.ico)
+
+
 def test_a_head_request_on_a_jobs_events_is_answered_without_cancelling_the_job(
     server: Server,
 ) -> None:

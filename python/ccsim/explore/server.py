@@ -862,6 +862,19 @@ def create_app(
             # stream has none (campaign 33, issue 32).
             del head.headers["content-length"]
             return head
+        # Each event carries its id (its place in the job's events, from 1), and an EventSource
+        # reconnecting sends the last it read (Last-Event-ID): the stream resumes after it. An
+        # event stream ends with its job, and a standard client then reconnects by itself:
+        # answered with the whole job again, a finished job's "done" came once a second for as
+        # long as the client was open, and a stream cut mid-job began again from its first
+        # event (campaign 48a, issue 32). A reconnection after a finished job's last event is
+        # answered 204 No Content, the answer that stops the client (WHATWG HTML §9.2.3).
+        last = request.headers.get("last-event-id", "").strip()
+        start = int(last) if last.isascii() and last.isdigit() and len(last) < 10 else 0
+        if start > len(job.events):  # no id of this job's events: from its first
+            start = 0
+        if job.finished and start and start >= len(job.events):
+            return Response(status_code=204)
 
         async def stream() -> AsyncIterator[str]:
             # The events that arrived since the last write go out as one chunk, and the loop
@@ -879,7 +892,7 @@ def create_app(
                 with contextlib.suppress(RuntimeError):  # the loop closed at the explorer's stop
                     loop.call_soon_threadsafe(changed.set)
 
-            i, ended = 0, False
+            i, ended = start, False
             job.readers += 1
             job.read = True
             job.wakers.add(wake)
@@ -889,7 +902,10 @@ def create_app(
                     changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
                     if i < n:
-                        yield "".join(f"data: {json.dumps(e)}\n\n" for e in job.events[i:n])
+                        yield "".join(
+                            f"data: {json.dumps(e)}\nid: {k}\n\n"
+                            for k, e in enumerate(job.events[i:n], i + 1)
+                        )
                         i = n
                     if job.finished and i >= len(job.events):
                         ended = True
