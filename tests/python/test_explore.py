@@ -188,6 +188,38 @@ def test_the_api_refuses_a_key_the_figure_does_not_expose_and_a_value_the_plan_l
         cat.request({"paper": "p001", "figure": "fig8", "scenario": "[nodes]"})
 
 
+def test_seeds_written_as_a_whole_number_with_a_fraction_are_taken_as_that_number() -> None:
+    # JSON has one kind of number: 5.0 and 1e1 are whole (Python's json.dumps writes 5.0 for
+    # n / 2), and were refused as "seeds must be a whole number from 1 to 30" (campaign 48a,
+    # issue 32). A fraction, a value off the bounds, and true are still refused.
+    cat = Catalog(EXPERIMENTS)
+    fig8 = {"paper": "p001", "figure": "fig8", "lines": ["reno"]}
+    assert cat.request({**fig8, "seeds": 5.0}).seeds == 5
+    assert cat.request({**fig8, "seeds": 1e1}).seeds == 10
+    for bad in (2.5, 0.0, 31.0, math.inf, math.nan, True):
+        with pytest.raises(RequestError, match="seeds must be a whole number from 1 to 30"):
+            cat.request({**fig8, "seeds": bad})
+
+
+def test_a_listed_value_sent_as_a_json_number_in_another_spelling_is_that_value() -> None:
+    # 10000.0 and 1e4 are the number 10000 that fig10's x lists; they were refused as
+    # "x: 10000.0 is not one of 10000, 20000, ..." (campaign 48a, issue 32). The plan's own
+    # literal is taken, so the run is the listed one's (the same store key). Text stays the
+    # plan's literal as written, and a number the plan does not list is still refused.
+    cat = Catalog(EXPERIMENTS)
+    fig10 = {"paper": "p001", "figure": "fig10", "lines": ["reno"], "seeds": 1}
+    assert cat.request({**fig10, "x": [10000.0, 2e4, 30000]}).xs == ["10000", "20000", "30000"]
+    p000 = {"paper": "p000", "figure": "wan_10x10_s", "seeds": 1}
+    assert cat.request({**p000, "params": {"atm.cbr.bg.count": 5.0}}).params == {
+        "atm.cbr.bg.count": "5"
+    }
+    assert cat.request({**p000, "x": [2e-1]}).xs == ["0.2"]
+    with pytest.raises(RequestError, match=r"x: 10001\.0 is not one of 10000, 20000"):
+        cat.request({**fig10, "x": [10001.0]})
+    with pytest.raises(RequestError, match=r"x: '10000\.0' is not one of 10000, 20000"):
+        cat.request({**fig10, "x": ["10000.0"]})
+
+
 def test_the_server_refuses_requests_for_another_host_and_unknown_keys(server: Server) -> None:
     status, body = server.post("/api/run", {"paper": "p001", "figure": "fig8"}, host="evil.test")
     assert status == 400 and "Invalid host header" in body
@@ -759,6 +791,24 @@ def test_a_free_value_is_snapped_to_its_grid_and_written_as_a_listed_value_is() 
                         "line_params": same_as_line}).line_params == {}  # fmt: skip
 
 
+def test_a_line_setting_typed_for_a_line_not_run_is_not_named_as_changed() -> None:
+    # The page sends every line's typed value, checked or not: with FAST alpha 50's line
+    # unchecked, its typed alpha was said under the table's title ("changed: fast_a50:
+    # flows.f1.cc.alpha = 30") over rows that had no such line (campaign 48a, issue 32).
+    req = Catalog(EXPERIMENTS).request(
+        {"paper": "p002", "figure": "case1_fast_alpha", "quick": True,
+         "lines": ["fast_a20", "fast_a100"],
+         "line_params": {"fast_a20": {"flows.f1.cc.alpha": 35},
+                         "fast_a50": {"flows.f1.cc.alpha": 30}}})  # fmt: skip
+    assert req.changed() == ["fast_a20: flows.f1.cc.alpha = 35"]
+    assert req.line_params == {"fast_a20": {"flows.f1.cc.alpha": "35"}}
+    # Still checked against its range: the page shows the refusal next to the value typed.
+    with pytest.raises(RequestError, match=r"line_params\.fast_a50\.flows\.f1\.cc\.alpha"):
+        Catalog(EXPERIMENTS).request(
+            {"paper": "p002", "figure": "case1_fast_alpha", "lines": ["fast_a20"],
+             "line_params": {"fast_a50": {"flows.f1.cc.alpha": 0}}})  # fmt: skip
+
+
 def test_a_free_value_off_its_range_or_grid_or_unit_and_an_undeclared_key_are_refused() -> None:
     cat = Catalog(EXPERIMENTS)
     case1 = {"paper": "p002", "figure": "case1", "quick": True}
@@ -876,6 +926,100 @@ def test_in_chromium_a_table_re_runs_with_a_typed_value_and_shows_the_python_api
     assert "duration = 40s" in caption and "fast_a20: flows.f1.cc.alpha = 35" in caption
     pg.evaluate("window.scrollTo(0, 0)")
     keep_screenshot(pg, tmp_path / "explore-table.png")
+    assert errors == []
+
+
+#: How a table job that is not running ends, as its event stream or the page says it: (the event
+#: stream's answer, or None for the cancel button; the words each row not in is to show).
+TABLE_ENDS = [
+    (None, "cancelled"),
+    ('data: {"type": "cancelled", "done": 0, "total": 2}', "cancelled"),
+    ('data: {"type": "error", "message": "the run store: full"}', "not run"),
+    ('data: {"type": "cancelled", "done": 0, "total": 2, "stopped": true}', "not run"),
+    ("refused", "not run"),  # the run request itself answered 400
+]
+
+
+@pytest.mark.parametrize(("ending", "row"), TABLE_ENDS)
+def test_in_chromium_a_tables_rows_say_running_only_while_its_job_runs(
+    server: Server, page: tuple[Any, list[str]], ending: str | None, row: str
+) -> None:
+    # Campaign 48a (issue 32): each line without its row yet said "running…" whatever became
+    # of the job: cancelled (the button, or by the explorer), ended by an error, stopped with
+    # the explorer, or a run request refused (a typed value out of its range), the table
+    # still said every line was running, under a message that said otherwise.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    if ending is None:
+        pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
+    elif ending != "refused":
+        pg.route(
+            "**/api/jobs/*/events",
+            lambda r: r.fulfill(
+                status=200, headers={"Content-Type": "text/event-stream"}, body=ending + "\n\n"
+            ),
+        )
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "case1_fast_alpha")
+    before = pg.evaluate("""(refused) => {
+      const before = window.ccsim.job;
+      for (const el of document.querySelectorAll('input.line'))
+        el.checked = ['fast_a20', 'fast_a200'].includes(el.value);
+      const alpha = document.querySelector("input.lineparam[data-line='fast_a20']");
+      alpha.value = refused ? "0" : "35"; alpha.dispatchEvent(new Event("input"));
+      return before;
+    }""", ending == "refused")  # fmt: skip
+    pending = "#table tr.pending td:nth-child(2)"
+    if ending is None:
+        pg.wait_for_function("(b) => window.ccsim.job && window.ccsim.job !== b", arg=before)
+        assert pg.locator(pending).first.text_content() == "running…"
+        pg.click("#cancel")
+    else:
+        pg.wait_for_function(
+            "() => document.getElementById('msg').textContent !== 'running…'"
+            " && !document.getElementById('msg').textContent.startsWith('loading')",
+            timeout=30_000,
+        )
+    pg.wait_for_function(
+        "(row) => [...document.querySelectorAll('#table tr.pending td:nth-child(2)')]"
+        ".every(td => td.textContent === row)",
+        arg=row,
+        timeout=30_000,
+    )
+    assert pg.locator(pending).count() == 2, pg.locator("#table").inner_text()
+    # The browser's own line for the 400 is all (the refused case).
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors
+
+
+def test_in_chromium_the_progress_bar_starts_empty_for_each_job_not_at_the_last_ones_end(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 48a (issue 32): the bar moved only at each point's end, so a new job showed the
+    # last one's bar, full after a "done", through its first runs (seeds of paper 002's fig2,
+    # 500 s each, for tens of seconds): a job just begun looked finished.
+    pg, errors = page
+    open_on_p001(pg, server)
+    assert pg.evaluate("document.getElementById('prog').value") > 0  # the last job's, full
+    before = pg.evaluate("window.ccsim.job")
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "fig2")
+    pg.evaluate("""() => { const q = document.getElementById('quick');
+      q.checked = false; q.dispatchEvent(new Event('change')); }""")  # fmt: skip
+    pg.wait_for_function(
+        "(b) => window.ccsim.job !== b && window.ccsim.last"
+        " && window.ccsim.last.type === 'progress'",
+        arg=before,
+        timeout=60_000,
+    )
+    bar = pg.evaluate(
+        "[document.getElementById('prog').value, document.getElementById('prog').max]"
+    )
+    pg.click("#cancel")
+    runs = len(pg.evaluate("figure().lines")) * pg.evaluate(
+        "+document.getElementById('seeds').value"
+    )
+    assert bar == [0, runs], bar
     assert errors == []
 
 
@@ -1833,6 +1977,27 @@ def test_an_explorer_reached_through_an_ssh_tunnel_answers_each_loopback_name_of
         app.state.engine.close()
 
 
+def test_an_ipv6_address_in_the_host_header_is_the_explorers_own_however_it_is_written(
+    tmp_path: Path,
+) -> None:
+    # Campaign 48a (issue 32): an IPv6 address has many spellings (RFC 4291 §2.2; RFC 5952's
+    # short one is what browsers send), and a script's URL keeps the one it was given:
+    # http://[0:0:0:0:0:0:0:1]:8765/ through Python's urllib or requests, the same address as
+    # [::1], was answered 400 "Invalid host header". Other addresses are still refused.
+    for bound in ("127.0.0.1", "2001:db8::5", "2001:0db8:0:0:0:0:0:5"):
+        app = create_app(tmp_path / "results", EXPERIMENTS, host=bound)
+        try:
+            for host in ("[0:0:0:0:0:0:0:1]:9000", "[::0001]:9000", "[0::1]"):
+                assert asgi_get(app, "/api/papers", host)[0] == 200, (bound, host)
+            if bound != "127.0.0.1":
+                for host in ("[2001:DB8::5]:8765", "[2001:db8:0:0:0:0:0:5]", "[2001:db8::5]"):
+                    assert asgi_get(app, "/api/papers", host)[0] == 200, (bound, host)
+            for host in ("[::2]:9000", "[0:0:0:0:0:0:0:2]", "[2001:db8::6]"):
+                assert asgi_get(app, "/api/papers", host)[0] == 400, (bound, host)
+        finally:
+            app.state.engine.close()
+
+
 def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Path) -> None:
     # Campaign 34 (issue 32): http://localhost.:8765/ (the name fully qualified, RFC 1034
     # §3.1, which the browser sends as is) was answered 400 "Invalid host header". The dot
@@ -1975,6 +2140,52 @@ def test_a_job_read_by_two_tabs_goes_on_when_one_leaves_and_the_other_gets_its_r
         last.emit("progress", seed=1, sim_s=0.0, duration_s=1.0, events=0)
         time.sleep(0.005)
     assert last.readers == 0
+
+
+def test_an_event_stream_asked_again_resumes_after_its_last_event_and_ends_a_finished_job(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 48a (issue 32): an event stream ends with its job, and an EventSource (the
+    # standard client of a text/event-stream, in a browser or a script) then reconnects by
+    # itself: the explorer answered each reconnection with the whole job again, so a finished
+    # job's "done" came once a second for as long as the client was open (6 in 6 s), and a
+    # stream cut mid-job began again from its first event. Each event now has its id; a
+    # reconnection (Last-Event-ID) resumes after it, and one after a finished job's last event
+    # is answered 204 No Content, which tells the client to stop (WHATWG HTML §9.2).
+    job = threadless_job(server, "j-ids", "start")
+    job.emit("runs", done=1, total=1, cached=0)
+    job.emit("done", done=1, total=1, cached=0, simulated=1)
+    job.end()
+
+    def read(last: str | None) -> tuple[int, str]:
+        req = urllib.request.Request(f"{server.url}/api/jobs/{job.id}/events")
+        if last is not None:
+            req.add_header("Last-Event-ID", last)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+
+    status, text = read(None)  # a first request: every event, each with its id
+    assert status == 200 and [ln for ln in text.splitlines() if ln.startswith("id: ")] == [
+        "id: 1", "id: 2", "id: 3"
+    ]  # fmt: skip
+    status, text = read("1")
+    assert [json.loads(ln[6:])["type"] for ln in text.splitlines() if ln.startswith("data: ")] == [
+        "runs", "done"
+    ]  # fmt: skip
+    assert read("3") == (204, "")
+    for odd in ("", "abc", "99", "-1"):  # not an id of this job's events: from the first
+        assert read(odd)[1].count("data: ") == 3, odd
+    # In Chromium, an EventSource left open on the finished job reads its events once.
+    pg, errors = page
+    pg.goto(server.url + "/api/papers")
+    pg.evaluate("""(job) => { window.dones = 0; window.opens = 0;
+      const es = new EventSource(`/api/jobs/${job}/events`);
+      es.onopen = () => window.opens++;
+      es.onmessage = (m) => { if (JSON.parse(m.data).type === "done") window.dones++; }; }""",
+                job.id)  # fmt: skip
+    time.sleep(4.0)  # four of the stream's 1 s retries
+    assert pg.evaluate("[window.dones, window.opens]") == [1, 1]
+    assert [e for e in errors if "404" not in e] == [], errors  # (404: /favicon.ico)
 
 
 def test_a_head_request_on_a_jobs_events_is_answered_without_cancelling_the_job(
@@ -2352,7 +2563,7 @@ def test_a_tls_handshake_to_the_explorer_is_one_warning_saying_it_serves_http(
     )
 
 
-@pytest.mark.parametrize("held", ["answer", "body"])
+@pytest.mark.parametrize("held", ["answer", "body", "pipelined"])
 def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_answer(
     held: str, tmp_path: Path
 ) -> None:
@@ -2362,6 +2573,9 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
     # Campaign 26: a client that stopped sending its body half-way held its request the same
     # way, and the stop, cut short after its grace, logged "ERROR: Exception in ASGI
     # application" and an 80-line CancelledError traceback above ccsim's line.
+    # Campaign 48a: requests pipelined behind an answer the client does not read (a script that
+    # sent them all, then hung) held the stop for ever, cancelled or not: the next one's first
+    # write waits for the buffers to drain, and uvicorn's 500 for its cancel waits there again.
     import signal
 
     with _explore_child(tmp_path) as (proc, port), socket.socket() as stalled:
@@ -2371,6 +2585,11 @@ def test_ccsim_explore_stops_on_sigterm_while_a_client_has_stopped_reading_its_a
             stalled.sendall(f"GET /plotly.min.js HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
                             .encode())  # fmt: skip
             assert stalled.recv(16).startswith(b"HTTP/1.1 200")  # answering; then never read
+        elif held == "pipelined":
+            papers = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+            stalled.sendall(papers * 50)  # 50 lists of the papers (88 KB each), never read
+            assert stalled.recv(16).startswith(b"HTTP/1.1 200")
+            time.sleep(1.0)  # the buffers full, the next answer waits for them
         else:
             stalled.sendall(
                 f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "

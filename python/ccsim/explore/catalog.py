@@ -421,7 +421,10 @@ class Catalog:
                     )
                 r, d_full, d_quick = offered[path]
                 literal = _choice(f"line_params.{lid}.{path}", value, [], r)
-                if literal != (d_quick if quick else d_full):
+                # A line not asked for runs nothing: the page sends the values typed for
+                # unchecked lines too, and one kept here was said as a moved setting under
+                # the title of a job without that line (campaign 48a, issue 32).
+                if literal != (d_quick if quick else d_full) and lid in lines:
                     moved_lines.setdefault(lid, {})[path] = literal
         xs: list[str] = []
         if fig.kind == "points":
@@ -437,6 +440,10 @@ class Catalog:
             xs = list(dict.fromkeys(xs))
         top = paper.plan.quick_seeds if quick else paper.plan.seeds
         seeds = body.get("seeds", top)
+        # JSON has one kind of number: 5.0 (Python's json.dumps of n / 2) and 1e1 are whole,
+        # and were refused as not whole (campaign 48a, issue 32).
+        if isinstance(seeds, float) and seeds.is_integer():
+            seeds = int(seeds)
         if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= top:
             raise RequestError(f"seeds must be a whole number from 1 to {top}")
         return Request(paper.plan, fig, chosen, list(lines), xs, seeds, quick, moved_lines)
@@ -447,12 +454,31 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         if str(value) in listed:
             return str(value)
+        if not isinstance(value, str):
+            # A JSON number is a number, however written: 10000.0 and 1e4 (Python's json.dumps
+            # of a float) were refused as "not one of 10000, 20000, ..." (campaign 48a, issue
+            # 32). The plan's literal is kept, so the run is the listed one's.
+            same = next((v for v in listed if _same_number(v, value)), None)
+            if same is not None:
+                return same
         if r is not None:
             try:
                 return r.literal(value)
             except RangeError as e:
                 raise RequestError(f"{where}: {e}") from None
     raise RequestError(f"{where}: {brief(value)} is not one of {_allowed(listed, r)}")
+
+
+def _same_number(literal: str, value: float) -> bool:
+    """Whether a plan's ``literal`` is a plain number equal to ``value`` (an integer compared
+    exactly)."""
+    try:
+        return (int(literal) if isinstance(value, int) else float(literal)) == value
+    except ValueError:
+        try:
+            return float(literal) == value
+        except ValueError:  # a literal with a unit ('"5Mbps"') is no plain number
+            return False
 
 
 def _allowed(listed: list[str], r: Range | None) -> str:

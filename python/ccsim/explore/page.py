@@ -62,7 +62,8 @@ it)</span> <button id="cancel" disabled>cancel</button></div>
 <script>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
-                          last: null, es: null, timer: null, shown: null, started: 0};
+                          last: null, es: null, timer: null, shown: null, started: 0,
+                          pending: "running…"};
 const $ = (id) => document.getElementById(id);
 // The page says it needs JavaScript until its script runs: with JavaScript off (NoScript, Tor's
 // safest level, a text browser such as w3m over ssh) it said "loading…" for ever (campaign 33,
@@ -235,7 +236,9 @@ function unreachable(err) {
   status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
-async function start() { try { await startJob(); } catch (err) { unreachable(err); } }
+async function start() {
+  try { await startJob(); } catch (err) { unreachable(err); S.pending = "not run"; draw(); }
+}
 
 async function startJob() {
   // Each start is numbered: a start that a later one overtook while it waited (a change made
@@ -251,6 +254,10 @@ async function startJob() {
   if (mine !== S.started) return;
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
+  S.pending = "running…";
+  // The bar is this job's from its start: moved only as points ended, it showed the last
+  // job's, full after a "done", through a new job's first runs (campaign 48a, issue 32).
+  $("prog").max = 1; $("prog").value = 0;
   const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
@@ -262,7 +269,7 @@ async function startJob() {
     // A refused added x goes away again, so the next change does not repeat the refusal.
     if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
       $("xs-added").lastElementChild.remove();
-    status(answer.error, true); draw(); return;
+    S.pending = "not run"; status(answer.error, true); draw(); return;
   }
   const job = S.job = answer.job;
   // The title with the settings of this job's runs, and those moved from the plan's (the
@@ -278,6 +285,7 @@ async function startJob() {
     if (e.type === "point") { (S.points[e.line] ||= {})[e.x] = e; draw(); }
     else if (e.type === "series") { S.series[e.line] = e.traces; draw(); }
     else if (e.type === "row") { S.rows[e.line] = e; draw(); }
+    else if (e.type === "start") { $("prog").max = e.total || 1; $("prog").value = 0; }
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
       status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
@@ -286,6 +294,11 @@ async function startJob() {
              + `, ${e.events.toLocaleString()} events`);
     } else if (["done", "cancelled", "error"].includes(e.type)) {
       es.close(); S.es = null; $("cancel").disabled = true;
+      // The lines without their row say what became of them: "running…" under "cancelled"
+      // or an error was a table still running to its reader (campaign 48a, issue 32).
+      if (e.type === "error" || (e.type === "cancelled" && !e.reason)) {  // (a reason: re-run)
+        S.pending = e.type === "cancelled" && !e.stopped ? "cancelled" : "not run"; draw();
+      }
       if (e.type === "done") {
         $("prog").max = e.total || 1; $("prog").value = e.total || 1;
         status(`done: ${e.total} runs in ${e.elapsed_s} s (${e.cached} from the store, ` +
@@ -310,7 +323,7 @@ async function startJob() {
   es.onerror = () => {
     if (S.job !== job) { es.close(); return; }
     if (es.readyState === EventSource.CLOSED) {
-      S.es = null; $("cancel").disabled = true;
+      S.es = null; $("cancel").disabled = true; S.pending = "not run"; draw();
       status("the explorer no longer has this job (was it restarted?): change a setting " +
              "to run it again", true);
     } else status("the connection to the explorer was lost; retrying…", true);
@@ -341,7 +354,7 @@ function drawTable() {
     if (!r) {
       if ([...document.querySelectorAll("input.line:checked")].some(e => e.value === l.id))
         h += `<tr class="pending" data-line="${esc(l.id)}"><td>${esc(l.label)}</td>` +
-             `<td colspan="${cols.length + 1}">running…</td></tr>`;
+             `<td colspan="${cols.length + 1}">${esc(S.pending)}</td></tr>`;
       continue;
     }
     h += `<tr data-line="${esc(l.id)}"><td>${esc(l.label)}</td>` +
@@ -397,6 +410,7 @@ $("cancel").addEventListener("click", async () => {
   clearTimeout(S.timer); S.started++;
   try { await cancel(); } catch (err) { unreachable(err); return; }
   S.job = null; $("cancel").disabled = true; status("cancelled");
+  S.pending = "cancelled"; draw();
 });
 
 // The page's start, under the same faults as a job's requests: plotly.min.js not loaded (a

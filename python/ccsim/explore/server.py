@@ -188,16 +188,22 @@ _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
 
 
 def host_of(header: str | None) -> str | None:
-    """The host a Host header names, lower case, an IPv6 address in its brackets as written
-    (``[::1]``); None for a header that is missing or not a host."""
+    """The host a Host header names, lower case, an IPv6 address in its brackets in its short
+    form (RFC 5952: ``[::1]``, its zone as written); None for a header that is missing or not a
+    host."""
     match = _HOST.fullmatch(header or "")
     if match is None:
         return None
     if match["ipv6"] is not None:
         try:
-            ipaddress.IPv6Address(match["ipv6"])
+            short = ipaddress.IPv6Address(match["ipv6"]).compressed
         except ValueError:
             return None
+        # One address, many spellings (RFC 4291 §2.2): a script's URL keeps the one it was
+        # given, and http://[0:0:0:0:0:0:0:1]:8765/ was refused 400 as another host than
+        # [::1] (campaign 48a, issue 32). Browsers send the short form.
+        zone = match["host"][len(match["ipv6"]) + 1 : -1]
+        return f"[{short}{zone.lower()}]"
     # A name written fully qualified ends in a dot (RFC 1034 §3.1: "localhost." is the name
     # "localhost", as http://localhost.:8765/ sends it); answered 400 before (campaign 34,
     # issue 32). One dot only: "localhost.." names nothing.
@@ -221,7 +227,8 @@ class HostCheck:
 
     def __init__(self, app: Any, allowed: list[str]) -> None:
         self.app = app
-        self.allowed = {h.lower() for h in allowed}
+        # Each as a Host header names it (an IPv6 address in its short form), and as given.
+        self.allowed = {h.lower() for h in allowed} | {n for n in map(host_of, allowed) if n}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -928,6 +935,19 @@ def create_app(
             # stream has none (campaign 33, issue 32).
             del head.headers["content-length"]
             return head
+        # Each event carries its id (its place in the job's events, from 1), and an EventSource
+        # reconnecting sends the last it read (Last-Event-ID): the stream resumes after it. An
+        # event stream ends with its job, and a standard client then reconnects by itself:
+        # answered with the whole job again, a finished job's "done" came once a second for as
+        # long as the client was open, and a stream cut mid-job began again from its first
+        # event (campaign 48a, issue 32). A reconnection after a finished job's last event is
+        # answered 204 No Content, the answer that stops the client (WHATWG HTML §9.2.3).
+        last = request.headers.get("last-event-id", "").strip()
+        start = int(last) if last.isascii() and last.isdigit() and len(last) < 10 else 0
+        if start > len(job.events):  # no id of this job's events: from its first
+            start = 0
+        if job.finished and start and start >= len(job.events):
+            return Response(status_code=204)
 
         async def stream() -> AsyncIterator[str]:
             # The events that arrived since the last write go out as one chunk, and the loop
@@ -945,7 +965,7 @@ def create_app(
                 with contextlib.suppress(RuntimeError):  # the loop closed at the explorer's stop
                     loop.call_soon_threadsafe(changed.set)
 
-            i, ended = 0, False
+            i, ended = start, False
             job.readers += 1
             job.read = True
             job.wakers.add(wake)
@@ -956,7 +976,10 @@ def create_app(
                     changed.clear()  # before reading: an event from here on wakes the wait
                     n = len(job.events)
                     if i < n:
-                        yield "".join(f"data: {json.dumps(e)}\n\n" for e in job.events[i:n])
+                        yield "".join(
+                            f"data: {json.dumps(e)}\nid: {k}\n\n"
+                            for k, e in enumerate(job.events[i:n], i + 1)
+                        )
                         i, written = n, loop.time()
                     if job.finished and i >= len(job.events):
                         ended = True
@@ -1355,6 +1378,18 @@ def stopping_server(config: Any, engine: Engine, started: Callable[[], None] | N
                 except Exception as e:  # raised again by the caller, once stopped
                     self.unsaid = e
                     self.should_exit = True
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            # Past the grace, uvicorn cancels the requests still running, and a cancelled
+            # request whose answer had not begun sends a 500 in its place: behind an answer
+            # its client does not read (requests pipelined by a script that then hung), that
+            # 500 waits for the buffers to drain, and asyncio's exit waited for it for ever,
+            # SIGTERM or not (campaign 48a, issue 32). Their connections are cut now: a
+            # connection lost ends every wait for its buffers.
+            for connection in list(self.server_state.connections):
+                with contextlib.suppress(Exception):
+                    connection.transport.abort()
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             super().handle_exit(sig, frame)
