@@ -3443,6 +3443,26 @@ def test_a_request_line_saying_another_http_version_is_answered_505_not_as_http_
         proc.communicate(timeout=60)
 
 
+@pytest.mark.parametrize("coding", ["gzip, chunked", "gzip"])
+def test_a_transfer_coding_other_than_chunked_is_answered_501_and_said_so(
+    coding: str, tmp_path: Path
+) -> None:
+    # Campaign 48a (issue 32): `Transfer-Encoding: gzip, chunked` was answered 400 "Invalid
+    # HTTP request received." and the terminal said "a malformed request line or header";
+    # RFC 9112 §6.1: a server SHOULD answer a transfer coding it does not understand with 501.
+    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: " + coding.encode() + b"\r\n\r\n")  # fmt: skip
+    with _explore_child(tmp_path) as (proc, port):
+        read = _answers_to(port, [head])
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert read.startswith(b"HTTP/1.1 501 Not Implemented\r\n"), read[:200]
+    assert read.endswith(b"send the body with a Content-Length, or as chunked alone."), read
+    said = ("ccsim explore: warning: a request with a transfer coding other than chunked was "
+            "answered 501 Not Implemented (Transfer-Encoding)\n")  # fmt: skip
+    assert err.startswith(said), err
+
+
 def test_a_head_past_the_limit_sent_in_pieces_is_answered_431_and_said_so(tmp_path: Path) -> None:
     # Campaign 47 (issue 32): a request head over h11's 16 KiB buffer, sent in several packets
     # (as a browser's grown cookies are), was answered 400 "Invalid HTTP request received." and

@@ -59,6 +59,7 @@ import re
 import socket
 import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -407,6 +408,9 @@ class _NotHttpSaid(logging.Filter):
         elif self.status == 431:
             said = ("a request whose head was too large was answered 431 Request Header Fields "
                     "Too Large (grown cookies?)")  # fmt: skip
+        elif self.status == 501:
+            said = ("a request with a transfer coding other than chunked was answered 501 Not "
+                    "Implemented (Transfer-Encoding)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
             said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
                     "explorer serves HTTP/1.1 only")  # fmt: skip
@@ -510,16 +514,22 @@ def head_deadline_protocol() -> type:
                 # closes, the answer cut.
                 self.transport.close()
                 return
-            if self.conn.refused_status == 431:
-                # A head past h11's buffer without its end (sent over several packets): it
-                # was answered 400 "Invalid HTTP request received.", as if malformed (campaign
-                # 47, issue 32); RFC 6585 §5 has a status of its own for it.
-                limit = self.conn.head_limit
+            status = self.conn.refused_status
+            if status in (431, 501):
+                # Statuses h11 hints at and uvicorn answered 400 "Invalid HTTP request
+                # received.", as if the request were malformed: a head past h11's buffer
+                # without its end, sent over several packets (RFC 6585 §5), and a transfer
+                # coding other than chunked (`Transfer-Encoding: gzip, chunked`; RFC 9112
+                # §6.1: 501) (campaigns 47 and 48a, issue 32).
+                said = (f"The request's head is over {self.conn.head_limit} bytes."
+                        if status == 431 else
+                        "The request's Transfer-Encoding is not one the explorer reads: "
+                        "send the body with a Content-Length, or as chunked alone.")  # fmt: skip
                 for event in (
-                    h11.Response(status_code=431, reason=b"Request Header Fields Too Large",
+                    h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
                                  headers=[(b"content-type", b"text/plain; charset=utf-8"),
                                           (b"connection", b"close")]),
-                    h11.Data(data=f"The request's head is over {limit} bytes.".encode()),
+                    h11.Data(data=said.encode()),
                     h11.EndOfMessage(),
                 ):  # fmt: skip
                     self.transport.write(self.conn.send(event))
