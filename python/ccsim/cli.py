@@ -2134,19 +2134,21 @@ def _unusable_setting(users: frozenset[str]) -> str | None:
     return _native_setting_failure(users)
 
 
-#: The prefixes of settings read by the C code of libraries numpy and pyarrow load: Arrow's
-#: (ARROW_*), its jemalloc's (JE_ARROW_MALLOC_CONF) and the Fortran runtime of numpy's
-#: OpenBLAS (GFORTRAN_*). Found by the settings matrix noting ``getenv`` calls (campaign 47,
-#: issue 32): a value they cannot use was said on stderr in their words above a status-0
-#: output ("/arrow/cpp/src/arrow/memory_pool.cc:106: Unsupported backend 'abc' specified in
-#: ARROW_DEFAULT_MEMORY_POOL ..."), or without naming it ("<jemalloc>: Conf string ends with
-#: key"), or ended every command as numpy loaded, with status 3 and "Internal Error: insert():
-#: Duplicate key found!" (GFORTRAN_STDOUT_UNIT=5, or '').
-_NATIVE_SETTING_PREFIXES = ("ARROW_", "JE_ARROW_", "GFORTRAN_")
-#: What loads those libraries and has each read its settings: Arrow reads them as it uses
-#: what they set (its I/O threads' count as that pool starts, ARROW_USER_SIMD_LEVEL as it
-#: first writes Parquet). The working folder is taken off sys.path first, as ``-c`` puts it
-#: there and ccsim's own start does not; warnings are not this check's business.
+#: The prefixes of settings read by the C code of libraries numpy and pyarrow load, which,
+#: set to a value they cannot use, say so without naming it or end the process: Arrow's
+#: jemalloc's (JE_ARROW_MALLOC_CONF: "<jemalloc>: Conf string ends with key" above a status-0
+#: output) and the Fortran runtime of numpy's OpenBLAS (GFORTRAN_*: every command ended with
+#: status 3 and "Internal Error: insert(): Duplicate key found!" as numpy loaded, for
+#: GFORTRAN_STDOUT_UNIT=5 or GFORTRAN_STDIN_UNIT=''). Found by the settings matrix noting
+#: ``getenv`` calls (campaign 47, issue 32). Arrow's own (ARROW_*, ACERO_*) are not checked:
+#: Arrow reads each as it first uses what it sets, says one it cannot use on stderr naming it
+#: ("Invalid value for ARROW_IO_THREADS: 'abc'"), and goes on with its default, the output
+#: the same.
+_NATIVE_SETTING_PREFIXES = ("JE_ARROW_", "GFORTRAN_")
+#: What loads those libraries and has each read its settings (jemalloc's as Arrow's pools
+#: start and a Parquet table is written). The working folder is taken off sys.path first, as
+#: ``-c`` puts it there and ccsim's own start does not; warnings are not this check's
+#: business.
 _NATIVE_LOAD = ("import sys; sys.path.pop(0); import io, numpy, pyarrow as pa, pyarrow.parquet; "
                 "pa.default_memory_pool(); pa.io_thread_count(); "
                 "pa.parquet.write_table(pa.table({'x': [1.0]}), io.BytesIO())")  # fmt: skip
