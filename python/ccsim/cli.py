@@ -2015,14 +2015,23 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
     # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
     # has no attribute '__version__'") as well (campaign 33, issue 32).
-    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", str(error or ""))
-    for name in [package, *named]:
+    said = str(error or "")
+    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", said)
+    # A module the package looked for as it loaded, named bare in its own words: pandas'
+    # "Can't determine version for bottleneck" for a bottleneck.py of the user's (an optional
+    # package pandas takes when it can import it) was "install ccsim again", which changes
+    # nothing (campaign 48). Only a module loaded and outside the standard library is looked
+    # at: a word of the message is not a module otherwise.
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    named += [w for w in re.findall(r"[A-Za-z_]\w*", said)
+              if w in sys.modules and w not in stdlib and w != "ccsim"]  # fmt: skip
+    for name in dict.fromkeys([package, *named]):
         shadow = _shadowing_file(name)
         if shadow is not None:
-            through = "" if name == package else f", which needs {name}"
+            through = "" if name == package else f", which loads {name}"
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
-                    "of that name found before the installed package): rename or move it, or "
-                    "take its folder off PYTHONPATH")  # fmt: skip
+                    "of that name found first where Python looks for it): rename or move it, "
+                    "or take its folder off PYTHONPATH")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
