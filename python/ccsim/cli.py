@@ -1108,6 +1108,20 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # An option's own value "--" (`--out=--`, a folder named --): CPython 3.11's argparse
+        # drops every "--" from the strings it converts, as it does for positionals, so the
+        # value was [], never given to the option's type nor checked against its choices:
+        # `run --out=--` was "internal error (AttributeError): 'list' object has no
+        # attribute 'parents'", `explore --workers=--` a traceback, `bench --only=--` ran
+        # every case (campaign 48, issue 32). Later Pythons keep it, as here: a value it is.
+        single = action.nargs in (None, argparse.OPTIONAL)
+        if action.option_strings and single and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
+
     def _print_message(self, message: str, file: Any = None) -> None:
         # argparse ignores an OSError from writing --help or --version: with stdout
         # unbuffered (PYTHONUNBUFFERED=1) `ccsim --help > /dev/full` exited 0 having written

@@ -1290,6 +1290,41 @@ def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own(
     assert misread == []
 
 
+def test_an_options_value_written_as_two_dashes_reaches_the_option_as_that_value(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 48 (issue 32): Python 3.11's argparse drops "--" from an option's own value
+    # (`--out=--`, a folder named --), giving [], which no option's type saw: `run --out=--`
+    # was "internal error (AttributeError): 'list' object has no attribute 'parents'",
+    # `explore --workers=--` a traceback, `bench --only=--` ran every case, status 0.
+    import argparse
+
+    from ccsim.cli import UsageError, build_parser
+
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices  # fmt: skip
+    misread = []
+    for name, command in commands.items():
+        needs = [a.dest for a in command._actions if a.required or not a.option_strings]
+        base = (["x.toml"] if "file" in needs else []) + (["--out", "o"] if "out" in needs else [])
+        for action in command._actions:
+            if not action.option_strings or action.nargs not in (None, "?"):
+                continue  # a flag (--help, --quick, --list) takes no value
+            option = action.option_strings[-1]
+            try:
+                args = build_parser().parse_args([name, *base, f"{option}=--"])
+            except UsageError:
+                continue  # refused in one line, as "--" is no value of this option
+            value = getattr(args, action.dest)
+            if value == [] or (isinstance(value, list) and [] in value):
+                misread.append(f"{name} {option}")
+    assert misread == []
+    monkeypatch.chdir(tmp_path)
+    scenario = str(examples / "random-loss.toml")
+    assert main(["run", scenario, "--set", "duration=1s", "--out=--"]) == 0
+    assert (tmp_path / "--" / "flows.parquet").is_file()
+
+
 @pytest.mark.parametrize("argument", ["file", "--out", "--set"])
 def test_a_utf8_argument_read_in_an_ascii_locale_says_so_not_that_it_is_not_utf8(
     argument: str, tmp_path: Path, examples: Path
