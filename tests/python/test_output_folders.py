@@ -312,6 +312,36 @@ def test_an_out_removed_while_a_command_writes_into_it_is_said_to_hold_nothing(
     )
 
 
+def test_a_site_whose_folder_is_moved_away_while_report_writes_it_says_so_in_one_line(
+    m01_quick: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 48 (issue 32): `mv results/site old` while `ccsim report` wrote its pages said
+    # "results/site/m01-quick: no such file", a page of the site named as if it alone were
+    # missing, nothing of the folder having gone with everything in it.
+    from ccsim.site import build
+
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copytree(m01_quick, results / "m01-quick")
+    out = tmp_path / "site"
+    out.mkdir()
+    write_site = build._write_site
+
+    def moved_first(*args: Any) -> Any:
+        out.rename(tmp_path / "old")
+        return write_site(*args)
+
+    monkeypatch.setattr(build, "_write_site", moved_first)
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / 'plotly.min.js'}: no such file; {out} was removed or moved away "
+        "while this command wrote the site into it: nothing of this site or of an earlier one "
+        "is kept there\n"
+    )
+    assert not out.exists()
+
+
 def test_an_output_is_put_in_place_under_a_lock_on_its_folder_so_two_commands_never_mix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -83,6 +83,17 @@ def build_site(
         with moving_in(out if out.is_dir() else out.parent):  # two reports at once: not mixed
             _move_into_place(work, out, left_out)
     except OSError as e:
+        if not work.is_dir():
+            # The folder the site was staged in removed or moved away (`mv results/site
+            # old`) while it was written: that was "<out>/m01: no such file", a page of the
+            # site's named as if it alone were missing (campaign 48, issue 32).
+            moved = out if work.parent == out else out.parent
+            where = _named_in_place(e, work, out).filename or out
+            raise ValueError(
+                f"{where}: no such file; {moved} was removed or moved away while this "
+                "command wrote the site into it: nothing of this site or of an earlier one is "
+                "kept there"
+            ) from e
         raise _named_in_place(e, work, out) from e
     finally:
         discard(work)
