@@ -2034,11 +2034,11 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     # A module the package looked for as it loaded, named bare in its own words: pandas'
     # "Can't determine version for bottleneck" for a bottleneck.py of the user's (an optional
     # package pandas takes when it can import it) was "install ccsim again", which changes
-    # nothing (campaign 48). Only a module loaded and outside the standard library is looked
-    # at: a word of the message is not a module otherwise.
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    # nothing (campaign 48, issue 32). Only a module loaded, outside the standard library, is
+    # looked at: a word of the message is not a module otherwise.
+    not_theirs = {*getattr(sys, "stdlib_module_names", ()), "ccsim", "__main__"}
     named += [w for w in re.findall(r"[A-Za-z_]\w*", said)
-              if w in sys.modules and w not in stdlib and w != "ccsim"]  # fmt: skip
+              if w in sys.modules and w not in not_theirs]  # fmt: skip
     for name in dict.fromkeys([package, *named]):
         shadow = _shadowing_file(name)
         if shadow is not None:
