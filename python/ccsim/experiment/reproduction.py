@@ -15,6 +15,7 @@ import pandas as pd
 
 from ccsim.scenario import PathLike
 from ccsim.staging import (
+    name_max,
     not_a_folder,
     refuse_a_site,
     remove_empty,
@@ -478,6 +479,15 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         # (campaign 22, issue 32).
         raise ValueError(f"{option} {target}: the reproduction's site goes in {target / 'site'}, "
                          f"and {site_in_the_way}; move it away or name another folder")  # fmt: skip
+    page = f"{target.absolute().name}.html"
+    if len(os.fsencode(page)) > name_max(target):
+        # The site names the reproduction's page after its folder: a folder of 251 to 255
+        # bytes ran every run, then said "<out>/site/NAME.html: file name too long; ... the
+        # same command writes the site from them", which fails the same way (campaign 48,
+        # issue 32).
+        raise ValueError(f"{option} {target}: the reproduction's site names its page after "
+                         f"the folder, and {page} would be longer than a file name may be "
+                         f"here ({name_max(target)} bytes); name a shorter folder")  # fmt: skip
     if target.resolve() == (folder / "full-run").resolve():
         # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
         # run there replaced the record the README's numbers are checked against, which

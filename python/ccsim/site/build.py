@@ -9,7 +9,14 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import discard, hidden_name, in_the_way, moving_in, staging_folder
+from ccsim.staging import (
+    discard,
+    hidden_name,
+    in_the_way,
+    moving_in,
+    name_max,
+    staging_folder,
+)
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -180,6 +187,16 @@ def _write_site(
             _warn(f"{folder.name} left out of the site: its figures' folder would be the page "
                   f"of {folder.name.removesuffix('.html')}; rename the folder (any other "
                   "name) and run report again", warn)  # fmt: skip
+            continue
+        limit = name_max(work)
+        if len(os.fsencode(f"{folder.name}.html")) > limit:
+            # Its page is named after its folder: a folder of 251 to 255 bytes failed the
+            # whole site, "<out>/NAME.html: file name too long; the site was not written",
+            # every other reproduction's page with it (campaign 48, issue 32).
+            clashing.append(folder.name)
+            _warn(f"{folder.name} left out of the site: its page, {folder.name}.html, would "
+                  f"have a longer name than a file may have here ({limit} bytes); rename the "
+                  "folder (a shorter name) and run report again", warn)  # fmt: skip
             continue
         try:
             check_tables(folder)
