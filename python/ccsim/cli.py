@@ -909,6 +909,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     given = _results_option(args)
     if not results.is_dir():
+        # Something there that is no folder (a file, a FIFO, a loop of links, a link to
+        # nothing) is named as what it is: it was "is not a folder (run `ccsim reproduce p001`
+        # first)", a cure that writes results/p001 and mends nothing here (campaign 48,
+        # issue 32).
+        blocked = not_a_folder(results)
+        link = dangling(results)
+        if blocked is not None:
+            raise ValueError(f"{given} {results}: {blocked}; give the folder of reproductions")
+        if link is not None:
+            raise ValueError(f"{given} {results}: {link}; mend the link or give the folder of "
+                             "reproductions")  # fmt: skip
         raise ValueError(f"{given}: {results} is not a folder (run `ccsim reproduce p001` first)")
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".

@@ -1290,6 +1290,35 @@ def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own(
     assert misread == []
 
 
+@pytest.mark.parametrize("kind", ["file", "fifo", "dangling", "loop"])
+def test_report_results_that_are_no_folder_are_named_as_what_they_are_not_to_reproduce_first(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 48 (issue 32): `ccsim report --results X`, X a file, a FIFO, a link to nothing
+    # or a loop of links, said "X is not a folder (run `ccsim reproduce p001` first)", a cure
+    # that writes results/p001 and changes nothing of X; explore's --results named each.
+    results = tmp_path / "x"
+    if kind == "file":
+        results.write_text("")
+    elif kind == "fifo":
+        os.mkfifo(results)
+    elif kind == "dangling":
+        results.symlink_to(tmp_path / "nowhere")
+    else:
+        results.symlink_to(tmp_path / "y")
+        (tmp_path / "y").symlink_to(results)
+    assert main(["report", "--results", str(results)]) == 1
+    said = {
+        "file": f"{results} is a file, not a folder; give the folder of reproductions",
+        "fifo": f"{results} is a FIFO (named pipe), not a folder; give the folder of reproductions",
+        "dangling": f"is a link to {tmp_path / 'nowhere'}, which does not exist; mend the link "
+        "or give the folder of reproductions",
+        "loop": f"{results} is a loop of symbolic links, not a folder; give the folder of "
+        "reproductions",
+    }[kind]
+    assert capsys.readouterr().err == f"ccsim: error: --results {results}: {said}\n"
+
+
 def test_an_options_value_written_as_two_dashes_reaches_the_option_as_that_value(
     tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
