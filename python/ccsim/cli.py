@@ -873,6 +873,7 @@ def list_papers(experiments: Path) -> str:
 
     for plan in (f / "plan.toml" for f in experiment_folders(experiments)):
         try:
+            check_regular(plan)  # a FIFO there waited for a writer (campaign 48, issue 32)
             tree = tomllib.loads(read_text(plan))
         except (Error, ValueError):
             tree = {}

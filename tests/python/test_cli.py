@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -1290,6 +1292,28 @@ def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own(
                for other in set().union(*options.values()) - options[name]
                for own in options[name] if own.startswith(other)]  # fmt: skip
     assert misread == []
+
+
+def test_a_fifo_in_place_of_a_plan_under_experiments_is_named_not_waited_on(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 48 (issue 32): `ccsim reproduce --list` and `ccsim explore` read every plan
+    # under experiments/; a FIFO named plan.toml there (made by hand, a tool's leftover) made
+    # them wait for a writer that never came, for ever.
+    experiments = tmp_path / "experiments"
+    shutil.copytree(examples.parent / "experiments" / "m01-dctcp", experiments / "m01-dctcp")
+    (experiments / "zz").mkdir()
+    os.mkfifo(experiments / "zz" / "plan.toml")
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=60,
+                            cwd=tmp_path)  # fmt: skip
+    listed = run([sys.executable, "-m", "ccsim", "reproduce", "--list"])
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[:2] for line in listed.stdout.splitlines()] == [
+        ["m01", "m01-dctcp"], ["?", "zz"]]  # fmt: skip
+    served = run([sys.executable, "-m", "ccsim", "explore", "--port", "1"])
+    assert (served.returncode, served.stderr) == (1, (
+        "ccsim: error: experiments/zz/plan.toml: is a FIFO (named pipe), not a regular file\n"
+    ))  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["file", "fifo", "dangling", "loop"])
