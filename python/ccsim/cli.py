@@ -874,6 +874,7 @@ def list_papers(experiments: Path) -> str:
 
     for plan in (f / "plan.toml" for f in experiment_folders(experiments)):
         try:
+            check_regular(plan)  # a FIFO there waited for a writer (campaign 48, issue 32)
             tree = tomllib.loads(read_text(plan))
         except (Error, ValueError):
             tree = {}
@@ -910,6 +911,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     results = _results_dir(args)
     given = _results_option(args)
     if not results.is_dir():
+        # Something there that is no folder (a file, a FIFO, a loop of links, a link to
+        # nothing) is named as what it is: it was "is not a folder (run `ccsim reproduce p001`
+        # first)", a cure that writes results/p001 and mends nothing here (campaign 48,
+        # issue 32).
+        blocked = not_a_folder(results)
+        link = dangling(results)
+        if blocked is not None:
+            raise ValueError(f"{given} {results}: {blocked}; give the folder of reproductions")
+        if link is not None:
+            raise ValueError(f"{given} {results}: {link}; mend the link or give the folder of "
+                             "reproductions")  # fmt: skip
         raise ValueError(f"{given}: {results} is not a folder (run `ccsim reproduce p001` first)")
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".
@@ -1108,6 +1120,20 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # An option's own value "--" (`--out=--`, a folder named --): CPython 3.11's argparse
+        # drops every "--" from the strings it converts, as it does for positionals, so the
+        # value was [], never given to the option's type nor checked against its choices:
+        # `run --out=--` was "internal error (AttributeError): 'list' object has no
+        # attribute 'parents'", `explore --workers=--` a traceback, `bench --only=--` ran
+        # every case (campaign 48, issue 32). Later Pythons keep it, as here: a value it is.
+        single = action.nargs in (None, argparse.OPTIONAL)
+        if action.option_strings and single and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
 
     def _print_message(self, message: str, file: Any = None) -> None:
         # argparse ignores an OSError from writing --help or --version: with stdout
@@ -2017,14 +2043,23 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
     # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
     # has no attribute '__version__'") as well (campaign 33, issue 32).
-    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", str(error or ""))
-    for name in [package, *named]:
+    said = str(error or "")
+    named = re.findall(r"(?:module|from) '([A-Za-z_]\w*)", said)
+    # A module the package looked for as it loaded, named bare in its own words: pandas'
+    # "Can't determine version for bottleneck" for a bottleneck.py of the user's (an optional
+    # package pandas takes when it can import it) was "install ccsim again", which changes
+    # nothing (campaign 48, issue 32). Only a module loaded, outside the standard library, is
+    # looked at: a word of the message is not a module otherwise.
+    not_theirs = {*getattr(sys, "stdlib_module_names", ()), "ccsim", "__main__"}
+    named += [w for w in re.findall(r"[A-Za-z_]\w*", said)
+              if w in sys.modules and w not in not_theirs]  # fmt: skip
+    for name in dict.fromkeys([package, *named]):
         shadow = _shadowing_file(name)
         if shadow is not None:
-            through = "" if name == package else f", which needs {name}"
+            through = "" if name == package else f", which loads {name}"
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
-                    "of that name found before the installed package): rename or move it, or "
-                    "take its folder off PYTHONPATH")  # fmt: skip
+                    "of that name found first where Python looks for it): rename or move it, "
+                    "or take its folder off PYTHONPATH")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"

@@ -476,6 +476,15 @@ def not_a_folder(path: Path) -> str | None:
     return None
 
 
+def name_max(folder: Path) -> int:
+    """The most bytes a file name may have in ``folder`` (or in the nearest folder above it
+    that exists): the file system's NAME_MAX, 255 on Linux's local ones."""
+    for at in [folder, *folder.absolute().parents]:
+        with contextlib.suppress(OSError, ValueError):
+            return os.pathconf(at, "PC_NAME_MAX")
+    return 255
+
+
 def os_error_text(e: OSError) -> str:
     """An OSError in the words of the rest of ccsim's errors: ``<path>: no such file`` rather
     than ``[Errno 2] No such file or directory: '<path>'``; one without a file as it is."""

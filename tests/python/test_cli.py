@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -1158,7 +1160,9 @@ def test_a_results_folder_from_the_environment_that_cannot_be_used_is_refused_na
     assert err.startswith(f"ccsim: error: $CCSIM_RESULTS {folder}: "), err
     assert err.count("\n") == 1
     assert main(["report"]) == 1
-    assert capsys.readouterr().err.startswith(f"ccsim: error: $CCSIM_RESULTS: {folder} "), err
+    # A file there is named as one, as reproduce names it (campaign 48).
+    said = f"$CCSIM_RESULTS {folder}: " if where == "a file" else f"$CCSIM_RESULTS: {folder} "
+    assert capsys.readouterr().err.startswith(f"ccsim: error: {said}"), err
     if where == "a file":
         assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
         assert folder.read_text() == "not a folder\n"
@@ -1288,6 +1292,92 @@ def test_no_command_reads_another_commands_option_as_a_prefix_of_one_of_its_own(
                for other in set().union(*options.values()) - options[name]
                for own in options[name] if own.startswith(other)]  # fmt: skip
     assert misread == []
+
+
+def test_a_fifo_in_place_of_a_plan_under_experiments_is_named_not_waited_on(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 48 (issue 32): `ccsim reproduce --list` and `ccsim explore` read every plan
+    # under experiments/; a FIFO named plan.toml there (made by hand, a tool's leftover) made
+    # them wait for a writer that never came, for ever.
+    experiments = tmp_path / "experiments"
+    shutil.copytree(examples.parent / "experiments" / "m01-dctcp", experiments / "m01-dctcp")
+    (experiments / "zz").mkdir()
+    os.mkfifo(experiments / "zz" / "plan.toml")
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=60,
+                            cwd=tmp_path)  # fmt: skip
+    listed = run([sys.executable, "-m", "ccsim", "reproduce", "--list"])
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[:2] for line in listed.stdout.splitlines()] == [
+        ["m01", "m01-dctcp"], ["?", "zz"]]  # fmt: skip
+    served = run([sys.executable, "-m", "ccsim", "explore", "--port", "1"])
+    assert (served.returncode, served.stderr) == (1, (
+        "ccsim: error: experiments/zz/plan.toml: is a FIFO (named pipe), not a regular file\n"
+    ))  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "dangling", "loop"])
+def test_report_results_that_are_no_folder_are_named_as_what_they_are_not_to_reproduce_first(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 48 (issue 32): `ccsim report --results X`, X a file, a FIFO, a link to nothing
+    # or a loop of links, said "X is not a folder (run `ccsim reproduce p001` first)", a cure
+    # that writes results/p001 and changes nothing of X; explore's --results named each.
+    results = tmp_path / "x"
+    if kind == "file":
+        results.write_text("")
+    elif kind == "fifo":
+        os.mkfifo(results)
+    elif kind == "dangling":
+        results.symlink_to(tmp_path / "nowhere")
+    else:
+        results.symlink_to(tmp_path / "y")
+        (tmp_path / "y").symlink_to(results)
+    assert main(["report", "--results", str(results)]) == 1
+    said = {
+        "file": f"{results} is a file, not a folder; give the folder of reproductions",
+        "fifo": f"{results} is a FIFO (named pipe), not a folder; give the folder of reproductions",
+        "dangling": f"is a link to {tmp_path / 'nowhere'}, which does not exist; mend the link "
+        "or give the folder of reproductions",
+        "loop": f"{results} is a loop of symbolic links, not a folder; give the folder of "
+        "reproductions",
+    }[kind]
+    assert capsys.readouterr().err == f"ccsim: error: --results {results}: {said}\n"
+
+
+def test_an_options_value_written_as_two_dashes_reaches_the_option_as_that_value(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 48 (issue 32): Python 3.11's argparse drops "--" from an option's own value
+    # (`--out=--`, a folder named --), giving [], which no option's type saw: `run --out=--`
+    # was "internal error (AttributeError): 'list' object has no attribute 'parents'",
+    # `explore --workers=--` a traceback, `bench --only=--` ran every case, status 0.
+    import argparse
+
+    from ccsim.cli import UsageError, build_parser
+
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices  # fmt: skip
+    misread = []
+    for name, command in commands.items():
+        needs = [a.dest for a in command._actions if a.required or not a.option_strings]
+        base = (["x.toml"] if "file" in needs else []) + (["--out", "o"] if "out" in needs else [])
+        for action in command._actions:
+            if not action.option_strings or action.nargs not in (None, "?"):
+                continue  # a flag (--help, --quick, --list) takes no value
+            option = action.option_strings[-1]
+            try:
+                args = build_parser().parse_args([name, *base, f"{option}=--"])
+            except UsageError:
+                continue  # refused in one line, as "--" is no value of this option
+            value = getattr(args, action.dest)
+            if value == [] or (isinstance(value, list) and [] in value):
+                misread.append(f"{name} {option}")
+    assert misread == []
+    monkeypatch.chdir(tmp_path)
+    scenario = str(examples / "random-loss.toml")
+    assert main(["run", scenario, "--set", "duration=1s", "--out=--"]) == 0
+    assert (tmp_path / "--" / "flows.parquet").is_file()
 
 
 @pytest.mark.parametrize("argument", ["file", "--out", "--set"])

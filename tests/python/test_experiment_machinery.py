@@ -523,6 +523,34 @@ def test_reproduce_refuses_an_out_holding_another_papers_reproduction(
     assert main(argv) == 0
 
 
+@pytest.mark.parametrize("run_json", [None, '{"paper": "m0', "[]\n"])
+def test_reproduce_refuses_another_papers_reproduction_whose_run_json_is_damaged_or_gone(
+    run_json: str | None, folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 48 (issue 32): the refusal above read the paper from run.json alone; with it
+    # truncated or removed, `ccsim reproduce p003 --quick --out` m01's folder wrote p003's
+    # report and site beside m01's figures, status 0. The plan stored with it names it.
+    from ccsim.cli import main
+
+    other = tmp_path / "results" / "m01"
+    (other / "plan").mkdir(parents=True)
+    (other / "report.md").write_text("# m01's report\n")
+    (other / "plan" / "plan.toml").write_text('id = "m01"\ntitle = "m01"\n')
+    if run_json is not None:
+        (other / "run.json").write_text(run_json)
+    before = sorted(p.name for p in other.iterdir())
+    argv = ["reproduce", str(folder), "--quick", "--workers", "1", "--out", str(other)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {other}: it holds the reproduction of m01 (the plan stored in "
+        "it; its run.json is missing or damaged), not of t: reproduced there, its report and "
+        "figures would be replaced by and mixed with these; name another folder (or remove "
+        "that one)\n"
+    )
+    assert sorted(p.name for p in other.iterdir()) == before
+    assert (other / "report.md").read_text() == "# m01's report\n"
+
+
 def test_a_full_run_record_that_cannot_be_written_leaves_the_earlier_record_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,6 +132,34 @@ def test_a_numpy_module_of_the_users_under_pandas_or_pyarrow_is_named_as_the_cau
     assert "install ccsim again" not in lines[0] and not out.exists()
 
 
+@pytest.mark.parametrize("module", ["bottleneck", "pytz"])
+def test_a_module_of_the_users_named_like_an_optional_package_of_pandas_is_named_as_the_cause(
+    module: str, tmp_path: Path
+) -> None:
+    """pandas takes bottleneck (and pytz) when it can import them and asks their versions as
+    it loads; a ``bottleneck.py`` of the user's first on PYTHONPATH made a sweep say "ccsim
+    needs pandas, which is installed but cannot be imported (Can't determine version for
+    bottleneck): install ccsim again", which changes nothing (campaign 48, issue 32). Not
+    one of ccsim's packages, so the extras matrix never shadows it: its file is named."""
+    shadow = tmp_path / "mine"
+    shadow.mkdir()
+    (shadow / f"{module}.py").write_text("x = 1\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["sweep", FILE, "--set", "duration=100ms", "--param",
+            "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
+            "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"ccsim: error: ccsim needs pandas, which loads {module}, which is shadowed by "
+        f"{shadow / module}.py (a module of that name found first where Python looks for it): "
+        "rename or move it, or take its folder off PYTHONPATH\n"
+    )
+    assert not out.exists()
+
+
 def test_a_numpy_module_of_the_users_shadowing_numpy_stops_a_run_at_its_start(
     tmp_path: Path,
 ) -> None:

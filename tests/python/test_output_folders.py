@@ -312,6 +312,69 @@ def test_an_out_removed_while_a_command_writes_into_it_is_said_to_hold_nothing(
     )
 
 
+def test_a_site_whose_folder_is_moved_away_while_report_writes_it_says_so_in_one_line(
+    m01_quick: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 48 (issue 32): `mv results/site old` while `ccsim report` wrote its pages said
+    # "results/site/m01-quick: no such file", a page of the site named as if it alone were
+    # missing, nothing of the folder having gone with everything in it.
+    from ccsim.site import build
+
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copytree(m01_quick, results / "m01-quick")
+    out = tmp_path / "site"
+    out.mkdir()
+    write_site = build._write_site
+
+    def moved_first(*args: Any) -> Any:
+        out.rename(tmp_path / "old")
+        return write_site(*args)
+
+    monkeypatch.setattr(build, "_write_site", moved_first)
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / 'plotly.min.js'}: no such file; {out} was removed or moved away "
+        "while this command wrote the site into it: nothing of this site or of an earlier one "
+        "is kept there\n"
+    )
+    assert not out.exists()
+
+
+def test_a_reproduction_whose_page_name_would_be_too_long_is_refused_or_left_out_by_name(
+    m01_quick: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 48 (issue 32): the site names a reproduction's page after its folder, and a
+    # folder of 251 to 255 bytes (a legal name) failed it: `ccsim report` wrote no site for
+    # any reproduction ("<out>/NAME.html: file name too long"), and `ccsim reproduce --out`
+    # such a folder ran every run, then said the same command would write the site, which
+    # fails the same way. The reproduction is refused before its runs; report leaves that
+    # one out, naming it and the cure, and writes the others' pages.
+    long = "m" * 251
+    folder = find_experiment("m01")
+    out = tmp_path / long
+    argv = ["reproduce", str(folder), "--quick", "--seeds", "1", "--workers", "1", "--out"]
+    assert main([*argv, str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --out {out}: the reproduction's site names its page after the folder, "
+        f"and {long}.html would be longer than a file name may be here (255 bytes); name a "
+        "shorter folder\n"
+    )
+    assert not out.exists()
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copytree(m01_quick, results / long)
+    shutil.copytree(m01_quick, results / "m01")
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "site")]) == 0
+    assert capsys.readouterr().err == (
+        f"ccsim: warning: {long} left out of the site: its page, {long}.html, would have a "
+        "longer name than a file may have here (255 bytes); rename the folder (a shorter "
+        "name) and run report again\n"
+    )
+    assert (tmp_path / "site" / "m01.html").is_file()
+
+
 def test_an_output_is_put_in_place_under_a_lock_on_its_folder_so_two_commands_never_mix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

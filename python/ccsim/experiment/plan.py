@@ -165,7 +165,7 @@ from pathlib import Path
 from typing import Any
 
 from ccsim._tomllib import tomllib
-from ccsim.scenario import PathLike, format_value, read_text
+from ccsim.scenario import NotAFile, PathLike, check_regular, format_value, read_text
 
 from .arguments import NONE, PATH, TEXT, arguments
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
@@ -933,6 +933,13 @@ def load_plan(folder: PathLike) -> Plan:
     """Read and check ``folder/plan.toml`` (``folder`` a str or a Path)."""
     folder = Path(folder)
     path = folder / "plan.toml"
+    try:
+        # A FIFO there (or a device) is no plan: reading it waited for a writer that never
+        # came, and `ccsim reproduce --list` and `ccsim explore`, which read every plan under
+        # experiments/, hung on one (campaign 48, issue 32).
+        check_regular(path)
+    except NotAFile as e:
+        raise PlanError(f"{path}: {e}") from None
     try:
         raw = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as e:

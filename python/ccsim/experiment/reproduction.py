@@ -15,6 +15,7 @@ import pandas as pd
 
 from ccsim.scenario import PathLike
 from ccsim.staging import (
+    name_max,
     not_a_folder,
     refuse_a_site,
     remove_empty,
@@ -443,6 +444,19 @@ def default_out(plan_id: str, quick: bool) -> Path:
     return base / (plan_id + ("-quick" if quick else ""))
 
 
+def _stored_plan_id(folder: Path) -> str | None:
+    """The id of the plan a reproduction stored in ``folder`` (its plan/plan.toml), or None
+    when there is none or it cannot be read."""
+    from ccsim._tomllib import tomllib
+
+    try:
+        stored = tomllib.loads((folder / "plan" / "plan.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
+        return None
+    plan_id = stored.get("id")
+    return plan_id if isinstance(plan_id, str) else None
+
+
 def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
             cluster: str | None = None, record: bool = False,
             warn: Any = None, say: Any = print) -> Path:  # fmt: skip
@@ -469,6 +483,15 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         # (campaign 22, issue 32).
         raise ValueError(f"{option} {target}: the reproduction's site goes in {target / 'site'}, "
                          f"and {site_in_the_way}; move it away or name another folder")  # fmt: skip
+    page = f"{target.absolute().name}.html"
+    if len(os.fsencode(page)) > name_max(target):
+        # The site names the reproduction's page after its folder: a folder of 251 to 255
+        # bytes ran every run, then said "<out>/site/NAME.html: file name too long; ... the
+        # same command writes the site from them", which fails the same way (campaign 48,
+        # issue 32).
+        raise ValueError(f"{option} {target}: the reproduction's site names its page after "
+                         f"the folder, and {page} would be longer than a file name may be "
+                         f"here ({name_max(target)} bytes); name a shorter folder")  # fmt: skip
     if target.resolve() == (folder / "full-run").resolve():
         # Its claims.csv, summary.csv and run.json are the ones a reproduction writes: a quick
         # run there replaced the record the README's numbers are checked against, which
@@ -477,13 +500,20 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          "numbers are checked against it; --record writes it after a full "
                          "run); name another folder")  # fmt: skip
     other = reproduction_of(target)
+    said_by = "its run.json"
+    if other is None and (target / "report.md").is_file():
+        # A reproduction whose run.json is damaged or gone (a disk's fault, a hand's) is
+        # still named by the plan stored with it: `ccsim reproduce p003 --out` such a folder
+        # of m01's wrote p003's report beside m01's figures, status 0 (campaign 48, issue 32).
+        other = _stored_plan_id(target)
+        said_by = "the plan stored in it; its run.json is missing or damaged"
     if other is not None and other != plan_id:
         # A slip of the paper's id (`ccsim reproduce p001 --out results/m01`) wrote p001's
         # report.md and run.json over m01's and left m01's figures beside p001's: m01's
         # reproduction was gone, status 0 (campaign 18, issue 32). The same paper's folder is
         # where a reproduction resumes.
-        raise ValueError(f"{option} {target}: it holds the reproduction of {other} (its "
-                         f"run.json), not of {plan_id}: reproduced there, its report and "
+        raise ValueError(f"{option} {target}: it holds the reproduction of {other} "
+                         f"({said_by}), not of {plan_id}: reproduced there, its report and "
                          "figures would be replaced by and mixed with these; name another "
                          "folder (or remove that one)")  # fmt: skip
     blocked = not_a_folder(target)

@@ -9,7 +9,14 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ccsim.staging import discard, hidden_name, in_the_way, moving_in, staging_folder
+from ccsim.staging import (
+    discard,
+    hidden_name,
+    in_the_way,
+    moving_in,
+    name_max,
+    staging_folder,
+)
 
 from .pages import index_page, linked_files, page_inputs, paper_page
 from .reports import DamagedResults, SiteWarning, check_tables, find_reports, plan_for, read_report
@@ -83,6 +90,17 @@ def build_site(
         with moving_in(out if out.is_dir() else out.parent):  # two reports at once: not mixed
             _move_into_place(work, out, left_out)
     except OSError as e:
+        if not work.is_dir():
+            # The folder the site was staged in removed or moved away (`mv results/site
+            # old`) while it was written: that was "<out>/m01: no such file", a page of the
+            # site's named as if it alone were missing (campaign 48, issue 32).
+            moved = out if work.parent == out else out.parent
+            where = _named_in_place(e, work, out).filename or out
+            raise ValueError(
+                f"{where}: no such file; {moved} was removed or moved away while this "
+                "command wrote the site into it: nothing of this site or of an earlier one is "
+                "kept there"
+            ) from e
         raise _named_in_place(e, work, out) from e
     finally:
         discard(work)
@@ -169,6 +187,16 @@ def _write_site(
             _warn(f"{folder.name} left out of the site: its figures' folder would be the page "
                   f"of {folder.name.removesuffix('.html')}; rename the folder (any other "
                   "name) and run report again", warn)  # fmt: skip
+            continue
+        limit = name_max(work)
+        if len(os.fsencode(f"{folder.name}.html")) > limit:
+            # Its page is named after its folder: a folder of 251 to 255 bytes failed the
+            # whole site, "<out>/NAME.html: file name too long; the site was not written",
+            # every other reproduction's page with it (campaign 48, issue 32).
+            clashing.append(folder.name)
+            _warn(f"{folder.name} left out of the site: its page, {folder.name}.html, would "
+                  f"have a longer name than a file may have here ({limit} bytes); rename the "
+                  "folder (a shorter name) and run report again", warn)  # fmt: skip
             continue
         try:
             check_tables(folder)
