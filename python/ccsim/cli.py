@@ -62,6 +62,7 @@ from ccsim.staging import (
     dangling,
     kept_runs,
     not_a_folder,
+    optional_package_failing,
     os_error_text,
     package_changed,
     refuse_a_site,
@@ -2060,6 +2061,17 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
                     "of that name found first where Python looks for it): rename or move it, "
                     "or take its folder off PYTHONPATH")  # fmt: skip
+    # A package the dependency takes when it can import it, installed but broken (an
+    # ImportError of its own, not a shadow): "ccsim needs markdown_it, which is installed but
+    # cannot be imported (...): install ccsim again", which leaves that package as it is
+    # (campaign 48b, issue 32). It is named, with the cures that touch it.
+    if error is not None and not isinstance(error, ModuleNotFoundError):
+        inner = _innermost_package(error)
+        optional = optional_package_failing(error, package, inner)
+        if optional is not None:
+            return (f"{who} needs {package}, which loads {inner} ({optional}, installed beside "
+                    f"it and not needed by ccsim), which cannot be imported ({error}): reinstall "
+                    f"it (pip install --force-reinstall {optional}) or uninstall it")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"

@@ -499,6 +499,65 @@ def os_error_text(e: OSError) -> str:
     return f"{e.filename}{other}: {reason}"
 
 
+def requirement_closure() -> set[str] | None:
+    """The distributions ccsim needs (every one of its extras too) and, recursively, what each
+    of them needs without its optional extras, by normalized name (``dask-expr``); None when
+    the markers cannot be read (``packaging``, which matplotlib brings, missing)."""
+    import re
+    from importlib import metadata
+
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:
+        return None
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    needed: set[str] = set()
+    try:
+        extras = metadata.metadata("ccsim").get_all("Provides-Extra") or []
+    except metadata.PackageNotFoundError:
+        return None
+    todo: list[tuple[str, tuple[str, ...]]] = [("ccsim", ("", *extras))]
+    while todo:
+        name, wanted = todo.pop()
+        if norm(name) in needed:
+            continue
+        needed.add(norm(name))
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # an optional dependency's own dependency that is not installed
+        for line in requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in wanted):
+                todo.append((req.name, ("", *req.extras)))
+    return needed
+
+
+def optional_package_failing(error: BaseException, loader: str, raising: str | None) -> str | None:
+    """The distribution of ``raising`` (the top-level package whose code raised ``error``
+    as ``loader`` was imported) when it is installed and none of ccsim's requirements needs it:
+    a package ``loader`` takes when it can import it (linkify_it under markdown_it). None
+    otherwise."""
+    import re
+    from importlib import metadata
+
+    if raising is None or raising == loader:
+        return None
+    dists = metadata.packages_distributions().get(raising)
+    closure = requirement_closure()
+    if not dists or closure is None:
+        return None
+    if any(re.sub(r"[-_.]+", "-", d).lower() in closure for d in dists):
+        return None
+    return dists[0]
+
+
 def package_changed(e: BaseException, ours: Sequence[Path], state: str) -> str | None:
     """The error, in words and followed by ``state`` (what became of the output), for ``e``
     when it shows a package changed since the command looked it up at its start; or None."""

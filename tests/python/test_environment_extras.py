@@ -38,7 +38,8 @@ from pathlib import Path
 
 import pytest
 from conftest import CHEAP_COMMANDS, EXPLORE_COMMAND, CommandOutcome, ccsim_in_cell
-from packaging.requirements import Requirement
+
+from ccsim.staging import requirement_closure
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,29 +93,11 @@ if os.environ.get("CCSIM_EXTRAS_PAPERS") == "all":
 
 
 def _requirement_closure() -> set[str]:
-    """The distributions ccsim needs (every one of its extras too) and, recursively, what each
-    of them needs without its optional extras, by normalized name."""
-
-    def norm(name: str) -> str:
-        return re.sub(r"[-_.]+", "-", name).lower()
-
-    needed: set[str] = set()
-    ccsim_extras = metadata.metadata("ccsim").get_all("Provides-Extra") or []
-    todo: list[tuple[str, tuple[str, ...]]] = [("ccsim", ("", *ccsim_extras))]
-    while todo:
-        name, extras = todo.pop()
-        if norm(name) in needed:
-            continue
-        needed.add(norm(name))
-        try:
-            requires = metadata.requires(name) or []
-        except metadata.PackageNotFoundError:
-            continue  # an optional dependency's own dependency that is not installed
-        for line in requires:
-            req = Requirement(line)
-            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
-                todo.append((req.name, ("", *req.extras)))
-    return needed
+    """The distributions ccsim needs, with what they need but not their optional extras
+    (ccsim.staging's, which names a broken optional package of a dependency the same way)."""
+    closure = requirement_closure()
+    assert closure is not None, "packaging (matplotlib's) cannot be imported"
+    return closure
 
 
 def _extras(tried: set[str]) -> tuple[list[str], list[str]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +159,39 @@ def test_a_module_of_the_users_named_like_an_optional_package_of_pandas_is_named
         "rename or move it, or take its folder off PYTHONPATH\n"
     )
     assert not out.exists()
+
+
+def test_a_broken_package_a_dependency_takes_when_installed_is_named_with_its_own_cure(
+    tmp_path: Path, m01_quick: Path
+) -> None:
+    """markdown_it takes linkify_it when it is installed; one installed but broken (its own
+    ImportError, its files its distribution's, so no shadow) made a report say "ccsim needs
+    markdown_it, which is installed but cannot be imported (...): install ccsim again", which
+    leaves linkify_it as it is (campaign 48b, issue 32). A distribution none of ccsim's
+    requirements needs is named, with the cures that touch it."""
+    site = tmp_path / "site-packages"
+    (site / "linkify_it").mkdir(parents=True)
+    (site / "linkify_it" / "__init__.py").write_text('raise ImportError("a broken build")\n')
+    info = site / "linkify_it_py-2.0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: linkify-it-py\nVersion: 2.0.3\n")
+    (info / "RECORD").write_text(
+        "linkify_it/__init__.py,,\nlinkify_it_py-2.0.3.dist-info/METADATA,,\n"
+    )
+    (info / "top_level.txt").write_text("linkify_it\n")
+    results = tmp_path / "results"
+    shutil.copytree(m01_quick, results / "m01-quick")
+    argv = ["report", "--results", str(results), "--out", str(tmp_path / "site")]
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "ccsim: error: ccsim needs markdown_it, which loads linkify_it (linkify-it-py, installed "
+        "beside it and not needed by ccsim), which cannot be imported (a broken build): "
+        "reinstall it (pip install --force-reinstall linkify-it-py) or uninstall it\n"
+    )
+    assert not (tmp_path / "site").exists()
 
 
 def test_a_numpy_module_of_the_users_shadowing_numpy_stops_a_run_at_its_start(
