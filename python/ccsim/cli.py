@@ -917,12 +917,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
         # first)", a cure that writes results/p001 and mends nothing here (campaign 48,
         # issue 32).
         blocked = not_a_folder(results)
-        link = dangling(results)
         if blocked is not None:
             raise ValueError(f"{given} {results}: {blocked}; give the folder of reproductions")
-        if link is not None:
-            raise ValueError(f"{given} {results}: {link}; mend the link or give the folder of "
-                             "reproductions")  # fmt: skip
+        # The link to nothing may be a folder above (`--results gone/r`, gone a dangling
+        # link), which said "run reproduce first" still (campaign 48b, issue 32).
+        for where in [*reversed(results.parents), results]:
+            link = dangling(where)
+            if link is not None:
+                said = link if where == results else f"{where} {link}"
+                raise ValueError(f"{given} {results}: {said}; mend the link or give the folder "
+                                 "of reproductions")  # fmt: skip
         raise ValueError(f"{given}: {results} is not a folder (run `ccsim reproduce p001` first)")
     # Refused before the pages are built (the folder's parent is made then): a file in its
     # way said "<file>: file exists".

@@ -1316,7 +1316,7 @@ def test_a_fifo_in_place_of_a_plan_under_experiments_is_named_not_waited_on(
     ))  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", ["file", "fifo", "dangling", "loop"])
+@pytest.mark.parametrize("kind", ["file", "fifo", "dangling", "under-dangling", "loop"])
 def test_report_results_that_are_no_folder_are_named_as_what_they_are_not_to_reproduce_first(
     kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1330,6 +1330,9 @@ def test_report_results_that_are_no_folder_are_named_as_what_they_are_not_to_rep
         os.mkfifo(results)
     elif kind == "dangling":
         results.symlink_to(tmp_path / "nowhere")
+    elif kind == "under-dangling":  # (campaign 48b's leftover: still "reproduce first")
+        (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+        results = tmp_path / "gone" / "x"
     else:
         results.symlink_to(tmp_path / "y")
         (tmp_path / "y").symlink_to(results)
@@ -1339,6 +1342,8 @@ def test_report_results_that_are_no_folder_are_named_as_what_they_are_not_to_rep
         "fifo": f"{results} is a FIFO (named pipe), not a folder; give the folder of reproductions",
         "dangling": f"is a link to {tmp_path / 'nowhere'}, which does not exist; mend the link "
         "or give the folder of reproductions",
+        "under-dangling": f"{tmp_path / 'gone'} is a link to {tmp_path / 'nowhere'}, which does "
+        "not exist; mend the link or give the folder of reproductions",
         "loop": f"{results} is a loop of symbolic links, not a folder; give the folder of "
         "reproductions",
     }[kind]
