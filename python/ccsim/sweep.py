@@ -251,6 +251,19 @@ class Store:
             return None
         return dict(record)
 
+    def refuse_folders(self, keys: Iterable[str]) -> None:
+        """ValueError naming the first record of ``keys`` that is a folder: no run can
+        replace it. The record was run, then its save failed naming the hidden temporary file
+        (".../.tmp-<key>-<pid>-<thread>.json -> ...: is a directory"), after every run of a
+        sweep (campaign 23, issue 32); a sweep looks before it reads the records, as it read
+        it as "damaged run record (is a directory); running it again" the line before
+        refusing it (campaign 48b). A link is replaced by the save, as a file is."""
+        for k in keys:
+            record = self.path(k)
+            if record.is_dir() and not record.is_symlink():
+                raise ValueError(f"{record} is a folder, where a run record goes: move it "
+                                 "away or write elsewhere")  # fmt: skip
+
     def check(self, keys: Iterable[str] = ()) -> None:
         """ValueError in one line naming the place, when the records of ``keys`` could not be
         saved: something other than a folder where the store's folder (or one of its shards)
@@ -281,15 +294,7 @@ class Store:
             if not stat.S_ISDIR(mode):
                 raise ValueError(f"{folder} {file_kind(mode)}, not a folder, where the run "
                                  "records are stored: move it away or write elsewhere")  # fmt: skip
-        for k in keys:
-            # A folder where a record goes: the record was run, then its save failed naming
-            # the hidden temporary file (".../.tmp-<key>-<pid>-<thread>.json -> ...: is a
-            # directory"), after every run of a sweep (campaign 23, issue 32). A link is
-            # replaced by the save, as a file is.
-            record = self.path(k)
-            if record.is_dir() and not record.is_symlink():
-                raise ValueError(f"{record} is a folder, where a run record goes: move it "
-                                 "away or write elsewhere")  # fmt: skip
+        self.refuse_folders(keys)
         if self.directory.is_dir():
             try:
                 with tempfile.TemporaryFile(dir=self.directory, prefix=".ccsim-write-check-"):
@@ -735,6 +740,7 @@ def execute(
     """
     runs = _check_execute(runs, store, workers, progress, description, cluster)
     keys = [r.key() for r in runs]
+    store.refuse_folders(keys)  # before the records are read (their warning said otherwise)
     todo: dict[str, RunSpec] = {}
     have: dict[str, dict[str, Any]] = {}
     for k, r in zip(keys, runs):
