@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -371,3 +372,45 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def system_chromium() -> Iterator[Any]:
+    """The system's Chromium launched headless through Playwright, or the test skipped saying
+    what is missing (scripts/test installs both)."""
+    from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
+                    "scripts/test installs Debian's chromium package")  # fmt: skip
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    """One headless Chromium for the session's page tests, each of which opens its page in a
+    browser context of its own (no cookie, storage or cache shared: ``browser_page``). Launched
+    per test (Playwright's driver, then the browser) it cost 1-2 s a test, a minute of the
+    suite over its ~60 page tests."""
+    yield from system_chromium()
+
+
+def browser_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    """A Chromium page, in a context of its own in ``browser``, and the list its console
+    errors and page errors go to; the context is closed after."""
+    errors: list[str] = []
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        yield page, errors
+    finally:
+        context.close()

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STDOUT_ERRORS, free_port, main_without_stdout
-from test_site import assert_hangul_renders, browser_page, keep_screenshot, korean_font
+from conftest import STDOUT_ERRORS, browser_page, free_port, main_without_stdout
+from test_site import assert_hangul_renders, keep_screenshot, korean_font
 
 import ccsim
 from ccsim.experiment import load_plan, plan_runs, point_values
@@ -406,8 +406,8 @@ def test_p002s_small_buffer_table_states_the_buffer_and_rate_the_page_moved() ->
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
-    yield from browser_page(tmp_path)
+def page(chromium_browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    yield from browser_page(chromium_browser)
 
 
 def open_on_p001(pg: Any, server: Server) -> None:

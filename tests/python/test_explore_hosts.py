@@ -321,11 +321,9 @@ class Decoy:
             s.close()
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    from test_site import system_chromium
-
-    yield from system_chromium()
+@pytest.fixture
+def chromium(chromium_browser: Any) -> Any:
+    return chromium_browser  # the session's (conftest)
 
 
 @pytest.mark.parametrize("host", browser_cells())

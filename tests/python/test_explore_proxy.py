@@ -40,8 +40,8 @@ import pytest
 pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`")
 pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
+from conftest import browser_page
 from test_explore import ONLY_LINE, Server, wait_done
-from test_site import browser_page
 
 #: The page's requests, by the upstream path they are sent to.
 ROUTES = {
@@ -221,8 +221,8 @@ def cell_id(cell: Any) -> str:
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
-    yield from browser_page(tmp_path)
+def page(chromium_browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    yield from browser_page(chromium_browser)
 
 
 @pytest.mark.parametrize(("prefix", "fault"), cells(), ids=cell_id)

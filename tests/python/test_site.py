@@ -17,12 +17,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import STDOUT_ERRORS, main_without_stdout
+from conftest import STDOUT_ERRORS, browser_page, main_without_stdout
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
 from ccsim.site import SiteWarning, build_site, read_report, series_figure
-from ccsim.site.browser import CHROMIUM_ARGS, find_chromium
 from ccsim.site.reports import load_stored_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,36 +50,9 @@ def site(results: Path) -> Path:
     return build_site(results, root=ROOT)
 
 
-def system_chromium() -> Iterator[Any]:
-    """The system's Chromium launched headless through Playwright, or the test skipped saying
-    what is missing (scripts/test installs both)."""
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
-                    "scripts/test installs Debian's chromium package")  # fmt: skip
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def browser_page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
-    """A Chromium page and the list its console errors and page errors go to."""
-    errors: list[str] = []
-    for browser in system_chromium():
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        yield page, errors
-
-
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
-    yield from browser_page(tmp_path)
+def page(chromium_browser: Any) -> Iterator[tuple[Any, list[str]]]:
+    yield from browser_page(chromium_browser)
 
 
 def keep_screenshot(page: Any, path: Path, docs_name: str | None = None) -> None:
