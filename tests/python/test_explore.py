@@ -1096,6 +1096,26 @@ def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_r
     assert [e for e in errors if "400" not in e] == []  # the refused request's console line
 
 
+def test_in_chromium_a_typed_value_emptied_again_says_the_sliders_value_that_then_runs(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): emptied, a free input gave the run back to its slider, but the
+    # value beside the key's name stayed the typed one: "flows.transfer.mss = 700" over a
+    # figure titled "MSS 1000 B", the runs of the slider's 1000 B.
+    pg, errors = page
+    open_on_p001(pg, server)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
+    shown = "#p-flows_transfer_mss-v"
+    title = "document.getElementById('plot').layout.title.text"
+    for typed, mss in [("700", "700"), ("", "1000")]:
+        job = pg.evaluate("window.ccsim.job")
+        pg.locator("#p-flows_transfer_mss-free").fill(typed)
+        wait_done(pg, job)
+        assert pg.locator(shown).text_content() == mss, typed
+        assert f"MSS {mss} B)" in pg.evaluate(title), typed
+    assert errors == []
+
+
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
 #: A request that would start a job (one seed of one point of paper 001's fig8).

@@ -175,9 +175,12 @@ function buildControls() {
         if ($(el.id + "-free")) $(el.id + "-free").value = "";  // the slider wins again
       }
       if (el.dataset.free) {
+        // Emptied (or text a number input cannot hold, which it reads as empty), the slider's
+        // value runs again, and is said: the typed value stayed beside the key's name over
+        // runs of the slider's (campaign 49a, issue 32).
         const q = figure().params.find(q => q.path === el.dataset.free);
-        const v = typed(el, q.range);
-        if (v !== null) $(el.id.slice(0, -5) + "-v").textContent = show(v);
+        const v = typed(el, q.range), own = $(el.id.slice(0, -5));
+        $(own.id + "-v").textContent = show(v !== null ? v : q.values[+own.value]);
       }
       if (el.id === "seeds") $("seeds-v").textContent = el.value;
       schedule();
