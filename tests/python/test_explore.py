@@ -1116,6 +1116,26 @@ def test_in_chromium_a_typed_value_emptied_again_says_the_sliders_value_that_the
     assert errors == []
 
 
+def test_in_chromium_a_narrow_window_shows_the_figure_under_the_controls_at_its_width(
+    server: Server, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    # Campaign 49a (issue 32): the figure's column sat beside the controls' 22rem whatever
+    # the window's width: in a phone's 390 px it got none, the figure, the progress bar and
+    # cancel gone, and the paper's long name in its menu widened the page to 769 px.
+    pg, errors = page
+    pg.set_viewport_size({"width": 390, "height": 844})
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.select_option("#paper", "p001")
+    for part in ["#plot", "#plot .main-svg", "#cancel", "#prog"]:
+        box = pg.locator(part).first.bounding_box()
+        assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, part
+    assert pg.locator("#plot .main-svg").first.bounding_box()["width"] > 300
+    assert pg.evaluate("document.documentElement.scrollWidth") == 390
+    keep_screenshot(pg, tmp_path / "explore-narrow.png")
+    assert errors == []
+
+
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
 #: A request that would start a job (one seed of one point of paper 001's fig8).

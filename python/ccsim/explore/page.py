@@ -26,6 +26,11 @@ header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
 h1 { font-size: 1.2rem; margin: 0; }
 #layout { display: grid; grid-template-columns: 22rem 1fr; gap: 1rem; margin-top: 0.8rem; }
 #layout > div { min-width: 0; overflow-x: auto; }
+/* A narrow window (a phone, a window beside another) stacks the figure under the controls:
+   beside their 22rem it got no width at all, the figure, its progress and cancel gone
+   (campaign 49a, issue 32). A long paper or figure name is cut to the window's width. */
+@media (max-width: 48rem) { #layout { grid-template-columns: minmax(0, 1fr); } }
+header label { max-width: 100%; } header select { max-width: 100%; }
 #controls fieldset { border: 1px solid #ddd; margin: 0 0 0.6rem; }
 #controls label { display: block; font-size: 0.85rem; margin: 0.2rem 0; }
 #controls input[type=range] { width: 100%; }
