@@ -1023,6 +1023,30 @@ def test_in_chromium_the_progress_bar_starts_empty_for_each_job_not_at_the_last_
     assert errors == []
 
 
+def test_in_chromium_on_a_slow_network_a_change_empties_the_bar_and_says_so_at_once(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): the bar was emptied once the last job's cancel was answered,
+    # and the message changed once the run request was: 600 ms each way (a tunnel over a
+    # phone), a change left "done: 120 runs in 0.39 s" and a full bar for 2.5 s.
+    pg, errors = page
+    open_on_p001(pg, server)
+    cdp = pg.context.new_cdp_session(pg)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 600, "downloadThroughput": -1,
+              "uploadThroughput": -1})  # fmt: skip
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_timeout(400)  # the page's 120 ms, then its requests under way
+    assert pg.evaluate("document.getElementById('prog').value") == 0
+    assert pg.locator("#msg").text_content() == "starting…"
+    done = wait_done(pg, job)
+    assert pg.evaluate("document.getElementById('prog').value") == done["total"]
+    assert errors == []
+
+
 def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:

@@ -244,16 +244,23 @@ function unreachable(err) {
   status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
-async function start() {
-  try { await startJob(); } catch (err) { unreachable(err); S.pending = "not run"; draw(); }
+async function start(note) {
+  try { await startJob(note); } catch (err) { unreachable(err); S.pending = "not run"; draw(); }
 }
 
-async function startJob() {
+async function startJob(note) {
   // Each start is numbered: a start that a later one overtook while it waited (a change made
   // before its run request was answered) stops there, and the job its late answer names is
   // cancelled. Taken as the page's job, that answer replaced the later change's job: the page
   // drew the earlier setting's runs under the later one's controls (campaign 25, issue 32).
   const mine = ++S.started;
+  // The bar is this job's from its start, and the message says the change is on its way: moved
+  // only as points ended, the bar showed the last job's, full after a "done", through a new
+  // job's first runs (campaign 48a, issue 32); reset only once the last job's cancel was
+  // answered, on a slow network (600 ms each way) both said "done: 120 runs" for seconds
+  // after each change (campaign 49a).
+  $("prog").max = 1; $("prog").value = 0;
+  status(note || "starting…");
   // The last job is one the page no longer wants: a cancel that fails (a proxy's connection
   // reset once) must not stop the next. It stopped it, saying "cannot reach the explorer"
   // while the explorer could be reached (found by the proxy matrix, issue 32); unread, the
@@ -263,9 +270,6 @@ async function startJob() {
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   S.pending = "running…";
-  // The bar is this job's from its start: moved only as points ended, it showed the last
-  // job's, full after a "done", through a new job's first runs (campaign 48a, issue 32).
-  $("prog").max = 1; $("prog").value = 0;
   const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
@@ -316,8 +320,7 @@ async function startJob() {
         // the explorer waits for a reader to come back (a laptop's lid closed, a tunnel or
         // Wi-Fi back after 10 s). The page still wants these runs: it asks again, and the
         // runs finished meanwhile come from the store (campaign 34, issue 32).
-        status(`the explorer stopped this job (${e.reason}); running it again…`);
-        start();
+        start(`the explorer stopped this job (${e.reason}); running it again…`);
       } else if (e.type === "cancelled" && e.stopped) {
         status("the explorer was stopped before this job ended (Ctrl-C, a restart?): once it " +
                "is back, change a setting to run it again", true);
