@@ -1160,6 +1160,28 @@ def test_in_chromium_a_narrow_window_shows_the_figure_under_the_controls_at_its_
     assert errors == []
 
 
+def test_in_chromium_a_refused_change_mid_job_leaves_no_cancel_to_click_over_its_reason(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): a typed value refused while a job ran left cancel enabled for
+    # the job the change had already cancelled: a click replaced the refusal's reason with
+    # "cancelled", of nothing.
+    pg, errors = page
+    open_on_p001(pg, server)
+    pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_function("(b) => window.ccsim.job !== b", arg=job, timeout=30_000)
+    assert pg.locator("#cancel").is_enabled()
+    pg.locator("#p-flows_transfer_mss-free").fill("5000")
+    pg.wait_for_function("document.getElementById('msg').className === 'error'", timeout=30_000)
+    said = "flows.transfer.mss: 5000 is outside the range 100 to 1500 in steps of 10"
+    assert pg.locator("#msg").text_content() == said
+    assert pg.locator("#cancel").is_disabled()
+    assert [e for e in errors if "400" not in e] == []  # the refused request's console line
+
+
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
 #: A request that would start a job (one seed of one point of paper 001's fig8).

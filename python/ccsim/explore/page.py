@@ -244,8 +244,13 @@ function unreachable(err) {
   status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
+// A start that ends without a job of its own (refused, or no explorer to answer) leaves no
+// cancel to click: the last job was cancelled as it began, and a click said "cancelled" over
+// the refusal's reason, of nothing (campaign 49a, issue 32).
 async function start(note) {
-  try { await startJob(note); } catch (err) { unreachable(err); S.pending = "not run"; draw(); }
+  try { await startJob(note); } catch (err) {
+    unreachable(err); S.pending = "not run"; $("cancel").disabled = true; draw();
+  }
 }
 
 async function startJob(note) {
@@ -281,7 +286,8 @@ async function startJob(note) {
     // A refused added x goes away again, so the next change does not repeat the refusal.
     if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
       $("xs-added").lastElementChild.remove();
-    S.pending = "not run"; status(answer.error, true); draw(); return;
+    S.pending = "not run"; status(answer.error, true); $("cancel").disabled = true; draw();
+    return;
   }
   const job = S.job = answer.job;
   // The title with the settings of this job's runs, and those moved from the plan's (the
