@@ -1182,6 +1182,28 @@ def test_in_chromium_a_refused_change_mid_job_leaves_no_cancel_to_click_over_its
     assert [e for e in errors if "400" not in e] == []  # the refused request's console line
 
 
+def test_in_chromium_an_x_added_again_or_already_listed_is_its_box_not_a_second_one(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): each "add" gave a box of its own, to 3.5 % twice and to the
+    # listed 5 %: unchecking the listed 5 % left 5 % drawn, the added box still checked.
+    pg, errors = page
+    open_on_p001(pg, server)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
+    job = pg.evaluate("window.ccsim.job")
+    for typed in ["3.5", "3.5", "5"]:
+        pg.locator("#x-free").fill(typed)
+        pg.locator("#x-add").click()
+    wait_done(pg, job)
+    assert pg.locator("input.x").count() == 11  # the 10 listed and 3.5 %
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input.x[value='0.05']").uncheck()
+    wait_done(pg, job)
+    reno = pg.evaluate("document.getElementById('plot').data.find(t => t.name === 'TCP Reno')")
+    assert reno["x"] == [1, 3.5, 10]
+    assert errors == []
+
+
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
 #: A request that would start a job (one seed of one point of paper 001's fig8).

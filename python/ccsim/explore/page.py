@@ -194,6 +194,16 @@ function buildControls() {
   if ($("x-add")) $("x-add").addEventListener("click", () => {
     const v = typed($("x-free"), f.x_range);
     if (v === null) return;
+    // An x the figure has a box for already (listed, in the axis's units as the range's, or
+    // added before) is that box, checked: a second box for it made unchecking either one do
+    // nothing, 5 % still drawn with its listed box unchecked (campaign 49a, issue 32).
+    const n = +$("x-free").value;
+    const same = [...$("controls").querySelectorAll("input.x")].find((box, i) =>
+      i < f.x_values.length ? f.x_shown[i] === n : parseFloat(box.value) === n);
+    if (same) {
+      if (!same.checked) { same.checked = true; schedule(); }
+      return;
+    }
     $("xs-added").insertAdjacentHTML("beforeend",
       `<label><input type="checkbox" class="x" value="${esc(v)}" checked> ${esc(v)}</label>`);
     $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
