@@ -1023,6 +1023,30 @@ def test_in_chromium_the_progress_bar_starts_empty_for_each_job_not_at_the_last_
     assert errors == []
 
 
+def test_in_chromium_on_a_slow_network_a_change_empties_the_bar_and_says_so_at_once(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): the bar was emptied once the last job's cancel was answered,
+    # and the message changed once the run request was: 600 ms each way (a tunnel over a
+    # phone), a change left "done: 120 runs in 0.39 s" and a full bar for 2.5 s.
+    pg, errors = page
+    open_on_p001(pg, server)
+    cdp = pg.context.new_cdp_session(pg)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 600, "downloadThroughput": -1,
+              "uploadThroughput": -1})  # fmt: skip
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_timeout(400)  # the page's 120 ms, then its requests under way
+    assert pg.evaluate("document.getElementById('prog').value") == 0
+    assert pg.locator("#msg").text_content() == "starting…"
+    done = wait_done(pg, job)
+    assert pg.evaluate("document.getElementById('prog').value") == done["total"]
+    assert errors == []
+
+
 def test_in_chromium_the_papers_korean_title_renders_as_hangul_not_as_missing_glyph_boxes(
     server: Server, page: tuple[Any, list[str]], tmp_path: Path
 ) -> None:
@@ -1094,6 +1118,90 @@ def test_in_chromium_an_added_x_inside_the_range_is_plotted_and_one_outside_is_r
     assert pg.locator("input.x[value='25%']").count() == 0
     assert pg.locator("input.x[value='3.5%']").is_checked()
     assert [e for e in errors if "400" not in e] == []  # the refused request's console line
+
+
+def test_in_chromium_a_typed_value_emptied_again_says_the_sliders_value_that_then_runs(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): emptied, a free input gave the run back to its slider, but the
+    # value beside the key's name stayed the typed one: "flows.transfer.mss = 700" over a
+    # figure titled "MSS 1000 B", the runs of the slider's 1000 B.
+    pg, errors = page
+    open_on_p001(pg, server)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
+    shown = "#p-flows_transfer_mss-v"
+    title = "document.getElementById('plot').layout.title.text"
+    for typed, mss in [("700", "700"), ("", "1000")]:
+        job = pg.evaluate("window.ccsim.job")
+        pg.locator("#p-flows_transfer_mss-free").fill(typed)
+        wait_done(pg, job)
+        assert pg.locator(shown).text_content() == mss, typed
+        assert f"MSS {mss} B)" in pg.evaluate(title), typed
+    assert errors == []
+
+
+def test_in_chromium_a_narrow_window_shows_the_figure_under_the_controls_at_its_width(
+    server: Server, page: tuple[Any, list[str]], tmp_path: Path
+) -> None:
+    # Campaign 49a (issue 32): the figure's column sat beside the controls' 22rem whatever
+    # the window's width: in a phone's 390 px it got none, the figure, the progress bar and
+    # cancel gone, and the paper's long name in its menu widened the page to 769 px.
+    pg, errors = page
+    pg.set_viewport_size({"width": 390, "height": 844})
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.select_option("#paper", "p001")
+    for part in ["#plot", "#plot .main-svg", "#cancel", "#prog"]:
+        box = pg.locator(part).first.bounding_box()
+        assert box is not None and box["width"] > 0 and box["x"] + box["width"] <= 390, part
+    assert pg.locator("#plot .main-svg").first.bounding_box()["width"] > 300
+    assert pg.evaluate("document.documentElement.scrollWidth") == 390
+    keep_screenshot(pg, tmp_path / "explore-narrow.png")
+    assert errors == []
+
+
+def test_in_chromium_a_refused_change_mid_job_leaves_no_cancel_to_click_over_its_reason(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): a typed value refused while a job ran left cancel enabled for
+    # the job the change had already cancelled: a click replaced the refusal's reason with
+    # "cancelled", of nothing.
+    pg, errors = page
+    open_on_p001(pg, server)
+    pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_function("(b) => window.ccsim.job !== b", arg=job, timeout=30_000)
+    assert pg.locator("#cancel").is_enabled()
+    pg.locator("#p-flows_transfer_mss-free").fill("5000")
+    pg.wait_for_function("document.getElementById('msg').className === 'error'", timeout=30_000)
+    said = "flows.transfer.mss: 5000 is outside the range 100 to 1500 in steps of 10"
+    assert pg.locator("#msg").text_content() == said
+    assert pg.locator("#cancel").is_disabled()
+    assert [e for e in errors if "400" not in e] == []  # the refused request's console line
+
+
+def test_in_chromium_an_x_added_again_or_already_listed_is_its_box_not_a_second_one(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 49a (issue 32): each "add" gave a box of its own, to 3.5 % twice and to the
+    # listed 5 %: unchecking the listed 5 % left 5 % drawn, the added box still checked.
+    pg, errors = page
+    open_on_p001(pg, server)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "reno"))
+    job = pg.evaluate("window.ccsim.job")
+    for typed in ["3.5", "3.5", "5"]:
+        pg.locator("#x-free").fill(typed)
+        pg.locator("#x-add").click()
+    wait_done(pg, job)
+    assert pg.locator("input.x").count() == 11  # the 10 listed and 3.5 %
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input.x[value='0.05']").uncheck()
+    wait_done(pg, job)
+    reno = pg.evaluate("document.getElementById('plot').data.find(t => t.name === 'TCP Reno')")
+    assert reno["x"] == [1, 3.5, 10]
+    assert errors == []
 
 
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------

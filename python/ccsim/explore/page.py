@@ -26,6 +26,11 @@ header { display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
 h1 { font-size: 1.2rem; margin: 0; }
 #layout { display: grid; grid-template-columns: 22rem 1fr; gap: 1rem; margin-top: 0.8rem; }
 #layout > div { min-width: 0; overflow-x: auto; }
+/* A narrow window (a phone, a window beside another) stacks the figure under the controls:
+   beside their 22rem it got no width at all, the figure, its progress and cancel gone
+   (campaign 49a, issue 32). A long paper or figure name is cut to the window's width. */
+@media (max-width: 48rem) { #layout { grid-template-columns: minmax(0, 1fr); } }
+header label { max-width: 100%; } header select { max-width: 100%; }
 #controls fieldset { border: 1px solid #ddd; margin: 0 0 0.6rem; }
 #controls label { display: block; font-size: 0.85rem; margin: 0.2rem 0; }
 #controls input[type=range] { width: 100%; }
@@ -175,9 +180,12 @@ function buildControls() {
         if ($(el.id + "-free")) $(el.id + "-free").value = "";  // the slider wins again
       }
       if (el.dataset.free) {
+        // Emptied (or text a number input cannot hold, which it reads as empty), the slider's
+        // value runs again, and is said: the typed value stayed beside the key's name over
+        // runs of the slider's (campaign 49a, issue 32).
         const q = figure().params.find(q => q.path === el.dataset.free);
-        const v = typed(el, q.range);
-        if (v !== null) $(el.id.slice(0, -5) + "-v").textContent = show(v);
+        const v = typed(el, q.range), own = $(el.id.slice(0, -5));
+        $(own.id + "-v").textContent = show(v !== null ? v : q.values[+own.value]);
       }
       if (el.id === "seeds") $("seeds-v").textContent = el.value;
       schedule();
@@ -186,6 +194,16 @@ function buildControls() {
   if ($("x-add")) $("x-add").addEventListener("click", () => {
     const v = typed($("x-free"), f.x_range);
     if (v === null) return;
+    // An x the figure has a box for already (listed, in the axis's units as the range's, or
+    // added before) is that box, checked: a second box for it made unchecking either one do
+    // nothing, 5 % still drawn with its listed box unchecked (campaign 49a, issue 32).
+    const n = +$("x-free").value;
+    const same = [...$("controls").querySelectorAll("input.x")].find((box, i) =>
+      i < f.x_values.length ? f.x_shown[i] === n : parseFloat(box.value) === n);
+    if (same) {
+      if (!same.checked) { same.checked = true; schedule(); }
+      return;
+    }
     $("xs-added").insertAdjacentHTML("beforeend",
       `<label><input type="checkbox" class="x" value="${esc(v)}" checked> ${esc(v)}</label>`);
     $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
@@ -236,16 +254,28 @@ function unreachable(err) {
   status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
-async function start() {
-  try { await startJob(); } catch (err) { unreachable(err); S.pending = "not run"; draw(); }
+// A start that ends without a job of its own (refused, or no explorer to answer) leaves no
+// cancel to click: the last job was cancelled as it began, and a click said "cancelled" over
+// the refusal's reason, of nothing (campaign 49a, issue 32).
+async function start(note) {
+  try { await startJob(note); } catch (err) {
+    unreachable(err); S.pending = "not run"; $("cancel").disabled = true; draw();
+  }
 }
 
-async function startJob() {
+async function startJob(note) {
   // Each start is numbered: a start that a later one overtook while it waited (a change made
   // before its run request was answered) stops there, and the job its late answer names is
   // cancelled. Taken as the page's job, that answer replaced the later change's job: the page
   // drew the earlier setting's runs under the later one's controls (campaign 25, issue 32).
   const mine = ++S.started;
+  // The bar is this job's from its start, and the message says the change is on its way: moved
+  // only as points ended, the bar showed the last job's, full after a "done", through a new
+  // job's first runs (campaign 48a, issue 32); reset only once the last job's cancel was
+  // answered, on a slow network (600 ms each way) both said "done: 120 runs" for seconds
+  // after each change (campaign 49a).
+  $("prog").max = 1; $("prog").value = 0;
+  status(note || "starting…");
   // The last job is one the page no longer wants: a cancel that fails (a proxy's connection
   // reset once) must not stop the next. It stopped it, saying "cannot reach the explorer"
   // while the explorer could be reached (found by the proxy matrix, issue 32); unread, the
@@ -255,9 +285,6 @@ async function startJob() {
   const body = request();
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   S.pending = "running…";
-  // The bar is this job's from its start: moved only as points ended, it showed the last
-  // job's, full after a "done", through a new job's first runs (campaign 48a, issue 32).
-  $("prog").max = 1; $("prog").value = 0;
   const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
                                        headers: {"Content-Type": "application/json"}});
   const answer = await res.json();
@@ -269,7 +296,8 @@ async function startJob() {
     // A refused added x goes away again, so the next change does not repeat the refusal.
     if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
       $("xs-added").lastElementChild.remove();
-    S.pending = "not run"; status(answer.error, true); draw(); return;
+    S.pending = "not run"; status(answer.error, true); $("cancel").disabled = true; draw();
+    return;
   }
   const job = S.job = answer.job;
   // The title with the settings of this job's runs, and those moved from the plan's (the
@@ -308,8 +336,7 @@ async function startJob() {
         // the explorer waits for a reader to come back (a laptop's lid closed, a tunnel or
         // Wi-Fi back after 10 s). The page still wants these runs: it asks again, and the
         // runs finished meanwhile come from the store (campaign 34, issue 32).
-        status(`the explorer stopped this job (${e.reason}); running it again…`);
-        start();
+        start(`the explorer stopped this job (${e.reason}); running it again…`);
       } else if (e.type === "cancelled" && e.stopped) {
         status("the explorer was stopped before this job ended (Ctrl-C, a restart?): once it " +
                "is back, change a setting to run it again", true);
