@@ -65,6 +65,7 @@ from ccsim.staging import (
     optional_package_failing,
     os_error_text,
     package_changed,
+    raised_importing,
     refuse_a_site,
     reproduction_around,
     reproduction_of,
@@ -1891,6 +1892,10 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except OSError as e:
         if (met := _limit_met(e)) is not None:
             return met
+        package = _package_failing_to_import(e)
+        if package is not None:
+            _error(_not_installed("ccsim", package, e))
+            return 1
         if e.filename is None and e.errno == errno.ENOENT and not _working_folder_exists():
             # A relative path is read against the working folder, removed while the shell was
             # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
@@ -2000,6 +2005,28 @@ def _package_failing_to_load(e: BaseException) -> str | None:
                 return package
         tb = tb.tb_next
     return None
+
+
+def _package_failing_to_import(e: OSError) -> str | None:
+    """The package (not ccsim) being imported when ``e`` was raised, or None. A file of the
+    package that cannot be read (a module left mode 0600 by an install under another user's
+    umask 077: "[Errno 13] Permission denied") fails in the import system's own code, before
+    any of the package's runs; a shared library its code loads with ctypes fails in that
+    code. Both were said as a bare OSError, ".../site-packages/matplotlib/pyplot.py:
+    permission denied" or "libfoo.so: cannot open shared object file", naming neither the
+    package nor the cure (campaign 49, issue 32)."""
+    if not raised_importing(e):
+        return None
+    package = _package_failing_to_load(e)
+    if package is None and isinstance(e.filename, str):
+        file = Path(e.filename).absolute()
+        for entry in sys.path:
+            with contextlib.suppress(OSError, ValueError):
+                folder = Path(entry or ".").absolute()
+                if file.parent != folder and file.is_relative_to(folder):
+                    package = file.relative_to(folder).parts[0]
+                    break
+    return None if package in (None, "ccsim", "__main__") else package
 
 
 def _shadowed_module_lacking(e: BaseException) -> str | None:

@@ -769,6 +769,38 @@ def test_a_dependency_whose_import_raises_another_error_than_importerror_is_name
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(("raised", "said"), [
+    ('OSError("libfoo.so.3: cannot open shared object file")',
+     "libfoo.so.3: cannot open shared object file"),
+    ('PermissionError(13, "Permission denied", __file__)', "[Errno 13] Permission denied: "),
+])  # fmt: skip
+def test_a_dependency_whose_import_raises_an_oserror_is_named_with_the_cure(
+    raised: str, said: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): a package whose import fails with an OSError (a shared library
+    # its code loads with ctypes gone, one of its files left unreadable by an install under
+    # another user's umask 077) was said as the bare OSError: "ccsim: error: libfoo.so.3:
+    # cannot open shared object file", or ".../site-packages/matplotlib/pyplot.py: permission
+    # denied", naming neither the package nor the cure, as a ValueError was before campaign 20.
+    shadow = tmp_path / "shadow" / "pyarrow"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(f"raise {raised}\n")
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(
+        f"ccsim: error: ccsim needs pyarrow, which is installed but cannot be imported ({said}"
+    ), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.endswith(
+        "): install ccsim again with its dependencies (pip install -c constraints.txt . from "
+        "the repository root)\n"
+    ), proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_dependency_failing_to_import_for_a_warning_made_an_error_says_so_not_reinstall(
     tmp_path: Path, examples: Path
 ) -> None:
