@@ -2070,7 +2070,13 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
                 f"environment ({cause}): mend or unset it")  # fmt: skip
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
-        why = f"which is installed but cannot be imported ({error})"
+        # A module of ccsim's that says so itself for its Python API (ccsim.sweep's "ccsim.sweep
+        # needs tqdm, which is installed but cannot be imported: ...") is said once: the line
+        # read "ccsim needs tqdm, which is installed but cannot be imported (ccsim.sweep needs
+        # tqdm, which is installed but cannot be imported: boom)" (campaign 49, issue 32).
+        why = "which is installed but cannot be imported"
+        own = rf"ccsim[\w.]* needs {re.escape(package)}, {why}: "
+        why = f"{why} ({re.sub('^' + own, '', str(error))})"
     # A module of the user's named like the package, first on sys.path (PYTHONPATH, or the
     # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
     # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'

@@ -801,6 +801,28 @@ def test_a_dependency_whose_import_raises_an_oserror_is_named_with_the_cure(
     assert not (tmp_path / "o").exists()
 
 
+def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): ccsim.sweep names tqdm itself for the Python API, and the command
+    # line wrapped those words in its own: "ccsim needs tqdm, which is installed but cannot be
+    # imported (ccsim.sweep needs tqdm, which is installed but cannot be imported: boom)".
+    shadow = tmp_path / "shadow" / "tqdm"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise RuntimeError("boom")\n')
+    argv = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
+            str(tmp_path / "o")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: ccsim needs tqdm, which is installed but cannot be imported (boom): "
+        "install ccsim again with its dependencies (pip install -c constraints.txt . from the "
+        "repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_dependency_failing_to_import_for_a_warning_made_an_error_says_so_not_reinstall(
     tmp_path: Path, examples: Path
 ) -> None:
