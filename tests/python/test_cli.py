@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -819,6 +820,46 @@ def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
         "ccsim: error: ccsim needs tqdm, which is installed but cannot be imported (boom): "
         "install ccsim again with its dependencies (pip install -c constraints.txt . from the "
         "repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_by_force(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): pyarrow's folder gone but its pyarrow-*.dist-info left (an
+    # uninstall or a copy of site-packages cut short) was "ccsim needs pyarrow, which is not
+    # installed: install ccsim again ... (pip install -c constraints.txt .)", and pip, finding
+    # the metadata, answered "Requirement already satisfied" and left it so. Here no finder
+    # finds pyarrow, and a pyarrow metadata names its files, none of them there.
+    hide = tmp_path / "hide"
+    (hide / "pyarrow-99.0.dist-info").mkdir(parents=True)
+    (hide / "pyarrow-99.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: pyarrow\nVersion: 99.0\n"
+    )
+    (hide / "pyarrow-99.0.dist-info" / "RECORD").write_text(
+        "pyarrow/__init__.py,,\npyarrow/lib.py,,\npyarrow-99.0.dist-info/METADATA,,\n"
+    )
+    (hide / "sitecustomize.py").write_text(
+        textwrap.dedent("""\
+        import sys
+
+        class Gone:
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] == "pyarrow":
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+        sys.meta_path.insert(0, Gone())
+    """)
+    )
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    env = {**os.environ, "PYTHONPATH": str(hide)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: ccsim needs pyarrow, whose files are gone though its metadata is left, "
+        "so pip takes pyarrow as installed: pip install --force-reinstall -c constraints.txt "
+        "pyarrow (from the repository root)\n"
     ))  # fmt: skip
     assert not (tmp_path / "o").exists()
 
