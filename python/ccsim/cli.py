@@ -60,6 +60,7 @@ from ccsim.scenario import (
 )
 from ccsim.staging import (
     dangling,
+    distribution_left,
     kept_runs,
     not_a_folder,
     optional_package_failing,
@@ -2007,24 +2008,6 @@ def _package_failing_to_load(e: BaseException) -> str | None:
     return None
 
 
-def _distribution_left(package: str) -> str | None:
-    """The distribution whose metadata names ``package`` among its files while the package
-    cannot be found, or None (its metadata gone too, or none to read)."""
-    try:
-        from importlib.metadata import distribution, packages_distributions
-
-        for name in packages_distributions().get(package) or []:
-            # Its own entry file still there (a package hidden from the import system, not
-            # gone): not this case.
-            own = ((package, "__init__.py"), (f"{package}.py",))
-            entries = [f for f in distribution(name).files or [] if f.parts[:2] in own]
-            if entries and not any(Path(str(f.locate())).exists() for f in entries):
-                return name
-    except Exception:  # metadata that cannot be read: the other cures stand
-        return None
-    return None
-
-
 def _package_failing_to_import(e: OSError) -> str | None:
     """The package (not ccsim) being imported when ``e`` was raised, or None. A file of the
     package that cannot be read (a module left mode 0600 by an install under another user's
@@ -2120,7 +2103,7 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
     # again" answered "Requirement already satisfied" and the same line came back; and it is
     # not "not installed" to pip (campaign 49, issue 32).
-    left = _distribution_left(package) if not isinstance(error, ImportError) or isinstance(
+    left = distribution_left(package) if not isinstance(error, ImportError) or isinstance(
         error, ModuleNotFoundError) else None  # fmt: skip
     if left is not None:
         return (f"{who} needs {package}, whose files are gone though its metadata is left, so "

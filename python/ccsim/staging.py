@@ -485,6 +485,32 @@ def name_max(folder: Path) -> int:
     return 255
 
 
+def distribution_left(package: str) -> str | None:
+    """The distribution whose metadata names ``package``'s files while none of them is there
+    (an uninstall or a copy of site-packages cut short: pip takes it as installed, so only
+    --force-reinstall brings its files back), or None."""
+    try:
+        from importlib.metadata import distribution, packages_distributions
+
+        for name in packages_distributions().get(package) or []:
+            # Its own entry file still there (a package hidden from the import system, not
+            # gone): not this case.
+            # RECORD read as text: the importlib_metadata backport (loaded by dask) answers
+            # the standard library's lookups, and its ``files`` listed distributed's
+            # dist-info alone.
+            dist = distribution(name)
+            own = (f"{package}/__init__.py", f"{package}.py")
+            entries = [
+                line.partition(",")[0] for line in (dist.read_text("RECORD") or "").splitlines()
+            ]
+            entries = [e for e in entries if e in own]
+            if entries and not any(Path(str(dist.locate_file(e))).exists() for e in entries):
+                return name
+    except Exception:  # metadata that cannot be read: the other cures stand
+        return None
+    return None
+
+
 def raised_importing(e: BaseException) -> bool:
     """Whether ``e`` was raised while a module was being imported (the import system's own
     frames in its traceback): an OSError there is a package failing to load (one of its files

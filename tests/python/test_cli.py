@@ -824,8 +824,9 @@ def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("package", ["pyarrow", "distributed"])
 def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_by_force(
-    tmp_path: Path, examples: Path
+    package: str, tmp_path: Path, examples: Path
 ) -> None:
     # Campaign 49 (issue 32): pyarrow's folder gone but its pyarrow-*.dist-info left (an
     # uninstall or a copy of site-packages cut short) was "ccsim needs pyarrow, which is not
@@ -833,33 +834,35 @@ def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_
     # the metadata, answered "Requirement already satisfied" and left it so. Here no finder
     # finds pyarrow, and a pyarrow metadata names its files, none of them there.
     hide = tmp_path / "hide"
-    (hide / "pyarrow-99.0.dist-info").mkdir(parents=True)
-    (hide / "pyarrow-99.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: pyarrow\nVersion: 99.0\n"
-    )
-    (hide / "pyarrow-99.0.dist-info" / "RECORD").write_text(
-        "pyarrow/__init__.py,,\npyarrow/lib.py,,\npyarrow-99.0.dist-info/METADATA,,\n"
-    )
+    info = hide / f"{package}-99.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 99.0\n")
+    (info / "RECORD").write_text(f"{package}/__init__.py,,\n{info.name}/METADATA,,\n")
     (hide / "sitecustomize.py").write_text(
         textwrap.dedent("""\
         import sys
 
         class Gone:
             def find_spec(self, name, path=None, target=None):
-                if name.partition(".")[0] == "pyarrow":
+                if name.partition(".")[0] == PACKAGE:
                     raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
         sys.meta_path.insert(0, Gone())
-    """)
+    """).replace("PACKAGE", repr(package))
     )
     argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    who = "ccsim needs pyarrow"
+    if package == "distributed":
+        argv = ["sweep", argv[1], "--param", "duration=1s", "--executor", "dask",
+                "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")]  # fmt: skip
+        who = "--executor dask needs Dask's distributed scheduler, which needs distributed"
     env = {**os.environ, "PYTHONPATH": str(hide)}
     proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
                           text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
     assert (proc.returncode, proc.stderr) == (1, (
-        "ccsim: error: ccsim needs pyarrow, whose files are gone though its metadata is left, "
-        "so pip takes pyarrow as installed: pip install --force-reinstall -c constraints.txt "
-        "pyarrow (from the repository root)\n"
+        f"ccsim: error: {who}, whose files are gone though its metadata is left, so pip takes "
+        f"{package} as installed: pip install --force-reinstall -c constraints.txt {package} "
+        "(from the repository root)\n"
     ))  # fmt: skip
     assert not (tmp_path / "o").exists()
 
