@@ -60,11 +60,13 @@ from ccsim.scenario import (
 )
 from ccsim.staging import (
     dangling,
+    distribution_left,
     kept_runs,
     not_a_folder,
     optional_package_failing,
     os_error_text,
     package_changed,
+    raised_importing,
     refuse_a_site,
     reproduction_around,
     reproduction_of,
@@ -1891,6 +1893,10 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except OSError as e:
         if (met := _limit_met(e)) is not None:
             return met
+        package = _package_failing_to_import(e)
+        if package is not None:
+            _error(_not_installed("ccsim", package, e))
+            return 1
         if e.filename is None and e.errno == errno.ENOENT and not _working_folder_exists():
             # A relative path is read against the working folder, removed while the shell was
             # in it: that was "[Errno 2] No such file or directory", naming nothing (campaign
@@ -2002,6 +2008,28 @@ def _package_failing_to_load(e: BaseException) -> str | None:
     return None
 
 
+def _package_failing_to_import(e: OSError) -> str | None:
+    """The package (not ccsim) being imported when ``e`` was raised, or None. A file of the
+    package that cannot be read (a module left mode 0600 by an install under another user's
+    umask 077: "[Errno 13] Permission denied") fails in the import system's own code, before
+    any of the package's runs; a shared library its code loads with ctypes fails in that
+    code. Both were said as a bare OSError, ".../site-packages/matplotlib/pyplot.py:
+    permission denied" or "libfoo.so: cannot open shared object file", naming neither the
+    package nor the cure (campaign 49, issue 32)."""
+    if not raised_importing(e):
+        return None
+    package = _package_failing_to_load(e)
+    if package is None and isinstance(e.filename, str):
+        file = Path(e.filename).absolute()
+        for entry in sys.path:
+            with contextlib.suppress(OSError, ValueError):
+                folder = Path(entry or ".").absolute()
+                if file.parent != folder and file.is_relative_to(folder):
+                    package = file.relative_to(folder).parts[0]
+                    break
+    return None if package in (None, "ccsim", "__main__") else package
+
+
 def _shadowed_module_lacking(e: BaseException) -> str | None:
     """The package a user's module shadows when ``e`` is a name asked of that module ("module
     'plotly' has no attribute '__version__'"), or None. Such a module imports, so no look for
@@ -2043,7 +2071,13 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
                 f"environment ({cause}): mend or unset it")  # fmt: skip
     why = "which is not installed"
     if error is not None and not isinstance(error, ModuleNotFoundError):
-        why = f"which is installed but cannot be imported ({error})"
+        # A module of ccsim's that says so itself for its Python API (ccsim.sweep's "ccsim.sweep
+        # needs tqdm, which is installed but cannot be imported: ...") is said once: the line
+        # read "ccsim needs tqdm, which is installed but cannot be imported (ccsim.sweep needs
+        # tqdm, which is installed but cannot be imported: boom)" (campaign 49, issue 32).
+        why = "which is installed but cannot be imported"
+        own = rf"ccsim[\w.]* needs {re.escape(package)}, {why}: "
+        why = f"{why} ({re.sub('^' + own, '', str(error))})"
     # A module of the user's named like the package, first on sys.path (PYTHONPATH, or the
     # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
     # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
@@ -2065,6 +2099,16 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
                     "of that name found first where Python looks for it): rename or move it, "
                     "or take its folder off PYTHONPATH")  # fmt: skip
+    # The package's files gone but its metadata (*.dist-info) left, as an uninstall or a copy
+    # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
+    # again" answered "Requirement already satisfied" and the same line came back; and it is
+    # not "not installed" to pip (campaign 49, issue 32).
+    left = distribution_left(package) if not isinstance(error, ImportError) or isinstance(
+        error, ModuleNotFoundError) else None  # fmt: skip
+    if left is not None:
+        return (f"{who} needs {package}, whose files are gone though its metadata is left, so "
+                f"pip takes {left} as installed: pip install --force-reinstall -c "
+                f"constraints.txt {left} (from the repository root)")  # fmt: skip
     # A package the dependency takes when it can import it, installed but broken (an
     # ImportError of its own, not a shadow): "ccsim needs markdown_it, which is installed but
     # cannot be imported (...): install ccsim again", which leaves that package as it is

@@ -307,6 +307,16 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         if blamed is not None:
             return f"which cannot be imported with {blamed} ({e}): mend it"
     missing = _missing(e)
+    from ccsim.staging import distribution_left
+
+    gone = missing if missing and missing not in own else (e.name or "").partition(".")[0]
+    left = distribution_left(gone) if isinstance(e, ModuleNotFoundError) and gone else None
+    if left is not None:
+        # Its metadata left, pip takes it as installed: '.[dask]' answered "Requirement
+        # already satisfied" and the same line came back (campaign 49, issue 32).
+        return (f"which needs {gone}, whose files are gone though its metadata is left, so pip "
+                f"takes {left} as installed: pip install --force-reinstall -c constraints.txt "
+                f"{left} (from the repository root)")  # fmt: skip
     if missing and missing not in own:
         return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):

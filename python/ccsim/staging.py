@@ -111,7 +111,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.
             raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
-        if not isinstance(e, OSError) or not (e.filename or e.errno):
+        if not isinstance(e, OSError) or not (e.filename or e.errno) or raised_importing(e):
             # What became of ``out``, for the command's line to say beside an error that is
             # not a write's: a figure failing on matplotlib's SOURCE_DATE_EPOCH=abc said
             # nothing of the finished runs kept (campaign 47, issue 32).
@@ -483,6 +483,45 @@ def name_max(folder: Path) -> int:
         with contextlib.suppress(OSError, ValueError):
             return os.pathconf(at, "PC_NAME_MAX")
     return 255
+
+
+def distribution_left(package: str) -> str | None:
+    """The distribution whose metadata names ``package``'s files while none of them is there
+    (an uninstall or a copy of site-packages cut short: pip takes it as installed, so only
+    --force-reinstall brings its files back), or None."""
+    try:
+        from importlib.metadata import distribution, packages_distributions
+
+        for name in packages_distributions().get(package) or []:
+            # Its own entry file still there (a package hidden from the import system, not
+            # gone): not this case.
+            # RECORD read as text: the importlib_metadata backport (loaded by dask) answers
+            # the standard library's lookups, and its ``files`` listed distributed's
+            # dist-info alone.
+            dist = distribution(name)
+            own = (f"{package}/__init__.py", f"{package}.py")
+            entries = [
+                line.partition(",")[0] for line in (dist.read_text("RECORD") or "").splitlines()
+            ]
+            entries = [e for e in entries if e in own]
+            if entries and not any(Path(str(dist.locate_file(e))).exists() for e in entries):
+                return name
+    except Exception:  # metadata that cannot be read: the other cures stand
+        return None
+    return None
+
+
+def raised_importing(e: BaseException) -> bool:
+    """Whether ``e`` was raised while a module was being imported (the import system's own
+    frames in its traceback): an OSError there is a package failing to load (one of its files
+    unreadable, a shared library its code loads with ctypes gone), not a write of the output
+    (campaign 49, issue 32)."""
+    tb = e.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("importlib._bootstrap"):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def os_error_text(e: OSError) -> str:

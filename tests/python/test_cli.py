@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -765,6 +766,103 @@ def test_a_dependency_whose_import_raises_another_error_than_importerror_is_name
         f"ccsim: error: ccsim needs {package}, which is installed but cannot be imported "
         "(numpy.dtype size changed, may indicate binary incompatibility): install ccsim again "
         "with its dependencies (pip install -c constraints.txt . from the repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("raised", "said"), [
+    ('OSError("libfoo.so.3: cannot open shared object file")',
+     "libfoo.so.3: cannot open shared object file"),
+    ('PermissionError(13, "Permission denied", __file__)', "[Errno 13] Permission denied: "),
+])  # fmt: skip
+def test_a_dependency_whose_import_raises_an_oserror_is_named_with_the_cure(
+    raised: str, said: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): a package whose import fails with an OSError (a shared library
+    # its code loads with ctypes gone, one of its files left unreadable by an install under
+    # another user's umask 077) was said as the bare OSError: "ccsim: error: libfoo.so.3:
+    # cannot open shared object file", or ".../site-packages/matplotlib/pyplot.py: permission
+    # denied", naming neither the package nor the cure, as a ValueError was before campaign 20.
+    shadow = tmp_path / "shadow" / "pyarrow"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(f"raise {raised}\n")
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(
+        f"ccsim: error: ccsim needs pyarrow, which is installed but cannot be imported ({said}"
+    ), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.endswith(
+        "): install ccsim again with its dependencies (pip install -c constraints.txt . from "
+        "the repository root)\n"
+    ), proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): ccsim.sweep names tqdm itself for the Python API, and the command
+    # line wrapped those words in its own: "ccsim needs tqdm, which is installed but cannot be
+    # imported (ccsim.sweep needs tqdm, which is installed but cannot be imported: boom)".
+    shadow = tmp_path / "shadow" / "tqdm"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise RuntimeError("boom")\n')
+    argv = ["sweep", str(examples / "random-loss.toml"), "--param", "duration=1s", "--out",
+            str(tmp_path / "o")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "shadow")}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        "ccsim: error: ccsim needs tqdm, which is installed but cannot be imported (boom): "
+        "install ccsim again with its dependencies (pip install -c constraints.txt . from the "
+        "repository root)\n"
+    ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("package", ["pyarrow", "distributed"])
+def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_by_force(
+    package: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 49 (issue 32): pyarrow's folder gone but its pyarrow-*.dist-info left (an
+    # uninstall or a copy of site-packages cut short) was "ccsim needs pyarrow, which is not
+    # installed: install ccsim again ... (pip install -c constraints.txt .)", and pip, finding
+    # the metadata, answered "Requirement already satisfied" and left it so. Here no finder
+    # finds pyarrow, and a pyarrow metadata names its files, none of them there.
+    hide = tmp_path / "hide"
+    info = hide / f"{package}-99.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 99.0\n")
+    (info / "RECORD").write_text(f"{package}/__init__.py,,\n{info.name}/METADATA,,\n")
+    (hide / "sitecustomize.py").write_text(
+        textwrap.dedent("""\
+        import sys
+
+        class Gone:
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] == PACKAGE:
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+        sys.meta_path.insert(0, Gone())
+    """).replace("PACKAGE", repr(package))
+    )
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    who = "ccsim needs pyarrow"
+    if package == "distributed":
+        argv = ["sweep", argv[1], "--param", "duration=1s", "--executor", "dask",
+                "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")]  # fmt: skip
+        who = "--executor dask needs Dask's distributed scheduler, which needs distributed"
+    env = {**os.environ, "PYTHONPATH": str(hide)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (1, (
+        f"ccsim: error: {who}, whose files are gone though its metadata is left, so pip takes "
+        f"{package} as installed: pip install --force-reinstall -c constraints.txt {package} "
+        "(from the repository root)\n"
     ))  # fmt: skip
     assert not (tmp_path / "o").exists()
 
