@@ -309,7 +309,8 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
     missing = _missing(e)
     from ccsim.staging import distribution_left
 
-    gone = missing if missing and missing not in own else (e.name or "").partition(".")[0]
+    named = getattr(e, "name", None) or ""  # an ImportError's; a RuntimeError has none
+    gone = missing if missing and missing not in own else named.partition(".")[0]
     left = distribution_left(gone) if isinstance(e, ModuleNotFoundError) and gone else None
     if left is not None:
         # Its metadata left, pip takes it as installed: '.[dask]' answered "Requirement

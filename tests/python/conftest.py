@@ -393,24 +393,62 @@ def system_chromium() -> Iterator[Any]:
             browser.close()
 
 
+#: The event loop Playwright's sync API runs its driver on, while the session's browser lives
+#: (``chromium_browser``).
+_PLAYWRIGHT_LOOP: list[Any] = []
+
+
 @pytest.fixture(scope="session")
 def chromium_browser() -> Iterator[Any]:
     """One headless Chromium for the session's page tests, each of which opens its page in a
     browser context of its own (no cookie, storage or cache shared: ``browser_page``). Launched
     per test (Playwright's driver, then the browser) it cost 1-2 s a test, a minute of the
-    suite over its ~60 page tests."""
-    yield from system_chromium()
+    suite over its ~60 page tests.
+
+    Playwright's sync API leaves its event loop marked as this thread's running loop for as
+    long as it lives; every test in between that runs ``ccsim explore`` in this process was
+    then refused as if in a Jupyter kernel. The mark is set only while a page test runs
+    (``browser_page``) and for the browser's own start and end."""
+    import asyncio
+
+    for browser in system_chromium():
+        _PLAYWRIGHT_LOOP[:] = [asyncio.events._get_running_loop()]
+        asyncio.events._set_running_loop(None)
+        try:
+            yield browser
+        finally:
+            asyncio.events._set_running_loop(_PLAYWRIGHT_LOOP.pop())
+
+
+def playwright_turn() -> Iterator[None]:
+    """While a page test runs: Playwright's loop marked as running again (see
+    ``chromium_browser``), unmarked after."""
+    import asyncio
+
+    asyncio.events._set_running_loop(_PLAYWRIGHT_LOOP[0] if _PLAYWRIGHT_LOOP else None)
+    try:
+        yield
+    finally:
+        asyncio.events._set_running_loop(None)
+
+
+@pytest.fixture
+def chromium(chromium_browser: Any) -> Iterator[Any]:
+    """The session's browser, for a test that opens its own contexts and pages."""
+    for _ in playwright_turn():
+        yield chromium_browser
 
 
 def browser_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
     """A Chromium page, in a context of its own in ``browser``, and the list its console
     errors and page errors go to; the context is closed after."""
     errors: list[str] = []
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    try:
-        page = context.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        yield page, errors
-    finally:
-        context.close()
+    for _ in playwright_turn():
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        try:
+            page = context.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, errors
+        finally:
+            context.close()

@@ -321,11 +321,6 @@ class Decoy:
             s.close()
 
 
-@pytest.fixture
-def chromium(chromium_browser: Any) -> Any:
-    return chromium_browser  # the session's (conftest)
-
-
 @pytest.mark.parametrize("host", browser_cells())
 def test_in_chromium_the_url_explore_prints_opens_its_own_page_whatever_else_holds_the_port(
     host: str, chromium: Any, tmp_path: Path
