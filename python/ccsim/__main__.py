@@ -6,11 +6,11 @@ Loading the command (the core, the result tables, argparse: ~0.1 s, more on a bu
 the first thing a user's Ctrl-C can land in. With Python's own handler it raised
 KeyboardInterrupt inside whatever module was being imported, and the user saw that traceback
 instead of the line every later Ctrl-C prints (campaign 9, issue 32); SIGTERM and SIGHUP
-killed the process without a word. So this module imports nothing but ``signal``, ``os`` and
-``sys`` (``import ccsim`` is lazy, PEP 562), sets a handler for the stop signals, and only
-then imports :mod:`ccsim.cli`, whose :func:`ccsim.cli.main` sets its own handlers for the
-command's run. A signal before that is reported as cli's are: ``ccsim: interrupted by SIGINT;
-nothing was written``, status 128 + the signal's number.
+killed the process without a word. So this module imports nothing but ``signal``, ``os``,
+``sys`` and :mod:`ccsim.stop_signals` (``import ccsim`` is lazy, PEP 562), sets a handler for
+the stop signals, and only then imports :mod:`ccsim.cli`, whose :func:`ccsim.cli.main` sets its
+own handlers for the command's run. A signal before that is reported as cli's are: ``ccsim:
+interrupted by SIGINT; nothing was written``, status 128 + the signal's number.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import FrameType
 
-#: Must equal ccsim.cli.STOP_SIGNALS, which cannot be imported yet (a test checks they agree).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from ccsim.stop_signals import STOP_SIGNALS, inside_import_system, send_again
 
 
 def main() -> int:
@@ -36,10 +36,15 @@ def main() -> int:
 
     shown = warnings.showwarning
 
-    def interrupt(signum: int, frame: object) -> None:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
         # A second signal while the first unwinds the import: already stopping. One after
         # the command returned: its output is written, and its status is the one to exit with.
         if received or done or ended:
+            return
+        if inside_import_system(frame):
+            # Raised there, it would leave the import lock held: inside IPython (`%run -m
+            # ccsim`) every later import on another thread of the kernel hung (stop 57).
+            send_again(signum)
             return
         received.append(signum)
         raise KeyboardInterrupt
@@ -51,11 +56,7 @@ def main() -> int:
         if not (isinstance(getattr(info, "exc_value", None), KeyboardInterrupt) and received):
             sys.__unraisablehook__(info)  # type: ignore[arg-type]
             return
-        import threading
-
-        again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), received.pop()))
-        again.daemon = True
-        again.start()
+        send_again(received.pop())
 
     # A stop signal ignored when ccsim started stays ignored: `nohup ccsim reproduce ...`
     # sets SIGHUP to SIG_IGN so that the run outlives the terminal, and a shell script's
@@ -166,10 +167,6 @@ def _streams_emptied() -> None:
                 pass
             finally:
                 os.close(devnull)
-
-
-#: How long after a stop signal lost in a finalizer it is sent again (as ccsim.cli's).
-_SIGNAL_AGAIN_S = 0.05
 
 
 def _no_core(error: ImportError) -> int:

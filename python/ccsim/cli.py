@@ -43,6 +43,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ccsim import limits
@@ -73,6 +74,7 @@ from ccsim.staging import (
     shown_path,
     staged_output,
 )
+from ccsim.stop_signals import STOP_SIGNALS, inside_import_system, send_again
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -1504,12 +1506,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-#: The signals that stop a command as Ctrl-C does: SIGHUP too, since closing the terminal
-#: (or ``kill -HUP``) otherwise killed ccsim without its clean-up, leaving a hidden partial
-#: output folder behind and a bench case running (campaign 7, issue 32).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 @contextlib.contextmanager
 def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]:
     """While the block runs, SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt, once: the
@@ -1528,7 +1524,12 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         yield received
         return
 
-    def interrupt(signum: int, frame: object) -> None:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        if inside_import_system(frame):
+            # Raised there, it would leave the import lock held and the table libraries'
+            # thread, joined below, waiting for it for ever (ccsim.stop_signals).
+            send_again(signum)
+            return
         # Caught by a handler that does nothing for the clean-up, not SIG_IGN: a second
         # signal that came before this one was handled is still pending in Python, and
         # finding SIG_IGN it raised "OSError: Signal 15 ignored due to race condition"
@@ -1551,9 +1552,7 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         signum = received.pop()
         for s in armed:
             signal.signal(s, interrupt)
-        again = threading.Timer(_SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
-        again.daemon = True
-        again.start()
+        send_again(signum)
         return None
 
     previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
@@ -1577,10 +1576,6 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         # pending with the first has been handled (by nothing) during the clean-up.
         for s in STOP_SIGNALS if received else ():
             signal.signal(s, signal.SIG_IGN)
-
-
-#: How long after a stop signal lost in a finalizer it is sent again (see _signals_interrupt).
-_SIGNAL_AGAIN_S = 0.05
 
 
 def _ignore_signal(signum: int, frame: object) -> None:
@@ -2350,10 +2345,17 @@ def _folder_text(folder: str | Path) -> str:
 def _say(text: str, flush: bool = False) -> None:
     """Print a command's output (``flush``: now, as ``ccsim explore``'s address before it
     serves). Python's stdout is unbuffered under ``PYTHONUNBUFFERED`` (the write fails here,
-    not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``."""
+    not in ``_flushed``): a failure names stdout, not a bare ``[Errno 28]``.
+
+    One write of the line with its newline: print() writes them apart, and a stop signal
+    handled between the two left ``ok: ...`` without its end before the interruption's line
+    (a signal put off out of the import system, ccsim.stop_signals, landed there; stop 57)."""
     try:
         with naming_the_file(STDOUT):
-            print(text, file=_stdout(), flush=flush)
+            stream = _stdout()
+            stream.write(f"{text}\n")
+            if flush:
+                stream.flush()
     except OSError:
         _stdout_to_devnull()  # what the failed write left in the buffer goes nowhere
         raise
@@ -2414,10 +2416,11 @@ def _to_stderr(line: str) -> None:
     """``line`` on stderr, or nowhere when it is closed (``2>&-``: Python starts with
     ``sys.stderr`` None, and print(file=None) writes to stdout, into the command's output);
     the status still says how the command ended. A terminal that hung up (SIGHUP) fails the
-    write: then there is no one to tell."""
+    write: then there is no one to tell. One write, the newline in it, as ``_say``'s."""
     if sys.stderr is not None:
         try:
-            print(line, file=sys.stderr, flush=True)
+            sys.stderr.write(f"{line}\n")
+            sys.stderr.flush()
         except OSError:
             pass
 
