@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -81,7 +84,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
             # Absolute: pandas expands a leading ~ in every path it writes, and an --out
             # '~/x' (a folder named ~ in the working directory) was staged in $HOME/x instead
             # (campaign 19, issue 32).
-            stage = Path(tempfile.mkdtemp(prefix=".ccsim-partial-", dir=out.absolute()))
+            stage = hidden_folder(".ccsim-partial-", out.absolute())
         else:
             parent.mkdir(parents=True, exist_ok=True)
             stage = staging_folder(hidden_name(out.name), parent)
@@ -133,6 +136,7 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
     if not existed:
         try:
             os.replace(stage, out)
+            _let_go(stage)
             return
         except OSError as e:  # something put there meanwhile: no hidden folder is left
             if not (e.errno in (errno.ENOTEMPTY, errno.EEXIST) and out.is_dir()):
@@ -182,6 +186,7 @@ def discard(folder: Path) -> None:
     ``staging_folder``), a folder its owner cannot list: shutil.rmtree could not open it and
     left it, empty, beside --out (campaign 30, issue 32). An empty folder goes without a
     listing."""
+    _let_go(folder)
     shutil.rmtree(folder, ignore_errors=True)
     with contextlib.suppress(OSError):
         os.rmdir(folder)
@@ -344,6 +349,17 @@ def reproduction_around(path: Path) -> tuple[Path, str] | None:
     return None
 
 
+def hidden_folder(prefix: str, parent: Path) -> Path:
+    """A new folder ``parent/<prefix>XXXXXXXX`` (``mkdtemp``'s, mode 0o700), held
+    (:func:`_hold`) while this process writes it; the folders of the same name that commands
+    killed before they could remove theirs left in ``parent`` go first
+    (:func:`_remove_left_behind`)."""
+    _remove_left_behind(prefix, parent)
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    _hold(folder)
+    return folder
+
+
 def staging_folder(prefix: str, parent: Path) -> Path:
     """A new folder ``parent/<prefix>XXXX`` to be renamed into place once written, with the
     permissions of any folder made there (0o777 less the umask). mkdtemp makes it 0o700, for
@@ -351,7 +367,7 @@ def staging_folder(prefix: str, parent: Path) -> Path:
     results folder the group, or a web server serving the site, could not read. The mode is
     read off a folder made inside it, as the umask cannot be read without setting it, which
     would race with other threads."""
-    stage = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    stage = hidden_folder(prefix, parent)
     try:
         probe = stage / "umask"
         probe.mkdir()
@@ -362,6 +378,76 @@ def staging_folder(prefix: str, parent: Path) -> Path:
         discard(stage)
         raise
     return stage
+
+
+#: The hidden folders this process is writing, each with an open descriptor holding an
+#: exclusive ``flock`` on it: the mark by which another command tells a folder being written
+#: from one left behind. The system lets the lock go when the process ends, however it ends
+#: (SIGKILL, the out-of-memory killer, a power cut: the folder is left; campaigns 48b and
+#: 49b, issue 32).
+_HELD: dict[Path, int] = {}
+
+#: A hidden folder younger than this is never taken for left behind: made by another command
+#: an instant ago, before it could take its lock.
+LEFT_BEHIND_AFTER_S = 60.0
+
+
+def _hold(folder: Path) -> None:
+    """Take the lock that marks ``folder`` as being written by this process (nothing, where
+    the file system takes no lock: the folder is then never removed as left behind, as
+    nothing can tell)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return
+    _HELD[folder] = fd
+
+
+def _let_go(folder: Path) -> None:
+    """Let go of ``folder``'s lock (renamed into place, or removed)."""
+    fd = _HELD.pop(folder, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def _remove_left_behind(prefix: str, parent: Path) -> None:
+    """Remove the hidden folders ``parent/<prefix>XXXXXXXX`` that no live command holds: left
+    by a command killed while it wrote (SIGKILL, a power cut), or by one that could not remove
+    its own (a disk gone read-only under it). They stayed for good, hidden, beside or inside
+    the output they were for, with whatever they held (campaigns 48b and 49b, issue 32). A
+    folder whose lock cannot be taken is being written, and one made in the last
+    :data:`LEFT_BEHIND_AFTER_S` may be about to be: both are left alone, as is anything not
+    a folder of exactly that name."""
+    pattern = re.compile(re.escape(prefix) + f"[a-z0-9_]{{{_RANDOM}}}")
+    try:
+        entries = [e for e in os.scandir(parent) if pattern.fullmatch(e.name)]
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if now - entry.stat(follow_symlinks=False).st_mtime < LEFT_BEHIND_AFTER_S:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: a live command writes it
+            continue
+        else:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rmdir(entry.path)
+        finally:
+            os.close(fd)
 
 
 #: The longest file name Linux's file systems take, in bytes (NAME_MAX: ext4, XFS, tmpfs).

@@ -17,8 +17,10 @@ the folder) moves it without leaving anything.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -411,3 +413,42 @@ def test_an_output_is_put_in_place_under_a_lock_on_its_folder_so_two_commands_ne
     fd = os.open(out, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     os.close(fd)
+
+
+def _hidden_folder_left(where: Path, name: str, age_s: float) -> Path:
+    """A hidden staging folder as a command killed mid-write leaves it, ``age_s`` old."""
+    folder = where / name
+    (folder / "pcap").mkdir(parents=True)
+    (folder / "flows.parquet").write_bytes(b"half a table")
+    then = time.time() - age_s
+    os.utime(folder, (then, then))
+    return folder
+
+
+@pytest.mark.parametrize("out_existed", [False, True])
+def test_a_hidden_folder_a_killed_command_left_goes_with_the_next_output_and_a_live_one_stays(
+    tmp_path: Path, capsys: Any, out_existed: bool
+) -> None:
+    # Campaigns 48b and 49b (issue 32): a command killed while it wrote (SIGKILL, a power
+    # cut), or one whose disk went read-only under it, left its hidden folder beside or
+    # inside --out, and every later run into that --out left it there for good, with what it
+    # held. A folder another command holds (it is writing it), or made a moment ago, stays.
+    out = tmp_path / "r1"
+    where, prefix = (out, ".ccsim-partial-") if out_existed else (tmp_path, ".r1.partial-")
+    where.mkdir(exist_ok=True)
+    left = _hidden_folder_left(where, prefix + "k1ll3d_x", 3600)
+    young = _hidden_folder_left(where, prefix + "y0ung000", 5)
+    held = _hidden_folder_left(where, prefix + "h3ld0000", 3600)
+    other = _hidden_folder_left(where, ".r2.partial-abcdefgh", 3600)  # another output's
+    lock = os.open(held, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a live command holds its own
+        assert main(["run", SCENARIO, "--set", 'duration="100ms"', "--out", str(out)]) == 0
+    finally:
+        os.close(lock)
+    capsys.readouterr()
+    assert not left.exists()
+    assert young.is_dir() and held.is_dir() and other.is_dir()
+    assert (out / "flows.parquet").is_file()
+    hidden = {p.name for p in where.iterdir() if p.name.startswith(".")}
+    assert hidden == {young.name, held.name, other.name}, "the run's own hidden folder stayed"
