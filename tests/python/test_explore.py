@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -3618,3 +3618,58 @@ def test_an_event_stream_with_no_event_for_a_while_sends_a_comment_line_to_keep_
     assert all(b - a >= 0.35 for a, b in itertools.pairwise(comments)), lines
     events = [json.loads(raw[6:]) for _, raw in lines if raw.startswith(b"data: ")]
     assert [e["type"] for e in events] == ["done"]
+
+
+def test_a_job_behind_another_jobs_runs_says_it_waits_and_then_that_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 49a (issue 32): two tabs share the workers, and a job queued behind another's
+    # long runs said "running…" for minutes, none of its runs started. It now says "waiting"
+    # (with how many jobs hold the workers), then "running" as its first run starts; a job
+    # alone never says it waits. Each run here is held at a gate of its own, then stopped by
+    # its job's cancel at its first progress report.
+    from ccsim import _core
+    from ccsim.explore import Engine
+
+    gates = [threading.Event(), threading.Event()]
+    calls: list[int] = []
+
+    def held(text: str, overrides: list[str], seed: int, progress: Any) -> Any:
+        calls.append(len(calls))
+        gates[calls[-1]].wait(60)
+        progress(0.0, 0, 1.0)  # raises Cancelled: the test cancels the job first
+        raise AssertionError("a run the test holds went on")
+
+    monkeypatch.setattr(_core, "run", held)
+    engine = Engine(tmp_path / "results", workers=1)
+    deadline = time.monotonic() + 60
+
+    def until(done: Callable[[], bool], job: Any) -> None:
+        while not done():
+            assert time.monotonic() < deadline and not job.finished, job.events
+            time.sleep(0.02)
+
+    try:
+        catalog = Catalog(EXPERIMENTS)
+        first = engine.submit(catalog.request(ONE_POINT))
+        first.read = True
+        until(lambda: first.runs_started, first)
+        second = engine.submit(catalog.request({**ONE_POINT, "seeds": 2}))
+        second.read = True
+        until(lambda: any(e["type"] == "waiting" for e in second.events), second)
+        first.cancel()
+        gates[0].set()
+        until(lambda: any(e["type"] == "running" for e in second.events), second)
+        second.cancel()
+        gates[1].set()
+        while not (first.finished and second.finished):
+            assert time.monotonic() < deadline, (first.events, second.events)
+            time.sleep(0.02)
+    finally:
+        for gate in gates:
+            gate.set()
+        engine.close()
+    assert [(e["type"], e.get("jobs")) for e in second.events] == [
+        ("start", None), ("waiting", 1), ("running", None), ("cancelled", None)
+    ]  # fmt: skip
+    assert [e["type"] for e in first.events] == ["start", "cancelled"]

@@ -12,7 +12,9 @@
        ├──── GET /api/jobs/ID/events ───────> server-sent events: each point (mean, 95 % CI,
        │                                     its seeds' values) or table row (each column's
        │                                     mean over the seeds) the moment its seeds are
-       │                                     done, progress of long runs, then "done"
+       │                                     done, progress of long runs ("waiting"
+       │                                     while other jobs' runs hold the workers),
+       │                                     then "done"
        └──── POST /api/jobs/ID/cancel ──────> stops the job within one progress report
 
 At most 64 jobs run or wait at once (``jobs.MAX_JOBS``; the page has one): past that a run

@@ -96,6 +96,13 @@ class Job:
     #: stream's way to wake, where each polled ``events`` every 10 ms, and 200 readers of one
     #: job took the explorer from 1.98 to 1.01 cores of simulation (campaign 25, issue 32).
     wakers: set[Callable[[], None]] = field(default_factory=set)
+    #: Whether one of the job's runs has started in the pool, and whether the job said first
+    #: that it waits for other jobs' runs ("waiting"; "running" follows as its first run
+    #: starts): the workers are shared, and a job queued behind another tab's long runs read
+    #: "running…" for minutes (campaign 49a, issue 32). Both under ``lock``.
+    runs_started: bool = False
+    said_waiting: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cancel(self) -> None:
         """Mark the job cancelled and drop its runs not started: its thread, waiting for the
@@ -233,6 +240,11 @@ class Engine:
         from ccsim import _core
         from ccsim.sweep import record_of
 
+        with job.lock:
+            first, job.runs_started = not job.runs_started, True
+            waited = first and job.said_waiting
+        if waited:
+            job.emit("running")
         key = spec.key()
         with self._key_lock(key):
             rec = store.load_valid(key)
@@ -352,6 +364,20 @@ class Engine:
                 return run.result(timeout=READER_WAIT_S)
             except FutureTimeout:
                 job.stopped(self.closed)
+                self._say_waiting(job)
+
+    def _say_waiting(self, job: Job) -> None:
+        """Say once that ``job`` waits for other jobs' runs, when none of its own has started
+        and other jobs have runs going (not a slow start of its own: nothing to say then)."""
+        with job.lock:
+            if job.runs_started or job.said_waiting or job.cancelled:
+                return
+            others = sum(j is not job and j.runs_started and not (j.finished or j.cancelled)
+                         for j in tuple(self.jobs.values()))  # fmt: skip
+            if not others:
+                return
+            job.said_waiting = True
+        job.emit("waiting", jobs=others)
 
     def _queue(self, job: Job, todo: Any, store: Any) -> None:
         """Queue ``job``'s next runs from ``todo`` until it has four per worker in the pool

@@ -317,7 +317,13 @@ async function startJob(note) {
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
       status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
-    } else if (e.type === "progress") {
+    } else if (e.type === "waiting") {
+      // The workers are shared: behind another tab's long runs, "running…" was said of a
+      // job none of whose runs had started (campaign 49a, issue 32).
+      status(`waiting for ${e.jobs} other job${e.jobs === 1 ? "" : "s"}: the workers are ` +
+             "shared, this job's runs start when theirs are done…");
+    } else if (e.type === "running") status("running…");
+    else if (e.type === "progress") {
       status(`seed ${e.seed}: ${e.sim_s.toFixed(1)} of ${e.duration_s.toFixed(0)} simulated s`
              + `, ${e.events.toLocaleString()} events`);
     } else if (["done", "cancelled", "error"].includes(e.type)) {
