@@ -233,10 +233,18 @@ def cut(frame, event, arg):
 sys.setprofile(cut)
 """
 
-#: During a run, the table libraries' thread importing (cli._importing_table_libraries_meanwhile).
+#: During a run, the table libraries' thread importing (cli._importing_table_libraries_meanwhile):
+#: held 0.5 s as it looks for numpy (its lock on numpy taken), so that the run's main thread,
+#: which imports numpy as the run returns, asks for the import lock while the thread imports.
 _WHILE_THE_TABLES_IMPORT = """
+import time
 def WHEN():
     return any(t.name == "ccsim-import-tables" for t in threading.enumerate())
+class Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and threading.current_thread().name == "ccsim-import-tables":
+            time.sleep(0.5)
+sys.meta_path.insert(0, Slow())
 """
 
 
