@@ -1204,6 +1204,106 @@ def test_in_chromium_an_x_added_again_or_already_listed_is_its_box_not_a_second_
     assert errors == []
 
 
+def routed_jobs(pg: Any, *ids: str) -> None:
+    """Answer the page's run requests with ``ids`` in turn (jobs the test made with
+    ``threadless_job``, whose events it emits itself)."""
+    answers = iter(ids)
+    pg.route("**/api/run", lambda r: r.fulfill(
+        status=200, content_type="application/json",
+        body=json.dumps({"job": next(answers), "title": "t", "changed": []})))  # fmt: skip
+
+
+#: A figure changed while its job ran, and an event of that job that came after the change:
+#: (paper, the figure, the figure it was changed to, the event).
+LATE_EVENTS = [
+    ("p001", "fig8", "fig9",
+     {"kind": "point", "line": "reno", "x": "0.05", "x_shown": 5.0, "mean": 1.0, "ci95": 0.0,
+      "n": 1}),
+    ("p002", "fig1", "coexist_shares",
+     {"kind": "series", "line": "reno", "traces": [{"name": "f1", "t": [0, 1], "y": [1, 1]}]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("paper", "was", "now", "event"), LATE_EVENTS)
+def test_in_chromium_a_figure_changed_mid_job_draws_nothing_of_that_job_under_the_new_one(
+    server: Server, page: tuple[Any, list[str]], paper: str, was: str, now: str, event: dict
+) -> None:
+    # Campaign 50a (issue 32): the page went on reading the last job's events for the 120 ms
+    # it waits after a change: a point of fig8 that came then was drawn on fig9's axes under
+    # fig9's title, and stayed there through fig9's job; a series line the new figure does not
+    # have threw "Cannot read properties of undefined (reading 'label')". The page's clock is
+    # Playwright's, so the event surely comes within those 120 ms.
+    pg, errors = page
+    old, _ = threadless_job(server, "j-old", "start"), threadless_job(server, "j-new")
+    routed_jobs(pg, "j-old", "j-new")
+    pg.clock.install()
+    pg.goto(server.url + "/")
+    pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
+    pg.select_option("#paper", paper)
+    pg.select_option("#figure", was)
+    pg.clock.run_for(200)
+    pg.wait_for_function("window.ccsim.job === 'j-old' && window.ccsim.es"
+                         " && window.ccsim.es.readyState === 1", polling=50)  # fmt: skip
+    pg.select_option("#figure", now)
+    old.emit(event.pop("kind"), **event)
+    # Until the event is drawn, or the page no longer reads the job (then it never is).
+    pg.wait_for_function("Object.keys(window.ccsim.points).length"
+                         " || Object.keys(window.ccsim.series).length || !window.ccsim.es",
+                         polling=50)  # fmt: skip
+    pg.clock.run_for(200)
+    pg.wait_for_function("window.ccsim.job === 'j-new'", polling=50)
+    assert pg.evaluate("document.getElementById('plot').data") == []
+    assert errors == []
+
+
+def test_in_chromium_a_stream_back_after_a_cut_no_longer_says_the_connection_is_lost(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 50a (issue 32): the page said "the connection to the explorer was lost;
+    # retrying…" until the job's next event, though the browser had its stream back a second
+    # later: for a job waiting behind another tab's runs, minutes of a red message saying the
+    # explorer was unreachable while it was reading it again.
+    pg, errors = page
+    threadless_job(server, "j-cut", "start")
+    routed_jobs(pg, "j-cut")
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim.job === 'j-cut' && window.ccsim.es"
+                         " && window.ccsim.es.readyState === 1")  # fmt: skip
+    said = pg.locator("#msg").text_content()
+    for c in list(server.server.server_state.connections):  # the stream cut, as by a proxy
+        if c.cycle is not None and c.cycle.scope["path"].endswith("/events"):
+            c.loop.call_soon_threadsafe(c.transport.abort)
+    pg.wait_for_function("document.getElementById('msg').textContent.includes('was lost')")
+    pg.wait_for_function("window.ccsim.es.readyState === 1", timeout=10_000)  # back (retry: 1 s)
+    msg = pg.locator("#msg")
+    assert (msg.text_content(), msg.get_attribute("class")) == (said, "")
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors  # the cut
+
+
+def test_in_chromium_a_cancel_that_cannot_reach_the_explorer_leaves_no_row_said_running(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 50a (issue 32): cancel clicked while the explorer could not be reached (a
+    # restart, a tunnel down) said so, but the table's rows still said "running…" and cancel
+    # stayed enabled, though the page had stopped reading the job: nothing would change them.
+    pg, errors = page
+    threadless_job(server, "j-unreached", "start")
+    routed_jobs(pg, "j-unreached", "j-unreached")
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim.job === 'j-unreached'")
+    pg.select_option("#paper", "p002")
+    pg.select_option("#figure", "case1")
+    pg.wait_for_function("window.ccsim.es && window.ccsim.es.readyState === 1"
+                         " && document.querySelector('#table tr.pending')")  # fmt: skip
+    pg.route("**/api/jobs/*/cancel", lambda r: r.abort("connectionrefused"))
+    pg.click("#cancel")
+    pg.wait_for_function("document.getElementById('msg').textContent.startsWith('cannot reach')")
+    rows = pg.locator("#table tr.pending td:nth-child(2)").all_text_contents()
+    assert rows and "running…" not in rows, rows
+    assert pg.locator("#cancel").is_disabled()
+    assert [e for e in errors if "Failed to load resource" not in e] == [], errors
+
+
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
 #: A request that would start a job (one seed of one point of paper 001's fig8).
