@@ -1256,6 +1256,40 @@ def test_in_chromium_a_figure_changed_mid_job_draws_nothing_of_that_job_under_th
     assert errors == []
 
 
+def test_in_chromium_a_run_answered_after_the_figure_changed_is_not_taken_for_the_new_figure(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 50a (issue 32): the figure changed while the last change's run request was on
+    # its way, its answer came within the page's 120 ms wait and was taken as the page's job:
+    # fig8's points were drawn on fig9's axes, under fig9's name.
+    pg, errors = page
+    old, _ = threadless_job(server, "j-asked", "start"), threadless_job(server, "j-new")
+    held: list[Any] = []
+    answer = json.dumps({"job": "j-new", "title": "t", "changed": []})
+    pg.route("**/api/run", lambda r: r.fulfill(status=200, content_type="application/json",
+             body=answer) if held else held.append(r))  # fmt: skip
+    pg.clock.install()
+    pg.goto(server.url + "/")
+    pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
+    pg.select_option("#paper", "p001")
+    pg.clock.run_for(200)
+    pg.wait_for_function("!!document.getElementById('msg').textContent", polling=50)
+    while not held:
+        pg.wait_for_timeout(20)
+    pg.select_option("#figure", "fig9")
+    held[0].fulfill(status=200, content_type="application/json",
+                    body=json.dumps({"job": "j-asked", "title": "t", "changed": []}))  # fmt: skip
+    wait_until(lambda: old.read or old.cancelled, "the answer read")
+    old.emit("point", line="reno", x="0.05", x_shown=5.0, mean=1.0, ci95=0.0, n=1)
+    # Until the point is drawn, or the page did not take the job (then it never is).
+    pg.wait_for_function("Object.keys(window.ccsim.points).length"
+                         " || window.ccsim.job !== 'j-asked'", polling=50)  # fmt: skip
+    pg.clock.run_for(200)
+    pg.wait_for_function("window.ccsim.job === 'j-new'", polling=50)
+    assert pg.evaluate("document.getElementById('plot').data") == []
+    assert errors == []
+
+
 def test_in_chromium_a_stream_back_after_a_cut_no_longer_says_the_connection_is_lost(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:

@@ -212,8 +212,11 @@ function buildControls() {
   // The last job's events are of the controls just replaced: read on for the page's 120 ms
   // wait, a point of fig8 was drawn on fig9's axes under fig9's title until fig9's own came,
   // and a series line the new figure lacks threw (campaign 50a, issue 32). The job itself is
-  // cancelled as the next one starts (or by the cancel button meanwhile).
+  // cancelled as the next one starts (or by the cancel button meanwhile). A start on its way
+  // is overtaken as by a later change: its answer, come within those 120 ms, was taken as the
+  // page's job, and its points were drawn on the new figure (campaign 50a, issue 32).
   if (S.es) { S.es.close(); S.es = null; }
+  S.started++;
   S.points = {}; S.series = {}; S.rows = {}; S.shown = null;
   $("plot").hidden = f.kind === "table"; $("table").hidden = f.kind !== "table";
   draw();
