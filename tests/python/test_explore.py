@@ -2253,6 +2253,51 @@ def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Pa
     app.state.engine.close()
 
 
+def host_checked(version: str, headers: list[tuple[bytes, bytes]]) -> int:
+    """The status ``HostCheck`` (for an explorer on 127.0.0.1) gives a GET / of this HTTP
+    version with these headers, 200 when it lets the request through."""
+    import asyncio
+
+    from ccsim.explore.server import HostCheck
+
+    async def through(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    scope = {"type": "http", "http_version": version, "method": "GET", "path": "/",
+             "raw_path": b"/", "query_string": b"", "headers": headers}  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    check = HostCheck(through, ["127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "[::1]"])
+    asyncio.run(check(scope, receive, send))
+    return int(sent[0]["status"])
+
+
+def test_a_host_header_with_an_empty_port_is_the_explorers_own() -> None:
+    # Campaign 50a (issue 32): a port may be empty (RFC 3986 §3.2.3: port = *DIGIT; RFC 9110
+    # §4.2.3: the scheme's default), and "Host: localhost:" was answered 400 "Invalid host
+    # header". Another host with an empty port is still refused.
+    for host in [b"localhost:", b"127.0.0.1:", b"[::1]:"]:
+        assert host_checked("1.1", [(b"host", host)]) == 200, host
+    assert host_checked("1.1", [(b"host", b"evil.test:")]) == 400
+
+
+def test_an_http_1_0_request_without_a_host_is_served_and_an_http_1_1_one_is_not() -> None:
+    # Campaign 50a (issue 32): HTTP/1.0 has no Host header (RFC 1945; RFC 9112 §3.2 asks it of
+    # HTTP/1.1), and `printf 'GET / HTTP/1.0\r\n\r\n' | nc` was answered 400 "Invalid host
+    # header", of a header it did not send. No browser sends a request without it, so this
+    # opens nothing to a page of another site (DNS rebinding).
+    assert host_checked("1.0", []) == 200
+    assert host_checked("1.0", [(b"host", b"evil.test")]) == 400
+    assert host_checked("1.1", []) == 400
+
+
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page_with_the_oldest_starlette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

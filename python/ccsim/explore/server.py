@@ -181,11 +181,13 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
 #: (RFC 3986 §3.2.2) with its zone if it has one (RFC 6874 §2: "%25" then the zone, which the
-#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port.
+#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port, which
+#: may be empty (RFC 3986 §3.2.3, ``port = *DIGIT``; RFC 9110 §4.2.3: the scheme's default):
+#: "localhost:" was answered 400 "Invalid host header" (campaign 50a, issue 32).
 #: Nothing that could change the URL's path.
 _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
                    r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
-                   r"(?::[0-9]+)?", re.IGNORECASE)  # fmt: skip
+                   r"(?::[0-9]*)?", re.IGNORECASE)  # fmt: skip
 
 
 def host_of(header: str | None) -> str | None:
@@ -247,7 +249,13 @@ class HostCheck:
             header = absolute["authority"]
             raw_path = absolute["path"] or b"/"
             scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1"))}
-        if "*" not in self.allowed:
+        # An HTTP/1.0 request need not name its host (RFC 9112 §3.2 asks it of HTTP/1.1;
+        # RFC 1945 has no Host), and no browser sends one without it, so it cannot be a page
+        # of another site rebinding a name: `printf 'GET / HTTP/1.0\r\n\r\n' | nc` was
+        # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
+        # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
+        nameless = header is None and scope.get("http_version") == "1.0"
+        if "*" not in self.allowed and not nameless:
             host = host_of(header.decode("latin-1") if header is not None else None)
             if host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
