@@ -3503,6 +3503,7 @@ def test_part_of_a_pipelined_head_sent_with_the_request_before_it_is_answered_40
     assert answer.startswith(b"HTTP/1.1 200 "), answer[:100]
     assert answer.count(b"HTTP/1.1 ") == 2, answer[-200:]
     assert answer.endswith(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                           b"X-Content-Type-Options: nosniff\r\n"
                            b"Content-Length: 0\r\n\r\n"), answer[-200:]  # fmt: skip
 
 
@@ -3663,6 +3664,30 @@ def _refusals_said(tmp_path: Path, connections: list[list[bytes]]) -> str:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     return err
+
+
+def test_the_protocols_own_refusals_carry_nosniff_as_every_other_answer_does(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 50a (issue 32): every answer says X-Content-Type-Options: nosniff (docs/site.md)
+    # but those written below the app: the 400 for bytes that are no HTTP/1.1 request, the 431
+    # for a head past the limit, the 501 for a transfer coding other than chunked, and the 408
+    # for a head that did not come in time.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "HEAD_TIMEOUT_S", 0.3)
+    head = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode()
+    post = head.replace(b"GET", b"POST") + b"Content-Type: application/json\r\n"
+    refused = {
+        400: [b"GET /api/papers HTTP/1.1 junk\r\n\r\n"],
+        431: [head + b"X-Pad: " + b"a" * 9000, b"a" * 9000],  # read in two pieces
+        501: [post + b"Transfer-Encoding: gzip, chunked\r\n\r\n"],
+        408: [head],  # the rest never comes
+    }
+    for status, pieces in refused.items():
+        answer = _answers_to(server.port, pieces)
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:200]
+        assert b"\r\nx-content-type-options: nosniff\r\n" in answer.lower(), answer[:400]
 
 
 def test_a_request_in_http2_or_malformed_is_not_said_to_be_an_https_address(

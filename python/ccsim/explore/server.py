@@ -522,28 +522,29 @@ def head_deadline_protocol() -> type:
                 # closes, the answer cut.
                 self.transport.close()
                 return
+            # Statuses h11 hints at and uvicorn answered 400 "Invalid HTTP request received.",
+            # as if the request were malformed: a head past h11's buffer without its end,
+            # sent over several packets (RFC 6585 §5), and a transfer coding other than
+            # chunked (`Transfer-Encoding: gzip, chunked`; RFC 9112 §6.1: 501) (campaigns 47
+            # and 48a, issue 32). Every one is written here, with the nosniff every other
+            # answer has (``NoSniff``): uvicorn's 400 had none, and this 431 and 501 neither
+            # (campaign 50a, issue 32).
             status = self.conn.refused_status
-            if status in (431, 501):
-                # Statuses h11 hints at and uvicorn answered 400 "Invalid HTTP request
-                # received.", as if the request were malformed: a head past h11's buffer
-                # without its end, sent over several packets (RFC 6585 §5), and a transfer
-                # coding other than chunked (`Transfer-Encoding: gzip, chunked`; RFC 9112
-                # §6.1: 501) (campaigns 47 and 48a, issue 32).
-                said = (f"The request's head is over {self.conn.head_limit} bytes."
-                        if status == 431 else
-                        "The request's Transfer-Encoding is not one the explorer reads: "
-                        "send the body with a Content-Length, or as chunked alone.")  # fmt: skip
-                for event in (
-                    h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
-                                 headers=[(b"content-type", b"text/plain; charset=utf-8"),
-                                          (b"connection", b"close")]),
-                    h11.Data(data=said.encode()),
-                    h11.EndOfMessage(),
-                ):  # fmt: skip
-                    self.transport.write(self.conn.send(event))
-                self.transport.close()
-                return
-            super().send_400_response(msg)
+            said = (f"The request's head is over {self.conn.head_limit} bytes."
+                    if status == 431 else
+                    "The request's Transfer-Encoding is not one the explorer reads: "
+                    "send the body with a Content-Length, or as chunked alone."
+                    if status == 501 else msg)  # fmt: skip
+            for event in (
+                h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
+                             headers=[(b"content-type", b"text/plain; charset=utf-8"),
+                                      (b"x-content-type-options", b"nosniff"),
+                                      (b"connection", b"close")]),
+                h11.Data(data=said.encode()),
+                h11.EndOfMessage(),
+            ):  # fmt: skip
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
         def eof_received(self) -> bool | None:
             # The client's sending side ended after a whole request (`printf 'GET ...' |
@@ -590,6 +591,7 @@ def head_deadline_protocol() -> type:
                 return
             if self._head_started:
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                                     b"X-Content-Type-Options: nosniff\r\n"
                                      b"Content-Length: 0\r\n\r\n")  # fmt: skip
             self.transport.close()
 
