@@ -1296,7 +1296,8 @@ def test_in_chromium_a_stream_back_after_a_cut_no_longer_says_the_connection_is_
     # Campaign 50a (issue 32): the page said "the connection to the explorer was lost;
     # retrying…" until the job's next event, though the browser had its stream back a second
     # later: for a job waiting behind another tab's runs, minutes of a red message saying the
-    # explorer was unreachable while it was reading it again.
+    # explorer was unreachable while it was reading it again. (About 2.8 s: the page's load,
+    # then the browser's reconnection after the stream's `retry:` of 1 s.)
     pg, errors = page
     threadless_job(server, "j-cut", "start")
     routed_jobs(pg, "j-cut")
