@@ -209,6 +209,14 @@ function buildControls() {
     $("xs-added").lastElementChild.querySelector("input").addEventListener("input", schedule);
     schedule();
   });
+  // The last job's events are of the controls just replaced: read on for the page's 120 ms
+  // wait, a point of fig8 was drawn on fig9's axes under fig9's title until fig9's own came,
+  // and a series line the new figure lacks threw (campaign 50a, issue 32). The job itself is
+  // cancelled as the next one starts (or by the cancel button meanwhile). A start on its way
+  // is overtaken as by a later change: its answer, come within those 120 ms, was taken as the
+  // page's job, and its points were drawn on the new figure (campaign 50a, issue 32).
+  if (S.es) { S.es.close(); S.es = null; }
+  S.started++;
   S.points = {}; S.series = {}; S.rows = {}; S.shown = null;
   $("plot").hidden = f.kind === "table"; $("table").hidden = f.kind !== "table";
   draw();
@@ -353,13 +361,23 @@ async function startJob(note) {
   // The stream broke before its last event: the explorer stopped or was killed. The browser
   // retries by itself; a job the explorer answers 404 for (restarted since) ends the stream.
   // Unhandled, the page said "running…" for ever (campaign 23, issue 32).
+  let before = null;  // what the page said before the stream was lost, said again when back
   es.onerror = () => {
     if (S.job !== job) { es.close(); return; }
     if (es.readyState === EventSource.CLOSED) {
       S.es = null; $("cancel").disabled = true; S.pending = "not run"; draw();
       status("the explorer no longer has this job (was it restarted?): change a setting " +
              "to run it again", true);
-    } else status("the connection to the explorer was lost; retrying…", true);
+    } else {
+      if (before === null) before = [$("msg").textContent, $("msg").className === "error"];
+      status("the connection to the explorer was lost; retrying…", true);
+    }
+  };
+  // Back: said "lost; retrying…" until the job's next event, minutes for a job waiting
+  // behind another tab's runs, over a stream the browser had back a second later (campaign
+  // 50a, issue 32). Events missed meanwhile come next and say their own.
+  es.onopen = () => {
+    if (S.job === job && before !== null) { status(...before); before = null; }
   };
 }
 
@@ -441,7 +459,13 @@ $("cancel").addEventListener("click", async () => {
   // A start waiting for its run request's answer, or for the pause after a change, is
   // overtaken too: its job was started after the click and ran under "cancelled".
   clearTimeout(S.timer); S.started++;
-  try { await cancel(); } catch (err) { unreachable(err); return; }
+  try { await cancel(); } catch (err) {
+    // The page no longer reads the job (its stream is closed; the explorer, if it runs,
+    // cancels a job nobody reads): its rows said "running…" and cancel stayed enabled under
+    // "cannot reach the explorer", and nothing would change them (campaign 50a, issue 32).
+    unreachable(err); S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+    return;
+  }
   S.job = null; $("cancel").disabled = true; status("cancelled");
   S.pending = "cancelled"; draw();
 });

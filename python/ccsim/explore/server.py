@@ -181,11 +181,13 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
 #: (RFC 3986 §3.2.2) with its zone if it has one (RFC 6874 §2: "%25" then the zone, which the
-#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port.
+#: explorer's own URL writes; "%" alone, as --host writes it), then an optional port, which
+#: may be empty (RFC 3986 §3.2.3, ``port = *DIGIT``; RFC 9110 §4.2.3: the scheme's default):
+#: "localhost:" was answered 400 "Invalid host header" (campaign 50a, issue 32).
 #: Nothing that could change the URL's path.
 _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
                    r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
-                   r"(?::[0-9]+)?", re.IGNORECASE)  # fmt: skip
+                   r"(?::[0-9]*)?", re.IGNORECASE)  # fmt: skip
 
 
 def host_of(header: str | None) -> str | None:
@@ -247,7 +249,13 @@ class HostCheck:
             header = absolute["authority"]
             raw_path = absolute["path"] or b"/"
             scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1"))}
-        if "*" not in self.allowed:
+        # An HTTP/1.0 request need not name its host (RFC 9112 §3.2 asks it of HTTP/1.1;
+        # RFC 1945 has no Host), and no browser sends one without it, so it cannot be a page
+        # of another site rebinding a name: `printf 'GET / HTTP/1.0\r\n\r\n' | nc` was
+        # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
+        # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
+        nameless = header is None and scope.get("http_version") == "1.0"
+        if "*" not in self.allowed and not nameless:
             host = host_of(header.decode("latin-1") if header is not None else None)
             if host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
@@ -514,28 +522,29 @@ def head_deadline_protocol() -> type:
                 # closes, the answer cut.
                 self.transport.close()
                 return
+            # Statuses h11 hints at and uvicorn answered 400 "Invalid HTTP request received.",
+            # as if the request were malformed: a head past h11's buffer without its end,
+            # sent over several packets (RFC 6585 §5), and a transfer coding other than
+            # chunked (`Transfer-Encoding: gzip, chunked`; RFC 9112 §6.1: 501) (campaigns 47
+            # and 48a, issue 32). Every one is written here, with the nosniff every other
+            # answer has (``NoSniff``): uvicorn's 400 had none, and this 431 and 501 neither
+            # (campaign 50a, issue 32).
             status = self.conn.refused_status
-            if status in (431, 501):
-                # Statuses h11 hints at and uvicorn answered 400 "Invalid HTTP request
-                # received.", as if the request were malformed: a head past h11's buffer
-                # without its end, sent over several packets (RFC 6585 §5), and a transfer
-                # coding other than chunked (`Transfer-Encoding: gzip, chunked`; RFC 9112
-                # §6.1: 501) (campaigns 47 and 48a, issue 32).
-                said = (f"The request's head is over {self.conn.head_limit} bytes."
-                        if status == 431 else
-                        "The request's Transfer-Encoding is not one the explorer reads: "
-                        "send the body with a Content-Length, or as chunked alone.")  # fmt: skip
-                for event in (
-                    h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
-                                 headers=[(b"content-type", b"text/plain; charset=utf-8"),
-                                          (b"connection", b"close")]),
-                    h11.Data(data=said.encode()),
-                    h11.EndOfMessage(),
-                ):  # fmt: skip
-                    self.transport.write(self.conn.send(event))
-                self.transport.close()
-                return
-            super().send_400_response(msg)
+            said = (f"The request's head is over {self.conn.head_limit} bytes."
+                    if status == 431 else
+                    "The request's Transfer-Encoding is not one the explorer reads: "
+                    "send the body with a Content-Length, or as chunked alone."
+                    if status == 501 else msg)  # fmt: skip
+            for event in (
+                h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
+                             headers=[(b"content-type", b"text/plain; charset=utf-8"),
+                                      (b"x-content-type-options", b"nosniff"),
+                                      (b"connection", b"close")]),
+                h11.Data(data=said.encode()),
+                h11.EndOfMessage(),
+            ):  # fmt: skip
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
         def eof_received(self) -> bool | None:
             # The client's sending side ended after a whole request (`printf 'GET ...' |
@@ -582,6 +591,7 @@ def head_deadline_protocol() -> type:
                 return
             if self._head_started:
                 self.transport.write(b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n"
+                                     b"X-Content-Type-Options: nosniff\r\n"
                                      b"Content-Length: 0\r\n\r\n")  # fmt: skip
             self.transport.close()
 
