@@ -20,7 +20,7 @@ import signal
 import sys
 from types import FrameType
 
-from ccsim.stop_signals import STOP_SIGNALS, inside_import_system, send_again
+from ccsim.stop_signals import STOP_SIGNALS, inside_import_locking, send_again
 
 
 def main() -> int:
@@ -41,7 +41,7 @@ def main() -> int:
         # the command returned: its output is written, and its status is the one to exit with.
         if received or done or ended:
             return
-        if inside_import_system(frame):
+        if inside_import_locking(frame):
             # Raised there, it would leave the import lock held: inside IPython (`%run -m
             # ccsim`) every later import on another thread of the kernel hung (stop 57).
             send_again(signum)

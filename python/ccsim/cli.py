@@ -74,7 +74,7 @@ from ccsim.staging import (
     shown_path,
     staged_output,
 )
-from ccsim.stop_signals import STOP_SIGNALS, inside_import_system, send_again
+from ccsim.stop_signals import STOP_SIGNALS, inside_import_locking, send_again
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -1525,7 +1525,7 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
-        if inside_import_system(frame):
+        if inside_import_locking(frame):
             # Raised there, it would leave the import lock held and the table libraries'
             # thread, joined below, waiting for it for ever (ccsim.stop_signals).
             send_again(signum)

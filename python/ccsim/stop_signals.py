@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The signals that stop a command (Ctrl-C's SIGINT, SIGTERM, SIGHUP) and the one place in a
-Python process where they must not land: the import system's own code.
+Python process where they must not land: the import system taking or giving back its locks.
 
 ccsim's handlers (the entry point's, :mod:`ccsim.__main__`, then the command's,
 ``ccsim.cli._signals_interrupt``) turn a stop signal into ``KeyboardInterrupt`` wherever the
@@ -8,28 +8,31 @@ main thread is, and the command unwinds and says what it kept. Python runs a han
 two bytecodes of whatever code is running, and inside ``importlib._bootstrap`` there are such
 points between taking a lock and the ``try`` that gives it back::
 
-    _imp.acquire_lock()      <- the interpreter's import lock (or a module's lock), taken
+    def _get_module_lock(name):
+        _imp.acquire_lock()  <- the interpreter's import lock, taken
                              <- a KeyboardInterrupt raised here leaves it taken for ever
-    try:
-        ...
-    finally:
-        _imp.release_lock()
+        try:
+            ...
+        finally:
+            _imp.release_lock()
 
 The lock is re-entrant for the main thread, which goes on as if nothing happened; any other
 thread that imports then waits for it for ever. A run imports its table libraries on a thread
 of its own while the simulation goes on (``ccsim.cli._importing_table_libraries_meanwhile``),
-and a SIGHUP that landed there (1 run in ~70 with the signal 0.2 s into ``ccsim run`` on a
+and a SIGHUP that landed there (2 runs in 154 with the signal 0-0.3 s into ``ccsim run`` on a
 loaded machine) hung the command: its main thread waiting to join that thread, that thread
 waiting for the lock (the CLI states matrix in CI, stop 57, issue 32). Inside IPython or
 Jupyter (``%run -m ccsim``) the held lock outlives the command: every later import on another
-thread of the kernel hangs.
+thread of the kernel hangs. A module's own lock (``_ModuleLock.acquire`` and the context
+manager around it) has the same kind of instant.
 
-So a stop signal that finds the main thread inside the import system's code is not raised
-there: it is sent again :data:`SIGNAL_AGAIN_S` later, when the import has (usually) moved on;
-found there again, it waits again. A module being imported runs its own code (its
-``<module>`` frame and what that calls) outside the import system, where the import's own
-``try`` blocks release every lock as the interrupt passes, so a long import is still stopped
-at once.
+So a stop signal whose nearest import-system frame is one of the functions that take or give
+back these locks is not raised there: it is sent again :data:`SIGNAL_AGAIN_S` later, by when
+the lock is held inside its ``try`` (or given back). Anywhere else in an import (finding a
+module, loading it, a module's own code) the import's ``try`` blocks give every lock back as
+the interrupt passes, and the signal is raised at once, as before: putting off every signal
+that found the command importing made a Ctrl-C in the first half-second of a short command
+land after its end (stop 57).
 """
 
 from __future__ import annotations
@@ -50,26 +53,31 @@ SIGNAL_AGAIN_S = 0.05
 
 #: The import system's modules, by the names their code runs under: frozen into the
 #: interpreter (CPython 3.11 and later) or read from importlib's folder (``-X
-#: frozen_modules=off``, a debug build), and zipimport, which loads from a zip file.
+#: frozen_modules=off``, a debug build).
 _IMPORT_SYSTEM = frozenset(
-    {
-        "importlib._bootstrap",
-        "importlib._bootstrap_external",
-        "_frozen_importlib",
-        "_frozen_importlib_external",
-        "zipimport",
-    }
-)
+    {"importlib._bootstrap", "importlib._bootstrap_external", "_frozen_importlib",
+     "_frozen_importlib_external"}
+)  # fmt: skip
+
+#: Its functions that take or give back the import lock or a module's lock (CPython 3.9-3.13:
+#: ``_get_module_lock`` and its weakref callback ``cb``, ``_lock_unlock_module``,
+#: ``_ModuleLock``'s and ``_DummyModuleLock``'s ``acquire``/``release``, the context managers
+#: ``_ModuleLockManager``, ``_ImportLockContext`` and 3.12's ``_BlockingOnManager``).
+_LOCKING = frozenset(
+    {"_get_module_lock", "cb", "_lock_unlock_module", "acquire", "release", "has_deadlock",
+     "__enter__", "__exit__"}
+)  # fmt: skip
 
 
-def inside_import_system(frame: FrameType | None) -> bool:
-    """Whether a signal handled in ``frame`` lands in the import system's own code: the frame
-    or one it was called from is importlib's, before any module body (``<module>``) is met. A
-    function a finder or a profiler runs for importlib counts as importlib's; a module being
-    imported, and all it calls, does not."""
+def inside_import_locking(frame: FrameType | None) -> bool:
+    """Whether a signal handled in ``frame`` lands where the import system takes or gives back
+    a lock: the nearest frame of importlib's (``frame`` or one it was called from, before any
+    module body, ``<module>``) is one of its locking functions. A function importlib calls
+    there (a profiler) counts as that function; a finder, a loader and a module being imported
+    do not."""
     while frame is not None:
         if frame.f_globals.get("__name__") in _IMPORT_SYSTEM:
-            return True
+            return frame.f_code.co_name in _LOCKING
         if frame.f_code.co_name == "<module>":
             return False
         frame = frame.f_back
