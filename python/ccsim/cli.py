@@ -2009,20 +2009,25 @@ def _package_of_extension(e: ImportError) -> str | None:
 
 
 def _package_of_file(path: str) -> str | None:
-    """The top-level package holding the file ``path``, by the innermost folder of sys.path
-    it is under (not one directly in it: a module, not a package), or None. The innermost:
-    under ``python -m ccsim`` the working folder is first on sys.path, and from a home folder
-    holding the virtual environment a library of pyarrow's, gone, was "ccsim needs venv,
-    which is installed but cannot be imported" (campaign 50, issue 32)."""
+    """The top-level package or module of the file ``path``, by the innermost folder of
+    sys.path it is under, or None. The innermost: under ``python -m ccsim`` the working
+    folder is first on sys.path, and from a home folder holding the virtual environment a
+    library of pyarrow's, gone, was "ccsim needs venv, which is installed but cannot be
+    imported" (campaign 50, issue 32)."""
     file = Path(path).absolute()
     best: Path | None = None
     for entry in sys.path:
         with contextlib.suppress(OSError, ValueError):
             folder = Path(entry or ".").absolute()
-            inside = file.parent != folder and file.is_relative_to(folder)
-            if inside and (best is None or folder.is_relative_to(best)):
+            if file.is_relative_to(folder) and (best is None or folder.is_relative_to(best)):
                 best = folder
-    return None if best is None else file.relative_to(best).parts[0]
+    if best is None:
+        return None
+    if file.parent == best:  # a module of its own (six.py, a top-level extension), or no module
+        from importlib.machinery import all_suffixes
+
+        return file.name.split(".")[0] if file.name.endswith(tuple(all_suffixes())) else None
+    return file.relative_to(best).parts[0]
 
 
 def _users_module(package: str) -> bool:
