@@ -2085,7 +2085,16 @@ def _shadowed_module_lacking(e: BaseException) -> str | None:
     said = re.match(r"module '([A-Za-z_]\w*)[\w.]*' has no attribute", str(e))
     if not isinstance(e, AttributeError) or said is None:
         return None
-    return said.group(1) if shadowing_file(said.group(1)) is not None else None
+    lacking = said.group(1)
+    if shadowing_file(lacking) is None:
+        return None
+    raiser = _innermost_package(e)
+    if raiser not in (None, lacking) and _users_module(lacking):
+        # Named like a package a dependency takes when it can (anyio's sniffio, as the
+        # explorer starts): the dependency is what ccsim needs, and the module is named after
+        # it; "ccsim needs sniffio" named a package ccsim does not use (campaign 50, issue 32).
+        return raiser
+    return lacking
 
 
 def _internal_error(e: Exception) -> int:
