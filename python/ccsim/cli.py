@@ -1069,8 +1069,16 @@ def _cluster(args: argparse.Namespace) -> str | None:
         # issue 32).
         try:
             import dask  # noqa: F401
-            import distributed  # noqa: F401
-        except Exception as e:
+
+            # What the probe of --scheduler and the sweep use, by name: a distributed.py of
+            # the user's (or distributed's folder without its __init__.py) imports, and the
+            # probe's own import failing was "the address answered, but not as a Dask
+            # scheduler", of a port where nothing listens (campaign 50, issue 32).
+            import distributed.comm  # noqa: F401
+            from distributed import Client  # noqa: F401
+        except (Exception, SystemExit) as e:
+            # SystemExit too: a package's own sys.exit() as it loads was "ccsim needs
+            # distributed ...: install ccsim again", not the extra's cure (campaign 50).
             from ccsim.cluster import why_not_importable
 
             setting = _setting_failed_on("distributed", e)

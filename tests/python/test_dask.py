@@ -503,6 +503,32 @@ def test_a_users_module_or_folder_named_like_an_optional_package_of_distributed_
     assert not (tmp_path / "out").exists()
 
 
+def test_a_package_of_dask_exiting_as_it_loads_is_named_with_the_extras_cure(
+    tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 50 (issue 32): a package distributed loads calling sys.exit() as it loads (a
+    # check of the CPU) made --executor dask say "ccsim needs distributed, ...: install ccsim
+    # again with its dependencies", where its other failures name Dask's scheduler and the
+    # extra's install.
+    import subprocess
+    import sys
+
+    fake = tmp_path / "site" / "msgpack"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise SystemExit('no AVX2')\n")
+    argv = [sys.executable, "-m", "ccsim",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which is installed "
+        "but cannot be imported (msgpack called sys.exit('no AVX2') as it loaded): pip install "
+        "-c constraints.txt '.[dask]' from the repository root (the extra `dask`)\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_dask_plugin_whose_files_are_gone_is_named_with_the_distribution_declaring_it(
     tmp_path: Path, slow_line: str
 ) -> None:
