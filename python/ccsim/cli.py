@@ -62,6 +62,7 @@ from ccsim.scenario import (
 from ccsim.staging import (
     dangling,
     distribution_left,
+    failure_text,
     kept_runs,
     not_a_folder,
     optional_package_failing,
@@ -71,6 +72,8 @@ from ccsim.staging import (
     refuse_a_site,
     reproduction_around,
     reproduction_of,
+    shadow_words,
+    shadowing_file,
     shown_path,
     staged_output,
 )
@@ -301,7 +304,10 @@ def _import_table_libraries(failed: list[BaseException]) -> None:
 
         _import_whole("pyarrow")
         _import_whole("pyarrow.parquet")
-    except Exception as e:
+    except BaseException as e:
+        # A package's own sys.exit() as it loads too (campaign 50, issue 32): left to the
+        # thread, Python drops it without a word, and the run went to its end before the
+        # main thread's import met it again. A stop signal never reaches this thread.
         failed.append(e)
 
 
@@ -1063,8 +1069,16 @@ def _cluster(args: argparse.Namespace) -> str | None:
         # issue 32).
         try:
             import dask  # noqa: F401
-            import distributed  # noqa: F401
-        except Exception as e:
+
+            # What the probe of --scheduler and the sweep use, by name: a distributed.py of
+            # the user's (or distributed's folder without its __init__.py) imports, and the
+            # probe's own import failing was "the address answered, but not as a Dask
+            # scheduler", of a port where nothing listens (campaign 50, issue 32).
+            import distributed.comm  # noqa: F401
+            from distributed import Client  # noqa: F401
+        except (Exception, SystemExit) as e:
+            # SystemExit too: a package's own sys.exit() as it loads was "ccsim needs
+            # distributed ...: install ccsim again", not the extra's cure (campaign 50).
             from ccsim.cluster import why_not_importable
 
             setting = _setting_failed_on("distributed", e)
@@ -1851,8 +1865,18 @@ def _default_reproduction_folder(args: argparse.Namespace) -> Path | None:
 def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     try:
         return _flushed(int(args.func(args)))
-    except KeyboardInterrupt:
-        return _interrupted(args, received)
+    except (KeyboardInterrupt, SystemExit) as e:
+        # Raised by a package's own code as it loads (``sys.exit()`` at a check of the CPU
+        # or of a licence), not by a stop signal: the interpreter printed its bare words
+        # ("PIL: cannot start") and ended 1, or said "ccsim: interrupted" of no signal, and
+        # `ccsim run` met it only after its run (campaign 50, issue 32).
+        package = None if received else _package_failing_to_load(e)
+        if package is None or not raised_importing(e):
+            if isinstance(e, SystemExit):
+                raise
+            return _interrupted(args, received)
+        _error(_not_installed("ccsim", package, e))
+        return 1
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
         if (met := _limit_met(e)) is not None:  # a library that could not be mapped
             return met
@@ -1862,6 +1886,12 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         while not e.name and isinstance(e.__cause__, ImportError):
             e = e.__cause__
         package = _package_of_extension(e) or (e.name or "").split(".")[0]
+        loader = _package_failing_to_load(e)
+        if package and loader not in (None, package) and _users_module(package):
+            # A module of the user's named like a package a dependency takes when it can
+            # (tqdm's envwrap): the dependency is what ccsim needs; the module is named after
+            # it. It read "ccsim needs envwrap" (campaign 50, issue 32).
+            package = str(loader)
         listed = re.match(r"Unable to import required dependencies:\s*([A-Za-z_]\w*):", str(e))
         if not package and listed:
             # pandas 2.0 (pyproject.toml allows pandas>=2.0) lists what it lacks in its
@@ -1974,16 +2004,52 @@ def _package_of_extension(e: ImportError) -> str | None:
     library of pyarrow's gone (removed while the command started) was "ccsim needs lib, which
     is installed but cannot be imported (libarrow_substrait.so.2600: cannot open shared object
     file)" (the install-change matrix, campaign 43, issue 32)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
     path = getattr(e, "path", None)
     if not isinstance(path, str) or not e.name or "." in e.name:
         return None
+    # An extension's file only: "cannot import name 'x' from 'envwrap'" carries the path of
+    # envwrap.py, a module, not a package's library (campaign 50, issue 32).
+    if not path.endswith(tuple(EXTENSION_SUFFIXES)):
+        return None
+    return _package_of_file(path)
+
+
+def _package_of_file(path: str) -> str | None:
+    """The top-level package or module of the file ``path``, by the innermost folder of
+    sys.path it is under, or None. The innermost: under ``python -m ccsim`` the working
+    folder is first on sys.path, and from a home folder holding the virtual environment a
+    library of pyarrow's, gone, was "ccsim needs venv, which is installed but cannot be
+    imported" (campaign 50, issue 32)."""
     file = Path(path).absolute()
+    best: Path | None = None
     for entry in sys.path:
         with contextlib.suppress(OSError, ValueError):
             folder = Path(entry or ".").absolute()
-            if file.parent != folder and file.is_relative_to(folder):
-                return file.relative_to(folder).parts[0]
-    return None
+            if file.is_relative_to(folder) and (best is None or folder.is_relative_to(best)):
+                best = folder
+    if best is None:
+        return None
+    if file.parent == best:  # a module of its own (six.py, a top-level extension), or no module
+        from importlib.machinery import all_suffixes
+
+        return file.name.split(".")[0] if file.name.endswith(tuple(all_suffixes())) else None
+    return file.relative_to(best).parts[0]
+
+
+def _users_module(package: str) -> bool:
+    """Whether ``package`` is loaded from a file or folder of the user's that no installed
+    distribution holds (:func:`ccsim.staging.shadowing_file`), and no distribution has its
+    name."""
+    from importlib import metadata
+
+    if shadowing_file(package) is None:
+        return False
+    try:
+        return not metadata.packages_distributions().get(package)
+    except Exception:  # metadata that cannot be read: not this case
+        return False
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:
@@ -2015,13 +2081,7 @@ def _package_failing_to_import(e: OSError) -> str | None:
         return None
     package = _package_failing_to_load(e)
     if package is None and isinstance(e.filename, str):
-        file = Path(e.filename).absolute()
-        for entry in sys.path:
-            with contextlib.suppress(OSError, ValueError):
-                folder = Path(entry or ".").absolute()
-                if file.parent != folder and file.is_relative_to(folder):
-                    package = file.relative_to(folder).parts[0]
-                    break
+        package = _package_of_file(e.filename)
     return None if package in (None, "ccsim", "__main__") else package
 
 
@@ -2033,7 +2093,16 @@ def _shadowed_module_lacking(e: BaseException) -> str | None:
     said = re.match(r"module '([A-Za-z_]\w*)[\w.]*' has no attribute", str(e))
     if not isinstance(e, AttributeError) or said is None:
         return None
-    return said.group(1) if _shadowing_file(said.group(1)) is not None else None
+    lacking = said.group(1)
+    if shadowing_file(lacking) is None:
+        return None
+    raiser = _innermost_package(e)
+    if raiser not in (None, lacking) and _users_module(lacking):
+        # Named like a package a dependency takes when it can (anyio's sniffio, as the
+        # explorer starts): the dependency is what ccsim needs, and the module is named after
+        # it; "ccsim needs sniffio" named a package ccsim does not use (campaign 50, issue 32).
+        return raiser
+    return lacking
 
 
 def _internal_error(e: Exception) -> int:
@@ -2044,7 +2113,7 @@ def _internal_error(e: Exception) -> int:
     return 1
 
 
-def _not_installed(who: str, package: str, error: Exception | None = None) -> str:
+def _not_installed(who: str, package: str, error: BaseException | None = None) -> str:
     """The error for one of ccsim's dependencies missing (an install with pip's --no-deps, or
     a package removed since) or there but failing to load (``error`` not a
     ModuleNotFoundError: a shared library it was built against gone, a version another
@@ -2072,7 +2141,7 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
         # tqdm, which is installed but cannot be imported: boom)" (campaign 49, issue 32).
         why = "which is installed but cannot be imported"
         own = rf"ccsim[\w.]* needs {re.escape(package)}, {why}: "
-        why = f"{why} ({re.sub('^' + own, '', str(error))})"
+        why = f"{why} ({re.sub('^' + own, '', failure_text(error))})"
     # A module of the user's named like the package, first on sys.path (PYTHONPATH, or the
     # working folder under `python -m ccsim`): "matplotlib, which is not installed" sent the
     # user to reinstall what was there; a numpy.py under pandas or pyarrow ("module 'numpy'
@@ -2088,12 +2157,12 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
     named += [w for w in re.findall(r"[A-Za-z_]\w*", said)
               if w in sys.modules and w not in not_theirs]  # fmt: skip
     for name in dict.fromkeys([package, *named]):
-        shadow = _shadowing_file(name)
+        shadow = shadowing_file(name)
         if shadow is not None:
             through = "" if name == package else f", which loads {name}"
-            return (f"{who} needs {package}{through}, which is shadowed by {shadow} (a module "
-                    "of that name found first where Python looks for it): rename or move it, "
-                    "or take its folder off PYTHONPATH")  # fmt: skip
+            return (f"{who} needs {package}{through}, which is shadowed by {shadow} "
+                    f"({shadow_words(shadow)}): rename or move it, or take its folder off "
+                    "PYTHONPATH")  # fmt: skip
     # The package's files gone but its metadata (*.dist-info) left, as an uninstall or a copy
     # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
     # again" answered "Requirement already satisfied" and the same line came back; and it is
@@ -2113,8 +2182,9 @@ def _not_installed(who: str, package: str, error: Exception | None = None) -> st
         optional = optional_package_failing(error, package, inner)
         if optional is not None:
             return (f"{who} needs {package}, which loads {inner} ({optional}, installed beside "
-                    f"it and not needed by ccsim), which cannot be imported ({error}): reinstall "
-                    f"it (pip install --force-reinstall {optional}) or uninstall it")  # fmt: skip
+                    f"it and not needed by ccsim), which cannot be imported "
+                    f"({failure_text(error)}): reinstall it (pip install --force-reinstall "
+                    f"{optional}) or uninstall it")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
@@ -2161,7 +2231,7 @@ def _innermost_package(error: BaseException) -> str | None:
     return None if not name or name in ("ccsim", "__main__") else name
 
 
-def _setting_failed_on(package: str, error: Exception | None) -> str | None:
+def _setting_failed_on(package: str, error: BaseException | None) -> str | None:
     """``NAME='value'`` of the environment variable a package failed on, or None: one of the
     settings of the package, or of a package whose code raised the error (TQDM_*, DASK_*,
     MPL*, NUMEXPR_*, ...), whose name the error says, or whose value the error quotes (an
@@ -2274,38 +2344,6 @@ def _native_setting_failure(users: frozenset[str]) -> str | None:
     else:
         what = f'loaded under {it}, say "{said[0][:200]}"'
     return f"{settings} in the environment: numpy and pyarrow {what}: mend or unset {it}"
-
-
-def _shadowing_file(package: str) -> str | None:
-    """The file of a module imported under ``package``'s name that no installed distribution
-    holds (a plain ``numpy.py`` where numpy is a package), or the folder of such a package (a
-    ``numpy/`` of the user's with an ``__init__.py``) when another of that name comes after it
-    on sys.path; or None."""
-    module = sys.modules.get(package)
-    file = getattr(module, "__file__", None)
-    if module is None or file is None:  # a namespace package has no file
-        return None
-    from importlib import machinery, metadata
-
-    try:
-        mine = Path(file).resolve()
-        for dist in metadata.packages_distributions().get(package, []):
-            if any(Path(str(f.locate())).resolve() == mine for f in metadata.files(dist) or []):
-                return None  # installed as a module (six, typing_extensions): not a shadow
-        if hasattr(module, "__path__"):
-            # A package no distribution lists: a folder of the user's, said as "installed but
-            # cannot be imported (cannot import name 'frombuffer' from 'numpy' (.../numpy/
-            # __init__.py)): install ccsim again" (campaign 34, issue 32); or one installed
-            # in a way whose metadata lists no files (an editable install), which is not a
-            # shadow unless another package of that name is found after it.
-            folder = mine.parent
-            rest = [p for p in sys.path if Path(p or ".").resolve() != folder.parent]
-            if machinery.PathFinder.find_spec(package, rest) is None:
-                return None
-            return str(Path(file).parent)
-    except Exception:  # metadata that cannot be read: say nothing of a shadow
-        return None
-    return file
 
 
 def _flushed(status: int) -> int:

@@ -306,8 +306,28 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         blamed = dask_configuration_in_the_way(e)
         if blamed is not None:
             return f"which cannot be imported with {blamed} ({e}): mend it"
+    from ccsim.staging import (
+        distribution_left,
+        failure_text,
+        plugin_failing,
+        shadow_words,
+    )
+
+    plugin = plugin_failing(e)
+    if plugin is not None:
+        return plugin
+    shadowed = _users_module_in(e)
+    if shadowed is not None:
+        # A module of the user's named like a package Dask takes when it can import it (lz4,
+        # snappy, zstandard, cityhash), a file or a folder without __init__.py: it imports,
+        # and Dask failed on it, "installed but cannot be imported (module 'lz4' has no
+        # attribute '__version__'): pip install '.[dask]'", an install that changes nothing
+        # (campaign 50, issue 32).
+        name, shadow = shadowed
+        through = "" if name in own else f"loads {name}, which "
+        return (f"which {through}is shadowed by {shadow} ({shadow_words(shadow)}): rename or "
+                "move it, or take its folder off PYTHONPATH")  # fmt: skip
     missing = _missing(e)
-    from ccsim.staging import distribution_left
 
     named = getattr(e, "name", None) or ""  # an ImportError's; a RuntimeError has none
     gone = missing if missing and missing not in own else named.partition(".")[0]
@@ -322,7 +342,24 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):
         return f"which is not installed: {cure}"
-    return f"which is installed but cannot be imported ({e}): {cure}"
+    return f"which is installed but cannot be imported ({failure_text(e)}): {cure}"
+
+
+def _users_module_in(e: BaseException) -> tuple[str, str] | None:
+    """The top-level module named by ``e`` (its module name, or quoted in its words as
+    Python names a module lacking a name) that is a file or folder of the user's, and that
+    file or folder; or None."""
+    import re
+
+    from ccsim.staging import shadowing_file
+
+    said = str(e)
+    names = [str(getattr(e, "name", None) or ""), *re.findall(r"(?:module|from) '([\w.]+)'", said)]
+    for name in dict.fromkeys(n.partition(".")[0] for n in names if n):
+        shadow = shadowing_file(name)
+        if shadow is not None:
+            return name, shadow
+    return None
 
 
 def dask_configuration_in_the_way(e: BaseException) -> str | None:

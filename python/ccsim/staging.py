@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ccsim.errors import Error
 
@@ -597,6 +598,97 @@ def distribution_left(package: str) -> str | None:
     return None
 
 
+def shadowing_file(package: str) -> str | None:
+    """The file of a module imported under ``package``'s name that no installed distribution
+    holds (a plain ``numpy.py`` where numpy is a package), or the folder of such a package (a
+    ``numpy/`` of the user's with an ``__init__.py``) when another of that name comes after it
+    on sys.path, or a folder of that name without ``__init__.py`` that no distribution holds
+    (imported as an empty namespace package: a clone of a package's sources on PYTHONPATH);
+    or None."""
+    import sys
+    from importlib import machinery, metadata
+
+    module = sys.modules.get(package)
+    if module is None:
+        return None
+    file = getattr(module, "__file__", None)
+    try:
+        if file is None:
+            return _users_namespace(package, module)
+        mine = Path(file).resolve()
+        for dist in metadata.packages_distributions().get(package, []):
+            if any(Path(str(f.locate())).resolve() == mine for f in metadata.files(dist) or []):
+                return None  # installed as a module (six, typing_extensions): not a shadow
+        if hasattr(module, "__path__"):
+            # A package no distribution lists: a folder of the user's, said as "installed but
+            # cannot be imported (cannot import name 'frombuffer' from 'numpy' (.../numpy/
+            # __init__.py)): install ccsim again" (campaign 34, issue 32); or one installed
+            # in a way whose metadata lists no files (an editable install), which is not a
+            # shadow unless another package of that name is found after it.
+            folder = mine.parent
+            rest = [p for p in sys.path if Path(p or ".").resolve() != folder.parent]
+            if machinery.PathFinder.find_spec(package, rest) is None:
+                return None
+            return str(Path(file).parent)
+    except Exception:  # metadata that cannot be read: say nothing of a shadow
+        return None
+    return file
+
+
+def _users_namespace(package: str, module: Any) -> str | None:
+    """The folder of a namespace package ``module`` when no installed distribution has a
+    package of that name, or None. Where one has (matplotlib's namespace mpl_toolkits; a
+    package whose folder lost its ``__init__.py``, a broken install rather than the user's
+    folder, since a whole package of that name would have been imported instead), it is not
+    the user's. A dependency takes such a folder for the optional package of that name and
+    fails on it: an ``lz4/`` without ``__init__.py`` on PYTHONPATH was "Dask's distributed
+    scheduler ... cannot be imported (module 'lz4' has no attribute '__version__'): pip
+    install '.[dask]'" (campaign 50, issue 32)."""
+    from importlib import metadata
+
+    folders = list(getattr(module, "__path__", None) or [])
+    if not folders or metadata.packages_distributions().get(package):
+        return None
+    return str(folders[0])
+
+
+def shadow_words(shadow: str) -> str:
+    """What ``shadow`` (from :func:`shadowing_file`) is, in the words of the line naming it."""
+    if Path(shadow).is_dir() and not (Path(shadow) / "__init__.py").exists():
+        return "a folder of that name without __init__.py, which Python imports as an empty package"
+    return "a module of that name found first where Python looks for it"
+
+
+def plugin_failing(e: BaseException) -> str | None:
+    """The plugin (an entry point another distribution declares) whose loading raised ``e``,
+    in words with its cure, or None. Dask loads every ``dask.sizeof`` plugin installed as it
+    loads, outside any try: one whose distribution's files are gone though its metadata is
+    left, or whose module fails, made ``--executor dask`` say "which needs ghost, which is not
+    installed: pip install '.[dask]'", an install that leaves that distribution as it is
+    (campaign 50, issue 32)."""
+    plugin = None
+    tb = e.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        module = str(frame.f_globals.get("__name__", ""))
+        if frame.f_code.co_name == "load" and module in ("importlib.metadata",
+                                                          "importlib_metadata"):  # fmt: skip
+            found = frame.f_locals.get("self")
+            if isinstance(getattr(found, "group", None), str):
+                plugin = found
+        tb = tb.tb_next
+    if plugin is None:
+        return None
+    try:
+        dist = plugin.dist.metadata["Name"] if plugin.dist is not None else None
+    except Exception:  # metadata that cannot be read: named by the plugin alone
+        dist = None
+    named = f"{plugin.value} ({plugin.group}" + (f", declared by {dist})" if dist else ")")
+    cure = (f"reinstall {dist} (pip install --force-reinstall {dist}) or uninstall it" if dist
+            else "reinstall or uninstall the package that declares it")  # fmt: skip
+    return f"which loads the plugin {named}, which cannot be imported ({failure_text(e)}): {cure}"
+
+
 def raised_importing(e: BaseException) -> bool:
     """Whether ``e`` was raised while a module was being imported (the import system's own
     frames in its traceback): an OSError there is a package failing to load (one of its files
@@ -608,6 +700,31 @@ def raised_importing(e: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+def failure_text(e: BaseException) -> str:
+    """A package's failure to load, in the words of the line that names it. A SyntaxError (a
+    module of it cut short by a full disk or a stopped upgrade, or one written for a newer
+    Python) by its whole file: CPython's own words name the file by its last name alone, and
+    "ccsim needs pandas, which is installed but cannot be imported (invalid syntax (_inner.py,
+    line 3))" did not say that the file was dateutil's (campaign 50, issue 32). A SystemExit or
+    KeyboardInterrupt its code raised (``sys.exit()`` in a module, as a CPU check or a licence
+    prompt does) by what it says."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"{e.msg} ({e.filename}, line {e.lineno})"
+    if isinstance(e, (SystemExit, KeyboardInterrupt)):
+        # The module whose code raised it, the innermost one loading: the line names the
+        # package ccsim imports, which may be another that loads this one.
+        module, tb = "a module", e.__traceback__
+        while tb is not None:
+            name = str(tb.tb_frame.f_globals.get("__name__", ""))
+            if tb.tb_frame.f_code.co_name == "<module>" and name.split(".")[0] != "ccsim":
+                module = name
+            tb = tb.tb_next
+        if isinstance(e, SystemExit):
+            return f"{module} called sys.exit({e.code!r}) as it loaded"
+        return f"{module} raised KeyboardInterrupt as it loaded, with no signal sent"
+    return str(e)
 
 
 def os_error_text(e: OSError) -> str:

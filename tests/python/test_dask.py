@@ -467,6 +467,98 @@ def test_a_dask_configuration_file_that_is_not_yaml_is_named_with_the_cure_to_me
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("kind", ["module", "folder"])
+def test_a_users_module_or_folder_named_like_an_optional_package_of_distributed_is_named(
+    kind: str, tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 50 (issue 32): distributed takes lz4 (snappy, zstandard; dask takes cityhash)
+    # when it can import it, and asks its version as it loads. An lz4.py of the user's on
+    # PYTHONPATH, or a folder lz4/ without __init__.py there (a clone of its sources), which
+    # Python imports as an empty package, was "which is installed but cannot be imported
+    # (module 'lz4' has no attribute '__version__'): pip install -c constraints.txt
+    # '.[dask]'", an install that changes nothing.
+    import subprocess
+    import sys
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    if kind == "module":
+        shadow = mine / "lz4.py"
+        shadow.write_text("x = 1\n")
+        what = "a module of that name found first where Python looks for it"
+    else:
+        shadow = mine / "lz4"
+        shadow.mkdir()
+        what = "a folder of that name without __init__.py, which Python imports as an empty package"
+    argv = [sys.executable, "-m", "ccsim.cli",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(mine)}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which loads lz4, "
+        f"which is shadowed by {shadow} ({what}): rename or move it, or take its folder off "
+        "PYTHONPATH\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_package_of_dask_exiting_as_it_loads_is_named_with_the_extras_cure(
+    tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 50 (issue 32): a package distributed loads calling sys.exit() as it loads (a
+    # check of the CPU) made --executor dask say "ccsim needs distributed, ...: install ccsim
+    # again with its dependencies", where its other failures name Dask's scheduler and the
+    # extra's install.
+    import subprocess
+    import sys
+
+    fake = tmp_path / "site" / "msgpack"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise SystemExit('no AVX2')\n")
+    argv = [sys.executable, "-m", "ccsim",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which is installed "
+        "but cannot be imported (msgpack called sys.exit('no AVX2') as it loaded): pip install "
+        "-c constraints.txt '.[dask]' from the repository root (the extra `dask`)\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dask_plugin_whose_files_are_gone_is_named_with_the_distribution_declaring_it(
+    tmp_path: Path, slow_line: str
+) -> None:
+    # Campaign 50 (issue 32): Dask loads every installed dask.sizeof plugin (an entry point
+    # another distribution declares) as it loads. One whose distribution's files are gone,
+    # its metadata left (an uninstall cut short), made --executor dask say "which needs
+    # ghost, which is not installed: pip install -c constraints.txt '.[dask]'": Dask does
+    # not need ghost, and that install leaves ghost's metadata as it is.
+    import subprocess
+    import sys
+
+    info = tmp_path / "site" / "ghost-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ghost\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[dask.sizeof]\nghost = ghost.sizeof:register\n")
+    (info / "RECORD").write_text("ghost/__init__.py,,\nghost/sizeof.py,,\n")
+    argv = [sys.executable, "-m", "ccsim.cli",
+            *_sweep_args(tmp_path, slow_line, "tcp://127.0.0.1:1")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "ccsim: error: --executor dask needs Dask's distributed scheduler, which loads the "
+        "plugin ghost.sizeof:register (dask.sizeof, declared by ghost), which cannot be "
+        "imported (No module named 'ghost'): reinstall ghost (pip install --force-reinstall "
+        "ghost) or uninstall it\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("where", ["variable", "file"])
 def test_a_dask_logging_configuration_distributed_fails_on_is_named_not_said_to_need_installing(
     where: str, tmp_path: Path, slow_line: str

@@ -28,6 +28,10 @@ get it too) makes one package
 - bad-metadata: it imports whole, but its METADATA cannot be read (a byte that is not UTF-8),
   so asking its version raises UnicodeDecodeError (campaign 37: pandas' and matplotlib's so
   failed a run and a reproduction after their runs);
+- raises-*: its ``__init__`` raises what is no ImportError: an OSError, a SyntaxError (a module
+  of it cut short), a RuntimeError, SystemExit (``sys.exit()`` at a check of the CPU) or
+  KeyboardInterrupt with no signal sent (campaign 50: SystemExit printed its bare words, and
+  ``ccsim run`` met it after its run);
 - shadowed: a module of the user's named like it (``numpy.py``, or a folder ``numpy/`` with
   an empty ``__init__.py``) first on PYTHONPATH, as a script in the working folder is under
   ``python -m ccsim``: it imports, so no look for a missing package sees it (campaign 33).
@@ -37,10 +41,10 @@ with ONE ``ccsim: error:`` line naming the package (or the package that imports 
 broken one: decided in campaign 25) and the cure, no traceback, no "internal error", and
 nothing written to --out, and no run gone to its end before the error; shadowed, the line
 names the user's file (or folder) instead of a reinstall, which changes nothing. The Python
-API raises an ImportError whose message names it (a package's own AttributeError, and what
-Python raises for a shadowed one, pass through).
+API raises an ImportError whose message names it (a package's own AttributeError or raises-*
+exception, and what Python raises for a shadowed one, pass through).
 
-The matrix (packages x states x commands) is ~6,200 cells here (49 packages); by default a
+The matrix (packages x states x commands) is ~10,500 cells here (50 packages); by default a
 sample chosen by a fixed seed runs (CCSIM_EXTRAS_CELLS=N sets its size, ``all`` runs every
 cell); ``python tests/python/test_extras_matrix.py [NAME...]`` runs them all, or those of the
 packages, states or commands named, and prints the failing ones.
@@ -97,6 +101,21 @@ class _BrokenLoader:
         elif _state == "broken-import":
             code = (f"raise ImportError(\"cannot import name '_impl' from '{_top}._inner'\", "
                     f"name='{_top}._inner')")
+        elif _state == "raises-oserror":
+            # A file of its own it reads as it loads gone, or a library ctypes loads.
+            code = (f"raise OSError(2, 'No such file or directory', "
+                    f"'/site-packages/{_top}/_data/table.json')")
+        elif _state == "raises-syntax":
+            # A module of it half written (an upgrade cut short): its __init__'s import of
+            # it fails to compile.
+            code = (f"raise SyntaxError('invalid syntax', ('/site-packages/{_top}/_inner.py', "
+                    "3, 5, 'def (\\n'))")
+        elif _state == "raises-runtime":
+            code = f"raise RuntimeError('{_top}: the C runtime it was built for is not here')"
+        elif _state == "raises-exit":
+            code = f"raise SystemExit('{_top}: cannot start: CPU lacks AVX2')"
+        elif _state == "raises-interrupt":
+            code = "raise KeyboardInterrupt"
         else:
             code = f"raise AttributeError(\"module '{_top}._inner' has no attribute '_impl'\")"
         exec(compile(code, f"/site-packages/{_top}/__init__.py", "exec"), module.__dict__)
@@ -327,13 +346,22 @@ def packages() -> dict[str, list[str]]:
     return dict(sorted(result.items()))
 
 
+# raises-*: its __init__'s code raises what is no ImportError (campaign 50): an OSError (a
+# file of its own gone, a library it loads with ctypes), a SyntaxError (a module of it cut
+# short, or written for a newer Python), a RuntimeError (a CPU or runtime check), SystemExit
+# (sys.exit() at such a check) or KeyboardInterrupt with no signal sent. The Python API lets
+# each through as the package raised it, its traceback naming the package's file.
+RAISING = {"raises-oserror": "OSError", "raises-syntax": "SyntaxError",
+           "raises-runtime": "RuntimeError", "raises-exit": "SystemExit",
+           "raises-interrupt": "KeyboardInterrupt"}  # fmt: skip
+
 # broken-sub: the package imports, and a module of it loaded later fails (pyarrow.parquet
 # with its libparquet gone, a conda pyarrow-core without it).
 # shadowed: a module of the user's named like the package (``numpy.py``, or a folder
 # ``numpy/`` holding an empty ``__init__.py``) in a folder first on PYTHONPATH, as a script of
 # that name in the working folder is under ``python -m ccsim`` (campaign 33, issue 32).
 STATES = ["missing", "broken-import", "broken-attr", "broken-sub", "shadowed",
-          "shadowed-folder", "no-init", "no-metadata", "bad-metadata"]  # fmt: skip
+          "shadowed-folder", "no-init", "no-metadata", "bad-metadata", *RAISING]  # fmt: skip
 
 # Each command: argv (or "api:" code), and the files a success must leave in {out}.
 COMMANDS: dict[str, tuple[list[str], list[str]]] = {
@@ -359,6 +387,12 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {
                  "assert len(r.flows)"], []),
     "api-parquet": (["api:from ccsim import Result\n"
                      "assert len(Result.from_parquet({run!r}).flows)"], []),
+    # The command line's Dask executor (campaign 50), given an address without a port: the
+    # cell's baseline is the line refusing it, which Dask's own parsing gives once its
+    # packages have loaded (a refused port is tried for 4 s; this takes none of that).
+    "sweep-dask": (["sweep", FILE, "--set", "duration=100ms", "--param",
+                    "links.bottleneck.loss.rate=0.01,0.02", "--executor", "dask",
+                    "--scheduler", "tcp://127.0.0.1", "--out", "{out}"], []),
     "api-cluster": (["api:from ccsim import sweep\nfrom ccsim.scenario import Scenario\n"
                      "runs = sweep.plan_grid(Scenario.from_toml({file!r}).to_toml(), "
                      "['duration=100ms'], [], [1])\n"
@@ -520,6 +554,8 @@ def _judge(command: str, status: int, stdout: str, stderr: str, package: str,
         kind, is_import, message = raised.groups()
         if command == "api-cluster" and kind == "ClusterError" and "cannot reach" in message:
             return []  # the cell's baseline: no scheduler at that address
+        if RAISING.get(spec["state"]) == kind:
+            return []  # the package's own exception, let through
         # A package whose own code raises AttributeError raises it through the API as it
         # would through any import of it: its traceback names the package's file.
         # A module of the user's shadowing the package, or the package's folder left without
@@ -543,6 +579,9 @@ def _judge(command: str, status: int, stdout: str, stderr: str, package: str,
             problems.append(f"status 0 with: {stderr.strip()[-300:]}")
         return problems
     lines = stderr.strip().splitlines()
+    baseline = len(lines) == 1 and "not a Dask scheduler's address" in lines[0]
+    if command == "sweep-dask" and baseline and not out.exists():
+        return problems  # the address refused, once Dask's packages have loaded
     if "Traceback" in stderr:
         problems.append("traceback: " + " | ".join(lines[-3:])[:400])
     elif len(lines) != 1 or not lines[0].startswith("ccsim: error: "):
@@ -608,7 +647,19 @@ FOUND = [("pyarrow", "broken-sub", "run"), ("pyarrow", "broken-attr", "run"),
          # sweep` (tqdm reads its own version as it loads).
          ("pandas", "bad-metadata", "run"), ("matplotlib", "bad-metadata", "reproduce"),
          ("plotly", "bad-metadata", "api-cluster"),
-         ("tqdm", "bad-metadata", "api-cluster")]  # fmt: skip
+         ("tqdm", "bad-metadata", "api-cluster"),
+         # Campaign 50, the raises-* states: a package's sys.exit() as it loaded printed its
+         # bare words and ended 1 (`ccsim run` after its run: the table libraries' thread
+         # dropped it), KeyboardInterrupt said "ccsim: interrupted" of no signal, and a
+         # SyntaxError in dateutil read "pandas ... (invalid syntax (_inner.py, line 3))".
+         ("numpy", "raises-exit", "run"), ("PIL", "raises-exit", "report"),
+         ("numpy", "raises-interrupt", "run"), ("dateutil", "raises-syntax", "sweep"),
+         # ... and under --executor dask a distributed.py of the user's, or distributed's
+         # folder without its __init__.py, was "--scheduler tcp://127.0.0.1:9: the address
+         # answered, but not as a Dask scheduler", of a port where nothing listens: the
+         # probe's import had failed.
+         ("distributed", "shadowed", "sweep-dask"),
+         ("distributed", "no-init", "sweep-dask")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("package", "state", "command"), FOUND)

@@ -161,6 +161,68 @@ def test_a_module_of_the_users_named_like_an_optional_package_of_pandas_is_named
     assert not out.exists()
 
 
+@pytest.mark.parametrize("kind", ["module", "folder"])
+def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_tqdm_is_named(
+    kind: str, tmp_path: Path
+) -> None:
+    """tqdm takes envwrap when it can import it. A folder envwrap/ without __init__.py on
+    PYTHONPATH (or in the working folder, under ``python -m ccsim``), which Python imports as
+    an empty package, made a sweep say "ccsim needs envwrap, which is installed but cannot be
+    imported (cannot import name 'envwrap' from 'envwrap' (unknown location)): install ccsim
+    again"; an envwrap.py there, run from the folder above it, "ccsim needs mine, which loads
+    envwrap": the file's ImportError was read as an extension module's, and its folder named
+    as the package (campaign 50, issue 32)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    if kind == "module":
+        shadow = mine / "envwrap.py"
+        shadow.write_text("x = 1\n", encoding="utf-8")
+        what = "a module of that name found first where Python looks for it"
+    else:
+        shadow = mine / "envwrap"
+        shadow.mkdir()
+        what = "a folder of that name without __init__.py, which Python imports as an empty package"
+    out = tmp_path / "out"
+    argv = ["sweep", FILE, "--set", "duration=100ms", "--param",
+            "links.bottleneck.loss.rate=0.01,0.02", "--workers", "1",
+            "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(mine)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"ccsim: error: ccsim needs tqdm, which loads envwrap, which is shadowed by {shadow} "
+        f"({what}): rename or move it, or take its folder off PYTHONPATH\n"
+    )
+    assert not out.exists()
+
+
+def test_a_folder_of_the_users_named_like_an_optional_package_of_anyio_stops_the_explorer(
+    tmp_path: Path,
+) -> None:
+    """anyio (the explorer's server loop) takes sniffio when it can import it. A folder
+    sniffio/ without __init__.py on PYTHONPATH, which Python imports as an empty package, made
+    ``ccsim explore`` say "ccsim needs sniffio, which is shadowed by ...": ccsim does not use
+    sniffio; anyio does, and is named first (campaign 50, issue 32)."""
+    import socket
+
+    shadow = tmp_path / "mine" / "sniffio"
+    shadow.mkdir(parents=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["explore", "--results", str(tmp_path / "results"), "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"ccsim: error: ccsim needs anyio, which loads sniffio, which is shadowed by {shadow} (a "
+        "folder of that name without __init__.py, which Python imports as an empty package): "
+        "rename or move it, or take its folder off PYTHONPATH\n"
+    )
+
+
 def test_a_broken_package_a_dependency_takes_when_installed_is_named_with_its_own_cure(
     tmp_path: Path, m01_quick: Path
 ) -> None:
