@@ -20,7 +20,12 @@ import signal
 import sys
 from types import FrameType
 
-from ccsim.stop_signals import STOP_SIGNALS, inside_import_locking, send_again
+from ccsim.stop_signals import (
+    STOP_SIGNALS,
+    inside_import_locking,
+    raised_by_a_stop,
+    send_again,
+)
 
 
 def main() -> int:
@@ -93,8 +98,10 @@ def main() -> int:
         # the default action back and a late signal killed the process, its status lost.
         _late_signals_ignored()
         return status
-    except KeyboardInterrupt:
-        if not received:  # not one of ours: raised by the command itself
+    except (KeyboardInterrupt, RuntimeError) as e:
+        # Not one of ours (raised by the command itself): left as it is. A RuntimeError Python
+        # raised around ours (stop_signals.raised_by_a_stop) is ours.
+        if not received or not raised_by_a_stop(e):
             raise
         return _interrupted_at_start(received[0])
     finally:

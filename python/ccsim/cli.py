@@ -77,7 +77,12 @@ from ccsim.staging import (
     shown_path,
     staged_output,
 )
-from ccsim.stop_signals import STOP_SIGNALS, inside_import_locking, send_again
+from ccsim.stop_signals import (
+    STOP_SIGNALS,
+    inside_import_locking,
+    raised_by_a_stop,
+    send_again,
+)
 
 if TYPE_CHECKING:
     from ccsim.result import Result
@@ -1931,6 +1936,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         _error(os_error_text(e))
         return 1
     except Exception as e:
+        if received and raised_by_a_stop(e):  # Python's RuntimeError around our interrupt
+            return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met
         package = _package_failing_to_load(e) or _shadowed_module_lacking(e)

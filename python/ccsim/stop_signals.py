@@ -84,6 +84,24 @@ def inside_import_locking(frame: FrameType | None) -> bool:
     return False
 
 
+def raised_by_a_stop(error: BaseException) -> bool:
+    """Whether ``error`` is a stop signal's KeyboardInterrupt, or an error Python raised around
+    one (through ``__cause__``). CPython 3.11 wraps any exception raised inside a descriptor's
+    ``__set_name__`` as a class is made in ``RuntimeError("Error calling __set_name__ on
+    'cached_property' instance ...")``: a Ctrl-C or SIGHUP landing there, as ``ipaddress``
+    defines its classes during ccsim's import, ended the command with that traceback, status 1
+    (or 120, its stderr gone) instead of its interruption's line (the CLI states matrix's
+    state, ~1 run in 300; stop 57, issue 32)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False
+
+
 def send_again(signum: int) -> None:
     """Send this process ``signum`` again :data:`SIGNAL_AGAIN_S` from now, from a thread (a
     daemon: it never holds the process's exit)."""
