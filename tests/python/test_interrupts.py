@@ -370,6 +370,23 @@ def test_a_stop_signal_is_put_off_only_where_the_import_system_takes_or_gives_ba
     assert not inside_import_locking(sys._getframe())
 
 
+def _entry_point_patched(patch: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``ccsim ARGV`` through its entry point in a child Python, after ``patch``: code run with
+    ``os``, ``signal``, ``sys`` and ``ccsim.cli`` (as ``cli``) imported, which replaces a
+    function of the command's to put a signal at one instant."""
+    script = (
+        "import os, signal, sys\n"
+        "from ccsim import cli\n"
+        "from ccsim.__main__ import main\n"
+        f"{patch}"
+        f"sys.argv = {['ccsim', *argv]!r}\n"
+        "sys.exit(main())\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+
+
 #: A class made with a descriptor whose ``__set_name__`` receives SIGHUP: the instant a signal
 #: lands in ``functools.cached_property.__set_name__`` as ipaddress's classes are made.
 _CLASS_GETTING_SIGHUP_IN_SET_NAME = """
@@ -411,20 +428,13 @@ def test_a_stop_signal_inside_set_name_as_a_class_is_made_ends_with_the_interrup
             tmp_path, _SIGHUP_IN_SET_NAME_AT_START, "script", "validate", scenario
         )
     else:
-        script = (
-            "import sys\n"
-            "from ccsim import cli\n"
-            "from ccsim.__main__ import main\n"
+        patch = (
             "def validate(args):\n"
             f"    exec({_CLASS_GETTING_SIGHUP_IN_SET_NAME!r}, {{}})\n"
             "    return 0\n"
             "cli._cmd_validate = validate\n"
-            f"sys.argv = ['ccsim', 'validate', {scenario!r}]\n"
-            "sys.exit(main())\n"
         )
-        proc = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
-        )
+        proc = _entry_point_patched(patch, "validate", scenario)
     _no_traceback(proc.stderr)
     assert (proc.returncode, proc.stderr) == (
         129,
@@ -438,22 +448,15 @@ def test_a_stop_signal_as_the_command_returns_from_its_block_gives_the_one_line_
     # The same matrix's case: a signal handled after the command's own catching of it, as its
     # block of handlers ended, left the command as a bare KeyboardInterrupt. The command made
     # to receive SIGHUP just after its work, inside that block.
-    script = (
-        "import os, signal, sys\n"
-        "from ccsim import cli\n"
-        "from ccsim.__main__ import main\n"
+    patch = (
         "work = cli._dispatch\n"
         "def dispatch(args, received):\n"
         "    status = work(args, received)\n"
         "    os.kill(os.getpid(), signal.SIGHUP)\n"
         "    return status\n"
         "cli._dispatch = dispatch\n"
-        f"sys.argv = ['ccsim', 'validate', {str(examples / 'random-loss.toml')!r}]\n"
-        "sys.exit(main())\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
-    )
+    proc = _entry_point_patched(patch, "validate", str(examples / "random-loss.toml"))
     _no_traceback(proc.stderr)
     assert (proc.returncode, proc.stderr) == (
         129,
