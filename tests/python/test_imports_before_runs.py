@@ -197,17 +197,34 @@ def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_tqdm_
     assert not out.exists()
 
 
-def test_a_folder_of_the_users_named_like_an_optional_package_of_anyio_stops_the_explorer(
-    tmp_path: Path,
+@pytest.mark.parametrize("form", ["module", "folder"])
+def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_anyio_stops_the_explorer(
+    tmp_path: Path, form: str
 ) -> None:
-    """anyio (the explorer's server loop) takes sniffio when it can import it. A folder
-    sniffio/ without __init__.py on PYTHONPATH, which Python imports as an empty package, made
-    ``ccsim explore`` say "ccsim needs sniffio, which is shadowed by ...": ccsim does not use
-    sniffio; anyio does, and is named first (campaign 50, issue 32)."""
+    """anyio (the explorer's server loop) takes sniffio when it can import it. A sniffio.py, or
+    a folder sniffio/ without __init__.py, on PYTHONPATH made ``ccsim explore`` say "ccsim
+    needs sniffio, which is shadowed by ...": ccsim does not use sniffio; anyio does, and is
+    named first (campaign 50, issue 32)."""
+    from importlib import metadata
+
+    if metadata.packages_distributions().get("sniffio"):
+        # CI's kind of Python has sniffio installed. A folder without __init__.py then shadows
+        # nothing (Python takes a regular package found anywhere on the path over it: the
+        # explorer served, and this test waited for it), and a sniffio.py shadowing an
+        # installed sniffio is named as any shadowed package is ("ccsim needs sniffio, which
+        # is shadowed by ..."), not as a module of the user's that no distribution has.
+        pytest.skip("sniffio is installed here: the case is a Python without it")
     import socket
 
-    shadow = tmp_path / "mine" / "sniffio"
-    shadow.mkdir(parents=True)
+    if form == "module":
+        shadow = tmp_path / "mine" / "sniffio.py"
+        shadow.parent.mkdir()
+        shadow.write_text("")
+        what = "a module of that name found first where Python looks for it"
+    else:
+        shadow = tmp_path / "mine" / "sniffio"
+        shadow.mkdir(parents=True)
+        what = "a folder of that name without __init__.py, which Python imports as an empty package"
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -217,9 +234,8 @@ def test_a_folder_of_the_users_named_like_an_optional_package_of_anyio_stops_the
                           text=True, cwd=ROOT, env=env, timeout=60, check=False)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == (
-        f"ccsim: error: ccsim needs anyio, which loads sniffio, which is shadowed by {shadow} (a "
-        "folder of that name without __init__.py, which Python imports as an empty package): "
-        "rename or move it, or take its folder off PYTHONPATH\n"
+        f"ccsim: error: ccsim needs anyio, which loads sniffio, which is shadowed by {shadow} "
+        f"({what}): rename or move it, or take its folder off PYTHONPATH\n"
     )
 
 
