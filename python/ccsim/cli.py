@@ -647,7 +647,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise ValueError(f"--plot {args.plot}: {e}; name a PNG file") from None
         except OSError:  # not there yet (or a link to nowhere): the PNG is made
             pass
-        check_output_folder(args.plot.absolute().parent, [], [], option="--plot", create=False)
+        # The folder as the user wrote it (relative stays relative): it was named by its
+        # absolute path, "--plot /home/u/ro: cannot write there" for `--plot ro/x.png`.
+        check_output_folder(args.plot.parent, [], [], option=f"--plot {args.plot}: its folder",
+                            create=False)  # fmt: skip
         # What draws it, before the benchmarks too: missing, "ccsim needs matplotlib" came
         # after them, minutes of them with --scale (campaign 13, issue 32).
         importlib.import_module("matplotlib.pyplot")

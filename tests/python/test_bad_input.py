@@ -950,8 +950,23 @@ def test_a_bench_plot_it_could_not_draw_or_write_is_refused_before_the_benchmark
     where = next((plot[a] for a in argv if a in plot), tmp_path / "x.png")
     assert main(["bench", *asked, "--plot", str(where)]) == 1
     line = one_error_line(capsys)
-    assert line.startswith(f"ccsim: error: --plot {where.parent if 'folder' in error else where}")
+    assert line.startswith(f"ccsim: error: --plot {where}")
     assert error in line, line
+
+
+def test_a_bench_plot_folder_that_cannot_be_written_is_named_as_the_user_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Stop 58 (issue 32): `--plot a-file/x.png` was refused as "--plot /home/u/.../a-file: ...",
+    # the folder by its absolute path, which the user never wrote.
+    benchmarks_must_not_run(monkeypatch)
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--scale", "--plot", "a-file/x.png"]) == 1
+    assert one_error_line(capsys) == (
+        "ccsim: error: --plot a-file/x.png: its folder a-file: a-file is a file, not a folder; "
+        "move it away or name another folder"
+    )
 
 
 def test_a_bench_plot_without_matplotlib_is_refused_before_the_benchmarks_run(
