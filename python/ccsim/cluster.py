@@ -490,6 +490,25 @@ def check_configuration() -> None:
                     f"Dask's configuration: {where} is {value!r}, not {what} (its default is "
                     f"{default!r}): mend it (the DASK_* variables, the files in ~/.config/dask)"
                 )
+    # The client's event loop is chosen in a thread of Dask's as the client starts: a value it
+    # does not know (DASK_DISTRIBUTED__ADMIN__EVENT_LOOP=nope; uvloop without its module) left
+    # a coroutine unawaited in that thread, and "ccsim: warning: coroutine 'LoopRunner.
+    # _start_unlocked.<locals>.amain' was never awaited" came above the error (stop 58, issue
+    # 32). Asked here, in this thread, before any client: no coroutine is made.
+    from distributed.config import get_loop_factory
+
+    try:
+        get_loop_factory()
+    except (ValueError, RuntimeError) as e:  # RuntimeError: uvloop named, not installed
+        where = "distributed.admin.event-loop"
+        loop = dask.config.get(where)
+        default = defaults.get("distributed", {}).get("admin", {}).get("event-loop")
+        said = ("but uvloop is not installed" if loop == "uvloop" else
+                "not one of asyncio, tornado, uvloop")  # fmt: skip
+        raise ClusterError(
+            f"Dask's configuration: {where} is {loop!r}, {said} (its default is {default!r}): "
+            "mend it (the DASK_* variables, the files in ~/.config/dask)"
+        ) from e
 
 
 def connect(target: str | Client) -> tuple[Client, bool]:

@@ -188,18 +188,34 @@ def test_the_cli_runs_a_sweep_on_a_scheduler_given_by_address(
     [
         ("distributed.client.heartbeat", "abc", "'abc', not a duration (its default is '5s')"),
         ("distributed.comm.retry.count", "abc", "'abc', not a whole number (its default is 0)"),
+        # Stop 58: chosen in a thread of Dask's as its client started, an event loop it does
+        # not know was "Dask's client cannot start ...", under a warning of a coroutine never
+        # awaited in that thread.
+        (
+            "distributed.admin.event-loop",
+            "nope",
+            "'nope', not one of asyncio, tornado, uvloop (its default is 'tornado')",
+        ),
+        (
+            "distributed.admin.event-loop",
+            "uvloop",
+            "'uvloop', but uvloop is not installed (its default is 'tornado')",
+        ),
     ],
 )
 def test_a_dask_configuration_dask_cannot_read_is_one_line_naming_it_before_any_run(
     key: str, value: str, said: str, tmp_path: Path, slow_line: str, local_cluster: Any,
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     # Campaign 46 (issue 32): a value Dask cannot read in the user's configuration (DASK_*
     # variables, ~/.config/dask/*.yaml). The client's heartbeat, read as it starts, was
     # "internal error (KeyError): 'Invalid time unit: abc ...'"; the retry count, read only
     # once the runs were sent, made the sweep wait forever, printing nothing.
+    import sys
+
     import dask
 
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # missing, wherever it is installed
     args = _sweep_args(tmp_path, slow_line, local_cluster.scheduler_address)
     with dask.config.set({key: value}):
         assert main(args) == 1
