@@ -105,6 +105,10 @@ class SchedulerLost(ClusterError):
         self.address = address
 
 
+class _TlsRefused(Exception):
+    """The server at a tls:// address reached did not take up TLS (a tcp:// scheduler)."""
+
+
 class _Unreachable(Exception):
     """No connection to the address within the time given; the message is the system's last
     reason (``Connection refused``, ``Name or service not known``) or ``no answer``."""
@@ -162,8 +166,9 @@ def _check_transport(scheme: str) -> None:
         ) from None
 
 
-async def _identity(address: str) -> Any:
-    """Connect to ``address``, do Dask's handshake, and ask the server who it is."""
+async def _identity(address: str, connection_args: dict[str, Any]) -> Any:
+    """Connect to ``address`` with ``connection_args`` (:func:`_client_security`), do Dask's
+    handshake, and ask the server who it is."""
     from distributed.comm import connect
 
     # Reaching the port gets most of CONNECT_TIMEOUT_S; Dask's connection, handshake and the
@@ -177,7 +182,11 @@ async def _identity(address: str) -> Any:
     await _reach(address, 0.8 * CONNECT_TIMEOUT_S)
 
     async def handshake() -> Any:
-        comm = await connect(address, timeout=0.2 * CONNECT_TIMEOUT_S)
+        # With the client's security settings from Dask's configuration, as the client's own
+        # connections have them: without, a tls:// scheduler (its certificates set in
+        # ~/.config/dask, as a cluster with TLS asks of its users) was refused as one that
+        # "answered, but not as a Dask scheduler" (stop 58, issue 32).
+        comm = await connect(address, timeout=0.2 * CONNECT_TIMEOUT_S, **connection_args)
         try:
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
@@ -185,7 +194,108 @@ async def _identity(address: str) -> Any:
             comm.abort()
 
     left = max(deadline - loop.time(), 0.2 * CONNECT_TIMEOUT_S)
-    return await asyncio.wait_for(handshake(), left)
+    try:
+        return await asyncio.wait_for(handshake(), left)
+    except ValueError as e:
+        # Tornado's, not an address's: a tls:// client met a server that does not speak TLS
+        # ("IOStream is not idle; cannot convert to SSL"), told as "not a Dask scheduler's
+        # address" of a scheduler's own address (stop 58, issue 32).
+        raise _TlsRefused(address) from e
+
+
+def _client_security(address: str) -> dict[str, Any]:
+    """The connection arguments of a Dask client to ``address`` under Dask's security
+    configuration (``distributed.comm.require-encryption``, ``distributed.comm.tls.*``), or
+    :class:`ClusterError` where they cannot serve it, said before any connection."""
+    from distributed.comm.addressing import parse_address
+    from distributed.security import Security
+
+    where = f"--scheduler {address}"
+    mend = "the DASK_* variables, the files in ~/.config/dask"
+    try:
+        scheme = parse_address(address)[0]
+    except ValueError:
+        return {}  # not an address: the probe says so, in Dask's words
+    import dask
+
+    for key in ("ca-file", "client.cert", "client.key"):
+        # Named, file and key: ssl's own words are "[Errno 2] No such file or directory".
+        value = dask.config.get(f"distributed.comm.tls.{key}", None)
+        if isinstance(value, str) and value and "\n" not in value:  # "\n": the PEM itself
+            try:
+                Path(value).open("rb").close()
+            except OSError as e:
+                raise ClusterError(
+                    f"{where}: Dask's TLS settings: distributed.comm.tls.{key} is {value!r}, "
+                    f"which cannot be read ({e.strerror or e}): mend it ({mend})"
+                ) from e
+    try:
+        security = Security()
+        args: dict[str, Any] = security.get_connection_args("client")
+    except (OSError, ValueError, TypeError) as e:  # a certificate file missing or unreadable
+        raise ClusterError(
+            f"{where}: Dask's TLS settings cannot be loaded ({e}): mend them "
+            f"(distributed.comm.tls.*: {mend})"
+        ) from e
+    if security.require_encryption and scheme != "tls":
+        # Dask refused the client's first connection in its own words, and a client left
+        # half made printed a traceback 10 s later, as Python ended (stop 58, issue 32).
+        raise ClusterError(
+            f"{where}: Dask's configuration requires encrypted connections "
+            f"(distributed.comm.require-encryption is {security.require_encryption!r}), and "
+            f"{scheme}:// is not encrypted: name the scheduler's tls:// address, or mend it "
+            f"({mend})"
+        )
+    if scheme == "tls" and args.get("ssl_context") is None:
+        # Dask makes a client's TLS context only from both (security.py, _get_tls_context).
+        unset = [f"distributed.comm.tls.{key}" for key in ("ca-file", "client.cert")
+                 if not dask.config.get(f"distributed.comm.tls.{key}", None)]  # fmt: skip
+        raise ClusterError(
+            f"{where}: a tls:// scheduler needs Dask's TLS settings for its clients, and "
+            f"{' and '.join(unset) or 'they'} {'is' if len(unset) == 1 else 'are'} not set: "
+            "set distributed.comm.tls.ca-file (the authority that signed the scheduler's "
+            "certificate), distributed.comm.tls.client.cert and .key (this client's) "
+            f"({mend})"
+        )
+    return args
+
+
+def _tls_failure(got: Any, address: str) -> str | None:
+    """What went wrong with TLS in the probe's outcome ``got``, in a user's words, or None.
+    Dask's own words were "cannot reach a Dask scheduler: tLS certificate does not match.
+    Check your security settings. More info at ...", or the closed connection's repr, with
+    the cause (an untrusted certificate, a client certificate the scheduler refused, a
+    scheduler that speaks TLS to a tcp:// client) nowhere (stop 58, issue 32)."""
+    import ssl
+
+    where = "(the DASK_* variables, the files in ~/.config/dask)"
+    not_tls = ("the server there did not take up TLS (a tcp:// scheduler does not): name its "
+               "tcp:// address")  # fmt: skip
+    chain = []
+    cause = got if isinstance(got, BaseException) else None
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for e in chain:
+        if isinstance(e, _TlsRefused):
+            return not_tls
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return (f"the scheduler's TLS certificate is not trusted ({e.verify_message}): "
+                    "distributed.comm.tls.ca-file must name the authority that signed it "
+                    f"{where}")  # fmt: skip
+        if isinstance(e, ssl.SSLError) and e.reason == "WRONG_VERSION_NUMBER":
+            return not_tls  # what came back is not TLS
+    if address.startswith("tls://") and any(isinstance(e, OSError) for e in chain):
+        # Reached (_reach) and then closed in the handshake: an alert, an EOF. Dask keeps the
+        # SSL error's text in its own message (the error itself only sometimes as a cause).
+        said = str(got).split(">: ", 1)[-1]
+        return (f"the scheduler ended the TLS handshake ({said}): it may not accept this "
+                "client's certificate (distributed.comm.tls.client.cert and .key) "
+                f"{where}")  # fmt: skip
+    if address.startswith("tcp://") and any(isinstance(e, ConnectionResetError) for e in chain):
+        return ("the server there reset the connection in Dask's handshake (a tls:// "
+                "scheduler does so to a tcp:// client: then name its tls:// address)")  # fmt: skip
+    return None
 
 
 def check_scheduler(address: str) -> None:
@@ -194,11 +304,12 @@ def check_scheduler(address: str) -> None:
 
     Runs on a thread of its own with its own event loop, so it works whether or not the
     caller has one running (a notebook)."""
+    connection_args = _client_security(address)
     outcome: list[Any] = []
 
     def probe() -> None:
         try:
-            reply = asyncio.run(_identity(address))
+            reply = asyncio.run(_identity(address, connection_args))
             outcome.append(reply)
         except BaseException as e:  # handed to the caller's thread
             outcome.append(e)
@@ -215,6 +326,9 @@ def check_scheduler(address: str) -> None:
             "scheduler` prints, tcp://HOST:8786 by default)"
         )
     got = outcome[0]
+    tls_failure = _tls_failure(got, address)
+    if tls_failure is not None:
+        raise ClusterError(f"{where}: {tls_failure}")
     if isinstance(got, ValueError):  # not an address: no port, an unknown scheme
         raise ClusterError(f"{where}: not a Dask scheduler's address ({got})")
     if isinstance(got, (_Unreachable, OSError)):  # refused, unreachable, no such host

@@ -687,3 +687,105 @@ def test_a_scheduler_killed_mid_sweep_is_one_line_saying_what_is_kept_and_the_sw
     local = [a for a in args if a not in ("--executor", "dask", "--scheduler", address)]
     assert main(local) == 0
     assert f"40 runs: {40 - kept} executed, {kept} reused from the store" in capfd.readouterr().out
+
+
+def _self_signed(folder: Path, name: str) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 and its key, made by the system's openssl."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a TLS certificate with")
+    cert, key = folder / f"{name}.pem", folder / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    return str(cert), str(key)
+
+
+@pytest.fixture(scope="module")
+def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, dict[str, str]]]:
+    """A scheduler and one worker thread on tls://127.0.0.1, each side asking for the other's
+    certificate, as a cluster with TLS does; and the client's settings that reach it."""
+    from distributed.security import Security
+
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = _self_signed(folder, "cluster")
+    security = Security(tls_ca_file=cert, tls_scheduler_cert=cert, tls_scheduler_key=key,
+                        tls_worker_cert=cert, tls_worker_key=key, tls_client_cert=cert,
+                        tls_client_key=key, require_encryption=True)  # fmt: skip
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tls://",
+        host="127.0.0.1", dashboard_address=":0", security=security, silence_logs=50,
+    ) as lc:  # fmt: skip
+        yield lc, {"distributed.comm.tls.ca-file": cert,
+                   "distributed.comm.tls.client.cert": cert,
+                   "distributed.comm.tls.client.key": key}  # fmt: skip
+
+
+def test_a_tls_scheduler_is_reached_with_the_tls_settings_of_dasks_configuration(
+    tmp_path: Path, slow_line: str, tls_cluster: tuple[Any, dict[str, str]]
+) -> None:
+    # Stop 58 (issue 32): ccsim's probe of the scheduler connected without the client's TLS
+    # settings, and a tls:// scheduler set up as Dask's documentation says was refused: "the
+    # address answered, but not as a Dask scheduler".
+    import dask
+
+    lc, settings = tls_cluster
+    assert lc.scheduler_address.startswith("tls://")
+    with dask.config.set(settings):
+        assert main(_sweep_args(tmp_path, slow_line, lc.scheduler_address, seeds=2)) == 0
+    assert len(pd.read_parquet(tmp_path / "out" / "flows.parquet")) == 2
+
+
+@pytest.mark.parametrize(
+    "case", ["no settings", "a file missing", "another authority", "tcp:// to it",
+             "encryption required, tcp://"],
+)  # fmt: skip
+def test_a_tls_setting_that_cannot_reach_the_scheduler_is_one_line_naming_it(
+    case: str, tmp_path: Path, slow_line: str, tls_cluster: tuple[Any, dict[str, str]],
+    capfd: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Stop 58 (issue 32): each was another text of Dask's, or the wrong one of ccsim's:
+    # "cannot reach a Dask scheduler: tLS certificate does not match. Check your security
+    # settings. More info at ...", "in <TCP (closed) local=... remote=...>: ConnectionResetError:
+    # ...", "the address answered, but not as a Dask scheduler"; with require-encryption and
+    # a tcp:// address, Dask's "encryption required by Dask configuration, refusing
+    # communication from/to ..." and, 10 s later as Python ended, a traceback of the client
+    # it left half made.
+    import dask
+
+    lc, settings = tls_cluster
+    address = lc.scheduler_address
+    mend = "(the DASK_* variables, the files in ~/.config/dask)"
+    if case == "no settings":
+        settings = {}
+        said = ("a tls:// scheduler needs Dask's TLS settings for its clients, and "
+                "distributed.comm.tls.ca-file and distributed.comm.tls.client.cert are not "
+                "set: set distributed.comm.tls.ca-file (the authority that signed the "
+                "scheduler's certificate), distributed.comm.tls.client.cert and .key (this "
+                f"client's) {mend}")  # fmt: skip
+    elif case == "a file missing":
+        settings = {**settings, "distributed.comm.tls.ca-file": str(tmp_path / "ca.pem")}
+        said = (f"Dask's TLS settings: distributed.comm.tls.ca-file is "
+                f"'{tmp_path / 'ca.pem'}', which cannot be read (No such file or directory): "
+                f"mend it {mend}")  # fmt: skip
+    elif case == "another authority":
+        other, _ = _self_signed(tmp_path, "other")
+        settings = {**settings, "distributed.comm.tls.ca-file": other}
+        said = "the scheduler's TLS certificate is not trusted ("
+    elif case == "tcp:// to it":
+        address = address.replace("tls://", "tcp://")
+        said = ("the server there reset the connection in Dask's handshake (a tls:// "
+                "scheduler does so to a tcp:// client: then name its tls:// address)")  # fmt: skip
+    else:
+        address = address.replace("tls://", "tcp://")
+        settings = {**settings, "distributed.comm.require-encryption": True}
+        said = ("Dask's configuration requires encrypted connections (distributed.comm."
+                "require-encryption is True), and tcp:// is not encrypted: name the "
+                f"scheduler's tls:// address, or mend it {mend}")  # fmt: skip
+    with dask.config.set(settings):
+        assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+    assert _one_error_line(capfd).startswith(f"ccsim: error: --scheduler {address}: {said}")
+    assert not (tmp_path / "out").exists()
