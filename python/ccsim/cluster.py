@@ -563,18 +563,23 @@ def damaged_metadata() -> str | None:
 
 
 def check_configuration() -> None:
-    """Raise :class:`ClusterError` for a value in Dask's configuration of its client's
-    connections (``distributed.comm``, ``distributed.client``: the user's DASK_* variables and
+    """Raise :class:`ClusterError` for a value in Dask's configuration of its client
+    (``distributed.comm``, ``distributed.client``, and ``distributed.admin`` and
+    ``distributed.diagnostics``, which a client reads too: the user's DASK_* variables and
     ~/.config/dask/*.yaml) that Dask cannot read as the kind its default is: a whole number, a
     duration or a size. Dask reads some of them only once the runs are sent: with
     DASK_DISTRIBUTED__COMM__RETRY__COUNT=abc the sweep waited forever for results that never
-    came, printing nothing (campaign 46, issue 32)."""
+    came, printing nothing (campaign 46, issue 32); with
+    DASK_DISTRIBUTED__DIAGNOSTICS__COMPUTATIONS__NFRAMES=abc it ended as "internal error
+    (TypeError): '<=' not supported between instances of 'str' and 'int'", and with
+    DASK_DISTRIBUTED__ADMIN__LOW_LEVEL_LOG_LENGTH=abc its client did not start, naming no
+    setting (stop 58's walk over every leaf of Dask's configuration)."""
     import dask
     from dask.utils import parse_bytes, parse_timedelta
 
     defaults = dask.config.merge(*dask.config.defaults)
     kinds = (("a duration", parse_timedelta), ("a size", parse_bytes))
-    for section in ("comm", "client"):
+    for section in ("comm", "client", "admin", "diagnostics"):
         stack = [(f"distributed.{section}", defaults.get("distributed", {}).get(section, {}))]
         while stack:
             where, default = stack.pop()
@@ -652,10 +657,54 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         # =abc, "5 secs") was "internal error (KeyError): 'Invalid time unit: abc ...'"
         # (campaign 46, issue 32).
         said = e.args[0] if isinstance(e, KeyError) and e.args else e
+        _let_go_of_half_made_client(e)
+        changed = _changed_settings()
+        where = f", where it differs from Dask's defaults: {changed}" if changed else ""
         raise ClusterError(
             f"--scheduler {target}: Dask's client cannot start with Dask's configuration "
-            f"({said}): mend it (the DASK_* variables, the files in ~/.config/dask)"
+            f"({said}){where}: mend it (the DASK_* variables, the files in ~/.config/dask)"
         ) from e
+
+
+def _let_go_of_half_made_client(e: BaseException) -> None:
+    """Stop the client whose constructor raised ``e``: left to the garbage collector, its
+    ``__del__`` waited 10 s for a loop that had failed, then printed "Exception ignored in:
+    <function Client.__del__ ...>" and a traceback as Python ended (stop 58, issue 32)."""
+    from distributed import Client
+
+    tb = e.__traceback__
+    while tb is not None:
+        made = tb.tb_frame.f_locals.get("self")
+        if isinstance(made, Client):
+            made.status = "closed"  # its close() and __del__ then do nothing
+            with contextlib.suppress(Exception):
+                made._loop_runner.stop()
+            return
+        tb = tb.tb_next
+
+
+def _changed_settings() -> str:
+    """The leaves of Dask's ``distributed`` configuration whose values differ from Dask's
+    defaults, as ``key=value`` (at most five): where Dask's own error quotes none of them
+    ("an integer is required"), what the user set is the place to look."""
+    import dask
+
+    defaults = dask.config.merge(*dask.config.defaults).get("distributed", {})
+    found: list[str] = []
+    stack: list[tuple[str, Any, Any]] = [("distributed", dask.config.get("distributed", {}),
+                                          defaults)]  # fmt: skip
+    while stack:
+        where, value, default = stack.pop()
+        if isinstance(value, dict):
+            base = default if isinstance(default, dict) else {}
+            # A DASK_* variable's key comes with "_" where Dask's own file has "-".
+            for k, v in value.items():
+                key = k.replace("_", "-") if k.replace("_", "-") in base else k
+                stack.append((f"{where}.{key}", v, base.get(key)))
+        elif value != default:
+            found.append(f"{where}={value!r}")
+    found.sort()
+    return ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
 
 
 def check_workers(client: Client) -> int:

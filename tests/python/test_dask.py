@@ -789,3 +789,74 @@ def test_a_tls_setting_that_cannot_reach_the_scheduler_is_one_line_naming_it(
         assert main(_sweep_args(tmp_path, slow_line, address)) == 1
     assert _one_error_line(capfd).startswith(f"ccsim: error: --scheduler {address}: {said}")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def bare_scheduler() -> Iterator[str]:
+    """A scheduler on tcp://127.0.0.1 without workers, in a process of its own (Dask's
+    configuration set in this one is the client's alone), for what happens as a client
+    connects."""
+    import subprocess
+    import sys
+
+    code = ("import sys, asyncio; from distributed import Scheduler\n"
+            "async def main():\n"
+            "    async with Scheduler(host='127.0.0.1', port=0, dashboard=False) as s:\n"
+            "        print(s.address, flush=True); await asyncio.sleep(600)\n"
+            "asyncio.run(main())")  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("distributed.admin.low-level-log-length", "abc"),
+     ("distributed.diagnostics.computations.nframes", "abc")],
+)  # fmt: skip
+def test_a_setting_of_dasks_admin_or_diagnostics_it_cannot_read_is_named_before_the_client(
+    key: str, value: str
+) -> None:
+    # Stop 58 (issue 32), a walk over every leaf of Dask's configuration set to "abc": the
+    # first was "Dask's client cannot start with Dask's configuration (an integer is
+    # required)", naming no setting, and a traceback 10 s later as Python ended; the second,
+    # read as runs were sent, "internal error (TypeError): '<=' not supported between
+    # instances of 'str' and 'int'".
+    import dask
+
+    with dask.config.set({key: value}), pytest.raises(cluster.ClusterError) as e:
+        cluster.connect("tcp://127.0.0.1:1")  # refused before any connection
+    assert str(e.value).startswith(f"Dask's configuration: {key} is 'abc', not a whole number")
+
+
+def test_a_client_dask_cannot_start_names_the_settings_changed_and_is_let_go_at_once(
+    bare_scheduler: str,
+) -> None:
+    # Stop 58 (issue 32): for a setting ccsim's own checks do not know (here one they do,
+    # with the checks turned off), Dask's words were all the line said ("an integer is
+    # required"), and the half-made client, left for Python's end, waited 10 s for its
+    # failed loop there and printed "Exception ignored in: <function Client.__del__ ...>"
+    # and a traceback. In a child: that end is what is checked.
+    import subprocess
+    import sys
+
+    code = ("import dask\nfrom ccsim import cluster\n"
+            "cluster.check_configuration = lambda: None\n"
+            "dask.config.set({'distributed.admin.low-level-log-length': 'abc'})\n"
+            "try:\n"
+            f"    cluster.connect({bare_scheduler!r})\n"
+            "except cluster.ClusterError as e:\n"
+            "    print(e)\n")  # fmt: skip
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert "where it differs from Dask's defaults: " in proc.stdout
+    assert "distributed.admin.low-level-log-length='abc'" in proc.stdout
+    assert time.monotonic() - started < 8  # the child's imports, not Dask's 10 s wait
