@@ -601,7 +601,9 @@ def check_configuration() -> None:
                         continue
                     try:
                         parse(value)
-                    except (ValueError, KeyError, TypeError):
+                    except (ValueError, KeyError, TypeError, IndexError):
+                        # IndexError: Dask's parse of an empty text ("" for a duration was
+                        # "internal error (IndexError): string index out of range", stop 58)
                         what = name
                     break
             if what is not None:

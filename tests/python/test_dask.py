@@ -188,6 +188,9 @@ def test_the_cli_runs_a_sweep_on_a_scheduler_given_by_address(
     [
         ("distributed.client.heartbeat", "abc", "'abc', not a duration (its default is '5s')"),
         ("distributed.comm.retry.count", "abc", "'abc', not a whole number (its default is 0)"),
+        # Stop 58: an empty duration (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=) was "internal
+        # error (IndexError): string index out of range".
+        ("distributed.comm.timeouts.connect", "", "'', not a duration (its default is '30s')"),
         # Stop 58: chosen in a thread of Dask's as its client started, an event loop it does
         # not know was "Dask's client cannot start ...", under a warning of a coroutine never
         # awaited in that thread.
