@@ -230,7 +230,7 @@ def _client_security(address: str) -> dict[str, Any]:
                     f"which cannot be read ({e.strerror or e}): mend it ({mend})"
                 ) from e
     try:
-        security = Security()
+        security = _loaded_security(address, where, mend) or Security()
         args: dict[str, Any] = security.get_connection_args("client")
     except (OSError, ValueError, TypeError) as e:  # a certificate file missing or unreadable
         raise ClusterError(
@@ -258,6 +258,42 @@ def _client_security(address: str) -> dict[str, Any]:
             f"({mend})"
         )
     return args
+
+
+def _loaded_security(address: str, where: str, mend: str) -> Any:
+    """The client's security settings from Dask's ``distributed.client.security-loader``, a
+    function the user names (a cluster manager's, as Dask Gateway's), as Dask's client calls
+    it; None where none is named. A name that cannot be imported was "internal error
+    (ImportError): Failed to import `-1` configured at ..." (stop 58, issue 32)."""
+    import dask
+    from distributed.security import Security
+    from distributed.utils import import_term
+
+    term = dask.config.get("distributed.client.security-loader", None)
+    if not term:
+        return None
+    said = f"{where}: Dask's configuration: distributed.client.security-loader is {term!r}"
+    if not isinstance(term, str):  # a DASK_* variable's text is read as YAML: -1, a number
+        raise ClusterError(f"{said}, not a function's name (module.function): mend it ({mend})")
+    try:
+        loader = import_term(term)
+    except Exception as e:
+        raise ClusterError(f"{said}, which cannot be imported ({e}): mend it ({mend})") from e
+    if not callable(loader):
+        raise ClusterError(f"{said}, which is not a function: mend it ({mend})")
+    try:
+        security = loader({"address": address})
+    except Exception as e:
+        raise ClusterError(
+            f"{said}, which failed ({type(e).__name__}: {e}): mend the setting or the "
+            f"function ({mend})"
+        ) from e
+    if security is not None and not isinstance(security, Security):
+        raise ClusterError(
+            f"{said}, which returned a {type(security).__name__}, where Dask takes a "
+            f"distributed.Security or None: mend the setting or the function ({mend})"
+        )
+    return security
 
 
 def _tls_failure(got: Any, address: str) -> str | None:

@@ -863,3 +863,51 @@ def test_a_client_dask_cannot_start_names_the_settings_changed_and_is_let_go_at_
     assert "where it differs from Dask's defaults: " in proc.stdout
     assert "distributed.admin.low-level-log-length='abc'" in proc.stdout
     assert time.monotonic() - started < 8  # the child's imports, not Dask's 10 s wait
+
+
+def test_a_security_loader_of_dasks_configuration_gives_the_client_its_tls_settings(
+    tmp_path: Path, slow_line: str, tls_cluster: tuple[Any, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # Stop 58 (issue 32): a cluster manager names a function that makes the client's TLS
+    # settings (distributed.client.security-loader); ccsim's probe used Dask's settings
+    # alone and refused the scheduler that the client itself would have reached.
+    import dask
+
+    lc, settings = tls_cluster
+    (tmp_path / "site_security.py").write_text(
+        "from distributed.security import Security\n"
+        "def load(info):\n"
+        f"    return Security(tls_ca_file={settings['distributed.comm.tls.ca-file']!r},\n"
+        f"        tls_client_cert={settings['distributed.comm.tls.client.cert']!r},\n"
+        f"        tls_client_key={settings['distributed.comm.tls.client.key']!r})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with dask.config.set({"distributed.client.security-loader": "site_security.load"}):
+        assert main(_sweep_args(tmp_path, slow_line, lc.scheduler_address)) == 0
+
+
+@pytest.mark.parametrize(
+    ("loader", "said"),
+    [(-1, "-1, not a function's name (module.function): mend it"),
+     ("abc", "'abc', which is not a function: mend it"),
+     ("nomodule.load", "'nomodule.load', which cannot be imported (No module named "
+                       "'nomodule'): mend it"),
+     ("os.getcwd", "'os.getcwd', which failed (TypeError: "),
+     ("builtins.str", "'builtins.str', which returned a str, where Dask takes a "
+                      "distributed.Security or None")],
+)  # fmt: skip
+def test_a_security_loader_that_cannot_give_the_settings_is_one_line_naming_it(
+    loader: Any, said: str, tmp_path: Path, slow_line: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Stop 58 (issue 32): "-1" was "internal error (ImportError): Failed to import `-1`
+    # configured at `distributed.client.security-loader` - is this module installed?".
+    import dask
+
+    address = f"tcp://127.0.0.1:{_free_port()}"  # refused before any connection
+    with dask.config.set({"distributed.client.security-loader": loader}):
+        assert main(_sweep_args(tmp_path, slow_line, address)) == 1
+    assert _one_error_line(capfd).startswith(
+        f"ccsim: error: --scheduler {address}: Dask's configuration: "
+        f"distributed.client.security-loader is {said}"
+    )
