@@ -88,6 +88,41 @@ class _ProgressBar(tqdm):  # type: ignore[misc]
 
     monitor_interval = 0
 
+    # tqdm takes every argument not named here from the user's TQDM_* variables, and some
+    # values it reads well fail only as the bar is drawn (TQDM_ASCII=x: "internal error
+    # (ZeroDivisionError)"; TQDM_BAR_FORMAT={x}: "(KeyError): 'x'"; TQDM_WRITE_BYTES=1,
+    # TQDM_LOCK_ARGS=abc: "(TypeError)"; TQDM_COLOUR=#zzzzzz: "invalid literal for int() with
+    # base 16", naming nothing), before the first run or as any later one finished (stop 58,
+    # issue 32). The bar is the person's view of the runs, not the runs: where it fails under
+    # such a setting it goes, said once with the setting, and the sweep goes on.
+    def refresh(self, *args: Any, **kwargs: Any) -> Any:
+        return self._drawn(super().refresh, *args, **kwargs)
+
+    def display(self, *args: Any, **kwargs: Any) -> Any:
+        return self._drawn(super().display, *args, **kwargs)
+
+    def close(self) -> None:
+        self._drawn(super().close)
+
+    def _drawn(self, draw: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_failed", False):
+            return None
+        try:
+            return draw(*args, **kwargs)
+        except Exception as e:
+            settings = ", ".join(f"{n}={v!r}" for n, v in sorted(os.environ.items())
+                                 if n.startswith("TQDM_"))  # fmt: skip
+            if not settings:
+                raise
+            self._failed = self.disable = True
+            # "\r": over what the bar drew of itself, on the terminal it draws on.
+            line = (f"\rccsim: warning: no progress bar: tqdm failed with {settings} in the "
+                    f"environment ({type(e).__name__}: {e}): mend or unset it\n")  # fmt: skip
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.write(line)
+                sys.stderr.flush()
+            return None
+
 
 #: 3: records keep the ``paths``, ``agents`` and ``packets`` tables too (2 had flows, links,
 #: series only), so a plan can measure SCTP paths and base-station agents and draw packet traces.

@@ -1380,3 +1380,44 @@ def test_a_sweeps_progress_bar_goes_to_stderr_whatever_tqdm_file_says(
                           text=True, timeout=120, env=env, cwd=tmp_path)  # fmt: skip
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert (tmp_path / "o" / "flows.parquet").is_file() and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "failure"),
+    [("TQDM_ASCII=x", "ZeroDivisionError: integer division or modulo by zero"),
+     ("TQDM_LOCK_ARGS=abc", "TypeError: acquire() takes at most 2 arguments (3 given)")],
+)  # fmt: skip
+def test_a_progress_bar_tqdm_cannot_draw_under_a_setting_goes_said_once_and_the_sweep_runs(
+    setting: str, failure: str, tmp_path: Path, two_hosts: str
+) -> None:
+    # Stop 58 (issue 32): values tqdm reads well from its TQDM_* variables and then fails on as
+    # the bar is drawn (on a terminal only) ended the sweep before its first run, "internal
+    # error (ZeroDivisionError)" or "(TypeError)". The two cases fail in the two places a bar
+    # is drawn from (display, refresh). A terminal of its own (a pseudo-terminal), as the bar
+    # is drawn only on one, and a child, as tqdm reads its variables as it loads: ~2 s each.
+    import contextlib
+    import pty
+
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    name, _, value = setting.partition("=")
+    argv = ["sweep", str(f), "--param", "links.bottleneck.rate=2Mbps,5Mbps", "--workers", "1",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    terminal, its_end = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "ccsim", *argv], stdout=subprocess.PIPE,
+                              stderr=its_end, text=True, timeout=120, cwd=tmp_path,
+                              env={**os.environ, name: value})  # fmt: skip
+        os.close(its_end)
+        said = b""
+        with contextlib.suppress(OSError):  # EIO: the terminal's other end is closed
+            while chunk := os.read(terminal, 65536):
+                said += chunk
+    finally:
+        os.close(terminal)
+    assert done.returncode == 0, said
+    assert said.decode().replace("\r", "").splitlines() == [
+        f"ccsim: warning: no progress bar: tqdm failed with {name}={value!r} in the "
+        f"environment ({failure}): mend or unset it"
+    ]
+    assert done.stdout.startswith("2 runs: 2 executed")
