@@ -794,6 +794,8 @@ def execute(
             total=len(todo),
             desc=f"{description} ({cached} cached)",
             unit="run",
+            # Named too: TQDM_INITIAL=-5 started the bar at "-5/3", "-167%" (stop 58).
+            initial=0,
             # None: only on a terminal. Redirected to a file or a pipe, the bar's rewrites
             # (carriage returns) would be the log's content; its ETA is for a person watching.
             # With stderr closed (2>&-, sys.stderr None) tqdm's first write was an

@@ -1382,19 +1382,11 @@ def test_a_sweeps_progress_bar_goes_to_stderr_whatever_tqdm_file_says(
     assert (tmp_path / "o" / "flows.parquet").is_file() and not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize(
-    ("setting", "failure"),
-    [("TQDM_ASCII=x", "ZeroDivisionError: integer division or modulo by zero"),
-     ("TQDM_LOCK_ARGS=abc", "TypeError: acquire() takes at most 2 arguments (3 given)")],
-)  # fmt: skip
-def test_a_progress_bar_tqdm_cannot_draw_under_a_setting_goes_said_once_and_the_sweep_runs(
-    setting: str, failure: str, tmp_path: Path, two_hosts: str
-) -> None:
-    # Stop 58 (issue 32): values tqdm reads well from its TQDM_* variables and then fails on as
-    # the bar is drawn (on a terminal only) ended the sweep before its first run, "internal
-    # error (ZeroDivisionError)" or "(TypeError)". The two cases fail in the two places a bar
-    # is drawn from (display, refresh). A terminal of its own (a pseudo-terminal), as the bar
-    # is drawn only on one, and a child, as tqdm reads its variables as it loads: ~2 s each.
+def _sweep_on_a_terminal(tmp_path: Path, two_hosts: str, setting: str) -> tuple[int, str, str]:
+    """A two-run sweep in a child whose stderr is a terminal of its own (a pseudo-terminal:
+    the bar is drawn only on one), under one environment ``NAME=value`` (tqdm reads its
+    variables as it loads): its status, what the terminal got (carriage returns as line
+    ends) and its stdout."""
     import contextlib
     import pty
 
@@ -1415,9 +1407,36 @@ def test_a_progress_bar_tqdm_cannot_draw_under_a_setting_goes_said_once_and_the_
                 said += chunk
     finally:
         os.close(terminal)
-    assert done.returncode == 0, said
-    assert said.decode().replace("\r", "").splitlines() == [
+    return done.returncode, said.decode().replace("\r", "\n"), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "failure"),
+    [("TQDM_ASCII=x", "ZeroDivisionError: integer division or modulo by zero"),
+     ("TQDM_LOCK_ARGS=abc", "TypeError: acquire() takes at most 2 arguments (3 given)")],
+)  # fmt: skip
+def test_a_progress_bar_tqdm_cannot_draw_under_a_setting_goes_said_once_and_the_sweep_runs(
+    setting: str, failure: str, tmp_path: Path, two_hosts: str
+) -> None:
+    # Stop 58 (issue 32): values tqdm reads well from its TQDM_* variables and then fails on as
+    # the bar is drawn (on a terminal only) ended the sweep before its first run, "internal
+    # error (ZeroDivisionError)" or "(TypeError)". The two cases fail in the two places a bar
+    # is drawn from (display, refresh). A child on a pseudo-terminal: ~1.5 s each.
+    status, said, stdout = _sweep_on_a_terminal(tmp_path, two_hosts, setting)
+    name, _, value = setting.partition("=")
+    assert status == 0, said
+    assert [line for line in said.splitlines() if line] == [
         f"ccsim: warning: no progress bar: tqdm failed with {name}={value!r} in the "
         f"environment ({failure}): mend or unset it"
     ]
-    assert done.stdout.startswith("2 runs: 2 executed")
+    assert stdout.startswith("2 runs: 2 executed")
+
+
+def test_a_sweeps_progress_bar_counts_its_runs_from_zero_whatever_tqdm_initial_says(
+    tmp_path: Path, two_hosts: str
+) -> None:
+    # Stop 58 (issue 32): TQDM_INITIAL=-5 started the bar at "-5/2", "-250%".
+    status, said, _ = _sweep_on_a_terminal(tmp_path, two_hosts, "TQDM_INITIAL=-5")
+    assert status == 0, said
+    counts = re.findall(r"\| *(-?\d+)/2 \[", said)
+    assert counts and counts[0] == "0" and counts[-1] == "2", said
