@@ -273,6 +273,34 @@ def test_a_request_target_in_absolute_form_is_served_and_its_own_host_is_the_one
     assert page.startswith(b"HTTP/1.1 200 ") and b"<title>" in page, page[:200]
 
 
+def test_under_an_absolute_form_target_the_origin_check_and_redirects_use_its_host_not_host(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): with the target's authority taking the Host header's place only
+    # for the Host check, the Origin check compared the Origin with the Host sent beside it,
+    # so a foreign Host and the same foreign Origin passed it, and Starlette's redirect of a
+    # path with a trailing slash was built from that Host. RFC 9112 §3.2.2: the server MUST
+    # ignore the Host header then.
+    own = f"127.0.0.1:{guarded.port}"
+    body = json.dumps(ONE_POINT).encode()
+
+    def ask(head: str, data: bytes = b"") -> bytes:
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(f"{head}Host: evil.test\r\nConnection: close\r\n\r\n".encode() + data)
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    refused = ask(
+        f"POST http://{own}/api/run HTTP/1.1\r\nOrigin: http://evil.test\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n",
+        body,
+    )
+    assert refused.startswith(b"HTTP/1.1 403 "), refused[:300]
+    moved = ask(f"GET http://{own}/api/papers/ HTTP/1.1\r\n")
+    assert moved.startswith(b"HTTP/1.1 307 "), moved[:300]
+    assert f"\r\nlocation: http://{own}/api/papers\r\n".encode() in moved.lower(), moved[:300]
+    assert not guarded.app.state.engine.jobs
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

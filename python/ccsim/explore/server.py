@@ -248,7 +248,15 @@ class HostCheck:
 
             header = absolute["authority"]
             raw_path = absolute["path"] or b"/"
-            scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1"))}
+            # The target's authority is the request's host for everything after this check
+            # too: "the server MUST ignore the received Host header field" (RFC 9112 §3.2.2).
+            # Left in place, the Origin check compared the Origin with the Host sent beside
+            # the target (`POST http://127.0.0.1:8765/api/run` with `Host: evil.example` and
+            # `Origin: http://evil.example` passed), and a redirect (`/api/papers/`) was built
+            # from it, to http://evil.example/api/papers (campaign 51a, issue 32).
+            headers = [(k, v) for k, v in scope["headers"] if k != b"host"]
+            scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1")),
+                     "headers": [(b"host", header), *headers]}  # fmt: skip
         # An HTTP/1.0 request need not name its host (RFC 9112 §3.2 asks it of HTTP/1.1;
         # RFC 1945 has no Host), and no browser sends one without it, so it cannot be a page
         # of another site rebinding a name: `printf 'GET / HTTP/1.0\r\n\r\n' | nc` was
