@@ -301,6 +301,28 @@ def test_under_an_absolute_form_target_the_origin_check_and_redirects_use_its_ho
     assert not guarded.app.state.engine.jobs
 
 
+def test_options_asterisk_names_the_servers_methods_and_another_method_with_asterisk_is_400(
+    guarded: Server,
+) -> None:
+    # Campaign 50a (issue 32): `OPTIONS *` asks about the server itself (RFC 9110 §9.3.7; RFC
+    # 9112 §3.2.4: the asterisk-form is for OPTIONS only) and was answered 404 Not Found.
+    def ask(method: str) -> bytes:
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(f"{method} * HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                      "Connection: close\r\n\r\n".encode())  # fmt: skip
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    options = ask("OPTIONS")
+    head, _, body = options.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), options[:300]
+    assert b"\r\nallow: get, head, post\r\n" in head.lower(), options[:300]
+    assert b"\r\ncontent-length: 0\r\n" in head.lower() and body == b"", options[:300]
+    other = ask("GET")
+    assert other.startswith(b"HTTP/1.1 400 "), other[:300]
+    assert other.endswith(b'"the request-target * is for OPTIONS only, not \'GET\': name a '
+                          b'path, such as /"}'), other[-300:]  # fmt: skip
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ At any path, a request line saying another HTTP version than 1.1 or 1.0 is answe
 body's length twice (a ``Content-Length`` and a ``Transfer-Encoding``) is answered 400 and its
 connection closed (RFC 9112 §6.1), as a proxy in front could read its end elsewhere than the
 explorer does.
+``OPTIONS *`` is answered 200 with the methods the explorer serves (RFC 9110 §9.3.7).
 
 A page on another site could still show the explorer's own page in a hidden frame and have the
 user click its controls; the page is served with ``frame-ancestors 'none'``, so browsers show it
@@ -293,6 +294,23 @@ class Guard:
                                             "speaks HTTP/1.1 (and 1.0)"},
                                   status_code=505, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope.get("raw_path") == b"*":
+            from starlette.responses import JSONResponse, Response
+
+            # The asterisk-form names the server, not a resource (RFC 9112 §3.2.4), and only
+            # OPTIONS may use it: `OPTIONS *` asks what the server supports, and was answered
+            # 404 Not Found, as a path (campaign 50a, issue 32). A successful answer names the
+            # methods (Allow) and, with no content, says Content-Length: 0 (RFC 9110 §9.3.7).
+            if scope["method"] == "OPTIONS":
+                await Response(status_code=200, headers={"Allow": "GET, HEAD, POST"})(
+                    scope, receive, send
+                )
+            else:
+                answer = JSONResponse({"error": f"the request-target * is for OPTIONS only, not "
+                                                f"{brief(scope['method'])}: name a path, such "
+                                                "as /"}, status_code=400)  # fmt: skip
+                await answer(scope, receive, send)
             return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
