@@ -323,6 +323,36 @@ def test_options_asterisk_names_the_servers_methods_and_another_method_with_aste
                           b'path, such as /"}'), other[-300:]  # fmt: skip
 
 
+def test_a_content_length_with_leading_zeros_past_20_digits_is_its_number_and_a_huger_one_413(
+    guarded: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 50a (issue 32): RFC 9110 §8.6 allows a Content-Length's leading zeros (1*DIGIT)
+    # and asks a recipient to expect long numerals; h11 refuses more than 20 digits, so
+    # `Content-Length: 000000000000000000000` was answered 400 and the terminal said "a
+    # malformed request line or header". A length of 21 digits without them (10^20 bytes and
+    # more) is a body too large: 413, as the API's limit is, said on the page's terms.
+    def ask(method: str, path: str, length: str, body: bytes = b"") -> bytes:
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {length}\r\n"
+                      "Connection: close\r\n\r\n".encode() + body)  # fmt: skip
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    papers = ask("GET", "/api/papers", "0" * 21)
+    assert papers.startswith(b"HTTP/1.1 200 ") and b'"id":"p001"' in papers, papers[:300]
+    body = b'{"paper": "p001", "figure": "fig8", "x": ["x"]}'
+    refused = ask("POST", "/api/run", f"{len(body):025d}, {len(body)}", body)
+    assert refused.startswith(b"HTTP/1.1 400 "), refused[:300]
+    # The body was read whole, by its length: the request's own check names its field.
+    assert refused.endswith(b"x: 'x' is not a value of the range 0% to 20% in steps of 0.5%\"}")
+    huge = ask("POST", "/api/run", "1" + "0" * 20, body)
+    assert huge.startswith(b"HTTP/1.1 413 "), huge[:300]
+    assert huge.endswith(b"\r\n\r\nThe request's Content-Length is over 10^20 bytes: the "
+                         b"explorer reads a body of at most 65536 bytes."), huge[-300:]  # fmt: skip
+    assert capsys.readouterr().err == "", "the terminal said something of a valid request"
+    assert not guarded.app.state.engine.jobs
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

@@ -215,6 +215,12 @@ def host_of(header: str | None) -> str | None:
     return name[:-1] if len(name) > 1 and name.endswith(".") else name
 
 
+#: A Content-Length header line as h11 reads it (its name, then its value, without the spaces
+#: around it), and the leading zeros of each number in that value.
+_CONTENT_LENGTH_LINE = re.compile(rb"(?P<name>content-length[ \t]*:[ \t]*)(?P<value>.*?)[ \t]*",
+                                  re.IGNORECASE | re.DOTALL)  # fmt: skip
+_LEADING_ZEROS = re.compile(rb"(?<![0-9])0+(?=[0-9])")
+
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
 _ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
 
@@ -439,6 +445,8 @@ class _NotHttpSaid(logging.Filter):
         if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
             said = ("a request that is not HTTP/1.1 was refused (an https:// address? the "
                     "explorer serves http:// only)")  # fmt: skip
+        elif self.status == 413:  # a Content-Length past 20 digits: said as the app's 413 is
+            return False
         elif self.status == 431:
             said = ("a request whose head was too large was answered 431 Request Header Fields "
                     "Too Large (grown cookies?)")  # fmt: skip
@@ -490,6 +498,43 @@ def head_deadline_protocol() -> type:
             except h11.RemoteProtocolError as exc:
                 self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
                 raise
+
+        def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
+            io = super()._get_io_object(role, event, io_dict)
+            if role is h11.CLIENT and self.their_state is h11.IDLE and io is not None:
+                reader = io  # of the client's next request's head
+                return lambda buffer: reader(_LengthsUnpadded(buffer))
+            return io
+
+    class _LengthsUnpadded:
+        """h11's buffer of a request's head, its Content-Length values read without leading
+        zeros. RFC 9110 §8.6 allows them (``1*DIGIT``) and asks a recipient to expect long
+        numerals; h11 refuses more than 20 digits, and `Content-Length:
+        000000000000000000005` was answered 400 and said on the terminal to be "a malformed
+        request line or header" (campaign 50a, issue 32). A length still longer, a body of
+        10^20 bytes or more, is answered 413 Content Too Large, as a run request's body over
+        ``MAX_BODY`` is."""
+
+        def __init__(self, buffer: Any) -> None:
+            self._buffer = buffer
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._buffer, name)
+
+        def maybe_extract_lines(self) -> Any:
+            lines = self._buffer.maybe_extract_lines()
+            if not lines:
+                return lines
+            return [lines[0], *map(_unpadded_length, lines[1:])]
+
+    def _unpadded_length(line: Any) -> Any:
+        match = _CONTENT_LENGTH_LINE.fullmatch(line)
+        if match is None:
+            return line
+        value = _LEADING_ZEROS.sub(b"", match["value"])
+        if any(len(n.strip()) > 20 for n in value.split(b",")):
+            raise h11.LocalProtocolError("Content-Length too large", error_status_hint=413)
+        return match["name"] + value
 
     def _connection(config: Any) -> HintedConnection:
         limit = config.h11_max_incomplete_event_size
@@ -558,6 +603,9 @@ def head_deadline_protocol() -> type:
             status = self.conn.refused_status
             said = (f"The request's head is over {self.conn.head_limit} bytes."
                     if status == 431 else
+                    f"The request's Content-Length is over 10^20 bytes: the explorer reads "
+                    f"a body of at most {MAX_BODY} bytes."
+                    if status == 413 else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
                     if status == 501 else msg)  # fmt: skip
