@@ -3662,6 +3662,33 @@ def test_a_client_that_half_closes_after_its_request_still_gets_the_plotting_scr
     assert body == (script if method == "GET" else b"")
 
 
+def test_a_half_close_after_an_event_stream_with_a_request_pipelined_behind_it_answers_both(
+    server: Server,
+) -> None:
+    # Campaign 50a (issue 32): a FIN after a job's event stream request counts as its reader
+    # leaving (a closed tab sends one; campaign 43a), and one with another request pipelined
+    # behind the stream's was taken so too: the stream was cut unterminated after its first
+    # line, and the request behind it was never answered. Browsers do not pipeline: such a
+    # client still reads, and gets the stream to its end, then the next answer.
+    job = threadless_job(server, "j-piped", "start")
+    got: list[bytes] = []
+    host = f"Host: 127.0.0.1:{server.port}\r\n"
+    request = (f"GET /api/jobs/{job.id}/events HTTP/1.1\r\n{host}\r\n"
+               f"GET /api/papers HTTP/1.1\r\n{host}\r\n").encode()  # fmt: skip
+    reader = threading.Thread(target=lambda: got.append(half_closed_exchange(server.port, request)))
+    reader.start()
+    wait_until(lambda: job.read, "the event stream did not open")
+    time.sleep(0.3)  # the FIN has come by now
+    job.emit("done", done=0, total=0, cached=0, simulated=0)
+    job.end()
+    reader.join(30)
+    assert got, "the connection was not closed after the two answers"
+    stream, _, rest = got[0].partition(b"\r\n0\r\n\r\n")  # the stream's end, its last chunk
+    assert stream.startswith(b"HTTP/1.1 200 ") and b'"type": "done"' in stream, got[0][:600]
+    assert rest.startswith(b"HTTP/1.1 200 ") and rest.endswith(b"]"), rest[:300]
+    assert not job.cancelled
+
+
 @pytest.mark.parametrize("version, connection", [("1.0", ""), ("1.1", "Connection: close\r\n")])
 def test_a_client_that_keeps_no_connection_alive_and_half_closes_still_gets_the_script_whole(
     version: str, connection: str, server: Server

@@ -630,13 +630,20 @@ def head_deadline_protocol() -> type:
             # issue 32). A job's event stream is the exception: a tab closed sends the same
             # FIN, and a reader leaving must be seen at once (``READER_RETURN_S``). Anything
             # else (no request in progress, a body cut short) closes as before.
+            # A stream with a request pipelined behind it is no tab closed (browsers do not
+            # pipeline): that client still reads, and its FIN is the end of its requests, as
+            # for any other answer: cut there, the stream's answer ended unterminated and the
+            # request behind it went unanswered (campaign 50a, issue 32). A client that did
+            # leave is seen when the stream's writes fail (it writes every READER_HEARTBEAT_S
+            # at the least).
             cycle = self.cycle
+            pipelined = bool(self.conn.trailing_data[0].strip(b"\r\n"))
             # MUST_CLOSE is a whole request too, from a client that keeps no connection alive
             # (HTTP/1.0, `Connection: close`): `printf 'GET /plotly.min.js HTTP/1.0\r\n\r\n' |
             # nc -N` read 0 bytes again (campaign 45a, issue 32).
             if (cycle is None or cycle.response_complete
                     or self.conn.their_state not in (h11.DONE, h11.MUST_CLOSE)
-                    or cycle.scope["path"].endswith("/events")):  # fmt: skip
+                    or (cycle.scope["path"].endswith("/events") and not pipelined)):  # fmt: skip
                 return None
             # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
             # does not handle, and reads again for ever.
