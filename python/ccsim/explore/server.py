@@ -1004,7 +1004,8 @@ def create_app(
             close = {"Connection": "close"} if e.status in (408, 411, 413) else None
             return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+            where = {} if e.index is None else {"x_index": e.index}
+            return JSONResponse({"error": str(e), **where}, status_code=400)
         try:
             job = engine.submit(req)
         except Busy as e:  # RFC 6585 §4: too many requests; nothing was started or dropped
