@@ -1420,6 +1420,59 @@ def test_in_chromium_a_stream_back_after_a_cut_no_longer_says_the_connection_is_
     assert [e for e in errors if "Failed to load resource" not in e] == [], errors  # the cut
 
 
+#: Every text the page's message line shows from now on, kept in ``window.said`` (a status
+#: replaced within one frame, "running…" by a run's first progress, is missed by polling).
+RECORD_SAID = """() => {
+  const msg = document.getElementById('msg');
+  window.said = [msg.textContent];
+  new MutationObserver(() => window.said.push(msg.textContent))
+    .observe(msg, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def test_in_chromium_a_tab_whose_job_waits_behind_another_tabs_runs_says_so_then_that_it_runs(
+    server: Server, page: tuple[Any, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 51a (issue 32): the page's words for the "waiting" and "running" events (campaign
+    # 49a: a job queued behind another tab's runs said "running…" for minutes) had no test in
+    # a browser. Every run is held until its job is cancelled, so the first tab's runs hold
+    # both workers and the second tab's job waits until the first tab's cancel. (Two tabs in
+    # Chromium, the second waiting for the first's runs to start and hold both workers: ~8 s.)
+    from ccsim import _core
+
+    def held(text: str, overrides: list[str], seed: int, progress: Any) -> Any:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            progress(0.0, 0, 1.0)  # raises Cancelled once the run's job is cancelled
+            time.sleep(0.05)
+        raise AssertionError("a run the test holds was never cancelled")
+
+    monkeypatch.setattr(_core, "run", held)
+    first, errors = page
+    first.goto(server.url + "/")
+    first.wait_for_function("window.ccsim.last && window.ccsim.last.type === 'progress'")
+    second = first.context.new_page()
+    second.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    second.on("pageerror", lambda e: errors.append(str(e)))
+    second.goto(server.url + "/")
+    second.evaluate(RECORD_SAID)
+    waiting = ("waiting for 1 other job: the workers are shared, this job's runs start when "
+               "theirs are done…")  # fmt: skip
+    second.wait_for_function("(w) => document.getElementById('msg').textContent === w",
+                             arg=waiting, timeout=30_000)  # fmt: skip
+    assert not second.locator("#cancel").is_disabled()  # a waiting job can be cancelled
+    first.click("#cancel")
+    second.wait_for_function("document.getElementById('msg').textContent.startsWith('seed 1:')",
+                             timeout=30_000)  # fmt: skip
+    said = second.evaluate("window.said")
+    after = said[said.index(waiting) + 1 :]  # then "running…", then its runs' progress
+    assert after[0] == "running…" and after[1].endswith(": 0.0 of 1 simulated s, 0 events"), said
+    assert first.locator("#msg").text_content() == "cancelled"
+    second.click("#cancel")
+    second.wait_for_function("document.getElementById('msg').textContent === 'cancelled'")
+    assert errors == []
+
+
 def test_in_chromium_a_cancel_that_cannot_reach_the_explorer_leaves_no_row_said_running(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
