@@ -1769,6 +1769,54 @@ def test_a_request_giving_both_a_content_length_and_chunks_is_refused_and_its_co
     assert answer.count(b"HTTP/1.1 ") == 1, "the request after it was answered too"
 
 
+def _exchange(server: Server, head: str, body: bytes = b"") -> bytes:
+    """What one connection reads to its end after sending ``head`` (its lines, each ended by
+    CRLF, without the blank line) and ``body``."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(f"{head}\r\n".encode() + body)
+        return b"".join(iter(lambda: s.recv(65536), b""))
+
+
+def test_an_http_1_0_request_with_a_transfer_encoding_is_refused_as_faulty_framing(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): HTTP/1.0 has no transfer codings, and a server "MUST treat the
+    # message as if the framing is faulty" (RFC 9112 §6.1): a proxy in front speaking 1.0
+    # ends the body elsewhere. h11 read the chunks, and the request started a job.
+    body = json.dumps(ONE_POINT).encode()
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.0\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                                "Content-Type: application/json\r\n"
+                                "Transfer-Encoding: chunked\r\n",
+                       b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert answer.endswith(b'which HTTP/1.0 does not have: send its body with a Content-Length"}')
+    assert not guarded.app.state.engine.jobs
+
+
+@pytest.mark.parametrize("field, own, other", [
+    ("Origin", "http://127.0.0.1:{port}", "http://evil.test"),
+    ("Sec-Fetch-Site", "same-origin", "cross-site"),
+    ("Content-Type", "application/json", "text/plain"),
+])  # fmt: skip
+def test_a_guarded_field_given_twice_is_refused_whichever_value_comes_first(
+    field: str, own: str, other: str, guarded: Server
+) -> None:
+    # Campaign 51a (issue 32): the guards read a field's first value, where a proxy in front
+    # may read its last: `Origin: <the explorer's own>` then `Origin: http://evil.test` passed
+    # the Origin check and started a job. A field of one value is sent once (RFC 9110 §5.3).
+    body = json.dumps(ONE_POINT).encode()
+    own = own.format(port=guarded.port)
+    typed = "" if field == "Content-Type" else "Content-Type: application/json\r\n"
+    for first, second in [(own, other), (other, own)]:
+        twice = f"{field}: {first}\r\n{field}: {second}\r\n"
+        head = (f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n{typed}"
+                f"Content-Length: {len(body)}\r\n{twice}")  # fmt: skip
+        answer = _exchange(guarded, head, body)
+        assert answer.startswith(b"HTTP/1.1 400 "), (first, answer[:300])
+        assert answer.endswith(f'"the request has {field} twice: send it once"}}'.encode())
+    assert not guarded.app.state.engine.jobs
+
+
 @contextlib.contextmanager
 def _explore_child(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``ccsim explore`` in a child process on a free port, its results in ``tmp_path``,

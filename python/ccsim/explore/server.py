@@ -27,7 +27,8 @@ At any path, a request line saying another HTTP version than 1.1 or 1.0 is answe
 9110 §15.6.6), a head past h11's 16 KiB buffer 431 (RFC 6585 §5), and a request giving its
 body's length twice (a ``Content-Length`` and a ``Transfer-Encoding``) is answered 400 and its
 connection closed (RFC 9112 §6.1), as a proxy in front could read its end elsewhere than the
-explorer does.
+explorer does; so is an HTTP/1.0 request with a ``Transfer-Encoding``, and one giving a field the
+guards read (``Origin``, ``Sec-Fetch-Site``, ``Content-Type``) twice.
 ``OPTIONS *`` is answered 200 with the methods the explorer serves (RFC 9110 §9.3.7).
 
 A page on another site could still show the explorer's own page in a hidden frame and have the
@@ -331,6 +332,35 @@ class Guard:
                                   status_code=400, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
+        if (
+            scope["type"] == "http"
+            and scope.get("http_version") == "1.0"
+            and any(k.lower() == b"transfer-encoding" for k, _ in scope["headers"])
+        ):
+            from starlette.responses import JSONResponse
+
+            # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the
+            # framing is faulty" and close the connection (RFC 9112 §6.1), since a proxy in
+            # front that speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and
+            # such a request started a job (campaign 51a, issue 32).
+            answer = JSONResponse({"error": "the request is HTTP/1.0 and has a Transfer-Encoding, "
+                                            "which HTTP/1.0 does not have: send its body with "
+                                            "a Content-Length"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        twice = _said_twice(scope["headers"]) if scope["type"] == "http" else None
+        if twice is not None:
+            from starlette.responses import JSONResponse
+
+            # A field that is one value, given twice: the guards below read the first, a proxy
+            # in front may read the last, and `Origin: <own>` then `Origin: <another site>`
+            # passed the Origin check (campaign 51a, issue 32). A sender MUST NOT send such a
+            # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
+            answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and (
             scope["path"].startswith("/api/") or _websocket_upgrade(scope["headers"])
         ):
@@ -378,6 +408,18 @@ def _framed_twice(headers: list[tuple[bytes, bytes]]) -> bool:
     Transfer-Encoding (RFC 9112 §6.1)."""
     names = {k.lower() for k, _ in headers}
     return b"content-length" in names and b"transfer-encoding" in names
+
+
+#: The fields the guards read that hold one value (no comma-separated list): each at most once.
+_SINGLE_FIELDS = {b"origin": "Origin", b"sec-fetch-site": "Sec-Fetch-Site",
+                  b"content-type": "Content-Type"}  # fmt: skip
+
+
+def _said_twice(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The name of a field of ``_SINGLE_FIELDS`` that a request's head gives more than once, or
+    None."""
+    names = [k.lower() for k, _ in headers if k.lower() in _SINGLE_FIELDS]
+    return next((_SINGLE_FIELDS[n] for n in names if names.count(n) > 1), None)
 
 
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
