@@ -221,6 +221,9 @@ def host_of(header: str | None) -> str | None:
 _CONTENT_LENGTH_LINE = re.compile(rb"(?P<name>content-length[ \t]*:[ \t]*)(?P<value>.*?)[ \t]*",
                                   re.IGNORECASE | re.DOTALL)  # fmt: skip
 _LEADING_ZEROS = re.compile(rb"(?<![0-9])0+(?=[0-9])")
+#: A chunk's size (RFC 9112 §7.1): its leading zeros, and its hex digits.
+_LEADING_ZEROS_HEX = re.compile(rb"^0+(?=[0-9a-fA-F])")
+_HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
 
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
 _ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
@@ -529,6 +532,8 @@ def head_deadline_protocol() -> type:
         uvicorn drops; read by ``send_400_response`` and by ``_NotHttpSaid``'s warning."""
 
         refused_status = 400
+        #: What h11 said of the bytes it refused (our own words for a 413).
+        refused_said = ""
 
         def __init__(self, head_limit: int) -> None:
             super().__init__(h11.SERVER, head_limit)
@@ -539,6 +544,7 @@ def head_deadline_protocol() -> type:
                 return super().next_event()
             except h11.RemoteProtocolError as exc:
                 self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
+                self.refused_said = str(exc)
                 raise
 
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
@@ -546,7 +552,46 @@ def head_deadline_protocol() -> type:
             if role is h11.CLIENT and self.their_state is h11.IDLE and io is not None:
                 reader = io  # of the client's next request's head
                 return lambda buffer: reader(_LengthsUnpadded(buffer))
+            if role is h11.CLIENT and type(io).__name__ == "ChunkedReader":
+                return _ChunkSizesUnpadded(io)
             return io
+
+    class _ChunkSizesUnpadded:
+        """h11's reader of a body sent in chunks, each chunk's size read without leading zeros:
+        RFC 9112 §7.1 allows them (``1*HEXDIG``) as RFC 9110 does a Content-Length's, and h11
+        refused a size of more than 20 digits with 400, said on the terminal to be "a malformed
+        request line or header" (campaign 51a, issue 32). A size still longer (2^80 bytes and
+        more) is answered 413, as a Content-Length of more than 20 digits is."""
+
+        def __init__(self, reader: Any) -> None:
+            self._reader = reader
+
+        def __call__(self, buffer: Any) -> Any:
+            return self._reader(_ChunkLines(buffer))
+
+        def read_eof(self) -> Any:  # h11 asks it of a body reader when the client's input ends
+            return self._reader.read_eof()
+
+    class _ChunkLines:
+        """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
+        lines for), comes without its leading zeros."""
+
+        def __init__(self, buffer: Any) -> None:
+            self._buffer = buffer
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._buffer, name)
+
+        def maybe_extract_next_line(self) -> Any:
+            line = self._buffer.maybe_extract_next_line()
+            if line is None:
+                return None
+            line = _LEADING_ZEROS_HEX.sub(b"", line)
+            if len(_HEX_DIGITS.match(line)[0]) > 20:
+                raise h11.LocalProtocolError(
+                    "A chunk of the request's body is over 2^80 bytes: the explorer reads a "
+                    f"body of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
+            return line
 
     class _LengthsUnpadded:
         """h11's buffer of a request's head, its Content-Length values read without leading
@@ -575,7 +620,9 @@ def head_deadline_protocol() -> type:
             return line
         value = _LEADING_ZEROS.sub(b"", match["value"])
         if any(len(n.strip()) > 20 for n in value.split(b",")):
-            raise h11.LocalProtocolError("Content-Length too large", error_status_hint=413)
+            raise h11.LocalProtocolError(
+                "The request's Content-Length is over 10^20 bytes: the explorer reads a body "
+                f"of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
         return match["name"] + value
 
     def _connection(config: Any) -> HintedConnection:
@@ -645,8 +692,7 @@ def head_deadline_protocol() -> type:
             status = self.conn.refused_status
             said = (f"The request's head is over {self.conn.head_limit} bytes."
                     if status == 431 else
-                    f"The request's Content-Length is over 10^20 bytes: the explorer reads "
-                    f"a body of at most {MAX_BODY} bytes."
+                    self.conn.refused_said
                     if status == 413 else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
