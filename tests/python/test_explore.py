@@ -330,6 +330,32 @@ def test_a_chunk_size_with_leading_zeros_past_20_digits_is_its_number_and_a_huge
     assert not guarded.app.state.engine.jobs
 
 
+def test_a_broken_chunk_in_a_body_is_said_on_the_terminal_as_the_body_not_the_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 51a (issue 32): a body sent in chunks whose framing is broken (a chunk longer
+    # than its size, a size that is no hex number) is answered 400, and the terminal said "a
+    # malformed request line or header" of a request whose line and headers were fine.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
+    logged = Server(tmp_path / "results", log_level="warning")  # as `ccsim explore` logs
+    body = json.dumps(ONE_POINT).encode()
+    try:
+        answer = _exchange(logged, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                                    "Content-Type: application/json\r\n"
+                                    "Transfer-Encoding: chunked\r\n",
+                           b"%x\r\n%s\r\n0\r\n\r\n" % (len(body) - 3, body))  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+        wait_until(lambda: capsys.readouterr().err == (
+            "ccsim explore: warning: a request whose body was not valid chunked encoding was "
+            "answered 400 Bad Request (Transfer-Encoding: chunked)\n"
+        ), "the terminal's warning", seconds=5)  # fmt: skip
+        assert not logged.app.state.engine.jobs
+    finally:
+        logged.stop()
+
+
 def test_options_asterisk_names_the_servers_methods_and_another_method_with_asterisk_is_400(
     guarded: Server,
 ) -> None:

@@ -481,6 +481,8 @@ class _NotHttpSaid(logging.Filter):
         self.opening = b""
         #: The status h11 hinted at for the bytes refused (``HintedConnection``).
         self.status = 400
+        #: Whether those bytes were a request's body (its chunks), its head read whole.
+        self.in_body = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
@@ -498,6 +500,11 @@ class _NotHttpSaid(logging.Filter):
         elif self.status == 501:
             said = ("a request with a transfer coding other than chunked was answered 501 Not "
                     "Implemented (Transfer-Encoding)")  # fmt: skip
+        elif self.in_body:
+            # Its line and headers were read: the terminal said "a malformed request line or
+            # header" of a broken chunk in a body (campaign 51a, issue 32).
+            said = ("a request whose body was not valid chunked encoding was answered 400 Bad "
+                    "Request (Transfer-Encoding: chunked)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
             said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
                     "explorer serves HTTP/1.1 only")  # fmt: skip
@@ -540,11 +547,13 @@ def head_deadline_protocol() -> type:
             self.head_limit = head_limit
 
         def next_event(self) -> Any:
+            reading = self.their_state
             try:
                 return super().next_event()
             except h11.RemoteProtocolError as exc:
                 self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
                 self.refused_said = str(exc)
+                _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 raise
 
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
@@ -785,7 +794,7 @@ def head_deadline_protocol() -> type:
                         self.conn.receive_data(b"")
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
-            _NOT_HTTP_SAID.status = 400
+            _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
