@@ -408,6 +408,20 @@ def test_a_content_length_with_leading_zeros_past_20_digits_is_its_number_and_a_
     assert not guarded.app.state.engine.jobs
 
 
+def test_a_request_target_that_is_no_path_nor_url_is_400_not_a_path_not_found(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): `CONNECT 127.0.0.1:8765` (the authority-form, for proxies) and
+    # `GET api/papers` (no leading "/") were answered 404 Not Found, as paths no route has;
+    # RFC 9112 §3: an invalid request-target SHOULD be answered 400.
+    for method, target in [("CONNECT", f"127.0.0.1:{guarded.port}"), ("GET", "api/papers")]:
+        host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+        answer = _exchange(guarded, f"{method} {target} HTTP/1.1\r\n{host}")
+        assert answer.startswith(b"HTTP/1.1 400 "), (target, answer[:300])
+        said = f"the request-target {target!r} is not a path: name one from /, such as /"
+        assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

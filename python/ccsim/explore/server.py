@@ -322,6 +322,21 @@ class Guard:
                                                 "as /"}, status_code=400)  # fmt: skip
                 await answer(scope, receive, send)
             return
+        raw_path = scope.get("raw_path") or b"/"
+        if scope["type"] == "http" and not raw_path.startswith(b"/"):
+            from starlette.responses import JSONResponse
+
+            # Neither a path (origin-form, from "/") nor a URL (absolute-form, ``HostCheck``):
+            # `CONNECT 127.0.0.1:8765` (authority-form, a proxy's) and `GET api/papers` were
+            # answered 404 Not Found, as a path no route has; a request-target that is none of
+            # the forms the explorer serves is a bad request (RFC 9112 §3.2 and §3). The target
+            # is in the answer cut short, as every value the explorer repeats is.
+            target = raw_path.decode("latin-1")
+            answer = JSONResponse({"error": f"the request-target {brief(target)} is not a path: "
+                                            "name one from /, such as /"},
+                                  status_code=400)  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
