@@ -1506,7 +1506,7 @@ def test_in_chromium_a_tab_whose_job_waits_behind_another_tabs_runs_says_so_then
     # 49a: a job queued behind another tab's runs said "running…" for minutes) had no test in
     # a browser. Every run is held until its job is cancelled, so the first tab's runs hold
     # both workers and the second tab's job waits until the first tab's cancel. (Two tabs in
-    # Chromium, the second waiting for the first's runs to start and hold both workers: ~8 s.)
+    # Chromium, the second waiting for the first's runs to start and hold both workers: ~6 s.)
     from ccsim import _core
 
     def held(text: str, overrides: list[str], seed: int, progress: Any) -> Any:
