@@ -3884,6 +3884,22 @@ def test_a_half_close_after_an_event_stream_with_a_request_pipelined_behind_it_a
     assert not job.cancelled
 
 
+def test_a_client_that_half_closes_after_asking_a_finished_jobs_events_gets_them_whole(
+    server: Server,
+) -> None:
+    # Campaign 51a (issue 32): a FIN after a job's event stream request counts as its reader
+    # leaving (campaign 43a), so that a tab closed cancels its job at once; it was so for a job
+    # already finished too, with nothing to cancel, and `printf 'GET
+    # /api/jobs/<job>/events ...' | nc -N` read 0 bytes of a result the explorer held whole.
+    job = threadless_job(server, "j-ended", "start")
+    job.emit("done", done=1, total=1, cached=0, simulated=1)
+    job.end()
+    request = f"GET /api/jobs/{job.id}/events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n"
+    got = half_closed_exchange(server.port, request.encode())
+    assert got.startswith(b"HTTP/1.1 200 "), got[:300]
+    assert b'"type": "done"' in got and got.endswith(b"\r\n0\r\n\r\n"), got[-300:]
+
+
 @pytest.mark.parametrize("version, connection", [("1.0", ""), ("1.1", "Connection: close\r\n")])
 def test_a_client_that_keeps_no_connection_alive_and_half_closes_still_gets_the_script_whole(
     version: str, connection: str, server: Server

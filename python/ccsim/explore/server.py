@@ -755,7 +755,7 @@ def head_deadline_protocol() -> type:
             # nc -N` read 0 bytes again (campaign 45a, issue 32).
             if (cycle is None or cycle.response_complete
                     or self.conn.their_state not in (h11.DONE, h11.MUST_CLOSE)
-                    or (cycle.scope["path"].endswith("/events") and not pipelined)):  # fmt: skip
+                    or (_reads_a_running_job(cycle.scope) and not pipelined)):  # fmt: skip
                 return None
             # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
             # does not handle, and reads again for ever.
@@ -830,6 +830,23 @@ def head_deadline_protocol() -> type:
                 self._unset_keepalive_if_required()
 
     return HeadDeadline
+
+
+def _reads_a_running_job(scope: Any) -> bool:
+    """Whether a request is a job's event stream whose job has not ended: the one request whose
+    client's FIN counts as its reader leaving (``eof_received``). A finished job's stream only
+    sends what is done, and an unknown job's answer is a 404: `printf 'GET
+    /api/jobs/<job>/events ...' | nc -N` read 0 bytes of a finished job's events, its result
+    whole in the explorer (campaign 51a, issue 32). The job is looked up in the app that
+    serves the request (Starlette puts it in the scope as it starts); without one, as before."""
+    path = scope["path"]
+    if not path.endswith("/events"):
+        return False
+    engine = getattr(getattr(scope.get("app"), "state", None), "engine", None)
+    if engine is None:
+        return True
+    job = engine.jobs.get(path.split("/")[-2])
+    return job is not None and not job.finished
 
 
 class LingeringClose:
