@@ -97,10 +97,14 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     lines = head.split(b"\r\n")
     method, path, version = lines[0].split(b" ")
     kind = rng.choice(["drop", "dup", "case", "long", "ascii", "number", "method", "version",
-                       "close", "chunked"])  # fmt: skip
+                       "close", "chunked", "target"])  # fmt: skip
     i = rng.randrange(1, len(lines)) if len(lines) > 1 else None
     if kind == "method":
-        method = rng.choice([b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"get", b"PATCH", b"G\xc3T"])
+        method = rng.choice([b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"get", b"PATCH", b"G\xc3T",
+                             b"CONNECT"])  # fmt: skip
+    elif kind == "target":  # the other forms of a request-target (RFC 9112 §3.2), and none
+        path = rng.choice([b"*", b"127.0.0.1:8765", path.lstrip(b"/"),
+                           b"http://127.0.0.1:8765" + path])  # fmt: skip
     elif kind == "version":
         version = rng.choice([b"HTTP/1.0", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/0.9", b"HTTP/1.1x"])
     elif kind == "close":
@@ -108,7 +112,8 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     elif kind == "chunked":  # the body (any) in one chunk, or a broken one
         lines = [ln for ln in lines if not ln.lower().startswith(b"content-length")]
         lines.insert(1, b"Transfer-Encoding: chunked")
-        body = rng.choice([b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body), b"zz\r\n"])
+        body = rng.choice([b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body), b"zz\r\n",
+                           b"%030x\r\n%s\r\n0\r\n\r\n" % (len(body), body)])  # fmt: skip
     elif i is None:
         kind = "none"
     elif kind == "drop":
@@ -123,11 +128,9 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     elif kind == "ascii":
         lines[i] += "é€".encode() if rng.random() < 0.5 else b"\xff\x00"
     elif kind == "number":
-        lines.insert(
-            i,
-            b"Content-Length: "
-            + rng.choice([b"-1", b"0", b"5", b"1e3", b"99999999999999999999", b"+3", b"\xd9\xa3"]),
-        )
+        lengths = [b"-1", b"0", b"5", b"1e3", b"99999999999999999999", b"+3", b"\xd9\xa3",
+                   b"0" * 24 + b"5", b"1" + b"0" * 20]  # fmt: skip
+        lines.insert(i, b"Content-Length: " + rng.choice(lengths))
     lines[0] = b" ".join([method, path, version])
     return b"\r\n".join(lines) + b"\r\n\r\n" + body, kind
 

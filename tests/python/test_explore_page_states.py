@@ -14,7 +14,7 @@ last job's points may stay drawn until the new job's first, under the last job's
 
 By default a pinned cell (one that failed before campaign 50a's fix) and a fixed draw of one
 other run (``CCSIM_PAGE_SEED`` draws others), about 2.5 s each; ``CCSIM_PAGE_CELLS=all`` runs
-all 56 (about two and a half minutes).
+all 81 (about three and a half minutes).
 """
 
 from __future__ import annotations
@@ -36,9 +36,13 @@ pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 from test_explore import Server, threadless_job
 
 #: What became of the page's last job before the change.
-STATES = ["running", "queued", "lost", "done", "failed", "cancelled", "refused", "stopped"]
-#: The change, on paper 001's fig8.
-CHANGES = ["paper", "figure", "quick", "slider", "line", "seeds", "typed"]
+#: "waiting": queued behind another tab's runs, and said so (campaign 49a's "waiting" event).
+STATES = ["running", "queued", "waiting", "lost", "done", "failed", "cancelled", "refused",
+          "stopped"]  # fmt: skip
+#: The change, on paper 001's fig8. "drag": the MSS slider moved five steps within the page's
+#: 120 ms wait, as a drag does; "retyped": a value out of its range typed, then one inside it
+#: within that wait (campaign 51a).
+CHANGES = ["paper", "figure", "quick", "slider", "drag", "line", "seeds", "typed", "retyped"]
 #: Changes that replace the figure's controls: nothing of the last job may stay drawn.
 ANOTHER_FIGURE = {"paper", "figure", "quick"}
 #: A cell run whatever is drawn: it failed before campaign 50a's fix (as did running x quick,
@@ -52,6 +56,12 @@ CHANGE_JS = {
              " q.dispatchEvent(new Event('change')); }",
     "slider": "() => { const s = document.querySelector(\"input[data-path='flows.transfer.mss']\");"
               " s.value = +s.value + 1; s.dispatchEvent(new Event('input')); }",
+    "drag": "() => { const s = document.querySelector(\"input[data-path='flows.transfer.mss']\");"
+            " for (let i = 0; i < 5; i++) { s.value = +s.value + 1;"
+            " s.dispatchEvent(new Event('input')); } }",
+    "retyped": "() => { const f = document.getElementById('p-flows_transfer_mss-free');"
+               " for (const v of ['99999', '510']) { f.value = v;"
+               " f.dispatchEvent(new Event('input')); } }",
     "line": "() => { const s = document.querySelector('input.line'); s.checked = !s.checked;"
             " s.dispatchEvent(new Event('input')); }",
     "seeds": "() => { const s = document.getElementById('seeds'); s.value = 3;"
@@ -110,7 +120,11 @@ def one_cell(server: Server, browser: Any, n: int, state: str, change: str) -> s
         else:
             pg.wait_for_function(f"window.ccsim.job === '{old}' && window.ccsim.es"
                                  " && window.ccsim.es.readyState === 1", polling=50)  # fmt: skip
-        if state not in ("queued", "refused"):
+        if state == "waiting":
+            last.emit("waiting", jobs=1)
+            pg.wait_for_function("document.getElementById('msg').textContent"
+                                 ".startsWith('waiting for 1 other job')", polling=50)  # fmt: skip
+        if state not in ("queued", "waiting", "refused"):
             last.emit("runs", done=1, total=4, cached=0)
             last.emit("point", **POINT)
             pg.wait_for_function("Object.keys(window.ccsim.points).length", polling=50)
@@ -137,7 +151,7 @@ def one_cell(server: Server, browser: Any, n: int, state: str, change: str) -> s
             pg.locator("#p-flows_transfer_mss-free").fill("510")
         else:
             pg.evaluate(CHANGE_JS[change])
-        if state in ("running", "queued"):  # an event of the last job within the 120 ms
+        if state in ("running", "queued", "waiting"):  # the last job's event within the 120 ms
             last.emit("point", **{**POINT, "line": "spack", "mean": 2.0})
             time.sleep(0.2)
         pg.clock.run_for(200)

@@ -15,7 +15,11 @@ from .ranges import Range, RangeError, brief
 
 
 class RequestError(ValueError):
-    """A request the explorer refuses (unknown paper, figure, key or value)."""
+    """A request the explorer refuses (unknown paper, figure, key or value). ``index`` is the
+    place in the request's ``x`` of the value refused, when that is what was refused: the page
+    takes back the box it added for that value (the API's answer says it as ``x_index``)."""
+
+    index: int | None = None
 
 
 def _literal(value: Any) -> str:
@@ -435,8 +439,12 @@ class Catalog:
                 raise RequestError(
                     f"x: empty; choose one or more of {_allowed(fig.x_values, fig.x_range)}"
                 )
-            for x in asked:
-                xs.append(_choice("x", x, fig.x_values, fig.x_range))
+            for i, x in enumerate(asked):
+                try:
+                    xs.append(_choice("x", x, fig.x_values, fig.x_range))
+                except RequestError as e:
+                    e.index = i
+                    raise
             xs = list(dict.fromkeys(xs))
         top = paper.plan.quick_seeds if quick else paper.plan.seeds
         seeds = body.get("seeds", top)

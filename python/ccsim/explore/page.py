@@ -301,9 +301,15 @@ async function startJob(note) {
     return;
   }
   if (!res.ok) {
-    // A refused added x goes away again, so the next change does not repeat the refusal.
-    if (answer.error.startsWith("x:") && $("xs-added") && $("xs-added").lastElementChild)
-      $("xs-added").lastElementChild.remove();
+    // A refused added x goes away again, so the next change does not repeat the refusal: the
+    // box of the value the answer names (x_index: its place in the request's x). The last
+    // box added was taken, and of two added within the page's 120 ms wait, a refused 25 %
+    // then an allowed 3 %, the 3 % went and the 25 % stayed, refused again at every change
+    // (campaign 50a, issue 32).
+    const refused = Number.isInteger(answer.x_index) && body.x ? body.x[answer.x_index] : null;
+    if (refused !== null && $("xs-added"))
+      for (const box of $("xs-added").querySelectorAll("input.x"))
+        if (box.value === refused) box.parentElement.remove();
     S.pending = "not run"; status(answer.error, true); $("cancel").disabled = true; draw();
     return;
   }

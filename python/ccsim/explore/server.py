@@ -27,7 +27,9 @@ At any path, a request line saying another HTTP version than 1.1 or 1.0 is answe
 9110 §15.6.6), a head past h11's 16 KiB buffer 431 (RFC 6585 §5), and a request giving its
 body's length twice (a ``Content-Length`` and a ``Transfer-Encoding``) is answered 400 and its
 connection closed (RFC 9112 §6.1), as a proxy in front could read its end elsewhere than the
-explorer does.
+explorer does; so is an HTTP/1.0 request with a ``Transfer-Encoding``, and one giving a field the
+guards read (``Origin``, ``Sec-Fetch-Site``, ``Content-Type``) twice.
+``OPTIONS *`` is answered 200 with the methods the explorer serves (RFC 9110 §9.3.7).
 
 A page on another site could still show the explorer's own page in a hidden frame and have the
 user click its controls; the page is served with ``frame-ancestors 'none'``, so browsers show it
@@ -214,6 +216,15 @@ def host_of(header: str | None) -> str | None:
     return name[:-1] if len(name) > 1 and name.endswith(".") else name
 
 
+#: A Content-Length header line as h11 reads it (its name, then its value, without the spaces
+#: around it), and the leading zeros of each number in that value.
+_CONTENT_LENGTH_LINE = re.compile(rb"(?P<name>content-length[ \t]*:[ \t]*)(?P<value>.*?)[ \t]*",
+                                  re.IGNORECASE | re.DOTALL)  # fmt: skip
+_LEADING_ZEROS = re.compile(rb"(?<![0-9])0+(?=[0-9])")
+#: A chunk's size (RFC 9112 §7.1): its leading zeros, and its hex digits.
+_LEADING_ZEROS_HEX = re.compile(rb"^0+(?=[0-9a-fA-F])")
+_HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
+
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
 _ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
 
@@ -248,7 +259,15 @@ class HostCheck:
 
             header = absolute["authority"]
             raw_path = absolute["path"] or b"/"
-            scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1"))}
+            # The target's authority is the request's host for everything after this check
+            # too: "the server MUST ignore the received Host header field" (RFC 9112 §3.2.2).
+            # Left in place, the Origin check compared the Origin with the Host sent beside
+            # the target (`POST http://127.0.0.1:8765/api/run` with `Host: evil.example` and
+            # `Origin: http://evil.example` passed), and a redirect (`/api/papers/`) was built
+            # from it, to http://evil.example/api/papers (campaign 51a, issue 32).
+            headers = [(k, v) for k, v in scope["headers"] if k != b"host"]
+            scope = {**scope, "raw_path": raw_path, "path": unquote(raw_path.decode("latin-1")),
+                     "headers": [(b"host", header), *headers]}  # fmt: skip
         # An HTTP/1.0 request need not name its host (RFC 9112 §3.2 asks it of HTTP/1.1;
         # RFC 1945 has no Host), and no browser sends one without it, so it cannot be a page
         # of another site rebinding a name: `printf 'GET / HTTP/1.0\r\n\r\n' | nc` was
@@ -286,6 +305,38 @@ class Guard:
                                   status_code=505, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
+        if scope["type"] == "http" and scope.get("raw_path") == b"*":
+            from starlette.responses import JSONResponse, Response
+
+            # The asterisk-form names the server, not a resource (RFC 9112 §3.2.4), and only
+            # OPTIONS may use it: `OPTIONS *` asks what the server supports, and was answered
+            # 404 Not Found, as a path (campaign 50a, issue 32). A successful answer names the
+            # methods (Allow) and, with no content, says Content-Length: 0 (RFC 9110 §9.3.7).
+            if scope["method"] == "OPTIONS":
+                await Response(status_code=200, headers={"Allow": "GET, HEAD, POST"})(
+                    scope, receive, send
+                )
+            else:
+                answer = JSONResponse({"error": f"the request-target * is for OPTIONS only, not "
+                                                f"{brief(scope['method'])}: name a path, such "
+                                                "as /"}, status_code=400)  # fmt: skip
+                await answer(scope, receive, send)
+            return
+        raw_path = scope.get("raw_path") or b"/"
+        if scope["type"] == "http" and not raw_path.startswith(b"/"):
+            from starlette.responses import JSONResponse
+
+            # Neither a path (origin-form, from "/") nor a URL (absolute-form, ``HostCheck``):
+            # `CONNECT 127.0.0.1:8765` (authority-form, a proxy's) and `GET api/papers` were
+            # answered 404 Not Found, as a path no route has; a request-target that is none of
+            # the forms the explorer serves is a bad request (RFC 9112 §3.2 and §3). The target
+            # is in the answer cut short, as every value the explorer repeats is.
+            target = raw_path.decode("latin-1")
+            answer = JSONResponse({"error": f"the request-target {brief(target)} is not a path: "
+                                            "name one from /, such as /"},
+                                  status_code=400)  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
@@ -296,6 +347,35 @@ class Guard:
             # §6.1); kept open, the rest was read as the next request (campaign 34, issue 32).
             answer = JSONResponse({"error": "the request has both a Content-Length and a "
                                             "Transfer-Encoding: send one of them"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        if (
+            scope["type"] == "http"
+            and scope.get("http_version") == "1.0"
+            and any(k.lower() == b"transfer-encoding" for k, _ in scope["headers"])
+        ):
+            from starlette.responses import JSONResponse
+
+            # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the
+            # framing is faulty" and close the connection (RFC 9112 §6.1), since a proxy in
+            # front that speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and
+            # such a request started a job (campaign 51a, issue 32).
+            answer = JSONResponse({"error": "the request is HTTP/1.0 and has a Transfer-Encoding, "
+                                            "which HTTP/1.0 does not have: send its body with "
+                                            "a Content-Length"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        twice = _said_twice(scope["headers"]) if scope["type"] == "http" else None
+        if twice is not None:
+            from starlette.responses import JSONResponse
+
+            # A field that is one value, given twice: the guards below read the first, a proxy
+            # in front may read the last, and `Origin: <own>` then `Origin: <another site>`
+            # passed the Origin check (campaign 51a, issue 32). A sender MUST NOT send such a
+            # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
+            answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
                                   status_code=400, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
@@ -346,6 +426,18 @@ def _framed_twice(headers: list[tuple[bytes, bytes]]) -> bool:
     Transfer-Encoding (RFC 9112 §6.1)."""
     names = {k.lower() for k, _ in headers}
     return b"content-length" in names and b"transfer-encoding" in names
+
+
+#: The fields the guards read that hold one value (no comma-separated list): each at most once.
+_SINGLE_FIELDS = {b"origin": "Origin", b"sec-fetch-site": "Sec-Fetch-Site",
+                  b"content-type": "Content-Type"}  # fmt: skip
+
+
+def _said_twice(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The name of a field of ``_SINGLE_FIELDS`` that a request's head gives more than once, or
+    None."""
+    names = [k.lower() for k, _ in headers if k.lower() in _SINGLE_FIELDS]
+    return next((_SINGLE_FIELDS[n] for n in names if names.count(n) > 1), None)
 
 
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
@@ -404,6 +496,8 @@ class _NotHttpSaid(logging.Filter):
         self.opening = b""
         #: The status h11 hinted at for the bytes refused (``HintedConnection``).
         self.status = 400
+        #: Whether those bytes were a request's body (its chunks), its head read whole.
+        self.in_body = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
@@ -413,12 +507,19 @@ class _NotHttpSaid(logging.Filter):
         if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
             said = ("a request that is not HTTP/1.1 was refused (an https:// address? the "
                     "explorer serves http:// only)")  # fmt: skip
+        elif self.status == 413:  # a Content-Length past 20 digits: said as the app's 413 is
+            return False
         elif self.status == 431:
             said = ("a request whose head was too large was answered 431 Request Header Fields "
                     "Too Large (grown cookies?)")  # fmt: skip
         elif self.status == 501:
             said = ("a request with a transfer coding other than chunked was answered 501 Not "
                     "Implemented (Transfer-Encoding)")  # fmt: skip
+        elif self.in_body:
+            # Its line and headers were read: the terminal said "a malformed request line or
+            # header" of a broken chunk in a body (campaign 51a, issue 32).
+            said = ("a request whose body was not valid chunked encoding was answered 400 Bad "
+                    "Request (Transfer-Encoding: chunked)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
             said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
                     "explorer serves HTTP/1.1 only")  # fmt: skip
@@ -453,17 +554,100 @@ def head_deadline_protocol() -> type:
         uvicorn drops; read by ``send_400_response`` and by ``_NotHttpSaid``'s warning."""
 
         refused_status = 400
+        #: What h11 said of the bytes it refused (our own words for a 413).
+        refused_said = ""
 
         def __init__(self, head_limit: int) -> None:
             super().__init__(h11.SERVER, head_limit)
             self.head_limit = head_limit
 
         def next_event(self) -> Any:
+            reading = self.their_state
             try:
                 return super().next_event()
             except h11.RemoteProtocolError as exc:
                 self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
+                self.refused_said = str(exc)
+                _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 raise
+
+        def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
+            io = super()._get_io_object(role, event, io_dict)
+            if role is h11.CLIENT and self.their_state is h11.IDLE and io is not None:
+                reader = io  # of the client's next request's head
+                return lambda buffer: reader(_LengthsUnpadded(buffer))
+            if role is h11.CLIENT and type(io).__name__ == "ChunkedReader":
+                return _ChunkSizesUnpadded(io)
+            return io
+
+    class _ChunkSizesUnpadded:
+        """h11's reader of a body sent in chunks, each chunk's size read without leading zeros:
+        RFC 9112 §7.1 allows them (``1*HEXDIG``) as RFC 9110 does a Content-Length's, and h11
+        refused a size of more than 20 digits with 400, said on the terminal to be "a malformed
+        request line or header" (campaign 51a, issue 32). A size still longer (2^80 bytes and
+        more) is answered 413, as a Content-Length of more than 20 digits is."""
+
+        def __init__(self, reader: Any) -> None:
+            self._reader = reader
+
+        def __call__(self, buffer: Any) -> Any:
+            return self._reader(_ChunkLines(buffer))
+
+        def read_eof(self) -> Any:  # h11 asks it of a body reader when the client's input ends
+            return self._reader.read_eof()
+
+    class _ChunkLines:
+        """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
+        lines for), comes without its leading zeros."""
+
+        def __init__(self, buffer: Any) -> None:
+            self._buffer = buffer
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._buffer, name)
+
+        def maybe_extract_next_line(self) -> Any:
+            line = self._buffer.maybe_extract_next_line()
+            if line is None:
+                return None
+            line = _LEADING_ZEROS_HEX.sub(b"", line)
+            if len(_HEX_DIGITS.match(line)[0]) > 20:
+                raise h11.LocalProtocolError(
+                    "A chunk of the request's body is over 2^80 bytes: the explorer reads a "
+                    f"body of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
+            return line
+
+    class _LengthsUnpadded:
+        """h11's buffer of a request's head, its Content-Length values read without leading
+        zeros. RFC 9110 §8.6 allows them (``1*DIGIT``) and asks a recipient to expect long
+        numerals; h11 refuses more than 20 digits, and `Content-Length:
+        000000000000000000005` was answered 400 and said on the terminal to be "a malformed
+        request line or header" (campaign 50a, issue 32). A length still longer, a body of
+        10^20 bytes or more, is answered 413 Content Too Large, as a run request's body over
+        ``MAX_BODY`` is."""
+
+        def __init__(self, buffer: Any) -> None:
+            self._buffer = buffer
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._buffer, name)
+
+        def maybe_extract_lines(self) -> Any:
+            lines = self._buffer.maybe_extract_lines()
+            if not lines:
+                return lines
+            return [lines[0], *map(_unpadded_length, lines[1:])]
+
+    def _unpadded_length(line: Any) -> Any:
+        match = _CONTENT_LENGTH_LINE.fullmatch(line)
+        if match is None:
+            return line
+        value = _LEADING_ZEROS.sub(b"", match["value"])
+        if any(len(n.strip()) > 20 for n in value.split(b",")):
+            raise h11.LocalProtocolError(
+                "The request's Content-Length is over 10^20 bytes: the explorer reads a body "
+                f"of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
+        return match["name"] + value
 
     def _connection(config: Any) -> HintedConnection:
         limit = config.h11_max_incomplete_event_size
@@ -532,6 +716,8 @@ def head_deadline_protocol() -> type:
             status = self.conn.refused_status
             said = (f"The request's head is over {self.conn.head_limit} bytes."
                     if status == 431 else
+                    self.conn.refused_said
+                    if status == 413 else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
                     if status == 501 else msg)  # fmt: skip
@@ -556,13 +742,20 @@ def head_deadline_protocol() -> type:
             # issue 32). A job's event stream is the exception: a tab closed sends the same
             # FIN, and a reader leaving must be seen at once (``READER_RETURN_S``). Anything
             # else (no request in progress, a body cut short) closes as before.
+            # A stream with a request pipelined behind it is no tab closed (browsers do not
+            # pipeline): that client still reads, and its FIN is the end of its requests, as
+            # for any other answer: cut there, the stream's answer ended unterminated and the
+            # request behind it went unanswered (campaign 50a, issue 32). A client that did
+            # leave is seen when the stream's writes fail (it writes every READER_HEARTBEAT_S
+            # at the least).
             cycle = self.cycle
+            pipelined = bool(self.conn.trailing_data[0].strip(b"\r\n"))
             # MUST_CLOSE is a whole request too, from a client that keeps no connection alive
             # (HTTP/1.0, `Connection: close`): `printf 'GET /plotly.min.js HTTP/1.0\r\n\r\n' |
             # nc -N` read 0 bytes again (campaign 45a, issue 32).
             if (cycle is None or cycle.response_complete
                     or self.conn.their_state not in (h11.DONE, h11.MUST_CLOSE)
-                    or cycle.scope["path"].endswith("/events")):  # fmt: skip
+                    or (_reads_a_running_job(cycle.scope) and not pipelined)):  # fmt: skip
                 return None
             # h11 is not told: its end of input at the next cycle is an event uvicorn's loop
             # does not handle, and reads again for ever.
@@ -616,7 +809,7 @@ def head_deadline_protocol() -> type:
                         self.conn.receive_data(b"")
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
-            _NOT_HTTP_SAID.status = 400
+            _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
@@ -637,6 +830,23 @@ def head_deadline_protocol() -> type:
                 self._unset_keepalive_if_required()
 
     return HeadDeadline
+
+
+def _reads_a_running_job(scope: Any) -> bool:
+    """Whether a request is a job's event stream whose job has not ended: the one request whose
+    client's FIN counts as its reader leaving (``eof_received``). A finished job's stream only
+    sends what is done, and an unknown job's answer is a 404: `printf 'GET
+    /api/jobs/<job>/events ...' | nc -N` read 0 bytes of a finished job's events, its result
+    whole in the explorer (campaign 51a, issue 32). The job is looked up in the app that
+    serves the request (Starlette puts it in the scope as it starts); without one, as before."""
+    path = scope["path"]
+    if not path.endswith("/events"):
+        return False
+    engine = getattr(getattr(scope.get("app"), "state", None), "engine", None)
+    if engine is None:
+        return True
+    job = engine.jobs.get(path.split("/")[-2])
+    return job is not None and not job.finished
 
 
 class LingeringClose:
@@ -923,7 +1133,8 @@ def create_app(
             close = {"Connection": "close"} if e.status in (408, 411, 413) else None
             return JSONResponse({"error": str(e)}, status_code=e.status, headers=close)
         except RequestError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+            where = {} if e.index is None else {"x_index": e.index}
+            return JSONResponse({"error": str(e), **where}, status_code=400)
         try:
             job = engine.submit(req)
         except Busy as e:  # RFC 6585 §4: too many requests; nothing was started or dropped
