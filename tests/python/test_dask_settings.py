@@ -2,7 +2,8 @@
 """Dask's own settings, as a matrix: every leaf of Dask's configuration (its defaults, as
 ``dask.config.defaults`` holds them: 183 leaves with the pinned Dask) set through its
 ``DASK_*`` variable to a text Dask cannot read as that leaf's kind ("abc"), to an empty text,
-and to -1, under ``ccsim sweep --executor dask`` against a scheduler with one worker.
+and to -1, and each of its 65 sections to a text where Dask has a mapping, under ``ccsim
+sweep --executor dask`` against a scheduler with one worker.
 
 The settings matrix (test_environment_settings.py) cannot see these: Dask reads its variables by
 walking the environment for the prefix, asking for no name. Stop 58 of issue 32 walked them
@@ -16,8 +17,8 @@ Each cell must end as a user can act on: the sweep's two runs made (status 0; a 
 Dask's about the setting's effect may come, as docs/environments.md allows), or one line
 ``ccsim: error: ...`` with status 1, never an internal error, a traceback or a wait past
 the connect timeout. By default a pinned cell and a fixed draw of two more (about 2 s each,
-in a child: Dask reads its variables as it loads); ``CCSIM_DASK_CELLS=all`` runs all 549
-(about 11 min), ``CCSIM_DASK_SEED`` draws others.
+in a child: Dask reads its variables as it loads); ``CCSIM_DASK_CELLS=all`` runs all 614
+(about 12 min), ``CCSIM_DASK_SEED`` draws others.
 """
 
 from __future__ import annotations
@@ -45,21 +46,27 @@ PINNED = [("distributed.comm.timeouts.connect", "")]
 DRAWN = 2
 
 
-def _leaves() -> list[str]:
-    """Every leaf of Dask's default configuration, as a dotted key."""
-    found: list[str] = []
+def _keys() -> tuple[list[str], list[str]]:
+    """Every leaf of Dask's default configuration, and every section above leaves, as dotted
+    keys."""
+    leaves: list[str] = []
+    sections: list[str] = []
     stack: list[tuple[str, object]] = [("", dask.config.merge(*dask.config.defaults))]
     while stack:
         where, value = stack.pop()
         if isinstance(value, dict) and value:
+            sections.append(where)
             stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
         elif where:
-            found.append(where)
-    return sorted(found)
+            leaves.append(where)
+    return sorted(leaves), sorted(s for s in sections if s)
 
 
 def _cells() -> list[tuple[str, str]]:
-    every = [(leaf, value) for leaf in _leaves() for value in VALUES]
+    leaves, sections = _keys()
+    # A section set to a text (DASK_DISTRIBUTED__COMM=abc) stands where Dask has a mapping.
+    every = [(leaf, value) for leaf in leaves for value in VALUES]
+    every += [(section, "abc") for section in sections]
     if ALL:
         return every
     # A fixed draw by default, as the other matrices': the suite's run is the same cells
