@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -452,3 +453,28 @@ def browser_page(browser: Any) -> Iterator[tuple[Any, list[str]]]:
             yield page, errors
         finally:
             context.close()
+
+
+@contextlib.contextmanager
+def dask_scheduler_in_a_process(workers: int) -> Iterator[str]:
+    """A Dask scheduler on tcp://127.0.0.1 (and ``workers`` worker threads) in a process of
+    its own without the DASK_* variables: Dask's configuration set in this process, or in a
+    command's child, is the client's alone, as on a user's laptop beside a cluster (an
+    in-process LocalCluster's scheduler reads the client's settings too). Its address."""
+    code = ("import asyncio; from distributed import Scheduler, Worker\n"
+            "async def main():\n"
+            "    async with Scheduler(host='127.0.0.1', port=0, dashboard=False) as s:\n"
+            f"        workers = [Worker(s.address, nthreads=1) for _ in range({workers})]\n"
+            "        await asyncio.gather(*workers)\n"
+            "        print(s.address, flush=True); await asyncio.sleep(3600)\n"
+            "asyncio.run(main())")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]

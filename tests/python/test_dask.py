@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import dask_scheduler_in_a_process
 
 from ccsim import sweep
 from ccsim.cli import main
@@ -796,26 +797,10 @@ def test_a_tls_setting_that_cannot_reach_the_scheduler_is_one_line_naming_it(
 
 @pytest.fixture(scope="module")
 def bare_scheduler() -> Iterator[str]:
-    """A scheduler on tcp://127.0.0.1 without workers, in a process of its own (Dask's
-    configuration set in this one is the client's alone), for what happens as a client
+    """A scheduler without workers in a process of its own, for what happens as a client
     connects."""
-    import subprocess
-    import sys
-
-    code = ("import sys, asyncio; from distributed import Scheduler\n"
-            "async def main():\n"
-            "    async with Scheduler(host='127.0.0.1', port=0, dashboard=False) as s:\n"
-            "        print(s.address, flush=True); await asyncio.sleep(600)\n"
-            "asyncio.run(main())")  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()  # type: ignore[union-attr]
+    with dask_scheduler_in_a_process(workers=0) as address:
+        yield address
 
 
 @pytest.mark.parametrize(

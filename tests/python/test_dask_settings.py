@@ -38,6 +38,7 @@ pytest.importorskip(
 )
 
 import dask  # after the skip: distributed brings it
+from conftest import dask_scheduler_in_a_process
 
 ALL = os.environ.get("CCSIM_DASK_CELLS") == "all"
 VALUES = ("abc", "", "-1")
@@ -84,25 +85,10 @@ def _variable(leaf: str) -> str:
 
 @pytest.fixture(scope="module")
 def scheduler_with_a_worker() -> Iterator[str]:
-    """A scheduler and one worker thread on tcp://127.0.0.1, in a process of their own with
-    no DASK_* variable: the settings tried are the client's alone, as on a user's laptop
-    beside a cluster."""
-    code = ("import asyncio; from distributed import Scheduler, Worker\n"
-            "async def main():\n"
-            "    async with Scheduler(host='127.0.0.1', port=0, dashboard=False) as s:\n"
-            "        async with Worker(s.address, nthreads=1):\n"
-            "            print(s.address, flush=True); await asyncio.sleep(3600)\n"
-            "asyncio.run(main())")  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()  # type: ignore[union-attr]
+    """A scheduler and one worker in a process of their own: the settings tried are the
+    client's alone."""
+    with dask_scheduler_in_a_process(workers=1) as address:
+        yield address
 
 
 @pytest.mark.parametrize(("leaf", "value"), _cells())
