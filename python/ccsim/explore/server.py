@@ -596,15 +596,18 @@ def head_deadline_protocol() -> type:
         def read_eof(self) -> Any:  # h11 asks it of a body reader when the client's input ends
             return self._reader.read_eof()
 
-    class _ChunkLines:
-        """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
-        lines for), comes without its leading zeros."""
+    class _BufferView:
+        """h11's receive buffer, as it is, but for what a subclass reads otherwise."""
 
         def __init__(self, buffer: Any) -> None:
             self._buffer = buffer
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self._buffer, name)
+
+    class _ChunkLines(_BufferView):
+        """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
+        lines for), comes without its leading zeros."""
 
         def maybe_extract_next_line(self) -> Any:
             line = self._buffer.maybe_extract_next_line()
@@ -617,7 +620,7 @@ def head_deadline_protocol() -> type:
                     f"body of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
             return line
 
-    class _LengthsUnpadded:
+    class _LengthsUnpadded(_BufferView):
         """h11's buffer of a request's head, its Content-Length values read without leading
         zeros. RFC 9110 §8.6 allows them (``1*DIGIT``) and asks a recipient to expect long
         numerals; h11 refuses more than 20 digits, and `Content-Length:
@@ -625,12 +628,6 @@ def head_deadline_protocol() -> type:
         request line or header" (campaign 50a, issue 32). A length still longer, a body of
         10^20 bytes or more, is answered 413 Content Too Large, as a run request's body over
         ``MAX_BODY`` is."""
-
-        def __init__(self, buffer: Any) -> None:
-            self._buffer = buffer
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._buffer, name)
 
         def maybe_extract_lines(self) -> Any:
             lines = self._buffer.maybe_extract_lines()
