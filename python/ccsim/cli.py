@@ -2047,16 +2047,31 @@ def _package_of_file(path: str) -> str | None:
 
 def _users_module(package: str) -> bool:
     """Whether ``package`` is loaded from a file or folder of the user's that no installed
-    distribution holds (:func:`ccsim.staging.shadowing_file`), and no distribution has its
-    name."""
+    distribution holds (:func:`ccsim.staging.shadowing_file`), and no distribution ccsim
+    requires itself has its name: a package only a dependency takes (anyio's sniffio) is
+    named after that dependency whether or not it is installed. A sniffio.py shadowing an
+    installed sniffio read "ccsim needs sniffio, which is shadowed by ...", and the same file
+    with no sniffio installed "ccsim needs anyio, which loads sniffio, ..." (campaign 51,
+    issue 32)."""
     from importlib import metadata
 
     if shadowing_file(package) is None:
         return False
     try:
-        return not metadata.packages_distributions().get(package)
+        holders = metadata.packages_distributions().get(package)
+        if not holders:
+            return True
+        # Its name, markers and extras aside: "dask[distributed]>=2024.1 ; extra == 'dask'".
+        own = {_normalized(re.split(r"[\s\[<>=!~;(]", r, maxsplit=1)[0])
+               for r in metadata.requires("ccsim") or []}  # fmt: skip
+        return not any(_normalized(d) in own for d in holders)
     except Exception:  # metadata that cannot be read: not this case
         return False
+
+
+def _normalized(distribution: str) -> str:
+    """A distribution's name as pip compares names (PEP 503): tomli-w and tomli_w are one."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:
