@@ -63,11 +63,13 @@ from ccsim.staging import (
     dangling,
     distribution_left,
     failure_text,
+    file_not_as_installed,
     kept_runs,
     not_a_folder,
     optional_package_failing,
     os_error_text,
     package_changed,
+    package_of_file,
     raised_importing,
     refuse_a_site,
     reproduction_around,
@@ -2020,29 +2022,7 @@ def _package_of_extension(e: ImportError) -> str | None:
     # envwrap.py, a module, not a package's library (campaign 50, issue 32).
     if not path.endswith(tuple(EXTENSION_SUFFIXES)):
         return None
-    return _package_of_file(path)
-
-
-def _package_of_file(path: str) -> str | None:
-    """The top-level package or module of the file ``path``, by the innermost folder of
-    sys.path it is under, or None. The innermost: under ``python -m ccsim`` the working
-    folder is first on sys.path, and from a home folder holding the virtual environment a
-    library of pyarrow's, gone, was "ccsim needs venv, which is installed but cannot be
-    imported" (campaign 50, issue 32)."""
-    file = Path(path).absolute()
-    best: Path | None = None
-    for entry in sys.path:
-        with contextlib.suppress(OSError, ValueError):
-            folder = Path(entry or ".").absolute()
-            if file.is_relative_to(folder) and (best is None or folder.is_relative_to(best)):
-                best = folder
-    if best is None:
-        return None
-    if file.parent == best:  # a module of its own (six.py, a top-level extension), or no module
-        from importlib.machinery import all_suffixes
-
-        return file.name.split(".")[0] if file.name.endswith(tuple(all_suffixes())) else None
-    return file.relative_to(best).parts[0]
+    return package_of_file(path)
 
 
 def _users_module(package: str) -> bool:
@@ -2103,7 +2083,7 @@ def _package_failing_to_import(e: OSError) -> str | None:
         return None
     package = _package_failing_to_load(e)
     if package is None and isinstance(e.filename, str):
-        package = _package_of_file(e.filename)
+        package = package_of_file(e.filename)
     return None if package in (None, "ccsim", "__main__") else package
 
 
@@ -2207,6 +2187,18 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
                     f"it and not needed by ccsim), which cannot be imported "
                     f"({failure_text(error)}): reinstall it (pip install --force-reinstall "
                     f"{optional}) or uninstall it")  # fmt: skip
+    # A file of an installed package cut short or emptied (a full disk as pip wrote it, an
+    # install stopped midway, a disk's fault): pip takes the package as installed, so
+    # "install ccsim again" answered "Requirement already satisfied" for it and the same line
+    # came back (campaign 50b, issue 32). The file and the distribution pip can rewrite it
+    # from are named.
+    damaged = file_not_as_installed(error) if error is not None else None
+    if damaged is not None:
+        file, dist = damaged
+        return (f"{who} needs {package}, {why}: {file} is not as pip installed it for {dist} "
+                f"(cut short or emptied), and pip takes {dist} as installed: pip install "
+                f"--force-reinstall -c constraints.txt {dist} (from the repository "
+                "root)")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"

@@ -886,6 +886,57 @@ def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("package", "damage"),
+    [("pyarrow", "module"), ("pyarrow", "library"), ("distributed", "module")],
+)
+def test_a_dependency_with_a_file_cut_short_or_emptied_is_reinstalled_by_force(
+    package: str, damage: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 50b (issue 32): a module of an installed package cut short (a full disk as pip
+    # wrote it) or a library of it emptied was "installed but cannot be imported (...):
+    # install ccsim again" (or "pip install '.[dask]'"), and pip, taking the package as
+    # installed, answered "Requirement already satisfied" and left the file so. Here a
+    # stand-in package first on PYTHONPATH, with its metadata, has one file differing from
+    # its RECORD; the cure named must be the one that rewrites it.
+    import base64
+    import hashlib
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    site = tmp_path / "site"
+    (site / package).mkdir(parents=True)
+    whole = b"def f():\n    return 1\n" * 20
+    name = f"_lib{EXTENSION_SUFFIXES[0]}" if damage == "library" else "_lib.py"
+    (site / package / "__init__.py").write_text(f"from {package} import _lib\n")
+    (site / package / name).write_bytes(whole[: 0 if damage == "library" else 30])
+    digest = base64.urlsafe_b64encode(hashlib.sha256(whole).digest()).rstrip(b"=").decode()
+    info = site / f"{package}-99.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 99.0\n")
+    (info / "RECORD").write_text(
+        f"{package}/__init__.py,,\n{package}/{name},sha256={digest},{len(whole)}\n"
+        f"{info.name}/METADATA,,\n"
+    )
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    who = "ccsim needs pyarrow"
+    if package == "distributed":
+        argv = ["sweep", argv[1], "--param", "duration=1s", "--executor", "dask",
+                "--scheduler", "tcp://127.0.0.1", "--out", str(tmp_path / "o")]  # fmt: skip
+        who = "--executor dask needs Dask's distributed scheduler"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"ccsim: error: {who}, which is installed but cannot be imported ")
+    assert lines[0].endswith(
+        f": {site / package / name} is not as pip installed it for {package} (cut short or "
+        f"emptied), and pip takes {package} as installed: pip install --force-reinstall -c "
+        f"constraints.txt {package} (from the repository root)"
+    ), lines[0]
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_dependency_failing_to_import_for_a_warning_made_an_error_says_so_not_reinstall(
     tmp_path: Path, examples: Path
 ) -> None:
