@@ -1439,6 +1439,39 @@ def test_a_plan_stored_on_a_disk_out_of_inodes_names_the_file_not_the_hidden_one
     )
 
 
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_plan_that_cannot_store_its_scenario_leaves_no_stored_plan_of_its_own(
+    earlier: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 50b: `ccsim reproduce m01 --quick` on a disk out of inodes at the scenario
+    # (a tmpfs with nr_inodes=4) renamed plan/plan.toml into place first, so the folder it
+    # had made was left holding plan/plan.toml, or an earlier reproduction's stored plan was
+    # a new plan.toml beside the old scenario; the line named scenario.toml alone.
+    out = tmp_path / "m01-quick"
+    if earlier:
+        (out / "plan").mkdir(parents=True)
+        (out / "plan" / "plan.toml").write_text("# the earlier plan\n")
+    written = Path.write_bytes
+
+    def no_inode_at_the_scenario(path: Path, data: bytes) -> int:
+        if path.name.startswith(".tmp-") and path.name.endswith("scenario.toml"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return written(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", no_inode_at_the_scenario)
+    monkeypatch.chdir(ROOT)
+    assert main(["reproduce", "m01", "--quick", "--seeds", "1", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / 'plan' / 'scenario.toml'}: no space left on device\n"
+    )
+    if earlier:
+        assert [p.name for p in (out / "plan").iterdir()] == ["plan.toml"]
+        assert (out / "plan" / "plan.toml").read_text() == "# the earlier plan\n"
+    else:
+        assert not out.exists()
+
+
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
