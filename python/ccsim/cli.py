@@ -1083,6 +1083,11 @@ def _cluster(args: argparse.Namespace) -> str | None:
             # scheduler", of a port where nothing listens (campaign 50, issue 32).
             import distributed.comm  # noqa: F401
             from distributed import Client  # noqa: F401
+        except BrokenPipeError:
+            # A package printing as it loads, to a stdout whose reader has gone: the command's
+            # 141, not "Dask's distributed scheduler, which is installed but cannot be
+            # imported ([Errno 32] Broken pipe): pip install '.[dask]'" (campaign 51).
+            raise
         except (Exception, SystemExit) as e:
             # SystemExit too: a package's own sys.exit() as it loads was "ccsim needs
             # distributed ...: install ccsim again", not the extra's cure (campaign 50).
