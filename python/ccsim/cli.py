@@ -373,8 +373,12 @@ def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
         loader.join()
         check()
         raise
-    finally:
-        loader.join()
+    except BaseException:
+        # A stop (or a package's own SystemExit) is not held for the imports: a package whose
+        # import hung held a Ctrl-C for as long, for ever if it never ended (campaign 51,
+        # issue 32). The thread is a daemon; the command is ending.
+        raise
+    loader.join()
 
 
 def _refuse_two_seeds(args: argparse.Namespace) -> None:
