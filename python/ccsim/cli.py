@@ -74,6 +74,7 @@ from ccsim.staging import (
     refuse_a_site,
     reproduction_around,
     reproduction_of,
+    shadow_cure,
     shadow_words,
     shadowing_file,
     shown_path,
@@ -2172,8 +2173,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
         if shadow is not None:
             through = "" if name == package else f", which loads {name}"
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} "
-                    f"({shadow_words(shadow)}): rename or move it, or take its folder off "
-                    "PYTHONPATH")  # fmt: skip
+                    f"({shadow_words(shadow)}): {shadow_cure(shadow)}")  # fmt: skip
     # The package's files gone but its metadata (*.dist-info) left, as an uninstall or a copy
     # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
     # again" answered "Requirement already satisfied" and the same line came back; and it is

@@ -311,6 +311,7 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         failure_text,
         file_not_as_installed,
         plugin_failing,
+        shadow_cure,
         shadow_words,
     )
 
@@ -326,8 +327,8 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         # (campaign 50, issue 32).
         name, shadow = shadowed
         through = "" if name in own else f"loads {name}, which "
-        return (f"which {through}is shadowed by {shadow} ({shadow_words(shadow)}): rename or "
-                "move it, or take its folder off PYTHONPATH")  # fmt: skip
+        return (f"which {through}is shadowed by {shadow} ({shadow_words(shadow)}): "
+                f"{shadow_cure(shadow)}")  # fmt: skip
     missing = _missing(e)
 
     named = getattr(e, "name", None) or ""  # an ImportError's; a RuntimeError has none

@@ -738,6 +738,35 @@ def shadow_words(shadow: str) -> str:
     return "a module of that name found first where Python looks for it"
 
 
+def shadow_cure(shadow: str) -> str:
+    """How to take ``shadow`` (from :func:`shadowing_file`) out of the way, by what put its
+    folder where Python looks: PYTHONPATH, the working folder (put first by ``python -m``), or
+    a ``.pth`` file of a site folder (``import sys; sys.path.insert(0, ...)``, as some
+    installers write). "take its folder off PYTHONPATH" was said of all three, and of the
+    last two no PYTHONPATH holds it (campaign 51, issue 32)."""
+    import site
+    import sys
+
+    folder = Path(shadow).parent
+    cure = "rename or move it"
+
+    def same(entry: str) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            return Path(entry or ".").resolve() == folder.resolve()
+        return False
+
+    if any(same(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p):
+        return f"{cure}, or take its folder off PYTHONPATH"
+    if sys.path and same(sys.path[0]) and same(os.curdir):
+        return f"{cure}, or run the command from another folder"
+    sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    for pth in sorted(p for d in sites if os.path.isdir(d) for p in Path(d).glob("*.pth")):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if str(folder) in pth.read_text(encoding="utf-8"):
+                return f"{cure}, or take out the line of {pth} that puts its folder on sys.path"
+    return f"{cure}, or take its folder off sys.path"
+
+
 def plugin_failing(e: BaseException) -> str | None:
     """The plugin (an entry point another distribution declares) whose loading raised ``e``,
     in words with its cure, or None. Dask loads every ``dask.sizeof`` plugin installed as it

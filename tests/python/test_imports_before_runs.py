@@ -270,6 +270,36 @@ def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_anyio
     )
 
 
+@pytest.mark.parametrize("put_first_by", ["a .pth file", "the working folder"])
+def test_a_users_module_put_first_by_other_than_pythonpath_is_named_with_the_cure_that_moves_it(
+    tmp_path: Path, put_first_by: str
+) -> None:
+    """A numpy.py whose folder a .pth file of the site puts first on sys.path (``import sys;
+    sys.path.insert(0, ...)``, as some installers write), or that lies in the working folder
+    under ``python -m ccsim``, was named with "or take its folder off PYTHONPATH", which holds
+    no such folder (campaign 51, issue 32)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    argv = ["-m", "ccsim", "run", FILE, "--set", "duration=100ms", "--out", str(tmp_path / "out")]
+    if put_first_by == "a .pth file":
+        python = _python_with_site(tmp_path, sniffio=False)
+        pth = next((tmp_path / "python" / "lib").glob("python*/site-packages")) / "mine.pth"
+        pth.write_text(f"import sys; sys.path.insert(0, {str(mine)!r})\n", encoding="utf-8")
+        cwd, cure = ROOT, f"take out the line of {pth} that puts its folder on sys.path"
+    else:
+        python, cwd, cure = sys.executable, mine, "run the command from another folder"
+    proc = subprocess.run([python, *argv], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"ccsim: error: ccsim needs numpy, which is shadowed by {mine / 'numpy.py'} (a module "
+        f"of that name found first where Python looks for it): rename or move it, or {cure}\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_broken_package_a_dependency_takes_when_installed_is_named_with_its_own_cure(
     tmp_path: Path, m01_quick: Path
 ) -> None:
