@@ -1120,6 +1120,35 @@ def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_site_rebuilt_over_an_earlier_one_failing_a_rename_midway_says_it_holds_part_of_each(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 51 (issue 32): rebuilt over an earlier site, the pages are moved in one by one;
+    # a disk gone read-only after the first renames failed the next, and the line said "<out>/
+    # ...: read-only file system; the site was not written", of a site by then part new, part
+    # the earlier one's.
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "site"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 0
+    capsys.readouterr()
+    replace, renamed, failed = os.replace, [], []
+
+    def read_only_after_two(src: Any, dst: Any) -> None:
+        if Path(dst).is_relative_to(out) and len(renamed) >= 2:
+            failed.append(dst)
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(src), None, str(dst))
+        renamed.append(dst)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", read_only_after_two)
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {failed[0]}: read-only file system; {out} holds part of this site, the "
+        "rest the earlier one's: the same command writes it whole\n"
+    )
+
+
 def test_a_site_rebuilt_on_a_full_disk_names_the_file_in_its_place_never_the_hidden_folder(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
