@@ -810,15 +810,15 @@ def test_a_file_failing_to_load_is_read_against_the_innermost_folder_of_the_modu
     # to load (or a module file of a package unreadable) was read against the home folder,
     # "ccsim needs venv, which is installed but cannot be imported"; and a module of its own
     # (six.py) directly in site-packages against a folder above it.
-    from ccsim.cli import _package_of_file
+    from ccsim.staging import package_of_file
 
     site = tmp_path / "venv" / "lib" / "site-packages"
     monkeypatch.setattr(sys, "path", [str(tmp_path), str(site)])
-    assert _package_of_file(str(site / "pyarrow" / "lib.cpython-311-x86_64-linux-gnu.so")) == (
+    assert package_of_file(str(site / "pyarrow" / "lib.cpython-311-x86_64-linux-gnu.so")) == (
         "pyarrow"
     )
-    assert _package_of_file(str(site / "six.py")) == "six"
-    assert _package_of_file(str(tmp_path / "notes.txt")) is None
+    assert package_of_file(str(site / "six.py")) == "six"
+    assert package_of_file(str(tmp_path / "notes.txt")) is None
 
 
 def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
