@@ -1088,12 +1088,13 @@ def _cluster(args: argparse.Namespace) -> str | None:
             # scheduler", of a port where nothing listens (campaign 50, issue 32).
             import distributed.comm  # noqa: F401
             from distributed import Client  # noqa: F401
-        except BrokenPipeError:
-            # A package printing as it loads, to a stdout whose reader has gone: the command's
-            # 141, not "Dask's distributed scheduler, which is installed but cannot be
-            # imported ([Errno 32] Broken pipe): pip install '.[dask]'" (campaign 51).
-            raise
         except (Exception, SystemExit) as e:
+            if isinstance(e, BrokenPipeError) or _stdout_failing(e) is not None:
+                # A package printing as it loads, to a stdout whose reader has gone (the
+                # command's 141) or that cannot be written (a terminal that hung up, /dev/full):
+                # not "Dask's distributed scheduler, which is installed but cannot be imported
+                # ([Errno 32] Broken pipe): pip install '.[dask]'" (campaign 51).
+                raise
             # SystemExit too: a package's own sys.exit() as it loads was "ccsim needs
             # distributed ...: install ccsim again", not the extra's cure (campaign 50).
             from ccsim.cluster import why_not_importable
@@ -1897,6 +1898,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
         if (met := _limit_met(e)) is not None:  # a library that could not be mapped
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         # The package missing, under the one that failed for it: pandas re-raises numpy's
         # ModuleNotFoundError as "Unable to import required dependency numpy", naming no
         # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
@@ -1935,6 +1938,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except OSError as e:
         if (met := _limit_met(e)) is not None:
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         package = _package_failing_to_import(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
@@ -1952,6 +1957,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
             return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         package = _package_failing_to_load(e) or _shadowed_module_lacking(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
@@ -2379,6 +2386,29 @@ def _flushed(status: int) -> int:
     except OSError as e:
         return _output_failed(e)
     return status
+
+
+def _stdout_failing(e: BaseException) -> OSError | None:
+    """stdout's own failure, named so, when ``e`` (or an error it was raised from) is an
+    OSError naming no file that a write to stdout fails with now too; or None. A package
+    printing as it loads, to a terminal that hung up (EIO, SIGHUP ignored) or to /dev/full
+    (ENOSPC), failed its import with it, said as that package failing: "ccsim needs tqdm,
+    which is installed but cannot be imported ([Errno 5] Input/output error): install ccsim
+    again", or a bare "[Errno 28] No space left on device" (campaign 51, issue 32)."""
+    seen: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and len(seen) < 8 and all(cause is not s for s in seen):
+        seen.append(cause)
+        if isinstance(cause, OSError) and cause.filename is None and cause.errno:
+            try:
+                os.write(sys.stdout.fileno(), b"")  # a write of nothing: the device's answer
+            except OSError as probe:
+                if probe.errno == cause.errno:
+                    return OSError(cause.errno, os.strerror(cause.errno), str(STDOUT))
+            except (AttributeError, ValueError):  # no stdout, or one without a descriptor
+                return None
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _output_failed(e: OSError) -> int:
