@@ -63,15 +63,18 @@ from ccsim.staging import (
     dangling,
     distribution_left,
     failure_text,
+    file_not_as_installed,
     kept_runs,
     not_a_folder,
     optional_package_failing,
     os_error_text,
     package_changed,
+    package_of_file,
     raised_importing,
     refuse_a_site,
     reproduction_around,
     reproduction_of,
+    shadow_cure,
     shadow_words,
     shadowing_file,
     shown_path,
@@ -371,8 +374,12 @@ def _importing_table_libraries_meanwhile() -> Iterator[Callable[[], None]]:
         loader.join()
         check()
         raise
-    finally:
-        loader.join()
+    except BaseException:
+        # A stop (or a package's own SystemExit) is not held for the imports: a package whose
+        # import hung held a Ctrl-C for as long, for ever if it never ended (campaign 51,
+        # issue 32). The thread is a daemon; the command is ending.
+        raise
+    loader.join()
 
 
 def _refuse_two_seeds(args: argparse.Namespace) -> None:
@@ -1085,6 +1092,12 @@ def _cluster(args: argparse.Namespace) -> str | None:
             import distributed.comm  # noqa: F401
             from distributed import Client  # noqa: F401
         except (Exception, SystemExit) as e:
+            if isinstance(e, BrokenPipeError) or _stdout_failing(e) is not None:
+                # A package printing as it loads, to a stdout whose reader has gone (the
+                # command's 141) or that cannot be written (a terminal that hung up, /dev/full):
+                # not "Dask's distributed scheduler, which is installed but cannot be imported
+                # ([Errno 32] Broken pipe): pip install '.[dask]'" (campaign 51).
+                raise
             # SystemExit too: a package's own sys.exit() as it loads was "ccsim needs
             # distributed ...: install ccsim again", not the extra's cure (campaign 50).
             from ccsim.cluster import why_not_importable
@@ -1888,6 +1901,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
         if (met := _limit_met(e)) is not None:  # a library that could not be mapped
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         # The package missing, under the one that failed for it: pandas re-raises numpy's
         # ModuleNotFoundError as "Unable to import required dependency numpy", naming no
         # module, and `ccsim reproduce --list` called that an internal error (campaign 19).
@@ -1926,6 +1941,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
     except OSError as e:
         if (met := _limit_met(e)) is not None:
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         package = _package_failing_to_import(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
@@ -1943,6 +1960,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
             return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met
+        if (failed := _stdout_failing(e)) is not None:
+            return _output_failed(failed)
         package = _package_failing_to_load(e) or _shadowed_module_lacking(e)
         if package is not None:
             _error(_not_installed("ccsim", package, e))
@@ -2023,43 +2042,36 @@ def _package_of_extension(e: ImportError) -> str | None:
     # envwrap.py, a module, not a package's library (campaign 50, issue 32).
     if not path.endswith(tuple(EXTENSION_SUFFIXES)):
         return None
-    return _package_of_file(path)
-
-
-def _package_of_file(path: str) -> str | None:
-    """The top-level package or module of the file ``path``, by the innermost folder of
-    sys.path it is under, or None. The innermost: under ``python -m ccsim`` the working
-    folder is first on sys.path, and from a home folder holding the virtual environment a
-    library of pyarrow's, gone, was "ccsim needs venv, which is installed but cannot be
-    imported" (campaign 50, issue 32)."""
-    file = Path(path).absolute()
-    best: Path | None = None
-    for entry in sys.path:
-        with contextlib.suppress(OSError, ValueError):
-            folder = Path(entry or ".").absolute()
-            if file.is_relative_to(folder) and (best is None or folder.is_relative_to(best)):
-                best = folder
-    if best is None:
-        return None
-    if file.parent == best:  # a module of its own (six.py, a top-level extension), or no module
-        from importlib.machinery import all_suffixes
-
-        return file.name.split(".")[0] if file.name.endswith(tuple(all_suffixes())) else None
-    return file.relative_to(best).parts[0]
+    return package_of_file(path)
 
 
 def _users_module(package: str) -> bool:
     """Whether ``package`` is loaded from a file or folder of the user's that no installed
-    distribution holds (:func:`ccsim.staging.shadowing_file`), and no distribution has its
-    name."""
+    distribution holds (:func:`ccsim.staging.shadowing_file`), and no distribution ccsim
+    requires itself has its name: a package only a dependency takes (anyio's sniffio) is
+    named after that dependency whether or not it is installed. A sniffio.py shadowing an
+    installed sniffio read "ccsim needs sniffio, which is shadowed by ...", and the same file
+    with no sniffio installed "ccsim needs anyio, which loads sniffio, ..." (campaign 51,
+    issue 32)."""
     from importlib import metadata
 
     if shadowing_file(package) is None:
         return False
     try:
-        return not metadata.packages_distributions().get(package)
+        holders = metadata.packages_distributions().get(package)
+        if not holders:
+            return True
+        # Its name, markers and extras aside: "dask[distributed]>=2024.1 ; extra == 'dask'".
+        own = {_normalized(re.split(r"[\s\[<>=!~;(]", r, maxsplit=1)[0])
+               for r in metadata.requires("ccsim") or []}  # fmt: skip
+        return not any(_normalized(d) in own for d in holders)
     except Exception:  # metadata that cannot be read: not this case
         return False
+
+
+def _normalized(distribution: str) -> str:
+    """A distribution's name as pip compares names (PEP 503): tomli-w and tomli_w are one."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
 def _package_failing_to_load(e: BaseException) -> str | None:
@@ -2091,7 +2103,7 @@ def _package_failing_to_import(e: OSError) -> str | None:
         return None
     package = _package_failing_to_load(e)
     if package is None and isinstance(e.filename, str):
-        package = _package_of_file(e.filename)
+        package = package_of_file(e.filename)
     return None if package in (None, "ccsim", "__main__") else package
 
 
@@ -2171,8 +2183,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
         if shadow is not None:
             through = "" if name == package else f", which loads {name}"
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} "
-                    f"({shadow_words(shadow)}): rename or move it, or take its folder off "
-                    "PYTHONPATH")  # fmt: skip
+                    f"({shadow_words(shadow)}): {shadow_cure(shadow)}")  # fmt: skip
     # The package's files gone but its metadata (*.dist-info) left, as an uninstall or a copy
     # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
     # again" answered "Requirement already satisfied" and the same line came back; and it is
@@ -2195,6 +2206,18 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
                     f"it and not needed by ccsim), which cannot be imported "
                     f"({failure_text(error)}): reinstall it (pip install --force-reinstall "
                     f"{optional}) or uninstall it")  # fmt: skip
+    # A file of an installed package cut short or emptied (a full disk as pip wrote it, an
+    # install stopped midway, a disk's fault): pip takes the package as installed, so
+    # "install ccsim again" answered "Requirement already satisfied" for it and the same line
+    # came back (campaign 50b, issue 32). The file and the distribution pip can rewrite it
+    # from are named.
+    damaged = file_not_as_installed(error) if error is not None else None
+    if damaged is not None:
+        file, dist = damaged
+        return (f"{who} needs {package}, {why}: {file} is not as pip installed it for {dist} "
+                f"(cut short or emptied), and pip takes {dist} as installed: pip install "
+                f"--force-reinstall -c constraints.txt {dist} (from the repository "
+                "root)")  # fmt: skip
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
@@ -2366,6 +2389,29 @@ def _flushed(status: int) -> int:
     except OSError as e:
         return _output_failed(e)
     return status
+
+
+def _stdout_failing(e: BaseException) -> OSError | None:
+    """stdout's own failure, named so, when ``e`` (or an error it was raised from) is an
+    OSError naming no file that a write to stdout fails with now too; or None. A package
+    printing as it loads, to a terminal that hung up (EIO, SIGHUP ignored) or to /dev/full
+    (ENOSPC), failed its import with it, said as that package failing: "ccsim needs tqdm,
+    which is installed but cannot be imported ([Errno 5] Input/output error): install ccsim
+    again", or a bare "[Errno 28] No space left on device" (campaign 51, issue 32)."""
+    seen: list[BaseException] = []
+    cause: BaseException | None = e
+    while cause is not None and len(seen) < 8 and all(cause is not s for s in seen):
+        seen.append(cause)
+        if isinstance(cause, OSError) and cause.filename is None and cause.errno:
+            try:
+                os.write(sys.stdout.fileno(), b"")  # a write of nothing: the device's answer
+            except OSError as probe:
+                if probe.errno == cause.errno:
+                    return OSError(cause.errno, os.strerror(cause.errno), str(STDOUT))
+            except (AttributeError, ValueError):  # no stdout, or one without a descriptor
+                return None
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _output_failed(e: OSError) -> int:

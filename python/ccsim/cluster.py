@@ -459,7 +459,9 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
     from ccsim.staging import (
         distribution_left,
         failure_text,
+        file_not_as_installed,
         plugin_failing,
+        shadow_cure,
         shadow_words,
     )
 
@@ -475,8 +477,8 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         # (campaign 50, issue 32).
         name, shadow = shadowed
         through = "" if name in own else f"loads {name}, which "
-        return (f"which {through}is shadowed by {shadow} ({shadow_words(shadow)}): rename or "
-                "move it, or take its folder off PYTHONPATH")  # fmt: skip
+        return (f"which {through}is shadowed by {shadow} ({shadow_words(shadow)}): "
+                f"{shadow_cure(shadow)}")  # fmt: skip
     missing = _missing(e)
 
     named = getattr(e, "name", None) or ""  # an ImportError's; a RuntimeError has none
@@ -492,6 +494,15 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         return f"which needs {missing}, which is not installed: {cure}"
     if isinstance(e, ModuleNotFoundError):
         return f"which is not installed: {cure}"
+    damaged_file = file_not_as_installed(e)
+    if damaged_file is not None:
+        # A file of it (or of a package it loads) cut short or emptied: pip takes its
+        # distribution as installed, and '.[dask]' left the file as it was (campaign 51).
+        file, dist = damaged_file
+        return (f"which is installed but cannot be imported ({failure_text(e)}): {file} is not "
+                f"as pip installed it for {dist} (cut short or emptied), and pip takes {dist} "
+                f"as installed: pip install --force-reinstall -c constraints.txt {dist} (from "
+                "the repository root)")  # fmt: skip
     return f"which is installed but cannot be imported ({failure_text(e)}): {cure}"
 
 

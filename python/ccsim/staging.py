@@ -598,6 +598,85 @@ def distribution_left(package: str) -> str | None:
     return None
 
 
+def package_of_file(path: str) -> str | None:
+    """The top-level package or module of the file ``path``, by the innermost folder of
+    sys.path it is under, or None. The innermost: under ``python -m ccsim`` the working
+    folder is first on sys.path, and from a home folder holding the virtual environment a
+    library of pyarrow's, gone, was "ccsim needs venv, which is installed but cannot be
+    imported" (campaign 50, issue 32)."""
+    import sys
+
+    file = Path(path).absolute()
+    best: Path | None = None
+    for entry in sys.path:
+        with contextlib.suppress(OSError, ValueError):
+            folder = Path(entry or ".").absolute()
+            if file.is_relative_to(folder) and (best is None or folder.is_relative_to(best)):
+                best = folder
+    if best is None:
+        return None
+    if file.parent == best:  # a module of its own (six.py, a top-level extension), or no module
+        from importlib.machinery import all_suffixes
+
+        return file.name.split(".")[0] if file.name.endswith(tuple(all_suffixes())) else None
+    return file.relative_to(best).parts[0]
+
+
+def file_not_as_installed(error: BaseException) -> tuple[str, str] | None:
+    """A file named by ``error`` (or by the errors it was raised from, or whose code is in
+    their tracebacks) that an installed distribution's RECORD lists with another size or
+    hash, and that distribution's name; or None. Such a file was cut short or emptied after
+    pip wrote it (a truncated module: SyntaxError; an emptied library: "file too short"):
+    only ``pip install --force-reinstall`` rewrites it, since pip takes the distribution as
+    installed (campaign 51, issue 32)."""
+    import base64
+    import hashlib
+    from importlib import metadata
+
+    files: list[str] = []
+    chain: list[BaseException] = []
+    todo: list[BaseException | None] = [error]
+    while todo and len(chain) < 8:
+        e = todo.pop(0)
+        if e is None or e in chain:
+            continue
+        chain.append(e)
+        todo += [e.__cause__, e.__context__]
+        files += [f for f in (getattr(e, "filename", None), getattr(e, "path", None))
+                  if isinstance(f, str)]  # fmt: skip
+        # A package re-raising in its own words keeps the file in them: pyarrow's "not built
+        # with support for the Parquet file format (.../_parquet....so: file too short)".
+        files += re.findall(r"(/[^\s'\"():]+)", str(e))
+        tb = e.__traceback__
+        while tb is not None:
+            files.append(tb.tb_frame.f_code.co_filename)
+            tb = tb.tb_next
+    try:
+        owners = metadata.packages_distributions()
+        for name in dict.fromkeys(files):
+            file = Path(name)
+            if not file.is_absolute() or not file.is_file():
+                continue
+            top = package_of_file(name)
+            for dist in owners.get(top or "", []):
+                for record in metadata.files(dist) or []:
+                    if record.hash is None or Path(str(record.locate())).resolve() != (
+                        file.resolve()
+                    ):
+                        continue
+                    if record.size is not None and record.size != file.stat().st_size:
+                        return name, dist
+                    if record.hash.mode == "sha256":
+                        digest = hashlib.sha256(file.read_bytes()).digest()
+                        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != (
+                            record.hash.value
+                        ):
+                            return name, dist
+    except Exception:  # metadata or a file that cannot be read: the other cures stand
+        return None
+    return None
+
+
 def shadowing_file(package: str) -> str | None:
     """The file of a module imported under ``package``'s name that no installed distribution
     holds (a plain ``numpy.py`` where numpy is a package), or the folder of such a package (a
@@ -657,6 +736,35 @@ def shadow_words(shadow: str) -> str:
     if Path(shadow).is_dir() and not (Path(shadow) / "__init__.py").exists():
         return "a folder of that name without __init__.py, which Python imports as an empty package"
     return "a module of that name found first where Python looks for it"
+
+
+def shadow_cure(shadow: str) -> str:
+    """How to take ``shadow`` (from :func:`shadowing_file`) out of the way, by what put its
+    folder where Python looks: PYTHONPATH, the working folder (put first by ``python -m``), or
+    a ``.pth`` file of a site folder (``import sys; sys.path.insert(0, ...)``, as some
+    installers write). "take its folder off PYTHONPATH" was said of all three, and of the
+    last two no PYTHONPATH holds it (campaign 51, issue 32)."""
+    import site
+    import sys
+
+    folder = Path(shadow).parent
+    cure = "rename or move it"
+
+    def same(entry: str) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            return Path(entry or ".").resolve() == folder.resolve()
+        return False
+
+    if any(same(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p):
+        return f"{cure}, or take its folder off PYTHONPATH"
+    if sys.path and same(sys.path[0]) and same(os.curdir):
+        return f"{cure}, or run the command from another folder"
+    sites = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    for pth in sorted(p for d in sites if os.path.isdir(d) for p in Path(d).glob("*.pth")):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if str(folder) in pth.read_text(encoding="utf-8"):
+                return f"{cure}, or take out the line of {pth} that puts its folder on sys.path"
+    return f"{cure}, or take its folder off sys.path"
 
 
 def plugin_failing(e: BaseException) -> str | None:

@@ -77,10 +77,36 @@ def inside_import_locking(frame: FrameType | None) -> bool:
     do not."""
     while frame is not None:
         if frame.f_globals.get("__name__") in _IMPORT_SYSTEM:
-            return frame.f_code.co_name in _LOCKING
+            return frame.f_code.co_name in _LOCKING and not _waiting_for_another_import(frame)
         if frame.f_code.co_name == "<module>":
             return False
         frame = frame.f_back
+    return False
+
+
+def _waiting_for_another_import(frame: FrameType) -> bool:
+    """Whether ``frame`` is a module lock's ``acquire`` waiting, in ``self.wakeup.acquire()``,
+    for another thread's import of that module to end. Raised there, the interrupt leaves the
+    lock as a release expects it (the waiter counted, its wake-up lock held, both given back
+    by the owner's release), and it must be: that wait lasts as long as the other import, and
+    a package whose import hung (or slept for seconds) on the thread importing the table
+    libraries held a Ctrl-C, SIGTERM or SIGHUP put off again and again until it ended, for
+    ever if it never did (campaign 51, issue 32)."""
+    import dis
+
+    if frame.f_code.co_name != "acquire":
+        return False
+    loads: list[str] = []
+    for instruction in dis.get_instructions(frame.f_code):
+        if instruction.offset > frame.f_lasti:
+            return False
+        if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            loads = [*loads[-1:], str(instruction.argval)]
+        if instruction.offset == frame.f_lasti:
+            # The call of self.wakeup.acquire() with no argument: the blocking wait (the
+            # same lock's acquire(False) before it is the waiter being counted).
+            return (instruction.opname == "CALL" and instruction.arg == 0
+                    and loads == ["wakeup", "acquire"])  # fmt: skip
     return False
 
 

@@ -57,7 +57,10 @@ import pandas as pd
 
 try:
     from tqdm import tqdm
-except ImportError:
+except (ImportError, BrokenPipeError):
+    # BrokenPipeError: a package printing as it loads, to a stdout whose reader has gone (the
+    # command's 141, said by the command line), not a tqdm that cannot be imported: it read
+    # "ccsim needs tqdm, ... ([Errno 32] Broken pipe): install ccsim again" (campaign 51).
     raise
 except Exception as e:
     # tqdm reads its own version from its metadata as it loads: a METADATA that cannot be

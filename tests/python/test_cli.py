@@ -810,15 +810,15 @@ def test_a_file_failing_to_load_is_read_against_the_innermost_folder_of_the_modu
     # to load (or a module file of a package unreadable) was read against the home folder,
     # "ccsim needs venv, which is installed but cannot be imported"; and a module of its own
     # (six.py) directly in site-packages against a folder above it.
-    from ccsim.cli import _package_of_file
+    from ccsim.staging import package_of_file
 
     site = tmp_path / "venv" / "lib" / "site-packages"
     monkeypatch.setattr(sys, "path", [str(tmp_path), str(site)])
-    assert _package_of_file(str(site / "pyarrow" / "lib.cpython-311-x86_64-linux-gnu.so")) == (
+    assert package_of_file(str(site / "pyarrow" / "lib.cpython-311-x86_64-linux-gnu.so")) == (
         "pyarrow"
     )
-    assert _package_of_file(str(site / "six.py")) == "six"
-    assert _package_of_file(str(tmp_path / "notes.txt")) is None
+    assert package_of_file(str(site / "six.py")) == "six"
+    assert package_of_file(str(tmp_path / "notes.txt")) is None
 
 
 def test_tqdm_failing_to_import_is_said_once_not_inside_ccsim_sweeps_own_words(
@@ -883,6 +883,57 @@ def test_a_dependency_whose_files_are_gone_but_its_metadata_left_is_reinstalled_
         f"{package} as installed: pip install --force-reinstall -c constraints.txt {package} "
         "(from the repository root)\n"
     ))  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("package", "damage"),
+    [("pyarrow", "module"), ("pyarrow", "library"), ("distributed", "module")],
+)
+def test_a_dependency_with_a_file_cut_short_or_emptied_is_reinstalled_by_force(
+    package: str, damage: str, tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 50b (issue 32): a module of an installed package cut short (a full disk as pip
+    # wrote it) or a library of it emptied was "installed but cannot be imported (...):
+    # install ccsim again" (or "pip install '.[dask]'"), and pip, taking the package as
+    # installed, answered "Requirement already satisfied" and left the file so. Here a
+    # stand-in package first on PYTHONPATH, with its metadata, has one file differing from
+    # its RECORD; the cure named must be the one that rewrites it.
+    import base64
+    import hashlib
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    site = tmp_path / "site"
+    (site / package).mkdir(parents=True)
+    whole = b"def f():\n    return 1\n" * 20
+    name = f"_lib{EXTENSION_SUFFIXES[0]}" if damage == "library" else "_lib.py"
+    (site / package / "__init__.py").write_text(f"from {package} import _lib\n")
+    (site / package / name).write_bytes(whole[: 0 if damage == "library" else 30])
+    digest = base64.urlsafe_b64encode(hashlib.sha256(whole).digest()).rstrip(b"=").decode()
+    info = site / f"{package}-99.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 99.0\n")
+    (info / "RECORD").write_text(
+        f"{package}/__init__.py,,\n{package}/{name},sha256={digest},{len(whole)}\n"
+        f"{info.name}/METADATA,,\n"
+    )
+    argv = ["run", str(examples / "random-loss.toml"), "--out", str(tmp_path / "o")]
+    who = "ccsim needs pyarrow"
+    if package == "distributed":
+        argv = ["sweep", argv[1], "--param", "duration=1s", "--executor", "dask",
+                "--scheduler", "tcp://127.0.0.1", "--out", str(tmp_path / "o")]  # fmt: skip
+        who = "--executor dask needs Dask's distributed scheduler"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=examples.parent, env=env)  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"ccsim: error: {who}, which is installed but cannot be imported ")
+    assert lines[0].endswith(
+        f": {site / package / name} is not as pip installed it for {package} (cut short or "
+        f"emptied), and pip takes {package} as installed: pip install --force-reinstall -c "
+        f"constraints.txt {package} (from the repository root)"
+    ), lines[0]
     assert not (tmp_path / "o").exists()
 
 

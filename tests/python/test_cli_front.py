@@ -355,6 +355,98 @@ def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_stat
     assert proc.returncode == 128 + 13
 
 
+@pytest.mark.parametrize("package", ["tqdm", "distributed"])
+def test_a_package_printing_as_it_loads_to_a_pipe_whose_reader_has_gone_is_sigpipes_status(
+    package: str, examples: Path, tmp_path: Path
+) -> None:
+    # Campaign 51 (issue 32): a package that prints a line as it loads (a banner, a notice),
+    # its stdout a pipe whose reader had gone, failed its import with BrokenPipeError, and
+    # that was said as the package failing: "ccsim needs tqdm, which is installed but cannot
+    # be imported ([Errno 32] Broken pipe): install ccsim again" (sweep, reproduce, report,
+    # reproduce --list), and "--executor dask needs Dask's distributed scheduler, ...:
+    # pip install '.[dask]'". The reader gone is the command's 141, as for any other write.
+    import os
+    import subprocess
+
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    (boot / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Loud:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name != {package!r}:\n"
+        "            return None\n"
+        "        sys.meta_path.remove(self)\n"
+        "        print('a notice as it loads', flush=True)\n"
+        "sys.meta_path.insert(0, Loud())\n"
+    )
+    argv = ["sweep", str(examples / "random-loss.toml"), "--set", "duration=100ms", "--param",
+            "links.bottleneck.loss.rate=0.01,0.02", "--out", str(tmp_path / "out")]  # fmt: skip
+    if package == "distributed":
+        argv += ["--executor", "dask", "--scheduler", "tcp://127.0.0.1"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before ccsim writes a byte: `| head -0`
+    env = {**os.environ, "PYTHONPATH": str(boot)}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], cwd=ROOT, env=env,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=120, check=False)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (128 + 13, "")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("package", "stdout"),
+    [("tqdm", "/dev/full"), ("tqdm", "a terminal that hung up"), ("distributed", "/dev/full")],
+)
+def test_a_package_printing_as_it_loads_to_a_stdout_that_fails_is_said_as_stdout_failing(
+    package: str, stdout: str, examples: Path, tmp_path: Path
+) -> None:
+    # Campaign 51 (issue 32): the same print to /dev/full, or to a terminal that hung up (SIGHUP
+    # ignored), failed the import with ENOSPC or EIO, said as "ccsim needs tqdm, which is
+    # installed but cannot be imported ([Errno 28] No space left on device): install ccsim
+    # again" (a bare "[Errno 5] Input/output error" from pandas, "pip install '.[dask]'" from
+    # Dask's packages): stdout is what failed, as the command says of its own writes.
+    import os
+    import pty
+    import subprocess
+
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    (boot / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Loud:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name != {package!r}:\n"
+        "            return None\n"
+        "        sys.meta_path.remove(self)\n"
+        "        print('a notice as it loads', flush=True)\n"
+        "sys.meta_path.insert(0, Loud())\n"
+    )
+    argv = ["sweep", str(examples / "random-loss.toml"), "--set", "duration=100ms", "--param",
+            "links.bottleneck.loss.rate=0.01,0.02", "--out", str(tmp_path / "out")]  # fmt: skip
+    if package == "distributed":
+        argv += ["--executor", "dask", "--scheduler", "tcp://127.0.0.1"]
+    if stdout == "/dev/full":
+        out = os.open("/dev/full", os.O_WRONLY)
+        said = "no space left on device"
+    else:
+        terminal, out = pty.openpty()
+        os.close(terminal)  # hung up before ccsim writes a byte
+        said = "input/output error"
+    env = {**os.environ, "PYTHONPATH": str(boot)}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], cwd=ROOT, env=env,
+                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False, start_new_session=True)  # fmt: skip
+    finally:
+        os.close(out)
+    assert (proc.returncode, proc.stderr) == (1, f"ccsim: error: stdout: {said}\n")
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("command", [["reproduce", "--list"], ["reproduce", "m01", "--quick"]])
 def test_numpy_missing_under_pandas_is_named_with_the_cure_not_an_internal_error(
     command: list[str],

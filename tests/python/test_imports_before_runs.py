@@ -197,23 +197,53 @@ def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_tqdm_
     assert not out.exists()
 
 
-@pytest.mark.parametrize("form", ["module", "folder"])
+def _python_with_site(tmp_path: Path, sniffio: bool) -> str:
+    """A Python whose site holds this one's packages (links to them) but sniffio, with a
+    sniffio distribution of its own when ``sniffio``: whether sniffio is installed is the
+    test's to choose, not the Python's running it (CI's has sniffio, a venv made from
+    requirements-test.txt has not). A venv made in this process (~0.05 s), no install."""
+    import site
+    import venv
+
+    home = tmp_path / "python"
+    venv.EnvBuilder(symlinks=True).create(home)
+    lib = home / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    sites = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        sites.append(site.getusersitepackages())
+    for folder in map(Path, sites):
+        for entry in folder.iterdir() if folder.is_dir() else []:
+            if not entry.name.lower().startswith("sniffio") and not os.path.lexists(
+                lib / entry.name
+            ):
+                (lib / entry.name).symlink_to(entry)
+    if sniffio:
+        (lib / "sniffio").mkdir()
+        (lib / "sniffio" / "__init__.py").write_text("", encoding="utf-8")
+        info = lib / "sniffio-1.3.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: sniffio\nVersion: 1.3.1\n", encoding="utf-8"
+        )
+        (info / "RECORD").write_text(
+            "sniffio/__init__.py,,\nsniffio-1.3.1.dist-info/METADATA,,\n", encoding="utf-8"
+        )
+    return str(home / "bin" / "python")
+
+
+@pytest.mark.parametrize(
+    ("form", "sniffio"), [("module", False), ("folder", False), ("module", True)]
+)
 def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_anyio_stops_the_explorer(
-    tmp_path: Path, form: str
+    tmp_path: Path, form: str, sniffio: bool
 ) -> None:
     """anyio (the explorer's server loop) takes sniffio when it can import it. A sniffio.py, or
     a folder sniffio/ without __init__.py, on PYTHONPATH made ``ccsim explore`` say "ccsim
     needs sniffio, which is shadowed by ...": ccsim does not use sniffio; anyio does, and is
-    named first (campaign 50, issue 32)."""
-    from importlib import metadata
-
-    if metadata.packages_distributions().get("sniffio"):
-        # CI's kind of Python has sniffio installed. A folder without __init__.py then shadows
-        # nothing (Python takes a regular package found anywhere on the path over it: the
-        # explorer served, and this test waited for it), and a sniffio.py shadowing an
-        # installed sniffio is named as any shadowed package is ("ccsim needs sniffio, which
-        # is shadowed by ..."), not as a module of the user's that no distribution has.
-        pytest.skip("sniffio is installed here: the case is a Python without it")
+    named first (campaign 50, issue 32); and a sniffio.py over an installed sniffio, as in
+    CI's Python, still read "ccsim needs sniffio" (campaign 51). Each case runs in a Python
+    whose site has sniffio or not as the case says (a folder without __init__.py shadows
+    nothing where sniffio is installed: Python takes the installed package over it)."""
     import socket
 
     if form == "module":
@@ -230,13 +260,44 @@ def test_a_module_or_folder_of_the_users_named_like_an_optional_package_of_anyio
         port = s.getsockname()[1]
     argv = ["explore", "--results", str(tmp_path / "results"), "--port", str(port)]
     env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
-    proc = subprocess.run([sys.executable, "-m", "ccsim", *argv], capture_output=True,
+    python = _python_with_site(tmp_path, sniffio)
+    proc = subprocess.run([python, "-m", "ccsim", *argv], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=60, check=False)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == (
         f"ccsim: error: ccsim needs anyio, which loads sniffio, which is shadowed by {shadow} "
         f"({what}): rename or move it, or take its folder off PYTHONPATH\n"
     )
+
+
+@pytest.mark.parametrize("put_first_by", ["a .pth file", "the working folder"])
+def test_a_users_module_put_first_by_other_than_pythonpath_is_named_with_the_cure_that_moves_it(
+    tmp_path: Path, put_first_by: str
+) -> None:
+    """A numpy.py whose folder a .pth file of the site puts first on sys.path (``import sys;
+    sys.path.insert(0, ...)``, as some installers write), or that lies in the working folder
+    under ``python -m ccsim``, was named with "or take its folder off PYTHONPATH", which holds
+    no such folder (campaign 51, issue 32)."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "numpy.py").write_text("x = 1\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    argv = ["-m", "ccsim", "run", FILE, "--set", "duration=100ms", "--out", str(tmp_path / "out")]
+    if put_first_by == "a .pth file":
+        python = _python_with_site(tmp_path, sniffio=False)
+        pth = next((tmp_path / "python" / "lib").glob("python*/site-packages")) / "mine.pth"
+        pth.write_text(f"import sys; sys.path.insert(0, {str(mine)!r})\n", encoding="utf-8")
+        cwd, cure = ROOT, f"take out the line of {pth} that puts its folder on sys.path"
+    else:
+        python, cwd, cure = sys.executable, mine, "run the command from another folder"
+    proc = subprocess.run([python, *argv], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        f"ccsim: error: ccsim needs numpy, which is shadowed by {mine / 'numpy.py'} (a module "
+        f"of that name found first where Python looks for it): rename or move it, or {cure}\n"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_broken_package_a_dependency_takes_when_installed_is_named_with_its_own_cure(

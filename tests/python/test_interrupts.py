@@ -276,6 +276,64 @@ def test_a_stop_signal_as_the_import_system_holds_its_lock_stops_a_run_and_does_
     assert not out.exists()
 
 
+#: A sitecustomize whose numpy import hangs (30 s) on the thread importing the table libraries,
+#: and that sends SIGINT once the main thread waits for that import (numpy's module lock).
+_NUMPY_HUNG_ON_THE_TABLES_THREAD = """
+import importlib._bootstrap as bootstrap, os, signal, sys, threading, time
+main = threading.main_thread().ident
+def waited_for(name):
+    on = bootstrap._blocking_on.get(main)  # a lock (3.11), a list of them (3.12 and later)
+    return any(getattr(lock, "name", None) == name
+               for lock in (on if isinstance(on, list) else [on]))
+def send_when_waited_for():
+    while not waited_for("numpy"):
+        time.sleep(0.01)
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGINT)
+class HungLoader:
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):  # the module's own code, as it runs: no finder's lock held
+        threading.Thread(target=send_when_waited_for, daemon=True).start()
+        time.sleep(30)
+class Hung:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and threading.current_thread().name == "ccsim-import-tables":
+            sys.meta_path.remove(self)
+            import importlib.machinery
+            return importlib.machinery.ModuleSpec(name, HungLoader())
+sys.meta_path.insert(0, Hung())
+"""
+
+
+def test_a_stop_signal_while_the_command_waits_for_a_hung_import_stops_it_at_once(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 51 (issue 32): a package whose import hangs (or takes seconds: a lock, a
+    # network mount, a cache being built) on the thread importing the table libraries held a
+    # Ctrl-C, SIGTERM or SIGHUP for as long, for ever if it never ended: the main thread,
+    # waiting for that import's module lock, was "inside the import system's locking", so the
+    # signal was put off again every 50 ms; and once raised, leaving the run joined that
+    # thread. Python's own Ctrl-C stops such a wait at once.
+    out = tmp_path / "out"
+    started = time.monotonic()
+    try:
+        proc = _ccsim_with_sitecustomize(
+            tmp_path, _NUMPY_HUNG_ON_THE_TABLES_THREAD, "script", "run",
+            str(examples / "random-loss.toml"), "--set", 'duration="100ms"', "--out", str(out),
+            timeout=20,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the signal was held while the import hung")
+    assert time.monotonic() - started < 15
+    kept = ("the run was stopped before it finished", "writing the results was stopped")
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr in [
+        f"ccsim: interrupted by SIGINT; {what} and nothing was written to {out}\n" for what in kept
+    ]
+    assert not out.exists()
+
+
 #: Inside another Python (Jupyter's `%run -m ccsim`): the entry point's handler in place, the
 #: command stopped as it starts, then a thread of the host's imports a module.
 _HOSTED_THEN_A_THREAD_IMPORTS = """

@@ -1120,6 +1120,35 @@ def test_a_site_on_a_full_disk_names_its_folder_and_leaves_nothing(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_site_rebuilt_over_an_earlier_one_failing_a_rename_midway_says_it_holds_part_of_each(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 51 (issue 32): rebuilt over an earlier site, the pages are moved in one by one;
+    # a disk gone read-only after the first renames failed the next, and the line said "<out>/
+    # ...: read-only file system; the site was not written", of a site by then part new, part
+    # the earlier one's.
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "site"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 0
+    capsys.readouterr()
+    replace, renamed, failed = os.replace, [], []
+
+    def read_only_after_two(src: Any, dst: Any) -> None:
+        if Path(dst).is_relative_to(out) and len(renamed) >= 2:
+            failed.append(dst)
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(src), None, str(dst))
+        renamed.append(dst)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", read_only_after_two)
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {failed[0]}: read-only file system; {out} holds part of this site, the "
+        "rest the earlier one's: the same command writes it whole\n"
+    )
+
+
 def test_a_site_rebuilt_on_a_full_disk_names_the_file_in_its_place_never_the_hidden_folder(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -1437,6 +1466,39 @@ def test_a_plan_stored_on_a_disk_out_of_inodes_names_the_file_not_the_hidden_one
         str(tmp_path / "m01-quick" / "plan" / "plan.toml"),
         errno.ENOSPC,
     )
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_plan_that_cannot_store_its_scenario_leaves_no_stored_plan_of_its_own(
+    earlier: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 50b: `ccsim reproduce m01 --quick` on a disk out of inodes at the scenario
+    # (a tmpfs with nr_inodes=4) renamed plan/plan.toml into place first, so the folder it
+    # had made was left holding plan/plan.toml, or an earlier reproduction's stored plan was
+    # a new plan.toml beside the old scenario; the line named scenario.toml alone.
+    out = tmp_path / "m01-quick"
+    if earlier:
+        (out / "plan").mkdir(parents=True)
+        (out / "plan" / "plan.toml").write_text("# the earlier plan\n")
+    written = Path.write_bytes
+
+    def no_inode_at_the_scenario(path: Path, data: bytes) -> int:
+        if path.name.startswith(".tmp-") and path.name.endswith("scenario.toml"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return written(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", no_inode_at_the_scenario)
+    monkeypatch.chdir(ROOT)
+    assert main(["reproduce", "m01", "--quick", "--seeds", "1", "--out", str(out)]) == 1
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / 'plan' / 'scenario.toml'}: no space left on device\n"
+    )
+    if earlier:
+        assert [p.name for p in (out / "plan").iterdir()] == ["plan.toml"]
+        assert (out / "plan" / "plan.toml").read_text() == "# the earlier plan\n"
+    else:
+        assert not out.exists()
 
 
 def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(

@@ -295,47 +295,62 @@ def store_plan(folder: Path, out: Path) -> Path:
     if wrong is not None:
         raise ValueError(f"{wrong}, where the reproduction stores its plan: move it away or "
                          "write elsewhere")  # fmt: skip
+    made = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     data = (folder / scenario).read_bytes()
     plan_bytes = text.encode("utf-8")
-    _write_whole(
-        dest / "plan.toml", plan_bytes if plan_bytes.endswith(b"\n") else plan_bytes + b"\n"
-    )
-    _write_whole(dest / scenario.name, data if data.endswith(b"\n") else data + b"\n")
+    try:
+        _write_whole([
+            (dest / "plan.toml", plan_bytes if plan_bytes.endswith(b"\n") else plan_bytes + b"\n"),
+            (dest / scenario.name, data if data.endswith(b"\n") else data + b"\n"),
+        ])  # fmt: skip
+    except BaseException:
+        if made:  # the caller removes the folders it made above, when empty
+            with contextlib.suppress(OSError):
+                dest.rmdir()
+        raise
     return dest
 
 
-def _write_whole(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: into a temporary file beside it, renamed
-    over it once written. Written in place, a re-run that met a full disk or a file-size limit
-    (``ulimit -f``) cut the stored plan of a finished reproduction short, and ``ccsim report``
-    then left that reproduction out; the error, "[Errno 27] File too large", named no file
-    (campaign 23, issue 32). A failed write is named by ``path``, the file the user knows."""
+def _write_whole(files: list[tuple[Path, bytes]]) -> None:
+    """Write each ``(path, data)`` whole, or none of them: each into a temporary file beside
+    it, all renamed over theirs once all are written. Written in place, a re-run that met a
+    full disk or a file-size limit (``ulimit -f``) cut the stored plan of a finished
+    reproduction short, and ``ccsim report`` then left that reproduction out; the error,
+    "[Errno 27] File too large", named no file (campaign 23, issue 32). One file renamed
+    before the next was written, a disk out of inodes at the scenario kept a new plan.toml
+    in plan/ (beside an earlier run's scenario, or in a --out the command had made), and the
+    error did not say so (campaign 51, issue 32). A failed write is named by its ``path``,
+    the file the user knows."""
     from ccsim.result import naming_the_file
 
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    tmps = [path.with_name(f".tmp-{os.getpid()}-{path.name}") for path, _ in files]
     try:
-        with naming_the_file(path):
-            try:
-                tmp.write_bytes(data)
-            except OSError as e:
-                if e.filename != str(tmp):
-                    raise
-                # A disk with bytes free but no inode left (a tmpfs with nr_inodes=) fails
-                # the temporary file's creation naming it, a file the user never made
-                # (campaign 27, issue 32).
-                raise OSError(e.errno, e.strerror, str(path)) from e
-            try:
-                os.replace(tmp, path)
-            except OSError as e:
-                # The rename names the hidden file first, "<plan>/.tmp-<pid>-plan.toml ->
-                # <plan>/plan.toml: read-only file system" (campaign 28, issue 32).
-                raise OSError(e.errno, e.strerror, str(path)) from e
+        for (path, data), tmp in zip(files, tmps):
+            with naming_the_file(path):
+                try:
+                    tmp.write_bytes(data)
+                except OSError as e:
+                    if e.filename != str(tmp):
+                        raise
+                    # A disk with bytes free but no inode left (a tmpfs with nr_inodes=)
+                    # fails the temporary file's creation naming it, a file the user never
+                    # made (campaign 27, issue 32).
+                    raise OSError(e.errno, e.strerror, str(path)) from e
+        for (path, _), tmp in zip(files, tmps):
+            with naming_the_file(path):
+                try:
+                    os.replace(tmp, path)
+                except OSError as e:
+                    # The rename names the hidden file first, "<plan>/.tmp-<pid>-plan.toml
+                    # -> <plan>/plan.toml: read-only file system" (campaign 28, issue 32).
+                    raise OSError(e.errno, e.strerror, str(path)) from e
     finally:
-        # One never made (its path past PATH_MAX though ``path`` fits) fails this unlink too,
-        # whose error named the hidden file in place of the write's (campaign 27, issue 32).
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        # One never made (its path past PATH_MAX though ``path`` fits) fails this unlink
+        # too, whose error named the hidden file in place of the write's (campaign 27).
+        for tmp in tmps:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 #: The files of a reproduction that ``--record`` keeps in ``experiments/<paper>/full-run/``:

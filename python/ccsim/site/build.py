@@ -279,12 +279,28 @@ def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:
                 f"{f' and {len(taken) - 1} more' if len(taken) > 1 else ''}: give the site a "
                 "folder of its own"
             )
-    for src in sorted(files, key=lambda p: p.name == "index.html"):
-        dest = out / src.relative_to(work)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dest)
-    for name in left_out:
-        (out / name).unlink(missing_ok=True)
+    moved = 0
+    try:
+        for src in sorted(files, key=lambda p: p.name == "index.html"):
+            dest = out / src.relative_to(work)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+            moved += 1
+        for name in left_out:
+            (out / name).unlink(missing_ok=True)
+    except OSError as e:
+        if not moved:
+            raise
+        # A rename failing after others (a disk gone read-only, a failing disk) said "<out>/
+        # repro/fig12.svg: read-only file system; the site was not written", of a site whose
+        # pages were by then part this build's, part the earlier one's (campaign 51, issue
+        # 32), as a command's --out says "holds part of this output" (staging.staged_output).
+        shown = _named_in_place(e, work, out)
+        where = shown.filename or out
+        reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
+        reason = reason[:1].lower() + reason[1:]
+        raise ValueError(f"{where}: {reason}; {out} holds part of this site, the rest the "
+                         "earlier one's: the same command writes it whole") from e  # fmt: skip
 
 
 def _warn(message: str, warn: Callable[[str], None] | None) -> None:
