@@ -498,6 +498,8 @@ class _NotHttpSaid(logging.Filter):
         self.status = 400
         #: Whether those bytes were a request's body (its chunks), its head read whole.
         self.in_body = False
+        #: Whether they were a line of a chunked body past h11's buffer (``HintedConnection``).
+        self.line_too_long = False
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
@@ -515,6 +517,9 @@ class _NotHttpSaid(logging.Filter):
         elif self.status == 501:
             said = ("a request with a transfer coding other than chunked was answered 501 Not "
                     "Implemented (Transfer-Encoding)")  # fmt: skip
+        elif self.line_too_long:
+            said = ("a request whose chunked body had a line too long (a chunk's size with its "
+                    "extensions, or a trailer field) was answered 400 Bad Request")  # fmt: skip
         elif self.in_body:
             # Its line and headers were read: the terminal said "a malformed request line or
             # header" of a broken chunk in a body (campaign 51a, issue 32).
@@ -554,8 +559,10 @@ def head_deadline_protocol() -> type:
         uvicorn drops; read by ``send_400_response`` and by ``_NotHttpSaid``'s warning."""
 
         refused_status = 400
-        #: What h11 said of the bytes it refused (our own words for a 413).
+        #: What h11 said of the bytes it refused (our own words for a 413 and a long line).
         refused_said = ""
+        #: Whether ``refused_said`` is the explorer's own words, to answer with.
+        refused_in_own_words = False
 
         def __init__(self, head_limit: int) -> None:
             super().__init__(h11.SERVER, head_limit)
@@ -566,9 +573,24 @@ def head_deadline_protocol() -> type:
             try:
                 return super().next_event()
             except h11.RemoteProtocolError as exc:
-                self.refused_status = _NOT_HTTP_SAID.status = exc.error_status_hint
-                self.refused_said = str(exc)
+                status, said = exc.error_status_hint, str(exc)
+                long_line = reading is h11.SEND_BODY and status == 431
+                if long_line:
+                    # h11's buffer outgrown in a body sent in chunks: a line of it (a chunk's
+                    # size with its extensions, or a trailer field) with no end yet, never the
+                    # head, read whole before. It was answered 431 "The request's head is over
+                    # 16384 bytes." and the terminal said "grown cookies?" (campaign 52a, issue
+                    # 32). RFC 9112 §7.1.1: a 4xx when chunk extensions pass a server's limit.
+                    status = 400
+                    said = (
+                        "A line of the request's chunked body (a chunk's size with its "
+                        f"extensions, or a trailer field) is over {self.head_limit} bytes."
+                    )
+                self.refused_status = _NOT_HTTP_SAID.status = status
+                self.refused_said = said
+                self.refused_in_own_words = long_line or status == 413
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
+                _NOT_HTTP_SAID.line_too_long = long_line
                 raise
 
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
@@ -714,7 +736,7 @@ def head_deadline_protocol() -> type:
             said = (f"The request's head is over {self.conn.head_limit} bytes."
                     if status == 431 else
                     self.conn.refused_said
-                    if status == 413 else
+                    if self.conn.refused_in_own_words else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
                     if status == 501 else msg)  # fmt: skip
@@ -807,6 +829,7 @@ def head_deadline_protocol() -> type:
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
+            _NOT_HTTP_SAID.line_too_long = False
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
