@@ -273,6 +273,24 @@ def test_a_request_target_in_absolute_form_is_served_and_its_own_host_is_the_one
     assert page.startswith(b"HTTP/1.1 200 ") and b"<title>" in page, page[:200]
 
 
+def test_a_foreign_host_in_an_absolute_form_target_is_refused_naming_the_target_not_host(
+    server: Server,
+) -> None:
+    # Campaign 52a (issue 32): the explorer taken for a proxy (`curl -x http://127.0.0.1:8765
+    # http://example.com/`) or a target with a user@ was answered 400 "Invalid host header",
+    # the Host header sent being the explorer's own: the refusal named the one field that
+    # was right.
+    own = f"127.0.0.1:{server.port}"
+    for target in ("http://example.com/", f"http://user@{own}/api/papers", "http:///"):
+        answer = _exchange(server, f"GET {target} HTTP/1.1\r\nHost: {own}\r\n"
+                                   "Connection: close\r\n")  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400 "), (target, answer[:200])
+        assert answer.endswith(b"\r\n\r\nInvalid host in the request-target (absolute form)")
+    # A Host header refused is still said to be one.
+    answer = _exchange(server, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n")
+    assert answer.endswith(b"\r\n\r\nInvalid host header"), answer[-200:]
+
+
 def test_under_an_absolute_form_target_the_origin_check_and_redirects_use_its_host_not_host(
     guarded: Server,
 ) -> None:

@@ -279,7 +279,13 @@ class HostCheck:
             if host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
 
-                await PlainTextResponse("Invalid host header", 400)(scope, receive, send)
+                # The host refused is the target's when it names one: "Invalid host header"
+                # answered a request whose Host header was the explorer's own (`curl -x
+                # http://127.0.0.1:8765 http://example.com/`, a user@ in the target), naming
+                # the one field that was right (campaign 52a, issue 32).
+                said = ("Invalid host in the request-target (absolute form)"
+                        if absolute is not None else "Invalid host header")  # fmt: skip
+                await PlainTextResponse(said, 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
