@@ -374,6 +374,33 @@ def test_a_broken_chunk_in_a_body_is_said_on_the_terminal_as_the_body_not_the_he
         logged.stop()
 
 
+def test_a_broken_chunk_after_the_answer_began_is_said_to_close_the_connection_not_as_a_400(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 52a (issue 32): a GET whose body's chunks came after its answer had begun, one
+    # of them broken, read 200 and a close (no 400 can follow an answer), and the terminal said
+    # "a request whose body was not valid chunked encoding was answered 400 Bad Request".
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
+    logged = Server(tmp_path / "results", log_level="warning")  # as `ccsim explore` logs
+    try:
+        with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
+            s.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n".encode())  # fmt: skip
+            answer = s.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+            s.sendall(b"zz\r\n")
+            answer += b"".join(iter(lambda: s.recv(65536), b""))
+        assert answer.count(b"HTTP/1.1 ") == 1, answer[-300:]
+        wait_until(lambda: capsys.readouterr().err == (
+            "ccsim explore: warning: a request whose chunked body was broken after its answer "
+            "had begun had its connection closed (Transfer-Encoding: chunked)\n"
+        ), "the terminal's warning", seconds=5)  # fmt: skip
+    finally:
+        logged.stop()
+
+
 def test_a_chunk_line_past_the_buffer_is_answered_400_and_said_as_the_body_not_the_head(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -506,6 +506,8 @@ class _NotHttpSaid(logging.Filter):
         self.in_body = False
         #: Whether they were a line of a chunked body past h11's buffer (``HintedConnection``).
         self.line_too_long = False
+        #: Whether a 400 can still answer them: not once the request's answer has begun.
+        self.answered = True
 
     def filter(self, record: logging.LogRecord) -> bool:
         import time
@@ -523,6 +525,13 @@ class _NotHttpSaid(logging.Filter):
         elif self.status == 501:
             said = ("a request with a transfer coding other than chunked was answered 501 Not "
                     "Implemented (Transfer-Encoding)")  # fmt: skip
+        elif self.in_body and not self.answered:
+            # The bytes came after its answer had begun (a GET's chunks sent slowly): no 400
+            # can follow it, and the connection closes (``send_400_response``). The terminal
+            # said "was answered 400 Bad Request" of a client that read 200 and a close
+            # (campaign 52a, issue 32).
+            said = ("a request whose chunked body was broken after its answer had begun had "
+                    "its connection closed (Transfer-Encoding: chunked)")  # fmt: skip
         elif self.line_too_long:
             said = ("a request whose chunked body had a line too long (a chunk's size with its "
                     "extensions, or a trailer field) was answered 400 Bad Request")  # fmt: skip
@@ -597,6 +606,7 @@ def head_deadline_protocol() -> type:
                 self.refused_in_own_words = long_line or status == 413
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 _NOT_HTTP_SAID.line_too_long = long_line
+                _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
@@ -835,7 +845,7 @@ def head_deadline_protocol() -> type:
             cycle = self.cycle
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
-            _NOT_HTTP_SAID.line_too_long = False
+            _NOT_HTTP_SAID.line_too_long, _NOT_HTTP_SAID.answered = False, True
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
