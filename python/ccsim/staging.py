@@ -244,9 +244,20 @@ def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> No
         kind = "a folder" if clash.is_dir() else "a file"
         raise ValueError(f"{clash} is {kind}, where the output's {clash.name} goes: move it "
                          f"away or name another folder; {state}")  # fmt: skip
-    for name in ours:
-        if (out / name).is_file() and not (stage / name).exists():
-            (out / name).unlink()
+    removed: list[str] = []
+    try:
+        for name in ours:
+            if (out / name).is_file() and not (stage / name).exists():
+                (out / name).unlink()
+                removed.append(name)
+    except OSError as e:
+        # An earlier output's file this one lacks (a traced run's packets.parquet) that the
+        # disk would not remove (gone read-only, failing) was named without a word of ``out``;
+        # after another was removed, ``out`` had lost it unsaid (campaign 52, issue 32).
+        if removed:
+            state = f"{out} holds the earlier output without its {', '.join(removed)}"
+        shown = OSError(e.errno, e.strerror or str(e), str(_as_in_out(e, stage, out)))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
     try:
         _move_into(stage, out)
     except OSError as e:
