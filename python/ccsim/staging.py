@@ -114,7 +114,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.
-            raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
+            from ccsim.limits import core_exhausted
+
+            text = str(e).replace(str(stage), str(out))
+            raise ValueError(f"{core_exhausted(text) or text}; {state}") from e
         if not isinstance(e, OSError) or not (e.filename or e.errno) or raised_importing(e):
             # What became of ``out``, for the command's line to say beside an error that is
             # not a write's: a figure failing on matplotlib's SOURCE_DATE_EPOCH=abc said
