@@ -425,3 +425,19 @@ def test_a_library_the_limit_of_open_files_keeps_from_loading_names_the_limit(
         f"ccsim: error: too many open files: {library}: the limit (ulimit -n){shown}; raise it\n"
     )
     assert os.listdir(tmp_path) == []
+
+
+def test_a_run_whose_capture_file_fails_stops_at_its_next_check_not_at_its_end(
+    tmp_path: Path,
+) -> None:
+    # Campaign 52 (issue 32): a capture file's first failed write (a full disk, here `ulimit -f
+    # 100`) stopped the writing, and the run went on to its end before it said so: a million
+    # simulated seconds, some 100 s here, for an error known in its first. It now
+    # stops at its next check. One subprocess: the limit holds a process.
+    out = tmp_path / "out"
+    cmd, hold = limited("FSIZE", 100 * 1024, ["run", str(EXAMPLE), "--set", "duration=1000000s",
+                                              "--set", "trace.interval=100000s", "--pcap", "r1",
+                                              "--out", str(out)])  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=hold,
+                          timeout=20)  # type: ignore[arg-type]  # fmt: skip
+    assert done.returncode == 1 and "(ulimit -f 100)" in done.stderr, done.stderr
