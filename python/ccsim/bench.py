@@ -366,8 +366,14 @@ def run_benchmarks(repeat: int = 3, only: list[str] | None = None) -> list[Bench
     umask = os.umask(0o077)
     try:
         with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
+            from ccsim.result import naming_the_file
+
             trivial = Path(tmp) / "trivial.toml"
-            trivial.write_text(_TRIVIAL, encoding="utf-8")
+            # A write() that fails names no file: a temporary folder filling up, or its disk
+            # failing, between the file's creation and its write was "ccsim: error: [Errno 28]
+            # No space left on device" (campaign 52, issue 32).
+            with naming_the_file(trivial):
+                trivial.write_text(_TRIVIAL, encoding="utf-8")
             _, _, base_rss = _child_run(trivial)
             cases = {}
             for name in names:

@@ -664,8 +664,18 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     rows = bench.run_benchmarks(repeat=args.repeat, only=only)
     # Drawn before the table is printed: a stdout that cannot be written (closed, a full disk)
     # fails the print, and the plot of minutes of benchmarks was lost (campaign 16, issue 32).
-    plot = None if args.plot is None else bench.plot_scale(rows, args.plot)
+    plot = failed = None
+    if args.plot is not None:
+        try:
+            plot = bench.plot_scale(rows, args.plot)
+        except OSError as e:
+            # The table is printed all the same, the error after it: a plot that could not be
+            # written (a full disk, one gone read-only) ended the command before the table,
+            # and minutes of benchmarks (--scale) were lost with the figure.
+            failed = e
     _say(bench.format_table(rows))
+    if failed is not None:
+        raise failed
     if plot is not None:
         _say(f"plot: {shown_path(plot)}")
     return 0

@@ -361,13 +361,15 @@ def exhausted(e: BaseException) -> str | None:
         r"failed to map segment|cannot allocate memory|Cannot allocate memory", str(e)
     ):
         return _memory(f"a library could not be loaded: {e}")
-    # The core's own words for a thread or an allocation the system refused (Rust's io::Error:
-    # "could not start the simulation thread: Resource temporarily unavailable (os error 11)").
-    core = re.search(r"^(.*?): [^:]*\(os error (11|12)\)$", str(e))
-    if core is not None and not isinstance(e, OSError):
-        return _tasks(core.group(1)) if core.group(2) == "11" else _memory(core.group(1))
+    if isinstance(e, ImportError) and "Too many open files" in str(e):
+        # A library loaded while the run holds its capture files open (numpy, imported
+        # meanwhile): `ccsim run --pcap` of a router's many interfaces under `ulimit -n 20`
+        # was "ccsim needs numpy, which is installed but cannot be imported (...: Too many
+        # open files): install ccsim again" (campaign 52, issue 32).
+        library = str(e).partition(": cannot open shared object file")[0]
+        return exhausted(OSError(errno.EMFILE, "Too many open files", library))
     if not isinstance(e, OSError):
-        return None
+        return core_exhausted(str(e))
     if e.errno in (errno.EMFILE, errno.ENFILE):
         limit = soft_limit("NOFILE")
         where = f": {e.filename}" if e.filename else ""
@@ -394,6 +396,26 @@ def exhausted(e: BaseException) -> str | None:
         return _tasks("a process could not be started")
     if e.errno == errno.ENOMEM:
         return _memory(str(e.filename or "out of memory"))
+    return None
+
+
+def core_exhausted(text: str) -> str | None:
+    """The error, in words, for the core's own words ``text`` (Rust's io::Error, "<what>:
+    <reason> (os error N)") when they say a limit met, or None: a thread or an allocation the
+    system refused ("could not start the simulation thread: Resource temporarily unavailable
+    (os error 11)"), and a capture file that could not be opened or grow, which said "writing
+    the capture file X: Too many open files (os error 24)" (or "File too large (os error
+    27)") naming neither limit (campaign 52, issue 32)."""
+    core = re.search(r"^(.*?): [^:]*\(os error (\d+)\)$", text)
+    if core is None:
+        return None
+    what, code = core.group(1), int(core.group(2))
+    if code == errno.EAGAIN:
+        return _tasks(what)
+    if code == errno.ENOMEM:
+        return _memory(what)
+    if code in (errno.EMFILE, errno.ENFILE, errno.EFBIG):
+        return exhausted(OSError(code, os.strerror(code), what))
     return None
 
 

@@ -114,7 +114,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         if isinstance(e, Error) and str(stage) in str(e):
             # The core's own write errors (a capture file on a full disk) name the file in the
             # hidden folder, which is gone now: named where it would have been.
-            raise ValueError(f"{str(e).replace(str(stage), str(out))}; {state}") from e
+            from ccsim.limits import core_exhausted
+
+            text = str(e).replace(str(stage), str(out))
+            raise ValueError(f"{core_exhausted(text) or text}; {state}") from e
         if not isinstance(e, OSError) or not (e.filename or e.errno) or raised_importing(e):
             # What became of ``out``, for the command's line to say beside an error that is
             # not a write's: a figure failing on matplotlib's SOURCE_DATE_EPOCH=abc said
@@ -244,9 +247,20 @@ def _put_in_place(stage: Path, out: Path, ours: Sequence[str], state: str) -> No
         kind = "a folder" if clash.is_dir() else "a file"
         raise ValueError(f"{clash} is {kind}, where the output's {clash.name} goes: move it "
                          f"away or name another folder; {state}")  # fmt: skip
-    for name in ours:
-        if (out / name).is_file() and not (stage / name).exists():
-            (out / name).unlink()
+    removed: list[str] = []
+    try:
+        for name in ours:
+            if (out / name).is_file() and not (stage / name).exists():
+                (out / name).unlink()
+                removed.append(name)
+    except OSError as e:
+        # An earlier output's file this one lacks (a traced run's packets.parquet) that the
+        # disk would not remove (gone read-only, failing) was named without a word of ``out``;
+        # after another was removed, ``out`` had lost it unsaid (campaign 52, issue 32).
+        if removed:
+            state = f"{out} holds the earlier output without its {', '.join(removed)}"
+        shown = OSError(e.errno, e.strerror or str(e), str(_as_in_out(e, stage, out)))
+        raise ValueError(f"{os_error_text(shown)}; {state}") from e
     try:
         _move_into(stage, out)
     except OSError as e:

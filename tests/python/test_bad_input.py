@@ -1023,6 +1023,37 @@ def test_a_generated_bench_case_that_cannot_be_written_names_the_case_and_the_ch
     assert str(e.value) == "benchmark F10: its scenario could not be generated: F10.toml: disk full"
 
 
+def test_a_bench_whose_trivial_case_cannot_be_written_names_the_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any
+) -> None:
+    # Campaign 52 (issue 32): the temporary folder filling up (or its disk failing) between
+    # trivial.toml's creation and its write, a write() that names no file: "ccsim: error:
+    # [Errno 28] No space left on device", naming neither the file nor its folder.
+    import tempfile
+
+    from ccsim import bench
+
+    written = Path.write_text
+
+    def full(path: Path, *args: Any, **kwargs: Any) -> int:
+        if path.name == "trivial.toml":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return written(path, *args, **kwargs)
+
+    def ran(*_: Any, **__: Any) -> None:
+        raise AssertionError("a case ran")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(Path, "write_text", full)
+    monkeypatch.setattr(bench, "_child_run", ran)
+    assert main(["bench", "--only", "F10", "--repeat", "1"]) == 1
+    line = one_error_line(capsys)
+    folder = re.escape(str(tmp_path))
+    assert re.fullmatch(rf"ccsim: error: {folder}/ccsim-bench-\w+/trivial\.toml: no space left "
+                        "on device", line), line  # fmt: skip
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize(
     ("plot", "error"),
     [("", "empty; name a PNG file"),

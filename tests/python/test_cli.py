@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import math
@@ -604,6 +605,30 @@ def test_bench_draws_its_plot_when_stdout_cannot_take_the_table(
     argv = ["bench", "--only", "F10", "--repeat", "1", "--plot", str(plot)]
     assert main_without_stdout(stdout, argv, monkeypatch, capsys) == (1, STDOUT_ERRORS[stdout])
     assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_bench_prints_its_table_when_its_plot_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    # Campaign 52 (issue 32): `ccsim bench --scale --plot x.png` with x.png's disk full (a
+    # tmpfs of 16 KiB) ended with the plot's error alone: the table of minutes of benchmarks
+    # was never printed. The rows are made up here: the plot's write is what is tested.
+    import matplotlib.figure
+
+    from ccsim import bench
+
+    def full(*_: Any, **__: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    row = bench.BenchRow("F10", 0.5, 0.7, 1000, 200, 10, 50.0, 100.0, data_hops=400)
+    monkeypatch.setattr(bench, "run_benchmarks", lambda repeat=1, only=None: [row])
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
+    plot = tmp_path / "scale.png"
+    assert main(["bench", "--only", "F10", "--repeat", "1", "--plot", str(plot)]) == 1
+    out, err = capsys.readouterr()
+    assert out == bench.format_table([row]) + "\n"
+    assert err == f"ccsim: error: {plot}: no space left on device\n"
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_stdout_that_cannot_encode_a_line_is_named_with_the_cure(

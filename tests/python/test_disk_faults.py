@@ -387,3 +387,39 @@ def test_a_figure_whose_save_fails_is_closed(
     with pytest.raises(OSError):
         _save(plt, fig, tmp_path, "fig1")
     assert not plt.fignum_exists(fig.number)
+
+
+@pytest.mark.parametrize("refused", ["packets.parquet", "pings.parquet"])
+def test_an_earlier_runs_table_the_disk_will_not_remove_is_named_with_what_out_holds(
+    refused: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 52 (issue 32): a run into the folder of an earlier traced one removes the
+    # earlier tables this run has not (packets.parquet, pings.parquet) before it puts its
+    # own in place. One the disk would not remove (gone read-only) was said as
+    # "<out>/pings.parquet: read-only file system" alone: nothing of --out, which had by then
+    # lost the earlier packets.parquet.
+    out = tmp_path / "out"
+    line = ["run", SCENARIO, "--set", "duration=100ms", "--out", str(out)]
+    assert main(line) == 0
+    for name in ("packets.parquet", "pings.parquet"):  # the earlier run's optional tables
+        (out / name).write_bytes(b"an earlier table")
+    capsys.readouterr()
+    unlink = os.unlink
+
+    def read_only(path: Any, *args: Any, **kwargs: Any) -> None:
+        if os.fspath(path).endswith(refused):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", read_only)
+    assert main(line) == 1
+    state = f"{out} was left as it was"
+    if refused == "pings.parquet":
+        state = f"{out} holds the earlier output without its packets.parquet"
+    assert capsys.readouterr().err == (
+        f"ccsim: error: {out / refused}: read-only file system; {state}\n"
+    )
+    assert hidden(out) == []

@@ -380,3 +380,64 @@ def test_a_pool_the_limit_of_processes_refuses_after_the_check_ends_in_one_line(
             assert done.stderr == ""
     finally:
         shutil.rmtree(case, ignore_errors=True)
+
+
+def test_a_capture_file_past_the_limit_of_file_size_names_the_limit(tmp_path: Path) -> None:
+    # Campaign 52 (issue 32): `ccsim run --pcap r1` under `ulimit -f 100` said the core's
+    # words, "writing the capture file out/pcap/r1-access.pcap: File too large (os error 27)",
+    # naming no limit (a router's many capture files under `ulimit -n`: "Too many open files
+    # (os error 24)"). One subprocess: the limit holds a process.
+    out = tmp_path / "out"
+    cmd, hold = limited("FSIZE", 100 * 1024, ["run", str(EXAMPLE), "--pcap", "r1", "--out",
+                                              str(out)])  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=hold,
+                          timeout=60)  # type: ignore[arg-type]  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr == (
+        f"ccsim: error: writing the capture file {out}/pcap/r1-access.pcap: file too large: the "
+        "limit of file size is 102400 bytes (ulimit -f 100); raise it; nothing was written to "
+        f"{out}\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_library_the_limit_of_open_files_keeps_from_loading_names_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 52 (issue 32): numpy, imported while `ccsim run --pcap` of a router's many
+    # interfaces held their capture files open under `ulimit -n 20`, could not open its
+    # library: "ccsim needs numpy, which is installed but cannot be imported (...: cannot open
+    # shared object file: Too many open files): install ccsim again", a cure that mends
+    # nothing.
+    import ccsim.cli
+
+    library = "/site/numpy/_core/_multiarray_umath.so"
+
+    def refused(*_: object, **__: object) -> None:
+        raise ImportError(f"{library}: cannot open shared object file: Too many open files",
+                          name="numpy._core._multiarray_umath")  # fmt: skip
+
+    monkeypatch.setattr(ccsim.cli, "run", refused)
+    assert ccsim.cli.main(["run", str(EXAMPLE), "--out", str(tmp_path / "out")]) == 1
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    shown = "" if soft == resource.RLIM_INFINITY else f" is {soft}"
+    assert capsys.readouterr().err == (
+        f"ccsim: error: too many open files: {library}: the limit (ulimit -n){shown}; raise it\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_run_whose_capture_file_fails_stops_at_its_next_check_not_at_its_end(
+    tmp_path: Path,
+) -> None:
+    # Campaign 52 (issue 32): a capture file's first failed write (a full disk, here `ulimit -f
+    # 100`) stopped the writing, and the run went on to its end before it said so: a million
+    # simulated seconds, some 100 s here, for an error known in its first. It now
+    # stops at its next check. One subprocess: the limit holds a process.
+    out = tmp_path / "out"
+    cmd, hold = limited("FSIZE", 100 * 1024, ["run", str(EXAMPLE), "--set", "duration=1000000s",
+                                              "--set", "trace.interval=100000s", "--pcap", "r1",
+                                              "--out", str(out)])  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=hold,
+                          timeout=20)  # type: ignore[arg-type]  # fmt: skip
+    assert done.returncode == 1 and "(ulimit -f 100)" in done.stderr, done.stderr

@@ -15,7 +15,8 @@
 //!   as a Snoop or I-TCP ACK, takes the kind of the endpoint its source port names).
 //! - **Cost:** off, one branch at each point (`Capture::on`); on, a table look-up by channel and
 //!   a buffered write with no allocation.
-//! - **Errors:** the first I/O error stops the writing and is the run's error, naming the file.
+//! - **Errors:** the first I/O error stops the writing and is the run's error, naming the file;
+//!   the run stops at its next check (`Capture::failed`), not at its end.
 //!
 //! Events of one simulated instant are written in the order the engine handles them, so each
 //! file is in time order.
@@ -115,6 +116,13 @@ impl Capture {
             self.error = Some(io_error(&pt.path, &e).to_string());
             self.on = false;
         }
+    }
+
+    /// Whether a write has failed: the run then stops at its next check of a stop request,
+    /// since its error is all it can return. It went on to its end, an hour of run after a
+    /// full disk failed the capture at its first minute (campaign 52, issue 32).
+    pub(super) fn failed(&self) -> bool {
+        self.error.is_some()
     }
 
     /// Write out every file; the run's first I/O error, if any.

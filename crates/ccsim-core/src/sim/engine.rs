@@ -330,10 +330,14 @@ impl Simulator {
         None
     }
 
-    /// A stop request, then `limits.max_wall_seconds`; reports the progress (`now`) to a
-    /// watcher. The costly checks, made every [`CHECK_EVERY`] events by the event loop and by
-    /// every inner loop.
+    /// A capture that failed, a stop request, then `limits.max_wall_seconds`; reports the
+    /// progress (`now`) to a watcher. The costly checks, made every [`CHECK_EVERY`] events by
+    /// the event loop and by every inner loop.
     fn stop_or_wall_limit(&self, now: SimTime) -> Option<StopReason> {
+        if self.capture.failed() {
+            // `Simulator::run` returns the capture's error, whatever the reason given here.
+            return Some(StopReason::Interrupted);
+        }
         if let Some(stop) = &self.stop {
             if stop.is_requested() {
                 return Some(StopReason::Interrupted);
