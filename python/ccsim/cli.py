@@ -72,6 +72,7 @@ from ccsim.staging import (
     package_of_file,
     raised_importing,
     refuse_a_site,
+    reinstall_cure,
     reproduction_around,
     reproduction_of,
     shadow_cure,
@@ -2224,10 +2225,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     damaged = file_not_as_installed(error) if error is not None else None
     if damaged is not None:
         file, dist = damaged
-        return (f"{who} needs {package}, {why}: {file} is not as pip installed it for {dist} "
-                f"(cut short or emptied), and pip takes {dist} as installed: pip install "
-                f"--force-reinstall -c constraints.txt {dist} (from the repository "
-                "root)")  # fmt: skip
+        return f"{who} needs {package}, {why}: {reinstall_cure(file, dist)}"
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"

@@ -461,6 +461,7 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         failure_text,
         file_not_as_installed,
         plugin_failing,
+        reinstall_cure,
         shadow_cure,
         shadow_words,
     )
@@ -499,10 +500,8 @@ def why_not_importable(e: BaseException, own: tuple[str, ...], cure: str) -> str
         # A file of it (or of a package it loads) cut short or emptied: pip takes its
         # distribution as installed, and '.[dask]' left the file as it was (campaign 51).
         file, dist = damaged_file
-        return (f"which is installed but cannot be imported ({failure_text(e)}): {file} is not "
-                f"as pip installed it for {dist} (cut short or emptied), and pip takes {dist} "
-                f"as installed: pip install --force-reinstall -c constraints.txt {dist} (from "
-                "the repository root)")  # fmt: skip
+        return (f"which is installed but cannot be imported ({failure_text(e)}): "
+                f"{reinstall_cure(file, dist)}")  # fmt: skip
     return f"which is installed but cannot be imported ({failure_text(e)}): {cure}"
 
 

@@ -636,6 +636,14 @@ def package_of_file(path: str) -> str | None:
     return file.relative_to(best).parts[0]
 
 
+def reinstall_cure(file: str, dist: str) -> str:
+    """The words for a file of ``dist`` not as pip installed it (:func:`file_not_as_installed`)
+    and the cure that rewrites it, as every command says them."""
+    return (f"{file} is not as pip installed it for {dist} (cut short or emptied), and pip "
+            f"takes {dist} as installed: pip install --force-reinstall -c constraints.txt "
+            f"{dist} (from the repository root)")  # fmt: skip
+
+
 def file_not_as_installed(error: BaseException) -> tuple[str, str] | None:
     """A file named by ``error`` (or by the errors it was raised from, or whose code is in
     their tracebacks) that an installed distribution's RECORD lists with another size or

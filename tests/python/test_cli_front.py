@@ -355,19 +355,10 @@ def test_output_to_a_pipe_whose_reader_has_gone_stops_quietly_with_sigpipes_stat
     assert proc.returncode == 128 + 13
 
 
-@pytest.mark.parametrize("package", ["tqdm", "distributed"])
-def test_a_package_printing_as_it_loads_to_a_pipe_whose_reader_has_gone_is_sigpipes_status(
-    package: str, examples: Path, tmp_path: Path
-) -> None:
-    # Campaign 51 (issue 32): a package that prints a line as it loads (a banner, a notice),
-    # its stdout a pipe whose reader had gone, failed its import with BrokenPipeError, and
-    # that was said as the package failing: "ccsim needs tqdm, which is installed but cannot
-    # be imported ([Errno 32] Broken pipe): install ccsim again" (sweep, reproduce, report,
-    # reproduce --list), and "--executor dask needs Dask's distributed scheduler, ...:
-    # pip install '.[dask]'". The reader gone is the command's 141, as for any other write.
-    import os
-    import subprocess
-
+def _loud_package_sweep(package: str, examples: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """A folder whose sitecustomize makes ``package`` print a line to stdout as it loads (a
+    banner, a notice), and a sweep's arguments that load it (Dask's through ``--executor
+    dask``)."""
     boot = tmp_path / "boot"
     boot.mkdir()
     (boot / "sitecustomize.py").write_text(
@@ -384,6 +375,23 @@ def test_a_package_printing_as_it_loads_to_a_pipe_whose_reader_has_gone_is_sigpi
             "links.bottleneck.loss.rate=0.01,0.02", "--out", str(tmp_path / "out")]  # fmt: skip
     if package == "distributed":
         argv += ["--executor", "dask", "--scheduler", "tcp://127.0.0.1"]
+    return boot, argv
+
+
+@pytest.mark.parametrize("package", ["tqdm", "distributed"])
+def test_a_package_printing_as_it_loads_to_a_pipe_whose_reader_has_gone_is_sigpipes_status(
+    package: str, examples: Path, tmp_path: Path
+) -> None:
+    # Campaign 51 (issue 32): a package that prints a line as it loads (a banner, a notice),
+    # its stdout a pipe whose reader had gone, failed its import with BrokenPipeError, and
+    # that was said as the package failing: "ccsim needs tqdm, which is installed but cannot
+    # be imported ([Errno 32] Broken pipe): install ccsim again" (sweep, reproduce, report,
+    # reproduce --list), and "--executor dask needs Dask's distributed scheduler, ...:
+    # pip install '.[dask]'". The reader gone is the command's 141, as for any other write.
+    import os
+    import subprocess
+
+    boot, argv = _loud_package_sweep(package, examples, tmp_path)
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before ccsim writes a byte: `| head -0`
     env = {**os.environ, "PYTHONPATH": str(boot)}
@@ -413,22 +421,7 @@ def test_a_package_printing_as_it_loads_to_a_stdout_that_fails_is_said_as_stdout
     import pty
     import subprocess
 
-    boot = tmp_path / "boot"
-    boot.mkdir()
-    (boot / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class Loud:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        f"        if name != {package!r}:\n"
-        "            return None\n"
-        "        sys.meta_path.remove(self)\n"
-        "        print('a notice as it loads', flush=True)\n"
-        "sys.meta_path.insert(0, Loud())\n"
-    )
-    argv = ["sweep", str(examples / "random-loss.toml"), "--set", "duration=100ms", "--param",
-            "links.bottleneck.loss.rate=0.01,0.02", "--out", str(tmp_path / "out")]  # fmt: skip
-    if package == "distributed":
-        argv += ["--executor", "dask", "--scheduler", "tcp://127.0.0.1"]
+    boot, argv = _loud_package_sweep(package, examples, tmp_path)
     if stdout == "/dev/full":
         out = os.open("/dev/full", os.O_WRONLY)
         said = "no space left on device"
