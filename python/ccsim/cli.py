@@ -1213,7 +1213,12 @@ class _SeedIsRuns(argparse.Action):
 
 def _integer(text: str) -> int:
     """An option's integer, or argparse's one-line error. Written in ASCII digits: Python's
-    int() reads any script's, and ``--seed ١٢`` ran seed 12 (campaign 13, issue 32)."""
+    int() reads any script's, and ``--seed ١٢`` ran seed 12 (campaign 13, issue 32).
+
+    Decimal, with ``_`` allowed between digits (``--seeds 1_000``), as a scenario's TOML
+    integers and ``--set`` read them: ``--port 18_653`` listening on 18653 is that rule, not
+    a slip (campaign 52's question, decided in campaign 53). TOML's 0x/0o/0b forms are not
+    taken here: no command-line tool reads a port or a count in hexadecimal."""
     try:
         if not text.isascii():
             raise ValueError(text)
