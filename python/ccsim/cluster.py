@@ -218,6 +218,7 @@ def _client_security(address: str) -> dict[str, Any]:
         return {}  # not an address: the probe says so, in Dask's words
     import dask
 
+    files: dict[str, str] = {}
     for key in ("ca-file", "client.cert", "client.key"):
         # Named, file and key: ssl's own words are "[Errno 2] No such file or directory".
         value = dask.config.get(f"distributed.comm.tls.{key}", None)
@@ -229,6 +230,8 @@ def _client_security(address: str) -> dict[str, Any]:
                     f"{where}: Dask's TLS settings: distributed.comm.tls.{key} is {value!r}, "
                     f"which cannot be read ({e.strerror or e}): mend it ({mend})"
                 ) from e
+            files[key] = value
+    _check_tls_files(files, where, mend)
     try:
         security = _loaded_security(address, where, mend) or Security()
         args: dict[str, Any] = security.get_connection_args("client")
@@ -258,6 +261,64 @@ def _client_security(address: str) -> dict[str, Any]:
             f"({mend})"
         )
     return args
+
+
+class _PassPhraseAsked(Exception):
+    """A key that asks for a pass phrase (:func:`_check_tls_files`)."""
+
+
+def _asked_for_a_pass_phrase() -> bytes:
+    raise _PassPhraseAsked
+
+
+def _check_tls_files(files: dict[str, str], where: str, mend: str) -> None:
+    """Load the client's TLS files (``files``: setting under ``distributed.comm.tls`` -> path)
+    as Dask will, one at a time, so that a file ssl cannot use is named with its setting.
+
+    Loaded by Dask at once, ssl's words named none: "[SSL] PEM lib" (a certificate or a key
+    that is not PEM: which?), "[X509: KEY_VALUES_MISMATCH] key values mismatch" (the key of
+    another certificate), "no certificate or crl found" (a CA file without one). A key
+    encrypted with a pass phrase, which Dask has no setting for, made OpenSSL ask for it on
+    the terminal, twice (ccsim's probe, then Dask's client), a sweep waiting on the prompt;
+    without a terminal it was "[Errno 22] Invalid argument" (campaign 53, issue 32)."""
+    import ssl
+
+    def refused(key: str, what: str, e: BaseException | None = None,
+                cure: str = "mend it") -> ClusterError:  # fmt: skip
+        said = f" ({e})" if e is not None else ""
+        return ClusterError(f"{where}: Dask's TLS settings: distributed.comm.tls.{key} is "
+                            f"{files[key]!r}, {what}{said}: {cure} ({mend})")  # fmt: skip
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    for key in ("ca-file", "client.cert"):
+        if key not in files:
+            continue
+        try:
+            # A certificate file holds certificates: read as a CA file, it says whether ssl
+            # finds one (the client's own file is read again below, with its key).
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=files[key])
+        except ssl.SSLError as e:
+            raise refused(key, "which holds no certificate ssl can read (PEM)", e) from e
+    if "client.cert" not in files:
+        return
+    try:
+        context.load_cert_chain(files["client.cert"], files.get("client.key"),
+                                password=_asked_for_a_pass_phrase)  # fmt: skip
+    except _PassPhraseAsked:
+        key = "client.key" if "client.key" in files else "client.cert"
+        raise refused(key, "a key encrypted with a pass phrase, which Dask cannot be given",
+                      cure="name a copy without one there, kept where only you can read it "
+                      "(`openssl pkey -in KEY -out PLAIN.key` makes it)") from None  # fmt: skip
+    except ssl.SSLError as e:
+        if "client.key" not in files:
+            raise refused("client.cert", "which holds no private key ssl can read beside its "
+                          "certificate, and distributed.comm.tls.client.key is not set",
+                          e) from e  # fmt: skip
+        if "KEY_VALUES_MISMATCH" in str(e):
+            raise refused("client.key", "which is not the key of the certificate "
+                          f"distributed.comm.tls.client.cert ({files['client.cert']!r})",
+                          ) from e  # fmt: skip
+        raise refused("client.key", "which holds no private key ssl can read (PEM)", e) from e
 
 
 def _loaded_security(address: str, where: str, mend: str) -> Any:

@@ -795,6 +795,58 @@ def test_a_tls_setting_that_cannot_reach_the_scheduler_is_one_line_naming_it(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "case",
+    ["an encrypted key", "the key of another certificate", "a ca file without a certificate",
+     "a certificate file without one", "a key file without a key", "no key anywhere"],
+)  # fmt: skip
+def test_a_tls_file_ssl_cannot_use_is_named_with_its_setting_before_any_connection(
+    case: str, tmp_path: Path
+) -> None:
+    # Campaign 53 (issue 32): loaded by Dask at once, ssl's words named no file or setting
+    # ("[SSL] PEM lib", "key values mismatch", "no certificate or crl found"); an encrypted
+    # key made OpenSSL ask for its pass phrase on the terminal, twice, the sweep waiting on
+    # the prompt, and without a terminal it was "[Errno 22] Invalid argument".
+    import subprocess
+
+    import dask
+
+    cert, key = _self_signed(tmp_path, "mine")
+    _, other_key = _self_signed(tmp_path, "other")
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not PEM\n", encoding="utf-8")
+    settings = {"ca-file": cert, "client.cert": cert, "client.key": key}
+    if case == "an encrypted key":
+        settings["client.key"] = str(tmp_path / "locked.key")
+        subprocess.run(["openssl", "pkey", "-in", key, "-aes256", "-passout", "pass:secret",
+                        "-out", settings["client.key"]], check=True, capture_output=True,
+                       timeout=60)  # fmt: skip
+        named, said = "client.key", "a key encrypted with a pass phrase, which Dask cannot be"
+    elif case == "the key of another certificate":
+        settings["client.key"] = other_key
+        named, said = "client.key", "which is not the key of the certificate distributed.comm"
+    elif case == "a ca file without a certificate":
+        settings["ca-file"] = other_key
+        named, said = "ca-file", "which holds no certificate ssl can read (PEM)"
+    elif case == "a certificate file without one":
+        settings["client.cert"] = str(junk)
+        named, said = "client.cert", "which holds no certificate ssl can read (PEM)"
+    elif case == "a key file without a key":
+        settings["client.key"] = str(junk)
+        named, said = "client.key", "which holds no private key ssl can read (PEM)"
+    else:
+        del settings["client.key"]
+        named, said = "client.cert", "which holds no private key ssl can read beside its"
+    conf = {f"distributed.comm.tls.{k}": v for k, v in settings.items()}
+    with dask.config.set(conf), pytest.raises(cluster.ClusterError) as e:
+        cluster.connect("tls://127.0.0.1:1")  # refused before any connection
+    assert str(e.value).startswith(
+        f"--scheduler tls://127.0.0.1:1: Dask's TLS settings: distributed.comm.tls.{named} is "
+        f"{settings[named]!r}, {said}"
+    ), str(e.value)
+    assert str(e.value).endswith("(the DASK_* variables, the files in ~/.config/dask)")
+
+
 @pytest.fixture(scope="module")
 def bare_scheduler() -> Iterator[str]:
     """A scheduler without workers in a process of its own, for what happens as a client
