@@ -30,6 +30,7 @@ import os
 import re
 import signal
 from collections.abc import Iterator
+from types import ModuleType
 
 try:
     import resource
@@ -238,7 +239,7 @@ def check_fork_server(what: str) -> str | None:
     try:
         os.chmod(util.get_temp_dir(), 0o700)
         _forgive_removed_temp_dir()
-        forkserver.ensure_running()
+        _start_fork_server_with_stops_blocked(forkserver)
         address = getattr(forkserver._forkserver, "_forkserver_address", None)
         if address is not None:
             os.chmod(address, 0o600)
@@ -253,6 +254,35 @@ def check_fork_server(what: str) -> str | None:
                 "path may hold 108 bytes): set TMPDIR to a short writable folder "
                 "(TMPDIR=/tmp)")  # fmt: skip
     return None
+
+
+def _start_fork_server_with_stops_blocked(forkserver: ModuleType) -> None:
+    """Start the fork server with SIGINT, SIGTERM and SIGHUP blocked, as this thread's mask
+    for the moment it is spawned, which the server keeps (a spawned program inherits it).
+
+    The server is a Python of its own in the command's process group. It ignores SIGINT once
+    it runs, not while its interpreter starts and imports multiprocessing: a Ctrl-C to the
+    group then (a terminal's, a batch scheduler's) printed its KeyboardInterrupt traceback,
+    ending ``File "<frozen importlib._bootstrap>" ... KeyboardInterrupt``, under the
+    command's own "interrupted" line (the states matrix at seed 7003 under load; campaign
+    53, issue 32). Blocked, the signal waits, and the server's SIG_IGN drops it. CPython's
+    resource tracker is started so (``resource_tracker.ensure_running``); its fork server is
+    not. Its workers unblock the three once they have their handlers
+    (``sweep._init_worker``), as the pool's own workers do."""
+    from ccsim.stop_signals import STOP_SIGNALS
+
+    if not hasattr(signal, "pthread_sigmask"):
+        forkserver.ensure_running()
+        return
+    # The server starts the resource tracker first if it is not running, and the tracker's
+    # start ends by unblocking SIGINT and SIGTERM (not restoring the mask it found): the
+    # server was then spawned with them open. Running already, it is left as it is.
+    _start_resource_tracker_deaf_to_hangup()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _forgive_removed_temp_dir() -> None:

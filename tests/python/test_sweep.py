@@ -1116,6 +1116,37 @@ def test_a_pool_under_forkserver_whose_tmpdir_a_job_epilogue_removed_ends_withou
     assert_pool_output_whole(command, done.stdout, out)
 
 
+def test_a_ctrl_c_to_the_group_as_the_fork_server_starts_leaves_it_quiet_and_serving(
+    tmp_path: Path,
+) -> None:
+    # Campaign 53 (issue 32): the fork server, a Python of the command's process group,
+    # ignores SIGINT once it runs, not while its interpreter starts: a Ctrl-C to the group
+    # then printed its KeyboardInterrupt traceback under the command's "interrupted" line
+    # (the states matrix at seed 7003, a reproduction under forkserver interrupted at
+    # 0.2 s, under load). Here SIGINT reaches the server just after its spawn, inside its
+    # start (~20 ms); before the fix it printed the traceback or died of it.
+    script = (
+        "import multiprocessing, os, signal, sys, time\n"
+        "from multiprocessing import forkserver\n"
+        "from ccsim import limits\n"
+        "multiprocessing.set_start_method('forkserver')\n"
+        "assert limits.check_fork_server('the workers') is None\n"
+        "pid = forkserver._forkserver._forkserver_pid\n"
+        "os.kill(pid, signal.SIGINT)\n"
+        "time.sleep(1.0)\n"
+        "os.kill(pid, 0)  # serving still: a process, not a dead one's leftover\n"
+        "state = open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[0]\n"
+        "print(state)\n"
+        "with multiprocessing.Pool(1) as pool:  # and it forks a worker that runs\n"
+        "    print(pool.apply(abs, (-3,)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.stderr == "" and done.returncode == 0, done.stderr
+    state, answer = done.stdout.split()
+    assert state != "Z" and answer == "3"
+
+
 @pytest.mark.parametrize("method", ["forkserver", "spawn"])
 def test_a_sweep_under_umask_0777_fails_in_one_line_under_each_start_method_as_under_fork(
     tmp_path: Path, method: str
