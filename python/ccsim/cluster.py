@@ -694,10 +694,32 @@ def check_configuration() -> None:
                 stack.extend((f"{where}.{k}", v) for k, v in default.items())
                 continue
             value = dask.config.get(where, default)
-            if value == default or value is None or isinstance(default, bool):
+            if value == default:
                 continue
             what = None
-            if isinstance(default, int):
+            if value is None:
+                # null (a YAML file's, DASK_...=None): Dask takes it for "none" where a
+                # duration is read (no timeout) and for a log's length (a deque without
+                # maxlen), not for a size ("internal error (AttributeError): 'NoneType' object
+                # has no attribute 'replace'") or another count: with retry.count the sweep
+                # waited forever, with nframes "internal error (TypeError): '<=' not
+                # supported between instances of 'NoneType' and 'int'" (campaign 53).
+                if isinstance(default, bool) or not isinstance(default, (int, str)):
+                    continue
+                if where.endswith(("log-length", "max-history")):
+                    continue
+                what = _kind_of(default, kinds)
+                if what in ("a duration", "a text"):
+                    continue
+            elif isinstance(value, (list, dict)) and isinstance(default, (bool, int, float, str)):
+                # A list or a mapping for one value (DASK_...=[], or a YAML file's list):
+                # Dask's reading of it failed as "internal error (AttributeError): 'list'
+                # object has no attribute 'replace'" or "(TypeError): unhashable type:
+                # 'list'" (campaign 53, issue 32).
+                what = _kind_of(default, kinds)
+            elif isinstance(default, bool):
+                continue  # Dask takes any value's truth
+            elif isinstance(default, int):
                 what = None if isinstance(value, int) and not isinstance(value, bool) else (
                     "a whole number")  # fmt: skip
             elif isinstance(default, str):
@@ -737,6 +759,23 @@ def check_configuration() -> None:
             f"Dask's configuration: {where} is {loop!r}, {said} (its default is {default!r}): "
             "mend it (the DASK_* variables, the files in ~/.config/dask)"
         ) from e
+
+
+def _kind_of(default: bool | int | float | str, kinds: tuple[tuple[str, Any], ...]) -> str:
+    """The kind of value a leaf of Dask's configuration takes, in words, from its default."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "a whole number"
+    if isinstance(default, float):
+        return "a number"
+    for name, parse in kinds:
+        try:
+            parse(default)
+        except (ValueError, KeyError, TypeError):
+            continue
+        return name
+    return "a text"
 
 
 def connect(target: str | Client) -> tuple[Client, bool]:

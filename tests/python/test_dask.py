@@ -875,6 +875,38 @@ def test_a_setting_of_dasks_admin_or_diagnostics_it_cannot_read_is_named_before_
     assert str(e.value).startswith(f"Dask's configuration: {key} is 'abc', not a whole number")
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "kind"),
+    [("distributed.admin.event-loop", [], "a text"),
+     ("distributed.admin.large-graph-warning-threshold", [], "a size"),
+     ("distributed.admin.tick.interval", {}, "a duration"),
+     ("distributed.comm.retry.count", [1], "a whole number"),
+     ("distributed.admin.large-graph-warning-threshold", None, "a size"),
+     ("distributed.comm.retry.count", None, "a whole number"),
+     ("distributed.diagnostics.computations.nframes", None, "a whole number"),
+     ("distributed.admin.log-length", None, None),
+     ("distributed.comm.timeouts.connect", None, None)],
+)  # fmt: skip
+def test_a_list_mapping_or_null_where_dask_reads_one_value_is_named_before_the_client(
+    key: str, value: object, kind: str | None
+) -> None:
+    # Campaign 53 (issue 32), the walk of test_dask_settings.py with the kinds a YAML file or
+    # ast.literal_eval gives besides text: a list or mapping was "internal error
+    # (AttributeError): 'list' object has no attribute 'replace'" or "(TypeError): unhashable
+    # type: 'list'"; null was the same for a size, "'<=' not supported between instances of
+    # 'NoneType' and 'int'" for nframes, and with retry.count the sweep waited forever. Null
+    # for a duration (no timeout) or a log's length (no bound) is Dask's own meaning: taken.
+    import dask
+
+    with dask.config.set({key: value}):
+        if kind is None:
+            cluster.check_configuration()  # what connect checks first: nothing to say
+            return
+        with pytest.raises(cluster.ClusterError) as e:
+            cluster.connect("tcp://127.0.0.1:1")  # refused before any connection
+    assert str(e.value).startswith(f"Dask's configuration: {key} is {value!r}, not {kind}")
+
+
 def test_a_client_dask_cannot_start_names_the_settings_changed_and_is_let_go_at_once(
     bare_scheduler: str,
 ) -> None:
