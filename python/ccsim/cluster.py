@@ -222,6 +222,13 @@ def _client_security(address: str) -> dict[str, Any]:
     for key in ("ca-file", "client.cert", "client.key"):
         # Named, file and key: ssl's own words are "[Errno 2] No such file or directory".
         value = dask.config.get(f"distributed.comm.tls.{key}", None)
+        if value is not None and not isinstance(value, str):
+            # DASK_..._CA_FILE=5 was "cannot be loaded (argument of type 'int' is not
+            # iterable)", a list "is not set" (campaign 53, issue 32).
+            raise ClusterError(
+                f"{where}: Dask's TLS settings: distributed.comm.tls.{key} is {value!r}, not "
+                f"a file's path (or the PEM text itself): mend it ({mend})"
+            )
         if isinstance(value, str) and value and "\n" not in value:  # "\n": the PEM itself
             try:
                 Path(value).open("rb").close()
@@ -232,6 +239,7 @@ def _client_security(address: str) -> dict[str, Any]:
                 ) from e
             files[key] = value
     _check_tls_files(files, where, mend)
+    _check_tls_choices(where, mend)
     try:
         security = _loaded_security(address, where, mend) or Security()
         args: dict[str, Any] = security.get_connection_args("client")
@@ -261,6 +269,37 @@ def _client_security(address: str) -> dict[str, Any]:
             f"({mend})"
         )
     return args
+
+
+def _check_tls_choices(where: str, mend: str) -> None:
+    """Refuse the TLS choices of Dask's configuration that leave a client no way to connect,
+    named: ``distributed.comm.tls.ciphers`` naming no cipher ssl knows was "cannot be loaded
+    (('No cipher can be selected.',))", naming nothing; a min-version above the max-version
+    passed every check and left no version to speak (campaign 53, issue 32). Dask itself
+    names a version it does not support."""
+    import ssl
+
+    import dask
+
+    ciphers = dask.config.get("distributed.comm.tls.ciphers", None)
+    if ciphers is not None:
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).set_ciphers(ciphers)
+        except (ssl.SSLError, TypeError) as e:
+            raise ClusterError(
+                f"{where}: Dask's TLS settings: distributed.comm.tls.ciphers is {ciphers!r}, "
+                "which names no cipher ssl can use (an OpenSSL cipher list, e.g. "
+                f"'ECDHE+AESGCM'): mend it ({mend})"
+            ) from e
+    low = dask.config.get("distributed.comm.tls.min-version", None)
+    high = dask.config.get("distributed.comm.tls.max-version", None)
+    numbers = (int, float)
+    if isinstance(low, numbers) and isinstance(high, numbers) and low > high:
+        raise ClusterError(
+            f"{where}: Dask's TLS settings: distributed.comm.tls.min-version is {low!r}, above "
+            f"distributed.comm.tls.max-version {high!r}: no TLS version is left; mend them "
+            f"({mend})"
+        )
 
 
 class _PassPhraseAsked(Exception):

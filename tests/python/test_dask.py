@@ -847,6 +847,34 @@ def test_a_tls_file_ssl_cannot_use_is_named_with_its_setting_before_any_connecti
     assert str(e.value).endswith("(the DASK_* variables, the files in ~/.config/dask)")
 
 
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [({"ciphers": "abc"}, "distributed.comm.tls.ciphers is 'abc', which names no cipher ssl"),
+     ({"min-version": 1.3, "max-version": 1.2},
+      "distributed.comm.tls.min-version is 1.3, above distributed.comm.tls.max-version 1.2"),
+     ({"ca-file": 5}, "distributed.comm.tls.ca-file is 5, not a file's path"),
+     ({"client.cert": []}, "distributed.comm.tls.client.cert is [], not a file's path")],
+)  # fmt: skip
+def test_a_tls_choice_that_leaves_the_client_no_way_to_connect_is_named_before_any_connection(
+    changed: dict[str, object], said: str, tmp_path: Path
+) -> None:
+    # Campaign 53 (issue 32): ciphers naming none ssl knows were "cannot be loaded (('No
+    # cipher can be selected.',))"; a min-version above the max-version passed every check
+    # and the scheduler's refusal was said as "it may not accept this client's certificate";
+    # a number for a file "argument of type 'int' is not iterable"; a list "is not set".
+    import dask
+
+    cert, key = _self_signed(tmp_path, "mine")
+    settings: dict[str, object] = {"ca-file": cert, "client.cert": cert, "client.key": key}
+    settings.update(changed)
+    conf = {f"distributed.comm.tls.{k}": v for k, v in settings.items()}
+    with dask.config.set(conf), pytest.raises(cluster.ClusterError) as e:
+        cluster.connect("tls://127.0.0.1:1")  # refused before any connection
+    assert str(e.value).startswith(f"--scheduler tls://127.0.0.1:1: Dask's TLS settings: {said}"), (
+        str(e.value)
+    )
+
+
 @pytest.fixture(scope="module")
 def bare_scheduler() -> Iterator[str]:
     """A scheduler without workers in a process of its own, for what happens as a client
