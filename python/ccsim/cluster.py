@@ -53,6 +53,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -733,7 +734,9 @@ def check_configuration() -> None:
                 stack.extend((f"{where}.{k}", v) for k, v in default.items())
                 continue
             value = dask.config.get(where, default)
-            if value == default:
+            if value == default and type(value) is type(default):
+                # Of its type too: 0.0 for retry.count's 0 (DASK_...=1e-400) equals it, and
+                # the sweep waited forever on Dask's range(0.0) (campaign 53, issue 32).
                 continue
             what = None
             if value is None:
@@ -768,11 +771,19 @@ def check_configuration() -> None:
                     except (ValueError, KeyError, TypeError):
                         continue
                     try:
-                        parse(value)
-                    except (ValueError, KeyError, TypeError, IndexError):
+                        parsed = parse(value)
+                    except (ValueError, KeyError, TypeError, IndexError, OverflowError):
                         # IndexError: Dask's parse of an empty text ("" for a duration was
-                        # "internal error (IndexError): string index out of range", stop 58)
+                        # "internal error (IndexError): string index out of range", stop 58);
+                        # OverflowError: a size of 1e400 (campaign 53).
                         what = name
+                    else:
+                        # A duration past any clock ("1e400s", or 1e400 read as a float's
+                        # infinity) is read, and Dask's making it whole was "internal error
+                        # (OverflowError): cannot convert float infinity to integer"
+                        # (campaign 53, issue 32).
+                        if isinstance(parsed, float) and not math.isfinite(parsed):
+                            what = name
                     break
             if what is not None:
                 raise ClusterError(

@@ -935,6 +935,27 @@ def test_a_list_mapping_or_null_where_dask_reads_one_value_is_named_before_the_c
     assert str(e.value).startswith(f"Dask's configuration: {key} is {value!r}, not {kind}")
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "kind"),
+    [("distributed.admin.large-graph-warning-threshold", float("inf"), "a size"),
+     ("distributed.comm.timeouts.connect", "1e400s", "a duration"),
+     ("distributed.client.heartbeat", float("inf"), "a duration"),
+     ("distributed.comm.retry.count", 0.0, "a whole number")],
+)  # fmt: skip
+def test_an_infinite_duration_or_size_or_a_float_for_a_count_is_named_before_the_client(
+    key: str, value: object, kind: str
+) -> None:
+    # Campaign 53 (issue 32): DASK_..._LARGE_GRAPH_WARNING_THRESHOLD=1e400 (read as a float's
+    # infinity) and a duration of "1e400s" were "internal error (OverflowError): cannot
+    # convert float infinity to integer"; retry.count=1e-400 (0.0) equals its default 0,
+    # passed the check, and the sweep waited forever on Dask's range(0.0).
+    import dask
+
+    with dask.config.set({key: value}), pytest.raises(cluster.ClusterError) as e:
+        cluster.connect("tcp://127.0.0.1:1")  # refused before any connection
+    assert str(e.value).startswith(f"Dask's configuration: {key} is {value!r}, not {kind}")
+
+
 def test_a_client_dask_cannot_start_names_the_settings_changed_and_is_let_go_at_once(
     bare_scheduler: str,
 ) -> None:

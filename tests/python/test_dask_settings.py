@@ -3,8 +3,8 @@
 ``dask.config.defaults`` holds them: 183 leaves with the pinned Dask) set through its
 ``DASK_*`` variable to a text Dask cannot read as that leaf's kind ("abc"), to an empty text,
 to -1 and 0, and (campaign 53) to the other kinds Dask's reading of a variable or a YAML file
-gives (None, a list, True), and each of its 65 sections to a text where Dask has a mapping,
-under ``ccsim sweep --executor dask`` against a scheduler with one worker.
+gives (None, a list, True, 1e400: infinity), and each of its 65 sections to a text where Dask
+has a mapping, under ``ccsim sweep --executor dask`` against a scheduler with one worker.
 
 The settings matrix (test_environment_settings.py) cannot see these: Dask reads its variables by
 walking the environment for the prefix, asking for no name. Stop 58 of issue 32 walked them
@@ -18,8 +18,8 @@ Each cell must end as a user can act on: the sweep's two runs made (status 0; a 
 Dask's about the setting's effect may come, as docs/environments.md allows), or one line
 ``ccsim: error: ...`` with status 1, never an internal error, a traceback or a wait past
 the connect timeout. By default a pinned cell and a fixed draw of two more (about 2 s each,
-in a child: Dask reads its variables as it loads); ``CCSIM_DASK_CELLS=all`` runs all 1,346
-(about 30 min on two loaded cores), ``CCSIM_DASK_SEED`` draws others, and
+in a child: Dask reads its variables as it loads); ``CCSIM_DASK_CELLS=all`` runs all 1,529
+(about 35 min on two loaded cores), ``CCSIM_DASK_SEED`` draws others, and
 ``CCSIM_DASK_VALUES="None []"`` (values apart by spaces) walks some values only.
 
 Campaign 53's walk of the four new values (797 cells with the sections) found a list or a
@@ -48,8 +48,9 @@ from conftest import dask_scheduler_in_a_process
 
 ALL = os.environ.get("CCSIM_DASK_CELLS") == "all"
 #: Each read by Dask with ast.literal_eval: a text, an empty text, numbers, and (campaign 53)
-#: the other kinds a YAML file or a variable can give a leaf: null, a list, a boolean.
-VALUES = ("abc", "", "-1", "0", "None", "[]", "True")
+#: the other kinds a YAML file or a variable can give a leaf: null, a list, a boolean, and a
+#: float's infinity.
+VALUES = ("abc", "", "-1", "0", "None", "[]", "True", "1e400")
 if os.environ.get("CCSIM_DASK_VALUES"):  # a walk of some values only, by hand
     VALUES = tuple(os.environ["CCSIM_DASK_VALUES"].split(" "))
 #: Run whatever is drawn: it failed once, and only there (an empty duration, stop 58).
