@@ -124,7 +124,13 @@ async def _reach(address: str, seconds: float) -> None:
     from distributed.comm.addressing import parse_address, parse_host_port
 
     scheme, loc = parse_address(address)
-    if scheme not in ("tcp", "tls"):
+    if scheme == "inproc":
+        # Said as "the server there did not take up TLS (a tcp:// scheduler does not)", of an
+        # address that is no server's (campaign 53, issue 32).
+        raise ValueError("inproc:// is Dask's transport inside one process (a LocalCluster's "
+                         "of that process), and a command's scheduler is another process: "
+                         "name its tcp:// address")  # fmt: skip
+    if scheme not in ("tcp", "tls", "ws", "wss"):
         _check_transport(scheme)
         return  # another transport: Dask's connect tells
     host, port = parse_host_port(loc)
@@ -201,7 +207,9 @@ async def _identity(address: str, connection_args: dict[str, Any]) -> Any:
         # Tornado's, not an address's: a tls:// client met a server that does not speak TLS
         # ("IOStream is not idle; cannot convert to SSL"), told as "not a Dask scheduler's
         # address" of a scheduler's own address (stop 58, issue 32).
-        raise _TlsRefused(address) from e
+        if address.startswith(("tls://", "wss://")):
+            raise _TlsRefused(address) from e
+        raise
 
 
 def _client_security(address: str) -> dict[str, Any]:
@@ -460,7 +468,8 @@ def check_scheduler(address: str) -> None:
         raise ClusterError(
             f"{where}: connected, but no Dask scheduler answered within {CONNECT_TIMEOUT_S:g} "
             "s: the server there is not one (a Dask scheduler's address is the one `dask "
-            "scheduler` prints, tcp://HOST:8786 by default)"
+            "scheduler` prints, tcp://HOST:8786 by default; ws://HOST:PORT for one started "
+            "with --protocol ws, which a tcp:// client meets so)"
         )
     got = outcome[0]
     tls_failure = _tls_failure(got, address)
@@ -468,6 +477,16 @@ def check_scheduler(address: str) -> None:
         raise ClusterError(f"{where}: {tls_failure}")
     if isinstance(got, ValueError):  # not an address: no port, an unknown scheme
         raise ClusterError(f"{where}: not a Dask scheduler's address ({got})")
+    if address.startswith(("ws://", "wss://")) and isinstance(got, OSError):
+        # Reached (_reach), and no WebSocket answer: "cannot reach a Dask scheduler: timed
+        # out trying to connect to ws://... after 1 s (tried for 4 s)" of a port that
+        # answered, a tcp:// scheduler's (campaign 53, issue 32).
+        scheme = address.split("://", 1)[0]
+        raise ClusterError(
+            f"{where}: connected, but no Dask scheduler answered over {scheme}:// (a "
+            "scheduler speaks it only when started with --protocol ws: a tcp:// scheduler "
+            "does not; name its tcp:// address)"
+        )
     if isinstance(got, (_Unreachable, OSError)):  # refused, unreachable, no such host
         why = str(got)
         raise ClusterError(

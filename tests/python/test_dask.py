@@ -883,6 +883,32 @@ def bare_scheduler() -> Iterator[str]:
         yield address
 
 
+def test_an_inproc_address_is_refused_as_no_scheduler_of_another_process_has_one() -> None:
+    # Campaign 53 (issue 32): "the server there did not take up TLS (a tcp:// scheduler does
+    # not): name its tcp:// address", of an address that is no server's.
+    with pytest.raises(cluster.ClusterError) as e:
+        cluster.check_scheduler("inproc://127.0.0.1/1/1")
+    assert str(e.value) == (
+        "--scheduler inproc://127.0.0.1/1/1: not a Dask scheduler's address (inproc:// is "
+        "Dask's transport inside one process (a LocalCluster's of that process), and a "
+        "command's scheduler is another process: name its tcp:// address)"
+    )
+
+
+def test_a_ws_address_of_a_tcp_scheduler_says_it_answered_but_not_over_websockets(
+    bare_scheduler: str,
+) -> None:
+    # Campaign 53 (issue 32): "cannot reach a Dask scheduler: timed out trying to connect to
+    # ws://... after 1 s (tried for 4 s)", of a port that answered (a tcp:// scheduler's).
+    address = bare_scheduler.replace("tcp://", "ws://")
+    with pytest.raises(cluster.ClusterError) as e:
+        cluster.check_scheduler(address)
+    assert str(e.value).startswith(
+        f"--scheduler {address}: connected, but no Dask scheduler answered over ws:// (a "
+        "scheduler speaks it only when started with --protocol ws"
+    ), str(e.value)
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [("distributed.admin.low-level-log-length", "abc"),
