@@ -522,6 +522,88 @@ def test_a_request_target_that_is_no_path_nor_url_is_400_not_a_path_not_found(
         assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
 
 
+def test_an_origin_of_the_explorers_own_host_passes_whatever_the_case_of_the_host_header(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): a host's name has no case (RFC 3986 §6.2.2.1, RFC 9110 §4.2.3),
+    # and a browser writes an Origin in lower case (RFC 6454 §6.2): `Host: LOCALHOST:8765`
+    # with `Origin: http://localhost:8765` was refused 403 as another page's, by an exact
+    # comparison. Another site's Origin is still refused, whatever its case.
+    port = guarded.port
+    cases = [(f"LOCALHOST:{port}", f"http://localhost:{port}", 200),
+             (f"localhost:{port}", f"HTTP://LocalHost:{port}", 200),
+             (f"LOCALHOST:{port}", f"http://evil.test:{port}", 403)]  # fmt: skip
+    for host, origin, status in cases:
+        answer = _exchange(guarded, f"GET /api/papers HTTP/1.1\r\nHost: {host}\r\n"
+                                    f"Origin: {origin}\r\nConnection: close\r\n")  # fmt: skip
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), (host, origin, answer[:300])
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_a_host_naming_port_0_or_one_past_65535_is_refused_not_redirected_to(own: bool) -> None:
+    # Campaign 52a (issue 32): no connection comes in on port 0 (reserved, RFC 6335 §6) nor on
+    # one past 65535 (RFC 9293 §3.1), and such a Host went into the trailing slash's redirect
+    # as it came: `GET /api/papers/` with `Host: 127.0.0.1:0` was sent on to
+    # http://127.0.0.1:0/api/papers. Refused as an invalid Host (RFC 9110 §7.2), on an
+    # explorer listening on every address too (``own`` False), where every host passes.
+    allowed = None if own else ["*"]
+    for host in [b"127.0.0.1:0", b"localhost:000", b"[::1]:65536", b"127.0.0.1:99999"]:
+        assert host_checked("1.1", [(b"host", host)], allowed) == 400, host
+    for host in [b"127.0.0.1:1", b"localhost:065535", b"[::1]:", b"127.0.0.1"]:
+        assert host_checked("1.1", [(b"host", host)], allowed) == 200, host
+
+
+def test_an_absolute_form_target_naming_port_0_is_refused_not_redirected_to(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): as `Host: 127.0.0.1:0` (above), in a target's authority.
+    head = f"GET http://127.0.0.1:0/api/papers/ HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+    answer = _exchange(guarded, head + "Connection: close\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert answer.endswith(b"\r\n\r\nInvalid host in the request-target (absolute form)")
+
+
+def test_options_with_an_absolute_form_target_without_a_path_asks_about_the_server(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): an OPTIONS request whose absolute-form target has an empty path
+    # and no query asks about the server itself, as `OPTIONS *` does (RFC 9112 §3.2.4), and
+    # `OPTIONS http://127.0.0.1:8765` was answered 405 Method Not Allowed, as the page's.
+    own = f"127.0.0.1:{guarded.port}"
+    for version in ("1.1", "1.0"):
+        answer = _exchange(guarded, f"OPTIONS http://{own} HTTP/{version}\r\nHost: {own}\r\n"
+                                    "Connection: close\r\n")  # fmt: skip
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"", (version, answer[:300])
+        assert b"\r\nallow: get, head, post\r\n" in head.lower(), answer[:300]
+    # With a path, or a query, it asks about that resource (the page: GET and HEAD).
+    for target in (f"http://{own}/", f"http://{own}?x=1"):
+        answer = _exchange(guarded, f"OPTIONS {target} HTTP/1.1\r\nHost: {own}\r\n"
+                                    "Connection: close\r\n")  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 405 "), (target, answer[:300])
+
+
+def test_a_header_value_in_utf8_is_repeated_in_an_answer_as_sent_not_as_latin1(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): a script's Origin in UTF-8 (browsers send an IDN as punycode)
+    # was read as latin-1 and repeated so: "a request from the page 'http://Ã©.example' is
+    # refused". Bytes that are no UTF-8 are repeated as latin-1 reads them.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"GET /api/papers HTTP/1.1\r\n{host}Origin: http://é.example\r\n\r\n".encode())
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 403 "), answer[:300]
+    assert "a request from the page 'http://é.example' is refused" in answer.decode(), answer
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\n{host}Content-Length: {len(body)}\r\n".encode()
+                  + b"Content-Type: text/\xe9\r\n\r\n" + body)  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 415 "), answer[:300]
+    assert "the request's Content-Type is 'text/é'" in answer.decode(), answer
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:
@@ -2629,9 +2711,11 @@ def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Pa
     app.state.engine.close()
 
 
-def host_checked(version: str, headers: list[tuple[bytes, bytes]]) -> int:
-    """The status ``HostCheck`` (for an explorer on 127.0.0.1) gives a GET / of this HTTP
-    version with these headers, 200 when it lets the request through."""
+def host_checked(
+    version: str, headers: list[tuple[bytes, bytes]], allowed: list[str] | None = None
+) -> int:
+    """The status ``HostCheck`` (for an explorer on 127.0.0.1, or allowing ``allowed``) gives
+    a GET / of this HTTP version with these headers, 200 when it lets the request through."""
     import asyncio
 
     from ccsim.explore.server import HostCheck
@@ -2650,7 +2734,8 @@ def host_checked(version: str, headers: list[tuple[bytes, bytes]]) -> int:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    check = HostCheck(through, ["127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "[::1]"])
+    own = ["127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "[::1]"]
+    check = HostCheck(through, own if allowed is None else allowed)
     asyncio.run(check(scope, receive, send))
     return int(sent[0]["status"])
 

@@ -134,25 +134,25 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     host = headers.get("host", "")
     origin = headers.get("origin")
     site = headers.get("sec-fetch-site")
-    if origin is not None and origin != f"http://{host}" and not _proxied_own(origin, headers):
-        return Refused(403, f"a request from the page {brief(origin)} is refused: only the "
-                            f"explorer's own page (http://{host}) may use its API (behind a "
+    if origin is not None and not _same_origin(origin, host) and not _proxied_own(origin, headers):
+        return Refused(403, f"a request from the page {brief(_as_sent(origin))} is refused: only "
+                            f"the explorer's own page (http://{host}) may use its API (behind a "
                             "proxy: have it send X-Forwarded-Host)")  # fmt: skip
     if site is not None and site not in ("same-origin", "none"):
-        return Refused(403, f"a {brief(site)} request is refused (Sec-Fetch-Site): only the "
-                            "explorer's own page may use its API")  # fmt: skip
+        return Refused(403, f"a {brief(_as_sent(site))} request is refused (Sec-Fetch-Site): "
+                            "only the explorer's own page may use its API")  # fmt: skip
     length = headers.get("content-length", "")
     if length and not (length.isascii() and length.isdigit()):  # "²" is a digit to Python
         return Refused(
-            400, f"the request's Content-Length {brief(length)} is not a number of bytes"
+            400, f"the request's Content-Length {brief(_as_sent(length))} is not a number of bytes"
         )
     has_body = (length.isdigit() and int(length) > 0) or "transfer-encoding" in headers
     if method == "POST" and has_body:  # a body-less POST (cancel) has no type to check
-        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        ctype = _as_sent(headers.get("content-type", "")).split(";")[0].strip().lower()
         if ctype != "application/json":
             return Refused(415, f"the request's Content-Type is {brief(ctype or 'missing')}; "
                                 "the API takes application/json")  # fmt: skip
-        coding = headers.get("content-encoding", "").strip().lower()
+        coding = _as_sent(headers.get("content-encoding", "")).strip().lower()
         if coding not in ("", "identity"):
             # A compressed body was read as JSON and said to be "not JSON" (campaign 46, issue
             # 32): 415 names the coding, and Accept-Encoding says the one the API reads (RFC
@@ -166,6 +166,25 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     return None
 
 
+def _same_origin(origin: str, host: str) -> bool:
+    """Whether ``origin`` is ``http://`` + ``host``, its scheme and host compared without case
+    (RFC 3986 §6.2.2.1; RFC 9110 §4.2.3): `Host: LOCALHOST:8765` with the Origin a browser
+    writes, in lower case (RFC 6454 §6.2), was refused 403 as another page's (campaign 52a,
+    issue 32). Nothing else in an origin has case."""
+    return origin.lower() == f"http://{host}".lower()
+
+
+def _as_sent(value: str) -> str:
+    """A header's value as its client wrote it. Starlette reads a field's bytes as latin-1
+    (RFC 9110 §5.5: obs-text), and a script's Origin in UTF-8 (`http://é.example`; browsers
+    send an IDN as punycode) was echoed as latin-1 mojibake, 'http://Ã©.example' (campaign
+    51a, issue 32). Bytes that are not UTF-8 stay as latin-1 reads them."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
     """Whether a request whose Origin is not ``http://`` + its Host is still the explorer's own
     page, served through a reverse proxy that sent the upstream's Host. Behind nginx's
@@ -177,8 +196,8 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
     another site cannot add without a CORS preflight this app never grants)."""
     if headers.get("sec-fetch-site") == "same-origin":
         return True
-    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip()
-    return bool(forwarded) and origin in (f"http://{forwarded}", f"https://{forwarded}")
+    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip().lower()
+    return bool(forwarded) and origin.lower() in (f"http://{forwarded}", f"https://{forwarded}")
 
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
@@ -189,7 +208,7 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
 #: Nothing that could change the URL's path.
 _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
                    r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
-                   r"(?::[0-9]*)?", re.IGNORECASE)  # fmt: skip
+                   r"(?::(?P<port>[0-9]*))?", re.IGNORECASE)  # fmt: skip
 
 
 def host_of(header: str | None) -> str | None:
@@ -214,6 +233,19 @@ def host_of(header: str | None) -> str | None:
     # issue 32). One dot only: "localhost.." names nothing.
     name = match["host"].lower()
     return name[:-1] if len(name) > 1 and name.endswith(".") else name
+
+
+def _no_port(header: bytes) -> bool:
+    """Whether a Host header (or a request-target's authority) names a port no connection
+    can have come in on: 0, reserved (RFC 6335 §6), or one past 65535 (TCP's ports are 16
+    bits, RFC 9293 §3.1). Such a Host went into the trailing slash's redirect as it came:
+    `Host: 127.0.0.1:0` was sent on to http://127.0.0.1:0/api/papers (campaign 52a, issue
+    32)."""
+    match = _HOST.fullmatch(header.decode("latin-1"))
+    if match is None or not match["port"]:  # no port, or an empty one: the scheme's (80)
+        return False
+    digits = match["port"].lstrip("0")  # (int() reads at most 4,300 digits)
+    return not digits or len(digits) > 5 or int(digits) > 65535
 
 
 #: A Content-Length header line as h11 reads it (its name, then its value, without the spaces
@@ -260,7 +292,12 @@ class HostCheck:
             from urllib.parse import unquote
 
             header = absolute["authority"]
-            raw_path = absolute["path"] or b"/"
+            # An empty path is "/" (RFC 3986 §6.2.3), but for OPTIONS without a query it asks
+            # about the server itself, as `OPTIONS *` does (RFC 9112 §3.2.4): `OPTIONS
+            # http://127.0.0.1:8765` was answered 405 as a request for the page (campaign
+            # 52a, issue 32).
+            bare = scope["method"] == "OPTIONS" and not scope.get("query_string")
+            raw_path = absolute["path"] or (b"*" if bare else b"/")
             # The target's authority is the request's host for everything after this check
             # too: "the server MUST ignore the received Host header field" (RFC 9112 §3.2.2).
             # Left in place, the Origin check compared the Origin with the Host sent beside
@@ -276,9 +313,10 @@ class HostCheck:
         # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
         # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
         nameless = header is None and scope.get("http_version") == "1.0"
-        if "*" not in self.allowed and not nameless:
+        no_port = header is not None and _no_port(header)  # refused on every address too
+        if no_port or ("*" not in self.allowed and not nameless):
             host = host_of(header.decode("latin-1") if header is not None else None)
-            if host is None or host not in self.allowed:
+            if no_port or host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
 
                 # The host refused is the target's when it names one: "Invalid host header"
