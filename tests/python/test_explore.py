@@ -604,6 +604,69 @@ def test_a_header_value_in_utf8_is_repeated_in_an_answer_as_sent_not_as_latin1(
     assert "the request's Content-Type is 'text/é'" in answer.decode(), answer
 
 
+def test_a_100_continue_interim_answer_says_nosniff_as_every_answer_does(guarded: Server) -> None:
+    # Noticed in campaign 51a (issue 32): uvicorn writes `100 Continue` (to `Expect:
+    # 100-continue`) past every middleware, and it was the one answer without the nosniff
+    # docs/site.md says every answer carries.
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                  "Expect: 100-continue\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
+        interim = b""
+        while b"\r\n\r\n" not in interim:
+            interim += s.recv(65536)
+        s.sendall(body)
+        answer = interim + b"".join(iter(lambda: s.recv(65536), b""))
+    first, _, final = answer.partition(b"\r\n\r\n")
+    assert first.startswith(b"HTTP/1.1 100 "), answer[:300]
+    assert b"\r\nx-content-type-options: nosniff" in first.lower(), answer[:300]
+    assert final.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in final, answer[:500]
+
+
+def test_a_content_length_folded_onto_a_second_line_is_read_with_its_leading_zeros(
+    guarded: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 51a (issue 32): h11 joins a field's continuation line to it (RFC 9112 §5.2's
+    # obs-fold), but the leading zeros were taken off each line before: `Content-Length:`
+    # then ` 0000000000000000000000017` was answered 400 and said on the terminal to be a
+    # malformed request, where the same on one line is read as 17.
+    body = b'{"paper": "p001"}'
+    zeros = "0" * 25
+    folds = [
+        f"Content-Length:\r\n {zeros}{len(body)}",
+        f"Content-Length: \r\n\t{zeros}{len(body)} ",
+    ]
+    for folded in folds:
+        answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}"
+                                    f"\r\nContent-Type: application/json\r\n{folded}\r\n"
+                                    "Connection: close\r\n", body)  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
+    assert capsys.readouterr().err == "", "the terminal said something of a valid request"
+
+
+@pytest.mark.parametrize("field", ["Content-Length: " + "0" * 25 + "17",
+                                   "Content-Length: 17, 18", "Content-Length: x",
+                                   "Transfer-Encoding: gzip",
+                                   "Content-Length:\r\n 17, 18"])  # fmt: skip
+def test_a_framing_field_in_a_chunked_bodys_trailer_is_ignored_as_every_trailer_field(
+    field: str, guarded: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 52a (issue 32): h11 checks a Content-Length or Transfer-Encoding in a trailer
+    # as in a head: a padded Content-Length there was answered 400 (where the same in the
+    # head is its number), `Transfer-Encoding: gzip` 501, each said on the terminal as a
+    # broken body or a coding not read. Neither frames anything from a trailer (RFC 9110
+    # §6.5.1), the explorer reads no trailer field, and a recipient may discard them (RFC
+    # 9112 §7.1.2).
+    body = b'{"paper": "p001"}'
+    chunked = b"%x\r\n%s\r\n0\r\n%s\r\n\r\n" % (len(body), body, field.encode())
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                                "Content-Type: application/json\r\nTransfer-Encoding: chunked"
+                                "\r\nConnection: close\r\n", chunked)  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
+    assert capsys.readouterr().err == "", "the terminal said something of a valid request"
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

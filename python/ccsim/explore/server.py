@@ -259,6 +259,11 @@ _HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
 #: The whitespace between a chunk's size and its first extension (RFC 9112 §7.1.1: BWS).
 _BWS_BEFORE_EXTENSION = re.compile(rb"^([0-9a-fA-F]+)[ \t]+(?=;)")
 
+#: The start of a continuation line (RFC 9112 §5.2's obs-fold), as h11 reads one.
+_OBS_FOLD = re.compile(rb"[ \t]+")
+#: A field line that frames a message (RFC 9112 §6): none of a trailer's.
+_FRAMING_FIELD = re.compile(rb"(?i)(content-length|transfer-encoding):")
+
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
 _ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
 
@@ -649,6 +654,17 @@ def head_deadline_protocol() -> type:
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
+        def send(self, event: Any) -> Any:
+            if type(event) is h11.InformationalResponse:
+                # uvicorn writes `100 Continue` (to an `Expect: 100-continue`) straight to h11,
+                # past every middleware: it was the one answer without the nosniff every
+                # other carries (``NoSniff``; noticed in campaign 51a, issue 32).
+                nosniff = (b"x-content-type-options", b"nosniff")
+                event = h11.InformationalResponse(status_code=event.status_code,
+                                                  reason=event.reason,
+                                                  headers=[*event.headers, nosniff])  # fmt: skip
+            return super().send(event)
+
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
             io = super()._get_io_object(role, event, io_dict)
             if role is h11.CLIENT and self.their_state is h11.IDLE and io is not None:
@@ -685,7 +701,21 @@ def head_deadline_protocol() -> type:
 
     class _ChunkLines(_BufferView):
         """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
-        lines for), comes without its leading zeros."""
+        lines for), comes without its leading zeros, and whose trailer comes without fields
+        that frame a message."""
+
+        def maybe_extract_lines(self) -> Any:
+            lines = self._buffer.maybe_extract_lines()
+            if not lines:
+                return lines
+            # The trailer (RFC 9112 §7.1.2): h11 checks a Content-Length or Transfer-Encoding
+            # there as it does in a head, and `Content-Length: 0000000000000000000002` was
+            # answered 400 where the same in the head is read as 2, `Transfer-Encoding: gzip`
+            # 501 (each said on the terminal as a broken body or an unread coding) (campaign
+            # 52a, issue 32). Neither can frame a message from a trailer (RFC 9110 §6.5.1),
+            # the explorer reads no trailer field, and a recipient may discard them (RFC 9112
+            # §7.1.2).
+            return [ln for ln in _unfolded(lines) if not _FRAMING_FIELD.match(ln)]
 
         def maybe_extract_next_line(self) -> Any:
             line = self._buffer.maybe_extract_next_line()
@@ -716,7 +746,24 @@ def head_deadline_protocol() -> type:
             lines = self._buffer.maybe_extract_lines()
             if not lines:
                 return lines
-            return [lines[0], *map(_unpadded_length, lines[1:])]
+            # Each field whole, as h11 reads it (its continuation lines joined by a space, RFC
+            # 9112 §5.2): `Content-Length:` then ` 0000000000000000000002` on the next line
+            # was answered 400 where the same on one line is read as 2 (campaign 51a, issue
+            # 32).
+            return [lines[0], *map(_unpadded_length, _unfolded(lines[1:]))]
+
+    def _unfolded(lines: list[Any]) -> list[Any]:
+        """Header lines with each obsolete line folding (a line starting with a space or tab,
+        RFC 9112 §5.2) joined to the line before it by one space, as h11 joins them; one
+        before any field is left for h11 to refuse."""
+        joined: list[Any] = []
+        for line in lines:
+            fold = _OBS_FOLD.match(line)
+            if fold and joined:
+                joined[-1] = bytes(joined[-1]) + b" " + bytes(line[fold.end() :])
+            else:
+                joined.append(line)
+        return joined
 
     def _unpadded_length(line: Any) -> Any:
         match = _CONTENT_LENGTH_LINE.fullmatch(line)
