@@ -4322,6 +4322,23 @@ def test_a_request_line_saying_another_http_version_is_answered_505_not_as_http_
         proc.communicate(timeout=60)
 
 
+def test_http2s_preface_or_another_version_without_a_host_is_answered_505_once_not_host_400(
+    guarded: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 53a (issue 32): h11 reads HTTP/2's preface (`PRI * HTTP/2.0`, RFC 9113 §3.4) as
+    # a request line, which names no Host, and the Host check came before the version's:
+    # `curl --http2-prior-knowledge` was answered 400 "Invalid host header", then a second
+    # 400 for the preface's "SM" line; `GET / HTTP/2.0` without a Host likewise.
+    for head, body in [("PRI * HTTP/2.0\r\n", b"SM\r\n\r\n"), ("GET / HTTP/2.0\r\n", b""),
+                       ("GET / HTTP/1.2\r\nHost: evil.test\r\n", b"")]:  # fmt: skip
+        answer = _exchange(guarded, head, body)
+        version = head.split()[2]
+        assert re.findall(rb"(?:^|\n)HTTP/1\.1 (\d+) ", answer) == [b"505"], answer
+        assert answer.endswith(f'"the request line says {version}: the explorer speaks '
+                               'HTTP/1.1 (and 1.0)"}'.encode()), answer  # fmt: skip
+    assert capsys.readouterr().err.count("a request in HTTP/2 was refused") <= 1
+
+
 @pytest.mark.parametrize("coding", ["gzip, chunked", "gzip"])
 def test_a_transfer_coding_other_than_chunked_is_answered_501_and_said_so(
     coding: str, tmp_path: Path

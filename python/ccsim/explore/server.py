@@ -284,7 +284,14 @@ class HostCheck:
         self.allowed = {h.lower() for h in allowed} | {n for n in map(host_of, allowed) if n}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or scope.get("http_version") not in (
+            "1.0",
+            "1.1",
+        ):
+            # A version the explorer does not speak is answered 505 saying so (``Guard``), its
+            # Host unchecked: HTTP/2's preface (`PRI * HTTP/2.0`, which h11 reads as a request
+            # line without a Host) was answered 400 "Invalid host header" (campaign 53a,
+            # issue 32).
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"host"), None)
@@ -351,6 +358,10 @@ class Guard:
             # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
             # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
             version = f"HTTP/{scope.get('http_version')}"
+            if scope["method"] == "PRI" and scope.get("raw_path") == b"*":
+                # HTTP/2's preface, read by h11 as a request line (RFC 9113 §3.4): said on the
+                # terminal as when h11 refused its next bytes, which the 505's close now drops.
+                _NOT_HTTP_SAID.say(HTTP2_SAID)
             answer = JSONResponse({"error": f"the request line says {version}: the explorer "
                                             "speaks HTTP/1.1 (and 1.0)"},
                                   status_code=505, headers={"Connection": "close"})  # fmt: skip
@@ -555,8 +566,6 @@ class _NotHttpSaid(logging.Filter):
         self.answered = True
 
     def filter(self, record: logging.LogRecord) -> bool:
-        import time
-
         if record.getMessage() != "Invalid HTTP request received.":
             return True
         if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
@@ -586,19 +595,27 @@ class _NotHttpSaid(logging.Filter):
             said = ("a request whose body was not valid chunked encoding was answered 400 Bad "
                     "Request (Transfer-Encoding: chunked)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
-            said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
-                    "explorer serves HTTP/1.1 only")  # fmt: skip
+            said = HTTP2_SAID
         else:
             said = ("a request that is not valid HTTP/1.1 was answered 400 Bad Request (a "
                     "malformed request line or header)")  # fmt: skip
+        self.say(said)
+        return False
+
+    def say(self, said: str) -> None:
+        """Warn ``said``, unless it was said less than ``OUT_OF_FILES_WARN_S`` seconds ago."""
+        import time
+
         now = time.monotonic()
         if said not in self.last or now - self.last[said] >= OUT_OF_FILES_WARN_S:
             self.last[said] = now
             _warn(said)
-        return False
 
 
 _NOT_HTTP_SAID = _NotHttpSaid()
+#: What the terminal says of HTTP/2's preface (RFC 9113 §3.4).
+HTTP2_SAID = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the explorer "
+              "serves HTTP/1.1 only")  # fmt: skip
 
 
 def head_deadline_protocol() -> type:
