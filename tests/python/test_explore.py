@@ -1904,6 +1904,40 @@ def test_half_a_utf16_pair_anywhere_in_a_request_is_refused_in_json_not_a_500(
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_a_key_given_twice_in_a_run_request_is_refused_naming_it_and_starts_no_job(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): Python's JSON reader keeps the last of a key given twice, and
+    # `{"paper": "p002", "paper": "p001", ...}` started a job of p001, where another reader
+    # (a proxy's, a log's) takes the first; RFC 8259 §4: an object's names SHOULD be unique.
+    one = json.dumps(ONE_POINT)
+    mss = '"flows.transfer.mss": 1000'
+    cases = [(one.replace('{"paper"', '{"paper": "p002", "paper"'), "paper"),
+             (one.replace('"seeds": 1', '"seeds": 2, "seeds": 1'), "seeds"),
+             (one[:-1] + f', "params": {{{mss}, {mss}}}}}', "flows.transfer.mss")]  # fmt: skip
+    for body, key in cases:
+        status, text = post_json(guarded, body)
+        assert status == 400, (body, text)
+        assert json.loads(text)["error"] == f"the request gives {key!r} twice: send it once"
+    assert guarded.app.state.engine.jobs == {}
+
+
+def test_a_run_request_not_in_utf8_is_said_to_be_not_utf8_not_that_it_is_no_json() -> None:
+    # Campaign 53a (issue 32): JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no
+    # charset, §11), and a body in latin-1 (`charset=latin-1` said or not) was refused as "the
+    # request is not JSON", of JSON text.
+    from ccsim.explore.server import Refused, parse_json
+
+    with pytest.raises(Refused) as refused:
+        parse_json('{"lines": ["spé"]}'.encode("latin-1"))
+    assert refused.value.status == 400
+    assert str(refused.value) == (
+        "the request is not JSON in UTF-8 (byte 0xe9 at offset 14): send it in UTF-8"
+    )
+    # JSON in UTF-16 or UTF-32, which Python's reader recognizes, is read.
+    assert parse_json('{"lines": ["spé"]}'.encode("utf-16")) == {"lines": ["spé"]}
+
+
 def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
     # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
     cat = Catalog(EXPERIMENTS)

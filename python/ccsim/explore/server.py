@@ -1121,6 +1121,19 @@ def _whole_number(text: str) -> int | float:
     return float(text) if limit and len(text.lstrip("-")) > limit else int(text)
 
 
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members as a dict, or Refused (400) naming a key it gives twice. Read as
+    the last of them, `{"paper": "p002", "paper": "p001"}` started a job of p001, where another
+    reader (a proxy's, a log's) takes the first (RFC 8259 §4: names SHOULD be unique; the
+    page's JSON.stringify never repeats one; campaign 53a, issue 32)."""
+    members: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in members:
+            raise Refused(400, f"the request gives {brief(key)} twice: send it once")
+        members[key] = value
+    return members
+
+
 def parse_json(data: bytes) -> Any:
     """A request body's JSON, or Refused (400) for text that is not JSON or nests too deep."""
     deep = Refused(400, f"the request is nested deeper than {MAX_DEPTH} levels")
@@ -1128,10 +1141,16 @@ def parse_json(data: bytes) -> Any:
         # An integer longer than Python reads from text (4,300 digits) is read as the float it
         # overflows to, inf, so the request's own check refuses it naming its field; it was
         # "the request is not JSON" (campaign 8).
-        body = json.loads(data, parse_int=_whole_number)
+        body = json.loads(data, parse_int=_whole_number, object_pairs_hook=_once_each)
     except RecursionError:
         raise deep from None
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+    except UnicodeDecodeError as e:
+        # JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no charset, §11): a body
+        # in latin-1, `charset=latin-1` or not, was "not JSON", of JSON text (campaign 53a,
+        # issue 32).
+        raise Refused(400, f"the request is not JSON in UTF-8 (byte 0x{data[e.start]:02x} at "
+                           f"offset {e.start}): send it in UTF-8") from None  # fmt: skip
+    except ValueError:  # JSONDecodeError
         raise Refused(400, "the request is not JSON") from None
     if _depth(body) > MAX_DEPTH:
         raise deep
