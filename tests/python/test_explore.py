@@ -1959,6 +1959,21 @@ def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
     assert cat.request({**p002, "quick": True}).quick is True
 
 
+def test_a_refused_null_or_boolean_is_named_as_json_writes_it_not_as_python_does() -> None:
+    # Campaign 53a (issue 32): the refusals named a request's values in Python's words: `"paper":
+    # null` was "no paper None", `"quick": null` "quick must be true or false, not None",
+    # `"x": [true]` "x: True is not one of ...", of a request written in JSON.
+    cat = Catalog(EXPERIMENTS)
+    cases = [({"paper": None}, "no paper null; "),
+             ({"quick": None}, "quick must be true or false, not null"),
+             ({"x": [True]}, "x: true is not one of "),
+             ({"x": [[False, None]]}, "x: [false, null] is not one of ")]  # fmt: skip
+    for change, said in cases:
+        with pytest.raises(RequestError) as refused:
+            cat.request({**ONE_POINT, **change})
+        assert str(refused.value).startswith(said), (change, str(refused.value))
+
+
 def test_a_request_nested_too_deep_is_refused_with_400_not_a_server_error(
     guarded: Server,
 ) -> None:
