@@ -667,6 +667,26 @@ def test_a_framing_field_in_a_chunked_bodys_trailer_is_ignored_as_every_trailer_
     assert capsys.readouterr().err == "", "the terminal said something of a valid request"
 
 
+def test_a_head_whose_lines_end_in_a_bare_cr_is_answered_400_at_once_not_408_at_the_deadline(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): lines ended by CR alone are no lines to h11, which waited for
+    # the rest of a head sent whole, and the client got 408 Request Timeout 20 s later; a bare
+    # CR is invalid (RFC 9112 §2.2), as h11 says of one inside a line it has read.
+    head = f"GET /api/papers HTTP/1.1\rHost: 127.0.0.1:{guarded.port}\rConnection: close\r\r"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        s.sendall(head.encode())
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    # A CRLF split across two packets is no bare CR.
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        s.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r".encode())
+        time.sleep(0.1)
+        s.sendall(b"\nConnection: close\r\n\r\n")
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

@@ -259,6 +259,8 @@ _HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
 #: The whitespace between a chunk's size and its first extension (RFC 9112 §7.1.1: BWS).
 _BWS_BEFORE_EXTENSION = re.compile(rb"^([0-9a-fA-F]+)[ \t]+(?=;)")
 
+#: A CR not followed by LF (RFC 9112 §2.2), with the byte after it come.
+_BARE_CR = re.compile(rb"\r[^\n]")
 #: The start of a continuation line (RFC 9112 §5.2's obs-fold), as h11 reads one.
 _OBS_FOLD = re.compile(rb"[ \t]+")
 #: A field line that frames a message (RFC 9112 §6): none of a trailer's.
@@ -761,6 +763,11 @@ def head_deadline_protocol() -> type:
 
         def maybe_extract_lines(self) -> Any:
             lines = self._buffer.maybe_extract_lines()
+            if lines is None and _BARE_CR.search(bytes(self._buffer)):
+                # A head whose lines end in CR alone has no line h11 can find, and waited for
+                # the rest until its deadline: 408 Request Timeout after 20 s, of a request
+                # sent whole (campaign 53a, issue 32). A bare CR is invalid (RFC 9112 §2.2).
+                raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
             if not lines:
                 return lines
             # Each field whole, as h11 reads it (its continuation lines joined by a space, RFC
