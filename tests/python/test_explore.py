@@ -3875,6 +3875,55 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
 
 
+def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_not_a_length(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 53a (issue 32): the 408 of a body sent in chunks that stopped short asked "a
+    # Content-Length longer than the body sent?" of a request that had none.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
+    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
+        s.sendall(head + b'a\r\n{"paper": \r\n')
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), answer
+    assert json.loads(body)["error"] == ("the request body did not arrive within 0.5 s (a "
+                                         "chunked body without its last chunk, 0?)")  # fmt: skip
+
+
+def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_deadline(
+    guarded: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 53a (issue 32): a chunk's size line ends in CRLF (RFC 9112 §7.1); h11 finds no
+    # line in one ended by LF alone, and waited: the client got 408 20 s later, asking after
+    # "a Content-Length longer than the body sent?" of a request without one.
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        lf_alone = b"%x\n%s\n0\n\n" % (len(body), body)
+        s.sendall(b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                  b"\r\nTransfer-Encoding: chunked\r\n\r\n" + lf_alone)  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert "not valid chunked encoding" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 0\r\n\r\n",
+                                     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"])  # fmt: skip
+def test_a_run_request_with_an_empty_body_is_said_to_be_empty_not_to_be_no_json(
+    framing: str, guarded: Server
+) -> None:
+    # Campaign 53a (issue 32): `Content-Length: 0`, or chunks with only the last one, was
+    # answered "the request is not JSON" of a body that was not there.
+    typed = "Connection: close\r\nContent-Type: application/json\r\n"
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\n{typed}{framing}")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    said = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+    assert said == "the request's body is empty: a run request is a JSON object"
+
+
 def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_gets_the_result(
     server: Server,
 ) -> None:
