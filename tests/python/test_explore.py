@@ -1979,6 +1979,18 @@ def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
     assert cat.request({**p002, "quick": True}).quick is True
 
 
+def test_an_x_sent_for_a_table_or_a_time_series_is_refused_not_dropped_unread() -> None:
+    # Campaign 53a (issue 32): a figure without an x axis took a request's x, whatever it was
+    # ("garbage" too), and its job ran without it; the page sends x for figures of points only.
+    cat = Catalog(EXPERIMENTS)
+    for figure, what in [("case1_fast_alpha", "a table"), ("fig1", "a time series")]:
+        ask = {"paper": "p002", "figure": figure, "quick": True, "seeds": 1}
+        assert cat.request(ask).xs == []
+        with pytest.raises(RequestError) as refused:
+            cat.request({**ask, "x": ["garbage"]})
+        assert str(refused.value) == f"x: figure {figure} is {what}, which has no x; leave x out"
+
+
 def test_a_refused_null_or_boolean_is_named_as_json_writes_it_not_as_python_does() -> None:
     # Campaign 53a (issue 32): the refusals named a request's values in Python's words: `"paper":
     # null` was "no paper None", `"quick": null` "quick must be true or false, not None",
