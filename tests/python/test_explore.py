@@ -687,6 +687,19 @@ def test_a_head_whose_lines_end_in_a_bare_cr_is_answered_400_at_once_not_408_at_
     assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
 
 
+def test_a_request_target_with_a_fragment_is_400_not_a_path_not_found(guarded: Server) -> None:
+    # Campaign 53a (issue 32): "#" is in neither a path nor a query (RFC 9112 §3.2; a URL's
+    # fragment stays with the client): `GET /api/papers#x` was answered 404 Not Found, of a
+    # path the explorer serves, and `GET /api/papers?x#y` 200.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    for target in ("/api/papers#x", "/api/papers?x#y", "/#"):
+        answer = _exchange(guarded, f"GET {target} HTTP/1.1\r\n{host}")
+        assert answer.startswith(b"HTTP/1.1 400 "), (target, answer[:300])
+        said = f"the request-target {target!r} has a fragment (#...): leave it out, as browsers do"
+        assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
+    assert _exchange(guarded, f"GET /api/papers?x HTTP/1.1\r\n{host}").startswith(b"HTTP/1.1 200")
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:

@@ -403,6 +403,20 @@ class Guard:
                                   status_code=400)  # fmt: skip
             await answer(scope, receive, send)
             return
+        query = scope.get("query_string") or b""
+        if scope["type"] == "http" and (b"#" in raw_path or b"#" in query):
+            from starlette.responses import JSONResponse
+
+            # A URL's fragment is the client's own: no request-target has one (RFC 9112 §3.2:
+            # "#" is in neither a path nor a query). `GET /api/papers#x` was answered 404 Not
+            # Found, of a path the explorer serves, and `/api/papers?#x` 200 (campaign 53a,
+            # issue 32). The target comes from the scope without its query: put back whole.
+            target = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
+            answer = JSONResponse({"error": f"the request-target {brief(target)} has a "
+                                            "fragment (#...): leave it out, as browsers do"},
+                                  status_code=400)  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
