@@ -371,6 +371,52 @@ class Guard:
                                   status_code=505, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
+        # The framing is checked before the request-target: a target refused without closing
+        # the connection (`GET api/papers`, one with a fragment, `OPTIONS *`) let a request
+        # with both a Content-Length and chunks keep it open, and the request after its chunks
+        # was answered (campaign 53a, issue 32), as campaign 34's close is to prevent.
+        if scope["type"] == "http" and _framed_twice(scope["headers"]):
+            from starlette.responses import JSONResponse
+
+            # Both lengths: h11 reads the body by its chunks, a proxy in front may read it by
+            # its Content-Length, and the bytes between the two ends would be a second request
+            # to one and part of a body to the other (request smuggling). A server may refuse
+            # such a request and must close the connection after answering it (RFC 9112
+            # §6.1); kept open, the rest was read as the next request (campaign 34, issue 32).
+            answer = JSONResponse({"error": "the request has both a Content-Length and a "
+                                            "Transfer-Encoding: send one of them"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        if (
+            scope["type"] == "http"
+            and scope.get("http_version") == "1.0"
+            and any(k.lower() == b"transfer-encoding" for k, _ in scope["headers"])
+        ):
+            from starlette.responses import JSONResponse
+
+            # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the
+            # framing is faulty" and close the connection (RFC 9112 §6.1), since a proxy in
+            # front that speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and
+            # such a request started a job (campaign 51a, issue 32).
+            answer = JSONResponse({"error": "the request is HTTP/1.0 and has a Transfer-Encoding, "
+                                            "which HTTP/1.0 does not have: send its body with "
+                                            "a Content-Length"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        twice = _said_twice(scope["headers"]) if scope["type"] == "http" else None
+        if twice is not None:
+            from starlette.responses import JSONResponse
+
+            # A field that is one value, given twice: the guards below read the first, a proxy
+            # in front may read the last, and `Origin: <own>` then `Origin: <another site>`
+            # passed the Origin check (campaign 51a, issue 32). A sender MUST NOT send such a
+            # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
+            answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
+                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
         if scope["type"] == "http" and scope.get("raw_path") == b"*":
             from starlette.responses import JSONResponse, Response
 
@@ -415,48 +461,6 @@ class Guard:
             answer = JSONResponse({"error": f"the request-target {brief(target)} has a "
                                             "fragment (#...): leave it out, as browsers do"},
                                   status_code=400)  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        if scope["type"] == "http" and _framed_twice(scope["headers"]):
-            from starlette.responses import JSONResponse
-
-            # Both lengths: h11 reads the body by its chunks, a proxy in front may read it by
-            # its Content-Length, and the bytes between the two ends would be a second request
-            # to one and part of a body to the other (request smuggling). A server may refuse
-            # such a request and must close the connection after answering it (RFC 9112
-            # §6.1); kept open, the rest was read as the next request (campaign 34, issue 32).
-            answer = JSONResponse({"error": "the request has both a Content-Length and a "
-                                            "Transfer-Encoding: send one of them"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        if (
-            scope["type"] == "http"
-            and scope.get("http_version") == "1.0"
-            and any(k.lower() == b"transfer-encoding" for k, _ in scope["headers"])
-        ):
-            from starlette.responses import JSONResponse
-
-            # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the
-            # framing is faulty" and close the connection (RFC 9112 §6.1), since a proxy in
-            # front that speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and
-            # such a request started a job (campaign 51a, issue 32).
-            answer = JSONResponse({"error": "the request is HTTP/1.0 and has a Transfer-Encoding, "
-                                            "which HTTP/1.0 does not have: send its body with "
-                                            "a Content-Length"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        twice = _said_twice(scope["headers"]) if scope["type"] == "http" else None
-        if twice is not None:
-            from starlette.responses import JSONResponse
-
-            # A field that is one value, given twice: the guards below read the first, a proxy
-            # in front may read the last, and `Origin: <own>` then `Origin: <another site>`
-            # passed the Origin check (campaign 51a, issue 32). A sender MUST NOT send such a
-            # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
-            answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
         if scope["type"] == "http" and (
@@ -1210,7 +1214,7 @@ async def read_json(request: Any) -> Any:
     except asyncio.TimeoutError:  # RFC 9110 §15.5.9
         # Each framing's own likely cause: a body sent in chunks has no Content-Length, and
         # one that stopped short was asked about one (campaign 53a, issue 32).
-        why = ("a chunked body without its last chunk, 0?"
+        why = ("a chunked body without its last chunk, of size 0?"
                if "transfer-encoding" in request.headers else
                "a Content-Length longer than the body sent?")  # fmt: skip
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
