@@ -2185,17 +2185,22 @@ def _exchange(server: Server, head: str, body: bytes = b"") -> bytes:
         return b"".join(iter(lambda: s.recv(65536), b""))
 
 
-@pytest.mark.parametrize("line", ["GET api/papers", "OPTIONS *", "GET /api/papers#x"])
-def test_a_request_given_both_lengths_is_refused_and_closed_whatever_its_request_target(
-    line: str, guarded: Server
+@pytest.mark.parametrize(("line", "host"), [
+    ("GET api/papers", "own"), ("OPTIONS *", "own"), ("GET /api/papers#x", "own"),
+    ("GET /api/papers", "evil.test"), ("GET /api/papers", "127.0.0.1:0"),
+])  # fmt: skip
+def test_a_request_given_both_lengths_is_refused_and_closed_whatever_its_target_or_host(
+    line: str, host: str, guarded: Server
 ) -> None:
-    # Campaign 53a (issue 32): the request-target was checked before the framing, and a target
-    # answered without a close (`GET api/papers`: 400; `OPTIONS *`: 200) let a request with
-    # both a Content-Length and chunks keep its connection, so the request after its chunks
-    # (where a proxy reading the Content-Length sees other bytes) was answered too.
-    after = f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n\r\n".encode()
-    answer = _exchange(guarded, f"{line} HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
-                                "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n",
+    # Campaign 53a (issue 32): the Host and the request-target were checked before the
+    # framing, and a request refused there without a close (`Host: evil.test`, `GET
+    # api/papers`: 400; `OPTIONS *`: 200) kept its connection with both a Content-Length and
+    # chunks, so the request after its chunks (where a proxy reading the Content-Length sees
+    # other bytes) was answered too.
+    own = f"127.0.0.1:{guarded.port}"
+    after = f"GET /api/papers HTTP/1.1\r\nHost: {own}\r\n\r\n".encode()
+    answer = _exchange(guarded, f"{line} HTTP/1.1\r\nHost: {own if host == 'own' else host}"
+                                "\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n",
                        b"5\r\nhello\r\n0\r\n\r\n" + after)  # fmt: skip
     assert re.findall(rb"(?:^|\n)HTTP/1\.1 (\d+) ", answer) == [b"400"], answer
     assert answer.endswith(b'"the request has both a Content-Length and a Transfer-Encoding: '

@@ -346,35 +346,19 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-class Guard:
-    """ASGI middleware: ``refusal`` for every request under ``/api/``."""
+class Framing:
+    """ASGI middleware, before every other check: a request whose body's framing is faulty or
+    ambiguous (RFC 9112 §6.1) or that gives a guarded field twice is answered 400 and its
+    connection closed. Checked after the Host and the request-target, such a request refused
+    there (`Host: evil.test`, `GET api/papers`: 400 without a close; `OPTIONS *`: 200) kept
+    its connection, and the request after its chunks, where a proxy reading the
+    Content-Length sees other bytes, was answered too (campaign 53a, issue 32), as campaign
+    34's close is to prevent."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("http_version") not in ("1.0", "1.1"):
-            from starlette.responses import JSONResponse
-
-            # h11 reads any one-digit version in a request line ("HTTP/2.0", "HTTP/1.2",
-            # "HTTP/0.9") and answered it as HTTP/1.1, framing and all (campaign 47, issue
-            # 32). A major version it does not speak is one a server may refuse with 505,
-            # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
-            # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
-            version = f"HTTP/{scope.get('http_version')}"
-            if scope["method"] == "PRI" and scope.get("raw_path") == b"*":
-                # HTTP/2's preface, read by h11 as a request line (RFC 9113 §3.4): said on the
-                # terminal as when h11 refused its next bytes, which the 505's close now drops.
-                _NOT_HTTP_SAID.say(HTTP2_SAID)
-            answer = JSONResponse({"error": f"the request line says {version}: the explorer "
-                                            "speaks HTTP/1.1 (and 1.0)"},
-                                  status_code=505, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        # The framing is checked before the request-target: a target refused without closing
-        # the connection (`GET api/papers`, one with a fragment, `OPTIONS *`) let a request
-        # with both a Content-Length and chunks keep it open, and the request after its chunks
-        # was answered (campaign 53a, issue 32), as campaign 34's close is to prevent.
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
@@ -415,6 +399,34 @@ class Guard:
             # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
             answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
                                   status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class Guard:
+    """ASGI middleware: ``refusal`` for every request under ``/api/``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("http_version") not in ("1.0", "1.1"):
+            from starlette.responses import JSONResponse
+
+            # h11 reads any one-digit version in a request line ("HTTP/2.0", "HTTP/1.2",
+            # "HTTP/0.9") and answered it as HTTP/1.1, framing and all (campaign 47, issue
+            # 32). A major version it does not speak is one a server may refuse with 505,
+            # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
+            # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
+            version = f"HTTP/{scope.get('http_version')}"
+            if scope["method"] == "PRI" and scope.get("raw_path") == b"*":
+                # HTTP/2's preface, read by h11 as a request line (RFC 9113 §3.4): said on the
+                # terminal as when h11 refused its next bytes, which the 505's close now drops.
+                _NOT_HTTP_SAID.say(HTTP2_SAID)
+            answer = JSONResponse({"error": f"the request line says {version}: the explorer "
+                                            "speaks HTTP/1.1 (and 1.0)"},
+                                  status_code=505, headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
         if scope["type"] == "http" and scope.get("raw_path") == b"*":
@@ -1486,6 +1498,7 @@ def create_app(
         ],
         middleware=[
             Middleware(NoSniff),
+            Middleware(Framing),
             Middleware(HostCheck, allowed=hosts),
             Middleware(Guard),
         ],
