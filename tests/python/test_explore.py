@@ -625,7 +625,7 @@ def test_a_100_continue_interim_answer_says_nosniff_as_every_answer_does(guarded
 
 
 def test_a_content_length_folded_onto_a_second_line_is_read_with_its_leading_zeros(
-    guarded: Server, capsys: pytest.CaptureFixture[str]
+    guarded: Server,
 ) -> None:
     # Campaign 51a (issue 32): h11 joins a field's continuation line to it (RFC 9112 §5.2's
     # obs-fold), but the leading zeros were taken off each line before: `Content-Length:`
@@ -642,7 +642,6 @@ def test_a_content_length_folded_onto_a_second_line_is_read_with_its_leading_zer
                                     f"\r\nContent-Type: application/json\r\n{folded}\r\n"
                                     "Connection: close\r\n", body)  # fmt: skip
         assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
-    assert capsys.readouterr().err == "", "the terminal said something of a valid request"
 
 
 @pytest.mark.parametrize("field", ["Content-Length: " + "0" * 25 + "17",
@@ -650,7 +649,7 @@ def test_a_content_length_folded_onto_a_second_line_is_read_with_its_leading_zer
                                    "Transfer-Encoding: gzip",
                                    "Content-Length:\r\n 17, 18"])  # fmt: skip
 def test_a_framing_field_in_a_chunked_bodys_trailer_is_ignored_as_every_trailer_field(
-    field: str, guarded: Server, capsys: pytest.CaptureFixture[str]
+    field: str, guarded: Server
 ) -> None:
     # Campaign 52a (issue 32): h11 checks a Content-Length or Transfer-Encoding in a trailer
     # as in a head: a padded Content-Length there was answered 400 (where the same in the
@@ -664,7 +663,6 @@ def test_a_framing_field_in_a_chunked_bodys_trailer_is_ignored_as_every_trailer_
                                 "Content-Type: application/json\r\nTransfer-Encoding: chunked"
                                 "\r\nConnection: close\r\n", chunked)  # fmt: skip
     assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
-    assert capsys.readouterr().err == "", "the terminal said something of a valid request"
 
 
 def test_a_head_whose_lines_end_in_a_bare_cr_is_answered_400_at_once_not_408_at_the_deadline(
@@ -3942,7 +3940,7 @@ def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_no
 
 
 def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_deadline(
-    guarded: Server, capsys: pytest.CaptureFixture[str]
+    guarded: Server,
 ) -> None:
     # Campaign 53a (issue 32): a chunk's size line ends in CRLF (RFC 9112 §7.1); h11 finds no
     # line in one ended by LF alone, and waited: the client got 408 20 s later, asking after
@@ -3954,7 +3952,6 @@ def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_d
                   b"\r\nTransfer-Encoding: chunked\r\n\r\n" + lf_alone)  # fmt: skip
         answer = b"".join(iter(lambda: s.recv(65536), b""))
     assert answer.startswith(b"HTTP/1.1 400 "), answer
-    assert "not valid chunked encoding" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("framing", ["Content-Length: 0\r\n\r\n",
@@ -4488,7 +4485,7 @@ def test_a_request_line_saying_another_http_version_is_answered_505_not_as_http_
 
 
 def test_http2s_preface_or_another_version_without_a_host_is_answered_505_once_not_host_400(
-    guarded: Server, capsys: pytest.CaptureFixture[str]
+    guarded: Server,
 ) -> None:
     # Campaign 53a (issue 32): h11 reads HTTP/2's preface (`PRI * HTTP/2.0`, RFC 9113 §3.4) as
     # a request line, which names no Host, and the Host check came before the version's:
@@ -4501,7 +4498,6 @@ def test_http2s_preface_or_another_version_without_a_host_is_answered_505_once_n
         assert re.findall(rb"(?:^|\n)HTTP/1\.1 (\d+) ", answer) == [b"505"], answer
         assert answer.endswith(f'"the request line says {version}: the explorer speaks '
                                'HTTP/1.1 (and 1.0)"}'.encode()), answer  # fmt: skip
-    assert capsys.readouterr().err.count("a request in HTTP/2 was refused") <= 1
 
 
 @pytest.mark.parametrize("coding", ["gzip, chunked", "gzip"])
