@@ -522,6 +522,182 @@ def test_a_request_target_that_is_no_path_nor_url_is_400_not_a_path_not_found(
         assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
 
 
+def test_an_origin_of_the_explorers_own_host_passes_whatever_the_case_of_the_host_header(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): a host's name has no case (RFC 3986 §6.2.2.1, RFC 9110 §4.2.3),
+    # and a browser writes an Origin in lower case (RFC 6454 §6.2): `Host: LOCALHOST:8765`
+    # with `Origin: http://localhost:8765` was refused 403 as another page's, by an exact
+    # comparison. Another site's Origin is still refused, whatever its case.
+    port = guarded.port
+    cases = [(f"LOCALHOST:{port}", f"http://localhost:{port}", 200),
+             (f"localhost:{port}", f"HTTP://LocalHost:{port}", 200),
+             (f"LOCALHOST:{port}", f"http://evil.test:{port}", 403)]  # fmt: skip
+    for host, origin, status in cases:
+        answer = _exchange(guarded, f"GET /api/papers HTTP/1.1\r\nHost: {host}\r\n"
+                                    f"Origin: {origin}\r\nConnection: close\r\n")  # fmt: skip
+        assert answer.startswith(f"HTTP/1.1 {status} ".encode()), (host, origin, answer[:300])
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_a_host_naming_port_0_or_one_past_65535_is_refused_not_redirected_to(own: bool) -> None:
+    # Campaign 52a (issue 32): no connection comes in on port 0 (reserved, RFC 6335 §6) nor on
+    # one past 65535 (RFC 9293 §3.1), and such a Host went into the trailing slash's redirect
+    # as it came: `GET /api/papers/` with `Host: 127.0.0.1:0` was sent on to
+    # http://127.0.0.1:0/api/papers. Refused as an invalid Host (RFC 9110 §7.2), on an
+    # explorer listening on every address too (``own`` False), where every host passes.
+    allowed = None if own else ["*"]
+    for host in [b"127.0.0.1:0", b"localhost:000", b"[::1]:65536", b"127.0.0.1:99999"]:
+        assert host_checked("1.1", [(b"host", host)], allowed) == 400, host
+    for host in [b"127.0.0.1:1", b"localhost:065535", b"[::1]:", b"127.0.0.1"]:
+        assert host_checked("1.1", [(b"host", host)], allowed) == 200, host
+
+
+def test_an_absolute_form_target_naming_port_0_is_refused_not_redirected_to(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): as `Host: 127.0.0.1:0` (above), in a target's authority.
+    head = f"GET http://127.0.0.1:0/api/papers/ HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+    answer = _exchange(guarded, head + "Connection: close\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert answer.endswith(b"\r\n\r\nInvalid host in the request-target (absolute form)")
+
+
+def test_options_with_an_absolute_form_target_without_a_path_asks_about_the_server(
+    guarded: Server,
+) -> None:
+    # Campaign 52a (issue 32): an OPTIONS request whose absolute-form target has an empty path
+    # and no query asks about the server itself, as `OPTIONS *` does (RFC 9112 §3.2.4), and
+    # `OPTIONS http://127.0.0.1:8765` was answered 405 Method Not Allowed, as the page's.
+    own = f"127.0.0.1:{guarded.port}"
+    for version in ("1.1", "1.0"):
+        answer = _exchange(guarded, f"OPTIONS http://{own} HTTP/{version}\r\nHost: {own}\r\n"
+                                    "Connection: close\r\n")  # fmt: skip
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"", (version, answer[:300])
+        assert b"\r\nallow: get, head, post\r\n" in head.lower(), answer[:300]
+    # With a path, or a query, it asks about that resource (the page: GET and HEAD).
+    for target in (f"http://{own}/", f"http://{own}?x=1"):
+        answer = _exchange(guarded, f"OPTIONS {target} HTTP/1.1\r\nHost: {own}\r\n"
+                                    "Connection: close\r\n")  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 405 "), (target, answer[:300])
+
+
+def test_a_header_value_in_utf8_is_repeated_in_an_answer_as_sent_not_as_latin1(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): a script's Origin in UTF-8 (browsers send an IDN as punycode)
+    # was read as latin-1 and repeated so: "a request from the page 'http://Ã©.example' is
+    # refused". Bytes that are no UTF-8 are repeated as latin-1 reads them.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"GET /api/papers HTTP/1.1\r\n{host}Origin: http://é.example\r\n\r\n".encode())
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 403 "), answer[:300]
+    assert "a request from the page 'http://é.example' is refused" in answer.decode(), answer
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\n{host}Content-Length: {len(body)}\r\n".encode()
+                  + b"Content-Type: text/\xe9\r\n\r\n" + body)  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 415 "), answer[:300]
+    assert "the request's Content-Type is 'text/é'" in answer.decode(), answer
+
+
+def test_a_100_continue_interim_answer_says_nosniff_as_every_answer_does(guarded: Server) -> None:
+    # Noticed in campaign 51a (issue 32): uvicorn writes `100 Continue` (to `Expect:
+    # 100-continue`) past every middleware, and it was the one answer without the nosniff
+    # docs/site.md says every answer carries.
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                  "Expect: 100-continue\r\nConnection: close\r\n\r\n".encode())  # fmt: skip
+        interim = b""
+        while b"\r\n\r\n" not in interim:
+            interim += s.recv(65536)
+        s.sendall(body)
+        answer = interim + b"".join(iter(lambda: s.recv(65536), b""))
+    first, _, final = answer.partition(b"\r\n\r\n")
+    assert first.startswith(b"HTTP/1.1 100 "), answer[:300]
+    assert b"\r\nx-content-type-options: nosniff" in first.lower(), answer[:300]
+    assert final.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in final, answer[:500]
+
+
+def test_a_content_length_folded_onto_a_second_line_is_read_with_its_leading_zeros(
+    guarded: Server,
+) -> None:
+    # Campaign 51a (issue 32): h11 joins a field's continuation line to it (RFC 9112 §5.2's
+    # obs-fold), but the leading zeros were taken off each line before: `Content-Length:`
+    # then ` 0000000000000000000000017` was answered 400 and said on the terminal to be a
+    # malformed request, where the same on one line is read as 17.
+    body = b'{"paper": "p001"}'
+    zeros = "0" * 25
+    folds = [
+        f"Content-Length:\r\n {zeros}{len(body)}",
+        f"Content-Length: \r\n\t{zeros}{len(body)} ",
+    ]
+    for folded in folds:
+        answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}"
+                                    f"\r\nContent-Type: application/json\r\n{folded}\r\n"
+                                    "Connection: close\r\n", body)  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
+
+
+@pytest.mark.parametrize("field", ["Content-Length: " + "0" * 25 + "17",
+                                   "Content-Length: 17, 18", "Content-Length: x",
+                                   "Transfer-Encoding: gzip",
+                                   "Content-Length:\r\n 17, 18"])  # fmt: skip
+def test_a_framing_field_in_a_chunked_bodys_trailer_is_ignored_as_every_trailer_field(
+    field: str, guarded: Server
+) -> None:
+    # Campaign 52a (issue 32): h11 checks a Content-Length or Transfer-Encoding in a trailer
+    # as in a head: a padded Content-Length there was answered 400 (where the same in the
+    # head is its number), `Transfer-Encoding: gzip` 501, each said on the terminal as a
+    # broken body or a coding not read. Neither frames anything from a trailer (RFC 9110
+    # §6.5.1), the explorer reads no trailer field, and a recipient may discard them (RFC
+    # 9112 §7.1.2).
+    body = b'{"paper": "p001"}'
+    chunked = b"%x\r\n%s\r\n0\r\n%s\r\n\r\n" % (len(body), body, field.encode())
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                                "Content-Type: application/json\r\nTransfer-Encoding: chunked"
+                                "\r\nConnection: close\r\n", chunked)  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"figure: missing" in answer, answer
+
+
+def test_a_head_whose_lines_end_in_a_bare_cr_is_answered_400_at_once_not_408_at_the_deadline(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): lines ended by CR alone are no lines to h11, which waited for
+    # the rest of a head sent whole, and the client got 408 Request Timeout 20 s later; a bare
+    # CR is invalid (RFC 9112 §2.2), as h11 says of one inside a line it has read.
+    head = f"GET /api/papers HTTP/1.1\rHost: 127.0.0.1:{guarded.port}\rConnection: close\r\r"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        s.sendall(head.encode())
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    # A CRLF split across two packets is no bare CR.
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        s.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r".encode())
+        time.sleep(0.1)
+        s.sendall(b"\nConnection: close\r\n\r\n")
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+
+
+def test_a_request_target_with_a_fragment_is_400_not_a_path_not_found(guarded: Server) -> None:
+    # Campaign 53a (issue 32): "#" is in neither a path nor a query (RFC 9112 §3.2; a URL's
+    # fragment stays with the client): `GET /api/papers#x` was answered 404 Not Found, of a
+    # path the explorer serves, and `GET /api/papers?x#y` 200.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    for target in ("/api/papers#x", "/api/papers?x#y", "/#"):
+        answer = _exchange(guarded, f"GET {target} HTTP/1.1\r\n{host}")
+        assert answer.startswith(b"HTTP/1.1 400 "), (target, answer[:300])
+        said = f"the request-target {target!r} has a fragment (#...): leave it out, as browsers do"
+        assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
+    assert _exchange(guarded, f"GET /api/papers?x HTTP/1.1\r\n{host}").startswith(b"HTTP/1.1 200")
+
+
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(
     server: Server, tmp_path: Path
 ) -> None:
@@ -1759,6 +1935,40 @@ def test_half_a_utf16_pair_anywhere_in_a_request_is_refused_in_json_not_a_500(
     assert guarded.app.state.engine.jobs == {}
 
 
+def test_a_key_given_twice_in_a_run_request_is_refused_naming_it_and_starts_no_job(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): Python's JSON reader keeps the last of a key given twice, and
+    # `{"paper": "p002", "paper": "p001", ...}` started a job of p001, where another reader
+    # (a proxy's, a log's) takes the first; RFC 8259 §4: an object's names SHOULD be unique.
+    one = json.dumps(ONE_POINT)
+    mss = '"flows.transfer.mss": 1000'
+    cases = [(one.replace('{"paper"', '{"paper": "p002", "paper"'), "paper"),
+             (one.replace('"seeds": 1', '"seeds": 2, "seeds": 1'), "seeds"),
+             (one[:-1] + f', "params": {{{mss}, {mss}}}}}', "flows.transfer.mss")]  # fmt: skip
+    for body, key in cases:
+        status, text = post_json(guarded, body)
+        assert status == 400, (body, text)
+        assert json.loads(text)["error"] == f"the request gives {key!r} twice: send it once"
+    assert guarded.app.state.engine.jobs == {}
+
+
+def test_a_run_request_not_in_utf8_is_said_to_be_not_utf8_not_that_it_is_no_json() -> None:
+    # Campaign 53a (issue 32): JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no
+    # charset, §11), and a body in latin-1 (`charset=latin-1` said or not) was refused as "the
+    # request is not JSON", of JSON text.
+    from ccsim.explore.server import Refused, parse_json
+
+    with pytest.raises(Refused) as refused:
+        parse_json('{"lines": ["spé"]}'.encode("latin-1"))
+    assert refused.value.status == 400
+    assert str(refused.value) == (
+        "the request is not JSON in UTF-8 (byte 0xe9 at offset 14): send it in UTF-8"
+    )
+    # JSON in UTF-16 or UTF-32, which Python's reader recognizes, is read.
+    assert parse_json('{"lines": ["spé"]}'.encode("utf-16")) == {"lines": ["spé"]}
+
+
 def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
     # Campaign 2: a request without "paper" was refused as "no paper None; known: ...".
     cat = Catalog(EXPERIMENTS)
@@ -1778,6 +1988,33 @@ def test_quick_is_true_or_false_not_whatever_python_finds_truthy() -> None:
     p002 = {"paper": "p002", "figure": "fig2", "lines": ["reno"]}  # a plan with a quick mode
     assert cat.request({**p002, "quick": False}).quick is False
     assert cat.request({**p002, "quick": True}).quick is True
+
+
+def test_an_x_sent_for_a_table_or_a_time_series_is_refused_not_dropped_unread() -> None:
+    # Campaign 53a (issue 32): a figure without an x axis took a request's x, whatever it was
+    # ("garbage" too), and its job ran without it; the page sends x for figures of points only.
+    cat = Catalog(EXPERIMENTS)
+    for figure, what in [("case1_fast_alpha", "a table"), ("fig1", "a time series")]:
+        ask = {"paper": "p002", "figure": figure, "quick": True, "seeds": 1}
+        assert cat.request(ask).xs == []
+        with pytest.raises(RequestError) as refused:
+            cat.request({**ask, "x": ["garbage"]})
+        assert str(refused.value) == f"x: figure {figure} is {what}, which has no x; leave x out"
+
+
+def test_a_refused_null_or_boolean_is_named_as_json_writes_it_not_as_python_does() -> None:
+    # Campaign 53a (issue 32): the refusals named a request's values in Python's words: `"paper":
+    # null` was "no paper None", `"quick": null` "quick must be true or false, not None",
+    # `"x": [true]` "x: True is not one of ...", of a request written in JSON.
+    cat = Catalog(EXPERIMENTS)
+    cases = [({"paper": None}, "no paper null; "),
+             ({"quick": None}, "quick must be true or false, not null"),
+             ({"x": [True]}, "x: true is not one of "),
+             ({"x": [[False, None]]}, "x: [false, null] is not one of ")]  # fmt: skip
+    for change, said in cases:
+        with pytest.raises(RequestError) as refused:
+            cat.request({**ONE_POINT, **change})
+        assert str(refused.value).startswith(said), (change, str(refused.value))
 
 
 def test_a_request_nested_too_deep_is_refused_with_400_not_a_server_error(
@@ -1944,6 +2181,28 @@ def _exchange(server: Server, head: str, body: bytes = b"") -> bytes:
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
         s.sendall(f"{head}\r\n".encode() + body)
         return b"".join(iter(lambda: s.recv(65536), b""))
+
+
+@pytest.mark.parametrize(("line", "host"), [
+    ("GET api/papers", "own"), ("OPTIONS *", "own"), ("GET /api/papers#x", "own"),
+    ("GET /api/papers", "evil.test"), ("GET /api/papers", "127.0.0.1:0"),
+])  # fmt: skip
+def test_a_request_given_both_lengths_is_refused_and_closed_whatever_its_target_or_host(
+    line: str, host: str, guarded: Server
+) -> None:
+    # Campaign 53a (issue 32): the Host and the request-target were checked before the
+    # framing, and a request refused there without a close (`Host: evil.test`, `GET
+    # api/papers`: 400; `OPTIONS *`: 200) kept its connection with both a Content-Length and
+    # chunks, so the request after its chunks (where a proxy reading the Content-Length sees
+    # other bytes) was answered too.
+    own = f"127.0.0.1:{guarded.port}"
+    after = f"GET /api/papers HTTP/1.1\r\nHost: {own}\r\n\r\n".encode()
+    answer = _exchange(guarded, f"{line} HTTP/1.1\r\nHost: {own if host == 'own' else host}"
+                                "\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n",
+                       b"5\r\nhello\r\n0\r\n\r\n" + after)  # fmt: skip
+    assert re.findall(rb"(?:^|\n)HTTP/1\.1 (\d+) ", answer) == [b"400"], answer
+    assert answer.endswith(b'"the request has both a Content-Length and a Transfer-Encoding: '
+                           b'send one of them"}'), answer  # fmt: skip
 
 
 def test_an_http_1_0_request_with_a_transfer_encoding_is_refused_as_faulty_framing(
@@ -2629,9 +2888,11 @@ def test_a_host_name_written_with_its_root_dot_is_the_explorers_own(tmp_path: Pa
     app.state.engine.close()
 
 
-def host_checked(version: str, headers: list[tuple[bytes, bytes]]) -> int:
-    """The status ``HostCheck`` (for an explorer on 127.0.0.1) gives a GET / of this HTTP
-    version with these headers, 200 when it lets the request through."""
+def host_checked(
+    version: str, headers: list[tuple[bytes, bytes]], allowed: list[str] | None = None
+) -> int:
+    """The status ``HostCheck`` (for an explorer on 127.0.0.1, or allowing ``allowed``) gives
+    a GET / of this HTTP version with these headers, 200 when it lets the request through."""
     import asyncio
 
     from ccsim.explore.server import HostCheck
@@ -2650,7 +2911,8 @@ def host_checked(version: str, headers: list[tuple[bytes, bytes]]) -> int:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    check = HostCheck(through, ["127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "[::1]"])
+    own = ["127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "[::1]"]
+    check = HostCheck(through, own if allowed is None else allowed)
     asyncio.run(check(scope, receive, send))
     return int(sent[0]["status"])
 
@@ -3658,6 +3920,54 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
 
 
+def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_not_a_length(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 53a (issue 32): the 408 of a body sent in chunks that stopped short asked "a
+    # Content-Length longer than the body sent?" of a request that had none.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
+    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
+        s.sendall(head + b'a\r\n{"paper": \r\n')
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), answer
+    said = "the request body did not arrive within 0.5 s (a chunked body without its last chunk"
+    assert json.loads(body)["error"] == said + ", of size 0?)"
+
+
+def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_deadline(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): a chunk's size line ends in CRLF (RFC 9112 §7.1); h11 finds no
+    # line in one ended by LF alone, and waited: the client got 408 20 s later, asking after
+    # "a Content-Length longer than the body sent?" of a request without one.
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=5) as s:
+        lf_alone = b"%x\n%s\n0\n\n" % (len(body), body)
+        s.sendall(b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                  b"\r\nTransfer-Encoding: chunked\r\n\r\n" + lf_alone)  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+
+
+@pytest.mark.parametrize("framing", ["Content-Length: 0\r\n\r\n",
+                                     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"])  # fmt: skip
+def test_a_run_request_with_an_empty_body_is_said_to_be_empty_not_to_be_no_json(
+    framing: str, guarded: Server
+) -> None:
+    # Campaign 53a (issue 32): `Content-Length: 0`, or chunks with only the last one, was
+    # answered "the request is not JSON" of a body that was not there.
+    typed = "Connection: close\r\nContent-Type: application/json\r\n"
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\n{typed}{framing}")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    said = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+    assert said == "the request's body is empty: a run request is a JSON object"
+
+
 def test_a_job_whose_only_reader_reconnects_at_once_goes_on_and_its_new_stream_gets_the_result(
     server: Server,
 ) -> None:
@@ -4172,6 +4482,22 @@ def test_a_request_line_saying_another_http_version_is_answered_505_not_as_http_
                                 "HTTP/1.1 (and 1.0)")  # fmt: skip
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+def test_http2s_preface_or_another_version_without_a_host_is_answered_505_once_not_host_400(
+    guarded: Server,
+) -> None:
+    # Campaign 53a (issue 32): h11 reads HTTP/2's preface (`PRI * HTTP/2.0`, RFC 9113 §3.4) as
+    # a request line, which names no Host, and the Host check came before the version's:
+    # `curl --http2-prior-knowledge` was answered 400 "Invalid host header", then a second
+    # 400 for the preface's "SM" line; `GET / HTTP/2.0` without a Host likewise.
+    for head, body in [("PRI * HTTP/2.0\r\n", b"SM\r\n\r\n"), ("GET / HTTP/2.0\r\n", b""),
+                       ("GET / HTTP/1.2\r\nHost: evil.test\r\n", b"")]:  # fmt: skip
+        answer = _exchange(guarded, head, body)
+        version = head.split()[2]
+        assert re.findall(rb"(?:^|\n)HTTP/1\.1 (\d+) ", answer) == [b"505"], answer
+        assert answer.endswith(f'"the request line says {version}: the explorer speaks '
+                               'HTTP/1.1 (and 1.0)"}'.encode()), answer  # fmt: skip
 
 
 @pytest.mark.parametrize("coding", ["gzip, chunked", "gzip"])

@@ -97,14 +97,17 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     lines = head.split(b"\r\n")
     method, path, version = lines[0].split(b" ")
     kind = rng.choice(["drop", "dup", "case", "long", "ascii", "number", "method", "version",
-                       "close", "chunked", "target"])  # fmt: skip
+                       "close", "chunked", "target", "fold", "bare_cr", "expect"])  # fmt: skip
     i = rng.randrange(1, len(lines)) if len(lines) > 1 else None
     if kind == "method":
         method = rng.choice([b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"get", b"PATCH", b"G\xc3T",
                              b"CONNECT"])  # fmt: skip
     elif kind == "target":  # the other forms of a request-target (RFC 9112 §3.2), and none
         path = rng.choice([b"*", b"127.0.0.1:8765", path.lstrip(b"/"),
-                           b"http://127.0.0.1:8765" + path])  # fmt: skip
+                           b"http://127.0.0.1:8765" + path, path + b"#x",
+                           b"http://127.0.0.1:0" + path])  # fmt: skip
+    elif kind == "expect":
+        lines.insert(1, b"Expect: 100-continue")
     elif kind == "version":
         version = rng.choice([b"HTTP/1.0", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/0.9", b"HTTP/1.1x"])
     elif kind == "close":
@@ -112,8 +115,15 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     elif kind == "chunked":  # the body (any) in one chunk, or a broken one
         lines = [ln for ln in lines if not ln.lower().startswith(b"content-length")]
         lines.insert(1, b"Transfer-Encoding: chunked")
-        body = rng.choice([b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body), b"zz\r\n",
-                           b"%030x\r\n%s\r\n0\r\n\r\n" % (len(body), body)])  # fmt: skip
+        body = rng.choice(
+            [
+                b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+                b"zz\r\n",
+                b"%030x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+                b"%x\n%s\n0\n\n" % (len(body), body),  # lines ended by LF alone
+                b"%x\r\n%s\r\n0\r\nContent-Length: %025d\r\n\r\n" % (len(body), body, len(body)),
+            ]
+        )  # a framing field in the trailer
     elif i is None:
         kind = "none"
     elif kind == "drop":
@@ -123,6 +133,11 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     elif kind == "case":
         name, _, value = lines[i].partition(b":")
         lines[i] = name.swapcase() + b":" + value
+    elif kind == "fold":  # the field's value on a continuation line (RFC 9112 §5.2)
+        name, _, value = lines[i].partition(b":")
+        lines[i] = name + b":\r\n " + value.strip()
+    elif kind == "bare_cr":  # lines ended by CR alone (RFC 9112 §2.2): below
+        pass
     elif kind == "long":
         lines[i] += b"x" * rng.choice([100, 9000, 70000])
     elif kind == "ascii":
@@ -132,7 +147,8 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
                    b"0" * 24 + b"5", b"1" + b"0" * 20]  # fmt: skip
         lines.insert(i, b"Content-Length: " + rng.choice(lengths))
     lines[0] = b" ".join([method, path, version])
-    return b"\r\n".join(lines) + b"\r\n\r\n" + body, kind
+    end = b"\r" if kind == "bare_cr" else b"\r\n"
+    return end.join(lines) + end + end + body, kind
 
 
 def statuses(data: bytes) -> list[int]:

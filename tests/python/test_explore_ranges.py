@@ -38,7 +38,7 @@ def test_a_range_writes_each_value_as_the_plan_writes_a_listed_one() -> None:
         ("3.3%", "'3.3%' is not on the range's grid: 0% to 20% in steps of 0.5%"),
         ("3ms", "'3ms' is not in %"),
         ("lots", "'lots' is not a value of the range 0% to 20% in steps of 0.5%"),
-        (True, "True is not a value of the range"),
+        (True, "true is not a value of the range"),
     ],
 )
 def test_a_value_off_its_range_its_grid_or_its_unit_is_refused_saying_what_is_allowed(

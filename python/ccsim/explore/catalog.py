@@ -431,6 +431,12 @@ class Catalog:
                 if literal != (d_quick if quick else d_full) and lid in lines:
                     moved_lines.setdefault(lid, {})[path] = literal
         xs: list[str] = []
+        if fig.kind != "points" and "x" in body:
+            # A table or a time series has no x to choose: a request's x (any, even
+            # "garbage") was dropped unread, and its job ran as if it had none (campaign 53a,
+            # issue 32). The page sends x for a figure of points only.
+            what = "a table" if fig.kind == "table" else "a time series"
+            raise RequestError(f"x: figure {fig.id} is {what}, which has no x; leave x out")
         if fig.kind == "points":
             asked = body.get("x", fig.x_values)
             if not isinstance(asked, list):

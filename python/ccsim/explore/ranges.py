@@ -53,7 +53,20 @@ class RangeError(ValueError):
     """A value outside its range, off its grid, or in another unit."""
 
 
-_BRIEF = reprlib.Repr()
+class _Brief(reprlib.Repr):
+    """Python's repr, cut short, with null, true and false as JSON and TOML write them: a run
+    request's `"paper": null` was refused as "no paper None", and `"quick": null` as "quick
+    must be true or false, not None", in words of the explorer's Python, not of the JSON the
+    request was written in (campaign 53a, issue 32)."""
+
+    def repr_NoneType(self, value: None, level: int) -> str:
+        return "null"
+
+    def repr_bool(self, value: bool, level: int) -> str:
+        return "true" if value else "false"
+
+
+_BRIEF = _Brief()
 _BRIEF.maxstring = _BRIEF.maxlong = 60
 _BRIEF.maxlevel, _BRIEF.maxlist, _BRIEF.maxdict = 2, 6, 4
 

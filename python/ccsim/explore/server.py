@@ -134,25 +134,25 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     host = headers.get("host", "")
     origin = headers.get("origin")
     site = headers.get("sec-fetch-site")
-    if origin is not None and origin != f"http://{host}" and not _proxied_own(origin, headers):
-        return Refused(403, f"a request from the page {brief(origin)} is refused: only the "
-                            f"explorer's own page (http://{host}) may use its API (behind a "
+    if origin is not None and not _same_origin(origin, host) and not _proxied_own(origin, headers):
+        return Refused(403, f"a request from the page {brief(_as_sent(origin))} is refused: only "
+                            f"the explorer's own page (http://{host}) may use its API (behind a "
                             "proxy: have it send X-Forwarded-Host)")  # fmt: skip
     if site is not None and site not in ("same-origin", "none"):
-        return Refused(403, f"a {brief(site)} request is refused (Sec-Fetch-Site): only the "
-                            "explorer's own page may use its API")  # fmt: skip
+        return Refused(403, f"a {brief(_as_sent(site))} request is refused (Sec-Fetch-Site): "
+                            "only the explorer's own page may use its API")  # fmt: skip
     length = headers.get("content-length", "")
     if length and not (length.isascii() and length.isdigit()):  # "²" is a digit to Python
         return Refused(
-            400, f"the request's Content-Length {brief(length)} is not a number of bytes"
+            400, f"the request's Content-Length {brief(_as_sent(length))} is not a number of bytes"
         )
     has_body = (length.isdigit() and int(length) > 0) or "transfer-encoding" in headers
     if method == "POST" and has_body:  # a body-less POST (cancel) has no type to check
-        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        ctype = _as_sent(headers.get("content-type", "")).split(";")[0].strip().lower()
         if ctype != "application/json":
             return Refused(415, f"the request's Content-Type is {brief(ctype or 'missing')}; "
                                 "the API takes application/json")  # fmt: skip
-        coding = headers.get("content-encoding", "").strip().lower()
+        coding = _as_sent(headers.get("content-encoding", "")).strip().lower()
         if coding not in ("", "identity"):
             # A compressed body was read as JSON and said to be "not JSON" (campaign 46, issue
             # 32): 415 names the coding, and Accept-Encoding says the one the API reads (RFC
@@ -166,6 +166,25 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     return None
 
 
+def _same_origin(origin: str, host: str) -> bool:
+    """Whether ``origin`` is ``http://`` + ``host``, its scheme and host compared without case
+    (RFC 3986 §6.2.2.1; RFC 9110 §4.2.3): `Host: LOCALHOST:8765` with the Origin a browser
+    writes, in lower case (RFC 6454 §6.2), was refused 403 as another page's (campaign 52a,
+    issue 32). Nothing else in an origin has case."""
+    return origin.lower() == f"http://{host}".lower()
+
+
+def _as_sent(value: str) -> str:
+    """A header's value as its client wrote it. Starlette reads a field's bytes as latin-1
+    (RFC 9110 §5.5: obs-text), and a script's Origin in UTF-8 (`http://é.example`; browsers
+    send an IDN as punycode) was echoed as latin-1 mojibake, 'http://Ã©.example' (campaign
+    51a, issue 32). Bytes that are not UTF-8 stay as latin-1 reads them."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
     """Whether a request whose Origin is not ``http://`` + its Host is still the explorer's own
     page, served through a reverse proxy that sent the upstream's Host. Behind nginx's
@@ -177,8 +196,8 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
     another site cannot add without a CORS preflight this app never grants)."""
     if headers.get("sec-fetch-site") == "same-origin":
         return True
-    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip()
-    return bool(forwarded) and origin in (f"http://{forwarded}", f"https://{forwarded}")
+    forwarded = headers.get("x-forwarded-host", "").split(",")[0].strip().lower()
+    return bool(forwarded) and origin.lower() in (f"http://{forwarded}", f"https://{forwarded}")
 
 
 #: A Host header (RFC 9110 §7.2): a name or IPv4 address, or an IPv6 address in brackets
@@ -189,7 +208,7 @@ def _proxied_own(origin: str, headers: Mapping[str, str]) -> bool:
 #: Nothing that could change the URL's path.
 _HOST = re.compile(r"(?P<host>[a-z0-9._~%!$&'()*+,;=-]+"
                    r"|\[(?P<ipv6>[a-f0-9:.]+)(?:%[a-z0-9._~%-]+)?\])"
-                   r"(?::[0-9]*)?", re.IGNORECASE)  # fmt: skip
+                   r"(?::(?P<port>[0-9]*))?", re.IGNORECASE)  # fmt: skip
 
 
 def host_of(header: str | None) -> str | None:
@@ -216,6 +235,19 @@ def host_of(header: str | None) -> str | None:
     return name[:-1] if len(name) > 1 and name.endswith(".") else name
 
 
+def _no_port(header: bytes) -> bool:
+    """Whether a Host header (or a request-target's authority) names a port no connection
+    can have come in on: 0, reserved (RFC 6335 §6), or one past 65535 (TCP's ports are 16
+    bits, RFC 9293 §3.1). Such a Host went into the trailing slash's redirect as it came:
+    `Host: 127.0.0.1:0` was sent on to http://127.0.0.1:0/api/papers (campaign 52a, issue
+    32)."""
+    match = _HOST.fullmatch(header.decode("latin-1"))
+    if match is None or not match["port"]:  # no port, or an empty one: the scheme's (80)
+        return False
+    digits = match["port"].lstrip("0")  # (int() reads at most 4,300 digits)
+    return not digits or len(digits) > 5 or int(digits) > 65535
+
+
 #: A Content-Length header line as h11 reads it (its name, then its value, without the spaces
 #: around it), and the leading zeros of each number in that value.
 _CONTENT_LENGTH_LINE = re.compile(rb"(?P<name>content-length[ \t]*:[ \t]*)(?P<value>.*?)[ \t]*",
@@ -226,6 +258,15 @@ _LEADING_ZEROS_HEX = re.compile(rb"^0+(?=[0-9a-fA-F])")
 _HEX_DIGITS = re.compile(rb"[0-9a-fA-F]*")
 #: The whitespace between a chunk's size and its first extension (RFC 9112 §7.1.1: BWS).
 _BWS_BEFORE_EXTENSION = re.compile(rb"^([0-9a-fA-F]+)[ \t]+(?=;)")
+
+#: A CR not followed by LF (RFC 9112 §2.2), with the byte after it come.
+_BARE_CR = re.compile(rb"\r[^\n]")
+#: A line ended by LF without CR before it.
+_LF_ALONE = re.compile(rb"[^\n]*(?<!\r)\n")
+#: The start of a continuation line (RFC 9112 §5.2's obs-fold), as h11 reads one.
+_OBS_FOLD = re.compile(rb"[ \t]+")
+#: A field line that frames a message (RFC 9112 §6): none of a trailer's.
+_FRAMING_FIELD = re.compile(rb"(?i)(content-length|transfer-encoding):")
 
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
 _ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
@@ -247,7 +288,14 @@ class HostCheck:
         self.allowed = {h.lower() for h in allowed} | {n for n in map(host_of, allowed) if n}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or scope.get("http_version") not in (
+            "1.0",
+            "1.1",
+        ):
+            # A version the explorer does not speak is answered 505 saying so (``Guard``), its
+            # Host unchecked: HTTP/2's preface (`PRI * HTTP/2.0`, which h11 reads as a request
+            # line without a Host) was answered 400 "Invalid host header" (campaign 53a,
+            # issue 32).
             await self.app(scope, receive, send)
             return
         header = next((v for k, v in scope["headers"] if k == b"host"), None)
@@ -260,7 +308,12 @@ class HostCheck:
             from urllib.parse import unquote
 
             header = absolute["authority"]
-            raw_path = absolute["path"] or b"/"
+            # An empty path is "/" (RFC 3986 §6.2.3), but for OPTIONS without a query it asks
+            # about the server itself, as `OPTIONS *` does (RFC 9112 §3.2.4): `OPTIONS
+            # http://127.0.0.1:8765` was answered 405 as a request for the page (campaign
+            # 52a, issue 32).
+            bare = scope["method"] == "OPTIONS" and not scope.get("query_string")
+            raw_path = absolute["path"] or (b"*" if bare else b"/")
             # The target's authority is the request's host for everything after this check
             # too: "the server MUST ignore the received Host header field" (RFC 9112 §3.2.2).
             # Left in place, the Origin check compared the Origin with the Host sent beside
@@ -276,9 +329,10 @@ class HostCheck:
         # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
         # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
         nameless = header is None and scope.get("http_version") == "1.0"
-        if "*" not in self.allowed and not nameless:
+        no_port = header is not None and _no_port(header)  # refused on every address too
+        if no_port or ("*" not in self.allowed and not nameless):
             host = host_of(header.decode("latin-1") if header is not None else None)
-            if host is None or host not in self.allowed:
+            if no_port or host is None or host not in self.allowed:
                 from starlette.responses import PlainTextResponse
 
                 # The host refused is the target's when it names one: "Invalid host header"
@@ -292,59 +346,19 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-class Guard:
-    """ASGI middleware: ``refusal`` for every request under ``/api/``."""
+class Framing:
+    """ASGI middleware, before every other check: a request whose body's framing is faulty or
+    ambiguous (RFC 9112 §6.1) or that gives a guarded field twice is answered 400 and its
+    connection closed. Checked after the Host and the request-target, such a request refused
+    there (`Host: evil.test`, `GET api/papers`: 400 without a close; `OPTIONS *`: 200) kept
+    its connection, and the request after its chunks, where a proxy reading the
+    Content-Length sees other bytes, was answered too (campaign 53a, issue 32), as campaign
+    34's close is to prevent."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("http_version") not in ("1.0", "1.1"):
-            from starlette.responses import JSONResponse
-
-            # h11 reads any one-digit version in a request line ("HTTP/2.0", "HTTP/1.2",
-            # "HTTP/0.9") and answered it as HTTP/1.1, framing and all (campaign 47, issue
-            # 32). A major version it does not speak is one a server may refuse with 505,
-            # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
-            # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
-            version = f"HTTP/{scope.get('http_version')}"
-            answer = JSONResponse({"error": f"the request line says {version}: the explorer "
-                                            "speaks HTTP/1.1 (and 1.0)"},
-                                  status_code=505, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        if scope["type"] == "http" and scope.get("raw_path") == b"*":
-            from starlette.responses import JSONResponse, Response
-
-            # The asterisk-form names the server, not a resource (RFC 9112 §3.2.4), and only
-            # OPTIONS may use it: `OPTIONS *` asks what the server supports, and was answered
-            # 404 Not Found, as a path (campaign 50a, issue 32). A successful answer names the
-            # methods (Allow) and, with no content, says Content-Length: 0 (RFC 9110 §9.3.7).
-            if scope["method"] == "OPTIONS":
-                await Response(status_code=200, headers={"Allow": "GET, HEAD, POST"})(
-                    scope, receive, send
-                )
-            else:
-                answer = JSONResponse({"error": f"the request-target * is for OPTIONS only, not "
-                                                f"{brief(scope['method'])}: name a path, such "
-                                                "as /"}, status_code=400)  # fmt: skip
-                await answer(scope, receive, send)
-            return
-        raw_path = scope.get("raw_path") or b"/"
-        if scope["type"] == "http" and not raw_path.startswith(b"/"):
-            from starlette.responses import JSONResponse
-
-            # Neither a path (origin-form, from "/") nor a URL (absolute-form, ``HostCheck``):
-            # `CONNECT 127.0.0.1:8765` (authority-form, a proxy's) and `GET api/papers` were
-            # answered 404 Not Found, as a path no route has; a request-target that is none of
-            # the forms the explorer serves is a bad request (RFC 9112 §3.2 and §3). The target
-            # is in the answer cut short, as every value the explorer repeats is.
-            target = raw_path.decode("latin-1")
-            answer = JSONResponse({"error": f"the request-target {brief(target)} is not a path: "
-                                            "name one from /, such as /"},
-                                  status_code=400)  # fmt: skip
-            await answer(scope, receive, send)
-            return
         if scope["type"] == "http" and _framed_twice(scope["headers"]):
             from starlette.responses import JSONResponse
 
@@ -385,6 +399,80 @@ class Guard:
             # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
             answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
                                   status_code=400, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class Guard:
+    """ASGI middleware: ``refusal`` for every request under ``/api/``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("http_version") not in ("1.0", "1.1"):
+            from starlette.responses import JSONResponse
+
+            # h11 reads any one-digit version in a request line ("HTTP/2.0", "HTTP/1.2",
+            # "HTTP/0.9") and answered it as HTTP/1.1, framing and all (campaign 47, issue
+            # 32). A major version it does not speak is one a server may refuse with 505,
+            # saying what it does speak (RFC 9110 §6.2 and §15.6.6).
+            # (h11 reads a version as one digit, a dot and one digit: nothing to escape.)
+            version = f"HTTP/{scope.get('http_version')}"
+            if scope["method"] == "PRI" and scope.get("raw_path") == b"*":
+                # HTTP/2's preface, read by h11 as a request line (RFC 9113 §3.4): said on the
+                # terminal as when h11 refused its next bytes, which the 505's close now drops.
+                _NOT_HTTP_SAID.say(HTTP2_SAID)
+            answer = JSONResponse({"error": f"the request line says {version}: the explorer "
+                                            "speaks HTTP/1.1 (and 1.0)"},
+                                  status_code=505, headers={"Connection": "close"})  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        if scope["type"] == "http" and scope.get("raw_path") == b"*":
+            from starlette.responses import JSONResponse, Response
+
+            # The asterisk-form names the server, not a resource (RFC 9112 §3.2.4), and only
+            # OPTIONS may use it: `OPTIONS *` asks what the server supports, and was answered
+            # 404 Not Found, as a path (campaign 50a, issue 32). A successful answer names the
+            # methods (Allow) and, with no content, says Content-Length: 0 (RFC 9110 §9.3.7).
+            if scope["method"] == "OPTIONS":
+                await Response(status_code=200, headers={"Allow": "GET, HEAD, POST"})(
+                    scope, receive, send
+                )
+            else:
+                answer = JSONResponse({"error": f"the request-target * is for OPTIONS only, not "
+                                                f"{brief(scope['method'])}: name a path, such "
+                                                "as /"}, status_code=400)  # fmt: skip
+                await answer(scope, receive, send)
+            return
+        raw_path = scope.get("raw_path") or b"/"
+        if scope["type"] == "http" and not raw_path.startswith(b"/"):
+            from starlette.responses import JSONResponse
+
+            # Neither a path (origin-form, from "/") nor a URL (absolute-form, ``HostCheck``):
+            # `CONNECT 127.0.0.1:8765` (authority-form, a proxy's) and `GET api/papers` were
+            # answered 404 Not Found, as a path no route has; a request-target that is none of
+            # the forms the explorer serves is a bad request (RFC 9112 §3.2 and §3). The target
+            # is in the answer cut short, as every value the explorer repeats is.
+            target = raw_path.decode("latin-1")
+            answer = JSONResponse({"error": f"the request-target {brief(target)} is not a path: "
+                                            "name one from /, such as /"},
+                                  status_code=400)  # fmt: skip
+            await answer(scope, receive, send)
+            return
+        query = scope.get("query_string") or b""
+        if scope["type"] == "http" and (b"#" in raw_path or b"#" in query):
+            from starlette.responses import JSONResponse
+
+            # A URL's fragment is the client's own: no request-target has one (RFC 9112 §3.2:
+            # "#" is in neither a path nor a query). `GET /api/papers#x` was answered 404 Not
+            # Found, of a path the explorer serves, and `/api/papers?#x` 200 (campaign 53a,
+            # issue 32). The target comes from the scope without its query: put back whole.
+            target = (raw_path + (b"?" + query if query else b"")).decode("latin-1")
+            answer = JSONResponse({"error": f"the request-target {brief(target)} has a "
+                                            "fragment (#...): leave it out, as browsers do"},
+                                  status_code=400)  # fmt: skip
             await answer(scope, receive, send)
             return
         if scope["type"] == "http" and (
@@ -512,8 +600,6 @@ class _NotHttpSaid(logging.Filter):
         self.answered = True
 
     def filter(self, record: logging.LogRecord) -> bool:
-        import time
-
         if record.getMessage() != "Invalid HTTP request received.":
             return True
         if self.opening[:1] == b"\x16":  # a TLS record: a handshake (RFC 8446 §5.1)
@@ -543,19 +629,27 @@ class _NotHttpSaid(logging.Filter):
             said = ("a request whose body was not valid chunked encoding was answered 400 Bad "
                     "Request (Transfer-Encoding: chunked)")  # fmt: skip
         elif self.opening.startswith(b"PRI * HTTP/2"):  # RFC 9113 §3.4: the preface
-            said = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the "
-                    "explorer serves HTTP/1.1 only")  # fmt: skip
+            said = HTTP2_SAID
         else:
             said = ("a request that is not valid HTTP/1.1 was answered 400 Bad Request (a "
                     "malformed request line or header)")  # fmt: skip
+        self.say(said)
+        return False
+
+    def say(self, said: str) -> None:
+        """Warn ``said``, unless it was said less than ``OUT_OF_FILES_WARN_S`` seconds ago."""
+        import time
+
         now = time.monotonic()
         if said not in self.last or now - self.last[said] >= OUT_OF_FILES_WARN_S:
             self.last[said] = now
             _warn(said)
-        return False
 
 
 _NOT_HTTP_SAID = _NotHttpSaid()
+#: What the terminal says of HTTP/2's preface (RFC 9113 §3.4).
+HTTP2_SAID = ("a request in HTTP/2 was refused (curl --http2-prior-knowledge?): the explorer "
+              "serves HTTP/1.1 only")  # fmt: skip
 
 
 def head_deadline_protocol() -> type:
@@ -611,6 +705,17 @@ def head_deadline_protocol() -> type:
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
+        def send(self, event: Any) -> Any:
+            if type(event) is h11.InformationalResponse:
+                # uvicorn writes `100 Continue` (to an `Expect: 100-continue`) straight to h11,
+                # past every middleware: it was the one answer without the nosniff every
+                # other carries (``NoSniff``; noticed in campaign 51a, issue 32).
+                nosniff = (b"x-content-type-options", b"nosniff")
+                event = h11.InformationalResponse(status_code=event.status_code,
+                                                  reason=event.reason,
+                                                  headers=[*event.headers, nosniff])  # fmt: skip
+            return super().send(event)
+
         def _get_io_object(self, role: Any, event: Any, io_dict: Any) -> Any:
             io = super()._get_io_object(role, event, io_dict)
             if role is h11.CLIENT and self.their_state is h11.IDLE and io is not None:
@@ -647,11 +752,32 @@ def head_deadline_protocol() -> type:
 
     class _ChunkLines(_BufferView):
         """A body's buffer whose next line, a chunk's size (what h11's ChunkedReader reads
-        lines for), comes without its leading zeros."""
+        lines for), comes without its leading zeros, and whose trailer comes without fields
+        that frame a message."""
+
+        def maybe_extract_lines(self) -> Any:
+            lines = self._buffer.maybe_extract_lines()
+            if not lines:
+                return lines
+            # The trailer (RFC 9112 §7.1.2): h11 checks a Content-Length or Transfer-Encoding
+            # there as it does in a head, and `Content-Length: 0000000000000000000002` was
+            # answered 400 where the same in the head is read as 2, `Transfer-Encoding: gzip`
+            # 501 (each said on the terminal as a broken body or an unread coding) (campaign
+            # 52a, issue 32). Neither can frame a message from a trailer (RFC 9110 §6.5.1),
+            # the explorer reads no trailer field, and a recipient may discard them (RFC 9112
+            # §7.1.2).
+            return [ln for ln in _unfolded(lines) if not _FRAMING_FIELD.match(ln)]
 
         def maybe_extract_next_line(self) -> Any:
             line = self._buffer.maybe_extract_next_line()
             if line is None:
+                if _LF_ALONE.match(bytes(self._buffer)):
+                    # A chunk's size line ends in CRLF (RFC 9112 §7.1); h11 finds none in one
+                    # ended by LF alone and waited for the rest: 408 after 20 s, asking about
+                    # a Content-Length the request did not have (campaign 53a, issue 32).
+                    raise h11.LocalProtocolError(
+                        "A line of the request's chunked body ends in LF alone, not CRLF."
+                    )
                 return None
             line = _LEADING_ZEROS_HEX.sub(b"", line)
             # "5 ;name=value": RFC 9112 §7.1.1 writes BWS before each extension's ";", which
@@ -676,9 +802,31 @@ def head_deadline_protocol() -> type:
 
         def maybe_extract_lines(self) -> Any:
             lines = self._buffer.maybe_extract_lines()
+            if lines is None and _BARE_CR.search(bytes(self._buffer)):
+                # A head whose lines end in CR alone has no line h11 can find, and waited for
+                # the rest until its deadline: 408 Request Timeout after 20 s, of a request
+                # sent whole (campaign 53a, issue 32). A bare CR is invalid (RFC 9112 §2.2).
+                raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
             if not lines:
                 return lines
-            return [lines[0], *map(_unpadded_length, lines[1:])]
+            # Each field whole, as h11 reads it (its continuation lines joined by a space, RFC
+            # 9112 §5.2): `Content-Length:` then ` 0000000000000000000002` on the next line
+            # was answered 400 where the same on one line is read as 2 (campaign 51a, issue
+            # 32).
+            return [lines[0], *map(_unpadded_length, _unfolded(lines[1:]))]
+
+    def _unfolded(lines: list[Any]) -> list[Any]:
+        """Header lines with each obsolete line folding (a line starting with a space or tab,
+        RFC 9112 §5.2) joined to the line before it by one space, as h11 joins them; one
+        before any field is left for h11 to refuse."""
+        joined: list[Any] = []
+        for line in lines:
+            fold = _OBS_FOLD.match(line)
+            if fold and joined:
+                joined[-1] = bytes(joined[-1]) + b" " + bytes(line[fold.end() :])
+            else:
+                joined.append(line)
+        return joined
 
     def _unpadded_length(line: Any) -> Any:
         match = _CONTENT_LENGTH_LINE.fullmatch(line)
@@ -1019,6 +1167,19 @@ def _whole_number(text: str) -> int | float:
     return float(text) if limit and len(text.lstrip("-")) > limit else int(text)
 
 
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members as a dict, or Refused (400) naming a key it gives twice. Read as
+    the last of them, `{"paper": "p002", "paper": "p001"}` started a job of p001, where another
+    reader (a proxy's, a log's) takes the first (RFC 8259 §4: names SHOULD be unique; the
+    page's JSON.stringify never repeats one; campaign 53a, issue 32)."""
+    members: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in members:
+            raise Refused(400, f"the request gives {brief(key)} twice: send it once")
+        members[key] = value
+    return members
+
+
 def parse_json(data: bytes) -> Any:
     """A request body's JSON, or Refused (400) for text that is not JSON or nests too deep."""
     deep = Refused(400, f"the request is nested deeper than {MAX_DEPTH} levels")
@@ -1026,10 +1187,16 @@ def parse_json(data: bytes) -> Any:
         # An integer longer than Python reads from text (4,300 digits) is read as the float it
         # overflows to, inf, so the request's own check refuses it naming its field; it was
         # "the request is not JSON" (campaign 8).
-        body = json.loads(data, parse_int=_whole_number)
+        body = json.loads(data, parse_int=_whole_number, object_pairs_hook=_once_each)
     except RecursionError:
         raise deep from None
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+    except UnicodeDecodeError as e:
+        # JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no charset, §11): a body
+        # in latin-1, `charset=latin-1` or not, was "not JSON", of JSON text (campaign 53a,
+        # issue 32).
+        raise Refused(400, f"the request is not JSON in UTF-8 (byte 0x{data[e.start]:02x} at "
+                           f"offset {e.start}): send it in UTF-8") from None  # fmt: skip
+    except ValueError:  # JSONDecodeError
         raise Refused(400, "the request is not JSON") from None
     if _depth(body) > MAX_DEPTH:
         raise deep
@@ -1057,8 +1224,13 @@ async def read_json(request: Any) -> Any:
     except ClientDisconnect:  # gone before its body was complete: nobody reads the answer
         raise Refused(400, "the client closed the connection before its body ended") from None
     except asyncio.TimeoutError:  # RFC 9110 §15.5.9
+        # Each framing's own likely cause: a body sent in chunks has no Content-Length, and
+        # one that stopped short was asked about one (campaign 53a, issue 32).
+        why = ("a chunked body without its last chunk, of size 0?"
+               if "transfer-encoding" in request.headers else
+               "a Content-Length longer than the body sent?")  # fmt: skip
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
-                           "(a Content-Length longer than the body sent?)") from None  # fmt: skip
+                           f"({why})") from None  # fmt: skip
     if not any(chunks) and not ({"content-length", "transfer-encoding"} & set(request.headers)):
         # A body without either has length 0 (RFC 9112 §6.3; HTTP/1.0 needs Content-Length
         # for one, RFC 1945 §7.2.2), and JSON sent so was answered "the request is not JSON"
@@ -1066,6 +1238,10 @@ async def read_json(request: Any) -> Any:
         # missing. The connection closes: what was sent after the head is no request.
         raise Refused(411, "the request has no body: a run request's JSON needs its "
                            "Content-Length (or Transfer-Encoding: chunked)")  # fmt: skip
+    if not any(chunks):
+        # `Content-Length: 0`, or only the last chunk: "the request is not JSON" (campaign
+        # 53a, issue 32) said nothing of a body that was not there.
+        raise Refused(400, "the request's body is empty: a run request is a JSON object")
     return parse_json(b"".join(chunks))
 
 
@@ -1322,6 +1498,7 @@ def create_app(
         ],
         middleware=[
             Middleware(NoSniff),
+            Middleware(Framing),
             Middleware(HostCheck, allowed=hosts),
             Middleware(Guard),
         ],
