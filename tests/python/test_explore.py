@@ -583,6 +583,21 @@ def test_options_with_an_absolute_form_target_without_a_path_asks_about_the_serv
         assert answer.startswith(b"HTTP/1.1 405 "), (target, answer[:300])
 
 
+def test_a_body_without_a_content_type_is_refused_415_saying_it_has_none(
+    guarded: Server,
+) -> None:
+    # Campaign 53 (issue 32): none at all was "the request's Content-Type is 'missing'", as
+    # if a client had sent that word.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    body = b'{"paper": "p001"}'
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\n{host}Content-Length: {len(body)}\r\n\r\n"
+                  .encode() + body)  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 415 "), answer[:300]
+    assert "the request has no Content-Type; the API takes application/json" in answer.decode()
+
+
 def test_a_header_value_in_utf8_is_repeated_in_an_answer_as_sent_not_as_latin1(
     guarded: Server,
 ) -> None:
@@ -747,6 +762,20 @@ def test_p000s_figure_offers_its_tables_backgrounds_so_no_slider_there_is_stuck_
     assert params["atm.cbr.bg.count"] == ["1", "5", "10"]
     assert params["atm.cbr.bg.rate"] == ['"10Mbps"', '"100Mbps"']
     assert all(len(values) > 1 for values in params.values()), params
+
+
+def test_a_listed_toml_string_sent_as_its_text_is_that_value_not_refused() -> None:
+    # Campaign 53 (issue 32): p000's rates are listed as TOML strings ('"10Mbps"'), and a
+    # client sending "10Mbps" (JSON's string, as written by hand) was refused with
+    # '"10Mbps" is not one of "10Mbps", "100Mbps"', naming the value it refused.
+    from ccsim.explore import catalog
+
+    listed = ['"10Mbps"', "'100Mbps'", "5"]
+    assert catalog._choice("params.rate", "10Mbps", listed, None) == '"10Mbps"'
+    assert catalog._choice("params.rate", "100Mbps", listed, None) == "'100Mbps'"
+    assert catalog._choice("params.rate", '"10Mbps"', listed, None) == '"10Mbps"'
+    with pytest.raises(catalog.RequestError, match="is not one of"):
+        catalog._choice("params.rate", "20Mbps", listed, None)
 
 
 def test_the_title_of_a_moved_run_states_the_moved_value_not_the_plans(server: Server) -> None:

@@ -468,6 +468,13 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         if str(value) in listed:
             return str(value)
+        if isinstance(value, str):
+            # A listed TOML string ('"10Mbps"') sent as its text ("10Mbps", what a client
+            # writing JSON by hand sends) was refused as '"10Mbps" is not one of "10Mbps",
+            # "100Mbps"' (campaign 53, issue 32): the text of a listed string is that string.
+            same = next((v for v in listed if _toml_text(v) == value), None)
+            if same is not None:
+                return same
         if not isinstance(value, str):
             # A JSON number is a number, however written: 10000.0 and 1e4 (Python's json.dumps
             # of a float) were refused as "not one of 10000, 20000, ..." (campaign 48a, issue
@@ -481,6 +488,19 @@ def _choice(where: str, value: Any, listed: list[str], r: Range | None) -> str:
             except RangeError as e:
                 raise RequestError(f"{where}: {e}") from None
     raise RequestError(f"{where}: {brief(value)} is not one of {_allowed(listed, r)}")
+
+
+def _toml_text(literal: str) -> str | None:
+    """The text of a plan's ``literal`` when it is a TOML string (``"10Mbps"``), else None."""
+    from ccsim._tomllib import tomllib
+
+    if literal[:1] not in ("'", '"'):
+        return None
+    try:
+        value = tomllib.loads(f"v = {literal}")["v"]
+    except tomllib.TOMLDecodeError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _same_number(literal: str, value: float) -> bool:

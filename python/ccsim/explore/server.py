@@ -150,8 +150,11 @@ def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     if method == "POST" and has_body:  # a body-less POST (cancel) has no type to check
         ctype = _as_sent(headers.get("content-type", "")).split(";")[0].strip().lower()
         if ctype != "application/json":
-            return Refused(415, f"the request's Content-Type is {brief(ctype or 'missing')}; "
-                                "the API takes application/json")  # fmt: skip
+            # Without one, the words were "the request's Content-Type is 'missing'", as if
+            # that were its value (campaign 53, issue 32).
+            said = (f"the request's Content-Type is {brief(ctype)}" if ctype else
+                    "the request has no Content-Type")  # fmt: skip
+            return Refused(415, f"{said}; the API takes application/json")
         coding = _as_sent(headers.get("content-encoding", "")).strip().lower()
         if coding not in ("", "identity"):
             # A compressed body was read as JSON and said to be "not JSON" (campaign 46, issue
