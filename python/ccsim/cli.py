@@ -1072,14 +1072,22 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # Every run is written there: a folder that cannot be written is refused now, not found
     # out by the first job.
     option = _results_option(args)
+    # Made here and left empty by an explorer refused its address (a port in use, --host an
+    # address not of this machine) or stopped before any job: an empty results/ stayed in the
+    # working folder of a command that said it wrote nothing (campaign 53, issue 32).
+    made = [f for f in [*reversed(results.parents), results] if not f.exists()]
     check_output_folder(results, [], [], option=option)
     args.kept = "every finished run is in the store"
-    # The address is said once the server serves, after uvicorn has set its log up on stdout:
-    # a closed stdout is named now, not by uvicorn's "Unable to configure formatter 'default'".
-    with naming_the_file(STDOUT):
-        _stdout()
-    serve(results, experiments, args.host, args.port, args.workers,
-          say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
+    try:
+        # The address is said once the server serves, after uvicorn has set its log up on
+        # stdout: a closed stdout is named now, not by uvicorn's "Unable to configure
+        # formatter 'default'".
+        with naming_the_file(STDOUT):
+            _stdout()
+        serve(results, experiments, args.host, args.port, args.workers,
+              say=lambda text: _say(text, flush=True), warn=_warning)  # fmt: skip
+    finally:
+        _remove_empty_folders(made)  # a folder holding a run is left as it is
     return 0
 
 

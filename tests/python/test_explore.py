@@ -2335,6 +2335,28 @@ def test_ccsim_explore_on_a_port_in_use_says_so_in_one_line_and_prints_no_url(
     assert len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("refusal", ["a port in use", "an address not of this machine"])
+def test_ccsim_explore_refused_its_address_leaves_no_results_folder_it_made(
+    refusal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 53 (issue 32): the run stores' folder (results/ by default, in the working
+    # folder) was made before the address was tried, and stayed, empty, after the one-line
+    # refusal: a command that said it wrote nothing left a folder behind.
+    from ccsim.cli import main
+
+    monkeypatch.chdir(ROOT)
+    store = tmp_path / "new" / "stores"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        host = ["--host", "192.0.2.77"] if refusal != "a port in use" else []
+        assert main(["explore", *host, "--port", str(port), "--results", str(store)]) == 1
+    assert capsys.readouterr().err.startswith("ccsim: error: ")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_on_an_address_it_cannot_listen_on_does_not_say_it_listens_there(
     capsys: pytest.CaptureFixture[str],
