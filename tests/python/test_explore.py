@@ -583,6 +583,24 @@ def test_options_with_an_absolute_form_target_without_a_path_asks_about_the_serv
         assert answer.startswith(b"HTTP/1.1 405 "), (target, answer[:300])
 
 
+@pytest.mark.parametrize("method", ["PUT", "get", "FOO"])
+def test_a_method_the_explorer_does_not_serve_is_405_with_what_the_route_allows(
+    method: str, guarded: Server
+) -> None:
+    # Decided in campaign 53 (docs/site.md): RFC 9110 §9.1 says an unknown method SHOULD be
+    # 501; the explorer answers 405 with the route's Allow, known method or not, which tells a
+    # client what works, and no 5xx reads as a fault of the server. Pinned, so that a change
+    # of Starlette's routing does not move it without a word.
+    host = f"Host: 127.0.0.1:{guarded.port}\r\nConnection: close\r\n"
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"{method} /api/papers HTTP/1.1\r\n{host}\r\n".encode())
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    head = answer.split(b"\r\n\r\n")[0].decode().lower()
+    assert head.startswith("http/1.1 405 "), head
+    allow = next(ln for ln in head.split("\r\n") if ln.startswith("allow:"))
+    assert {m.strip() for m in allow[len("allow:") :].split(",")} == {"get", "head"}, head
+
+
 def test_a_body_without_a_content_type_is_refused_415_saying_it_has_none(
     guarded: Server,
 ) -> None:
