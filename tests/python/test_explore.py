@@ -729,6 +729,9 @@ def test_a_request_target_with_a_fragment_is_400_not_a_path_not_found(guarded: S
         said = f"the request-target {target!r} has a fragment (#...): leave it out, as browsers do"
         assert answer.endswith(f'{{"error":"{said}"}}'.encode()), answer[-300:]
     assert _exchange(guarded, f"GET /api/papers?x HTTP/1.1\r\n{host}").startswith(b"HTTP/1.1 200")
+    # And right after a URL's authority (campaign 53): said to be "not a path".
+    answer = _exchange(guarded, f"GET http://127.0.0.1:{guarded.port}#x HTTP/1.1\r\n{host}")
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"has a fragment (#...)" in answer, answer
 
 
 def test_a_point_streams_its_seeds_mean_and_ci_and_is_stored_once(

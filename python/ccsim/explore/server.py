@@ -272,7 +272,9 @@ _OBS_FOLD = re.compile(rb"[ \t]+")
 _FRAMING_FIELD = re.compile(rb"(?i)(content-length|transfer-encoding):")
 
 #: A request-target in absolute form (RFC 9112 §3.2.2): its authority, and the path after it.
-_ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>/.*)?", re.DOTALL)
+#: A fragment right after the authority (`http://host:port#x`) is kept with the path, for the
+#: fragment's refusal: read as no URL, it was said to be "not a path" (campaign 53a's notice).
+_ABSOLUTE_FORM = re.compile(rb"(?i)https?://(?P<authority>[^/?#]*)(?P<path>[/#].*)?", re.DOTALL)
 
 
 class HostCheck:
@@ -450,7 +452,9 @@ class Guard:
                 await answer(scope, receive, send)
             return
         raw_path = scope.get("raw_path") or b"/"
-        if scope["type"] == "http" and not raw_path.startswith(b"/"):
+        # A URL without a path and with a fragment (`GET http://host:port#x`) is the
+        # fragment's case below: it was said to be "not a path" (campaign 53a's notice).
+        if scope["type"] == "http" and not raw_path.startswith((b"/", b"#")):
             from starlette.responses import JSONResponse
 
             # Neither a path (origin-form, from "/") nor a URL (absolute-form, ``HostCheck``):
