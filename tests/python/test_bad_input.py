@@ -1322,3 +1322,29 @@ def test_a_run_with_pandas_metadata_damaged_writes_its_tables_with_pandas_own_ve
     )
     meta = json.loads(pq.read_schema(out / "flows.parquet").metadata[b"pandas"])
     assert meta["pandas_version"] == pandas.__version__
+
+
+@pytest.mark.parametrize("letter", ["r", "한"])
+def test_a_capture_point_whose_file_name_the_disk_cannot_hold_is_refused_by_validate_and_run(
+    letter: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaigns 52 and 53 (issue 32): a node of a long name (240 letters, or 80 in Hangul,
+    # three bytes each) passed `ccsim validate` and failed `ccsim run --pcap` once the run had
+    # started, "writing the capture file <out>/pcap/<node>-bottleneck.pcap: File name too long
+    # (os error 36)". The capture file's name, <node>-<link>.pcap, may be 255 bytes.
+    node = letter * (240 if letter == "r" else 80)
+    scenario = tmp_path / "long.toml"
+    text = (Path(__file__).parents[2] / "examples" / "random-loss.toml").read_text("utf-8")
+    scenario.write_text(text.replace('"r1"', f'"{node}"').replace("\nr1 =", f'\n"{node}" ='),
+                        encoding="utf-8")  # fmt: skip
+    said = (f'node "{node}" on link "bottleneck" is captured to the file <node>-<link>.pcap, '
+            f"{len(node.encode()) + 16} bytes long, and file names may be at most 255 bytes: "
+            "give the node or the link a shorter name")  # fmt: skip
+    assert main(["validate", str(scenario), "--set", f'trace.pcap=["{node}"]']) == 1
+    assert capsys.readouterr().err == f"ccsim: error: trace.pcap[0]: {said}\n"
+    out = tmp_path / "out"
+    line = ["run", str(scenario), "--set", "duration=100ms", "--out", str(out)]
+    assert main([*line, "--pcap", node]) == 1
+    assert capsys.readouterr().err == f"ccsim: error: --pcap {node!r}: {said}\n"
+    assert not out.exists()
+    assert main(line) == 0  # capturing nothing, the name is written nowhere

@@ -1501,13 +1501,14 @@ def test_a_plan_that_cannot_store_its_scenario_leaves_no_stored_plan_of_its_own(
         assert not out.exists()
 
 
-def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_outputs_whole(
+def test_a_reproduction_on_a_full_disk_names_its_table_and_leaves_the_earlier_outputs_whole(
     results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     # Campaign 4: `ccsim reproduce` on a full disk said a bare "[Errno 28] Error writing
     # bytes to file", its folder holding the figures and tables written so far beside an
-    # earlier reproduction's report.md (or none).
+    # earlier reproduction's report.md (or none). The table is named, as run names its own;
+    # it was the folder (campaign 53, issue 32).
     out = tmp_path / "p001-quick"
     shutil.copytree(results / "p001-quick", out, ignore=shutil.ignore_patterns("site"))
     before = {p: p.read_bytes() for p in out.iterdir() if p.is_file()}
@@ -1528,9 +1529,10 @@ def test_a_reproduction_on_a_full_disk_names_its_folder_and_leaves_the_earlier_o
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err == (
-        f"ccsim: error: {out}: no space left on device; the figures, tables and report were not "
-        f"written (those of an earlier reproduction in {out} were left as they were); the "
-        f"finished runs are kept in {out}/runs, and the same command resumes from them\n"
+        f"ccsim: error: {out / 'paired.parquet'}: no space left on device; the figures, tables "
+        f"and report were not written (those of an earlier reproduction in {out} were left as "
+        f"they were); the finished runs are kept in {out}/runs, and the same command resumes "
+        "from them\n"
     )
     assert {p: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert not [p for p in out.iterdir() if p.name.startswith(".")], "no hidden folder left"

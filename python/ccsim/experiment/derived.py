@@ -168,9 +168,12 @@ def save(stage: Path, manifest: Manifest, inputs: str, d: Derived, results: Path
     ``inputs``."""
     body = {"version": DERIVED_VERSION, **asdict(d)}
     path = stage / DERIVED_FILE
+    from ccsim.result import naming_the_file
+
     # Floats as Python writes them (repr: read back bit for bit), NaN as NaN.
-    path.write_text(json.dumps(body, separators=(",", ":"), default=_plain) + "\n",
-                    encoding="utf-8")  # fmt: skip
+    with naming_the_file(path):  # a write's error names no file (campaign 53, issue 32)
+        path.write_text(json.dumps(body, separators=(",", ":"), default=_plain) + "\n",
+                        encoding="utf-8")  # fmt: skip
     manifest.drew(ITEM, inputs, [path, results])
 
 

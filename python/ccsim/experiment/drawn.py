@@ -181,7 +181,10 @@ class Manifest:
         self.unstaged.clear()
         path = Path(folder) / self.name
         body = {"version": MANIFEST_VERSION, "outputs": dict(sorted(self.new.items()))}
-        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        from ccsim.result import naming_the_file
+
+        with naming_the_file(path):  # a write's error names no file (campaign 53, issue 32)
+            path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
         return path
 
 

@@ -72,10 +72,13 @@ def _wrap(title: str, width_in: float) -> str:
 def _save(plt: Any, f: Any, out: PathLike, name: str) -> list[Path]:
     """Write figure ``f`` as ``name``.png and .svg (the SVG without a date, so it is the same
     bytes every time) into ``out`` (a str or a Path) and close it."""
+    from ccsim.result import naming_the_file
+
     paths = [Path(out) / f"{name}.png", Path(out) / f"{name}.svg"]
     try:
         for p in paths:
-            f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
+            with naming_the_file(p):  # a write's error names no file (campaign 53, issue 32)
+                f.savefig(p, metadata={"Date": None} if p.suffix == ".svg" else None)
     finally:
         # Closed when a save fails too (a full disk): pyplot keeps every figure open until it
         # is closed, so each failed reproduction in one process (a notebook, the explorer)

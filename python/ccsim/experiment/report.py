@@ -355,8 +355,11 @@ def write_report(
     if plan.assumptions:
         said = [assumption_text(plan, a, quick) for a in plan.assumptions]
         lines += ["## Assumptions", ""] + [f"- {a}" for a in said] + [""]
+    from ccsim.result import naming_the_file
+
     path = Path(out) / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    with naming_the_file(path):  # a write's error names no file (campaign 53, issue 32)
+        path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
 

@@ -164,7 +164,8 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
             flows = gather(records, "flows")
             if "x" in flows:
                 flows["x"] = flows["x"].astype(str)
-            flows.to_parquet(results, index=False)
+            with _named(results):
+                flows.to_parquet(results, index=False)
             derived.save(stage, made, derived_inputs, filed, results)
         made.write(stage)
         frames = [points_frame(rows) for rows in filed.point_frames]
@@ -213,9 +214,12 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
                     ]
                 )
                 table_seeds[t.id] = df
-            df.to_parquet(stage / f"table-{t.id}.parquet", index=False)
-        _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
-        _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
+            with _named(stage / f"table-{t.id}.parquet"):
+                df.to_parquet(stage / f"table-{t.id}.parquet", index=False)
+        with _named(stage / "points.parquet"):
+            _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
+        with _named(stage / "summary.parquet"):
+            _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
         for fig in plan.figures:
             rows = summary[summary["figure"] == fig.id]
             inputs = figure_inputs("points", fig, [plan.lines[ln] for ln in fig.lines],
@@ -225,7 +229,8 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
                 if inputs is not None:
                     drawn.drew(fig.id, inputs, paths)
         drawn.write(stage)
-        paired_comparisons(plan, points).to_parquet(stage / "paired.parquet", index=False)
+        with _named(stage / "paired.parquet"):
+            paired_comparisons(plan, points).to_parquet(stage / "paired.parquet", index=False)
         # Figures and tables with the same overrides share runs: count each simulation once.
         command = rerun_command(plan.id, out, quick, seeds)
         judged = judge_claims(plan, points, table_seeds)
@@ -383,17 +388,20 @@ def write_record(plan: Plan, out: Path, quick: bool, filed: derived.Derived, exe
         "wall_seconds": round(wall_seconds, 1), "executed": executed, "cached": cached,
         "workers": workers or _usable_cpus(), "cpus": os.cpu_count(),
     }  # fmt: skip
-    (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    with _named(out / "run.json"):
+        (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     rows = []
     for c, j in judged:
         rows.append({"item": c.figure, "headline": c.headline, "claim": c.text,
                      "verdict": j.verdict, "evidence": j.detail})  # fmt: skip
-    pd.DataFrame(rows, columns=["item", "headline", "claim", "verdict", "evidence"]).to_csv(
-        out / "claims.csv", index=False
-    )
-    summary.to_csv(out / "summary.csv", index=False, float_format="%.6g")
+    with _named(out / "claims.csv"):
+        claims = pd.DataFrame(rows, columns=["item", "headline", "claim", "verdict", "evidence"])
+        claims.to_csv(out / "claims.csv", index=False)
+    with _named(out / "summary.csv"):
+        summary.to_csv(out / "summary.csv", index=False, float_format="%.6g")
     for tid, df in table_seeds.items():
-        df.to_csv(out / f"table-{tid}.csv", index=False, float_format="%.6g")
+        with _named(out / f"table-{tid}.csv"):
+            df.to_csv(out / f"table-{tid}.csv", index=False, float_format="%.6g")
 
 
 def record_full_run(out: Path, folder: Path) -> Path:
@@ -413,6 +421,16 @@ def record_full_run(out: Path, folder: Path) -> Path:
         for name in [*RECORD_FILES, *sorted(p.name for p in out.glob("table-*.csv"))]:
             shutil.copyfile(out / name, stage / name)
     return dest
+
+
+def _named(path: Path) -> contextlib.AbstractContextManager[None]:
+    """A failed write of the table or file ``path`` named by it: pyarrow's and pandas' write
+    errors carry no file name, and a reproduction's summary.parquet on a full disk was said as
+    "<out>: no space left on device", where ``ccsim run`` names its table (campaign 53,
+    issue 32)."""
+    from ccsim.result import naming_the_file
+
+    return naming_the_file(path)
 
 
 def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:

@@ -154,7 +154,7 @@ def _write_site(
     if not drawn.up_to_date("plotly.min.js", js, into=work):
         import plotly.offline
 
-        (work / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+        _write_text(work / "plotly.min.js", plotly.offline.get_plotlyjs())
         drawn.drew("plotly.min.js", js, [work / "plotly.min.js"])
     pages, left_out, clashing = [], [], []
     reports = find_reports(results)
@@ -221,7 +221,7 @@ def _write_site(
             (work / page.name).mkdir(exist_ok=True)
             shutil.copyfile(src, work / page.name / name)
         if not kept:
-            (work / f"{page.name}.html").write_text(body, encoding="utf-8")
+            _write_text(work / f"{page.name}.html", body)
             drawn.drew(page.name, inputs, [work / f"{page.name}.html"])
         pages.append(page)
     if (left_out or clashing) and not pages:
@@ -241,13 +241,21 @@ def _write_site(
         if item not in built and isinstance(files, dict):
             left_out += [f for f in files if isinstance(f, str) and Path(f).name == f
                          and f.endswith(".html") and f != "index.html"]  # fmt: skip
-    (work / "index.html").write_text(index_page(pages), encoding="utf-8")
+    _write_text(work / "index.html", index_page(pages))
     drawn.write(work)
-    (work / "site.json").write_text(
-        json.dumps([{"name": p.name, "claims": p.counts()} for p in pages], indent=1),
-        encoding="utf-8",
-    )
+    claims = [{"name": p.name, "claims": p.counts()} for p in pages]
+    _write_text(work / "site.json", json.dumps(claims, indent=1))
     return out / "index.html", left_out
+
+
+def _write_text(path: Path, text: str) -> None:
+    """``text`` written to ``path``, a failed write named by it: a write()'s error carries no
+    file name, and a page on a full disk was said as "<out>: no space left on device; the
+    site was not written" (campaign 53, issue 32)."""
+    from ccsim.result import naming_the_file
+
+    with naming_the_file(path):
+        path.write_text(text, encoding="utf-8")
 
 
 def _move_into_place(work: Path, out: Path, left_out: list[str]) -> None:

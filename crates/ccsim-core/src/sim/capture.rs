@@ -92,7 +92,10 @@ impl Capture {
 
     /// Open one file per interface asked for under `dir` (created if missing).
     fn open(&mut self, dir: &Path, chans: usize) -> Result<(), Error> {
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, &e))?;
+        // The folder's error says so: it was "writing the capture file <out>/pcap", a file
+        // of a folder's name (campaigns 52 and 53, issue 32).
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Output(format!("making the folder {}: {e}", dir.display())))?;
         self.departing = vec![NONE; chans];
         self.arriving = vec![NONE; chans];
         self.points.clear();
