@@ -119,7 +119,7 @@ def fit_to_limits() -> None:
 
     - numpy's OpenBLAS starts a thread per CPU at import, which ccsim's small tables never
       use, and which a low ``ulimit -u`` refused with a paragraph of its own on stderr:
-      always one;
+      always one; numexpr's, under a limit of processes, one too;
     - under a limit of address space (``ulimit -v``), every thread reserves a stack and
       glibc a heap arena of 64 MiB for it, and pyarrow starts a thread per CPU and reserves
       for jemalloc: with the limit met, pyarrow's Parquet reader waited for ever for a
@@ -127,6 +127,13 @@ def fit_to_limits() -> None:
       allocator, and two arenas.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    processes = soft_limit("NPROC")
+    if processes is not None and processes < TASKS_CHECKED_BELOW:
+        # numexpr (which pandas loads when it is installed) starts a thread per CPU as it
+        # loads, and one it cannot start ends the process: "ERROR; return code from
+        # pthread_create() is 11" and status 255, from a sweep or a report under `ulimit -u
+        # 3` to 6 (the limits matrix at main with numexpr 2.14, campaign 53, issue 32).
+        os.environ.setdefault("NUMEXPR_NUM_THREADS", "1")
     if soft_limit("AS") is None:
         return
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # pyarrow's pool of CPU threads
