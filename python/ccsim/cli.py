@@ -1077,7 +1077,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     # working folder of a command that said it wrote nothing (campaign 53, issue 32).
     made = [f for f in [*reversed(results.parents), results] if not f.exists()]
     check_output_folder(results, [], [], option=option)
-    args.kept = "every finished run is in the store"
+    args.kept = _explore_kept
     try:
         # The address is said once the server serves, after uvicorn has set its log up on
         # stdout: a closed stdout is named now, not by uvicorn's "Unable to configure
@@ -1089,6 +1089,19 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     finally:
         _remove_empty_folders(made)  # a folder holding a run is left as it is
     return 0
+
+
+def _explore_kept() -> str:
+    """What an interrupted explorer kept: every finished run, less those the store refused
+    (each said on its job's page as it happened)."""
+    from ccsim.explore.jobs import unsaved_runs
+
+    unsaved = unsaved_runs()
+    if not unsaved:
+        return "every finished run is in the store"
+    runs = "run" if unsaved == 1 else "runs"
+    return (f"every finished run is in the store but {unsaved} {runs} whose record the disk "
+            "refused (said on the page)")  # fmt: skip
 
 
 def _cluster(args: argparse.Namespace) -> str | None:

@@ -2356,6 +2356,38 @@ def test_ccsim_explore_on_a_port_in_use_says_so_in_one_line_and_prints_no_url(
     assert len(err.splitlines()) == 1
 
 
+def test_an_explorer_stopped_after_the_store_refused_a_record_does_not_say_every_run_is_kept(
+    tmp_path: Path, examples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 53b's notice (issue 32): a run whose record a full disk refused was said on
+    # its job's page, but the explorer's Ctrl-C line then said "every finished run is in the
+    # store".
+    import errno
+
+    from ccsim import cli
+    from ccsim.explore import jobs
+
+    monkeypatch.setattr(jobs, "_unsaved", [0])
+    assert cli._explore_kept() == "every finished run is in the store"
+    store = Store(tmp_path / "runs")
+
+    def full(key: str, record: dict[str, Any]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(store.path(key)))
+
+    monkeypatch.setattr(store, "save", full)
+    engine = jobs.Engine(tmp_path, workers=1)
+    try:
+        job = jobs.Job(id="j1", request=None)  # type: ignore[arg-type]  # _one reads no request
+        text = (examples / "random-loss.toml").read_text(encoding="utf-8")
+        spec = RunSpec(text, ('duration="10ms"',), 1)
+        with pytest.raises(OSError):
+            engine._one(job, spec, store)
+    finally:
+        engine.close()
+    assert cli._explore_kept() == ("every finished run is in the store but 1 run whose record "
+                                   "the disk refused (said on the page)")  # fmt: skip
+
+
 @pytest.mark.parametrize("refusal", ["a port in use", "an address not of this machine"])
 def test_ccsim_explore_refused_its_address_leaves_no_results_folder_it_made(
     refusal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

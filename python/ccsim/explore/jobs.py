@@ -67,6 +67,17 @@ UNREAD_LIMIT_S = 30.0
 #: How often a job waiting for its next run looks at whether it was read, seconds.
 READER_WAIT_S = 0.5
 
+#: Finished runs whose records the store refused (a full disk, a folder gone read-only), over
+#: the process's life: each job said so on its page, but an explorer stopped afterwards said
+#: "every finished run is in the store" (campaign 53b's notice, issue 32). One explorer per
+#: process, so a count of the module's.
+_unsaved = [0]
+
+
+def unsaved_runs() -> int:
+    """How many finished runs this process could not store."""
+    return _unsaved[0]
+
 
 class Busy(Exception):
     """``Engine.submit`` when :data:`MAX_JOBS` jobs are running or waiting (the API's 429)."""
@@ -266,7 +277,12 @@ class Engine:
             raw = _core.run(spec.text, list(spec.overrides), spec.seed, progress)
             # The record sweep.execute stores for the same run.
             rec = record_of(raw, spec.overrides, spec.seed)
-            store.save(key, rec)
+            try:
+                store.save(key, rec)
+            except OSError:
+                with self._lock:
+                    _unsaved[0] += 1
+                raise
             return rec, False
 
     def _run_job(self, job: Job) -> None:
