@@ -784,26 +784,22 @@ def check_configuration() -> None:
                 what = None if isinstance(value, int) and not isinstance(value, bool) else (
                     "a whole number")  # fmt: skip
             elif isinstance(default, str):
-                for name, parse in kinds:
-                    try:
-                        parse(default)
-                    except (ValueError, KeyError, TypeError):
-                        continue
-                    try:
-                        parsed = parse(value)
-                    except (ValueError, KeyError, TypeError, IndexError, OverflowError):
-                        # IndexError: Dask's parse of an empty text ("" for a duration was
-                        # "internal error (IndexError): string index out of range", stop 58);
-                        # OverflowError: a size of 1e400 (campaign 53).
+                name = _kind_of(default, kinds)
+                parse = dict(kinds).get(name)
+                try:
+                    parsed = parse(value) if parse is not None else None
+                except (ValueError, KeyError, TypeError, IndexError, OverflowError):
+                    # IndexError: Dask's parse of an empty text ("" for a duration was
+                    # "internal error (IndexError): string index out of range", stop 58);
+                    # OverflowError: a size of 1e400 (campaign 53).
+                    what = name
+                else:
+                    # A duration past any clock ("1e400s", or 1e400 read as a float's
+                    # infinity) is read, and Dask's making it whole was "internal error
+                    # (OverflowError): cannot convert float infinity to integer" (campaign
+                    # 53, issue 32).
+                    if isinstance(parsed, float) and not math.isfinite(parsed):
                         what = name
-                    else:
-                        # A duration past any clock ("1e400s", or 1e400 read as a float's
-                        # infinity) is read, and Dask's making it whole was "internal error
-                        # (OverflowError): cannot convert float infinity to integer"
-                        # (campaign 53, issue 32).
-                        if isinstance(parsed, float) and not math.isfinite(parsed):
-                            what = name
-                    break
             if what is not None:
                 raise ClusterError(
                     f"Dask's configuration: {where} is {value!r}, not {what} (its default is "
