@@ -246,7 +246,7 @@ def check_fork_server(what: str) -> str | None:
     try:
         os.chmod(util.get_temp_dir(), 0o700)
         _forgive_removed_temp_dir()
-        _start_fork_server_with_stops_blocked(forkserver)
+        _start_fork_server_with_interrupt_blocked(forkserver)
         address = getattr(forkserver._forkserver, "_forkserver_address", None)
         if address is not None:
             os.chmod(address, 0o600)
@@ -263,9 +263,9 @@ def check_fork_server(what: str) -> str | None:
     return None
 
 
-def _start_fork_server_with_stops_blocked(forkserver: ModuleType) -> None:
-    """Start the fork server with SIGINT, SIGTERM and SIGHUP blocked, as this thread's mask
-    for the moment it is spawned, which the server keeps (a spawned program inherits it).
+def _start_fork_server_with_interrupt_blocked(forkserver: ModuleType) -> None:
+    """Start the fork server with SIGINT blocked, as this thread's mask for the moment it is
+    spawned, which the server keeps (a spawned program inherits it).
 
     The server is a Python of its own in the command's process group. It ignores SIGINT once
     it runs, not while its interpreter starts and imports multiprocessing: a Ctrl-C to the
@@ -274,10 +274,11 @@ def _start_fork_server_with_stops_blocked(forkserver: ModuleType) -> None:
     command's own "interrupted" line (the states matrix at seed 7003 under load; campaign
     53, issue 32). Blocked, the signal waits, and the server's SIG_IGN drops it. CPython's
     resource tracker is started so (``resource_tracker.ensure_running``); its fork server is
-    not. Its workers unblock the three once they have their handlers
-    (``sweep._init_worker``), as the pool's own workers do."""
-    from ccsim.stop_signals import STOP_SIGNALS
-
+    not. SIGINT alone: SIGTERM and SIGHUP end a starting server by their default action,
+    silently, and blocked they were inherited by every worker it forks, which a pool's
+    terminate() (SIGTERM) then never ended (a first version of this fix hung so). The
+    workers it forks keep SIGINT blocked: ccsim's unblock it once they have their handlers
+    (``sweep._init_worker``), and another pool's are ended by SIGTERM, as a pool ends them."""
     if not hasattr(signal, "pthread_sigmask"):
         forkserver.ensure_running()
         return
@@ -285,7 +286,7 @@ def _start_fork_server_with_stops_blocked(forkserver: ModuleType) -> None:
     # start ends by unblocking SIGINT and SIGTERM (not restoring the mask it found): the
     # server was then spawned with them open. Running already, it is left as it is.
     _start_resource_tracker_deaf_to_hangup()
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         forkserver.ensure_running()
     finally:
