@@ -472,6 +472,14 @@ NAME_MAX = 255
 _RANDOM = 8
 
 
+def is_staging(name: str) -> bool:
+    """Whether ``name`` is that of a hidden folder a command writes its output in before it
+    moves it into place (:func:`hidden_folder` ``.ccsim-partial-XXXXXXXX`` inside an output,
+    :func:`staging_folder` ``.<name>.partial-XXXXXXXX`` beside one): another command's work
+    in progress, never an output of the user's."""
+    return re.fullmatch(rf"\.(ccsim-|.*\.)partial-[a-z0-9_]{{{_RANDOM}}}", name, re.S) is not None
+
+
 def hidden_name(name: str, tag: str = ".partial-") -> str:
     """``.<name><tag>``: the name of the hidden file or folder an output called ``name`` is
     written as, beside its place, before it is renamed there; ``name`` is cut (at a character)

@@ -452,3 +452,29 @@ def test_a_hidden_folder_a_killed_command_left_goes_with_the_next_output_and_a_l
     assert (out / "flows.parquet").is_file()
     hidden = {p.name for p in where.iterdir() if p.name.startswith(".")}
     assert hidden == {young.name, held.name, other.name}, "the run's own hidden folder stayed"
+
+
+def test_a_reproduction_another_is_moving_into_the_same_folder_is_not_a_reproduction_held_there(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # CCSIM_CONCURRENT_CASES=12 (campaign 54, issue 32): two `ccsim reproduce m01 --quick` at
+    # once on one --out; the second looked while the first held its finished reproduction in
+    # its hidden folder inside --out, and was refused as "it holds the reproductions
+    # .ccsim-partial-1okyhdv6; ... name a folder of its own", a folder the user never made.
+    # Stopped where the checks of --out end: no run goes.
+    from ccsim.experiment import reproduction
+
+    class Reached(Exception):
+        pass
+
+    def past_the_checks(*_: Any) -> None:
+        raise Reached
+
+    out = tmp_path / "m01-quick"
+    moving = out / ".ccsim-partial-1okyhdv6"
+    moving.mkdir(parents=True)
+    (moving / "report.md").write_text("# m01\n")
+    (moving / "run.json").write_text('{"paper": "m01"}\n')
+    monkeypatch.setattr(reproduction, "refuse_a_site", past_the_checks)
+    with pytest.raises(Reached):
+        reproduction.run_cli(str(ROOT / "experiments" / "m01-dctcp"), out, True, None, None)

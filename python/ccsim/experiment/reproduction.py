@@ -15,6 +15,7 @@ import pandas as pd
 
 from ccsim.scenario import PathLike
 from ccsim.staging import (
+    is_staging,
     name_max,
     not_a_folder,
     refuse_a_site,
@@ -563,7 +564,12 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
         raise ValueError(f"{option} {target}: it is inside {around[0]}, the reproduction of "
                          f"{around[1]} (its report.md and run.json); a reproduction there would "
                          "be mixed with its files: name another folder")  # fmt: skip
-    held = sorted(p.name for p in target.iterdir() if p.is_dir() and reproduction_of(p)) \
+    # Another reproduction writing this folder holds its finished one in a hidden folder
+    # here before moving it into place: it was refused as "it holds the reproductions
+    # .ccsim-partial-XXXX", a name of no folder of the user's (CCSIM_CONCURRENT_CASES=12,
+    # campaign 54).
+    held = sorted(p.name for p in target.iterdir()
+                  if p.is_dir() and not is_staging(p.name) and reproduction_of(p)) \
         if target.is_dir() and other is None else []  # fmt: skip
     if held:
         # A folder of reproductions (`--out results`): its report.md made the whole folder one
