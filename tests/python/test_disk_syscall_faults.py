@@ -299,31 +299,34 @@ def _every_cell(calls: list[tuple[str, ...]], rng: random.Random) -> list[tuple[
     return cells
 
 
-@pytest.mark.skipif(not ALL, reason="CCSIM_SYSCALL_CELLS=all runs every cell")
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_system_call_of_a_command_failing_ends_it_whole_or_in_one_line(
-    command: str, shim: Path, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    base = tmp_path / "count"
-    base.mkdir()
-    line, _ = command_line(command, base, request)
-    counted = Cell(shim, base, line)
-    assert counted.status == 0, counted.err
-    if command == "validate":
-        assert counted.calls == [], "validate wrote into its folder"
-        return
-    assert counted.calls, f"{command} made no call the library counts"
-    cells = _every_cell(counted.calls, random.Random(f"{SEED}-{command}"))
-    wrong: list[str] = []
-    tested = 0
-    for n, (kind, k, code) in enumerate(cells):
-        found = check_cell(shim, command, kind, k, code, tmp_path / f"c{n}", request)
-        if found is not None:
-            tested += 1
-            wrong += found
-    kinds = {kind: sum(1 for c in counted.calls if c[0] == kind) for kind in KINDS}
-    print(f"{command}: calls {kinds}, {tested} cells")
-    assert wrong == [], f"{len(wrong)} of {tested} cells:\n" + "\n".join(wrong)
+# Defined with CCSIM_SYSCALL_CELLS=all only: skipped by default, its 13 commands were 13
+# skips in every run of the suite, where a skip is kept for what a machine lacks.
+if ALL:
+
+    @pytest.mark.parametrize("command", COMMANDS)
+    def test_every_system_call_of_a_command_failing_ends_it_whole_or_in_one_line(
+        command: str, shim: Path, tmp_path: Path, request: pytest.FixtureRequest
+    ) -> None:
+        base = tmp_path / "count"
+        base.mkdir()
+        line, _ = command_line(command, base, request)
+        counted = Cell(shim, base, line)
+        assert counted.status == 0, counted.err
+        if command == "validate":
+            assert counted.calls == [], "validate wrote into its folder"
+            return
+        assert counted.calls, f"{command} made no call the library counts"
+        cells = _every_cell(counted.calls, random.Random(f"{SEED}-{command}"))
+        wrong: list[str] = []
+        tested = 0
+        for n, (kind, k, code) in enumerate(cells):
+            found = check_cell(shim, command, kind, k, code, tmp_path / f"c{n}", request)
+            if found is not None:
+                tested += 1
+                wrong += found
+        kinds = {kind: sum(1 for c in counted.calls if c[0] == kind) for kind in KINDS}
+        print(f"{command}: calls {kinds}, {tested} cells")
+        assert wrong == [], f"{len(wrong)} of {tested} cells:\n" + "\n".join(wrong)
 
 
 def _fail_the_call_to(
