@@ -369,91 +369,84 @@ def test_a_chunk_size_with_leading_zeros_past_20_digits_is_its_number_and_a_huge
     assert not guarded.app.state.engine.jobs
 
 
+@pytest.fixture
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    """An explorer that logs as `ccsim explore` does (warnings on the terminal), its
+    once-only words said afresh: for what a request makes it say there."""
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
+    server = Server(tmp_path / "results", log_level="warning")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def test_a_broken_chunk_in_a_body_is_said_on_the_terminal_as_the_body_not_the_head(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    logged: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Campaign 51a (issue 32): a body sent in chunks whose framing is broken (a chunk longer
     # than its size, a size that is no hex number) is answered 400, and the terminal said "a
     # malformed request line or header" of a request whose line and headers were fine.
-    from ccsim.explore import server as explore_server
-
-    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
-    logged = Server(tmp_path / "results", log_level="warning")  # as `ccsim explore` logs
     body = json.dumps(ONE_POINT).encode()
-    try:
-        answer = _exchange(logged, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
-                                    "Content-Type: application/json\r\n"
-                                    "Transfer-Encoding: chunked\r\n",
-                           b"%x\r\n%s\r\n0\r\n\r\n" % (len(body) - 3, body))  # fmt: skip
-        assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
-        wait_until(lambda: capsys.readouterr().err == (
-            "ccsim explore: warning: a request whose body was not valid chunked encoding was "
-            "answered 400 Bad Request (Transfer-Encoding: chunked)\n"
-        ), "the terminal's warning", seconds=5)  # fmt: skip
-        assert not logged.app.state.engine.jobs
-    finally:
-        logged.stop()
+    answer = _exchange(logged, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                                "Content-Type: application/json\r\n"
+                                "Transfer-Encoding: chunked\r\n",
+                       b"%x\r\n%s\r\n0\r\n\r\n" % (len(body) - 3, body))  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    wait_until(lambda: capsys.readouterr().err == (
+        "ccsim explore: warning: a request whose body was not valid chunked encoding was "
+        "answered 400 Bad Request (Transfer-Encoding: chunked)\n"
+    ), "the terminal's warning", seconds=5)  # fmt: skip
+    assert not logged.app.state.engine.jobs
 
 
 def test_a_broken_chunk_after_the_answer_began_is_said_to_close_the_connection_not_as_a_400(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    logged: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Campaign 52a (issue 32): a GET whose body's chunks came after its answer had begun, one
     # of them broken, read 200 and a close (no 400 can follow an answer), and the terminal said
     # "a request whose body was not valid chunked encoding was answered 400 Bad Request".
-    from ccsim.explore import server as explore_server
-
-    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
-    logged = Server(tmp_path / "results", log_level="warning")  # as `ccsim explore` logs
-    try:
-        with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
-            s.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
-                      "Transfer-Encoding: chunked\r\n\r\n".encode())  # fmt: skip
-            answer = s.recv(65536)
-            assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
-            s.sendall(b"zz\r\n")
-            answer += b"".join(iter(lambda: s.recv(65536), b""))
-        assert answer.count(b"HTTP/1.1 ") == 1, answer[-300:]
-        wait_until(lambda: capsys.readouterr().err == (
-            "ccsim explore: warning: a request whose chunked body was broken after its answer "
-            "had begun had its connection closed (Transfer-Encoding: chunked)\n"
-        ), "the terminal's warning", seconds=5)  # fmt: skip
-    finally:
-        logged.stop()
+    with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
+        s.sendall(f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n".encode())  # fmt: skip
+        answer = s.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+        s.sendall(b"zz\r\n")
+        answer += b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.count(b"HTTP/1.1 ") == 1, answer[-300:]
+    wait_until(lambda: capsys.readouterr().err == (
+        "ccsim explore: warning: a request whose chunked body was broken after its answer "
+        "had begun had its connection closed (Transfer-Encoding: chunked)\n"
+    ), "the terminal's warning", seconds=5)  # fmt: skip
 
 
 def test_a_chunk_line_past_the_buffer_is_answered_400_and_said_as_the_body_not_the_head(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    logged: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Campaign 52a (issue 32): a chunk's size whose extensions (or a trailer field) outgrew
     # h11's 16 KiB buffer before its line ended was answered 431 "The request's head is over
     # 16384 bytes." and the terminal said "a request whose head was too large ... (grown
     # cookies?)", of a head of three lines read whole.
-    from ccsim.explore import server as explore_server
-
-    monkeypatch.setattr(explore_server._NOT_HTTP_SAID, "last", {})  # said before, in this run
-    logged = Server(tmp_path / "results", log_level="warning")  # as `ccsim explore` logs
-    try:
-        with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
-            s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
-                      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "5;x=".encode())  # fmt: skip
-            with contextlib.suppress(OSError):  # the answer may come before the last piece
-                for _ in range(5):  # h11 measures its buffer only when a line is not whole
-                    s.sendall(b"a" * 4000)
-                    time.sleep(0.05)
-            answer = b"".join(iter(lambda: s.recv(65536), b""))
-        assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]
-        said = b"A line of the request's chunked body (a chunk's size with its extensions, or a "
-        assert said + b"trailer field) is over 16384 bytes." in answer, answer[-300:]
-        wait_until(lambda: capsys.readouterr().err == (
-            "ccsim explore: warning: a request whose chunked body had a line too long (a "
-            "chunk's size with its extensions, or a trailer field) was answered 400 Bad "
-            "Request\n"
-        ), "the terminal's warning", seconds=5)  # fmt: skip
-        assert not logged.app.state.engine.jobs
-    finally:
-        logged.stop()
+    with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "5;x=".encode())  # fmt: skip
+        with contextlib.suppress(OSError):  # the answer may come before the last piece
+            for _ in range(5):  # h11 measures its buffer only when a line is not whole
+                s.sendall(b"a" * 4000)
+                time.sleep(0.05)
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]
+    said = b"A line of the request's chunked body (a chunk's size with its extensions, or a "
+    assert said + b"trailer field) is over 16384 bytes." in answer, answer[-300:]
+    wait_until(lambda: capsys.readouterr().err == (
+        "ccsim explore: warning: a request whose chunked body had a line too long (a "
+        "chunk's size with its extensions, or a trailer field) was answered 400 Bad "
+        "Request\n"
+    ), "the terminal's warning", seconds=5)  # fmt: skip
+    assert not logged.app.state.engine.jobs
 
 
 def test_options_asterisk_names_the_servers_methods_and_another_method_with_asterisk_is_400(

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from ccsim.result import naming_the_file
 from ccsim.scenario import PathLike
 from ccsim.staging import (
     is_staging,
@@ -165,7 +166,7 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
             flows = gather(records, "flows")
             if "x" in flows:
                 flows["x"] = flows["x"].astype(str)
-            with _named(results):
+            with naming_the_file(results):
                 flows.to_parquet(results, index=False)
             derived.save(stage, made, derived_inputs, filed, results)
         made.write(stage)
@@ -215,11 +216,11 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
                     ]
                 )
                 table_seeds[t.id] = df
-            with _named(stage / f"table-{t.id}.parquet"):
+            with naming_the_file(stage / f"table-{t.id}.parquet"):
                 df.to_parquet(stage / f"table-{t.id}.parquet", index=False)
-        with _named(stage / "points.parquet"):
+        with naming_the_file(stage / "points.parquet"):
             _x_column_for_parquet(points).to_parquet(stage / "points.parquet", index=False)
-        with _named(stage / "summary.parquet"):
+        with naming_the_file(stage / "summary.parquet"):
             _x_column_for_parquet(summary).to_parquet(stage / "summary.parquet", index=False)
         for fig in plan.figures:
             rows = summary[summary["figure"] == fig.id]
@@ -230,7 +231,7 @@ def _reproduce(folder: PathLike, out: PathLike, quick: bool, workers: int | None
                 if inputs is not None:
                     drawn.drew(fig.id, inputs, paths)
         drawn.write(stage)
-        with _named(stage / "paired.parquet"):
+        with naming_the_file(stage / "paired.parquet"):
             paired_comparisons(plan, points).to_parquet(stage / "paired.parquet", index=False)
         # Figures and tables with the same overrides share runs: count each simulation once.
         command = rerun_command(plan.id, out, quick, seeds)
@@ -328,8 +329,6 @@ def _write_whole(files: list[tuple[Path, bytes]]) -> None:
     in plan/ (beside an earlier run's scenario, or in a --out the command had made), and the
     error did not say so (campaign 51, issue 32). A failed write is named by its ``path``,
     the file the user knows."""
-    from ccsim.result import naming_the_file
-
     tmps = [path.with_name(f".tmp-{os.getpid()}-{path.name}") for path, _ in files]
     try:
         for (path, data), tmp in zip(files, tmps):
@@ -389,19 +388,19 @@ def write_record(plan: Plan, out: Path, quick: bool, filed: derived.Derived, exe
         "wall_seconds": round(wall_seconds, 1), "executed": executed, "cached": cached,
         "workers": workers or _usable_cpus(), "cpus": os.cpu_count(),
     }  # fmt: skip
-    with _named(out / "run.json"):
+    with naming_the_file(out / "run.json"):
         (out / "run.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     rows = []
     for c, j in judged:
         rows.append({"item": c.figure, "headline": c.headline, "claim": c.text,
                      "verdict": j.verdict, "evidence": j.detail})  # fmt: skip
-    with _named(out / "claims.csv"):
+    with naming_the_file(out / "claims.csv"):
         claims = pd.DataFrame(rows, columns=["item", "headline", "claim", "verdict", "evidence"])
         claims.to_csv(out / "claims.csv", index=False)
-    with _named(out / "summary.csv"):
+    with naming_the_file(out / "summary.csv"):
         summary.to_csv(out / "summary.csv", index=False, float_format="%.6g")
     for tid, df in table_seeds.items():
-        with _named(out / f"table-{tid}.csv"):
+        with naming_the_file(out / f"table-{tid}.csv"):
             df.to_csv(out / f"table-{tid}.csv", index=False, float_format="%.6g")
 
 
@@ -422,16 +421,6 @@ def record_full_run(out: Path, folder: Path) -> Path:
         for name in [*RECORD_FILES, *sorted(p.name for p in out.glob("table-*.csv"))]:
             shutil.copyfile(out / name, stage / name)
     return dest
-
-
-def _named(path: Path) -> contextlib.AbstractContextManager[None]:
-    """A failed write of the table or file ``path`` named by it: pyarrow's and pandas' write
-    errors carry no file name, and a reproduction's summary.parquet on a full disk was said as
-    "<out>: no space left on device", where ``ccsim run`` names its table (campaign 53,
-    issue 32)."""
-    from ccsim.result import naming_the_file
-
-    return naming_the_file(path)
 
 
 def _x_column_for_parquet(df: pd.DataFrame) -> pd.DataFrame:

@@ -364,49 +364,43 @@ class Framing:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and _framed_twice(scope["headers"]):
+        problem = _framing_problem(scope) if scope["type"] == "http" else None
+        if problem is not None:
             from starlette.responses import JSONResponse
 
-            # Both lengths: h11 reads the body by its chunks, a proxy in front may read it by
-            # its Content-Length, and the bytes between the two ends would be a second request
-            # to one and part of a body to the other (request smuggling). A server may refuse
-            # such a request and must close the connection after answering it (RFC 9112
-            # §6.1); kept open, the rest was read as the next request (campaign 34, issue 32).
-            answer = JSONResponse({"error": "the request has both a Content-Length and a "
-                                            "Transfer-Encoding: send one of them"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        if (
-            scope["type"] == "http"
-            and scope.get("http_version") == "1.0"
-            and any(k.lower() == b"transfer-encoding" for k, _ in scope["headers"])
-        ):
-            from starlette.responses import JSONResponse
-
-            # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the
-            # framing is faulty" and close the connection (RFC 9112 §6.1), since a proxy in
-            # front that speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and
-            # such a request started a job (campaign 51a, issue 32).
-            answer = JSONResponse({"error": "the request is HTTP/1.0 and has a Transfer-Encoding, "
-                                            "which HTTP/1.0 does not have: send its body with "
-                                            "a Content-Length"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
-            await answer(scope, receive, send)
-            return
-        twice = _said_twice(scope["headers"]) if scope["type"] == "http" else None
-        if twice is not None:
-            from starlette.responses import JSONResponse
-
-            # A field that is one value, given twice: the guards below read the first, a proxy
-            # in front may read the last, and `Origin: <own>` then `Origin: <another site>`
-            # passed the Origin check (campaign 51a, issue 32). A sender MUST NOT send such a
-            # field twice (RFC 9110 §5.3; RFC 6454 §7.3 for Origin).
-            answer = JSONResponse({"error": f"the request has {twice} twice: send it once"},
-                                  status_code=400, headers={"Connection": "close"})  # fmt: skip
+            answer = JSONResponse({"error": problem}, status_code=400,
+                                  headers={"Connection": "close"})  # fmt: skip
             await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+def _framing_problem(scope: Any) -> str | None:
+    """What is faulty or ambiguous in an HTTP request's framing or guarded fields, in the
+    words of its 400 (see :class:`Framing`), or None."""
+    headers = scope["headers"]
+    if _framed_twice(headers):
+        # Both lengths: h11 reads the body by its chunks, a proxy in front may read it by its
+        # Content-Length, and the bytes between the two ends would be a second request to one
+        # and part of a body to the other (request smuggling). A server may refuse such a
+        # request and must close the connection after answering it (RFC 9112 §6.1); kept
+        # open, the rest was read as the next request (campaign 34, issue 32).
+        return "the request has both a Content-Length and a Transfer-Encoding: send one of them"
+    if scope.get("http_version") == "1.0" and any(
+        k.lower() == b"transfer-encoding" for k, _ in headers
+    ):
+        # HTTP/1.0 has no transfer codings: a server "MUST treat the message as if the framing
+        # is faulty" and close the connection (RFC 9112 §6.1), since a proxy in front that
+        # speaks 1.0 reads the body's end elsewhere. h11 read the chunks, and such a request
+        # started a job (campaign 51a, issue 32).
+        return ("the request is HTTP/1.0 and has a Transfer-Encoding, which HTTP/1.0 does not "
+                "have: send its body with a Content-Length")  # fmt: skip
+    # A field that is one value, given twice: the guards read the first, a proxy in front may
+    # read the last, and `Origin: <own>` then `Origin: <another site>` passed the Origin check
+    # (campaign 51a, issue 32). A sender MUST NOT send such a field twice (RFC 9110 §5.3; RFC
+    # 6454 §7.3 for Origin).
+    twice = _said_twice(headers)
+    return None if twice is None else f"the request has {twice} twice: send it once"
 
 
 class Guard:
