@@ -1697,6 +1697,16 @@ def test_in_chromium_an_x_added_again_or_already_listed_is_its_box_not_a_second_
     assert errors == []
 
 
+def paused_clock(pg: Any) -> None:
+    """Give ``pg`` Playwright's clock, stopped: the page's timers fire only in the test's
+    ``clock.run_for``. Installed alone, the clock flows as a real one, and the page's own first
+    job (120 ms after its load) started while a loaded machine was still on the test's first
+    select: it took the job id the test meant for its change, and the wait for that job timed
+    out (stop 60, under load)."""
+    pg.clock.install(time=0)
+    pg.clock.pause_at(1_000)
+
+
 def routed_jobs(pg: Any, *ids: str) -> None:
     """Answer the page's run requests with ``ids`` in turn (jobs the test made with
     ``threadless_job``, whose events it emits itself)."""
@@ -1729,7 +1739,7 @@ def test_in_chromium_a_figure_changed_mid_job_draws_nothing_of_that_job_under_th
     pg, errors = page
     old, _ = threadless_job(server, "j-old", "start"), threadless_job(server, "j-new")
     routed_jobs(pg, "j-old", "j-new")
-    pg.clock.install()
+    paused_clock(pg)
     pg.goto(server.url + "/")
     pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
     pg.select_option("#paper", paper)
@@ -1761,7 +1771,7 @@ def test_in_chromium_a_run_answered_after_the_figure_changed_is_not_taken_for_th
     answer = json.dumps({"job": "j-new", "title": "t", "changed": []})
     pg.route("**/api/run", lambda r: r.fulfill(status=200, content_type="application/json",
              body=answer) if held else held.append(r))  # fmt: skip
-    pg.clock.install()
+    paused_clock(pg)
     pg.goto(server.url + "/")
     pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
     pg.select_option("#paper", "p001")

@@ -33,7 +33,7 @@ from conftest import browser_page
 pytest.importorskip("starlette", reason="ccsim explore needs the extra `explore`")
 pytest.importorskip("uvicorn", reason="ccsim explore needs the extra `explore`")
 
-from test_explore import Server, threadless_job
+from test_explore import Server, paused_clock, threadless_job
 
 #: What became of the page's last job before the change.
 #: "waiting": queued behind another tab's runs, and said so (campaign 49a's "waiting" event).
@@ -110,7 +110,7 @@ def one_cell(server: Server, browser: Any, n: int, state: str, change: str) -> s
 
     for pg, errors in browser_page(browser):
         pg.route("**/api/run", answer)
-        pg.clock.install()
+        paused_clock(pg)
         pg.goto(server.url + "/")
         pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
         pg.select_option("#paper", "p001")
