@@ -237,7 +237,7 @@ def test_hostile_clients_of_every_route_leave_the_explorer_answering_quietly_and
 ) -> None:
     s, log = fuzzed
     seed = int(os.environ.get("CCSIM_FUZZ_SEED", "29"))
-    cases = int(os.environ.get("CCSIM_FUZZ_CASES", "150"))
+    cases = int(os.environ.get("CCSIM_FUZZ_CASES", "90"))
     rng = random.Random(seed)
     engine = s.app.state.engine
     # The cheap point stored once, so that most jobs end at once from the store.

@@ -195,7 +195,7 @@ def cells() -> list[tuple[str, str]]:
         return sorted(random.Random(31).sample(every, min(int(want), len(every))))
     core = [c for c in every if c[1] == "free" or c[0] in ("127.0.0.1", "::")]
     rest = [c for c in every if c not in core]
-    return core + sorted(random.Random(31).sample(rest, min(14, len(rest))))
+    return core + sorted(random.Random(31).sample(rest, min(8, len(rest))))
 
 
 CELLS = cells()
@@ -274,7 +274,7 @@ def browser_cells() -> list[str]:
         return every
     core = ["localhost", "localhost.", "app.localhost", "::1", "127.0.0.1", "0.0.0.0", "::"]
     rest = [h for h in every if h not in core]
-    return [*core, *sorted(random.Random(36).sample(rest, min(4, len(rest))))]
+    return [*core, *sorted(random.Random(36).sample(rest, min(2, len(rest))))]
 
 
 class Decoy:

@@ -202,7 +202,7 @@ PREFIXES = ["/ccsim/", "/lab/tools/ccsim/"]
 
 def cells() -> list[tuple[str, tuple[str, str, bool] | None]]:
     """Every (prefix, fault) cell (CCSIM_PROXY_CELLS=all, 56), or by default the clean page
-    under each prefix and a sample of 8 faults by a fixed seed."""
+    under each prefix and a sample of 5 faults by a fixed seed."""
     every: list[tuple[str, tuple[str, str, bool] | None]] = [
         (p, f) for p in PREFIXES for f in [None, *EXPECTED]
     ]
@@ -210,7 +210,7 @@ def cells() -> list[tuple[str, tuple[str, str, bool] | None]]:
         return every
     clean = [c for c in every if c[1] is None]
     rest = [c for c in every if c[1] is not None]
-    return [*clean, *random.Random(36).sample(rest, 8)]
+    return [*clean, *random.Random(36).sample(rest, 5)]
 
 
 def cell_id(cell: Any) -> str:

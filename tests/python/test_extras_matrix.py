@@ -412,7 +412,7 @@ def cells() -> list[tuple[str, str, str]]:
 
 def _sample() -> list[tuple[str, str, str]]:
     every = cells()
-    want = os.environ.get("CCSIM_EXTRAS_CELLS", "30")
+    want = os.environ.get("CCSIM_EXTRAS_CELLS", "20")
     if want == "all":
         return every
     return sorted(random.Random(32).sample(every, min(int(want), len(every))))

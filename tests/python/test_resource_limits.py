@@ -86,7 +86,7 @@ def cells() -> list[tuple[str, int, str]]:
 
 def _sample() -> list[tuple[str, int, str]]:
     every = cells()
-    want = os.environ.get("CCSIM_LIMITS_CELLS", "14")
+    want = os.environ.get("CCSIM_LIMITS_CELLS", "10")
     if want == "all":
         return every
     seed = int(os.environ.get("CCSIM_LIMITS_SEED", "33"))
