@@ -59,6 +59,7 @@ from ccsim.scenario import (
     run,
     seed_problem,
 )
+from ccsim.scenario import not_utf8 as _not_utf8
 from ccsim.staging import (
     dangling,
     distribution_left,
@@ -171,29 +172,6 @@ def summary_text(res: Result) -> str:
             f"{s.wall_seconds:.3f} s wall; seed {s.seed}"
         )
     return "\n".join(lines)
-
-
-def _not_utf8(text: str) -> tuple[str, int, str | None] | None:
-    """None when ``text`` is UTF-8; otherwise (a byte such as 0xff reaches Python as a lone
-    surrogate) the text as shown (that byte replaced), the byte, and the cure when the bytes
-    are UTF-8 after all, read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0: ASCII):
-    such a name was refused as "not UTF-8 (byte 0xed)" with the cure "rename it" (campaign
-    24, issue 32). One reading for every argument a user writes: a path, a scenario file's
-    name, a text option."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
-    else:
-        return None
-    raw = text.encode("utf-8", "surrogateescape")
-    try:
-        raw.decode("utf-8")
-    except UnicodeError:
-        return raw.decode("utf-8", "replace"), byte, None
-    cure = (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
-            "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
-    return raw.decode("utf-8", "replace"), byte, cure
 
 
 def utf8_name(option: str, path: Path) -> Path:
@@ -912,7 +890,7 @@ def list_papers(experiments: Path) -> str:
     for plan in (f / "plan.toml" for f in experiment_folders(experiments)):
         try:
             check_regular(plan)  # a FIFO there waited for a writer (campaign 48, issue 32)
-            tree = tomllib.loads(read_text(plan))
+            tree = tomllib.loads(read_text(plan, "plan"))
         except (Error, ValueError):
             tree = {}
         rows.append((str(tree.get("id", "?")), plan.parent.name, str(tree.get("title", ""))))

@@ -165,7 +165,14 @@ from pathlib import Path
 from typing import Any
 
 from ccsim._tomllib import tomllib
-from ccsim.scenario import NotAFile, PathLike, check_regular, format_value, read_text
+from ccsim.scenario import (
+    NotAFile,
+    PathLike,
+    check_regular,
+    format_value,
+    not_utf8,
+    read_text,
+)
 
 from .arguments import NONE, PATH, TEXT, arguments
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
@@ -941,7 +948,7 @@ def load_plan(folder: PathLike) -> Plan:
     except NotAFile as e:
         raise PlanError(f"{path}: {e}") from None
     try:
-        raw = tomllib.loads(read_text(path))
+        raw = tomllib.loads(read_text(path, "plan"))
     except tomllib.TOMLDecodeError as e:
         # The scenario beside the plan is read by the core as TOML 1.1, the plan by tomllib as
         # TOML 1.0: a trailing comma that one takes, the other refused in tomllib's words alone,
@@ -1673,14 +1680,30 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
     # folders ("p00", "p") reproduced the first by name (campaign 16, issue 32).
     own = [p for p in matches if p.name == name or p.name.startswith(f"{name}-")]
     if len(own) == 1:
-        return own[0]
+        return utf8_plan_folder(own[0])
     if len(matches) > 1:
         raise PlanError(
             f'"{name}" begins the folders of several papers: '
             f"{', '.join(p.name for p in matches)}; give one's id (ccsim reproduce --list "
             "shows them)"
         )
-    return matches[0]
+    return utf8_plan_folder(matches[0])
+
+
+def utf8_plan_folder(folder: Path) -> Path:
+    """``folder``, a plan's folder found under ``experiments/``, or :class:`PlanError` naming
+    it when its path is not UTF-8 (a byte such as 0xff reaches Python as a lone surrogate),
+    with the cure when it is UTF-8 read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0).
+    A paper's folder named in Hangul, or copied from a Latin-1 disk, stopped `ccsim reproduce`
+    and `ccsim explore` with "internal error (TypeError): folder: expected a path ..., not
+    PosixPath": the user typed only its id (campaign 60b, issue 32)."""
+    bad = not_utf8(str(folder))
+    if bad is not None:
+        shown, byte, cure = bad
+        raise PlanError(f"{shown}: " + (cure or (
+            f"the paper's folder's name is not UTF-8 (byte 0x{byte:02x}); plans are read "
+            "from folders named in UTF-8: rename it")))  # fmt: skip
+    return folder
 
 
 def line_metric(plan: Plan, fig: Figure, line: str) -> Metric:
