@@ -467,14 +467,22 @@ def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> S
     return captured
 
 
+#: How often the core calls a run's progress callback, seconds (``PROGRESS_EVERY`` in
+#: crates/ccsim-py/src/lib.rs), and the gap between two calls past which the process was
+#: stopped between them (the core looks every 50 ms; a busy machine delays it far less).
+REPORT_EVERY_S = 0.5
+STALLED_S = 5.0
+
+
 class _ProgressLine:
     """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s, about 6 min left``, rewritten in
     place on a terminal.
 
     Shown only when ``stream`` is a terminal and the run has gone on for a second (short runs
     and redirected output stay as they were). The time left is the simulated time still to go
-    at the pace of the run so far (simulated seconds per wall second since it started): a run
-    whose traffic grows slows down, so early estimates are low."""
+    at the pace of the run so far (simulated seconds per wall second since it started, the
+    time its process was stopped left out): a run whose traffic grows slows down, so early
+    estimates are low."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
@@ -494,6 +502,14 @@ class _ProgressLine:
         now = time.monotonic()
         t0, e0 = self.last
         self.last = (now, events)
+        if now - t0 > STALLED_S:
+            # The process was stopped (Ctrl-Z and fg, kill -STOP and -CONT) since the last
+            # report: the run did not run meanwhile, and its pace counted the stop. After a
+            # 5 s Ctrl-Z, a run 10 s from its end said "about 28 s left" and then counted down
+            # from there; stopped for an hour, "about 2 h left" (campaign 60b, issue 32). The
+            # stop is left out, as if the run had gone on for one report's time.
+            self.started += now - t0 - REPORT_EVERY_S
+            t0 = now - REPORT_EVERY_S
         if now - self.started < 1.0:
             return
         rate = (events - e0) / max(now - t0, 1e-9)
