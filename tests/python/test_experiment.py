@@ -599,6 +599,27 @@ def test_a_plan_in_windows_1252_is_named_as_a_plan_with_the_line_of_its_first_su
         experiment.load_plan(folder)
 
 
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [("\x00", "the control character U+0000 at line {}, column 1: TOML allows no control "
+               "character but a tab"),
+     ("# a\rb\n", "a carriage return without its line feed at line {}, column 4: lines end in "
+                   "LF or CRLF")],
+)  # fmt: skip
+def test_a_plan_with_a_control_character_names_it_and_its_line_not_toml_1_1(
+    folder: Path, tail: str, said: str
+) -> None:
+    # Campaign 60b: a NUL left at a plan's end (a copy cut short), or a line ended by CR alone
+    # (old Mac OS), was refused in tomllib's words ("Invalid statement (at line 230, column
+    # 1)", "Found invalid character '\r'") with a word on TOML 1.1 syntax it had none of.
+    plan = folder / "plan.toml"
+    text = plan.read_text()
+    plan.write_text(text + tail, newline="")
+    line = text.count("\n") + 1
+    with pytest.raises(experiment.PlanError, match=rf"plan\.toml: {re.escape(said.format(line))}$"):
+        experiment.load_plan(folder)
+
+
 def test_a_papers_folder_whose_name_is_not_utf8_is_named_not_an_internal_error(
     folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -935,6 +935,11 @@ def _explore_ranges(raw: dict[str, Any]) -> None:
         raise PlanError(str(e)) from None
 
 
+#: What TOML allows nowhere in a file (TOML 1.0, "Spec"; comments too): a control character
+#: other than a tab, and a carriage return not followed by a line feed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
 @arguments(folder=PATH)
 def load_plan(folder: PathLike) -> Plan:
     """Read and check ``folder/plan.toml`` (``folder`` a str or a Path)."""
@@ -947,8 +952,24 @@ def load_plan(folder: PathLike) -> Plan:
         check_regular(path)
     except NotAFile as e:
         raise PlanError(f"{path}: {e}") from None
+    text = read_text(path, "plan")
+    control = _CONTROL.search(text)
+    if control is not None:
+        # TOML allows no control character but a tab, nor a carriage return without its line
+        # feed, anywhere, comments too: a NUL left at a file's end by a copy cut short was
+        # refused as "Invalid statement (at line 230, column 1)" with a word on TOML 1.1
+        # syntax, which it had none of (campaign 60b, issue 32).
+        at = control.start()
+        line = text.count("\n", 0, at) + 1
+        column = at - text.rfind("\n", 0, at)
+        if control.group() == "\r":
+            what, allowed = "a carriage return without its line feed", "lines end in LF or CRLF"
+        else:
+            what = f"the control character U+{ord(control.group()):04X}"
+            allowed = "TOML allows no control character but a tab"
+        raise PlanError(f"{path}: {what} at line {line}, column {column}: {allowed}")
     try:
-        raw = tomllib.loads(read_text(path, "plan"))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         # The scenario beside the plan is read by the core as TOML 1.1, the plan by tomllib as
         # TOML 1.0: a trailing comma that one takes, the other refused in tomllib's words alone,
