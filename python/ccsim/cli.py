@@ -59,6 +59,7 @@ from ccsim.scenario import (
     run,
     seed_problem,
 )
+from ccsim.scenario import not_utf8 as _not_utf8
 from ccsim.staging import (
     dangling,
     distribution_left,
@@ -171,29 +172,6 @@ def summary_text(res: Result) -> str:
             f"{s.wall_seconds:.3f} s wall; seed {s.seed}"
         )
     return "\n".join(lines)
-
-
-def _not_utf8(text: str) -> tuple[str, int, str | None] | None:
-    """None when ``text`` is UTF-8; otherwise (a byte such as 0xff reaches Python as a lone
-    surrogate) the text as shown (that byte replaced), the byte, and the cure when the bytes
-    are UTF-8 after all, read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0: ASCII):
-    such a name was refused as "not UTF-8 (byte 0xed)" with the cure "rename it" (campaign
-    24, issue 32). One reading for every argument a user writes: a path, a scenario file's
-    name, a text option."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
-    else:
-        return None
-    raw = text.encode("utf-8", "surrogateescape")
-    try:
-        raw.decode("utf-8")
-    except UnicodeError:
-        return raw.decode("utf-8", "replace"), byte, None
-    cure = (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
-            "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
-    return raw.decode("utf-8", "replace"), byte, cure
 
 
 def utf8_name(option: str, path: Path) -> Path:
@@ -489,14 +467,22 @@ def _with_capture_points(sc: Scenario, points: list[str], seed: int | None) -> S
     return captured
 
 
+#: How often the core calls a run's progress callback, seconds (``PROGRESS_EVERY`` in
+#: crates/ccsim-py/src/lib.rs), and the gap between two calls past which the process was
+#: stopped between them (the core looks every 50 ms; a busy machine delays it far less).
+REPORT_EVERY_S = 0.5
+STALLED_S = 5.0
+
+
 class _ProgressLine:
     """``simulated 12.5 s of 500 s (2 %), 4.1 M events/s, about 6 min left``, rewritten in
     place on a terminal.
 
     Shown only when ``stream`` is a terminal and the run has gone on for a second (short runs
     and redirected output stay as they were). The time left is the simulated time still to go
-    at the pace of the run so far (simulated seconds per wall second since it started): a run
-    whose traffic grows slows down, so early estimates are low."""
+    at the pace of the run so far (simulated seconds per wall second since it started, the
+    time its process was stopped left out): a run whose traffic grows slows down, so early
+    estimates are low."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
@@ -516,6 +502,14 @@ class _ProgressLine:
         now = time.monotonic()
         t0, e0 = self.last
         self.last = (now, events)
+        if now - t0 > STALLED_S:
+            # The process was stopped (Ctrl-Z and fg, kill -STOP and -CONT) since the last
+            # report: the run did not run meanwhile, and its pace counted the stop. After a
+            # 5 s Ctrl-Z, a run 10 s from its end said "about 28 s left" and then counted down
+            # from there; stopped for an hour, "about 2 h left" (campaign 60b, issue 32). The
+            # stop is left out, as if the run had gone on for one report's time.
+            self.started += now - t0 - REPORT_EVERY_S
+            t0 = now - REPORT_EVERY_S
         if now - self.started < 1.0:
             return
         rate = (events - e0) / max(now - t0, 1e-9)
@@ -912,7 +906,7 @@ def list_papers(experiments: Path) -> str:
     for plan in (f / "plan.toml" for f in experiment_folders(experiments)):
         try:
             check_regular(plan)  # a FIFO there waited for a writer (campaign 48, issue 32)
-            tree = tomllib.loads(read_text(plan))
+            tree = tomllib.loads(read_text(plan, "plan"))
         except (Error, ValueError):
             tree = {}
         rows.append((str(tree.get("id", "?")), plan.parent.name, str(tree.get("title", ""))))

@@ -56,6 +56,7 @@ import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,51 @@ WORKER_WAIT_S = 30.0
 #: A scheduler on a LAN or a tunnel answers in milliseconds; a few seconds covers a slow
 #: link without leaving the user at 0 % for long.
 CONNECT_TIMEOUT_S = 5.0
+
+#: How often :class:`_StopWatch` looks at the clock, and the gap between two looks past which
+#: the process was stopped meanwhile (Ctrl-Z, kill -STOP, a batch scheduler suspending the
+#: job): a thread asleep for 0.1 s wakes far sooner than that on a loaded machine.
+_WATCH_EVERY_S = 0.1
+_STOPPED_GAP_S = 2.0
+#: How many times a step that timed out while the process was stopped is tried again.
+_TRIES_AFTER_STOPS = 3
+
+
+class _StopWatch:
+    """Whether this process was stopped at some moment while the ``with`` block ran.
+
+    The deadlines of reaching a scheduler run on the monotonic clock, which goes on while the
+    process is stopped: stopped during the probe or the client's start (Ctrl-Z at that moment,
+    a batch scheduler's suspend), the command ended with "connected, but no Dask scheduler
+    answered within 5 s: the server there is not one", or "cannot reach a Dask scheduler",
+    of a scheduler that answered as soon as the process ran again (campaign 60b, issue 32).
+    A step that failed so is tried again (:data:`_TRIES_AFTER_STOPS`)."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="ccsim-stop-watch", daemon=True)
+
+    def __enter__(self) -> _StopWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        last = time.monotonic()
+        while True:
+            done = self._done.wait(_WATCH_EVERY_S)
+            # Once more after the block ended: a stop since the last look (the block's own
+            # deadline may have ended it first, as the process ran again) is seen here.
+            now = time.monotonic()
+            if now - last > _STOPPED_GAP_S:
+                self.stopped = True
+            last = now
+            if done:
+                return
 
 
 class ClusterError(RuntimeError):
@@ -443,13 +489,9 @@ def _tls_failure(got: Any, address: str) -> str | None:
     return None
 
 
-def check_scheduler(address: str) -> None:
-    """Raise :class:`ClusterError` unless a Dask scheduler answers at ``address`` within
-    ``CONNECT_TIMEOUT_S`` (connection, handshake and an ``identity`` request together).
-
-    Runs on a thread of its own with its own event loop, so it works whether or not the
-    caller has one running (a notebook)."""
-    connection_args = _client_security(address)
+def _probe(address: str, connection_args: dict[str, Any]) -> list[Any]:
+    """The scheduler's answer to an ``identity`` request at ``address``, or the exception
+    that ended the probe, in a list; empty when neither came within its deadline."""
     outcome: list[Any] = []
 
     def probe() -> None:
@@ -463,6 +505,21 @@ def check_scheduler(address: str) -> None:
         t = threading.Thread(target=probe, name="ccsim-dask-probe", daemon=True)
         t.start()
         t.join(CONNECT_TIMEOUT_S + 2.0)
+    return outcome
+
+
+def check_scheduler(address: str) -> None:
+    """Raise :class:`ClusterError` unless a Dask scheduler answers at ``address`` within
+    ``CONNECT_TIMEOUT_S`` (connection, handshake and an ``identity`` request together).
+
+    Runs on a thread of its own with its own event loop, so it works whether or not the
+    caller has one running (a notebook)."""
+    connection_args = _client_security(address)
+    for _ in range(_TRIES_AFTER_STOPS):
+        with _StopWatch() as watch:
+            outcome = _probe(address, connection_args)
+        if not watch.stopped or (outcome and not isinstance(outcome[0], BaseException)):
+            break
     where = f"--scheduler {address}"
     if not outcome or isinstance(outcome[0], (asyncio.TimeoutError, TimeoutError)):
         raise ClusterError(
@@ -860,23 +917,35 @@ def connect(target: str | Client) -> tuple[Client, bool]:
         return target, False
     check_configuration()
     check_scheduler(target)
-    try:
-        return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
-    except (OSError, TimeoutError) as e:
-        raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({e})") from e
-    except (KeyError, ValueError, TypeError) as e:
-        # Dask's configuration is read as its client starts: a value it cannot parse in the
-        # user's DASK_* variables or ~/.config/dask/*.yaml (DASK_DISTRIBUTED__CLIENT__HEARTBEAT
-        # =abc, "5 secs") was "internal error (KeyError): 'Invalid time unit: abc ...'"
-        # (campaign 46, issue 32).
-        said = e.args[0] if isinstance(e, KeyError) and e.args else e
-        _let_go_of_half_made_client(e)
-        changed = _changed_settings()
-        where = f", where it differs from Dask's defaults: {changed}" if changed else ""
-        raise ClusterError(
-            f"--scheduler {target}: Dask's client cannot start with Dask's configuration "
-            f"({said}){where}: mend it (the DASK_* variables, the files in ~/.config/dask)"
-        ) from e
+    error: OSError | TimeoutError | None = None
+    for _ in range(_TRIES_AFTER_STOPS):
+        with _StopWatch() as watch:
+            try:
+                return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
+            except (OSError, TimeoutError) as e:
+                error = e
+            except (KeyError, ValueError, TypeError) as e:
+                raise _configuration_refused(target, e) from e
+        if not watch.stopped:
+            break
+    # A TimeoutError of its own carries no words: "cannot reach a Dask scheduler ()".
+    said = str(error) or f"no answer within {CONNECT_TIMEOUT_S:g} s"
+    raise ClusterError(f"--scheduler {target}: cannot reach a Dask scheduler ({said})") from error
+
+
+def _configuration_refused(target: str, e: Exception) -> ClusterError:
+    """The error for Dask's client that could not start with Dask's configuration: a value it
+    cannot parse in the user's DASK_* variables or ~/.config/dask/*.yaml
+    (DASK_DISTRIBUTED__CLIENT__HEARTBEAT=abc, "5 secs") was "internal error (KeyError):
+    'Invalid time unit: abc ...'" (campaign 46, issue 32)."""
+    said = e.args[0] if isinstance(e, KeyError) and e.args else e
+    _let_go_of_half_made_client(e)
+    changed = _changed_settings()
+    where = f", where it differs from Dask's defaults: {changed}" if changed else ""
+    return ClusterError(
+        f"--scheduler {target}: Dask's client cannot start with Dask's configuration "
+        f"({said}){where}: mend it (the DASK_* variables, the files in ~/.config/dask)"
+    )
 
 
 def _let_go_of_half_made_client(e: BaseException) -> None:
@@ -923,13 +992,19 @@ def _changed_settings() -> str:
 def check_workers(client: Client) -> int:
     """Wait for at least one worker; check that every worker runs this ccsim version, built
     from the same sources. Returns the number of threads the cluster offers."""
-    try:
-        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
-    except TimeoutError as e:
-        raise ClusterError(
-            f"no Dask worker connected to {client.scheduler.address} within "
-            f"{WORKER_WAIT_S:.0f} s: start some with `dask worker {client.scheduler.address}`"
-        ) from e
+    error: TimeoutError | None = None
+    for tried in range(1, _TRIES_AFTER_STOPS + 1):
+        with _StopWatch() as watch:
+            try:
+                client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+                break
+            except TimeoutError as e:
+                error = e
+        if not watch.stopped or tried == _TRIES_AFTER_STOPS:
+            raise ClusterError(
+                f"no Dask worker connected to {client.scheduler.address} within "
+                f"{WORKER_WAIT_S:.0f} s: start some with `dask worker {client.scheduler.address}`"
+            ) from error
     versions = client.run(_worker_version)
     ours = _this_version()
     wrong = {w: v for w, v in versions.items() if v != ours}

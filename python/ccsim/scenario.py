@@ -180,22 +180,52 @@ def read_limited(path: PathLike, regular: bool = False) -> bytes:
 _READ_CHUNK = 2**20
 
 
-def read_text(path: PathLike) -> str:
-    """A scenario or plan file's text, which must be UTF-8; the error names the file."""
+def not_utf8(text: str) -> tuple[str, int, str | None] | None:
+    """None when ``text`` is UTF-8; otherwise (a byte such as 0xff reaches Python as a lone
+    surrogate) the text as shown (that byte replaced), the byte, and the cure when the bytes
+    are UTF-8 after all, read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0: ASCII):
+    such a name was refused as "not UTF-8 (byte 0xed)" with the cure "rename it" (campaign
+    24, issue 32). One reading for every argument a user writes: a path, a scenario file's
+    name, a text option."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = text[e.start].encode("utf-8", "surrogateescape")[0]
+    else:
+        return None
+    raw = text.encode("utf-8", "surrogateescape")
+    try:
+        raw.decode("utf-8")
+    except UnicodeError:
+        return raw.decode("utf-8", "replace"), byte, None
+    cure = (f"it is UTF-8, read in this locale's encoding ({sys.getfilesystemencoding()}): "
+            "run ccsim in a UTF-8 locale (LC_ALL=C.UTF-8) or with PYTHONUTF8=1")  # fmt: skip
+    return raw.decode("utf-8", "replace"), byte, cure
+
+
+def read_text(path: PathLike, kind: str = "scenario") -> str:
+    """A scenario or plan file's text (``kind``), which must be UTF-8; the error names the file,
+    and the line of a byte that is not UTF-8. A byte order mark first (Windows' Notepad saved
+    UTF-8 so until 2019) is not part of the text: the core reads a scenario beside it, and
+    tomllib refused a plan.toml so saved as "Invalid statement (at line 1, column 1)", with a
+    word on TOML 1.1 syntax (campaign 60b, issue 32)."""
     p = Path(path)
     try:
         data = read_limited(p)
     except TooLarge as e:
         raise _scenario_error(
-            "", f"{p}: {e}, so not a scenario (scenarios are small UTF-8 TOML files)"
+            "", f"{p}: {e}, so not a {kind} ({kind}s are small UTF-8 TOML files)"
         ) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
+        # The line as well: a Latin-1 or Windows-1252 character (a smart quote pasted from a
+        # word processor) was found by its offset alone, which no editor shows.
+        line = data.count(b"\n", 0, e.start) + 1
         raise _scenario_error(
             "",
-            f"{p}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-            "scenario files are UTF-8 TOML",
+            f"{p}: not UTF-8 text (byte 0x{data[e.start]:02x} at line {line}, offset "
+            f"{e.start}); {kind} files are UTF-8 TOML: save it as UTF-8",
         ) from None
 
 

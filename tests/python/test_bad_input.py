@@ -165,7 +165,7 @@ def test_a_scenario_file_that_is_not_utf8_is_named_in_the_error(
     ("content", "error"),
     [(b'{"duration": "1s"}\n', "TOML syntax error at line 1, column 1"),
      (b"\x00\x01\x02PK\x03\x04", "TOML syntax error at line 1, column "),
-     (b"\x89PNG\r\n\x1a\n", "not UTF-8 text (byte 0x89 at offset 0)"),
+     (b"\x89PNG\r\n\x1a\n", "not UTF-8 text (byte 0x89 at line 1, offset 0)"),
      (None, "is a directory")],
 )  # fmt: skip
 def test_a_scenario_file_that_is_not_toml_is_named_in_the_error(

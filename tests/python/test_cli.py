@@ -406,6 +406,32 @@ def test_the_time_left_covers_a_longer_earlier_line_when_it_shrinks() -> None:
     assert len(second) >= len(first), "the shorter line is padded over the longer one"
 
 
+def test_the_time_left_and_the_rate_leave_out_the_time_the_process_was_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 60b: after Ctrl-Z and fg, the pace counted the stop: a run 10 s from its end
+    # said "0.8 M events/s, about 28 s left" after a 5 s stop, and counted down from there.
+    from ccsim import cli
+
+    clock = [1000.0]
+    monkeypatch.setattr(cli.time, "monotonic", lambda: clock[0])
+    term = _Terminal()
+    with cli._progress_line(term) as line:
+        assert line is not None
+        for k in range(1, 5):  # a report every 0.5 s: 20 s simulated a second, 2 M events/s
+            clock[0] += 0.5
+            line(10.0 * k, 1_000_000 * k, 100.0)
+        clock[0] += 60.0  # stopped a minute (the core's next report comes after it)
+        line(50.0, 5_000_000, 100.0)
+        clock[0] += 0.5
+        line(60.0, 6_000_000, 100.0)
+    shown = [s.rstrip() for s in term.getvalue().rstrip("\n").split("\r")[1:]]
+    assert shown[-2:] == [
+        "simulated 50.0 s of 100 s (50 %), 2.0 M events/s, about 2 s left",
+        "simulated 60.0 s of 100 s (60 %), 2.0 M events/s, about 2 s left",
+    ]
+
+
 def test_the_progress_line_fits_a_terminal_narrower_than_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

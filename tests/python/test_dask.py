@@ -1055,3 +1055,63 @@ def test_a_security_loader_that_cannot_give_the_settings_is_one_line_naming_it(
         f"ccsim: error: --scheduler {address}: Dask's configuration: "
         f"distributed.client.security-loader is {said}"
     )
+
+
+def _stopped_for(seconds: float) -> None:
+    """Stop this process (SIGSTOP, as Ctrl-Z or a batch scheduler's suspend does) and have a
+    child continue it ``seconds`` later."""
+    import subprocess
+
+    waker = subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -CONT {os.getpid()}"])
+    os.kill(os.getpid(), signal.SIGSTOP)
+    waker.wait()
+
+
+def test_a_scheduler_probe_that_timed_out_while_the_process_was_stopped_is_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 60b: stopped while it reached the scheduler (Ctrl-Z, or a batch scheduler
+    # suspending the job), the command ended with "connected, but no Dask scheduler answered
+    # within 5 s: the server there is not one": its deadline ran on while it was stopped, and
+    # the scheduler answered as soon as it ran again. The stop here is real (0.6 s, past a
+    # watch's gap of 0.3 s); the probe's deadline is what ends its first try.
+    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 0.3, raising=False)
+    tries: list[int] = []
+
+    async def identity(address: str, connection_args: Any) -> Any:
+        tries.append(1)
+        if len(tries) == 1:
+            _stopped_for(0.6)
+            raise asyncio.TimeoutError
+        return {"type": "Scheduler"}
+
+    monkeypatch.setattr(cluster, "_identity", identity)
+    cluster.check_scheduler("tcp://127.0.0.1:1")
+    assert len(tries) == 2
+
+
+def test_a_client_that_timed_out_while_the_process_was_stopped_is_started_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 60b: the same for the client's start after the probe: "cannot reach a Dask
+    # scheduler ()", of a scheduler there (and with no words for a timeout of its own).
+    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 0.3, raising=False)
+    monkeypatch.setattr(cluster, "check_scheduler", lambda address: None)
+    made: list[str] = []
+
+    class Client:
+        def __init__(self, address: str, **_: Any) -> None:
+            made.append(address)
+            if len(made) == 1:
+                _stopped_for(0.6)
+                raise TimeoutError
+
+    monkeypatch.setattr(distributed, "Client", Client)
+    client, owned = cluster.connect("tcp://127.0.0.1:1")
+    assert isinstance(client, Client) and owned and len(made) == 2
+    made.clear()
+    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 60.0, raising=False)  # not long enough
+    with pytest.raises(cluster.ClusterError, match=r"^--scheduler tcp://127\.0\.0\.1:1: cannot "
+                       r"reach a Dask scheduler \(no answer within 5 s\)$"):  # fmt: skip
+        cluster.connect("tcp://127.0.0.1:1")
+    assert len(made) == 1

@@ -1233,6 +1233,35 @@ def test_a_reproduction_folder_named_in_bytes_not_utf8_is_left_out_of_site_and_e
     assert [w.split(";")[0] for w in warned] == [said.format("explorer", tree / "p001-\udcff")]
 
 
+def test_a_reproduction_folder_named_in_utf8_read_in_an_ascii_locale_is_said_to_be_so() -> None:
+    # Campaign 60b: `LC_ALL=C PYTHONUTF8=0 ccsim report` left a reproduction named in Hangul
+    # out as "the folder's name is not UTF-8 (byte 0xed); rename it": its name is UTF-8, read
+    # in ASCII, and the command-line arguments' cure (campaign 24) was not given.
+    from ccsim.site.reports import DamagedResults, check_folder_name
+
+    hangul = "p001-\ud55c".encode().decode("ascii", "surrogateescape")  # as ASCII reads it
+    with pytest.raises(DamagedResults, match=r"p001-.*: it is UTF-8, read in this locale's "
+                       r"encoding \(.*\): run ccsim in a UTF-8 locale \(LC_ALL=C\.UTF-8\) or "
+                       r"with PYTHONUTF8=1$"):  # fmt: skip
+        check_folder_name(Path(hangul))
+
+
+def test_a_report_saved_with_a_byte_order_mark_keeps_its_page(
+    results: Path, tmp_path: Path
+) -> None:
+    # Campaign 60b: report.md opened and saved in Windows' Notepad (a note added by hand)
+    # starts with a byte order mark, and the reproduction was left out of the site as "no
+    # heading '# <paper>: <title>' on its first line, so not a whole report (cut short?)".
+    tree = copies(results, tmp_path / "results", ["p001-quick"])
+    report = tree / "p001-quick" / "report.md"
+    report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes())
+    warned: list[str] = []
+    build_site(tree, tmp_path / "site", root=ROOT, warn=warned.append)
+    assert warned == []
+    page = (tmp_path / "site" / "p001-quick.html").read_text(encoding="utf-8")
+    assert "<title>p001: Split ACKs (SPACK)" in page and "\ufeff" not in page
+
+
 @pytest.mark.parametrize("inside", ["plan", "runs", "site", "standalone site"])
 def test_ccsim_explore_refuses_results_inside_a_reproduction_or_a_site_as_run_refuses_its_out(
     inside: str, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -165,7 +165,14 @@ from pathlib import Path
 from typing import Any
 
 from ccsim._tomllib import tomllib
-from ccsim.scenario import NotAFile, PathLike, check_regular, format_value, read_text
+from ccsim.scenario import (
+    NotAFile,
+    PathLike,
+    check_regular,
+    format_value,
+    not_utf8,
+    read_text,
+)
 
 from .arguments import NONE, PATH, TEXT, arguments
 from .paper import PaperValueError, PaperValues, check_unit, read_paper
@@ -928,6 +935,11 @@ def _explore_ranges(raw: dict[str, Any]) -> None:
         raise PlanError(str(e)) from None
 
 
+#: What TOML allows nowhere in a file (TOML 1.0, "Spec"; comments too): a control character
+#: other than a tab, and a carriage return not followed by a line feed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
 @arguments(folder=PATH)
 def load_plan(folder: PathLike) -> Plan:
     """Read and check ``folder/plan.toml`` (``folder`` a str or a Path)."""
@@ -940,8 +952,24 @@ def load_plan(folder: PathLike) -> Plan:
         check_regular(path)
     except NotAFile as e:
         raise PlanError(f"{path}: {e}") from None
+    text = read_text(path, "plan")
+    control = _CONTROL.search(text)
+    if control is not None:
+        # TOML allows no control character but a tab, nor a carriage return without its line
+        # feed, anywhere, comments too: a NUL left at a file's end by a copy cut short was
+        # refused as "Invalid statement (at line 230, column 1)" with a word on TOML 1.1
+        # syntax, which it had none of (campaign 60b, issue 32).
+        at = control.start()
+        line = text.count("\n", 0, at) + 1
+        column = at - text.rfind("\n", 0, at)
+        if control.group() == "\r":
+            what, allowed = "a carriage return without its line feed", "lines end in LF or CRLF"
+        else:
+            what = f"the control character U+{ord(control.group()):04X}"
+            allowed = "TOML allows no control character but a tab"
+        raise PlanError(f"{path}: {what} at line {line}, column {column}: {allowed}")
     try:
-        raw = tomllib.loads(read_text(path))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         # The scenario beside the plan is read by the core as TOML 1.1, the plan by tomllib as
         # TOML 1.0: a trailing comma that one takes, the other refused in tomllib's words alone,
@@ -1673,14 +1701,30 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
     # folders ("p00", "p") reproduced the first by name (campaign 16, issue 32).
     own = [p for p in matches if p.name == name or p.name.startswith(f"{name}-")]
     if len(own) == 1:
-        return own[0]
+        return utf8_plan_folder(own[0])
     if len(matches) > 1:
         raise PlanError(
             f'"{name}" begins the folders of several papers: '
             f"{', '.join(p.name for p in matches)}; give one's id (ccsim reproduce --list "
             "shows them)"
         )
-    return matches[0]
+    return utf8_plan_folder(matches[0])
+
+
+def utf8_plan_folder(folder: Path) -> Path:
+    """``folder``, a plan's folder found under ``experiments/``, or :class:`PlanError` naming
+    it when its path is not UTF-8 (a byte such as 0xff reaches Python as a lone surrogate),
+    with the cure when it is UTF-8 read in the locale's encoding (LC_ALL=C with PYTHONUTF8=0).
+    A paper's folder named in Hangul, or copied from a Latin-1 disk, stopped `ccsim reproduce`
+    and `ccsim explore` with "internal error (TypeError): folder: expected a path ..., not
+    PosixPath": the user typed only its id (campaign 60b, issue 32)."""
+    bad = not_utf8(str(folder))
+    if bad is not None:
+        shown, byte, cure = bad
+        raise PlanError(f"{shown}: " + (cure or (
+            f"the paper's folder's name is not UTF-8 (byte 0x{byte:02x}); plans are read "
+            "from folders named in UTF-8: rename it")))  # fmt: skip
+    return folder
 
 
 def line_metric(plan: Plan, fig: Figure, line: str) -> Metric:

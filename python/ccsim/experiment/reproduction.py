@@ -291,7 +291,7 @@ def store_plan(folder: Path, out: Path) -> Path:
     from ccsim._tomllib import tomllib
     from ccsim.scenario import read_text
 
-    text = read_text(folder / "plan.toml")
+    text = read_text(folder / "plan.toml", "plan")
     scenario = Path(str(tomllib.loads(text)["scenario"]))  # load_plan has checked it
     if scenario.as_posix() != scenario.name:
         text = re.sub(r"(?m)^scenario\s*=.*$", f'scenario = "{scenario.name}"', text, count=1)

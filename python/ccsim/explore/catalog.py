@@ -211,7 +211,12 @@ class Catalog:
         """``experiments``: a folder of plans (``experiments/``: each ``*/plan.toml``), or the
         plan folders themselves (the plans stored with reproductions, :func:`reproductions`);
         of two plans with one id, the first is offered."""
-        from ccsim.experiment.plan import PlanError, experiment_folders, load_plan
+        from ccsim.experiment.plan import (
+            PlanError,
+            experiment_folders,
+            load_plan,
+            utf8_plan_folder,
+        )
 
         folders = (
             experiment_folders(experiments)
@@ -220,7 +225,7 @@ class Catalog:
         )
         self.papers: dict[str, PaperEntry] = {}
         for folder in folders:
-            plan = load_plan(folder)
+            plan = load_plan(utf8_plan_folder(folder))
             if plan.id in self.papers:
                 continue
             try:
@@ -240,7 +245,7 @@ class Catalog:
 
         from .ranges import parse_plan_ranges
 
-        ranges = parse_plan_ranges(tomllib.loads(read_text(plan.folder / "plan.toml")))
+        ranges = parse_plan_ranges(tomllib.loads(read_text(plan.folder / "plan.toml", "plan")))
         seen: dict[str, list[str]] = {}
 
         def note(path: str, value: str) -> None:

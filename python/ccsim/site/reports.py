@@ -38,13 +38,17 @@ def check_folder_name(folder: Path) -> None:
     such as 0xff reaches Python as a lone surrogate): pyarrow and the plan reader take UTF-8
     names only. ``ccsim explore`` stopped with "internal error (TypeError): folder: expected a
     path ..., not PosixPath", serving none of the other reproductions; ``ccsim report`` left
-    it out as "paired.parquet: not a readable Parquet file" (campaign 24, issue 32)."""
-    try:
-        folder.name.encode("utf-8")
-    except UnicodeEncodeError as e:
-        byte = folder.name[e.start].encode("utf-8", "surrogateescape")
-        raise DamagedResults(folder, f"the folder's name is not UTF-8 (byte 0x{byte[0]:02x}); "
-                                     "rename it to read its results") from None  # fmt: skip
+    it out as "paired.parquet: not a readable Parquet file" (campaign 24, issue 32). A name in
+    UTF-8 read in an ASCII locale (LC_ALL=C with PYTHONUTF8=0) is said to be so, with that
+    cure: "not UTF-8 (byte 0xed); rename it" was said of a folder named in Hangul (campaign
+    60b, issue 32)."""
+    from ccsim.scenario import not_utf8
+
+    bad = not_utf8(folder.name)
+    if bad is not None:
+        _, byte, cure = bad
+        said = f"the folder's name is not UTF-8 (byte 0x{byte:02x}); rename it to read its results"
+        raise DamagedResults(folder, cure or said)
 
 
 def read_markdown(path: Path) -> str:
@@ -61,7 +65,11 @@ def read_markdown(path: Path) -> str:
         reason = e.strerror or str(e)
         raise DamagedResults(path, reason[:1].lower() + reason[1:]) from None
     try:
-        return data.decode("utf-8")
+        # Without a byte order mark first: report.md opened and saved in Windows' Notepad (a
+        # note added by hand) was left out of the site as "no heading ... on its first line,
+        # so not a whole report (cut short?)", its heading there after the mark (campaign 60b,
+        # issue 32).
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise DamagedResults(
             path, f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
