@@ -108,12 +108,21 @@ class _StopWatch:
         self._thread = threading.Thread(target=self._watch, name="ccsim-stop-watch", daemon=True)
 
     def __enter__(self) -> _StopWatch:
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError:
+            # No thread to be had (``ulimit -u`` reached): the step runs unwatched, once, as
+            # before the watch; a watch that could not start ended the command with "internal
+            # error (RuntimeError): can't start new thread" of a scheduler that answered.
+            self._started = False
+        else:
+            self._started = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._done.set()
-        self._thread.join()
+        if self._started:
+            self._thread.join()
 
     def _watch(self) -> None:
         last = time.monotonic()

@@ -1090,6 +1090,28 @@ def test_a_scheduler_probe_that_timed_out_while_the_process_was_stopped_is_tried
     assert len(tries) == 2
 
 
+def test_a_scheduler_is_reached_where_no_thread_can_start_to_watch_for_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review of campaign 60b: the watch for stops is a thread, and where none can start
+    # (`ulimit -u` reached, the limits matrix's NPROC rows) the command ended with "internal
+    # error (RuntimeError): can't start new thread" of a scheduler that answered. Unwatched,
+    # the step runs once, as before the watch.
+    start = threading.Thread.start
+
+    def no_watch(thread: threading.Thread) -> None:
+        if thread.name == "ccsim-stop-watch":
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    async def identity(address: str, connection_args: Any) -> Any:
+        return {"type": "Scheduler"}
+
+    monkeypatch.setattr(threading.Thread, "start", no_watch)
+    monkeypatch.setattr(cluster, "_identity", identity)
+    cluster.check_scheduler("tcp://127.0.0.1:1")
+
+
 def test_a_client_that_timed_out_while_the_process_was_stopped_is_started_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
