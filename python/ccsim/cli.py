@@ -55,6 +55,7 @@ from ccsim.scenario import (
     NotAFile,
     Scenario,
     check_regular,
+    not_utf8_said,
     read_text,
     run,
     seed_problem,
@@ -180,12 +181,11 @@ def utf8_name(option: str, path: Path) -> Path:
     the tables, takes UTF-8 names only. `ccsim sweep --out $'x\\xff'` ran every run, then
     failed on its tables with "'utf-8' codec can't encode character '\\udcff'", naming nothing;
     `ccsim run` wrote a folder Result.from_parquet refuses (campaign 16, issue 32)."""
-    bad = _not_utf8(str(path))
-    if bad is not None:
-        shown, byte, cure = bad
-        raise ValueError(f"{option} {shown}: " + (cure or (
-            f"the name is not UTF-8 (byte 0x{byte:02x}); ccsim's tables are read and written "
-            "by names in UTF-8: rename it or name another folder")))  # fmt: skip
+    said = not_utf8_said(str(path), (
+        "the name is not UTF-8 (byte {byte}); ccsim's tables are read and written by names "
+        "in UTF-8: rename it or name another folder"))  # fmt: skip
+    if said is not None:
+        raise ValueError(f"{option} {said}")
     return path
 
 

@@ -203,6 +203,17 @@ def not_utf8(text: str) -> tuple[str, int, str | None] | None:
     return raw.decode("utf-8", "replace"), byte, cure
 
 
+def not_utf8_said(name: str, otherwise: str) -> str | None:
+    """None when the path or name ``name`` is UTF-8; otherwise ``name`` as shown, then the
+    locale's cure when its bytes are UTF-8 after all, else ``otherwise`` with its ``{byte}``
+    (the first byte that is not, as 0xff) filled in: the words of every refused name."""
+    bad = not_utf8(name)
+    if bad is None:
+        return None
+    shown, byte, cure = bad
+    return f"{shown}: {cure or otherwise.format(byte=f'0x{byte:02x}')}"
+
+
 def read_text(path: PathLike, kind: str = "scenario") -> str:
     """A scenario or plan file's text (``kind``), which must be UTF-8; the error names the file,
     and the line of a byte that is not UTF-8. A byte order mark first (Windows' Notepad saved

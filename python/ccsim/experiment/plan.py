@@ -170,7 +170,7 @@ from ccsim.scenario import (
     PathLike,
     check_regular,
     format_value,
-    not_utf8,
+    not_utf8_said,
     read_text,
 )
 
@@ -1718,12 +1718,11 @@ def utf8_plan_folder(folder: Path) -> Path:
     A paper's folder named in Hangul, or copied from a Latin-1 disk, stopped `ccsim reproduce`
     and `ccsim explore` with "internal error (TypeError): folder: expected a path ..., not
     PosixPath": the user typed only its id (campaign 60b, issue 32)."""
-    bad = not_utf8(str(folder))
-    if bad is not None:
-        shown, byte, cure = bad
-        raise PlanError(f"{shown}: " + (cure or (
-            f"the paper's folder's name is not UTF-8 (byte 0x{byte:02x}); plans are read "
-            "from folders named in UTF-8: rename it")))  # fmt: skip
+    said = not_utf8_said(str(folder), (
+        "the paper's folder's name is not UTF-8 (byte {byte}); plans are read from folders "
+        "named in UTF-8: rename it"))  # fmt: skip
+    if said is not None:
+        raise PlanError(said)
     return folder
 
 
