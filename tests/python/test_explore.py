@@ -1897,6 +1897,49 @@ def test_in_chromium_a_cancel_that_cannot_reach_the_explorer_leaves_no_row_said_
 
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
+#: What a tab says when the browser holds its request back (six other tabs' event streams
+#: hold the browser's connections to the explorer).
+HELD_BACK = "no answer from the explorer yet: a browser opens at most 6 connections to one site"
+
+
+@pytest.mark.parametrize("held_route", ["**/api/run", "**/api/jobs/*/events"])
+def test_in_chromium_a_request_the_browser_holds_back_says_the_tab_waits_for_a_connection(
+    server: Server, page: tuple[Any, list[str]], held_route: str
+) -> None:
+    # Campaign 60c (issue 32): Chromium opens at most 6 connections to one site, and each tab
+    # of the explorer with a job running holds one with its event stream: in a 7th tab a
+    # change said "starting…" (its run request held in the browser), or "running…" (its job's
+    # stream held), for as long as the other tabs' jobs ran, minutes behind long runs. The
+    # held request is the route's, never answered; the page's clock is Playwright's. (~2 s:
+    # a page in Chromium.)
+    pg, errors = page
+    threadless_job(server, "j-held", "start")
+    threadless_job(server, "j-open", "start")
+    held: list[Any] = []
+    pg.route(held_route, lambda r: held.append(r))
+    if held_route.endswith("/events"):
+        routed_jobs(pg, "j-held")
+    paused_clock(pg)
+    pg.goto(server.url + "/")
+    pg.wait_for_function("document.querySelectorAll('#paper option').length", polling=50)
+    pg.clock.run_for(200)
+    while not held:
+        pg.wait_for_timeout(20)
+    pg.clock.run_for(2_900)
+    assert not pg.locator("#msg").text_content().startswith(HELD_BACK)  # type: ignore[union-attr]
+    pg.clock.run_for(200)
+    pg.wait_for_function("(w) => document.getElementById('msg').textContent.startsWith(w)",
+                         arg=HELD_BACK, polling=50)  # fmt: skip
+    if held_route.endswith("/run"):
+        # Answered, and its stream open: the job's own words stay, without the note.
+        answer = json.dumps({"job": "j-open", "title": "t", "changed": []})
+        held[0].fulfill(status=200, content_type="application/json", body=answer)
+        pg.wait_for_function("window.ccsim.es && window.ccsim.es.readyState === 1", polling=50)
+        pg.clock.run_for(3_500)
+        assert pg.locator("#msg").text_content() == "running…"
+    assert errors == []
+
+
 #: A request that would start a job (one seed of one point of paper 001's fig8).
 ONE_POINT = {"paper": "p001", "figure": "fig8", "x": ["0.05"], "lines": ["spack"], "seeds": 1}
 

@@ -68,7 +68,7 @@ it)</span> <button id="cancel" disabled>cancel</button></div>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
                           last: null, es: null, timer: null, shown: null, started: 0,
-                          pending: "running…"};
+                          pending: "running…", held: null};
 const $ = (id) => document.getElementById(id);
 // The page says it needs JavaScript until its script runs: with JavaScript off (NoScript, Tor's
 // safest level, a text browser such as w3m over ssh) it said "loading…" for ever (campaign 33,
@@ -284,6 +284,7 @@ async function startJob(note) {
   // after each change (campaign 49a).
   $("prog").max = 1; $("prog").value = 0;
   status(note || "starting…");
+  heldBack();
   // The last job is one the page no longer wants: a cancel that fails (a proxy's connection
   // reset once) must not stop the next. It stopped it, saying "cannot reach the explorer"
   // while the explorer could be reached (found by the proxy matrix, issue 32); unread, the
@@ -320,6 +321,7 @@ async function startJob(note) {
   $("cancel").disabled = false;
   status("running…");
   const es = S.es = new EventSource(`api/jobs/${job}/events`);
+  heldBack();
   es.onmessage = (m) => {
     if (S.job !== job) { es.close(); return; }
     const e = JSON.parse(m.data);
@@ -383,11 +385,27 @@ async function startJob(note) {
   // behind another tab's runs, over a stream the browser had back a second later (campaign
   // 50a, issue 32). Events missed meanwhile come next and say their own.
   es.onopen = () => {
+    if (S.job === job) clearTimeout(S.held);
     if (S.job === job && before !== null) { status(...before); before = null; }
   };
 }
 
-function status(text, bad) { $("msg").textContent = text; $("msg").className = bad ? "error" : ""; }
+function status(text, bad) {
+  clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
+}
+
+// A browser opens at most 6 connections to one site over HTTP/1.1 (Chromium's and Firefox's
+// default), and each tab of this explorer whose job runs holds one with its event stream: a
+// 7th tab's run request, or its job's stream, waits in the browser until one of their jobs
+// ends, and the tab said "starting…" or "running…" for as long, minutes behind long runs
+// (campaign 60c, issue 32). Said when nothing else was said within 3 s of asking.
+function heldBack() {
+  clearTimeout(S.held);
+  S.held = setTimeout(() => status("no answer from the explorer yet: a browser opens at most " +
+    "6 connections to one site, and each other tab of this explorer with a job running holds " +
+    "one, so this tab waits for one of their jobs to end (or for one of those tabs to close)…"),
+    3000);
+}
 
 // The title over what is drawn: the plan's, with the settings of the job whose points are
 // shown filled in, and the settings that job moved from the plan's.
