@@ -1897,6 +1897,44 @@ def test_in_chromium_a_cancel_that_cannot_reach_the_explorer_leaves_no_row_said_
 
 # --- Hostile requests and start-up (issue 32) -----------------------------------------------
 
+
+def test_in_chromium_a_change_made_while_the_browser_is_offline_says_so_and_the_next_one_runs(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 60c (issue 32): a change made while the browser was offline (Wi-Fi off, a cable
+    # out) said "cannot reach the explorer (Failed to fetch): is ccsim explore still running?"
+    # of an explorer that ran on, and not what to do once the network was back.
+    pg, errors = page
+    threadless_job(server, "j-first", "start")
+    back = threadless_job(server, "j-back", "start")
+    back.emit("done", total=1, cached=0, simulated=1)
+    back.end()
+    routed_jobs(pg, "j-first")
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim.job === 'j-first'", timeout=60_000)
+    pg.unroute("**/api/run")  # offline, the page's own requests fail in the browser
+    pg.context.set_offline(True)
+    pg.evaluate(SEEDS, "1")
+    said = ("cannot reach the explorer: this browser is offline (Failed to fetch); once it is "
+            "back, change a setting to run it again")  # fmt: skip
+    pg.wait_for_function("(s) => document.getElementById('msg').textContent === s", arg=said,
+                         timeout=30_000)  # fmt: skip
+    assert pg.locator("#msg").get_attribute("class") == "error"
+    assert pg.locator("#cancel").is_disabled()
+    pg.context.set_offline(False)
+    routed_jobs(pg, "j-back")
+    wait_done(pg, pg.evaluate(SEEDS, "2"))
+    assert [e for e in errors if "ERR_INTERNET_DISCONNECTED" not in e] == [], errors
+
+
+#: Move the seeds slider to a value and start its job; the job before it.
+SEEDS = """(n) => {
+  const before = window.ccsim.job, el = document.getElementById('seeds');
+  el.value = n; el.dispatchEvent(new Event('input'));
+  return before;
+}"""
+
+
 #: What a tab says when the browser holds its request back (six other tabs' event streams
 #: hold the browser's connections to the explorer).
 HELD_BACK = "no answer from the explorer yet: a browser opens at most 6 connections to one site"

@@ -258,8 +258,16 @@ async function cancel() {
 // The explorer gone (stopped, its machine asleep) or an answer that is not its JSON: said on
 // the page. The rejection went unhandled and the page kept its last words, "done: ..." or
 // "running…", whatever was moved (campaign 23, issue 32).
-function unreachable(err) {
-  status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
+// A browser offline (its network gone: Wi-Fi off, a cable out, airplane mode) fails every
+// request at once, the explorer running on: the page asked "is ccsim explore still running?"
+// and said nothing of what to do once the network is back (campaign 60c, issue 32). ``cure``
+// is that, for the request that failed.
+function unreachable(err, cure) {
+  if (navigator.onLine === false)
+    status(`cannot reach the explorer: this browser is offline (${err.message}); once it is ` +
+           `back, ${cure}`, true);
+  else
+    status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
 // A start that ends without a job of its own (refused, or no explorer to answer) leaves no
@@ -267,7 +275,8 @@ function unreachable(err) {
 // the refusal's reason, of nothing (campaign 49a, issue 32).
 async function start(note) {
   try { await startJob(note); } catch (err) {
-    unreachable(err); S.pending = "not run"; $("cancel").disabled = true; draw();
+    unreachable(err, "change a setting to run it again");
+    S.pending = "not run"; $("cancel").disabled = true; draw();
   }
 }
 
@@ -487,7 +496,8 @@ $("cancel").addEventListener("click", async () => {
     // The page no longer reads the job (its stream is closed; the explorer, if it runs,
     // cancels a job nobody reads): its rows said "running…" and cancel stayed enabled under
     // "cannot reach the explorer", and nothing would change them (campaign 50a, issue 32).
-    unreachable(err); S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+    unreachable(err, "the explorer cancels the job itself, as nobody reads it");
+    S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
     return;
   }
   S.job = null; $("cancel").disabled = true; status("cancelled");
@@ -510,7 +520,7 @@ async function load() {
     c = await res.json();
     if (!res.ok || !Array.isArray(c) || !c.length)
       throw new Error(res.ok ? "its list of papers is empty" : `HTTP ${res.status}`);
-  } catch (err) { unreachable(err); return; }
+  } catch (err) { unreachable(err, "reload the page"); return; }
   S.catalog = c;
   $("paper").innerHTML = c.map(p =>
     `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
