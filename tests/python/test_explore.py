@@ -1865,7 +1865,9 @@ def test_in_chromium_a_tab_whose_job_waits_behind_another_tabs_runs_says_so_then
     said = second.evaluate("window.said")
     after = said[said.index(waiting) + 1 :]  # then "running…", then its runs' progress
     assert after[0] == "running…" and after[1].endswith(": 0.0 of 1 simulated s, 0 events"), said
-    assert first.locator("#msg").text_content() == "cancelled"
+    # The first tab says so once its cancel is answered, which a loaded machine may deliver
+    # after the second tab's first progress (seen once in campaign 60c).
+    first.wait_for_function("document.getElementById('msg').textContent === 'cancelled'")
     second.click("#cancel")
     second.wait_for_function("document.getElementById('msg').textContent === 'cancelled'")
     assert errors == []
