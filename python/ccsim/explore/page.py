@@ -68,7 +68,7 @@ it)</span> <button id="cancel" disabled>cancel</button></div>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
                           last: null, es: null, timer: null, shown: null, started: 0,
-                          pending: "running…"};
+                          pending: "running…", held: null};
 const $ = (id) => document.getElementById(id);
 // The page says it needs JavaScript until its script runs: with JavaScript off (NoScript, Tor's
 // safest level, a text browser such as w3m over ssh) it said "loading…" for ever (campaign 33,
@@ -258,8 +258,16 @@ async function cancel() {
 // The explorer gone (stopped, its machine asleep) or an answer that is not its JSON: said on
 // the page. The rejection went unhandled and the page kept its last words, "done: ..." or
 // "running…", whatever was moved (campaign 23, issue 32).
-function unreachable(err) {
-  status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
+// A browser offline (its network gone: Wi-Fi off, a cable out, airplane mode) fails every
+// request at once, the explorer running on: the page asked "is ccsim explore still running?"
+// and said nothing of what to do once the network is back (campaign 60c, issue 32). ``cure``
+// is that, for the request that failed.
+function unreachable(err, cure) {
+  if (navigator.onLine === false)
+    status(`cannot reach the explorer: this browser is offline (${err.message}); once it is ` +
+           `back, ${cure}`, true);
+  else
+    status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
 
 // A start that ends without a job of its own (refused, or no explorer to answer) leaves no
@@ -267,7 +275,8 @@ function unreachable(err) {
 // the refusal's reason, of nothing (campaign 49a, issue 32).
 async function start(note) {
   try { await startJob(note); } catch (err) {
-    unreachable(err); S.pending = "not run"; $("cancel").disabled = true; draw();
+    unreachable(err, "change a setting to run it again");
+    S.pending = "not run"; $("cancel").disabled = true; draw();
   }
 }
 
@@ -284,6 +293,7 @@ async function startJob(note) {
   // after each change (campaign 49a).
   $("prog").max = 1; $("prog").value = 0;
   status(note || "starting…");
+  heldBack();
   // The last job is one the page no longer wants: a cancel that fails (a proxy's connection
   // reset once) must not stop the next. It stopped it, saying "cannot reach the explorer"
   // while the explorer could be reached (found by the proxy matrix, issue 32); unread, the
@@ -320,6 +330,7 @@ async function startJob(note) {
   $("cancel").disabled = false;
   status("running…");
   const es = S.es = new EventSource(`api/jobs/${job}/events`);
+  heldBack();
   es.onmessage = (m) => {
     if (S.job !== job) { es.close(); return; }
     const e = JSON.parse(m.data);
@@ -383,11 +394,27 @@ async function startJob(note) {
   // behind another tab's runs, over a stream the browser had back a second later (campaign
   // 50a, issue 32). Events missed meanwhile come next and say their own.
   es.onopen = () => {
+    if (S.job === job) clearTimeout(S.held);
     if (S.job === job && before !== null) { status(...before); before = null; }
   };
 }
 
-function status(text, bad) { $("msg").textContent = text; $("msg").className = bad ? "error" : ""; }
+function status(text, bad) {
+  clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
+}
+
+// A browser opens at most 6 connections to one site over HTTP/1.1 (Chromium's and Firefox's
+// default), and each tab of this explorer whose job runs holds one with its event stream: a
+// 7th tab's run request, or its job's stream, waits in the browser until one of their jobs
+// ends, and the tab said "starting…" or "running…" for as long, minutes behind long runs
+// (campaign 60c, issue 32). Said when nothing else was said within 3 s of asking.
+function heldBack() {
+  clearTimeout(S.held);
+  S.held = setTimeout(() => status("no answer from the explorer yet: a browser opens at most " +
+    "6 connections to one site, and each other tab of this explorer with a job running holds " +
+    "one, so this tab waits for one of their jobs to end (or for one of those tabs to close)…"),
+    3000);
+}
 
 // The title over what is drawn: the plan's, with the settings of the job whose points are
 // shown filled in, and the settings that job moved from the plan's.
@@ -469,7 +496,8 @@ $("cancel").addEventListener("click", async () => {
     // The page no longer reads the job (its stream is closed; the explorer, if it runs,
     // cancels a job nobody reads): its rows said "running…" and cancel stayed enabled under
     // "cannot reach the explorer", and nothing would change them (campaign 50a, issue 32).
-    unreachable(err); S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+    unreachable(err, "the explorer cancels the job itself, as nobody reads it");
+    S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
     return;
   }
   S.job = null; $("cancel").disabled = true; status("cancelled");
@@ -492,7 +520,7 @@ async function load() {
     c = await res.json();
     if (!res.ok || !Array.isArray(c) || !c.length)
       throw new Error(res.ok ? "its list of papers is empty" : `HTTP ${res.status}`);
-  } catch (err) { unreachable(err); return; }
+  } catch (err) { unreachable(err, "reload the page"); return; }
   S.catalog = c;
   $("paper").innerHTML = c.map(p =>
     `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
