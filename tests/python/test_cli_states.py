@@ -586,7 +586,7 @@ def test_every_command_in_every_state_of_its_outputs_input_and_environment_keeps
     tmp_path: Path, finished: Path
 ) -> None:
     seed = int(os.environ.get("CCSIM_STATES_SEED", "30"))
-    cases = int(os.environ.get("CCSIM_STATES_CASES", "24"))
+    cases = int(os.environ.get("CCSIM_STATES_CASES", "16"))
     rng = random.Random(seed)
     defects: list[str] = []
     counts: dict[str, int] = {}

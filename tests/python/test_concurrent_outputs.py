@@ -15,7 +15,7 @@ again to its end. Invariants:
   every Parquet table and every stored record reads back, and no hidden staging folder is
   left anywhere in the tree.
 
-Seeded: ``CCSIM_CONCURRENT_SEED`` (default 31) and ``CCSIM_CONCURRENT_CASES`` (default 6,
+Seeded: ``CCSIM_CONCURRENT_SEED`` (default 31) and ``CCSIM_CONCURRENT_CASES`` (default 5,
 about a minute) for long runs.
 """
 
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "random-loss.toml"
 M01 = ROOT / "experiments" / "m01-dctcp"
 SEED = int(os.environ.get("CCSIM_CONCURRENT_SEED", "31"))
-CASES = int(os.environ.get("CCSIM_CONCURRENT_CASES", "6"))
+CASES = int(os.environ.get("CCSIM_CONCURRENT_CASES", "5"))
 
 #: A run long enough (about a second) for another command to start and end inside it.
 LONG_RUN = ["--set", "duration=600s", "--set", "links.bottleneck.rate=1Gbps", "--set",

@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALL = os.environ.get("CCSIM_SETTINGS_CELLS") == "all"
 #: The commands whose every cell runs by default; of the others, this many cells are drawn.
 EVERY = ("run",)
-DRAWN = {"sweep": 8, "reproduce": 4, "report": 3, "explore": 4}
+DRAWN = {"sweep": 4, "reproduce": 2, "report": 2, "explore": 2}
 #: The commands: the cheap ones, and the explorer, whose output is its answers (conftest).
 COMMANDS = {**CHEAP_COMMANDS, **EXPLORE_COMMAND}
 #: Cells run whatever is drawn: each failed once (campaign 47), and only there.
