@@ -882,13 +882,25 @@ def os_error_text(e: OSError) -> str:
 def requirement_closure() -> set[str] | None:
     """The distributions ccsim needs (every one of its extras too) and, recursively, what each
     of them needs without its optional extras, by normalized name (``dask-expr``); None when
-    the markers cannot be read (``packaging``, which matplotlib brings, missing)."""
+    the markers cannot be read (``packaging``, which matplotlib brings, missing or failing as
+    it loads).
+
+    Called while the words for another package's failure are found, it may meet packaging
+    itself failing again: matplotlib imports it, so a packaging whose ``__init__`` raised
+    (an OSError, a SyntaxError, ``sys.exit()``, a KeyboardInterrupt of its own) made
+    ``reproduce`` and ``bench`` end with that traceback instead of their one line (the extras
+    matrix, stop 61, issue 32). Whatever its code raises means no closure; a stop signal's
+    KeyboardInterrupt (raised by ccsim's handler, not by packaging's code) goes on."""
     import re
     from importlib import metadata
 
     try:
         from packaging.requirements import InvalidRequirement, Requirement
     except ImportError:
+        return None
+    except (Exception, SystemExit, KeyboardInterrupt) as e:
+        if isinstance(e, KeyboardInterrupt) and not _raised_by_module_code(e, "packaging"):
+            raise
         return None
 
     def norm(name: str) -> str:
@@ -917,6 +929,16 @@ def requirement_closure() -> set[str] | None:
             if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in wanted):
                 todo.append((req.name, ("", *req.extras)))
     return needed
+
+
+def _raised_by_module_code(e: BaseException, top: str) -> bool:
+    """Whether ``e`` was raised by code of the package ``top`` itself (its traceback's last
+    frame is in it): a KeyboardInterrupt a stop signal raised comes from the signal handler's
+    frame, ccsim's, wherever the signal landed."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and str(tb.tb_frame.f_globals.get("__name__", "")).split(".")[0] == top
 
 
 def optional_package_failing(error: BaseException, loader: str, raising: str | None) -> str | None:

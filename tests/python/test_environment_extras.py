@@ -33,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -175,3 +176,50 @@ def test_a_package_ccsims_dependencies_use_when_installed_changes_no_byte_of_any
     # none of them met, nothing was compared.
     assert any(p for p, _ in met.values()), f"no command tried an installed extra:\n{shown}"
     assert not failing, "\n".join(f"ccsim {c}: {why}" for c, why in failing.items())
+
+
+class _RaisingRequirements:
+    """A finder that makes ``packaging.requirements`` raise as it loads: from its own module
+    code, or from a function of ccsim's (a stop signal's handler raises there)."""
+
+    def __init__(self, error: BaseException, from_ccsim: bool) -> None:
+        self.error, self.from_ccsim = error, from_ccsim
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name not in ("packaging", "packaging.requirements"):
+            return None
+        return importlib.util.spec_from_loader(name, self, is_package=name == "packaging")
+
+    def create_module(self, spec: object) -> None:
+        return None
+
+    def exec_module(self, module: object) -> None:
+        if module.__name__ == "packaging":  # type: ignore[attr-defined]
+            return
+        raiser: dict[str, object] = {"__name__": "ccsim.cli" if self.from_ccsim else
+                                     module.__name__, "error": self.error}  # type: ignore[attr-defined]  # fmt: skip
+        exec(compile("def handler():\n    raise error\nhandler()\n", "<raiser>", "exec"), raiser)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("the C runtime is not here"), SystemExit("no AVX2"),
+                                   KeyboardInterrupt(), OSError(2, "gone")])  # fmt: skip
+def test_ccsims_requirements_are_unknown_not_an_error_when_packaging_raises_as_it_loads(
+    error: BaseException, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stop 61: matplotlib imports packaging, so the words for its failure met packaging
+    # raising again here, and reproduce ended with a traceback (the extras matrix).
+    monkeypatch.delitem(sys.modules, "packaging", raising=False)
+    monkeypatch.delitem(sys.modules, "packaging.requirements", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_RaisingRequirements(error, False), *sys.meta_path])
+    assert requirement_closure() is None
+
+
+def test_a_stop_signal_landing_while_packaging_loads_still_stops_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "packaging", raising=False)
+    monkeypatch.delitem(sys.modules, "packaging.requirements", raising=False)
+    raising = _RaisingRequirements(KeyboardInterrupt(), from_ccsim=True)
+    monkeypatch.setattr(sys, "meta_path", [raising, *sys.meta_path])
+    with pytest.raises(KeyboardInterrupt):
+        requirement_closure()
