@@ -56,10 +56,11 @@ import logging
 import math
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ccsim.running_clock import RunningClock
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -83,59 +84,9 @@ WORKER_WAIT_S = 30.0
 #: link without leaving the user at 0 % for long.
 CONNECT_TIMEOUT_S = 5.0
 
-#: How often :class:`_StopWatch` looks at the clock, and the gap between two looks past which
-#: the process was stopped meanwhile (Ctrl-Z, kill -STOP, a batch scheduler suspending the
-#: job): a thread asleep for 0.1 s wakes far sooner than that on a loaded machine.
-_WATCH_EVERY_S = 0.1
-_STOPPED_GAP_S = 2.0
-#: How many times a step that timed out while the process was stopped is tried again.
+#: How many times a step that timed out while the process was stopped is tried again
+#: (stopped while it reached the scheduler, its deadline ran on: ccsim.running_clock).
 _TRIES_AFTER_STOPS = 3
-
-
-class _StopWatch:
-    """Whether this process was stopped at some moment while the ``with`` block ran.
-
-    The deadlines of reaching a scheduler run on the monotonic clock, which goes on while the
-    process is stopped: stopped during the probe or the client's start (Ctrl-Z at that moment,
-    a batch scheduler's suspend), the command ended with "connected, but no Dask scheduler
-    answered within 5 s: the server there is not one", or "cannot reach a Dask scheduler",
-    of a scheduler that answered as soon as the process ran again (campaign 60b, issue 32).
-    A step that failed so is tried again (:data:`_TRIES_AFTER_STOPS`)."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="ccsim-stop-watch", daemon=True)
-
-    def __enter__(self) -> _StopWatch:
-        try:
-            self._thread.start()
-        except RuntimeError:
-            # No thread to be had (``ulimit -u`` reached): the step runs unwatched, once, as
-            # before the watch; a watch that could not start ended the command with "internal
-            # error (RuntimeError): can't start new thread" of a scheduler that answered.
-            self._started = False
-        else:
-            self._started = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._started:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        last = time.monotonic()
-        while True:
-            done = self._done.wait(_WATCH_EVERY_S)
-            # Once more after the block ended: a stop since the last look (the block's own
-            # deadline may have ended it first, as the process ran again) is seen here.
-            now = time.monotonic()
-            if now - last > _STOPPED_GAP_S:
-                self.stopped = True
-            last = now
-            if done:
-                return
 
 
 class ClusterError(RuntimeError):
@@ -525,7 +476,7 @@ def check_scheduler(address: str) -> None:
     caller has one running (a notebook)."""
     connection_args = _client_security(address)
     for _ in range(_TRIES_AFTER_STOPS):
-        with _StopWatch() as watch:
+        with RunningClock() as watch:
             outcome = _probe(address, connection_args)
         if not watch.stopped or (outcome and not isinstance(outcome[0], BaseException)):
             break
@@ -928,7 +879,7 @@ def connect(target: str | Client) -> tuple[Client, bool]:
     check_scheduler(target)
     error: OSError | TimeoutError | None = None
     for _ in range(_TRIES_AFTER_STOPS):
-        with _StopWatch() as watch:
+        with RunningClock() as watch:
             try:
                 return Client(target, set_as_default=False, timeout=CONNECT_TIMEOUT_S), True
             except (OSError, TimeoutError) as e:
@@ -1003,7 +954,7 @@ def check_workers(client: Client) -> int:
     from the same sources. Returns the number of threads the cluster offers."""
     error: TimeoutError | None = None
     for tried in range(1, _TRIES_AFTER_STOPS + 1):
-        with _StopWatch() as watch:
+        with RunningClock() as watch:
             try:
                 client.wait_for_workers(1, timeout=WORKER_WAIT_S)
                 break

@@ -72,6 +72,7 @@ except Exception as e:
                       f"{damaged_metadata() or e}", name="tqdm") from e  # fmt: skip
 
 from ccsim import _core, limits, worker
+from ccsim.running_clock import RunningClock
 from ccsim.scenario import (
     MAX_WORKERS,
     _override_strings,
@@ -80,54 +81,6 @@ from ccsim.scenario import (
     int_text,
     seed_problem,
 )
-
-
-class _RunningClock:
-    """The monotonic clock less the time this process was stopped (Ctrl-Z, kill -STOP, a
-    batch scheduler's suspend), seen by a thread that looks every ``EVERY_S``: a gap of more
-    than ``GAP_S`` between two looks is a stop (a thread asleep for 0.1 s wakes far sooner on
-    a loaded machine). A sweep's bar is timed by it: timed by the monotonic clock alone, its
-    rate and time left counted the stop, and 8 s of Ctrl-Z in a sweep of 12 one-second runs
-    read "3/12 [00:10<00:38, 4.31s/run]" with 6 s of runs left; tqdm's rate is a moving
-    average, so a longer stop before fewer, longer runs stays in it longer (campaign 60b,
-    issue 32)."""
-
-    EVERY_S = 0.1
-    GAP_S = 2.0
-
-    def __init__(self) -> None:
-        self._stopped = 0.0
-        self._last = time.monotonic()
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-
-    def start(self) -> bool:
-        """Start the watch; False where no thread can start (``ulimit -u``): the monotonic
-        clock alone then times the bar, as before."""
-        try:
-            threading.Thread(target=self._watch, name="ccsim-clock", daemon=True).start()
-        except RuntimeError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        self._done.set()
-
-    def __call__(self) -> float:
-        with self._lock:
-            now = time.monotonic()
-            # A stop that ended since the watch's last look (it may not have run yet).
-            return now - self._stopped - self._gap(now - self._last)
-
-    def _gap(self, since: float) -> float:
-        return since - self.EVERY_S if since > self.GAP_S else 0.0
-
-    def _watch(self) -> None:
-        while not self._done.wait(self.EVERY_S):
-            with self._lock:
-                now = time.monotonic()
-                self._stopped += self._gap(now - self._last)
-                self._last = now
 
 
 class _ProgressBar(tqdm):  # type: ignore[misc]
@@ -870,8 +823,8 @@ def execute(
         # in local time), the bar stood still for that hour, then read "-59:54<00:00,
         # -0.00run/s"; stepped forward, it said an hour had passed (campaign 39, issue 32).
         # The monotonic clock, as the run's own progress line and max_wall use.
-        # Less the time the process was stopped (_RunningClock).
-        clock = _RunningClock()
+        # Less the time the process was stopped (Ctrl-Z: ccsim.running_clock).
+        clock = RunningClock()
         bar._time = clock if not bar.disable and clock.start() else time.monotonic
         bar.start_t = bar.last_print_t = bar._time()
 

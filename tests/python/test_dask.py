@@ -24,6 +24,7 @@ from conftest import dask_scheduler_in_a_process
 
 from ccsim import sweep
 from ccsim.cli import main
+from ccsim.running_clock import RunningClock
 
 distributed = pytest.importorskip(
     "distributed",
@@ -1075,7 +1076,7 @@ def test_a_scheduler_probe_that_timed_out_while_the_process_was_stopped_is_tried
     # within 5 s: the server there is not one": its deadline ran on while it was stopped, and
     # the scheduler answered as soon as it ran again. The stop here is real (0.6 s, past a
     # watch's gap of 0.3 s); the probe's deadline is what ends its first try.
-    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 0.3, raising=False)
+    monkeypatch.setattr(RunningClock, "GAP_S", 0.3)
     tries: list[int] = []
 
     async def identity(address: str, connection_args: Any) -> Any:
@@ -1117,7 +1118,7 @@ def test_a_client_that_timed_out_while_the_process_was_stopped_is_started_again(
 ) -> None:
     # Campaign 60b: the same for the client's start after the probe: "cannot reach a Dask
     # scheduler ()", of a scheduler there (and with no words for a timeout of its own).
-    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 0.3, raising=False)
+    monkeypatch.setattr(RunningClock, "GAP_S", 0.3)
     monkeypatch.setattr(cluster, "check_scheduler", lambda address: None)
     made: list[str] = []
 
@@ -1132,7 +1133,7 @@ def test_a_client_that_timed_out_while_the_process_was_stopped_is_started_again(
     client, owned = cluster.connect("tcp://127.0.0.1:1")
     assert isinstance(client, Client) and owned and len(made) == 2
     made.clear()
-    monkeypatch.setattr(cluster, "_STOPPED_GAP_S", 60.0, raising=False)  # not long enough
+    monkeypatch.setattr(RunningClock, "GAP_S", 60.0)  # not long enough
     with pytest.raises(cluster.ClusterError, match=r"^--scheduler tcp://127\.0\.0\.1:1: cannot "
                        r"reach a Dask scheduler \(no answer within 5 s\)$"):  # fmt: skip
         cluster.connect("tcp://127.0.0.1:1")
