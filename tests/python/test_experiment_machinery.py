@@ -523,19 +523,23 @@ def test_reproduce_refuses_an_out_holding_another_papers_reproduction(
     assert main(argv) == 0
 
 
-@pytest.mark.parametrize("run_json", [None, '{"paper": "m0', "[]\n"])
+@pytest.mark.parametrize(
+    ("run_json", "bom"), [(None, ""), ('{"paper": "m0', ""), ("[]\n", ""), (None, "\ufeff")]
+)
 def test_reproduce_refuses_another_papers_reproduction_whose_run_json_is_damaged_or_gone(
-    run_json: str | None, folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+    run_json: str | None, bom: str, folder: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     # Campaign 48 (issue 32): the refusal above read the paper from run.json alone; with it
     # truncated or removed, `ccsim reproduce p003 --quick --out` m01's folder wrote p003's
-    # report and site beside m01's figures, status 0. The plan stored with it names it.
+    # report and site beside m01's figures, status 0. The plan stored with it names it, also
+    # re-saved by hand with a byte order mark, as a plan is read (stop 61).
     from ccsim.cli import main
 
     other = tmp_path / "results" / "m01"
     (other / "plan").mkdir(parents=True)
     (other / "report.md").write_text("# m01's report\n")
-    (other / "plan" / "plan.toml").write_text('id = "m01"\ntitle = "m01"\n')
+    (other / "plan" / "plan.toml").write_text(f'{bom}id = "m01"\ntitle = "m01"\n', "utf-8")
     if run_json is not None:
         (other / "run.json").write_text(run_json)
     before = sorted(p.name for p in other.iterdir())

@@ -471,10 +471,13 @@ def _stored_plan_id(folder: Path) -> str | None:
     """The id of the plan a reproduction stored in ``folder`` (its plan/plan.toml), or None
     when there is none or it cannot be read."""
     from ccsim._tomllib import tomllib
+    from ccsim.errors import Error
+    from ccsim.scenario import read_text
 
     try:
-        stored = tomllib.loads((folder / "plan" / "plan.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
+        # Read as a plan is (a byte order mark first is not part of it: re-saved by hand).
+        stored = tomllib.loads(read_text(folder / "plan" / "plan.toml", "plan"))
+    except (OSError, ValueError, Error):  # TOMLDecodeError is a ValueError
         return None
     plan_id = stored.get("id")
     return plan_id if isinstance(plan_id, str) else None

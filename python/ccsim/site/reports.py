@@ -295,10 +295,12 @@ def plan_scenario_name(plan: Path) -> str | None:
     """The ``scenario`` a stored plan.toml names, or None when it does not read or names none."""
 
     from ccsim._tomllib import tomllib
+    from ccsim.errors import Error
+    from ccsim.scenario import read_text
 
     try:
-        name = tomllib.loads(plan.read_text(encoding="utf-8")).get("scenario")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        name = tomllib.loads(read_text(plan, "plan")).get("scenario")
+    except (tomllib.TOMLDecodeError, Error, OSError):
         return None
     return name if isinstance(name, str) and name else None
 
