@@ -454,3 +454,27 @@ def test_numpy_missing_under_pandas_is_named_with_the_cure_not_an_internal_error
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("ccsim: error: ccsim needs numpy, "), proc.stderr
     assert len(proc.stderr.splitlines()) == 1
+
+
+def test_the_readmes_test_command_reads_its_constraints_from_a_clone_whose_path_has_a_space(
+    tmp_path: Path,
+) -> None:
+    # Stop 61: scripts/test gave pip its constraints as PIP_CONSTRAINT=$PWD/constraints.txt,
+    # which pip splits at white space: from "~/My Projects/ccsim" its first pip ended with
+    # "Could not open requirements file: ... '/.../My'". The script's lines up to its first
+    # install are run there, then a pip that must read the constraints (offline, installing
+    # nothing: about 0.5 s).
+    clone = tmp_path / "My Projects" / "ccsim 실험"
+    (clone / "scripts").mkdir(parents=True)
+    (clone / "constraints.txt").write_bytes((ROOT / "constraints.txt").read_bytes())
+    script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    head = script[: script.index("python3 -m pip install")]
+    assert "PIP_CONSTRAINT" in head
+    (clone / "scripts" / "test").write_text(
+        head + "python3 -m pip install --dry-run --no-index -q pip\n", encoding="utf-8"
+    )
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = dict(os.environ, PATH=path)
+    done = subprocess.run(["bash", str(clone / "scripts" / "test")], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
