@@ -478,3 +478,22 @@ def test_the_readmes_test_command_reads_its_constraints_from_a_clone_whose_path_
     done = subprocess.run(["bash", str(clone / "scripts" / "test")], capture_output=True,
                           text=True, timeout=60, env=env, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(
+    not (ROOT / ".git").exists(), reason="not a git clone (a download of the sources)"
+)
+def test_a_clone_made_with_autocrlf_checks_out_the_scripts_and_plans_with_lf_line_ends(
+    tmp_path: Path,
+) -> None:
+    # Stop 61: `git clone` with core.autocrlf=true wrote scripts/test with CRLF line ends, and
+    # the README's test command ended at once: "/usr/bin/env: 'bash\r': No such file or
+    # directory". .gitattributes asks for LF. The clone is of the last commit (~1 s).
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-c", "core.autocrlf=true", str(ROOT), str(clone)],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    checked = [clone / "scripts" / "test", clone / ".ci" / "run",
+               *sorted(clone.glob("experiments/*/plan.toml"))]  # fmt: skip
+    assert len(checked) > 3
+    crlf = [str(p.relative_to(clone)) for p in checked if b"\r\n" in p.read_bytes()]
+    assert not crlf, f"checked out with CRLF line ends: {crlf}"
