@@ -2246,6 +2246,15 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     if damaged is not None:
         file, dist = damaged
         return f"{who} needs {package}, {why}: {reinstall_cure(file, dist)}"
+    # Its own metadata (or another's) unreadable as it loaded: plotly reads its version so, and
+    # a METADATA with a byte that is not UTF-8 was "install ccsim again", which pip cannot do
+    # while it cannot read that file either (stop 61, issue 32). The folder and its cure.
+    if isinstance(error, UnicodeDecodeError) and _raised_reading_metadata(error):
+        from ccsim.cluster import damaged_metadata
+
+        unreadable = damaged_metadata()
+        if unreadable is not None:
+            return f"{who} needs {package}, which cannot be imported: {unreadable}"
     return (
         f"{who} needs {package}, {why}: install ccsim again with its dependencies (pip "
         "install -c constraints.txt . from the repository root)"
@@ -2277,6 +2286,18 @@ def _packages_raising(error: BaseException) -> list[str]:
                 found.append(name)
             tb = tb.tb_next
     return found
+
+
+def _raised_reading_metadata(error: BaseException) -> bool:
+    """Whether ``error`` was raised while an installed distribution's metadata was read
+    (importlib.metadata's frames in its traceback)."""
+    tb = error.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if module.startswith(("importlib.metadata", "importlib_metadata")):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def _innermost_package(error: BaseException) -> str | None:

@@ -730,7 +730,13 @@ def damaged_metadata() -> str | None:
     entry_points.txt that does not parse, in any package of the environment (plotly, partd)
     made ``sweep.execute(cluster=)`` raise a bare UnicodeDecodeError naming no file, and
     ``--executor dask`` advise installing Dask again (the extras matrix's state bad-metadata
-    and campaign 37, issue 32)."""
+    and campaign 37, issue 32).
+
+    The cure removes the metadata folder first: pip reads an installed distribution's
+    metadata before it replaces it, and ``pip install --force-reinstall NAME``, the cure said
+    until stop 61, ended in the same UnicodeDecodeError. The folder's name gives the name and
+    version to install again (``six-1.17.0.dist-info``)."""
+    import shlex
     from importlib import metadata
 
     for dist in metadata.distributions():
@@ -739,9 +745,14 @@ def damaged_metadata() -> str | None:
             dist.entry_points  # noqa: B018 (read to see that it parses)
         except Exception as e:
             folder = getattr(dist, "_path", None)  # a PathDistribution's *.dist-info
-            name = Path(str(folder)).name.partition("-")[0] if folder else "the package"
-            return (f"the metadata of an installed package cannot be read ({folder or '?'}: "
-                    f"{e}): install it again (pip install --force-reinstall {name})")  # fmt: skip
+            if folder is None:
+                return (f"the metadata of an installed package cannot be read ({e}): install "
+                        "that package again")  # fmt: skip
+            name, _, version = Path(str(folder)).name.removesuffix(".dist-info").partition("-")
+            wanted = f"{name}=={version}" if version else name
+            return (f"the metadata of an installed package cannot be read ({folder}: {e}): "
+                    f"remove it and install the package again (rm -r {shlex.quote(str(folder))} "
+                    f"&& pip install {shlex.quote(wanted)})")  # fmt: skip
     return None
 
 

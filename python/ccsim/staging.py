@@ -945,14 +945,19 @@ def optional_package_failing(error: BaseException, loader: str, raising: str | N
     """The distribution of ``raising`` (the top-level package whose code raised ``error``
     as ``loader`` was imported) when it is installed and none of ccsim's requirements needs it:
     a package ``loader`` takes when it can import it (linkify_it under markdown_it). None
-    otherwise."""
+    otherwise, and when the distributions' metadata cannot be read: a METADATA that is not
+    UTF-8 (plotly's, which it reads as it loads) failed these words again, and report,
+    reproduce and explore ended with that traceback (the extras matrix, stop 61, issue 32)."""
     import re
     from importlib import metadata
 
     if raising is None or raising == loader:
         return None
-    dists = metadata.packages_distributions().get(raising)
-    closure = requirement_closure()
+    try:
+        dists = metadata.packages_distributions().get(raising)
+        closure = requirement_closure()
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
     if not dists or closure is None:
         return None
     if any(re.sub(r"[-_.]+", "-", d).lower() in closure for d in dists):
