@@ -4582,6 +4582,33 @@ def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten
     assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
 
 
+def test_a_job_that_ended_unread_and_is_cancelled_frees_its_place_as_the_429_says(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Campaign 61b (issue 32): 64 jobs of stored points posted and not yet read ended at once
+    # and each held its place for its reader (above); the 429 said "wait for one to end, or
+    # cancel one", but a cancel of an ended job changed nothing, and the next request was 429
+    # again for up to 30 s.
+    engine = server.app.state.engine
+
+    def ends_at_once(job: Any) -> None:
+        job.emit("done", done=0, total=0)
+        job.end()
+
+    engine._run_job = ends_at_once
+    ask = {"paper": "p001", "figure": "fig8"}
+    given = [server.post("/api/run", ask)[1]["job"] for _ in range(MAX_JOBS)]
+    assert server.post("/api/run", ask)[0] == 429
+    answer = server.post(f"/api/jobs/{given[0]}/cancel", {})
+    assert answer == (200, {"cancelled": False, "ended": True})
+    status, answer = server.post("/api/run", ask)
+    assert status == 200, answer
+    # The others still wait for their readers.
+    assert server.events(given[1])[-1]["type"] == "done"
+
+
 #: The explorer's words for a refused HTTP/2 preface and for a malformed HTTP/1.1 request.
 _HTTP2_SAID = ("ccsim explore: warning: a request in HTTP/2 was refused (curl "
                "--http2-prior-knowledge?): the explorer serves HTTP/1.1 only\n")  # fmt: skip

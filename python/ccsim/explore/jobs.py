@@ -260,6 +260,11 @@ class Engine:
         if job is None:
             return None
         if job.finished:
+            # Its client has let it go: one that ended before its events were read no longer
+            # waits for that reader among MAX_JOBS (``Job.awaited``). It did, and with 64 such
+            # jobs the 429's own cure, "cancel one", freed no place: the next request was 429
+            # again until 30 s had passed (campaign 61b, issue 32).
+            job.read = True
             return False
         job.cancel()
         return True
