@@ -2778,6 +2778,35 @@ def test_a_job_submitted_after_the_engine_closed_is_cancelled_and_runs_nothing(
     assert not (tmp_path / "results").exists()
 
 
+def test_an_engine_keeps_no_lock_of_a_run_once_the_jobs_asking_for_it_have_ended(
+    tmp_path: Path,
+) -> None:
+    # Campaign 61b (issue 32): a lock per run key, made as a job first asked for that run,
+    # was kept for the explorer's life: 294 after 300 jobs of free values, ~240 bytes each,
+    # growing with every run made. 40 jobs of distinct MSS values here, each asked twice at
+    # once (the two jobs share the run's lock), and one cancelled as it starts.
+    from ccsim.explore import Engine
+
+    engine = Engine(tmp_path / "results", workers=2)
+    catalog = Catalog(EXPERIMENTS)
+    try:
+        jobs = []
+        for mss in range(200, 600, 10):
+            ask = {**ONE_POINT, "params": {"flows.transfer.mss": mss}}
+            jobs += [engine.submit(catalog.request(ask)) for _ in "ab"]
+            for job in jobs[-2:]:
+                job.read = True
+        engine.cancel(jobs[-1].id)
+        deadline = time.monotonic() + 60
+        while not all(job.finished for job in jobs):
+            assert time.monotonic() < deadline, "the jobs did not end"
+            time.sleep(0.02)
+        assert {job.events[-1]["type"] for job in jobs[:-1]} == {"done"}
+        assert engine._key_locks == {}
+    finally:
+        engine.close()
+
+
 def test_a_job_stopped_with_the_explorer_says_so_and_not_that_it_was_cancelled(
     tmp_path: Path,
 ) -> None:
@@ -4551,6 +4580,33 @@ def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten
     # Read, they are forgotten as before once newer ones end.
     status, answer = server.post("/api/run", ask)
     assert status == 200 and server.events(answer["job"])[-1]["type"] == "done"
+
+
+def test_a_job_that_ended_unread_and_is_cancelled_frees_its_place_as_the_429_says(
+    server: Server,
+) -> None:
+    from ccsim.explore.jobs import MAX_JOBS
+
+    # Campaign 61b (issue 32): 64 jobs of stored points posted and not yet read ended at once
+    # and each held its place for its reader (above); the 429 said "wait for one to end, or
+    # cancel one", but a cancel of an ended job changed nothing, and the next request was 429
+    # again for up to 30 s.
+    engine = server.app.state.engine
+
+    def ends_at_once(job: Any) -> None:
+        job.emit("done", done=0, total=0)
+        job.end()
+
+    engine._run_job = ends_at_once
+    ask = {"paper": "p001", "figure": "fig8"}
+    given = [server.post("/api/run", ask)[1]["job"] for _ in range(MAX_JOBS)]
+    assert server.post("/api/run", ask)[0] == 429
+    answer = server.post(f"/api/jobs/{given[0]}/cancel", {})
+    assert answer == (200, {"cancelled": False, "ended": True})
+    status, answer = server.post("/api/run", ask)
+    assert status == 200, answer
+    # The others still wait for their readers.
+    assert server.events(given[1])[-1]["type"] == "done"
 
 
 #: The explorer's words for a refused HTTP/2 preface and for a malformed HTTP/1.1 request.

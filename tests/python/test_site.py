@@ -921,18 +921,30 @@ def test_a_damaged_run_record_the_site_reads_is_named_without_promising_a_rerun(
     assert all("its figure is drawn without this run" in s for s in said), said[:2]
 
 
-def test_an_empty_report_leaves_its_reproduction_out_not_a_blank_page(
+def test_a_report_emptied_or_cut_short_leaves_its_reproduction_out_not_a_page_as_if_whole(
     results: Path, tmp_path: Path
 ) -> None:
     # Campaign 2: a report.md emptied (a disk full while it was written, a copy cut short) got
-    # a page titled after the folder, with no claims, as if the paper had none.
+    # a page titled after the folder, with no claims, as if the paper had none. Campaign 61b
+    # (issue 32): only the empty one was told from a whole one; cut after its heading, it
+    # gave a page with no claims, or with the first few, as if whole, and cut before its
+    # "Mode: quick" line, a quick reproduction read as a full one.
     tree = tmp_path / "results"
-    spoil = {"empty": cut("report.md", lambda _: b"\n")}
+    spoil = {
+        "empty": cut("report.md", lambda _: b"\n"),
+        "heading": cut("report.md", lambda b: b[:100]),
+        "claims": cut("report.md", lambda b: b[: b.index(b"\n| fig9 ")]),
+    }
     warned, pages = spoiled_beside_a_good_copy(results, tree, spoil)
-    report = tree / "p001-empty" / "report.md"
+    claims = len((results / "p001-quick" / "claims.csv").read_text().splitlines()) - 1
+    whole = "so not a whole report (cut short?)"
     assert warned == [
-        f"p001-empty left out of the site: {report}: no heading '# <paper>: <title>' on its "
-        "first line, so not a whole report (cut short?)"
+        f"p001-claims left out of the site: {tree}/p001-claims/report.md: 1 of the {claims} "
+        f"claims claims.csv lists, {whole}",
+        f"p001-empty left out of the site: {tree}/p001-empty/report.md: no heading '# <paper>: "
+        "<title>' on its first line, so not a whole report (cut short?)",
+        f"p001-heading left out of the site: {tree}/p001-heading/report.md: no 'Mode: ...' "
+        f"line, {whole}",
     ]
     assert pages == ["index.html", "p001-good.html"]
 

@@ -223,7 +223,35 @@ def read_report(folder: Path) -> PaperPage:
             cells = _cells(ln)
             if len(cells) == 3 and cells[:2] != ["figure", "the paper says"]:
                 page.claims.append((cells[0], cells[1], cells[2]))
+    _check_whole(folder, lines, page)
     return page
+
+
+def _check_whole(folder: Path, lines: list[str], page: PaperPage) -> None:
+    """:class:`DamagedResults` when ``folder``'s report.md was cut short past its heading:
+    it lacks its "Mode:" line or has fewer claims than the claims.csv ``ccsim reproduce``
+    writes beside it (one row per claim, as report.md's table). Only the heading was checked:
+    cut after it (a copy interrupted), report.md gave a page with no claims, or some, as if
+    whole, and a quick reproduction read as a full one, its run store then taken by the
+    explorer for full runs (campaign 61b, issue 32). A folder without claims.csv (a
+    reproduction's report.md alone, a hand-made one) is not checked."""
+    import csv
+
+    listed = folder / "claims.csv"
+    if not listed.is_file():
+        return
+    try:
+        rows = list(csv.reader(read_markdown(listed).splitlines()))
+    except (DamagedResults, csv.Error):
+        return  # named by check_tables, where the site reads the tables
+    claims = max(0, len(rows) - 1)
+    if not any(ln.startswith("Mode: ") for ln in lines):
+        why = "no 'Mode: ...' line"
+    elif len(page.claims) < claims:
+        why = f"{len(page.claims)} of the {claims} claims claims.csv lists"
+    else:
+        return
+    raise DamagedResults(folder / "report.md", f"{why}, so not a whole report (cut short?)")
 
 
 def find_reports(results: Path) -> list[Path]:
