@@ -1653,6 +1653,106 @@ def test_in_chromium_a_narrow_window_shows_the_figure_under_the_controls_at_its_
     assert errors == []
 
 
+def test_in_chromium_on_a_phone_the_page_is_laid_out_at_its_width_the_figure_under_the_controls(
+    server: Server, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): without a viewport meta tag a phone laid the page out at a
+    # desktop's 980 px, shrunk to its screen: the controls and the figure side by side, their
+    # words a third of their size, and the narrow window's stack (campaign 49a) never applied.
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True, device_scale_factor=3)  # fmt: skip
+    try:
+        pg = context.new_page()
+        pg.goto(server.url + "/")
+        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+        assert pg.evaluate("window.innerWidth") == 360
+        controls, plot = (pg.locator(part).bounding_box() for part in ["#controls", "#plot"])
+        assert controls is not None and plot is not None
+        assert plot["y"] >= controls["y"] + controls["height"] and plot["width"] > 300
+    finally:
+        context.close()
+
+
+def ax_names(pg: Any, role: str) -> list[str]:
+    """The accessible names Chromium gives the page's nodes of ``role``, as a screen reader
+    reads them."""
+    cdp = pg.context.new_cdp_session(pg)
+    nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    return [n.get("name", {}).get("value", "") for n in nodes
+            if not n.get("ignored") and n.get("role", {}).get("value") == role]  # fmt: skip
+
+
+def test_in_chromium_a_screen_reader_hears_a_sliders_value_and_the_key_a_typed_value_sets(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): a slider's value is the index of the plan's value, which a
+    # screen reader said: "3" for an MSS of 1000 B, "4" after an arrow key; and the number
+    # input beside it was named "or any: (100 to 1500)", of no key.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.select_option("#paper", "p001")
+    slider = pg.locator("input[data-path='flows.transfer.mss']")
+    assert slider.get_attribute("aria-valuetext") == "1000"
+    slider.focus()
+    pg.keyboard.press("ArrowRight")
+    assert slider.get_attribute("aria-valuetext") == "1250"
+    assert "flows.transfer.mss: any value" in ax_names(pg, "spinbutton")
+    assert errors == []
+
+
+def test_in_chromium_a_jobs_status_is_said_to_a_screen_reader_in_a_live_region(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): the job's status ("running…", "waiting for 2 other jobs",
+    # "done", an error) was painted only: a screen reader heard none of it.
+    pg, errors = page
+    open_on_p001(pg, server)
+    said = pg.get_by_role("status")
+    assert said.text_content() == pg.locator("#msg").text_content()
+    assert (said.text_content() or "").startswith("done: ")
+    assert errors == []
+
+
+def test_in_chromium_printed_the_figure_is_drawn_within_the_papers_width_and_after_at_the_windows(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): printed, the figure kept its width on the screen beside the
+    # controls: the paper cut it at its right edge, the legend and half the points gone.
+    pg, errors = page
+    pg.set_viewport_size({"width": 1600, "height": 900})
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    width = "() => +document.querySelector('#plot .main-svg').getAttribute('width')"
+    pg.wait_for_function(f"({width})() > 0")
+    screen = pg.evaluate(width)
+    assert screen > 1000
+    pg.evaluate(f"addEventListener('beforeprint', () => {{ window.printedAt = ({width})(); }})")
+    pg.pdf(format="A4")
+    assert pg.evaluate("window.printedAt") <= 640
+    assert pg.evaluate(width) == screen
+    # ... and on the paper the figure is under the controls, at the paper's width.
+    pg.emulate_media(media="print")
+    columns = "getComputedStyle(document.getElementById('layout')).gridTemplateColumns"
+    assert len(pg.evaluate(columns).split()) == 1
+    assert errors == []
+
+
+def test_in_chromium_a_papers_korean_title_is_marked_korean_for_a_screen_readers_voice(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): under the page's lang="en" a screen reader read the citation's
+    # Hangul with its English voice, which spells it out or skips it.
+    pg, errors = page
+    pg.goto(server.url + "/")
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    pg.select_option("#paper", "p002")
+    korean = pg.evaluate("[...document.querySelectorAll('#citation [lang=ko]')]"
+                         ".map(e => e.textContent)")  # fmt: skip
+    assert korean[:4] == ["김신규", "정형수", "한혁", "염현영"], korean
+    assert errors == []
+
+
 def test_in_chromium_a_refused_change_mid_job_leaves_no_cancel_to_click_over_its_reason(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:

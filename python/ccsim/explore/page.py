@@ -18,6 +18,10 @@ from ccsim.fonts import CSS_FONT_FAMILY
 
 PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ccsim explore</title>
+<!-- A phone lays out a page without this at a desktop's 980 px and shrinks it to its screen:
+     the controls and the figure side by side, their text a third of its size, and the narrow
+     window's stack below never applied (campaign 61a, issue 32). -->
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <script src="plotly.min.js" charset="utf-8"></script>
 <style>
@@ -48,6 +52,16 @@ input.free { width: 6rem; }
 #table th:first-child, #table td:first-child { text-align: left; }
 #table caption { text-align: left; font-weight: 600; margin-bottom: 0.4rem; }
 #table tr.pending td { color: #999; }
+/* Read by a screen reader, not shown: what the job's status says, without its counts. */
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+      white-space: nowrap; }
+/* Printed, the page's width is the paper's: the figure under the controls, whole (beside them
+   it was cut at the paper's edge; its width is set as printing starts, below), on one page. */
+@media print {
+  #layout { grid-template-columns: minmax(0, 1fr); }
+  #layout > div { overflow: visible; }
+  #plot, #table { break-inside: avoid; }
+}
 </style></head>
 <body>
 <header><h1>ccsim explore</h1>
@@ -58,10 +72,11 @@ input.free { width: 6rem; }
 <p id="citation"></p>
 <div id="layout">
 <div id="controls"></div>
-<div><div id="status"><progress id="prog" value="0" max="1"></progress>
+<div><div id="status"><progress id="prog" value="0" max="1" aria-label="runs done"></progress>
 <span id="msg" class="error">this page needs JavaScript: turn it on for this address (or
 read the reproductions' figures with <code>ccsim report</code>, a site that shows them without
-it)</span> <button id="cancel" disabled>cancel</button></div>
+it)</span> <button id="cancel" disabled>cancel</button>
+<span id="said" class="sr" role="status"></span></div>
 <div id="plot"></div><table id="table" hidden></table></div>
 </div>
 <script>
@@ -90,8 +105,21 @@ function fillFigures() {
   $("figure").innerHTML = p.figures.map(f =>
     `<option value="${esc(f.id)}">${esc(f.id)}: ${esc(f.title)}</option>`).join("");
   $("quickbox").hidden = !p.has_quick;
-  $("citation").textContent = p.paper;
+  korean($("citation"), p.paper);
   buildControls();
+}
+
+// Text put in ``el`` with each run of Hangul in it marked as Korean: under the page's lang="en",
+// a screen reader read a paper's Korean title with its English voice, which spells Hangul out
+// or skips it (campaign 61a, issue 32).
+const HANGUL = "[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+";
+function korean(el, text) {
+  el.textContent = "";
+  String(text).split(new RegExp(`(${HANGUL}(?:\\s+${HANGUL})*)`)).forEach((part, i) => {
+    if (i % 2 === 0) { el.append(part); return; }
+    const span = document.createElement("span");
+    span.lang = "ko"; span.textContent = part; el.append(span);
+  });
 }
 
 const ident = (name) => name.replace(/[^a-z0-9]/gi, "_");
@@ -106,6 +134,10 @@ function free(cls, attrs, range, value) {
 
 // A setting the plan gives one value has nothing to slide (a slider from 0 to 0 cannot move):
 // it is shown as text, its value kept in a hidden input that request() reads as a slider's.
+// A slider's value is the index of the plan's value: its aria-valuetext is the value itself,
+// which a screen reader said as "3" for an MSS of 1000 B, and "4" after an arrow key
+// (campaign 61a, issue 32). Its free input is named after the key: a screen reader said
+// "or any: (100 to 1500)", of no key.
 function slider(name, values, start, range) {
   const i = Math.max(0, values.indexOf(start));
   const id = "p-" + ident(name);
@@ -113,11 +145,11 @@ function slider(name, values, start, range) {
     ? `<span class="unit">(the plan's one value)</span>
        <input type="hidden" id="${id}" data-path="${esc(name)}" value="0">`
     : `<input type="range" id="${id}" data-path="${esc(name)}" min="0" max="${values.length - 1}"
-        step="1" value="${i}">`;
+        step="1" value="${i}" aria-valuetext="${esc(show(values[i]))}">`;
   return `<label>${esc(name)} = <span class="value" id="${id}-v">${esc(show(values[i]))}</span>
     ${input}</label>` +
-    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${esc(name)}"`, range, "")}
-      </label>` : "");
+    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${esc(name)}"
+      aria-label="${esc(name)}: any value"`, range, "")}</label>` : "");
 }
 
 // A value typed in a free input, with the range's unit ("3.5%", "120s"), or null.
@@ -177,6 +209,7 @@ function buildControls() {
       if (el.dataset.path) {
         const q = figure().params.find(q => q.path === el.dataset.path);
         $(el.id + "-v").textContent = show(q.values[+el.value]);
+        el.setAttribute("aria-valuetext", show(q.values[+el.value]));
         if ($(el.id + "-free")) $(el.id + "-free").value = "";  // the slider wins again
       }
       if (el.dataset.free) {
@@ -341,7 +374,8 @@ async function startJob(note) {
     else if (e.type === "start") { $("prog").max = e.total || 1; $("prog").value = 0; }
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
-      status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
+      status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`,
+             false, true);
     } else if (e.type === "waiting") {
       // The workers are shared: behind another tab's long runs, "running…" was said of a
       // job none of whose runs had started (campaign 49a, issue 32).
@@ -350,7 +384,7 @@ async function startJob(note) {
     } else if (e.type === "running") status("running…");
     else if (e.type === "progress") {
       status(`seed ${e.seed}: ${e.sim_s.toFixed(1)} of ${e.duration_s.toFixed(0)} simulated s`
-             + `, ${e.events.toLocaleString()} events`);
+             + `, ${e.events.toLocaleString()} events`, false, true);
     } else if (["done", "cancelled", "error"].includes(e.type)) {
       es.close(); S.es = null; $("cancel").disabled = true;
       // The lines without their row say what became of them: "running…" under "cancelled"
@@ -399,8 +433,13 @@ async function startJob(note) {
   };
 }
 
-function status(text, bad) {
+// What the page says is said to a screen reader too (#said, a live region): painted only, a
+// job's "running…", "waiting for 2 other jobs", "done" and errors went unheard (campaign 61a,
+// issue 32). The counts a job sends as it runs (``count``) are painted only: announced, they
+// were a stream of numbers over the reader's other words.
+function status(text, bad, count) {
   clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
+  if (!count) $("said").textContent = text;
 }
 
 // A browser opens at most 6 connections to one site over HTTP/1.1 (Chromium's and Firefox's
@@ -484,6 +523,23 @@ function draw() {
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
 }
+
+// Printed, the figure kept the width it has on the screen, wider than the paper's text: it was
+// cut at the paper's right edge, its legend and half its points gone (campaign 61a, issue
+// 32). It is drawn PRINT_W px wide at most (A4's and Letter's text width at the browser's
+// default margins) as printing starts, and at the window's width again once done.
+const PRINT_W = 640;
+let printed = false;
+addEventListener("beforeprint", () => {
+  if ($("plot").hidden || !$("plot").data || $("plot").offsetWidth <= PRINT_W) return;
+  printed = true;
+  Plotly.relayout("plot", {width: PRINT_W});
+});
+addEventListener("afterprint", () => {
+  if (!printed) return;
+  printed = false;
+  Plotly.relayout("plot", {width: null, autosize: true});
+});
 
 $("paper").addEventListener("change", fillFigures);
 $("figure").addEventListener("change", buildControls);
