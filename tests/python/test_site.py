@@ -683,6 +683,45 @@ def test_in_chromium_a_papers_korean_citation_renders_as_hangul_with_the_pages_c
     assert errors == []
 
 
+def test_a_papers_korean_title_is_marked_korean_for_a_screen_readers_voice(site: Path) -> None:
+    # Campaign 61a (issue 32): the page is lang="en", and its citation's Hangul was not marked
+    # otherwise: a screen reader read 무선환경에서 with its English voice, which spells Hangul
+    # out or skips it. Each run of Hangul is a <span lang="ko">; the English between stays.
+    text = (site.parent / "p001-quick.html").read_text(encoding="utf-8")
+    assert '(<span lang="ko">진교홍</span>)' in text
+    assert '(<span lang="ko">무선환경에서 짧은</span> TCP <span lang="ko">트래픽의' in text
+
+
+def test_in_chromium_on_a_phone_the_index_and_a_page_are_laid_out_at_the_phones_width(
+    site: Path, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): without a viewport meta tag a phone lays a page out at a
+    # desktop's 980 px and shrinks it to its screen, every word a third of its size.
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True, device_scale_factor=3)  # fmt: skip
+    try:
+        pg = context.new_page()
+        for name in ["index.html", "p001-quick.html"]:
+            pg.goto((site.parent / name).as_uri())
+            assert pg.evaluate("window.innerWidth") == 360, name
+    finally:
+        context.close()
+
+
+def test_in_chromium_a_printed_page_keeps_each_figure_whole_on_one_sheet(
+    site: Path, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): printed, p001's fig8 was cut by a page break, its title and
+    # lines at the foot of one sheet and its x axis at the top of the next.
+    pg, errors = page
+    pg.goto((site.parent / "p001-quick.html").as_uri())
+    pg.emulate_media(media="print")
+    kept = pg.evaluate("[...document.querySelectorAll('div.figure')]"
+                       ".map(f => getComputedStyle(f).breakInside)")  # fmt: skip
+    assert kept and set(kept) == {"avoid"}, kept
+    assert errors == []
+
+
 #: What Python and its tools leave beside the code they run (bytecode, caches of pytest,
 #: Hypothesis and ruff): not files ccsim writes.
 _TOOL_CACHES = ("__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache")
