@@ -1738,6 +1738,27 @@ def test_in_chromium_printed_the_figure_is_drawn_within_the_papers_width_and_aft
     assert errors == []
 
 
+def test_in_chromium_the_values_drawn_are_a_table_a_keyboard_opens_under_the_figure(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): a point's mean and CI were shown only by hovering it, which
+    # needs a mouse, and a screen reader reads nothing of a figure's lines: a reader with a
+    # keyboard or a screen reader had none of the figure's values.
+    pg, errors = page
+    open_on_p001(pg, server)
+    summary = pg.locator("#values summary")
+    summary.focus()
+    pg.keyboard.press("Enter")
+    rows = pg.locator("#values-table tr:has(td)")
+    assert rows.first.is_visible()
+    assert rows.count() == 4 * 3  # 4 lines x 3 loss rates, as drawn
+    reno = pg.evaluate("document.getElementById('plot').data.find(t => t.name === 'TCP Reno')")
+    cells = rows.filter(has_text="TCP Reno").nth(1).locator("td").all_text_contents()
+    assert cells[:3] == ["TCP Reno", "5", f"{reno['y'][1]:#.4g}"], cells
+    assert cells[4] == "10"
+    assert errors == []
+
+
 def test_in_chromium_a_papers_korean_title_is_marked_korean_for_a_screen_readers_voice(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:

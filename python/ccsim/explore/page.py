@@ -52,6 +52,11 @@ input.free { width: 6rem; }
 #table th:first-child, #table td:first-child { text-align: left; }
 #table caption { text-align: left; font-weight: 600; margin-bottom: 0.4rem; }
 #table tr.pending td { color: #999; }
+#values { font-size: 0.85rem; margin-top: 0.5rem; }
+#values-table { border-collapse: collapse; }
+#values-table th, #values-table td { border-bottom: 1px solid #ddd; padding: 0.2rem 0.4rem;
+                                     text-align: right; }
+#values-table th:first-child, #values-table td:first-child { text-align: left; }
 /* Read by a screen reader, not shown: what the job's status says, without its counts. */
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
       white-space: nowrap; }
@@ -77,7 +82,9 @@ input.free { width: 6rem; }
 read the reproductions' figures with <code>ccsim report</code>, a site that shows them without
 it)</span> <button id="cancel" disabled>cancel</button>
 <span id="said" class="sr" role="status"></span></div>
-<div id="plot"></div><table id="table" hidden></table></div>
+<div id="plot"></div><table id="table" hidden></table>
+<details id="values" hidden><summary>the values drawn, as a table</summary>
+<table id="values-table"></table></details></div>
 </div>
 <script>
 "use strict";
@@ -493,14 +500,29 @@ function drawTable() {
   $("table").innerHTML = h;
 }
 
+// A points figure's values as a table under it (closed, for those who open it): on the figure
+// they are read by hovering a point, which needs a mouse, and a screen reader reads nothing
+// of a figure's lines: the reader with a keyboard or a screen reader had none of them
+// (campaign 61a, issue 32).
+function drawValues(f, rows) {
+  $("values").hidden = f.kind !== "points";
+  if (f.kind !== "points") return;
+  $("values-table").innerHTML = `<caption>${esc(heading().title)}</caption><tr><th>line</th>` +
+    `<th>${esc(f.x_label)}</th><th>${esc(f.metric)}</th><th>± (95 % CI)</th><th>seeds</th>` +
+    "</tr>" + rows.map(([label, p]) => `<tr><td>${esc(label)}</td><td>${esc(fmt(p.x_shown))}` +
+      `</td><td>${esc(fmt(p.mean))}</td><td>${esc(fmt(p.ci95))}</td><td>${esc(p.n)}</td></tr>`)
+    .join("");
+}
+
 function draw() {
-  const f = figure(), traces = [];
-  if (f.kind === "table") { drawTable(); return; }
+  const f = figure(), traces = [], rows = [];
+  if (f.kind === "table") { drawTable(); drawValues(f, rows); return; }
   const label = (id) => f.lines.find(l => l.id === id).label;
   if (f.kind === "points") {
     for (const l of f.lines) {
       const pts = Object.values(S.points[l.id] || {}).sort((a, b) => a.x_shown - b.x_shown);
       if (!pts.length) continue;
+      for (const p of pts) rows.push([l.label, p]);
       traces.push({name: esc(l.label), mode: "lines+markers", x: pts.map(p => p.x_shown),
         y: pts.map(p => p.mean), customdata: pts.map(p => [p.ci95 ?? 0, p.n]),
         error_y: {type: "data", array: pts.map(p => p.ci95 ?? 0), visible: true},
@@ -522,6 +544,7 @@ function draw() {
             type: f.kind === "points" ? f.y_scale : "linear"},
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
+  drawValues(f, rows);
 }
 
 // Printed, the figure kept the width it has on the screen, wider than the paper's text: it was
