@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from conftest import STDOUT_ERRORS, browser_page, free_port, main_without_stdout
-from test_site import assert_hangul_renders, keep_screenshot, korean_font
+from test_site import assert_hangul_renders, keep_screenshot, korean_font, swipe_down
 
 import ccsim
 from ccsim.experiment import load_plan, plan_runs, point_values
@@ -1669,6 +1669,26 @@ def test_in_chromium_on_a_phone_the_page_is_laid_out_at_its_width_the_figure_und
         controls, plot = (pg.locator(part).bounding_box() for part in ["#controls", "#plot"])
         assert controls is not None and plot is not None
         assert plot["y"] >= controls["y"] + controls["height"] and plot["width"] > 300
+    finally:
+        context.close()
+
+
+def test_in_chromium_on_a_touch_screen_a_swipe_over_the_figure_scrolls_the_page(
+    server: Server, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): a swipe over the figure, as wide as a phone's screen, drew
+    # Plotly's zoom box and the page stayed where it was, the values under the figure unreached.
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True)  # fmt: skip
+    try:
+        pg = context.new_page()
+        pg.goto(server.url + "/")
+        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+        pg.locator("#plot .scatterlayer .point").first.wait_for(timeout=60_000)
+        pg.locator("#plot").scroll_into_view_if_needed()
+        box = pg.locator("#plot").bounding_box()
+        assert box is not None
+        assert swipe_down(pg, box["x"] + box["width"] / 2, box["y"] + 100) > 100
     finally:
         context.close()
 

@@ -708,6 +708,41 @@ def test_in_chromium_on_a_phone_the_index_and_a_page_are_laid_out_at_the_phones_
         context.close()
 
 
+def swipe_down(pg: Any, x: float, y: float) -> int:
+    """How far the page scrolled back up for a finger's swipe 250 px down from (x, y) on a touch
+    screen (the page's context made with ``has_touch``)."""
+    cdp = pg.context.new_cdp_session(pg)
+    before = pg.evaluate("window.scrollY")
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for step in range(1, 11):
+        cdp.send("Input.dispatchTouchEvent",
+                 {"type": "touchMove", "touchPoints": [{"x": x, "y": y + 25 * step}]})  # fmt: skip
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    pg.wait_for_timeout(300)
+    return int(before - pg.evaluate("window.scrollY"))
+
+
+def test_in_chromium_on_a_touch_screen_a_swipe_over_a_figure_scrolls_the_page(
+    site: Path, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): a swipe over a figure drew Plotly's zoom box and the page stayed
+    # where it was; a phone's figures are as wide as its screen, so the page scrolled only from
+    # the text between them.
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True)  # fmt: skip
+    try:
+        pg = context.new_page()
+        pg.goto((site.parent / "p001-quick.html").as_uri())
+        figure = pg.locator("div.figure").first
+        figure.locator(".scatterlayer .point").first.wait_for()
+        figure.scroll_into_view_if_needed()
+        box = figure.bounding_box()
+        assert box is not None
+        assert swipe_down(pg, box["x"] + box["width"] / 2, box["y"] + 100) > 100
+    finally:
+        context.close()
+
+
 def test_in_chromium_a_printed_page_keeps_each_figure_whole_on_one_sheet(
     site: Path, page: tuple[Any, list[str]]
 ) -> None:

@@ -543,6 +543,10 @@ function draw() {
     yaxis: {title: {text: esc(f.kind === "points" ? f.metric : "share or utilization")},
             type: f.kind === "points" ? f.y_scale : "linear"},
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
+  // On a touch screen a swipe over the figure, as wide as a phone's screen, drew Plotly's zoom
+  // box instead of scrolling the page to the values under it (campaign 61a, issue 32): there
+  // the figure is not dragged (its buttons still zoom); a mouse drags to zoom as before.
+  if (matchMedia("(pointer: coarse)").matches) layout.dragmode = false;
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
   drawValues(f, rows);
 }

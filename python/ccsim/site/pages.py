@@ -50,6 +50,18 @@ body { overflow-wrap: break-word; }
 """.replace("@FONTS@", CSS_FONT_FAMILY)  # Hangul drawn with a CJK font (ccsim.fonts)
 
 
+#: Run after the figures are drawn. On a touch screen a finger's swipe over a figure drew
+#: Plotly's zoom box instead of scrolling the page, and a phone's figures are as wide as its
+#: screen: the page scrolled only from the text between them (campaign 61a, issue 32). There
+#: a figure is not dragged (its buttons still zoom); a mouse drags to zoom as before.
+_TOUCH = """<script>
+if (typeof Plotly !== "undefined" && matchMedia("(pointer: coarse)").matches)
+  for (const g of document.querySelectorAll(".js-plotly-plot"))
+    Plotly.relayout(g, {dragmode: false});
+</script>
+"""
+
+
 def _page(title: str, body: str, plotly: bool) -> str:
     script = '<script src="plotly.min.js" charset="utf-8"></script>\n' if plotly else ""
     return (
@@ -58,7 +70,7 @@ def _page(title: str, body: str, plotly: bool) -> str:
         # text a third of its size (campaign 61a, issue 32).
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{script}</head>\n"
-        f"<body>\n{body}\n</body></html>\n"
+        f"<body>\n{body}\n{_TOUCH if plotly else ''}</body></html>\n"
     )
 
 
