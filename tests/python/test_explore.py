@@ -1678,13 +1678,13 @@ def test_in_chromium_on_a_touch_screen_a_swipe_over_the_figure_scrolls_the_page(
 ) -> None:
     # Campaign 61a (issue 32): a swipe over the figure, as wide as a phone's screen, drew
     # Plotly's zoom box and the page stayed where it was, the values under the figure unreached.
+    # (~2.5 s: a context of its own, a phone's, and the page's first job started in it.)
     context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
                                    has_touch=True)  # fmt: skip
     try:
         pg = context.new_page()
         pg.goto(server.url + "/")
-        pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
-        pg.locator("#plot .scatterlayer .point").first.wait_for(timeout=60_000)
+        pg.locator("#plot .nsewdrag").wait_for(timeout=60_000)  # its axes, drawn before points
         pg.locator("#plot").scroll_into_view_if_needed()
         box = pg.locator("#plot").bounding_box()
         assert box is not None
@@ -1725,7 +1725,8 @@ def test_in_chromium_a_jobs_status_is_said_to_a_screen_reader_in_a_live_region(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
     # Campaign 61a (issue 32): the job's status ("running…", "waiting for 2 other jobs",
-    # "done", an error) was painted only: a screen reader heard none of it.
+    # "done", an error) was painted only: a screen reader heard none of it. (~2.5 s: a job's
+    # "done", p001's, after the page's first job.)
     pg, errors = page
     open_on_p001(pg, server)
     said = pg.get_by_role("status")
@@ -1763,7 +1764,8 @@ def test_in_chromium_the_values_drawn_are_a_table_a_keyboard_opens_under_the_fig
 ) -> None:
     # Campaign 61a (issue 32): a point's mean and CI were shown only by hovering it, which
     # needs a mouse, and a screen reader reads nothing of a figure's lines: a reader with a
-    # keyboard or a screen reader had none of the figure's values.
+    # keyboard or a screen reader had none of the figure's values. (~3.5 s: p001's points
+    # must be drawn, after the page's first job, as in the tests above.)
     pg, errors = page
     open_on_p001(pg, server)
     summary = pg.locator("#values summary")

@@ -696,7 +696,8 @@ def test_in_chromium_on_a_phone_the_index_and_a_page_are_laid_out_at_the_phones_
     site: Path, chromium: Any
 ) -> None:
     # Campaign 61a (issue 32): without a viewport meta tag a phone lays a page out at a
-    # desktop's 980 px and shrinks it to its screen, every word a third of its size.
+    # desktop's 980 px and shrinks it to its screen, every word a third of its size. (~2.3 s:
+    # two pages, one of 12 figures, in a phone's context.)
     context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
                                    has_touch=True, device_scale_factor=3)  # fmt: skip
     try:
@@ -727,7 +728,7 @@ def test_in_chromium_on_a_touch_screen_a_swipe_over_a_figure_scrolls_the_page(
 ) -> None:
     # Campaign 61a (issue 32): a swipe over a figure drew Plotly's zoom box and the page stayed
     # where it was; a phone's figures are as wide as its screen, so the page scrolled only from
-    # the text between them.
+    # the text between them. (~3 s: the page and its 12 figures drawn in a phone's context.)
     context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
                                    has_touch=True)  # fmt: skip
     try:
@@ -747,7 +748,8 @@ def test_in_chromium_a_printed_page_keeps_each_figure_whole_on_one_sheet(
     site: Path, page: tuple[Any, list[str]]
 ) -> None:
     # Campaign 61a (issue 32): printed, p001's fig8 was cut by a page break, its title and
-    # lines at the foot of one sheet and its x axis at the top of the next.
+    # lines at the foot of one sheet and its x axis at the top of the next. (~2.4 s: the page
+    # of 12 figures drawn.)
     pg, errors = page
     pg.goto((site.parent / "p001-quick.html").as_uri())
     pg.emulate_media(media="print")
