@@ -77,7 +77,8 @@ input.free { width: 6rem; }
 <p id="citation"></p>
 <div id="layout">
 <div id="controls"></div>
-<div><div id="status"><progress id="prog" value="0" max="1" aria-label="runs done"></progress>
+<div><div id="status" tabindex="-1">
+<progress id="prog" value="0" max="1" aria-label="runs done"></progress>
 <span id="msg" class="error">this page needs JavaScript: turn it on for this address (or
 read the reproductions' figures with <code>ccsim report</code>, a site that shows them without
 it)</span> <button id="cancel" disabled>cancel</button>
@@ -316,7 +317,7 @@ function unreachable(err, cure) {
 async function start(note) {
   try { await startJob(note); } catch (err) {
     unreachable(err, "change a setting to run it again");
-    S.pending = "not run"; $("cancel").disabled = true; draw();
+    S.pending = "not run"; noCancel(); draw();
   }
 }
 
@@ -360,7 +361,7 @@ async function startJob(note) {
     if (refused !== null && $("xs-added"))
       for (const box of $("xs-added").querySelectorAll("input.x"))
         if (box.value === refused) box.parentElement.remove();
-    S.pending = "not run"; status(answer.error, true); $("cancel").disabled = true; draw();
+    S.pending = "not run"; status(answer.error, true); noCancel(); draw();
     return;
   }
   const job = S.job = answer.job;
@@ -393,7 +394,7 @@ async function startJob(note) {
       status(`seed ${e.seed}: ${e.sim_s.toFixed(1)} of ${e.duration_s.toFixed(0)} simulated s`
              + `, ${e.events.toLocaleString()} events`, false, true);
     } else if (["done", "cancelled", "error"].includes(e.type)) {
-      es.close(); S.es = null; $("cancel").disabled = true;
+      es.close(); S.es = null; noCancel();
       // The lines without their row say what became of them: "running…" under "cancelled"
       // or an error was a table still running to its reader (campaign 48a, issue 32).
       if (e.type === "error" || (e.type === "cancelled" && !e.reason)) {  // (a reason: re-run)
@@ -423,7 +424,7 @@ async function startJob(note) {
   es.onerror = () => {
     if (S.job !== job) { es.close(); return; }
     if (es.readyState === EventSource.CLOSED) {
-      S.es = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+      S.es = null; noCancel(); S.pending = "not run"; draw();
       status("the explorer no longer has this job (was it restarted?): change a setting " +
              "to run it again", true);
     } else {
@@ -447,6 +448,16 @@ async function startJob(note) {
 function status(text, bad, count) {
   clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
   if (!count) $("said").textContent = text;
+}
+
+// No cancel to click: a disabled button lets its focus go to the page's body, so a keyboard's
+// focus on cancel as its job ended (or was cancelled with Enter) went to nothing shown, and a
+// screen reader said nothing of where it was (campaign 61a, issue 32). It goes to the status,
+// which says what became of the job; the next Tab goes on from there.
+function noCancel() {
+  const had = document.activeElement === $("cancel");
+  $("cancel").disabled = true;
+  if (had) $("status").focus();
 }
 
 // A browser opens at most 6 connections to one site over HTTP/1.1 (Chromium's and Firefox's
@@ -580,10 +591,10 @@ $("cancel").addEventListener("click", async () => {
     // cancels a job nobody reads): its rows said "running…" and cancel stayed enabled under
     // "cannot reach the explorer", and nothing would change them (campaign 50a, issue 32).
     unreachable(err, "the explorer cancels the job itself, as nobody reads it");
-    S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+    S.job = null; noCancel(); S.pending = "not run"; draw();
     return;
   }
-  S.job = null; $("cancel").disabled = true; status("cancelled");
+  S.job = null; noCancel(); status("cancelled");
   S.pending = "cancelled"; draw();
 });
 
