@@ -683,6 +683,82 @@ def test_in_chromium_a_papers_korean_citation_renders_as_hangul_with_the_pages_c
     assert errors == []
 
 
+def test_a_papers_korean_title_is_marked_korean_for_a_screen_readers_voice(site: Path) -> None:
+    # Campaign 61a (issue 32): the page is lang="en", and its citation's Hangul was not marked
+    # otherwise: a screen reader read 무선환경에서 with its English voice, which spells Hangul
+    # out or skips it. Each run of Hangul is a <span lang="ko">; the English between stays.
+    text = (site.parent / "p001-quick.html").read_text(encoding="utf-8")
+    assert '(<span lang="ko">진교홍</span>)' in text
+    assert '(<span lang="ko">무선환경에서 짧은</span> TCP <span lang="ko">트래픽의' in text
+
+
+def test_in_chromium_on_a_phone_the_index_and_a_page_are_laid_out_at_the_phones_width(
+    site: Path, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): without a viewport meta tag a phone lays a page out at a
+    # desktop's 980 px and shrinks it to its screen, every word a third of its size. (~2.3 s:
+    # two pages, one of 12 figures, in a phone's context.)
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True, device_scale_factor=3)  # fmt: skip
+    try:
+        pg = context.new_page()
+        for name in ["index.html", "p001-quick.html"]:
+            pg.goto((site.parent / name).as_uri())
+            assert pg.evaluate("window.innerWidth") == 360, name
+    finally:
+        context.close()
+
+
+def swipe_down(pg: Any, x: float, y: float) -> int:
+    """How far the page scrolled back up for a finger's swipe 250 px down from (x, y) on a touch
+    screen (the page's context made with ``has_touch``)."""
+    cdp = pg.context.new_cdp_session(pg)
+    before = pg.evaluate("window.scrollY")
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for step in range(1, 11):
+        cdp.send("Input.dispatchTouchEvent",
+                 {"type": "touchMove", "touchPoints": [{"x": x, "y": y + 25 * step}]})  # fmt: skip
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    pg.wait_for_timeout(300)
+    return int(before - pg.evaluate("window.scrollY"))
+
+
+def test_in_chromium_on_a_touch_screen_a_swipe_over_a_figure_scrolls_the_page(
+    site: Path, chromium: Any
+) -> None:
+    # Campaign 61a (issue 32): a swipe over a figure drew Plotly's zoom box and the page stayed
+    # where it was; a phone's figures are as wide as its screen, so the page scrolled only from
+    # the text between them. (~3 s: the page and its 12 figures drawn in a phone's context.)
+    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                   has_touch=True)  # fmt: skip
+    try:
+        pg = context.new_page()
+        pg.goto((site.parent / "p001-quick.html").as_uri())
+        figure = pg.locator("div.figure").first
+        figure.locator(".scatterlayer .point").first.wait_for()
+        figure.scroll_into_view_if_needed()
+        box = figure.bounding_box()
+        assert box is not None
+        assert swipe_down(pg, box["x"] + box["width"] / 2, box["y"] + 100) > 100
+    finally:
+        context.close()
+
+
+def test_in_chromium_a_printed_page_keeps_each_figure_whole_on_one_sheet(
+    site: Path, page: tuple[Any, list[str]]
+) -> None:
+    # Campaign 61a (issue 32): printed, p001's fig8 was cut by a page break, its title and
+    # lines at the foot of one sheet and its x axis at the top of the next. (~2.4 s: the page
+    # of 12 figures drawn.)
+    pg, errors = page
+    pg.goto((site.parent / "p001-quick.html").as_uri())
+    pg.emulate_media(media="print")
+    kept = pg.evaluate("[...document.querySelectorAll('div.figure')]"
+                       ".map(f => getComputedStyle(f).breakInside)")  # fmt: skip
+    assert kept and set(kept) == {"avoid"}, kept
+    assert errors == []
+
+
 #: What Python and its tools leave beside the code they run (bytecode, caches of pytest,
 #: Hypothesis and ruff): not files ccsim writes.
 _TOOL_CACHES = ("__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache")

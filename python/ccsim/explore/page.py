@@ -18,6 +18,10 @@ from ccsim.fonts import CSS_FONT_FAMILY
 
 PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ccsim explore</title>
+<!-- A phone lays out a page without this at a desktop's 980 px and shrinks it to its screen:
+     the controls and the figure side by side, their text a third of its size, and the narrow
+     window's stack below never applied (campaign 61a, issue 32). -->
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <script src="plotly.min.js" charset="utf-8"></script>
 <style>
@@ -48,6 +52,21 @@ input.free { width: 6rem; }
 #table th:first-child, #table td:first-child { text-align: left; }
 #table caption { text-align: left; font-weight: 600; margin-bottom: 0.4rem; }
 #table tr.pending td { color: #999; }
+#values { font-size: 0.85rem; margin-top: 0.5rem; }
+#values-table { border-collapse: collapse; }
+#values-table th, #values-table td { border-bottom: 1px solid #ddd; padding: 0.2rem 0.4rem;
+                                     text-align: right; }
+#values-table th:first-child, #values-table td:first-child { text-align: left; }
+/* Read by a screen reader, not shown: what the job's status says, without its counts. */
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+      white-space: nowrap; }
+/* Printed, the page's width is the paper's: the figure under the controls, whole (beside them
+   it was cut at the paper's edge; its width is set as printing starts, below), on one page. */
+@media print {
+  #layout { grid-template-columns: minmax(0, 1fr); }
+  #layout > div { overflow: visible; }
+  #plot, #table { break-inside: avoid; }
+}
 </style></head>
 <body>
 <header><h1>ccsim explore</h1>
@@ -58,11 +77,15 @@ input.free { width: 6rem; }
 <p id="citation"></p>
 <div id="layout">
 <div id="controls"></div>
-<div><div id="status"><progress id="prog" value="0" max="1"></progress>
+<div><div id="status" tabindex="-1">
+<progress id="prog" value="0" max="1" aria-label="runs done"></progress>
 <span id="msg" class="error">this page needs JavaScript: turn it on for this address (or
 read the reproductions' figures with <code>ccsim report</code>, a site that shows them without
-it)</span> <button id="cancel" disabled>cancel</button></div>
-<div id="plot"></div><table id="table" hidden></table></div>
+it)</span> <button id="cancel" disabled>cancel</button>
+<span id="said" class="sr" role="status"></span></div>
+<div id="plot"></div><table id="table" hidden></table>
+<details id="values" hidden><summary>the values drawn, as a table</summary>
+<table id="values-table"></table></details></div>
 </div>
 <script>
 "use strict";
@@ -90,8 +113,21 @@ function fillFigures() {
   $("figure").innerHTML = p.figures.map(f =>
     `<option value="${esc(f.id)}">${esc(f.id)}: ${esc(f.title)}</option>`).join("");
   $("quickbox").hidden = !p.has_quick;
-  $("citation").textContent = p.paper;
+  korean($("citation"), p.paper);
   buildControls();
+}
+
+// Text put in ``el`` with each run of Hangul in it marked as Korean: under the page's lang="en",
+// a screen reader read a paper's Korean title with its English voice, which spells Hangul out
+// or skips it (campaign 61a, issue 32).
+const HANGUL = "[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+";
+function korean(el, text) {
+  el.textContent = "";
+  String(text).split(new RegExp(`(${HANGUL}(?:\\s+${HANGUL})*)`)).forEach((part, i) => {
+    if (i % 2 === 0) { el.append(part); return; }
+    const span = document.createElement("span");
+    span.lang = "ko"; span.textContent = part; el.append(span);
+  });
 }
 
 const ident = (name) => name.replace(/[^a-z0-9]/gi, "_");
@@ -106,6 +142,10 @@ function free(cls, attrs, range, value) {
 
 // A setting the plan gives one value has nothing to slide (a slider from 0 to 0 cannot move):
 // it is shown as text, its value kept in a hidden input that request() reads as a slider's.
+// A slider's value is the index of the plan's value: its aria-valuetext is the value itself,
+// which a screen reader said as "3" for an MSS of 1000 B, and "4" after an arrow key
+// (campaign 61a, issue 32). Its free input is named after the key: a screen reader said
+// "or any: (100 to 1500)", of no key.
 function slider(name, values, start, range) {
   const i = Math.max(0, values.indexOf(start));
   const id = "p-" + ident(name);
@@ -113,11 +153,11 @@ function slider(name, values, start, range) {
     ? `<span class="unit">(the plan's one value)</span>
        <input type="hidden" id="${id}" data-path="${esc(name)}" value="0">`
     : `<input type="range" id="${id}" data-path="${esc(name)}" min="0" max="${values.length - 1}"
-        step="1" value="${i}">`;
+        step="1" value="${i}" aria-valuetext="${esc(show(values[i]))}">`;
   return `<label>${esc(name)} = <span class="value" id="${id}-v">${esc(show(values[i]))}</span>
     ${input}</label>` +
-    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${esc(name)}"`, range, "")}
-      </label>` : "");
+    (range ? `<label>or any: ${free("free", `id="${id}-free" data-free="${esc(name)}"
+      aria-label="${esc(name)}: any value"`, range, "")}</label>` : "");
 }
 
 // A value typed in a free input, with the range's unit ("3.5%", "120s"), or null.
@@ -177,6 +217,7 @@ function buildControls() {
       if (el.dataset.path) {
         const q = figure().params.find(q => q.path === el.dataset.path);
         $(el.id + "-v").textContent = show(q.values[+el.value]);
+        el.setAttribute("aria-valuetext", show(q.values[+el.value]));
         if ($(el.id + "-free")) $(el.id + "-free").value = "";  // the slider wins again
       }
       if (el.dataset.free) {
@@ -276,7 +317,7 @@ function unreachable(err, cure) {
 async function start(note) {
   try { await startJob(note); } catch (err) {
     unreachable(err, "change a setting to run it again");
-    S.pending = "not run"; $("cancel").disabled = true; draw();
+    S.pending = "not run"; noCancel(); draw();
   }
 }
 
@@ -320,7 +361,7 @@ async function startJob(note) {
     if (refused !== null && $("xs-added"))
       for (const box of $("xs-added").querySelectorAll("input.x"))
         if (box.value === refused) box.parentElement.remove();
-    S.pending = "not run"; status(answer.error, true); $("cancel").disabled = true; draw();
+    S.pending = "not run"; status(answer.error, true); noCancel(); draw();
     return;
   }
   const job = S.job = answer.job;
@@ -341,7 +382,8 @@ async function startJob(note) {
     else if (e.type === "start") { $("prog").max = e.total || 1; $("prog").value = 0; }
     else if (e.type === "runs") {
       $("prog").max = e.total; $("prog").value = e.done;
-      status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`);
+      status(`${e.done} of ${e.total} runs (${e.cached} from the store), ${e.elapsed_s} s`,
+             false, true);
     } else if (e.type === "waiting") {
       // The workers are shared: behind another tab's long runs, "running…" was said of a
       // job none of whose runs had started (campaign 49a, issue 32).
@@ -350,9 +392,9 @@ async function startJob(note) {
     } else if (e.type === "running") status("running…");
     else if (e.type === "progress") {
       status(`seed ${e.seed}: ${e.sim_s.toFixed(1)} of ${e.duration_s.toFixed(0)} simulated s`
-             + `, ${e.events.toLocaleString()} events`);
+             + `, ${e.events.toLocaleString()} events`, false, true);
     } else if (["done", "cancelled", "error"].includes(e.type)) {
-      es.close(); S.es = null; $("cancel").disabled = true;
+      es.close(); S.es = null; noCancel();
       // The lines without their row say what became of them: "running…" under "cancelled"
       // or an error was a table still running to its reader (campaign 48a, issue 32).
       if (e.type === "error" || (e.type === "cancelled" && !e.reason)) {  // (a reason: re-run)
@@ -382,7 +424,7 @@ async function startJob(note) {
   es.onerror = () => {
     if (S.job !== job) { es.close(); return; }
     if (es.readyState === EventSource.CLOSED) {
-      S.es = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+      S.es = null; noCancel(); S.pending = "not run"; draw();
       status("the explorer no longer has this job (was it restarted?): change a setting " +
              "to run it again", true);
     } else {
@@ -399,8 +441,23 @@ async function startJob(note) {
   };
 }
 
-function status(text, bad) {
+// What the page says is said to a screen reader too (#said, a live region): painted only, a
+// job's "running…", "waiting for 2 other jobs", "done" and errors went unheard (campaign 61a,
+// issue 32). The counts a job sends as it runs (``count``) are painted only: announced, they
+// were a stream of numbers over the reader's other words.
+function status(text, bad, count) {
   clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
+  if (!count) $("said").textContent = text;
+}
+
+// No cancel to click: a disabled button lets its focus go to the page's body, so a keyboard's
+// focus on cancel as its job ended (or was cancelled with Enter) went to nothing shown, and a
+// screen reader said nothing of where it was (campaign 61a, issue 32). It goes to the status,
+// which says what became of the job; the next Tab goes on from there.
+function noCancel() {
+  const had = document.activeElement === $("cancel");
+  $("cancel").disabled = true;
+  if (had) $("status").focus();
 }
 
 // A browser opens at most 6 connections to one site over HTTP/1.1 (Chromium's and Firefox's
@@ -454,14 +511,29 @@ function drawTable() {
   $("table").innerHTML = h;
 }
 
+// A points figure's values as a table under it (closed, for those who open it): on the figure
+// they are read by hovering a point, which needs a mouse, and a screen reader reads nothing
+// of a figure's lines: the reader with a keyboard or a screen reader had none of them
+// (campaign 61a, issue 32).
+function drawValues(f, rows) {
+  $("values").hidden = f.kind !== "points";
+  if (f.kind !== "points") return;
+  $("values-table").innerHTML = `<caption>${esc(heading().title)}</caption><tr><th>line</th>` +
+    `<th>${esc(f.x_label)}</th><th>${esc(f.metric)}</th><th>± (95 % CI)</th><th>seeds</th>` +
+    "</tr>" + rows.map(([label, p]) => `<tr><td>${esc(label)}</td><td>${esc(fmt(p.x_shown))}` +
+      `</td><td>${esc(fmt(p.mean))}</td><td>${esc(fmt(p.ci95))}</td><td>${esc(p.n)}</td></tr>`)
+    .join("");
+}
+
 function draw() {
-  const f = figure(), traces = [];
-  if (f.kind === "table") { drawTable(); return; }
+  const f = figure(), traces = [], rows = [];
+  if (f.kind === "table") { drawTable(); drawValues(f, rows); return; }
   const label = (id) => f.lines.find(l => l.id === id).label;
   if (f.kind === "points") {
     for (const l of f.lines) {
       const pts = Object.values(S.points[l.id] || {}).sort((a, b) => a.x_shown - b.x_shown);
       if (!pts.length) continue;
+      for (const p of pts) rows.push([l.label, p]);
       traces.push({name: esc(l.label), mode: "lines+markers", x: pts.map(p => p.x_shown),
         y: pts.map(p => p.mean), customdata: pts.map(p => [p.ci95 ?? 0, p.n]),
         error_y: {type: "data", array: pts.map(p => p.ci95 ?? 0), visible: true},
@@ -482,8 +554,30 @@ function draw() {
     yaxis: {title: {text: esc(f.kind === "points" ? f.metric : "share or utilization")},
             type: f.kind === "points" ? f.y_scale : "linear"},
     margin: {t: 70, l: 60, r: 20, b: 50}, height: 480};
+  // On a touch screen a swipe over the figure, as wide as a phone's screen, drew Plotly's zoom
+  // box instead of scrolling the page to the values under it (campaign 61a, issue 32): there
+  // the figure is not dragged (its buttons still zoom); a mouse drags to zoom as before.
+  if (matchMedia("(pointer: coarse)").matches) layout.dragmode = false;
   Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
+  drawValues(f, rows);
 }
+
+// Printed, the figure kept the width it has on the screen, wider than the paper's text: it was
+// cut at the paper's right edge, its legend and half its points gone (campaign 61a, issue
+// 32). It is drawn PRINT_W px wide at most (A4's and Letter's text width at the browser's
+// default margins) as printing starts, and at the window's width again once done.
+const PRINT_W = 640;
+let printed = false;
+addEventListener("beforeprint", () => {
+  if ($("plot").hidden || !$("plot").data || $("plot").offsetWidth <= PRINT_W) return;
+  printed = true;
+  Plotly.relayout("plot", {width: PRINT_W});
+});
+addEventListener("afterprint", () => {
+  if (!printed) return;
+  printed = false;
+  Plotly.relayout("plot", {width: null, autosize: true});
+});
 
 $("paper").addEventListener("change", fillFigures);
 $("figure").addEventListener("change", buildControls);
@@ -497,10 +591,10 @@ $("cancel").addEventListener("click", async () => {
     // cancels a job nobody reads): its rows said "running…" and cancel stayed enabled under
     // "cannot reach the explorer", and nothing would change them (campaign 50a, issue 32).
     unreachable(err, "the explorer cancels the job itself, as nobody reads it");
-    S.job = null; $("cancel").disabled = true; S.pending = "not run"; draw();
+    S.job = null; noCancel(); S.pending = "not run"; draw();
     return;
   }
-  S.job = null; $("cancel").disabled = true; status("cancelled");
+  S.job = null; noCancel(); status("cancelled");
   S.pending = "cancelled"; draw();
 });
 

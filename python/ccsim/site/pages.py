@@ -38,15 +38,39 @@ nav { margin-bottom: 1rem; }
 .figure { border: 1px solid #ddd; margin: 0.5rem 0; }
 .files { font-size: 0.85rem; color: #555; }
 .note { background: #f7f7e8; padding: 0.5rem; border-left: 3px solid #cc9; }
+/* A table wider than the window scrolls in its own box, and so does a figure's title, which
+   Plotly does not wrap, and a word longer than a line breaks: wider than a phone's screen,
+   they made the phone shrink the whole page to their width, every word of it smaller
+   (campaign 61a, issue 32). */
+.wide, .figure { overflow-x: auto; }
+body { overflow-wrap: break-word; }
+/* Printed, a figure is kept on one page: cut by a page break, its top half ended one page and
+   its axis and legend began the next (campaign 61a, issue 32). */
+@media print { .figure { break-inside: avoid; } }
 """.replace("@FONTS@", CSS_FONT_FAMILY)  # Hangul drawn with a CJK font (ccsim.fonts)
+
+
+#: Run after the figures are drawn. On a touch screen a finger's swipe over a figure drew
+#: Plotly's zoom box instead of scrolling the page, and a phone's figures are as wide as its
+#: screen: the page scrolled only from the text between them (campaign 61a, issue 32). There
+#: a figure is not dragged (its buttons still zoom); a mouse drags to zoom as before.
+_TOUCH = """<script>
+if (typeof Plotly !== "undefined" && matchMedia("(pointer: coarse)").matches)
+  for (const g of document.querySelectorAll(".js-plotly-plot"))
+    Plotly.relayout(g, {dragmode: false});
+</script>
+"""
 
 
 def _page(title: str, body: str, plotly: bool) -> str:
     script = '<script src="plotly.min.js" charset="utf-8"></script>\n' if plotly else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        # A phone lays out a page without it at a desktop's 980 px, shrunk to its screen: the
+        # text a third of its size (campaign 61a, issue 32).
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>\n<style>{_STYLE}</style>\n{script}</head>\n"
-        f"<body>\n{body}\n</body></html>\n"
+        f"<body>\n{body}\n{_TOUCH if plotly else ''}</body></html>\n"
     )
 
 
@@ -64,6 +88,35 @@ def _mark_verdicts(rendered: str) -> str:
         return f'<td><span class="verdict-{v.replace(" ", "-")}">{v}</span>'
 
     return re.sub(r"<td>(" + "|".join(VERDICTS) + r")(?=:)", mark, rendered)
+
+
+#: A run of Hangul (syllables and jamo, and the spaces between them).
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+"
+                     r"(?:\s+[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)*")  # fmt: skip
+
+
+def _korean(rendered: str) -> str:
+    """Each run of Hangul in the text of ``rendered`` (HTML) marked as Korean: under the page's
+    ``lang="en"``, a screen reader read a paper's Korean title with its English voice, which
+    spells Hangul out or skips it (campaign 61a, issue 32). Tags and their attributes are left
+    as they are (their ``<`` and ``>`` are never in text, which is escaped)."""
+
+    def text(m: re.Match[str]) -> str:
+        return _HANGUL.sub(lambda h: f'<span lang="ko">{h.group(0)}</span>', m.group(0))
+
+    return re.sub(r"(?<=>)[^<]+", text, rendered)
+
+
+def _wide(rendered: str) -> str:
+    """Each table of ``rendered`` (HTML) in a box of its own that scrolls (``.wide``)."""
+    return rendered.replace("<table", '<div class="wide"><table').replace(
+        "</table>", "</table></div>"
+    )
+
+
+def _prose(lines: list[str]) -> str:
+    """Lines of report.md as HTML: verdicts coloured, Korean marked, tables in boxes."""
+    return _wide(_korean(_mark_verdicts(_markdown("\n".join(lines)))))
 
 
 def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
@@ -100,16 +153,16 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
         if h is not None:
             grid_section = h.group(1) if h.group(1) in grids else None
         elif grid_section is not None and ln.startswith("|"):
-            chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+            chunks.append(_prose(pending))
             pending = []
-            chunks.append(grid_table_html(grids[grid_section], plan, summary))
+            chunks.append(_wide(grid_table_html(grids[grid_section], plan, summary)))
             grid_section, in_grid = None, True
             continue
         m = _IMAGE.match(ln)
         if m is None:
             pending.append(ln)
             continue
-        chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+        chunks.append(_prose(pending))
         pending = []
         fid, stem = m.group(1), m.group(2)
         found = _static_files(page, stem)
@@ -130,7 +183,7 @@ def paper_page(page: PaperPage, plan: Any) -> tuple[str, int, list[str]]:
             chunks.append(f"<p>{img}</p>" + files)
         else:
             chunks.append(f"<p>({html.escape(fid)}: no figure was drawn)</p>")
-    chunks.append(_mark_verdicts(_markdown("\n".join(pending))))
+    chunks.append(_prose(pending))
     note = (
         '<p class="note">Hover a point for its mean and 95 % CI; click a legend entry to hide '
         "its line, drag to zoom, double-click to zoom out. Hollow markers are the paper's own "
@@ -214,7 +267,7 @@ def index_page(pages: list[PaperPage]) -> str:
             f"<td>{html.escape(p.title)}</td><td>{mode}</td><td>{html.escape(main)}</td>"
             f"<td>{len(p.claims)}</td><td>{status}</td></tr>"
         )
-    table = (
+    table = _wide(
         "<table><tr><th>reproduction</th><th>paper</th><th>mode</th>"
         "<th>the paper's main result</th><th>claims</th><th>our verdicts</th></tr>"
         + "".join(rows)
