@@ -945,6 +945,10 @@ def test_in_chromium_a_slider_move_replots_the_value_the_python_api_gives(
     pg.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     pg.locator(".hoverlayer .hovertext").first.wait_for()
     assert "95 % CI" in (pg.locator(".hoverlayer .hovertext").first.text_content() or "")
+    # Stop 61: no "Share chart..." button, which sends the figure's data to cloud.plotly.com.
+    buttons = pg.locator("#plot .modebar-btn")
+    assert buttons.count() > 3
+    assert "Share chart..." not in buttons.evaluate_all("bs => bs.map(b => b.dataset.title)")
     keep_screenshot(pg, tmp_path / "explore.png", "explore.png")
     assert errors == []
 

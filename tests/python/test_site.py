@@ -514,6 +514,11 @@ def test_in_chromium_every_figure_draws_a_marker_per_point_and_hover_shows_its_v
     t = shown[0]
     # d3-format's .4g keeps trailing zeros, like Python's #.4g.
     assert f"{t['y'][0]:#.4g} ± {t['error_y']['array'][0]:#.3g} (95 % CI, n = 2)" in text, text
+    # Stop 61: Plotly.js 4's "Share chart..." button, on every figure by default, sends the
+    # figure's data to cloud.plotly.com; the site links nothing outside itself.
+    buttons = first.locator(".modebar-btn")
+    assert buttons.count() > 3
+    assert "Share chart..." not in buttons.evaluate_all("bs => bs.map(b => b.dataset.title)")
     keep_screenshot(pg, tmp_path / "report-page.png", "report.png")
     assert errors == []
 

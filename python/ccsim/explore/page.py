@@ -558,7 +558,10 @@ function draw() {
   // box instead of scrolling the page to the values under it (campaign 61a, issue 32): there
   // the figure is not dragged (its buttons still zoom); a mouse drags to zoom as before.
   if (matchMedia("(pointer: coarse)").matches) layout.dragmode = false;
-  Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true});
+  // Plotly.js 4's "Share chart..." button sends the figure's data to cloud.plotly.com: off,
+  // as on the site (stop 61).
+  Plotly.react("plot", traces, layout, {displaylogo: false, responsive: true,
+                                        showSendToCloud: false});
   drawValues(f, rows);
 }
 

@@ -37,7 +37,10 @@ def figure_html(fig: Any, div_id: str, expected: int, kind: str) -> str:
                 full_html=False,
                 include_plotlyjs=False,
                 div_id=div_id,
-                config={"displaylogo": False, "responsive": True},
+                # Plotly.js 4 puts a "Share chart..." button on every figure, which sends
+                # the figure's data to cloud.plotly.com: a site that links nothing outside
+                # itself, of a researcher's unpublished results, keeps it off (stop 61).
+                config={"displaylogo": False, "responsive": True, "showSendToCloud": False},
             )
         finally:
             plotly_json.config.default_engine = engine
