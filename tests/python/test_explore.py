@@ -5042,3 +5042,31 @@ def test_a_job_behind_another_jobs_runs_says_it_waits_and_then_that_it_runs(
         ("start", None), ("waiting", 1), ("running", None), ("cancelled", None)
     ]  # fmt: skip
     assert [e["type"] for e in first.events] == ["start", "cancelled"]
+
+
+def test_a_waiting_job_says_again_how_many_jobs_it_waits_for_as_that_number_changes(
+    tmp_path: Path,
+) -> None:
+    # Stop 60's notice (issue 32): "waiting for 3 other jobs" stayed on the page while the
+    # jobs ahead ended one by one. The engine looks every READER_WAIT_S; here by hand.
+    from ccsim.explore import Engine
+    from ccsim.explore.jobs import Job
+
+    engine = Engine(tmp_path / "results", workers=1)
+    try:
+        catalog = Catalog(EXPERIMENTS)
+        ahead = [Job(f"a{i}", catalog.request(ONE_POINT), runs_started=True) for i in range(3)]
+        waiting = Job("w", catalog.request(ONE_POINT))
+        engine.jobs.update({j.id: j for j in [*ahead, waiting]})
+        engine._say_waiting(waiting)
+        engine._say_waiting(waiting)  # nothing changed: said once
+        ahead[0].end()
+        engine._say_waiting(waiting)
+        ahead[1].cancel()
+        engine._say_waiting(waiting)
+        waiting.runs_started = True  # its first run started: "running" is said, not this
+        ahead[2].end()
+        engine._say_waiting(waiting)
+    finally:
+        engine.close()
+    assert [e.get("jobs") for e in waiting.events if e["type"] == "waiting"] == [3, 2, 1]

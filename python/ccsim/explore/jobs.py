@@ -114,6 +114,10 @@ class Job:
     #: "running…" for minutes (campaign 49a, issue 32). Both under ``lock``.
     runs_started: bool = False
     said_waiting: bool = False
+    #: How many other jobs the last "waiting" event said the job waits for: said again as
+    #: that number changes, the page read "waiting for 3 other jobs" while one was left
+    #: (stop 60's notice, issue 32). Under ``lock``.
+    waiting_for: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cancel(self) -> None:
@@ -406,16 +410,18 @@ class Engine:
                 self._say_waiting(job)
 
     def _say_waiting(self, job: Job) -> None:
-        """Say once that ``job`` waits for other jobs' runs, when none of its own has started
-        and other jobs have runs going (not a slow start of its own: nothing to say then)."""
+        """Say that ``job`` waits for other jobs' runs, when none of its own has started and
+        other jobs have runs going (not a slow start of its own: nothing to say then); said
+        again when the number of those jobs changes (looked at every ``READER_WAIT_S``)."""
         with job.lock:
-            if job.runs_started or job.said_waiting or job.cancelled:
+            if job.runs_started or job.cancelled:
                 return
             others = sum(j is not job and j.runs_started and not (j.finished or j.cancelled)
                          for j in tuple(self.jobs.values()))  # fmt: skip
-            if not others:
+            if not others or others == job.waiting_for:
                 return
             job.said_waiting = True
+            job.waiting_for = others
         job.emit("waiting", jobs=others)
 
     def _queue(self, job: Job, todo: Any, store: Any) -> None:
