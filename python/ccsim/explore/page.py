@@ -302,21 +302,30 @@ async function cancel() {
 // A browser offline (its network gone: Wi-Fi off, a cable out, airplane mode) fails every
 // request at once, the explorer running on: the page asked "is ccsim explore still running?"
 // and said nothing of what to do once the network is back (campaign 60c, issue 32). ``cure``
-// is that, for the request that failed.
-function unreachable(err, cure) {
-  if (navigator.onLine === false)
+// is that, for the request that failed; ``again``, when given, is done by the page itself as
+// the browser is back online: the job or the list of papers asked for again (a change
+// made offline waited for another change after the network came back; stop 61).
+function unreachable(err, cure, again) {
+  if (navigator.onLine === false) {
+    S.whenOnline = again || null;
     status(`cannot reach the explorer: this browser is offline (${err.message}); once it is ` +
            `back, ${cure}`, true);
-  else
+  } else
     status(`cannot reach the explorer (${err.message}): is ccsim explore still running?`, true);
 }
+window.addEventListener("online", () => {
+  const again = S.whenOnline;
+  S.whenOnline = null;
+  if (again) again();
+});
 
 // A start that ends without a job of its own (refused, or no explorer to answer) leaves no
 // cancel to click: the last job was cancelled as it began, and a click said "cancelled" over
 // the refusal's reason, of nothing (campaign 49a, issue 32).
 async function start(note) {
+  S.whenOnline = null;  // this start is the page's job now, not the one that failed offline
   try { await startJob(note); } catch (err) {
-    unreachable(err, "change a setting to run it again");
+    unreachable(err, "it runs again by itself", () => start(note));
     S.pending = "not run"; noCancel(); draw();
   }
 }
@@ -617,7 +626,7 @@ async function load() {
     c = await res.json();
     if (!res.ok || !Array.isArray(c) || !c.length)
       throw new Error(res.ok ? "its list of papers is empty" : `HTTP ${res.status}`);
-  } catch (err) { unreachable(err, "reload the page"); return; }
+  } catch (err) { unreachable(err, "the page loads by itself", load); return; }
   S.catalog = c;
   $("paper").innerHTML = c.map(p =>
     `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
