@@ -91,7 +91,7 @@ it)</span> <button id="cancel" disabled>cancel</button>
 "use strict";
 const S = window.ccsim = {catalog: [], points: {}, series: {}, rows: {}, job: null,
                           last: null, es: null, timer: null, shown: null, started: 0,
-                          pending: "running…", held: null};
+                          pending: "running…", held: null, said: 0, asked: 0};
 const $ = (id) => document.getElementById(id);
 // The page says it needs JavaScript until its script runs: with JavaScript off (NoScript, Tor's
 // safest level, a text browser such as w3m over ssh) it said "loading…" for ever (campaign 33,
@@ -445,7 +445,7 @@ async function startJob(note) {
   // behind another tab's runs, over a stream the browser had back a second later (campaign
   // 50a, issue 32). Events missed meanwhile come next and say their own.
   es.onopen = () => {
-    if (S.job === job) clearTimeout(S.held);
+    if (S.job === job) notHeld();
     if (S.job === job && before !== null) { status(...before); before = null; }
   };
 }
@@ -454,8 +454,11 @@ async function startJob(note) {
 // job's "running…", "waiting for 2 other jobs", "done" and errors went unheard (campaign 61a,
 // issue 32). The counts a job sends as it runs (``count``) are painted only: announced, they
 // were a stream of numbers over the reader's other words.
+function notHeld() { clearTimeout(S.held); S.held = null; }
+
 function status(text, bad, count) {
-  clearTimeout(S.held); $("msg").textContent = text; $("msg").className = bad ? "error" : "";
+  notHeld(); S.said++;
+  $("msg").textContent = text; $("msg").className = bad ? "error" : "";
   if (!count) $("said").textContent = text;
 }
 
@@ -473,13 +476,49 @@ function noCancel() {
 // default), and each tab of this explorer whose job runs holds one with its event stream: a
 // 7th tab's run request, or its job's stream, waits in the browser until one of their jobs
 // ends, and the tab said "starting…" or "running…" for as long, minutes behind long runs
-// (campaign 60c, issue 32). Said when nothing else was said within 3 s of asking.
+// (campaign 60c, issue 32). Said when nothing else was said within 3 s of asking, and only
+// when the other tabs say they hold at least 5 streams: with fewer, the connection limit was
+// blamed for an explorer slow to answer, on a loaded machine (stop 60's notice). The tabs are
+// asked over a BroadcastChannel, which needs no connection; a browser without one, as before.
 function heldBack() {
-  clearTimeout(S.held);
-  S.held = setTimeout(() => status("no answer from the explorer yet: a browser opens at most " +
-    "6 connections to one site, and each other tab of this explorer with a job running holds " +
-    "one, so this tab waits for one of their jobs to end (or for one of those tabs to close)…"),
-    3000);
+  notHeld();
+  const mine = S.held = setTimeout(async () => {
+    const turn = S.said, others = await streamingTabs();
+    // An answer came meanwhile: it said its own words, or its stream opened.
+    if (turn !== S.said || S.held !== mine) return;
+    if (others === null || others >= 5)
+      status("no answer from the explorer yet: a browser opens at most 6 connections to one " +
+        "site, and each other tab of this explorer with a job running holds one, so this tab " +
+        "waits for one of their jobs to end (or for one of those tabs to close)…");
+    else
+      status("no answer from the explorer yet: it is slow to answer (busy, or its machine " +
+        "loaded); still waiting…");
+  }, 3000);
+}
+
+// The other tabs of this explorer in this browser, over a channel of their own origin: each
+// answers an ask with whether it holds an event stream.
+const tabs = "BroadcastChannel" in window ? new BroadcastChannel("ccsim-explore") : null;
+const tabId = Math.random().toString(36).slice(2);
+if (tabs) tabs.onmessage = (m) => {
+  const d = m.data || {};
+  if (d.ask) tabs.postMessage({reply: d.ask, tab: tabId,
+                               streaming: !!S.es && S.es.readyState !== EventSource.CLOSED});
+};
+
+// How many other tabs hold an event stream (those that answer within 300 ms); null: unknown.
+function streamingTabs() {
+  if (!tabs) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const ask = tabId + ":" + (++S.asked), seen = new Set();
+    const hear = (m) => {
+      const d = m.data || {};
+      if (d.reply === ask && d.streaming) seen.add(d.tab);
+    };
+    tabs.addEventListener("message", hear);
+    tabs.postMessage({ask});
+    setTimeout(() => { tabs.removeEventListener("message", hear); resolve(seen.size); }, 300);
+  });
 }
 
 // The title over what is drawn: the plan's, with the settings of the job whose points are
