@@ -5092,3 +5092,37 @@ def test_a_waiting_job_says_again_how_many_jobs_it_waits_for_as_that_number_chan
     finally:
         engine.close()
     assert [e.get("jobs") for e in waiting.events if e["type"] == "waiting"] == [3, 2, 1]
+
+
+def test_in_chromium_a_reloaded_page_or_a_link_to_it_runs_the_settings_of_its_last_job(
+    server: Server, page: tuple[Any, list[str]]
+) -> None:
+    # Stop 60's notice (issue 32): reloaded, or gone back to where the browser kept no copy
+    # of it, the page started from the first paper's defaults, and no link could carry a
+    # setting. Its last job's settings are in its address now (the fragment, never sent).
+    # (~4 s: p001's jobs in a page.)
+    pg, errors = page
+    open_on_p001(pg, server)
+    before = pg.evaluate(SEEDS, "3")
+    wait_done(pg, before)
+    slider = pg.locator("input[data-path='flows.transfer.mss']")
+    slider.focus()
+    job = pg.evaluate("window.ccsim.job")
+    pg.keyboard.press("ArrowRight")
+    wait_done(pg, job)
+    wait_done(pg, pg.evaluate(ONLY_LINE, "spack"))
+    wanted = pg.evaluate("request()")
+    assert wanted["paper"] == "p001" and wanted["seeds"] == 3 and wanted["lines"] == ["spack"]
+    pg.reload()
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    assert pg.evaluate("request()") == wanted
+    link = pg.url
+    pg.goto("about:blank")  # (from the page, a new fragment alone is no new page)
+    pg.goto(server.url + "/#%7Bnot%20json")  # garbage: the first paper's defaults
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    assert pg.evaluate("request()")["paper"] != "p001"
+    pg.goto("about:blank")
+    pg.goto(link)
+    pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
+    assert pg.evaluate("request()") == wanted
+    assert errors == []

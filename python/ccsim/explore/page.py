@@ -351,6 +351,7 @@ async function startJob(note) {
   try { await cancel(); } catch (_) { S.es = null; }
   if (mine !== S.started) return;
   const body = request();
+  remember(body);
   S.points = {}; S.series = {}; S.rows = {}; S.last = null; S.shown = null;
   S.pending = "running…";
   const res = await fetch("api/run", {method: "POST", body: JSON.stringify(body),
@@ -669,7 +670,71 @@ async function load() {
   S.catalog = c;
   $("paper").innerHTML = c.map(p =>
     `<option value="${esc(p.id)}">${esc(p.id)}: ${esc(p.title)}</option>`).join("");
+  const kept = remembered();
+  if (kept) $("paper").value = kept.paper;
   fillFigures();
+  if (kept) restore(kept);
+}
+
+// The settings of the page's last job are kept in the page's address (its #fragment): going
+// back to the explorer where the browser kept no copy of the page (no bfcache), or reloading
+// it, started from the first paper's defaults, and a setting could not be sent as a link
+// (stop 60's notice, issue 32). The fragment is never sent to the explorer.
+function remember(body) {
+  history.replaceState(history.state, "", "#" + encodeURIComponent(JSON.stringify(body)));
+}
+
+// The settings in the address, when they name a paper and figure of this explorer; else null
+// (a link from another version of it, or text typed by hand: the defaults, without a word).
+function remembered() {
+  let kept;
+  try { kept = JSON.parse(decodeURIComponent(location.hash.slice(1))); } catch (err) {
+    return null;
+  }
+  const p = kept && S.catalog.find(p => p.id === kept.paper);
+  return p && p.figures.some(f => f.id === kept.figure) ? kept : null;
+}
+
+// The controls set to ``kept``'s settings (those this figure still has), then its job run.
+function restore(kept) {
+  $("figure").value = kept.figure;
+  if (paper().has_quick) $("quick").checked = !!kept.quick;
+  buildControls();
+  const f = figure();
+  for (const el of $("controls").querySelectorAll("input[data-path]")) {
+    const q = f.params.find(q => q.path === el.dataset.path);
+    const v = (kept.params || {})[q.path];
+    if (v === undefined) continue;
+    const i = q.values.findIndex(x => String(x) === String(v));
+    if (i >= 0 && el.type === "range") {
+      el.value = i; el.dispatchEvent(new Event("input"));
+    } else if (i < 0 && $(el.id + "-free")) {
+      const typedEl = $(el.id + "-free"), t = String(v), unit = q.range.unit;
+      typedEl.value = unit && t.endsWith(unit) ? t.slice(0, -unit.length) : t;
+      typedEl.dispatchEvent(new Event("input"));
+    }
+  }
+  for (const el of $("controls").querySelectorAll("input.lineparam")) {
+    const v = ((kept.line_params || {})[el.dataset.line] || {})[el.dataset.lpath];
+    if (v !== undefined) el.value = String(v).replace(/[^0-9.eE+-]/g, "");
+  }
+  if (Array.isArray(kept.lines))
+    for (const el of $("controls").querySelectorAll("input.line"))
+      el.checked = kept.lines.includes(el.value);
+  if (f.kind === "points" && Array.isArray(kept.x)) {
+    const listed = [...$("controls").querySelectorAll("input.x")];
+    for (const el of listed) el.checked = kept.x.includes(el.value);
+    for (const x of kept.x.filter(x => !listed.some(el => el.value === x)))
+      if (f.x_range && $("x-free")) {
+        $("x-free").value = parseFloat(x);
+        $("x-add").click();
+      }
+  }
+  const seeds = $("seeds");
+  if (kept.seeds >= 1 && seeds.type === "range" && kept.seeds <= +seeds.max) {
+    seeds.value = kept.seeds; seeds.dispatchEvent(new Event("input"));
+  }
+  schedule();
 }
 load();
 </script>
