@@ -520,6 +520,12 @@ class _ProgressLine:
         if end_s > 0 and sim_s > 0:
             pace = sim_s / (now - self.started)  # simulated seconds per wall second
             text += f", about {time_left_text(max(end_s - sim_s, 0.0) / pace)} left"
+        self.text(text)
+
+    def text(self, text: str) -> None:
+        """Show ``text`` as the line, once a second has gone by since the line was made."""
+        if self.gone or time.monotonic() - self.started < 1.0:
+            return
         # Cut to the terminal's width less one column, asked at each report (a window can be
         # resized): wider, the line wrapped and "\r" went back to the start of its last row
         # only, so a 40-column terminal (a tmux split, a phone's ssh client) got a new row at
@@ -533,6 +539,13 @@ class _ProgressLine:
     def close(self) -> None:
         if self.shown and not self.gone:
             self._show("\n")
+
+    def cleared(self) -> None:
+        """Blank the line, for another line (a warning) to be written in its place; the next
+        report writes it again below that one."""
+        if self.shown and not self.gone:
+            self._show("\r" + " " * self.width + "\r")
+            self.shown = False
 
     def _show(self, text: str) -> bool:
         """Write ``text``; False, and no more lines, when the terminal is gone. A terminal that
@@ -985,7 +998,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # A damaged reproduction is left out with a line naming its file; the rest are built.
     state = f"{site} was left as it was" if site.is_dir() else f"nothing was written to {site}"
     try:
-        site = build_site(results, args.out, warn=_warning)
+        # A site of hundreds of reproductions takes minutes (100 s for 201 copies of p001's
+        # quick one), and the command said nothing until its last line (campaign 61b, issue
+        # 32): on a terminal, after a second, a line says which reproduction is being built.
+        with _progress_line(sys.stderr) as line:
+
+            def progress(done: int, total: int, name: str) -> None:
+                if line is not None:
+                    line.text(f"building the site: {done + 1} of {total} reproductions ({name})")
+
+            def warn(message: str) -> None:
+                if line is not None:
+                    line.cleared()
+                _warning(message)
+
+            site = build_site(results, args.out, warn=warn, progress=progress)
     except (OSError, ImportError) as e:
         # plotly removed or upgraded while the pages were written: its plotly.min.js, read
         # only now, was named as ".../plotly/package_data/plotly.min.js: no such file", a file

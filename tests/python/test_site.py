@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import shutil
@@ -163,6 +164,53 @@ def test_a_page_shows_every_claim_of_report_md_with_its_verdict(site: Path, resu
     for heading in ("<h2>Assumptions</h2>", "<h2>Setup</h2>", "<h2>The paper's findings and"):
         assert heading in page
     assert "ccsim reproduce p001 --quick --seeds 2" in page
+
+
+class _Terminal:
+    """A terminal for stderr (isatty), holding what was written."""
+
+    def __init__(self) -> None:
+        self.written = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_ccsim_report_says_on_a_terminal_which_reproduction_it_builds_and_warns_on_lines_of_its_own(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 61b (issue 32): a site of 201 reproductions took 100 s and the command said
+    # nothing until its last line. Past its first second (the clock here steps 1.5 s at each
+    # look), a line says which one is built; a warning is written over it, on its own line.
+    from ccsim import cli
+
+    tree = copies(results, tmp_path / "res", ["a", "b"])
+    (tree / "b" / "report.md").write_text("", encoding="utf-8")  # left out, with a warning
+    clock = [0.0]
+
+    def stepping() -> float:
+        clock[0] += 1.5
+        return clock[0]
+
+    term = _Terminal()
+    monkeypatch.setattr(cli.time, "monotonic", stepping)
+    monkeypatch.setattr(sys, "stderr", term)
+    assert main(["report", "--results", str(tree), "--out", str(tmp_path / "s")]) == 0
+    shown = term.written
+    assert "\rbuilding the site: 1 of 2 reproductions (a)" in shown
+    assert "\rbuilding the site: 2 of 2 reproductions (b)" in shown
+    assert re.search(r"\r *\rccsim: warning: b left out of the site: ", shown), shown
+    assert shown.endswith("\n")
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: no line
+    assert main(["report", "--results", str(tree), "--out", str(tmp_path / "s2")]) == 0
+    assert "building" not in sys.stderr.getvalue()
 
 
 def test_ccsim_report_writes_the_site_and_prints_its_path(

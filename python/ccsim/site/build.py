@@ -39,6 +39,7 @@ def build_site(
     out: Path | None = None,
     root: Path | None = None,
     warn: Callable[[str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> Path:
     """Write the site for every reproduction under ``results`` (or for ``results`` alone when
     it is one reproduction's folder) into ``out`` (default ``results/site``) and return the
@@ -54,7 +55,10 @@ def build_site(
     A reproduction whose files cannot be read (:class:`DamagedResults`: report.md not UTF-8,
     a table or record cut short: :func:`check_tables`) is left out with one message naming the
     file, given to ``warn`` (default: a :class:`SiteWarning`); the others are built. The page a
-    skipped reproduction had from an earlier build is removed, so no stale page remains."""
+    skipped reproduction had from an earlier build is removed, so no stale page remains.
+
+    ``progress``, when given, is called as each reproduction's page is begun, with how many
+    were begun before it, how many there are, and its folder's name."""
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
@@ -86,7 +90,7 @@ def build_site(
         reason = os.strerror(e.errno) if e.errno else (e.strerror or str(e))
         raise OSError(e.errno, f"{reason}; the site was not written", str(out)) from e
     try:
-        index, left_out = _write_site(results, out, work, root, warn)
+        index, left_out = _write_site(results, out, work, root, warn, progress)
         with moving_in(out if out.is_dir() else out.parent):  # two reports at once: not mixed
             _move_into_place(work, out, left_out)
     except OSError as e:
@@ -138,6 +142,7 @@ def _write_site(
     work: Path,
     root: Path | None,
     warn: Callable[[str], None] | None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[Path, list[str]]:
     """The site for ``out`` written into ``work``: the path its index.html will have, and
     the pages of reproductions left out (an earlier build's are removed from ``out``)."""
@@ -159,7 +164,9 @@ def _write_site(
     pages, left_out, clashing = [], [], []
     reports = find_reports(results)
     names = {folder.name for folder in reports}
-    for folder in reports:
+    for begun, folder in enumerate(reports):
+        if progress is not None:
+            progress(begun, len(reports), folder.name)
         if folder.resolve() == out.resolve():
             continue
         if folder.name == "index":
