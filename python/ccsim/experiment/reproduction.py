@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 import warnings
 from dataclasses import dataclass
@@ -458,7 +459,10 @@ def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> st
         parts += ["--seeds", str(seeds)]
     if Path(out) != default_out(plan_id, quick):
         parts += ["--out", str(out)]
-    return " ".join(parts)
+    # Quoted as a shell reads it: an --out with a space (`--out "my results/m01"`) was written
+    # bare, and the line pasted from report.md or run.json failed "unrecognized arguments: ..."
+    # (campaign 61, issue 32).
+    return shlex.join(parts)
 
 
 @arguments(plan_id=TEXT, quick=BOOL)
