@@ -173,7 +173,7 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     assert "- a test plan" in report
     # What a newcomer needs to trust and re-run it (issue 12).
     assert '**Paper:** A. Author, "A Title", Some Venue, 2001' in report
-    assert f"Produced by ccsim {ccsim.__version__}, git commit " in report
+    assert f"Produced by ccsim {ccsim.__version__} (engine " in report
     assert f"`ccsim reproduce t --out {out}`" in report
     assert "| link | bottleneck | a r1, b r2, rate 10Mbps, delay 10ms" in report
     assert '| reno | Reno | tcp.variant="reno" |' in report
