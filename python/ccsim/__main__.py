@@ -148,8 +148,16 @@ def _owns_the_process() -> bool:
     args = sys.argv[1:]
     if len(given) < len(args) + 1 or given[len(given) - len(args) :] != args:
         return False
-    program = os.path.basename(given[len(given) - len(args) - 1]).lower()
-    return program in ("ccsim", "ccsim.exe", "-mccsim")  # `python -m ccsim`: "ccsim" too
+    program = given[len(given) - len(args) - 1]
+    # The entry script under another name is the command all the same: a link to it
+    # (`ln -s ~/venv/bin/ccsim ~/bin/ccsim-dev`) or pipx's `--suffix` (ccsim@old, a second
+    # version beside the first). Python ran the file sys.argv[0] names; by its name alone
+    # such a command was not its process's owner, and its stop signals went back to
+    # Python's defaults before the exit, where a late one killed the process or printed a
+    # KeyboardInterrupt traceback (campaign 61, issue 32).
+    if program == sys.argv[0] and os.path.isfile(program):
+        return True
+    return os.path.basename(program).lower() in ("ccsim", "ccsim.exe", "-mccsim")  # -m too
 
 
 def _streams_emptied() -> None:

@@ -151,6 +151,27 @@ def test_a_path_given_as_the_paper_is_one_line_naming_it(
     assert err.startswith(f"ccsim: error: {tmp_path / 'nope'}: no plan.toml there")
 
 
+def test_a_paper_id_away_from_the_repository_says_there_are_no_experiments_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ccsim installed by pipx, uv tool or a wheel, run in another folder than the root.
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "m01", "--quick", "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err == (
+        f'ccsim: error: no experiment "m01": no experiments/*/plan.toml in {tmp_path}; run '
+        "ccsim reproduce from the repository's root, or give the paper's folder (its "
+        "experiments/<id>-<name>, or a reproduction's plan/)\n"
+    )
+    # A reproduction's folder given: its stored plan, which reproduce takes, is named.
+    (tmp_path / "r" / "plan").mkdir(parents=True)
+    (tmp_path / "r" / "plan" / "plan.toml").write_text("")
+    assert main(["reproduce", str(tmp_path / "r"), "--quick"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: {tmp_path / 'r'}: no plan.toml there; its stored plan "
+                          f"is {tmp_path / 'r' / 'plan'}; ")  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 def test_run_with_pcap_names_the_pcap_folder_on_its_results_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

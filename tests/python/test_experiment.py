@@ -13,7 +13,7 @@ import pytest
 from conftest import METRIC_AND_TWO_LINES
 
 import ccsim
-from ccsim import experiment
+from ccsim import _core, experiment
 from ccsim.cli import main
 
 SCENARIO = """
@@ -173,7 +173,7 @@ def test_a_reproduction_writes_figures_points_tables_claims_and_assumptions(
     assert "- a test plan" in report
     # What a newcomer needs to trust and re-run it (issue 12).
     assert '**Paper:** A. Author, "A Title", Some Venue, 2001' in report
-    assert f"Produced by ccsim {ccsim.__version__}, git commit " in report
+    assert f"Produced by ccsim {ccsim.__version__} (engine " in report
     assert f"`ccsim reproduce t --out {out}`" in report
     assert "| link | bottleneck | a r1, b r2, rate 10Mbps, delay 10ms" in report
     assert '| reno | Reno | tcp.variant="reno" |' in report
@@ -230,6 +230,28 @@ def test_record_keeps_a_full_runs_tables_beside_its_plan_and_refuses_a_quick_one
     assert (folder / "full-run" / "claims.csv").read_text() == (out / "claims.csv").read_text()
     with pytest.raises(ValueError, match="--record keeps a full reproduction's tables"):
         experiment.run_cli("t", out, quick=True, workers=2, seeds=None, record=True)
+
+
+def test_a_reproduction_resumed_by_another_build_says_why_no_run_was_reused(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two installs of ccsim (another checkout's build): the store keys hold the engine. Two
+    # reproductions of the smallest plan (about 2 s): the line needs the first one's record.
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    said: list[str] = []
+    engine = _core.ENGINE
+    experiment.drawn.code_version.cache_clear()  # it holds the engine, read once per process
+    monkeypatch.setattr(_core, "ENGINE", "0123456789abcdef")
+    experiment.run_cli("t", out, quick=True, workers=1, seeds=None, say=said.append)
+    monkeypatch.setattr(_core, "ENGINE", engine)
+    experiment.drawn.code_version.cache_clear()
+    said.clear()
+    experiment.run_cli("t", out, quick=True, workers=1, seeds=None, say=said.append)
+    assert said[1] == (
+        "(the runs stored there were made by engine 0123456789abcdef, another build of ccsim "
+        f"than this one's {engine}: made again, as a reproduction never mixes two builds' runs)"
+    )
 
 
 def test_a_file_where_the_plan_is_stored_is_refused_saying_what_it_is(

@@ -8,6 +8,7 @@ and line a adds its own gap plus a small per-seed jitter.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -389,6 +390,13 @@ def test_the_rerun_command_names_only_what_differs_from_the_defaults(
     assert cmd("p001", Path("results/p001"), False, None) == "ccsim reproduce p001"
     assert cmd("p002", Path("results/p002-quick"), True, None) == "ccsim reproduce p002 --quick"
     assert cmd("p001", Path("/tmp/x"), False, 5) == "ccsim reproduce p001 --seeds 5 --out /tmp/x"
+
+
+def test_the_rerun_command_quotes_an_output_folder_a_shell_would_split() -> None:
+    # Pasted from report.md into a shell, it must give reproduce the same --out.
+    for out in ("/tmp/my results/m01", "/tmp/실험 폴더/m01", "/tmp/it's/$HOME"):
+        line = reproduction.rerun_command("m01", Path(out), True, None)
+        assert shlex.split(line) == ["ccsim", "reproduce", "m01", "--quick", "--out", out]
 
 
 def test_a_long_figure_title_is_wrapped_to_the_figures_width() -> None:

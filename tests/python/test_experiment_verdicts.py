@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ccsim import experiment
+from ccsim import _core, experiment
 from ccsim.experiment import report, verdicts
 from ccsim.experiment.claims import judge_claim
 
@@ -215,6 +215,19 @@ def test_a_report_opens_with_the_papers_main_result_judged_as_an_effect(tmp_path
         "6 of 6 points came out the same in every seed (deterministic: 10 identical runs)" in text
     )
     assert "(identical runs)" in text
+
+
+def test_a_report_names_the_engine_that_ran_and_the_commit_as_the_plans(tmp_path: Path) -> None:
+    # ccsim installed from a wheel, by pipx or from another checkout: the checkout's commit
+    # is not the build's.
+    plan = _plan(tmp_path, RATIO)
+    pts = _points(1.3)
+    text = report.write_report(plan, experiment.summarize(pts), tmp_path, False, 60,
+                               points=pts).read_text()  # fmt: skip
+    assert (
+        f"Produced by ccsim {_core.__version__} (engine {_core.ENGINE}) from the plan at git "
+        f"commit {report.git_commit(tmp_path)}." in text
+    )
 
 
 def test_a_point_whose_runs_did_not_finish_says_within_how_long_never_nan(tmp_path: Path) -> None:

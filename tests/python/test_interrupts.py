@@ -137,6 +137,24 @@ def test_the_entry_point_stops_on_the_signals_the_command_stops_on() -> None:
     assert ccsim.__main__.STOP_SIGNALS == ccsim.cli.STOP_SIGNALS
 
 
+def test_the_entry_script_under_another_name_owns_its_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pipx's --suffix (ccsim@old), or a link to it named otherwise: the command's own process,
+    # whose stop signals stay ignored to the exit (not handed back to Python's defaults).
+    import ccsim.__main__
+
+    link = tmp_path / "ccsim@old"
+    link.symlink_to(_SCRIPT if _SCRIPT.exists() else sys.executable)
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, str(link), "run", "x.toml"])
+    monkeypatch.setattr(sys, "argv", [str(link), "run", "x.toml"])
+    assert ccsim.__main__._owns_the_process()
+    # IPython's `%run -m ccsim run x.toml`: its own command line, not the command's.
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, "/usr/bin/ipython"])
+    monkeypatch.setattr(sys, "argv", [ccsim.__main__.__file__, "run", "x.toml"])
+    assert not ccsim.__main__._owns_the_process()
+
+
 # Bug (campaign 9, issue 32): Ctrl-C while the command was still importing its modules (the
 # core, the tables, argparse: 0.1-0.3 s) printed a KeyboardInterrupt traceback from inside the
 # import; SIGTERM or SIGHUP there killed it without a word. A signal in the interpreter's own

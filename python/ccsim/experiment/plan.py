@@ -1679,7 +1679,11 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
     if (direct / "plan.toml").exists():
         return direct
     if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id to look up
-        raise PlanError(f"{name}: no plan.toml there; give a paper's folder or its id "
+        # A reproduction's folder holds its plan in plan/, which reproduce takes: said so, as
+        # "give a paper's folder" named no folder of the user's that would do (campaign 61).
+        stored = direct / "plan"
+        hint = f"; its stored plan is {stored}" if (stored / "plan.toml").exists() else ""
+        raise PlanError(f"{name}: no plan.toml there{hint}; give a paper's folder or its id "
                         "(ccsim reproduce --list shows them)")  # fmt: skip
     # The working folder is asked for only now, to look an id up: a paper's folder given by
     # its absolute path, from a working folder since removed, was refused as "a relative path
@@ -1692,6 +1696,16 @@ def find_experiment(name: str, root: PathLike | None = None) -> Path:
     matches = [p for p in folders if p.name.startswith(name) and (p / "plan.toml").exists()]
     if not matches:
         known = [p.name for p in experiment_folders(base)]
+        if not known:
+            # Run away from the repository's root (ccsim installed by pipx, uv tool or a
+            # wheel, and run where the results go): "no experiment "m01" in /x/experiments;
+            # known: none (... or give the folder)" named a folder that is not there and left
+            # "the folder" to guess (campaign 61, issue 32).
+            raise PlanError(
+                f'no experiment "{name}": no experiments/*/plan.toml in {base.parent}; run '
+                "ccsim reproduce from the repository's root, or give the paper's folder "
+                "(its experiments/<id>-<name>, or a reproduction's plan/)"
+            )
         raise PlanError(
             f'no experiment "{name}" in {base}; known: {", ".join(known) or "none"} '
             "(run from the repository root, or give the folder)"

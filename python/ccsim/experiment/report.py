@@ -272,7 +272,13 @@ def write_report(
     lines = [f"# {plan.id}: {plan.title}", ""]
     if plan.paper:
         lines += [f"**Paper:** {plan.paper}", ""]
-    lines += [f"Produced by ccsim {_core.__version__}, git commit {git_commit(plan.folder)}."]
+    # The engine names the build that ran (ccsim._core.ENGINE, a hash of the core's sources);
+    # the commit is the one of the plan's checkout. A ccsim installed from a wheel, by pipx or
+    # from another checkout is not built from that commit: an older build run at the root of
+    # a newer checkout said "Produced by ccsim 0.1.0, git commit <the newer one>" (campaign
+    # 61, issue 32).
+    lines += [f"Produced by ccsim {_core.__version__} (engine {_core.ENGINE}) from the plan at "
+              f"git commit {git_commit(plan.folder)}."]  # fmt: skip
     if command:
         lines += [f"Re-run it from the repository's root with `{command}` (finished runs are "
                   "reused from the store in the output folder)."]  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 import warnings
 from dataclasses import dataclass
@@ -458,7 +459,10 @@ def rerun_command(plan_id: str, out: Path, quick: bool, seeds: int | None) -> st
         parts += ["--seeds", str(seeds)]
     if Path(out) != default_out(plan_id, quick):
         parts += ["--out", str(out)]
-    return " ".join(parts)
+    # Quoted as a shell reads it: an --out with a space (`--out "my results/m01"`) was written
+    # bare, and the line pasted from report.md or run.json failed "unrecognized arguments: ..."
+    # (campaign 61, issue 32).
+    return shlex.join(parts)
 
 
 @arguments(plan_id=TEXT, quick=BOOL)
@@ -481,6 +485,19 @@ def _stored_plan_id(folder: Path) -> str | None:
         return None
     plan_id = stored.get("id")
     return plan_id if isinstance(plan_id, str) else None
+
+
+def _stored_engine(folder: Path) -> str | None:
+    """The engine that made the reproduction in ``folder`` (its run.json), or None when there
+    is none or it cannot be read."""
+    import json
+
+    try:
+        info = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None
+    engine = info.get("engine") if isinstance(info, dict) else None
+    return engine if isinstance(engine, str) else None
 
 
 def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, seeds: int | None,
@@ -572,6 +589,10 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
                          f"from the site: name a folder of its own, such as "
                          f"{target / default_out(plan_id, quick).name}")  # fmt: skip
     refuse_a_site(target, option, "a reproduction's report, figures and run store")
+    # Resumed by another build of ccsim (a second install, an older checkout): its store
+    # keys hold the engine, so every run is made again, and the one line said "21 runs
+    # executed, 0 reused from the store" with no word why (campaign 61, issue 32).
+    before = _stored_engine(target) if other == plan_id else None
     r = reproduce(folder, target, quick, workers, seeds, cluster=cluster)
     recorded = None
     if record:
@@ -623,6 +644,12 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     # first line, and said as each step ended, it stopped the command before the site and the
     # record of a full run were written (campaign 16, issue 32).
     say(f"{r.executed} runs executed, {r.cached} reused from the store")
+    from ccsim import _core
+
+    if before is not None and before != _core.ENGINE and r.executed:
+        say(f"(the runs stored there were made by engine {before}, another build of ccsim "
+            f"than this one's {_core.ENGINE}: made again, as a reproduction never mixes two "
+            "builds' runs)")  # fmt: skip
     if recorded is not None:
         say(f"recorded: {recorded}")
     say(f"site: {site}")
