@@ -1611,7 +1611,10 @@ def test_a_utf8_argument_read_in_an_ascii_locale_says_so_not_that_it_is_not_utf8
     # Campaign 24 (issue 32): under LC_ALL=C with PYTHONUTF8=0 Python reads the arguments as
     # ASCII, and a Hangul name, UTF-8, was refused as "not UTF-8 (byte 0xed)" with the cure
     # "rename it". A byte that is not UTF-8 (0xff) keeps its own message (test_bad_input).
-    scenario = str(examples / "random-loss.toml")
+    # The scenario is a copy beside the test's files: read from a repository at a Hangul path
+    # (stop 61's CI run from "ci clone 실험"), its own name was the one refused first.
+    (tmp_path / "given").mkdir()
+    scenario = str(shutil.copy(examples / "random-loss.toml", tmp_path / "given"))
     argv = {
         "file": ["validate", str(tmp_path / "한.toml")],
         "--out": ["run", scenario, "--out", str(tmp_path / "한")],
@@ -1626,7 +1629,8 @@ def test_a_utf8_argument_read_in_an_ascii_locale_says_so_not_that_it_is_not_utf8
         "it is UTF-8, read in this locale's encoding (ascii): run ccsim in a UTF-8 locale "
         f"(LC_ALL=C.UTF-8) or with PYTHONUTF8=1{help_}\n"
     ), proc.stderr
-    assert "not UTF-8" not in proc.stderr and list(tmp_path.iterdir()) == []
+    assert "not UTF-8" not in proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["given"]
 
 
 def test_a_papers_folder_given_by_its_absolute_path_is_found_from_a_removed_working_folder(
