@@ -68,6 +68,20 @@ def path_argument(name: str, x: Any) -> Path:
     return Path(text)
 
 
+def reloaded(name: str, x: Any, cls: type) -> str | None:
+    """The error for ``x``, an instance of ``cls`` as it was before its module was reloaded
+    (``importlib.reload`` in a notebook), or None when it is not one. Its class has the same
+    name and module as ``cls`` but is another object, so ``isinstance`` fails, and the error
+    said "scenario: expected a path (str or os.PathLike), not Scenario", as if a Scenario
+    were not taken (campaign 61c, issue 32)."""
+    t = type(x)
+    if t is cls or t.__name__ != cls.__name__ or t.__module__ != cls.__module__:
+        return None
+    return (f"{name}: this {cls.__name__} was made before {cls.__module__} was reloaded "
+            f"(importlib.reload), and is of the class the reload replaced; make it again, "
+            "or restart the kernel")  # fmt: skip
+
+
 TABLES = (
     "flows",
     "links",
