@@ -18,6 +18,7 @@ from typing import Any, Union
 
 from ccsim import _core
 from ccsim.result import Result, path_argument, reloaded
+from ccsim.stop_signals import import_whole
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -607,5 +608,8 @@ def run(
         sc = Scenario.from_toml(path_argument("scenario", scenario))
     sc = sc.with_overrides(overrides)
     folder = None if pcap_dir is None else str(path_argument("pcap_dir", pcap_dir))
+    # The core hands its columns over as numpy arrays: numpy loaded whole first, even when
+    # interrupted (a notebook's kernel lives on).
+    import_whole(("numpy",))
     raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress, folder)
     return Result._from_raw(raw)
