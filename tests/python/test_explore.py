@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import itertools
@@ -5042,3 +5043,25 @@ def test_a_job_behind_another_jobs_runs_says_it_waits_and_then_that_it_runs(
         ("start", None), ("waiting", 1), ("running", None), ("cancelled", None)
     ]  # fmt: skip
     assert [e["type"] for e in first.events] == ["start", "cancelled"]
+
+
+def test_serve_called_where_an_event_loop_runs_is_one_clear_error_before_it_takes_the_port(
+    tmp_path: Path,
+) -> None:
+    # Bug: `ccsim.explore.serve(...)` from a notebook's cell (the kernel runs an event loop)
+    # took the port, then failed in uvicorn with "RuntimeError: Cannot run the event loop
+    # while another loop is running" (campaign 61c, issue 32).
+    from ccsim.explore import serve
+
+    port = free_port()
+
+    async def in_a_cell() -> None:
+        serve(tmp_path, None, port=port)
+
+    with pytest.raises(RuntimeError) as raised:
+        asyncio.run(in_a_cell())
+    said = str(raised.value)
+    assert said.startswith("serve: this thread runs an event loop (a notebook's kernel")
+    assert f"`!ccsim explore {tmp_path}`" in said
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # the port was never taken
