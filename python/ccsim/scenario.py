@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from ccsim import _core
-from ccsim.result import Result, path_argument
+from ccsim.result import Result, path_argument, reloaded
+from ccsim.stop_signals import import_whole
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -596,8 +597,19 @@ def run(
     if isinstance(scenario, Scenario):
         sc = scenario
     else:
+        stale = reloaded("scenario", scenario, Scenario)
+        if stale is not None:
+            raise TypeError(stale)
+        if isinstance(scenario, (bytes, bool)) or not isinstance(scenario, (str, os.PathLike)):
+            # Not path_argument's words alone: "expected a path" read as if a Scenario were
+            # not taken.
+            raise TypeError(f"scenario: expected a Scenario or a path (str or os.PathLike), not "
+                            f"{type(scenario).__name__} {scenario!r}")  # fmt: skip
         sc = Scenario.from_toml(path_argument("scenario", scenario))
     sc = sc.with_overrides(overrides)
     folder = None if pcap_dir is None else str(path_argument("pcap_dir", pcap_dir))
+    # The core hands its columns over as numpy arrays: numpy loaded whole first, even when
+    # interrupted (a notebook's kernel lives on).
+    import_whole(("numpy",))
     raw = _core.run(sc.to_toml(), list(sc.overrides), check_seed(seed), progress, folder)
     return Result._from_raw(raw)

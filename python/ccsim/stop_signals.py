@@ -134,3 +134,41 @@ def send_again(signum: int) -> None:
     again = threading.Timer(SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
     again.daemon = True
     again.start()
+
+
+def import_whole(names: tuple[str, ...]) -> None:
+    """Import the modules ``names`` not yet loaded with the stop signals noted, not acted on,
+    and act on the first one noted once they are loaded.
+
+    For the Python API, whose process outlives an interruption: a notebook's interrupt that
+    landed while ``ccsim.run`` first loaded numpy (a tenth of a second) left numpy half made
+    for the kernel's life: ``numpy._core.fromnumeric`` kept the half-made ``numpy`` it had
+    imported, and the next reproduction failed in pandas with "AttributeError: module 'numpy'
+    has no attribute 'maximum'" (campaign 61c, issue 32). Python runs handlers in the main
+    thread only: in another thread nothing is put off. A signal the process ignores stays
+    ignored."""
+    import importlib
+    import sys
+
+    missing = [name for name in names if name not in sys.modules]
+    if not missing:
+        return
+    if threading.current_thread() is not threading.main_thread():
+        for name in missing:
+            importlib.import_module(name)
+        return
+    came: list[int] = []
+    swapped = {}
+    for s in STOP_SIGNALS:
+        handler = signal.getsignal(s)
+        if handler not in (signal.SIG_IGN, signal.SIG_DFL, None):
+            swapped[s] = handler
+            signal.signal(s, lambda n, _frame: came.append(n))
+    try:
+        for name in missing:
+            importlib.import_module(name)
+    finally:
+        for s, handler in swapped.items():
+            signal.signal(s, handler)
+        if came:  # the first: a second would only repeat it
+            signal.raise_signal(came[0])

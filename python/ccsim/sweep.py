@@ -906,6 +906,11 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
     runs = _sequence("runs", runs)
     for i, r in enumerate(runs):
         if not isinstance(r, RunSpec):
+            from ccsim.result import reloaded
+
+            stale = reloaded(f"runs[{i}]", r, RunSpec)
+            if stale is not None:
+                raise TypeError(stale)
             raise TypeError(f"runs: expected RunSpecs (plan_grid's), not {type(r).__name__} {r!r}")
         # A RunSpec made by hand, its seed from hash() (negative half the time): the store key
         # failed with "OverflowError: can't convert negative int to unsigned", naming nothing
@@ -914,6 +919,11 @@ def _check_execute(runs: Any, store: Any, workers: Any, progress: Any, descripti
         if problem is not None:
             raise ValueError(f"runs[{i}].seed: {problem}")
     if not isinstance(store, Store):
+        from ccsim.result import reloaded
+
+        stale = reloaded("store", store, Store)
+        if stale is not None:
+            raise TypeError(stale)
         raise TypeError(f"store: expected a Store, not {type(store).__name__} {store!r}")
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, int):

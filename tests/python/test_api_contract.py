@@ -21,6 +21,7 @@ failure by an alarm (a guard, not a timing assertion).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import math
 import os
@@ -466,3 +467,40 @@ def test_a_hostile_argument_is_taken_or_refused_naming_its_parameter(
         signal.signal(signal.SIGALRM, old)
     assert _top_level() == before
     assert set(os.listdir(tmp_path.parent)) == siblings
+
+
+def _reloaded(module: str) -> types.ModuleType:
+    """A second copy of ``module``, as ``importlib.reload`` in a notebook makes it: its classes
+    have the same names and module as the first's but are other objects. Left out of
+    ``sys.modules``, so the other tests keep the first."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.loader is not None
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    return copy
+
+
+@pytest.mark.parametrize("argument", ["scenario", "runs", "store"])
+def test_an_object_made_before_its_module_was_reloaded_is_named_so_with_the_cure(
+    argument: str, world: World, tmp_path: Path
+) -> None:
+    # Bug: `importlib.reload(ccsim.scenario)` in a notebook, then `ccsim.run(sc)` of a
+    # Scenario made before: "scenario: expected a path (str or os.PathLike), not Scenario",
+    # as if a Scenario were not taken (campaign 61c, issue 32).
+    where = "ccsim.scenario" if argument == "scenario" else "ccsim.sweep"
+    old = _reloaded(where)
+    with pytest.raises(TypeError) as raised:
+        if argument == "scenario":
+            ccsim.run(old.Scenario.from_str(SCENARIO), seed=1)
+        else:
+            runs = old.plan_grid(SCENARIO, [], [], [1]) if argument == "runs" else world.runs[:1]
+            store = old.Store(tmp_path) if argument == "store" else sweep.Store(tmp_path)
+            sweep.execute(runs, store, workers=1, progress=False)
+    assert str(raised.value).startswith(f"{argument if argument != 'runs' else 'runs[0]'}: ")
+    assert f"made before {where} was reloaded (importlib.reload)" in str(raised.value)
+    assert "make it again, or restart the kernel" in str(raised.value)
+
+
+def test_run_of_neither_a_scenario_nor_a_path_says_it_takes_both() -> None:
+    with pytest.raises(TypeError, match=r"^scenario: expected a Scenario or a path \(str or "):
+        ccsim.run(3)  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import itertools
@@ -5126,3 +5127,25 @@ def test_in_chromium_a_reloaded_page_or_a_link_to_it_runs_the_settings_of_its_la
     pg.wait_for_function("window.ccsim && window.ccsim.job", timeout=60_000)
     assert pg.evaluate("request()") == wanted
     assert errors == []
+
+
+def test_serve_called_where_an_event_loop_runs_is_one_clear_error_before_it_takes_the_port(
+    tmp_path: Path,
+) -> None:
+    # Bug: `ccsim.explore.serve(...)` from a notebook's cell (the kernel runs an event loop)
+    # took the port, then failed in uvicorn with "RuntimeError: Cannot run the event loop
+    # while another loop is running" (campaign 61c, issue 32).
+    from ccsim.explore import serve
+
+    port = free_port()
+
+    async def in_a_cell() -> None:
+        serve(tmp_path, None, port=port)
+
+    with pytest.raises(RuntimeError) as raised:
+        asyncio.run(in_a_cell())
+    said = str(raised.value)
+    assert said.startswith("serve: this thread runs an event loop (a notebook's kernel")
+    assert f"`!ccsim explore {tmp_path}`" in said
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # the port was never taken

@@ -711,6 +711,51 @@ def test_the_python_api_raises_keyboard_interrupt_rather_than_return_a_partial_r
         signal.signal(signal.SIGALRM, previous)
 
 
+#: In a fresh Python, as in a notebook's first cell: Ctrl-C (SIGINT) lands as `ccsim.run`
+#: first loads numpy (as numpy loads `_core.records`, its `_core.fromnumeric` loaded); the
+#: same interpreter then goes on, as a kernel does.
+INTERRUPTED_IMPORTS = """
+import importlib.abc, signal, sys
+import ccsim
+
+class Interrupt(importlib.abc.MetaPathFinder):
+    def __init__(self, name):
+        self.name = name
+    def find_spec(self, name, path=None, target=None):
+        if name == self.name:
+            sys.meta_path.remove(self)
+            signal.raise_signal(signal.SIGINT)
+        return None
+
+def interrupted(name, call):
+    sys.meta_path.insert(0, Interrupt(name))
+    try:
+        call()
+    except KeyboardInterrupt:
+        print("interrupted")
+
+interrupted("numpy._core.records", lambda: ccsim.run(sys.argv[1], overrides=["duration=1s"]))
+res = ccsim.run(sys.argv[1], overrides=["duration=1s"])
+import numpy
+print(numpy.max([1, 2]), len(res.flows))
+"""
+
+
+def test_ctrl_c_as_the_api_first_loads_numpy_leaves_it_whole_for_the_next_call(
+    examples: Path,
+) -> None:
+    # Bug: a notebook's interrupt in the tenth of a second `ccsim.run` first spent loading
+    # numpy left numpy half made for the kernel's life, and the next reproduction failed in
+    # pandas with "AttributeError: module 'numpy' has no attribute 'maximum'" (campaign 61c,
+    # issue 32). The interruption now lands once the package is loaded.
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IMPORTS, str(examples / "dumbbell.toml")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["interrupted", "2 10"]
+
+
 def test_a_signal_whose_handler_returns_does_not_stop_the_run(examples: Path) -> None:
     # Only a handler that raises stops the core; one that returns (here SIGALRM's, counting)
     # leaves the run to finish, with the same result as an undisturbed one.

@@ -1700,6 +1700,20 @@ def serve(results: Path, experiments: Path | None, host: str = "127.0.0.1", port
     ``warn`` is told of each reproduction left out as damaged, before that line."""
     import sys
 
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: the server runs its own
+        pass
+    else:
+        # Called from a notebook's cell (its kernel runs a loop in the main thread) or an
+        # async function, uvicorn failed after the port was taken with "RuntimeError: Cannot
+        # run the event loop while another loop is running" (campaign 61c, issue 32).
+        raise RuntimeError(
+            "serve: this thread runs an event loop (a notebook's kernel, or an async "
+            "function), and the explorer runs its own: start it in a terminal, `ccsim explore "
+            f"{results}`, or in a notebook's cell as `!ccsim explore {results}` (the kernel's "
+            "interrupt stops it)"
+        )
     sock = listen(host, port)
     with sock:
         url, listening, loopback = where_served(host, sock)
