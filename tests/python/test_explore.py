@@ -26,7 +26,13 @@ from typing import Any
 
 import pytest
 from conftest import STDOUT_ERRORS, browser_page, free_port, main_without_stdout
-from test_site import assert_hangul_renders, keep_screenshot, korean_font, swipe_down
+from test_site import (
+    assert_hangul_renders,
+    keep_screenshot,
+    korean_font,
+    phone_context,
+    swipe_down,
+)
 
 import ccsim
 from ccsim.experiment import load_plan, plan_runs, point_values
@@ -1664,8 +1670,7 @@ def test_in_chromium_on_a_phone_the_page_is_laid_out_at_its_width_the_figure_und
     # Campaign 61a (issue 32): without a viewport meta tag a phone laid the page out at a
     # desktop's 980 px, shrunk to its screen: the controls and the figure side by side, their
     # words a third of their size, and the narrow window's stack (campaign 49a) never applied.
-    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
-                                   has_touch=True, device_scale_factor=3)  # fmt: skip
+    context = phone_context(chromium)
     try:
         pg = context.new_page()
         pg.goto(server.url + "/")
@@ -4745,6 +4750,12 @@ def test_a_client_that_keeps_no_connection_alive_and_half_closes_still_gets_the_
     assert body == script
 
 
+def _ends_at_once(job: Any) -> None:
+    """A job's thread for a job whose points are all in the store: it ends at once."""
+    job.emit("done", done=0, total=0)
+    job.end()
+
+
 def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten_for_newer_ones(
     server: Server,
 ) -> None:
@@ -4756,12 +4767,7 @@ def test_a_job_that_ended_before_its_client_read_it_is_kept_for_it_not_forgotten
     # clients got 404 "no such job" for the id they had just been given. An ended job nobody
     # has read yet counts as waiting (its client is on its way), up to the same limit.
     engine = server.app.state.engine
-
-    def ends_at_once(job: Any) -> None:
-        job.emit("done", done=0, total=0)
-        job.end()
-
-    engine._run_job = ends_at_once
+    engine._run_job = _ends_at_once
     ask = {"paper": "p001", "figure": "fig8"}
     answers = [server.post("/api/run", ask) for _ in range(MAX_JOBS + 1)]
     given = [answer["job"] for status, answer in answers if status == 200]
@@ -4783,12 +4789,7 @@ def test_a_job_that_ended_unread_and_is_cancelled_frees_its_place_as_the_429_say
     # cancel one", but a cancel of an ended job changed nothing, and the next request was 429
     # again for up to 30 s.
     engine = server.app.state.engine
-
-    def ends_at_once(job: Any) -> None:
-        job.emit("done", done=0, total=0)
-        job.end()
-
-    engine._run_job = ends_at_once
+    engine._run_job = _ends_at_once
     ask = {"paper": "p001", "figure": "fig8"}
     given = [server.post("/api/run", ask)[1]["job"] for _ in range(MAX_JOBS)]
     assert server.post("/api/run", ask)[0] == 429

@@ -745,14 +745,20 @@ def test_a_papers_korean_title_is_marked_korean_for_a_screen_readers_voice(site:
     assert '(<span lang="ko">무선환경에서 짧은</span> TCP <span lang="ko">트래픽의' in text
 
 
+def phone_context(chromium: Any) -> Any:
+    """A browser context as a phone gives a page: 360 x 640 CSS pixels at 3 device pixels
+    each, a touch screen, and a page laid out by its viewport meta tag."""
+    return chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
+                                has_touch=True, device_scale_factor=3)  # fmt: skip
+
+
 def test_in_chromium_on_a_phone_the_index_and_a_page_are_laid_out_at_the_phones_width(
     site: Path, chromium: Any
 ) -> None:
     # Campaign 61a (issue 32): without a viewport meta tag a phone lays a page out at a
     # desktop's 980 px and shrinks it to its screen, every word a third of its size. (~2.3 s:
     # two pages, one of 12 figures, in a phone's context.)
-    context = chromium.new_context(viewport={"width": 360, "height": 640}, is_mobile=True,
-                                   has_touch=True, device_scale_factor=3)  # fmt: skip
+    context = phone_context(chromium)
     try:
         pg = context.new_page()
         for name in ["index.html", "p001-quick.html"]:
