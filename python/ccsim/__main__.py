@@ -24,6 +24,7 @@ from ccsim.stop_signals import (
     STOP_SIGNALS,
     inside_import_locking,
     raised_by_a_stop,
+    resends_dropped,
     send_again,
 )
 
@@ -107,6 +108,7 @@ def main() -> int:
     finally:
         sys.unraisablehook = sys.__unraisablehook__
         _streams_emptied()
+        resends_dropped()
         _unhandled_interrupt_forgotten()
         if not _owns_the_process():
             # Run inside another program's Python, the command's end is not the process's

@@ -128,12 +128,43 @@ def raised_by_a_stop(error: BaseException) -> bool:
     return False
 
 
+#: The signals :func:`send_again` will send, not sent yet (their timers), under the lock.
+_resends: set[threading.Timer] = set()
+_resends_lock = threading.Lock()
+
+
 def send_again(signum: int) -> None:
     """Send this process ``signum`` again :data:`SIGNAL_AGAIN_S` from now, from a thread (a
-    daemon: it never holds the process's exit)."""
-    again = threading.Timer(SIGNAL_AGAIN_S, os.kill, args=(os.getpid(), signum))
-    again.daemon = True
-    again.start()
+    daemon: it never holds the process's exit), unless :func:`resends_dropped` is called
+    first."""
+
+    def again() -> None:
+        with _resends_lock:
+            if timer not in _resends:
+                return
+            _resends.discard(timer)
+            os.kill(os.getpid(), signum)
+
+    timer = threading.Timer(SIGNAL_AGAIN_S, again)
+    timer.daemon = True
+    with _resends_lock:
+        _resends.add(timer)
+    timer.start()
+
+
+def resends_dropped() -> None:
+    """Drop the signals :func:`send_again` has not sent yet. Called as a command run inside
+    another program's Python (IPython's ``%run -m ccsim``, ``runpy``) hands the stop signals
+    back to their owner: a signal put off out of the import lock near the command's end was
+    sent again after that, to the host's own handler, and a ``python -c`` host died of the
+    SIGHUP the command had received (1 run of ``test_interrupts`` in a loaded CI run, stop 61).
+    The command has ended, its output written: a signal it received is, as a late one, not
+    acted on. One sent already was handled by ccsim's handler, which the caller still has in
+    place (Python runs it at the main thread's next instruction)."""
+    with _resends_lock:
+        for timer in _resends:
+            timer.cancel()
+        _resends.clear()
 
 
 def import_whole(names: tuple[str, ...]) -> None:
