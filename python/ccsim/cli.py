@@ -44,7 +44,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ccsim import limits
 from ccsim.errors import Error, ScenarioError
@@ -2237,7 +2237,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     named += [w for w in re.findall(r"[A-Za-z_]\w*", said)
               if w in sys.modules and w not in not_theirs]  # fmt: skip
     for name in dict.fromkeys([package, *named]):
-        shadow = shadowing_file(name)
+        shadow = _best_effort(shadowing_file, name)
         if shadow is not None:
             through = "" if name == package else f", which loads {name}"
             return (f"{who} needs {package}{through}, which is shadowed by {shadow} "
@@ -2246,8 +2246,8 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     # of site-packages cut short leaves it: pip takes it as installed, so "install ccsim
     # again" answered "Requirement already satisfied" and the same line came back; and it is
     # not "not installed" to pip (campaign 49, issue 32).
-    left = distribution_left(package) if not isinstance(error, ImportError) or isinstance(
-        error, ModuleNotFoundError) else None  # fmt: skip
+    named_missing = not isinstance(error, ImportError) or isinstance(error, ModuleNotFoundError)
+    left = _best_effort(distribution_left, package) if named_missing else None
     if left is not None:
         return (f"{who} needs {package}, whose files are gone though its metadata is left, so "
                 f"pip takes {left} as installed: pip install --force-reinstall -c "
@@ -2258,7 +2258,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     # (campaign 48b, issue 32). It is named, with the cures that touch it.
     if error is not None and not isinstance(error, ModuleNotFoundError):
         inner = _innermost_package(error)
-        optional = optional_package_failing(error, package, inner)
+        optional = _best_effort(optional_package_failing, error, package, inner)
         if optional is not None:
             return (f"{who} needs {package}, which loads {inner} ({optional}, installed beside "
                     f"it and not needed by ccsim), which cannot be imported "
@@ -2269,7 +2269,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     # "install ccsim again" answered "Requirement already satisfied" for it and the same line
     # came back (campaign 50b, issue 32). The file and the distribution pip can rewrite it
     # from are named.
-    damaged = file_not_as_installed(error) if error is not None else None
+    damaged = _best_effort(file_not_as_installed, error) if error is not None else None
     if damaged is not None:
         file, dist = damaged
         return f"{who} needs {package}, {why}: {reinstall_cure(file, dist)}"
@@ -2279,7 +2279,7 @@ def _not_installed(who: str, package: str, error: BaseException | None = None) -
     if isinstance(error, UnicodeDecodeError) and _raised_reading_metadata(error):
         from ccsim.cluster import damaged_metadata
 
-        unreadable = damaged_metadata()
+        unreadable = _best_effort(damaged_metadata)
         if unreadable is not None:
             return f"{who} needs {package}, which cannot be imported: {unreadable}"
     return (
@@ -2313,6 +2313,25 @@ def _packages_raising(error: BaseException) -> list[str]:
                 found.append(name)
             tb = tb.tb_next
     return found
+
+
+_T = TypeVar("_T")
+
+
+def _best_effort(find: Callable[..., _T], *args: Any) -> _T | None:
+    """``find(*args)``, or None when it raises: the words for a package that failed to load
+    look into the installed distributions, and doing so may load that package again and meet
+    it failing again. zipp (which importlib_metadata loads when it first looks into a
+    distribution) raising as it loaded ended a Dask sweep with its traceback, and packaging
+    raising did the same to reproduce (the extras matrix, stop 61, issue 32): the line is
+    then said without that part. A stop signal's KeyboardInterrupt (raised from ccsim's own
+    handler) goes on."""
+    try:
+        return find(*args)
+    except (Exception, SystemExit, KeyboardInterrupt) as e:
+        if isinstance(e, KeyboardInterrupt) and _innermost_package(e) is None:
+            raise
+        return None
 
 
 def _raised_reading_metadata(error: BaseException) -> bool:
