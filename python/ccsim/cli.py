@@ -725,6 +725,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         else "no run had finished: nothing was written"  # the store's folder was never made
     )
     made = [folder for folder in (out, store.directory) if not folder.exists()]
+    before = store.other_engine()
     try:
         rep = sweep.execute(runs, store, workers=args.workers, cluster=cluster)
     except BaseException:
@@ -751,7 +752,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _say(
         f"{rep.total} run{'' if rep.total == 1 else 's'}: {rep.executed} executed, "
         f"{rep.cached} reused from the store\n"
-        f"results: {_folder_text(out)} (flows.parquet, links.parquet; one row per flow or link "
+        + (f"{sweep.other_build_said(before, 'a sweep')}\n" if before and rep.executed else "")
+        + f"results: {_folder_text(out)} (flows.parquet, links.parquet; one row per flow or link "
         "direction per run, with a column per parameter and the seed)"
     )
     return 0

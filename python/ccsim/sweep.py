@@ -38,6 +38,7 @@ import itertools
 import json
 import math
 import os
+import re
 import signal
 import stat
 import sys
@@ -232,6 +233,29 @@ class Store:
         none: counted as one, the explorer's check before its runs passed it by and the job
         ended with the system's words for the save (campaign 23, issue 32)."""
         return self.path(key).is_file()
+
+    def other_engine(self) -> str | None:
+        """The engine of a record this store holds when it is not this build's (the store
+        made by another install or an older checkout of ccsim), or None: its keys hold the
+        engine, so none of those runs is reused, and a resumed sweep said "0 reused from the
+        store" with no word why (campaign 61d's notice, issue 32). One record is read, its
+        head alone (a record starts with its version and engine)."""
+        try:
+            with os.scandir(self.directory) as top:
+                shards = sorted(e.path for e in top if e.is_dir())
+            for shard in shards:
+                with os.scandir(shard) as files:
+                    first = next((e.path for e in files
+                                  if e.name.endswith(".json") and e.is_file()), None)  # fmt: skip
+                if first is None:
+                    continue
+                with open(first, "rb") as fh:
+                    found = re.search(rb'"engine":\s*"([0-9A-Za-z._-]+)"', fh.read(512))
+                engine = found.group(1).decode() if found else None
+                return engine if engine not in (None, _core.ENGINE) else None
+        except OSError:
+            return None
+        return None
 
     def has_all(self, keys: Iterable[str]) -> bool:
         """Whether the store holds a record file for every key: one folder listing per shard
@@ -690,6 +714,14 @@ def _death_of(code: int | None) -> str:
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     return record_of(_core.run(text, list(overrides), seed), overrides, seed)
+
+
+def other_build_said(engine: str, what: str) -> str:
+    """The words for runs stored by another build of ccsim (``engine``), made again by this
+    one: ``what`` never mixes two builds' runs (a reproduction, a sweep)."""
+    return (f"(the runs stored there were made by engine {engine}, another build of ccsim "
+            f"than this one's {_core.ENGINE}: made again, as {what} never mixes two builds' "
+            "runs)")  # fmt: skip
 
 
 def record_of(raw: dict[str, Any], overrides: Sequence[str], seed: int) -> dict[str, Any]:

@@ -1515,3 +1515,32 @@ def test_a_sweeps_progress_bar_counts_its_runs_from_zero_whatever_tqdm_initial_s
     assert status == 0, said
     counts = re.findall(r"\| *(-?\d+)/2 \[", said)
     assert counts and counts[0] == "0" and counts[-1] == "2", said
+
+
+def test_a_sweep_resumed_by_another_build_says_why_no_run_was_reused(
+    two_hosts: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # Campaign 61d's notice (issue 32): a store made by another install or an older checkout
+    # of ccsim holds runs under its own engine's keys, and the sweep resumed there said "2
+    # executed, 0 reused from the store" with no word why. Here the first sweep is made as
+    # if by an engine "0123456789abcdef".
+    from ccsim.cli import main
+
+    f = tmp_path / "s.toml"
+    f.write_text(two_hosts)
+    argv = ["sweep", str(f), "--set", "duration=100ms", "--param",
+            "links.bottleneck.rate=2Mbps,5Mbps", "--out", str(tmp_path / "out")]  # fmt: skip
+    real = _core.ENGINE
+    monkeypatch.setattr(_core, "ENGINE", "0123456789abcdef")
+    assert main(argv) == 0
+    monkeypatch.setattr(_core, "ENGINE", real)
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 runs: 2 executed, 0 reused from the store\n(the runs stored there "
+                          "were made by engine 0123456789abcdef, another build of ccsim than "
+                          f"this one's {real}: made again, as a sweep never mixes two builds' "
+                          "runs)\n"), out  # fmt: skip
+    assert main(argv) == 0  # its own runs now: reused, and nothing more said
+    assert "another build" not in capsys.readouterr().out

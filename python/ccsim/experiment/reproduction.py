@@ -645,11 +645,10 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     # record of a full run were written (campaign 16, issue 32).
     say(f"{r.executed} runs executed, {r.cached} reused from the store")
     from ccsim import _core
+    from ccsim.sweep import other_build_said
 
     if before is not None and before != _core.ENGINE and r.executed:
-        say(f"(the runs stored there were made by engine {before}, another build of ccsim "
-            f"than this one's {_core.ENGINE}: made again, as a reproduction never mixes two "
-            "builds' runs)")  # fmt: skip
+        say(other_build_said(before, "a reproduction"))
     if recorded is not None:
         say(f"recorded: {recorded}")
     say(f"site: {site}")
