@@ -1209,6 +1209,12 @@ def _version() -> str:
     return str(__version__)
 
 
+def _engine() -> str:
+    from ccsim._core import ENGINE
+
+    return str(ENGINE)
+
+
 class UsageError(Exception):
     """A command line that argparse could not read (an unknown option, a missing argument)."""
 
@@ -1377,7 +1383,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action="version", version=f"ccsim {_version()}")
+    # The engine too: two builds of one version (a second install, an older checkout's) run
+    # different cores, whose stored runs neither reuses, and both said "ccsim 0.1.0"
+    # (campaign 61d's notice, issue 32).
+    p.add_argument("--version", action="version", version=f"ccsim {_version()} (engine "
+                   f"{_engine()})")  # fmt: skip
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser(
