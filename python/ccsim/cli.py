@@ -752,7 +752,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _say(
         f"{rep.total} run{'' if rep.total == 1 else 's'}: {rep.executed} executed, "
         f"{rep.cached} reused from the store\n"
-        + (f"{sweep.other_build_said(before, 'a sweep')}\n" if before and rep.executed else "")
+        + (f"{sweep._other_build_said(before, 'a sweep')}\n" if before and rep.executed else "")
         + f"results: {_folder_text(out)} (flows.parquet, links.parquet; one row per flow or link "
         "direction per run, with a column per parameter and the seed)"
     )

@@ -716,7 +716,7 @@ def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, An
     return record_of(_core.run(text, list(overrides), seed), overrides, seed)
 
 
-def other_build_said(engine: str, what: str) -> str:
+def _other_build_said(engine: str, what: str) -> str:
     """The words for runs stored by another build of ccsim (``engine``), made again by this
     one: ``what`` never mixes two builds' runs (a reproduction, a sweep)."""
     return (f"(the runs stored there were made by engine {engine}, another build of ccsim "

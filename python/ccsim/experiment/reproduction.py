@@ -645,10 +645,10 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
     # record of a full run were written (campaign 16, issue 32).
     say(f"{r.executed} runs executed, {r.cached} reused from the store")
     from ccsim import _core
-    from ccsim.sweep import other_build_said
+    from ccsim.sweep import _other_build_said
 
     if before is not None and before != _core.ENGINE and r.executed:
-        say(other_build_said(before, "a reproduction"))
+        say(_other_build_said(before, "a reproduction"))
     if recorded is not None:
         say(f"recorded: {recorded}")
     say(f"site: {site}")
