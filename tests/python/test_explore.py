@@ -1745,6 +1745,17 @@ def test_in_chromium_a_jobs_status_is_said_to_a_screen_reader_in_a_live_region(
     assert errors == []
 
 
+def held_job_after_a_move(pg: Any, server: Server) -> None:
+    """Open the page on p001, then move its MSS slider with the keyboard: the new job runs on
+    the page, its event stream held (never answered)."""
+    open_on_p001(pg, server)
+    pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
+    job = pg.evaluate("window.ccsim.job")
+    pg.locator("input[data-path='flows.transfer.mss']").focus()
+    pg.keyboard.press("ArrowRight")
+    pg.wait_for_function("(b) => window.ccsim.job !== b", arg=job, timeout=30_000)
+
+
 def test_in_chromium_cancel_pressed_with_enter_leaves_the_keyboards_focus_on_the_jobs_status(
     server: Server, page: tuple[Any, list[str]]
 ) -> None:
@@ -1752,12 +1763,7 @@ def test_in_chromium_cancel_pressed_with_enter_leaves_the_keyboards_focus_on_the
     # focus go to the page's body: nothing showed where the keyboard was, and a screen reader
     # said nothing of it. (~2.7 s: a job of p001 held running, after the page's first.)
     pg, errors = page
-    open_on_p001(pg, server)
-    pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
-    job = pg.evaluate("window.ccsim.job")
-    pg.locator("input[data-path='flows.transfer.mss']").focus()
-    pg.keyboard.press("ArrowRight")
-    pg.wait_for_function("(b) => window.ccsim.job !== b", arg=job, timeout=30_000)
+    held_job_after_a_move(pg, server)
     pg.locator("#cancel").focus()
     pg.keyboard.press("Enter")
     pg.wait_for_function("document.getElementById('msg').textContent === 'cancelled'")
@@ -1834,12 +1840,7 @@ def test_in_chromium_a_refused_change_mid_job_leaves_no_cancel_to_click_over_its
     # the job the change had already cancelled: a click replaced the refusal's reason with
     # "cancelled", of nothing.
     pg, errors = page
-    open_on_p001(pg, server)
-    pg.route("**/api/jobs/*/events", lambda r: None)  # held: the job runs on the page
-    job = pg.evaluate("window.ccsim.job")
-    pg.locator("input[data-path='flows.transfer.mss']").focus()
-    pg.keyboard.press("ArrowRight")
-    pg.wait_for_function("(b) => window.ccsim.job !== b", arg=job, timeout=30_000)
+    held_job_after_a_move(pg, server)
     assert pg.locator("#cancel").is_enabled()
     pg.locator("#p-flows_transfer_mss-free").fill("5000")
     pg.wait_for_function("document.getElementById('msg').className === 'error'", timeout=30_000)
