@@ -376,6 +376,70 @@ def test_a_chunk_size_with_leading_zeros_past_20_digits_is_its_number_and_a_huge
     assert not guarded.app.state.engine.jobs
 
 
+@pytest.mark.parametrize("size", [b"10001", b"10000000000000000"])
+def test_a_chunk_announcing_more_than_the_body_limit_is_answered_413_at_once_not_408_later(
+    guarded: Server, size: bytes
+) -> None:
+    # Campaign 62a (issue 32): a chunk's size over the 64 KiB a body may hold (65537 bytes,
+    # 2^64) was waited for, its last chunk read as its data, and answered 408 after 20 s
+    # asking after that last chunk; a Content-Length as large is refused at once.
+    body = b"hello"
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+                  + size + b"\r\n" + body + b"\r\n0\r\n\r\n")  # fmt: skip
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert time.monotonic() - started < 10, "answered at the body's deadline, not at once"
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:300]
+    said = b"A chunk of the request's body is %d bytes: the explorer reads a body of at most " % (
+        int(size, 16)
+    )
+    assert said + b"65536 bytes." in answer, answer[-300:]
+    assert not guarded.app.state.engine.jobs
+
+
+@pytest.mark.parametrize("coding", ["chunked, chunked", "chunked\r\nTransfer-Encoding: Chunked",
+                                    "chunked,\r\n chunked"])  # fmt: skip
+def test_a_transfer_encoding_naming_chunked_twice_is_answered_400_saying_so_not_501(
+    logged: Server, capsys: pytest.CaptureFixture[str], coding: str
+) -> None:
+    # Campaign 62a (issue 32): chunked named twice (RFC 9112 §6.1: a sender MUST NOT chunk a
+    # body twice; its framing is faulty, §6.3: 400) was answered 501 "send the body ... as
+    # chunked alone", of a body sent as chunked alone, and the terminal said "a transfer
+    # coding other than chunked".
+    body = b'{"paper": "p001", "figure": "fig8", "x": ["x"]}'
+    head = (f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+            f"Content-Type: application/json\r\nTransfer-Encoding: {coding}\r\n")  # fmt: skip
+    answer = _exchange(logged, head, b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    said = (b"The request's Transfer-Encoding names chunked 2 times: a body is chunked once; "
+            b"send Transfer-Encoding: chunked once.")  # fmt: skip
+    assert answer.endswith(said), answer
+    wait_until(lambda: "ccsim explore: warning: a request that is not valid HTTP/1.1 was answered "
+                       "400 Bad Request (a malformed request line or header)\n"
+                       == capsys.readouterr().err, "the terminal's warning", seconds=5)  # fmt: skip
+    assert not logged.app.state.engine.jobs
+
+
+@pytest.mark.parametrize("coding", ["chunked,", ", chunked", "chunked\r\nTransfer-Encoding: ,"])
+def test_a_transfer_encoding_of_chunked_and_empty_list_elements_is_read_as_chunked(
+    guarded: Server, coding: str
+) -> None:
+    # Campaign 62a (issue 32): a list's empty elements are dropped (RFC 9110 §5.6.1: a
+    # recipient MUST accept them); h11 compares the whole value with "chunked", and
+    # `Transfer-Encoding: chunked,` was answered 501 "send the body ... as chunked alone".
+    body = b'{"paper": "p001", "figure": "fig8", "x": ["x"]}'
+    answer = _exchange(guarded, f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                                f"Content-Type: application/json\r\nTransfer-Encoding: {coding}\r\n"
+                                "Connection: close\r\n",
+                       b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    # The body was read whole, by its chunks: the request's own check names its field.
+    assert b"x: 'x' is not a value of the range 0% to 20% in steps of 0.5%" in answer, answer
+    assert not guarded.app.state.engine.jobs
+
+
 @pytest.fixture
 def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     """An explorer that logs as `ccsim explore` does (warnings on the terminal), its
@@ -4351,8 +4415,28 @@ def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_no
         answer = b"".join(iter(lambda: s.recv(65536), b""))
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408 "), answer
-    said = "the request body did not arrive within 0.5 s (a chunked body without its last chunk"
+    said = ("the request body did not arrive within 0.5 s (a chunk shorter than its size line "
+            "says, or a chunked body without its last chunk")  # fmt: skip
     assert json.loads(body)["error"] == said + ", of size 0?)"
+
+
+def test_a_chunk_shorter_than_its_size_is_answered_408_naming_that_not_only_a_last_chunk(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 62a (issue 32): a chunk shorter than its size line takes the last chunk after
+    # it as its data, and the 408 asked only "a chunked body without its last chunk, of size
+    # 0?" of a client that had sent it.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
+    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
+        s.sendall(head + b'ff\r\n{"paper": 1}\r\n0\r\n\r\n')
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), answer
+    assert "(a chunk shorter than its size line says, or " in json.loads(body)["error"], body
 
 
 def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_deadline(

@@ -268,6 +268,9 @@ _BARE_CR = re.compile(rb"\r[^\n]")
 _LF_ALONE = re.compile(rb"[^\n]*(?<!\r)\n")
 #: The start of a continuation line (RFC 9112 §5.2's obs-fold), as h11 reads one.
 _OBS_FOLD = re.compile(rb"[ \t]+")
+#: A Transfer-Encoding field line, and the words that refuse one naming chunked twice.
+_TRANSFER_ENCODING_LINE = re.compile(rb"(?i)transfer-encoding[ \t]*:")
+_CHUNKED_TWICE = "The request's Transfer-Encoding names chunked"
 #: A field line that frames a message (RFC 9112 §6): none of a trailer's.
 _FRAMING_FIELD = re.compile(rb"(?i)(content-length|transfer-encoding):")
 
@@ -700,7 +703,8 @@ def head_deadline_protocol() -> type:
                     )
                 self.refused_status = _NOT_HTTP_SAID.status = status
                 self.refused_said = said
-                self.refused_in_own_words = long_line or status == 413
+                self.refused_in_own_words = (long_line or status == 413
+                                             or said.startswith(_CHUNKED_TWICE))  # fmt: skip
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 _NOT_HTTP_SAID.line_too_long = long_line
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
@@ -786,10 +790,22 @@ def head_deadline_protocol() -> type:
             # such a body was answered 400 and said on the terminal not to be valid chunked
             # encoding (campaign 52a, issue 32). (h11 reads anything after the ";".)
             line = _BWS_BEFORE_EXTENSION.sub(rb"\1", line)
-            if len(_HEX_DIGITS.match(line)[0]) > 20:
+            digits = _HEX_DIGITS.match(line)[0]
+            if len(digits) > 20:
                 raise h11.LocalProtocolError(
                     "A chunk of the request's body is over 2^80 bytes: the explorer reads a "
                     f"body of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
+            if digits and int(digits, 16) > MAX_BODY:
+                # A chunk announcing more than the whole body may hold is refused as a
+                # Content-Length over it is, before any of it is read. Waited for, a chunk
+                # larger than the bytes sent with it (`ff` then 5 bytes and the last chunk)
+                # swallowed the last chunk as its data and was answered 408 after 20 s, asking
+                # about a last chunk the client had sent (campaign 62a, issue 32).
+                raise h11.LocalProtocolError(
+                    f"A chunk of the request's body is {int(digits, 16)} bytes: the explorer "
+                    f"reads a body of at most {MAX_BODY} bytes.",
+                    error_status_hint=413,
+                )
             return line
 
     class _LengthsUnpadded(_BufferView):
@@ -814,7 +830,8 @@ def head_deadline_protocol() -> type:
             # 9112 §5.2): `Content-Length:` then ` 0000000000000000000002` on the next line
             # was answered 400 where the same on one line is read as 2 (campaign 51a, issue
             # 32).
-            return [lines[0], *map(_unpadded_length, _unfolded(lines[1:]))]
+            fields = _transfer_coding_read(_unfolded(lines[1:]))
+            return [lines[0], *map(_unpadded_length, fields)]
 
     def _unfolded(lines: list[Any]) -> list[Any]:
         """Header lines with each obsolete line folding (a line starting with a space or tab,
@@ -828,6 +845,30 @@ def head_deadline_protocol() -> type:
             else:
                 joined.append(line)
         return joined
+
+    def _transfer_coding_read(fields: list[Any]) -> list[Any]:
+        """A head's field lines with its Transfer-Encoding read as a list (RFC 9110 §5.6.1):
+        its empty elements dropped (`chunked,`, which a recipient MUST accept; h11 compares
+        the whole value with "chunked" and answered 501, "send the body ... as chunked alone",
+        of a body sent as chunked alone), and chunked named more than once refused (400): a
+        sender MUST NOT chunk a body twice (RFC 9112 §6.1), so its framing is faulty (§6.3:
+        400, then close). `chunked, chunked`, or the field given twice, was answered that 501
+        too, the terminal saying "a transfer coding other than chunked" (campaign 62a, issue
+        32). Any other coding is left for h11 to refuse (501)."""
+        at = [i for i, f in enumerate(fields) if _TRANSFER_ENCODING_LINE.match(f)]
+        if not at:
+            return fields
+        values = [bytes(fields[i]).partition(b":")[2] for i in at]
+        codings = [c.strip().lower() for v in values for c in v.split(b",") if c.strip()]
+        if len(codings) > 1 and set(codings) == {b"chunked"}:
+            raise h11.LocalProtocolError(
+                f"{_CHUNKED_TWICE} {len(codings)} times: a body is chunked once; send "
+                "Transfer-Encoding: chunked once."
+            )
+        if codings != [b"chunked"]:
+            return fields
+        kept = [f for i, f in enumerate(fields) if i not in at]
+        return [*kept[: at[0]], b"Transfer-Encoding: chunked", *kept[at[0] :]]
 
     def _unpadded_length(line: Any) -> Any:
         match = _CONTENT_LENGTH_LINE.fullmatch(line)
@@ -1227,7 +1268,12 @@ async def read_json(request: Any) -> Any:
     except asyncio.TimeoutError:  # RFC 9110 §15.5.9
         # Each framing's own likely cause: a body sent in chunks has no Content-Length, and
         # one that stopped short was asked about one (campaign 53a, issue 32).
-        why = ("a chunked body without its last chunk, of size 0?"
+        # A chunk shorter than its size line says takes the bytes after it (the last chunk
+        # too) as its own, and waits for the rest as a body without its last chunk does: the
+        # words asked only after that last chunk, of a client that had sent it (campaign 62a,
+        # issue 32).
+        why = ("a chunk shorter than its size line says, or a chunked body without its last "
+               "chunk, of size 0?"
                if "transfer-encoding" in request.headers else
                "a Content-Length longer than the body sent?")  # fmt: skip
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
