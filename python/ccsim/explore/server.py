@@ -996,6 +996,16 @@ def head_deadline_protocol() -> type:
 
         def shutdown(self) -> None:
             self.transport.stop()  # the explorer stops: close at once, lingering or not
+            cycle = self.cycle
+            if (cycle is not None and not cycle.response_started
+                    and self.conn.their_state is h11.SEND_BODY):  # fmt: skip
+                # A request whose body is still coming in (sent slowly, or a client waiting
+                # for its `100 Continue`) has no answer to finish: uvicorn waited for it as for
+                # an answer going out, and a stop took STOP_GRACE_S longer (4 s for "a second
+                # or two", campaign 62a, issue 32). Its connection closes now, which tells its
+                # request it was left (a job stopped with the explorer could not run anyway).
+                self.transport.close()
+                return
             super().shutdown()
 
         def _arm(self) -> None:
