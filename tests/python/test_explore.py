@@ -402,24 +402,32 @@ def test_a_chunk_announcing_more_than_the_body_limit_is_answered_413_at_once_not
 @pytest.mark.parametrize("coding", ["chunked, chunked", "chunked\r\nTransfer-Encoding: Chunked",
                                     "chunked,\r\n chunked"])  # fmt: skip
 def test_a_transfer_encoding_naming_chunked_twice_is_answered_400_saying_so_not_501(
-    logged: Server, capsys: pytest.CaptureFixture[str], coding: str
+    guarded: Server, coding: str
 ) -> None:
     # Campaign 62a (issue 32): chunked named twice (RFC 9112 §6.1: a sender MUST NOT chunk a
     # body twice; its framing is faulty, §6.3: 400) was answered 501 "send the body ... as
     # chunked alone", of a body sent as chunked alone, and the terminal said "a transfer
-    # coding other than chunked".
+    # coding other than chunked" (below).
     body = b'{"paper": "p001", "figure": "fig8", "x": ["x"]}'
-    head = (f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+    head = (f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
             f"Content-Type: application/json\r\nTransfer-Encoding: {coding}\r\n")  # fmt: skip
-    answer = _exchange(logged, head, b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    answer = _exchange(guarded, head, b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
     said = (b"The request's Transfer-Encoding names chunked 2 times: a body is chunked once; "
             b"send Transfer-Encoding: chunked once.")  # fmt: skip
     assert answer.endswith(said), answer
+    assert not guarded.app.state.engine.jobs
+
+
+def test_a_transfer_encoding_naming_chunked_twice_is_said_on_the_terminal_as_malformed(
+    logged: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = (f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\nContent-Type: "
+            "application/json\r\nTransfer-Encoding: chunked, chunked\r\n")  # fmt: skip
+    assert _exchange(logged, head, b"0\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     wait_until(lambda: "ccsim explore: warning: a request that is not valid HTTP/1.1 was answered "
                        "400 Bad Request (a malformed request line or header)\n"
                        == capsys.readouterr().err, "the terminal's warning", seconds=5)  # fmt: skip
-    assert not logged.app.state.engine.jobs
 
 
 @pytest.mark.parametrize("coding", ["chunked,", ", chunked", "chunked\r\nTransfer-Encoding: ,"])
