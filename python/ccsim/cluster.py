@@ -121,6 +121,33 @@ class _Unreachable(Exception):
     reason (``Connection refused``, ``Name or service not known``) or ``no answer``."""
 
 
+def _check_host_and_port(loc: str) -> None:
+    """Refuse, in words of its own, a TCP address's ``HOST:PORT`` part that names no machine
+    or no port. Dask's parser quoted Python ("invalid literal for int() with base 10:
+    '8786/path'") for a path, a query or an empty port; it took full-width digits (U+FF10 to
+    U+FF19, which ``int()`` reads) as port 8786, where ``ccsim explore --port`` refuses them; and an
+    empty host or a ``user@`` part was looked up as a name for 4 s, then "name or service not
+    known" (campaign 62, issue 32). ValueError: not an address."""
+    if loc.startswith("["):  # an IPv6 literal, "[::1]:8786": its colons are not the port's
+        host, _, rest = loc[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else None
+    else:
+        host, colon, port_text_or_host = loc.rpartition(":")
+        host, port_text = (host, port_text_or_host) if colon else (loc, None)
+    if port_text is None:
+        return  # Dask's words name the missing port
+    if not host:
+        raise ValueError("no machine before the port: tcp://HOST:PORT names the scheduler's")
+    if not port_text:
+        raise ValueError("no port after the ':' (a TCP port is 1 to 65535)")
+    if "@" in host:
+        raise ValueError(f"a user name ({host.rpartition('@')[0]}@) is no part of a Dask "
+                         "address: tcp://HOST:PORT")  # fmt: skip
+    if not (port_text.isascii() and port_text.lstrip("-").isdigit()):
+        raise ValueError(f"port {port_text!r} is not a number (a TCP port is 1 to 65535; an "
+                         "address has no path nor query)")  # fmt: skip
+
+
 async def _reach(address: str, seconds: float) -> None:
     """For a TCP address (``tcp://``, ``tls://``): open a plain connection to it, retrying
     until ``seconds`` have passed (a scheduler may be starting), else raise
@@ -139,6 +166,7 @@ async def _reach(address: str, seconds: float) -> None:
     if scheme not in ("tcp", "tls", "ws", "wss"):
         _check_transport(scheme)
         return  # another transport: Dask's connect tells
+    _check_host_and_port(loc)
     host, port = parse_host_port(loc)
     if not 1 <= port <= 65535:
         # Not an address: asyncio's OverflowError was taken for bytes from a server, "the

@@ -462,6 +462,37 @@ def test_an_address_that_is_not_one_is_one_line_and_the_process_exits_at_once(
     assert why in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
+_FULL_WIDTH_8786 = "\uff18\uff17\uff18\uff16"
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        # Campaign 62 (issue 32): Dask's parser quoted Python, "invalid literal for int() with
+        # base 10: '8786/path'", for a path, a query or an empty port...
+        ("tcp://127.0.0.1:8786/path", "port '8786/path' is not a number"),
+        ("tcp://127.0.0.1:8786?x=1", "port '8786?x=1' is not a number"),
+        ("tcp://[::1]:x", "port 'x' is not a number"),
+        ("tcp://127.0.0.1:", "no port after the ':'"),
+        # ...took full-width digits for port 8786 (--port of the explorer refuses them)...
+        (f"tcp://127.0.0.1:{_FULL_WIDTH_8786}", f"port '{_FULL_WIDTH_8786}' is not a number"),
+        # ...and looked an empty host or a user name up for 4 s: "name or service not known".
+        ("tcp://:8786", "no machine before the port"),
+        ("tcp://user@127.0.0.1:8786", "a user name (user@) is no part of a Dask address"),
+    ],
+)
+def test_an_address_naming_no_machine_or_no_port_is_refused_in_words_of_its_own_at_once(
+    address: str, why: str
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(cluster.ClusterError) as refused:
+        cluster.check_scheduler(address)
+    assert time.monotonic() - started < 2  # before: 4 s of looking the name up
+    said = str(refused.value)
+    assert said.startswith(f"--scheduler {address}: not a Dask scheduler's address (")
+    assert why in said and "int()" not in said, said
+
+
 def test_a_dask_configuration_file_that_is_not_yaml_is_named_with_the_cure_to_mend_it(
     tmp_path: Path, slow_line: str
 ) -> None:
