@@ -85,6 +85,7 @@ from ccsim.staging import (
 )
 from ccsim.stop_signals import (
     STOP_SIGNALS,
+    import_failed_by_a_stop,
     inside_import_locking,
     raised_by_a_stop,
     send_again,
@@ -1969,6 +1970,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         _error(_not_installed("ccsim", package, e))
         return 1
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
+        if received:  # a stop signal landed in the import (stop_signals.import_failed_by_a_stop)
+            return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # a library that could not be mapped
             return met
         if (failed := _stdout_failing(e)) is not None:
@@ -2026,7 +2029,9 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         _error(os_error_text(e))
         return 1
     except Exception as e:
-        if received and raised_by_a_stop(e):  # Python's RuntimeError around our interrupt
+        # Python's RuntimeError around our interrupt, or the ImportError C code made of it
+        # (said by a command as the package it needs: `ccsim explore`'s numpy).
+        if received and (raised_by_a_stop(e) or import_failed_by_a_stop(e)):
             return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met
