@@ -26,6 +26,7 @@ from ccsim.stop_signals import (
     raised_by_a_stop,
     resends_dropped,
     send_again,
+    takes_a_line_soon,
 )
 
 
@@ -217,7 +218,8 @@ def _interrupted_at_start(signum: int) -> int:
     for s in STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
     line = f"ccsim: interrupted by {signal.Signals(signum).name}; nothing was written\n"
-    if sys.stderr is not None:  # closed (``2>&-``): the status still says it
+    # Closed (``2>&-``), or a terminal no one reads: the status still says it.
+    if sys.stderr is not None and takes_a_line_soon(sys.stderr):
         try:
             sys.stderr.write(line)
             sys.stderr.flush()

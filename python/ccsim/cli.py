@@ -89,6 +89,7 @@ from ccsim.stop_signals import (
     inside_import_locking,
     raised_by_a_stop,
     send_again,
+    takes_a_line_soon,
 )
 
 if TYPE_CHECKING:
@@ -1695,7 +1696,8 @@ def _interrupted(args: argparse.Namespace, received: list[int]) -> int:
         kept = kept()
     signum = received[0] if received else signal.SIGINT
     by = f" by {signal.Signals(signum).name}" if received else ""
-    _to_stderr(f"ccsim: interrupted{by}; {kept}")
+    if takes_a_line_soon(sys.stderr):  # a terminal no one reads must not hold the stop
+        _to_stderr(f"ccsim: interrupted{by}; {kept}")
     return 128 + int(signum)
 
 

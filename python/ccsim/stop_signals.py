@@ -38,6 +38,7 @@ land after its end (stop 57).
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 from types import FrameType
@@ -146,6 +147,25 @@ def import_failed_by_a_stop(error: BaseException) -> bool:
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+#: How long a command that is stopping waits for its terminal (or pipe) to take a line.
+STOPPING_WRITE_WAIT_S = 1.0
+
+
+def takes_a_line_soon(stream: object, wait: float = STOPPING_WRITE_WAIT_S) -> bool:
+    """Whether ``stream`` (stderr, a progress bar's file) can be written within ``wait``
+    seconds, or cannot be asked (no descriptor: a caller's StringIO). A command stopping writes
+    its bar's last state and its interruption line; to a terminal no one reads (an ssh session
+    whose network stalled, a terminal emulator hung: its buffer full) each write waited for
+    ever, and the first stop signal's clean-up with it, every later SIGINT or SIGTERM ignored as
+    the command was already stopping: only SIGKILL ended it (campaign 62b, issue 32). Such a
+    line is left out; the status still says how the command ended."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        return bool(select.select([], [fd], [], wait)[1])
+    except (AttributeError, OSError, ValueError):
+        return True
 
 
 #: The signals :func:`send_again` will send, not sent yet (their timers), under the lock.

@@ -1127,3 +1127,48 @@ def test_a_stop_signal_landing_as_numpy_imports_datetime_is_said_as_the_interrup
         "ccsim: interrupted by SIGINT; nothing was written\n",
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_stop_signal_ends_a_sweep_whose_terminal_takes_no_more_output(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 62b (issue 32): a sweep drawing its bar on a terminal no one reads (an ssh
+    # session whose network stalled: the terminal's buffer full) waited in the write, as any
+    # program does; SIGINT then broke the write, and the clean-up waited for ever in the bar's
+    # last drawing or the interruption's line, every later SIGINT or SIGTERM ignored as the
+    # command was already stopping: only SIGKILL ended it. Here the terminal is full at once.
+    import fcntl
+    import pty
+
+    reader, terminal = pty.openpty()
+    flags = fcntl.fcntl(terminal, fcntl.F_GETFL)
+    fcntl.fcntl(terminal, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    for _ in range(100):  # until it takes nothing more: the system moves some on meanwhile
+        took = 0
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                took += os.write(terminal, b"x" * 256)
+        if not took:
+            break
+        time.sleep(0.05)
+    fcntl.fcntl(terminal, fcntl.F_SETFL, flags)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "ccsim", "sweep", str(examples / "random-loss.toml"),
+            "--set", 'duration="100ms"', "--param", "links.bottleneck.loss.rate=0.01,0.02",
+            "--workers", "1", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal)
+    try:
+        os.close(terminal)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(3)  # blocked on the terminal by now (or, on a slow machine, still starting)
+        proc.send_signal(signal.SIGINT)
+        try:
+            status = proc.wait(15)
+        except subprocess.TimeoutExpired:
+            status = None
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(reader)
+    assert status == 128 + signal.SIGINT
+    assert not out.exists() or {p.name for p in out.iterdir()} <= {"plan", "runs"}
