@@ -60,6 +60,8 @@ def main() -> int:
         # The KeyboardInterrupt raised inside a finalizer (an import lock's weakref callback)
         # cannot get out of it, and the import went on, deaf. Sent again a moment later from
         # another thread, so that it is raised where it can stop the command, as cli does.
+        if received and isinstance(getattr(info, "exc_value", None), ResourceWarning):
+            return  # a file the interrupt left open, closed by its finalizer (as cli's hook)
         if not (isinstance(getattr(info, "exc_value", None), KeyboardInterrupt) and received):
             sys.__unraisablehook__(info)  # type: ignore[arg-type]
             return

@@ -1654,6 +1654,13 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         # deaf to any further signal (campaign 9, issue 32). Armed again and sent again a
         # moment later from another thread, once the finalizer is done, so that it is raised
         # where the command can stop (lost again, it comes back here).
+        if received and isinstance(info.exc_value, ResourceWarning):
+            # A file the stop's KeyboardInterrupt left open (importlib's get_data, cut between
+            # its open and its `with`), closed by its finalizer: under PYTHONWARNINGS=error its
+            # warning is raised there, and Python printed "Exception ignored in: <_io.FileIO
+            # ...>" and a traceback above the interruption's line (the CLI states matrix,
+            # SIGTERM to `reproduce --list`; campaign 62b, issue 32).
+            return None
         if not (isinstance(info.exc_value, KeyboardInterrupt) and received):
             return previous_hook(info)
         signum = received.pop()

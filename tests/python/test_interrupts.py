@@ -1172,3 +1172,30 @@ def test_a_stop_signal_ends_a_sweep_whose_terminal_takes_no_more_output(
         os.close(reader)
     assert status == 128 + signal.SIGINT
     assert not out.exists() or {p.name for p in out.iterdir()} <= {"plan", "runs"}
+
+
+def test_a_file_a_stop_signal_left_open_prints_nothing_under_warnings_as_errors(
+    tmp_path: Path, examples: Path
+) -> None:
+    # Campaign 62b (issue 32), the CLI states matrix on a loaded machine: SIGTERM to `ccsim
+    # reproduce --list` under PYTHONWARNINGS=error landed in importlib's get_data between its
+    # open of a module's file and its `with`; the file's finalizer raised its ResourceWarning
+    # as an error, and Python printed "Exception ignored in: <_io.FileIO ...>" and a traceback
+    # above the interruption's line. Here a finder holds a file open as the signal lands.
+    site = SIGNAL_AT_DATETIME.replace(
+        "            os.kill(",
+        '            file = open(__file__, "rb")  # as get_data holds a module\'s file\n'
+        "            os.kill(",
+    ).replace("                pass\n", "                pass\n            file.close()\n")
+    assert "file.close()" in site
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(site, encoding="utf-8")
+    argv = [sys.executable, "-m", "ccsim", "sweep", str(examples / "random-loss.toml"),
+            "--param", "links.bottleneck.loss.rate=0.01", "--workers", "1", "--out",
+            str(tmp_path / "out")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "PYTHONWARNINGS": "error"}
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (
+        128 + signal.SIGINT,
+        "ccsim: interrupted by SIGINT; nothing was written\n",
+    )
