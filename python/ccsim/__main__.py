@@ -26,6 +26,7 @@ from ccsim.stop_signals import (
     raised_by_a_stop,
     resends_dropped,
     send_again,
+    takes_a_line_soon,
 )
 
 
@@ -59,6 +60,8 @@ def main() -> int:
         # The KeyboardInterrupt raised inside a finalizer (an import lock's weakref callback)
         # cannot get out of it, and the import went on, deaf. Sent again a moment later from
         # another thread, so that it is raised where it can stop the command, as cli does.
+        if received and isinstance(getattr(info, "exc_value", None), ResourceWarning):
+            return  # a file the interrupt left open, closed by its finalizer (as cli's hook)
         if not (isinstance(getattr(info, "exc_value", None), KeyboardInterrupt) and received):
             sys.__unraisablehook__(info)  # type: ignore[arg-type]
             return
@@ -217,7 +220,8 @@ def _interrupted_at_start(signum: int) -> int:
     for s in STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
     line = f"ccsim: interrupted by {signal.Signals(signum).name}; nothing was written\n"
-    if sys.stderr is not None:  # closed (``2>&-``): the status still says it
+    # Closed (``2>&-``), or a terminal no one reads: the status still says it.
+    if sys.stderr is not None and takes_a_line_soon(sys.stderr):
         try:
             sys.stderr.write(line)
             sys.stderr.flush()

@@ -85,9 +85,11 @@ from ccsim.staging import (
 )
 from ccsim.stop_signals import (
     STOP_SIGNALS,
+    import_failed_by_a_stop,
     inside_import_locking,
     raised_by_a_stop,
     send_again,
+    takes_a_line_soon,
 )
 
 if TYPE_CHECKING:
@@ -1652,6 +1654,13 @@ def _signals_interrupt(received: list[int] | None = None) -> Iterator[list[int]]
         # deaf to any further signal (campaign 9, issue 32). Armed again and sent again a
         # moment later from another thread, once the finalizer is done, so that it is raised
         # where the command can stop (lost again, it comes back here).
+        if received and isinstance(info.exc_value, ResourceWarning):
+            # A file the stop's KeyboardInterrupt left open (importlib's get_data, cut between
+            # its open and its `with`), closed by its finalizer: under PYTHONWARNINGS=error its
+            # warning is raised there, and Python printed "Exception ignored in: <_io.FileIO
+            # ...>" and a traceback above the interruption's line (the CLI states matrix,
+            # SIGTERM to `reproduce --list`; campaign 62b, issue 32).
+            return None
         if not (isinstance(info.exc_value, KeyboardInterrupt) and received):
             return previous_hook(info)
         signum = received.pop()
@@ -1694,7 +1703,8 @@ def _interrupted(args: argparse.Namespace, received: list[int]) -> int:
         kept = kept()
     signum = received[0] if received else signal.SIGINT
     by = f" by {signal.Signals(signum).name}" if received else ""
-    _to_stderr(f"ccsim: interrupted{by}; {kept}")
+    if takes_a_line_soon(sys.stderr):  # a terminal no one reads must not hold the stop
+        _to_stderr(f"ccsim: interrupted{by}; {kept}")
     return 128 + int(signum)
 
 
@@ -1969,6 +1979,8 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         _error(_not_installed("ccsim", package, e))
         return 1
     except ImportError as e:  # ModuleNotFoundError, or a package there that fails to load
+        if received:  # a stop signal landed in the import (stop_signals.import_failed_by_a_stop)
+            return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # a library that could not be mapped
             return met
         if (failed := _stdout_failing(e)) is not None:
@@ -2026,7 +2038,9 @@ def _run_command(args: argparse.Namespace, received: list[int]) -> int:
         _error(os_error_text(e))
         return 1
     except Exception as e:
-        if received and raised_by_a_stop(e):  # Python's RuntimeError around our interrupt
+        # Python's RuntimeError around our interrupt, or the ImportError C code made of it
+        # (said by a command as the package it needs: `ccsim explore`'s numpy).
+        if received and (raised_by_a_stop(e) or import_failed_by_a_stop(e)):
             return _interrupted(args, received)
         if (met := _limit_met(e)) is not None:  # MemoryError, "can't start new thread"
             return met

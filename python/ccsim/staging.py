@@ -135,6 +135,10 @@ def staged_output(out: Path, ours: Sequence[str], state: str | None = None) -> I
         if name.is_relative_to(stage):
             name = out / name.relative_to(stage)
         reason = e.strerror if e.filename else os.strerror(e.errno)
+        # pandas' words for a folder gone name it ("Cannot save file into a non-existent
+        # directory: '<out>/.ccsim-partial-...'", its --out moved away meanwhile): named as
+        # in --out, as the file is (campaign 62b, issue 32).
+        reason = str(reason).replace(str(stage), str(out))
         shown = OSError(e.errno, reason, str(name))
         raise ValueError(f"{os_error_text(shown)}; {state}") from e
     if not existed:
@@ -190,10 +194,29 @@ def discard(folder: Path) -> None:
     ``staging_folder``), a folder its owner cannot list: shutil.rmtree could not open it and
     left it, empty, beside --out (campaign 30, issue 32). An empty folder goes without a
     listing."""
+    where = _moved_to(folder) or folder
     _let_go(folder)
-    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(where, ignore_errors=True)
     with contextlib.suppress(OSError):
-        os.rmdir(folder)
+        os.rmdir(where)
+
+
+def _moved_to(folder: Path) -> Path | None:
+    """Where the hidden ``folder`` this process holds (:func:`_hold`) is now, when a folder
+    above it was moved while the command wrote (``mv OUT OUT.old``): the system follows it by
+    its open descriptor. Removed by its old path, it stayed in the moved folder for good,
+    hidden, with the figures written so far, and no later command writes there to take it
+    away (campaign 62b, issue 32). None when it is where it was, is gone, or cannot be told
+    (no /proc)."""
+    fd = _HELD.get(folder)
+    if fd is None or os.path.lexists(folder):
+        return None
+    try:
+        now = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+    # A folder removed reads "<path> (deleted)": its name is not the folder's.
+    return now if now.name == folder.name and now.is_dir() else None
 
 
 def remove_empty(made: list[Path]) -> None:

@@ -38,6 +38,7 @@ land after its end (stop 57).
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 from types import FrameType
@@ -126,6 +127,45 @@ def raised_by_a_stop(error: BaseException) -> bool:
         seen.add(id(cause))
         cause = cause.__cause__
     return False
+
+
+def import_failed_by_a_stop(error: BaseException) -> bool:
+    """Whether ``error`` is an ImportError, or an error raised from or while handling one:
+    the shape a stop signal's KeyboardInterrupt takes when it lands in a module that C code
+    imports. numpy's and pandas' C extensions import datetime's C API as they load, through
+    CPython's ``PyCapsule_Import``, which replaces whatever the import raised with
+    ``ImportError('PyCapsule_Import could not import module "datetime"')``, the
+    KeyboardInterrupt cleared, not chained: a Ctrl-C or SIGHUP landing there ended the command
+    with "ccsim needs numpy, which is installed but cannot be imported (...): install ccsim
+    again", status 1 (the CLI states matrix, seed 6201, 1 case in 300; campaign 62b, issue 32).
+    Only asked once a stop signal was handled, which the import's failure follows."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ImportError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+#: How long a command that is stopping waits for its terminal (or pipe) to take a line.
+STOPPING_WRITE_WAIT_S = 1.0
+
+
+def takes_a_line_soon(stream: object, wait: float = STOPPING_WRITE_WAIT_S) -> bool:
+    """Whether ``stream`` (stderr, a progress bar's file) can be written within ``wait``
+    seconds, or cannot be asked (no descriptor: a caller's StringIO). A command stopping writes
+    its bar's last state and its interruption line; to a terminal no one reads (an ssh session
+    whose network stalled, a terminal emulator hung: its buffer full) each write waited for
+    ever, and the first stop signal's clean-up with it, every later SIGINT or SIGTERM ignored as
+    the command was already stopping: only SIGKILL ended it (campaign 62b, issue 32). Such a
+    line is left out; the status still says how the command ended."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        return bool(select.select([], [fd], [], wait)[1])
+    except (AttributeError, OSError, ValueError):
+        return True
 
 
 #: The signals :func:`send_again` will send, not sent yet (their timers), under the lock.

@@ -82,6 +82,7 @@ from ccsim.scenario import (
     int_text,
     seed_problem,
 )
+from ccsim.stop_signals import takes_a_line_soon
 
 
 class _ProgressBar(tqdm):  # type: ignore[misc]
@@ -107,6 +108,9 @@ class _ProgressBar(tqdm):  # type: ignore[misc]
         return self._drawn(super().display, *args, **kwargs)
 
     def close(self) -> None:
+        stopping = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+        if stopping and not self.disable and not takes_a_line_soon(getattr(self, "fp", None)):
+            self.disable = True  # to a terminal that takes nothing: not drawn
         self._drawn(super().close)
 
     def _drawn(self, draw: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -375,6 +375,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def playwright_or_skip() -> Any:
+    """Playwright's ``sync_playwright``, or the test skipped saying how to install it, as the
+    Dask tests skip without Dask. Without it each of the ~60 browser tests ended in an error,
+    "ModuleNotFoundError: No module named 'playwright'" (campaign 62b, issue 32)."""
+    api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="Playwright is not installed: pip install -c constraints.txt -r "
+        "requirements-test.txt (scripts/test installs it)",
+    )
+    return api.sync_playwright
+
+
 def system_chromium() -> Iterator[Any]:
     """The system's Chromium launched headless through Playwright, or the test skipped saying
     what is missing (scripts/test installs both)."""
@@ -384,7 +396,7 @@ def system_chromium() -> Iterator[Any]:
     if chromium is None:
         pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
                     "scripts/test installs Debian's chromium package")  # fmt: skip
-    from playwright.sync_api import sync_playwright
+    sync_playwright = playwright_or_skip()
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)

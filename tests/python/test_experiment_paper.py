@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import playwright_or_skip
 
 from ccsim import experiment
 from ccsim.experiment.claims import check_claim, paper_cells
@@ -490,7 +491,7 @@ def test_in_chromium_the_page_draws_paper_markers_and_the_grid_with_both_values(
     if chromium is None:
         pytest.skip("no Chromium found (CCSIM_CHROMIUM, chromium on PATH, /usr/bin/chromium); "
                     "scripts/test installs Debian's chromium package")  # fmt: skip
-    from playwright.sync_api import sync_playwright
+    sync_playwright = playwright_or_skip()
 
     _plan, out = reproduced
     # The plan is found under the results folder's parent (tmp/experiments/g-grid).

@@ -478,3 +478,37 @@ def test_a_reproduction_another_is_moving_into_the_same_folder_is_not_a_reproduc
     monkeypatch.setattr(reproduction, "refuse_a_site", past_the_checks)
     with pytest.raises(Reached):
         reproduction.run_cli(str(ROOT / "experiments" / "m01-dctcp"), out, True, None, None)
+
+
+def test_an_out_moved_away_while_a_command_writes_into_it_keeps_no_hidden_folder_where_it_went(
+    tmp_path: Path,
+) -> None:
+    # Campaign 62b (issue 32): `mv OUT OUT.old` while `ccsim reproduce m01 --quick --out OUT`
+    # drew its figures said "OUT/guideline_k.svg: no such file; OUT was removed or moved away
+    # while this command wrote into it: nothing of this output or of an earlier one is kept
+    # there", and OUT.old kept the hidden .ccsim-partial-* folder with the figures drawn so
+    # far, for good: removed by its old path, it was not found.
+    from ccsim.staging import staged_output
+
+    out = tmp_path / "m01-quick"
+    (out / "runs").mkdir(parents=True)
+    moved = tmp_path / "m01-quick.old"
+    with pytest.raises(ValueError, match="was removed or moved away"):
+        with staged_output(out, [], state="the finished runs are kept in OUT/runs") as stage:
+            (stage / "fig12.png").write_bytes(b"drawn")
+            out.rename(moved)
+            raise FileNotFoundError(2, "No such file or directory", str(stage / "fig12.svg"))
+    assert [p.name for p in moved.iterdir()] == ["runs"]
+    # A new --out is staged beside it: its folder moved, the same.
+    parent = tmp_path / "results"
+    parent.mkdir()
+    with pytest.raises(ValueError) as e:
+        with staged_output(parent / "run", []) as stage:
+            (stage / "flows.parquet").write_bytes(b"written")
+            parent.rename(tmp_path / "results.old")
+            # pandas' words, with the file named (result.naming_the_file): they named the
+            # hidden folder.
+            said = f"Cannot save file into a non-existent directory: '{stage}'"
+            raise OSError(None, said, str(stage / "links.parquet"))
+    assert list((tmp_path / "results.old").iterdir()) == []
+    assert ".partial" not in str(e.value), e.value

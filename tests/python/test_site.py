@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import STDOUT_ERRORS, browser_page, main_without_stdout
+from conftest import STDOUT_ERRORS, browser_page, main_without_stdout, system_chromium
 
 from ccsim.cli import main
 from ccsim.experiment import find_experiment, load_plan, reproduce
@@ -1939,3 +1939,16 @@ def test_a_figures_html_is_the_same_whether_or_not_orjson_is_installed(
     assert figure_html(fig, "f", 3, "points") == without
     assert "1e-07" in without and "\\uc9c0" in without
     assert plotly_json.config.default_engine == "auto", "the caller's setting is put back"
+
+
+def test_a_browser_test_without_playwright_is_skipped_saying_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 62b (issue 32): without Playwright (an environment with ccsim but not
+    # requirements-test.txt) each browser test ended in an error, "ModuleNotFoundError: No
+    # module named 'playwright'", where the Dask tests without Dask skip and say why.
+    monkeypatch.setitem(sys.modules, "playwright", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        next(system_chromium())
+    assert "Chromium" in str(skipped.value) or "requirements-test.txt" in str(skipped.value)
