@@ -164,7 +164,11 @@ class RunSpec:
         h = hashlib.sha256(
             f"v{RECORD_VERSION}\nengine {_core.ENGINE}\n{resolved}".encode()
         ).hexdigest()
-        return h[:32]
+        return h[:KEY_LENGTH]
+
+
+#: Hex digits of a run's store key (RunSpec.key).
+KEY_LENGTH = 32
 
 
 class CorruptRecordWarning(UserWarning):
@@ -340,6 +344,7 @@ class Store:
         from ccsim.staging import LINK_LOOP, dangling
 
         keys = list(keys)
+        self._check_path_length()
         folders = [*reversed(self.directory.parents), self.directory]
         folders += sorted({self.path(k).parent for k in keys})
         for folder in folders:
@@ -369,6 +374,29 @@ class Store:
             except OSError as e:
                 raise ValueError(f"{self.directory}: cannot write the run records there "
                                  f"({e.strerror or e})") from None  # fmt: skip
+
+    def _check_path_length(self) -> None:
+        """ValueError when the paths of the records to be saved here (their temporary names
+        the longest) would be longer than the system takes (PATH_MAX). A sweep under a
+        4,000-byte ``--out`` ran until its first save, "runs/93/9345....json: file name too
+        long", and a reproduction left its plan there, a folder that looked begun, which the
+        same command could never finish (campaign 62b, issue 32)."""
+        longest = self.path("0" * KEY_LENGTH).with_name(
+            f".tmp-{'0' * KEY_LENGTH}-{'0' * 10}-{'0' * 20}.json"
+        )
+        existing = next((p for p in [self.directory, *self.directory.parents] if p.exists()),
+                        Path("."))  # fmt: skip
+        try:
+            path_max = os.pathconf(existing, "PC_PATH_MAX")
+        except (OSError, ValueError):
+            path_max = 4096  # Linux's; a path must be shorter, for its NUL
+        if len(os.fsencode(longest)) >= path_max:
+            raise ValueError(
+                f"{self.directory}: a path of {len(os.fsencode(self.directory))} bytes, too long "
+                f"for the run records under it (as long as {len(os.fsencode(longest))} bytes, "
+                f"where this system takes at most {path_max - 1}): write to a folder with a "
+                "shorter path"
+            )
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         """Store ``record`` under ``key``, whole or not at all. A run a limit stopped before
@@ -815,6 +843,7 @@ def execute(
     """
     runs = _check_execute(runs, store, workers, progress, description, cluster)
     keys = [r.key() for r in runs]
+    store._check_path_length()  # before a record's path is looked at (the system refuses it)
     store.refuse_folders(keys)  # before the records are read (their warning said otherwise)
     todo: dict[str, RunSpec] = {}
     have: dict[str, dict[str, Any]] = {}

@@ -512,3 +512,31 @@ def test_an_out_moved_away_while_a_command_writes_into_it_keeps_no_hidden_folder
             raise OSError(None, said, str(stage / "links.parquet"))
     assert list((tmp_path / "results.old").iterdir()) == []
     assert ".partial" not in str(e.value), e.value
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_an_out_too_long_for_the_run_records_under_it_is_refused_before_anything_is_written(
+    command: str,
+    one_figure_m01: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Campaign 62b (issue 32): under a --out of ~4,050 bytes a sweep ran until its first save,
+    # "runs/15/1522....json: file name too long", and a reproduction left plan/, plan.toml
+    # and scenario.toml there, a folder that looked begun and that the same command could
+    # never finish. The record paths (their temporary names the longest) are checked first.
+    paper, _ = one_figure_m01
+    base = tmp_path.resolve()
+    parent = base
+    while len(os.fsencode(parent / ("d" * 200))) < 4030:  # the system's PATH_MAX is 4096
+        parent = parent / ("d" * 200)
+    parent = parent / ("e" * (4030 - len(os.fsencode(parent)) - 1))
+    parent.mkdir(parents=True)
+    out = parent / "out"
+    line, _ = argv(command, out, base, paper)
+    before = snapshot(base)
+    assert main(line) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ccsim: error: {out / 'runs'}: a path of "), err
+    assert "too long for the run records under it" in err and err.count("\n") == 1, err
+    assert snapshot(base) == before
