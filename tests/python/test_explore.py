@@ -3424,6 +3424,26 @@ def test_an_http_1_0_request_without_a_host_is_served_and_an_http_1_1_one_is_not
     assert host_checked("1.1", []) == 400
 
 
+def test_an_http_1_0_request_without_a_host_is_checked_against_the_address_it_came_in_on(
+    guarded: Server,
+) -> None:
+    # Campaign 62c (issue 32): without a Host its host was "", and a foreign Origin was refused
+    # 403 naming "the explorer's own page (http://)", no address, where the explorer's own
+    # Origin was refused too. Its host is the address it came in on (RFC 9112 §3.3).
+    own = f"http://127.0.0.1:{guarded.port}"
+
+    def ask(origin: str) -> bytes:
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(f"GET /api/papers HTTP/1.0\r\nOrigin: {origin}\r\n\r\n".encode())
+            return b"".join(iter(lambda: s.recv(65536), b""))
+
+    refused = ask("http://evil.example")
+    assert refused.startswith(b"HTTP/1.1 403 "), refused[:300]
+    assert f"only the explorer's own page ({own}) may use".encode() in refused, refused[-300:]
+    served = ask(own)
+    assert served.startswith(b"HTTP/1.1 200 ") and b'"id":"p000"' in served, served[:300]
+
+
 def test_an_explorer_on_an_ipv6_address_answers_its_own_page_with_the_oldest_starlette(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -337,6 +337,13 @@ class HostCheck:
         # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
         # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
         nameless = header is None and scope.get("http_version") == "1.0"
+        if nameless and scope.get("server"):
+            # Its host is then the address it came in on, the server's own authority (RFC 9112
+            # §3.3), for the checks after this one: compared with "" a foreign Origin was
+            # refused 403 naming "the explorer's own page (http://)", no address, and the
+            # explorer's own Origin was refused as well (campaign 62c, issue 32).
+            header = _authority(*scope["server"][:2]).encode("ascii")
+            scope = {**scope, "headers": [(b"host", header), *scope["headers"]]}
         no_port = header is not None and _no_port(header)  # refused on every address too
         if no_port or ("*" not in self.allowed and not nameless):
             host = host_of(header.decode("latin-1") if header is not None else None)
@@ -352,6 +359,15 @@ class HostCheck:
                 await PlainTextResponse(said, 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _authority(address: str, port: int) -> str:
+    """``address:port`` as a URL names it: an IPv6 address in brackets, and an IPv4 address
+    mapped into IPv6 (a dual-stack socket's peer) as the IPv4 address a client connected to."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return f"[{ip.compressed}]:{port}" if ip.version == 6 else f"{ip}:{port}"
 
 
 class Framing:
