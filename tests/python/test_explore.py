@@ -2370,8 +2370,30 @@ def test_a_run_request_not_in_utf8_is_said_to_be_not_utf8_not_that_it_is_no_json
     assert str(refused.value) == (
         "the request is not JSON in UTF-8 (byte 0xe9 at offset 14): send it in UTF-8"
     )
-    # JSON in UTF-16 or UTF-32, which Python's reader recognizes, is read.
-    assert parse_json('{"lines": ["spé"]}'.encode("utf-16")) == {"lines": ["spé"]}
+
+
+def test_a_run_request_in_utf16_or_utf32_or_with_utf8_surrogates_is_refused_naming_utf8() -> None:
+    # Campaign 62c (issue 32): docs/site.md says JSON not in UTF-8 is refused (RFC 8259
+    # §8.1), but Python's reader took UTF-16 and UTF-32 (told by their NULs, BOM or not) and
+    # surrogates written in UTF-8, and such a body started a job. A UTF-8 BOM is skipped, as
+    # §8.1 lets a reader do, and a byte past it is counted from the body's start.
+    from ccsim.explore.server import Refused, parse_json
+
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"):
+        with pytest.raises(Refused) as refused:
+            parse_json('{"lines": ["spé"]}'.encode(encoding))
+        assert refused.value.status == 400
+        assert str(refused.value).startswith("the request is not JSON in UTF-8 (it reads as UTF-")
+        assert str(refused.value).endswith("): send it in UTF-8"), encoding
+    with pytest.raises(
+        Refused, match=r"^the request is not JSON in UTF-8 \(byte 0xed at offset 12"
+    ):
+        parse_json(b'{"lines": ["\xed\xa0\x80"]}')  # U+D800, which UTF-8 cannot carry
+    assert parse_json('\ufeff{"lines": ["spé"]}'.encode()) == {"lines": ["spé"]}
+    with pytest.raises(
+        Refused, match=r"^the request is not JSON in UTF-8 \(byte 0xe9 at offset 17"
+    ):
+        parse_json('\ufeff{"lines": ["sp'.encode() + b'\xe9"]}')  # latin-1 past a BOM
 
 
 def test_a_request_without_its_paper_or_figure_names_the_missing_key_not_none() -> None:
