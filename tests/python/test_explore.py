@@ -528,6 +528,32 @@ def test_a_chunk_line_past_the_buffer_is_answered_400_and_said_as_the_body_not_t
     assert not logged.app.state.engine.jobs
 
 
+def test_trailer_fields_past_the_buffer_together_are_said_to_be_so_not_a_line_too_long(
+    logged: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 62c (issue 32): h11 reads a chunked body's trailer fields together, to the
+    # empty line, and 1,700 fields of 11 bytes sent in pieces outgrew its buffer: answered
+    # 400 "A line of the request's chunked body ... is over 16384 bytes", of no such line.
+    with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
+                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "2\r\n{}\r\n0\r\n".encode())  # fmt: skip
+        fields = b"".join(b"X-T%d: v\r\n" % i for i in range(1700))
+        with contextlib.suppress(OSError):  # the answer may come before the last piece
+            for at in range(0, len(fields), 4000):  # h11 measures its buffer when not whole
+                s.sendall(fields[at : at + 4000])
+                time.sleep(0.05)
+        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]
+    said = b"The request's trailer fields (after its last chunk) are over 16384 bytes together."
+    assert said in answer, answer[-300:]
+    wait_until(lambda: capsys.readouterr().err == (
+        "ccsim explore: warning: a request whose chunked body had trailer fields too long "
+        "together was answered 400 Bad Request\n"
+    ), "the terminal's warning", seconds=5)  # fmt: skip
+    assert not logged.app.state.engine.jobs
+
+
 def test_options_asterisk_names_the_servers_methods_and_another_method_with_asterisk_is_400(
     guarded: Server,
 ) -> None:

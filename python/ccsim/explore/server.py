@@ -616,6 +616,8 @@ class _NotHttpSaid(logging.Filter):
         self.in_body = False
         #: Whether they were a line of a chunked body past h11's buffer (``HintedConnection``).
         self.line_too_long = False
+        #: Whether those were a chunked body's trailer fields, past h11's buffer together.
+        self.trailer_too_long = False
         #: Whether a 400 can still answer them: not once the request's answer has begun.
         self.answered = True
 
@@ -640,6 +642,9 @@ class _NotHttpSaid(logging.Filter):
             # (campaign 52a, issue 32).
             said = ("a request whose chunked body was broken after its answer had begun had "
                     "its connection closed (Transfer-Encoding: chunked)")  # fmt: skip
+        elif self.trailer_too_long:
+            said = ("a request whose chunked body had trailer fields too long together was "
+                    "answered 400 Bad Request")  # fmt: skip
         elif self.line_too_long:
             said = ("a request whose chunked body had a line too long (a chunk's size with its "
                     "extensions, or a trailer field) was answered 400 Bad Request")  # fmt: skip
@@ -717,12 +722,24 @@ def head_deadline_protocol() -> type:
                         "A line of the request's chunked body (a chunk's size with its "
                         f"extensions, or a trailer field) is over {self.head_limit} bytes."
                     )
+                    if b"\n" in bytes(self._receive_buffer):
+                        # A whole line waits in the buffer: its trailer section (fields read
+                        # together, to the empty line) outgrew it. 1,700 fields of 11 bytes
+                        # were said to be "a line ... over 16384 bytes" (campaign 62c, issue
+                        # 32).
+                        said = (
+                            "The request's trailer fields (after its last chunk) are over "
+                            f"{self.head_limit} bytes together."
+                        )
                 self.refused_status = _NOT_HTTP_SAID.status = status
                 self.refused_said = said
                 self.refused_in_own_words = (long_line or status == 413
                                              or said.startswith(_CHUNKED_TWICE))  # fmt: skip
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 _NOT_HTTP_SAID.line_too_long = long_line
+                _NOT_HTTP_SAID.trailer_too_long = long_line and said.startswith(
+                    "The request's trailer"
+                )
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
@@ -1069,6 +1086,7 @@ def head_deadline_protocol() -> type:
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
             _NOT_HTTP_SAID.line_too_long, _NOT_HTTP_SAID.answered = False, True
+            _NOT_HTTP_SAID.trailer_too_long = False
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
