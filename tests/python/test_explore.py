@@ -4493,7 +4493,29 @@ def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_no
     assert head.startswith(b"HTTP/1.1 408 "), answer
     said = ("the request body did not arrive within 0.5 s (a chunk shorter than its size line "
             "says, or a chunked body without its last chunk")  # fmt: skip
-    assert json.loads(body)["error"] == said + ", of size 0?)"
+    assert json.loads(body)["error"] == said + (
+        ", of size 0, or without the empty line after that chunk and its trailer fields?)"
+    )
+
+
+def test_a_last_chunk_without_the_empty_line_after_it_is_answered_408_asking_after_that_line(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 62c (issue 32): `0\r\n` (or `0\r\nX-A: 1\r\n`) without the empty line that ends
+    # a chunked body was answered 408 asking after "a chunked body without its last chunk, of
+    # size 0?", of a client that had sent that chunk: what it left out went unnamed.
+    from ccsim.explore import server as explore_server
+
+    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
+    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+    for last in (b"0\r\n", b"0\r\nX-A: 1\r\n"):
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
+            s.sendall(head + b'c\r\n{"paper": 1}\r\n' + last)
+            answer = b"".join(iter(lambda: s.recv(65536), b""))
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        said = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        assert said.endswith("or without the empty line after that chunk and its trailer fields?)")
 
 
 def test_a_chunk_shorter_than_its_size_is_answered_408_naming_that_not_only_a_last_chunk(

@@ -1326,8 +1326,12 @@ async def read_json(request: Any) -> Any:
         # too) as its own, and waits for the rest as a body without its last chunk does: the
         # words asked only after that last chunk, of a client that had sent it (campaign 62a,
         # issue 32).
+        # And a last chunk without the empty line that ends the body after it (and after its
+        # trailer fields) is waited for the same way: `0\r\n` sent alone was asked after a
+        # last chunk it had just sent (campaign 62c, issue 32).
         why = ("a chunk shorter than its size line says, or a chunked body without its last "
-               "chunk, of size 0?"
+               "chunk, of size 0, or without the empty line after that chunk and its trailer "
+               "fields?"
                if "transfer-encoding" in request.headers else
                "a Content-Length longer than the body sent?")  # fmt: skip
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
