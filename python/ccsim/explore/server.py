@@ -337,6 +337,13 @@ class HostCheck:
         # answered 400 "Invalid host header", of a header it did not send (campaign 50a,
         # issue 32). (h11 answers an HTTP/1.1 request without one 400 itself.)
         nameless = header is None and scope.get("http_version") == "1.0"
+        if nameless and scope.get("server"):
+            # Its host is then the address it came in on, the server's own authority (RFC 9112
+            # §3.3), for the checks after this one: compared with "" a foreign Origin was
+            # refused 403 naming "the explorer's own page (http://)", no address, and the
+            # explorer's own Origin was refused as well (campaign 62c, issue 32).
+            header = _authority(*scope["server"][:2]).encode("ascii")
+            scope = {**scope, "headers": [(b"host", header), *scope["headers"]]}
         no_port = header is not None and _no_port(header)  # refused on every address too
         if no_port or ("*" not in self.allowed and not nameless):
             host = host_of(header.decode("latin-1") if header is not None else None)
@@ -352,6 +359,15 @@ class HostCheck:
                 await PlainTextResponse(said, 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _authority(address: str, port: int) -> str:
+    """``address:port`` as a URL names it: an IPv6 address in brackets, and an IPv4 address
+    mapped into IPv6 (a dual-stack socket's peer) as the IPv4 address a client connected to."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return f"[{ip.compressed}]:{port}" if ip.version == 6 else f"{ip}:{port}"
 
 
 class Framing:
@@ -600,6 +616,8 @@ class _NotHttpSaid(logging.Filter):
         self.in_body = False
         #: Whether they were a line of a chunked body past h11's buffer (``HintedConnection``).
         self.line_too_long = False
+        #: Whether those were a chunked body's trailer fields, past h11's buffer together.
+        self.trailer_too_long = False
         #: Whether a 400 can still answer them: not once the request's answer has begun.
         self.answered = True
 
@@ -624,6 +642,9 @@ class _NotHttpSaid(logging.Filter):
             # (campaign 52a, issue 32).
             said = ("a request whose chunked body was broken after its answer had begun had "
                     "its connection closed (Transfer-Encoding: chunked)")  # fmt: skip
+        elif self.trailer_too_long:
+            said = ("a request whose chunked body had trailer fields too long together was "
+                    "answered 400 Bad Request")  # fmt: skip
         elif self.line_too_long:
             said = ("a request whose chunked body had a line too long (a chunk's size with its "
                     "extensions, or a trailer field) was answered 400 Bad Request")  # fmt: skip
@@ -701,12 +722,24 @@ def head_deadline_protocol() -> type:
                         "A line of the request's chunked body (a chunk's size with its "
                         f"extensions, or a trailer field) is over {self.head_limit} bytes."
                     )
+                    if b"\n" in bytes(self._receive_buffer):
+                        # A whole line waits in the buffer: its trailer section (fields read
+                        # together, to the empty line) outgrew it. 1,700 fields of 11 bytes
+                        # were said to be "a line ... over 16384 bytes" (campaign 62c, issue
+                        # 32).
+                        said = (
+                            "The request's trailer fields (after its last chunk) are over "
+                            f"{self.head_limit} bytes together."
+                        )
                 self.refused_status = _NOT_HTTP_SAID.status = status
                 self.refused_said = said
                 self.refused_in_own_words = (long_line or status == 413
                                              or said.startswith(_CHUNKED_TWICE))  # fmt: skip
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 _NOT_HTTP_SAID.line_too_long = long_line
+                _NOT_HTTP_SAID.trailer_too_long = long_line and said.startswith(
+                    "The request's trailer"
+                )
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
@@ -1053,6 +1086,7 @@ def head_deadline_protocol() -> type:
             _NOT_HTTP_SAID.opening = self._opening  # read by uvicorn's log of a refusal, if any
             _NOT_HTTP_SAID.status, _NOT_HTTP_SAID.in_body = 400, False
             _NOT_HTTP_SAID.line_too_long, _NOT_HTTP_SAID.answered = False, True
+            _NOT_HTTP_SAID.trailer_too_long = False
             super().handle_events()
             if self.cycle is not cycle:  # a request's head came in whole
                 self._disarm()
@@ -1235,19 +1269,29 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def parse_json(data: bytes) -> Any:
     """A request body's JSON, or Refused (400) for text that is not JSON or nests too deep."""
     deep = Refused(400, f"the request is nested deeper than {MAX_DEPTH} levels")
+    # JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no charset, §11). Python's
+    # reader also takes UTF-16 and UTF-32, told by the NULs of the first bytes, and UTF-8 with
+    # surrogates: such a body started a job where docs/site.md says it is refused, and where a
+    # reader of UTF-8 (a proxy's, a log's) read other text (campaign 62c, issue 32). A UTF-8
+    # byte order mark is skipped, as RFC 8259 §8.1 lets a reader do.
+    encoding = json.detect_encoding(data)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        raise Refused(400, f"the request is not JSON in UTF-8 (it reads as "
+                           f"{encoding.upper()}): send it in UTF-8")  # fmt: skip
     try:
+        text = data.decode("utf-8-sig")
         # An integer longer than Python reads from text (4,300 digits) is read as the float it
         # overflows to, inf, so the request's own check refuses it naming its field; it was
         # "the request is not JSON" (campaign 8).
-        body = json.loads(data, parse_int=_whole_number, object_pairs_hook=_once_each)
+        body = json.loads(text, parse_int=_whole_number, object_pairs_hook=_once_each)
     except RecursionError:
         raise deep from None
     except UnicodeDecodeError as e:
-        # JSON is sent in UTF-8 (RFC 8259 §8.1; application/json has no charset, §11): a body
-        # in latin-1, `charset=latin-1` or not, was "not JSON", of JSON text (campaign 53a,
-        # issue 32).
-        raise Refused(400, f"the request is not JSON in UTF-8 (byte 0x{data[e.start]:02x} at "
-                           f"offset {e.start}): send it in UTF-8") from None  # fmt: skip
+        # A body in latin-1, `charset=latin-1` or not, was "not JSON", of JSON text (campaign
+        # 53a, issue 32). Its offset counts the bytes of the body as sent, a BOM included.
+        at = e.start + (3 if encoding == "utf-8-sig" else 0)
+        raise Refused(400, f"the request is not JSON in UTF-8 (byte 0x{data[at]:02x} at "
+                           f"offset {at}): send it in UTF-8") from None  # fmt: skip
     except ValueError:  # JSONDecodeError
         raise Refused(400, "the request is not JSON") from None
     if _depth(body) > MAX_DEPTH:
@@ -1282,8 +1326,12 @@ async def read_json(request: Any) -> Any:
         # too) as its own, and waits for the rest as a body without its last chunk does: the
         # words asked only after that last chunk, of a client that had sent it (campaign 62a,
         # issue 32).
+        # And a last chunk without the empty line that ends the body after it (and after its
+        # trailer fields) is waited for the same way: `0\r\n` sent alone was asked after a
+        # last chunk it had just sent (campaign 62c, issue 32).
         why = ("a chunk shorter than its size line says, or a chunked body without its last "
-               "chunk, of size 0?"
+               "chunk, of size 0, or without the empty line after that chunk and its trailer "
+               "fields?"
                if "transfer-encoding" in request.headers else
                "a Content-Length longer than the body sent?")  # fmt: skip
         raise Refused(408, f"the request body did not arrive within {BODY_TIMEOUT_S:g} s "
