@@ -4476,24 +4476,31 @@ def test_a_body_shorter_than_its_content_length_is_answered_408_at_the_body_dead
     assert json.loads(body)["error"].startswith("the request body did not arrive within 0.5 s")
 
 
-def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_not_a_length(
-    guarded: Server, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Campaign 53a (issue 32): the 408 of a body sent in chunks that stopped short asked "a
-    # Content-Length longer than the body sent?" of a request that had none.
+def _chunked_body_stopping_short(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch, sent: bytes
+) -> str:
+    """The 408's words for a run request whose chunked body is ``sent`` and then nothing
+    (the body's deadline cut to 0.5 s)."""
     from ccsim.explore import server as explore_server
 
     monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
     head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
     with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
-        s.sendall(head + b'a\r\n{"paper": \r\n')
+        s.sendall(head + sent)
         answer = b"".join(iter(lambda: s.recv(65536), b""))
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 408 "), answer
+    assert answer.startswith(b"HTTP/1.1 408 "), answer
+    return str(json.loads(answer.partition(b"\r\n\r\n")[2])["error"])
+
+
+def test_a_chunked_body_cut_short_is_answered_408_asking_after_its_last_chunk_not_a_length(
+    guarded: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 53a (issue 32): the 408 of a body sent in chunks that stopped short asked "a
+    # Content-Length longer than the body sent?" of a request that had none.
     said = ("the request body did not arrive within 0.5 s (a chunk shorter than its size line "
             "says, or a chunked body without its last chunk")  # fmt: skip
-    assert json.loads(body)["error"] == said + (
+    assert _chunked_body_stopping_short(guarded, monkeypatch, b'a\r\n{"paper": \r\n') == said + (
         ", of size 0, or without the empty line after that chunk and its trailer fields?)"
     )
 
@@ -4504,17 +4511,8 @@ def test_a_last_chunk_without_the_empty_line_after_it_is_answered_408_asking_aft
     # Campaign 62c (issue 32): `0\r\n` (or `0\r\nX-A: 1\r\n`) without the empty line that ends
     # a chunked body was answered 408 asking after "a chunked body without its last chunk, of
     # size 0?", of a client that had sent that chunk: what it left out went unnamed.
-    from ccsim.explore import server as explore_server
-
-    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
-    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
     for last in (b"0\r\n", b"0\r\nX-A: 1\r\n"):
-        with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
-            s.sendall(head + b'c\r\n{"paper": 1}\r\n' + last)
-            answer = b"".join(iter(lambda: s.recv(65536), b""))
-        assert answer.startswith(b"HTTP/1.1 408 "), answer
-        said = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+        said = _chunked_body_stopping_short(guarded, monkeypatch, b'c\r\n{"paper": 1}\r\n' + last)
         assert said.endswith("or without the empty line after that chunk and its trailer fields?)")
 
 
@@ -4524,17 +4522,8 @@ def test_a_chunk_shorter_than_its_size_is_answered_408_naming_that_not_only_a_la
     # Campaign 62a (issue 32): a chunk shorter than its size line takes the last chunk after
     # it as its data, and the 408 asked only "a chunked body without its last chunk, of size
     # 0?" of a client that had sent it.
-    from ccsim.explore import server as explore_server
-
-    monkeypatch.setattr(explore_server, "BODY_TIMEOUT_S", 0.5)
-    head = (b"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
-    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as s:
-        s.sendall(head + b'ff\r\n{"paper": 1}\r\n0\r\n\r\n')
-        answer = b"".join(iter(lambda: s.recv(65536), b""))
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 408 "), answer
-    assert "(a chunk shorter than its size line says, or " in json.loads(body)["error"], body
+    said = _chunked_body_stopping_short(guarded, monkeypatch, b'ff\r\n{"paper": 1}\r\n0\r\n\r\n')
+    assert "(a chunk shorter than its size line says, or " in said, said
 
 
 def test_a_chunk_line_ended_by_lf_alone_is_answered_400_at_once_not_408_at_the_deadline(
