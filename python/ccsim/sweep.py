@@ -381,14 +381,12 @@ class Store:
         4,000-byte ``--out`` ran until its first save, "runs/93/9345....json: file name too
         long", and a reproduction left its plan there, a folder that looked begun, which the
         same command could never finish (campaign 62b, issue 32)."""
-        longest = self.path("0" * KEY_LENGTH).with_name(
-            f".tmp-{'0' * KEY_LENGTH}-{'0' * 10}-{'0' * 20}.json"
-        )
-        existing = next((p for p in [self.directory, *self.directory.parents] if p.exists()),
-                        Path("."))  # fmt: skip
+        # A process id and a thread id as long as they come (10 and 20 digits).
+        longest = _temporary(self.path("0" * KEY_LENGTH), 10**9, 10**19)
         try:
+            existing = next(p for p in [self.directory, *self.directory.parents] if p.exists())
             path_max = os.pathconf(existing, "PC_PATH_MAX")
-        except (OSError, ValueError):
+        except (OSError, ValueError, StopIteration):  # a path the system refuses to look up
             path_max = 4096  # Linux's; a path must be shorter, for its NUL
         if len(os.fsencode(longest)) >= path_max:
             raise ValueError(
@@ -414,7 +412,7 @@ class Store:
         # One per thread as well as per process: two threads of one program saving the same
         # run (two sweeps over one store at once) shared the name, and the second's rename
         # found the file gone, "RecordNotSaved: ... no such file" (campaign 22, issue 32).
-        tmp = p.with_name(f".tmp-{p.stem}-{os.getpid()}-{threading.get_ident()}.json")
+        tmp = _temporary(p, os.getpid(), threading.get_ident())
         from ccsim.result import naming_the_file
 
         with _signals_held():
@@ -746,6 +744,12 @@ def _death_of(code: int | None) -> str:
 def _execute_one(text: str, overrides: Sequence[str], seed: int) -> dict[str, Any]:
     """Worker: run one point and return its record (plain, JSON-ready data)."""
     return record_of(_core.run(text, list(overrides), seed), overrides, seed)
+
+
+def _temporary(record: Path, pid: int, thread: int) -> Path:
+    """The name a record is written under before it is renamed into place: one per process
+    and per thread (two threads of one program saving the same run shared one)."""
+    return record.with_name(f".tmp-{record.stem}-{pid}-{thread}.json")
 
 
 def _other_build_said(engine: str, what: str) -> str:

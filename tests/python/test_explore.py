@@ -501,6 +501,20 @@ def test_a_broken_chunk_after_the_answer_began_is_said_to_close_the_connection_n
     ), "the terminal's warning", seconds=5)  # fmt: skip
 
 
+def _chunked_body_in_pieces(server: Server, first: bytes, rest: bytes) -> bytes:
+    """The answer to a run request whose chunked body is ``first``, then ``rest`` in pieces of
+    4,000 bytes 50 ms apart: h11 measures its buffer only when a line is not whole."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  .encode() + first)  # fmt: skip
+        with contextlib.suppress(OSError):  # the answer may come before the last piece
+            for at in range(0, len(rest), 4000):
+                s.sendall(rest[at : at + 4000])
+                time.sleep(0.05)
+        return b"".join(iter(lambda: s.recv(65536), b""))
+
+
 def test_a_chunk_line_past_the_buffer_is_answered_400_and_said_as_the_body_not_the_head(
     logged: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -508,15 +522,7 @@ def test_a_chunk_line_past_the_buffer_is_answered_400_and_said_as_the_body_not_t
     # h11's 16 KiB buffer before its line ended was answered 431 "The request's head is over
     # 16384 bytes." and the terminal said "a request whose head was too large ... (grown
     # cookies?)", of a head of three lines read whole.
-    with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
-        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
-                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                  "5;x=".encode())  # fmt: skip
-        with contextlib.suppress(OSError):  # the answer may come before the last piece
-            for _ in range(5):  # h11 measures its buffer only when a line is not whole
-                s.sendall(b"a" * 4000)
-                time.sleep(0.05)
-        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    answer = _chunked_body_in_pieces(logged, b"5;x=", b"a" * 20000)
     assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]
     said = b"A line of the request's chunked body (a chunk's size with its extensions, or a "
     assert said + b"trailer field) is over 16384 bytes." in answer, answer[-300:]
@@ -534,16 +540,8 @@ def test_trailer_fields_past_the_buffer_together_are_said_to_be_so_not_a_line_to
     # Campaign 62c (issue 32): h11 reads a chunked body's trailer fields together, to the
     # empty line, and 1,700 fields of 11 bytes sent in pieces outgrew its buffer: answered
     # 400 "A line of the request's chunked body ... is over 16384 bytes", of no such line.
-    with socket.create_connection(("127.0.0.1", logged.port), timeout=30) as s:
-        s.sendall(f"POST /api/run HTTP/1.1\r\nHost: 127.0.0.1:{logged.port}\r\n"
-                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                  "2\r\n{}\r\n0\r\n".encode())  # fmt: skip
-        fields = b"".join(b"X-T%d: v\r\n" % i for i in range(1700))
-        with contextlib.suppress(OSError):  # the answer may come before the last piece
-            for at in range(0, len(fields), 4000):  # h11 measures its buffer when not whole
-                s.sendall(fields[at : at + 4000])
-                time.sleep(0.05)
-        answer = b"".join(iter(lambda: s.recv(65536), b""))
+    fields = b"".join(b"X-T%d: v\r\n" % i for i in range(1700))
+    answer = _chunked_body_in_pieces(logged, b"2\r\n{}\r\n0\r\n", fields)
     assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), answer[:300]
     said = b"The request's trailer fields (after its last chunk) are over 16384 bytes together."
     assert said in answer, answer[-300:]

@@ -365,9 +365,7 @@ def _authority(address: str, port: int) -> str:
     """``address:port`` as a URL names it: an IPv6 address in brackets, and an IPv4 address
     mapped into IPv6 (a dual-stack socket's peer) as the IPv4 address a client connected to."""
     ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return f"[{ip.compressed}]:{port}" if ip.version == 6 else f"{ip}:{port}"
+    return f"{url_host(str(getattr(ip, 'ipv4_mapped', None) or ip))}:{port}"
 
 
 class Framing:
@@ -722,24 +720,23 @@ def head_deadline_protocol() -> type:
                         "A line of the request's chunked body (a chunk's size with its "
                         f"extensions, or a trailer field) is over {self.head_limit} bytes."
                     )
-                    if b"\n" in bytes(self._receive_buffer):
-                        # A whole line waits in the buffer: its trailer section (fields read
-                        # together, to the empty line) outgrew it. 1,700 fields of 11 bytes
-                        # were said to be "a line ... over 16384 bytes" (campaign 62c, issue
-                        # 32).
-                        said = (
-                            "The request's trailer fields (after its last chunk) are over "
-                            f"{self.head_limit} bytes together."
-                        )
+                trailers = long_line and b"\n" in bytes(self._receive_buffer)
+                if trailers:
+                    # A whole line waits in the buffer: its trailer section (fields read
+                    # together, to the empty line) outgrew it. 1,700 fields of 11 bytes
+                    # were said to be "a line ... over 16384 bytes" (campaign 62c, issue
+                    # 32).
+                    said = (
+                        "The request's trailer fields (after its last chunk) are over "
+                        f"{self.head_limit} bytes together."
+                    )
                 self.refused_status = _NOT_HTTP_SAID.status = status
                 self.refused_said = said
                 self.refused_in_own_words = (long_line or status == 413
                                              or said.startswith(_CHUNKED_TWICE))  # fmt: skip
                 _NOT_HTTP_SAID.in_body = reading is h11.SEND_BODY
                 _NOT_HTTP_SAID.line_too_long = long_line
-                _NOT_HTTP_SAID.trailer_too_long = long_line and said.startswith(
-                    "The request's trailer"
-                )
+                _NOT_HTTP_SAID.trailer_too_long = trailers
                 _NOT_HTTP_SAID.answered = self.our_state in (h11.IDLE, h11.SEND_RESPONSE)
                 raise
 
