@@ -32,6 +32,43 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The folder under which this run's ``tmp_path`` folders are made, when the run is split over
+#: pytest-xdist's workers and no ``--basetemp`` was given (``pytest_configure``).
+_SHORT_BASETEMP: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Split over pytest-xdist's workers (scripts/test), each worker's ``tmp_path`` lies one
+    folder deeper than in one process (``/tmp/pytest-of-root/pytest-79/popen-gw1/...``), and
+    the tests that run a pool under forkserver with TMPDIR in their ``tmp_path`` passed the
+    108 bytes of an AF_UNIX socket's path: ccsim refused, rightly, to start its workers. The
+    run's folders go under a short one instead, ``/tmp/ccsim-t-XXXXXXXX``, shorter than
+    pytest's own by more than the worker's folder adds."""
+    import tempfile
+
+    split = getattr(config.option, "numprocesses", None)
+    worker = hasattr(config, "workerinput")
+    if split and not worker and not config.option.basetemp:
+        _SHORT_BASETEMP.append(Path(tempfile.mkdtemp(prefix="ccsim-t-")))
+        config.option.basetemp = str(_SHORT_BASETEMP[0])
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The short folder of ``pytest_configure`` removed after a run that passed (pytest keeps
+    its own last three; a failed run's folder stays for its tests' files to be read). Tests
+    leave folders without write or search permission (a read-only HOME, umask 0777), which
+    are opened up first."""
+    if not _SHORT_BASETEMP or exitstatus != 0:
+        return
+    import shutil
+
+    for folder, dirs, _files in os.walk(_SHORT_BASETEMP[0]):
+        for d in dirs:
+            with contextlib.suppress(OSError):
+                if not os.path.islink(os.path.join(folder, d)):
+                    os.chmod(os.path.join(folder, d), 0o700)
+    shutil.rmtree(_SHORT_BASETEMP[0], ignore_errors=True)
+
 
 @pytest.fixture
 def examples() -> Path:
