@@ -574,6 +574,43 @@ def test_options_asterisk_names_the_servers_methods_and_another_method_with_aste
                           b'path, such as /"}'), other[-300:]  # fmt: skip
 
 
+def test_a_request_that_is_not_http_1_1_is_answered_400_naming_what_it_sent(
+    guarded: Server,
+) -> None:
+    # Campaign 63a (issue 32): each of these was answered 400 "Invalid HTTP request
+    # received.", uvicorn's one sentence for whatever h11 could not read, which names nothing a
+    # client could correct (found by the explorer fuzz's oracle of statuses and words).
+    host = b"Host: 127.0.0.1\r\n"
+    post = b"POST /api/run HTTP/1.1\r\n" + host + b"Content-Type: application/json\r\n"
+    chunked = post + b"Transfer-Encoding: chunked\r\n\r\n"
+    cases = {
+        b"GET /api/papers HTTP/1.1\r\n\r\n": "missing mandatory Host: header",
+        b"GET / HTTP/1.1\r\n" + host + host + b"\r\n": "found multiple Host: headers",
+        b"GET / HTTP/1.1\r\n" + host + b"Content-Length: +3\r\n\r\n": "bad Content-Length",
+        post + b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n": "conflicting Content-Length",
+        b"GET  / HTTP/1.1\r\n" + host + b"\r\n": "illegal request line: b'GET  / HTTP/1.1'",
+        b"GET /?x=\xff HTTP/1.1\r\n" + host + b"\r\n": "illegal request line: b'GET /?x=\\xff",
+        b"GET / HTTP/1.1\r\n" + host + b"Accept: a\x00b\r\n\r\n": "b'Accept: a\\x00b'",
+        b"GET / HTTP/1.1\r" + host[:-1] + b"\r\r": "a bare CR (without LF) in the request's head",
+        chunked + b"zz\r\n": "illegal chunk header: b'zz",
+        chunked + b"2\n{}\n0\n\n": "chunked body ends in LF alone",
+    }
+    wrong = {}
+    for sent, said in cases.items():
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(sent)
+            got = b"".join(iter(lambda: s.recv(65536), b""))
+        if not got.startswith(b"HTTP/1.1 400 ") or said.encode() not in got:
+            wrong[sent] = got[-200:]
+    assert wrong == {}
+    # A reason quoting the client's bytes repeats some of them, not all.
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(b"GET / HTTP/1.1\r\n" + host + b"Accept: " + b"x" * 9000 + b"\x00\r\n\r\n")
+        got = b"".join(iter(lambda: s.recv(65536), b""))
+    assert got.startswith(b"HTTP/1.1 400 ") and b"illegal header line: b'Accept: xxx" in got
+    assert len(got.partition(b"\r\n\r\n")[2]) < 300, got[-400:]
+
+
 def test_a_content_length_with_leading_zeros_past_20_digits_is_its_number_and_a_huger_one_413(
     guarded: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -982,7 +982,8 @@ def head_deadline_protocol() -> type:
                     if self.conn.refused_in_own_words else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
-                    if status == 501 else msg)  # fmt: skip
+                    if status == 501 else
+                    _not_http_said(self.conn.refused_said) or msg)  # fmt: skip
             for event in (
                 h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
                              headers=[(b"content-type", b"text/plain; charset=utf-8"),
@@ -1104,6 +1105,28 @@ def head_deadline_protocol() -> type:
                 self._unset_keepalive_if_required()
 
     return HeadDeadline
+
+
+#: How much of h11's reason for a 400 its answer repeats: the reason may quote the client's
+#: bytes (a header's value of 9,000 bytes), and no answer echoes a request back whole.
+_REASON_CHARS = 160
+_BYTEARRAY = re.compile(r"""bytearray\((b(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))\)""")
+
+
+def _not_http_said(reason: str) -> str:
+    """The words of a 400 for a request h11 could not read as HTTP/1.1: the reason h11 (or
+    one of the explorer's readers of its buffer) gave, which names what the client sent. Each
+    such 400 said uvicorn's "Invalid HTTP request received.", the same for a missing or second
+    Host, a Content-Length of +3 or two of them, a request line with two spaces or a byte
+    not ASCII in its target, a NUL in a field's value, a chunk's size of "zz", a bare CR:
+    nothing a client could correct from (campaign 63a, issue 32). "" for no reason known."""
+    # h11 quotes its buffer's bytes as `bytearray(b'...')`: the bytes' repr is what was sent.
+    reason = _BYTEARRAY.sub(r"\1", reason.strip().rstrip("."))
+    if not reason:
+        return ""
+    if len(reason) > _REASON_CHARS:
+        reason = reason[:_REASON_CHARS] + "..."
+    return f"The request is not valid HTTP/1.1: {reason[0].lower()}{reason[1:]}."
 
 
 def _reads_a_running_job(scope: Any) -> bool:
