@@ -686,6 +686,17 @@ def test_a_host_naming_port_0_or_one_past_65535_is_refused_not_redirected_to(own
         assert host_checked("1.1", [(b"host", host)], allowed) == 200, host
 
 
+def test_a_host_that_names_no_host_is_refused_by_an_explorer_on_every_address_too() -> None:
+    # Campaign 63a (issue 32): RFC 9112 §3.2 asks 400 of a Host whose value is invalid, and
+    # `--host ::` (or 0.0.0.0), where every host passes, answered `Host: [::1` 200, as it did
+    # `::1` (an IPv6 address without its brackets), `[::1]]` and an empty Host; an explorer
+    # on ::1 answered each 400.
+    for host in [b"[::1", b"::1", b"[::1]]", b"", b"a b", b"user@127.0.0.1", b"[::1]x"]:
+        assert host_checked("1.1", [(b"host", host)], ["*"]) == 400, host
+    for host in [b"[::1]", b"evil.example", b"[fe80::1%25eth0]:8765", b"192.0.2.7:8765"]:
+        assert host_checked("1.1", [(b"host", host)], ["*"]) == 200, host
+
+
 def test_an_absolute_form_target_naming_port_0_is_refused_not_redirected_to(
     guarded: Server,
 ) -> None:

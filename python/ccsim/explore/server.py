@@ -345,9 +345,13 @@ class HostCheck:
             header = _authority(*scope["server"][:2]).encode("ascii")
             scope = {**scope, "headers": [(b"host", header), *scope["headers"]]}
         no_port = header is not None and _no_port(header)  # refused on every address too
-        if no_port or ("*" not in self.allowed and not nameless):
+        if no_port or not nameless:
             host = host_of(header.decode("latin-1") if header is not None else None)
-            if no_port or host is None or host not in self.allowed:
+            # On every address ("*") any host passes, but a Host that names none (`[::1`,
+            # `::1`, `[::1]]`, empty) is still refused: RFC 9112 §3.2 asks 400 of a Host with
+            # an invalid value, and `--host ::` answered such a request 200 where the
+            # explorer on ::1 answered it 400 (campaign 63a, issue 32).
+            if no_port or host is None or ("*" not in self.allowed and host not in self.allowed):
                 from starlette.responses import PlainTextResponse
 
                 # The host refused is the target's when it names one: "Invalid host header"
