@@ -700,6 +700,36 @@ def test_a_host_naming_port_0_or_one_past_65535_is_refused_not_redirected_to(own
         assert host_checked("1.1", [(b"host", host)], allowed) == 200, host
 
 
+def test_a_stop_while_the_explorers_event_loop_is_made_leaves_no_coroutine_unawaited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 63a (issue 32): Ctrl-C seconds into `ccsim explore --host 2130706433` on a
+    # loaded machine, before the URL was said, printed "ccsim: warning: coroutine
+    # 'stopping_server.<locals>.Stopping.serve' was never awaited" above ccsim's line: the
+    # signal came while asyncio's loop was made, after uvicorn had made serve's coroutine.
+    import gc
+    import warnings
+    from types import SimpleNamespace
+
+    from ccsim.explore.server import stopping_server
+
+    def interrupted() -> Any:
+        raise KeyboardInterrupt
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # never reached
+        raise AssertionError(scope)
+
+    config = uvicorn_config(app, "127.0.0.1", free_port())
+    monkeypatch.setattr(config, "get_loop_factory", lambda: interrupted)
+    engine = SimpleNamespace(close=lambda: None)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            stopping_server(config, engine).run()  # type: ignore[arg-type]
+        gc.collect()
+    assert [str(w.message) for w in said] == []
+
+
 def test_a_host_that_names_no_host_is_refused_by_an_explorer_on_every_address_too() -> None:
     # Campaign 63a (issue 32): RFC 9112 §3.2 asks 400 of a Host whose value is invalid, and
     # `--host ::` (or 0.0.0.0), where every host passes, answered `Host: [::1` 200, as it did

@@ -1962,6 +1962,28 @@ def stopping_server(config: Any, engine: Engine, started: Callable[[], None] | N
     class Stopping(uvicorn.Server):  # type: ignore[misc]
         unsaid: BaseException | None = None
 
+        def run(self, sockets: Any = None) -> None:
+            # uvicorn makes serve's coroutine, then asyncio's event loop to run it: a stop
+            # signal while that loop is made (seconds into a start on a loaded machine, before
+            # the URL is said) raised before the coroutine ever ran, and Python printed
+            # "ccsim: warning: coroutine 'stopping_server.<locals>.Stopping.serve' was never
+            # awaited" above ccsim's "interrupted" line (campaign 63a, issue 32). Each one
+            # made is closed once run ends (a coroutine that ran is closed already).
+            made: list[Any] = []
+            serve = self.serve
+
+            def serving(*args: Any, **kwargs: Any) -> Any:
+                made.append(serve(*args, **kwargs))
+                return made[-1]
+
+            self.serve = serving  # type: ignore[method-assign]
+            try:
+                super().run(sockets=sockets)
+            finally:
+                del self.serve
+                for coroutine in made:
+                    coroutine.close()
+
         async def serve(self, sockets: Any = None) -> None:
             asyncio.get_running_loop().set_exception_handler(quiet_when_out_of_files(_warn))
             await super().serve(sockets)
