@@ -282,8 +282,10 @@ def due(r: int, m: Mutation | None, job_known: bool) -> tuple[set[int], tuple[st
     if m.kind == "target":
         if v == 3:  # absolute form: its authority is the host (RFC 9112 §3.2.2), another port
             return ({403} if r == 3 else ok), ()  # than the Origin's
-        phrases = [("OPTIONS", "*"), ("request-target", "path"), ("request-target", "path"),
-                   (), ("fragment",), ("port", "request-target")]  # fmt: skip
+        # (An empty target, `/` stripped from `/`, leaves a request line h11 quotes.)
+        phrases = [("OPTIONS", "*"), ("request-target", "path"),
+                   ("request-target", "path", "request line"), (), ("fragment",),
+                   ("port", "request-target")]  # fmt: skip
         return {400}, phrases[v]
     if m.kind == "chunked":
         # A POST with a body has a Content-Type or is refused 415 (docs/site.md); a broken
