@@ -574,6 +574,43 @@ def test_options_asterisk_names_the_servers_methods_and_another_method_with_aste
                           b'path, such as /"}'), other[-300:]  # fmt: skip
 
 
+def test_a_request_that_is_not_http_1_1_is_answered_400_naming_what_it_sent(
+    guarded: Server,
+) -> None:
+    # Campaign 63a (issue 32): each of these was answered 400 "Invalid HTTP request
+    # received.", uvicorn's one sentence for whatever h11 could not read, which names nothing a
+    # client could correct (found by the explorer fuzz's oracle of statuses and words).
+    host = b"Host: 127.0.0.1\r\n"
+    post = b"POST /api/run HTTP/1.1\r\n" + host + b"Content-Type: application/json\r\n"
+    chunked = post + b"Transfer-Encoding: chunked\r\n\r\n"
+    cases = {
+        b"GET /api/papers HTTP/1.1\r\n\r\n": "missing mandatory Host: header",
+        b"GET / HTTP/1.1\r\n" + host + host + b"\r\n": "found multiple Host: headers",
+        b"GET / HTTP/1.1\r\n" + host + b"Content-Length: +3\r\n\r\n": "bad Content-Length",
+        post + b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n": "conflicting Content-Length",
+        b"GET  / HTTP/1.1\r\n" + host + b"\r\n": "illegal request line: b'GET  / HTTP/1.1'",
+        b"GET /?x=\xff HTTP/1.1\r\n" + host + b"\r\n": "illegal request line: b'GET /?x=\\xff",
+        b"GET / HTTP/1.1\r\n" + host + b"Accept: a\x00b\r\n\r\n": "b'Accept: a\\x00b'",
+        b"GET / HTTP/1.1\r" + host[:-1] + b"\r\r": "a bare CR (without LF) in the request's head",
+        chunked + b"zz\r\n": "illegal chunk header: b'zz",
+        chunked + b"2\n{}\n0\n\n": "chunked body ends in LF alone",
+    }
+    wrong = {}
+    for sent, said in cases.items():
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+            s.sendall(sent)
+            got = b"".join(iter(lambda: s.recv(65536), b""))
+        if not got.startswith(b"HTTP/1.1 400 ") or said.encode() not in got:
+            wrong[sent] = got[-200:]
+    assert wrong == {}
+    # A reason quoting the client's bytes repeats some of them, not all.
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=30) as s:
+        s.sendall(b"GET / HTTP/1.1\r\n" + host + b"Accept: " + b"x" * 9000 + b"\x00\r\n\r\n")
+        got = b"".join(iter(lambda: s.recv(65536), b""))
+    assert got.startswith(b"HTTP/1.1 400 ") and b"illegal header line: b'Accept: xxx" in got
+    assert len(got.partition(b"\r\n\r\n")[2]) < 300, got[-400:]
+
+
 def test_a_content_length_with_leading_zeros_past_20_digits_is_its_number_and_a_huger_one_413(
     guarded: Server, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -602,6 +639,20 @@ def test_a_content_length_with_leading_zeros_past_20_digits_is_its_number_and_a_
                          b"explorer reads a body of at most 65536 bytes."), huge[-300:]  # fmt: skip
     assert capsys.readouterr().err == "", "the terminal said something of a valid request"
     assert not guarded.app.state.engine.jobs
+
+
+def test_a_content_length_longer_than_20_characters_that_is_no_number_is_400_not_413(
+    guarded: Server,
+) -> None:
+    # Campaign 63a (issue 32): a Content-Length of more than 20 characters was taken for a
+    # number of more than 20 digits: `0` then 100 x's was answered 413 "The request's
+    # Content-Length is over 10^20 bytes", of a value that is no number (found by the fuzz's
+    # oracle, seed 6302). A number of 21 digits is still 413 (above).
+    for length in [b"0" + b"x" * 100, b"1" * 21 + b"x", b"1" * 21 + b" 1"]:
+        answer = _exchange(guarded, f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}"
+                                    f"\r\nContent-Length: {length.decode()}\r\n")  # fmt: skip
+        assert answer.startswith(b"HTTP/1.1 400 "), (length, answer[:300])
+        assert b"bad Content-Length" in answer, (length, answer[-300:])
 
 
 def test_a_request_target_that_is_no_path_nor_url_is_400_not_a_path_not_found(
@@ -647,6 +698,47 @@ def test_a_host_naming_port_0_or_one_past_65535_is_refused_not_redirected_to(own
         assert host_checked("1.1", [(b"host", host)], allowed) == 400, host
     for host in [b"127.0.0.1:1", b"localhost:065535", b"[::1]:", b"127.0.0.1"]:
         assert host_checked("1.1", [(b"host", host)], allowed) == 200, host
+
+
+def test_a_stop_while_the_explorers_event_loop_is_made_leaves_no_coroutine_unawaited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Campaign 63a (issue 32): Ctrl-C seconds into `ccsim explore --host 2130706433` on a
+    # loaded machine, before the URL was said, printed "ccsim: warning: coroutine
+    # 'stopping_server.<locals>.Stopping.serve' was never awaited" above ccsim's line: the
+    # signal came while asyncio's loop was made, after uvicorn had made serve's coroutine.
+    import gc
+    import warnings
+    from types import SimpleNamespace
+
+    from ccsim.explore.server import stopping_server
+
+    def interrupted() -> Any:
+        raise KeyboardInterrupt
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # never reached
+        raise AssertionError(scope)
+
+    config = uvicorn_config(app, "127.0.0.1", free_port())
+    monkeypatch.setattr(config, "get_loop_factory", lambda: interrupted)
+    engine = SimpleNamespace(close=lambda: None)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            stopping_server(config, engine).run()  # type: ignore[arg-type]
+        gc.collect()
+    assert [str(w.message) for w in said] == []
+
+
+def test_a_host_that_names_no_host_is_refused_by_an_explorer_on_every_address_too() -> None:
+    # Campaign 63a (issue 32): RFC 9112 §3.2 asks 400 of a Host whose value is invalid, and
+    # `--host ::` (or 0.0.0.0), where every host passes, answered `Host: [::1` 200, as it did
+    # `::1` (an IPv6 address without its brackets), `[::1]]` and an empty Host; an explorer
+    # on ::1 answered each 400.
+    for host in [b"[::1", b"::1", b"[::1]]", b"", b"a b", b"user@127.0.0.1", b"[::1]x"]:
+        assert host_checked("1.1", [(b"host", host)], ["*"]) == 400, host
+    for host in [b"[::1]", b"evil.example", b"[fe80::1%25eth0]:8765", b"192.0.2.7:8765"]:
+        assert host_checked("1.1", [(b"host", host)], ["*"]) == 200, host
 
 
 def test_an_absolute_form_target_naming_port_0_is_refused_not_redirected_to(

@@ -4,7 +4,11 @@ fuzz of valid requests of every route, split across sends with pauses (some past
 body deadlines), pipelined, with one header, the method or the version mutated, and the
 connection ended at a random byte (FIN, half-close or reset) before, during or after the
 answer. After each case the explorer still answers, with no 5xx and nothing on its log; after
-all, its descriptors, threads and jobs are back where they were.
+all, its descriptors, threads and jobs are back where they were. A case of one request sent
+whole in time and answered is also held to an oracle (``due``, campaign 63a): its status is
+the one RFC 9110/9112 and docs/site.md give for its route and mutation, and a 4xx/5xx whose
+words matter names what the client did. (The fuzz judged only 5xx before, and every defect of
+campaign 62 was a wrong 4xx or wrong words.)
 
 ``CCSIM_FUZZ_CASES`` and ``CCSIM_FUZZ_SEED`` run it longer by hand."""
 
@@ -20,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -91,39 +95,53 @@ def requests(s: Server, rng: random.Random, job: str) -> list[bytes]:
     ]  # fmt: skip
 
 
-def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
-    """``req`` with one header, its method or its version changed, and what was done."""
+class Mutation(NamedTuple):
+    """What ``mutate`` did: its kind, the field it changed (lower case, b"" for none) and the
+    value it drew (a method, a version, a length, a chunked body's index...)."""
+
+    kind: str
+    field: bytes = b""
+    variant: Any = None
+
+
+def mutate(req: bytes, rng: random.Random) -> tuple[bytes, Mutation]:
+    """``req`` with one header, its method or its version changed, and what was done. (What
+    was drawn is only recorded: the draws are those of every earlier seed's run.)"""
     head, _, body = req.partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     method, path, version = lines[0].split(b" ")
     kind = rng.choice(["drop", "dup", "case", "long", "ascii", "number", "method", "version",
                        "close", "chunked", "target", "fold", "bare_cr", "expect"])  # fmt: skip
     i = rng.randrange(1, len(lines)) if len(lines) > 1 else None
+    field = b"" if i is None else lines[i].partition(b":")[0].lower()
+    variant: Any = None
     if kind == "method":
-        method = rng.choice([b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"get", b"PATCH", b"G\xc3T",
-                             b"CONNECT"])  # fmt: skip
+        method = variant = rng.choice([b"PUT", b"DELETE", b"HEAD", b"OPTIONS", b"get", b"PATCH",
+                                       b"G\xc3T", b"CONNECT"])  # fmt: skip
     elif kind == "target":  # the other forms of a request-target (RFC 9112 §3.2), and none
-        path = rng.choice([b"*", b"127.0.0.1:8765", path.lstrip(b"/"),
-                           b"http://127.0.0.1:8765" + path, path + b"#x",
-                           b"http://127.0.0.1:0" + path])  # fmt: skip
+        targets = [b"*", b"127.0.0.1:8765", path.lstrip(b"/"), b"http://127.0.0.1:8765" + path,
+                   path + b"#x", b"http://127.0.0.1:0" + path]  # fmt: skip
+        path = rng.choice(targets)
+        variant = targets.index(path)
     elif kind == "expect":
         lines.insert(1, b"Expect: 100-continue")
     elif kind == "version":
-        version = rng.choice([b"HTTP/1.0", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/0.9", b"HTTP/1.1x"])
+        version = variant = rng.choice([b"HTTP/1.0", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/0.9",
+                                        b"HTTP/1.1x"])  # fmt: skip
     elif kind == "close":
         lines.insert(1, b"Connection: close")
     elif kind == "chunked":  # the body (any) in one chunk, or a broken one
         lines = [ln for ln in lines if not ln.lower().startswith(b"content-length")]
         lines.insert(1, b"Transfer-Encoding: chunked")
-        body = rng.choice(
-            [
-                b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
-                b"zz\r\n",
-                b"%030x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
-                b"%x\n%s\n0\n\n" % (len(body), body),  # lines ended by LF alone
-                b"%x\r\n%s\r\n0\r\nContent-Length: %025d\r\n\r\n" % (len(body), body, len(body)),
-            ]
-        )  # a framing field in the trailer
+        bodies = [
+            b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+            b"zz\r\n",
+            b"%030x\r\n%s\r\n0\r\n\r\n" % (len(body), body),
+            b"%x\n%s\n0\n\n" % (len(body), body),  # lines ended by LF alone
+            b"%x\r\n%s\r\n0\r\nContent-Length: %025d\r\n\r\n" % (len(body), body, len(body)),
+        ]  # a framing field in the trailer
+        body = rng.choice(bodies)
+        variant = bodies.index(body)
     elif i is None:
         kind = "none"
     elif kind == "drop":
@@ -139,16 +157,19 @@ def mutate(req: bytes, rng: random.Random) -> tuple[bytes, str]:
     elif kind == "bare_cr":  # lines ended by CR alone (RFC 9112 §2.2): below
         pass
     elif kind == "long":
-        lines[i] += b"x" * rng.choice([100, 9000, 70000])
+        variant = rng.choice([100, 9000, 70000])
+        lines[i] += b"x" * variant
     elif kind == "ascii":
-        lines[i] += "é€".encode() if rng.random() < 0.5 else b"\xff\x00"
+        variant = "é€".encode() if rng.random() < 0.5 else b"\xff\x00"
+        lines[i] += variant
     elif kind == "number":
         lengths = [b"-1", b"0", b"5", b"1e3", b"99999999999999999999", b"+3", b"\xd9\xa3",
                    b"0" * 24 + b"5", b"1" + b"0" * 20]  # fmt: skip
-        lines.insert(i, b"Content-Length: " + rng.choice(lengths))
+        variant = rng.choice(lengths)
+        lines.insert(i, b"Content-Length: " + variant)
     lines[0] = b" ".join([method, path, version])
     end = b"\r" if kind == "bare_cr" else b"\r\n"
-    return end.join(lines) + end + end + body, kind
+    return end.join(lines) + end + end + body, Mutation(kind, field, variant)
 
 
 def statuses(data: bytes) -> list[int]:
@@ -162,13 +183,16 @@ def one_case(s: Server, rng: random.Random, job: str) -> dict[str, Any]:
     chosen = [rng.randrange(len(all_requests)) for _ in range(count)]
     sent = []
     what = []
+    done: list[tuple[int, Mutation | None]] = []
     for r in chosen:
         req = all_requests[r]
         if rng.random() < 0.5:
-            req, kind = mutate(req, rng)
-            what.append(f"{r}:{kind}")
+            req, m = mutate(req, rng)
+            what.append(f"{r}:{m.kind}")
+            done.append((r, m))
         else:
             what.append(str(r))
+            done.append((r, None))
         sent.append(req)
     if rng.random() < 0.1:  # bytes after the last request: no request (or the next's start)
         sent.append(rng.choice([b"x", b"\r\n", b"GET /api/pap", b"\x16\x03\x01"]))
@@ -180,7 +204,9 @@ def one_case(s: Server, rng: random.Random, job: str) -> dict[str, Any]:
     stop_at = rng.randrange(len(data)) if when == "before" else len(data)
     read_at_most = rng.randrange(1, 4000) if when == "during" else 1 << 30
     got = b""
+    late = False  # a deadline may have passed before the request was all sent
     c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    opened = time.monotonic()
     try:
         at = 0
         for p in pieces:
@@ -189,8 +215,11 @@ def one_case(s: Server, rng: random.Random, job: str) -> dict[str, Any]:
             p = p[: stop_at - at]
             c.sendall(p)
             at += len(p)
+            # (A loaded machine's own delays count as pauses too.)
+            late = late or time.monotonic() - opened > 0.6 * HEAD_S
             pause = rng.choice([0, 0, 0.01, 0.05, HEAD_S + 0.15]) if rng.random() < 0.5 else 0
             time.sleep(pause)
+            late = late or (pause > HEAD_S and at < len(data))
         if end == "half":
             c.shutdown(socket.SHUT_WR)  # ENOTCONN when the explorer already closed: below
         if when != "before":
@@ -215,7 +244,121 @@ def one_case(s: Server, rng: random.Random, job: str) -> dict[str, Any]:
                 pass
         c.close()
     return {"what": what, "cuts": cuts, "end": end, "when": when, "stop_at": stop_at,
-            "statuses": statuses(got), "data": data}  # fmt: skip
+            "statuses": statuses(got), "data": data, "done": done, "late": late,
+            "got": got}  # fmt: skip
+
+
+#: The answers whose words must say what the client did (a short phrase each, in ``due``).
+WORDED = {400, 408, 413, 431, 501, 505}
+
+
+def due(r: int, m: Mutation | None, job_known: bool) -> tuple[set[int], tuple[str, ...]]:
+    """The statuses due for request ``r`` of ``requests`` changed by ``m``, and phrases one of
+    which a worded answer (``WORDED``) must hold: written from RFC 9110/9112 and docs/site.md
+    (not from what the explorer answers), each with its reason."""
+    base = {3: {200, 429}, 4: {200 if job_known else 404}, 5: {200 if job_known else 404}}
+    ok = base.get(r, {200})
+    if m is None or m.kind in ("case", "close", "expect", "none"):
+        return ok, ()  # names have no case (RFC 9110 §5.1); Expect changes no answer (§10.1.1)
+    field, v = m.field, m.variant
+    if m.kind == "fold":  # RFC 9112 §5.2: unfolded (docs/site.md) or 400
+        return ok | {400}, ("fold", "continuation")
+    if m.kind == "bare_cr":  # RFC 9112 §2.2
+        return {400}, ("CR",)
+    if m.kind == "version":
+        if v == b"HTTP/1.0":
+            return ok, ()
+        if v == b"HTTP/1.1x":  # not HTTP-version's grammar (RFC 9112 §2.3)
+            return {400}, ("request line", "version")
+        return {505}, (v.decode(),)  # RFC 9110 §15.6.6
+    if m.kind == "method":
+        if v == b"G\xc3T":  # not a token (RFC 9110 §9.1): the request line quoted will do
+            return {400}, ("method", "request line")
+        if v == b"HEAD":  # as GET (RFC 9110 §9.3.2) where GET is served
+            return (ok if r in (0, 1, 2, 4) else {405}), ()
+        # Not served, known or not: 405 with Allow (docs/site.md, decided in campaign 53);
+        # CONNECT names an authority, not a path (RFC 9112 §3.2.3): 400 as well.
+        return ({405, 400} if v == b"CONNECT" else {405}), ("CONNECT", "request-target")
+    if m.kind == "target":
+        if v == 3:  # absolute form: its authority is the host (RFC 9112 §3.2.2), another port
+            return ({403} if r == 3 else ok), ()  # than the Origin's
+        # (An empty target, `/` stripped from `/`, leaves a request line h11 quotes.)
+        phrases = [("OPTIONS", "*"), ("request-target", "path"),
+                   ("request-target", "path", "request line"), (), ("fragment",),
+                   ("port", "request-target")]  # fmt: skip
+        return {400}, phrases[v]
+    if m.kind == "chunked":
+        # A POST with a body has a Content-Type or is refused 415 (docs/site.md); a broken
+        # chunk is 400 (RFC 9112 §7.1), or after an answer already begun, a close.
+        if v in (1, 3):
+            return ({415, 400} if r == 5 else {400} if r == 3 else ok | {400}), ("chunk", "LF")
+        return ({415} if r == 5 else ok), ()
+    if m.kind == "number":
+        if v == b"1" + b"0" * 20:  # 10^20 bytes: over any limit (RFC 9110 §15.5.14)
+            return {413}, ("Content-Length",)
+        if v in (b"-1", b"1e3", b"+3", b"\xd9\xa3"):  # not 1*DIGIT (RFC 9110 §8.6)
+            return {400}, ("Content-Length",)
+        if r in (3, 5):  # beside the request's own: two lengths (RFC 9112 §6.3), or one twice
+            return ({400} | (ok if r == 5 and v == b"0" else set())), ("Content-Length",)
+        return ok, ()
+    # The kinds that change one field: drop, dup, long, ascii.
+    if m.kind == "long" and v == 70000:
+        # 431 (RFC 6585 §5) for a head over 16 KiB "still incomplete" (docs/site.md): sent
+        # whole in one read, it is read as the shorter line would be (campaign 63a's notice).
+        statuses, phrases = due(r, Mutation("long", field, 100), job_known)
+        return statuses | {431}, (*phrases, "head")
+    if m.kind == "ascii" and v == b"\xff\x00":  # a NUL in a value (RFC 9110 §5.5)
+        return {400}, (field.decode(), "header", "NUL")
+    if field == b"host":  # RFC 9112 §3.2: none, two, or not a host
+        return {400}, ("Host",)
+    if m.kind == "dup":
+        if field in (b"content-type", b"origin"):  # docs/site.md: a guarded field twice
+            return {400}, (field.decode(),)
+        if field == b"content-length":  # the same value twice: one, or 400 (RFC 9110 §8.6)
+            return ok | {400}, ("Content-Length",)
+        return ok, ()
+    if m.kind == "drop":
+        if field == b"content-type":
+            return {415}, ()
+        if field == b"content-length" and r == 3:  # no body announced: 411 (RFC 9110 §15.5.12)
+            return {411}, ()
+        return ok, ()
+    # long (100 or 9000 bytes) or ascii (é€) added to the field's value
+    if field == b"content-type":
+        return {415}, ()
+    if field == b"content-length":
+        return {400}, ("Content-Length",)
+    if field == b"origin":
+        return {403}, ()
+    return ok, ()
+
+
+def judged(case: dict[str, Any], job_known: bool) -> str | None:
+    """What is wrong with a case's first answer by ``due`` ("" for nothing), or None for a case
+    it cannot judge (several requests, cut before its end, a deadline passed, no status)."""
+    if len(case["done"]) != 1 or case["when"] == "before" or case["late"]:
+        return None
+    got = case["got"]
+    final = re.search(rb"(?:^|\r\n)HTTP/1\.[01] ([2-5]\d\d) ", got)
+    if final is None:
+        return None
+    status = int(final[1])
+    r, m = case["done"][0]
+    statuses, phrases = due(r, m, job_known)
+    if status not in statuses:
+        return f"{status}, where {sorted(statuses)} is due"
+    head, _, body = got[final.start() :].partition(b"\r\n\r\n")
+    length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+    # Without a Content-Length (h11's own 400s: to a close, or chunked) the body read to the
+    # close is whole; an empty one may be a read cut by its 0.3 s, not judged.
+    whole = case["when"] == "after" and (
+        len(body) >= int(length[1]) if length is not None else len(body) > 0
+    )
+    words = body[:2000].decode("utf-8", "replace")
+    if status in WORDED and phrases and whole:
+        if not any(p.lower() in words.lower() for p in phrases):
+            return f"{status} {words!r} names none of {phrases}"
+    return ""
 
 
 def fds() -> int:
@@ -249,10 +392,16 @@ def test_hostile_clients_of_every_route_leave_the_explorer_answering_quietly_and
     fds0, threads0 = fds(), threading.active_count()
     defects: list[str] = []
     seen: dict[int, int] = {}
+    judgeable = 0  # cases whose first answer the oracle (``due``) judged
     for n in range(cases):
         job = rng.choice([*engine.jobs, "j0-none"])
+        job_known = job in engine.jobs
         before = len(log.lines)
         case = one_case(s, rng, job)
+        wrong = judged(case, job_known)
+        judgeable += wrong is not None
+        if wrong:
+            defects.append(f"case {n} {case['what']} {case['done']}: {wrong}")
         for st in case["statuses"]:
             seen[st] = seen.get(st, 0) + 1
         # 505 is the answer to a request line saying HTTP/2.0, 1.2 or 0.9 (RFC 9110 §15.6.6).
@@ -284,7 +433,8 @@ def test_hostile_clients_of_every_route_leave_the_explorer_answering_quietly_and
     if threading.active_count() > threads0 + 1:
         names = sorted(t.name for t in threading.enumerate())
         defects.append(f"threads: {threads0} at start, {threading.active_count()}: {names}")
-    print(f"{cases} cases, seed {seed}, {len(defects)} defects; answers {sorted(seen.items())}")
+    print(f"{cases} cases, seed {seed}, {judgeable} judged by their status, {len(defects)} "
+          f"defects; answers {sorted(seen.items())}")  # fmt: skip
     assert defects == [], "\n".join(defects[:10])
 
 

@@ -345,9 +345,13 @@ class HostCheck:
             header = _authority(*scope["server"][:2]).encode("ascii")
             scope = {**scope, "headers": [(b"host", header), *scope["headers"]]}
         no_port = header is not None and _no_port(header)  # refused on every address too
-        if no_port or ("*" not in self.allowed and not nameless):
+        if no_port or not nameless:
             host = host_of(header.decode("latin-1") if header is not None else None)
-            if no_port or host is None or host not in self.allowed:
+            # On every address ("*") any host passes, but a Host that names none (`[::1`,
+            # `::1`, `[::1]]`, empty) is still refused: RFC 9112 §3.2 asks 400 of a Host with
+            # an invalid value, and `--host ::` answered such a request 200 where the
+            # explorer on ::1 answered it 400 (campaign 63a, issue 32).
+            if no_port or host is None or ("*" not in self.allowed and host not in self.allowed):
                 from starlette.responses import PlainTextResponse
 
                 # The host refused is the target's when it names one: "Invalid host header"
@@ -905,7 +909,9 @@ def head_deadline_protocol() -> type:
         if match is None:
             return line
         value = _LEADING_ZEROS.sub(b"", match["value"])
-        if any(len(n.strip()) > 20 for n in value.split(b",")):
+        # Digits only: `0` then 100 x's (no number) was answered 413 "over 10^20 bytes"; it
+        # is h11's 400, "bad Content-Length" (campaign 63a, issue 32).
+        if any(len(n.strip()) > 20 and n.strip().isdigit() for n in value.split(b",")):
             raise h11.LocalProtocolError(
                 "The request's Content-Length is over 10^20 bytes: the explorer reads a body "
                 f"of at most {MAX_BODY} bytes.", error_status_hint=413)  # fmt: skip
@@ -982,7 +988,8 @@ def head_deadline_protocol() -> type:
                     if self.conn.refused_in_own_words else
                     "The request's Transfer-Encoding is not one the explorer reads: "
                     "send the body with a Content-Length, or as chunked alone."
-                    if status == 501 else msg)  # fmt: skip
+                    if status == 501 else
+                    _not_http_said(self.conn.refused_said) or msg)  # fmt: skip
             for event in (
                 h11.Response(status_code=status, reason=HTTPStatus(status).phrase.encode(),
                              headers=[(b"content-type", b"text/plain; charset=utf-8"),
@@ -1104,6 +1111,28 @@ def head_deadline_protocol() -> type:
                 self._unset_keepalive_if_required()
 
     return HeadDeadline
+
+
+#: How much of h11's reason for a 400 its answer repeats: the reason may quote the client's
+#: bytes (a header's value of 9,000 bytes), and no answer echoes a request back whole.
+_REASON_CHARS = 160
+_BYTEARRAY = re.compile(r"""bytearray\((b(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))\)""")
+
+
+def _not_http_said(reason: str) -> str:
+    """The words of a 400 for a request h11 could not read as HTTP/1.1: the reason h11 (or
+    one of the explorer's readers of its buffer) gave, which names what the client sent. Each
+    such 400 said uvicorn's "Invalid HTTP request received.", the same for a missing or second
+    Host, a Content-Length of +3 or two of them, a request line with two spaces or a byte
+    not ASCII in its target, a NUL in a field's value, a chunk's size of "zz", a bare CR:
+    nothing a client could correct from (campaign 63a, issue 32). "" for no reason known."""
+    # h11 quotes its buffer's bytes as `bytearray(b'...')`: the bytes' repr is what was sent.
+    reason = _BYTEARRAY.sub(r"\1", reason.strip().rstrip("."))
+    if not reason:
+        return ""
+    if len(reason) > _REASON_CHARS:
+        reason = reason[:_REASON_CHARS] + "..."
+    return f"The request is not valid HTTP/1.1: {reason[0].lower()}{reason[1:]}."
 
 
 def _reads_a_running_job(scope: Any) -> bool:
@@ -1932,6 +1961,28 @@ def stopping_server(config: Any, engine: Engine, started: Callable[[], None] | N
 
     class Stopping(uvicorn.Server):  # type: ignore[misc]
         unsaid: BaseException | None = None
+
+        def run(self, sockets: Any = None) -> None:
+            # uvicorn makes serve's coroutine, then asyncio's event loop to run it: a stop
+            # signal while that loop is made (seconds into a start on a loaded machine, before
+            # the URL is said) raised before the coroutine ever ran, and Python printed
+            # "ccsim: warning: coroutine 'stopping_server.<locals>.Stopping.serve' was never
+            # awaited" above ccsim's "interrupted" line (campaign 63a, issue 32). Each one
+            # made is closed once run ends (a coroutine that ran is closed already).
+            made: list[Any] = []
+            serve = self.serve
+
+            def serving(*args: Any, **kwargs: Any) -> Any:
+                made.append(serve(*args, **kwargs))
+                return made[-1]
+
+            self.serve = serving  # type: ignore[method-assign]
+            try:
+                super().run(sockets=sockets)
+            finally:
+                del self.serve
+                for coroutine in made:
+                    coroutine.close()
 
         async def serve(self, sockets: Any = None) -> None:
             asyncio.get_running_loop().set_exception_handler(quiet_when_out_of_files(_warn))
