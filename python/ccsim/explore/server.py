@@ -1914,9 +1914,28 @@ def quiet_when_out_of_files(
                 warn("out of file descriptors (the system's limit of open files): new "
                      "connections wait until some close; `ulimit -n` raises the limit")  # fmt: skip
             return
+        if isinstance(e, ValueError) and _retried_accept_on_a_closed_socket(context):
+            return
         loop.default_exception_handler(context)
 
     return handler
+
+
+def _retried_accept_on_a_closed_socket(context: dict[str, Any]) -> bool:
+    """Whether an event loop's report is its retry of accepting (``_start_serving``, which
+    asyncio schedules a second after an accept failed for want of descriptors) on a listening
+    socket a stop has closed since: asyncio's ``Server.close`` does not cancel that retry,
+    which then fails on descriptor -1. A SIGTERM to an explorer out of descriptors printed
+    that traceback, once per connection waiting, under its warning (found under load by
+    test_explore.py's out-of-descriptors test, stop 63). The server is closing; nothing is
+    lost."""
+    handle = context.get("handle")
+    callback = getattr(handle, "_callback", None)
+    args = getattr(handle, "_args", None) or ()
+    if getattr(callback, "__name__", None) != "_start_serving" or len(args) < 2:
+        return False
+    fileno = getattr(args[1], "fileno", None)
+    return callable(fileno) and fileno() == -1
 
 
 def _warn(text: str) -> None:
