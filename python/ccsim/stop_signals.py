@@ -37,6 +37,13 @@ land after its end (stop 57).
 
 from __future__ import annotations
 
+# dis is read by the handlers themselves (_waiting_for_another_import), so it is loaded with
+# this module, before any handler is set: imported inside a handler that landed in a module
+# lock's acquire, its own acquire on the same thread removed the waiting one's entry in
+# importlib's _blocking_on (a dict by thread in CPython 3.11), and that `del` then failed:
+# two SIGINTs to `ccsim report` in its first second ended it with status 1 and a traceback,
+# "KeyError: 140568745..." (campaign 63b, issue 32). A handler imports nothing.
+import dis
 import os
 import select
 import signal
@@ -93,8 +100,6 @@ def _waiting_for_another_import(frame: FrameType) -> bool:
     a package whose import hung (or slept for seconds) on the thread importing the table
     libraries held a Ctrl-C, SIGTERM or SIGHUP put off again and again until it ended, for
     ever if it never did (campaign 51, issue 32)."""
-    import dis
-
     if frame.f_code.co_name != "acquire":
         return False
     loads: list[str] = []
