@@ -37,16 +37,10 @@ land after its end (stop 57).
 
 from __future__ import annotations
 
-# dis is read by the handlers themselves (_waiting_for_another_import), so it is loaded with
-# this module, before any handler is set: imported inside a handler that landed in a module
-# lock's acquire, its own acquire on the same thread removed the waiting one's entry in
-# importlib's _blocking_on (a dict by thread in CPython 3.11), and that `del` then failed:
-# two SIGINTs to `ccsim report` in its first second ended it with status 1 and a traceback,
-# "KeyError: 140568745..." (campaign 63b, issue 32). A handler imports nothing.
-import dis
 import os
 import select
 import signal
+import sys
 import threading
 from types import FrameType
 
@@ -101,6 +95,15 @@ def _waiting_for_another_import(frame: FrameType) -> bool:
     libraries held a Ctrl-C, SIGTERM or SIGHUP put off again and again until it ended, for
     ever if it never did (campaign 51, issue 32)."""
     if frame.f_code.co_name != "acquire":
+        return False
+    # dis as loaded, never imported here: a handler's import, landing in a module lock's
+    # acquire, took that lock's place in importlib's _blocking_on (a dict by thread in CPython
+    # 3.11) and removed it, and the waiting acquire's own `del` then failed: two SIGINTs to
+    # `ccsim report` in its first second ended it with status 1 and a traceback, "KeyError:
+    # 140568745..." (campaign 63b, issue 32). ccsim.__main__ loads dis once its handlers are
+    # set; until it is loaded whole, such a wait is taken for none (the signal is put off).
+    dis = sys.modules.get("dis")
+    if dis is None or getattr(dis.__spec__, "_initializing", True):
         return False
     loads: list[str] = []
     for instruction in dis.get_instructions(frame.f_code):
