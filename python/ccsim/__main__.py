@@ -78,6 +78,11 @@ def main() -> int:
             signal.signal(s, interrupt)
     sys.unraisablehook = unraisable
     try:
+        # Read by the handlers (stop_signals._waiting_for_another_import), which import
+        # nothing themselves; loaded now, not with stop_signals, so that Python's own
+        # handler, before ours, holds no longer.
+        import dis  # noqa: F401
+
         try:
             from ccsim.cli import main as cli_main
         except ImportError as e:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import sys
 import threading
 from types import FrameType
 
@@ -93,9 +94,16 @@ def _waiting_for_another_import(frame: FrameType) -> bool:
     a package whose import hung (or slept for seconds) on the thread importing the table
     libraries held a Ctrl-C, SIGTERM or SIGHUP put off again and again until it ended, for
     ever if it never did (campaign 51, issue 32)."""
-    import dis
-
     if frame.f_code.co_name != "acquire":
+        return False
+    # dis as loaded, never imported here: a handler's import, landing in a module lock's
+    # acquire, took that lock's place in importlib's _blocking_on (a dict by thread in CPython
+    # 3.11) and removed it, and the waiting acquire's own `del` then failed: two SIGINTs to
+    # `ccsim report` in its first second ended it with status 1 and a traceback, "KeyError:
+    # 140568745..." (campaign 63b, issue 32). ccsim.__main__ loads dis once its handlers are
+    # set; until it is loaded whole, such a wait is taken for none (the signal is put off).
+    dis = sys.modules.get("dis")
+    if dis is None or getattr(dis.__spec__, "_initializing", True):
         return False
     loads: list[str] = []
     for instruction in dis.get_instructions(frame.f_code):

@@ -240,6 +240,35 @@ def test_a_folder_named_with_a_newline_is_one_results_line_that_bash_reads_back(
     assert _folder_text("plain 한 글") == "plain 한 글/"
 
 
+def test_a_reproduction_into_a_folder_named_with_a_newline_says_its_site_on_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Campaign 63b (issue 32): reproduce's "site:" line printed its --out raw, across two
+    # lines (a newline) or in the terminal's red (an escape sequence), under a "report:" line
+    # in bash's $'...'. The lines alone are checked: the reproduction and its site are
+    # stubbed (a real one takes seconds; the bytes they write are other tests' business).
+    import ccsim.site
+    from ccsim.experiment import reproduction
+
+    folder = tmp_path / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(SCENARIO)
+    (folder / "plan.toml").write_text(PLAN)
+    out = tmp_path / "r\n\x1b[31m1"
+
+    def reproduced(_folder: Path, target: Path, *_: object, **__: object) -> object:
+        (target / "site").mkdir(parents=True)
+        return reproduction.Reproduction(target / "report.md", target, 2, 0)
+
+    monkeypatch.setattr(reproduction, "reproduce", reproduced)
+    monkeypatch.setattr(ccsim.site, "build_site", lambda f, **_: f / "site" / "index.html")
+    monkeypatch.chdir(tmp_path)
+    said: list[str] = []
+    reproduction.run_cli("t", out, True, 1, None, say=said.append)
+    shown = "$'" + str(tmp_path) + "/r\\n\\x1b[31m1/site/index.html'"
+    assert said == ["2 runs executed, 0 reused from the store", f"site: {shown}"], said
+
+
 def test_a_figure_with_no_x_values_is_one_line_naming_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -233,6 +233,51 @@ def test_a_stop_signal_handled_inside_code_run_from_a_string_ends_with_its_own_s
     )
 
 
+#: A sitecustomize that, as the entry point imports ccsim's command module (its handlers set,
+#: nothing else of ccsim loaded), has the main thread wait in a module lock's ``acquire`` for
+#: another thread's import of that module, and sends SIGINT meanwhile: the handler runs inside
+#: that ``acquire``, the instant stop_signals looks at with ``dis``.
+_SIGINT_WAITING_FOR_ANOTHER_IMPORT = """
+import os, signal, sys, threading, time
+def wait(frame, event, arg):
+    if event != "call" or frame.f_code.co_name != "_find_and_load":
+        return
+    if frame.f_locals.get("name") != "ccsim.cli":
+        return
+    sys.setprofile(None)
+    folder = os.environ["C63B_SLOW"]
+    with open(os.path.join(folder, "slow_module.py"), "w") as f:
+        f.write("import time\\ntime.sleep(1.0)\\n")
+    sys.path.insert(0, folder)
+    threading.Thread(target=__import__, args=("slow_module",), daemon=True).start()
+    time.sleep(0.3)  # the other thread holds slow_module's lock
+    # To the main thread itself, whose wait the signal then interrupts (sent to the process,
+    # it may be taken by another thread, and handled once the wait is over).
+    main = threading.main_thread().ident
+    threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT)).start()
+    import slow_module  # waits in _ModuleLock.acquire, where the SIGINT lands
+sys.setprofile(wait)
+"""
+
+
+def test_a_stop_signal_while_the_command_waits_for_another_threads_import_ends_in_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Campaign 63b (issue 32): two SIGINTs to `ccsim report` in its first second, on a loaded
+    # machine, ended it with status 1 and a traceback ending in importlib's acquire,
+    # "KeyError: 140568745...": the handler, landing in a module lock's acquire, imported
+    # dis to read that frame's code (stop_signals._waiting_for_another_import), and that
+    # import's own acquire, on the same thread, removed the waiting one's entry in
+    # importlib's _blocking_on, whose `del` then failed.
+    monkeypatch.setenv("C63B_SLOW", str(tmp_path))
+    proc = _ccsim_with_sitecustomize(tmp_path, _SIGINT_WAITING_FOR_ANOTHER_IMPORT, "script",
+                                     "--version")  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (
+        130,
+        "ccsim: interrupted by SIGINT; nothing was written\n",
+    )
+
+
 #: A sitecustomize that sends the process SIGHUP in the one instant a stop signal must not be
 #: raised in: just after the import system took its lock (``_imp.acquire_lock()`` returned in
 #: ``importlib._bootstrap._get_module_lock``), before the ``try`` that gives it back. A profile

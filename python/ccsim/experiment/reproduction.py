@@ -24,6 +24,7 @@ from ccsim.staging import (
     remove_empty,
     reproduction_around,
     reproduction_of,
+    shown_path,
     staged_output,
 )
 from ccsim.sweep import CorruptRecordWarning, Store, _usable_cpus, execute, gather
@@ -649,7 +650,10 @@ def run_cli(name: str, out: PathLike | None, quick: bool, workers: int | None, s
 
     if before is not None and before != _core.ENGINE and r.executed:
         say(_other_build_said(before, "a reproduction"))
+    # Shown as the report: line is (staging.shown_path): an --out with a newline, a tab or an
+    # escape sequence printed this line raw, across two lines or in the terminal's red,
+    # beside a report: line in bash's $'...' (campaign 63b, issue 32).
     if recorded is not None:
-        say(f"recorded: {recorded}")
-    say(f"site: {site}")
+        say(f"recorded: {shown_path(recorded)}")
+    say(f"site: {shown_path(site)}")
     return r.report
