@@ -240,6 +240,14 @@ def test_a_folder_named_with_a_newline_is_one_results_line_that_bash_reads_back(
     assert _folder_text("plain 한 글") == "plain 한 글/"
 
 
+def _experiment_t(root: Path, plan: str) -> None:
+    """Experiment ``t`` (``experiments/t-test``) under ``root``: SCENARIO with ``plan``."""
+    folder = root / "experiments" / "t-test"
+    folder.mkdir(parents=True)
+    (folder / "scenario.toml").write_text(SCENARIO)
+    (folder / "plan.toml").write_text(plan)
+
+
 def test_a_reproduction_into_a_folder_named_with_a_newline_says_its_site_on_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -250,10 +258,7 @@ def test_a_reproduction_into_a_folder_named_with_a_newline_says_its_site_on_one_
     import ccsim.site
     from ccsim.experiment import reproduction
 
-    folder = tmp_path / "experiments" / "t-test"
-    folder.mkdir(parents=True)
-    (folder / "scenario.toml").write_text(SCENARIO)
-    (folder / "plan.toml").write_text(PLAN)
+    _experiment_t(tmp_path, PLAN)
     out = tmp_path / "r\n\x1b[31m1"
 
     def reproduced(_folder: Path, target: Path, *_: object, **__: object) -> object:
@@ -272,12 +277,9 @@ def test_a_reproduction_into_a_folder_named_with_a_newline_says_its_site_on_one_
 def test_a_figure_with_no_x_values_is_one_line_naming_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = tmp_path / "experiments" / "t-test"
-    folder.mkdir(parents=True)
-    (folder / "scenario.toml").write_text(SCENARIO)
     empty = PLAN.replace("values = [0.0, 0.02], quick = [0.02]", "values = []")
     assert empty != PLAN
-    (folder / "plan.toml").write_text(empty)
+    _experiment_t(tmp_path, empty)
     monkeypatch.chdir(tmp_path)
     assert main(["reproduce", "t", "--quick", "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
