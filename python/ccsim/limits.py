@@ -45,7 +45,7 @@ except ImportError:  # no such limits (Windows)
 #: issue 32): run and bench worked from 3, report from 5 (at 3 pyarrow's Parquet reader
 #: waited for ever for a thread it could not start), the explorer from 7 with one run at once.
 #: `run` at 3 wrote "<jemalloc>: arena 0 background thread creation failed (11)" on stderr in
-#: 3 of 6 tries with another command running beside it (the limits matrix, NPROC-3-run, under
+#: 4 of 6 tries with another command running beside it (the limits matrix, NPROC-3-run, under
 #: the split test suite, stop 63; never alone, nor beside two busy loops): jemalloc starts its
 #: thread at a moment set by time, and at times a third task of the command's is alive then.
 #: It counts one more, so that at 3 it says the limit in one line.
