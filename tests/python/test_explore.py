@@ -4365,9 +4365,7 @@ def test_an_explorer_out_of_file_descriptors_warns_once_instead_of_a_traceback_p
     assert warned[0].startswith("ccsim explore: warning: out of file descriptors")
 
 
-def test_a_stop_while_out_of_file_descriptors_prints_no_traceback_for_an_accept_retried_late() -> (
-    None
-):
+def test_a_stop_out_of_file_descriptors_prints_no_traceback_for_a_late_accept_retry() -> None:
     # Stop 63: SIGTERM to an explorer out of descriptors printed asyncio's "Exception in
     # callback BaseSelectorEventLoop._start_serving ... ValueError: Invalid file descriptor:
     # -1" under its warning, once per waiting connection: the accept asyncio retries a second

@@ -436,6 +436,9 @@ def test_hostile_clients_of_every_route_leave_the_explorer_answering_quietly_and
     print(f"{cases} cases, seed {seed}, {judgeable} judged by their status, {len(defects)} "
           f"defects; answers {sorted(seen.items())}")  # fmt: skip
     assert defects == [], "\n".join(defects[:10])
+    # The oracle judged some case: had `judged` come to skip every one (a `late` taken for
+    # every case, a status not found), the statuses and words would go unchecked unseen.
+    assert judgeable > 0, f"the oracle judged none of {cases} cases"
 
 
 def answer_after(s: Server, first: bytes, then: bytes) -> bytes:

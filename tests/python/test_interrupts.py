@@ -245,7 +245,7 @@ def wait(frame, event, arg):
     if frame.f_locals.get("name") != "ccsim.cli":
         return
     sys.setprofile(None)
-    folder = os.environ["C63B_SLOW"]
+    folder = os.environ["CCSIM_TEST_SLOW_MODULE_FOLDER"]
     with open(os.path.join(folder, "slow_module.py"), "w") as f:
         f.write("import time\\ntime.sleep(1.0)\\n")
     sys.path.insert(0, folder)
@@ -269,7 +269,7 @@ def test_a_stop_signal_while_the_command_waits_for_another_threads_import_ends_i
     # dis to read that frame's code (stop_signals._waiting_for_another_import), and that
     # import's own acquire, on the same thread, removed the waiting one's entry in
     # importlib's _blocking_on, whose `del` then failed.
-    monkeypatch.setenv("C63B_SLOW", str(tmp_path))
+    monkeypatch.setenv("CCSIM_TEST_SLOW_MODULE_FOLDER", str(tmp_path))
     proc = _ccsim_with_sitecustomize(tmp_path, _SIGINT_WAITING_FOR_ANOTHER_IMPORT, "script",
                                      "--version")  # fmt: skip
     assert (proc.returncode, proc.stderr) == (
