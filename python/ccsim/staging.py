@@ -870,10 +870,13 @@ def failure_text(e: BaseException) -> str:
     "ccsim needs pandas, which is installed but cannot be imported (invalid syntax (_inner.py,
     line 3))" did not say that the file was dateutil's (campaign 50, issue 32). A SystemExit or
     KeyboardInterrupt its code raised (``sys.exit()`` in a module, as a CPU check or a licence
-    prompt does) by what it says."""
+    prompt does) by what it says. An error without words (an ``assert`` failing, a bare
+    RecursionError) by its name: the line read "cannot be imported ()" (campaign 64b, issue
+    32)."""
     if isinstance(e, SyntaxError) and e.filename:
         return f"{e.msg} ({e.filename}, line {e.lineno})"
-    if isinstance(e, (SystemExit, KeyboardInterrupt)):
+    words = str(e)
+    if isinstance(e, (SystemExit, KeyboardInterrupt)) or not words.strip():
         # The module whose code raised it, the innermost one loading: the line names the
         # package ccsim imports, which may be another that loads this one.
         module, tb = "a module", e.__traceback__
@@ -884,8 +887,10 @@ def failure_text(e: BaseException) -> str:
             tb = tb.tb_next
         if isinstance(e, SystemExit):
             return f"{module} called sys.exit({e.code!r}) as it loaded"
-        return f"{module} raised KeyboardInterrupt as it loaded, with no signal sent"
-    return str(e)
+        if isinstance(e, KeyboardInterrupt):
+            return f"{module} raised KeyboardInterrupt as it loaded, with no signal sent"
+        return f"{module} raised {type(e).__name__}, with no words of its own, as it loaded"
+    return words
 
 
 def os_error_text(e: OSError) -> str:

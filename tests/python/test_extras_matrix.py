@@ -697,6 +697,27 @@ def test_a_cell_the_matrix_found_failing_passes(
     assert not problems, f"{package} {state}, {command}: " + "; ".join(problems)
 
 
+def test_a_package_raising_an_error_without_words_as_it_loads_is_said_by_the_errors_name(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): a package whose __init__ raised an exception with no message
+    # (an `assert` failing, a bare RecursionError) was said "ccsim needs markdown_it, which is
+    # installed but cannot be imported (): install ccsim again", its reason an empty pair of
+    # parentheses.
+    (tmp_path / "markdown_it").mkdir()
+    (tmp_path / "markdown_it" / "__init__.py").write_text("assert False\n")
+    out = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "report", "--results", str(tmp_path), "--out", str(out)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "cannot be imported (markdown_it raised AssertionError, with no words of its own, as " \
+        "it loaded): install ccsim again" in done.stderr, done.stderr  # fmt: skip
+    assert not out.exists()
+
+
 def test_the_matrix_discovers_ccsims_packages_and_what_they_need() -> None:
     # The discovery is the test's reach: pinned so that it cannot shrink to nothing unseen.
     found = packages()
