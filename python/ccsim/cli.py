@@ -994,6 +994,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # A site of nothing ("No reproduction yet") was written and the status was 0, while
     # `ccsim explore` refused the same folder (issue 32): a report needs a reproduction.
     if not find_reports(results):
+        # A report.md there that is no file (a FIFO, a folder) is named as what it is, as the
+        # reproduction's other files are: "no report.md in it" was said of a folder whose
+        # listing shows one (campaign 64b, issue 32).
+        from ccsim.scenario import NotAFile, check_regular
+
+        report = results / "report.md"
+        try:
+            check_regular(report)
+        except NotAFile as e:
+            raise ValueError(
+                f"{given}: {report} {e}, where a reproduction keeps its report: move it away "
+                "and run `ccsim reproduce` again into that folder, or give --results another"
+            ) from None
+        except OSError:  # not there (or a link to nothing): no reproduction, as said below
+            pass
         raise ValueError(
             f"{given}: {results} holds no reproduction (no report.md in it or in a folder "
             "of it): run `ccsim reproduce p001` first, or give --results the folder "
