@@ -2197,12 +2197,16 @@ def _package_failing_to_import(e: OSError) -> str | None:
     any of the package's runs; a shared library its code loads with ctypes fails in that
     code. Both were said as a bare OSError, ".../site-packages/matplotlib/pyplot.py:
     permission denied" or "libfoo.so: cannot open shared object file", naming neither the
-    package nor the cure (campaign 49, issue 32)."""
-    if not raised_importing(e):
-        return None
+    package nor the cure (campaign 49, issue 32). One a package's own module code raised as it
+    loaded counts without the import system's frames, which CPython removes from an `import`
+    statement's traceback: h11's or anyio's, imported so by the explorer, was said as a bare
+    "[Errno 5] I/O error" (campaign 64b, issue 32)."""
     package = _package_failing_to_load(e)
-    if package is None and isinstance(e.filename, str):
-        package = package_of_file(e.filename)
+    if package is None:
+        if not raised_importing(e):
+            return None
+        if isinstance(e.filename, str):
+            package = package_of_file(e.filename)
     return None if package in (None, "ccsim", "__main__") else package
 
 

@@ -718,6 +718,33 @@ def test_a_package_raising_an_error_without_words_as_it_loads_is_said_by_the_err
     assert not out.exists()
 
 
+def test_a_package_the_explorer_imports_itself_raising_an_os_error_as_it_loads_is_named(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): h11 or anyio whose __init__ raised an OSError (a file of its own
+    # unreadable, a disk failing) stopped `ccsim explore` with "ccsim: error: [Errno 5] I/O
+    # error", naming neither the package nor the cure: imported by an `import` statement (not
+    # importlib.import_module), its traceback had no frame of the import system, which
+    # CPython removes, and the error was taken for one of the explorer's own.
+    from conftest import free_port
+
+    package = "h11"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
+    (tmp_path / "results").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "explore", "--results", str(tmp_path / "results"),
+         "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(
+        f"ccsim: error: ccsim needs {package}, which is installed but cannot be imported "
+        "([Errno 5] I/O error): install ccsim again"
+    ), done.stderr
+
+
 def test_the_matrix_discovers_ccsims_packages_and_what_they_need() -> None:
     # The discovery is the test's reach: pinned so that it cannot shrink to nothing unseen.
     found = packages()
