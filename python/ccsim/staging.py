@@ -854,10 +854,20 @@ def raised_importing(e: BaseException) -> bool:
     """Whether ``e`` was raised while a module was being imported (the import system's own
     frames in its traceback): an OSError there is a package failing to load (one of its files
     unreadable, a shared library its code loads with ctypes gone), not a write of the output
-    (campaign 49, issue 32)."""
+    (campaign 49, issue 32). Or a package's own module code raised it as it loaded (a frame
+    ``<module>`` not ccsim's): CPython removes the import system's frames from an ``import``
+    statement's traceback, and numpy's OSError as a run imported it was said as "<out>:
+    input/output error", a fault of the --out no one had written to (campaign 64b, issue 32)."""
     tb = e.__traceback__
     while tb is not None:
-        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("importlib._bootstrap"):
+        name = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if name.startswith("importlib._bootstrap"):
+            return True
+        if tb.tb_frame.f_code.co_name == "<module>" and name.split(".")[0] not in (
+            "ccsim",
+            "__main__",
+            "",
+        ):
             return True
         tb = tb.tb_next
     return False

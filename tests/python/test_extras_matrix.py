@@ -745,6 +745,31 @@ def test_a_package_the_explorer_imports_itself_raising_an_os_error_as_it_loads_i
     ), done.stderr
 
 
+def test_numpy_raising_an_os_error_as_a_run_loads_it_is_named_not_the_out_folder(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): numpy whose __init__ raised an OSError (a file of its own on a
+    # failing disk) ended `ccsim run` with "ccsim: error: <out>: input/output error; nothing
+    # was written to <out>", a disk fault of --out, which was never written to: imported by
+    # an `import` statement, its traceback had no frame of the import system, and the run's
+    # staging took it for a failed write.
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "numpy" / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "run", FILE, "--set", "duration=100ms", "--out",
+         str(out)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(
+        "ccsim: error: ccsim needs numpy, which is installed but cannot be imported ([Errno 5] "
+        "I/O error): install ccsim again"
+    ), done.stderr
+    assert not out.exists()
+
+
 def test_the_matrix_discovers_ccsims_packages_and_what_they_need() -> None:
     # The discovery is the test's reach: pinned so that it cannot shrink to nothing unseen.
     found = packages()
