@@ -6,41 +6,75 @@ Loading the command (the core, the result tables, argparse: ~0.1 s, more on a bu
 the first thing a user's Ctrl-C can land in. With Python's own handler it raised
 KeyboardInterrupt inside whatever module was being imported, and the user saw that traceback
 instead of the line every later Ctrl-C prints (campaign 9, issue 32); SIGTERM and SIGHUP
-killed the process without a word. So this module imports nothing but ``signal``, ``os``,
-``sys`` and :mod:`ccsim.stop_signals` (``import ccsim`` is lazy, PEP 562), sets a handler for
-the stop signals, and only then imports :mod:`ccsim.cli`, whose :func:`ccsim.cli.main` sets its
-own handlers for the command's run. A signal before that is reported as cli's are: ``ccsim:
-interrupted by SIGINT; nothing was written``, status 128 + the signal's number.
+killed the process without a word. So this module imports nothing the interpreter has not
+loaded before it runs (``sys``, ``os`` and ``_signal``, the C module under :mod:`signal`;
+``import ccsim`` is lazy, PEP 562), and :func:`main` first sets a handler that notes a stop
+signal, then imports :mod:`signal`, :mod:`ccsim.stop_signals` and :mod:`warnings` and sets the
+handler that acts on one, and only then imports :mod:`ccsim.cli`, whose
+:func:`ccsim.cli.main` sets its own handlers for the command's run. A signal before that is
+reported as cli's are: ``ccsim: interrupted by SIGINT; nothing was written``, status 128 + the
+signal's number.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from types import FrameType
 
-from ccsim.stop_signals import (
-    STOP_SIGNALS,
-    inside_import_locking,
-    raised_by_a_stop,
-    resends_dropped,
-    send_again,
-    takes_a_line_soon,
+try:  # the C module, loaded with the interpreter: signal.py makes enums (a few ms)
+    import _signal
+except ImportError:  # a Python without it (not CPython)
+    import signal as _signal  # type: ignore[no-redef]
+
+TYPE_CHECKING = False  # not typing's: a large import, before the handlers are set
+if TYPE_CHECKING:
+    from types import FrameType
+
+#: The signals that stop a command (ccsim.stop_signals.STOP_SIGNALS, as numbers): SIGINT,
+#: SIGTERM and SIGHUP where there is one.
+STOP_SIGNALS = tuple(
+    getattr(_signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, name)
 )
 
 
 def main() -> int:
+    # First of all, before any module is imported (campaign 64b, issue 32): a handler that
+    # notes a stop signal and raises nothing, so that it cannot land inside the import
+    # system's locks either. signal, ccsim.stop_signals (threading, select) and warnings,
+    # imported before the handlers were set, were ~8 ms of the command's start (a quarter of
+    # the tracebacks a Ctrl-C 0-0.4 s after exec gave on a loaded machine).
+    noted: list[int] = []
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        noted.append(signum)
+
+    # What a Python that runs the command inside itself had before (IPython's and Jupyter's
+    # `%run -m ccsim ...`, a script's runpy.run_module("ccsim")): it is given back at the end.
+    previous = {s: _signal.getsignal(s) for s in STOP_SIGNALS}
+    # A stop signal ignored when ccsim started stays ignored: `nohup ccsim reproduce ...`
+    # sets SIGHUP to SIG_IGN so that the run outlives the terminal, and a shell script's
+    # `ccsim ... &` starts it with SIGINT ignored (POSIX, "Signal Actions": ignored signals
+    # are inherited across exec; Python's own SIGINT handler is not installed then either).
+    # Setting a handler regardless stopped a nohup'd run when its terminal closed (campaign
+    # 12, issue 32).
+    handled = [s for s, handler in previous.items() if handler != _signal.SIG_IGN]
+    for s in handled:
+        _signal.signal(s, note)
+    import signal
+    import warnings
+
+    from ccsim.stop_signals import (
+        inside_import_locking,
+        raised_by_a_stop,
+        resends_dropped,
+        send_again,
+    )
+
     received: list[int] = []
     done = False
     # The command's status, put here by ccsim.cli as it ends while its own handlers hold; a
     # signal after that is late, however soon: the output is whole (stop 54, issue 32).
     ended: list[int] = []
-    # What a Python that runs the command inside itself had before (IPython's and Jupyter's
-    # `%run -m ccsim ...`, a script's runpy.run_module("ccsim")): it is given back at the end.
-    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    import warnings
-
     shown = warnings.showwarning
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -67,17 +101,13 @@ def main() -> int:
             return
         send_again(received.pop())
 
-    # A stop signal ignored when ccsim started stays ignored: `nohup ccsim reproduce ...`
-    # sets SIGHUP to SIG_IGN so that the run outlives the terminal, and a shell script's
-    # `ccsim ... &` starts it with SIGINT ignored (POSIX, "Signal Actions": ignored signals
-    # are inherited across exec; Python's own SIGINT handler is not installed then either).
-    # Setting a handler regardless stopped a nohup'd run when its terminal closed (campaign
-    # 12, issue 32).
-    for s in STOP_SIGNALS:
-        if signal.getsignal(s) is not signal.SIG_IGN:
-            signal.signal(s, interrupt)
+    for s in handled:
+        signal.signal(s, interrupt)
     sys.unraisablehook = unraisable
     try:
+        if noted:  # while the handlers above were being loaded
+            received.append(noted[0])
+            return _interrupted_at_start(noted[0])
         # Read by the handlers (stop_signals._waiting_for_another_import), which import
         # nothing themselves; loaded now, not with stop_signals, so that Python's own
         # handler, before ours, holds no longer.
@@ -131,7 +161,7 @@ def main() -> int:
 def _late_signals_ignored() -> None:
     """Ignore the stop signals from the command's end to the process's exit."""
     for s in STOP_SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
+        _signal.signal(s, _signal.SIG_IGN)
 
 
 def _unhandled_interrupt_forgotten() -> None:
@@ -220,6 +250,10 @@ def _no_core(error: ImportError) -> int:
 
 def _interrupted_at_start(signum: int) -> int:
     """The line and status of ``ccsim.cli``'s interruptions, for a stop before it could run."""
+    import signal
+
+    from ccsim.stop_signals import takes_a_line_soon
+
     # Ignored from here to the exit, as cli does once stopping: a late signal must not kill
     # the process after its message, with the signal's status instead of the command's.
     for s in STOP_SIGNALS:

@@ -994,6 +994,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # A site of nothing ("No reproduction yet") was written and the status was 0, while
     # `ccsim explore` refused the same folder (issue 32): a report needs a reproduction.
     if not find_reports(results):
+        # A report.md there that is no file (a FIFO, a folder) is named as what it is, as the
+        # reproduction's other files are: "no report.md in it" was said of a folder whose
+        # listing shows one (campaign 64b, issue 32).
+        from ccsim.scenario import NotAFile, check_regular
+
+        report = results / "report.md"
+        try:
+            check_regular(report)
+        except NotAFile as e:
+            raise ValueError(
+                f"{given}: {report} {e}, where a reproduction keeps its report: move it away "
+                "and run `ccsim reproduce` again into that folder, or give --results another"
+            ) from None
+        except OSError:  # not there (or a link to nothing): no reproduction, as said below
+            pass
         raise ValueError(
             f"{given}: {results} holds no reproduction (no report.md in it or in a folder "
             "of it): run `ccsim reproduce p001` first, or give --results the folder "
@@ -2182,12 +2197,16 @@ def _package_failing_to_import(e: OSError) -> str | None:
     any of the package's runs; a shared library its code loads with ctypes fails in that
     code. Both were said as a bare OSError, ".../site-packages/matplotlib/pyplot.py:
     permission denied" or "libfoo.so: cannot open shared object file", naming neither the
-    package nor the cure (campaign 49, issue 32)."""
-    if not raised_importing(e):
-        return None
+    package nor the cure (campaign 49, issue 32). One a package's own module code raised as it
+    loaded counts without the import system's frames, which CPython removes from an `import`
+    statement's traceback: h11's or anyio's, imported so by the explorer, was said as a bare
+    "[Errno 5] I/O error" (campaign 64b, issue 32)."""
     package = _package_failing_to_load(e)
-    if package is None and isinstance(e.filename, str):
-        package = package_of_file(e.filename)
+    if package is None:
+        if not raised_importing(e):
+            return None
+        if isinstance(e.filename, str):
+            package = package_of_file(e.filename)
     return None if package in (None, "ccsim", "__main__") else package
 
 

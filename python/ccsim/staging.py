@@ -854,10 +854,20 @@ def raised_importing(e: BaseException) -> bool:
     """Whether ``e`` was raised while a module was being imported (the import system's own
     frames in its traceback): an OSError there is a package failing to load (one of its files
     unreadable, a shared library its code loads with ctypes gone), not a write of the output
-    (campaign 49, issue 32)."""
+    (campaign 49, issue 32). Or a package's own module code raised it as it loaded (a frame
+    ``<module>`` not ccsim's): CPython removes the import system's frames from an ``import``
+    statement's traceback, and numpy's OSError as a run imported it was said as "<out>:
+    input/output error", a fault of the --out no one had written to (campaign 64b, issue 32)."""
     tb = e.__traceback__
     while tb is not None:
-        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("importlib._bootstrap"):
+        name = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if name.startswith("importlib._bootstrap"):
+            return True
+        if tb.tb_frame.f_code.co_name == "<module>" and name.split(".")[0] not in (
+            "ccsim",
+            "__main__",
+            "",
+        ):
             return True
         tb = tb.tb_next
     return False
@@ -870,10 +880,13 @@ def failure_text(e: BaseException) -> str:
     "ccsim needs pandas, which is installed but cannot be imported (invalid syntax (_inner.py,
     line 3))" did not say that the file was dateutil's (campaign 50, issue 32). A SystemExit or
     KeyboardInterrupt its code raised (``sys.exit()`` in a module, as a CPU check or a licence
-    prompt does) by what it says."""
+    prompt does) by what it says. An error without words (an ``assert`` failing, a bare
+    RecursionError) by its name: the line read "cannot be imported ()" (campaign 64b, issue
+    32)."""
     if isinstance(e, SyntaxError) and e.filename:
         return f"{e.msg} ({e.filename}, line {e.lineno})"
-    if isinstance(e, (SystemExit, KeyboardInterrupt)):
+    words = str(e)
+    if isinstance(e, (SystemExit, KeyboardInterrupt)) or not words.strip():
         # The module whose code raised it, the innermost one loading: the line names the
         # package ccsim imports, which may be another that loads this one.
         module, tb = "a module", e.__traceback__
@@ -884,8 +897,10 @@ def failure_text(e: BaseException) -> str:
             tb = tb.tb_next
         if isinstance(e, SystemExit):
             return f"{module} called sys.exit({e.code!r}) as it loaded"
-        return f"{module} raised KeyboardInterrupt as it loaded, with no signal sent"
-    return str(e)
+        if isinstance(e, KeyboardInterrupt):
+            return f"{module} raised KeyboardInterrupt as it loaded, with no signal sent"
+        return f"{module} raised {type(e).__name__}, with no words of its own, as it loaded"
+    return words
 
 
 def os_error_text(e: OSError) -> str:

@@ -697,6 +697,79 @@ def test_a_cell_the_matrix_found_failing_passes(
     assert not problems, f"{package} {state}, {command}: " + "; ".join(problems)
 
 
+def test_a_package_raising_an_error_without_words_as_it_loads_is_said_by_the_errors_name(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): a package whose __init__ raised an exception with no message
+    # (an `assert` failing, a bare RecursionError) was said "ccsim needs markdown_it, which is
+    # installed but cannot be imported (): install ccsim again", its reason an empty pair of
+    # parentheses.
+    (tmp_path / "markdown_it").mkdir()
+    (tmp_path / "markdown_it" / "__init__.py").write_text("assert False\n")
+    out = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "report", "--results", str(tmp_path), "--out", str(out)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "cannot be imported (markdown_it raised AssertionError, with no words of its own, as " \
+        "it loaded): install ccsim again" in done.stderr, done.stderr  # fmt: skip
+    assert not out.exists()
+
+
+def test_a_package_the_explorer_imports_itself_raising_an_os_error_as_it_loads_is_named(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): h11 or anyio whose __init__ raised an OSError (a file of its own
+    # unreadable, a disk failing) stopped `ccsim explore` with "ccsim: error: [Errno 5] I/O
+    # error", naming neither the package nor the cure: imported by an `import` statement (not
+    # importlib.import_module), its traceback had no frame of the import system, which
+    # CPython removes, and the error was taken for one of the explorer's own.
+    from conftest import free_port
+
+    package = "h11"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
+    (tmp_path / "results").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "explore", "--results", str(tmp_path / "results"),
+         "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(
+        f"ccsim: error: ccsim needs {package}, which is installed but cannot be imported "
+        "([Errno 5] I/O error): install ccsim again"
+    ), done.stderr
+
+
+def test_numpy_raising_an_os_error_as_a_run_loads_it_is_named_not_the_out_folder(
+    tmp_path: Path,
+) -> None:
+    # Campaign 64b (issue 32): numpy whose __init__ raised an OSError (a file of its own on a
+    # failing disk) ended `ccsim run` with "ccsim: error: <out>: input/output error; nothing
+    # was written to <out>", a disk fault of --out, which was never written to: imported by
+    # an `import` statement, its traceback had no frame of the import system, and the run's
+    # staging took it for a failed write.
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "numpy" / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccsim", "run", FILE, "--set", "duration=100ms", "--out",
+         str(out)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr.startswith(
+        "ccsim: error: ccsim needs numpy, which is installed but cannot be imported ([Errno 5] "
+        "I/O error): install ccsim again"
+    ), done.stderr
+    assert not out.exists()
+
+
 def test_the_matrix_discovers_ccsims_packages_and_what_they_need() -> None:
     # The discovery is the test's reach: pinned so that it cannot shrink to nothing unseen.
     found = packages()

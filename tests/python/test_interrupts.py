@@ -233,6 +233,46 @@ def test_a_stop_signal_handled_inside_code_run_from_a_string_ends_with_its_own_s
     )
 
 
+#: A sitecustomize that sends the process a stop signal (CCSIM_TEST_SIGNAL) as the first
+#: module the interpreter had not loaded is looked for once ccsim's entry point (ccsim.__main__)
+#: has been found, and gives the handler time to run there: the earliest instant of ccsim's
+#: own start whose code could put off a Ctrl-C.
+_SIGNAL_AT_THE_ENTRY_POINTS_FIRST_IMPORT = """
+import os, sys
+class Cut:
+    found = False
+    def find_spec(self, name, path=None, target=None):
+        if name == "ccsim.__main__":
+            self.found = True
+        elif self.found and name not in sys.modules:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), int(os.environ["CCSIM_TEST_SIGNAL"]))
+            sum(range(10**6))
+        return None
+sys.meta_path.insert(0, Cut())
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
+def test_a_stop_signal_as_the_entry_point_loads_its_first_module_gives_the_line_and_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, status: int
+) -> None:
+    # Campaign 64b (issue 32): the entry point imported signal, ccsim.stop_signals (threading,
+    # select) and warnings before it set its handlers, ~8 ms of its start (a quarter of the
+    # tracebacks a Ctrl-C 0-0.4 s after exec gave on a loaded machine): a SIGINT there was a
+    # KeyboardInterrupt traceback, a SIGTERM or SIGHUP a death without a word.
+    monkeypatch.setenv("CCSIM_TEST_SIGNAL", str(int(sig)))
+    proc = _ccsim_with_sitecustomize(
+        tmp_path, _SIGNAL_AT_THE_ENTRY_POINTS_FIRST_IMPORT, "script", "--version"
+    )
+    assert (proc.returncode, proc.stderr) == (
+        status,
+        f"ccsim: interrupted by {sig.name}; nothing was written\n",
+    )
+
+
 #: A sitecustomize that, as the entry point imports ccsim's command module (its handlers set,
 #: nothing else of ccsim loaded), has the main thread wait in a module lock's ``acquire`` for
 #: another thread's import of that module, and sends SIGINT meanwhile: the handler runs inside

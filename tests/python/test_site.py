@@ -421,6 +421,25 @@ def test_ccsim_report_refuses_a_folder_without_a_reproduction_and_writes_nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes"]
 
 
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_ccsim_report_of_a_folder_whose_report_md_is_no_file_says_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # Campaign 64b (issue 32): a reproduction's report.md that was a FIFO (or a folder) was
+    # said as "holds no reproduction (no report.md in it or in a folder of it)", of a folder
+    # whose listing shows a report.md, where its other files are named as what they are.
+    report = tmp_path / "report.md"
+    os.mkfifo(report) if kind == "fifo" else report.mkdir()
+    assert main(["report", "--results", str(tmp_path), "--out", str(tmp_path / "s")]) == 1
+    what = "is a FIFO (named pipe), not a regular file" if kind == "fifo" else "is a directory"
+    assert capsys.readouterr().err == (
+        f"ccsim: error: --results: {report} {what}, where a reproduction keeps its report: "
+        "move it away and run `ccsim reproduce` again into that folder, or give --results "
+        "another\n"
+    )
+    assert not (tmp_path / "s").exists()
+
+
 @pytest.mark.parametrize(("name", "kind"), [("index.html", "a folder"), ("a", "a file")])
 def test_ccsim_report_into_an_out_with_a_site_file_s_place_taken_writes_nothing(
     name: str, kind: str, results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
