@@ -906,6 +906,23 @@ def test_a_head_whose_lines_end_in_a_bare_cr_is_answered_400_at_once_not_408_at_
     assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
 
 
+@pytest.mark.parametrize("where", ["each line's end", "a field's value"])
+def test_a_bare_cr_in_a_head_with_the_next_request_in_the_same_read_is_named_a_bare_cr(
+    guarded: Server, where: str
+) -> None:
+    # Campaign 64a (issue 32): the next request's CRLF gave h11 a head to end, and the bare-CR
+    # head was answered 400 "illegal request line: b'GET / HTTP/1.1\rHost: ...'" (or, for a
+    # CR inside a value, "illegal header line"), where the same head read alone is said to
+    # have a bare CR (RFC 9112 §2.2; found by the fuzz's oracle of pipelined requests).
+    host = f"Host: 127.0.0.1:{guarded.port}"
+    bad = (f"GET / HTTP/1.1\r{host}\r\r" if where == "each line's end" else
+           f"GET / HTTP/1.1\r\n{host}\r\nAccept: text\rhtml\r\n\r\n")  # fmt: skip
+    answer = _exchange(guarded, bad + f"GET /api/papers HTTP/1.1\r\n{host}\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert answer.endswith(b"\r\n\r\nThe request is not valid HTTP/1.1: a bare CR (without LF) "
+                           b"in the request's head."), answer[-300:]  # fmt: skip
+
+
 def test_a_request_target_with_a_fragment_is_400_not_a_path_not_found(guarded: Server) -> None:
     # Campaign 53a (issue 32): "#" is in neither a path nor a query (RFC 9112 §3.2; a URL's
     # fragment stays with the client): `GET /api/papers#x` was answered 404 Not Found, of a

@@ -860,6 +860,13 @@ def head_deadline_protocol() -> type:
                 raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
             if not lines:
                 return lines
+            if any(b"\r" in ln for ln in lines):
+                # h11 splits a head at LF and takes one CR off each line's end: a CR left is
+                # bare. A head of lines ended by CR alone with the next request in the same
+                # read (pipelined) has that request's CRLF to end it, and was answered
+                # "illegal request line: b'GET / HTTP/1.1\rHost: ...'" where the same head
+                # read alone is said to have a bare CR (campaign 64a, issue 32).
+                raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
             # Each field whole, as h11 reads it (its continuation lines joined by a space, RFC
             # 9112 §5.2): `Content-Length:` then ` 0000000000000000000002` on the next line
             # was answered 400 where the same on one line is read as 2 (campaign 51a, issue
