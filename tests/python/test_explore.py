@@ -3826,6 +3826,23 @@ def test_a_websocket_upgrade_is_refused_with_400_and_no_advice_to_install_a_webs
     assert not [m for m in logged if "WebSocket" in m or "upgrade" in m], logged
 
 
+@pytest.mark.parametrize("upgrade", ["Upgrade: websocket, h2c", "Upgrade: h2c, WebSocket/13",
+                                     "Upgrade: h2c\r\nUpgrade: websocket"])  # fmt: skip
+def test_an_upgrade_listing_websocket_among_other_protocols_is_refused_400_as_websocket_alone(
+    guarded: Server, upgrade: str
+) -> None:
+    # Campaign 64a (issue 32): Upgrade is a list of protocols, each name[/version] (RFC 9110
+    # §7.8), and its value was compared whole with "websocket": these were answered 200 with
+    # the page, where docs/site.md says a request to upgrade to WebSocket is answered 400.
+    answer = _exchange(guarded, f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                                f"Connection: Upgrade\r\n{upgrade}\r\n")  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"no WebSocket endpoint" in answer, answer[:300]
+    # An upgrade to another protocol alone is ignored, as a server may (RFC 9110 §7.8).
+    h2c = _exchange(guarded, f"GET /api/papers HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n"
+                             "Connection: Upgrade, close\r\nUpgrade: h2c\r\n")  # fmt: skip
+    assert h2c.startswith(b"HTTP/1.1 200 "), h2c[:300]
+
+
 @pytest.mark.usefixtures("never_serves")
 def test_ccsim_explore_with_stdout_closed_names_stdout_in_one_line_before_it_serves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -128,7 +128,10 @@ class Refused(Exception):
 def refusal(method: str, headers: Mapping[str, str]) -> Refused | None:
     """Why a request to the API must not reach the app, or None (see the module's doc).
     ``headers`` are looked up by lower-case name."""
-    if headers.get("upgrade", "").strip().lower() == "websocket":
+    upgrades = (
+        headers.getlist("upgrade") if hasattr(headers, "getlist") else [headers.get("upgrade", "")]
+    )
+    if _asks_websocket(upgrades):
         return Refused(400, "the explorer has no WebSocket endpoint: a job's events are a "
                             "text/event-stream at /api/jobs/<job>/events")  # fmt: skip
     host = headers.get("host", "")
@@ -560,7 +563,18 @@ def _said_twice(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 def _websocket_upgrade(headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether an ASGI scope's raw headers ask to upgrade to WebSocket (RFC 6455 §4.1)."""
-    return any(k.lower() == b"upgrade" and v.strip().lower() == b"websocket" for k, v in headers)
+    return _asks_websocket([v.decode("latin-1") for k, v in headers if k.lower() == b"upgrade"])
+
+
+def _asks_websocket(upgrades: list[str]) -> bool:
+    """Whether the values of a request's ``Upgrade`` fields name WebSocket among the protocols
+    they list (RFC 9110 §7.8: ``Upgrade = #protocol``, each ``name[/version]``, the name
+    without case, the fields one list). Compared whole with "websocket", `Upgrade: websocket,
+    h2c`, `websocket/13` or a second Upgrade field naming it was passed on and answered 200
+    with the page, where docs/site.md says a request to upgrade to WebSocket is answered 400
+    (campaign 64a, issue 32)."""
+    names = (p.strip().partition("/")[0].lower() for v in upgrades for p in v.split(","))
+    return "websocket" in names
 
 
 class _NoWebSocketAdvice(logging.Filter):
