@@ -727,3 +727,24 @@ def test_the_oracle_judges_each_pipelined_answer_in_order_and_nothing_after_a_cl
     assert "begin no answer" in (case(ok + b"{}" + ok, (2, None), (2, None)) or "")
     assert "unanswered" in (case(ok, (2, None), (2, None), eof=True) or "")
     assert case(ok, (2, None), (2, None)) == ""  # the second answer not yet read
+
+
+@pytest.mark.parametrize("line", ["POST /api/run#x", "POST *", "PUT /api/run"])
+def test_a_body_sent_after_its_refusal_begins_no_request_and_gets_no_408_at_the_head_deadline(
+    fuzzed: tuple[Server, Log], line: str
+) -> None:
+    # Found by the oracle of pipelined answers (seeds 6401 and 6403, campaign 64a): a request
+    # answered before its body was read, its body sent a moment after its head, got a second
+    # answer at the head deadline, a 408 to no request, which a keep-alive client sending its
+    # next request then reads as that request's answer. An idle connection closes silently.
+    s, log = fuzzed
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    with c:
+        c.sendall(f"{line} HTTP/1.1\r\nHost: 127.0.0.1:{s.port}\r\nContent-Type: "
+                  f"application/json\r\nContent-Length: {len(RUN)}\r\n\r\n".encode())  # fmt: skip
+        time.sleep(0.1)
+        c.sendall(RUN)
+        got = b"".join(iter(lambda: c.recv(65536), b""))  # to the close, at the deadline
+    found, stray = answers(got, [line.split()[0].encode()], eof=True)
+    assert [a.status for a in found] in ([400], [405]) and stray == b"", got[-300:]
+    assert log.lines == []
