@@ -697,6 +697,19 @@ def test_a_cell_the_matrix_found_failing_passes(
     assert not problems, f"{package} {state}, {command}: " + "; ".join(problems)
 
 
+def _ccsim_with_a_package_shadowed(
+    tmp_path: Path, package: str, init_source: str, args: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """``python -m ccsim ARGS`` with ``package`` replaced by one whose ``__init__`` is
+    ``init_source`` (put first on PYTHONPATH)."""
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text(init_source)
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim", *args], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+
+
 def test_a_package_raising_an_error_without_words_as_it_loads_is_said_by_the_errors_name(
     tmp_path: Path,
 ) -> None:
@@ -704,13 +717,10 @@ def test_a_package_raising_an_error_without_words_as_it_loads_is_said_by_the_err
     # (an `assert` failing, a bare RecursionError) was said "ccsim needs markdown_it, which is
     # installed but cannot be imported (): install ccsim again", its reason an empty pair of
     # parentheses.
-    (tmp_path / "markdown_it").mkdir()
-    (tmp_path / "markdown_it" / "__init__.py").write_text("assert False\n")
     out = tmp_path / "site"
-    done = subprocess.run(
-        [sys.executable, "-m", "ccsim", "report", "--results", str(tmp_path), "--out", str(out)],
-        capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    done = _ccsim_with_a_package_shadowed(
+        tmp_path, "markdown_it", "assert False\n",
+        ["report", "--results", str(tmp_path), "--out", str(out)],
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "cannot be imported (markdown_it raised AssertionError, with no words of its own, as " \
@@ -729,14 +739,10 @@ def test_a_package_the_explorer_imports_itself_raising_an_os_error_as_it_loads_i
     from conftest import free_port
 
     package = "h11"
-    (tmp_path / package).mkdir()
-    (tmp_path / package / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
     (tmp_path / "results").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "ccsim", "explore", "--results", str(tmp_path / "results"),
-         "--port", str(free_port())],
-        capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    done = _ccsim_with_a_package_shadowed(
+        tmp_path, package, "raise OSError(5, 'I/O error')\n",
+        ["explore", "--results", str(tmp_path / "results"), "--port", str(free_port())],
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (1, ""), done.stderr
     assert done.stderr.startswith(
@@ -753,14 +759,10 @@ def test_numpy_raising_an_os_error_as_a_run_loads_it_is_named_not_the_out_folder
     # was written to <out>", a disk fault of --out, which was never written to: imported by
     # an `import` statement, its traceback had no frame of the import system, and the run's
     # staging took it for a failed write.
-    (tmp_path / "numpy").mkdir()
-    (tmp_path / "numpy" / "__init__.py").write_text("raise OSError(5, 'I/O error')\n")
     out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "ccsim", "run", FILE, "--set", "duration=100ms", "--out",
-         str(out)],
-        capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    done = _ccsim_with_a_package_shadowed(
+        tmp_path, "numpy", "raise OSError(5, 'I/O error')\n",
+        ["run", FILE, "--set", "duration=100ms", "--out", str(out)],
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (1, ""), done.stderr
     assert done.stderr.startswith(
