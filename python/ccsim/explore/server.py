@@ -856,6 +856,9 @@ def head_deadline_protocol() -> type:
                 )
             return line
 
+    # What a head with a bare CR is told, found before or after h11 split its lines.
+    _BARE_CR_SAID = "A bare CR (without LF) in the request's head."
+
     class _LengthsUnpadded(_BufferView):
         """h11's buffer of a request's head, its Content-Length values read without leading
         zeros. RFC 9110 §8.6 allows them (``1*DIGIT``) and asks a recipient to expect long
@@ -871,7 +874,7 @@ def head_deadline_protocol() -> type:
                 # A head whose lines end in CR alone has no line h11 can find, and waited for
                 # the rest until its deadline: 408 Request Timeout after 20 s, of a request
                 # sent whole (campaign 53a, issue 32). A bare CR is invalid (RFC 9112 §2.2).
-                raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
+                raise h11.LocalProtocolError(_BARE_CR_SAID)
             if not lines:
                 return lines
             if any(b"\r" in ln for ln in lines):
@@ -880,7 +883,7 @@ def head_deadline_protocol() -> type:
                 # read (pipelined) has that request's CRLF to end it, and was answered
                 # "illegal request line: b'GET / HTTP/1.1\rHost: ...'" where the same head
                 # read alone is said to have a bare CR (campaign 64a, issue 32).
-                raise h11.LocalProtocolError("A bare CR (without LF) in the request's head.")
+                raise h11.LocalProtocolError(_BARE_CR_SAID)
             # Each field whole, as h11 reads it (its continuation lines joined by a space, RFC
             # 9112 §5.2): `Content-Length:` then ` 0000000000000000000002` on the next line
             # was answered 400 where the same on one line is read as 2 (campaign 51a, issue
